@@ -1,0 +1,217 @@
+//! The commit-status log: two bits per xid, read without locks.
+//!
+//! Statuses move only forward: `InProgress → Committed | Aborted | SubCommitted`
+//! and `SubCommitted → Committed`. A transaction tree (a top-level xid and its
+//! committed subtransactions) becomes committed for every reader at one
+//! instant, the store that marks the top xid, by the sub-committed protocol
+//! (CLOG-TREE in the crate README):
+//!
+//! 1. every subxid of the tree is marked `SubCommitted`;
+//! 2. the top xid is marked `Committed` (the commit point);
+//! 3. every subxid is marked `Committed`.
+//!
+//! A reader that finds `SubCommitted` asks the parent, so before step 2 the
+//! whole tree reads as not committed and from step 2 on as committed.
+//!
+//! Crashes do not exist at this layer (no WAL yet), so "aborted" here is always
+//! an explicit mark; callers still decide "aborted" by elimination
+//! (`!in progress && !committed`), as PostgreSQL does, so that a later crash
+//! recovery that leaves a status at `InProgress` reads correctly.
+
+use crate::subtrans::SubTrans;
+use crate::sync::atomic::Ordering::*;
+use crate::xid::Xid;
+use crate::xidmap::XidMap;
+
+/// The stored status of one xid.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum XidStatus {
+    /// Running, or never finished (a crash leaves this).
+    InProgress = 0,
+    /// Committed.
+    Committed = 1,
+    /// Aborted.
+    Aborted = 2,
+    /// Committed as part of a tree whose top is still being marked: resolve
+    /// through the parent.
+    SubCommitted = 3,
+}
+
+impl XidStatus {
+    fn from_bits(bits: u64) -> XidStatus {
+        match bits & 3 {
+            0 => XidStatus::InProgress,
+            1 => XidStatus::Committed,
+            2 => XidStatus::Aborted,
+            _ => XidStatus::SubCommitted,
+        }
+    }
+}
+
+const XIDS_PER_WORD: u64 = 32;
+
+/// See the module documentation.
+pub(crate) struct Clog {
+    map: XidMap,
+}
+
+impl Clog {
+    pub(crate) fn new(ring_pages: usize) -> Self {
+        Self { map: XidMap::new(XIDS_PER_WORD, ring_pages) }
+    }
+
+    pub(crate) fn map(&self) -> &XidMap {
+        &self.map
+    }
+
+    /// The stored status, without resolving `SubCommitted`.
+    pub(crate) fn raw_status(&self, xid: Xid) -> XidStatus {
+        match xid {
+            Xid::INVALID => return XidStatus::Aborted,
+            Xid::BOOTSTRAP | Xid::FROZEN => return XidStatus::Committed,
+            _ => {}
+        }
+        let Some(word) = self.map.load(xid) else {
+            let oldest = self.map.oldest();
+            assert!(
+                xid >= oldest,
+                "XIDMAP-TRUNCATE violated: status of {xid:?} asked after truncation to {oldest:?}"
+            );
+            // A page that was never extended: the xid was never handed out.
+            // (Asking about such an xid is a caller bug too, but "in progress"
+            // is the answer that can never make invisible data visible.)
+            return XidStatus::InProgress;
+        };
+        XidStatus::from_bits(word >> (2 * self.map.shift_in_word(xid)))
+    }
+
+    /// True if `xid`'s tree has committed (resolving `SubCommitted` through
+    /// the parent chain).
+    pub(crate) fn did_commit(&self, xid: Xid, subtrans: &SubTrans) -> bool {
+        let mut xid = xid;
+        loop {
+            match self.raw_status(xid) {
+                XidStatus::Committed => return true,
+                XidStatus::InProgress | XidStatus::Aborted => return false,
+                XidStatus::SubCommitted => {
+                    // The tree is between steps 1 and 3: its top decides.
+                    // Step 1 happened-before this read (we saw its store), and
+                    // a SubCommitted xid always has a parent link (set at
+                    // assignment, before the xid was published).
+                    let parent = subtrans.parent(xid);
+                    assert!(
+                        parent.is_valid() && parent < xid,
+                        "SUBTRANS-PARENT violated: sub-committed {xid:?} has parent {parent:?}"
+                    );
+                    xid = parent;
+                }
+            }
+        }
+    }
+
+    /// The resolved, final-or-not status: `SubCommitted` becomes `Committed`
+    /// or `InProgress` according to the top of the tree.
+    pub(crate) fn status(&self, xid: Xid, subtrans: &SubTrans) -> XidStatus {
+        match self.raw_status(xid) {
+            XidStatus::SubCommitted => {
+                if self.did_commit(xid, subtrans) {
+                    XidStatus::Committed
+                } else {
+                    XidStatus::InProgress
+                }
+            }
+            s => s,
+        }
+    }
+
+    fn set(&self, xid: Xid, status: XidStatus) {
+        let word = self
+            .map
+            .word(xid)
+            .unwrap_or_else(|| panic!("status log page for {xid:?} missing: xid never extended"));
+        let shift = 2 * self.map.shift_in_word(xid);
+        let mask = 3u64 << shift;
+        // Relaxed: only a hint for the first compare_exchange attempt.
+        let mut old = word.load(Relaxed);
+        loop {
+            let new = (old & !mask) | ((status as u64) << shift);
+            // Release (CLOG-TREE): pairs with the Acquire load in
+            // `XidMap::load`; a reader that sees this status sees every status
+            // the committer stored before it (the sub-committed marks of step 1
+            // before the top's commit of step 2). Relaxed on failure: we retry
+            // with the fresh value, no data depends on it.
+            match word.compare_exchange_weak(old, new, Release, Relaxed) {
+                Ok(_) => return,
+                Err(actual) => old = actual,
+            }
+        }
+    }
+
+    /// Commits `top` and `subxids` atomically for every reader (see module docs).
+    pub(crate) fn commit_tree(&self, top: Xid, subxids: &[Xid]) {
+        for &sub in subxids {
+            self.set(sub, XidStatus::SubCommitted);
+        }
+        self.set(top, XidStatus::Committed);
+        for &sub in subxids {
+            self.set(sub, XidStatus::Committed);
+        }
+    }
+
+    /// Marks `xids` aborted. Aborts need no ordering protocol: nobody may see
+    /// an aborted xid as committed, and every one of them reads "not committed"
+    /// before and after.
+    pub(crate) fn abort(&self, xids: &[Xid]) {
+        for &xid in xids {
+            self.set(xid, XidStatus::Aborted);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn logs() -> (Clog, SubTrans) {
+        let clog = Clog::new(4);
+        let subtrans = SubTrans::new(4);
+        for x in 0..200 {
+            assert!(clog.map().extend(Xid(x)));
+            assert!(subtrans.map().extend(Xid(x)));
+        }
+        (clog, subtrans)
+    }
+
+    #[test]
+    fn special_xids() {
+        let (clog, _) = logs();
+        assert_eq!(clog.raw_status(Xid::INVALID), XidStatus::Aborted);
+        assert_eq!(clog.raw_status(Xid::BOOTSTRAP), XidStatus::Committed);
+        assert_eq!(clog.raw_status(Xid::FROZEN), XidStatus::Committed);
+    }
+
+    #[test]
+    fn statuses_do_not_disturb_neighbours() {
+        let (clog, subtrans) = logs();
+        clog.commit_tree(Xid(40), &[]);
+        clog.abort(&[Xid(41)]);
+        assert_eq!(clog.status(Xid(39), &subtrans), XidStatus::InProgress);
+        assert_eq!(clog.status(Xid(40), &subtrans), XidStatus::Committed);
+        assert_eq!(clog.status(Xid(41), &subtrans), XidStatus::Aborted);
+        assert_eq!(clog.status(Xid(42), &subtrans), XidStatus::InProgress);
+    }
+
+    #[test]
+    fn sub_committed_resolves_through_parent() {
+        let (clog, subtrans) = logs();
+        subtrans.set_parent(Xid(100), Xid(10));
+        subtrans.set_parent(Xid(150), Xid(100));
+        clog.set(Xid(150), XidStatus::SubCommitted);
+        clog.set(Xid(100), XidStatus::SubCommitted);
+        assert!(!clog.did_commit(Xid(150), &subtrans));
+        assert_eq!(clog.status(Xid(150), &subtrans), XidStatus::InProgress);
+        clog.set(Xid(10), XidStatus::Committed);
+        assert!(clog.did_commit(Xid(150), &subtrans));
+        assert_eq!(clog.status(Xid(100), &subtrans), XidStatus::Committed);
+    }
+}

@@ -1,0 +1,136 @@
+//! Horizons: which xids no snapshot can still need.
+//!
+//! [`Engine::compute_horizons`] is the accurate computation: under the shared
+//! proc-array lock, the minimum over every session's running xid and
+//! advertised xmin, starting from `latest_completed + 1`. It is a lower bound,
+//! not a monotone value: two calls may return decreasing results.
+//!
+//! [`GlobalVis`] is the cheap per-session test (PostgreSQL 14): two bounds,
+//! `maybe_needed` (below it: removable for sure) and `definitely_needed` (at
+//! or above it: needed), kept up to date for free at every snapshot build; an
+//! xid between them triggers an accurate computation only when something may
+//! have changed since the last one.
+//!
+//! Why reading xmins under a *shared* lock is safe (HORIZON-SAFETY): a session
+//! advertising its first xmin also holds the lock shared, so the two are not
+//! excluded. But both see the same running xids and the same
+//! `latest_completed` (nothing leaves the running set while either holds the
+//! lock), and the xmin being advertised is the minimum of exactly those, so
+//! the horizon is at most that xmin whether or not it sees the store.
+
+use crate::engine::Engine;
+use crate::procarray::FLAG_IN_VACUUM;
+use crate::sync::atomic::Ordering::Relaxed;
+use crate::xid::Xid;
+
+/// The result of an accurate horizon computation.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Horizons {
+    /// Minimum over every session (vacuuming ones included) of its xid and
+    /// xmin: the commit-status log and parent links are truncated below this.
+    pub oldest_considered_running: Xid,
+    /// Row versions deleted by a committed xid below this are invisible to
+    /// every current and future snapshot.
+    pub data_oldest_nonremovable: Xid,
+    /// `latest_completed` when computed.
+    pub latest_completed: Xid,
+}
+
+impl Engine {
+    /// Computes the horizons accurately (PostgreSQL's ComputeXidHorizons).
+    pub fn compute_horizons(&self) -> Horizons {
+        let pa = &self.procarray;
+        let members = pa.lock.read();
+        let start = members.latest_completed.next();
+        let mut oldest_running = start;
+        let mut data = start;
+        for (pos, &slot) in members.slots.iter().enumerate() {
+            // Relaxed: xids are ordered by the lock chain (XID-PUBLISH);
+            // xmins are covered by HORIZON-SAFETY (module docs). Each is
+            // loaded once.
+            let xid = Xid(pa.xid_cell(slot, pos).load(Relaxed));
+            let xmin = Xid(pa.xmin_cell(slot).load(Relaxed));
+            let oldest = match (xid.is_valid(), xmin.is_valid()) {
+                (false, false) => continue,
+                (true, false) => xid,
+                (false, true) => xmin,
+                (true, true) => xid.min(xmin),
+            };
+            oldest_running = oldest_running.min(oldest);
+            // Relaxed: only the owner writes its flags.
+            if pa.flags_cell(slot, pos).load(Relaxed) & FLAG_IN_VACUUM == 0 {
+                data = data.min(oldest);
+            }
+        }
+        Horizons { oldest_considered_running: oldest_running, data_oldest_nonremovable: data, latest_completed: members.latest_completed }
+    }
+
+    /// Forgets commit status and parent links below `below`, capped at the
+    /// current `oldest_considered_running`. The caller guarantees that no row
+    /// version stamped with an older xid still needs its status (it has been
+    /// removed or frozen), the XIDMAP-TRUNCATE rule. Returns the point used.
+    pub fn truncate_logs(&self, below: Xid) -> Xid {
+        let below = below.min(self.compute_horizons().oldest_considered_running);
+        let _generator = self.procarray.next_xid.lock();
+        self.clog.map().truncate(below);
+        self.subtrans.map().truncate(below);
+        below
+    }
+
+    /// The oldest xid whose status is still tracked.
+    pub fn oldest_tracked_xid(&self) -> Xid {
+        self.clog.map().oldest()
+    }
+}
+
+/// A session's cheap "is this deleted version dead to everyone?" state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GlobalVis {
+    /// Xids below this are removable for sure.
+    pub maybe_needed: Xid,
+    /// Xids at or above this are treated as needed.
+    pub definitely_needed: Xid,
+    /// The session's `recent_xmin` at the last accurate computation.
+    accurate_at: Option<Xid>,
+}
+
+impl GlobalVis {
+    /// Folds in a freshly built snapshot's xmin (dense modes): anything at or
+    /// above it is needed by us; `oldest_tracked` is a weak lock-free lower
+    /// bound for everyone.
+    pub(crate) fn after_build(&mut self, snapshot_xmin: Xid, oldest_tracked: Xid) {
+        self.definitely_needed = self.definitely_needed.max(snapshot_xmin);
+        self.maybe_needed = self.maybe_needed.max(oldest_tracked).min(self.definitely_needed);
+    }
+
+    /// Legacy modes: the loop computed the global xmin exactly.
+    pub(crate) fn set_exact(&mut self, global_xmin: Xid) {
+        self.maybe_needed = global_xmin;
+        self.definitely_needed = global_xmin;
+    }
+
+    /// Applies an accurate computation. The new `maybe_needed` is assigned,
+    /// not maxed: horizons may move backwards and the test must follow.
+    pub(crate) fn apply(&mut self, horizons: &Horizons, recent_xmin: Xid) {
+        self.maybe_needed = horizons.data_oldest_nonremovable;
+        self.definitely_needed = self.definitely_needed.max(self.maybe_needed);
+        self.accurate_at = Some(recent_xmin);
+    }
+
+    /// The two-bound test; `None` means "in between, ask accurately".
+    pub(crate) fn quick_test(&self, xid: Xid) -> Option<bool> {
+        if xid < self.maybe_needed {
+            Some(true)
+        } else if xid >= self.definitely_needed {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Whether an accurate computation can tell anything new: never computed,
+    /// or the session built a snapshot with a different xmin since.
+    pub(crate) fn worth_recomputing(&self, recent_xmin: Xid) -> bool {
+        self.accurate_at != Some(recent_xmin)
+    }
+}

@@ -1,0 +1,33 @@
+//! snapscale's transaction core: transaction ids, the commit-status log,
+//! subtransaction parents, the proc array, snapshots in every strategy,
+//! visibility decisions and horizons. No I/O.
+//!
+//! Start at [`Engine`] and [`Session`]; the invariants and interlocks are
+//! stated in this crate's README.md, and code comments cite them by tag
+//! (XID-PUBLISH, SNAPSHOT-CONSISTENCY, …).
+
+mod clog;
+mod engine;
+mod error;
+mod horizon;
+mod procarray;
+mod session;
+mod snapshot;
+mod subtrans;
+mod sync;
+mod visibility;
+mod xid;
+mod xidmap;
+
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+pub use clog::XidStatus;
+pub use engine::{Engine, EngineConfig, SnapshotMode};
+pub use error::TxnError;
+pub use horizon::{GlobalVis, Horizons};
+pub use procarray::{FLAG_IN_VACUUM, SUBXID_CACHE};
+pub use session::{IsolationLevel, Session, SessionCounters, SnapshotId};
+pub use snapshot::Snapshot;
+pub use visibility::{Hints, TupleXids, XidState};
+pub use xid::{CommandId, VirtualXid, Xid};

@@ -1,0 +1,249 @@
+//! Visibility decisions.
+//!
+//! Two kinds of question, answered in a fixed order (VISIBILITY-ORDER):
+//!
+//! * MVCC ("what does this snapshot see?"): ask the snapshot first. If the
+//!   xid was running for the snapshot, the answer is "not yet" and the commit
+//!   log is not consulted. Otherwise the xid had left the proc array before
+//!   the snapshot was built, so its commit-log status is final.
+//! * Instantaneous ("is it running now?"): ask the proc array first
+//!   ([`Session::is_in_progress`]), then the commit log. Commit writes the
+//!   log before leaving the proc array, so "not running" means the log is
+//!   final. Asking the log first could see "not committed", then the
+//!   transaction commits and leaves, and the proc array says "not running":
+//!   a committed transaction judged aborted.
+//!
+//! Hint bits ([`Hints`]) cache final commit-log answers on a row version.
+//! They never change an answer: a committed hint says "committed now", not
+//! "committed before my snapshot", so the snapshot is still asked.
+
+use crate::clog::XidStatus;
+use crate::engine::Engine;
+use crate::session::Session;
+use crate::snapshot::Snapshot;
+use crate::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use crate::xid::{CommandId, Xid};
+
+impl Engine {
+    /// Was `xid` running as far as `snapshot` is concerned?
+    /// Never consults the commit log.
+    pub fn xid_in_snapshot(&self, xid: Xid, snapshot: &Snapshot) -> bool {
+        // A subxid below xmin has a parent below xmin; a subxid at or above
+        // xmax belongs to a tree that had not committed: both bounds hold for
+        // subxids too.
+        if xid < snapshot.xmin {
+            return false;
+        }
+        if xid >= snapshot.xmax {
+            return true;
+        }
+        let top = if snapshot.suboverflowed {
+            // The subxid list is incomplete: map to the top-level xid and
+            // search the top-level list only.
+            let top = self.subtrans.topmost(xid, snapshot.xmin);
+            if top < snapshot.xmin {
+                return false;
+            }
+            top
+        } else {
+            if snapshot.subxip.contains(&xid) {
+                return true;
+            }
+            xid
+        };
+        snapshot.xip.contains(&top)
+    }
+}
+
+/// What an instantaneous check found.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum XidState {
+    /// One of the asking session's own live xids.
+    Current,
+    /// Running in another session.
+    InProgress,
+    /// Committed.
+    Committed,
+    /// Aborted, or never finished (decided by elimination).
+    Aborted,
+}
+
+impl Session {
+    /// Is `xid` running right now? (PostgreSQL's TransactionIdIsInProgress.)
+    /// The asking session's own live xids count as running.
+    pub fn is_in_progress(&self, xid: Xid) -> bool {
+        if !xid.is_normal() || xid < self.recent_xmin {
+            return false;
+        }
+        if self.is_current_xid(xid) {
+            return true;
+        }
+        let engine = &self.engine;
+        let pa = &engine.procarray;
+        let mut overflowed_tops = Vec::new();
+        {
+            let members = pa.lock.read();
+            if xid > members.latest_completed {
+                // Could not have completed: no xid above latest_completed has.
+                return true;
+            }
+            let mut subxids = Vec::new();
+            for (pos, &slot) in members.slots.iter().enumerate() {
+                if slot == self.slot {
+                    continue;
+                }
+                // Relaxed: ordered by the lock chain (XID-PUBLISH); once.
+                let top = Xid(pa.xid_cell(slot, pos).load(Relaxed));
+                if !top.is_valid() || top > xid {
+                    // A newer top-level xid cannot be an ancestor of `xid`.
+                    continue;
+                }
+                if top == xid {
+                    return true;
+                }
+                subxids.clear();
+                if !pa.copy_subxids(slot, pa.subxid_state_cell(slot, pos), &mut subxids) {
+                    overflowed_tops.push(top);
+                } else if subxids.contains(&xid) {
+                    return true;
+                }
+            }
+        }
+        if overflowed_tops.is_empty() {
+            return false;
+        }
+        // Some session overflowed its cache: `xid` may be one of its uncached
+        // subxids. A sub-aborted xid is not running whatever its top does.
+        if engine.clog.raw_status(xid) == XidStatus::Aborted {
+            return false;
+        }
+        let floor = self.recent_xmin.max(engine.subtrans.map().oldest());
+        overflowed_tops.contains(&engine.subtrans.topmost(xid, floor))
+    }
+
+    /// The state of `xid` now, asking the proc array before the commit log
+    /// (VISIBILITY-ORDER).
+    pub fn xid_state(&self, xid: Xid) -> XidState {
+        if self.is_current_xid(xid) {
+            XidState::Current
+        } else if self.is_in_progress(xid) {
+            XidState::InProgress
+        } else if self.engine.did_commit(xid) {
+            XidState::Committed
+        } else {
+            XidState::Aborted
+        }
+    }
+}
+
+/// The transaction fields of a row version header.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct TupleXids {
+    /// The inserting xid.
+    pub xmin: Xid,
+    /// The deleting (or locking) xid; `Xid::INVALID` if none.
+    pub xmax: Xid,
+    /// The inserting command.
+    pub cmin: CommandId,
+    /// The deleting command.
+    pub cmax: CommandId,
+    /// `xmax` only locked the row (SELECT FOR UPDATE); it did not delete it.
+    pub xmax_lock_only: bool,
+}
+
+/// Hint bits: final commit-log answers cached on a row version. Set with
+/// Relaxed atomics by any reader; whoever installs a new `xmax` must clear
+/// the xmax hints (`Hints::clear_xmax`).
+#[derive(Debug, Default)]
+pub struct Hints(AtomicU8);
+
+impl Hints {
+    /// The inserter committed.
+    pub const XMIN_COMMITTED: u8 = 0x01;
+    /// The inserter aborted.
+    pub const XMIN_INVALID: u8 = 0x02;
+    /// The deleter committed.
+    pub const XMAX_COMMITTED: u8 = 0x04;
+    /// The deleter aborted.
+    pub const XMAX_INVALID: u8 = 0x08;
+
+    /// Current bits.
+    pub fn get(&self) -> u8 {
+        // Relaxed: a hint is a cache of a final, immutable fact; seeing it
+        // late only costs a commit-log lookup.
+        self.0.load(Relaxed)
+    }
+
+    fn has(&self, bit: u8) -> bool {
+        self.get() & bit != 0
+    }
+
+    fn set(&self, bit: u8) {
+        // Relaxed: see `get`.
+        self.0.fetch_or(bit, Relaxed);
+    }
+
+    /// Forgets the xmax hints (a new deleter or locker was installed).
+    pub fn clear_xmax(&self) {
+        // Relaxed: see `get`; the caller's own lock orders the xmax change.
+        self.0.fetch_and(!(Self::XMAX_COMMITTED | Self::XMAX_INVALID), Relaxed);
+    }
+}
+
+impl Session {
+    /// Is the row version visible to `snapshot` at command `curcid`?
+    /// (PostgreSQL's HeapTupleSatisfiesMVCC.) May set hint bits.
+    pub fn tuple_visible(&self, tuple: &TupleXids, hints: &Hints, snapshot: &Snapshot, curcid: CommandId) -> bool {
+        let engine = &self.engine;
+        // Inserter.
+        if hints.has(Hints::XMIN_INVALID) {
+            return false;
+        }
+        if !hints.has(Hints::XMIN_COMMITTED) {
+            if self.is_current_xid(tuple.xmin) {
+                if tuple.cmin >= curcid {
+                    return false; // inserted by a later command of ours
+                }
+                if !tuple.xmax.is_valid() || tuple.xmax_lock_only {
+                    return true;
+                }
+                if !self.is_current_xid(tuple.xmax) {
+                    // Deleted by one of our subtransactions that aborted.
+                    hints.set(Hints::XMAX_INVALID);
+                    return true;
+                }
+                return tuple.cmax >= curcid;
+            }
+            if engine.xid_in_snapshot(tuple.xmin, snapshot) {
+                return false;
+            }
+            if engine.did_commit(tuple.xmin) {
+                hints.set(Hints::XMIN_COMMITTED);
+            } else {
+                hints.set(Hints::XMIN_INVALID);
+                return false;
+            }
+        } else if engine.xid_in_snapshot(tuple.xmin, snapshot) {
+            return false;
+        }
+        // Deleter; the inserter is visible from here on.
+        if !tuple.xmax.is_valid() || tuple.xmax_lock_only || hints.has(Hints::XMAX_INVALID) {
+            return true;
+        }
+        if !hints.has(Hints::XMAX_COMMITTED) {
+            if self.is_current_xid(tuple.xmax) {
+                return tuple.cmax >= curcid;
+            }
+            if engine.xid_in_snapshot(tuple.xmax, snapshot) {
+                return true;
+            }
+            if !engine.did_commit(tuple.xmax) {
+                hints.set(Hints::XMAX_INVALID);
+                return true;
+            }
+            hints.set(Hints::XMAX_COMMITTED);
+            return false;
+        }
+        engine.xid_in_snapshot(tuple.xmax, snapshot)
+    }
+}

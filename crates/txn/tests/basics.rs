@@ -1,0 +1,231 @@
+//! Behaviour every snapshot mode must share, checked one scenario at a time.
+
+mod common;
+
+use snapscale_txn::{
+    Hints, IsolationLevel::*, SnapshotMode, TupleXids, TxnError, Xid, XidState, XidStatus, SUBXID_CACHE,
+};
+
+fn each_mode(test: impl Fn(SnapshotMode)) {
+    for mode in SnapshotMode::ALL {
+        test(mode);
+    }
+}
+
+#[test]
+fn xids_are_lazy_and_children_newer_than_parents() {
+    each_mode(|mode| {
+        let engine = common::engine(mode, 4);
+        let mut s = engine.attach().unwrap();
+        s.begin(ReadCommitted).unwrap();
+        assert_eq!(s.xid(), None, "{mode}: no xid before the first write");
+        s.begin_subtransaction().unwrap();
+        s.begin_subtransaction().unwrap();
+        let inner = s.assign_xid().unwrap();
+        let top = s.xid().unwrap();
+        let middle = engine.parent_of(inner);
+        assert!(top < middle && middle < inner, "{mode}: {top:?} {middle:?} {inner:?}");
+        assert_eq!(engine.parent_of(middle), top);
+        assert_eq!(engine.parent_of(top), Xid::INVALID);
+        s.commit().unwrap();
+        assert!(engine.did_commit(top) && engine.did_commit(middle) && engine.did_commit(inner));
+    });
+}
+
+#[test]
+fn snapshot_lists_running_xids_but_not_own() {
+    each_mode(|mode| {
+        let engine = common::engine(mode, 4);
+        let mut a = engine.attach().unwrap();
+        let mut b = engine.attach().unwrap();
+        a.begin(ReadCommitted).unwrap();
+        let xa = a.assign_xid().unwrap();
+        a.begin_subtransaction().unwrap();
+        let xa_sub = a.assign_xid().unwrap();
+        b.begin(ReadCommitted).unwrap();
+        let xb = b.assign_xid().unwrap();
+        common::complete_one(&engine);
+        let snap = b.statement_snapshot().unwrap();
+        assert_eq!(snap.xip(), &[xa], "{mode}");
+        assert_eq!(snap.subxip(), &[xa_sub], "{mode}");
+        assert_eq!(snap.xmin, xa, "{mode}");
+        assert!(engine.xid_in_snapshot(xa, &snap) && engine.xid_in_snapshot(xa_sub, &snap));
+        assert!(!engine.xid_in_snapshot(xb, &snap) || xb >= snap.xmax, "{mode}: own xid not listed");
+        a.commit().unwrap();
+        // The held snapshot still says "running"; a new one does not.
+        assert!(engine.xid_in_snapshot(xa_sub, &snap), "{mode}: snapshot changed meaning");
+        b.end_statement().unwrap();
+        let snap2 = b.statement_snapshot().unwrap();
+        assert!(!engine.xid_in_snapshot(xa, &snap2) && !engine.xid_in_snapshot(xa_sub, &snap2), "{mode}");
+        b.commit().unwrap();
+    });
+}
+
+#[test]
+fn overflowed_subxid_cache_falls_back_to_parent_links() {
+    each_mode(|mode| {
+        let engine = common::engine(mode, 4);
+        let mut a = engine.attach().unwrap();
+        let mut b = engine.attach().unwrap();
+        a.begin(ReadCommitted).unwrap();
+        a.assign_xid().unwrap();
+        let mut subs = Vec::new();
+        for _ in 0..SUBXID_CACHE + 5 {
+            a.begin_subtransaction().unwrap();
+            subs.push(a.assign_xid().unwrap());
+        }
+        common::complete_one(&engine);
+        b.begin(RepeatableRead).unwrap();
+        let snap = b.statement_snapshot().unwrap();
+        assert!(snap.suboverflowed(), "{mode}");
+        for &x in &subs {
+            assert!(engine.xid_in_snapshot(x, &snap), "{mode}: {x:?}");
+            assert!(b.is_in_progress(x), "{mode}: {x:?} in progress");
+        }
+        // Abort the innermost; it is no longer in progress though its top runs.
+        let last = *subs.last().unwrap();
+        a.abort_subtransaction().unwrap();
+        assert!(!b.is_in_progress(last), "{mode}");
+        assert_eq!(b.xid_state(last), XidState::Aborted);
+        a.commit().unwrap();
+        for &x in &subs[..subs.len() - 1] {
+            assert!(engine.xid_in_snapshot(x, &snap), "{mode}: RR snapshot must not change");
+            assert_eq!(engine.status(x), XidStatus::Committed);
+        }
+        assert_eq!(engine.status(last), XidStatus::Aborted);
+    });
+}
+
+#[test]
+fn advertised_xmin_follows_held_snapshots() {
+    each_mode(|mode| {
+        let engine = common::engine(mode, 4);
+        let mut w = engine.attach().unwrap();
+        let mut r = engine.attach().unwrap();
+        w.begin(ReadCommitted).unwrap();
+        let xw = w.assign_xid().unwrap();
+        r.begin(ReadCommitted).unwrap();
+        let (id, held) = r.register_snapshot().unwrap();
+        assert_eq!(r.advertised_xmin(), xw, "{mode}");
+        w.commit().unwrap();
+        r.statement_snapshot().unwrap();
+        r.end_statement().unwrap();
+        assert_eq!(r.advertised_xmin(), held.xmin, "{mode}: registered snapshot holds xmin back");
+        let h = engine.compute_horizons();
+        assert!(h.data_oldest_nonremovable <= held.xmin, "{mode}: horizon passed a live snapshot");
+        r.unregister_snapshot(id).unwrap();
+        assert_eq!(r.advertised_xmin(), Xid::INVALID, "{mode}");
+        r.commit().unwrap();
+        assert!(engine.compute_horizons().data_oldest_nonremovable > xw);
+    });
+}
+
+#[test]
+fn vacuum_sessions_are_ignored_by_snapshots_and_data_horizon() {
+    each_mode(|mode| {
+        let engine = common::engine(mode, 4);
+        let mut v = engine.attach().unwrap();
+        let mut r = engine.attach().unwrap();
+        v.begin(ReadCommitted).unwrap();
+        let xv = v.assign_xid().unwrap();
+        v.set_in_vacuum(true).unwrap();
+        common::complete_one(&engine);
+        r.begin(ReadCommitted).unwrap();
+        let snap = r.statement_snapshot().unwrap();
+        assert!(!snap.xip().contains(&xv), "{mode}");
+        let h = engine.compute_horizons();
+        assert_eq!(h.oldest_considered_running, xv, "{mode}: still counted for log truncation");
+        assert!(h.data_oldest_nonremovable > xv, "{mode}");
+        v.commit().unwrap();
+        r.commit().unwrap();
+    });
+}
+
+#[test]
+fn tuple_visibility_and_hints() {
+    each_mode(|mode| {
+        let engine = common::engine(mode, 4);
+        let mut w = engine.attach().unwrap();
+        let mut r = engine.attach().unwrap();
+        w.begin(ReadCommitted).unwrap();
+        let xw = w.assign_xid().unwrap();
+        let cid = w.command_id().unwrap();
+        let row = TupleXids { xmin: xw, cmin: cid, ..TupleXids::default() };
+        let hints = Hints::default();
+        let own = w.statement_snapshot().unwrap();
+        assert!(!w.tuple_visible(&row, &hints, &own, cid), "{mode}: same command does not see its insert");
+        w.end_statement().unwrap();
+        let own = w.statement_snapshot().unwrap();
+        assert!(w.tuple_visible(&row, &hints, &own, w.command_id().unwrap()), "{mode}");
+        r.begin(RepeatableRead).unwrap();
+        let rs = r.statement_snapshot().unwrap();
+        assert!(!r.tuple_visible(&row, &hints, &rs, 0), "{mode}: uncommitted insert invisible");
+        assert_eq!(hints.get(), 0, "{mode}: no hint while running");
+        w.commit().unwrap();
+        assert!(!r.tuple_visible(&row, &hints, &rs, 0), "{mode}: committed after the RR snapshot");
+        assert_eq!(hints.get(), 0, "{mode}: no hint from an in-snapshot answer");
+        r.commit().unwrap();
+        r.begin(ReadCommitted).unwrap();
+        let rs = r.statement_snapshot().unwrap();
+        assert!(r.tuple_visible(&row, &hints, &rs, 0), "{mode}");
+        assert_eq!(hints.get(), Hints::XMIN_COMMITTED, "{mode}");
+        assert!(r.tuple_visible(&row, &hints, &rs, 0), "{mode}: hinted answer unchanged");
+        r.commit().unwrap();
+    });
+}
+
+#[test]
+fn max_sessions_is_enforced_and_slots_are_reused() {
+    let engine = common::engine(SnapshotMode::Dense, 2);
+    let a = engine.attach().unwrap();
+    let _b = engine.attach().unwrap();
+    let err = engine.attach().unwrap_err();
+    assert_eq!(err, TxnError::TooManySessions { max: 2 });
+    assert_eq!(err.sqlstate(), "53300");
+    drop(a);
+    assert!(engine.attach().is_ok());
+}
+
+#[test]
+fn dropping_a_session_aborts_its_transaction() {
+    each_mode(|mode| {
+        let engine = common::engine(mode, 4);
+        let mut a = engine.attach().unwrap();
+        a.begin(ReadCommitted).unwrap();
+        let x = a.assign_xid().unwrap();
+        drop(a);
+        assert_eq!(engine.status(x), XidStatus::Aborted, "{mode}");
+        let mut b = engine.attach().unwrap();
+        b.begin(ReadCommitted).unwrap();
+        assert!(!b.is_in_progress(x));
+    });
+}
+
+#[test]
+fn status_log_ring_exhaustion_is_an_error_not_a_crash() {
+    let engine = snapscale_txn::Engine::new(snapscale_txn::EngineConfig {
+        max_sessions: 2,
+        snapshot_mode: SnapshotMode::Dense,
+        status_log_pages: 2,
+        verify_reuse: false,
+    });
+    let mut old = engine.attach().unwrap();
+    old.begin(ReadCommitted).unwrap();
+    old.assign_xid().unwrap();
+    let mut s = engine.attach().unwrap();
+    let err = loop {
+        s.begin(ReadCommitted).unwrap();
+        match s.assign_xid() {
+            Ok(_) => s.commit().unwrap(),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err.sqlstate(), "54000");
+    s.abort();
+    old.commit().unwrap();
+    // With the old transaction gone, truncation frees the ring again.
+    let point = engine.truncate_logs(Xid(u64::MAX));
+    assert!(point > Xid::FIRST_NORMAL);
+    s.begin(ReadCommitted).unwrap();
+    assert!(s.assign_xid().is_ok());
+}
