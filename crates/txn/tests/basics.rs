@@ -3,7 +3,8 @@
 mod common;
 
 use snapscale_txn::{
-    Hints, IsolationLevel::*, SnapshotMode, TupleXids, TxnError, Xid, XidState, XidStatus, SUBXID_CACHE,
+    Hints, IsolationLevel::*, SnapshotMode, TupleXids, TxnError, Xid, XidState, XidStatus,
+    SUBXID_CACHE,
 };
 
 fn each_mode(test: impl Fn(SnapshotMode)) {
@@ -24,7 +25,10 @@ fn xids_are_lazy_and_children_newer_than_parents() {
         let inner = s.assign_xid().unwrap();
         let top = s.xid().unwrap();
         let middle = engine.parent_of(inner);
-        assert!(top < middle && middle < inner, "{mode}: {top:?} {middle:?} {inner:?}");
+        assert!(
+            top < middle && middle < inner,
+            "{mode}: {top:?} {middle:?} {inner:?}"
+        );
         assert_eq!(engine.parent_of(middle), top);
         assert_eq!(engine.parent_of(top), Xid::INVALID);
         s.commit().unwrap();
@@ -50,13 +54,22 @@ fn snapshot_lists_running_xids_but_not_own() {
         assert_eq!(snap.subxip(), &[xa_sub], "{mode}");
         assert_eq!(snap.xmin, xa, "{mode}");
         assert!(engine.xid_in_snapshot(xa, &snap) && engine.xid_in_snapshot(xa_sub, &snap));
-        assert!(!engine.xid_in_snapshot(xb, &snap) || xb >= snap.xmax, "{mode}: own xid not listed");
+        assert!(
+            !engine.xid_in_snapshot(xb, &snap) || xb >= snap.xmax,
+            "{mode}: own xid not listed"
+        );
         a.commit().unwrap();
         // The held snapshot still says "running"; a new one does not.
-        assert!(engine.xid_in_snapshot(xa_sub, &snap), "{mode}: snapshot changed meaning");
+        assert!(
+            engine.xid_in_snapshot(xa_sub, &snap),
+            "{mode}: snapshot changed meaning"
+        );
         b.end_statement().unwrap();
         let snap2 = b.statement_snapshot().unwrap();
-        assert!(!engine.xid_in_snapshot(xa, &snap2) && !engine.xid_in_snapshot(xa_sub, &snap2), "{mode}");
+        assert!(
+            !engine.xid_in_snapshot(xa, &snap2) && !engine.xid_in_snapshot(xa_sub, &snap2),
+            "{mode}"
+        );
         b.commit().unwrap();
     });
 }
@@ -89,7 +102,10 @@ fn overflowed_subxid_cache_falls_back_to_parent_links() {
         assert_eq!(b.xid_state(last), XidState::Aborted);
         a.commit().unwrap();
         for &x in &subs[..subs.len() - 1] {
-            assert!(engine.xid_in_snapshot(x, &snap), "{mode}: RR snapshot must not change");
+            assert!(
+                engine.xid_in_snapshot(x, &snap),
+                "{mode}: RR snapshot must not change"
+            );
             assert_eq!(engine.status(x), XidStatus::Committed);
         }
         assert_eq!(engine.status(last), XidStatus::Aborted);
@@ -110,9 +126,16 @@ fn advertised_xmin_follows_held_snapshots() {
         w.commit().unwrap();
         r.statement_snapshot().unwrap();
         r.end_statement().unwrap();
-        assert_eq!(r.advertised_xmin(), held.xmin, "{mode}: registered snapshot holds xmin back");
+        assert_eq!(
+            r.advertised_xmin(),
+            held.xmin,
+            "{mode}: registered snapshot holds xmin back"
+        );
         let h = engine.compute_horizons();
-        assert!(h.data_oldest_nonremovable <= held.xmin, "{mode}: horizon passed a live snapshot");
+        assert!(
+            h.data_oldest_nonremovable <= held.xmin,
+            "{mode}: horizon passed a live snapshot"
+        );
         r.unregister_snapshot(id).unwrap();
         assert_eq!(r.advertised_xmin(), Xid::INVALID, "{mode}");
         r.commit().unwrap();
@@ -134,7 +157,10 @@ fn vacuum_sessions_are_ignored_by_snapshots_and_data_horizon() {
         let snap = r.statement_snapshot().unwrap();
         assert!(!snap.xip().contains(&xv), "{mode}");
         let h = engine.compute_horizons();
-        assert_eq!(h.oldest_considered_running, xv, "{mode}: still counted for log truncation");
+        assert_eq!(
+            h.oldest_considered_running, xv,
+            "{mode}: still counted for log truncation"
+        );
         assert!(h.data_oldest_nonremovable > xv, "{mode}");
         v.commit().unwrap();
         r.commit().unwrap();
@@ -150,26 +176,45 @@ fn tuple_visibility_and_hints() {
         w.begin(ReadCommitted).unwrap();
         let xw = w.assign_xid().unwrap();
         let cid = w.command_id().unwrap();
-        let row = TupleXids { xmin: xw, cmin: cid, ..TupleXids::default() };
+        let row = TupleXids {
+            xmin: xw,
+            cmin: cid,
+            ..TupleXids::default()
+        };
         let hints = Hints::default();
         let own = w.statement_snapshot().unwrap();
-        assert!(!w.tuple_visible(&row, &hints, &own, cid), "{mode}: same command does not see its insert");
+        assert!(
+            !w.tuple_visible(&row, &hints, &own, cid),
+            "{mode}: same command does not see its insert"
+        );
         w.end_statement().unwrap();
         let own = w.statement_snapshot().unwrap();
-        assert!(w.tuple_visible(&row, &hints, &own, w.command_id().unwrap()), "{mode}");
+        assert!(
+            w.tuple_visible(&row, &hints, &own, w.command_id().unwrap()),
+            "{mode}"
+        );
         r.begin(RepeatableRead).unwrap();
         let rs = r.statement_snapshot().unwrap();
-        assert!(!r.tuple_visible(&row, &hints, &rs, 0), "{mode}: uncommitted insert invisible");
+        assert!(
+            !r.tuple_visible(&row, &hints, &rs, 0),
+            "{mode}: uncommitted insert invisible"
+        );
         assert_eq!(hints.get(), 0, "{mode}: no hint while running");
         w.commit().unwrap();
-        assert!(!r.tuple_visible(&row, &hints, &rs, 0), "{mode}: committed after the RR snapshot");
+        assert!(
+            !r.tuple_visible(&row, &hints, &rs, 0),
+            "{mode}: committed after the RR snapshot"
+        );
         assert_eq!(hints.get(), 0, "{mode}: no hint from an in-snapshot answer");
         r.commit().unwrap();
         r.begin(ReadCommitted).unwrap();
         let rs = r.statement_snapshot().unwrap();
         assert!(r.tuple_visible(&row, &hints, &rs, 0), "{mode}");
         assert_eq!(hints.get(), Hints::XMIN_COMMITTED, "{mode}");
-        assert!(r.tuple_visible(&row, &hints, &rs, 0), "{mode}: hinted answer unchanged");
+        assert!(
+            r.tuple_visible(&row, &hints, &rs, 0),
+            "{mode}: hinted answer unchanged"
+        );
         r.commit().unwrap();
     });
 }

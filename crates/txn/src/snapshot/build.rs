@@ -157,7 +157,9 @@ impl ProcArray {
         let Layout::Dense(dense) = &self.layout else { unreachable!() };
         let xmax = members.latest_completed.next();
         let mut xmin = xmax;
-        if me.xid.is_normal() {
+        // Our own xid counts for xmin but is never listed; an own xid at or
+        // above xmax is "running" by the xmax rule already.
+        if me.xid.is_normal() && me.xid < xmin {
             xmin = me.xid;
         }
         let my_pos = if include_self { usize::MAX } else { self.pos(me.slot) };

@@ -7,7 +7,12 @@ use snapscale_txn::{Engine, EngineConfig, SnapshotMode};
 
 /// An engine in `mode` with reuse verification on.
 pub fn engine(mode: SnapshotMode, max_sessions: usize) -> Arc<Engine> {
-    Engine::new(EngineConfig { max_sessions, snapshot_mode: mode, status_log_pages: 64, verify_reuse: true })
+    Engine::new(EngineConfig {
+        max_sessions,
+        snapshot_mode: mode,
+        status_log_pages: 64,
+        verify_reuse: true,
+    })
 }
 
 /// A small deterministic generator (xorshift64*), so stress runs need no crate.
@@ -35,7 +40,8 @@ impl Rng {
 /// xmax rule" and must be listed in snapshots).
 pub fn complete_one(engine: &Arc<Engine>) -> snapscale_txn::Xid {
     let mut s = engine.attach().expect("a free slot");
-    s.begin(snapscale_txn::IsolationLevel::ReadCommitted).unwrap();
+    s.begin(snapscale_txn::IsolationLevel::ReadCommitted)
+        .unwrap();
     let x = s.assign_xid().unwrap();
     s.commit().unwrap();
     x
