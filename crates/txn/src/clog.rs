@@ -57,7 +57,9 @@ pub(crate) struct Clog {
 
 impl Clog {
     pub(crate) fn new(ring_pages: usize) -> Self {
-        Self { map: XidMap::new(XIDS_PER_WORD, ring_pages) }
+        Self {
+            map: XidMap::new(XIDS_PER_WORD, ring_pages),
+        }
     }
 
     pub(crate) fn map(&self) -> &XidMap {
@@ -124,37 +126,42 @@ impl Clog {
         }
     }
 
-    fn set(&self, xid: Xid, status: XidStatus) {
+    /// Moves `xid` from `from` to `to` with one read-modify-write. Only two
+    /// transitions exist and each needs a single bit operation, so no
+    /// compare-and-swap loop: `InProgress` (bits 00) to any status is an OR,
+    /// and `SubCommitted` (11) to `Committed` (01) clears the high bit.
+    fn transition(&self, xid: Xid, from: XidStatus, to: XidStatus) {
         let word = self
             .map
             .word(xid)
             .unwrap_or_else(|| panic!("status log page for {xid:?} missing: xid never extended"));
         let shift = 2 * self.map.shift_in_word(xid);
-        let mask = 3u64 << shift;
-        // Relaxed: only a hint for the first compare_exchange attempt.
-        let mut old = word.load(Relaxed);
-        loop {
-            let new = (old & !mask) | ((status as u64) << shift);
-            // Release (CLOG-TREE): pairs with the Acquire load in
-            // `XidMap::load`; a reader that sees this status sees every status
-            // the committer stored before it (the sub-committed marks of step 1
-            // before the top's commit of step 2). Relaxed on failure: we retry
-            // with the fresh value, no data depends on it.
-            match word.compare_exchange_weak(old, new, Release, Relaxed) {
-                Ok(_) => return,
-                Err(actual) => old = actual,
+        // Release (CLOG-TREE): pairs with the Acquire load in `XidMap::load`;
+        // a reader that sees this status sees every status the committer
+        // stored before it (the sub-committed marks of step 1 before the top's
+        // commit of step 2).
+        let old = match (from, to) {
+            (XidStatus::InProgress, _) => word.fetch_or((to as u64) << shift, Release),
+            (XidStatus::SubCommitted, XidStatus::Committed) => {
+                word.fetch_and(!(2u64 << shift), Release)
             }
-        }
+            _ => unreachable!("no status transition {from:?} -> {to:?}"),
+        };
+        let was = XidStatus::from_bits(old >> shift);
+        assert_eq!(
+            was, from,
+            "CLOG-MONOTONE violated: {xid:?} was {was:?}, expected {from:?} before {to:?}"
+        );
     }
 
     /// Commits `top` and `subxids` atomically for every reader (see module docs).
     pub(crate) fn commit_tree(&self, top: Xid, subxids: &[Xid]) {
         for &sub in subxids {
-            self.set(sub, XidStatus::SubCommitted);
+            self.transition(sub, XidStatus::InProgress, XidStatus::SubCommitted);
         }
-        self.set(top, XidStatus::Committed);
+        self.transition(top, XidStatus::InProgress, XidStatus::Committed);
         for &sub in subxids {
-            self.set(sub, XidStatus::Committed);
+            self.transition(sub, XidStatus::SubCommitted, XidStatus::Committed);
         }
     }
 
@@ -163,7 +170,7 @@ impl Clog {
     /// before and after.
     pub(crate) fn abort(&self, xids: &[Xid]) {
         for &xid in xids {
-            self.set(xid, XidStatus::Aborted);
+            self.transition(xid, XidStatus::InProgress, XidStatus::Aborted);
         }
     }
 }
@@ -206,11 +213,11 @@ mod tests {
         let (clog, subtrans) = logs();
         subtrans.set_parent(Xid(100), Xid(10));
         subtrans.set_parent(Xid(150), Xid(100));
-        clog.set(Xid(150), XidStatus::SubCommitted);
-        clog.set(Xid(100), XidStatus::SubCommitted);
+        clog.transition(Xid(150), XidStatus::InProgress, XidStatus::SubCommitted);
+        clog.transition(Xid(100), XidStatus::InProgress, XidStatus::SubCommitted);
         assert!(!clog.did_commit(Xid(150), &subtrans));
         assert_eq!(clog.status(Xid(150), &subtrans), XidStatus::InProgress);
-        clog.set(Xid(10), XidStatus::Committed);
+        clog.transition(Xid(10), XidStatus::InProgress, XidStatus::Committed);
         assert!(clog.did_commit(Xid(150), &subtrans));
         assert_eq!(clog.status(Xid(100), &subtrans), XidStatus::Committed);
     }

@@ -60,10 +60,16 @@ impl FromStr for SnapshotMode {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        SnapshotMode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
-            let names: Vec<_> = SnapshotMode::ALL.iter().map(|m| m.name()).collect();
-            format!("invalid snapshot_mode \"{s}\" (valid: {})", names.join(", "))
-        })
+        SnapshotMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = SnapshotMode::ALL.iter().map(|m| m.name()).collect();
+                format!(
+                    "invalid snapshot_mode \"{s}\" (valid: {})",
+                    names.join(", ")
+                )
+            })
     }
 }
 
@@ -85,7 +91,12 @@ pub struct EngineConfig {
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        Self { max_sessions: 100, snapshot_mode: SnapshotMode::Dense, status_log_pages: 4096, verify_reuse: false }
+        Self {
+            max_sessions: 100,
+            snapshot_mode: SnapshotMode::Dense,
+            status_log_pages: 4096,
+            verify_reuse: false,
+        }
     }
 }
 
@@ -101,7 +112,9 @@ pub struct Engine {
 
 impl fmt::Debug for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Engine").field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("Engine")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
     }
 }
 
@@ -127,7 +140,8 @@ impl Engine {
             procarray: ProcArray::new(config.max_sessions, config.snapshot_mode),
             clog: Clog::new(config.status_log_pages),
             subtrans: SubTrans::new(subtrans_pages),
-            shared_cache: (config.snapshot_mode == SnapshotMode::SharedCached).then(SharedCache::new),
+            shared_cache: (config.snapshot_mode == SnapshotMode::SharedCached)
+                .then(SharedCache::new),
             config,
         })
     }
@@ -176,7 +190,12 @@ impl Engine {
 
     /// Hands out a new xid to `slot`, as a subxid of `parent` if given, and
     /// publishes it before the generator lock is released (XID-PUBLISH).
-    pub(crate) fn assign_xid(&self, slot: u32, parent: Option<Xid>, state: &mut SubxidState) -> Result<Xid, TxnError> {
+    pub(crate) fn assign_xid(
+        &self,
+        slot: u32,
+        parent: Option<Xid>,
+        state: &mut SubxidState,
+    ) -> Result<Xid, TxnError> {
         let mut next = self.procarray.next_xid.lock();
         let xid = *next;
         // Extend both logs before the xid exists anywhere, so nobody can look
@@ -199,7 +218,12 @@ impl Engine {
     }
 
     /// Takes a snapshot for `me`, into (or reusing) `buffer`.
-    pub(crate) fn take_snapshot(&self, me: Builder, own_subxids: &[Xid], buffer: &mut Option<Arc<Snapshot>>) -> Taken {
+    pub(crate) fn take_snapshot(
+        &self,
+        me: Builder,
+        own_subxids: &[Xid],
+        buffer: &mut Option<Arc<Snapshot>>,
+    ) -> Taken {
         let members = self.procarray.lock.read();
         if self.config.snapshot_mode == SnapshotMode::DenseCached {
             if let Some(prev) = buffer.as_ref() {
@@ -218,7 +242,10 @@ impl Engine {
             Some(snap) => snap,
             None => {
                 let capacity = members.slots.len();
-                *buffer = Some(Arc::new(Snapshot { xip: Vec::with_capacity(capacity), ..Snapshot::default() }));
+                *buffer = Some(Arc::new(Snapshot {
+                    xip: Vec::with_capacity(capacity),
+                    ..Snapshot::default()
+                }));
                 Arc::get_mut(buffer.as_mut().expect("just set")).expect("fresh Arc is unique")
             }
         };
@@ -235,7 +262,9 @@ impl Engine {
             }
             None => {
                 let info = self.procarray.build(&members, me, false, snap);
-                Taken::Built { global_xmin: info.global_xmin }
+                Taken::Built {
+                    global_xmin: info.global_xmin,
+                }
             }
         }
     }
@@ -244,8 +273,17 @@ impl Engine {
     fn verify_equivalent(&self, members: &crate::procarray::Members, me: Builder, snap: &Snapshot) {
         let mut fresh = Snapshot::default();
         self.procarray.build(members, me, false, &mut fresh);
-        assert_eq!((snap.xmin, snap.xmax), (fresh.xmin, fresh.xmax), "SNAPSHOT-REUSE violated: bounds differ");
-        let probes = snap.xip.iter().chain(&snap.subxip).chain(&fresh.xip).chain(&fresh.subxip);
+        assert_eq!(
+            (snap.xmin, snap.xmax),
+            (fresh.xmin, fresh.xmax),
+            "SNAPSHOT-REUSE violated: bounds differ"
+        );
+        let probes = snap
+            .xip
+            .iter()
+            .chain(&snap.subxip)
+            .chain(&fresh.xip)
+            .chain(&fresh.subxip);
         for &xid in probes {
             assert_eq!(
                 self.xid_in_snapshot(xid, snap),

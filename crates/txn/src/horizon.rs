@@ -62,7 +62,11 @@ impl Engine {
                 data = data.min(oldest);
             }
         }
-        Horizons { oldest_considered_running: oldest_running, data_oldest_nonremovable: data, latest_completed: members.latest_completed }
+        Horizons {
+            oldest_considered_running: oldest_running,
+            data_oldest_nonremovable: data,
+            latest_completed: members.latest_completed,
+        }
     }
 
     /// Forgets commit status and parent links below `below`, capped at the
@@ -100,7 +104,10 @@ impl GlobalVis {
     /// bound for everyone.
     pub(crate) fn after_build(&mut self, snapshot_xmin: Xid, oldest_tracked: Xid) {
         self.definitely_needed = self.definitely_needed.max(snapshot_xmin);
-        self.maybe_needed = self.maybe_needed.max(oldest_tracked).min(self.definitely_needed);
+        self.maybe_needed = self
+            .maybe_needed
+            .max(oldest_tracked)
+            .min(self.definitely_needed);
     }
 
     /// Legacy modes: the loop computed the global xmin exactly.

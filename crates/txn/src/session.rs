@@ -108,10 +108,9 @@ pub struct SessionCounters {
 impl Engine {
     /// Attaches a new session, taking a proc-array slot for its lifetime.
     pub fn attach(self: &Arc<Self>) -> Result<Session, TxnError> {
-        let slot = self
-            .procarray
-            .attach()
-            .ok_or(TxnError::TooManySessions { max: self.procarray.capacity() })?;
+        let slot = self.procarray.attach().ok_or(TxnError::TooManySessions {
+            max: self.procarray.capacity(),
+        })?;
         Ok(Session {
             engine: Arc::clone(self),
             slot,
@@ -154,7 +153,10 @@ impl Session {
 
     /// The top-level xid, if one was assigned.
     pub fn xid(&self) -> Option<Xid> {
-        self.txn.as_ref().map(|t| t.top_xid()).filter(|x| x.is_valid())
+        self.txn
+            .as_ref()
+            .map(|t| t.top_xid())
+            .filter(|x| x.is_valid())
     }
 
     /// The running transaction's isolation level.
@@ -185,10 +187,15 @@ impl Session {
         }
         self.local_counter += 1;
         // Relaxed: owner-written, read only by diagnostics and the lock manager.
-        self.engine.procarray.procs[self.slot as usize].vxid_local.store(self.local_counter, Relaxed);
+        self.engine.procarray.procs[self.slot as usize]
+            .vxid_local
+            .store(self.local_counter, Relaxed);
         self.txn = Some(Txn {
             isolation,
-            vxid: VirtualXid { slot: self.slot, local: self.local_counter },
+            vxid: VirtualXid {
+                slot: self.slot,
+                local: self.local_counter,
+            },
             levels: vec![Level::default()],
             subxid_state: SubxidState::EMPTY,
             cid: 0,
@@ -229,7 +236,11 @@ impl Session {
     /// committed subtransactions; never aborted ones)?
     pub fn is_current_xid(&self, xid: Xid) -> bool {
         let Some(txn) = &self.txn else { return false };
-        xid.is_valid() && txn.levels.iter().any(|l| l.xid == xid || l.committed_children.contains(&xid))
+        xid.is_valid()
+            && txn
+                .levels
+                .iter()
+                .any(|l| l.xid == xid || l.committed_children.contains(&xid))
     }
 
     /// Opens a subtransaction (SAVEPOINT).
@@ -271,7 +282,9 @@ impl Session {
             // Status log first, then the proc array (VISIBILITY-ORDER).
             engine.clog.abort(&xids);
             let latest = *xids.iter().max().expect("non-empty");
-            txn.subxid_state = engine.procarray.end_subxids(slot, txn.subxid_state, &xids, latest);
+            txn.subxid_state = engine
+                .procarray
+                .end_subxids(slot, txn.subxid_state, &xids, latest);
         }
         Ok(())
     }
@@ -325,7 +338,8 @@ impl Session {
     /// versions. Cleared at transaction end.
     pub fn set_in_vacuum(&mut self, on: bool) -> Result<(), TxnError> {
         self.txn()?;
-        self.engine.set_flags(self.slot, if on { FLAG_IN_VACUUM } else { 0 });
+        self.engine
+            .set_flags(self.slot, if on { FLAG_IN_VACUUM } else { 0 });
         Ok(())
     }
 
@@ -334,22 +348,35 @@ impl Session {
     /// statement, transaction or registered snapshot.
     fn take_snapshot(&mut self) -> Result<Arc<Snapshot>, TxnError> {
         let txn = self.txn.as_ref().ok_or(TxnError::NoTransaction)?;
-        let me = Builder { slot: self.slot, xid: txn.top_xid() };
-        let own_subxids = if me.xid.is_valid() { txn.live_subxids() } else { Vec::new() };
-        match self.engine.take_snapshot(me, &own_subxids, &mut self.buffer) {
+        let me = Builder {
+            slot: self.slot,
+            xid: txn.top_xid(),
+        };
+        let own_subxids = if me.xid.is_valid() {
+            txn.live_subxids()
+        } else {
+            Vec::new()
+        };
+        match self
+            .engine
+            .take_snapshot(me, &own_subxids, &mut self.buffer)
+        {
             Taken::Built { global_xmin } => {
                 self.counters.built += 1;
                 let snap = self.buffer.as_ref().expect("built into the buffer");
                 match global_xmin {
                     Some(g) => self.global_vis.set_exact(g),
-                    None => self.global_vis.after_build(snap.xmin, self.engine.oldest_tracked_xid()),
+                    None => self
+                        .global_vis
+                        .after_build(snap.xmin, self.engine.oldest_tracked_xid()),
                 }
             }
             Taken::Reused => self.counters.reused += 1,
             Taken::Copied => {
                 self.counters.copied += 1;
                 let xmin = self.buffer.as_ref().expect("copied into the buffer").xmin;
-                self.global_vis.after_build(xmin, self.engine.oldest_tracked_xid());
+                self.global_vis
+                    .after_build(xmin, self.engine.oldest_tracked_xid());
             }
         }
         let snap = Arc::clone(self.buffer.as_ref().expect("set above"));
@@ -384,7 +411,11 @@ impl Session {
     pub fn end_statement(&mut self) -> Result<(), TxnError> {
         let txn = self.txn_mut()?;
         txn.statement_snapshot = None;
-        txn.cid = txn.cid.checked_add(1).filter(|&c| c < u32::MAX).ok_or(TxnError::TooManyCommands)?;
+        txn.cid = txn
+            .cid
+            .checked_add(1)
+            .filter(|&c| c < u32::MAX)
+            .ok_or(TxnError::TooManyCommands)?;
         self.reset_xmin();
         Ok(())
     }

@@ -29,15 +29,17 @@ impl<T> Mutex<T> {
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-        self.0.lock().expect("a thread panicked holding a transaction-state mutex")
+        self.0
+            .lock()
+            .expect("a thread panicked holding a transaction-state mutex")
     }
 
     /// `None` when another thread holds the lock (the try-lock of seed 000).
     pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
         match self.0.try_lock() {
             Ok(guard) => Some(guard),
-            Err(imp::TryLockError::WouldBlock) => None,
-            Err(imp::TryLockError::Poisoned(_)) => {
+            Err(std::sync::TryLockError::WouldBlock) => None,
+            Err(std::sync::TryLockError::Poisoned(_)) => {
                 panic!("a thread panicked holding a transaction-state mutex")
             }
         }
@@ -54,11 +56,15 @@ impl<T> RwLock<T> {
     }
 
     pub(crate) fn read(&self) -> RwLockReadGuard<'_, T> {
-        self.0.read().expect("a thread panicked holding the proc-array lock")
+        self.0
+            .read()
+            .expect("a thread panicked holding the proc-array lock")
     }
 
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
-        self.0.write().expect("a thread panicked holding the proc-array lock")
+        self.0
+            .write()
+            .expect("a thread panicked holding the proc-array lock")
     }
 }
 

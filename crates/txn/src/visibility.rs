@@ -186,14 +186,21 @@ impl Hints {
     /// Forgets the xmax hints (a new deleter or locker was installed).
     pub fn clear_xmax(&self) {
         // Relaxed: see `get`; the caller's own lock orders the xmax change.
-        self.0.fetch_and(!(Self::XMAX_COMMITTED | Self::XMAX_INVALID), Relaxed);
+        self.0
+            .fetch_and(!(Self::XMAX_COMMITTED | Self::XMAX_INVALID), Relaxed);
     }
 }
 
 impl Session {
     /// Is the row version visible to `snapshot` at command `curcid`?
     /// (PostgreSQL's HeapTupleSatisfiesMVCC.) May set hint bits.
-    pub fn tuple_visible(&self, tuple: &TupleXids, hints: &Hints, snapshot: &Snapshot, curcid: CommandId) -> bool {
+    pub fn tuple_visible(
+        &self,
+        tuple: &TupleXids,
+        hints: &Hints,
+        snapshot: &Snapshot,
+        curcid: CommandId,
+    ) -> bool {
         let engine = &self.engine;
         // Inserter.
         if hints.has(Hints::XMIN_INVALID) {

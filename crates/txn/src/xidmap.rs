@@ -52,7 +52,11 @@ impl XidMap {
         let slots = (0..ring_pages)
             .map(|_| AtomicPtr::new(std::ptr::null_mut()))
             .collect();
-        Self { xids_per_word, slots, oldest: AtomicU64::new(0) }
+        Self {
+            xids_per_word,
+            slots,
+            oldest: AtomicU64::new(0),
+        }
     }
 
     /// Xids one page describes.

@@ -12,8 +12,8 @@
 
 mod slot;
 
-pub use slot::{FLAG_IN_VACUUM, SUBXID_CACHE};
 pub(crate) use slot::{PgXact, Proc, SubxidState};
+pub use slot::{FLAG_IN_VACUUM, SUBXID_CACHE};
 
 use crate::sync::atomic::{AtomicU16, AtomicU64, AtomicU8, Ordering::*};
 use crate::sync::{Mutex, RwLock, RwLockWriteGuard};
@@ -142,7 +142,12 @@ impl ProcArray {
 
     /// Copies the subxids cached by `slot` into `out`, reading the state from
     /// `state_cell`. Returns false if the cache overflowed (nothing copied).
-    pub(crate) fn copy_subxids(&self, slot: u32, state_cell: &AtomicU16, out: &mut Vec<Xid>) -> bool {
+    pub(crate) fn copy_subxids(
+        &self,
+        slot: u32,
+        state_cell: &AtomicU16,
+        out: &mut Vec<Xid>,
+    ) -> bool {
         // Acquire (SUBXID-PUBLISH): pairs with the Release store of the state
         // in `publish_subxid`; every entry below `count` is written before we
         // read it.
@@ -248,11 +253,17 @@ impl ProcArray {
     pub(crate) fn publish_subxid(&self, slot: u32, state: SubxidState, xid: Xid) -> SubxidState {
         let pos = self.pos(slot);
         let new = if state.overflowed || state.count as usize >= SUBXID_CACHE {
-            SubxidState { count: state.count, overflowed: true }
+            SubxidState {
+                count: state.count,
+                overflowed: true,
+            }
         } else {
             // Relaxed: published by the Release store of the count below.
             self.procs[slot as usize].subxids[state.count as usize].store(xid.0, Relaxed);
-            SubxidState { count: state.count + 1, overflowed: false }
+            SubxidState {
+                count: state.count + 1,
+                overflowed: false,
+            }
         };
         // Release (SUBXID-PUBLISH): pairs with the Acquire load in
         // `copy_subxids` and `is_in_progress`; the entry is written before
@@ -288,7 +299,13 @@ impl ProcArray {
 
     /// Removes aborted subxids from `slot`'s cache (PostgreSQL's
     /// XidCacheRemoveRunningXids) and counts the abort as a completion.
-    pub(crate) fn end_subxids(&self, slot: u32, state: SubxidState, xids: &[Xid], latest_xid: Xid) -> SubxidState {
+    pub(crate) fn end_subxids(
+        &self,
+        slot: u32,
+        state: SubxidState,
+        xids: &[Xid],
+        latest_xid: Xid,
+    ) -> SubxidState {
         let mut members = self.lock.write();
         let pos = self.pos(slot);
         let cache = &self.procs[slot as usize].subxids;
@@ -302,7 +319,10 @@ impl ProcArray {
                 new.count -= 1;
             } else {
                 // Not cached: the cache overflowed before this subxid got in.
-                debug_assert!(new.overflowed, "subxid {xid:?} missing from a cache that never overflowed");
+                debug_assert!(
+                    new.overflowed,
+                    "subxid {xid:?} missing from a cache that never overflowed"
+                );
             }
         }
         // Release: see `end_xid_transaction`.

@@ -41,14 +41,20 @@ pub(crate) struct SubxidState {
 }
 
 impl SubxidState {
-    pub(crate) const EMPTY: SubxidState = SubxidState { count: 0, overflowed: false };
+    pub(crate) const EMPTY: SubxidState = SubxidState {
+        count: 0,
+        overflowed: false,
+    };
 
     pub(crate) fn pack(self) -> u16 {
         self.count as u16 | ((self.overflowed as u16) << 8)
     }
 
     pub(crate) fn unpack(bits: u16) -> SubxidState {
-        SubxidState { count: bits as u8, overflowed: bits & 0x100 != 0 }
+        SubxidState {
+            count: bits as u8,
+            overflowed: bits & 0x100 != 0,
+        }
     }
 }
 
@@ -114,4 +120,7 @@ pub(crate) struct PgXact {
 }
 
 #[cfg(not(loom))]
-const _: () = assert!(std::mem::size_of::<PgXact>() == 24, "PGXACT is 24 bytes: a few per line");
+const _: () = assert!(
+    std::mem::size_of::<PgXact>() == 24,
+    "PGXACT is 24 bytes: a few per line"
+);

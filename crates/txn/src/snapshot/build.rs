@@ -87,7 +87,13 @@ impl ProcArray {
     /// Builds a snapshot into `out` for `me`, under `members` (the shared
     /// lock), and advertises `me`'s xmin if it has none (SNAPSHOT-XMIN).
     /// `include_self` lists the builder's own xid too (for the shared cache).
-    pub(crate) fn build(&self, members: &Members, me: Builder, include_self: bool, out: &mut Snapshot) -> BuildInfo {
+    pub(crate) fn build(
+        &self,
+        members: &Members,
+        me: Builder,
+        include_self: bool,
+        out: &mut Snapshot,
+    ) -> BuildInfo {
         out.clear();
         out.completion_count = members.completion_count;
         let global_xmin = match &self.layout {
@@ -116,7 +122,13 @@ impl ProcArray {
         }
     }
 
-    fn build_legacy<F: LegacyFields>(&self, fields: &F, members: &Members, me: Builder, out: &mut Snapshot) -> Xid {
+    fn build_legacy<F: LegacyFields>(
+        &self,
+        fields: &F,
+        members: &Members,
+        me: Builder,
+        out: &mut Snapshot,
+    ) -> Xid {
         let xmax = members.latest_completed.next();
         let mut xmin = xmax;
         let mut global_xmin = xmax;
@@ -142,7 +154,9 @@ impl ProcArray {
                 continue;
             }
             out.xip.push(xid);
-            if !out.suboverflowed && !self.copy_subxids(slot, fields.subxid_state(slot), &mut out.subxip) {
+            if !out.suboverflowed
+                && !self.copy_subxids(slot, fields.subxid_state(slot), &mut out.subxip)
+            {
                 out.suboverflowed = true;
             }
         }
@@ -154,7 +168,9 @@ impl ProcArray {
     }
 
     fn build_dense(&self, members: &Members, me: Builder, include_self: bool, out: &mut Snapshot) {
-        let Layout::Dense(dense) = &self.layout else { unreachable!() };
+        let Layout::Dense(dense) = &self.layout else {
+            unreachable!()
+        };
         let xmax = members.latest_completed.next();
         let mut xmin = xmax;
         // Our own xid counts for xmin but is never listed; an own xid at or
@@ -162,7 +178,11 @@ impl ProcArray {
         if me.xid.is_normal() && me.xid < xmin {
             xmin = me.xid;
         }
-        let my_pos = if include_self { usize::MAX } else { self.pos(me.slot) };
+        let my_pos = if include_self {
+            usize::MAX
+        } else {
+            self.pos(me.slot)
+        };
         let n = members.slots.len();
         for (pos, cell) in dense.xids[..n].iter().enumerate() {
             // Relaxed: see build_legacy; loaded exactly once.

@@ -45,7 +45,11 @@ pub(crate) enum CacheOutcome {
 
 impl SharedCache {
     pub(crate) fn new() -> Self {
-        Self { build_lock: Mutex::new(()), built_at: AtomicU64::new(0), data: UnsafeCell::new(Snapshot::default()) }
+        Self {
+            build_lock: Mutex::new(()),
+            built_at: AtomicU64::new(0),
+            data: UnsafeCell::new(Snapshot::default()),
+        }
     }
 
     /// Fills `out` for `me` from the cache or by building; the caller holds
