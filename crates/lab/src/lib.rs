@@ -1,2 +1,6 @@
-//! snapscale's lab: experiments that reproduce the seed documents' measurements.
+//! snapscale's lab: experiments that reproduce the seed documents'
+//! measurements. Each writes a CSV, an SVG plot and a Markdown summary with
+//! the machine and settings (see [`report`]).
+
 pub mod report;
+pub mod snapshots;

@@ -27,7 +27,7 @@ pub(crate) use shared_cache::{CacheOutcome, SharedCache};
 use crate::xid::Xid;
 
 /// An MVCC snapshot. Immutable once built; shared as `Arc<Snapshot>`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
     /// Every xid below this had finished.
     pub xmin: Xid,
@@ -42,6 +42,26 @@ pub struct Snapshot {
     pub(crate) suboverflowed: bool,
     /// The completion counter when built; 0 = never reusable.
     pub(crate) completion_count: u64,
+}
+
+impl Clone for Snapshot {
+    fn clone(&self) -> Self {
+        let mut copy = Snapshot::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    /// Copies into existing buffers: the shared cache is copied at every
+    /// snapshot, and reallocating the xid lists each time would be most of
+    /// the cost.
+    fn clone_from(&mut self, source: &Self) {
+        self.xmin = source.xmin;
+        self.xmax = source.xmax;
+        self.xip.clone_from(&source.xip);
+        self.subxip.clone_from(&source.subxip);
+        self.suboverflowed = source.suboverflowed;
+        self.completion_count = source.completion_count;
+    }
 }
 
 impl Snapshot {
