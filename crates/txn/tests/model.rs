@@ -200,10 +200,10 @@ impl Harness {
 
     fn apply(&mut self, op: u8, s: usize, arg: u8) {
         match op % 12 {
-            0 => self.ensure_txn(s, arg % 2 == 0),
+            0 => self.ensure_txn(s, arg.is_multiple_of(2)),
             1 | 2 => {
                 // Insert a row in the current (sub)transaction.
-                self.ensure_txn(s, arg % 2 == 0);
+                self.ensure_txn(s, arg.is_multiple_of(2));
                 let xmin = self.assign(s);
                 let cmin = self.sessions[s].command_id().unwrap();
                 self.rows.push(Row {
@@ -275,7 +275,7 @@ impl Harness {
             8 => self.end(s, false),
             9 => {
                 // A statement: take its snapshot; every check runs; end it.
-                self.ensure_txn(s, arg % 2 == 0);
+                self.ensure_txn(s, arg.is_multiple_of(2));
                 let snap = self.sessions[s].statement_snapshot().unwrap();
                 let first_rr = self.sm[s].rr && self.sm[s].snapshots.is_empty();
                 if self.sm[s].rr && !first_rr {
@@ -297,7 +297,7 @@ impl Harness {
                 if !self.sm[s].in_txn {
                     return;
                 }
-                if arg % 3 == 0 && !self.sm[s].registered.is_empty() {
+                if arg.is_multiple_of(3) && !self.sm[s].registered.is_empty() {
                     let (id, _, _) = self.sm[s].registered.remove(0);
                     self.sessions[s].unregister_snapshot(id).unwrap();
                 } else {

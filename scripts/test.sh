@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite: unit, model (proptest), stress and integration tests
+# of every crate, then the loom models of the lock-free protocols.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo test --workspace --locked
+
+# Loom needs the whole crate built with `--cfg loom`; a separate target
+# directory keeps that build from invalidating the normal one.
+# Preemption bound 2, as tokio and crossbeam run theirs.
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \
+    cargo test -p snapscale-txn --release --lib --locked loom_
