@@ -198,6 +198,7 @@ impl ProcArray {
             let _gen = self.next_xid.lock();
             let pos = self.pos(slot);
             debug_assert_eq!(members.slots[pos], slot);
+            // Relaxed: only the owner (this thread) writes its xid cell.
             assert_eq!(
                 self.xid_cell(slot, pos).load(Relaxed),
                 0,
@@ -225,6 +226,7 @@ impl ProcArray {
                 }
             }
             self.renumber(&members, pos);
+            // Relaxed: written under both locks, like every pgxactoff store.
             self.procs[slot as usize].pgxactoff.store(u32::MAX, Relaxed);
         }
         self.free_slots.lock().push(slot);
