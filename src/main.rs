@@ -52,21 +52,9 @@ enum Experiment {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Lab {
-            experiment:
-                Experiment::Snapshots {
-                    quick,
-                    out,
-                    modes,
-                    duration_ms,
-                    repeats,
-                },
-        } => {
-            let mut settings = if quick {
-                snapshots::Settings::quick(out)
-            } else {
-                snapshots::Settings::full(out)
-            };
+        Command::Lab { experiment: Experiment::Snapshots { quick, out, modes, duration_ms, repeats } } => {
+            let mut settings =
+                if quick { snapshots::Settings::quick(out) } else { snapshots::Settings::full(out) };
             if let Some(modes) = modes {
                 settings.modes = modes;
             }

@@ -108,21 +108,13 @@ impl Rng {
     }
 }
 
-fn run_once(
-    mode: SnapshotMode,
-    idle: usize,
-    active: usize,
-    write_fraction: f64,
-    duration: Duration,
-) -> Run {
+fn run_once(mode: SnapshotMode, idle: usize, active: usize, write_fraction: f64, duration: Duration) -> Run {
     let engine = Engine::new(EngineConfig {
         max_sessions: idle + active + 1,
         snapshot_mode: mode,
         ..EngineConfig::default()
     });
-    let idle_sessions: Vec<_> = (0..idle)
-        .map(|_| engine.attach().expect("capacity"))
-        .collect();
+    let idle_sessions: Vec<_> = (0..idle).map(|_| engine.attach().expect("capacity")).collect();
     let warmup = duration / 5;
     let start_line = Arc::new(Barrier::new(active));
     let measuring = Arc::new(AtomicBool::new(false));
@@ -170,24 +162,12 @@ fn run_once(
             })
         })
         .collect();
-    let results: Vec<_> = handles
-        .into_iter()
-        .map(|h| h.join().expect("worker"))
-        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().expect("worker")).collect();
     drop(idle_sessions);
     let total: u64 = results.iter().map(|r| r.1).sum();
     let reused: u64 = results.iter().map(|r| r.2).sum();
-    let ns = results
-        .iter()
-        .map(|(e, n, _)| e.as_nanos() as f64 / *n as f64)
-        .sum::<f64>()
-        / active as f64;
-    let longest = results
-        .iter()
-        .map(|r| r.0)
-        .max()
-        .expect("threads")
-        .as_secs_f64();
+    let ns = results.iter().map(|(e, n, _)| e.as_nanos() as f64 / *n as f64).sum::<f64>() / active as f64;
+    let longest = results.iter().map(|r| r.0).max().expect("threads").as_secs_f64();
     Run {
         ns_per_snapshot: ns,
         snapshots_per_sec: total as f64 / longest,
@@ -208,10 +188,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Runs every cell and returns the measurements.
 pub fn measure(settings: &Settings) -> Vec<Cell> {
     let mut cells = Vec::new();
-    let total = settings.modes.len()
-        * settings.idle.len()
-        * settings.active.len()
-        * settings.write_fractions.len();
+    let total =
+        settings.modes.len() * settings.idle.len() * settings.active.len() * settings.write_fractions.len();
     let progress = Progress::new((total * settings.repeats) as u64, "lab snapshots");
     for &active in &settings.active {
         for &write_fraction in &settings.write_fractions {
@@ -220,9 +198,7 @@ pub fn measure(settings: &Settings) -> Vec<Cell> {
                     let runs: Vec<Run> = (0..settings.repeats)
                         .map(|_| {
                             let r = run_once(mode, idle, active, write_fraction, settings.duration);
-                            progress.inc(&format!(
-                                "{mode} idle={idle} active={active} w={write_fraction}"
-                            ));
+                            progress.inc(&format!("{mode} idle={idle} active={active} w={write_fraction}"));
                             r
                         })
                         .collect();
@@ -232,9 +208,7 @@ pub fn measure(settings: &Settings) -> Vec<Cell> {
                         active,
                         write_fraction,
                         ns_per_snapshot: median(runs.iter().map(|r| r.ns_per_snapshot).collect()),
-                        snapshots_per_sec: median(
-                            runs.iter().map(|r| r.snapshots_per_sec).collect(),
-                        ),
+                        snapshots_per_sec: median(runs.iter().map(|r| r.snapshots_per_sec).collect()),
                         reuse_fraction: median(runs.iter().map(|r| r.reuse_fraction).collect()),
                     });
                 }
@@ -284,25 +258,15 @@ pub fn summary(settings: &Settings, cells: &[Cell]) -> String {
     s.push_str("|---|---:|---:|---:|---:|---:|\n");
     for &active in &settings.active {
         for &mode in &settings.modes {
-            let (Some(a), Some(b)) = (
-                cost(cells, mode, lo, active, 0.0),
-                cost(cells, mode, hi, active, 0.0),
-            ) else {
+            let (Some(a), Some(b)) = (cost(cells, mode, lo, active, 0.0), cost(cells, mode, hi, active, 0.0))
+            else {
                 continue;
             };
-            let slope = slope_per_1000(cells, mode, active, 0.0)
-                .map_or("–".into(), |v| format!("{v:.1}"));
-            s.push_str(&format!(
-                "| {mode} | {active} | {:.2} | {slope} | {a:.1} | {b:.1} |\n",
-                b / a
-            ));
+            let slope = slope_per_1000(cells, mode, active, 0.0).map_or("–".into(), |v| format!("{v:.1}"));
+            s.push_str(&format!("| {mode} | {active} | {:.2} | {slope} | {a:.1} | {b:.1} |\n", b / a));
         }
     }
-    if let Some(&w) = settings
-        .write_fractions
-        .iter()
-        .max_by(|a, b| a.total_cmp(b))
-    {
+    if let Some(&w) = settings.write_fractions.iter().max_by(|a, b| a.total_cmp(b)) {
         if w > 0.0 {
             s.push_str(&format!(
                 "\nWith write fraction {w} ({hi} idle sessions), reuse fraction and cost per mode, active threads {}:\n\n",
@@ -310,14 +274,8 @@ pub fn summary(settings: &Settings, cells: &[Cell]) -> String {
             ));
             s.push_str("| mode | reuse fraction | ns per snapshot |\n|---|---:|---:|\n");
             let active = *settings.active.iter().max().expect("active counts");
-            for c in cells
-                .iter()
-                .filter(|c| c.idle == hi && c.active == active && c.write_fraction == w)
-            {
-                s.push_str(&format!(
-                    "| {} | {:.3} | {:.1} |\n",
-                    c.mode, c.reuse_fraction, c.ns_per_snapshot
-                ));
+            for c in cells.iter().filter(|c| c.idle == hi && c.active == active && c.write_fraction == w) {
+                s.push_str(&format!("| {} | {:.3} | {:.1} |\n", c.mode, c.reuse_fraction, c.ns_per_snapshot));
             }
         }
     }
@@ -340,10 +298,7 @@ fn figure(settings: &Settings, cells: &[Cell]) -> Figure {
                         .collect(),
                 })
                 .collect();
-            panels.push(Panel {
-                title: format!("{active} active, write fraction {w}"),
-                series,
-            });
+            panels.push(Panel { title: format!("{active} active, write fraction {w}"), series });
         }
     }
     Figure {
@@ -379,32 +334,14 @@ pub fn run(settings: &Settings) -> std::io::Result<Written> {
             Value::from(c.reuse_fraction),
         ]);
     }
-    let list = |v: &[usize]| {
-        v.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let list = |v: &[usize]| v.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
     let settings_list = vec![
-        (
-            "modes".to_string(),
-            settings
-                .modes
-                .iter()
-                .map(|m| m.name())
-                .collect::<Vec<_>>()
-                .join(", "),
-        ),
+        ("modes".to_string(), settings.modes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")),
         ("idle sessions".to_string(), list(&settings.idle)),
         ("active threads".to_string(), list(&settings.active)),
         (
             "write fractions".to_string(),
-            settings
-                .write_fractions
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
+            settings.write_fractions.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
         ),
         (
             "measured per repetition".to_string(),
@@ -414,14 +351,8 @@ pub fn run(settings: &Settings) -> std::io::Result<Written> {
                 settings.duration.as_millis() / 5
             ),
         ),
-        (
-            "repetitions (median reported)".to_string(),
-            settings.repeats.to_string(),
-        ),
-        (
-            "isolation".to_string(),
-            "READ COMMITTED, one statement per transaction".to_string(),
-        ),
+        ("repetitions (median reported)".to_string(), settings.repeats.to_string()),
+        ("isolation".to_string(), "READ COMMITTED, one statement per transaction".to_string()),
     ];
     ResultSet::new(&settings.out_dir, &settings.name).write(
         &table,
@@ -449,15 +380,11 @@ mod tests {
         };
         let cells = measure(&settings);
         assert_eq!(cells.len(), 8);
-        assert!(cells
-            .iter()
-            .all(|c| c.ns_per_snapshot > 0.0 && c.snapshots_per_sec > 0.0));
+        assert!(cells.iter().all(|c| c.ns_per_snapshot > 0.0 && c.snapshots_per_sec > 0.0));
         let reuse = |w: f64| {
             cells
                 .iter()
-                .find(|c| {
-                    c.mode == SnapshotMode::DenseCached && c.idle == 0 && c.write_fraction == w
-                })
+                .find(|c| c.mode == SnapshotMode::DenseCached && c.idle == 0 && c.write_fraction == w)
                 .unwrap()
                 .reuse_fraction
         };

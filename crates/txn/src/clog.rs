@@ -57,9 +57,7 @@ pub(crate) struct Clog {
 
 impl Clog {
     pub(crate) fn new(ring_pages: usize) -> Self {
-        Self {
-            map: XidMap::new(XIDS_PER_WORD, ring_pages),
-        }
+        Self { map: XidMap::new(XIDS_PER_WORD, ring_pages) }
     }
 
     pub(crate) fn map(&self) -> &XidMap {
@@ -142,16 +140,11 @@ impl Clog {
         // commit of step 2).
         let old = match (from, to) {
             (XidStatus::InProgress, _) => word.fetch_or((to as u64) << shift, Release),
-            (XidStatus::SubCommitted, XidStatus::Committed) => {
-                word.fetch_and(!(2u64 << shift), Release)
-            }
+            (XidStatus::SubCommitted, XidStatus::Committed) => word.fetch_and(!(2u64 << shift), Release),
             _ => unreachable!("no status transition {from:?} -> {to:?}"),
         };
         let was = XidStatus::from_bits(old >> shift);
-        assert_eq!(
-            was, from,
-            "CLOG-MONOTONE violated: {xid:?} was {was:?}, expected {from:?} before {to:?}"
-        );
+        assert_eq!(was, from, "CLOG-MONOTONE violated: {xid:?} was {was:?}, expected {from:?} before {to:?}");
     }
 
     /// Commits `top` and `subxids` atomically for every reader (see module docs).

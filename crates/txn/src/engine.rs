@@ -4,11 +4,15 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::clog::{Clog, XidStatus};
+use crate::csn::{CsnState, Memo, ACQUIRING};
 use crate::error::TxnError;
-use crate::procarray::{ProcArray, SubxidState};
-use crate::snapshot::{Builder, SharedCache, Snapshot};
+use crate::procarray::{Members, ProcArray, SubxidState};
+use crate::snapshot::{Builder, CacheOutcome, SharedCache, Snapshot};
 use crate::subtrans::SubTrans;
-use crate::sync::atomic::Ordering::Relaxed;
+use crate::sync::atomic::{
+    fence,
+    Ordering::{Relaxed, Release, SeqCst},
+};
 use crate::xid::Xid;
 use std::sync::Arc;
 
@@ -26,16 +30,19 @@ pub enum SnapshotMode {
     DenseCached,
     /// One snapshot cached in shared state for all sessions (seed 000).
     SharedCached,
+    /// Commit-sequence-number snapshots: (xmin, xmax, csn), O(1) to take.
+    Csn,
 }
 
 impl SnapshotMode {
     /// Every mode, in the order the lab reports them.
-    pub const ALL: [SnapshotMode; 5] = [
+    pub const ALL: [SnapshotMode; 6] = [
         SnapshotMode::PgProc,
         SnapshotMode::PgXact,
         SnapshotMode::Dense,
         SnapshotMode::DenseCached,
         SnapshotMode::SharedCached,
+        SnapshotMode::Csn,
     ];
 
     /// The setting's spelling (`snapshot_mode = dense-cached`).
@@ -46,6 +53,7 @@ impl SnapshotMode {
             SnapshotMode::Dense => "dense",
             SnapshotMode::DenseCached => "dense-cached",
             SnapshotMode::SharedCached => "shared-cached",
+            SnapshotMode::Csn => "csn",
         }
     }
 }
@@ -60,16 +68,10 @@ impl FromStr for SnapshotMode {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        SnapshotMode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = SnapshotMode::ALL.iter().map(|m| m.name()).collect();
-                format!(
-                    "invalid snapshot_mode \"{s}\" (valid: {})",
-                    names.join(", ")
-                )
-            })
+        SnapshotMode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
+            let names: Vec<_> = SnapshotMode::ALL.iter().map(|m| m.name()).collect();
+            format!("invalid snapshot_mode \"{s}\" (valid: {})", names.join(", "))
+        })
     }
 }
 
@@ -83,6 +85,9 @@ pub struct EngineConfig {
     /// Pages in the commit-status log ring (32 768 xids each): the bound on
     /// how many xids may separate the oldest unfinished one from the newest.
     pub status_log_pages: usize,
+    /// Pages in the CSN log ring (`csn` mode; 1 024 xids each): the bound on
+    /// how far the oldest snapshot or running xid may lag the next xid.
+    pub csn_log_pages: usize,
     /// Debug check: whenever a snapshot is reused or copied from the shared
     /// cache, also build one from scratch under the same lock and assert that
     /// both give the same answer for every listed xid (SNAPSHOT-REUSE).
@@ -95,33 +100,54 @@ impl Default for EngineConfig {
             max_sessions: 100,
             snapshot_mode: SnapshotMode::Dense,
             status_log_pages: 4096,
+            csn_log_pages: 4096,
             verify_reuse: false,
         }
     }
 }
 
 /// Shared transaction state: the proc array, the xid generator, the
-/// commit-status log and subtransaction parents.
+/// commit-status log, subtransaction parents and, per mode, the shared
+/// snapshot cache or the CSN state.
 pub struct Engine {
     pub(crate) config: EngineConfig,
     pub(crate) procarray: ProcArray,
     pub(crate) clog: Clog,
     pub(crate) subtrans: SubTrans,
     pub(crate) shared_cache: Option<SharedCache>,
+    pub(crate) csn: Option<CsnState>,
 }
 
 impl fmt::Debug for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Engine")
-            .field("config", &self.config)
-            .finish_non_exhaustive()
+        f.debug_struct("Engine").field("config", &self.config).finish_non_exhaustive()
     }
+}
+
+/// Why an xid could not be assigned.
+enum Full {
+    /// The status log ring: only an explicit truncation frees it.
+    StatusLog,
+    /// The parent-link or CSN-log ring: freed by truncating to the horizon.
+    Recyclable,
+}
+
+/// The session holding the oldest snapshot (see [`Engine::oldest_snapshot`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct OldestSnapshot {
+    /// Its proc-array slot.
+    pub slot: u32,
+    /// The xmin it advertises.
+    pub xmin: Xid,
+    /// How many xids have been handed out since that xmin.
+    pub age_xids: u64,
 }
 
 /// What taking a snapshot did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Taken {
-    /// Built from the proc array (`global_xmin` is set by legacy modes).
+    /// Built from the proc array or the CSN counters (`global_xmin` is set by
+    /// legacy modes).
     Built { global_xmin: Option<Xid> },
     /// The previous snapshot was reused (dense-cached).
     Reused,
@@ -134,14 +160,15 @@ impl Engine {
     pub fn new(config: EngineConfig) -> Arc<Engine> {
         assert!(config.max_sessions > 0, "max_sessions must be positive");
         // Parent links use one word per xid, 32 times the status log's
-        // density; give them the same xid capacity.
+        // density; give them the same xid capacity. They are recycled as the
+        // horizon advances, so only the pages in use are allocated.
         let subtrans_pages = config.status_log_pages * 32;
         Arc::new(Engine {
             procarray: ProcArray::new(config.max_sessions, config.snapshot_mode),
             clog: Clog::new(config.status_log_pages),
             subtrans: SubTrans::new(subtrans_pages),
-            shared_cache: (config.snapshot_mode == SnapshotMode::SharedCached)
-                .then(SharedCache::new),
+            shared_cache: (config.snapshot_mode == SnapshotMode::SharedCached).then(SharedCache::new),
+            csn: (config.snapshot_mode == SnapshotMode::Csn).then(|| CsnState::new(config.csn_log_pages)),
             config,
         })
     }
@@ -162,6 +189,7 @@ impl Engine {
     }
 
     /// The newest completed xid and the completion counter, read together.
+    /// (`csn` mode does not maintain them: its commits take no lock.)
     pub fn completion_state(&self) -> (Xid, u64) {
         let members = self.procarray.lock.read();
         (members.latest_completed, members.completion_count)
@@ -188,33 +216,96 @@ impl Engine {
         self.subtrans.parent(xid)
     }
 
+    /// CSN-log loads made by visibility checks so far (`csn` mode; for the lab).
+    pub fn csn_log_loads(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.csn.as_ref().map_or(0, |c| c.log_loads.load(Relaxed))
+    }
+
     /// Hands out a new xid to `slot`, as a subxid of `parent` if given, and
     /// publishes it before the generator lock is released (XID-PUBLISH).
+    /// If the parent-link or CSN-log ring is full, they are first truncated
+    /// to the current horizon (always safe for them: nobody looks below a
+    /// snapshot's xmin) and the assignment is retried once.
     pub(crate) fn assign_xid(
         &self,
         slot: u32,
         parent: Option<Xid>,
         state: &mut SubxidState,
     ) -> Result<Xid, TxnError> {
-        let mut next = self.procarray.next_xid.lock();
-        let xid = *next;
-        // Extend both logs before the xid exists anywhere, so nobody can look
-        // it up on a page that is not ready (XIDMAP-EXTEND).
-        if !self.clog.map().extend(xid) || !self.subtrans.map().extend(xid) {
-            return Err(TxnError::XidSpaceExhausted {
-                oldest: self.clog.map().oldest(),
-                capacity: self.clog.map().capacity_xids(),
-            });
-        }
-        *next = xid.next();
-        match parent {
-            None => self.procarray.publish_top_xid(slot, xid),
-            Some(parent) => {
-                self.subtrans.set_parent(xid, parent);
-                *state = self.procarray.publish_subxid(slot, *state, xid);
+        match self.try_assign_xid(slot, parent, state) {
+            Ok(xid) => Ok(xid),
+            Err(Full::StatusLog) => Err(self.exhausted()),
+            Err(Full::Recyclable) => {
+                let horizon = self.compute_horizons().oldest_considered_running;
+                {
+                    let _generator = self.procarray.next_xid.lock();
+                    self.subtrans.map().truncate(horizon);
+                    if let Some(csn) = &self.csn {
+                        csn.log.truncate(horizon);
+                    }
+                }
+                self.try_assign_xid(slot, parent, state).map_err(|_| self.exhausted())
             }
         }
+    }
+
+    fn try_assign_xid(&self, slot: u32, parent: Option<Xid>, state: &mut SubxidState) -> Result<Xid, Full> {
+        let mut next = self.procarray.next_xid.lock();
+        let xid = *next;
+        // Extend every log before the xid exists anywhere, so nobody can look
+        // it up on a page that is not ready (XIDMAP-EXTEND).
+        if !self.clog.map().extend(xid) {
+            return Err(Full::StatusLog);
+        }
+        if !self.subtrans.map().extend(xid) || self.csn.as_ref().is_some_and(|c| !c.log.extend(xid)) {
+            return Err(Full::Recyclable);
+        }
+        *next = xid.next();
+        if let Some(parent) = parent {
+            self.subtrans.set_parent(xid, parent);
+        }
+        match &self.csn {
+            // CSN mode publishes into the CSN log, not the proc array.
+            Some(csn) => csn.on_assign(xid, parent),
+            None => match parent {
+                None => self.procarray.publish_top_xid(slot, xid),
+                Some(_) => *state = self.procarray.publish_subxid(slot, *state, xid),
+            },
+        }
         Ok(xid)
+    }
+
+    /// The error for a full ring, naming the oldest snapshot if one holds it.
+    fn exhausted(&self) -> TxnError {
+        let (oldest, capacity) = match &self.csn {
+            Some(csn) if csn.log.capacity_xids() < self.clog.map().capacity_xids() => {
+                (csn.log.oldest(), csn.log.capacity_xids())
+            }
+            _ => (self.clog.map().oldest(), self.clog.map().capacity_xids()),
+        };
+        let held_by = self.oldest_snapshot().map(|o| (o.slot, o.xmin));
+        TxnError::XidSpaceExhausted { oldest, capacity, held_by }
+    }
+
+    /// The session whose snapshots reach furthest back, and how far: what
+    /// holds back every horizon and the CSN log.
+    pub fn oldest_snapshot(&self) -> Option<OldestSnapshot> {
+        let next = match &self.csn {
+            Some(csn) => csn.next_xid(),
+            None => self.next_xid(),
+        };
+        let members = self.procarray.lock.read();
+        members
+            .slots
+            .iter()
+            .filter_map(|&slot| {
+                // Relaxed: a diagnostic; a stale value is a recent truth.
+                let xmin = self.procarray.xmin_cell(slot).load(Relaxed);
+                (xmin != 0 && xmin != ACQUIRING).then_some((slot, Xid(xmin)))
+            })
+            .min_by_key(|&(_, xmin)| xmin)
+            .map(|(slot, xmin)| OldestSnapshot { slot, xmin, age_xids: next.0.saturating_sub(xmin.0) })
     }
 
     /// Takes a snapshot for `me`, into (or reusing) `buffer`.
@@ -224,6 +315,10 @@ impl Engine {
         own_subxids: &[Xid],
         buffer: &mut Option<Arc<Snapshot>>,
     ) -> Taken {
+        if let Some(csn) = &self.csn {
+            self.take_csn_snapshot(csn, me, buffer);
+            return Taken::Built { global_xmin: None };
+        }
         let members = self.procarray.lock.read();
         if self.config.snapshot_mode == SnapshotMode::DenseCached {
             if let Some(prev) = buffer.as_ref() {
@@ -242,35 +337,67 @@ impl Engine {
             Some(snap) => snap,
             None => {
                 let capacity = members.slots.len();
-                *buffer = Some(Arc::new(Snapshot {
-                    xip: Vec::with_capacity(capacity),
-                    ..Snapshot::default()
-                }));
+                *buffer =
+                    Some(Arc::new(Snapshot { xip: Vec::with_capacity(capacity), ..Snapshot::default() }));
                 Arc::get_mut(buffer.as_mut().expect("just set")).expect("fresh Arc is unique")
             }
         };
         match &self.shared_cache {
             Some(cache) => {
                 let outcome = cache.snapshot(&self.procarray, &members, me, own_subxids, snap);
-                if self.config.verify_reuse && outcome == crate::snapshot::CacheOutcome::Copied {
+                if self.config.verify_reuse && outcome == CacheOutcome::Copied {
                     self.verify_equivalent(&members, me, snap);
                 }
                 match outcome {
-                    crate::snapshot::CacheOutcome::Copied => Taken::Copied,
-                    crate::snapshot::CacheOutcome::Built => Taken::Built { global_xmin: None },
+                    CacheOutcome::Copied => Taken::Copied,
+                    CacheOutcome::Built => Taken::Built { global_xmin: None },
                 }
             }
             None => {
                 let info = self.procarray.build(&members, me, false, snap);
-                Taken::Built {
-                    global_xmin: info.global_xmin,
-                }
+                Taken::Built { global_xmin: info.global_xmin }
             }
         }
     }
 
+    /// CSN-SNAPSHOT with the CSN-ACQUIRING handshake: no lock, O(1).
+    fn take_csn_snapshot(&self, csn: &CsnState, me: Builder, buffer: &mut Option<Arc<Snapshot>>) {
+        let advert = self.procarray.advert(me.slot);
+        // Relaxed: only this session writes its own advert.
+        let advertising = advert.xmin.load(Relaxed) == 0;
+        if advertising {
+            // Relaxed store, then a SeqCst fence (CSN-ACQUIRING step 0),
+            // pairing with the fence in CsnState::horizon_start: if that
+            // fence comes first in the SeqCst order, our counter loads see
+            // the horizon's counter RMWs or later values; if ours comes
+            // first, the horizon scan sees ACQUIRING (or what replaces it)
+            // and waits for the xmin we publish.
+            advert.xmin.store(ACQUIRING, Relaxed);
+            fence(SeqCst);
+        }
+        let acquired = csn.acquire();
+        if advertising {
+            // Relaxed: published by the Release xmin store below.
+            advert.csn.store(acquired.csn, Relaxed);
+            // Release: clears ACQUIRING; pairs with the horizon scan's
+            // Acquire load, which then also sees the CSN.
+            advert.xmin.store(acquired.xmin.0, Release);
+        }
+        let fresh = Snapshot {
+            xmin: acquired.xmin,
+            xmax: acquired.xmax,
+            csn: acquired.csn,
+            memo: Some(Memo::new(acquired.xmin, acquired.xmax)),
+            ..Snapshot::default()
+        };
+        match buffer.as_mut().and_then(Arc::get_mut) {
+            Some(snap) => *snap = fresh,
+            None => *buffer = Some(Arc::new(fresh)),
+        }
+    }
+
     /// SNAPSHOT-REUSE check: `snap` must answer like a fresh build would.
-    fn verify_equivalent(&self, members: &crate::procarray::Members, me: Builder, snap: &Snapshot) {
+    fn verify_equivalent(&self, members: &Members, me: Builder, snap: &Snapshot) {
         let mut fresh = Snapshot::default();
         self.procarray.build(members, me, false, &mut fresh);
         assert_eq!(
@@ -278,12 +405,7 @@ impl Engine {
             (fresh.xmin, fresh.xmax),
             "SNAPSHOT-REUSE violated: bounds differ"
         );
-        let probes = snap
-            .xip
-            .iter()
-            .chain(&snap.subxip)
-            .chain(&fresh.xip)
-            .chain(&fresh.subxip);
+        let probes = snap.xip.iter().chain(&snap.subxip).chain(&fresh.xip).chain(&fresh.subxip);
         for &xid in probes {
             assert_eq!(
                 self.xid_in_snapshot(xid, snap),
@@ -300,5 +422,15 @@ impl Engine {
         // Relaxed: the owner is the only writer of its own entry; builders
         // tolerate either value (see build_dense).
         self.procarray.flags_cell(slot, pos).store(flags, Relaxed);
+    }
+
+    /// Clears a session's advertised snapshot bounds without a lock
+    /// (XMIN-CLEAR).
+    pub(crate) fn clear_advert(&self, slot: u32) {
+        self.procarray.clear_xmin(slot);
+        if self.csn.is_some() {
+            // Relaxed: owner-only; a stale CSN bound is only conservative.
+            self.procarray.advert(slot).csn.store(0, Relaxed);
+        }
     }
 }

@@ -20,6 +20,9 @@ pub enum TxnError {
         oldest: Xid,
         /// How many xids the ring describes.
         capacity: u64,
+        /// The session slot and xmin of the oldest snapshot, if one holds
+        /// the ring back.
+        held_by: Option<(u32, Xid)>,
     },
     /// The operation needs a transaction and there is none.
     NoTransaction,
@@ -53,11 +56,21 @@ impl fmt::Display for TxnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TxnError::TooManySessions { max } => write!(f, "sorry, too many clients already (max {max})"),
-            TxnError::XidSpaceExhausted { oldest, capacity } => write!(
-                f,
-                "cannot assign a transaction id: {capacity} xids since the oldest unfinished one ({oldest}) are \
-                 in use; end long-running transactions"
-            ),
+            TxnError::XidSpaceExhausted { oldest, capacity, held_by } => {
+                write!(
+                    f,
+                    "cannot assign a transaction id: {capacity} xids since the oldest tracked one ({oldest}) \
+                     are in use"
+                )?;
+                match held_by {
+                    Some((slot, xmin)) => write!(
+                        f,
+                        "; the oldest snapshot (session slot {slot}, xmin {xmin}) holds them back: end that \
+                         transaction"
+                    ),
+                    None => f.write_str("; end long-running transactions"),
+                }
+            }
             TxnError::NoTransaction => f.write_str("there is no transaction in progress"),
             TxnError::AlreadyInTransaction => f.write_str("there is already a transaction in progress"),
             TxnError::NoSubtransaction => f.write_str("no such savepoint"),

@@ -18,9 +18,11 @@
 //! lock), and the xmin being advertised is the minimum of exactly those, so
 //! the horizon is at most that xmin whether or not it sees the store.
 
+use crate::csn::{Csn, CsnState, ACQUIRING};
 use crate::engine::Engine;
 use crate::procarray::FLAG_IN_VACUUM;
-use crate::sync::atomic::Ordering::Relaxed;
+use crate::sync::atomic::Ordering::{Acquire, Relaxed};
+use crate::sync::backoff;
 use crate::xid::Xid;
 
 /// The result of an accurate horizon computation.
@@ -32,13 +34,22 @@ pub struct Horizons {
     /// Row versions deleted by a committed xid below this are invisible to
     /// every current and future snapshot.
     pub data_oldest_nonremovable: Xid,
-    /// `latest_completed` when computed.
+    /// `latest_completed` when computed (`csn` mode: the newest xid handed
+    /// out, an upper bound; it keeps no completion counter).
     pub latest_completed: Xid,
+    /// `csn` mode: every snapshot now or later has a CSN at least this, so a
+    /// version deleted by a transaction that committed with a smaller CSN is
+    /// invisible to all of them. More precise than the xid horizon when an
+    /// old writer holds back xmin while all snapshots are recent.
+    pub oldest_snapshot_csn: Option<Csn>,
 }
 
 impl Engine {
     /// Computes the horizons accurately (PostgreSQL's ComputeXidHorizons).
     pub fn compute_horizons(&self) -> Horizons {
+        if let Some(csn) = &self.csn {
+            return self.compute_csn_horizons(csn);
+        }
         let pa = &self.procarray;
         let members = pa.lock.read();
         let start = members.latest_completed.next();
@@ -66,6 +77,45 @@ impl Engine {
             oldest_considered_running: oldest_running,
             data_oldest_nonremovable: data,
             latest_completed: members.latest_completed,
+            oldest_snapshot_csn: None,
+        }
+    }
+
+    /// `csn` mode (CSN-ACQUIRING): read the counters first, then every
+    /// session's advertised bounds, waiting out a session caught between
+    /// announcing ACQUIRING and publishing its xmin (three loads long).
+    fn compute_csn_horizons(&self, csn: &CsnState) -> Horizons {
+        let (oldest_active, next_csn) = csn.horizon_start();
+        let mut xid_horizon = oldest_active;
+        let mut csn_horizon = next_csn;
+        let members = self.procarray.lock.read();
+        for &slot in &members.slots {
+            let advert = self.procarray.advert(slot);
+            let mut spins = 0;
+            let xmin = loop {
+                // Acquire (CSN-ACQUIRING): after the fence in horizon_start;
+                // pairs with the Release xmin store in take_csn_snapshot.
+                let v = advert.xmin.load(Acquire);
+                if v != ACQUIRING {
+                    break Xid(v);
+                }
+                backoff(&mut spins);
+            };
+            if xmin.is_valid() {
+                xid_horizon = xid_horizon.min(xmin);
+                // Acquire: the Release xmin store that followed the CSN
+                // store is ordered before this by the load above.
+                let c = advert.csn.load(Acquire);
+                if c != 0 {
+                    csn_horizon = csn_horizon.min(c);
+                }
+            }
+        }
+        Horizons {
+            oldest_considered_running: xid_horizon,
+            data_oldest_nonremovable: xid_horizon,
+            latest_completed: Xid(csn.next_xid().0.saturating_sub(1)),
+            oldest_snapshot_csn: Some(csn_horizon),
         }
     }
 
@@ -78,6 +128,9 @@ impl Engine {
         let _generator = self.procarray.next_xid.lock();
         self.clog.map().truncate(below);
         self.subtrans.map().truncate(below);
+        if let Some(csn) = &self.csn {
+            csn.log.truncate(below);
+        }
         below
     }
 
@@ -104,10 +157,7 @@ impl GlobalVis {
     /// bound for everyone.
     pub(crate) fn after_build(&mut self, snapshot_xmin: Xid, oldest_tracked: Xid) {
         self.definitely_needed = self.definitely_needed.max(snapshot_xmin);
-        self.maybe_needed = self
-            .maybe_needed
-            .max(oldest_tracked)
-            .min(self.definitely_needed);
+        self.maybe_needed = self.maybe_needed.max(oldest_tracked).min(self.definitely_needed);
     }
 
     /// Legacy modes: the loop computed the global xmin exactly.

@@ -7,6 +7,7 @@
 //! (XID-PUBLISH, SNAPSHOT-CONSISTENCY, …).
 
 mod clog;
+mod csn;
 mod engine;
 mod error;
 mod horizon;
@@ -23,7 +24,8 @@ mod xidmap;
 mod loom_tests;
 
 pub use clog::XidStatus;
-pub use engine::{Engine, EngineConfig, SnapshotMode};
+pub use csn::{Csn, FIRST_CSN};
+pub use engine::{Engine, EngineConfig, OldestSnapshot, SnapshotMode};
 pub use error::TxnError;
 pub use horizon::{GlobalVis, Horizons};
 pub use procarray::{FLAG_IN_VACUUM, SUBXID_CACHE};

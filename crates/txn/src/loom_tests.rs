@@ -21,6 +21,7 @@ fn engine(mode: SnapshotMode) -> Arc<Engine> {
         max_sessions: 4,
         snapshot_mode: mode,
         status_log_pages: 4,
+        csn_log_pages: 64,
         verify_reuse: true,
     })
 }
@@ -58,10 +59,7 @@ fn loom_xid_publish_before_generator_release() {
             let (a, xa) = ta.join().unwrap();
             tb.join().unwrap();
             if xa < snap.xmax {
-                assert!(
-                    snap.xip().contains(&xa),
-                    "running {xa:?} < xmax missing from {snap:?}"
-                );
+                assert!(snap.xip().contains(&xa), "running {xa:?} < xmax missing from {snap:?}");
             }
             drop(a);
         });
@@ -83,8 +81,7 @@ fn loom_completion_counter_reuse() {
         let first = r.statement_snapshot().unwrap();
         r.end_statement().unwrap();
         let second = r.statement_snapshot().unwrap();
-        let saw_commit =
-            |s: &crate::Snapshot| !engine.xid_in_snapshot(xw, s) && engine.did_commit(xw);
+        let saw_commit = |s: &crate::Snapshot| !engine.xid_in_snapshot(xw, s) && engine.did_commit(xw);
         if saw_commit(&first) {
             assert!(saw_commit(&second), "reuse went back in time");
         }
@@ -138,10 +135,7 @@ fn loom_subxid_publish_before_count() {
         let snap = r.statement_snapshot().unwrap();
         let (a, subs) = ta.join().unwrap();
         for x in snap.subxip() {
-            assert!(
-                subs.contains(x),
-                "snapshot copied {x:?}, not one of {subs:?}"
-            );
+            assert!(subs.contains(x), "snapshot copied {x:?}, not one of {subs:?}");
         }
         drop(a);
     });
@@ -168,10 +162,7 @@ fn loom_status_log_tree_commit_is_atomic() {
         let mut seen = false;
         for x in [far, top, near, far] {
             let committed = clog.did_commit(x, &subtrans);
-            assert!(
-                committed || !seen,
-                "{x:?} reads uncommitted after a tree member read committed"
-            );
+            assert!(committed || !seen, "{x:?} reads uncommitted after a tree member read committed");
             seen |= committed;
         }
         committer.join().unwrap();
@@ -187,9 +178,7 @@ fn loom_xid_map_extend_and_read() {
         let m2 = Arc::clone(&map);
         let t = thread::spawn(move || {
             assert!(m2.extend(Xid(5)));
-            m2.word(Xid(5))
-                .unwrap()
-                .store(9, crate::sync::atomic::Ordering::Release);
+            m2.word(Xid(5)).unwrap().store(9, crate::sync::atomic::Ordering::Release);
         });
         if let Some(v) = map.load(Xid(5)) {
             assert!(v == 0 || v == 9);
@@ -217,11 +206,91 @@ fn loom_horizon_never_passes_a_live_snapshot() {
             tw.join().unwrap();
             // `snap` is still held, so every horizon computed at any point of
             // its life (or before it) must be <= its xmin.
-            assert!(
-                h.data_oldest_nonremovable <= snap.xmin,
-                "horizon {h:?} passed live snapshot {snap:?}"
-            );
+            assert!(h.data_oldest_nonremovable <= snap.xmin, "horizon {h:?} passed live snapshot {snap:?}");
             drop(r);
         });
     }
+}
+
+/// The committed CSN of `xid`, read after every thread has joined.
+fn committed_csn(engine: &Engine, xid: Xid) -> Option<crate::Csn> {
+    let csn = engine.csn.as_ref().unwrap();
+    match crate::csn::CsnValue::decode(csn.log.load(xid).unwrap()) {
+        crate::csn::CsnValue::Committed(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// CSN-COMMIT vs CSN-SNAPSHOT: a snapshot taken while a transaction (with a
+/// subtransaction) commits answers exactly "committed before me" iff the
+/// transaction's CSN is below the snapshot's, for the top and the subxid,
+/// and gives the same answer on every check (I1, I2, stability). Waits on
+/// COMMITTING are exercised whenever the reader lands in that window.
+#[test]
+fn loom_csn_commit_vs_snapshot() {
+    loom::model(|| {
+        let engine = engine(SnapshotMode::Csn);
+        let (mut w, top) = writer(&engine);
+        w.begin_subtransaction().unwrap();
+        let sub = w.assign_xid().unwrap();
+        w.commit_subtransaction().unwrap();
+        let mut r = engine.attach().unwrap();
+        let tw = thread::spawn(move || w.commit().unwrap());
+        r.begin(IsolationLevel::RepeatableRead).unwrap();
+        let snap = r.statement_snapshot().unwrap();
+        let csn = engine.csn.as_ref().unwrap();
+        // Without the memo, so every check goes to the log.
+        let first = [csn.xid_in_snapshot(sub, &snap, None), csn.xid_in_snapshot(top, &snap, None)];
+        let again = [csn.xid_in_snapshot(top, &snap, None), csn.xid_in_snapshot(sub, &snap, None)];
+        tw.join().unwrap();
+        assert_eq!(first[0], first[1], "tree split: sub and top disagree under {snap:?}");
+        assert_eq!([again[1], again[0]], first, "snapshot changed its answer");
+        let truth = committed_csn(&engine, top).unwrap() >= snap.csn();
+        assert_eq!(first[1], truth, "answer differs from the CSN order");
+    });
+}
+
+/// CSN-ACQUIRING: a horizon computed while a session takes its first CSN
+/// snapshot and the oldest running transaction commits never passes that
+/// snapshot's xmin. Fails if the ACQUIRING store is removed.
+#[test]
+fn loom_csn_acquiring_vs_horizon() {
+    loom::model(|| {
+        let engine = engine(SnapshotMode::Csn);
+        let (mut w, _) = writer(&engine);
+        let mut r = engine.attach().unwrap();
+        let tw = thread::spawn(move || w.commit().unwrap());
+        let tr = thread::spawn(move || {
+            r.begin(IsolationLevel::RepeatableRead).unwrap();
+            let snap = r.statement_snapshot().unwrap();
+            (r, snap)
+        });
+        let h = engine.compute_horizons();
+        let (r, snap) = tr.join().unwrap();
+        tw.join().unwrap();
+        assert!(h.data_oldest_nonremovable <= snap.xmin, "horizon {h:?} passed live snapshot {snap:?}");
+        assert!(h.oldest_snapshot_csn.unwrap() <= snap.csn(), "CSN horizon {h:?} passed {snap:?}");
+        drop(r);
+    });
+}
+
+/// Subtransaction stamping vs readers: a reader resolving a subxid while
+/// its top commits sees it final as soon as the top reads committed.
+#[test]
+fn loom_csn_subxact_stamping() {
+    loom::model(|| {
+        let engine = engine(SnapshotMode::Csn);
+        let (mut w, top) = writer(&engine);
+        w.begin_subtransaction().unwrap();
+        let sub = w.assign_xid().unwrap();
+        w.commit_subtransaction().unwrap();
+        let tw = thread::spawn(move || w.commit().unwrap());
+        let csn = engine.csn.as_ref().unwrap();
+        let sub_state = csn.resolve(sub);
+        let top_state = csn.resolve(top);
+        tw.join().unwrap();
+        if sub_state.is_final() {
+            assert!(top_state.is_final(), "subxid final before its top: {sub_state:?} / {top_state:?}");
+        }
+    });
 }

@@ -92,6 +92,9 @@ pub struct Session {
     global_vis: GlobalVis,
     next_snapshot_id: u64,
     counters: SessionCounters,
+    /// Our vacuum flag, kept locally so ending a transaction need not read
+    /// the shared copy under the lock.
+    in_vacuum: bool,
 }
 
 /// What a session's snapshots did, for the lab.
@@ -108,9 +111,8 @@ pub struct SessionCounters {
 impl Engine {
     /// Attaches a new session, taking a proc-array slot for its lifetime.
     pub fn attach(self: &Arc<Self>) -> Result<Session, TxnError> {
-        let slot = self.procarray.attach().ok_or(TxnError::TooManySessions {
-            max: self.procarray.capacity(),
-        })?;
+        let slot =
+            self.procarray.attach().ok_or(TxnError::TooManySessions { max: self.procarray.capacity() })?;
         Ok(Session {
             engine: Arc::clone(self),
             slot,
@@ -121,6 +123,7 @@ impl Engine {
             global_vis: GlobalVis::default(),
             next_snapshot_id: 1,
             counters: SessionCounters::default(),
+            in_vacuum: false,
         })
     }
 }
@@ -153,10 +156,7 @@ impl Session {
 
     /// The top-level xid, if one was assigned.
     pub fn xid(&self) -> Option<Xid> {
-        self.txn
-            .as_ref()
-            .map(|t| t.top_xid())
-            .filter(|x| x.is_valid())
+        self.txn.as_ref().map(|t| t.top_xid()).filter(|x| x.is_valid())
     }
 
     /// The running transaction's isolation level.
@@ -187,15 +187,10 @@ impl Session {
         }
         self.local_counter += 1;
         // Relaxed: owner-written, read only by diagnostics and the lock manager.
-        self.engine.procarray.procs[self.slot as usize]
-            .vxid_local
-            .store(self.local_counter, Relaxed);
+        self.engine.procarray.procs[self.slot as usize].vxid_local.store(self.local_counter, Relaxed);
         self.txn = Some(Txn {
             isolation,
-            vxid: VirtualXid {
-                slot: self.slot,
-                local: self.local_counter,
-            },
+            vxid: VirtualXid { slot: self.slot, local: self.local_counter },
             levels: vec![Level::default()],
             subxid_state: SubxidState::EMPTY,
             cid: 0,
@@ -236,11 +231,7 @@ impl Session {
     /// committed subtransactions; never aborted ones)?
     pub fn is_current_xid(&self, xid: Xid) -> bool {
         let Some(txn) = &self.txn else { return false };
-        xid.is_valid()
-            && txn
-                .levels
-                .iter()
-                .any(|l| l.xid == xid || l.committed_children.contains(&xid))
+        xid.is_valid() && txn.levels.iter().any(|l| l.xid == xid || l.committed_children.contains(&xid))
     }
 
     /// Opens a subtransaction (SAVEPOINT).
@@ -279,12 +270,15 @@ impl Session {
             xids.push(level.xid);
         }
         if !xids.is_empty() {
-            // Status log first, then the proc array (VISIBILITY-ORDER).
+            // Status log first, then the running set (VISIBILITY-ORDER).
             engine.clog.abort(&xids);
-            let latest = *xids.iter().max().expect("non-empty");
-            txn.subxid_state = engine
-                .procarray
-                .end_subxids(slot, txn.subxid_state, &xids, latest);
+            match &engine.csn {
+                Some(csn) => csn.abort(&xids),
+                None => {
+                    let latest = *xids.iter().max().expect("non-empty");
+                    txn.subxid_state = engine.procarray.end_subxids(slot, txn.subxid_state, &xids, latest);
+                }
+            }
         }
         Ok(())
     }
@@ -296,9 +290,15 @@ impl Session {
         if top.is_valid() {
             let subxids = txn.live_subxids();
             let latest = subxids.iter().copied().fold(top, Xid::max);
-            // Status log before leaving the proc array (VISIBILITY-ORDER).
+            // Status log before leaving the running set (VISIBILITY-ORDER).
             self.engine.clog.commit_tree(top, &subxids);
-            self.engine.procarray.end_xid_transaction(self.slot, latest);
+            match &self.engine.csn {
+                Some(csn) => {
+                    csn.commit(self.slot, top, &subxids);
+                    self.end_without_xid();
+                }
+                None => self.engine.procarray.end_xid_transaction(self.slot, latest),
+            }
         } else {
             self.end_without_xid();
         }
@@ -314,23 +314,26 @@ impl Session {
             xids.push(top);
             let latest = xids.iter().copied().fold(top, Xid::max);
             self.engine.clog.abort(&xids);
-            self.engine.procarray.end_xid_transaction(self.slot, latest);
+            match &self.engine.csn {
+                Some(csn) => {
+                    csn.abort(&xids);
+                    self.end_without_xid();
+                }
+                None => self.engine.procarray.end_xid_transaction(self.slot, latest),
+            }
         } else {
             self.end_without_xid();
         }
     }
 
+    /// Ends a transaction that leaves no trace in the running set (no xid,
+    /// or `csn` mode, whose running set is the CSN log): clear the vacuum
+    /// flag if set, then the advertised bounds, without a lock (XMIN-CLEAR).
     fn end_without_xid(&mut self) {
-        let pa = &self.engine.procarray;
-        let flags = {
-            let _members = pa.lock.read();
-            // Relaxed: own entry, pinned by the shared lock.
-            pa.flags_cell(self.slot, pa.pos(self.slot)).load(Relaxed)
-        };
-        if flags & FLAG_IN_VACUUM != 0 {
+        if std::mem::take(&mut self.in_vacuum) {
             self.engine.set_flags(self.slot, 0);
         }
-        pa.clear_xmin(self.slot);
+        self.engine.clear_advert(self.slot);
     }
 
     /// Marks this session as running a lazy VACUUM: snapshots and the data
@@ -338,8 +341,8 @@ impl Session {
     /// versions. Cleared at transaction end.
     pub fn set_in_vacuum(&mut self, on: bool) -> Result<(), TxnError> {
         self.txn()?;
-        self.engine
-            .set_flags(self.slot, if on { FLAG_IN_VACUUM } else { 0 });
+        self.engine.set_flags(self.slot, if on { FLAG_IN_VACUUM } else { 0 });
+        self.in_vacuum = on;
         Ok(())
     }
 
@@ -348,35 +351,22 @@ impl Session {
     /// statement, transaction or registered snapshot.
     fn take_snapshot(&mut self) -> Result<Arc<Snapshot>, TxnError> {
         let txn = self.txn.as_ref().ok_or(TxnError::NoTransaction)?;
-        let me = Builder {
-            slot: self.slot,
-            xid: txn.top_xid(),
-        };
-        let own_subxids = if me.xid.is_valid() {
-            txn.live_subxids()
-        } else {
-            Vec::new()
-        };
-        match self
-            .engine
-            .take_snapshot(me, &own_subxids, &mut self.buffer)
-        {
+        let me = Builder { slot: self.slot, xid: txn.top_xid() };
+        let own_subxids = if me.xid.is_valid() { txn.live_subxids() } else { Vec::new() };
+        match self.engine.take_snapshot(me, &own_subxids, &mut self.buffer) {
             Taken::Built { global_xmin } => {
                 self.counters.built += 1;
                 let snap = self.buffer.as_ref().expect("built into the buffer");
                 match global_xmin {
                     Some(g) => self.global_vis.set_exact(g),
-                    None => self
-                        .global_vis
-                        .after_build(snap.xmin, self.engine.oldest_tracked_xid()),
+                    None => self.global_vis.after_build(snap.xmin, self.engine.oldest_tracked_xid()),
                 }
             }
             Taken::Reused => self.counters.reused += 1,
             Taken::Copied => {
                 self.counters.copied += 1;
                 let xmin = self.buffer.as_ref().expect("copied into the buffer").xmin;
-                self.global_vis
-                    .after_build(xmin, self.engine.oldest_tracked_xid());
+                self.global_vis.after_build(xmin, self.engine.oldest_tracked_xid());
             }
         }
         let snap = Arc::clone(self.buffer.as_ref().expect("set above"));
@@ -411,11 +401,7 @@ impl Session {
     pub fn end_statement(&mut self) -> Result<(), TxnError> {
         let txn = self.txn_mut()?;
         txn.statement_snapshot = None;
-        txn.cid = txn
-            .cid
-            .checked_add(1)
-            .filter(|&c| c < u32::MAX)
-            .ok_or(TxnError::TooManyCommands)?;
+        txn.cid = txn.cid.checked_add(1).filter(|&c| c < u32::MAX).ok_or(TxnError::TooManyCommands)?;
         self.reset_xmin();
         Ok(())
     }
@@ -442,20 +428,27 @@ impl Session {
     /// (PostgreSQL's SnapshotResetXmin). Never moves it backwards.
     fn reset_xmin(&mut self) {
         let Some(txn) = &self.txn else { return };
-        let held = txn
-            .txn_snapshot
-            .iter()
-            .chain(&txn.statement_snapshot)
-            .chain(txn.registered.iter().map(|(_, s)| s))
-            .map(|s| s.xmin)
-            .min();
-        let cell = self.engine.procarray.xmin_cell(self.slot);
-        // Relaxed: owner-only writes; clearing or advancing without a lock
-        // only makes horizons more permissive (XMIN-CLEAR).
-        match held {
-            None => cell.store(0, Relaxed),
-            Some(xmin) if xmin.0 > cell.load(Relaxed) => cell.store(xmin.0, Relaxed),
-            Some(_) => {}
+        let held = || {
+            txn.txn_snapshot
+                .iter()
+                .chain(&txn.statement_snapshot)
+                .chain(txn.registered.iter().map(|(_, s)| s))
+        };
+        let Some(xmin) = held().map(|s| s.xmin).min() else {
+            self.engine.clear_advert(self.slot);
+            return;
+        };
+        let pa = &self.engine.procarray;
+        if self.engine.csn.is_some() {
+            let csn = held().map(|s| s.csn).min().expect("a held snapshot");
+            // Relaxed: owner-only; advancing a lower bound is XMIN-CLEAR.
+            pa.advert(self.slot).csn.store(csn, Relaxed);
+        }
+        let cell = pa.xmin_cell(self.slot);
+        // Relaxed: owner-only writes; advancing without a lock only makes
+        // horizons more permissive (XMIN-CLEAR). Never backwards.
+        if xmin.0 > cell.load(Relaxed) {
+            cell.store(xmin.0, Relaxed);
         }
     }
 

@@ -17,9 +17,7 @@ pub(crate) struct SubTrans {
 
 impl SubTrans {
     pub(crate) fn new(ring_pages: usize) -> Self {
-        Self {
-            map: XidMap::new(1, ring_pages),
-        }
+        Self { map: XidMap::new(1, ring_pages) }
     }
 
     pub(crate) fn map(&self) -> &XidMap {
@@ -29,10 +27,7 @@ impl SubTrans {
     /// Records `parent` as the parent of `xid`. Called under the xid generator
     /// lock before `xid` is published.
     pub(crate) fn set_parent(&self, xid: Xid, parent: Xid) {
-        assert!(
-            parent < xid,
-            "SUBTRANS-PARENT violated: child {xid:?} not newer than {parent:?}"
-        );
+        assert!(parent < xid, "SUBTRANS-PARENT violated: child {xid:?} not newer than {parent:?}");
         let word = self
             .map
             .word(xid)
@@ -60,10 +55,7 @@ impl SubTrans {
             if !parent.is_valid() {
                 break;
             }
-            assert!(
-                parent < xid,
-                "SUBTRANS-PARENT violated: {xid:?} has parent {parent:?}"
-            );
+            assert!(parent < xid, "SUBTRANS-PARENT violated: {xid:?} has parent {parent:?}");
             xid = parent;
         }
         xid

@@ -29,9 +29,7 @@ impl<T> Mutex<T> {
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-        self.0
-            .lock()
-            .expect("a thread panicked holding a transaction-state mutex")
+        self.0.lock().expect("a thread panicked holding a transaction-state mutex")
     }
 
     /// `None` when another thread holds the lock (the try-lock of seed 000).
@@ -56,15 +54,11 @@ impl<T> RwLock<T> {
     }
 
     pub(crate) fn read(&self) -> RwLockReadGuard<'_, T> {
-        self.0
-            .read()
-            .expect("a thread panicked holding the proc-array lock")
+        self.0.read().expect("a thread panicked holding the proc-array lock")
     }
 
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
-        self.0
-            .write()
-            .expect("a thread panicked holding the proc-array lock")
+        self.0.write().expect("a thread panicked holding the proc-array lock")
     }
 }
 
@@ -89,5 +83,20 @@ impl<T> UnsafeCell<T> {
 
     pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         f(self.0.get())
+    }
+}
+
+/// One step of a short wait for another thread that holds no lock and does
+/// no I/O (a committer between taking its CSN and stamping it): spin a
+/// little, then yield. Under loom, always yield so the model can progress.
+pub(crate) fn backoff(spins: &mut u32) {
+    *spins += 1;
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(not(loom))]
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
     }
 }

@@ -28,6 +28,10 @@ impl Engine {
     /// Was `xid` running as far as `snapshot` is concerned?
     /// Never consults the commit log.
     pub fn xid_in_snapshot(&self, xid: Xid, snapshot: &Snapshot) -> bool {
+        if snapshot.csn != 0 {
+            let csn = self.csn.as_ref().expect("a CSN snapshot comes from a csn-mode engine");
+            return csn.xid_in_snapshot(xid, snapshot, snapshot.memo.as_ref());
+        }
         // A subxid below xmin has a parent below xmin; a subxid at or above
         // xmax belongs to a tree that had not committed: both bounds hold for
         // subxids too.
@@ -79,6 +83,10 @@ impl Session {
             return true;
         }
         let engine = &self.engine;
+        if let Some(csn) = &engine.csn {
+            // The CSN log is the running set: a final entry means finished.
+            return csn.is_running(xid);
+        }
         let pa = &engine.procarray;
         let mut overflowed_tops = Vec::new();
         {
@@ -186,8 +194,7 @@ impl Hints {
     /// Forgets the xmax hints (a new deleter or locker was installed).
     pub fn clear_xmax(&self) {
         // Relaxed: see `get`; the caller's own lock orders the xmax change.
-        self.0
-            .fetch_and(!(Self::XMAX_COMMITTED | Self::XMAX_INVALID), Relaxed);
+        self.0.fetch_and(!(Self::XMAX_COMMITTED | Self::XMAX_INVALID), Relaxed);
     }
 }
 

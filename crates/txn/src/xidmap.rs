@@ -49,14 +49,8 @@ impl XidMap {
     /// A map able to hold `ring_pages` pages at once.
     pub(crate) fn new(xids_per_word: u64, ring_pages: usize) -> Self {
         assert!(ring_pages >= 2, "an xid map needs at least two pages");
-        let slots = (0..ring_pages)
-            .map(|_| AtomicPtr::new(std::ptr::null_mut()))
-            .collect();
-        Self {
-            xids_per_word,
-            slots,
-            oldest: AtomicU64::new(0),
-        }
+        let slots = (0..ring_pages).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
+        Self { xids_per_word, slots, oldest: AtomicU64::new(0) }
     }
 
     /// Xids one page describes.

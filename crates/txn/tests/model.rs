@@ -16,8 +16,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 use snapscale_txn::{
-    CommandId, Engine, Hints, IsolationLevel, Session, Snapshot, SnapshotMode, TupleXids, Xid,
-    SUBXID_CACHE,
+    CommandId, Engine, Hints, IsolationLevel, Session, Snapshot, SnapshotMode, TupleXids, Xid, SUBXID_CACHE,
 };
 
 const SESSIONS: usize = 3;
@@ -125,11 +124,7 @@ impl Harness {
 
     fn ensure_txn(&mut self, s: usize, rr: bool) {
         if !self.sm[s].in_txn {
-            let iso = if rr {
-                IsolationLevel::RepeatableRead
-            } else {
-                IsolationLevel::ReadCommitted
-            };
+            let iso = if rr { IsolationLevel::RepeatableRead } else { IsolationLevel::ReadCommitted };
             self.sessions[s].begin(iso).unwrap();
             self.sm[s] = SessionModel {
                 in_txn: true,
@@ -148,30 +143,15 @@ impl Harness {
             if !sm.levels[depth].is_valid() {
                 // The engine assigns missing ancestors top-down; mirror it by
                 // reading them back from the parent links.
-                let parent = if depth == 0 {
-                    None
-                } else {
-                    Some(sm.levels[depth - 1])
-                };
-                let xid = if depth + 1 == sm.levels.len() {
-                    x
-                } else {
-                    Xid::INVALID
-                };
+                let parent = if depth == 0 { None } else { Some(sm.levels[depth - 1]) };
+                let xid = if depth + 1 == sm.levels.len() { x } else { Xid::INVALID };
                 let xid = if xid.is_valid() {
                     xid
                 } else {
                     find_ancestor(&self.engine, x, sm.levels.len() - 1 - depth)
                 };
                 sm.levels[depth] = xid;
-                self.model.xids.insert(
-                    xid,
-                    XidNode {
-                        parent,
-                        owner: s,
-                        fate: Fate::Running,
-                    },
-                );
+                self.model.xids.insert(xid, XidNode { parent, owner: s, fate: Fate::Running });
             }
         }
         x
@@ -207,11 +187,7 @@ impl Harness {
                 let xmin = self.assign(s);
                 let cmin = self.sessions[s].command_id().unwrap();
                 self.rows.push(Row {
-                    xids: TupleXids {
-                        xmin,
-                        cmin,
-                        ..Default::default()
-                    },
+                    xids: TupleXids { xmin, cmin, ..Default::default() },
                     hints: Hints::default(),
                 });
             }
@@ -227,9 +203,7 @@ impl Harness {
                     _ => self.model.commits,
                 };
                 let cid = self.sessions[s].command_id().unwrap();
-                if self.rows[i].xids.xmax.is_valid()
-                    || !self.row_visible(s, &self.rows[i].xids, view, cid)
-                {
+                if self.rows[i].xids.xmax.is_valid() || !self.row_visible(s, &self.rows[i].xids, view, cid) {
                     return;
                 }
                 let xmax = self.assign(s);
@@ -333,8 +307,7 @@ impl Harness {
                     if sm.current(x) {
                         continue;
                     }
-                    let engine_sees =
-                        !self.engine.xid_in_snapshot(x, snap) && self.engine.did_commit(x);
+                    let engine_sees = !self.engine.xid_in_snapshot(x, snap) && self.engine.did_commit(x);
                     assert_eq!(
                         engine_sees,
                         self.model.committed_by(x, commits_seen),
@@ -363,13 +336,8 @@ impl Harness {
             }
             if sm.in_txn {
                 for &x in &xids {
-                    let expected =
-                        sm.current(x) || (self.model.running(x) && self.model.xids[&x].owner != s);
-                    assert_eq!(
-                        session.is_in_progress(x),
-                        expected,
-                        "session {s}: is_in_progress({x:?})"
-                    );
+                    let expected = sm.current(x) || (self.model.running(x) && self.model.xids[&x].owner != s);
+                    assert_eq!(session.is_in_progress(x), expected, "session {s}: is_in_progress({x:?})");
                 }
             }
         }

@@ -49,11 +49,7 @@ fn writer(shared: &Shared, seed: u64) {
     while !shared.stop.load(SeqCst) {
         s.begin(IsolationLevel::ReadCommitted).unwrap();
         let top = s.assign_xid().unwrap();
-        let mut tree = Tree {
-            top,
-            committed_subs: Vec::new(),
-            aborted_subs: Vec::new(),
-        };
+        let mut tree = Tree { top, committed_subs: Vec::new(), aborted_subs: Vec::new() };
         let subs = match rng.below(10) {
             0 => SUBXID_CACHE as u64 + 3, // overflow the cache
             n => n % 4,
@@ -89,11 +85,7 @@ fn check_trees(engine: &Engine, trees: &[Tree], snap: &Snapshot) -> Vec<bool> {
         .map(|t| {
             let v = visible(engine, t.top, snap);
             for &x in &t.committed_subs {
-                assert_eq!(
-                    visible(engine, x, snap),
-                    v,
-                    "tree atomicity: {t:?} under {snap:?}"
-                );
+                assert_eq!(visible(engine, x, snap), v, "tree atomicity: {t:?} under {snap:?}");
             }
             for &x in &t.aborted_subs {
                 assert!(!visible(engine, x, snap), "aborted {x:?} visible: {t:?}");
@@ -110,12 +102,7 @@ fn reader(shared: &Shared, me: usize, seed: u64) {
     let mut last_xmax = Xid::INVALID;
     while !shared.stop.load(SeqCst) {
         let rr = rng.below(2) == 0;
-        s.begin(if rr {
-            IsolationLevel::RepeatableRead
-        } else {
-            IsolationLevel::ReadCommitted
-        })
-        .unwrap();
+        s.begin(if rr { IsolationLevel::RepeatableRead } else { IsolationLevel::ReadCommitted }).unwrap();
         // Everything the earlier snapshot saw committed, a later one must too.
         let before = shared.published.lock().unwrap().clone();
         let trees: Vec<Tree> = {
@@ -124,11 +111,7 @@ fn reader(shared: &Shared, me: usize, seed: u64) {
         };
         let snap = s.statement_snapshot().unwrap();
         shared.live_xmins[me].store(snap.xmin.0, SeqCst);
-        assert!(
-            snap.xmax >= last_xmax,
-            "xmax went backwards: {last_xmax:?} -> {:?}",
-            snap.xmax
-        );
+        assert!(snap.xmax >= last_xmax, "xmax went backwards: {last_xmax:?} -> {:?}", snap.xmax);
         last_xmax = snap.xmax;
         let first = check_trees(engine, &trees, &snap);
         if let Some(p) = before {
@@ -145,21 +128,14 @@ fn reader(shared: &Shared, me: usize, seed: u64) {
         // committed member read before the top implies the top reads
         // committed, and a committed top implies every committed member does.
         for t in trees.iter().rev().take(8) {
-            let subs_first: Vec<bool> = t
-                .committed_subs
-                .iter()
-                .map(|&x| engine.did_commit(x))
-                .collect();
+            let subs_first: Vec<bool> = t.committed_subs.iter().map(|&x| engine.did_commit(x)).collect();
             let top = engine.did_commit(t.top);
             if subs_first.iter().any(|&c| c) {
                 assert!(top, "a subxid of {t:?} read committed before its top did");
             }
             if top {
                 for &x in &t.committed_subs {
-                    assert!(
-                        engine.did_commit(x),
-                        "{x:?} of committed {t:?} reads uncommitted"
-                    );
+                    assert!(engine.did_commit(x), "{x:?} of committed {t:?} reads uncommitted");
                 }
             }
         }
@@ -171,17 +147,9 @@ fn reader(shared: &Shared, me: usize, seed: u64) {
             .collect();
         thread::yield_now();
         // Stability: same answers after other sessions moved on.
-        assert_eq!(
-            check_trees(engine, &trees, &snap),
-            first,
-            "snapshot changed meaning"
-        );
+        assert_eq!(check_trees(engine, &trees, &snap), first, "snapshot changed meaning");
         for (x, committed) in probes {
-            assert_eq!(
-                engine.did_commit(x),
-                committed,
-                "status of finished {x:?} changed"
-            );
+            assert_eq!(engine.did_commit(x), committed, "status of finished {x:?} changed");
         }
         // Withdraw the published xmin before releasing the snapshot: once
         // released, horizons may pass it.
@@ -207,15 +175,9 @@ fn vacuum(shared: &Shared) {
             // computation: its xmin is at least the horizon.
             let xmin = Xid(cell.load(SeqCst));
             if xmin.is_valid() {
-                assert!(
-                    h.data_oldest_nonremovable <= xmin,
-                    "horizon {h:?} passed live xmin {xmin:?}"
-                );
+                assert!(h.data_oldest_nonremovable <= xmin, "horizon {h:?} passed live xmin {xmin:?}");
                 if removable {
-                    assert!(
-                        probe < xmin,
-                        "GlobalVis removed {probe:?} needed by live xmin {xmin:?}"
-                    );
+                    assert!(probe < xmin, "GlobalVis removed {probe:?} needed by live xmin {xmin:?}");
                 }
             }
         }
@@ -252,17 +214,11 @@ fn stress(mode: SnapshotMode, duration: Duration) {
     for h in handles {
         h.join().expect("a stress thread failed its check");
     }
-    assert!(
-        shared.trees.lock().unwrap().len() > 10,
-        "{mode}: the writers made no progress"
-    );
+    assert!(shared.trees.lock().unwrap().len() > 10, "{mode}: the writers made no progress");
 }
 
 fn duration() -> Duration {
-    let ms = std::env::var("SNAPSCALE_STRESS_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(700);
+    let ms = std::env::var("SNAPSCALE_STRESS_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(700);
     Duration::from_millis(ms)
 }
 
@@ -289,4 +245,9 @@ fn stress_dense_cached() {
 #[test]
 fn stress_shared_cached() {
     stress(SnapshotMode::SharedCached, duration());
+}
+
+#[test]
+fn stress_csn() {
+    stress(SnapshotMode::Csn, duration());
 }

@@ -57,12 +57,7 @@ impl Machine {
                 .map_or_else(|| UNKNOWN.to_owned(), |gib| format!("{gib:.1} GiB")),
             kernel: read_trimmed("/proc/sys/kernel/osrelease"),
             rustc: rustc_version(),
-            profile: if cfg!(debug_assertions) {
-                "debug"
-            } else {
-                "release"
-            }
-            .to_owned(),
+            profile: if cfg!(debug_assertions) { "debug" } else { "release" }.to_owned(),
         }
     }
 
@@ -104,9 +99,7 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
 
 /// Parses `MemTotal` (reported in KiB) from `/proc/meminfo` text into GiB.
 fn mem_total_gib(meminfo: &str) -> Option<f64> {
-    let line = meminfo
-        .lines()
-        .find_map(|line| line.strip_prefix("MemTotal:"))?;
+    let line = meminfo.lines().find_map(|line| line.strip_prefix("MemTotal:"))?;
     let kib: u64 = line.split_whitespace().next()?.parse().ok()?;
     Some(kib as f64 / (1024.0 * 1024.0))
 }
@@ -133,10 +126,7 @@ mod tests {
         let cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\n\
                        model name\t: Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz\n\n\
                        processor\t: 1\nmodel name\t: Other\n";
-        assert_eq!(
-            cpu_model(cpuinfo).as_deref(),
-            Some("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz")
-        );
+        assert_eq!(cpu_model(cpuinfo).as_deref(), Some("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz"));
         assert_eq!(cpu_model("processor\t: 0\n"), None);
     }
 

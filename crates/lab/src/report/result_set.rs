@@ -36,10 +36,7 @@ impl ResultSet {
     /// plain name such as `snapshot_scaling`: no path separators, and no
     /// spaces, which would break the page's image link.
     pub fn new(dir: &Path, name: &str) -> ResultSet {
-        ResultSet {
-            dir: dir.to_owned(),
-            name: name.to_owned(),
-        }
+        ResultSet { dir: dir.to_owned(), name: name.to_owned() }
     }
 
     /// Writes the CSV, the SVG and the Markdown page, creating `dir` if needed.
@@ -60,20 +57,11 @@ impl ResultSet {
         settings: &[(String, String)],
     ) -> io::Result<Written> {
         fs::create_dir_all(&self.dir)?;
-        let written = Written {
-            csv: self.path("csv"),
-            svg: self.path("svg"),
-            markdown: self.path("md"),
-        };
+        let written = Written { csv: self.path("csv"), svg: self.path("svg"), markdown: self.path("md") };
         table.write_csv(&written.csv)?;
         figure.write_svg(&written.svg).map_err(io::Error::other)?;
-        let page = self.page(
-            &format_utc(SystemTime::now()),
-            &Machine::detect(),
-            table,
-            summary_markdown,
-            settings,
-        );
+        let page =
+            self.page(&format_utc(SystemTime::now()), &Machine::detect(), table, summary_markdown, settings);
         fs::write(&written.markdown, page)?;
         Ok(written)
     }
@@ -144,13 +132,8 @@ mod tests {
     fn page_layout() {
         let results = ResultSet::new(Path::new("unused"), "scaling");
         let settings = [("duration".to_owned(), "10 s".to_owned())];
-        let page = results.page(
-            "2026-01-02 03:04 UTC",
-            &machine(),
-            &table(),
-            "Flat, as predicted.\n",
-            &settings,
-        );
+        let page =
+            results.page("2026-01-02 03:04 UTC", &machine(), &table(), "Flat, as predicted.\n", &settings);
         let expected = "\
 # scaling
 
@@ -187,32 +170,21 @@ Flat, as predicted.
     #[test]
     fn write_creates_all_three_files() {
         let dir = std::env::temp_dir()
-            .join(format!(
-                "snapscale-results-{}-{:?}",
-                std::process::id(),
-                SystemTime::now()
-            ))
+            .join(format!("snapscale-results-{}-{:?}", std::process::id(), SystemTime::now()))
             .join("nested");
         let figure = Figure {
             title: "Scaling".to_owned(),
             panels: vec![Panel {
                 title: "all".to_owned(),
-                series: vec![Series {
-                    label: "csn".to_owned(),
-                    points: vec![(0.0, 1000.0), (100.0, 990.5)],
-                }],
+                series: vec![Series { label: "csn".to_owned(), points: vec![(0.0, 1000.0), (100.0, 990.5)] }],
             }],
             ..Figure::default()
         };
-        let written = ResultSet::new(&dir, "scaling")
-            .write(&table(), &figure, "", &[])
-            .unwrap();
+        let written = ResultSet::new(&dir, "scaling").write(&table(), &figure, "", &[]).unwrap();
         assert_eq!(written.csv, dir.join("scaling.csv"));
         assert_eq!(written.svg, dir.join("scaling.svg"));
         assert_eq!(written.markdown, dir.join("scaling.md"));
-        assert!(fs::read_to_string(&written.csv)
-            .unwrap()
-            .starts_with("sessions,tps\n"));
+        assert!(fs::read_to_string(&written.csv).unwrap().starts_with("sessions,tps\n"));
         assert!(fs::read_to_string(&written.svg).unwrap().contains("csn"));
         let page = fs::read_to_string(&written.markdown).unwrap();
         assert!(page.starts_with("# scaling\n\nMeasured "));

@@ -129,10 +129,7 @@ pub struct Table {
 impl Table {
     /// Creates an empty table with the given column names.
     pub fn new(columns: &[&str]) -> Table {
-        Table {
-            columns: columns.iter().map(|&name| name.to_owned()).collect(),
-            rows: Vec::new(),
-        }
+        Table { columns: columns.iter().map(|&name| name.to_owned()).collect(), rows: Vec::new() }
     }
 
     /// Appends a row.
@@ -191,16 +188,10 @@ impl Table {
         if self.columns.is_empty() {
             return String::new();
         }
-        let header: Vec<String> = self
-            .columns
-            .iter()
-            .map(|name| Value::Text(name.clone()).markdown_cell())
-            .collect();
-        let body: Vec<Vec<String>> = self
-            .rows
-            .iter()
-            .map(|row| row.iter().map(Value::markdown_cell).collect())
-            .collect();
+        let header: Vec<String> =
+            self.columns.iter().map(|name| Value::Text(name.clone()).markdown_cell()).collect();
+        let body: Vec<Vec<String>> =
+            self.rows.iter().map(|row| row.iter().map(Value::markdown_cell).collect()).collect();
         let numeric: Vec<bool> = (0..self.columns.len())
             .map(|col| !self.rows.is_empty() && self.rows.iter().all(|row| row[col].is_numeric()))
             .collect();
@@ -220,13 +211,15 @@ impl Table {
         let delimiters: Vec<String> = widths
             .iter()
             .zip(&numeric)
-            .map(|(&width, &right)| {
-                if right {
-                    format!("{}:", "-".repeat(width - 1))
-                } else {
-                    "-".repeat(width)
-                }
-            })
+            .map(
+                |(&width, &right)| {
+                    if right {
+                        format!("{}:", "-".repeat(width - 1))
+                    } else {
+                        "-".repeat(width)
+                    }
+                },
+            )
             .collect();
         push_markdown_row(&mut out, &delimiters, &widths, &numeric);
         for row in &body {
@@ -241,11 +234,7 @@ fn push_markdown_row(out: &mut String, cells: &[String], widths: &[usize], right
     out.push('|');
     for ((cell, &width), &right) in cells.iter().zip(widths).zip(right) {
         // Writing to a String cannot fail.
-        let _ = if right {
-            write!(out, " {cell:>width$} |")
-        } else {
-            write!(out, " {cell:<width$} |")
-        };
+        let _ = if right { write!(out, " {cell:>width$} |") } else { write!(out, " {cell:<width$} |") };
     }
     out.push('\n');
 }
@@ -279,10 +268,7 @@ mod tests {
         let mut table = Table::new(&["variant", "sessions", "tps"]);
         table.push(vec!["baseline, old".into(), 10_u64.into(), 1234.5.into()]);
         table.push(vec!["csn".into(), 10_000_usize.into(), 0.25.into()]);
-        assert_eq!(
-            table.csv(),
-            "variant,sessions,tps\n\"baseline, old\",10,1234.5\ncsn,10000,0.25\n"
-        );
+        assert_eq!(table.csv(), "variant,sessions,tps\n\"baseline, old\",10,1234.5\ncsn,10000,0.25\n");
     }
 
     #[test]

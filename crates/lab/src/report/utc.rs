@@ -12,18 +12,12 @@ const SECONDS_PER_DAY: u64 = 86_400;
 /// Times before 1970 cannot come from a sane clock on a measurement machine,
 /// so they are shown as the epoch rather than treated as an error.
 pub(crate) fn format_utc(time: SystemTime) -> String {
-    let seconds = time
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
+    let seconds = time.duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
     let days = seconds / SECONDS_PER_DAY;
     let of_day = seconds % SECONDS_PER_DAY;
     // u64 seconds / 86400 always fits in i64.
     let (year, month, day) = civil_from_days(days as i64);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
-        of_day / 3600,
-        of_day % 3600 / 60
-    )
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", of_day / 3600, of_day % 3600 / 60)
 }
 
 /// Converts days since 1970-01-01 into a proleptic Gregorian (year, month, day).
@@ -35,16 +29,11 @@ pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468; // shift the epoch to 0000-03-01
     let era = z.div_euclid(146_097);
     let day_of_era = z.rem_euclid(146_097); // [0, 146096]
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_from_march = (5 * day_of_year + 2) / 153; // [0, 11], 0 = March
     let day = (day_of_year - (153 * month_from_march + 2) / 5 + 1) as u32;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    } as u32;
+    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 } as u32;
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     (year, month, day)
 }

@@ -12,7 +12,7 @@
 
 mod slot;
 
-pub(crate) use slot::{PgXact, Proc, SubxidState};
+pub(crate) use slot::{Advert, PgXact, Proc, SubxidState};
 pub use slot::{FLAG_IN_VACUUM, SUBXID_CACHE};
 
 use crate::sync::atomic::{AtomicU16, AtomicU64, AtomicU8, Ordering::*};
@@ -70,13 +70,14 @@ impl ProcArray {
         let layout = match mode {
             SnapshotMode::PgProc => Layout::PgProc,
             SnapshotMode::PgXact => Layout::PgXact(atomics(max_sessions, PgXact::default)),
-            SnapshotMode::Dense | SnapshotMode::DenseCached | SnapshotMode::SharedCached => {
-                Layout::Dense(DenseArrays {
-                    xids: atomics(max_sessions, || AtomicU64::new(0)),
-                    subxid_states: atomics(max_sessions, || AtomicU16::new(0)),
-                    flags: atomics(max_sessions, || AtomicU8::new(0)),
-                })
-            }
+            SnapshotMode::Dense
+            | SnapshotMode::DenseCached
+            | SnapshotMode::SharedCached
+            | SnapshotMode::Csn => Layout::Dense(DenseArrays {
+                xids: atomics(max_sessions, || AtomicU64::new(0)),
+                subxid_states: atomics(max_sessions, || AtomicU16::new(0)),
+                flags: atomics(max_sessions, || AtomicU8::new(0)),
+            }),
         };
         Self {
             lock: RwLock::new(Members {
@@ -110,8 +111,13 @@ impl ProcArray {
         match &self.layout {
             Layout::PgProc => &self.procs[slot as usize].legacy.xmin,
             Layout::PgXact(x) => &x[slot as usize].xmin,
-            Layout::Dense(_) => &self.procs[slot as usize].xmin,
+            Layout::Dense(_) => &self.procs[slot as usize].advert.xmin,
         }
+    }
+
+    /// `slot`'s advertised snapshot bounds (dense and `csn` layouts).
+    pub(crate) fn advert(&self, slot: u32) -> &Advert {
+        &self.procs[slot as usize].advert
     }
 
     /// The cell holding `slot`'s status flags.
@@ -142,12 +148,7 @@ impl ProcArray {
 
     /// Copies the subxids cached by `slot` into `out`, reading the state from
     /// `state_cell`. Returns false if the cache overflowed (nothing copied).
-    pub(crate) fn copy_subxids(
-        &self,
-        slot: u32,
-        state_cell: &AtomicU16,
-        out: &mut Vec<Xid>,
-    ) -> bool {
+    pub(crate) fn copy_subxids(&self, slot: u32, state_cell: &AtomicU16, out: &mut Vec<Xid>) -> bool {
         // Acquire (SUBXID-PUBLISH): pairs with the Release store of the state
         // in `publish_subxid`; every entry below `count` is written before we
         // read it.
@@ -199,11 +200,7 @@ impl ProcArray {
             let pos = self.pos(slot);
             debug_assert_eq!(members.slots[pos], slot);
             // Relaxed: only the owner (this thread) writes its xid cell.
-            assert_eq!(
-                self.xid_cell(slot, pos).load(Relaxed),
-                0,
-                "a session detached with a running xid"
-            );
+            assert_eq!(self.xid_cell(slot, pos).load(Relaxed), 0, "a session detached with a running xid");
             // Relaxed: the slot is out of the array from here on; the next
             // owner attaches under the same locks.
             self.xmin_cell(slot).store(0, Relaxed);
@@ -255,17 +252,11 @@ impl ProcArray {
     pub(crate) fn publish_subxid(&self, slot: u32, state: SubxidState, xid: Xid) -> SubxidState {
         let pos = self.pos(slot);
         let new = if state.overflowed || state.count as usize >= SUBXID_CACHE {
-            SubxidState {
-                count: state.count,
-                overflowed: true,
-            }
+            SubxidState { count: state.count, overflowed: true }
         } else {
             // Relaxed: published by the Release store of the count below.
             self.procs[slot as usize].subxids[state.count as usize].store(xid.0, Relaxed);
-            SubxidState {
-                count: state.count + 1,
-                overflowed: false,
-            }
+            SubxidState { count: state.count + 1, overflowed: false }
         };
         // Release (SUBXID-PUBLISH): pairs with the Acquire load in
         // `copy_subxids` and `is_in_progress`; the entry is written before
@@ -321,10 +312,7 @@ impl ProcArray {
                 new.count -= 1;
             } else {
                 // Not cached: the cache overflowed before this subxid got in.
-                debug_assert!(
-                    new.overflowed,
-                    "subxid {xid:?} missing from a cache that never overflowed"
-                );
+                debug_assert!(new.overflowed, "subxid {xid:?} missing from a cache that never overflowed");
             }
         }
         // Release: see `end_xid_transaction`.

@@ -41,20 +41,14 @@ pub(crate) struct SubxidState {
 }
 
 impl SubxidState {
-    pub(crate) const EMPTY: SubxidState = SubxidState {
-        count: 0,
-        overflowed: false,
-    };
+    pub(crate) const EMPTY: SubxidState = SubxidState { count: 0, overflowed: false };
 
     pub(crate) fn pack(self) -> u16 {
         self.count as u16 | ((self.overflowed as u16) << 8)
     }
 
     pub(crate) fn unpack(bits: u16) -> SubxidState {
-        SubxidState {
-            count: bits as u8,
-            overflowed: bits & 0x100 != 0,
-        }
+        SubxidState { count: bits as u8, overflowed: bits & 0x100 != 0 }
     }
 }
 
@@ -90,9 +84,21 @@ pub(crate) struct Proc {
     /// transaction. Written by the owner under the xid generator lock,
     /// shrunk only under the exclusive proc-array lock.
     pub(crate) subxids: [AtomicU64; SUBXID_CACHE],
-    /// `dense` layouts: the advertised xmin, alone on its cache line because
-    /// it changes at every snapshot of every transaction (SNAPSHOT-XMIN).
-    pub(crate) xmin: CachePadded<AtomicU64>,
+    /// `dense` and `csn` layouts: what the session advertises about its
+    /// snapshots, alone on its cache line because it changes at every
+    /// snapshot of every transaction (SNAPSHOT-XMIN).
+    pub(crate) advert: CachePadded<Advert>,
+}
+
+/// A session's advertised snapshot bounds.
+#[derive(Default)]
+pub(crate) struct Advert {
+    /// The oldest xmin of the snapshots it holds (0 = none; `ACQUIRING`
+    /// while a CSN snapshot is being taken).
+    pub(crate) xmin: AtomicU64,
+    /// `csn` mode: the CSN of its oldest held snapshot (0 = none), for the
+    /// CSN horizon.
+    pub(crate) csn: AtomicU64,
 }
 
 impl Proc {
@@ -104,7 +110,7 @@ impl Proc {
             wait_xid: AtomicU64::new(0),
             legacy_subxid_state: AtomicU16::new(0),
             subxids: std::array::from_fn(|_| AtomicU64::new(0)),
-            xmin: CachePadded::new(AtomicU64::new(0)),
+            advert: CachePadded::new(Advert::default()),
         }
     }
 }
@@ -120,7 +126,4 @@ pub(crate) struct PgXact {
 }
 
 #[cfg(not(loom))]
-const _: () = assert!(
-    std::mem::size_of::<PgXact>() == 24,
-    "PGXACT is 24 bytes: a few per line"
-);
+const _: () = assert!(std::mem::size_of::<PgXact>() == 24, "PGXACT is 24 bytes: a few per line");

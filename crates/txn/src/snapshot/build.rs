@@ -154,9 +154,7 @@ impl ProcArray {
                 continue;
             }
             out.xip.push(xid);
-            if !out.suboverflowed
-                && !self.copy_subxids(slot, fields.subxid_state(slot), &mut out.subxip)
-            {
+            if !out.suboverflowed && !self.copy_subxids(slot, fields.subxid_state(slot), &mut out.subxip) {
                 out.suboverflowed = true;
             }
         }
@@ -168,9 +166,7 @@ impl ProcArray {
     }
 
     fn build_dense(&self, members: &Members, me: Builder, include_self: bool, out: &mut Snapshot) {
-        let Layout::Dense(dense) = &self.layout else {
-            unreachable!()
-        };
+        let Layout::Dense(dense) = &self.layout else { unreachable!() };
         let xmax = members.latest_completed.next();
         let mut xmin = xmax;
         // Our own xid counts for xmin but is never listed; an own xid at or
@@ -178,11 +174,7 @@ impl ProcArray {
         if me.xid.is_normal() && me.xid < xmin {
             xmin = me.xid;
         }
-        let my_pos = if include_self {
-            usize::MAX
-        } else {
-            self.pos(me.slot)
-        };
+        let my_pos = if include_self { usize::MAX } else { self.pos(me.slot) };
         let n = members.slots.len();
         for (pos, cell) in dense.xids[..n].iter().enumerate() {
             // Relaxed: see build_legacy; loaded exactly once.

@@ -24,10 +24,16 @@ mod shared_cache;
 pub(crate) use build::Builder;
 pub(crate) use shared_cache::{CacheOutcome, SharedCache};
 
+use crate::csn::{Csn, Memo};
 use crate::xid::Xid;
 
-/// An MVCC snapshot. Immutable once built; shared as `Arc<Snapshot>`.
-#[derive(Debug, Default, PartialEq, Eq)]
+/// An MVCC snapshot. Immutable once built (but for its memo, a cache of
+/// final answers); shared as `Arc<Snapshot>`.
+///
+/// Two shapes: an xid-list snapshot (`csn == 0`: `xip`, `subxip`) for the
+/// proc-array modes, and a CSN snapshot (`csn != 0`: `xmin`, `xmax`, `csn`
+/// and a memo) for `csn` mode.
+#[derive(Debug, Default)]
 pub struct Snapshot {
     /// Every xid below this had finished.
     pub xmin: Xid,
@@ -42,6 +48,10 @@ pub struct Snapshot {
     pub(crate) suboverflowed: bool,
     /// The completion counter when built; 0 = never reusable.
     pub(crate) completion_count: u64,
+    /// `csn` mode: xids that committed with a smaller CSN are visible.
+    pub(crate) csn: Csn,
+    /// `csn` mode: final answers already looked up (see `csn/memo.rs`).
+    pub(crate) memo: Option<Memo>,
 }
 
 impl Clone for Snapshot {
@@ -54,6 +64,7 @@ impl Clone for Snapshot {
     /// Copies into existing buffers: the shared cache is copied at every
     /// snapshot, and reallocating the xid lists each time would be most of
     /// the cost.
+    /// A CSN snapshot's copy starts with an empty memo of the same range.
     fn clone_from(&mut self, source: &Self) {
         self.xmin = source.xmin;
         self.xmax = source.xmax;
@@ -61,6 +72,8 @@ impl Clone for Snapshot {
         self.subxip.clone_from(&source.subxip);
         self.suboverflowed = source.suboverflowed;
         self.completion_count = source.completion_count;
+        self.csn = source.csn;
+        self.memo = source.memo.as_ref().map(|_| Memo::new(source.xmin, source.xmax));
     }
 }
 
@@ -80,10 +93,17 @@ impl Snapshot {
         self.suboverflowed
     }
 
+    /// `csn` mode: the snapshot's commit sequence number (0 otherwise).
+    pub fn csn(&self) -> Csn {
+        self.csn
+    }
+
     pub(crate) fn clear(&mut self) {
         self.xip.clear();
         self.subxip.clear();
         self.suboverflowed = false;
         self.completion_count = 0;
+        self.csn = 0;
+        self.memo = None;
     }
 }

@@ -11,6 +11,7 @@ pub fn engine(mode: SnapshotMode, max_sessions: usize) -> Arc<Engine> {
         max_sessions,
         snapshot_mode: mode,
         status_log_pages: 64,
+        csn_log_pages: 64,
         verify_reuse: true,
     })
 }
@@ -40,8 +41,7 @@ impl Rng {
 /// xmax rule" and must be listed in snapshots).
 pub fn complete_one(engine: &Arc<Engine>) -> snapscale_txn::Xid {
     let mut s = engine.attach().expect("a free slot");
-    s.begin(snapscale_txn::IsolationLevel::ReadCommitted)
-        .unwrap();
+    s.begin(snapscale_txn::IsolationLevel::ReadCommitted).unwrap();
     let x = s.assign_xid().unwrap();
     s.commit().unwrap();
     x

@@ -97,11 +97,7 @@ impl Axis {
     /// 1-2-5 steps on linear ones) so both ends are labelled. With
     /// `include_zero`, a linear axis reaches zero: a throughput axis that
     /// starts at 9,000 makes a 5% difference look like a collapse.
-    pub(crate) fn fit(
-        scale: Scale,
-        values: impl IntoIterator<Item = f64>,
-        include_zero: bool,
-    ) -> Axis {
+    pub(crate) fn fit(scale: Scale, values: impl IntoIterator<Item = f64>, include_zero: bool) -> Axis {
         let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
         for value in values.into_iter().filter(|&v| scale.accepts(v)) {
             min = min.min(value);
@@ -122,14 +118,7 @@ impl Axis {
         let pad = (last - first) * PADDING;
         // Decide for the whole axis, so one axis never mixes 50000 and 150k.
         let abbreviate = ticks.iter().any(|t| t.abs() >= ABBREVIATE_FROM);
-        Axis {
-            scale,
-            visible: first - pad..last + pad,
-            ticks,
-            minor,
-            decimals,
-            abbreviate,
-        }
+        Axis { scale, visible: first - pad..last + pad, ticks, minor, decimals, abbreviate }
     }
 
     /// Where `value` falls along the axis: 0 at the start, 1 at the end.
@@ -146,11 +135,8 @@ impl Axis {
             Scale::Linear => number_label(value, self.decimals),
             // Decade ticks below 1 need as many decimals as their exponent.
             Scale::Log | Scale::Symlog => {
-                let decimals = if value > 0.0 && value < 1.0 {
-                    (-value.log10() - 1e-9).ceil() as usize
-                } else {
-                    0
-                };
+                let decimals =
+                    if value > 0.0 && value < 1.0 { (-value.log10() - 1e-9).ceil() as usize } else { 0 };
                 number_label(value, decimals)
             }
         }
@@ -166,11 +152,7 @@ impl Ranged for Axis {
     }
 
     fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        let wanted = if hint.weight().allow_light_points() {
-            &self.minor
-        } else {
-            &self.ticks
-        };
+        let wanted = if hint.weight().allow_light_points() { &self.minor } else { &self.ticks };
         let max = hint.max_num_points().max(1);
         // Keep every n-th tick rather than letting labels overlap.
         let every = wanted.len().div_ceil(max).max(1);
@@ -325,10 +307,7 @@ mod tests {
 
     #[test]
     fn symlog_ticks_without_zero_start_at_a_decade() {
-        assert_eq!(
-            symlog_ticks(Some((50.0, 2000.0))),
-            [10.0, 100.0, 1000.0, 10_000.0]
-        );
+        assert_eq!(symlog_ticks(Some((50.0, 2000.0))), [10.0, 100.0, 1000.0, 10_000.0]);
         assert_eq!(symlog_ticks(Some((0.0, 1.0))), [0.0, 1.0]);
         assert_eq!(symlog_ticks(Some((0.0, 0.0))), [0.0, 1.0]);
         assert_eq!(symlog_ticks(None), [0.0, 1.0]);
@@ -349,10 +328,7 @@ mod tests {
         let ten = axis.map(&10.0, limit);
         let hundred = axis.map(&100.0, limit);
         let decade = hundred - ten;
-        assert!(
-            (ten - zero - decade).abs() <= decade / 10,
-            "{zero} {ten} {hundred}"
-        );
+        assert!((ten - zero - decade).abs() <= decade / 10, "{zero} {ten} {hundred}");
     }
 
     #[test]
@@ -377,15 +353,11 @@ mod tests {
 
     #[test]
     fn big_axes_abbreviate_every_large_label() {
-        let labels =
-            |axis: &Axis| -> Vec<String> { axis.ticks.iter().map(|&t| axis.label(t)).collect() };
+        let labels = |axis: &Axis| -> Vec<String> { axis.ticks.iter().map(|&t| axis.label(t)).collect() };
         let axis = Axis::fit(Scale::Linear, [0.0, 120_000.0], true);
         assert_eq!(labels(&axis), ["0", "50k", "100k", "150k"]);
         let axis = Axis::fit(Scale::Log, [20.0, 1_500_000.0], false);
-        assert_eq!(
-            labels(&axis),
-            ["10", "100", "1k", "10k", "100k", "1M", "10M"]
-        );
+        assert_eq!(labels(&axis), ["10", "100", "1k", "10k", "100k", "1M", "10M"]);
         let axis = Axis::fit(Scale::Linear, [0.0, 80_000.0], true);
         assert_eq!(labels(&axis), ["0", "20000", "40000", "60000", "80000"]);
         assert_eq!(abbreviated(1_250_000.0), "1.25M");
@@ -396,10 +368,6 @@ mod tests {
     fn key_points_thin_out_instead_of_overlapping() {
         let axis = Axis::fit(Scale::Linear, [0.0, 100.0], false);
         assert_eq!(axis.ticks.len(), 6);
-        assert_eq!(
-            axis.key_points(plotters::coord::ranged1d::BoldPoints(3))
-                .len(),
-            3
-        );
+        assert_eq!(axis.key_points(plotters::coord::ranged1d::BoldPoints(3)).len(), 3);
     }
 }

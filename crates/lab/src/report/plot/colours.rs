@@ -41,11 +41,7 @@ impl ColourKey {
 
     /// The colour for `label`; unknown labels share the first colour.
     pub(crate) fn colour(&self, label: &str) -> RGBColor {
-        let index = self
-            .labels
-            .iter()
-            .position(|known| known == label)
-            .unwrap_or(0);
+        let index = self.labels.iter().position(|known| known == label).unwrap_or(0);
         PALETTE[index % PALETTE.len()]
     }
 }

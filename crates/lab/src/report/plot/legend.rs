@@ -22,12 +22,7 @@ pub(crate) enum Corner {
 impl Corner {
     /// Preference order when corners tie: upper right is where readers look
     /// for a legend first.
-    const ALL: [Corner; 4] = [
-        Corner::UpperRight,
-        Corner::UpperLeft,
-        Corner::LowerRight,
-        Corner::LowerLeft,
-    ];
+    const ALL: [Corner; 4] = [Corner::UpperRight, Corner::UpperLeft, Corner::LowerRight, Corner::LowerLeft];
 
     /// The plotters position for this corner.
     pub(crate) fn position(self) -> SeriesLabelPosition {

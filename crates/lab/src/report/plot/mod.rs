@@ -89,15 +89,8 @@ impl Figure {
         let fail = |e: DrawingAreaErrorKind<std::io::Error>| format!("{}: {e}", path.display());
         let columns = self.panels.len().clamp(1, MAX_COLUMNS);
         let rows = self.panels.len().div_ceil(columns).max(1);
-        let title_height = if self.title.is_empty() {
-            0
-        } else {
-            TITLE_HEIGHT
-        };
-        let size = (
-            PANEL_SIZE.0 * columns as u32,
-            PANEL_SIZE.1 * rows as u32 + title_height,
-        );
+        let title_height = if self.title.is_empty() { 0 } else { TITLE_HEIGHT };
+        let size = (PANEL_SIZE.0 * columns as u32, PANEL_SIZE.1 * rows as u32 + title_height);
 
         let root = SVGBackend::new(path, size).into_drawing_area();
         root.fill(&WHITE).map_err(fail)?;
@@ -108,44 +101,22 @@ impl Figure {
         };
 
         let (x_scale, y_scale) = self.scales();
-        let all_points = || {
-            self.panels
-                .iter()
-                .flat_map(|p| &p.series)
-                .flat_map(|s| &s.points)
-        };
+        let all_points = || self.panels.iter().flat_map(|p| &p.series).flat_map(|s| &s.points);
         let x_axis = Axis::fit(x_scale, all_points().map(|&(x, _)| x), false);
-        let colours = ColourKey::new(
-            self.panels
-                .iter()
-                .flat_map(|p| &p.series)
-                .map(|s| s.label.as_str()),
-        );
+        let colours = ColourKey::new(self.panels.iter().flat_map(|p| &p.series).map(|s| s.label.as_str()));
 
         for (area, panel) in body.split_evenly((rows, columns)).iter().zip(&self.panels) {
-            let y_axis = Axis::fit(
-                y_scale,
-                panel.series.iter().flat_map(|s| &s.points).map(|&(_, y)| y),
-                !self.y_log,
-            );
-            self.draw_panel(area, panel, &x_axis, &y_axis, &colours)
-                .map_err(fail)?;
+            let y_axis =
+                Axis::fit(y_scale, panel.series.iter().flat_map(|s| &s.points).map(|&(_, y)| y), !self.y_log);
+            self.draw_panel(area, panel, &x_axis, &y_axis, &colours).map_err(fail)?;
         }
         root.present().map_err(fail)
     }
 
     /// The x and y scales the `x_log` and `y_log` flags ask for.
     fn scales(&self) -> (Scale, Scale) {
-        let x = if self.x_log {
-            Scale::Symlog
-        } else {
-            Scale::Linear
-        };
-        let y = if self.y_log {
-            Scale::Log
-        } else {
-            Scale::Linear
-        };
+        let x = if self.x_log { Scale::Symlog } else { Scale::Linear };
+        let y = if self.y_log { Scale::Log } else { Scale::Linear };
         (x, y)
     }
 
@@ -187,16 +158,8 @@ impl Figure {
                 .collect();
             // A line chart reads left to right whatever order results came in.
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            lines.push(
-                points
-                    .iter()
-                    .map(|&(x, y)| (x_axis.fraction(x), y_axis.fraction(y)))
-                    .collect(),
-            );
-            let line = chart.draw_series(LineSeries::new(
-                points.iter().copied(),
-                colour.stroke_width(2),
-            ))?;
+            lines.push(points.iter().map(|&(x, y)| (x_axis.fraction(x), y_axis.fraction(y))).collect());
+            let line = chart.draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))?;
             if !series.label.is_empty() {
                 line.label(&series.label).legend(move |(x, y)| {
                     EmptyElement::at((x, y))
@@ -205,25 +168,17 @@ impl Figure {
                 });
             }
             chart.draw_series(
-                points
-                    .iter()
-                    .map(|&point| Circle::new(point, MARKER_RADIUS, colour.filled())),
+                points.iter().map(|&point| Circle::new(point, MARKER_RADIUS, colour.filled())),
             )?;
         }
 
-        let labels: Vec<&str> = panel
-            .series
-            .iter()
-            .map(|s| s.label.as_str())
-            .filter(|label| !label.is_empty())
-            .collect();
+        let labels: Vec<&str> =
+            panel.series.iter().map(|s| s.label.as_str()).filter(|label| !label.is_empty()).collect();
         if labels.is_empty() {
             return Ok(());
         }
-        let corner = legend::emptiest_corner(
-            &lines,
-            legend_size(&labels, chart.plotting_area().dim_in_pixel()),
-        );
+        let corner =
+            legend::emptiest_corner(&lines, legend_size(&labels, chart.plotting_area().dim_in_pixel()));
         chart
             .configure_series_labels()
             .position(corner.position())
@@ -247,10 +202,7 @@ fn legend_size(labels: &[&str], plot: (u32, u32)) -> (f64, f64) {
     let font = f64::from(SMALL_FONT);
     let width = longest as f64 * 0.6 * font + 60.0;
     let height = labels.len() as f64 * 1.5 * font + 30.0;
-    (
-        (width / f64::from(plot.0.max(1))).min(1.0),
-        (height / f64::from(plot.1.max(1))).min(1.0),
-    )
+    ((width / f64::from(plot.0.max(1))).min(1.0), (height / f64::from(plot.1.max(1))).min(1.0))
 }
 
 #[cfg(test)]
@@ -271,10 +223,7 @@ mod tests {
     }
 
     fn series(label: &str, points: &[(f64, f64)]) -> Series {
-        Series {
-            label: label.to_owned(),
-            points: points.to_vec(),
-        }
+        Series { label: label.to_owned(), points: points.to_vec() }
     }
 
     #[test]
@@ -329,19 +278,12 @@ mod tests {
                 series: vec![series("", &[(1.0, 1.0), (2.0, 4.0)])],
             })
             .collect();
-        let figure = Figure {
-            panels,
-            ..Figure::default()
-        };
+        let figure = Figure { panels, ..Figure::default() };
         let dir = scratch_dir("grid");
         let path = dir.join("grid.svg");
         figure.write_svg(&path).unwrap();
         let svg = fs::read_to_string(&path).unwrap();
-        assert!(
-            svg.contains(r#"width="1440" height="720""#),
-            "{}",
-            &svg[..200]
-        );
+        assert!(svg.contains(r#"width="1440" height="720""#), "{}", &svg[..200]);
         assert!(svg.contains("panel 3"));
         fs::remove_dir_all(&dir).unwrap();
     }
