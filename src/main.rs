@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use snapscale_lab::snapshots;
+use snapscale_lab::report::Written;
+use snapscale_lab::{snapshots, visibility};
 use snapscale_txn::SnapshotMode;
 
 #[derive(Parser)]
@@ -48,11 +49,37 @@ enum Experiment {
         #[arg(long)]
         repeats: Option<usize>,
     },
+    /// Visibility-check cost: dense xip search vs the CSN log, without and
+    /// with the per-snapshot memo (seed 004's cases).
+    Visibility {
+        /// The short variant: fewer checks, one repetition.
+        #[arg(long)]
+        quick: bool,
+        /// Directory for the CSV, SVG and Markdown files.
+        #[arg(long, default_value = "docs/results")]
+        out: PathBuf,
+    },
+}
+
+fn report(what: &str, result: std::io::Result<Written>) -> ExitCode {
+    match result {
+        Ok(written) => {
+            for path in [&written.markdown, &written.csv, &written.svg] {
+                println!("wrote {}", path.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("snapscale lab {what}: cannot write results: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
-        Command::Lab { experiment: Experiment::Snapshots { quick, out, modes, duration_ms, repeats } } => {
+    let Command::Lab { experiment } = Cli::parse().command;
+    match experiment {
+        Experiment::Snapshots { quick, out, modes, duration_ms, repeats } => {
             let mut settings =
                 if quick { snapshots::Settings::quick(out) } else { snapshots::Settings::full(out) };
             if let Some(modes) = modes {
@@ -64,18 +91,12 @@ fn main() -> ExitCode {
             if let Some(r) = repeats {
                 settings.repeats = r.max(1);
             }
-            match snapshots::run(&settings) {
-                Ok(written) => {
-                    println!("wrote {}", written.markdown.display());
-                    println!("wrote {}", written.csv.display());
-                    println!("wrote {}", written.svg.display());
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("snapscale lab snapshots: cannot write results: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            report("snapshots", snapshots::run(&settings))
+        }
+        Experiment::Visibility { quick, out } => {
+            let settings =
+                if quick { visibility::Settings::quick(out) } else { visibility::Settings::full(out) };
+            report("visibility", visibility::run(&settings))
         }
     }
 }

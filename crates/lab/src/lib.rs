@@ -4,3 +4,4 @@
 
 pub mod report;
 pub mod snapshots;
+pub mod visibility;

@@ -246,3 +246,53 @@ fn status_log_ring_exhaustion_is_an_error_not_a_crash() {
     s.begin(ReadCommitted).unwrap();
     assert!(s.assign_xid().is_ok());
 }
+
+/// The long-snapshot policy (crate README, "Failure behaviour"): the CSN log
+/// is a bounded ring that recycles itself below the horizon. A snapshot held
+/// long enough to pin a full ring makes new xids fail with 54000, naming the
+/// session that holds it and its age; nothing is overwritten, and once that
+/// snapshot is released the ring recycles and assignment goes on.
+#[test]
+fn a_long_snapshot_is_named_when_it_fills_the_csn_log() {
+    let engine = snapscale_txn::Engine::new(snapscale_txn::EngineConfig {
+        max_sessions: 4,
+        snapshot_mode: SnapshotMode::Csn,
+        csn_log_pages: 4,
+        ..Default::default()
+    });
+    let mut holder = engine.attach().unwrap();
+    holder.begin(RepeatableRead).unwrap();
+    let held = holder.statement_snapshot().unwrap();
+    let mut w = engine.attach().unwrap();
+    let mut assigned = 0u64;
+    let err = loop {
+        w.begin(ReadCommitted).unwrap();
+        match w.assign_xid() {
+            Ok(_) => {
+                w.commit().unwrap();
+                assigned += 1;
+            }
+            Err(e) => break e,
+        }
+        assert!(assigned < 1_000_000, "the CSN log never filled");
+    };
+    w.abort();
+    assert_eq!(err.sqlstate(), "54000");
+    assert!(
+        matches!(err, TxnError::XidSpaceExhausted { held_by: Some((slot, xmin)), .. } if slot == holder.slot() && xmin == held.xmin),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains(&format!("session slot {}", holder.slot())), "{err}");
+    let oldest = engine.oldest_snapshot().expect("a snapshot is held");
+    assert_eq!(oldest.slot, holder.slot());
+    assert!(oldest.age_xids >= assigned, "{oldest:?} after {assigned} xids");
+    // The held snapshot still answers from the CSN log it pinned.
+    assert!(!engine.xid_in_snapshot(held.xmin, &held) || held.xmin >= held.xmax);
+    holder.commit().unwrap();
+    drop(held);
+    for _ in 0..3 * assigned {
+        w.begin(ReadCommitted).unwrap();
+        w.assign_xid().expect("the ring recycles once the snapshot is gone");
+        w.commit().unwrap();
+    }
+}

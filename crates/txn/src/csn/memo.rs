@@ -39,21 +39,37 @@ struct Page {
 /// See the module documentation.
 pub(crate) struct Memo {
     xmax: Xid,
-    pages: Box<[AtomicPtr<Page>]>,
+    /// The page nearest xmax, inline: a snapshot no wider than one page
+    /// (the common case) allocates nothing until its first log lookup.
+    first: AtomicPtr<Page>,
+    /// The pages further back, for wide snapshots.
+    rest: Box<[AtomicPtr<Page>]>,
 }
 
 impl Memo {
     /// A memo for a snapshot covering `[xmin, xmax)`.
     pub(crate) fn new(xmin: Xid, xmax: Xid) -> Memo {
         let width = xmax.0.saturating_sub(xmin.0);
-        let pages = width.div_ceil(PAGE_XIDS) as usize;
-        Memo { xmax, pages: (0..pages).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect() }
+        let pages = width.div_ceil(PAGE_XIDS).max(1) as usize;
+        Memo {
+            xmax,
+            first: AtomicPtr::new(std::ptr::null_mut()),
+            rest: (1..pages).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
+        }
+    }
+
+    fn slot(&self, page: usize) -> &AtomicPtr<Page> {
+        if page == 0 {
+            &self.first
+        } else {
+            &self.rest[page - 1]
+        }
     }
 
     fn locate(&self, xid: Xid) -> Option<(usize, usize, u64)> {
         let key = self.xmax.0.checked_sub(xid.0)?.checked_sub(1)?;
         let page = (key / PAGE_XIDS) as usize;
-        (page < self.pages.len()).then(|| {
+        (page <= self.rest.len()).then(|| {
             let within = key % PAGE_XIDS;
             (page, (within / 32) as usize, 2 * (within % 32))
         })
@@ -64,7 +80,7 @@ impl Memo {
         let (page, word, shift) = self.locate(xid)?;
         // Acquire: pairs with the Release CAS in `record`, so a page seen is
         // a page whose words were initialised.
-        let p = self.pages[page].load(Acquire);
+        let p = self.slot(page).load(Acquire);
         if p.is_null() {
             return None;
         }
@@ -81,7 +97,7 @@ impl Memo {
     /// Remembers a final answer for `xid`.
     pub(crate) fn record(&self, xid: Xid, answer: Memoized) {
         let Some((page, word, shift)) = self.locate(xid) else { return };
-        let slot = &self.pages[page];
+        let slot = self.slot(page);
         // Acquire: pairs with the Release CAS below (another thread's).
         let mut p = slot.load(Acquire);
         if p.is_null() {
@@ -111,7 +127,7 @@ impl Memo {
 
 impl Drop for Memo {
     fn drop(&mut self) {
-        for slot in self.pages.iter() {
+        for slot in std::iter::once(&self.first).chain(self.rest.iter()) {
             // Relaxed: `&mut self`, no other reference exists.
             let p = slot.load(Relaxed);
             if !p.is_null() {
@@ -124,7 +140,7 @@ impl Drop for Memo {
 
 impl std::fmt::Debug for Memo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Memo({} pages)", self.pages.len())
+        write!(f, "Memo({} pages)", 1 + self.rest.len())
     }
 }
 

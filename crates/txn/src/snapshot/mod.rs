@@ -93,6 +93,14 @@ impl Snapshot {
         self.suboverflowed
     }
 
+    /// The same snapshot without a memo: every CSN visibility check then goes
+    /// to the CSN log (for measuring what the memo saves).
+    pub fn without_memo(&self) -> Snapshot {
+        let mut copy = self.clone();
+        copy.memo = None;
+        copy
+    }
+
     /// `csn` mode: the snapshot's commit sequence number (0 otherwise).
     pub fn csn(&self) -> Csn {
         self.csn
