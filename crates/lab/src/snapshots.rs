@@ -46,15 +46,15 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The full experiment (about three minutes on two cores).
+    /// The full experiment (about five minutes on two cores).
     pub fn full(out_dir: PathBuf) -> Self {
         Self {
             modes: SnapshotMode::ALL.to_vec(),
             idle: vec![0, 100, 1_000, 10_000],
             active: vec![1, 2],
             write_fractions: vec![0.0, 0.01, 0.1],
-            duration: Duration::from_millis(400),
-            repeats: 3,
+            duration: Duration::from_millis(250),
+            repeats: 5,
             out_dir,
             name: "snapshots".into(),
         }
@@ -186,37 +186,46 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Runs every cell and returns the measurements.
+///
+/// Repetitions are the outer loop: each cell is measured once per round and
+/// the rounds follow each other, so every cell's samples are spread over the
+/// whole run. This machine's shared vCPUs alternate between fast and slow
+/// phases lasting seconds (the same cell measured 55 ns and 100 ns minutes
+/// apart); back-to-back repetitions could put all of one cell's samples in a
+/// slow phase, and the median would not remove it.
 pub fn measure(settings: &Settings) -> Vec<Cell> {
-    let mut cells = Vec::new();
-    let total =
-        settings.modes.len() * settings.idle.len() * settings.active.len() * settings.write_fractions.len();
-    let progress = Progress::new((total * settings.repeats) as u64, "lab snapshots");
+    let mut grid = Vec::new();
     for &active in &settings.active {
         for &write_fraction in &settings.write_fractions {
             for &idle in &settings.idle {
                 for &mode in &settings.modes {
-                    let runs: Vec<Run> = (0..settings.repeats)
-                        .map(|_| {
-                            let r = run_once(mode, idle, active, write_fraction, settings.duration);
-                            progress.inc(&format!("{mode} idle={idle} active={active} w={write_fraction}"));
-                            r
-                        })
-                        .collect();
-                    cells.push(Cell {
-                        mode,
-                        idle,
-                        active,
-                        write_fraction,
-                        ns_per_snapshot: median(runs.iter().map(|r| r.ns_per_snapshot).collect()),
-                        snapshots_per_sec: median(runs.iter().map(|r| r.snapshots_per_sec).collect()),
-                        reuse_fraction: median(runs.iter().map(|r| r.reuse_fraction).collect()),
-                    });
+                    grid.push((mode, idle, active, write_fraction));
                 }
             }
         }
     }
+    let progress = Progress::new((grid.len() * settings.repeats) as u64, "lab snapshots");
+    let mut runs: Vec<Vec<Run>> = grid.iter().map(|_| Vec::new()).collect();
+    for round in 0..settings.repeats {
+        for (cell, &(mode, idle, active, write_fraction)) in grid.iter().enumerate() {
+            runs[cell].push(run_once(mode, idle, active, write_fraction, settings.duration));
+            progress
+                .inc(&format!("round {} {mode} idle={idle} active={active} w={write_fraction}", round + 1));
+        }
+    }
     progress.finish();
-    cells
+    grid.iter()
+        .zip(runs)
+        .map(|(&(mode, idle, active, write_fraction), runs)| Cell {
+            mode,
+            idle,
+            active,
+            write_fraction,
+            ns_per_snapshot: median(runs.iter().map(|r| r.ns_per_snapshot).collect()),
+            snapshots_per_sec: median(runs.iter().map(|r| r.snapshots_per_sec).collect()),
+            reuse_fraction: median(runs.iter().map(|r| r.reuse_fraction).collect()),
+        })
+        .collect()
 }
 
 fn cost(cells: &[Cell], mode: SnapshotMode, idle: usize, active: usize, w: f64) -> Option<f64> {

@@ -294,3 +294,24 @@ fn loom_csn_subxact_stamping() {
         }
     });
 }
+
+/// COMMITTING waits: a reader that resolves a transaction while it commits
+/// gets IN_PROGRESS (it looked before step 2) or the final CSN, never the
+/// COMMITTING marker and never a CSN other than the final one; the wait
+/// (spin, then yield) always ends.
+#[test]
+fn loom_csn_committing_wait() {
+    loom::model(|| {
+        let engine = engine(SnapshotMode::Csn);
+        let (mut w, top) = writer(&engine);
+        let tw = thread::spawn(move || w.commit().unwrap());
+        let seen = engine.csn.as_ref().unwrap().resolve(top);
+        tw.join().unwrap();
+        let final_csn = committed_csn(&engine, top).unwrap();
+        match seen {
+            crate::csn::CsnValue::InProgress => {}
+            crate::csn::CsnValue::Committed(c) => assert_eq!(c, final_csn),
+            other => panic!("resolve returned {other:?}"),
+        }
+    });
+}
