@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use snapscale_lab::report::Written;
-use snapscale_lab::{snapshots, visibility};
+use snapscale_lab::{sinval, snapshots, visibility};
 use snapscale_txn::SnapshotMode;
 
 #[derive(Parser)]
@@ -48,6 +48,16 @@ enum Experiment {
         /// Repetitions per cell (overrides the preset).
         #[arg(long)]
         repeats: Option<usize>,
+    },
+    /// Invalidation-check cost: the has-messages fast path vs the locked read
+    /// path, against sessions, with and without pending messages (seed 003).
+    Sinval {
+        /// The short variant: 80 ms per loop, one round.
+        #[arg(long)]
+        quick: bool,
+        /// Directory for the CSV, SVG and Markdown files.
+        #[arg(long, default_value = "docs/results")]
+        out: PathBuf,
     },
     /// Visibility-check cost: dense xip search vs the CSN log, without and
     /// with the per-snapshot memo (seed 004's cases).
@@ -92,6 +102,10 @@ fn main() -> ExitCode {
                 settings.repeats = r.max(1);
             }
             report("snapshots", snapshots::run(&settings))
+        }
+        Experiment::Sinval { quick, out } => {
+            let settings = if quick { sinval::Settings::quick(out) } else { sinval::Settings::full(out) };
+            report("sinval", sinval::run(&settings))
         }
         Experiment::Visibility { quick, out } => {
             let settings =

@@ -3,5 +3,6 @@
 //! the machine and settings (see [`report`]).
 
 pub mod report;
+pub mod sinval;
 pub mod snapshots;
 pub mod visibility;
