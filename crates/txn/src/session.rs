@@ -352,7 +352,12 @@ impl Session {
     fn take_snapshot(&mut self) -> Result<Arc<Snapshot>, TxnError> {
         let txn = self.txn.as_ref().ok_or(TxnError::NoTransaction)?;
         let me = Builder { slot: self.slot, xid: txn.top_xid() };
-        let own_subxids = if me.xid.is_valid() { txn.live_subxids() } else { Vec::new() };
+                // Only the shared cache lists our own subxids and must drop them.
+        let own_subxids = if me.xid.is_valid() && self.engine.shared_cache.is_some() {
+            txn.live_subxids()
+        } else {
+            Vec::new()
+        };
         match self.engine.take_snapshot(me, &own_subxids, &mut self.buffer) {
             Taken::Built { global_xmin } => {
                 self.counters.built += 1;
