@@ -352,7 +352,7 @@ impl Session {
     fn take_snapshot(&mut self) -> Result<Arc<Snapshot>, TxnError> {
         let txn = self.txn.as_ref().ok_or(TxnError::NoTransaction)?;
         let me = Builder { slot: self.slot, xid: txn.top_xid() };
-                // Only the shared cache lists our own subxids and must drop them.
+        // Only the shared cache lists our own subxids and must drop them.
         let own_subxids = if me.xid.is_valid() && self.engine.shared_cache.is_some() {
             txn.live_subxids()
         } else {

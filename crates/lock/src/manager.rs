@@ -1,0 +1,343 @@
+//! The lock manager's public face: configuration, acquire and release.
+//!
+//! A request goes through up to three stages, each in its own module:
+//!
+//! 1. the fast path (`fastpath.rs`), for weak relation locks while no strong
+//!    lock is announced on the relation's counter;
+//! 2. for strong relation locks, the announcement and the transfer of
+//!    fast-path entries (`fastpath.rs`);
+//! 3. the shared table (`table.rs`), granting at once or queueing, and then
+//!    the asynchronous wait with its deadlock check and timeouts (`wait.rs`,
+//!    `deadlock.rs`).
+//!
+//! Sessions are slot numbers `0..max_sessions`, held for a session's life.
+//! A session issues one request at a time; the manager relies on it (a
+//! session never waits on two locks, and never ends its transaction while one
+//! of its requests is in flight).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+use tokio::sync::oneshot;
+
+use crate::error::LockError;
+use crate::fastpath::{FastPath, StrongCounters};
+use crate::mode::LockMode;
+use crate::sync::Mutex;
+use crate::table::{LockTable, Waiter};
+use crate::tag::LockTag;
+
+/// Lock-manager settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockConfig {
+    /// Number of session slots; sessions are `0..max_sessions`.
+    pub max_sessions: u32,
+    /// How long a waiter waits before it looks for a deadlock (PostgreSQL's
+    /// `deadlock_timeout`). The check runs once per wait.
+    pub deadlock_timeout: Duration,
+    /// How long a waiter waits before giving up with 55P03; `None` waits
+    /// forever (PostgreSQL's `lock_timeout = 0`).
+    pub lock_timeout: Option<Duration>,
+}
+
+impl Default for LockConfig {
+    fn default() -> Self {
+        Self { max_sessions: 100, deadlock_timeout: Duration::from_secs(1), lock_timeout: None }
+    }
+}
+
+/// One lock a session holds, as `pg_locks` would show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HeldLock {
+    /// What is locked.
+    pub tag: LockTag,
+    /// In which mode.
+    pub mode: LockMode,
+    /// How many times the session took it (each needs an `unlock`).
+    pub count: u32,
+    /// Recorded in the session's fast-path state rather than the shared table.
+    pub fast_path: bool,
+}
+
+/// The relation and transaction lock manager (PostgreSQL's lock.c, proc.c
+/// waiting and deadlock.c, for one database).
+#[derive(Debug)]
+pub struct LockManager {
+    pub(crate) config: LockConfig,
+    pub(crate) table: LockTable,
+    /// Per session: its fast-path mutex (fpInfoLock) and what it guards. Each
+    /// on its own cache line: the owner takes it on every weak lock.
+    pub(crate) sessions: Box<[CachePadded<Mutex<FastPath>>]>,
+    pub(crate) strong: StrongCounters,
+}
+
+/// What the synchronous part of a request decided.
+pub(crate) enum Start {
+    Granted,
+    NotAvailable,
+    /// Queued; the receiver fires when the lock is granted.
+    Wait(oneshot::Receiver<()>),
+}
+
+impl LockManager {
+    /// A lock manager with `config.max_sessions` empty sessions.
+    pub fn new(config: LockConfig) -> Arc<Self> {
+        assert!(config.max_sessions > 0, "max_sessions must be positive");
+        Arc::new(Self {
+            sessions: (0..config.max_sessions).map(|_| CachePadded::new(Mutex::default())).collect(),
+            table: LockTable::new(),
+            strong: StrongCounters::new(),
+            config,
+        })
+    }
+
+    /// The settings this manager was built with.
+    pub fn config(&self) -> &LockConfig {
+        &self.config
+    }
+
+    /// Takes `mode` on `tag` for `session`, waiting as long as needed.
+    ///
+    /// Must run inside a tokio runtime with the time driver enabled (the
+    /// deadlock check and `lock_timeout` are timers). Waiting suspends the
+    /// task, never the worker thread. Dropping the future while it waits
+    /// withdraws the request and leaves nothing behind (WAIT-CANCEL).
+    ///
+    /// Errors: `Deadlock` (40P01) if this wait closes a cycle, `LockTimeout`
+    /// (55P03) after `lock_timeout`. Either way the session holds what it held
+    /// before.
+    pub async fn lock(&self, session: u32, tag: LockTag, mode: LockMode) -> Result<(), LockError> {
+        match self.start(session, tag, mode, true)? {
+            Start::Granted => Ok(()),
+            Start::Wait(rx) => self.wait(session, tag, mode, rx).await,
+            Start::NotAvailable => unreachable!("a request that may wait is never refused"),
+        }
+    }
+
+    /// Takes `mode` on `tag` if that is possible without waiting (PostgreSQL's
+    /// `dontWait`, as used by `NOWAIT`). `Ok(false)` leaves the session as it
+    /// was, except that a strong request may have moved other sessions'
+    /// fast-path entries into the table, where they stay.
+    pub fn try_lock(&self, session: u32, tag: LockTag, mode: LockMode) -> Result<bool, LockError> {
+        match self.start(session, tag, mode, false)? {
+            Start::Granted => Ok(true),
+            Start::NotAvailable => Ok(false),
+            Start::Wait(_) => unreachable!("a request that may not wait is never queued"),
+        }
+    }
+
+    /// Drops one hold of `mode` on `tag`. Returns false, changing nothing, if
+    /// the session holds no such lock (PostgreSQL warns "you don't own a lock
+    /// of type ...").
+    pub fn unlock(&self, session: u32, tag: LockTag, mode: LockMode) -> bool {
+        self.assert_session(session);
+        if let LockTag::Relation(oid) = tag {
+            if mode.is_weak() && self.fast_path_release(session, oid, mode) {
+                return true;
+            }
+        }
+        let released = self.table.release(session, tag, mode);
+        if released {
+            self.end_strong_for(tag, mode);
+        }
+        released
+    }
+
+    /// Drops every lock the session holds, as at transaction end, including
+    /// its transaction-id locks and its vxid lock (`end_vxid`).
+    pub fn release_all(&self, session: u32) {
+        self.assert_session(session);
+        let tags = {
+            let mut fp = self.fp(session).lock();
+            // Fast-path entries block nobody (anyone who could conflict has
+            // transferred them first), so dropping them wakes nobody.
+            fp.clear_slots();
+            fp.vxid = None;
+            fp.vxid_in_table = false;
+            std::mem::take(&mut fp.table_tags)
+        };
+        for tag in tags {
+            let counts = {
+                let mut part = self.table.partition(tag).lock();
+                let counts = part.entries.get_mut(&tag).map(|e| e.release_session(session));
+                part.settle(tag);
+                counts
+            };
+            if let (Some(counts), Some(counter)) = (counts, tag.strong_counter()) {
+                let strong =
+                    LockMode::ALL.iter().filter(|m| m.is_strong()).map(|m| counts[*m as usize]).sum();
+                self.end_strong(counter, strong);
+            }
+        }
+    }
+
+    /// Takes the transaction's own lock on its xid (Exclusive), at xid
+    /// assignment. Nobody can know the xid before, so this never waits.
+    pub fn register_xid(&self, session: u32, xid: u64) -> Result<(), LockError> {
+        let granted = self.try_lock(session, LockTag::Transaction(xid), LockMode::Exclusive)?;
+        assert!(granted, "XID-WAIT: xid {xid} is already locked by another session");
+        Ok(())
+    }
+
+    /// Waits until transaction `xid` ends (PostgreSQL's XactLockTableWait):
+    /// takes Share on its lock, which is granted once its owner released its
+    /// Exclusive hold, and drops it at once. Returns at once for an xid that
+    /// is not (or no longer) registered.
+    pub async fn wait_for_xid(&self, session: u32, xid: u64) -> Result<(), LockError> {
+        let tag = LockTag::Transaction(xid);
+        self.lock(session, tag, LockMode::Share).await?;
+        self.unlock(session, tag, LockMode::Share);
+        Ok(())
+    }
+
+    /// Starts the session's virtual transaction `local` (slot, local). Its
+    /// Exclusive lock lives only in the session's fast-path state until a
+    /// waiter needs it in the table (LAZY-VXID); this takes no shared lock.
+    pub fn begin_vxid(&self, session: u32, local: u64) {
+        self.assert_session(session);
+        let mut fp = self.fp(session).lock();
+        assert!(
+            fp.vxid.is_none(),
+            "LAZY-VXID: session {session} begins vxid {local} before ending {:?}",
+            fp.vxid
+        );
+        fp.vxid = Some(local);
+        fp.vxid_in_table = false;
+    }
+
+    /// Ends the session's virtual transaction, releasing its lock in the
+    /// table if a waiter materialised it there. Idempotent.
+    pub fn end_vxid(&self, session: u32) {
+        self.assert_session(session);
+        let (local, in_table) = {
+            let mut fp = self.fp(session).lock();
+            let in_table = std::mem::take(&mut fp.vxid_in_table);
+            (fp.vxid.take(), in_table)
+        };
+        if let (Some(local), true) = (local, in_table) {
+            let tag = LockTag::VirtualTransaction { slot: session, local };
+            let released = self.table.release(session, tag, LockMode::Exclusive);
+            assert!(released, "LAZY-VXID: materialised lock on {tag} missing from the table");
+        }
+    }
+
+    /// Waits until virtual transaction (`owner`, `local`) ends (PostgreSQL's
+    /// VirtualXactLock with wait = true). Returns at once if it already has.
+    pub async fn wait_for_vxid(&self, session: u32, owner: u32, local: u64) -> Result<(), LockError> {
+        self.check_session(session)?;
+        self.check_session(owner)?;
+        let tag = LockTag::VirtualTransaction { slot: owner, local };
+        {
+            // LAZY-VXID: under the owner's fp mutex the vxid cannot end, so
+            // the lock we put in the table on its behalf is one it holds; it
+            // will find `vxid_in_table` at its end and release it there.
+            let mut fp = self.fp(owner).lock();
+            if fp.vxid != Some(local) {
+                return Ok(());
+            }
+            if !fp.vxid_in_table {
+                // Lock order: the owner's fp mutex, then a partition (rule 1).
+                self.table.partition(tag).lock().entry(tag).grant(owner, LockMode::Exclusive, 1);
+                fp.vxid_in_table = true;
+                fp.table_tags.insert(tag);
+            }
+        }
+        self.lock(session, tag, LockMode::Share).await?;
+        self.unlock(session, tag, LockMode::Share);
+        Ok(())
+    }
+
+    /// Every lock `session` holds, sorted (diagnostics and tests).
+    pub fn held_locks(&self, session: u32) -> Vec<HeldLock> {
+        self.assert_session(session);
+        let fp = self.fp(session).lock();
+        let mut held = fp.fast_path_locks();
+        if let (Some(local), false) = (fp.vxid, fp.vxid_in_table) {
+            let tag = LockTag::VirtualTransaction { slot: session, local };
+            held.push(HeldLock { tag, mode: LockMode::Exclusive, count: 1, fast_path: true });
+        }
+        // Lock order: own fp mutex, then partitions (rule 1).
+        for &tag in &fp.table_tags {
+            let part = self.table.partition(tag).lock();
+            if let Some(counts) = part.entries.get(&tag).and_then(|e| e.holders.get(&session)) {
+                for mode in LockMode::ALL {
+                    let count = counts[mode as usize];
+                    if count != 0 {
+                        held.push(HeldLock { tag, mode, count, fast_path: false });
+                    }
+                }
+            }
+        }
+        held.sort();
+        held
+    }
+
+    /// The sessions queued on `tag`, in queue order, with the modes they await.
+    pub fn waiters(&self, tag: LockTag) -> Vec<(u32, LockMode)> {
+        let part = self.table.partition(tag).lock();
+        part.entries
+            .get(&tag)
+            .map_or_else(Vec::new, |e| e.waiters.iter().map(|w| (w.session, w.mode)).collect())
+    }
+
+    /// The synchronous part of a request: fast path, strong announcement and
+    /// transfer, then grant or (if `may_wait`) enqueue in the table.
+    fn start(&self, session: u32, tag: LockTag, mode: LockMode, may_wait: bool) -> Result<Start, LockError> {
+        self.check_session(session)?;
+        match (tag, tag.strong_counter()) {
+            (LockTag::Relation(oid), Some(counter)) if mode.is_weak() => {
+                if self.fast_path_acquire(session, oid, mode, counter) {
+                    return Ok(Start::Granted);
+                }
+            }
+            (LockTag::Relation(oid), Some(counter)) if mode.is_strong() => {
+                self.fp(session).lock().table_tags.insert(tag);
+                self.begin_strong(oid, counter);
+            }
+            _ => {
+                self.fp(session).lock().table_tags.insert(tag);
+            }
+        }
+        let mut part = self.table.partition(tag).lock();
+        let entry = part.entry(tag);
+        if entry.try_grant(session, mode) {
+            return Ok(Start::Granted);
+        }
+        if may_wait {
+            let (wake, rx) = oneshot::channel();
+            entry.enqueue(Waiter { session, mode, wake });
+            return Ok(Start::Wait(rx));
+        }
+        part.settle(tag);
+        drop(part);
+        self.end_strong_for(tag, mode);
+        Ok(Start::NotAvailable)
+    }
+
+    /// Withdraws the strong announcement a request for `mode` on `tag` made.
+    pub(crate) fn end_strong_for(&self, tag: LockTag, mode: LockMode) {
+        if let (Some(counter), true) = (tag.strong_counter(), mode.is_strong()) {
+            self.end_strong(counter, 1);
+        }
+    }
+
+    pub(crate) fn fp(&self, session: u32) -> &Mutex<FastPath> {
+        &self.sessions[session as usize]
+    }
+
+    fn check_session(&self, session: u32) -> Result<(), LockError> {
+        if session < self.config.max_sessions {
+            Ok(())
+        } else {
+            Err(LockError::SessionOutOfRange { session, max_sessions: self.config.max_sessions })
+        }
+    }
+
+    /// For calls without a `Result`: a bad slot is a caller bug.
+    fn assert_session(&self, session: u32) {
+        if let Err(e) = self.check_session(session) {
+            panic!("{e}");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! DEADLOCK-CHECK: a cycle of waits is broken after `deadlock_timeout` by
+//! failing exactly one member with 40P01; the others proceed once the victim
+//! ends its transaction. Timing bounds here are generous behaviour checks,
+//! not measurements.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use snapscale_lock::{LockConfig, LockError, LockManager, LockMode, LockTag};
+use tokio::sync::Barrier;
+use LockMode::*;
+
+const DEADLOCK_TIMEOUT: Duration = Duration::from_millis(200);
+
+fn manager() -> Arc<LockManager> {
+    LockManager::new(LockConfig { max_sessions: 4, deadlock_timeout: DEADLOCK_TIMEOUT, lock_timeout: None })
+}
+
+/// Runs `first` then (after both hold it) `second` in two sessions; returns
+/// per session: the outcome of `second` and how long it took.
+async fn cross(
+    locks: &Arc<LockManager>,
+    first: [(LockTag, LockMode); 2],
+    second: [(LockTag, LockMode); 2],
+) -> Vec<(u32, Result<(), LockError>, Duration)> {
+    let barrier = Arc::new(Barrier::new(2));
+    let mut tasks = Vec::new();
+    for session in 0..2u32 {
+        let (locks, barrier) = (Arc::clone(locks), Arc::clone(&barrier));
+        let (f, s) = (first[session as usize], second[session as usize]);
+        tasks.push(tokio::spawn(async move {
+            locks.lock(session, f.0, f.1).await.unwrap();
+            barrier.wait().await;
+            let start = Instant::now();
+            let r = locks.lock(session, s.0, s.1).await;
+            let took = start.elapsed();
+            if r.is_err() {
+                // The victim's transaction aborts and releases what it held.
+                locks.release_all(session);
+            }
+            (session, r, took)
+        }));
+    }
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(t.await.unwrap());
+    }
+    out
+}
+
+fn check_one_victim(results: &[(u32, Result<(), LockError>, Duration)], detail_has: &str) {
+    let victims: Vec<_> = results.iter().filter(|r| r.1.is_err()).collect();
+    assert_eq!(victims.len(), 1, "exactly one victim: {results:?}");
+    let (_, err, took) = victims[0];
+    let err = err.as_ref().unwrap_err();
+    assert_eq!(err.sqlstate(), "40P01");
+    assert_eq!(err.to_string(), "deadlock detected");
+    let detail = err.detail().unwrap();
+    assert_eq!(detail.lines().count(), 2, "{detail}");
+    assert!(detail.contains(detail_has), "{detail}");
+    assert!(*took >= DEADLOCK_TIMEOUT, "detected before deadlock_timeout: {took:?}");
+    assert!(*took < DEADLOCK_TIMEOUT * 10, "detected far too late: {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opposite_order_access_exclusive_deadlock_has_one_victim() {
+    let locks = manager();
+    let (r1, r2) = (LockTag::Relation(1), LockTag::Relation(2));
+    let results = cross(
+        &locks,
+        [(r1, AccessExclusive), (r2, AccessExclusive)],
+        [(r2, AccessExclusive), (r1, AccessExclusive)],
+    )
+    .await;
+    check_one_victim(&results, "waits for AccessExclusiveLock on relation");
+    let survivor = results.iter().find(|r| r.1.is_ok()).unwrap().0;
+    assert_eq!(locks.held_locks(survivor).len(), 2);
+    locks.release_all(survivor);
+    for oid in [1, 2] {
+        assert!(locks.waiters(LockTag::Relation(oid)).is_empty());
+    }
+}
+
+#[tokio::test]
+async fn transaction_id_wait_cycle_is_a_deadlock() {
+    let locks = manager();
+    locks.register_xid(0, 100).unwrap();
+    locks.register_xid(1, 101).unwrap();
+    let mut tasks = Vec::new();
+    for (session, other) in [(0u32, 101u64), (1, 100)] {
+        let l = Arc::clone(&locks);
+        tasks.push(tokio::spawn(async move {
+            let start = Instant::now();
+            let r = l.wait_for_xid(session, other).await;
+            let took = start.elapsed();
+            if r.is_err() {
+                l.release_all(session);
+            }
+            (session, r, took)
+        }));
+    }
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(t.await.unwrap());
+    }
+    check_one_victim(&results, "waits for ShareLock on transaction 10");
+}
+
+/// Two AccessShare holders both upgrading: each waits for the other's hold.
+#[tokio::test]
+async fn lock_upgrade_deadlock() {
+    let locks = manager();
+    let rel = LockTag::Relation(7);
+    let results = cross(
+        &locks,
+        [(rel, AccessShare), (rel, AccessShare)],
+        [(rel, AccessExclusive), (rel, AccessExclusive)],
+    )
+    .await;
+    check_one_victim(&results, "waits for AccessExclusiveLock on relation 7");
+}
+
+/// A vxid wait closes a cycle with a relation lock (LAZY-VXID: the
+/// materialised lock is in the graph). The vxid waiter starts waiting first,
+/// so its check runs first and it is the victim.
+#[tokio::test]
+async fn vxid_wait_takes_part_in_deadlock_detection() {
+    let locks = manager();
+    let rel = LockTag::Relation(10);
+    locks.begin_vxid(0, 1);
+    locks.lock(1, rel, Exclusive).await.unwrap();
+    let l = Arc::clone(&locks);
+    let waiter = tokio::spawn(async move {
+        let start = Instant::now();
+        let r = l.wait_for_vxid(1, 0, 1).await;
+        let took = start.elapsed();
+        l.release_all(1);
+        (r, took)
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    locks.lock(0, rel, RowShare).await.unwrap();
+    let (r, took) = waiter.await.unwrap();
+    let err = r.unwrap_err();
+    assert_eq!(err.sqlstate(), "40P01");
+    assert!(took >= DEADLOCK_TIMEOUT && took < DEADLOCK_TIMEOUT * 10, "{took:?}");
+    let detail = err.detail().unwrap();
+    assert!(
+        detail.contains("Process 1 waits for ShareLock on virtual transaction 0/1; blocked by process 0."),
+        "{detail}"
+    );
+    locks.release_all(0);
+}
+
+/// A wait that is not part of a cycle is not reported after the check.
+#[tokio::test]
+async fn a_long_wait_without_a_cycle_is_not_a_deadlock() {
+    let locks = manager();
+    let rel = LockTag::Relation(3);
+    locks.lock(0, rel, Exclusive).await.unwrap();
+    let l = Arc::clone(&locks);
+    let waiter = tokio::spawn(async move { l.lock(1, rel, Share).await });
+    tokio::time::sleep(DEADLOCK_TIMEOUT + Duration::from_millis(100)).await;
+    assert!(!waiter.is_finished());
+    locks.release_all(0);
+    waiter.await.unwrap().unwrap();
+}
