@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use snapscale_lab::report::Written;
 use snapscale_lab::{sinval, snapshots, visibility};
+use snapscale_server::{Server, Settings};
 use snapscale_txn::SnapshotMode;
 
 #[derive(Parser)]
@@ -22,11 +23,112 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the server (listens on 127.0.0.1:5433 by default).
+    Serve(ServeArgs),
     /// Run an experiment of the lab and write its results.
     Lab {
         #[command(subcommand)]
         experiment: Experiment,
     },
+}
+
+/// Server flags; each overrides the config file. PostgreSQL's setting
+/// names work in the file and with `--set name=value`.
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Config file of `name = value` lines (postgresql.conf style).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Address to listen on (listen_addresses).
+    #[arg(long)]
+    listen: Option<String>,
+    /// TCP port (port).
+    #[arg(long)]
+    port: Option<u16>,
+    /// Data directory (data_directory).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Most concurrent connections (max_connections).
+    #[arg(long)]
+    max_connections: Option<usize>,
+    /// Snapshot strategy (snapshot_mode): pgproc, pgxact, dense, dense-cached, shared-cached, csn.
+    #[arg(long)]
+    snapshot_mode: Option<String>,
+    /// Any other setting, as name=value (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+}
+
+impl ServeArgs {
+    fn settings(&self) -> Result<Settings, String> {
+        let mut s = Settings::default();
+        if let Some(path) = &self.config {
+            s.load_file(path).map_err(|e| e.to_string())?;
+        }
+        let mut flags: Vec<(String, String)> = Vec::new();
+        if let Some(v) = &self.listen {
+            flags.push(("listen_addresses".into(), v.clone()));
+        }
+        if let Some(v) = self.port {
+            flags.push(("port".into(), v.to_string()));
+        }
+        if let Some(v) = &self.data_dir {
+            flags.push(("data_directory".into(), v.display().to_string()));
+        }
+        if let Some(v) = self.max_connections {
+            flags.push(("max_connections".into(), v.to_string()));
+        }
+        if let Some(v) = &self.snapshot_mode {
+            flags.push(("snapshot_mode".into(), v.clone()));
+        }
+        for kv in &self.set {
+            let (k, v) =
+                kv.split_once('=').ok_or_else(|| format!("--set expects name=value, got \"{kv}\""))?;
+            flags.push((k.trim().into(), v.trim().into()));
+        }
+        for (k, v) in flags {
+            s.set_at_start(&k, &v).map_err(|e| e.to_string())?;
+        }
+        Ok(s)
+    }
+}
+
+/// Resolves at SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SNAPSCALE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let settings = match args.settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("snapscale serve: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let result = runtime.block_on(async move {
+        let server = Server::bind(settings).await?;
+        server.run(shutdown_signal()).await
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("snapscale serve: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -87,7 +189,10 @@ fn report(what: &str, result: std::io::Result<Written>) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let Command::Lab { experiment } = Cli::parse().command;
+    let experiment = match Cli::parse().command {
+        Command::Serve(args) => return serve(args),
+        Command::Lab { experiment } => experiment,
+    };
     match experiment {
         Experiment::Snapshots { quick, out, modes, duration_ms, repeats } => {
             let mut settings =

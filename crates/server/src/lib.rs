@@ -1,0 +1,10 @@
+//! snapscale's server: the PostgreSQL wire protocol (through pgwire, wrapped
+//! here and nowhere else), one proc-array session per connection, and the
+//! settings. See README.md in this crate for what is implemented so far.
+
+mod connection;
+mod server;
+pub mod settings;
+
+pub use server::Server;
+pub use settings::{SettingError, Settings};

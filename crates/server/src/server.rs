@@ -1,0 +1,94 @@
+//! The listener: accepts connections and runs each on its own task.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use pgwire::tokio::process_socket;
+use snapscale_txn::{Engine, EngineConfig};
+use tokio::net::TcpListener;
+use tracing::{info, warn};
+
+use crate::connection::{Connection, PerConnection};
+use crate::settings::Settings;
+
+/// A bound server, ready to run.
+pub struct Server {
+    settings: Settings,
+    engine: Arc<Engine>,
+    listener: TcpListener,
+}
+
+impl Server {
+    /// Prepares the data directory, builds the engine and binds the port.
+    /// Port 0 binds an ephemeral port (see [`Server::local_addr`]).
+    pub async fn bind(settings: Settings) -> io::Result<Server> {
+        std::fs::create_dir_all(&settings.data_directory).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("could not create data directory \"{}\": {e}", settings.data_directory.display()),
+            )
+        })?;
+        let engine = Engine::new(EngineConfig {
+            max_sessions: settings.max_connections,
+            snapshot_mode: settings.snapshot_mode,
+            ..EngineConfig::default()
+        });
+        let addr = format!("{}:{}", settings.listen_addresses, settings.port);
+        let listener = TcpListener::bind(&addr)
+            .await
+            .map_err(|e| io::Error::new(e.kind(), format!("could not listen on {addr}: {e}")))?;
+        Ok(Server { settings, engine, listener })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The transaction engine (for tests and diagnostics).
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Accepts connections until `shutdown` resolves. Then stops accepting;
+    /// open connections end with the runtime, and their sessions abort any
+    /// open transaction as they are dropped.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
+        info!(
+            addr = %self.local_addr()?,
+            snapshot_mode = %self.settings.snapshot_mode,
+            max_connections = self.settings.max_connections,
+            data_directory = %self.settings.data_directory.display(),
+            "listening"
+        );
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => {
+                    info!("shutting down");
+                    return Ok(());
+                }
+                accepted = self.listener.accept() => {
+                    let (socket, peer) = match accepted {
+                        Ok(accepted) => accepted,
+                        Err(e) => {
+                            // Out of file descriptors and the like: keep
+                            // serving the connections we have.
+                            warn!(error = %e, "accept failed");
+                            continue;
+                        }
+                    };
+                    let _ = socket.set_nodelay(true);
+                    let connection = Arc::new(Connection::new(Arc::clone(&self.engine), self.settings.clone()));
+                    tokio::spawn(async move {
+                        if let Err(e) = process_socket(socket, None, PerConnection(connection)).await {
+                            info!(%peer, error = %e, "connection ended with an error");
+                        }
+                    });
+                }
+            }
+        }
+    }
+}

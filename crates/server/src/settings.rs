@@ -1,0 +1,303 @@
+//! Server settings: PostgreSQL's names, from a config file, flags and `SET`.
+//!
+//! A config file holds `name = value` lines (`#` starts a comment, values
+//! may be single-quoted), as postgresql.conf does. Flags override the file.
+//! Settings marked `restart` can only be changed by restarting; the others
+//! can also be changed per session with `SET`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use snapscale_txn::{IsolationLevel, SnapshotMode};
+
+/// Every setting the server knows.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Address to listen on (`listen_addresses`; one address).
+    pub listen_addresses: String,
+    /// TCP port (`port`).
+    pub port: u16,
+    /// Data directory (`data_directory`).
+    pub data_directory: PathBuf,
+    /// Most concurrent connections (`max_connections`).
+    pub max_connections: usize,
+    /// Snapshot strategy (`snapshot_mode`).
+    pub snapshot_mode: SnapshotMode,
+    /// Wait before checking for deadlock (`deadlock_timeout`).
+    pub deadlock_timeout: Duration,
+    /// Longest lock wait, zero = forever (`lock_timeout`).
+    pub lock_timeout: Duration,
+    /// Isolation of new transactions (`default_transaction_isolation`).
+    pub default_transaction_isolation: IsolationLevel,
+    /// The client's application name (`application_name`).
+    pub application_name: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            listen_addresses: "127.0.0.1".into(),
+            port: 5433,
+            data_directory: PathBuf::from("snapscale-data"),
+            max_connections: 100,
+            snapshot_mode: SnapshotMode::Csn,
+            deadlock_timeout: Duration::from_secs(1),
+            lock_timeout: Duration::ZERO,
+            default_transaction_isolation: IsolationLevel::ReadCommitted,
+            application_name: String::new(),
+        }
+    }
+}
+
+/// When a setting may change.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Context {
+    /// Only at server start (PostgreSQL's postmaster context).
+    Restart,
+    /// Also per session, with `SET`.
+    Session,
+}
+
+/// Why a setting could not be set; each maps to PostgreSQL's SQLSTATE.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SettingError {
+    /// No such setting (42704).
+    Unknown(String),
+    /// A bad value (22023).
+    InvalidValue { name: String, value: String, hint: String },
+    /// Needs a restart (55P02).
+    RestartOnly(String),
+    /// A config file line that is not `name = value` (F0000).
+    BadLine { path: PathBuf, line: usize },
+    /// The config file cannot be read (58P01).
+    Io { path: PathBuf, message: String },
+}
+
+impl SettingError {
+    /// PostgreSQL's SQLSTATE.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            SettingError::Unknown(_) => "42704",
+            SettingError::InvalidValue { .. } => "22023",
+            SettingError::RestartOnly(_) => "55P02",
+            SettingError::BadLine { .. } => "F0000",
+            SettingError::Io { .. } => "58P01",
+        }
+    }
+}
+
+impl fmt::Display for SettingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SettingError::Unknown(name) => write!(f, "unrecognized configuration parameter \"{name}\""),
+            SettingError::InvalidValue { name, value, hint } => {
+                write!(f, "invalid value for parameter \"{name}\": \"{value}\" ({hint})")
+            }
+            SettingError::RestartOnly(name) => {
+                write!(f, "parameter \"{name}\" cannot be changed without restarting the server")
+            }
+            SettingError::BadLine { path, line } => {
+                write!(f, "syntax error in file \"{}\" line {line}: expected name = value", path.display())
+            }
+            SettingError::Io { path, message } => {
+                write!(f, "could not read configuration file \"{}\": {message}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for SettingError {}
+
+/// The names `SHOW` and `SET` accept, with their context.
+const NAMES: [(&str, Context); 10] = [
+    ("listen_addresses", Context::Restart),
+    ("port", Context::Restart),
+    ("data_directory", Context::Restart),
+    ("max_connections", Context::Restart),
+    ("snapshot_mode", Context::Restart),
+    ("deadlock_timeout", Context::Session),
+    ("lock_timeout", Context::Session),
+    ("default_transaction_isolation", Context::Session),
+    ("application_name", Context::Session),
+    ("server_version", Context::Restart),
+];
+
+fn invalid(name: &str, value: &str, hint: &str) -> SettingError {
+    SettingError::InvalidValue { name: name.into(), value: value.into(), hint: hint.into() }
+}
+
+/// Parses a PostgreSQL time value: a number with an optional unit (ms, s,
+/// min, h, d); no unit means milliseconds, as for deadlock_timeout.
+fn parse_duration(name: &str, value: &str) -> Result<Duration, SettingError> {
+    let v = value.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, unit) = v.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| invalid(name, value, "expected a time such as 1s or 500ms"))?;
+    let ms = match unit.trim() {
+        "" | "ms" => n,
+        "s" => n * 1_000,
+        "min" => n * 60_000,
+        "h" => n * 3_600_000,
+        "d" => n * 86_400_000,
+        _ => return Err(invalid(name, value, "valid units are ms, s, min, h and d")),
+    };
+    Ok(Duration::from_millis(ms))
+}
+
+fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms != 0 && ms.is_multiple_of(1_000) {
+        format!("{}s", ms / 1_000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+/// Parses an isolation level as PostgreSQL spells it. SERIALIZABLE is
+/// refused (0A000 at the statement level; here an invalid value), never
+/// silently downgraded; READ UNCOMMITTED behaves as READ COMMITTED, as in
+/// PostgreSQL.
+pub fn parse_isolation(name: &str, value: &str) -> Result<IsolationLevel, SettingError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "read committed" | "read uncommitted" => Ok(IsolationLevel::ReadCommitted),
+        "repeatable read" => Ok(IsolationLevel::RepeatableRead),
+        "serializable" => Err(invalid(name, value, "SERIALIZABLE is not supported yet")),
+        _ => Err(invalid(name, value, "expected read committed or repeatable read")),
+    }
+}
+
+/// PostgreSQL's spelling of an isolation level.
+pub fn isolation_name(level: IsolationLevel) -> &'static str {
+    match level {
+        IsolationLevel::ReadCommitted => "read committed",
+        IsolationLevel::RepeatableRead => "repeatable read",
+    }
+}
+
+/// What `SHOW server_version` says; the ParameterStatus sent at startup
+/// carries the same string.
+pub const SERVER_VERSION: &str = concat!("15.0 (snapscale ", env!("CARGO_PKG_VERSION"), ")");
+
+impl Settings {
+    fn context(name: &str) -> Result<Context, SettingError> {
+        NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| *c)
+            .ok_or_else(|| SettingError::Unknown(name.into()))
+    }
+
+    /// Sets `name` at server start (file or flag): every setting allowed.
+    pub fn set_at_start(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
+        Self::context(name)?;
+        self.apply(name, value)
+    }
+
+    /// Sets `name` for one session (`SET`): restart-only settings refused.
+    pub fn set_in_session(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
+        if Self::context(name)? == Context::Restart {
+            return Err(SettingError::RestartOnly(name.into()));
+        }
+        self.apply(name, value)
+    }
+
+    fn apply(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
+        match name {
+            "listen_addresses" => self.listen_addresses = value.trim().into(),
+            "port" => {
+                self.port = value.trim().parse().map_err(|_| invalid(name, value, "expected 1..65535"))?
+            }
+            "data_directory" => self.data_directory = PathBuf::from(value.trim()),
+            "max_connections" => {
+                self.max_connections = value
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| invalid(name, value, "expected a positive integer"))?
+            }
+            "snapshot_mode" => {
+                self.snapshot_mode = value.trim().parse().map_err(|e: String| invalid(name, value, &e))?
+            }
+            "deadlock_timeout" => self.deadlock_timeout = parse_duration(name, value)?,
+            "lock_timeout" => self.lock_timeout = parse_duration(name, value)?,
+            "default_transaction_isolation" => {
+                self.default_transaction_isolation = parse_isolation(name, value)?
+            }
+            "application_name" => self.application_name = value.into(),
+            "server_version" => return Err(SettingError::RestartOnly(name.into())),
+            _ => return Err(SettingError::Unknown(name.into())),
+        }
+        Ok(())
+    }
+
+    /// The value `SHOW name` prints.
+    pub fn show(&self, name: &str) -> Result<String, SettingError> {
+        Self::context(name)?;
+        Ok(match name {
+            "listen_addresses" => self.listen_addresses.clone(),
+            "port" => self.port.to_string(),
+            "data_directory" => self.data_directory.display().to_string(),
+            "max_connections" => self.max_connections.to_string(),
+            "snapshot_mode" => self.snapshot_mode.to_string(),
+            "deadlock_timeout" => format_duration(self.deadlock_timeout),
+            "lock_timeout" => format_duration(self.lock_timeout),
+            "default_transaction_isolation" => isolation_name(self.default_transaction_isolation).into(),
+            "application_name" => self.application_name.clone(),
+            "server_version" => SERVER_VERSION.into(),
+            _ => return Err(SettingError::Unknown(name.into())),
+        })
+    }
+
+    /// Applies a config file's `name = value` lines.
+    pub fn load_file(&mut self, path: &Path) -> Result<(), SettingError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SettingError::Io { path: path.into(), message: e.to_string() })?;
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (name, value) = line
+                .split_once('=')
+                .ok_or_else(|| SettingError::BadLine { path: path.into(), line: i + 1 })?;
+            let value = value.trim();
+            let value = value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')).unwrap_or(value);
+            self.set_at_start(name.trim(), value)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_flags_and_session_rules() {
+        let dir = std::env::temp_dir().join(format!("snapscale-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("snapscale.conf");
+        std::fs::write(&file, "# comment\nmax_connections = 12\nsnapshot_mode = 'dense-cached'\ndeadlock_timeout = 250ms # why\n")
+            .unwrap();
+        let mut s = Settings::default();
+        s.load_file(&file).unwrap();
+        assert_eq!(s.max_connections, 12);
+        assert_eq!(s.snapshot_mode, SnapshotMode::DenseCached);
+        assert_eq!(s.show("deadlock_timeout").unwrap(), "250ms");
+        assert_eq!(s.set_in_session("max_connections", "5").unwrap_err().sqlstate(), "55P02");
+        assert_eq!(s.set_in_session("no_such", "5").unwrap_err().sqlstate(), "42704");
+        assert_eq!(
+            s.set_in_session("lock_timeout", "2s").map(|_| s.show("lock_timeout").unwrap()).unwrap(),
+            "2s"
+        );
+        assert_eq!(s.set_in_session("lock_timeout", "2 fortnights").unwrap_err().sqlstate(), "22023");
+        assert_eq!(
+            s.set_in_session("default_transaction_isolation", "serializable").unwrap_err().sqlstate(),
+            "22023"
+        );
+        std::fs::write(&file, "max_connections\n").unwrap();
+        assert_eq!(Settings::default().load_file(&file).unwrap_err().sqlstate(), "F0000");
+    }
+}

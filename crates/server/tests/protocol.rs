@@ -1,0 +1,190 @@
+//! The server over the wire: startup, transaction control, savepoints, the
+//! failed-transaction state, SET/SHOW, max_connections and errors, checked
+//! message by message, for every snapshot mode.
+
+mod wire;
+
+use snapscale_txn::SnapshotMode;
+use wire::{error_code, start, status, tags, Msg, Raw};
+
+#[tokio::test]
+async fn startup_reports_postgresql_15_and_is_ready() {
+    let server = start(|_| {}).await;
+    let (_c, msgs) = Raw::connect(server.addr).await;
+    let version = msgs.iter().find_map(|m| match m {
+        Msg::ParameterStatus(k, v) if k == "server_version" => Some(v.clone()),
+        _ => None,
+    });
+    assert!(version.as_deref().is_some_and(|v| v.starts_with("15.")), "{msgs:?}");
+    assert_eq!(status(&msgs), 'I');
+}
+
+#[tokio::test]
+async fn transaction_control_in_every_snapshot_mode() {
+    for mode in SnapshotMode::ALL {
+        let server = start(|s| s.snapshot_mode = mode).await;
+        let (mut c, _) = Raw::connect(server.addr).await;
+        let m = c.query("BEGIN").await;
+        assert_eq!((tags(&m), status(&m)), (vec!["BEGIN".to_string()], 'T'), "{mode}");
+        let m = c.query("COMMIT").await;
+        assert_eq!((tags(&m), status(&m)), (vec!["COMMIT".to_string()], 'I'), "{mode}");
+        let m = c.query("START TRANSACTION ISOLATION LEVEL REPEATABLE READ").await;
+        assert_eq!(tags(&m), ["START TRANSACTION"], "{mode}");
+        let m = c.query("SHOW transaction_isolation").await;
+        assert!(m.contains(&Msg::Row(vec![Some("repeatable read".into())])), "{mode}: {m:?}");
+        let m = c.query("END").await;
+        assert_eq!((tags(&m), status(&m)), (vec!["COMMIT".to_string()], 'I'), "{mode}: END is COMMIT");
+        let m = c.query("BEGIN; ROLLBACK").await;
+        assert_eq!(tags(&m), ["BEGIN", "ROLLBACK"], "{mode}");
+    }
+}
+
+#[tokio::test]
+async fn warnings_outside_and_inside_blocks() {
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    let m = c.query("COMMIT").await;
+    assert!(m.iter().any(|x| matches!(x, Msg::Notice { code, .. } if code == "25P01")), "{m:?}");
+    assert_eq!(tags(&m), ["COMMIT"]);
+    c.query("BEGIN").await;
+    let m = c.query("BEGIN").await;
+    assert!(m.iter().any(|x| matches!(x, Msg::Notice { code, .. } if code == "25001")), "{m:?}");
+    assert_eq!(status(&m), 'T');
+}
+
+#[tokio::test]
+async fn a_failed_block_refuses_statements_and_commit_answers_rollback() {
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    c.query("BEGIN").await;
+    let m = c.query("SELECT 1").await;
+    assert_eq!((error_code(&m).as_deref(), status(&m)), (Some("0A000"), 'E'), "{m:?}");
+    let m = c.query("SHOW port").await;
+    assert_eq!(error_code(&m).as_deref(), Some("25P02"));
+    let m = c.query("COMMIT").await;
+    assert_eq!((tags(&m), status(&m)), (vec!["ROLLBACK".to_string()], 'I'));
+    // A multi-statement query stops at its first error.
+    let m = c.query("BEGIN; SELECT 1; COMMIT").await;
+    assert_eq!(tags(&m), ["BEGIN"]);
+    assert_eq!((error_code(&m).as_deref(), status(&m)), (Some("0A000"), 'E'));
+    let m = c.query("ROLLBACK").await;
+    assert_eq!(status(&m), 'I');
+}
+
+#[tokio::test]
+async fn savepoints_nest_release_and_recover_a_failed_block() {
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    let m = c.query("SAVEPOINT a").await;
+    assert_eq!(error_code(&m).as_deref(), Some("25P01"), "outside a block");
+    c.query("BEGIN").await;
+    assert_eq!(tags(&c.query("SAVEPOINT a").await), ["SAVEPOINT"]);
+    assert_eq!(tags(&c.query("SAVEPOINT b").await), ["SAVEPOINT"]);
+    assert_eq!(tags(&c.query("RELEASE SAVEPOINT b").await), ["RELEASE"]);
+    let m = c.query("RELEASE b").await;
+    assert_eq!(error_code(&m).as_deref(), Some("3B001"), "{m:?}");
+    // The failed RELEASE failed the block; ROLLBACK TO recovers it: later
+    // statements run and COMMIT commits (not ROLLBACK).
+    let m = c.query("ROLLBACK TO SAVEPOINT a").await;
+    assert_eq!(tags(&m), ["ROLLBACK"]);
+    assert_eq!(tags(&c.query("RELEASE a").await), ["RELEASE"]);
+    let m = c.query("COMMIT").await;
+    assert_eq!((tags(&m), status(&m)), (vec!["COMMIT".to_string()], 'I'));
+}
+
+/// Known gap, kept failing on purpose: after ROLLBACK TO recovers a failed
+/// block, PostgreSQL's ReadyForQuery says 'T' again; ours keeps saying 'E'
+/// until the block ends, because pgwire's status machine has no E -> T
+/// transition and overwrites the status after the handler. The fix is the
+/// server's own socket loop (also needed for out-of-band messages).
+#[tokio::test]
+#[ignore = "known gap: ReadyForQuery status after ROLLBACK TO (pgwire status machine)"]
+async fn rollback_to_reports_in_transaction_status() {
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    c.query("BEGIN; SAVEPOINT a").await;
+    c.query("SELECT 1").await;
+    let m = c.query("ROLLBACK TO a").await;
+    assert_eq!(status(&m), 'T');
+}
+
+#[tokio::test]
+async fn set_and_show_follow_postgresql_rules() {
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    assert_eq!(tags(&c.query("SET lock_timeout = '2s'").await), ["SET"]);
+    let m = c.query("SHOW lock_timeout").await;
+    assert!(
+        m.contains(&Msg::Columns(vec!["lock_timeout".into()]))
+            && m.contains(&Msg::Row(vec![Some("2s".into())]))
+    );
+    assert_eq!(error_code(&c.query("SET max_connections = 5").await).as_deref(), Some("55P02"));
+    assert_eq!(error_code(&c.query("SET no_such_setting = 1").await).as_deref(), Some("42704"));
+    assert_eq!(error_code(&c.query("SET lock_timeout = 'soon'").await).as_deref(), Some("22023"));
+    // SET inside a rolled-back block is undone.
+    c.query("BEGIN").await;
+    c.query("SET lock_timeout TO '5s'").await;
+    c.query("ROLLBACK").await;
+    assert!(c.query("SHOW lock_timeout").await.contains(&Msg::Row(vec![Some("2s".into())])));
+    let m = c.query("SHOW application_name").await;
+    assert!(m.contains(&Msg::Row(vec![Some("wire-tests".into())])), "{m:?}");
+}
+
+#[tokio::test]
+async fn unsupported_and_malformed_statements_say_so() {
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    let m = c.query("BEGIN ISOLATION LEVEL SERIALIZABLE").await;
+    assert_eq!((error_code(&m).as_deref(), status(&m)), (Some("0A000"), 'I'), "never silently downgraded");
+    let m = c.query("CREATE TABLE t (a int)").await;
+    assert!(
+        matches!(m.first(), Some(Msg::Error { code, message, .. }) if code == "0A000" && message.starts_with("CREATE"))
+    );
+    assert_eq!(error_code(&c.query("SELEC 1").await).as_deref(), Some("42601"));
+    assert_eq!(c.query("").await, vec![Msg::EmptyQuery, Msg::Ready('I')]);
+}
+
+#[tokio::test]
+async fn max_connections_refuses_with_53300_and_frees_slots() {
+    let server = start(|s| s.max_connections = 2).await;
+    let (a, _) = Raw::connect(server.addr).await;
+    let (_b, _) = Raw::connect(server.addr).await;
+    let (_c, msgs) = Raw::connect(server.addr).await;
+    assert!(
+        matches!(msgs.first(), Some(Msg::Error { severity, code, .. }) if severity == "FATAL" && code == "53300"),
+        "{msgs:?}"
+    );
+    drop(a);
+    // The slot comes back once the server notices the disconnect.
+    let mut ok = false;
+    for _ in 0..100 {
+        let (_d, msgs) = Raw::connect(server.addr).await;
+        if error_code(&msgs).is_none() {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(ok, "a freed slot was never reused");
+}
+
+#[tokio::test]
+async fn a_postgresql_driver_connects_and_runs_transactions() {
+    let server = start(|_| {}).await;
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester dbname=tests", server.addr.ip(), server.addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("tokio-postgres connects");
+    tokio::spawn(conn);
+    client.batch_execute("BEGIN; SAVEPOINT s; ROLLBACK TO s; COMMIT;").await.unwrap();
+    let rows = client.simple_query("SHOW server_version").await.unwrap();
+    let version = rows.iter().find_map(|m| match m {
+        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+        _ => None,
+    });
+    assert!(version.is_some_and(|v| v.starts_with("15.")));
+    let e = client.batch_execute("SELECT 1").await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("0A000"));
+}

@@ -1,0 +1,208 @@
+//! A minimal PostgreSQL frontend for tests: enough of protocol 3.0 to check
+//! exact command tags, SQLSTATEs, notices and ReadyForQuery status bytes,
+//! which driver crates do not expose. And a server started on an ephemeral
+//! port.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+
+use snapscale_server::{Server, Settings};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+
+/// A backend message, decoded as far as the tests need.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Msg {
+    ParameterStatus(String, String),
+    Complete(String),
+    Error { severity: String, code: String, message: String },
+    Notice { code: String, message: String },
+    Row(Vec<Option<String>>),
+    Columns(Vec<String>),
+    Ready(char),
+    EmptyQuery,
+    Other(char),
+}
+
+pub struct Raw {
+    stream: TcpStream,
+}
+
+fn cstr(buf: &[u8], at: &mut usize) -> String {
+    let end = buf[*at..].iter().position(|&b| b == 0).expect("nul") + *at;
+    let s = String::from_utf8_lossy(&buf[*at..end]).into_owned();
+    *at = end + 1;
+    s
+}
+
+fn fields(body: &[u8]) -> (String, String, String) {
+    let (mut severity, mut code, mut message) = (String::new(), String::new(), String::new());
+    let mut at = 0;
+    while at < body.len() && body[at] != 0 {
+        let kind = body[at];
+        at += 1;
+        let v = cstr(body, &mut at);
+        match kind {
+            b'S' => severity = v,
+            b'C' => code = v,
+            b'M' => message = v,
+            _ => {}
+        }
+    }
+    (severity, code, message)
+}
+
+impl Raw {
+    /// Connects and runs the startup exchange; returns the messages up to
+    /// ReadyForQuery, or up to the error that ended the connection.
+    pub async fn connect(addr: SocketAddr) -> (Raw, Vec<Msg>) {
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        let mut body = Vec::new();
+        body.extend_from_slice(&196_608i32.to_be_bytes()); // protocol 3.0
+        for (k, v) in [("user", "tester"), ("database", "tests"), ("application_name", "wire-tests")] {
+            body.extend_from_slice(k.as_bytes());
+            body.push(0);
+            body.extend_from_slice(v.as_bytes());
+            body.push(0);
+        }
+        body.push(0);
+        let mut msg = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+        msg.extend_from_slice(&body);
+        stream.write_all(&msg).await.expect("startup");
+        let mut raw = Raw { stream };
+        let msgs = raw.read_until_ready().await;
+        (raw, msgs)
+    }
+
+    async fn read_message(&mut self) -> Option<Msg> {
+        let kind = self.stream.read_u8().await.ok()?;
+        let len = self.stream.read_i32().await.ok()? as usize;
+        let mut body = vec![0; len - 4];
+        self.stream.read_exact(&mut body).await.ok()?;
+        Some(match kind {
+            b'S' => {
+                let mut at = 0;
+                let k = cstr(&body, &mut at);
+                Msg::ParameterStatus(k, cstr(&body, &mut at))
+            }
+            b'C' => Msg::Complete(cstr(&body, &mut 0)),
+            b'E' => {
+                let (severity, code, message) = fields(&body);
+                Msg::Error { severity, code, message }
+            }
+            b'N' => {
+                let (_, code, message) = fields(&body);
+                Msg::Notice { code, message }
+            }
+            b'T' => {
+                let n = u16::from_be_bytes([body[0], body[1]]) as usize;
+                let mut at = 2;
+                let mut names = Vec::new();
+                for _ in 0..n {
+                    names.push(cstr(&body, &mut at));
+                    at += 18;
+                }
+                Msg::Columns(names)
+            }
+            b'D' => {
+                let n = u16::from_be_bytes([body[0], body[1]]) as usize;
+                let mut at = 2;
+                let mut values = Vec::new();
+                for _ in 0..n {
+                    let len = i32::from_be_bytes(body[at..at + 4].try_into().unwrap());
+                    at += 4;
+                    if len < 0 {
+                        values.push(None);
+                    } else {
+                        values.push(Some(String::from_utf8_lossy(&body[at..at + len as usize]).into_owned()));
+                        at += len as usize;
+                    }
+                }
+                Msg::Row(values)
+            }
+            b'Z' => Msg::Ready(body[0] as char),
+            b'I' => Msg::EmptyQuery,
+            other => Msg::Other(other as char),
+        })
+    }
+
+    async fn read_until_ready(&mut self) -> Vec<Msg> {
+        let mut out = Vec::new();
+        while let Some(m) = self.read_message().await {
+            let done = matches!(m, Msg::Ready(_));
+            let fatal = matches!(&m, Msg::Error { severity, .. } if severity == "FATAL");
+            out.push(m);
+            if done || fatal {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Sends one simple Query message and returns everything up to ReadyForQuery.
+    pub async fn query(&mut self, sql: &str) -> Vec<Msg> {
+        let mut msg = vec![b'Q'];
+        msg.extend_from_slice(&((sql.len() + 5) as i32).to_be_bytes());
+        msg.extend_from_slice(sql.as_bytes());
+        msg.push(0);
+        self.stream.write_all(&msg).await.expect("query");
+        self.read_until_ready().await
+    }
+}
+
+/// The SQLSTATE of the (first) error among `msgs`.
+pub fn error_code(msgs: &[Msg]) -> Option<String> {
+    msgs.iter().find_map(|m| match m {
+        Msg::Error { code, .. } => Some(code.clone()),
+        _ => None,
+    })
+}
+
+/// The command tags among `msgs`.
+pub fn tags(msgs: &[Msg]) -> Vec<String> {
+    msgs.iter()
+        .filter_map(|m| match m {
+            Msg::Complete(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The final ReadyForQuery status.
+pub fn status(msgs: &[Msg]) -> char {
+    match msgs.last() {
+        Some(Msg::Ready(s)) => *s,
+        other => panic!("no ReadyForQuery at the end: {other:?}"),
+    }
+}
+
+/// A server on an ephemeral port; dropping the guard shuts it down.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+pub async fn start(configure: impl FnOnce(&mut Settings)) -> TestServer {
+    let mut settings = Settings {
+        port: 0,
+        data_directory: std::env::temp_dir().join(format!("snapscale-wire-{}", std::process::id())),
+        ..Settings::default()
+    };
+    configure(&mut settings);
+    let server = Server::bind(settings).await.expect("bind");
+    let addr = server.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(server.run(async move {
+        let _ = stopped.await;
+    }));
+    TestServer { addr, stop: Some(stop) }
+}
