@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use snapscale_lab::report::Written;
-use snapscale_lab::{sinval, snapshots, visibility};
+use snapscale_lab::{idle, sinval, snapshots, visibility};
 use snapscale_server::{Server, Settings};
 use snapscale_txn::SnapshotMode;
 
@@ -151,6 +151,15 @@ enum Experiment {
         #[arg(long)]
         repeats: Option<usize>,
     },
+    /// Server resident memory per idle connection (up to 10 000 connections).
+    Idle {
+        /// The short variant: up to 1 000 connections.
+        #[arg(long)]
+        quick: bool,
+        /// Directory for the CSV, SVG and Markdown files.
+        #[arg(long, default_value = "docs/results")]
+        out: PathBuf,
+    },
     /// Invalidation-check cost: the has-messages fast path vs the locked read
     /// path, against sessions, with and without pending messages (seed 003).
     Sinval {
@@ -207,6 +216,10 @@ fn main() -> ExitCode {
                 settings.repeats = r.max(1);
             }
             report("snapshots", snapshots::run(&settings))
+        }
+        Experiment::Idle { quick, out } => {
+            let settings = if quick { idle::Settings::quick(out) } else { idle::Settings::full(out) };
+            report("idle", idle::run(&settings))
         }
         Experiment::Sinval { quick, out } => {
             let settings = if quick { sinval::Settings::quick(out) } else { sinval::Settings::full(out) };
