@@ -1,4 +1,5 @@
-//! The one place that chooses between std and loom synchronisation types.
+//! Synchronisation types: std, or loom's under `--cfg loom` (the shim is
+//! the `snapscale-sync` crate).
 //!
 //! The fast path, the strong-lock counters and the lock-table partitions
 //! import their atomics and mutexes from here, so the synchronous paths
@@ -12,30 +13,4 @@
 //! whose counts cannot be trusted can grant conflicting locks, so poisoning
 //! is fatal (PostgreSQL's PANIC inside a critical section).
 
-#![allow(clippy::disallowed_types)]
-
-#[cfg(loom)]
-pub(crate) use loom::sync::atomic;
-#[cfg(not(loom))]
-pub(crate) use std::sync::atomic;
-
-#[cfg(loom)]
-use loom::sync as imp;
-#[cfg(not(loom))]
-use std::sync as imp;
-
-pub(crate) use imp::MutexGuard;
-
-/// A mutex whose `lock` returns the guard and treats poisoning as fatal.
-#[derive(Debug, Default)]
-pub(crate) struct Mutex<T>(imp::Mutex<T>);
-
-impl<T> Mutex<T> {
-    pub(crate) fn new(value: T) -> Self {
-        Self(imp::Mutex::new(value))
-    }
-
-    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-        self.0.lock().expect("a thread panicked holding a lock-manager mutex")
-    }
-}
+pub(crate) use snapscale_sync::{atomic, Mutex, MutexGuard};
