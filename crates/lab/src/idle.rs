@@ -194,10 +194,7 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
         }],
     };
     let settings_list = vec![
-        (
-            "idle connections".to_string(),
-            settings.counts.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
-        ),
+        ("idle connections".to_string(), crate::report::stats::list(&settings.counts)),
         (
             "server".to_string(),
             "snapscale serve (release build of this binary), default snapshot_mode".to_string(),

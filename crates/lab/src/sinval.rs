@@ -24,6 +24,7 @@ use snapscale_txn::{Engine, EngineConfig, IsolationLevel};
 
 use crate::report::plot::{Figure, Panel, Series};
 use crate::report::progress::Progress;
+use crate::report::stats::{list, median};
 use crate::report::table::{Table, Value};
 use crate::report::{ResultSet, Written};
 
@@ -169,11 +170,6 @@ fn run_loop(
     total as f64 / elapsed
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Runs every cell; rounds are interleaved over the grid (see `snapshots`).
 pub fn measure(settings: &Settings) -> Vec<Cell> {
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
@@ -298,10 +294,7 @@ pub fn run(settings: &Settings) -> std::io::Result<Written> {
         ]);
     }
     let settings_list = vec![
-        (
-            "sessions".to_string(),
-            settings.sessions.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
-        ),
+        ("sessions".to_string(), list(&settings.sessions)),
         ("measured per loop".to_string(), format!("{} ms", settings.duration.as_millis())),
         ("rounds (median reported)".to_string(), settings.repeats.to_string()),
         (

@@ -21,6 +21,7 @@ use snapscale_txn::{Engine, EngineConfig, IsolationLevel, SnapshotMode};
 
 use crate::report::plot::{Figure, Panel, Series};
 use crate::report::progress::Progress;
+use crate::report::stats::{list, median};
 use crate::report::table::{Table, Value};
 use crate::report::{ResultSet, Written};
 
@@ -172,16 +173,6 @@ fn run_once(mode: SnapshotMode, idle: usize, active: usize, write_fraction: f64,
         ns_per_snapshot: ns,
         snapshots_per_sec: total as f64 / longest,
         reuse_fraction: reused as f64 / total as f64,
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
@@ -343,15 +334,11 @@ pub fn run(settings: &Settings) -> std::io::Result<Written> {
             Value::from(c.reuse_fraction),
         ]);
     }
-    let list = |v: &[usize]| v.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
     let settings_list = vec![
         ("modes".to_string(), settings.modes.iter().map(|m| m.name()).collect::<Vec<_>>().join(", ")),
         ("idle sessions".to_string(), list(&settings.idle)),
         ("active threads".to_string(), list(&settings.active)),
-        (
-            "write fractions".to_string(),
-            settings.write_fractions.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
-        ),
+        ("write fractions".to_string(), list(&settings.write_fractions)),
         (
             "measured per repetition".to_string(),
             format!(

@@ -26,6 +26,7 @@ use snapscale_txn::{Engine, EngineConfig, IsolationLevel, Session, Snapshot, Sna
 
 use crate::report::plot::{Figure, Panel, Series};
 use crate::report::progress::Progress;
+use crate::report::stats::{list, median};
 use crate::report::table::{Table, Value};
 use crate::report::{ResultSet, Written};
 
@@ -186,11 +187,6 @@ fn time_checks(engine: &Engine, snapshot: &Snapshot, probes: &[Xid], checks: usi
     (elapsed / done, (engine.csn_log_loads() - loads_before) as f64 / done)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Runs every scenario, size and variant.
 pub fn measure(settings: &Settings) -> Vec<Row> {
     let mut rows = Vec::new();
@@ -310,10 +306,7 @@ pub fn run(settings: &Settings) -> std::io::Result<Written> {
         ]);
     }
     let settings_list = vec![
-        (
-            "xids per scenario".to_string(),
-            settings.sizes.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
-        ),
+        ("xids per scenario".to_string(), list(&settings.sizes)),
         ("checks per measurement".to_string(), settings.checks.to_string()),
         ("repetitions (median reported)".to_string(), settings.repeats.to_string()),
         ("what is timed".to_string(), "Engine::xid_in_snapshot (PostgreSQL's XidInMVCCSnapshot)".to_string()),

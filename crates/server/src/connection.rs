@@ -226,7 +226,8 @@ impl State {
         }
         match statement {
             Statement::StartTransaction { modes, begin, .. } => self.begin(modes, *begin, notices),
-            Statement::Commit { end, .. } => Ok(self.commit(*end, notices)),
+            // END is COMMIT, command tag included.
+            Statement::Commit { .. } => Ok(self.commit(notices)),
             Statement::Rollback { savepoint: None, .. } => Ok(self.rollback(notices)),
             Statement::Rollback { savepoint: Some(name), .. } => self.rollback_to(&name.value),
             Statement::Savepoint { name } => self.savepoint(&name.value),
@@ -282,9 +283,7 @@ impl State {
         self.saved = None;
     }
 
-    fn commit(&mut self, end: bool, notices: &mut Vec<(&'static str, String)>) -> Response {
-        // END is COMMIT, tag included.
-        let _ = end;
+    fn commit(&mut self, notices: &mut Vec<(&'static str, String)>) -> Response {
         let tag = "COMMIT";
         match self.block {
             Block::Idle => {

@@ -9,6 +9,7 @@
 pub mod machine;
 pub mod plot;
 pub mod progress;
+pub mod stats;
 pub mod table;
 
 mod result_set;
