@@ -22,8 +22,12 @@ use pgwire::api::auth::{
     finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata,
     DefaultServerParameterProvider, StartupHandler,
 };
-use pgwire::api::query::SimpleQueryHandler;
+use pgwire::api::portal::{Format, Portal};
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{DataRowEncoder, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::stmt::QueryParser;
+use pgwire::api::store::PortalStore;
+use pgwire::api::ClientPortalStore;
 use pgwire::api::{ClientInfo, PgWireServerHandlers, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::response::NoticeResponse;
@@ -107,6 +111,10 @@ pub struct PerConnection(pub Arc<Connection>);
 
 impl PgWireServerHandlers for PerConnection {
     fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        Arc::clone(&self.0)
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
         Arc::clone(&self.0)
     }
 
@@ -196,6 +204,103 @@ impl SimpleQueryHandler for Connection {
         }
         Ok(responses)
     }
+}
+
+/// A statement parsed at Parse time for the extended protocol; `None` is
+/// the empty query.
+#[derive(Clone, Debug)]
+pub struct Prepared(Option<Statement>);
+
+/// Parses Parse messages with the same grammar as simple queries. None of
+/// the statements executed so far takes parameters.
+pub struct PreparedParser;
+
+#[async_trait]
+impl QueryParser for PreparedParser {
+    type Statement = Prepared;
+
+    async fn parse_sql<C>(
+        &self,
+        _client: &C,
+        sql: &str,
+        _types: &[Option<Type>],
+    ) -> PgWireResult<Option<Prepared>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
+            PgWireError::UserError(Box::new(error_info("ERROR", "42601", format!("syntax error: {e}"))))
+        })?;
+        if statements.len() > 1 {
+            return Err(PgWireError::UserError(Box::new(error_info(
+                "ERROR",
+                "42601",
+                "cannot insert multiple commands into a prepared statement".into(),
+            ))));
+        }
+        Ok(Some(Prepared(statements.pop())))
+    }
+
+    fn get_parameter_types(&self, _stmt: &Prepared) -> PgWireResult<Vec<Type>> {
+        Ok(Vec::new())
+    }
+
+    fn get_result_schema(&self, stmt: &Prepared, _format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
+        Ok(match &stmt.0 {
+            Some(Statement::ShowVariable { variable }) => vec![show_field(variable)],
+            _ => Vec::new(),
+        })
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Connection {
+    type Statement = Prepared;
+    type QueryParser = PreparedParser;
+
+    fn query_parser(&self) -> Arc<PreparedParser> {
+        Arc::new(PreparedParser)
+    }
+
+    async fn do_query<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Prepared>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let Some(statement) = &portal.statement.statement.0 else { return Ok(Response::EmptyQuery) };
+        let (result, notices) = {
+            let mut state = self.state();
+            let mut notices = Vec::new();
+            let result = state.execute(statement, &mut notices);
+            if result.is_err() {
+                state.fail();
+            }
+            (result, notices)
+        };
+        for (code, message) in notices {
+            client
+                .send(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(error_info(
+                    "WARNING", code, message,
+                ))))
+                .await?;
+        }
+        Ok(result.unwrap_or_else(|e| Response::Error(Box::new(error_info("ERROR", e.code, e.message)))))
+    }
+}
+
+/// The column `SHOW name` returns (PostgreSQL names it after the setting).
+fn show_field(variable: &[sqlparser::ast::Ident]) -> FieldInfo {
+    let name = variable.iter().map(|i| i.value.to_ascii_lowercase()).collect::<Vec<_>>().join(" ");
+    let column =
+        if name == "transaction isolation level" { "transaction_isolation".to_owned() } else { name };
+    FieldInfo::new(column, None, None, Type::TEXT, FieldFormat::Text)
 }
 
 impl State {
@@ -381,9 +486,7 @@ impl State {
             }
             _ => self.settings.show(&name).map_err(|e| err(e.sqlstate(), e.to_string()))?,
         };
-        let column =
-            if name == "transaction isolation level" { "transaction_isolation".to_owned() } else { name };
-        let schema = Arc::new(vec![FieldInfo::new(column, None, None, Type::TEXT, FieldFormat::Text)]);
+        let schema = Arc::new(vec![show_field(variable)]);
         let mut encoder = DataRowEncoder::new(Arc::clone(&schema));
         encoder.encode_field(&Some(value)).map_err(|e| err("XX000", e.to_string()))?;
         let row = encoder.take_row();

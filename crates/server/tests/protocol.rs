@@ -188,3 +188,31 @@ async fn a_postgresql_driver_connects_and_runs_transactions() {
     let e = client.batch_execute("SELECT 1").await.unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("0A000"));
 }
+
+#[tokio::test]
+async fn the_extended_protocol_runs_the_same_statements() {
+    let server = start(|_| {}).await;
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester dbname=tests", server.addr.ip(), server.addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    // Parse / Bind / Describe / Execute / Sync, as drivers send them.
+    client.execute("BEGIN ISOLATION LEVEL REPEATABLE READ", &[]).await.unwrap();
+    let rows = client.query("SHOW transaction_isolation", &[]).await.unwrap();
+    assert_eq!(rows[0].columns()[0].name(), "transaction_isolation");
+    assert_eq!(rows[0].get::<_, String>(0), "repeatable read");
+    client.execute("SAVEPOINT s", &[]).await.unwrap();
+    let e = client.execute("SELECT 1", &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("0A000"));
+    let e = client.query("SHOW port", &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("25P02"), "failed block");
+    client.execute("ROLLBACK TO s", &[]).await.unwrap();
+    client.execute("COMMIT", &[]).await.unwrap();
+    let e = client.execute("BEGIN; COMMIT", &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("42601"), "one statement per prepared statement");
+    let e = client.execute("BEGIN ISOLATION LEVEL SERIALIZABLE", &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("0A000"));
+}
