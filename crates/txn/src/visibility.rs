@@ -191,6 +191,13 @@ impl Hints {
         self.0.fetch_or(bit, Relaxed);
     }
 
+    /// Adds `bits` (a storage layer seeding a decision with the hints it
+    /// keeps elsewhere, e.g. packed into its xmax word).
+    pub fn set_bits(&self, bits: u8) {
+        // Relaxed: see `get`.
+        self.0.fetch_or(bits, Relaxed);
+    }
+
     /// Forgets the xmax hints (a new deleter or locker was installed).
     pub fn clear_xmax(&self) {
         // Relaxed: see `get`; the caller's own lock orders the xmax change.

@@ -1,0 +1,11 @@
+//! snapscale's MVCC storage: tables of row versions, PostgreSQL's update
+//! outcomes, pruning, and write-ahead hooks. Visibility decisions come from
+//! `snapscale-txn`; the invariants are in this crate's README.md.
+
+mod table;
+mod version;
+mod wal;
+
+pub use table::{Outcome, StorageError, Table};
+pub use version::Tid;
+pub use wal::{NoWal, Wal, WalRecord};

@@ -1,0 +1,312 @@
+//! A table: row versions addressed by tid, with PostgreSQL's update
+//! protocol.
+//!
+//! An update never changes a version in place: it stamps the old version's
+//! xmax (and `next`) and appends the new version, whose xmin is the updater.
+//! A reader decides visibility per version with `Session::tuple_visible`;
+//! a writer decides with [`Table::modify`], which answers like PostgreSQL's
+//! HeapTupleSatisfiesUpdate and leaves waiting and re-checking to the caller:
+//!
+//! ```text
+//!   BeingModified(x)  another running transaction x changed it: wait for x, retry
+//!   Updated / Deleted a committed transaction changed it after our snapshot:
+//!                     READ COMMITTED follows `latest` and re-checks the row,
+//!                     REPEATABLE READ fails with 40001
+//!   SelfModified      this transaction already changed it
+//!   Invisible         it does not exist for us
+//! ```
+//!
+//! xmax changes are serialised by the table's write lock (PostgreSQL's
+//! exclusive buffer lock, table-wide here); readers take only the slot
+//! vector's read lock to find versions and read headers lock-free.
+
+use std::sync::Arc;
+
+use snapscale_sync::{Mutex, RwLock};
+use snapscale_txn::{CommandId, Session, Snapshot, TxnError, Xid, XidState};
+
+use crate::version::{Header, Tid, Version, NO_TID};
+use crate::wal::{Wal, WalRecord};
+
+/// What a write found (PostgreSQL's TM_Result).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    /// Done. For an update, the new version's tid.
+    Ok(Tid),
+    /// The version is not visible to this command.
+    Invisible,
+    /// Already changed by this transaction.
+    SelfModified,
+    /// Changed by a transaction still running: wait for it, then retry.
+    BeingModified(Xid),
+    /// Updated by a committed transaction into `next`.
+    Updated { xmax: Xid, next: Tid },
+    /// Deleted by a committed transaction.
+    Deleted(Xid),
+}
+
+/// The kind of change.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Change {
+    Update,
+    Delete,
+    Lock,
+}
+
+/// Errors of the storage layer.
+#[derive(Debug)]
+pub enum StorageError {
+    /// From the transaction layer.
+    Txn(TxnError),
+    /// No transaction is running in the session.
+    NoTransaction,
+}
+
+impl From<TxnError> for StorageError {
+    fn from(e: TxnError) -> Self {
+        StorageError::Txn(e)
+    }
+}
+
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageError::Txn(e) => e.fmt(f),
+            StorageError::NoTransaction => f.write_str("there is no transaction in progress"),
+        }
+    }
+}
+
+impl std::error::Error for StorageError {}
+
+/// A table of `R` rows. See the module documentation.
+pub struct Table<R> {
+    id: u32,
+    slots: RwLock<Vec<Option<Arc<Version<R>>>>>,
+    /// Freed tids, reused by later inserts (memory stays flat under updates).
+    free: Mutex<Vec<Tid>>,
+    /// Serialises xmax changes.
+    write: Mutex<()>,
+    wal: Arc<dyn Wal<R>>,
+}
+
+impl<R: Clone + Send + Sync + 'static> Table<R> {
+    /// An empty table with id `id`, logging through `wal`.
+    pub fn new(id: u32, wal: Arc<dyn Wal<R>>) -> Self {
+        Table { id, slots: RwLock::new(Vec::new()), free: Mutex::new(Vec::new()), write: Mutex::new(()), wal }
+    }
+
+    fn cid(session: &Session) -> Result<CommandId, StorageError> {
+        session.command_id().ok_or(StorageError::NoTransaction)
+    }
+
+    fn put(&self, version: Version<R>) -> Tid {
+        let version = Arc::new(version);
+        let reused = self.free.lock().pop();
+        let mut slots = self.slots.write();
+        match reused {
+            Some(tid) => {
+                slots[tid as usize] = Some(version);
+                tid
+            }
+            None => {
+                slots.push(Some(version));
+                (slots.len() - 1) as Tid
+            }
+        }
+    }
+
+    fn get(&self, tid: Tid) -> Option<Arc<Version<R>>> {
+        self.slots.read().get(tid as usize).and_then(Clone::clone)
+    }
+
+    /// Inserts `data` as a new version owned by the session's current
+    /// (sub)transaction, logging it first.
+    pub fn insert(&self, session: &mut Session, data: R) -> Result<Tid, StorageError> {
+        let xid = session.assign_xid()?;
+        let cid = Self::cid(session)?;
+        let version = Version::new(xid, cid, data);
+        self.wal.log(WalRecord::Insert { table: self.id, xid, row: &version.data });
+        Ok(self.put(version))
+    }
+
+    fn visible(
+        session: &Session,
+        v: &Version<R>,
+        header: &Header,
+        snapshot: &Snapshot,
+        cid: CommandId,
+    ) -> bool {
+        let hints = v.hints_for(header);
+        let visible = session.tuple_visible(&header.xids, &hints, snapshot, cid);
+        v.keep_hints(header, &hints);
+        visible
+    }
+
+    /// Every version visible to `snapshot` at command `cid`, with its tid.
+    pub fn scan(&self, session: &Session, snapshot: &Snapshot, cid: CommandId) -> Vec<(Tid, R)> {
+        let versions: Vec<(Tid, Arc<Version<R>>)> = self
+            .slots
+            .read()
+            .iter()
+            .enumerate()
+            .filter_map(|(tid, v)| v.as_ref().map(|v| (tid as Tid, Arc::clone(v))))
+            .collect();
+        versions
+            .into_iter()
+            .filter(|(_, v)| Self::visible(session, v, &v.header(), snapshot, cid))
+            .map(|(tid, v)| (tid, v.data.clone()))
+            .collect()
+    }
+
+    /// The version at `tid`, if it is visible to `snapshot`.
+    pub fn fetch(&self, session: &Session, tid: Tid, snapshot: &Snapshot, cid: CommandId) -> Option<R> {
+        let v = self.get(tid)?;
+        Self::visible(session, &v, &v.header(), snapshot, cid).then(|| v.data.clone())
+    }
+
+    /// Follows the update chain from `tid` to the newest version whose
+    /// creator committed (READ COMMITTED's re-check, PostgreSQL's
+    /// EvalPlanQual fetch). A link is followed only if its updater committed
+    /// (a running one: the caller's next write answers BeingModified and
+    /// waits) and the next version's xmin is that updater (a reused tid
+    /// breaks the chain, as PostgreSQL's ctid check does).
+    pub fn latest(&self, session: &Session, tid: Tid) -> Option<(Tid, R)> {
+        let mut tid = tid;
+        let mut v = self.get(tid)?;
+        loop {
+            let h = v.header();
+            if h.next == NO_TID
+                || h.xids.xmax_lock_only
+                || session.xid_state(h.xids.xmax) != XidState::Committed
+            {
+                return Some((tid, v.data.clone()));
+            }
+            match self.get(h.next) {
+                Some(n) if n.xmin == h.xids.xmax => {
+                    tid = h.next;
+                    v = n;
+                }
+                _ => return Some((tid, v.data.clone())),
+            }
+        }
+    }
+
+    /// Updates the version at `tid` to `data`.
+    pub fn update(&self, session: &mut Session, tid: Tid, data: R) -> Result<Outcome, StorageError> {
+        self.modify(session, tid, Change::Update, Some(data))
+    }
+
+    /// Deletes the version at `tid`.
+    pub fn delete(&self, session: &mut Session, tid: Tid) -> Result<Outcome, StorageError> {
+        self.modify(session, tid, Change::Delete, None)
+    }
+
+    /// Locks the version at `tid` (SELECT FOR UPDATE; FOR SHARE is treated
+    /// as FOR UPDATE until multixacts exist).
+    pub fn lock_row(&self, session: &mut Session, tid: Tid) -> Result<Outcome, StorageError> {
+        self.modify(session, tid, Change::Lock, None)
+    }
+
+    fn modify(
+        &self,
+        session: &mut Session,
+        tid: Tid,
+        change: Change,
+        data: Option<R>,
+    ) -> Result<Outcome, StorageError> {
+        // The xid first: assignment may wait on nothing but must not happen
+        // under our write lock (it takes the xid generator lock).
+        let xid = session.assign_xid()?;
+        let cid = Self::cid(session)?;
+        let _write = self.write.lock();
+        let Some(v) = self.get(tid) else { return Ok(Outcome::Invisible) };
+        let h = v.header();
+        // The inserter must be visible to this command.
+        if session.is_current_xid(v.xmin) {
+            if v.cmin >= cid {
+                return Ok(Outcome::Invisible);
+            }
+        } else if session.xid_state(v.xmin) != XidState::Committed {
+            return Ok(Outcome::Invisible);
+        }
+        // The current deleter or locker, if it still counts.
+        let xmax = h.xids.xmax;
+        if xmax.is_valid() {
+            match session.xid_state(xmax) {
+                XidState::Current if h.xids.xmax_lock_only => {} // our own lock
+                XidState::Current => return Ok(Outcome::SelfModified),
+                XidState::InProgress => return Ok(Outcome::BeingModified(xmax)),
+                XidState::Committed if h.xids.xmax_lock_only => {} // the locker ended
+                XidState::Committed if h.next != NO_TID => {
+                    return Ok(Outcome::Updated { xmax, next: h.next });
+                }
+                XidState::Committed => return Ok(Outcome::Deleted(xmax)),
+                XidState::Aborted => {}
+            }
+        }
+        match change {
+            Change::Lock => {
+                self.wal.log(WalRecord::Lock { table: self.id, xid, tid });
+                v.set_xmax(xid, cid, true, NO_TID);
+                Ok(Outcome::Ok(tid))
+            }
+            Change::Delete => {
+                self.wal.log(WalRecord::Delete { table: self.id, xid, tid });
+                v.set_xmax(xid, cid, false, NO_TID);
+                Ok(Outcome::Ok(tid))
+            }
+            Change::Update => {
+                let new = Version::new(xid, cid, data.expect("an update carries a row"));
+                self.wal.log(WalRecord::Update { table: self.id, xid, old: tid, row: &new.data });
+                let new_tid = self.put(new);
+                v.set_xmax(xid, cid, false, new_tid);
+                Ok(Outcome::Ok(new_tid))
+            }
+        }
+    }
+
+    /// Removes versions no snapshot can see any more (PostgreSQL's VACUUM):
+    /// inserted by an aborted transaction, or deleted (not merely locked) by
+    /// a committed one below the data horizon. Like VACUUM it fixes one
+    /// accurate cutoff at the start (OldestXmin) rather than asking GlobalVis,
+    /// whose cheap test may answer "needed" conservatively; horizons can move
+    /// back later, but everything below the cutoff is removable for good
+    /// (pg-snapshot-internals §10.2). Returns how many were removed; their
+    /// tids are reused.
+    pub fn vacuum(&self, session: &mut Session) -> usize {
+        let cutoff = session.engine().compute_horizons().data_oldest_nonremovable;
+        let candidates: Vec<(Tid, Arc<Version<R>>)> = self
+            .slots
+            .read()
+            .iter()
+            .enumerate()
+            .filter_map(|(tid, v)| v.as_ref().map(|v| (tid as Tid, Arc::clone(v))))
+            .collect();
+        let mut dead = Vec::new();
+        for (tid, v) in candidates {
+            let h = v.header();
+            let inserter_aborted =
+                !session.is_current_xid(v.xmin) && session.xid_state(v.xmin) == XidState::Aborted;
+            let deleted_for_all = h.xids.xmax.is_valid()
+                && !h.xids.xmax_lock_only
+                && h.xids.xmax < cutoff
+                && session.xid_state(h.xids.xmax) == XidState::Committed;
+            if inserter_aborted || deleted_for_all {
+                dead.push(tid);
+            }
+        }
+        let mut slots = self.slots.write();
+        for &tid in &dead {
+            slots[tid as usize] = None;
+        }
+        drop(slots);
+        self.free.lock().extend(&dead);
+        dead.len()
+    }
+
+    /// Slots in use, dead or alive (for memory checks).
+    pub fn allocated_slots(&self) -> usize {
+        self.slots.read().len()
+    }
+}
