@@ -10,4 +10,4 @@ cargo test --workspace --locked
 # directory keeps that build from invalidating the normal one.
 # Preemption bound 2, as tokio and crossbeam run theirs.
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \
-    cargo test -p snapscale-txn -p snapscale-sinval -p snapscale-lock --release --lib --locked loom_
+    cargo test -p snapscale-txn -p snapscale-sinval -p snapscale-lock -p snapscale-storage --release --lib --locked loom_

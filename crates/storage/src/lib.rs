@@ -6,6 +6,9 @@ mod table;
 mod version;
 mod wal;
 
+#[cfg(all(test, loom))]
+mod loom_tests;
+
 pub use table::{Outcome, StorageError, Table};
 pub use version::Tid;
 pub use wal::{NoWal, Wal, WalRecord};
