@@ -18,9 +18,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use futures::{stream, Sink, SinkExt};
+use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
+use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::{
-    finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata,
-    DefaultServerParameterProvider, StartupHandler,
+    finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata, AuthSource,
+    DefaultServerParameterProvider, LoginInfo, Password, StartupHandler,
 };
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
@@ -77,15 +79,58 @@ struct State {
     savepoints: Vec<String>,
 }
 
+/// The SCRAM handler shared by every connection (its per-connection state
+/// lives in the client's metadata).
+pub type Scram = SASLAuthStartupHandler<DefaultServerParameterProvider>;
+
+/// Builds the SCRAM handler for `password`, salted once per server start
+/// (PBKDF2 is deliberately slow: not once per connection).
+pub fn scram(password: &str) -> std::io::Result<Arc<Scram>> {
+    let mut salt = [0u8; 16];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut salt)?;
+    let salted = gen_salted_password(password, &salt, SCRAM_ITERATIONS);
+    let mut scram = ScramAuth::new(Arc::new(FixedPassword { salt: salt.to_vec(), salted }));
+    scram.set_iterations(SCRAM_ITERATIONS);
+    Ok(Arc::new(SASLAuthStartupHandler::new(Arc::new(parameters())).with_scram(scram)))
+}
+
+const SCRAM_ITERATIONS: usize = 4096;
+
+/// One password for every role (roles arrive with the catalog).
+#[derive(Debug)]
+struct FixedPassword {
+    salt: Vec<u8>,
+    salted: Vec<u8>,
+}
+
+// async_trait's expansion must match pgwire's trait signature, which
+// elides LoginInfo's lifetime; writing `'_` breaks the match.
+#[allow(elided_lifetimes_in_paths)]
+#[async_trait]
+impl AuthSource for FixedPassword {
+    async fn get_password(&self, _login: &LoginInfo) -> PgWireResult<Password> {
+        Ok(Password::new(Some(self.salt.clone()), self.salted.clone()))
+    }
+}
+
+/// ParameterStatus sent after authentication.
+fn parameters() -> DefaultServerParameterProvider {
+    let mut params = DefaultServerParameterProvider::default();
+    params.server_version = SERVER_VERSION.to_owned();
+    params
+}
+
 /// The handlers of one connection.
 pub struct Connection {
     engine: Arc<Engine>,
     state: Mutex<State>,
+    /// `Some` under auth_method = scram-sha-256.
+    scram: Option<Arc<Scram>>,
 }
 
 impl Connection {
     /// A handler for a new connection; the session is attached at startup.
-    pub fn new(engine: Arc<Engine>, settings: Settings) -> Connection {
+    pub fn new(engine: Arc<Engine>, settings: Settings, scram: Option<Arc<Scram>>) -> Connection {
         Connection {
             engine,
             state: Mutex::new(State {
@@ -95,6 +140,7 @@ impl Connection {
                 saved: None,
                 savepoints: Vec::new(),
             }),
+            scram,
         }
     }
 
@@ -131,9 +177,13 @@ impl StartupHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let PgWireFrontendMessage::Startup(ref startup) = message else { return Ok(()) };
-        protocol_negotiation(client, startup).await?;
-        save_startup_parameters_to_metadata(client, startup);
+        let PgWireFrontendMessage::Startup(ref startup) = message else {
+            // The SCRAM exchange's password messages.
+            return match &self.scram {
+                Some(scram) => scram.on_startup(client, message).await,
+                None => Ok(()),
+            };
+        };
         // One proc-array slot for the connection's whole life, as a
         // PostgreSQL backend holds its PGPROC (DESIGN.md decision 2).
         let session = self.engine.attach().map_err(|e| {
@@ -146,9 +196,14 @@ impl StartupHandler for Connection {
             self.state().settings.application_name = app.clone();
         }
         self.state().session = Some(session);
-        let mut params = DefaultServerParameterProvider::default();
-        params.server_version = SERVER_VERSION.to_owned();
-        finish_authentication(client, &params).await
+        if let Some(scram) = &self.scram {
+            // SCRAM-SHA-256: the handler negotiates, authenticates (28P01
+            // on a wrong password) and then sends ParameterStatus.
+            return scram.on_startup(client, message).await;
+        }
+        protocol_negotiation(client, startup).await?;
+        save_startup_parameters_to_metadata(client, startup);
+        finish_authentication(client, &parameters()).await
     }
 }
 

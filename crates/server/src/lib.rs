@@ -7,4 +7,4 @@ mod server;
 pub mod settings;
 
 pub use server::Server;
-pub use settings::{SettingError, Settings};
+pub use settings::{AuthMethod, SettingError, Settings};

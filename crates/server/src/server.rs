@@ -10,20 +10,26 @@ use snapscale_txn::{Engine, EngineConfig};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
-use crate::connection::{Connection, PerConnection};
-use crate::settings::Settings;
+use crate::connection::{scram, Connection, PerConnection, Scram};
+use crate::settings::{AuthMethod, Settings};
 
 /// A bound server, ready to run.
 pub struct Server {
     settings: Settings,
     engine: Arc<Engine>,
     listener: TcpListener,
+    scram: Option<Arc<Scram>>,
 }
 
 impl Server {
     /// Prepares the data directory, builds the engine and binds the port.
     /// Port 0 binds an ephemeral port (see [`Server::local_addr`]).
     pub async fn bind(settings: Settings) -> io::Result<Server> {
+        settings.check().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let scram = match (settings.auth_method, &settings.password) {
+            (AuthMethod::ScramSha256, Some(password)) => Some(scram(password)?),
+            _ => None,
+        };
         std::fs::create_dir_all(&settings.data_directory).map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -39,7 +45,7 @@ impl Server {
         let listener = TcpListener::bind(&addr)
             .await
             .map_err(|e| io::Error::new(e.kind(), format!("could not listen on {addr}: {e}")))?;
-        Ok(Server { settings, engine, listener })
+        Ok(Server { settings, engine, listener, scram })
     }
 
     /// The address the server listens on.
@@ -81,7 +87,7 @@ impl Server {
                         }
                     };
                     let _ = socket.set_nodelay(true);
-                    let connection = Arc::new(Connection::new(Arc::clone(&self.engine), self.settings.clone()));
+                    let connection = Arc::new(Connection::new(Arc::clone(&self.engine), self.settings.clone(), self.scram.clone()));
                     tokio::spawn(async move {
                         if let Err(e) = process_socket(socket, None, PerConnection(connection)).await {
                             info!(%peer, error = %e, "connection ended with an error");

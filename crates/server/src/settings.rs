@@ -32,6 +32,20 @@ pub struct Settings {
     pub default_transaction_isolation: IsolationLevel,
     /// The client's application name (`application_name`).
     pub application_name: String,
+    /// How clients authenticate (`auth_method`).
+    pub auth_method: AuthMethod,
+    /// The password every role authenticates with under `scram-sha-256`
+    /// (`password`; never shown).
+    pub password: Option<String>,
+}
+
+/// How clients authenticate.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AuthMethod {
+    /// No password (only allowed while listening on loopback).
+    Trust,
+    /// SCRAM-SHA-256 with the configured `password`.
+    ScramSha256,
 }
 
 impl Default for Settings {
@@ -46,6 +60,8 @@ impl Default for Settings {
             lock_timeout: Duration::ZERO,
             default_transaction_isolation: IsolationLevel::ReadCommitted,
             application_name: String::new(),
+            auth_method: AuthMethod::Trust,
+            password: None,
         }
     }
 }
@@ -110,7 +126,9 @@ impl fmt::Display for SettingError {
 impl std::error::Error for SettingError {}
 
 /// The names `SHOW` and `SET` accept, with their context.
-const NAMES: [(&str, Context); 10] = [
+const NAMES: [(&str, Context); 12] = [
+    ("auth_method", Context::Restart),
+    ("password", Context::Restart),
     ("listen_addresses", Context::Restart),
     ("port", Context::Restart),
     ("data_directory", Context::Restart),
@@ -175,6 +193,10 @@ pub fn isolation_name(level: IsolationLevel) -> &'static str {
     }
 }
 
+fn is_loopback(addr: &str) -> bool {
+    addr == "localhost" || addr.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// What `SHOW server_version` says; the ParameterStatus sent at startup
 /// carries the same string.
 pub const SERVER_VERSION: &str = concat!("15.0 (snapscale ", env!("CARGO_PKG_VERSION"), ")");
@@ -226,6 +248,14 @@ impl Settings {
                 self.default_transaction_isolation = parse_isolation(name, value)?
             }
             "application_name" => self.application_name = value.into(),
+            "auth_method" => {
+                self.auth_method = match value.trim() {
+                    "trust" => AuthMethod::Trust,
+                    "scram-sha-256" => AuthMethod::ScramSha256,
+                    _ => return Err(invalid(name, value, "expected trust or scram-sha-256")),
+                }
+            }
+            "password" => self.password = Some(value.to_owned()).filter(|p| !p.is_empty()),
             "server_version" => return Err(SettingError::RestartOnly(name.into())),
             _ => return Err(SettingError::Unknown(name.into())),
         }
@@ -245,9 +275,33 @@ impl Settings {
             "lock_timeout" => format_duration(self.lock_timeout),
             "default_transaction_isolation" => isolation_name(self.default_transaction_isolation).into(),
             "application_name" => self.application_name.clone(),
+            "auth_method" => match self.auth_method {
+                AuthMethod::Trust => "trust".into(),
+                AuthMethod::ScramSha256 => "scram-sha-256".into(),
+            },
+            "password" => "********".into(),
             "server_version" => SERVER_VERSION.into(),
             _ => return Err(SettingError::Unknown(name.into())),
         })
+    }
+
+    /// Checks the combination of settings before the server starts: SCRAM
+    /// needs a password, and `trust` is only allowed on loopback (anyone who
+    /// can reach the port could connect as anyone).
+    pub fn check(&self) -> Result<(), SettingError> {
+        match self.auth_method {
+            AuthMethod::ScramSha256 if self.password.is_none() => Err(invalid(
+                "auth_method",
+                "scram-sha-256",
+                "set a password with `password = ...` in the config file or --set password=...",
+            )),
+            AuthMethod::Trust if !is_loopback(&self.listen_addresses) => Err(invalid(
+                "listen_addresses",
+                &self.listen_addresses,
+                "auth_method = trust is only allowed on loopback; set auth_method = scram-sha-256 and a password",
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Applies a config file's `name = value` lines.
@@ -297,6 +351,13 @@ mod tests {
             s.set_in_session("default_transaction_isolation", "serializable").unwrap_err().sqlstate(),
             "22023"
         );
+        let mut open = Settings { listen_addresses: "0.0.0.0".into(), ..Settings::default() };
+        assert_eq!(open.check().unwrap_err().sqlstate(), "22023", "trust beyond loopback");
+        open.set_at_start("auth_method", "scram-sha-256").unwrap();
+        assert!(open.check().is_err(), "scram without a password");
+        open.set_at_start("password", "secret").unwrap();
+        assert!(open.check().is_ok());
+        assert_eq!(open.show("password").unwrap(), "********");
         std::fs::write(&file, "max_connections\n").unwrap();
         assert_eq!(Settings::default().load_file(&file).unwrap_err().sqlstate(), "F0000");
     }

@@ -10,6 +10,7 @@ use wire::{error_code, start, status, tags, Msg, Raw};
 #[tokio::test]
 async fn startup_reports_postgresql_15_and_is_ready() {
     let server = start(|_| {}).await;
+    assert_eq!(Raw::first_answer(server.addr).await, Msg::Auth(0), "trust: AuthenticationOk at once");
     let (_c, msgs) = Raw::connect(server.addr).await;
     let version = msgs.iter().find_map(|m| match m {
         Msg::ParameterStatus(k, v) if k == "server_version" => Some(v.clone()),
@@ -215,4 +216,39 @@ async fn the_extended_protocol_runs_the_same_statements() {
     assert_eq!(e.code().map(|c| c.code()), Some("42601"), "one statement per prepared statement");
     let e = client.execute("BEGIN ISOLATION LEVEL SERIALIZABLE", &[]).await.unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("0A000"));
+}
+
+#[tokio::test]
+async fn scram_sha_256_when_configured() {
+    let server = start(|s| {
+        s.auth_method = snapscale_server::AuthMethod::ScramSha256;
+        s.password = Some("pencil".into());
+    })
+    .await;
+    let conninfo = |pw: &str| {
+        format!(
+            "host={} port={} user=tester dbname=tests password={pw}",
+            server.addr.ip(),
+            server.addr.port()
+        )
+    };
+    let (client, conn) =
+        tokio_postgres::connect(&conninfo("pencil"), tokio_postgres::NoTls).await.expect("SCRAM login");
+    tokio::spawn(conn);
+    client.batch_execute("BEGIN; COMMIT").await.unwrap();
+    let e = tokio_postgres::connect(&conninfo("crayon"), tokio_postgres::NoTls)
+        .await
+        .err()
+        .expect("wrong password refused");
+    assert_eq!(e.code().map(|c| c.code()), Some("28P01"), "{e}");
+    // A startup is answered with a SASL request, not a session.
+    assert_eq!(Raw::first_answer(server.addr).await, Msg::Auth(10));
+}
+
+#[tokio::test]
+async fn trust_is_refused_beyond_loopback() {
+    let settings =
+        snapscale_server::Settings { listen_addresses: "0.0.0.0".into(), port: 0, ..Default::default() };
+    let err = snapscale_server::Server::bind(settings).await.err().expect("refused");
+    assert!(err.to_string().contains("only allowed on loopback"), "{err}");
 }

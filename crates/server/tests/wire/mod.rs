@@ -16,12 +16,21 @@ use tokio::sync::oneshot;
 pub enum Msg {
     ParameterStatus(String, String),
     Complete(String),
-    Error { severity: String, code: String, message: String },
-    Notice { code: String, message: String },
+    Error {
+        severity: String,
+        code: String,
+        message: String,
+    },
+    Notice {
+        code: String,
+        message: String,
+    },
     Row(Vec<Option<String>>),
     Columns(Vec<String>),
     Ready(char),
     EmptyQuery,
+    /// An authentication request: 0 = ok, 10 = SASL.
+    Auth(i32),
     Other(char),
 }
 
@@ -54,9 +63,22 @@ fn fields(body: &[u8]) -> (String, String, String) {
 }
 
 impl Raw {
+    /// Sends the startup message and returns only the server's first answer
+    /// (an authentication request, ReadyForQuery's prelude, or an error).
+    pub async fn first_answer(addr: SocketAddr) -> Msg {
+        let (mut raw, _) = Self::start(addr).await;
+        raw.read_message().await.expect("an answer")
+    }
+
     /// Connects and runs the startup exchange; returns the messages up to
     /// ReadyForQuery, or up to the error that ended the connection.
     pub async fn connect(addr: SocketAddr) -> (Raw, Vec<Msg>) {
+        let (mut raw, ()) = Self::start(addr).await;
+        let msgs = raw.read_until_ready().await;
+        (raw, msgs)
+    }
+
+    async fn start(addr: SocketAddr) -> (Raw, ()) {
         let mut stream = TcpStream::connect(addr).await.expect("connect");
         let mut body = Vec::new();
         body.extend_from_slice(&196_608i32.to_be_bytes()); // protocol 3.0
@@ -70,9 +92,7 @@ impl Raw {
         let mut msg = ((body.len() + 4) as i32).to_be_bytes().to_vec();
         msg.extend_from_slice(&body);
         stream.write_all(&msg).await.expect("startup");
-        let mut raw = Raw { stream };
-        let msgs = raw.read_until_ready().await;
-        (raw, msgs)
+        (Raw { stream }, ())
     }
 
     async fn read_message(&mut self) -> Option<Msg> {
@@ -123,6 +143,7 @@ impl Raw {
             }
             b'Z' => Msg::Ready(body[0] as char),
             b'I' => Msg::EmptyQuery,
+            b'R' => Msg::Auth(i32::from_be_bytes([body[0], body[1], body[2], body[3]])),
             other => Msg::Other(other as char),
         })
     }
