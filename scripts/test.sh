@@ -11,3 +11,12 @@ cargo test --workspace --locked
 # Preemption bound 2, as tokio and crossbeam run theirs.
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \
     cargo test -p snapscale-txn -p snapscale-sinval -p snapscale-lock -p snapscale-storage --release --lib --locked loom_
+
+# Miri checks the unsafe code (paged xid maps, the memo, row headers, the
+# queue) for undefined behaviour through the crates' unit tests. It needs the
+# nightly toolchain's miri component, which .ci/run installs when it can.
+if cargo +nightly miri --version >/dev/null 2>&1; then
+    cargo +nightly miri test -p snapscale-txn -p snapscale-storage -p snapscale-sinval --lib
+else
+    echo "skipping Miri: the nightly toolchain's miri component is not installed"
+fi
