@@ -128,7 +128,7 @@ mod tests {
     fn concurrent_senders_and_receivers_lose_nothing() {
         use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
         use std::sync::Arc;
-                // Miri interprets every step: a smaller run keeps it to seconds.
+        // Miri interprets every step: a smaller run keeps it to seconds.
         const PER_SENDER: u32 = if cfg!(miri) { 50 } else { 5_000 };
         let q = Arc::new(Sinval::new(SinvalConfig {
             max_sessions: 4,

@@ -1,0 +1,47 @@
+//! Errors of the SQL layer, each with PostgreSQL's SQLSTATE and wording.
+
+use std::fmt;
+
+/// An error a statement reports to the client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqlError {
+    /// PostgreSQL's SQLSTATE.
+    pub code: &'static str,
+    /// The primary message, worded as PostgreSQL words it.
+    pub message: String,
+}
+
+impl SqlError {
+    /// An error with `code` and `message`.
+    pub fn new(code: &'static str, message: impl Into<String>) -> SqlError {
+        SqlError { code, message: message.into() }
+    }
+
+    /// 22P02 invalid_text_representation.
+    pub fn invalid_input(type_name: &str, input: &str) -> SqlError {
+        SqlError::new("22P02", format!("invalid input syntax for type {type_name}: \"{input}\""))
+    }
+
+    /// 22003 numeric_value_out_of_range, for input.
+    pub fn out_of_range_input(type_name: &str, input: &str) -> SqlError {
+        SqlError::new("22003", format!("value \"{input}\" is out of range for type {type_name}"))
+    }
+
+    /// 22003 numeric_value_out_of_range, for arithmetic.
+    pub fn out_of_range(type_name: &str) -> SqlError {
+        SqlError::new("22003", format!("{type_name} out of range"))
+    }
+
+    /// 22012 division_by_zero.
+    pub fn division_by_zero() -> SqlError {
+        SqlError::new("22012", "division by zero")
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SqlError {}

@@ -1,0 +1,135 @@
+//! date and timestamp (without time zone) in ISO text format.
+//!
+//! Dates count days from 2000-01-01 and timestamps microseconds from
+//! 2000-01-01 00:00:00, PostgreSQL's epoch. Input accepts ISO 8601
+//! (`YYYY-MM-DD`, and for timestamps `YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]`);
+//! other styles answer 22007 until they are needed.
+
+use crate::error::SqlError;
+
+const USECS_PER_DAY: i64 = 86_400_000_000;
+
+/// Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar
+/// (Howard Hinnant's days_from_civil, restated).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+}
+
+const EPOCH_2000: i64 = 10_957; // days from 1970-01-01 to 2000-01-01
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
+fn parse_ymd(kind: &str, input: &str, text: &str) -> Result<i64, SqlError> {
+    let bad = || SqlError::new("22007", format!("invalid input syntax for type {kind}: \"{input}\""));
+    let mut parts = text.split('-');
+    let (Some(y), Some(m), Some(d), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return Err(bad());
+    };
+    // ISO years have at least four digits; other styles are not read yet.
+    if y.len() < 4 {
+        return Err(bad());
+    }
+    let (y, m, d): (i64, u32, u32) =
+        (y.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?);
+    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
+        return Err(SqlError::new("22008", format!("date/time field value out of range: \"{input}\"")));
+    }
+    Ok(days_from_civil(y, m, d) - EPOCH_2000)
+}
+
+/// Parses an ISO date.
+pub fn parse_date(input: &str) -> Result<i32, SqlError> {
+    let days = parse_ymd("date", input, input.trim())?;
+    i32::try_from(days).map_err(|_| SqlError::new("22008", format!("date out of range: \"{input}\"")))
+}
+
+/// Parses an ISO timestamp.
+pub fn parse_timestamp(input: &str) -> Result<i64, SqlError> {
+    let t = input.trim();
+    let bad = || SqlError::new("22007", format!("invalid input syntax for type timestamp: \"{input}\""));
+    let (date, time) = match t.split_once([' ', 'T']) {
+        Some((d, tm)) => (d, Some(tm.trim())),
+        None => (t, None),
+    };
+    let days = parse_ymd("timestamp", input, date)?;
+    let mut usecs = 0i64;
+    if let Some(time) = time {
+        let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+        let fields: Vec<&str> = hms.split(':').collect();
+        if !(2..=3).contains(&fields.len()) {
+            return Err(bad());
+        }
+        let num = |s: &str| s.parse::<i64>().map_err(|_| bad());
+        let (h, mi, s) =
+            (num(fields[0])?, num(fields[1])?, if fields.len() == 3 { num(fields[2])? } else { 0 });
+        if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..60).contains(&s) {
+            return Err(SqlError::new("22008", format!("date/time field value out of range: \"{input}\"")));
+        }
+        if !frac.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        // Microsecond precision, rounded like PostgreSQL.
+        let mut micros = 0i64;
+        for (i, b) in frac.bytes().take(7).enumerate() {
+            let digit = i64::from(b - b'0');
+            if i < 6 {
+                micros = micros * 10 + digit;
+            } else if digit >= 5 {
+                micros += 1;
+            }
+        }
+        for _ in frac.len().min(6)..6 {
+            micros *= 10;
+        }
+        usecs = ((h * 60 + mi) * 60 + s) * 1_000_000 + micros;
+    }
+    Ok(days * USECS_PER_DAY + usecs)
+}
+
+/// Formats a date as ISO `YYYY-MM-DD`.
+pub fn format_date(days: i32) -> String {
+    let (y, m, d) = civil_from_days(i64::from(days) + EPOCH_2000);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Formats a timestamp as ISO `YYYY-MM-DD HH:MM:SS[.ffffff]` (trailing
+/// zeros of the fraction dropped, as PostgreSQL does).
+pub fn format_timestamp(usecs: i64) -> String {
+    let days = usecs.div_euclid(USECS_PER_DAY);
+    let rem = usecs.rem_euclid(USECS_PER_DAY);
+    let (y, m, d) = civil_from_days(days + EPOCH_2000);
+    let secs = rem / 1_000_000;
+    let micros = rem % 1_000_000;
+    let mut s = format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+    if micros != 0 {
+        let frac = format!("{micros:06}");
+        s.push('.');
+        s.push_str(frac.trim_end_matches('0'));
+    }
+    s
+}

@@ -1,0 +1,76 @@
+//! double precision text I/O as PostgreSQL 15 does it (shortest exact
+//! output, extra_float_digits = 1) and its comparison rules.
+
+use std::cmp::Ordering;
+
+use crate::error::SqlError;
+
+/// Parses float8 input: decimal or exponent notation, NaN, [+-]Infinity
+/// (case-insensitive), surrounding whitespace. Overflow is 22003.
+pub(crate) fn parse(input: &str) -> Result<f64, SqlError> {
+    let t = input.trim();
+    let lower = t.to_ascii_lowercase();
+    match lower.as_str() {
+        "nan" => return Ok(f64::NAN),
+        "infinity" | "+infinity" | "inf" | "+inf" => return Ok(f64::INFINITY),
+        "-infinity" | "-inf" => return Ok(f64::NEG_INFINITY),
+        _ => {}
+    }
+    // Rust's parser also accepts "inf" spellings and underscores-free
+    // decimals; reject anything PostgreSQL would not read as a number.
+    let plausible = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
+    let v: f64 = if plausible { t.parse().ok() } else { None }
+        .ok_or_else(|| SqlError::invalid_input("double precision", input))?;
+    if v.is_infinite() {
+        return Err(SqlError::new("22003", format!("\"{t}\" is out of range for type double precision")));
+    }
+    Ok(v)
+}
+
+/// Formats like PostgreSQL 15: the shortest digits that read back exactly,
+/// in fixed notation when the decimal exponent is in [-4, 15), else as
+/// d.ddde±XX.
+pub(crate) fn format(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddde±x".
+    let sci = format!("{v:e}");
+    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` has an exponent");
+    let exp: i32 = exp.parse().expect("an integer exponent");
+    let negative = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if negative { "-" } else { "" };
+    if !(-4..15).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{frac}e{esign}{:02}", exp.abs());
+    }
+    let point = exp + 1; // digits before the decimal point
+    if point <= 0 {
+        format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
+    } else if point as usize >= digits.len() {
+        format!("{sign}{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        let (int, frac) = digits.split_at(point as usize);
+        format!("{sign}{int}.{frac}")
+    }
+}
+
+/// PostgreSQL's float order: NaN equals NaN and sorts above every number;
+/// -0 equals 0.
+pub(crate) fn pg_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).expect("no NaN here"),
+    }
+}

@@ -1,0 +1,251 @@
+//! SQL types and values, with PostgreSQL's text input and output.
+//!
+//! Each type reads and writes the text format PostgreSQL 15 uses, and
+//! rejects bad input with PostgreSQL's SQLSTATE and wording (22P02 invalid
+//! syntax, 22003 out of range, 22001 too long, 22007/22008 bad dates).
+//! `numeric` is refused with 0A000 until an exact decimal type lands.
+
+mod datetime;
+mod float;
+
+use std::cmp::Ordering;
+
+use crate::error::SqlError;
+
+pub use datetime::{format_date, format_timestamp, parse_date, parse_timestamp};
+
+/// A column type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum SqlType {
+    /// smallint / int2.
+    Int2,
+    /// integer / int4.
+    Int4,
+    /// bigint / int8.
+    Int8,
+    /// double precision / float8.
+    Float8,
+    /// boolean.
+    Bool,
+    /// text.
+    Text,
+    /// character varying(n); `None` = unlimited.
+    Varchar(Option<u32>),
+    /// character(n), blank-padded.
+    Char(u32),
+    /// date.
+    Date,
+    /// timestamp without time zone.
+    Timestamp,
+}
+
+impl SqlType {
+    /// PostgreSQL's type OID (what RowDescription and Describe report).
+    pub fn oid(self) -> u32 {
+        match self {
+            SqlType::Bool => 16,
+            SqlType::Int8 => 20,
+            SqlType::Int2 => 21,
+            SqlType::Int4 => 23,
+            SqlType::Text => 25,
+            SqlType::Float8 => 701,
+            SqlType::Char(_) => 1042,
+            SqlType::Varchar(_) => 1043,
+            SqlType::Date => 1082,
+            SqlType::Timestamp => 1114,
+        }
+    }
+
+    /// The name PostgreSQL uses in messages ("integer", "character varying").
+    pub fn name(self) -> &'static str {
+        match self {
+            SqlType::Int2 => "smallint",
+            SqlType::Int4 => "integer",
+            SqlType::Int8 => "bigint",
+            SqlType::Float8 => "double precision",
+            SqlType::Bool => "boolean",
+            SqlType::Text => "text",
+            SqlType::Varchar(_) => "character varying",
+            SqlType::Char(_) => "character",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamp without time zone",
+        }
+    }
+
+    /// Resolves a type name as written in DDL (`int`, `int4`, `varchar`,
+    /// `character varying`, `bpchar`, ...) with its optional length.
+    pub fn from_name(name: &str, length: Option<u32>) -> Result<SqlType, SqlError> {
+        let n = name.trim().to_ascii_lowercase();
+        Ok(match n.as_str() {
+            "smallint" | "int2" => SqlType::Int2,
+            "integer" | "int" | "int4" => SqlType::Int4,
+            "bigint" | "int8" => SqlType::Int8,
+            "double precision" | "float8" | "float" => SqlType::Float8,
+            "boolean" | "bool" => SqlType::Bool,
+            "text" => SqlType::Text,
+            "varchar" | "character varying" => SqlType::Varchar(length),
+            "char" | "character" | "bpchar" => SqlType::Char(length.unwrap_or(1)),
+            "date" => SqlType::Date,
+            "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
+            "numeric" | "decimal" => return Err(SqlError::new("0A000", "type numeric is not supported yet")),
+            _ => return Err(SqlError::new("42704", format!("type \"{n}\" does not exist"))),
+        })
+    }
+}
+
+/// A value of some [`SqlType`], or NULL.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// SQL NULL.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// Any integer type (the column type says which range applies).
+    Int(i64),
+    /// double precision.
+    Float(f64),
+    /// text, varchar and char (char values are stored padded).
+    Text(String),
+    /// Days since 2000-01-01 (PostgreSQL's epoch).
+    Date(i32),
+    /// Microseconds since 2000-01-01 00:00:00.
+    Timestamp(i64),
+}
+
+fn int_range(ty: SqlType) -> (i64, i64) {
+    match ty {
+        SqlType::Int2 => (i16::MIN.into(), i16::MAX.into()),
+        SqlType::Int4 => (i32::MIN.into(), i32::MAX.into()),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// Parses PostgreSQL's integer text: optional whitespace, an optional sign,
+/// decimal digits, optional whitespace.
+fn parse_int(ty: SqlType, input: &str) -> Result<Value, SqlError> {
+    let t = input.trim_matches(|c: char| c.is_ascii_whitespace());
+    let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(SqlError::invalid_input(ty.name(), input));
+    }
+    let (lo, hi) = int_range(ty);
+    match t.parse::<i64>() {
+        Ok(v) if v >= lo && v <= hi => Ok(Value::Int(v)),
+        _ => Err(SqlError::out_of_range_input(ty.name(), input)),
+    }
+}
+
+/// PostgreSQL's boolean input: unique prefixes of true/false/yes/no, on/off
+/// (at least two letters), 1/0; case-insensitive; surrounding whitespace.
+fn parse_bool(input: &str) -> Result<Value, SqlError> {
+    let t = input.trim().to_ascii_lowercase();
+    let prefix_of = |word: &str, min: usize| t.len() >= min && word.starts_with(t.as_str());
+    let v = if prefix_of("true", 1) || prefix_of("yes", 1) || prefix_of("on", 2) || t == "1" {
+        true
+    } else if prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || t == "0" {
+        false
+    } else {
+        return Err(SqlError::invalid_input("boolean", input));
+    };
+    Ok(Value::Bool(v))
+}
+
+/// Applies varchar(n) / char(n) length rules: too long is an error unless
+/// the excess is all spaces (then truncated); char(n) pads with spaces.
+fn fit_length(ty: SqlType, input: &str, limit: u32, pad: bool) -> Result<Value, SqlError> {
+    let len = input.chars().count();
+    let limit = limit as usize;
+    let mut s: String = if len > limit {
+        let (keep, excess) = input.split_at(input.char_indices().nth(limit).map_or(input.len(), |(i, _)| i));
+        if !excess.chars().all(|c| c == ' ') {
+            return Err(SqlError::new("22001", format!("value too long for type {}({limit})", ty.name())));
+        }
+        keep.to_owned()
+    } else {
+        input.to_owned()
+    };
+    if pad {
+        s.extend(std::iter::repeat_n(' ', limit - s.chars().count()));
+    }
+    Ok(Value::Text(s))
+}
+
+impl Value {
+    /// Reads `input` as PostgreSQL's text format for `ty`.
+    pub fn parse(ty: SqlType, input: &str) -> Result<Value, SqlError> {
+        match ty {
+            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => parse_int(ty, input),
+            SqlType::Float8 => float::parse(input).map(Value::Float),
+            SqlType::Bool => parse_bool(input),
+            SqlType::Text | SqlType::Varchar(None) => Ok(Value::Text(input.to_owned())),
+            SqlType::Varchar(Some(n)) => fit_length(ty, input, n, false),
+            SqlType::Char(n) => fit_length(ty, input, n, true),
+            SqlType::Date => parse_date(input).map(Value::Date),
+            SqlType::Timestamp => parse_timestamp(input).map(Value::Timestamp),
+        }
+    }
+
+    /// Writes the value in PostgreSQL's text format; `None` for NULL.
+    pub fn to_text(&self) -> Option<String> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(b) => if *b { "t" } else { "f" }.to_owned(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => float::format(*f),
+            Value::Text(s) => s.clone(),
+            Value::Date(d) => format_date(*d),
+            Value::Timestamp(t) => format_timestamp(*t),
+        })
+    }
+
+    /// Compares two non-NULL values as SQL does: numbers across integer and
+    /// float types; char(n) ignoring trailing spaces is the caller's to
+    /// arrange (values of char columns compare with their padding stripped).
+    /// `None` for NULL or incomparable kinds.
+    pub fn compare(&self, other: &Value) -> Option<Ordering> {
+        match (self, other) {
+            (Value::Int(a), Value::Int(b)) => Some(a.cmp(b)),
+            (Value::Int(a), Value::Float(b)) => (*a as f64).partial_cmp(b),
+            (Value::Float(a), Value::Int(b)) => a.partial_cmp(&(*b as f64)),
+            (Value::Float(a), Value::Float(b)) => Some(float::pg_cmp(*a, *b)),
+            (Value::Bool(a), Value::Bool(b)) => Some(a.cmp(b)),
+            (Value::Text(a), Value::Text(b)) => Some(a.cmp(b)),
+            (Value::Date(a), Value::Date(b)) => Some(a.cmp(b)),
+            (Value::Timestamp(a), Value::Timestamp(b)) => Some(a.cmp(b)),
+            _ => None,
+        }
+    }
+}
+
+/// An integer operator.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum IntOp {
+    /// +
+    Add,
+    /// -
+    Sub,
+    /// *
+    Mul,
+    /// /
+    Div,
+    /// %
+    Rem,
+}
+
+/// Integer arithmetic in `ty`'s range, with PostgreSQL's errors: 22003
+/// "integer out of range", 22012 "division by zero".
+pub fn int_arith(ty: SqlType, op: IntOp, a: i64, b: i64) -> Result<i64, SqlError> {
+    if matches!(op, IntOp::Div | IntOp::Rem) && b == 0 {
+        return Err(SqlError::division_by_zero());
+    }
+    let r = match op {
+        IntOp::Add => a.checked_add(b),
+        IntOp::Sub => a.checked_sub(b),
+        IntOp::Mul => a.checked_mul(b),
+        IntOp::Div => a.checked_div(b),
+        // x % -1 is 0 in PostgreSQL, even for the minimum value.
+        IntOp::Rem => Some(if b == -1 { 0 } else { a % b }),
+    };
+    let (lo, hi) = int_range(ty);
+    r.filter(|v| *v >= lo && *v <= hi).ok_or_else(|| SqlError::out_of_range(ty.name()))
+}
