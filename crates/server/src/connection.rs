@@ -232,23 +232,7 @@ impl SimpleQueryHandler for Connection {
         }
         let mut responses = Vec::with_capacity(statements.len());
         for statement in &statements {
-            let (result, notices) = {
-                let mut state = self.state();
-                let mut notices = Vec::new();
-                let result = state.execute(statement, &mut notices);
-                if result.is_err() {
-                    state.fail();
-                }
-                (result, notices)
-            };
-            for (code, message) in notices {
-                client
-                    .send(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(error_info(
-                        "WARNING", code, message,
-                    ))))
-                    .await?;
-            }
-            match result {
+            match self.run(client, statement).await? {
                 Ok(response) => responses.push(response),
                 Err(e) => {
                     // PostgreSQL stops at the first error of a Query message.
@@ -258,6 +242,33 @@ impl SimpleQueryHandler for Connection {
             }
         }
         Ok(responses)
+    }
+}
+
+impl Connection {
+    /// Executes one statement for either protocol: marks a block failed on
+    /// error, and sends the statement's warnings before its result. The
+    /// state lock is not held across the sends.
+    async fn run<C>(&self, client: &mut C, statement: &Statement) -> PgWireResult<Result<Response, SqlError>>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let (result, notices) = {
+            let mut state = self.state();
+            let mut notices = Vec::new();
+            let result = state.execute(statement, &mut notices);
+            if result.is_err() {
+                state.fail();
+            }
+            (result, notices)
+        };
+        for (code, message) in notices {
+            let warning = error_info("WARNING", code, message);
+            client.send(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(warning))).await?;
+        }
+        Ok(result)
     }
 }
 
@@ -330,22 +341,7 @@ impl ExtendedQueryHandler for Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let Some(statement) = &portal.statement.statement.0 else { return Ok(Response::EmptyQuery) };
-        let (result, notices) = {
-            let mut state = self.state();
-            let mut notices = Vec::new();
-            let result = state.execute(statement, &mut notices);
-            if result.is_err() {
-                state.fail();
-            }
-            (result, notices)
-        };
-        for (code, message) in notices {
-            client
-                .send(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(error_info(
-                    "WARNING", code, message,
-                ))))
-                .await?;
-        }
+        let result = self.run(client, statement).await?;
         Ok(result.unwrap_or_else(|e| Response::Error(Box::new(error_info("ERROR", e.code, e.message)))))
     }
 }

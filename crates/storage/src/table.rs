@@ -143,16 +143,19 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         visible
     }
 
-    /// Every version visible to `snapshot` at command `cid`, with its tid.
-    pub fn scan(&self, session: &Session, snapshot: &Snapshot, cid: CommandId) -> Vec<(Tid, R)> {
-        let versions: Vec<(Tid, Arc<Version<R>>)> = self
-            .slots
+    /// The versions present now, so decisions run without the slot lock.
+    fn versions(&self) -> Vec<(Tid, Arc<Version<R>>)> {
+        self.slots
             .read()
             .iter()
             .enumerate()
             .filter_map(|(tid, v)| v.as_ref().map(|v| (tid as Tid, Arc::clone(v))))
-            .collect();
-        versions
+            .collect()
+    }
+
+    /// Every version visible to `snapshot` at command `cid`, with its tid.
+    pub fn scan(&self, session: &Session, snapshot: &Snapshot, cid: CommandId) -> Vec<(Tid, R)> {
+        self.versions()
             .into_iter()
             .filter(|(_, v)| Self::visible(session, v, &v.header(), snapshot, cid))
             .map(|(tid, v)| (tid, v.data.clone()))
@@ -276,15 +279,8 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// tids are reused.
     pub fn vacuum(&self, session: &mut Session) -> usize {
         let cutoff = session.engine().compute_horizons().data_oldest_nonremovable;
-        let candidates: Vec<(Tid, Arc<Version<R>>)> = self
-            .slots
-            .read()
-            .iter()
-            .enumerate()
-            .filter_map(|(tid, v)| v.as_ref().map(|v| (tid as Tid, Arc::clone(v))))
-            .collect();
         let mut dead = Vec::new();
-        for (tid, v) in candidates {
+        for (tid, v) in self.versions() {
             let h = v.header();
             let inserter_aborted =
                 !session.is_current_xid(v.xmin) && session.xid_state(v.xmin) == XidState::Aborted;
