@@ -1,83 +1,46 @@
-//! One client connection: its proc-array session, its transaction-block
-//! state, and the statements this server executes so far.
+//! One client connection: startup and authentication (through pgwire's
+//! handlers), then our own message loop over pgwire's codec.
 //!
-//! Every connection gets its own handler value (pgwire takes the handlers
-//! per socket), so per-connection state lives here, behind a mutex that only
-//! this connection's task ever takes.
-//!
-//! Implemented: startup with PostgreSQL 15's ParameterStatus
-//! (`server_version`), max_connections (FATAL 53300), transaction control
-//! with PostgreSQL's command tags and warnings, savepoints, the
-//! failed-transaction state (25P02; COMMIT of a failed transaction answers
-//! ROLLBACK), SET and SHOW for the settings that exist (SET is undone by
-//! ROLLBACK, as in PostgreSQL). Any other statement answers 0A000 naming it:
-//! the SQL executor is a later step. Syntax errors answer 42601.
+//! The loop is ours, not pgwire's `process_socket`, because the protocol's
+//! state is the SQL session's: the ReadyForQuery status byte comes from the
+//! transaction block (so ROLLBACK TO in a failed block reports 'T' again),
+//! COPY is a sub-protocol of a running statement, errors in the extended
+//! protocol discard messages until Sync, and an idle session must still
+//! answer the invalidation queue's catch-up requests.
 
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use async_trait::async_trait;
-use futures::{stream, Sink, SinkExt};
+use bytes::{BufMut, BytesMut};
+use futures::{Sink, SinkExt, StreamExt};
 use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
 use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::{
     finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata, AuthSource,
     DefaultServerParameterProvider, LoginInfo, Password, StartupHandler,
 };
-use pgwire::api::portal::{Format, Portal};
-use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::api::results::{DataRowEncoder, FieldFormat, FieldInfo, QueryResponse, Response, Tag};
-use pgwire::api::stmt::QueryParser;
-use pgwire::api::store::PortalStore;
-use pgwire::api::ClientPortalStore;
-use pgwire::api::{ClientInfo, PgWireServerHandlers, Type};
+use pgwire::api::{ClientInfo, PgWireConnectionState};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
-use pgwire::messages::response::NoticeResponse;
+use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
+use pgwire::messages::data::{DataRow, FieldDescription, NoData, ParameterDescription, RowDescription};
+use pgwire::messages::extendedquery::{BindComplete, CloseComplete, ParseComplete, PortalSuspended};
+use pgwire::messages::response::{
+    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery, TransactionStatus,
+};
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
-use snapscale_txn::{Engine, IsolationLevel, Session};
-use sqlparser::ast::{Expr, Set, Statement, TransactionIsolationLevel, TransactionMode, Value};
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
+use pgwire::tokio::server::negotiate_tls;
+use snapscale_sql::wire::{decode_param, encode_binary};
+use snapscale_sql::{Cancel, Column, Conn, Database, Output, Prepared, SqlError, SqlType, Value};
+use snapscale_txn::Session;
+use tokio::net::TcpStream;
+use tracing::debug;
 
-use crate::settings::{isolation_name, Settings, SERVER_VERSION};
-
-/// A statement's failure: SQLSTATE and message (severity ERROR).
-#[derive(Debug)]
-struct SqlError {
-    code: &'static str,
-    message: String,
-}
-
-fn err(code: &'static str, message: impl Into<String>) -> SqlError {
-    SqlError { code, message: message.into() }
-}
-
-fn error_info(severity: &str, code: &str, message: String) -> ErrorInfo {
-    ErrorInfo::new(severity.to_owned(), code.to_owned(), message)
-}
-
-/// Where the connection stands with respect to transaction blocks.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Block {
-    /// No explicit transaction block.
-    Idle,
-    /// Inside BEGIN ... COMMIT.
-    Open,
-    /// Inside a block in which a statement failed: everything but the end
-    /// of the block (or ROLLBACK TO) is refused with 25P02.
-    Failed,
-}
-
-struct State {
-    session: Option<Session>,
-    block: Block,
-    /// Session settings (SET); `saved` restores them at ROLLBACK.
-    settings: Settings,
-    saved: Option<Settings>,
-    /// Savepoint names, innermost last; each is one subtransaction level.
-    savepoints: Vec<String>,
-}
+use crate::settings::{Settings, SERVER_VERSION};
 
 /// The SCRAM handler shared by every connection (its per-connection state
 /// lives in the client's metadata).
@@ -96,7 +59,10 @@ pub fn scram(password: &str) -> std::io::Result<Arc<Scram>> {
 
 const SCRAM_ITERATIONS: usize = 4096;
 
-/// One password for every role (roles arrive with the catalog).
+/// How long a client may take to start up.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One password for every role (roles arrive with a catalog of roles).
 #[derive(Debug)]
 struct FixedPassword {
     salt: Vec<u8>,
@@ -120,57 +86,49 @@ fn parameters() -> DefaultServerParameterProvider {
     params
 }
 
-/// The handlers of one connection.
-pub struct Connection {
-    engine: Arc<Engine>,
-    state: Mutex<State>,
+/// What every connection shares.
+pub struct Shared {
+    pub db: Arc<Database>,
+    pub settings: Settings,
     /// `Some` under auth_method = scram-sha-256.
-    scram: Option<Arc<Scram>>,
+    pub scram: Option<Arc<Scram>>,
+    /// Cancel keys of live connections: pid → (secret, handle).
+    cancels: Mutex<HashMap<i32, (i32, Arc<Cancel>)>>,
+    random: RandomState,
 }
 
-impl Connection {
-    /// A handler for a new connection; the session is attached at startup.
-    pub fn new(engine: Arc<Engine>, settings: Settings, scram: Option<Arc<Scram>>) -> Connection {
-        Connection {
-            engine,
-            state: Mutex::new(State {
-                session: None,
-                block: Block::Idle,
-                settings,
-                saved: None,
-                savepoints: Vec::new(),
-            }),
-            scram,
+impl Shared {
+    pub fn new(db: Arc<Database>, settings: Settings, scram: Option<Arc<Scram>>) -> Shared {
+        Shared { db, settings, scram, cancels: Mutex::new(HashMap::new()), random: RandomState::new() }
+    }
+
+    fn cancels(&self) -> std::sync::MutexGuard<'_, HashMap<i32, (i32, Arc<Cancel>)>> {
+        self.cancels.lock().expect("cancel registry poisoned")
+    }
+
+    /// A CancelRequest: wakes the statement of the connection with this
+    /// key, if the secret matches (otherwise silently nothing, as in
+    /// PostgreSQL).
+    fn cancel(&self, pid: i32, secret: &SecretKey) {
+        let SecretKey::I32(secret) = secret else { return };
+        if let Some((s, cancel)) = self.cancels().get(&pid) {
+            if s == secret {
+                cancel.request();
+            }
         }
     }
-
-    fn state(&self) -> MutexGuard<'_, State> {
-        // Poisoning: a panic inside a statement leaves this connection's
-        // state unknown; it is this connection's only, so failing it is
-        // right (the session's Drop aborts its transaction).
-        self.state.lock().expect("a statement of this connection panicked")
-    }
 }
 
-/// What the server hands to pgwire for one socket.
-pub struct PerConnection(pub Arc<Connection>);
-
-impl PgWireServerHandlers for PerConnection {
-    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
-        Arc::clone(&self.0)
-    }
-
-    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
-        Arc::clone(&self.0)
-    }
-
-    fn startup_handler(&self) -> Arc<impl StartupHandler> {
-        Arc::clone(&self.0)
-    }
+/// Startup: attaches the proc-array session, then authenticates.
+struct Startup<'a> {
+    shared: &'a Shared,
+    session: Mutex<Option<Session>>,
+    application_name: Mutex<Option<String>>,
+    secret: i32,
 }
 
 #[async_trait]
-impl StartupHandler for Connection {
+impl StartupHandler for Startup<'_> {
     async fn on_startup<C>(&self, client: &mut C, message: PgWireFrontendMessage) -> PgWireResult<()>
     where
         C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
@@ -179,24 +137,25 @@ impl StartupHandler for Connection {
     {
         let PgWireFrontendMessage::Startup(ref startup) = message else {
             // The SCRAM exchange's password messages.
-            return match &self.scram {
+            return match &self.shared.scram {
                 Some(scram) => scram.on_startup(client, message).await,
                 None => Ok(()),
             };
         };
         // One proc-array slot for the connection's whole life, as a
         // PostgreSQL backend holds its PGPROC (DESIGN.md decision 2).
-        let session = self.engine.attach().map_err(|e| {
-            PgWireError::UserError(Box::new(error_info("FATAL", e.sqlstate(), e.to_string())))
+        let session = self.shared.db.engine.attach().map_err(|e| {
+            PgWireError::UserError(Box::new(ErrorInfo::new(
+                "FATAL".into(),
+                e.sqlstate().into(),
+                e.to_string(),
+            )))
         })?;
-        // The "backend pid" is the slot; cancel keys arrive with the
-        // cancel-request work, so the secret is not yet checked.
-        client.set_pid_and_secret_key(session.slot() as i32 + 1, SecretKey::I32(0));
-        if let Some(app) = startup.parameters.get("application_name") {
-            self.state().settings.application_name = app.clone();
-        }
-        self.state().session = Some(session);
-        if let Some(scram) = &self.scram {
+        client.set_pid_and_secret_key(session.slot() as i32 + 1, SecretKey::I32(self.secret));
+        *self.application_name.lock().expect("startup state") =
+            startup.parameters.get("application_name").cloned();
+        *self.session.lock().expect("startup state") = Some(session);
+        if let Some(scram) = &self.shared.scram {
             // SCRAM-SHA-256: the handler negotiates, authenticates (28P01
             // on a wrong password) and then sends ParameterStatus.
             return scram.on_startup(client, message).await;
@@ -207,357 +166,546 @@ impl StartupHandler for Connection {
     }
 }
 
-#[async_trait]
-impl SimpleQueryHandler for Connection {
-    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
-    where
-        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        let statements = match Parser::parse_sql(&PostgreSqlDialect {}, query) {
-            Ok(statements) => statements,
-            Err(e) => {
-                let mut state = self.state();
-                state.fail();
-                return Ok(vec![Response::Error(Box::new(error_info(
-                    "ERROR",
-                    "42601",
-                    format!("syntax error: {e}"),
-                )))]);
-            }
+fn error_response(severity: &str, e: &SqlError) -> PgWireBackendMessage {
+    let mut fields = vec![
+        (b'S', severity.to_owned()),
+        (b'V', severity.to_owned()),
+        (b'C', e.code.to_owned()),
+        (b'M', e.message.clone()),
+    ];
+    if let Some(d) = &e.detail {
+        fields.push((b'D', d.clone()));
+    }
+    PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields))
+}
+
+/// Serves one accepted socket until the client leaves.
+pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> {
+    let Some(mut framed) = negotiate_tls(socket, None).await? else { return Ok(()) };
+    let secret = (shared.random.hash_one(std::time::Instant::now()) >> 1) as i32;
+    let startup =
+        Startup { shared: &shared, session: Mutex::new(None), application_name: Mutex::new(None), secret };
+    let deadline = tokio::time::sleep(STARTUP_TIMEOUT);
+    tokio::pin!(deadline);
+    while !matches!(framed.state(), PgWireConnectionState::ReadyForQuery) {
+        let message = tokio::select! {
+            () = &mut deadline => return Ok(()),
+            m = framed.next() => m,
         };
-        if statements.is_empty() {
-            return Ok(vec![Response::EmptyQuery]);
-        }
-        let mut responses = Vec::with_capacity(statements.len());
-        for statement in &statements {
-            match self.run(client, statement).await? {
-                Ok(response) => responses.push(response),
-                Err(e) => {
-                    // PostgreSQL stops at the first error of a Query message.
-                    responses.push(Response::Error(Box::new(error_info("ERROR", e.code, e.message))));
-                    break;
-                }
+        let message = match message {
+            Some(Ok(m)) => m,
+            Some(Err(e)) => {
+                debug!(error = %e, "startup message rejected");
+                return Ok(());
             }
+            None => return Ok(()),
+        };
+        if let PgWireFrontendMessage::CancelRequest(c) = &message {
+            shared.cancel(c.pid, &c.secret_key);
+            return Ok(());
         }
-        Ok(responses)
+        if let Err(e) = startup.on_startup(&mut framed, message).await {
+            // pgwire's error keeps its SQLSTATE (28P01, 53300, ...).
+            let _ = framed.send(PgWireBackendMessage::ErrorResponse(ErrorInfo::from(e).into())).await;
+            return Ok(());
+        }
+    }
+    let Some(session) = startup.session.lock().expect("startup state").take() else { return Ok(()) };
+    let mut settings = shared.settings.clone();
+    if let Some(app) = startup.application_name.lock().expect("startup state").take() {
+        settings.application_name = app;
+    }
+    let pid = session.slot() as i32 + 1;
+    let conn = Conn::new(Arc::clone(&shared.db), session, settings);
+    shared.cancels().insert(pid, (secret, conn.cancel_handle()));
+    let mut protocol =
+        Protocol { framed, conn, statements: HashMap::new(), portals: HashMap::new(), skipping: false };
+    let result = protocol.run().await;
+    shared.cancels().remove(&pid);
+    protocol.conn.close().await;
+    result
+}
+
+/// A bound portal.
+struct Portal {
+    statement: Arc<Prepared>,
+    params: Vec<Value>,
+    /// Result formats per column (true = binary).
+    binary: Vec<bool>,
+    /// Rows not yet sent (a suspended portal) and the tag to send after.
+    pending: Option<(VecDeque<Vec<Value>>, String)>,
+}
+
+type Framed = tokio_util::codec::Framed<
+    pgwire::tokio::server::MaybeTls,
+    pgwire::tokio::server::PgWireMessageServerCodec<()>,
+>;
+
+struct Protocol {
+    framed: Framed,
+    conn: Conn<Settings>,
+    statements: HashMap<String, Arc<Prepared>>,
+    portals: HashMap<String, Portal>,
+    /// After an error in the extended protocol: discard until Sync.
+    skipping: bool,
+}
+
+fn status(conn: &Conn<Settings>) -> TransactionStatus {
+    match conn.status() {
+        b'I' => TransactionStatus::Idle,
+        b'T' => TransactionStatus::Transaction,
+        _ => TransactionStatus::Error,
     }
 }
 
-impl Connection {
-    /// Executes one statement for either protocol: marks a block failed on
-    /// error, and sends the statement's warnings before its result. The
-    /// state lock is not held across the sends.
-    async fn run<C>(&self, client: &mut C, statement: &Statement) -> PgWireResult<Result<Response, SqlError>>
-    where
-        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        let (result, notices) = {
-            let mut state = self.state();
-            let mut notices = Vec::new();
-            let result = state.execute(statement, &mut notices);
-            if result.is_err() {
-                state.fail();
-            }
-            (result, notices)
-        };
-        for (code, message) in notices {
-            let warning = error_info("WARNING", code, message);
-            client.send(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(warning))).await?;
-        }
-        Ok(result)
+fn type_size(ty: SqlType) -> i16 {
+    match ty {
+        SqlType::Bool => 1,
+        SqlType::Int2 => 2,
+        SqlType::Int4 | SqlType::Date => 4,
+        SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp => 8,
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => -1,
     }
 }
 
-/// A statement parsed at Parse time for the extended protocol; `None` is
-/// the empty query.
-#[derive(Clone, Debug)]
-pub struct Prepared(Option<Statement>);
-
-/// Parses Parse messages with the same grammar as simple queries. None of
-/// the statements executed so far takes parameters.
-pub struct PreparedParser;
-
-#[async_trait]
-impl QueryParser for PreparedParser {
-    type Statement = Prepared;
-
-    async fn parse_sql<C>(
-        &self,
-        _client: &C,
-        sql: &str,
-        _types: &[Option<Type>],
-    ) -> PgWireResult<Option<Prepared>>
-    where
-        C: ClientInfo + Unpin + Send + Sync,
-    {
-        let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
-            PgWireError::UserError(Box::new(error_info("ERROR", "42601", format!("syntax error: {e}"))))
-        })?;
-        if statements.len() > 1 {
-            return Err(PgWireError::UserError(Box::new(error_info(
-                "ERROR",
-                "42601",
-                "cannot insert multiple commands into a prepared statement".into(),
-            ))));
-        }
-        Ok(Some(Prepared(statements.pop())))
+fn type_modifier(ty: SqlType) -> i32 {
+    match ty {
+        SqlType::Varchar(Some(n)) | SqlType::Char(n) => n as i32 + 4,
+        _ => -1,
     }
+}
 
-    fn get_parameter_types(&self, _stmt: &Prepared) -> PgWireResult<Vec<Type>> {
-        Ok(Vec::new())
-    }
-
-    fn get_result_schema(&self, stmt: &Prepared, _format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
-        Ok(match &stmt.0 {
-            Some(Statement::ShowVariable { variable }) => vec![show_field(variable)],
-            _ => Vec::new(),
+fn row_description(columns: &[Column], binary: &[bool]) -> PgWireBackendMessage {
+    let fields = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            FieldDescription::new(
+                c.name.clone(),
+                0,
+                0,
+                c.ty.oid(),
+                type_size(c.ty),
+                type_modifier(c.ty),
+                i16::from(binary.get(i).copied().unwrap_or(false)),
+            )
         })
+        .collect();
+    PgWireBackendMessage::RowDescription(RowDescription::new(fields))
+}
+
+fn data_row(columns: &[Column], binary: &[bool], row: &[Value]) -> PgWireBackendMessage {
+    let mut data = BytesMut::new();
+    for (i, v) in row.iter().enumerate() {
+        let bytes = if binary.get(i).copied().unwrap_or(false) {
+            encode_binary(columns[i].ty, v)
+        } else {
+            v.to_text().map(String::into_bytes)
+        };
+        match bytes {
+            None => data.put_i32(-1),
+            Some(b) => {
+                data.put_i32(b.len() as i32);
+                data.put_slice(&b);
+            }
+        }
+    }
+    PgWireBackendMessage::DataRow(DataRow::new(data, row.len() as i16))
+}
+
+/// Result formats from Bind's codes: none = all text, one = all, else per
+/// column.
+fn formats(codes: &[i16], n: usize) -> Vec<bool> {
+    match codes {
+        [] => vec![false; n],
+        [one] => vec![*one == 1; n],
+        many => many.iter().map(|c| *c == 1).collect(),
     }
 }
 
-#[async_trait]
-impl ExtendedQueryHandler for Connection {
-    type Statement = Prepared;
-    type QueryParser = PreparedParser;
-
-    fn query_parser(&self) -> Arc<PreparedParser> {
-        Arc::new(PreparedParser)
-    }
-
-    async fn do_query<C>(
-        &self,
-        client: &mut C,
-        portal: &Portal<Prepared>,
-        _max_rows: usize,
-    ) -> PgWireResult<Response>
-    where
-        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::PortalStore: PortalStore<Statement = Self::Statement>,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        let Some(statement) = &portal.statement.statement.0 else { return Ok(Response::EmptyQuery) };
-        let result = self.run(client, statement).await?;
-        Ok(result.unwrap_or_else(|e| Response::Error(Box::new(error_info("ERROR", e.code, e.message)))))
-    }
+fn oid_type(oid: u32) -> Result<Option<SqlType>, SqlError> {
+    Ok(Some(match oid {
+        0 => return Ok(None),
+        16 => SqlType::Bool,
+        20 => SqlType::Int8,
+        21 => SqlType::Int2,
+        23 => SqlType::Int4,
+        25 => SqlType::Text,
+        701 => SqlType::Float8,
+        1042 => SqlType::Char(1),
+        1043 => SqlType::Varchar(None),
+        1082 => SqlType::Date,
+        1114 => SqlType::Timestamp,
+        // unknown: infer from context.
+        705 => return Ok(None),
+        other => return Err(SqlError::new("0A000", format!("parameter type oid {other} is not supported"))),
+    }))
 }
 
-/// The column `SHOW name` returns (PostgreSQL names it after the setting).
-fn show_field(variable: &[sqlparser::ast::Ident]) -> FieldInfo {
-    let name = variable.iter().map(|i| i.value.to_ascii_lowercase()).collect::<Vec<_>>().join(" ");
-    let column =
-        if name == "transaction isolation level" { "transaction_isolation".to_owned() } else { name };
-    FieldInfo::new(column, None, None, Type::TEXT, FieldFormat::Text)
-}
-
-impl State {
-    fn session(&mut self) -> &mut Session {
-        self.session.as_mut().expect("a session is attached at startup")
+impl Protocol {
+    async fn send(&mut self, m: PgWireBackendMessage) -> std::io::Result<()> {
+        self.framed.feed(m).await.map_err(std::io::Error::other)
     }
 
-    /// A statement failed: inside a block, the block is now failed.
-    fn fail(&mut self) {
-        if self.block != Block::Idle {
-            self.block = Block::Failed;
-        }
+    async fn flush(&mut self) -> std::io::Result<()> {
+        SinkExt::<PgWireBackendMessage>::flush(&mut self.framed).await.map_err(std::io::Error::other)
     }
 
-    fn execute(
-        &mut self,
-        statement: &Statement,
-        notices: &mut Vec<(&'static str, String)>,
-    ) -> Result<Response, SqlError> {
-        let ends_block =
-            matches!(statement, Statement::Commit { .. } | Statement::Rollback { savepoint: None, .. });
-        let rolls_back_to = matches!(statement, Statement::Rollback { savepoint: Some(_), .. });
-        if self.block == Block::Failed && !ends_block && !rolls_back_to {
-            return Err(err(
-                "25P02",
-                "current transaction is aborted, commands ignored until end of transaction block",
-            ));
-        }
-        match statement {
-            Statement::StartTransaction { modes, begin, .. } => self.begin(modes, *begin, notices),
-            // END is COMMIT, command tag included.
-            Statement::Commit { .. } => Ok(self.commit(notices)),
-            Statement::Rollback { savepoint: None, .. } => Ok(self.rollback(notices)),
-            Statement::Rollback { savepoint: Some(name), .. } => self.rollback_to(&name.value),
-            Statement::Savepoint { name } => self.savepoint(&name.value),
-            Statement::ReleaseSavepoint { name } => self.release(&name.value),
-            Statement::ShowVariable { variable } => self.show(variable),
-            Statement::Set(set) => self.set(set),
-            other => {
-                let first = other.to_string();
-                let kind = first.split_whitespace().next().unwrap_or("statement").to_ascii_uppercase();
-                Err(err(
-                    "0A000",
-                    format!("{kind} is not supported yet: this server does not execute SQL queries yet"),
-                ))
-            }
-        }
-    }
-
-    fn begin(
-        &mut self,
-        modes: &[TransactionMode],
-        begin: bool,
-        notices: &mut Vec<(&'static str, String)>,
-    ) -> Result<Response, SqlError> {
-        let mut isolation = self.settings.default_transaction_isolation;
-        for mode in modes {
-            if let TransactionMode::IsolationLevel(level) = mode {
-                isolation = match level {
-                    TransactionIsolationLevel::ReadUncommitted | TransactionIsolationLevel::ReadCommitted => {
-                        IsolationLevel::ReadCommitted
-                    }
-                    TransactionIsolationLevel::RepeatableRead => IsolationLevel::RepeatableRead,
-                    TransactionIsolationLevel::Serializable => {
-                        return Err(err("0A000", "SERIALIZABLE isolation is not supported yet"));
-                    }
-                    other => return Err(err("0A000", format!("isolation level {other} is not supported"))),
-                };
-            }
-        }
-        let tag = Tag::new(if begin { "BEGIN" } else { "START TRANSACTION" });
-        if self.block != Block::Idle {
-            notices.push(("25001", "there is already a transaction in progress".into()));
-            return Ok(Response::Execution(tag));
-        }
-        self.session().begin(isolation).map_err(|e| err(e.sqlstate(), e.to_string()))?;
-        self.block = Block::Open;
-        self.saved = Some(self.settings.clone());
-        Ok(Response::TransactionStart(tag))
-    }
-
-    fn finish_block(&mut self) {
-        self.block = Block::Idle;
-        self.savepoints.clear();
-        self.saved = None;
-    }
-
-    fn commit(&mut self, notices: &mut Vec<(&'static str, String)>) -> Response {
-        let tag = "COMMIT";
-        match self.block {
-            Block::Idle => {
-                notices.push(("25P01", "there is no transaction in progress".into()));
-                Response::Execution(Tag::new(tag))
-            }
-            Block::Failed => {
-                // PostgreSQL answers COMMIT of a failed block with ROLLBACK.
-                self.rollback(notices)
-            }
-            Block::Open => match self.session().commit() {
-                Ok(()) => {
-                    self.finish_block();
-                    Response::TransactionEnd(Tag::new(tag))
-                }
-                Err(e) => {
-                    self.finish_block();
-                    Response::Error(Box::new(error_info("ERROR", e.sqlstate(), e.to_string())))
-                }
-            },
-        }
-    }
-
-    fn rollback(&mut self, notices: &mut Vec<(&'static str, String)>) -> Response {
-        if self.block == Block::Idle {
-            notices.push(("25P01", "there is no transaction in progress".into()));
-            return Response::Execution(Tag::new("ROLLBACK"));
-        }
-        self.session().abort();
-        if let Some(saved) = self.saved.take() {
-            self.settings = saved;
-        }
-        self.finish_block();
-        Response::TransactionEnd(Tag::new("ROLLBACK"))
-    }
-
-    fn require_block(&self, what: &str) -> Result<(), SqlError> {
-        if self.block == Block::Idle {
-            return Err(err("25P01", format!("{what} can only be used in transaction blocks")));
+    async fn send_notices(&mut self) -> std::io::Result<()> {
+        for n in self.conn.take_notices() {
+            let fields = vec![
+                (b'S', n.severity.to_owned()),
+                (b'V', n.severity.to_owned()),
+                (b'C', n.code.to_owned()),
+                (b'M', n.message),
+            ];
+            self.send(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields))).await?;
         }
         Ok(())
     }
 
-    fn savepoint(&mut self, name: &str) -> Result<Response, SqlError> {
-        self.require_block("SAVEPOINT")?;
-        self.session().begin_subtransaction().map_err(|e| err(e.sqlstate(), e.to_string()))?;
-        self.savepoints.push(name.to_owned());
-        Ok(Response::Execution(Tag::new("SAVEPOINT")))
+    async fn ready(&mut self) -> std::io::Result<()> {
+        let s = status(&self.conn);
+        self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(s))).await?;
+        self.flush().await
     }
 
-    fn find_savepoint(&self, name: &str) -> Result<usize, SqlError> {
-        self.savepoints
-            .iter()
-            .rposition(|n| n == name)
-            .ok_or_else(|| err("3B001", format!("savepoint \"{name}\" does not exist")))
-    }
-
-    fn release(&mut self, name: &str) -> Result<Response, SqlError> {
-        self.require_block("RELEASE SAVEPOINT")?;
-        let at = self.find_savepoint(name)?;
-        while self.savepoints.len() > at {
-            self.session().commit_subtransaction().map_err(|e| err(e.sqlstate(), e.to_string()))?;
-            self.savepoints.pop();
-        }
-        Ok(Response::Execution(Tag::new("RELEASE")))
-    }
-
-    fn rollback_to(&mut self, name: &str) -> Result<Response, SqlError> {
-        self.require_block("ROLLBACK TO SAVEPOINT")?;
-        let at = self.find_savepoint(name)?;
-        while self.savepoints.len() > at {
-            self.session().abort_subtransaction().map_err(|e| err(e.sqlstate(), e.to_string()))?;
-            self.savepoints.pop();
-        }
-        // The savepoint itself stays, re-opened, as in PostgreSQL.
-        self.session().begin_subtransaction().map_err(|e| err(e.sqlstate(), e.to_string()))?;
-        self.savepoints.push(name.to_owned());
-        self.block = Block::Open;
-        // Known gap: pgwire keeps reporting status 'E' until the block ends
-        // (its status machine has no E -> T edge); see the ignored test
-        // `rollback_to_reports_in_transaction_status`.
-        Ok(Response::Execution(Tag::new("ROLLBACK")))
-    }
-
-    fn show(&mut self, variable: &[sqlparser::ast::Ident]) -> Result<Response, SqlError> {
-        let name = variable.iter().map(|i| i.value.to_ascii_lowercase()).collect::<Vec<_>>().join(" ");
-        let value = match name.as_str() {
-            "transaction isolation level" | "transaction_isolation" => {
-                let level = self
-                    .session
-                    .as_ref()
-                    .and_then(|s| s.isolation())
-                    .unwrap_or(self.settings.default_transaction_isolation);
-                isolation_name(level).to_owned()
+    async fn run(&mut self) -> std::io::Result<()> {
+        let db = Arc::clone(&self.conn_db());
+        let slot = self.conn.slot();
+        loop {
+            let message = tokio::select! {
+                m = self.framed.next() => m,
+                // An idle session still reads the invalidation queue when it
+                // falls behind, so writers never wait for it.
+                () = db.sinval.catchup_requested(slot) => {
+                    self.conn.catch_up();
+                    continue;
+                }
+            };
+            let message = match message {
+                Some(Ok(m)) => m,
+                Some(Err(e)) => {
+                    let err = SqlError::new("08P01", e.to_string());
+                    let _ = self.send(error_response("FATAL", &err)).await;
+                    let _ = self.flush().await;
+                    return Ok(());
+                }
+                None => return Ok(()),
+            };
+            if matches!(message, PgWireFrontendMessage::Terminate(_)) {
+                return Ok(());
             }
-            _ => self.settings.show(&name).map_err(|e| err(e.sqlstate(), e.to_string()))?,
-        };
-        let schema = Arc::new(vec![show_field(variable)]);
-        let mut encoder = DataRowEncoder::new(Arc::clone(&schema));
-        encoder.encode_field(&Some(value)).map_err(|e| err("XX000", e.to_string()))?;
-        let row = encoder.take_row();
-        Ok(Response::Query(QueryResponse::new(schema, stream::iter(vec![Ok(row)]))))
+            self.message(message).await?;
+        }
     }
 
-    fn set(&mut self, set: &Set) -> Result<Response, SqlError> {
-        let Set::SingleAssignment { variable, values, .. } = set else {
-            return Err(err("0A000", format!("{set} is not supported yet")));
+    fn conn_db(&self) -> Arc<Database> {
+        self.conn.database()
+    }
+
+    async fn message(&mut self, message: PgWireFrontendMessage) -> std::io::Result<()> {
+        use PgWireFrontendMessage as F;
+        if self.skipping && message.is_extended_query() && !matches!(message, F::Sync(_)) {
+            return Ok(());
+        }
+        match message {
+            F::Query(q) => self.simple_query(&q.query).await,
+            F::Parse(p) => {
+                let r = self.parse(p.name.unwrap_or_default(), &p.query, &p.type_oids);
+                self.extended(r.map(|()| PgWireBackendMessage::ParseComplete(ParseComplete::new()))).await
+            }
+            F::Bind(b) => {
+                let r = self.bind(b);
+                self.extended(r.map(|()| PgWireBackendMessage::BindComplete(BindComplete::new()))).await
+            }
+            F::Describe(d) => {
+                let r = self.describe(d.target_type, &d.name.unwrap_or_default()).await;
+                let r = r.map(|m| m.unwrap_or_else(|| PgWireBackendMessage::NoData(NoData::new())));
+                self.extended(r).await
+            }
+            F::Execute(e) => {
+                let r = self.execute(&e.name.unwrap_or_default(), e.max_rows).await?;
+                if let Err(e) = r {
+                    self.send_notices().await?;
+                    self.send(error_response("ERROR", &e)).await?;
+                    self.skipping = true;
+                }
+                Ok(())
+            }
+            F::Sync(_) => {
+                self.skipping = false;
+                if let Err(e) = self.conn.sync() {
+                    self.send(error_response("ERROR", &e)).await?;
+                }
+                self.ready().await
+            }
+            F::Close(c) => {
+                let name = c.name.unwrap_or_default();
+                if c.target_type == b'S' {
+                    self.statements.remove(&name);
+                } else {
+                    self.portals.remove(&name);
+                }
+                self.send(PgWireBackendMessage::CloseComplete(CloseComplete::new())).await
+            }
+            F::Flush(_) => self.flush().await,
+            // COPY messages outside a COPY are ignored, as PostgreSQL does.
+            F::CopyData(_) | F::CopyDone(_) | F::CopyFail(_) => Ok(()),
+            _ => {
+                let err = SqlError::new("08P01", "unexpected message");
+                self.send(error_response("ERROR", &err)).await
+            }
+        }
+    }
+
+    /// Sends an extended-protocol reply, or the error (and then discards
+    /// messages until Sync).
+    async fn extended(&mut self, r: Result<PgWireBackendMessage, SqlError>) -> std::io::Result<()> {
+        match r {
+            Ok(m) => self.send(m).await,
+            Err(e) => {
+                // Any error aborts the transaction (or fails the block).
+                self.conn.fail();
+                self.send(error_response("ERROR", &e)).await?;
+                self.skipping = true;
+                Ok(())
+            }
+        }
+    }
+
+    fn parse(&mut self, name: String, sql: &str, oids: &[u32]) -> Result<(), SqlError> {
+        let declared = oids.iter().map(|&o| oid_type(o)).collect::<Result<Vec<_>, _>>()?;
+        if !name.is_empty() && self.statements.contains_key(&name) {
+            return Err(SqlError::new("42P05", format!("prepared statement \"{name}\" already exists")));
+        }
+        let prepared = self.conn.prepare_sql(sql, &declared)?;
+        self.statements.insert(name, prepared);
+        Ok(())
+    }
+
+    fn bind(&mut self, b: pgwire::messages::extendedquery::Bind) -> Result<(), SqlError> {
+        let name = b.statement_name.unwrap_or_default();
+        let statement =
+            self.statements.get(&name).cloned().ok_or_else(|| {
+                SqlError::new("26000", format!("prepared statement \"{name}\" does not exist"))
+            })?;
+        let types = statement.param_types();
+        if b.parameters.len() != types.len() {
+            return Err(SqlError::new(
+                "08P01",
+                format!(
+                    "bind message supplies {} parameters, but prepared statement \"{name}\" requires {}",
+                    b.parameters.len(),
+                    types.len()
+                ),
+            ));
+        }
+        let binary = formats(&b.parameter_format_codes, types.len());
+        let params = b
+            .parameters
+            .iter()
+            .zip(types)
+            .zip(&binary)
+            .map(|((p, &ty), &bin)| decode_param(ty, bin, p.as_deref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = statement.columns().map_or(0, |c| c.len());
+        let binary = formats(&b.result_column_format_codes, n);
+        let portal = b.portal_name.unwrap_or_default();
+        self.portals.insert(portal, Portal { statement, params, binary, pending: None });
+        Ok(())
+    }
+
+    async fn describe(&mut self, target: u8, name: &str) -> Result<Option<PgWireBackendMessage>, SqlError> {
+        if target == b'S' {
+            let statement = self.statements.get(name).cloned().ok_or_else(|| {
+                SqlError::new("26000", format!("prepared statement \"{name}\" does not exist"))
+            })?;
+            let types = statement.param_types().iter().map(|t| t.oid()).collect();
+            self.send(PgWireBackendMessage::ParameterDescription(ParameterDescription::new(types)))
+                .await
+                .map_err(|e| SqlError::new("08006", e.to_string()))?;
+            Ok(statement.columns().map(|c| row_description(c, &[])))
+        } else {
+            let portal = self
+                .portals
+                .get(name)
+                .ok_or_else(|| SqlError::new("34000", format!("portal \"{name}\" does not exist")))?;
+            Ok(portal.statement.columns().map(|c| row_description(c, &portal.binary)))
+        }
+    }
+
+    async fn execute(&mut self, name: &str, max_rows: i32) -> std::io::Result<Result<(), SqlError>> {
+        let Some(portal) = self.portals.get_mut(name) else {
+            return Ok(Err(SqlError::new("34000", format!("portal \"{name}\" does not exist"))));
         };
-        let name = variable.to_string().to_ascii_lowercase();
-        let value = match values.as_slice() {
-            [Expr::Value(v)] => match &v.value {
-                Value::SingleQuotedString(s) | Value::Number(s, _) => s.clone(),
-                other => other.to_string(),
-            },
-            [Expr::Identifier(ident)] => ident.value.clone(),
-            _ => values.iter().map(ToString::to_string).collect::<Vec<_>>().join(" "),
+        let statement = Arc::clone(&portal.statement);
+        let binary = portal.binary.clone();
+        let pending = portal.pending.take();
+        let (rows, tag) = match pending {
+            Some(p) => p,
+            None => {
+                let params = portal.params.clone();
+                let out = self.conn.execute(&statement, &params).await;
+                self.send_notices().await?;
+                match out {
+                    Err(e) => return Ok(Err(e)),
+                    Ok(Output::Rows { rows, tag, .. }) => (rows.into(), tag),
+                    Ok(Output::Command(tag)) if tag.is_empty() => {
+                        self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()))
+                            .await?;
+                        return Ok(Ok(()));
+                    }
+                    Ok(Output::Command(tag)) => (VecDeque::new(), tag),
+                    Ok(copy @ (Output::CopyIn { .. } | Output::CopyOut { .. })) => {
+                        return self.copy(copy, true).await
+                    }
+                }
+            }
         };
-        self.settings.set_in_session(&name, &value).map_err(|e| err(e.sqlstate(), e.to_string()))?;
-        Ok(Response::Execution(Tag::new("SET")))
+        let columns = statement.columns().cloned().unwrap_or_else(|| Arc::from(Vec::new()));
+        let mut rows = rows;
+        let limit = if max_rows > 0 { max_rows as usize } else { usize::MAX };
+        let mut sent = 0;
+        while sent < limit {
+            let Some(row) = rows.pop_front() else { break };
+            self.send(data_row(&columns, &binary, &row)).await?;
+            sent += 1;
+        }
+        if !rows.is_empty() {
+            if let Some(p) = self.portals.get_mut(name) {
+                p.pending = Some((rows, tag));
+            }
+            self.send(PgWireBackendMessage::PortalSuspended(PortalSuspended::new())).await?;
+            return Ok(Ok(()));
+        }
+        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
+        Ok(Ok(()))
+    }
+
+    async fn simple_query(&mut self, sql: &str) -> std::io::Result<()> {
+        // Named portals do not survive a simple Query's transaction; the
+        // unnamed statement and portal are replaced, as in PostgreSQL.
+        self.statements.remove("");
+        self.portals.remove("");
+        let parsed = match self.conn.parse(sql) {
+            Ok(p) => p,
+            Err(e) => {
+                self.conn.fail();
+                self.send(error_response("ERROR", &e)).await?;
+                return self.ready().await;
+            }
+        };
+        if parsed.is_empty() {
+            self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+            return self.ready().await;
+        }
+        for statement in parsed {
+            let out = self.conn.execute_parsed(statement).await;
+            self.send_notices().await?;
+            let result = match out {
+                Ok(Output::Rows { columns, rows, tag }) => {
+                    self.send(row_description(&columns, &[])).await?;
+                    for row in &rows {
+                        self.send(data_row(&columns, &[], row)).await?;
+                    }
+                    self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
+                    Ok(())
+                }
+                Ok(Output::Command(tag)) => {
+                    self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
+                    Ok(())
+                }
+                Ok(copy @ (Output::CopyIn { .. } | Output::CopyOut { .. })) => self.copy(copy, false).await?,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = result {
+                // PostgreSQL stops at the first error of a Query message.
+                self.send(error_response("ERROR", &e)).await?;
+                break;
+            }
+        }
+        if let Err(e) = self.conn.sync() {
+            self.send(error_response("ERROR", &e)).await?;
+        }
+        self.ready().await
+    }
+
+    /// Runs COPY's sub-protocol. Returns the statement's result.
+    async fn copy(&mut self, out: Output, extended: bool) -> std::io::Result<Result<(), SqlError>> {
+        match out {
+            Output::CopyOut { columns, lines, tag } => {
+                let formats = vec![0; columns];
+                self.send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
+                    0,
+                    columns as i16,
+                    formats,
+                )))
+                .await?;
+                for line in lines {
+                    self.send(PgWireBackendMessage::CopyData(CopyData::new(line.into()))).await?;
+                }
+                self.send(PgWireBackendMessage::CopyDone(CopyDone::new())).await?;
+                self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
+                Ok(Ok(()))
+            }
+            Output::CopyIn { columns } => {
+                let formats = vec![0; columns];
+                self.send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
+                    0,
+                    columns as i16,
+                    formats,
+                )))
+                .await?;
+                self.flush().await?;
+                let mut failed: Option<SqlError> = None;
+                loop {
+                    let message = match self.framed.next().await {
+                        Some(Ok(m)) => m,
+                        Some(Err(e)) => return Err(std::io::Error::other(e.to_string())),
+                        None => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                    };
+                    match message {
+                        PgWireFrontendMessage::CopyData(d) => {
+                            if failed.is_none() {
+                                if let Err(e) = self.conn.copy_data(&d.data).await {
+                                    failed = Some(e);
+                                }
+                            }
+                        }
+                        PgWireFrontendMessage::CopyDone(_) => {
+                            if let Some(e) = failed {
+                                return Ok(Err(e));
+                            }
+                            return Ok(match self.conn.copy_done().await {
+                                Ok(Output::Command(tag)) => {
+                                    self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                                        tag,
+                                    )))
+                                    .await?;
+                                    Ok(())
+                                }
+                                Ok(_) => Ok(()),
+                                Err(e) => Err(e),
+                            });
+                        }
+                        PgWireFrontendMessage::CopyFail(f) => {
+                            return Ok(Err(failed.unwrap_or_else(|| self.conn.copy_fail(&f.message))));
+                        }
+                        // Flush and Sync are allowed during COPY (ignored).
+                        PgWireFrontendMessage::Flush(_) | PgWireFrontendMessage::Sync(_) if extended => {}
+                        PgWireFrontendMessage::Terminate(_) => {
+                            return Err(std::io::ErrorKind::UnexpectedEof.into());
+                        }
+                        _ => {
+                            let e = SqlError::new("08P01", "unexpected message type during COPY from stdin");
+                            let _ = self.conn.copy_fail("protocol violation");
+                            return Ok(Err(e));
+                        }
+                    }
+                }
+            }
+            _ => Ok(Ok(())),
+        }
     }
 }

@@ -5,20 +5,20 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use pgwire::tokio::process_socket;
+use snapscale_lock::LockConfig;
+use snapscale_sql::Database;
 use snapscale_txn::{Engine, EngineConfig};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
-use crate::connection::{scram, Connection, PerConnection, Scram};
+use crate::connection::{scram, serve, Shared};
 use crate::settings::{AuthMethod, Settings};
 
 /// A bound server, ready to run.
 pub struct Server {
-    settings: Settings,
+    shared: Arc<Shared>,
     engine: Arc<Engine>,
     listener: TcpListener,
-    scram: Option<Arc<Scram>>,
 }
 
 impl Server {
@@ -41,11 +41,16 @@ impl Server {
             snapshot_mode: settings.snapshot_mode,
             ..EngineConfig::default()
         });
+        let lock_timeout = (!settings.lock_timeout.is_zero()).then_some(settings.lock_timeout);
+        let db = Database::new(
+            Arc::clone(&engine),
+            LockConfig { deadlock_timeout: settings.deadlock_timeout, lock_timeout, ..LockConfig::default() },
+        );
         let addr = format!("{}:{}", settings.listen_addresses, settings.port);
         let listener = TcpListener::bind(&addr)
             .await
             .map_err(|e| io::Error::new(e.kind(), format!("could not listen on {addr}: {e}")))?;
-        Ok(Server { settings, engine, listener, scram })
+        Ok(Server { shared: Arc::new(Shared::new(db, settings, scram)), engine, listener })
     }
 
     /// The address the server listens on.
@@ -64,9 +69,9 @@ impl Server {
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         info!(
             addr = %self.local_addr()?,
-            snapshot_mode = %self.settings.snapshot_mode,
-            max_connections = self.settings.max_connections,
-            data_directory = %self.settings.data_directory.display(),
+            snapshot_mode = %self.shared.settings.snapshot_mode,
+            max_connections = self.shared.settings.max_connections,
+            data_directory = %self.shared.settings.data_directory.display(),
             "listening"
         );
         tokio::pin!(shutdown);
@@ -87,9 +92,9 @@ impl Server {
                         }
                     };
                     let _ = socket.set_nodelay(true);
-                    let connection = Arc::new(Connection::new(Arc::clone(&self.engine), self.settings.clone(), self.scram.clone()));
+                    let shared = Arc::clone(&self.shared);
                     tokio::spawn(async move {
-                        if let Err(e) = process_socket(socket, None, PerConnection(connection)).await {
+                        if let Err(e) = serve(socket, shared).await {
                             info!(%peer, error = %e, "connection ended with an error");
                         }
                     });

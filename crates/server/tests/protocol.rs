@@ -58,14 +58,14 @@ async fn a_failed_block_refuses_statements_and_commit_answers_rollback() {
     let server = start(|_| {}).await;
     let (mut c, _) = Raw::connect(server.addr).await;
     c.query("BEGIN").await;
-    let m = c.query("SELECT 1").await;
+    let m = c.query("LISTEN channel").await;
     assert_eq!((error_code(&m).as_deref(), status(&m)), (Some("0A000"), 'E'), "{m:?}");
     let m = c.query("SHOW port").await;
     assert_eq!(error_code(&m).as_deref(), Some("25P02"));
     let m = c.query("COMMIT").await;
     assert_eq!((tags(&m), status(&m)), (vec!["ROLLBACK".to_string()], 'I'));
     // A multi-statement query stops at its first error.
-    let m = c.query("BEGIN; SELECT 1; COMMIT").await;
+    let m = c.query("BEGIN; LISTEN channel; COMMIT").await;
     assert_eq!(tags(&m), ["BEGIN"]);
     assert_eq!((error_code(&m).as_deref(), status(&m)), (Some("0A000"), 'E'));
     let m = c.query("ROLLBACK").await;
@@ -99,7 +99,6 @@ async fn savepoints_nest_release_and_recover_a_failed_block() {
 /// transition and overwrites the status after the handler. The fix is the
 /// server's own socket loop (also needed for out-of-band messages).
 #[tokio::test]
-#[ignore = "known gap: ReadyForQuery status after ROLLBACK TO (pgwire status machine)"]
 async fn rollback_to_reports_in_transaction_status() {
     let server = start(|_| {}).await;
     let (mut c, _) = Raw::connect(server.addr).await;
@@ -137,9 +136,10 @@ async fn unsupported_and_malformed_statements_say_so() {
     let (mut c, _) = Raw::connect(server.addr).await;
     let m = c.query("BEGIN ISOLATION LEVEL SERIALIZABLE").await;
     assert_eq!((error_code(&m).as_deref(), status(&m)), (Some("0A000"), 'I'), "never silently downgraded");
-    let m = c.query("CREATE TABLE t (a int)").await;
+    let m = c.query("CREATE VIEW v AS SELECT 1").await;
     assert!(
-        matches!(m.first(), Some(Msg::Error { code, message, .. }) if code == "0A000" && message.starts_with("CREATE"))
+        matches!(m.first(), Some(Msg::Error { code, message, .. }) if code == "0A000" && message.starts_with("CREATE VIEW")),
+        "{m:?}"
     );
     assert_eq!(error_code(&c.query("SELEC 1").await).as_deref(), Some("42601"));
     assert_eq!(c.query("").await, vec![Msg::EmptyQuery, Msg::Ready('I')]);
@@ -186,7 +186,7 @@ async fn a_postgresql_driver_connects_and_runs_transactions() {
         _ => None,
     });
     assert!(version.is_some_and(|v| v.starts_with("15.")));
-    let e = client.batch_execute("SELECT 1").await.unwrap_err();
+    let e = client.batch_execute("LISTEN channel").await.unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("0A000"));
 }
 
@@ -206,7 +206,7 @@ async fn the_extended_protocol_runs_the_same_statements() {
     assert_eq!(rows[0].columns()[0].name(), "transaction_isolation");
     assert_eq!(rows[0].get::<_, String>(0), "repeatable read");
     client.execute("SAVEPOINT s", &[]).await.unwrap();
-    let e = client.execute("SELECT 1", &[]).await.unwrap_err();
+    let e = client.execute("LISTEN channel", &[]).await.unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("0A000"));
     let e = client.query("SHOW port", &[]).await.unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("25P02"), "failed block");

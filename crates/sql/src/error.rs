@@ -9,12 +9,20 @@ pub struct SqlError {
     pub code: &'static str,
     /// The primary message, worded as PostgreSQL words it.
     pub message: String,
+    /// PostgreSQL's DETAIL line, if any.
+    pub detail: Option<String>,
 }
 
 impl SqlError {
     /// An error with `code` and `message`.
     pub fn new(code: &'static str, message: impl Into<String>) -> SqlError {
-        SqlError { code, message: message.into() }
+        SqlError { code, message: message.into(), detail: None }
+    }
+
+    /// Adds a DETAIL line.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> SqlError {
+        self.detail = Some(detail.into());
+        self
     }
 
     /// 22P02 invalid_text_representation.

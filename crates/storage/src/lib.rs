@@ -9,6 +9,6 @@ mod wal;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use table::{Outcome, StorageError, Table};
+pub use table::{Liveness, Outcome, StorageError, Table};
 pub use version::Tid;
 pub use wal::{NoWal, Wal, WalRecord};

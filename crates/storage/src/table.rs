@@ -45,6 +45,22 @@ pub enum Outcome {
     Deleted(Xid),
 }
 
+/// What a uniqueness check sees of a version: PostgreSQL's "dirty
+/// snapshot", which counts in-progress changes of other transactions as
+/// undecided instead of guessing.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Liveness {
+    /// Gone for everyone who could commit a conflicting row: inserted by an
+    /// aborted transaction, or deleted by a committed one or by us.
+    Dead,
+    /// Present: inserted by a committed transaction or by us, not deleted.
+    Live,
+    /// Inserted by a transaction still running: wait for it, then re-check.
+    Inserting(Xid),
+    /// Deleted by a transaction still running: wait for it, then re-check.
+    Deleting(Xid),
+}
+
 /// The kind of change.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Change {
@@ -168,6 +184,39 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         Self::visible(session, &v, &v.header(), snapshot, cid).then(|| v.data.clone())
     }
 
+    /// The version at `tid` as a uniqueness check sees it (see
+    /// [`Liveness`]). A missing tid is `Dead`.
+    pub fn liveness(&self, session: &Session, tid: Tid) -> Liveness {
+        let Some(v) = self.get(tid) else { return Liveness::Dead };
+        match session.xid_state(v.xmin) {
+            XidState::Aborted => return Liveness::Dead,
+            XidState::InProgress => return Liveness::Inserting(v.xmin),
+            XidState::Current | XidState::Committed => {}
+        }
+        let h = v.header();
+        if !h.xids.xmax.is_valid() || h.xids.xmax_lock_only {
+            return Liveness::Live;
+        }
+        match session.xid_state(h.xids.xmax) {
+            XidState::Current | XidState::Committed => Liveness::Dead,
+            XidState::InProgress => Liveness::Deleting(h.xids.xmax),
+            XidState::Aborted => Liveness::Live,
+        }
+    }
+
+    /// The data of the version at `tid`, whatever its visibility (a
+    /// uniqueness check compares keys: a tid may have been reused).
+    pub fn peek(&self, tid: Tid) -> Option<R> {
+        self.get(tid).map(|v| v.data.clone())
+    }
+
+    /// Every version present, whatever its visibility (to build an index:
+    /// like PostgreSQL's, our indexes point at versions, not rows, and
+    /// readers decide visibility on the version they reach).
+    pub fn all_versions(&self) -> Vec<(Tid, R)> {
+        self.versions().into_iter().map(|(tid, v)| (tid, v.data.clone())).collect()
+    }
+
     /// Follows the update chain from `tid` to the newest version whose
     /// creator committed (READ COMMITTED's re-check, PostgreSQL's
     /// EvalPlanQual fetch). A link is followed only if its updater committed
@@ -278,6 +327,13 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// (pg-snapshot-internals §10.2). Returns how many were removed; their
     /// tids are reused.
     pub fn vacuum(&self, session: &mut Session) -> usize {
+        self.vacuum_with(session, |_| {})
+    }
+
+    /// [`Table::vacuum`], calling `before_reuse` with the removed versions
+    /// before their tids can be reused, so that indexes drop their entries
+    /// first.
+    pub fn vacuum_with(&self, session: &mut Session, before_reuse: impl FnOnce(&[(Tid, R)])) -> usize {
         let cutoff = session.engine().compute_horizons().data_oldest_nonremovable;
         let mut dead = Vec::new();
         for (tid, v) in self.versions() {
@@ -289,15 +345,19 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
                 && h.xids.xmax < cutoff
                 && session.xid_state(h.xids.xmax) == XidState::Committed;
             if inserter_aborted || deleted_for_all {
-                dead.push(tid);
+                dead.push((tid, v.data.clone()));
             }
         }
+        if dead.is_empty() {
+            return 0;
+        }
         let mut slots = self.slots.write();
-        for &tid in &dead {
-            slots[tid as usize] = None;
+        for (tid, _) in &dead {
+            slots[*tid as usize] = None;
         }
         drop(slots);
-        self.free.lock().extend(&dead);
+        before_reuse(&dead);
+        self.free.lock().extend(dead.iter().map(|(tid, _)| *tid));
         dead.len()
     }
 

@@ -1,0 +1,116 @@
+//! COPY's text format: one line per row, columns separated by tabs, `\N`
+//! for NULL, backslash escapes, and an optional `\.` end-of-data line.
+
+use crate::error::SqlError;
+use crate::types::Value;
+
+/// Splits one line (without its newline) into fields; `None` is NULL.
+/// Data tabs are always escaped, so raw tabs separate fields, and a field
+/// is NULL exactly when it is the two characters `\N`.
+pub fn parse_line(line: &str) -> Result<Vec<Option<String>>, SqlError> {
+    line.split('\t').map(|raw| if raw == "\\N" { Ok(None) } else { unescape(raw).map(Some) }).collect()
+}
+
+fn unescape(raw: &str) -> Result<String, SqlError> {
+    let mut field = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            field.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            return Err(SqlError::new("22P04", "unterminated backslash escape in COPY data"));
+        };
+        match e {
+            'b' => field.push('\u{8}'),
+            'f' => field.push('\u{c}'),
+            'n' => field.push('\n'),
+            'r' => field.push('\r'),
+            't' => field.push('\t'),
+            'v' => field.push('\u{b}'),
+            '0'..='7' => {
+                let mut v = e.to_digit(8).expect("octal digit");
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                field.push(char::from_u32(v & 0xff).unwrap_or('\u{fffd}'));
+            }
+            'x' if chars.peek().is_some_and(|d| d.is_ascii_hexdigit()) => {
+                let mut v = 0;
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(16)) {
+                        Some(d) => {
+                            v = v * 16 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                field.push(char::from_u32(v).unwrap_or('\u{fffd}'));
+            }
+            other => field.push(other),
+        }
+    }
+    Ok(field)
+}
+
+/// Formats one row.
+pub fn format_row(values: &[Value]) -> Vec<u8> {
+    let mut out = String::new();
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push('\t');
+        }
+        match v.to_text() {
+            None => out.push_str("\\N"),
+            Some(s) => {
+                for c in s.chars() {
+                    match c {
+                        '\\' => out.push_str("\\\\"),
+                        '\n' => out.push_str("\\n"),
+                        '\r' => out.push_str("\\r"),
+                        '\t' => out.push_str("\\t"),
+                        '\u{8}' => out.push_str("\\b"),
+                        '\u{c}' => out.push_str("\\f"),
+                        '\u{b}' => out.push_str("\\v"),
+                        c => out.push(c),
+                    }
+                }
+            }
+        }
+    }
+    out.push('\n');
+    out.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_nulls_and_escapes() {
+        assert_eq!(
+            parse_line("1\t\\N\ta\\tb\\\\c\t").unwrap(),
+            vec![Some("1".into()), None, Some("a\tb\\c".into()), Some(String::new())]
+        );
+        // An escaped backslash followed by N is the text "\N", not NULL.
+        assert_eq!(parse_line("\\\\N").unwrap(), vec![Some("\\N".into())]);
+        assert_eq!(parse_line("\\101\\x41").unwrap(), vec![Some("AA".into())]);
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        let row = vec![Value::Int(1), Value::Null, Value::Text("a\tb\\".into())];
+        let line = String::from_utf8(format_row(&row)).unwrap();
+        assert_eq!(line, "1\t\\N\ta\\tb\\\\\n");
+        let back = parse_line(line.trim_end_matches('\n')).unwrap();
+        assert_eq!(back, vec![Some("1".into()), None, Some("a\tb\\".into())]);
+    }
+}

@@ -1,0 +1,210 @@
+//! Bound statements: what the executor runs. Names are resolved, types
+//! checked and coerced, access paths chosen.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use snapscale_lock::LockMode;
+use snapscale_storage::Tid;
+
+use crate::catalog::{ColumnDef, Heap, RelEntry};
+use crate::expr::{AggFunc, Expr};
+use crate::index::Index;
+use crate::types::SqlType;
+
+/// A result column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub ty: SqlType,
+}
+
+/// A resolved relation: its catalog row (and where it lives in the
+/// catalog) and its storage.
+#[derive(Clone)]
+pub struct Rel {
+    pub entry: Arc<RelEntry>,
+    pub heap: Arc<Heap>,
+    pub catalog_tid: Tid,
+}
+
+impl std::fmt::Debug for Rel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rel({})", self.entry.name)
+    }
+}
+
+/// A relation a plan depends on: locked in `mode` before execution, and
+/// re-checked against the catalog cache afterwards (a concurrent DDL makes
+/// the plan stale, and it is bound again).
+#[derive(Clone, Debug)]
+pub struct Dep {
+    pub name: String,
+    pub rel: Rel,
+    pub mode: LockMode,
+}
+
+/// How rows are found.
+#[derive(Debug)]
+pub enum Access {
+    /// Every visible version.
+    Seq,
+    /// Equality on the index's leading columns.
+    IndexEq { index: Arc<Index>, probes: Vec<Expr> },
+    /// A range on the index's first column.
+    IndexRange { index: Arc<Index>, lower: Bound<Expr>, upper: Bound<Expr> },
+}
+
+/// Rows of one relation that pass a filter.
+#[derive(Debug)]
+pub struct Scan {
+    pub rel: Rel,
+    pub access: Access,
+    pub filter: Option<Expr>,
+}
+
+/// One ORDER BY key, evaluated in the context of an output row.
+#[derive(Debug)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+/// One aggregate call.
+#[derive(Debug, PartialEq)]
+pub struct Aggregate {
+    pub func: AggFunc,
+    pub arg: Option<Expr>,
+    pub ty: SqlType,
+}
+
+/// GROUP BY (or aggregates without it: one group).
+#[derive(Debug)]
+pub struct Grouping {
+    pub keys: Vec<Expr>,
+    pub aggs: Vec<Aggregate>,
+    pub having: Option<Expr>,
+}
+
+/// A SELECT.
+#[derive(Debug)]
+pub struct Select {
+    /// `None`: no FROM clause, one empty input row.
+    pub scan: Option<Scan>,
+    pub grouping: Option<Grouping>,
+    pub outputs: Vec<Expr>,
+    pub columns: Arc<[Column]>,
+    pub order: Vec<SortKey>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
+    pub lock: bool,
+}
+
+/// Where inserted rows come from.
+#[derive(Debug)]
+pub enum InsertSource {
+    /// Rows of expressions, already coerced to the target columns.
+    Values(Vec<Vec<Expr>>),
+    /// A query whose columns are cast to the target columns' types.
+    Query(Box<Select>),
+}
+
+/// An INSERT.
+#[derive(Debug)]
+pub struct Insert {
+    pub rel: Rel,
+    /// Target column positions, in source order.
+    pub targets: Vec<usize>,
+    pub source: InsertSource,
+    pub returning: Option<Projection>,
+}
+
+/// An UPDATE: `sets` are evaluated against the old row.
+#[derive(Debug)]
+pub struct Update {
+    pub scan: Scan,
+    pub sets: Vec<(usize, Expr)>,
+    pub returning: Option<Projection>,
+}
+
+/// A DELETE.
+#[derive(Debug)]
+pub struct Delete {
+    pub scan: Scan,
+    pub returning: Option<Projection>,
+}
+
+/// An index to create.
+#[derive(Clone, Debug)]
+pub struct NewIndex {
+    pub name: String,
+    pub columns: Vec<usize>,
+    pub unique: bool,
+    pub primary: bool,
+}
+
+/// CREATE TABLE.
+#[derive(Debug)]
+pub struct CreateTable {
+    pub name: String,
+    pub temp: bool,
+    pub if_not_exists: bool,
+    pub columns: Vec<ColumnDef>,
+    pub indexes: Vec<NewIndex>,
+}
+
+/// A bound statement.
+#[derive(Debug)]
+pub enum Plan {
+    Select(Select),
+    Insert(Insert),
+    Update(Update),
+    Delete(Delete),
+    CreateTable(CreateTable),
+    /// Relations to drop; `None` entries are missing names under IF EXISTS.
+    DropTable(Vec<(String, Option<Rel>)>),
+    /// ALTER TABLE ADD PRIMARY KEY / UNIQUE, CREATE INDEX.
+    AddIndex {
+        rel: Rel,
+        index: NewIndex,
+        if_not_exists: bool,
+        tag: &'static str,
+    },
+    Truncate(Vec<Rel>),
+    /// VACUUM: the relations (all if empty), and whether ANALYZE was asked.
+    Vacuum {
+        rels: Vec<Rel>,
+        analyze: bool,
+    },
+    Analyze,
+    CopyFrom {
+        rel: Rel,
+        columns: Vec<usize>,
+    },
+    CopyTo {
+        rel: Rel,
+        columns: Vec<usize>,
+    },
+}
+
+/// Output expressions with their columns (RETURNING).
+#[derive(Debug)]
+pub struct Projection {
+    pub exprs: Vec<Expr>,
+    pub columns: Arc<[Column]>,
+}
+
+impl Plan {
+    /// The result columns, if the statement returns rows.
+    pub fn columns(&self) -> Option<Arc<[Column]>> {
+        match self {
+            Plan::Select(s) => Some(Arc::clone(&s.columns)),
+            Plan::Insert(Insert { returning, .. })
+            | Plan::Update(Update { returning, .. })
+            | Plan::Delete(Delete { returning, .. }) => returning.as_ref().map(|r| Arc::clone(&r.columns)),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Statements sqlparser does not read the way PostgreSQL does: VACUUM and
+//! ANALYZE (its grammar is another dialect's, and it reads `vacuum
+//! analyze` as a table named "analyze"), and COPY, whose options
+//! (`with (freeze on)`, pgbench's form) it rejects. They are recognised
+//! here by their first word and parsed by hand; everything else goes to
+//! sqlparser.
+
+use sqlparser::ast::Statement;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+
+use crate::error::SqlError;
+
+/// Direction of a COPY.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CopyDirection {
+    FromStdin,
+    ToStdout,
+}
+
+/// One parsed statement.
+#[derive(Clone, Debug)]
+pub enum Parsed {
+    Sql(Box<Statement>),
+    Vacuum { tables: Vec<String>, analyze: bool },
+    Analyze,
+    Copy { table: String, columns: Vec<String>, direction: CopyDirection },
+}
+
+fn syntax(near: &str) -> SqlError {
+    SqlError::new("42601", format!("syntax error at or near \"{near}\""))
+}
+
+/// Splits `sql` into statements.
+pub fn parse(sql: &str) -> Result<Vec<Parsed>, SqlError> {
+    let trimmed = sql.trim().trim_end_matches(';').trim();
+    let first = trimmed.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("").to_ascii_lowercase();
+    if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "copy") && !trimmed.contains(';') {
+        return Ok(vec![hand_parse(trimmed)?]);
+    }
+    let statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
+        let message = e.to_string();
+        let message = message.strip_prefix("sql parser error: ").unwrap_or(&message).to_owned();
+        SqlError::new("42601", format!("syntax error: {message}"))
+    })?;
+    Ok(statements.into_iter().map(|s| Parsed::Sql(Box::new(s))).collect())
+}
+
+/// Words, parentheses and commas; quoted identifiers keep their case.
+fn tokens(s: &str) -> Result<Vec<String>, SqlError> {
+    let mut out = Vec::new();
+    let mut chars = s.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c == '(' || c == ')' || c == ',' {
+            out.push(c.to_string());
+            chars.next();
+        } else if c == '"' {
+            chars.next();
+            let mut word = String::from("\"");
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        word.push('"');
+                    }
+                    Some('"') => break,
+                    Some(ch) => word.push(ch),
+                    None => return Err(SqlError::new("42601", "unterminated quoted identifier")),
+                }
+            }
+            out.push(word);
+        } else if c == '\'' {
+            return Err(syntax("'"));
+        } else {
+            let mut word = String::new();
+            while let Some(&ch) = chars.peek() {
+                if ch.is_whitespace() || ch == '(' || ch == ')' || ch == ',' {
+                    break;
+                }
+                word.push(ch.to_ascii_lowercase());
+                chars.next();
+            }
+            out.push(word);
+        }
+    }
+    Ok(out)
+}
+
+/// A (possibly qualified) name token as the binder expects it.
+fn name(tok: &str) -> String {
+    tok.split('.')
+        .map(|p| p.strip_prefix('"').unwrap_or(p).to_owned())
+        .collect::<Vec<_>>()
+        .last()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
+    let toks = tokens(s)?;
+    let mut t = toks.iter().map(String::as_str).peekable();
+    match t.next() {
+        Some("vacuum") => {
+            let mut analyze = false;
+            if t.peek() == Some(&"(") {
+                t.next();
+                loop {
+                    match t.next() {
+                        Some(")") => break,
+                        Some(",") => {}
+                        Some("analyze" | "analyse") => analyze = true,
+                        Some("verbose" | "freeze" | "full" | "true" | "on" | "1") => {}
+                        Some(other) => {
+                            return Err(SqlError::new(
+                                "42601",
+                                format!("unrecognized VACUUM option \"{other}\""),
+                            ))
+                        }
+                        None => return Err(syntax("end of input")),
+                    }
+                }
+            }
+            while let Some(&w) = t.peek() {
+                match w {
+                    "full" | "freeze" | "verbose" => {}
+                    "analyze" | "analyse" => analyze = true,
+                    _ => break,
+                }
+                t.next();
+            }
+            Ok(Parsed::Vacuum { tables: table_list(&mut t)?, analyze })
+        }
+        Some("analyze" | "analyse") => {
+            // Statistics are not used by this planner: accepted, nothing done.
+            Ok(Parsed::Analyze)
+        }
+        Some("copy") => {
+            let table = t.next().filter(|w| *w != "(").ok_or_else(|| {
+                SqlError::new("0A000", "COPY (query) is not supported; COPY a table instead")
+            })?;
+            let mut columns = Vec::new();
+            if t.peek() == Some(&"(") {
+                t.next();
+                loop {
+                    match t.next() {
+                        Some(")") => break,
+                        Some(",") => {}
+                        Some(c) => columns.push(name(c)),
+                        None => return Err(syntax("end of input")),
+                    }
+                }
+            }
+            let direction = match (t.next(), t.next()) {
+                (Some("from"), Some("stdin")) => CopyDirection::FromStdin,
+                (Some("to"), Some("stdout")) => CopyDirection::ToStdout,
+                (Some("from" | "to"), Some(_)) => {
+                    return Err(SqlError::new(
+                        "0A000",
+                        "COPY with a file or program is not supported; use COPY FROM STDIN or TO STDOUT",
+                    ))
+                }
+                (w, _) => return Err(syntax(w.unwrap_or("end of input"))),
+            };
+            if t.peek() == Some(&"with") {
+                t.next();
+            }
+            if t.peek() == Some(&"(") {
+                t.next();
+                loop {
+                    match t.next() {
+                        Some(")") => break,
+                        Some(",") => {}
+                        Some("freeze") => {
+                            // COPY FREEZE's only effect is on hint bits and
+                            // visibility maps; the rows are inserted normally.
+                            if matches!(t.peek(), Some(&("on" | "true" | "off" | "false" | "1" | "0"))) {
+                                t.next();
+                            }
+                        }
+                        Some("format") => match t.next() {
+                            Some("text") => {}
+                            Some(f) => {
+                                return Err(SqlError::new(
+                                    "0A000",
+                                    format!("COPY format \"{f}\" is not supported"),
+                                ))
+                            }
+                            None => return Err(syntax("end of input")),
+                        },
+                        Some(other) => {
+                            return Err(SqlError::new(
+                                "0A000",
+                                format!("COPY option \"{other}\" is not supported"),
+                            ))
+                        }
+                        None => return Err(syntax("end of input")),
+                    }
+                }
+            }
+            if let Some(extra) = t.next() {
+                return Err(syntax(extra));
+            }
+            Ok(Parsed::Copy { table: name(table), columns, direction })
+        }
+        _ => Err(syntax(s)),
+    }
+}
+
+fn table_list<'a>(t: &mut impl Iterator<Item = &'a str>) -> Result<Vec<String>, SqlError> {
+    let mut tables = Vec::new();
+    for w in t {
+        match w {
+            "," => {}
+            "(" | ")" => return Err(SyntaxNear(w).into()),
+            w => tables.push(name(w)),
+        }
+    }
+    Ok(tables)
+}
+
+struct SyntaxNear<'a>(&'a str);
+
+impl From<SyntaxNear<'_>> for SqlError {
+    fn from(s: SyntaxNear<'_>) -> SqlError {
+        syntax(s.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgbench_statements() {
+        match &parse("vacuum analyze pgbench_branches").unwrap()[0] {
+            Parsed::Vacuum { tables, analyze } => {
+                assert_eq!(tables, &["pgbench_branches"]);
+                assert!(analyze);
+            }
+            other => panic!("{other:?}"),
+        }
+        match &parse("copy pgbench_accounts from stdin with (freeze on)").unwrap()[0] {
+            Parsed::Copy { table, direction, .. } => {
+                assert_eq!(table, "pgbench_accounts");
+                assert_eq!(*direction, CopyDirection::FromStdin);
+            }
+            other => panic!("{other:?}"),
+        }
+        match &parse("VACUUM").unwrap()[0] {
+            Parsed::Vacuum { tables, analyze } => assert!(tables.is_empty() && !analyze),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(&parse("copy t (a, b) to stdout").unwrap()[0], Parsed::Copy { columns, .. } if columns.len() == 2)
+        );
+        assert_eq!(parse("copy t from '/etc/passwd'").unwrap_err().code, "0A000");
+    }
+}

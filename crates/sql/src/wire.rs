@@ -1,0 +1,83 @@
+//! Values in the protocol's formats: parameters arrive as text or binary,
+//! results leave as text or binary (rust-postgres asks for binary).
+
+use crate::error::SqlError;
+use crate::types::{SqlType, Value};
+
+/// PostgreSQL's epoch (2000-01-01) is the origin of binary dates and
+/// timestamps, as it is of [`Value::Date`] and [`Value::Timestamp`].
+fn protocol_violation(ty: SqlType) -> SqlError {
+    SqlError::new("22P03", format!("incorrect binary data format in bind parameter of type {}", ty.name()))
+}
+
+/// Decodes a Bind parameter of type `ty`; `None` bytes are NULL.
+pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<Value, SqlError> {
+    let Some(bytes) = bytes else { return Ok(Value::Null) };
+    if !binary {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| SqlError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+        return Value::parse(ty, text);
+    }
+    let fixed = |n: usize| -> Result<&[u8], SqlError> {
+        if bytes.len() == n {
+            Ok(bytes)
+        } else {
+            Err(protocol_violation(ty))
+        }
+    };
+    Ok(match ty {
+        SqlType::Int2 => Value::Int(i16::from_be_bytes(fixed(2)?.try_into().expect("2 bytes")).into()),
+        SqlType::Int4 => Value::Int(i32::from_be_bytes(fixed(4)?.try_into().expect("4 bytes")).into()),
+        SqlType::Int8 => Value::Int(i64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes"))),
+        SqlType::Float8 => Value::Float(f64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes"))),
+        SqlType::Bool => Value::Bool(fixed(1)?[0] != 0),
+        SqlType::Date => Value::Date(i32::from_be_bytes(fixed(4)?.try_into().expect("4 bytes"))),
+        SqlType::Timestamp => Value::Timestamp(i64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes"))),
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {
+            let text = std::str::from_utf8(bytes).map_err(|_| protocol_violation(ty))?;
+            Value::parse(ty, text)?
+        }
+    })
+}
+
+/// Encodes a result value in binary format for a column of type `ty`;
+/// `None` is NULL.
+pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
+    Some(match (ty, v) {
+        (_, Value::Null) => return None,
+        (SqlType::Int2, Value::Int(i)) => (*i as i16).to_be_bytes().to_vec(),
+        (SqlType::Int4, Value::Int(i)) => (*i as i32).to_be_bytes().to_vec(),
+        (SqlType::Int8, Value::Int(i)) => i.to_be_bytes().to_vec(),
+        (SqlType::Float8, Value::Float(f)) => f.to_be_bytes().to_vec(),
+        (SqlType::Float8, Value::Int(i)) => (*i as f64).to_be_bytes().to_vec(),
+        (SqlType::Bool, Value::Bool(b)) => vec![u8::from(*b)],
+        (SqlType::Date, Value::Date(d)) => d.to_be_bytes().to_vec(),
+        (SqlType::Timestamp, Value::Timestamp(t)) => t.to_be_bytes().to_vec(),
+        (_, v) => v.to_text().unwrap_or_default().into_bytes(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_round_trips() {
+        for (ty, v) in [
+            (SqlType::Int2, Value::Int(-7)),
+            (SqlType::Int4, Value::Int(1 << 30)),
+            (SqlType::Int8, Value::Int(-(1 << 40))),
+            (SqlType::Float8, Value::Float(2.5)),
+            (SqlType::Bool, Value::Bool(true)),
+            (SqlType::Text, Value::Text("héllo".into())),
+            (SqlType::Date, Value::Date(-3)),
+            (SqlType::Timestamp, Value::Timestamp(123_456_789)),
+        ] {
+            let bytes = encode_binary(ty, &v);
+            assert_eq!(decode_param(ty, true, bytes.as_deref()).unwrap(), v, "{ty:?}");
+        }
+        assert_eq!(decode_param(SqlType::Int4, true, Some(&[1, 2])).unwrap_err().code, "22P03");
+        assert_eq!(decode_param(SqlType::Int4, false, Some(b"42")).unwrap(), Value::Int(42));
+        assert_eq!(decode_param(SqlType::Int4, false, None).unwrap(), Value::Null);
+    }
+}
