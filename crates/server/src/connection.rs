@@ -110,9 +110,9 @@ impl Shared {
     /// key, if the secret matches (otherwise silently nothing, as in
     /// PostgreSQL).
     fn cancel(&self, pid: i32, secret: &SecretKey) {
-        let SecretKey::I32(secret) = secret else { return };
         if let Some((s, cancel)) = self.cancels().get(&pid) {
-            if s == secret {
+            // A cancel connection decodes the key as bytes.
+            if SecretKey::I32(*s).eq_value(secret) {
                 cancel.request();
             }
         }

@@ -81,8 +81,9 @@ impl Cancel {
         // Release: pairs with the Acquire swap in `take`; nothing else is
         // published through the flag.
         self.requested.store(true, Ordering::Release);
+        // Only current waiters: a stored permit would cancel the next
+        // statement's first wait.
         self.wake.notify_waiters();
-        self.wake.notify_one();
     }
 
     /// Consumes a pending request.
@@ -91,8 +92,18 @@ impl Cancel {
         self.requested.swap(false, Ordering::Acquire)
     }
 
+    /// Resolves when a cancel is requested (consuming the request).
     pub(crate) async fn wait(&self) {
-        self.wake.notified().await;
+        let notified = self.wake.notified();
+        tokio::pin!(notified);
+        // Registered before the flag is checked, so a request between the
+        // check and the await still wakes us.
+        notified.as_mut().enable();
+        if self.take() {
+            return;
+        }
+        notified.await;
+        self.take();
     }
 }
 

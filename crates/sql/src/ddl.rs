@@ -155,18 +155,18 @@ impl<G: Gucs> Conn<G> {
         if_not_exists: bool,
     ) -> Result<(), SqlError> {
         let entry = &rel.entry;
+        if index.primary && entry.indexes.iter().any(|i| i.primary) {
+            return Err(SqlError::new(
+                "42P16",
+                format!("multiple primary keys for table \"{}\" are not allowed", entry.name),
+            ));
+        }
         if entry.indexes.iter().any(|i| i.name == index.name) {
             if if_not_exists {
                 self.notice("42P07", format!("relation \"{}\" already exists, skipping", index.name));
                 return Ok(());
             }
             return Err(SqlError::new("42P07", format!("relation \"{}\" already exists", index.name)));
-        }
-        if index.primary && entry.indexes.iter().any(|i| i.primary) {
-            return Err(SqlError::new(
-                "42P16",
-                format!("multiple primary keys for table \"{}\" are not allowed", entry.name),
-            ));
         }
         // Validate against the rows that exist: no NULLs under a primary
         // key, no duplicate among live versions under a unique one.

@@ -33,17 +33,92 @@ fn syntax(near: &str) -> SqlError {
 
 /// Splits `sql` into statements.
 pub fn parse(sql: &str) -> Result<Vec<Parsed>, SqlError> {
-    let trimmed = sql.trim().trim_end_matches(';').trim();
-    let first = trimmed.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("").to_ascii_lowercase();
-    if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "copy") && !trimmed.contains(';') {
-        return Ok(vec![hand_parse(trimmed)?]);
+    let mut out = Vec::new();
+    for piece in split(sql) {
+        let trimmed = piece.trim();
+        let first =
+            trimmed.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("").to_ascii_lowercase();
+        if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "copy") {
+            out.push(hand_parse(trimmed)?);
+            continue;
+        }
+        let statements = Parser::parse_sql(&PostgreSqlDialect {}, piece).map_err(|e| {
+            let message = e.to_string();
+            let message = message.strip_prefix("sql parser error: ").unwrap_or(&message).to_owned();
+            SqlError::new("42601", format!("syntax error: {message}"))
+        })?;
+        out.extend(statements.into_iter().map(|s| Parsed::Sql(Box::new(s))));
     }
-    let statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
-        let message = e.to_string();
-        let message = message.strip_prefix("sql parser error: ").unwrap_or(&message).to_owned();
-        SqlError::new("42601", format!("syntax error: {message}"))
-    })?;
-    Ok(statements.into_iter().map(|s| Parsed::Sql(Box::new(s))).collect())
+    Ok(out)
+}
+
+/// Splits at semicolons outside quotes, comments and dollar quotes;
+/// pieces that are only blanks and comments are dropped.
+fn split(sql: &str) -> Vec<&str> {
+    let b = sql.as_bytes();
+    let mut pieces = Vec::new();
+    let (mut start, mut i) = (0, 0);
+    let mut meaningful = false;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() {
+                    if b[i] == q {
+                        if b.get(i + 1) == Some(&q) {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+                meaningful = true;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' => {
+                // $tag$ ... $tag$ (a $1 parameter has no closing dollar).
+                let tag_end = b[i + 1..].iter().position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'));
+                match tag_end.map(|n| i + 1 + n) {
+                    Some(end) if b[end] == b'$' && !b[i + 1].is_ascii_digit() => {
+                        let tag = &sql[i..=end];
+                        match sql[end + 1..].find(tag) {
+                            Some(close) => i = end + 1 + close + tag.len() - 1,
+                            None => i = b.len(),
+                        }
+                    }
+                    _ => {}
+                }
+                meaningful = true;
+            }
+            b';' => {
+                if meaningful {
+                    pieces.push(&sql[start..i]);
+                }
+                start = i + 1;
+                meaningful = false;
+            }
+            c if !c.is_ascii_whitespace() => meaningful = true,
+            _ => {}
+        }
+        i += 1;
+    }
+    if meaningful && start < b.len() {
+        pieces.push(&sql[start..]);
+    }
+    pieces
 }
 
 /// Words, parentheses and commas; quoted identifiers keep their case.
@@ -72,7 +147,20 @@ fn tokens(s: &str) -> Result<Vec<String>, SqlError> {
             }
             out.push(word);
         } else if c == '\'' {
-            return Err(syntax("'"));
+            chars.next();
+            let mut word = String::from("'");
+            loop {
+                match chars.next() {
+                    Some('\'') if chars.peek() == Some(&'\'') => {
+                        chars.next();
+                        word.push('\'');
+                    }
+                    Some('\'') => break,
+                    Some(ch) => word.push(ch),
+                    None => return Err(SqlError::new("42601", "unterminated quoted string")),
+                }
+            }
+            out.push(word);
         } else {
             let mut word = String::new();
             while let Some(&ch) = chars.peek() {
@@ -231,6 +319,15 @@ impl From<SyntaxNear<'_>> for SqlError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splits_outside_quotes_and_comments() {
+        assert_eq!(split("a; b;"), vec!["a", " b"]);
+        assert_eq!(split("select ';' -- x;\n; ;"), vec!["select ';' -- x;\n"]);
+        assert_eq!(split("select $$a;b$$, $1; /* ; */"), vec!["select $$a;b$$, $1"]);
+        assert_eq!(split("  ; -- only a comment"), Vec::<&str>::new());
+        assert_eq!(parse("VACUUM; SELECT 1").unwrap().len(), 2);
+    }
 
     #[test]
     fn pgbench_statements() {
