@@ -58,6 +58,11 @@ impl Server {
         self.listener.local_addr()
     }
 
+    /// The database (for tests and diagnostics).
+    pub fn database(&self) -> &Arc<Database> {
+        &self.shared.db
+    }
+
     /// The transaction engine (for tests and diagnostics).
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine

@@ -517,3 +517,26 @@ async fn a_cancel_request_stops_a_waiting_statement() {
     // The connection is usable afterwards.
     assert_eq!(rows(&b, "SELECT count(*) FROM w").await, vec![vec![s("1")]]);
 }
+
+#[tokio::test]
+async fn pruning_keeps_memory_flat_under_updates() {
+    for mode in SnapshotMode::ALL {
+        let server = start(|s| s.snapshot_mode = mode).await;
+        let c = connect(&server).await;
+        c.batch_execute("CREATE TABLE hot (id int PRIMARY KEY, n int)").await.unwrap();
+        c.batch_execute("INSERT INTO hot VALUES (1, 0), (2, 0), (3, 0)").await.unwrap();
+        let update = c.prepare("UPDATE hot SET n = n + 1 WHERE id = $1").await.unwrap();
+        for i in 0..4000 {
+            c.execute(&update, &[&(i % 3 + 1)]).await.unwrap();
+        }
+        let (slots, present) = server.db.version_counts();
+        assert!(
+            slots < 2500 && present < 2500,
+            "{mode}: 4000 updates left {slots} slots, {present} versions"
+        );
+        c.batch_execute("VACUUM hot").await.unwrap();
+        let (_, present) = server.db.version_counts();
+        assert!(present < 50, "{mode}: VACUUM left {present} versions of 3 rows");
+        assert_eq!(rows(&c, "SELECT sum(n) FROM hot").await, vec![vec![s("4000")]]);
+    }
+}

@@ -176,6 +176,15 @@ impl Database {
         self.storages.write().expect("storage map poisoned").remove(&id);
     }
 
+    /// Row-version slots allocated over all storages, and versions present
+    /// in them (memory checks: pruning keeps both flat under updates).
+    pub fn version_counts(&self) -> (usize, usize) {
+        let storages = self.storages.read().expect("storage map poisoned");
+        storages.values().fold((0, 0), |(slots, present), h| {
+            (slots + h.table.allocated_slots(), present + h.table.versions_present())
+        })
+    }
+
     /// Number of storages (tests: rolled-back DDL leaves none behind).
     pub fn storage_count(&self) -> usize {
         self.storages.read().expect("storage map poisoned").len()

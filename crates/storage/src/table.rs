@@ -361,6 +361,11 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         dead.len()
     }
 
+    /// Versions present (not yet removed by vacuum).
+    pub fn versions_present(&self) -> usize {
+        self.slots.read().iter().filter(|v| v.is_some()).count()
+    }
+
     /// Slots in use, dead or alive (for memory checks).
     pub fn allocated_slots(&self) -> usize {
         self.slots.read().len()

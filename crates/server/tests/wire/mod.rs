@@ -201,6 +201,7 @@ pub fn status(msgs: &[Msg]) -> char {
 /// A server on an ephemeral port; dropping the guard shuts it down.
 pub struct TestServer {
     pub addr: SocketAddr,
+    pub db: std::sync::Arc<snapscale_sql::Database>,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -221,9 +222,10 @@ pub async fn start(configure: impl FnOnce(&mut Settings)) -> TestServer {
     configure(&mut settings);
     let server = Server::bind(settings).await.expect("bind");
     let addr = server.local_addr().unwrap();
+    let db = std::sync::Arc::clone(server.database());
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(server.run(async move {
         let _ = stopped.await;
     }));
-    TestServer { addr, stop: Some(stop) }
+    TestServer { addr, db, stop: Some(stop) }
 }
