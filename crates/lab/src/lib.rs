@@ -3,6 +3,7 @@
 //! the machine and settings (see [`report`]).
 
 pub mod idle;
+pub mod pgbench;
 pub mod report;
 pub mod sinval;
 pub mod snapshots;

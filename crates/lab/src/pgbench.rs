@@ -151,7 +151,8 @@ impl Pgbench {
         Ok(Outcome {
             tps,
             latency_ms: parse_after(&output.stdout, "latency average = ").unwrap_or(f64::NAN),
-            processed: parse_after(&output.stdout, "number of transactions actually processed: ").unwrap_or(0),
+            processed: parse_after(&output.stdout, "number of transactions actually processed: ")
+                .unwrap_or(0),
             failed: parse_after(&output.stdout, "number of failed transactions: ").unwrap_or(0),
             problem: (!output.status.success())
                 .then(|| format!("exit {}: {}", output.status, tail(&output.stderr, 10))),
@@ -421,7 +422,14 @@ fn start_snapscale(work: &Path) -> Result<Server, String> {
         .map_err(|e| format!("cannot start snapscale serve: {e}"))?;
     wait_until_accepting(port, "postgres", child.child())
         .map_err(|e| format!("snapscale did not start: {e}\n{}", log_tail(&log)))?;
-    Ok(Server { kind: Kind::Snapscale, port, process: Process::Snapscale(child), log, init: String::new(), gone: None })
+    Ok(Server {
+        kind: Kind::Snapscale,
+        port,
+        process: Process::Snapscale(child),
+        log,
+        init: String::new(),
+        gone: None,
+    })
 }
 
 fn start_postgres(settings: &Settings, work: &Path) -> Result<Server, String> {
@@ -429,7 +437,14 @@ fn start_postgres(settings: &Settings, work: &Path) -> Result<Server, String> {
     let log = work.join("postgres.log");
     let data_dir = std::env::temp_dir().join(format!("snapscale-lab-pgbench-{}-pgdata", std::process::id()));
     let pg = Postgres::start(&settings.pg_bin, port, data_dir, &log)?;
-    Ok(Server { kind: Kind::Postgres, port, process: Process::Postgres(pg), log, init: String::new(), gone: None })
+    Ok(Server {
+        kind: Kind::Postgres,
+        port,
+        process: Process::Postgres(pg),
+        log,
+        init: String::new(),
+        gone: None,
+    })
 }
 
 /// The servers and everything measured on them.
@@ -445,7 +460,8 @@ struct Measurement {
 }
 
 fn measure(settings: &Settings) -> io::Result<Measurement> {
-    let pgbench = Pgbench::find(&settings.pg_bin).map_err(|why| io::Error::other(format!("{why}: cannot run")))?;
+    let pgbench =
+        Pgbench::find(&settings.pg_bin).map_err(|why| io::Error::other(format!("{why}: cannot run")))?;
     let work = std::env::temp_dir().join(format!("snapscale-lab-pgbench-{}", std::process::id()));
     std::fs::create_dir_all(&work)?;
     let result = measure_in(settings, pgbench, &work);
@@ -472,7 +488,9 @@ fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> io::Result<
     for server in &mut servers {
         let init = pgbench.init(server.port, settings.scale);
         match &init {
-            Ok(done) => eprintln!("lab pgbench: {} pgbench -i -s {}: {done}", server.kind.label(), settings.scale),
+            Ok(done) => {
+                eprintln!("lab pgbench: {} pgbench -i -s {}: {done}", server.kind.label(), settings.scale)
+            }
             Err(why) => {
                 eprintln!("lab pgbench: {} pgbench -i failed: {why}", server.kind.label());
                 server.gone = Some(format!("pgbench -i failed: {why}"));
@@ -487,8 +505,11 @@ fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> io::Result<
         for workload in WORKLOADS {
             for &clients in &settings.clients {
                 // Alternate who goes first, so neither always follows the other.
-                let order: Vec<usize> =
-                    if round % 2 == 1 { (0..servers.len()).collect() } else { (0..servers.len()).rev().collect() };
+                let order: Vec<usize> = if round % 2 == 1 {
+                    (0..servers.len()).collect()
+                } else {
+                    (0..servers.len()).rev().collect()
+                };
                 for i in order {
                     let server = &mut servers[i];
                     let result = match server.check_gone() {
@@ -536,8 +557,6 @@ struct Cell {
     ratio: Option<f64>,
     snapscale_failed: u64,
     postgres_failed: u64,
-    /// Runs that produced no result or exited with an error.
-    problems: usize,
 }
 
 fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
@@ -545,10 +564,13 @@ fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
     for workload in WORKLOADS {
         for &clients in &settings.clients {
             let of = |kind: Kind| -> Vec<&Run> {
-                runs.iter().filter(|r| r.workload == workload && r.clients == clients && r.server == kind).collect()
+                runs.iter()
+                    .filter(|r| r.workload == workload && r.clients == clients && r.server == kind)
+                    .collect()
             };
             let tps = |kind: Kind| {
-                let v: Vec<f64> = of(kind).iter().filter_map(|r| r.result.as_ref().ok()).map(|o| o.tps).collect();
+                let v: Vec<f64> =
+                    of(kind).iter().filter_map(|r| r.result.as_ref().ok()).map(|o| o.tps).collect();
                 (!v.is_empty()).then(|| median(v))
             };
             let failed = |kind: Kind| -> u64 {
@@ -557,16 +579,15 @@ fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
             let ratios: Vec<f64> = (1..=settings.rounds)
                 .filter_map(|round| {
                     let in_round = |kind: Kind| {
-                        of(kind).iter().find(|r| r.round == round).and_then(|r| r.result.as_ref().ok()).map(|o| o.tps)
+                        of(kind)
+                            .iter()
+                            .find(|r| r.round == round)
+                            .and_then(|r| r.result.as_ref().ok())
+                            .map(|o| o.tps)
                     };
                     Some(in_round(Kind::Snapscale)? / in_round(Kind::Postgres)?)
                 })
                 .collect();
-            let problems = runs
-                .iter()
-                .filter(|r| r.workload == workload && r.clients == clients)
-                .filter(|r| r.result.as_ref().map_or(true, |o| o.problem.is_some()))
-                .count();
             cells.push(Cell {
                 workload,
                 clients,
@@ -575,7 +596,6 @@ fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
                 ratio: (!ratios.is_empty()).then(|| median(ratios)),
                 snapscale_failed: failed(Kind::Snapscale),
                 postgres_failed: failed(Kind::Postgres),
-                problems,
             });
         }
     }
@@ -653,7 +673,9 @@ fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> String {
         problems.len()
     ));
     if let Some(why) = &m.postgres_skipped {
-        out.push_str(&format!("**PostgreSQL was not measured:** {why}. Only snapscale's numbers are real.\n\n"));
+        out.push_str(&format!(
+            "**PostgreSQL was not measured:** {why}. Only snapscale's numbers are real.\n\n"
+        ));
     }
     for (kind, init) in &m.inits {
         if let Err(why) = init {
@@ -713,8 +735,17 @@ fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> String {
 pub fn run(settings: &Settings) -> io::Result<Written> {
     let m = measure(settings)?;
     let cells = cells(settings, &m.runs);
-    let mut table =
-        Table::new(&["round", "workload", "clients", "server", "tps", "latency_ms", "transactions", "failed", "error"]);
+    let mut table = Table::new(&[
+        "round",
+        "workload",
+        "clients",
+        "server",
+        "tps",
+        "latency_ms",
+        "transactions",
+        "failed",
+        "error",
+    ]);
     for r in &m.runs {
         let (tps, latency, processed, failed, error) = match &r.result {
             Ok(o) => (
@@ -756,7 +787,10 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
                 list(&settings.clients)
             ),
         ),
-        ("scale".to_string(), format!("pgbench -i -s {}, once per server before the first round", settings.scale)),
+        (
+            "scale".to_string(),
+            format!("pgbench -i -s {}, once per server before the first round", settings.scale),
+        ),
         (
             "vacuum".to_string(),
             "pgbench's default before each run (no -n): VACUUM pgbench_branches and pgbench_tellers, \
@@ -826,7 +860,13 @@ tps = 2222.229630 (without initial connection time)
         assert_eq!(parse_after::<u64>(SAMPLE, "number of transactions actually processed: "), Some(6666));
         assert_eq!(parse_after::<u64>(SAMPLE, "number of failed transactions: "), Some(3));
         assert_eq!(parse_after::<f64>(SAMPLE, "latency average = "), Some(0.9));
-        assert_eq!(parse_after::<u64>("number of transactions actually processed: 10/20\n", "number of transactions actually processed: "), Some(10));
+        assert_eq!(
+            parse_after::<u64>(
+                "number of transactions actually processed: 10/20\n",
+                "number of transactions actually processed: "
+            ),
+            Some(10)
+        );
         assert_eq!(parse_tps("tps = 12.5 (including connections establishing)\n"), None);
     }
 
@@ -834,7 +874,13 @@ tps = 2222.229630 (without initial connection time)
     fn ratios_are_taken_within_a_round() {
         let settings = Settings { rounds: 2, clients: vec![1], ..Settings::quick(PathBuf::from("unused")) };
         let outcome = |tps| Ok(Outcome { tps, latency_ms: 1.0, processed: 1, failed: 0, problem: None });
-        let run = |round, server, tps| Run { round, workload: "select-only", clients: 1, server, result: outcome(tps) };
+        let run = |round, server, tps| Run {
+            round,
+            workload: "select-only",
+            clients: 1,
+            server,
+            result: outcome(tps),
+        };
         let runs = vec![
             run(1, Kind::Snapscale, 100.0),
             run(1, Kind::Postgres, 200.0),

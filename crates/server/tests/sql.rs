@@ -374,17 +374,26 @@ async fn savepoints_undo_their_part_only() {
 
 #[tokio::test]
 async fn max_connections_is_enforced() {
-    let server = start(|s| s.max_connections = 2).await;
-    let _a = connect(&server).await;
-    let _b = connect(&server).await;
-    let e = tokio_postgres::connect(
-        &format!("host={} port={} user=t dbname=t", server.addr.ip(), server.addr.port()),
-        NoTls,
-    )
-    .await
-    .err()
-    .expect("a third connection is refused");
-    assert_eq!(e.code().map(|c| c.code()), Some("53300"), "{e}");
+    for mode in SnapshotMode::ALL {
+        let server = start(|s| {
+            s.max_connections = 2;
+            s.snapshot_mode = mode;
+        })
+        .await;
+        let _a = connect(&server).await;
+        let b = connect(&server).await;
+        let conninfo = format!("host={} port={} user=t dbname=t", server.addr.ip(), server.addr.port());
+        let e = tokio_postgres::connect(&conninfo, NoTls).await.err().expect("a third connection is refused");
+        assert_eq!(e.code().map(|c| c.code()), Some("53300"), "{mode}: {e}");
+        // A slot comes back when its connection ends.
+        drop(b);
+        let mut tries = 0;
+        while tokio_postgres::connect(&conninfo, NoTls).await.is_err() {
+            tries += 1;
+            assert!(tries < 50, "{mode}: the slot was not freed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
 
 /// Runs `sql` on `c` in the background; the handle says when it ended.
@@ -500,22 +509,25 @@ async fn repeatable_read_keeps_its_snapshot_and_fails_conflicting_writes() {
 
 #[tokio::test]
 async fn a_cancel_request_stops_a_waiting_statement() {
-    let server = start(|_| {}).await;
-    let a = connect(&server).await;
-    let b = std::sync::Arc::new(connect(&server).await);
-    a.batch_execute("CREATE TABLE w (id int PRIMARY KEY); INSERT INTO w VALUES (1)").await.unwrap();
-    a.batch_execute("BEGIN; UPDATE w SET id = 1 WHERE id = 1").await.unwrap();
-    let token = b.cancel_token();
-    let h = spawn_exec(b.clone(), "DELETE FROM w WHERE id = 1");
-    assert!(still_blocked(&h).await);
-    token.cancel_query(NoTls).await.unwrap();
-    assert_eq!(
-        code(tokio::time::timeout(Duration::from_secs(5), h).await.expect("cancelled in time").unwrap()),
-        "57014"
-    );
-    a.batch_execute("COMMIT").await.unwrap();
-    // The connection is usable afterwards.
-    assert_eq!(rows(&b, "SELECT count(*) FROM w").await, vec![vec![s("1")]]);
+    for mode in SnapshotMode::ALL {
+        let server = start(|s| s.snapshot_mode = mode).await;
+        let a = connect(&server).await;
+        let b = std::sync::Arc::new(connect(&server).await);
+        a.batch_execute("CREATE TABLE w (id int PRIMARY KEY); INSERT INTO w VALUES (1)").await.unwrap();
+        a.batch_execute("BEGIN; UPDATE w SET id = 1 WHERE id = 1").await.unwrap();
+        let token = b.cancel_token();
+        let h = spawn_exec(b.clone(), "DELETE FROM w WHERE id = 1");
+        assert!(still_blocked(&h).await);
+        token.cancel_query(NoTls).await.unwrap();
+        let waited =
+            tokio::time::timeout(Duration::from_secs(5), h).await.expect("cancelled in time").unwrap();
+        assert_eq!(code(waited), "57014", "{mode}");
+        a.batch_execute("COMMIT").await.unwrap();
+        // The connection is usable afterwards, and a stale cancel does not
+        // hit its next statement.
+        token.cancel_query(NoTls).await.unwrap();
+        assert_eq!(rows(&b, "SELECT count(*) FROM w").await, vec![vec![s("1")]]);
+    }
 }
 
 #[tokio::test]

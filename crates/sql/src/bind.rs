@@ -1395,3 +1395,85 @@ fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
         out.push(e);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use snapscale_lock::LockConfig;
+    use snapscale_txn::{Engine, EngineConfig};
+    use sqlparser::dialect::PostgreSqlDialect;
+    use sqlparser::parser::Parser;
+
+    use super::*;
+    use crate::catalog::{Database, IndexDef, RelEntry};
+
+    struct One(Rel);
+
+    impl Resolver for One {
+        fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
+            Ok((name == "t").then(|| self.0.clone()))
+        }
+    }
+
+    fn table() -> One {
+        let db = Database::new(Engine::new(EngineConfig::default()), LockConfig::default());
+        let storage = db.create_storage();
+        let entry = RelEntry {
+            oid: 1,
+            name: "t".into(),
+            temp_owner: None,
+            storage,
+            columns: vec![
+                ColumnDef { name: "a".into(), ty: SqlType::Int4, not_null: true },
+                ColumnDef { name: "b".into(), ty: SqlType::Text, not_null: false },
+            ],
+            indexes: vec![IndexDef {
+                oid: 2,
+                name: "t_pkey".into(),
+                columns: vec![0],
+                unique: true,
+                primary: true,
+            }],
+        };
+        One(Rel { entry: Arc::new(entry), heap: db.storage(storage).unwrap(), catalog_tid: 0 })
+    }
+
+    fn bound(sql: &str) -> BoundStatement {
+        let statement = Parser::parse_sql(&PostgreSqlDialect {}, sql).unwrap().remove(0);
+        bind(&mut table(), &statement, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    fn access(sql: &str) -> &'static str {
+        let scan = match bound(sql).plan {
+            Plan::Select(Select { scan: Some(scan), .. }) => scan,
+            Plan::Update(u) => u.scan,
+            other => panic!("{other:?}"),
+        };
+        match scan.access {
+            Access::Seq => "seq",
+            Access::IndexEq { .. } => "eq",
+            Access::IndexRange { .. } => "range",
+        }
+    }
+
+    #[test]
+    fn indexed_equality_and_ranges_use_the_index() {
+        assert_eq!(access("SELECT b FROM t WHERE a = $1"), "eq");
+        assert_eq!(access("SELECT b FROM t WHERE 3 = a AND b = 'x'"), "eq");
+        assert_eq!(access("UPDATE t SET b = 'y' WHERE a = 4"), "eq");
+        assert_eq!(access("SELECT b FROM t WHERE a > 5 AND a <= 9"), "range");
+        assert_eq!(access("SELECT b FROM t WHERE a BETWEEN 1 AND 2"), "range");
+        assert_eq!(access("SELECT b FROM t WHERE b = 'x'"), "seq");
+        assert_eq!(access("SELECT b FROM t WHERE a + 0 = 1"), "seq");
+        assert_eq!(access("SELECT b FROM t WHERE a = 1 OR a = 2"), "seq");
+    }
+
+    #[test]
+    fn untyped_parameters_take_their_context_type() {
+        assert_eq!(bound("UPDATE t SET a = a + $1 WHERE a = $2").params, [SqlType::Int4, SqlType::Int4]);
+        assert_eq!(bound("INSERT INTO t (b, a) VALUES ($1, $2)").params, [SqlType::Text, SqlType::Int4]);
+        assert_eq!(bound("SELECT $1 FROM t").params, [SqlType::Text]);
+        assert_eq!(bound("SELECT b FROM t LIMIT $1").params, [SqlType::Int8]);
+    }
+}

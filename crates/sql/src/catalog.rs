@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use snapscale_lock::{LockConfig, LockManager};
 use snapscale_sinval::{Sinval, SinvalConfig};
-use snapscale_storage::{NoWal, Table};
+use snapscale_storage::{NoWal, Table, TxnLog};
 use snapscale_txn::Engine;
 
 use crate::index::Index;
@@ -117,6 +117,8 @@ pub struct Database {
     pub engine: Arc<Engine>,
     pub locks: Arc<LockManager>,
     pub sinval: Sinval,
+    /// Where commit and abort records go (write-ahead hooks; no log yet).
+    pub txn_log: Arc<dyn TxnLog>,
     /// The catalog rows.
     pub catalog: Table<Arc<RelEntry>>,
     /// Serialises "is this name free?" with the insert that takes it.
@@ -137,6 +139,7 @@ impl Database {
         Arc::new(Database {
             locks: LockManager::new(LockConfig { max_sessions: max_sessions as u32, ..locks }),
             sinval: Sinval::new(SinvalConfig { max_sessions, ..SinvalConfig::default() }),
+            txn_log: Arc::new(NoWal),
             catalog: Table::new(0, Arc::new(NoWal)),
             names: Mutex::new(()),
             storages: RwLock::new(HashMap::new()),

@@ -620,6 +620,13 @@ impl<G: Gucs> Conn<G> {
     }
 
     fn commit_transaction(&mut self) -> Result<(), SqlError> {
+        // The commit record first (write-ahead): a transaction that wrote
+        // has registered every xid it kept in its levels.
+        if let Some(xid) = self.session.xid() {
+            let subxids: Vec<Xid> =
+                self.levels.iter().flat_map(|l| l.xids.iter().copied()).filter(|&x| x != xid).collect();
+            self.db.txn_log.commit(xid, &subxids);
+        }
         let committed = self.session.commit().map_err(txn_error);
         let levels = std::mem::take(&mut self.levels);
         match &committed {
@@ -648,7 +655,11 @@ impl<G: Gucs> Conn<G> {
     }
 
     fn abort_transaction(&mut self) {
+        let xid = self.session.xid();
         self.session.abort();
+        if let Some(xid) = xid {
+            self.db.txn_log.abort(xid);
+        }
         let levels = std::mem::take(&mut self.levels);
         self.forget(&levels);
         self.db.locks.release_all(self.session.slot());

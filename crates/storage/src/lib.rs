@@ -11,4 +11,4 @@ mod loom_tests;
 
 pub use table::{Liveness, Outcome, StorageError, Table};
 pub use version::Tid;
-pub use wal::{NoWal, Wal, WalRecord};
+pub use wal::{NoWal, TxnLog, Wal, WalRecord};
