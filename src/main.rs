@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use snapscale_lab::report::Written;
-use snapscale_lab::{idle, sinval, snapshots, visibility};
+use snapscale_lab::{idle, pgbench, sinval, snapshots, visibility};
 use snapscale_server::{Server, Settings};
 use snapscale_txn::SnapshotMode;
 
@@ -151,9 +151,20 @@ enum Experiment {
         #[arg(long)]
         repeats: Option<usize>,
     },
-    /// Server resident memory per idle connection (up to 10 000 connections).
+    /// Server resident memory per idle connection (up to 10 000 connections),
+    /// then 2 pgbench clients with all of them open.
     Idle {
-        /// The short variant: up to 1 000 connections.
+        /// The short variant: up to 1 000 connections, 3-second pgbench runs.
+        #[arg(long)]
+        quick: bool,
+        /// Directory for the CSV, SVG and Markdown files.
+        #[arg(long, default_value = "docs/results")]
+        out: PathBuf,
+    },
+    /// pgbench select-only and tpcb-like against snapscale and PostgreSQL 15
+    /// (fsync off), interleaved round by round on this machine.
+    Pgbench {
+        /// The short variant: 3-second runs, one round.
         #[arg(long)]
         quick: bool,
         /// Directory for the CSV, SVG and Markdown files.
@@ -220,6 +231,10 @@ fn main() -> ExitCode {
         Experiment::Idle { quick, out } => {
             let settings = if quick { idle::Settings::quick(out) } else { idle::Settings::full(out) };
             report("idle", idle::run(&settings))
+        }
+        Experiment::Pgbench { quick, out } => {
+            let settings = if quick { pgbench::Settings::quick(out) } else { pgbench::Settings::full(out) };
+            report("pgbench", pgbench::run(&settings))
         }
         Experiment::Sinval { quick, out } => {
             let settings = if quick { sinval::Settings::quick(out) } else { sinval::Settings::full(out) };

@@ -374,8 +374,6 @@ struct Server {
     port: u16,
     process: Process,
     log: PathBuf,
-    /// `pgbench -i`'s "done in ..." line.
-    init: String,
     /// Set once the process has exited: why, for every later run.
     gone: Option<String>,
 }
@@ -422,14 +420,7 @@ fn start_snapscale(work: &Path) -> Result<Server, String> {
         .map_err(|e| format!("cannot start snapscale serve: {e}"))?;
     wait_until_accepting(port, "postgres", child.child())
         .map_err(|e| format!("snapscale did not start: {e}\n{}", log_tail(&log)))?;
-    Ok(Server {
-        kind: Kind::Snapscale,
-        port,
-        process: Process::Snapscale(child),
-        log,
-        init: String::new(),
-        gone: None,
-    })
+    Ok(Server { kind: Kind::Snapscale, port, process: Process::Snapscale(child), log, gone: None })
 }
 
 fn start_postgres(settings: &Settings, work: &Path) -> Result<Server, String> {
@@ -437,14 +428,7 @@ fn start_postgres(settings: &Settings, work: &Path) -> Result<Server, String> {
     let log = work.join("postgres.log");
     let data_dir = std::env::temp_dir().join(format!("snapscale-lab-pgbench-{}-pgdata", std::process::id()));
     let pg = Postgres::start(&settings.pg_bin, port, data_dir, &log)?;
-    Ok(Server {
-        kind: Kind::Postgres,
-        port,
-        process: Process::Postgres(pg),
-        log,
-        init: String::new(),
-        gone: None,
-    })
+    Ok(Server { kind: Kind::Postgres, port, process: Process::Postgres(pg), log, gone: None })
 }
 
 /// The servers and everything measured on them.
@@ -496,7 +480,6 @@ fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> io::Result<
                 server.gone = Some(format!("pgbench -i failed: {why}"));
             }
         }
-        server.init = init.clone().unwrap_or_default();
         inits.push((server.kind, init));
     }
 
@@ -555,6 +538,9 @@ struct Cell {
     postgres_tps: Option<f64>,
     /// Median of the per-round ratios snapscale / PostgreSQL.
     ratio: Option<f64>,
+    /// The per-round ratios, in round order: their spread is the honest
+    /// error bar on this VM.
+    round_ratios: Vec<f64>,
     snapscale_failed: u64,
     postgres_failed: u64,
 }
@@ -593,13 +579,18 @@ fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
                 clients,
                 snapscale_tps: tps(Kind::Snapscale),
                 postgres_tps: tps(Kind::Postgres),
-                ratio: (!ratios.is_empty()).then(|| median(ratios)),
+                ratio: (!ratios.is_empty()).then(|| median(ratios.clone())),
+                round_ratios: ratios,
                 snapscale_failed: failed(Kind::Snapscale),
                 postgres_failed: failed(Kind::Postgres),
             });
         }
     }
     cells
+}
+
+fn ratios_text(ratios: &[f64]) -> String {
+    ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", ")
 }
 
 fn number_or_na(x: Option<f64>) -> Value {
@@ -648,7 +639,9 @@ fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> String {
     for c in cells {
         let ss = c.snapscale_tps.map_or("n/a".into(), |t| format!("{t:.0}"));
         let pg = c.postgres_tps.map_or("n/a".into(), |t| format!("{t:.0}"));
-        let ratio = c.ratio.map_or(String::new(), |r| format!(", ratio **{r:.2}**"));
+        let ratio = c.ratio.map_or(String::new(), |r| {
+            format!(", ratio **{r:.2}** (rounds: {})", ratios_text(&c.round_ratios))
+        });
         sentences.push(format!(
             "{}, {} {}: snapscale {ss} tps, PostgreSQL {pg} tps{ratio}",
             c.workload,
@@ -704,7 +697,9 @@ fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> String {
          clients the pgbench threads and the server backends share the two CPUs. At scale 1 every \
          tpcb-like transaction updates the single pgbench_branches row, so 2 clients serialize \
          on its row lock on either server. This VM alternates fast and slow phases; the per-round \
-         ratios below show how far single runs move.\n\n",
+         ratios show how far single runs move. Single-client runs move the most: at every statement \
+         one process waits for the other to be woken on an idle CPU, so they include the VM's \
+         wake-up latency.\n\n",
     );
     let mut table = Table::new(&[
         "workload",
@@ -712,6 +707,7 @@ fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> String {
         "snapscale_tps",
         "postgres_tps",
         "ratio",
+        "round_ratios",
         "snapscale_failed",
         "postgres_failed",
     ]);
@@ -722,6 +718,7 @@ fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> String {
             number_or_na(c.snapscale_tps),
             number_or_na(c.postgres_tps),
             number_or_na(c.ratio),
+            Value::from(ratios_text(&c.round_ratios)),
             Value::from(c.snapscale_failed),
             if m.postgres_skipped.is_some() { Value::from("n/a") } else { Value::from(c.postgres_failed) },
         ]);
@@ -891,6 +888,7 @@ tps = 2222.229630 (without initial connection time)
         assert_eq!((c.snapscale_tps, c.postgres_tps), (Some(100.0), Some(125.0)));
         // Rounds give 0.5 and 2.0: the median of the ratios, not the ratio of the medians (0.8).
         assert_eq!(c.ratio, Some(1.25));
+        assert_eq!(ratios_text(&c.round_ratios), "0.50, 2.00");
         // tpcb-like had no runs.
         assert_eq!(cells(&settings, &runs)[1].snapscale_tps, None);
     }
