@@ -435,7 +435,7 @@ impl Protocol {
             }
             F::Sync(_) => {
                 self.skipping = false;
-                if let Err(e) = self.conn.sync() {
+                if let Err(e) = self.conn.sync().await {
                     self.send(error_response("ERROR", &e)).await?;
                 }
                 self.ready().await
@@ -625,7 +625,7 @@ impl Protocol {
                 break;
             }
         }
-        if let Err(e) = self.conn.sync() {
+        if let Err(e) = self.conn.sync().await {
             self.send(error_response("ERROR", &e)).await?;
         }
         self.ready().await

@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use snapscale_lock::LockConfig;
-use snapscale_sql::Database;
-use snapscale_txn::{Engine, EngineConfig};
+use snapscale_sql::{Database, Durability};
+use snapscale_txn::{Engine, EngineConfig, Session};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
@@ -19,7 +19,13 @@ pub struct Server {
     shared: Arc<Shared>,
     engine: Arc<Engine>,
     listener: TcpListener,
+    /// The checkpointer's own proc-array session (PostgreSQL's auxiliary
+    /// process slot), attached before clients can take the slots.
+    checkpointer: Session,
 }
+
+/// WAL segment size.
+const SEGMENT_SIZE: u64 = 16 << 20;
 
 impl Server {
     /// Prepares the data directory, builds the engine and binds the port.
@@ -37,20 +43,31 @@ impl Server {
             )
         })?;
         let engine = Engine::new(EngineConfig {
-            max_sessions: settings.max_connections,
+            // One more slot for the checkpointer.
+            max_sessions: settings.max_connections + 1,
             snapshot_mode: settings.snapshot_mode,
             ..EngineConfig::default()
         });
         let lock_timeout = (!settings.lock_timeout.is_zero()).then_some(settings.lock_timeout);
-        let db = Database::new(
-            Arc::clone(&engine),
-            LockConfig { deadlock_timeout: settings.deadlock_timeout, lock_timeout, ..LockConfig::default() },
-        );
+        let durability = Durability {
+            data_dir: settings.data_directory.clone(),
+            fsync: settings.fsync,
+            segment_size: SEGMENT_SIZE,
+        };
+        let locks =
+            LockConfig { deadlock_timeout: settings.deadlock_timeout, lock_timeout, ..LockConfig::default() };
+        let engine2 = Arc::clone(&engine);
+        // Recovery reads files: off the async workers.
+        let db = tokio::task::spawn_blocking(move || Database::open(engine2, locks, &durability))
+            .await
+            .map_err(io::Error::other)?
+            .map_err(|e| io::Error::other(format!("start-up failed: {e}")))?;
+        let checkpointer = engine.attach().map_err(io::Error::other)?;
         let addr = format!("{}:{}", settings.listen_addresses, settings.port);
         let listener = TcpListener::bind(&addr)
             .await
             .map_err(|e| io::Error::new(e.kind(), format!("could not listen on {addr}: {e}")))?;
-        Ok(Server { shared: Arc::new(Shared::new(db, settings, scram)), engine, listener })
+        Ok(Server { shared: Arc::new(Shared::new(db, settings, scram)), engine, listener, checkpointer })
     }
 
     /// The address the server listens on.
@@ -72,11 +89,65 @@ impl Server {
     /// open connections end with the runtime, and their sessions abort any
     /// open transaction as they are dropped.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
+        let Server { shared, engine: _, listener, checkpointer } = self;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let checkpoints = tokio::spawn(checkpoint_loop(Arc::clone(&shared), checkpointer, stopped));
+        let result = accept_loop(&shared, &listener, shutdown).await;
+        // A final checkpoint, so the next start replays nothing.
+        let _ = stop.send(());
+        if let Ok(mut session) = checkpoints.await {
+            if let Err(e) = shared.db.checkpoint(&mut session).await {
+                warn!(error = %e, "the shutdown checkpoint failed; the next start replays the WAL");
+            }
+        }
+        if let Some(log) = &shared.db.log {
+            log.shutdown();
+        }
+        result
+    }
+}
+
+/// Takes a checkpoint every `checkpoint_timeout`, or sooner once
+/// `max_wal_size` bytes of WAL were written since the last one.
+async fn checkpoint_loop(
+    shared: Arc<Shared>,
+    mut session: Session,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) -> Session {
+    let timeout = shared.settings.checkpoint_timeout;
+    let mut last = std::time::Instant::now();
+    let mut redo = shared.db.log.as_ref().map_or(0, |l| l.insert_lsn());
+    loop {
+        tokio::select! {
+            _ = &mut stop => return session,
+            () = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
+        }
+        let due = last.elapsed() >= timeout || shared.db.wal_since(redo) >= shared.settings.max_wal_size;
+        if !due {
+            continue;
+        }
+        match shared.db.checkpoint(&mut session).await {
+            Ok(Some(at)) => redo = at,
+            Ok(None) => {}
+            Err(e) => warn!(error = %e, "checkpoint failed; the WAL is kept"),
+        }
+        last = std::time::Instant::now();
+    }
+}
+
+async fn accept_loop(
+    shared: &Arc<Shared>,
+    listener: &TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    {
         info!(
-            addr = %self.local_addr()?,
-            snapshot_mode = %self.shared.settings.snapshot_mode,
-            max_connections = self.shared.settings.max_connections,
-            data_directory = %self.shared.settings.data_directory.display(),
+            addr = %listener.local_addr()?,
+            snapshot_mode = %shared.settings.snapshot_mode,
+            max_connections = shared.settings.max_connections,
+            data_directory = %shared.settings.data_directory.display(),
+            synchronous_commit = shared.settings.synchronous_commit,
+            fsync = shared.settings.fsync,
             "listening"
         );
         tokio::pin!(shutdown);
@@ -86,7 +157,7 @@ impl Server {
                     info!("shutting down");
                     return Ok(());
                 }
-                accepted = self.listener.accept() => {
+                accepted = listener.accept() => {
                     let (socket, peer) = match accepted {
                         Ok(accepted) => accepted,
                         Err(e) => {
@@ -97,7 +168,7 @@ impl Server {
                         }
                     };
                     let _ = socket.set_nodelay(true);
-                    let shared = Arc::clone(&self.shared);
+                    let shared = Arc::clone(shared);
                     tokio::spawn(async move {
                         if let Err(e) = serve(socket, shared).await {
                             info!(%peer, error = %e, "connection ended with an error");

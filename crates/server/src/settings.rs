@@ -37,6 +37,16 @@ pub struct Settings {
     /// The password every role authenticates with under `scram-sha-256`
     /// (`password`; never shown).
     pub password: Option<String>,
+    /// Acknowledge a commit only after its WAL is durable
+    /// (`synchronous_commit`; off bounds the loss to one flush cycle).
+    pub synchronous_commit: bool,
+    /// fdatasync the WAL (`fsync`; off only for benchmarks: a crash of the
+    /// machine can then lose anything not yet written back).
+    pub fsync: bool,
+    /// Longest time between checkpoints (`checkpoint_timeout`).
+    pub checkpoint_timeout: Duration,
+    /// WAL volume that triggers a checkpoint (`max_wal_size`, bytes).
+    pub max_wal_size: u64,
 }
 
 /// How clients authenticate.
@@ -62,6 +72,10 @@ impl Default for Settings {
             application_name: String::new(),
             auth_method: AuthMethod::Trust,
             password: None,
+            synchronous_commit: true,
+            fsync: true,
+            checkpoint_timeout: Duration::from_secs(300),
+            max_wal_size: 256 << 20,
         }
     }
 }
@@ -126,7 +140,7 @@ impl fmt::Display for SettingError {
 impl std::error::Error for SettingError {}
 
 /// The names `SHOW` and `SET` accept, with their context.
-const NAMES: [(&str, Context); 12] = [
+const NAMES: [(&str, Context); 16] = [
     ("auth_method", Context::Restart),
     ("password", Context::Restart),
     ("listen_addresses", Context::Restart),
@@ -139,6 +153,10 @@ const NAMES: [(&str, Context); 12] = [
     ("default_transaction_isolation", Context::Session),
     ("application_name", Context::Session),
     ("server_version", Context::Restart),
+    ("synchronous_commit", Context::Session),
+    ("fsync", Context::Restart),
+    ("checkpoint_timeout", Context::Restart),
+    ("max_wal_size", Context::Restart),
 ];
 
 fn invalid(name: &str, value: &str, hint: &str) -> SettingError {
@@ -161,6 +179,36 @@ fn parse_duration(name: &str, value: &str) -> Result<Duration, SettingError> {
         _ => return Err(invalid(name, value, "valid units are ms, s, min, h and d")),
     };
     Ok(Duration::from_millis(ms))
+}
+
+fn parse_bool(name: &str, value: &str) -> Result<bool, SettingError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(invalid(name, value, "expected on or off")),
+    }
+}
+
+fn on_off(b: bool) -> String {
+    if b { "on" } else { "off" }.into()
+}
+
+/// A size: a number with kB, MB or GB; no unit means MB (as max_wal_size).
+fn parse_size(name: &str, value: &str) -> Result<u64, SettingError> {
+    let v = value.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, unit) = v.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| invalid(name, value, "expected a size such as 64MB"))?;
+    let bytes = match unit.trim() {
+        "kB" => n << 10,
+        "" | "MB" => n << 20,
+        "GB" => n << 30,
+        _ => return Err(invalid(name, value, "valid units are kB, MB and GB")),
+    };
+    if bytes < 1 << 20 {
+        return Err(invalid(name, value, "must be at least 1MB"));
+    }
+    Ok(bytes)
 }
 
 fn format_duration(d: Duration) -> String {
@@ -257,6 +305,15 @@ impl Settings {
             }
             "password" => self.password = Some(value.to_owned()).filter(|p| !p.is_empty()),
             "server_version" => return Err(SettingError::RestartOnly(name.into())),
+            "synchronous_commit" => self.synchronous_commit = parse_bool(name, value)?,
+            "fsync" => self.fsync = parse_bool(name, value)?,
+            "checkpoint_timeout" => {
+                self.checkpoint_timeout = parse_duration(name, value)
+                    .ok()
+                    .filter(|d| *d >= Duration::from_secs(1))
+                    .ok_or_else(|| invalid(name, value, "expected a time of at least 1s"))?
+            }
+            "max_wal_size" => self.max_wal_size = parse_size(name, value)?,
             _ => return Err(SettingError::Unknown(name.into())),
         }
         Ok(())
@@ -281,6 +338,10 @@ impl Settings {
             },
             "password" => "********".into(),
             "server_version" => SERVER_VERSION.into(),
+            "synchronous_commit" => on_off(self.synchronous_commit),
+            "fsync" => on_off(self.fsync),
+            "checkpoint_timeout" => format_duration(self.checkpoint_timeout),
+            "max_wal_size" => format!("{}MB", self.max_wal_size >> 20),
             _ => return Err(SettingError::Unknown(name.into())),
         })
     }
@@ -375,5 +436,9 @@ impl snapscale_sql::Gucs for Settings {
 
     fn default_isolation(&self) -> IsolationLevel {
         self.default_transaction_isolation
+    }
+
+    fn synchronous_commit(&self) -> bool {
+        self.synchronous_commit
     }
 }

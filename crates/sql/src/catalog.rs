@@ -15,14 +15,19 @@
 //! aborts; a reader still holding it keeps its `Arc` alive.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 use snapscale_lock::{LockConfig, LockManager};
 use snapscale_sinval::{Sinval, SinvalConfig};
-use snapscale_storage::{NoWal, Table, TxnLog};
-use snapscale_txn::Engine;
+use snapscale_storage::log::{Log, Lsn};
+use snapscale_storage::{checkpoint, NoWal, Table};
+use snapscale_txn::{Engine, IsolationLevel, Session};
+use tracing::info;
 
+use crate::durable::Image;
 use crate::index::Index;
 use crate::types::{SqlType, Value};
 
@@ -76,6 +81,9 @@ pub struct Heap {
     pub changes: AtomicU64,
     /// One pruner at a time.
     pub pruning: Mutex<()>,
+    /// The next row id (the hidden last column that identifies a row
+    /// across its versions in the WAL).
+    pub next_row_id: AtomicI64,
 }
 
 impl Heap {
@@ -85,7 +93,13 @@ impl Heap {
             indexes: RwLock::new(HashMap::new()),
             changes: AtomicU64::new(0),
             pruning: Mutex::new(()),
+            next_row_id: AtomicI64::new(1),
         }
+    }
+
+    /// A new row id. Relaxed: only uniqueness matters.
+    pub fn new_row_id(&self) -> i64 {
+        self.next_row_id.fetch_add(1, Relaxed)
     }
 
     /// The entries of index `def`, built from the current versions if this
@@ -117,8 +131,15 @@ pub struct Database {
     pub engine: Arc<Engine>,
     pub locks: Arc<LockManager>,
     pub sinval: Sinval,
-    /// Where commit and abort records go (write-ahead hooks; no log yet).
-    pub txn_log: Arc<dyn TxnLog>,
+    /// The write-ahead log; `None` keeps everything in memory (tests).
+    pub log: Option<Arc<Log>>,
+    /// Commits hold it shared from appending their records until they are
+    /// visible; a checkpoint takes it exclusively to read its redo point
+    /// and take its snapshot (CHECKPOINT-CUT in the README).
+    pub commit_gate: tokio::sync::RwLock<()>,
+    data_dir: Option<PathBuf>,
+    /// Keeps the data directory locked against a second server.
+    _lock: Option<std::fs::File>,
     /// The catalog rows.
     pub catalog: Table<Arc<RelEntry>>,
     /// Serialises "is this name free?" with the insert that takes it.
@@ -133,13 +154,20 @@ pub struct Database {
 const FIRST_OID: u32 = 16384;
 
 impl Database {
-    /// An empty database over `engine`.
+    /// An empty database over `engine`, in memory only.
     pub fn new(engine: Arc<Engine>, locks: LockConfig) -> Arc<Database> {
+        Arc::new(Database::new_unshared(engine, locks))
+    }
+
+    fn new_unshared(engine: Arc<Engine>, locks: LockConfig) -> Database {
         let max_sessions = engine.config().max_sessions;
-        Arc::new(Database {
+        Database {
             locks: LockManager::new(LockConfig { max_sessions: max_sessions as u32, ..locks }),
             sinval: Sinval::new(SinvalConfig { max_sessions, ..SinvalConfig::default() }),
-            txn_log: Arc::new(NoWal),
+            log: None,
+            commit_gate: tokio::sync::RwLock::new(()),
+            data_dir: None,
+            _lock: None,
             catalog: Table::new(0, Arc::new(NoWal)),
             names: Mutex::new(()),
             storages: RwLock::new(HashMap::new()),
@@ -147,7 +175,7 @@ impl Database {
             next_storage: AtomicU64::new(1),
             next_connection: AtomicU64::new(1),
             engine,
-        })
+        }
     }
 
     /// A new object id. Relaxed: only uniqueness matters.
@@ -167,6 +195,12 @@ impl Database {
         let id = self.next_storage.fetch_add(1, Relaxed);
         self.storages.write().expect("storage map poisoned").insert(id, Arc::new(Heap::new(id)));
         id
+    }
+
+    fn create_storage_with_id(&self, id: u64) -> Arc<Heap> {
+        let heap = Arc::new(Heap::new(id));
+        self.storages.write().expect("storage map poisoned").insert(id, Arc::clone(&heap));
+        heap
     }
 
     /// The storage `id`, if it still exists.
@@ -191,5 +225,188 @@ impl Database {
     /// Number of storages (tests: rolled-back DDL leaves none behind).
     pub fn storage_count(&self) -> usize {
         self.storages.read().expect("storage map poisoned").len()
+    }
+}
+
+/// How the write-ahead log is set up.
+#[derive(Clone, Debug)]
+pub struct Durability {
+    pub data_dir: PathBuf,
+    pub fsync: bool,
+    pub segment_size: u64,
+}
+
+fn startup_error(what: &str, e: impl std::fmt::Display) -> String {
+    format!("{what}: {e}")
+}
+
+impl Database {
+    /// Opens the database in `durability.data_dir`: loads the latest
+    /// checkpoint, replays the WAL after it to its end (stopping at a torn
+    /// or corrupt tail; transactions without a commit record are dropped),
+    /// and opens the log for appending. A corrupt checkpoint stops here.
+    pub fn open(
+        engine: Arc<Engine>,
+        locks: LockConfig,
+        durability: &Durability,
+    ) -> Result<Arc<Database>, String> {
+        let started = Instant::now();
+        let dir = &durability.data_dir;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| startup_error(&format!("could not create \"{}\"", dir.display()), e))?;
+        let lock_path = dir.join("snapscale.lock");
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| startup_error("could not open the lock file", e))?;
+        lock.try_lock().map_err(|_| {
+            format!(
+                "data directory \"{}\" is in use by another server (lock file {})",
+                dir.display(),
+                lock_path.display()
+            )
+        })?;
+        let (redo, mut image) = match checkpoint::read_latest(dir)? {
+            Some((redo, payload)) => {
+                (redo, Image::decode(&payload).map_err(|e| format!("the latest checkpoint: {e}"))?)
+            }
+            None => (0, Image::default()),
+        };
+        let wal_dir = dir.join("wal");
+        std::fs::create_dir_all(&wal_dir)
+            .map_err(|e| startup_error("could not create the WAL directory", e))?;
+        let read = snapscale_storage::log::read(&wal_dir, redo)
+            .map_err(|e| startup_error("could not read the WAL", e))?;
+        let bytes = read.end - redo;
+        let mut pending: Vec<(u8, &[u8])> = Vec::new();
+        let mut committed = 0u64;
+        for r in &read.records {
+            match r.kind {
+                crate::durable::COMMIT => {
+                    for (kind, payload) in pending.drain(..) {
+                        image.apply(kind, payload).map_err(|e| format!("replaying LSN {:X}: {e}", r.lsn))?;
+                    }
+                    committed += 1;
+                }
+                crate::durable::ABORT => pending.clear(),
+                kind => pending.push((kind, &r.payload)),
+            }
+        }
+        let without_commit = !pending.is_empty();
+        if let Some(why) = &read.stopped {
+            info!(reason = %why, "the WAL ends with a torn or corrupt tail; replay stops there");
+        }
+        let log = Log::open(&wal_dir, read.end, durability.segment_size, durability.fsync)
+            .map_err(|e| startup_error("could not open the WAL", e))?;
+        let mut db = Database::new_unshared(engine, locks);
+        db.log = Some(log);
+        db.data_dir = Some(dir.clone());
+        db._lock = Some(lock);
+        let db = Arc::new(db);
+        db.load(image)?;
+        let elapsed = started.elapsed();
+        info!(
+            checkpoint_redo = format!("{redo:X}"),
+            wal_end = format!("{:X}", read.end),
+            replayed_bytes = bytes,
+            transactions = committed,
+            dropped_uncommitted_tail = without_commit,
+            ms = elapsed.as_millis() as u64,
+            mb_per_s = format!("{:.1}", bytes as f64 / 1e6 / elapsed.as_secs_f64().max(1e-9)),
+            "recovery done"
+        );
+        Ok(db)
+    }
+
+    /// Loads a recovered image into tables, as one bootstrap transaction.
+    fn load(&self, image: Image) -> Result<(), String> {
+        self.next_oid.fetch_max(image.next_oid, Relaxed);
+        self.next_storage.fetch_max(image.next_storage, Relaxed);
+        if image.catalog.is_empty() {
+            return Ok(());
+        }
+        let mut session = self.engine.attach().map_err(|e| startup_error("recovery", e))?;
+        session.begin(IsolationLevel::ReadCommitted).map_err(|e| startup_error("recovery", e))?;
+        let mut storages = image.storages;
+        for entry in image.catalog.into_values() {
+            let heap = self.create_storage_with_id(entry.storage);
+            let mut max_id = 0;
+            for (id, row) in storages.remove(&entry.storage).unwrap_or_default() {
+                max_id = max_id.max(id);
+                heap.table.insert(&mut session, Row::from(row)).map_err(|e| startup_error("recovery", e))?;
+            }
+            heap.next_row_id.store(max_id + 1, Relaxed);
+            self.catalog.insert(&mut session, Arc::new(entry)).map_err(|e| startup_error("recovery", e))?;
+        }
+        session.commit().map_err(|e| startup_error("recovery", e))?;
+        Ok(())
+    }
+
+    /// Takes a checkpoint with `session` (not in a transaction): a
+    /// consistent image of every permanent table as of one snapshot, taken
+    /// at a redo point no commit straddles; then older WAL is removed.
+    pub async fn checkpoint(&self, session: &mut Session) -> Result<Option<Lsn>, String> {
+        let (Some(log), Some(dir)) = (&self.log, &self.data_dir) else { return Ok(None) };
+        let started = Instant::now();
+        let (redo, snapshot) = {
+            let _cut = self.commit_gate.write().await;
+            let redo = log.insert_lsn();
+            session.begin(IsolationLevel::RepeatableRead).map_err(|e| e.to_string())?;
+            (redo, session.statement_snapshot().map_err(|e| e.to_string())?)
+        };
+        let cid = session.command_id().unwrap_or(0);
+        let mut image = Image {
+            next_oid: self.next_oid.load(Relaxed),
+            next_storage: self.next_storage.load(Relaxed),
+            ..Image::default()
+        };
+        let mut rows = 0usize;
+        for (_, entry) in self.catalog.scan(session, &snapshot, cid) {
+            if entry.temp_owner.is_some() {
+                continue;
+            }
+            let Some(heap) = self.storage(entry.storage) else { continue };
+            let stored = image.storages.entry(entry.storage).or_default();
+            for (_, row) in heap.table.scan(session, &snapshot, cid) {
+                if let Some(Value::Int(id)) = row.last() {
+                    stored.insert(*id, row.to_vec());
+                    rows += 1;
+                }
+            }
+            image.catalog.insert(entry.oid, (*entry).clone());
+        }
+        session.commit().map_err(|e| e.to_string())?;
+        let payload = image.encode();
+        let dir = dir.clone();
+        let log2 = Arc::clone(log);
+        let bytes = payload.len();
+        tokio::task::spawn_blocking(move || -> Result<(), String> {
+            checkpoint::write(&dir, redo, &payload)
+                .map_err(|e| format!("could not write a checkpoint: {e}"))?;
+            log2.remove_before(redo).map_err(|e| format!("could not remove old WAL: {e}"))?;
+            Ok(())
+        })
+        .await
+        .map_err(|e| e.to_string())??;
+        info!(
+            redo = format!("{redo:X}"),
+            rows,
+            bytes,
+            ms = started.elapsed().as_millis() as u64,
+            "checkpoint done"
+        );
+        Ok(Some(redo))
+    }
+
+    /// Bytes of WAL written since `lsn` (the checkpointer's volume trigger).
+    pub fn wal_since(&self, lsn: Lsn) -> u64 {
+        self.log.as_ref().map_or(0, |l| l.bytes_since(lsn))
+    }
+
+    /// The data directory, if the database is durable.
+    pub fn data_dir(&self) -> Option<&Path> {
+        self.data_dir.as_deref()
     }
 }

@@ -44,6 +44,10 @@ pub trait Gucs: Clone + Send + 'static {
     fn show(&self, name: &str) -> Result<String, SqlError>;
     /// default_transaction_isolation.
     fn default_isolation(&self) -> IsolationLevel;
+    /// synchronous_commit: wait for the commit record to be durable.
+    fn synchronous_commit(&self) -> bool {
+        true
+    }
 }
 
 /// A notice or warning to send before the statement's result.
@@ -133,6 +137,8 @@ pub(crate) struct Level {
     pub(crate) invalidations: Vec<Invalidation>,
     /// Xids registered with the lock manager at this level.
     pub(crate) xids: Vec<Xid>,
+    /// Changes to log at commit (dropped if this level aborts).
+    pub(crate) redo: Vec<crate::durable::Redo>,
 }
 
 /// A prepared statement. Binding happens at prepare time; a plan whose
@@ -448,7 +454,7 @@ impl<G: Gucs> Conn<G> {
     async fn execute_inner(&mut self, p: &Prepared, params: &[Value]) -> Result<Output, SqlError> {
         match &p.kind {
             Kind::Empty => Ok(Output::Command(String::new())),
-            Kind::Control(s) => self.control(s),
+            Kind::Control(s) => self.control(s).await,
             Kind::Plan(parsed) => {
                 if self.block == Block::Failed {
                     return Err(aborted_block());
@@ -589,10 +595,10 @@ impl<G: Gucs> Conn<G> {
     }
 
     /// End of a Query message or Sync: an implicit transaction commits.
-    pub fn sync(&mut self) -> Result<(), SqlError> {
+    pub async fn sync(&mut self) -> Result<(), SqlError> {
         if self.block == Block::Implicit {
             self.block = Block::Idle;
-            return self.commit_transaction();
+            return self.commit_transaction().await;
         }
         Ok(())
     }
@@ -619,15 +625,48 @@ impl<G: Gucs> Conn<G> {
         }
     }
 
-    fn commit_transaction(&mut self) -> Result<(), SqlError> {
-        // The commit record first (write-ahead): a transaction that wrote
-        // has registered every xid it kept in its levels.
-        if let Some(xid) = self.session.xid() {
-            let subxids: Vec<Xid> =
-                self.levels.iter().flat_map(|l| l.xids.iter().copied()).filter(|&x| x != xid).collect();
-            self.db.txn_log.commit(xid, &subxids);
+    async fn commit_transaction(&mut self) -> Result<(), SqlError> {
+        let redo: Vec<crate::durable::Redo> = self.levels.iter_mut().flat_map(|l| l.redo.drain(..)).collect();
+        let mut committed = Ok(());
+        // WAL-FIRST: the changes and the commit record are appended as one
+        // batch, and (synchronous_commit) made durable, before the commit
+        // becomes visible. The gate keeps a checkpoint's cut from falling
+        // between the append and the visibility (CHECKPOINT-CUT).
+        let db = Arc::clone(&self.db);
+        let mut gate = None;
+        if let (Some(log), Some(xid)) = (&db.log, self.session.xid()) {
+            if !redo.is_empty() {
+                gate = Some(db.commit_gate.read().await);
+                let subxids: Vec<u64> = self
+                    .levels
+                    .iter()
+                    .flat_map(|l| l.xids.iter().map(|x| x.0))
+                    .filter(|&x| x != xid.0)
+                    .collect();
+                let encoded: Vec<(u8, Vec<u8>)> = redo.iter().map(crate::durable::encode).collect();
+                let commit = crate::durable::encode_commit(xid.0, &subxids);
+                let mut batch: Vec<(u8, &[u8])> = encoded.iter().map(|(k, p)| (*k, p.as_slice())).collect();
+                batch.push((crate::durable::COMMIT, &commit));
+                committed = match log.append(&batch) {
+                    Ok(end) if self.gucs.synchronous_commit() => log.flush(end).await,
+                    Ok(end) => {
+                        log.flush_soon(end);
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+                .map_err(|e| SqlError::new(e.sqlstate, e.message));
+            }
+        }
+        if let Err(e) = committed {
+            // Never acknowledged: the transaction aborts here (its record
+            // may still be on disk; after a restart it would count).
+            drop(gate);
+            self.abort_transaction();
+            return Err(e);
         }
         let committed = self.session.commit().map_err(txn_error);
+        drop(gate);
         let levels = std::mem::take(&mut self.levels);
         match &committed {
             Ok(()) => {
@@ -657,8 +696,10 @@ impl<G: Gucs> Conn<G> {
     fn abort_transaction(&mut self) {
         let xid = self.session.xid();
         self.session.abort();
-        if let Some(xid) = xid {
-            self.db.txn_log.abort(xid);
+        if let (Some(log), Some(xid)) = (&self.db.log, xid) {
+            // Informational (recovery treats a missing commit as abort);
+            // never waited for. A broken log has nothing to add.
+            let _ = log.append(&[(crate::durable::ABORT, &crate::durable::encode_abort(xid.0))]);
         }
         let levels = std::mem::take(&mut self.levels);
         self.forget(&levels);
@@ -686,7 +727,7 @@ impl<G: Gucs> Conn<G> {
         }
     }
 
-    fn control(&mut self, s: &Statement) -> Result<Output, SqlError> {
+    async fn control(&mut self, s: &Statement) -> Result<Output, SqlError> {
         let ends_block = matches!(s, Statement::Commit { .. } | Statement::Rollback { savepoint: None, .. });
         let rolls_back_to = matches!(s, Statement::Rollback { savepoint: Some(_), .. });
         if self.block == Block::Failed && !ends_block && !rolls_back_to {
@@ -694,7 +735,7 @@ impl<G: Gucs> Conn<G> {
         }
         match s {
             Statement::StartTransaction { modes, begin, .. } => self.begin(modes, *begin),
-            Statement::Commit { .. } => self.commit(),
+            Statement::Commit { .. } => self.commit().await,
             Statement::Rollback { savepoint: None, .. } => Ok(self.rollback()),
             Statement::Rollback { savepoint: Some(name), .. } => self.rollback_to(&name.value),
             Statement::Savepoint { name } => self.savepoint(&name.value),
@@ -744,7 +785,7 @@ impl<G: Gucs> Conn<G> {
         Ok(Output::Command(tag.into()))
     }
 
-    fn commit(&mut self) -> Result<Output, SqlError> {
+    async fn commit(&mut self) -> Result<Output, SqlError> {
         match self.block {
             Block::Idle => {
                 self.warning("25P01", "there is no transaction in progress");
@@ -753,7 +794,7 @@ impl<G: Gucs> Conn<G> {
             Block::Failed => Ok(self.rollback()),
             Block::Open | Block::Implicit => {
                 self.block = Block::Idle;
-                self.commit_transaction()?;
+                self.commit_transaction().await?;
                 Ok(Output::Command("COMMIT".into()))
             }
         }
@@ -803,6 +844,7 @@ impl<G: Gucs> Conn<G> {
             parent.dropped.extend(done.dropped);
             parent.invalidations.extend(done.invalidations);
             parent.xids.extend(done.xids);
+            parent.redo.extend(done.redo);
         }
         Ok(Output::Command("RELEASE".into()))
     }
@@ -903,7 +945,7 @@ impl<G: Gucs> Conn<G> {
                 }
             }
         }
-        self.sync()
+        self.sync().await
     }
 
     /// Every catalog row visible now, with its tid.
@@ -921,6 +963,13 @@ impl<G: Gucs> Conn<G> {
             return Err(canceled());
         }
         Ok(())
+    }
+
+    /// Buffers a change of a permanent relation for the commit's WAL batch.
+    pub(crate) fn redo(&mut self, rel: &crate::catalog::RelEntry, change: crate::durable::Redo) {
+        if rel.temp_owner.is_none() && self.db.log.is_some() {
+            self.levels.last_mut().expect("a transaction is open").redo.push(change);
+        }
     }
 
     /// Inserted rows of this transaction's heaps get pruned after commit.

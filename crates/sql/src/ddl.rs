@@ -14,6 +14,7 @@ use snapscale_storage::{Liveness, Outcome};
 
 use crate::catalog::{IndexDef, RelEntry};
 use crate::conn::{Conn, Gucs, Output};
+use crate::durable::Redo;
 use crate::error::SqlError;
 use crate::index::Key;
 use crate::plan::{CreateTable, NewIndex, Rel};
@@ -92,6 +93,7 @@ impl<G: Gucs> Conn<G> {
             }
         };
         let (entry, tid) = entry;
+        self.redo(&entry, Redo::Catalog(Arc::clone(&entry)));
         self.lock_relation(entry.oid, LockMode::AccessExclusive).await?;
         let heap = self.db.storage(entry.storage).expect("created above");
         self.level().invalidations.push(Invalidation::Relation(entry.oid));
@@ -115,6 +117,7 @@ impl<G: Gucs> Conn<G> {
     pub(crate) async fn drop_relation(&mut self, rel: &Rel) -> Result<(), SqlError> {
         self.lock_relation(rel.entry.oid, LockMode::AccessExclusive).await?;
         self.change_catalog(rel, None).await?;
+        self.redo(&rel.entry, Redo::Drop(rel.entry.oid));
         self.level().dropped.push(rel.entry.storage);
         self.cache.retain(|_, r| r.entry.oid != rel.entry.oid);
         Ok(())
@@ -229,6 +232,7 @@ impl<G: Gucs> Conn<G> {
         let new = Arc::new(new);
         // Build the entries now, under our lock, from every version.
         rel.heap.index(&new, &def);
+        self.redo(&new, Redo::Catalog(Arc::clone(&new)));
         self.change_catalog(rel, Some(new)).await?;
         Ok(())
     }
@@ -242,11 +246,13 @@ impl<G: Gucs> Conn<G> {
             self.level().dropped.push(rel.entry.storage);
             let mut new = (*rel.entry).clone();
             new.storage = storage;
+            let new = Arc::new(new);
+            self.redo(&new, Redo::Catalog(Arc::clone(&new)));
             self.prepare_write()?;
             let outcome = self
                 .db
                 .catalog
-                .update(&mut self.session, rel.catalog_tid, Arc::new(new))
+                .update(&mut self.session, rel.catalog_tid, new)
                 .map_err(|e| SqlError::new("XX000", e.to_string()))?;
             let Outcome::Ok(tid) = outcome else {
                 return Err(SqlError::new("XX000", "tuple concurrently updated"));

@@ -19,6 +19,7 @@ use snapscale_txn::{IsolationLevel, Session, Snapshot};
 use crate::catalog::{Heap, RelEntry, Row};
 use crate::conn::{txn_error, Conn, Gucs, Output};
 use crate::copy;
+use crate::durable::Redo;
 use crate::error::SqlError;
 use crate::expr::{compare, passes, AggFunc, Ctx, Expr};
 use crate::index::{Index, Key};
@@ -428,12 +429,20 @@ impl<G: Gucs> Conn<G> {
             match outcome {
                 Outcome::Ok(new_tid) => {
                     if let Some(new) = new_row {
+                        self.redo(&rel.entry, Redo::Update { storage: rel.entry.storage, row: new.clone() });
+                        // Relaxed: a pruning heuristic.
                         rel.heap.changes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         self.touch(&rel.heap);
                         self.index_new_version(rel, &row, &new, new_tid).await?;
                         return Ok(Some((new_tid, new)));
                     }
                     if matches!(change, Change::Delete) {
+                        if let Some(Value::Int(row_id)) = row.last() {
+                            self.redo(
+                                &rel.entry,
+                                Redo::Delete { storage: rel.entry.storage, row_id: *row_id },
+                            );
+                        }
                         // Relaxed: a pruning heuristic.
                         rel.heap.changes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         self.touch(&rel.heap);
@@ -490,7 +499,12 @@ impl<G: Gucs> Conn<G> {
     pub(crate) async fn insert_row(&mut self, rel: &Rel, row: Row) -> Result<Tid, SqlError> {
         check_not_null(&rel.entry, &row)?;
         self.prepare_write()?;
+        // The hidden last column: the row's id, kept by its updates.
+        let mut stored = row.to_vec();
+        stored.push(Value::Int(rel.heap.new_row_id()));
+        let row = Row::from(stored);
         let tid = rel.heap.table.insert(&mut self.session, row.clone()).map_err(storage_error)?;
+        self.redo(&rel.entry, Redo::Insert { storage: rel.entry.storage, row: row.clone() });
         self.touch(&rel.heap);
         for def in &rel.entry.indexes {
             let index = rel.heap.index(&rel.entry, def);

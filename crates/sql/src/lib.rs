@@ -8,6 +8,7 @@ mod catalog;
 mod conn;
 mod copy;
 mod ddl;
+mod durable;
 mod error;
 mod exec;
 mod expr;
@@ -17,7 +18,7 @@ mod preparse;
 pub mod types;
 pub mod wire;
 
-pub use catalog::Database;
+pub use catalog::{Database, Durability};
 pub use conn::{Cancel, Conn, Gucs, Notice, Output, Prepared};
 pub use error::SqlError;
 pub use plan::Column;

@@ -2,6 +2,9 @@
 //! outcomes, pruning, and write-ahead hooks. Visibility decisions come from
 //! `snapscale-txn`; the invariants are in this crate's README.md.
 
+pub mod checkpoint;
+#[cfg(not(loom))]
+pub mod log;
 mod table;
 mod version;
 mod wal;
@@ -11,4 +14,4 @@ mod loom_tests;
 
 pub use table::{Liveness, Outcome, StorageError, Table};
 pub use version::Tid;
-pub use wal::{NoWal, TxnLog, Wal, WalRecord};
+pub use wal::{NoWal, Wal, WalRecord};

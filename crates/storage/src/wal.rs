@@ -32,18 +32,3 @@ pub struct NoWal;
 impl<R> Wal<R> for NoWal {
     fn log(&self, _record: WalRecord<'_, R>) {}
 }
-
-/// Transaction outcomes. The session layer writes a commit record before
-/// the commit becomes visible (the durability issue flushes it there, and
-/// acknowledges the commit only after), and an abort record after an abort.
-pub trait TxnLog: Send + Sync {
-    /// `xid` and its committed subtransactions `subxids` commit.
-    fn commit(&self, xid: Xid, subxids: &[Xid]);
-    /// `xid` (with everything below it) aborted.
-    fn abort(&self, xid: Xid);
-}
-
-impl TxnLog for NoWal {
-    fn commit(&self, _xid: Xid, _subxids: &[Xid]) {}
-    fn abort(&self, _xid: Xid) {}
-}

@@ -203,6 +203,29 @@ pub struct TestServer {
     pub addr: SocketAddr,
     pub db: std::sync::Arc<snapscale_sql::Database>,
     stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    /// A clean shutdown (with its final checkpoint), waited for.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task").expect("server run");
+        }
+    }
+
+    /// A crash, as far as the data directory can tell: the server stops at
+    /// once, with no final checkpoint; what it wrote stays in the files.
+    pub async fn crash(mut self) {
+        self.stop.take();
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
 }
 
 impl Drop for TestServer {
@@ -214,18 +237,42 @@ impl Drop for TestServer {
 }
 
 pub async fn start(configure: impl FnOnce(&mut Settings)) -> TestServer {
-    let mut settings = Settings {
-        port: 0,
-        data_directory: std::env::temp_dir().join(format!("snapscale-wire-{}", std::process::id())),
-        ..Settings::default()
+    start_in(None, configure).await
+}
+
+/// A server on `dir` (reused across restarts), or a fresh directory.
+pub async fn start_in(dir: Option<&std::path::Path>, configure: impl FnOnce(&mut Settings)) -> TestServer {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    // Relaxed: only uniqueness matters.
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let data_directory = match dir {
+        Some(d) => d.to_owned(),
+        None => {
+            let d = std::env::temp_dir().join(format!("snapscale-wire-{}-{n}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            d
+        }
     };
+    let mut settings = Settings { port: 0, data_directory, ..Settings::default() };
     configure(&mut settings);
-    let server = Server::bind(settings).await.expect("bind");
+    // The previous server on this directory may still be letting go of it
+    // (its connection tasks end asynchronously).
+    let mut tries = 0;
+    let server = loop {
+        match Server::bind(settings.clone()).await {
+            Ok(s) => break s,
+            Err(e) if e.to_string().contains("in use") && tries < 100 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("bind: {e}"),
+        }
+    };
     let addr = server.local_addr().unwrap();
     let db = std::sync::Arc::clone(server.database());
     let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server.run(async move {
+    let task = tokio::spawn(server.run(async move {
         let _ = stopped.await;
     }));
-    TestServer { addr, db, stop: Some(stop) }
+    TestServer { addr, db, stop: Some(stop), task: Some(task) }
 }

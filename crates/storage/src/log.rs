@@ -1,0 +1,517 @@
+//! The write-ahead log device: append-only segment files of checksummed
+//! records, group commit, and the reader recovery uses.
+//!
+//! Record layout (little-endian), byte for byte:
+//!
+//! ```text
+//!   0  u32  length of the whole record, header included (>= 17)
+//!   4  u32  CRC-32C of bytes 8..length
+//!   8  u64  LSN: the record's own position in the log
+//!  16  u8   kind (the SQL layer's record kinds)
+//!  17  ...  payload
+//! ```
+//!
+//! The log is one byte stream; an LSN is a position in it. A segment file
+//! is named by the LSN of its first byte (16 hex digits, `.seg`), holds
+//! whole records only, and the next segment starts where it ends. A new
+//! segment is started once the current one reaches the segment size.
+//!
+//! Appends write into the current segment at once (under the append
+//! lock), so records reach the page cache in LSN order. Durability is a
+//! separate step: [`Log::flush`] waits until a flusher thread has
+//! fdatasync'ed past the caller's record. The flusher syncs everything
+//! written so far, so commits waiting together share one fsync (group
+//! commit).
+//!
+//! A failed write or fsync is never retried and never counted as success:
+//! the log becomes *broken*, every waiter and every later append gets the
+//! error, and only a restart (which runs recovery) clears it. After a
+//! failed fsync the kernel may have dropped the dirty pages and cleared
+//! the error, so a retried fsync could report success for data that is
+//! gone (PostgreSQL's 2018 fsync lesson).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+
+use tokio::sync::watch;
+
+/// A log position.
+pub type Lsn = u64;
+
+/// Bytes of the record header.
+pub const HEADER: usize = 17;
+
+/// Why the log refuses work.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogError {
+    /// PostgreSQL's SQLSTATE: 53100 disk full, 58030 other I/O errors.
+    pub sqlstate: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for LogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LogError {}
+
+fn io_error(what: &str, e: &io::Error) -> LogError {
+    // ENOSPC (28) and EDQUOT (122): PostgreSQL's disk_full.
+    let disk_full = matches!(e.raw_os_error(), Some(28 | 122));
+    LogError {
+        sqlstate: if disk_full { "53100" } else { "58030" },
+        message: format!("{what}: {e}; the server accepts no more writes until it is restarted"),
+    }
+}
+
+/// One record read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub lsn: Lsn,
+    pub kind: u8,
+    pub payload: Vec<u8>,
+}
+
+/// Encodes a record at `lsn`.
+pub fn encode(lsn: Lsn, kind: u8, payload: &[u8], out: &mut Vec<u8>) {
+    let len = (HEADER + payload.len()) as u32;
+    let start = out.len();
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&lsn.to_le_bytes());
+    out.push(kind);
+    out.extend_from_slice(payload);
+    let crc = crc32c::crc32c(&out[start + 8..]);
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn segment_name(start: Lsn) -> String {
+    format!("{start:016X}.seg")
+}
+
+/// Segment files in `dir`, by start LSN.
+fn segments(dir: &Path) -> io::Result<Vec<(Lsn, PathBuf)>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+        if let Some(hex) = name.strip_suffix(".seg") {
+            if let Ok(start) = Lsn::from_str_radix(hex, 16) {
+                out.push((start, path));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// What recovery found: the valid records from the requested start, and
+/// where the valid log ends.
+#[derive(Debug)]
+pub struct ReadLog {
+    pub records: Vec<Record>,
+    pub end: Lsn,
+    /// Why reading stopped before the end of the files, if it did (a torn
+    /// or corrupt tail).
+    pub stopped: Option<String>,
+}
+
+/// Reads every valid record at or after `from`. Stops at the first record
+/// that is short, fails its CRC or names the wrong LSN: that is the torn
+/// tail of a crash (or corruption), and nothing after it is trusted.
+pub fn read(dir: &Path, from: Lsn) -> io::Result<ReadLog> {
+    let mut records = Vec::new();
+    let segs = segments(dir)?;
+    let mut end = from;
+    // Start in the segment that contains `from`.
+    let first = segs.iter().rposition(|(start, _)| *start <= from).unwrap_or(0);
+    for (i, (start, path)) in segs.iter().enumerate().skip(first) {
+        if *start > end {
+            return Ok(ReadLog {
+                records,
+                end,
+                stopped: Some(format!("gap before segment {}", path.display())),
+            });
+        }
+        let mut bytes = Vec::new();
+        File::open(path)?.read_to_end(&mut bytes)?;
+        let mut at = (end.max(*start) - start) as usize;
+        while at < bytes.len() {
+            let lsn = start + at as u64;
+            let bad = |why: &str| Some(format!("{why} at LSN {lsn:X} in {}", path.display()));
+            if bytes.len() - at < HEADER {
+                return Ok(ReadLog { records, end: lsn, stopped: bad("short record header") });
+            }
+            let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
+            if len < HEADER || bytes.len() - at < len {
+                return Ok(ReadLog { records, end: lsn, stopped: bad("torn record") });
+            }
+            let crc = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().expect("4 bytes"));
+            if crc32c::crc32c(&bytes[at + 8..at + len]) != crc {
+                return Ok(ReadLog { records, end: lsn, stopped: bad("checksum mismatch") });
+            }
+            let own = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().expect("8 bytes"));
+            if own != lsn {
+                return Ok(ReadLog { records, end: lsn, stopped: bad("record names another LSN") });
+            }
+            records.push(Record {
+                lsn,
+                kind: bytes[at + 16],
+                payload: bytes[at + HEADER..at + len].to_vec(),
+            });
+            at += len;
+        }
+        end = start + bytes.len() as u64;
+        let _ = i;
+    }
+    Ok(ReadLog { records, end, stopped: None })
+}
+
+struct Appender {
+    file: File,
+    /// Start LSN of the current segment.
+    segment_start: Lsn,
+    /// Next LSN to write.
+    next: Lsn,
+    /// Set when a write or fsync failed.
+    broken: Option<LogError>,
+}
+
+struct FlushState {
+    /// Highest LSN handed to the flusher that is not yet known durable.
+    requested: Lsn,
+    shutdown: bool,
+}
+
+/// The log. See the module documentation.
+pub struct Log {
+    dir: PathBuf,
+    segment_size: u64,
+    /// fsync = off: "durable" means written to the page cache.
+    fsync: bool,
+    appender: Mutex<Appender>,
+    flush: Mutex<FlushState>,
+    wake: Condvar,
+    /// The durable end of the log, or the error that broke it.
+    durable: watch::Sender<Result<Lsn, LogError>>,
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Log").field("dir", &self.dir).finish_non_exhaustive()
+    }
+}
+
+impl Log {
+    /// Opens the log in `dir` for appending at `end` (where [`read`] found
+    /// the valid log to end): a torn tail beyond it is cut off, so new
+    /// records never follow garbage. Starts the flusher thread.
+    pub fn open(dir: &Path, end: Lsn, segment_size: u64, fsync: bool) -> io::Result<Arc<Log>> {
+        fs::create_dir_all(dir)?;
+        let segs = segments(dir)?;
+        // Segments wholly beyond the end are leftovers of a torn tail.
+        for (start, path) in &segs {
+            if *start > end {
+                fs::remove_file(path)?;
+            }
+        }
+        let (segment_start, file) = match segs.iter().rev().find(|(start, _)| *start <= end) {
+            Some((start, path)) => {
+                let file = OpenOptions::new().read(true).write(true).open(path)?;
+                file.set_len(end - start)?;
+                file.sync_all()?;
+                (*start, file)
+            }
+            None => {
+                let path = dir.join(segment_name(end));
+                let file =
+                    OpenOptions::new().create(true).read(true).write(true).truncate(false).open(&path)?;
+                sync_dir(dir)?;
+                (end, file)
+            }
+        };
+        let mut file = file;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(end - segment_start))?;
+        let (durable, _) = watch::channel(Ok(end));
+        let log = Arc::new(Log {
+            dir: dir.to_owned(),
+            segment_size,
+            fsync,
+            appender: Mutex::new(Appender { file, segment_start, next: end, broken: None }),
+            flush: Mutex::new(FlushState { requested: end, shutdown: false }),
+            wake: Condvar::new(),
+            durable,
+        });
+        let flusher = Arc::clone(&log);
+        thread::Builder::new().name("wal-flusher".into()).spawn(move || flusher.flusher())?;
+        Ok(log)
+    }
+
+    fn appender(&self) -> std::sync::MutexGuard<'_, Appender> {
+        self.appender.lock().expect("log appender poisoned")
+    }
+
+    /// The next LSN an append would get.
+    pub fn insert_lsn(&self) -> Lsn {
+        self.appender().next
+    }
+
+    /// Appends records (kind, payload) contiguously, in order, and returns
+    /// the LSN after the last one. Not yet durable: see [`Log::flush`].
+    pub fn append(&self, records: &[(u8, &[u8])]) -> Result<Lsn, LogError> {
+        let mut a = self.appender();
+        if let Some(e) = &a.broken {
+            return Err(e.clone());
+        }
+        let mut buf = Vec::with_capacity(records.iter().map(|(_, p)| p.len() + HEADER).sum());
+        let mut lsn = a.next;
+        for (kind, payload) in records {
+            let before = buf.len();
+            encode(lsn, *kind, payload, &mut buf);
+            lsn += (buf.len() - before) as u64;
+        }
+        if let Err(e) = a.file.write_all(&buf) {
+            let err = io_error("could not write to the write-ahead log", &e);
+            return Err(self.break_log(&mut a, err));
+        }
+        a.next = lsn;
+        if a.next - a.segment_start >= self.segment_size {
+            // The finished segment is synced here, so the flusher only ever
+            // syncs the current one.
+            if let Err(e) = self.switch_segment(&mut a) {
+                let err = io_error("could not start a write-ahead log segment", &e);
+                return Err(self.break_log(&mut a, err));
+            }
+        }
+        Ok(lsn)
+    }
+
+    fn switch_segment(&self, a: &mut Appender) -> io::Result<()> {
+        if self.fsync {
+            a.file.sync_data()?;
+        }
+        let path = self.dir.join(segment_name(a.next));
+        let file = OpenOptions::new().create(true).write(true).truncate(true).open(&path)?;
+        sync_dir(&self.dir)?;
+        a.file = file;
+        a.segment_start = a.next;
+        Ok(())
+    }
+
+    fn break_log(&self, a: &mut Appender, err: LogError) -> LogError {
+        a.broken = Some(err.clone());
+        let _ = self.durable.send_replace(Err(err.clone()));
+        err
+    }
+
+    /// Waits until everything up to `lsn` is durable (group commit: one
+    /// fsync covers every record written before it starts).
+    pub async fn flush(&self, lsn: Lsn) -> Result<(), LogError> {
+        let mut rx = self.durable.subscribe();
+        {
+            let mut f = self.flush.lock().expect("log flush state poisoned");
+            if f.requested < lsn {
+                f.requested = lsn;
+                self.wake.notify_one();
+            }
+        }
+        loop {
+            match &*rx.borrow_and_update() {
+                Ok(durable) if *durable >= lsn => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(e.clone()),
+            }
+            if rx.changed().await.is_err() {
+                return Err(LogError { sqlstate: "58030", message: "the write-ahead log is closed".into() });
+            }
+        }
+    }
+
+    /// Asks for everything appended so far to become durable, without
+    /// waiting (synchronous_commit = off: the loss window is one flusher
+    /// cycle).
+    pub fn flush_soon(&self, lsn: Lsn) {
+        let mut f = self.flush.lock().expect("log flush state poisoned");
+        if f.requested < lsn {
+            f.requested = lsn;
+            self.wake.notify_one();
+        }
+    }
+
+    /// The durable end of the log, or the error that broke it.
+    pub fn durable(&self) -> Result<Lsn, LogError> {
+        self.durable.borrow().clone()
+    }
+
+    /// The error that broke the log, if any.
+    pub fn broken(&self) -> Option<LogError> {
+        self.appender().broken.clone()
+    }
+
+    fn flusher(&self) {
+        loop {
+            {
+                let mut f = self.flush.lock().expect("log flush state poisoned");
+                loop {
+                    if f.shutdown {
+                        return;
+                    }
+                    let durable = match &*self.durable.borrow() {
+                        Ok(d) => *d,
+                        Err(_) => return,
+                    };
+                    if f.requested > durable {
+                        break;
+                    }
+                    f = self.wake.wait(f).expect("log flush state poisoned");
+                }
+            }
+            // Everything appended before this point is covered by the sync.
+            let (file, upto) = {
+                let a = self.appender();
+                (a.file.try_clone(), a.next)
+            };
+            let result = if self.fsync { file.and_then(|f| f.sync_data()) } else { Ok(()) };
+            match result {
+                Ok(()) => {
+                    self.durable.send_modify(|d| {
+                        if let Ok(v) = d {
+                            *v = (*v).max(upto);
+                        }
+                    });
+                }
+                Err(e) => {
+                    let err = io_error("could not fsync the write-ahead log", &e);
+                    let mut a = self.appender();
+                    self.break_log(&mut a, err);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Removes segments that end at or before `lsn` (after a checkpoint
+    /// whose redo point is `lsn`).
+    pub fn remove_before(&self, lsn: Lsn) -> io::Result<usize> {
+        let segs = segments(&self.dir)?;
+        let mut removed = 0;
+        for w in segs.windows(2) {
+            let (_, path) = &w[0];
+            let (next_start, _) = &w[1];
+            if *next_start <= lsn {
+                fs::remove_file(path)?;
+                removed += 1;
+            }
+        }
+        if removed > 0 {
+            sync_dir(&self.dir)?;
+        }
+        Ok(removed)
+    }
+
+    /// Bytes appended since `lsn`.
+    pub fn bytes_since(&self, lsn: Lsn) -> u64 {
+        self.insert_lsn().saturating_sub(lsn)
+    }
+
+    /// Stops the flusher thread (after a last flush).
+    pub fn shutdown(&self) {
+        let mut f = self.flush.lock().expect("log flush state poisoned");
+        f.shutdown = true;
+        self.wake.notify_all();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("snapscale-log-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    #[tokio::test]
+    #[cfg_attr(miri, ignore = "file I/O and threads")]
+    async fn records_round_trip_across_segments_and_a_torn_tail_is_cut() {
+        let d = dir("roundtrip");
+        let log = Log::open(&d, 0, 256, true).unwrap();
+        let mut ends = Vec::new();
+        for i in 0..40u8 {
+            let payload = vec![i; i as usize];
+            ends.push(log.append(&[(i, &payload), (7, b"x")]).unwrap());
+        }
+        log.flush(*ends.last().unwrap()).await.unwrap();
+        assert!(segments(&d).unwrap().len() > 3, "the log spans segments");
+        let read1 = read(&d, 0).unwrap();
+        assert_eq!(read1.records.len(), 80);
+        assert_eq!(read1.end, *ends.last().unwrap());
+        assert!(read1.stopped.is_none());
+        assert_eq!(read1.records[2], Record { lsn: read1.records[2].lsn, kind: 1, payload: vec![1] });
+        // Reading from a later LSN starts there.
+        let from = read1.records[50].lsn;
+        assert_eq!(read(&d, from).unwrap().records.len(), 30);
+        log.shutdown();
+        // Tear the last record: recovery stops before it, and appending
+        // resumes at that point.
+        let (_, last) = segments(&d).unwrap().pop().unwrap();
+        let len = fs::metadata(&last).unwrap().len();
+        OpenOptions::new().write(true).open(&last).unwrap().set_len(len - 1).unwrap();
+        let read2 = read(&d, 0).unwrap();
+        assert_eq!(read2.records.len(), 79);
+        assert!(read2.stopped.is_some());
+        let log = Log::open(&d, read2.end, 256, true).unwrap();
+        let end = log.append(&[(9, b"after")]).unwrap();
+        log.flush(end).await.unwrap();
+        let read3 = read(&d, 0).unwrap();
+        assert_eq!(read3.records.len(), 80);
+        assert_eq!(read3.records.last().unwrap().payload, b"after");
+        assert!(read3.stopped.is_none());
+        // A flipped byte is a checksum mismatch: reading stops there.
+        let (_, first) = segments(&d).unwrap().remove(0);
+        let mut bytes = fs::read(&first).unwrap();
+        bytes[8] ^= 0xff;
+        fs::write(&first, bytes).unwrap();
+        assert!(read(&d, 0).unwrap().stopped.unwrap().contains("checksum"));
+        log.shutdown();
+        // Segments before a redo point go away.
+        let log = Log::open(&d, read3.end, 256, true).unwrap();
+        let removed = log.remove_before(read3.records[60].lsn).unwrap();
+        assert!(removed > 0);
+        log.shutdown();
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[tokio::test]
+    #[cfg_attr(miri, ignore = "file I/O and threads")]
+    async fn concurrent_flushes_share_fsyncs() {
+        let d = dir("group");
+        let log = Log::open(&d, 0, 1 << 20, true).unwrap();
+        let mut tasks = Vec::new();
+        for i in 0..32u8 {
+            let log = Arc::clone(&log);
+            tasks.push(tokio::spawn(async move {
+                let end = log.append(&[(1, &[i; 10])]).unwrap();
+                log.flush(end).await.unwrap();
+                end
+            }));
+        }
+        for t in tasks {
+            let end = t.await.unwrap();
+            assert!(log.durable().unwrap() >= end);
+        }
+        assert_eq!(read(&d, 0).unwrap().records.len(), 32);
+        log.shutdown();
+        let _ = fs::remove_dir_all(&d);
+    }
+}
