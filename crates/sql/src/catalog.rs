@@ -291,6 +291,7 @@ impl Database {
                     committed += 1;
                 }
                 crate::durable::ABORT => pending.clear(),
+                crate::durable::CSN => {}
                 kind => pending.push((kind, &r.payload)),
             }
         }

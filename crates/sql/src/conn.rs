@@ -543,7 +543,11 @@ impl<G: Gucs> Conn<G> {
     }
 
     /// Before a write: the xid exists and other sessions can wait for it.
+    /// A broken WAL refuses every write until the server restarts.
     pub(crate) fn prepare_write(&mut self) -> Result<Xid, SqlError> {
+        if let Some(e) = self.db.log.as_ref().and_then(|l| l.broken()) {
+            return Err(SqlError::new(e.sqlstate, e.message));
+        }
         let xid = self.session.assign_xid().map_err(txn_error)?;
         let level = self.levels.last_mut().expect("a transaction is open");
         if !level.xids.contains(&xid) && !self.levels.iter().any(|l| l.xids.contains(&xid)) {
@@ -665,7 +669,14 @@ impl<G: Gucs> Conn<G> {
             self.abort_transaction();
             return Err(e);
         }
+        let xid = self.session.xid();
         let committed = self.session.commit().map_err(txn_error);
+        if let (Some(log), Some(xid), Some(csn), Some(_)) =
+            (&db.log, xid, self.session.last_commit_csn(), &gate)
+        {
+            // Never waited for: the next flush takes it along.
+            let _ = log.append(&[(crate::durable::CSN, &crate::durable::encode_csn(xid.0, csn))]);
+        }
         drop(gate);
         let levels = std::mem::take(&mut self.levels);
         match &committed {

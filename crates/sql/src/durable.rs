@@ -24,6 +24,7 @@
 //!   5 DROP     u32 oid
 //!   6 COMMIT   u64 xid, u32 n, n u64 subxids
 //!   7 ABORT    u64 xid
+//!   8 CSN      u64 xid, u64 csn                 (csn mode: right after the commit)
 //!
 //!   value      u8 tag: 0 NULL, 1 bool (u8), 2 integer (i64), 3 float (f64 bits),
 //!              4 text (string), 5 date (i32), 6 timestamp (i64)
@@ -48,6 +49,11 @@ pub(crate) const CATALOG: u8 = 4;
 pub(crate) const DROP: u8 = 5;
 pub(crate) const COMMIT: u8 = 6;
 pub(crate) const ABORT: u8 = 7;
+/// The CSN a commit received. Written after the commit, because a CSN is
+/// assigned at the moment the commit becomes visible, which must follow
+/// the durable commit record; recovery does not need it (it rebuilds
+/// state, not CSNs), a standby will.
+pub(crate) const CSN: u8 = 8;
 
 /// One buffered change.
 #[derive(Clone, Debug)]
@@ -191,6 +197,13 @@ pub(crate) fn encode_commit(xid: u64, subxids: &[u64]) -> Vec<u8> {
     for &s in subxids {
         w.u64(s);
     }
+    w.0
+}
+
+pub(crate) fn encode_csn(xid: u64, csn: u64) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.u64(xid);
+    w.u64(csn);
     w.0
 }
 

@@ -176,8 +176,19 @@ pub fn read(dir: &Path, from: Lsn) -> io::Result<ReadLog> {
     Ok(ReadLog { records, end, stopped: None })
 }
 
+/// A fault to inject (tests of the failure paths: a full disk, a failing
+/// fsync), taking effect at the next write or fsync.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The next write fails with ENOSPC.
+    WriteNoSpace,
+    /// The next fsync fails with EIO.
+    FsyncIo,
+}
+
 struct Appender {
     file: File,
+    fault: Option<Fault>,
     /// Start LSN of the current segment.
     segment_start: Lsn,
     /// Next LSN to write.
@@ -246,7 +257,7 @@ impl Log {
             dir: dir.to_owned(),
             segment_size,
             fsync,
-            appender: Mutex::new(Appender { file, segment_start, next: end, broken: None }),
+            appender: Mutex::new(Appender { file, fault: None, segment_start, next: end, broken: None }),
             flush: Mutex::new(FlushState { requested: end, shutdown: false }),
             wake: Condvar::new(),
             durable,
@@ -279,7 +290,15 @@ impl Log {
             encode(lsn, *kind, payload, &mut buf);
             lsn += (buf.len() - before) as u64;
         }
-        if let Err(e) = a.file.write_all(&buf) {
+        let written = match a.fault {
+            Some(Fault::WriteNoSpace) => {
+                // A partial write, as a filling disk produces.
+                let _ = a.file.write_all(&buf[..buf.len() / 2]);
+                Err(io::Error::from_raw_os_error(28))
+            }
+            _ => a.file.write_all(&buf),
+        };
+        if let Err(e) = written {
             let err = io_error("could not write to the write-ahead log", &e);
             return Err(self.break_log(&mut a, err));
         }
@@ -376,11 +395,17 @@ impl Log {
                 }
             }
             // Everything appended before this point is covered by the sync.
-            let (file, upto) = {
+            let (file, upto, fault) = {
                 let a = self.appender();
-                (a.file.try_clone(), a.next)
+                (a.file.try_clone(), a.next, a.fault)
             };
-            let result = if self.fsync { file.and_then(|f| f.sync_data()) } else { Ok(()) };
+            let result = if fault == Some(Fault::FsyncIo) {
+                Err(io::Error::from_raw_os_error(5))
+            } else if self.fsync {
+                file.and_then(|f| f.sync_data())
+            } else {
+                Ok(())
+            };
             match result {
                 Ok(()) => {
                     self.durable.send_modify(|d| {
@@ -397,6 +422,11 @@ impl Log {
                 }
             }
         }
+    }
+
+    /// Makes the next write or fsync fail (tests of the failure paths).
+    pub fn inject_fault(&self, fault: Fault) {
+        self.appender().fault = Some(fault);
     }
 
     /// Removes segments that end at or before `lsn` (after a checkpoint

@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use crate::csn::Csn;
 use crate::engine::{Engine, Taken};
 use crate::error::TxnError;
 use crate::horizon::GlobalVis;
@@ -95,6 +96,9 @@ pub struct Session {
     /// Our vacuum flag, kept locally so ending a transaction need not read
     /// the shared copy under the lock.
     in_vacuum: bool,
+    /// `csn` mode: the CSN of the last transaction this session committed
+    /// with an xid (the WAL records it after the commit).
+    last_commit_csn: Option<Csn>,
 }
 
 /// What a session's snapshots did, for the lab.
@@ -124,6 +128,7 @@ impl Engine {
             next_snapshot_id: 1,
             counters: SessionCounters::default(),
             in_vacuum: false,
+            last_commit_csn: None,
         })
     }
 }
@@ -294,7 +299,7 @@ impl Session {
             self.engine.clog.commit_tree(top, &subxids);
             match &self.engine.csn {
                 Some(csn) => {
-                    csn.commit(self.slot, top, &subxids);
+                    self.last_commit_csn = Some(csn.commit(self.slot, top, &subxids));
                     self.end_without_xid();
                 }
                 None => self.engine.procarray.end_xid_transaction(self.slot, latest),
@@ -303,6 +308,12 @@ impl Session {
             self.end_without_xid();
         }
         Ok(())
+    }
+
+    /// `csn` mode: the commit sequence number the last commit with an xid
+    /// received (`None` in other modes, or before such a commit).
+    pub fn last_commit_csn(&self) -> Option<Csn> {
+        self.last_commit_csn
     }
 
     /// Aborts the transaction (a no-op outside one).
