@@ -162,11 +162,20 @@ enum Experiment {
         out: PathBuf,
     },
     /// pgbench select-only and tpcb-like against snapscale and PostgreSQL 15
-    /// (fsync off), interleaved round by round on this machine.
+    /// (fsync off), interleaved round by round on this machine; with
+    /// --durable, tpcb-like at 1, 2 and 8 clients with every commit synced.
     Pgbench {
         /// The short variant: 3-second runs, one round.
         #[arg(long)]
         quick: bool,
+        /// Durable commits on both servers (fsync and synchronous_commit on),
+        /// tpcb-like at 1, 2 and 8 clients, scale 10, after timing fdatasync
+        /// on the data directories' filesystem; writes pgbench-durable.*.
+        #[arg(long)]
+        durable: bool,
+        /// pgbench -i scale (overrides the preset: 1, or 10 with --durable).
+        #[arg(long)]
+        scale: Option<u32>,
         /// Directory for the CSV, SVG and Markdown files.
         #[arg(long, default_value = "docs/results")]
         out: PathBuf,
@@ -232,8 +241,16 @@ fn main() -> ExitCode {
             let settings = if quick { idle::Settings::quick(out) } else { idle::Settings::full(out) };
             report("idle", idle::run(&settings))
         }
-        Experiment::Pgbench { quick, out } => {
-            let settings = if quick { pgbench::Settings::quick(out) } else { pgbench::Settings::full(out) };
+        Experiment::Pgbench { quick, durable, scale, out } => {
+            let mut settings = match (durable, quick) {
+                (false, false) => pgbench::Settings::full(out),
+                (false, true) => pgbench::Settings::quick(out),
+                (true, false) => pgbench::Settings::durable(out),
+                (true, true) => pgbench::Settings::durable_quick(out),
+            };
+            if let Some(scale) = scale {
+                settings.scale = scale.max(1);
+            }
             report("pgbench", pgbench::run(&settings))
         }
         Experiment::Sinval { quick, out } => {

@@ -178,10 +178,22 @@ impl ServerChild {
         data_dir: PathBuf,
         stderr: Stdio,
     ) -> io::Result<ServerChild> {
+        Self::spawn_with(port, max_connections, data_dir, stderr, &[])
+    }
+
+    /// [`ServerChild::spawn`] with `--set name=value` for each of `settings`.
+    pub(crate) fn spawn_with(
+        port: u16,
+        max_connections: usize,
+        data_dir: PathBuf,
+        stderr: Stdio,
+        settings: &[(&str, &str)],
+    ) -> io::Result<ServerChild> {
         let child = Command::new(std::env::current_exe()?)
             .args(["serve", "--port", &port.to_string(), "--max-connections", &max_connections.to_string()])
             .arg("--data-dir")
             .arg(&data_dir)
+            .args(settings.iter().flat_map(|(name, value)| ["--set".to_owned(), format!("{name}={value}")]))
             .env("SNAPSCALE_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
