@@ -185,6 +185,12 @@ async fn acknowledged_commits_survive_sigkill() {
     }
     server.child.kill().unwrap();
     server.child.wait().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    eprintln!(
+        "{} checkpoints completed and {} recoveries over {cycles} cycles",
+        text.matches("checkpoint done").count(),
+        text.matches("recovery done").count()
+    );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&log);
 }
