@@ -112,3 +112,40 @@ async fn committed_work_survives_restarts_and_crashes_in_every_mode() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wal_volume_triggers_a_checkpoint_and_async_commits_survive_a_process_crash() {
+    let dir = std::env::temp_dir().join(format!("snapscale-durability-volume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let configure = |s: &mut snapscale_server::Settings| {
+        s.max_wal_size = 1 << 20;
+        s.checkpoint_timeout = std::time::Duration::from_secs(3600);
+    };
+    let server = start_in(Some(&dir), configure).await;
+    let c = connect(&server).await;
+    c.batch_execute("CREATE TABLE big (id int PRIMARY KEY, pad text)").await.unwrap();
+    assert!(!dir.join("control").exists(), "no checkpoint yet");
+    // Over 1 MB of WAL.
+    let pad = "x".repeat(1000);
+    for chunk in 0..20 {
+        let values: Vec<String> = (0..100).map(|i| format!("({}, '{pad}')", chunk * 100 + i)).collect();
+        c.batch_execute(&format!("INSERT INTO big VALUES {}", values.join(", "))).await.unwrap();
+    }
+    let mut waited = 0;
+    while !dir.join("control").exists() {
+        waited += 1;
+        assert!(waited < 100, "no checkpoint after 2 MB of WAL");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // synchronous_commit = off: acknowledged before the flush. A process
+    // crash still keeps it (the record is in the kernel's page cache).
+    c.batch_execute("SET synchronous_commit = off; INSERT INTO big VALUES (-1, 'async')").await.unwrap();
+    drop(c);
+    server.crash().await;
+    let server = start_in(Some(&dir), configure).await;
+    let c = connect(&server).await;
+    assert_eq!(rows(&c, "SELECT count(*) FROM big").await, vec![vec![Some("2001".to_string())]]);
+    drop(c);
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
