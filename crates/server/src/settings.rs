@@ -385,6 +385,25 @@ impl Settings {
     }
 }
 
+impl snapscale_sql::Gucs for Settings {
+    fn set(&mut self, name: &str, value: &str) -> Result<(), snapscale_sql::SqlError> {
+        self.set_in_session(name, value)
+            .map_err(|e| snapscale_sql::SqlError::new(e.sqlstate(), e.to_string()))
+    }
+
+    fn show(&self, name: &str) -> Result<String, snapscale_sql::SqlError> {
+        Settings::show(self, name).map_err(|e| snapscale_sql::SqlError::new(e.sqlstate(), e.to_string()))
+    }
+
+    fn default_isolation(&self) -> IsolationLevel {
+        self.default_transaction_isolation
+    }
+
+    fn synchronous_commit(&self) -> bool {
+        self.synchronous_commit
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,24 +440,5 @@ mod tests {
         assert_eq!(open.show("password").unwrap(), "********");
         std::fs::write(&file, "max_connections\n").unwrap();
         assert_eq!(Settings::default().load_file(&file).unwrap_err().sqlstate(), "F0000");
-    }
-}
-
-impl snapscale_sql::Gucs for Settings {
-    fn set(&mut self, name: &str, value: &str) -> Result<(), snapscale_sql::SqlError> {
-        self.set_in_session(name, value)
-            .map_err(|e| snapscale_sql::SqlError::new(e.sqlstate(), e.to_string()))
-    }
-
-    fn show(&self, name: &str) -> Result<String, snapscale_sql::SqlError> {
-        Settings::show(self, name).map_err(|e| snapscale_sql::SqlError::new(e.sqlstate(), e.to_string()))
-    }
-
-    fn default_isolation(&self) -> IsolationLevel {
-        self.default_transaction_isolation
-    }
-
-    fn synchronous_commit(&self) -> bool {
-        self.synchronous_commit
     }
 }

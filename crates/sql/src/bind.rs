@@ -1136,8 +1136,11 @@ impl<R: Resolver> Binder<'_, R> {
         if let Expr::Const(v) = &t.e {
             return Ok(Expr::Const(cast(v.clone(), target, how == Coercion::Explicit)?));
         }
-        let needs_cast = !(family(from) == 0 && family(target) == 0 && rank(from) <= rank(target))
-            && !(matches!(from, SqlType::Varchar(_) | SqlType::Char(_)) && target == SqlType::Text);
+        // Widening an integer, or reading varchar/char as text, needs no
+        // run-time conversion.
+        let widening = family(from) == 0 && family(target) == 0 && rank(from) <= rank(target);
+        let as_text = matches!(from, SqlType::Varchar(_) | SqlType::Char(_)) && target == SqlType::Text;
+        let needs_cast = !widening && !as_text;
         Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
     }
 }

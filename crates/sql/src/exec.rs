@@ -26,6 +26,9 @@ use crate::index::{Index, Key};
 use crate::plan::{Access, Delete, Grouping, Insert, InsertSource, Plan, Rel, Scan, Select, Update};
 use crate::types::{SqlType, Value};
 
+/// One group's key values and aggregate results.
+type Group = (Vec<Value>, Vec<Value>);
+
 /// A COPY FROM STDIN in progress.
 pub(crate) struct CopyIn {
     rel: Rel,
@@ -285,12 +288,7 @@ impl<G: Gucs> Conn<G> {
     }
 
     /// Groups `rows` and computes each group's aggregates.
-    fn group(
-        &self,
-        g: &Grouping,
-        rows: &[Row],
-        params: &[Value],
-    ) -> Result<Vec<(Vec<Value>, Vec<Value>)>, SqlError> {
+    fn group(&self, g: &Grouping, rows: &[Row], params: &[Value]) -> Result<Vec<Group>, SqlError> {
         let mut groups: BTreeMap<Key, Vec<Acc>> = BTreeMap::new();
         if g.keys.is_empty() {
             groups.insert(Key(Vec::new()), g.aggs.iter().map(|_| Acc::default()).collect());

@@ -357,7 +357,7 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
         (Value::Float(f), SqlType::Float8) => Value::Float(f),
         (Value::Float(f), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
             let r = f.round_ties_even();
-            if !r.is_finite() || r < -9.223_372_036_854_776e18 || r >= 9.223_372_036_854_776e18 {
+            if !r.is_finite() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
                 return Err(SqlError::out_of_range(ty.name()));
             }
             Value::Int(int_arith(ty, IntOp::Add, r as i64, 0)?)
