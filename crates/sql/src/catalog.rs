@@ -279,27 +279,45 @@ impl Database {
             .map_err(|e| startup_error("could not create the WAL directory", e))?;
         let read = snapscale_storage::log::read(&wal_dir, redo)
             .map_err(|e| startup_error("could not read the WAL", e))?;
-        let bytes = read.end - redo;
-        let mut pending: Vec<(u8, &[u8])> = Vec::new();
+        if let (Some(why), false) = (&read.stopped, read.torn_tail) {
+            // Not a torn tail: committed WAL after this point would be lost.
+            return Err(format!("the WAL is damaged before its end ({why}); refusing to start"));
+        }
+        let bytes = read.end.saturating_sub(redo);
+        let mut pending: Vec<(u8, &[u8], Lsn)> = Vec::new();
         let mut committed = 0u64;
         for r in &read.records {
             match r.kind {
                 crate::durable::COMMIT => {
-                    for (kind, payload) in pending.drain(..) {
+                    for (kind, payload, _) in pending.drain(..) {
                         image.apply(kind, payload).map_err(|e| format!("replaying LSN {:X}: {e}", r.lsn))?;
                     }
                     committed += 1;
                 }
                 crate::durable::ABORT => pending.clear(),
                 crate::durable::CSN => {}
-                kind => pending.push((kind, &r.payload)),
+                kind => pending.push((kind, &r.payload, r.lsn)),
             }
         }
+        // Changes with no commit after them (a batch torn after some whole
+        // records) are cut off with the tail: left in place, the next
+        // transaction's COMMIT would follow them and adopt them.
+        let mut end = pending.first().map_or(read.end, |(_, _, lsn)| *lsn);
         let without_commit = !pending.is_empty();
         if let Some(why) = &read.stopped {
-            info!(reason = %why, "the WAL ends with a torn or corrupt tail; replay stops there");
+            info!(reason = %why, "the WAL ends with a torn tail; replay stops there");
         }
-        let log = Log::open(&wal_dir, read.end, durability.segment_size, durability.fsync)
+        if end < redo {
+            // The WAL lost its tail beyond the checkpoint (fsync = off and a
+            // machine crash): the checkpoint alone is consistent.
+            info!(
+                wal_end = format!("{end:X}"),
+                redo = format!("{redo:X}"),
+                "the WAL ends before the checkpoint; starting at its redo point"
+            );
+            end = redo;
+        }
+        let log = Log::open(&wal_dir, end, durability.segment_size, durability.fsync)
             .map_err(|e| startup_error("could not open the WAL", e))?;
         let mut db = Database::new_unshared(engine, locks);
         db.log = Some(log);
@@ -310,7 +328,7 @@ impl Database {
         let elapsed = started.elapsed();
         info!(
             checkpoint_redo = format!("{redo:X}"),
-            wal_end = format!("{:X}", read.end),
+            wal_end = format!("{end:X}"),
             replayed_bytes = bytes,
             transactions = committed,
             dropped_uncommitted_tail = without_commit,
@@ -355,7 +373,13 @@ impl Database {
             let _cut = self.commit_gate.write().await;
             let redo = log.insert_lsn();
             session.begin(IsolationLevel::RepeatableRead).map_err(|e| e.to_string())?;
-            (redo, session.statement_snapshot().map_err(|e| e.to_string())?)
+            match session.statement_snapshot() {
+                Ok(snapshot) => (redo, snapshot),
+                Err(e) => {
+                    session.abort();
+                    return Err(e.to_string());
+                }
+            }
         };
         let cid = session.command_id().unwrap_or(0);
         let mut image = Image {
@@ -378,7 +402,13 @@ impl Database {
             }
             image.catalog.insert(entry.oid, (*entry).clone());
         }
-        session.commit().map_err(|e| e.to_string())?;
+        // Read-only: ending it by abort changes nothing.
+        session.abort();
+        // The WAL up to the redo point must be durable before a checkpoint
+        // names it: records below it (aborts, CSNs, asynchronous commits)
+        // may not have been flushed yet, and recovery must find the log
+        // reaching the redo point.
+        log.flush(redo).await.map_err(|e| format!("could not flush the WAL before a checkpoint: {e}"))?;
         let payload = image.encode();
         let dir = dir.clone();
         let log2 = Arc::clone(log);

@@ -90,6 +90,10 @@ pub fn encode(lsn: Lsn, kind: u8, payload: &[u8], out: &mut Vec<u8>) {
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
 }
 
+fn shutting_down() -> LogError {
+    LogError { sqlstate: "57P01", message: "terminating connection due to administrator command".into() }
+}
+
 fn segment_name(start: Lsn) -> String {
     format!("{start:016X}.seg")
 }
@@ -120,26 +124,36 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 pub struct ReadLog {
     pub records: Vec<Record>,
     pub end: Lsn,
-    /// Why reading stopped before the end of the files, if it did (a torn
-    /// or corrupt tail).
+    /// Why reading stopped before the end of the files, if it did.
     pub stopped: Option<String>,
+    /// The stop is in the last segment: a torn tail (a crash mid-write).
+    /// Anywhere else it is corruption or a missing segment: committed WAL
+    /// would be lost, so recovery must refuse to go on.
+    pub torn_tail: bool,
 }
 
 /// Reads every valid record at or after `from`. Stops at the first record
-/// that is short, fails its CRC or names the wrong LSN: that is the torn
-/// tail of a crash (or corruption), and nothing after it is trusted.
+/// that is short, fails its CRC or names the wrong LSN. In the last segment
+/// that is the torn tail of a crash; elsewhere it is reported as such
+/// (`torn_tail` false), since a finished segment was synced whole before
+/// the next one was started.
 pub fn read(dir: &Path, from: Lsn) -> io::Result<ReadLog> {
     let mut records = Vec::new();
     let segs = segments(dir)?;
     let mut end = from;
     // Start in the segment that contains `from`.
     let first = segs.iter().rposition(|(start, _)| *start <= from).unwrap_or(0);
+    let last = segs.len().saturating_sub(1);
     for (i, (start, path)) in segs.iter().enumerate().skip(first) {
+        let stop = |records, end, why: String| {
+            Ok(ReadLog { records, end, stopped: Some(why), torn_tail: i == last })
+        };
         if *start > end {
             return Ok(ReadLog {
                 records,
                 end,
-                stopped: Some(format!("gap before segment {}", path.display())),
+                stopped: Some(format!("no WAL between LSN {end:X} and segment {}", path.display())),
+                torn_tail: false,
             });
         }
         let mut bytes = Vec::new();
@@ -147,21 +161,21 @@ pub fn read(dir: &Path, from: Lsn) -> io::Result<ReadLog> {
         let mut at = (end.max(*start) - start) as usize;
         while at < bytes.len() {
             let lsn = start + at as u64;
-            let bad = |why: &str| Some(format!("{why} at LSN {lsn:X} in {}", path.display()));
+            let bad = |why: &str| format!("{why} at LSN {lsn:X} in {}", path.display());
             if bytes.len() - at < HEADER {
-                return Ok(ReadLog { records, end: lsn, stopped: bad("short record header") });
+                return stop(records, lsn, bad("short record header"));
             }
             let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
             if len < HEADER || bytes.len() - at < len {
-                return Ok(ReadLog { records, end: lsn, stopped: bad("torn record") });
+                return stop(records, lsn, bad("torn record"));
             }
             let crc = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().expect("4 bytes"));
             if crc32c::crc32c(&bytes[at + 8..at + len]) != crc {
-                return Ok(ReadLog { records, end: lsn, stopped: bad("checksum mismatch") });
+                return stop(records, lsn, bad("checksum mismatch"));
             }
             let own = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().expect("8 bytes"));
             if own != lsn {
-                return Ok(ReadLog { records, end: lsn, stopped: bad("record names another LSN") });
+                return stop(records, lsn, bad("record names another LSN"));
             }
             records.push(Record {
                 lsn,
@@ -170,10 +184,9 @@ pub fn read(dir: &Path, from: Lsn) -> io::Result<ReadLog> {
             });
             at += len;
         }
-        end = start + bytes.len() as u64;
-        let _ = i;
+        end = end.max(start + bytes.len() as u64);
     }
-    Ok(ReadLog { records, end, stopped: None })
+    Ok(ReadLog { records, end, stopped: None, torn_tail: false })
 }
 
 /// A fault to inject (tests of the failure paths: a full disk, a failing
@@ -214,6 +227,10 @@ pub struct Log {
     wake: Condvar,
     /// The durable end of the log, or the error that broke it.
     durable: watch::Sender<Result<Lsn, LogError>>,
+    /// Set (Release) by the flusher after its last sync at shutdown; read
+    /// (Acquire) by waiters and appenders, who then get an error rather than
+    /// wait for a flush that will never come.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Log {
@@ -235,21 +252,28 @@ impl Log {
                 fs::remove_file(path)?;
             }
         }
-        let (segment_start, file) = match segs.iter().rev().find(|(start, _)| *start <= end) {
-            Some((start, path)) => {
-                let file = OpenOptions::new().read(true).write(true).open(path)?;
-                file.set_len(end - start)?;
-                file.sync_all()?;
-                (*start, file)
-            }
-            None => {
-                let path = dir.join(segment_name(end));
-                let file =
-                    OpenOptions::new().create(true).read(true).write(true).truncate(false).open(&path)?;
-                sync_dir(dir)?;
-                (end, file)
-            }
+        // The segment to continue: the one holding `end`. If the log ends
+        // before `end` (its tail was lost, and a checkpoint covers up to
+        // `end`), a new segment starts at `end`.
+        let reaches = |start: &Lsn, path: &PathBuf| {
+            *start <= end && fs::metadata(path).map(|m| start + m.len() >= end).unwrap_or(false)
         };
+        let (segment_start, file) =
+            match segs.iter().rev().find(|(start, path)| *start <= end && reaches(start, path)) {
+                Some((start, path)) => {
+                    let file = OpenOptions::new().read(true).write(true).open(path)?;
+                    file.set_len(end - start)?;
+                    file.sync_all()?;
+                    (*start, file)
+                }
+                None => {
+                    let path = dir.join(segment_name(end));
+                    let file =
+                        OpenOptions::new().create(true).read(true).write(true).truncate(false).open(&path)?;
+                    sync_dir(dir)?;
+                    (end, file)
+                }
+            };
         let mut file = file;
         io::Seek::seek(&mut file, io::SeekFrom::Start(end - segment_start))?;
         let (durable, _) = watch::channel(Ok(end));
@@ -261,6 +285,7 @@ impl Log {
             flush: Mutex::new(FlushState { requested: end, shutdown: false }),
             wake: Condvar::new(),
             durable,
+            closed: std::sync::atomic::AtomicBool::new(false),
         });
         let flusher = Arc::clone(&log);
         thread::Builder::new().name("wal-flusher".into()).spawn(move || flusher.flusher())?;
@@ -282,6 +307,10 @@ impl Log {
         let mut a = self.appender();
         if let Some(e) = &a.broken {
             return Err(e.clone());
+        }
+        // Acquire: pairs with the Release store in `flusher` at shutdown.
+        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(shutting_down());
         }
         let mut buf = Vec::with_capacity(records.iter().map(|(_, p)| p.len() + HEADER).sum());
         let mut lsn = a.next;
@@ -349,6 +378,11 @@ impl Log {
                 Ok(_) => {}
                 Err(e) => return Err(e.clone()),
             }
+            // Acquire: pairs with the Release store in `flusher`; the last
+            // durable LSN was published before it.
+            if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+                return Err(shutting_down());
+            }
             if rx.changed().await.is_err() {
                 return Err(LogError { sqlstate: "58030", message: "the write-ahead log is closed".into() });
             }
@@ -378,11 +412,14 @@ impl Log {
 
     fn flusher(&self) {
         loop {
+            let mut last_round = false;
             {
                 let mut f = self.flush.lock().expect("log flush state poisoned");
                 loop {
                     if f.shutdown {
-                        return;
+                        // One more sync covers everything appended so far.
+                        last_round = true;
+                        break;
                     }
                     let durable = match &*self.durable.borrow() {
                         Ok(d) => *d,
@@ -413,6 +450,13 @@ impl Log {
                             *v = (*v).max(upto);
                         }
                     });
+                    if last_round {
+                        // Release: pairs with the Acquire loads in `flush`
+                        // and `append`; the final durable LSN is published.
+                        self.closed.store(true, std::sync::atomic::Ordering::Release);
+                        self.durable.send_modify(|_| {});
+                        return;
+                    }
                 }
                 Err(e) => {
                     let err = io_error("could not fsync the write-ahead log", &e);
@@ -453,7 +497,8 @@ impl Log {
         self.insert_lsn().saturating_sub(lsn)
     }
 
-    /// Stops the flusher thread (after a last flush).
+    /// Stops the flusher thread after a last sync of everything appended;
+    /// later appends and unfinished waits get 57P01.
     pub fn shutdown(&self) {
         let mut f = self.flush.lock().expect("log flush state poisoned");
         f.shutdown = true;
@@ -499,7 +544,7 @@ mod tests {
         OpenOptions::new().write(true).open(&last).unwrap().set_len(len - 1).unwrap();
         let read2 = read(&d, 0).unwrap();
         assert_eq!(read2.records.len(), 79);
-        assert!(read2.stopped.is_some());
+        assert!(read2.stopped.is_some() && read2.torn_tail);
         let log = Log::open(&d, read2.end, 256, true).unwrap();
         let end = log.append(&[(9, b"after")]).unwrap();
         log.flush(end).await.unwrap();
@@ -512,7 +557,9 @@ mod tests {
         let mut bytes = fs::read(&first).unwrap();
         bytes[8] ^= 0xff;
         fs::write(&first, bytes).unwrap();
-        assert!(read(&d, 0).unwrap().stopped.unwrap().contains("checksum"));
+        let damaged = read(&d, 0).unwrap();
+        assert!(damaged.stopped.unwrap().contains("checksum"));
+        assert!(!damaged.torn_tail, "damage before the last segment is not a torn tail");
         log.shutdown();
         // Segments before a redo point go away.
         let log = Log::open(&d, read3.end, 256, true).unwrap();
@@ -542,6 +589,32 @@ mod tests {
         }
         assert_eq!(read(&d, 0).unwrap().records.len(), 32);
         log.shutdown();
+        let _ = fs::remove_dir_all(&d);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod shutdown_tests {
+    use super::*;
+
+    #[tokio::test]
+    #[cfg_attr(miri, ignore = "file I/O and threads")]
+    async fn shutdown_syncs_what_was_appended_and_refuses_more() {
+        let d = std::env::temp_dir().join(format!("snapscale-log-shutdown-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        let log = Log::open(&d, 0, 1 << 20, true).unwrap();
+        // Appended, never waited for (an abort record, an asynchronous commit).
+        let end = log.append(&[(1, b"unwaited")]).unwrap();
+        log.shutdown();
+        let mut tries = 0;
+        while log.durable().unwrap() < end {
+            tries += 1;
+            assert!(tries < 500, "the last sync never came");
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        assert_eq!(log.append(&[(1, b"late")]).unwrap_err().sqlstate, "57P01");
+        assert_eq!(log.flush(end + 1).await.unwrap_err().sqlstate, "57P01", "no wait forever");
+        log.flush(end).await.unwrap();
         let _ = fs::remove_dir_all(&d);
     }
 }
