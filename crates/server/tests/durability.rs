@@ -5,31 +5,8 @@
 mod wire;
 
 use snapscale_txn::SnapshotMode;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use wire::{start_in, TestServer};
-
-async fn connect(server: &TestServer) -> Client {
-    let (client, conn) = tokio_postgres::connect(
-        &format!("host={} port={} user=t dbname=t", server.addr.ip(), server.addr.port()),
-        NoTls,
-    )
-    .await
-    .expect("connects");
-    tokio::spawn(conn);
-    client
-}
-
-async fn rows(c: &Client, sql: &str) -> Vec<Vec<Option<String>>> {
-    c.simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-        .into_iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some((0..r.len()).map(|i| r.get(i).map(str::to_owned)).collect()),
-            _ => None,
-        })
-        .collect()
-}
+use tokio_postgres::Client;
+use wire::{connect, rows, start_in};
 
 /// Everything the workload left, as text.
 async fn state(c: &Client) -> Vec<Vec<Vec<Option<String>>>> {

@@ -6,23 +6,8 @@
 mod wire;
 
 use snapscale_storage::log::Fault;
-use tokio_postgres::{Client, NoTls};
-use wire::{start_in, TestServer};
-
-async fn connect(server: &TestServer) -> Client {
-    let (client, conn) = tokio_postgres::connect(
-        &format!("host={} port={} user=t dbname=t", server.addr.ip(), server.addr.port()),
-        NoTls,
-    )
-    .await
-    .expect("connects");
-    tokio::spawn(conn);
-    client
-}
-
-fn code(r: Result<(), tokio_postgres::Error>) -> String {
-    r.expect_err("must fail").code().map(|c| c.code().to_owned()).unwrap_or_default()
-}
+use tokio_postgres::Client;
+use wire::{code, connect, start_in};
 
 async fn ids(c: &Client) -> Vec<i32> {
     c.query("SELECT id FROM t ORDER BY id", &[]).await.unwrap().iter().map(|r| r.get(0)).collect()

@@ -11,38 +11,8 @@ use std::time::Duration;
 use futures::{SinkExt, StreamExt};
 use snapscale_txn::SnapshotMode;
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-use wire::{start, TestServer};
-
-async fn connect(server: &TestServer) -> Client {
-    let (client, conn) = tokio_postgres::connect(
-        &format!("host={} port={} user=tester dbname=tests", server.addr.ip(), server.addr.port()),
-        NoTls,
-    )
-    .await
-    .expect("connects");
-    tokio::spawn(conn);
-    client
-}
-
-/// The SQLSTATE of a failed statement.
-fn code<T: std::fmt::Debug>(r: Result<T, tokio_postgres::Error>) -> String {
-    let e = r.expect_err("the statement must fail");
-    e.code().map(|c| c.code().to_owned()).unwrap_or_else(|| format!("no SQLSTATE: {e}"))
-}
-
-/// Rows of a simple query, as text.
-async fn rows(c: &Client, sql: &str) -> Vec<Vec<Option<String>>> {
-    c.simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-        .into_iter()
-        .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some((0..r.len()).map(|i| r.get(i).map(str::to_owned)).collect()),
-            _ => None,
-        })
-        .collect()
-}
+use tokio_postgres::{Client, NoTls};
+use wire::{code, connect, rows, start};
 
 fn s(v: &str) -> Option<String> {
     Some(v.to_owned())

@@ -121,6 +121,24 @@ fn split(sql: &str) -> Vec<&str> {
     pieces
 }
 
+/// A quoted token after its opening quote `q`, the quote kept in front
+/// (so names and literals stay distinguishable); a doubled quote is one.
+fn quoted(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, q: char) -> Result<String, SqlError> {
+    let mut word = String::from(q);
+    loop {
+        match chars.next() {
+            Some(ch) if ch == q && chars.peek() == Some(&q) => {
+                chars.next();
+                word.push(q);
+            }
+            Some(ch) if ch == q => return Ok(word),
+            Some(ch) => word.push(ch),
+            None if q == '"' => return Err(SqlError::new("42601", "unterminated quoted identifier")),
+            None => return Err(SqlError::new("42601", "unterminated quoted string")),
+        }
+    }
+}
+
 /// Words, parentheses and commas; quoted identifiers keep their case.
 fn tokens(s: &str) -> Result<Vec<String>, SqlError> {
     let mut out = Vec::new();
@@ -131,36 +149,9 @@ fn tokens(s: &str) -> Result<Vec<String>, SqlError> {
         } else if c == '(' || c == ')' || c == ',' {
             out.push(c.to_string());
             chars.next();
-        } else if c == '"' {
+        } else if c == '"' || c == '\'' {
             chars.next();
-            let mut word = String::from("\"");
-            loop {
-                match chars.next() {
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        word.push('"');
-                    }
-                    Some('"') => break,
-                    Some(ch) => word.push(ch),
-                    None => return Err(SqlError::new("42601", "unterminated quoted identifier")),
-                }
-            }
-            out.push(word);
-        } else if c == '\'' {
-            chars.next();
-            let mut word = String::from("'");
-            loop {
-                match chars.next() {
-                    Some('\'') if chars.peek() == Some(&'\'') => {
-                        chars.next();
-                        word.push('\'');
-                    }
-                    Some('\'') => break,
-                    Some(ch) => word.push(ch),
-                    None => return Err(SqlError::new("42601", "unterminated quoted string")),
-                }
-            }
-            out.push(word);
+            out.push(quoted(&mut chars, c)?);
         } else {
             let mut word = String::new();
             while let Some(&ch) = chars.peek() {

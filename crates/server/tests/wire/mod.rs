@@ -276,3 +276,36 @@ pub async fn start_in(dir: Option<&std::path::Path>, configure: impl FnOnce(&mut
     }));
     TestServer { addr, db, stop: Some(stop), task: Some(task) }
 }
+
+/// A tokio-postgres client of `server` (its connection task spawned).
+pub async fn connect(server: &TestServer) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester dbname=tests", server.addr.ip(), server.addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("connects");
+    tokio::spawn(conn);
+    client
+}
+
+/// The SQLSTATE of a statement that must fail.
+pub fn code<T: std::fmt::Debug>(r: Result<T, tokio_postgres::Error>) -> String {
+    let e = r.expect_err("the statement must fail");
+    e.code().map(|c| c.code().to_owned()).unwrap_or_else(|| format!("no SQLSTATE: {e}"))
+}
+
+/// Rows of a simple query, as text.
+pub async fn rows(c: &tokio_postgres::Client, sql: &str) -> Vec<Vec<Option<String>>> {
+    c.simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .into_iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).map(str::to_owned)).collect())
+            }
+            _ => None,
+        })
+        .collect()
+}
