@@ -341,6 +341,8 @@ impl Database {
 
     /// Loads a recovered image into tables, as one bootstrap transaction.
     fn load(&self, image: Image) -> Result<(), String> {
+        // Relaxed: recovery runs before any session exists; counters only
+        // need uniqueness.
         self.next_oid.fetch_max(image.next_oid, Relaxed);
         self.next_storage.fetch_max(image.next_storage, Relaxed);
         if image.catalog.is_empty() {
@@ -356,6 +358,7 @@ impl Database {
                 max_id = max_id.max(id);
                 heap.table.insert(&mut session, Row::from(row)).map_err(|e| startup_error("recovery", e))?;
             }
+            // Relaxed: before any session can insert (see above).
             heap.next_row_id.store(max_id + 1, Relaxed);
             self.catalog.insert(&mut session, Arc::new(entry)).map_err(|e| startup_error("recovery", e))?;
         }
@@ -382,6 +385,8 @@ impl Database {
             }
         };
         let cid = session.command_id().unwrap_or(0);
+        // Relaxed: any value at least as large as every id in the image will
+        // do, and ids taken after the snapshot are larger still.
         let mut image = Image {
             next_oid: self.next_oid.load(Relaxed),
             next_storage: self.next_storage.load(Relaxed),

@@ -994,6 +994,9 @@ impl<G: Gucs> Conn<G> {
     /// since its last prune is vacuumed by the committer that notices.
     fn prune_touched(&mut self) {
         for heap in std::mem::take(&mut self.touched) {
+            // Relaxed: pairs with the Relaxed increments in exec.rs; a stale
+            // count only delays or advances a prune, never decides safety
+            // (vacuum computes its own cutoff).
             let changes = heap.changes.load(Ordering::Relaxed);
             let due = 1000 + heap.table.allocated_slots() as u64 / 4;
             if changes < due {
