@@ -36,6 +36,6 @@ mod wait;
 mod loom_tests;
 
 pub use error::LockError;
-pub use manager::{HeldLock, LockConfig, LockManager};
+pub use manager::{HeldLock, LockConfig, LockManager, WaitPolicy};
 pub use mode::LockMode;
 pub use tag::LockTag;

@@ -47,6 +47,24 @@ impl Default for LockConfig {
     }
 }
 
+impl LockConfig {
+    /// The timeouts a request waits under when its caller names none.
+    pub fn wait_policy(&self) -> WaitPolicy {
+        WaitPolicy { deadlock_timeout: self.deadlock_timeout, lock_timeout: self.lock_timeout }
+    }
+}
+
+/// The timeouts of one wait. A session passes its own settings
+/// (PostgreSQL's `deadlock_timeout` and `lock_timeout` are per session, and
+/// `SET` changes them for the next wait).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitPolicy {
+    /// How long to wait before looking for a deadlock, once.
+    pub deadlock_timeout: Duration,
+    /// How long to wait before giving up with 55P03; `None` waits forever.
+    pub lock_timeout: Option<Duration>,
+}
+
 /// One lock a session holds, as `pg_locks` would show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct HeldLock {
@@ -108,9 +126,20 @@ impl LockManager {
     /// (55P03) after `lock_timeout`. Either way the session holds what it held
     /// before.
     pub async fn lock(&self, session: u32, tag: LockTag, mode: LockMode) -> Result<(), LockError> {
+        self.lock_with(session, tag, mode, self.config.wait_policy()).await
+    }
+
+    /// [`LockManager::lock`] with the caller's own timeouts.
+    pub async fn lock_with(
+        &self,
+        session: u32,
+        tag: LockTag,
+        mode: LockMode,
+        policy: WaitPolicy,
+    ) -> Result<(), LockError> {
         match self.start(session, tag, mode, true)? {
             Start::Granted => Ok(()),
-            Start::Wait(rx) => self.wait(session, tag, mode, rx).await,
+            Start::Wait(rx) => self.wait(session, tag, mode, rx, policy).await,
             Start::NotAvailable => unreachable!("a request that may wait is never refused"),
         }
     }
@@ -185,10 +214,32 @@ impl LockManager {
     /// Exclusive hold, and drops it at once. Returns at once for an xid that
     /// is not (or no longer) registered.
     pub async fn wait_for_xid(&self, session: u32, xid: u64) -> Result<(), LockError> {
+        self.wait_for_xid_with(session, xid, self.config.wait_policy()).await
+    }
+
+    /// [`LockManager::wait_for_xid`] with the caller's own timeouts.
+    pub async fn wait_for_xid_with(
+        &self,
+        session: u32,
+        xid: u64,
+        policy: WaitPolicy,
+    ) -> Result<(), LockError> {
         let tag = LockTag::Transaction(xid);
-        self.lock(session, tag, LockMode::Share).await?;
+        self.lock_with(session, tag, LockMode::Share, policy).await?;
         self.unlock(session, tag, LockMode::Share);
         Ok(())
+    }
+
+    /// True if transaction `xid` has ended (or was never registered); false
+    /// if it is still running. Never waits (`NOWAIT` and `SKIP LOCKED` ask
+    /// this instead of waiting).
+    pub fn xid_ended(&self, session: u32, xid: u64) -> Result<bool, LockError> {
+        let tag = LockTag::Transaction(xid);
+        let ended = self.try_lock(session, tag, LockMode::Share)?;
+        if ended {
+            self.unlock(session, tag, LockMode::Share);
+        }
+        Ok(ended)
     }
 
     /// Starts the session's virtual transaction `local` (slot, local). Its

@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 use tokio::time::{sleep_until, Instant};
 
 use crate::error::LockError;
-use crate::manager::LockManager;
+use crate::manager::{LockManager, WaitPolicy};
 use crate::mode::LockMode;
 use crate::tag::LockTag;
 
@@ -61,11 +61,12 @@ impl LockManager {
         tag: LockTag,
         mode: LockMode,
         mut granted: oneshot::Receiver<()>,
+        policy: WaitPolicy,
     ) -> Result<(), LockError> {
         let mut guard = WaitGuard { manager: self, session, tag, mode, armed: true };
         let start = Instant::now();
-        let give_up_at = self.config.lock_timeout.map(|t| start + t);
-        let mut check_at = Some(start + self.config.deadlock_timeout);
+        let give_up_at = policy.lock_timeout.map(|t| start + t);
+        let mut check_at = Some(start + policy.deadlock_timeout);
         loop {
             let timer = [check_at, give_up_at].into_iter().flatten().min();
             let woken = match timer {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use snapscale_lock::{HeldLock, LockConfig, LockError, LockManager, LockMode, LockTag};
+use snapscale_lock::{HeldLock, LockConfig, LockError, LockManager, LockMode, LockTag, WaitPolicy};
 use tokio::sync::mpsc;
 use LockMode::*;
 
@@ -215,6 +215,39 @@ async fn lock_timeout_fails_with_55p03_and_leaves_nothing() {
     // The strong announcement was withdrawn.
     locks.lock(2, REL, AccessShare).await.unwrap();
     assert!(locks.held_locks(2)[0].fast_path);
+}
+
+/// A session's own `lock_timeout` bounds its waits, whatever the manager's
+/// default; relation and xid waits alike.
+#[tokio::test(start_paused = true)]
+async fn a_per_wait_lock_timeout_overrides_the_default() {
+    let locks = manager(None);
+    let policy =
+        WaitPolicy { deadlock_timeout: Duration::from_secs(1), lock_timeout: Some(Duration::from_secs(2)) };
+    locks.lock(0, REL, AccessShare).await.unwrap();
+    let started = tokio::time::Instant::now();
+    let err = locks.lock_with(1, REL, AccessExclusive, policy).await.unwrap_err();
+    assert_eq!(err, LockError::LockTimeout);
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    locks.register_xid(0, 900).unwrap();
+    let err = locks.wait_for_xid_with(1, 900, policy).await.unwrap_err();
+    assert_eq!(err.sqlstate(), "55P03");
+    assert!(locks.held_locks(1).is_empty());
+    assert!(locks.waiters(LockTag::Transaction(900)).is_empty());
+}
+
+/// NOWAIT's question: has the transaction ended? Never queues.
+#[tokio::test]
+async fn xid_ended_never_waits() {
+    let locks = manager(None);
+    locks.register_xid(0, 901).unwrap();
+    assert!(!locks.xid_ended(1, 901).unwrap());
+    assert!(locks.waiters(LockTag::Transaction(901)).is_empty());
+    assert!(locks.held_locks(1).is_empty());
+    locks.release_all(0);
+    assert!(locks.xid_ended(1, 901).unwrap());
+    assert!(locks.xid_ended(1, 902).unwrap());
+    assert!(locks.held_locks(1).is_empty());
 }
 
 /// XID-WAIT: a waiter returns when the holder's transaction ends.

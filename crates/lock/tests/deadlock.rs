@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use snapscale_lock::{LockConfig, LockError, LockManager, LockMode, LockTag};
+use snapscale_lock::{LockConfig, LockError, LockManager, LockMode, LockTag, WaitPolicy};
 use tokio::sync::Barrier;
 use LockMode::*;
 
@@ -104,6 +104,41 @@ async fn transaction_id_wait_cycle_is_a_deadlock() {
         results.push(t.await.unwrap());
     }
     check_one_victim(&results, "waits for ShareLock on transaction 10");
+}
+
+/// A session's own `deadlock_timeout` decides when its wait looks for a
+/// cycle, not the manager's default (here 10 s against the session's 150 ms).
+#[tokio::test(start_paused = true)]
+async fn the_waiters_own_deadlock_timeout_is_honoured() {
+    let locks = LockManager::new(LockConfig {
+        max_sessions: 4,
+        deadlock_timeout: Duration::from_secs(10),
+        lock_timeout: None,
+    });
+    let policy = WaitPolicy { deadlock_timeout: Duration::from_millis(150), lock_timeout: None };
+    locks.register_xid(0, 200).unwrap();
+    locks.register_xid(1, 201).unwrap();
+    let mut tasks = Vec::new();
+    for (session, other) in [(0u32, 201u64), (1, 200)] {
+        let l = Arc::clone(&locks);
+        tasks.push(tokio::spawn(async move {
+            let start = tokio::time::Instant::now();
+            let r = l.wait_for_xid_with(session, other, policy).await;
+            let took = start.elapsed();
+            if r.is_err() {
+                l.release_all(session);
+            }
+            (session, r, took)
+        }));
+    }
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(t.await.unwrap());
+    }
+    let victims: Vec<_> = results.iter().filter(|r| r.1.is_err()).collect();
+    assert_eq!(victims.len(), 1, "exactly one victim: {results:?}");
+    assert_eq!(victims[0].1.as_ref().unwrap_err().sqlstate(), "40P01");
+    assert_eq!(victims[0].2, Duration::from_millis(150));
 }
 
 /// Two AccessShare holders both upgrading: each waits for the other's hold.
