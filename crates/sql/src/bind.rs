@@ -14,11 +14,12 @@ use sqlparser::ast::{
 
 use crate::catalog::ColumnDef;
 use crate::error::SqlError;
-use crate::expr::{cast, AggFunc, Arith, Cmp, Expr, Func};
+use crate::expr::{cast, AggFunc, Arith, Cmp, Expr, Func, Step};
 use crate::plan::{
     Access, Aggregate, Column, CreateTable, Delete, Dep, Grouping, Insert, InsertSource, NewIndex, Plan,
     Projection, Rel, Scan, Select, SortKey, Update,
 };
+use crate::stack::StackDepth;
 use crate::types::{SqlType, Value};
 
 /// Where the binder finds relations.
@@ -84,6 +85,8 @@ enum Coercion {
 
 struct Binder<'r, R> {
     resolver: &'r mut R,
+    /// The recursion's root (`max_stack_depth`).
+    stack: StackDepth,
     params: Vec<Option<SqlType>>,
     deps: Vec<Dep>,
     /// Aggregates found while binding the current SELECT's expressions;
@@ -92,13 +95,21 @@ struct Binder<'r, R> {
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
-/// (`None` for "infer").
+/// (`None` for "infer"); recursion stops at `max_stack_depth` bytes of
+/// stack with 54001.
 pub fn bind<R: Resolver>(
     resolver: &mut R,
     statement: &ast::Statement,
     param_types: &[Option<SqlType>],
+    max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
-    let mut b = Binder { resolver, params: param_types.to_vec(), deps: Vec::new(), aggs: None };
+    let mut b = Binder {
+        resolver,
+        stack: StackDepth::here(max_stack_depth),
+        params: param_types.to_vec(),
+        deps: Vec::new(),
+        aggs: None,
+    };
     let plan = b.statement(statement)?;
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown".
@@ -480,11 +491,11 @@ impl<R: Resolver> Binder<'_, R> {
         let outer_aggs = self.aggs.replace(Vec::new());
         let (mut outputs, columns) = self.projection(&select.projection, &scope)?;
         let group_exprs = match &select.group_by {
-            GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs.clone(),
+            GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs,
             _ => return Err(not_supported("GROUP BY ALL")),
         };
         let mut keys = Vec::new();
-        for g in &group_exprs {
+        for g in group_exprs {
             // GROUP BY 1 refers to the first output column.
             if let Some(n) = position_literal(g) {
                 let e = outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
@@ -529,13 +540,14 @@ impl<R: Resolver> Binder<'_, R> {
         let grouping = if keys.is_empty() && aggs.is_empty() && having.is_none() {
             None
         } else {
-            for (e, c) in outputs.iter_mut().zip(columns.iter()) {
-                *e = groupify(e.clone(), &keys, &c.name, &scope)?;
+            let grouper = Grouper { keys: &keys, scope: &scope, stack: self.stack };
+            for e in outputs.iter_mut() {
+                *e = grouper.rewrite(std::mem::replace(e, Expr::Const(Value::Null)))?;
             }
             for k in &mut order {
-                k.expr = groupify(k.expr.clone(), &keys, "ORDER BY", &scope)?;
+                k.expr = grouper.rewrite(std::mem::replace(&mut k.expr, Expr::Const(Value::Null)))?;
             }
-            let having = having.map(|h| groupify(h, &keys, "HAVING", &scope)).transpose()?;
+            let having = having.map(|h| grouper.rewrite(h)).transpose()?;
             Some(Grouping { keys, aggs, having })
         };
         if lock && grouping.is_some() {
@@ -671,10 +683,16 @@ impl<R: Resolver> Binder<'_, R> {
 
     fn expr(&mut self, e: &ast::Expr, scope: &Scope<'_>) -> Result<Typed, SqlError> {
         use ast::Expr as E;
+        self.stack.check()?;
+        // Parentheses change nothing once parsed: no recursion for them.
+        let mut e = e;
+        while let E::Nested(inner) = e {
+            e = inner;
+        }
         Ok(match e {
             E::Identifier(i) => self.column(&[i], scope)?,
             E::CompoundIdentifier(parts) => self.column(&parts.iter().collect::<Vec<_>>(), scope)?,
-            E::Nested(inner) => self.expr(inner, scope)?,
+            E::Nested(_) => unreachable!("unwrapped above"),
             E::Value(v) => self.literal(&v.value)?,
             E::TypedString(ts) => {
                 let ty = data_type(&ts.data_type)?;
@@ -728,7 +746,7 @@ impl<R: Resolver> Binder<'_, R> {
             E::Between { expr, negated, low, high } => {
                 let ge = self.compare(expr, Cmp::Ge, low, scope)?;
                 let le = self.compare(expr, Cmp::Le, high, scope)?;
-                let both = Expr::And(Box::new(ge), Box::new(le));
+                let both = Expr::And(vec![ge, le]);
                 let e = if *negated { Expr::Not(Box::new(both)) } else { both };
                 Typed { e, ty: Some(SqlType::Bool) }
             }
@@ -858,29 +876,50 @@ impl<R: Resolver> Binder<'_, R> {
         if let Some(c) = cmp {
             return Ok(Typed { e: self.compare(l, c, r, scope)?, ty: Some(SqlType::Bool) });
         }
-        let a = self.expr(l, scope)?;
-        let b = self.expr(r, scope)?;
+        if !is_chain_operator(op) {
+            return Err(not_supported(format!("operator {op}")));
+        }
+        // sqlparser builds `a + b + c` left-deep, ((a + b) + c), however
+        // long: walk down the left spine without recursing, then fold the
+        // operands left to right. Parentheses on the spine change nothing:
+        // `(a + b) * c` folds as a + b, then * c.
+        let mut rights = vec![(op, r)];
+        let mut leftmost = l;
+        loop {
+            while let ast::Expr::Nested(inner) = leftmost {
+                leftmost = inner;
+            }
+            match leftmost {
+                ast::Expr::BinaryOp { left, op, right } if is_chain_operator(op) => {
+                    rights.push((op, right));
+                    leftmost = left;
+                }
+                _ => break,
+            }
+        }
+        let mut acc = self.expr(leftmost, scope)?;
+        for (op, right) in rights.into_iter().rev() {
+            let b = self.expr(right, scope)?;
+            acc = self.chain_step(acc, op, b)?;
+        }
+        Ok(acc)
+    }
+
+    /// `a op b` for one link of a chain: AND/OR join one flat list, and
+    /// arithmetic and `||` grow one [`Expr::Chain`].
+    fn chain_step(&mut self, a: Typed, op: &BinaryOperator, b: Typed) -> Result<Typed, SqlError> {
         match op {
             BinaryOperator::And | BinaryOperator::Or => {
                 let ea = self.coerce(a, SqlType::Bool, Coercion::Implicit, "argument of AND/OR")?;
                 let eb = self.coerce(b, SqlType::Bool, Coercion::Implicit, "argument of AND/OR")?;
-                let e = if *op == BinaryOperator::And {
-                    Expr::And(Box::new(ea), Box::new(eb))
-                } else {
-                    Expr::Or(Box::new(ea), Box::new(eb))
-                };
-                Ok(Typed { e, ty: Some(SqlType::Bool) })
+                Ok(Typed { e: ea.junction(eb, *op == BinaryOperator::Or), ty: Some(SqlType::Bool) })
             }
             BinaryOperator::StringConcat => {
                 let ea = self.coerce_any_text(a)?;
                 let eb = self.coerce_any_text(b)?;
-                Ok(Typed { e: Expr::Concat(Box::new(ea), Box::new(eb)), ty: Some(SqlType::Text) })
+                Ok(Typed { e: flat(ea).then(Step::Concat(eb)), ty: Some(SqlType::Text) })
             }
-            BinaryOperator::Plus
-            | BinaryOperator::Minus
-            | BinaryOperator::Multiply
-            | BinaryOperator::Divide
-            | BinaryOperator::Modulo => {
+            _ => {
                 let arith = match op {
                     BinaryOperator::Plus => Arith::Add,
                     BinaryOperator::Minus => Arith::Sub,
@@ -907,9 +946,8 @@ impl<R: Resolver> Binder<'_, R> {
                 })?;
                 let ea = self.coerce(a, ta, Coercion::Implicit, "operand")?;
                 let eb = self.coerce(b, tb, Coercion::Implicit, "operand")?;
-                Ok(Typed { e: Expr::Arith(Box::new(ea), arith, Box::new(eb), result), ty: Some(result) })
+                Ok(Typed { e: flat(ea).then(Step::Arith(arith, eb, result)), ty: Some(result) })
             }
-            other => Err(not_supported(format!("operator {other}"))),
         }
     }
 
@@ -934,7 +972,7 @@ impl<R: Resolver> Binder<'_, R> {
                 let mut args = Vec::new();
                 for a in &list.args {
                     match a {
-                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e.clone()),
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e),
                         FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => star = true,
                         _ => return Err(not_supported(format!("argument {a}"))),
                     }
@@ -1013,7 +1051,7 @@ impl<R: Resolver> Binder<'_, R> {
             return Ok(Typed { e: Expr::Agg(slot), ty: Some(ty) });
         }
         let mut bound = Vec::new();
-        for a in &args {
+        for a in args {
             bound.push(self.expr(a, scope)?);
         }
         let one_arg = |bound: &Vec<Typed>| -> Result<(), SqlError> {
@@ -1190,46 +1228,86 @@ fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
     })
 }
 
-/// Rewrites an expression bound over input rows into one over groups:
+/// Operators that fold left to right into one flat node (see `binary`).
+fn is_chain_operator(op: &BinaryOperator) -> bool {
+    matches!(
+        op,
+        BinaryOperator::And
+            | BinaryOperator::Or
+            | BinaryOperator::StringConcat
+            | BinaryOperator::Plus
+            | BinaryOperator::Minus
+            | BinaryOperator::Multiply
+            | BinaryOperator::Divide
+            | BinaryOperator::Modulo
+    )
+}
+
+/// A chain's running value converted by a cast stays one chain: the cast
+/// becomes a step instead of a node around it.
+fn flat(e: Expr) -> Expr {
+    match e {
+        Expr::Cast(inner, ty, explicit) if matches!(*inner, Expr::Chain(..)) => {
+            inner.then(Step::Cast(ty, explicit))
+        }
+        other => other,
+    }
+}
+
+/// Rewrites expressions bound over input rows into ones over groups:
 /// subtrees equal to a group key become `GroupKey`, and any column left
 /// outside an aggregate is 42803.
-fn groupify(e: Expr, keys: &[Expr], _what: &str, scope: &Scope<'_>) -> Result<Expr, SqlError> {
-    if let Some(i) = keys.iter().position(|k| *k == e) {
-        return Ok(Expr::GroupKey(i));
-    }
-    let g = |x: Box<Expr>| groupify(*x, keys, _what, scope).map(Box::new);
-    Ok(match e {
-        Expr::Column(i) => {
-            let (alias, rel) = scope.rel.expect("a column implies a relation");
-            return Err(SqlError::new(
-                "42803",
-                format!(
-                    "column \"{alias}.{}\" must appear in the GROUP BY clause or be used in an aggregate function",
-                    rel.entry.columns[i].name
-                ),
-            ));
+struct Grouper<'a> {
+    keys: &'a [Expr],
+    scope: &'a Scope<'a>,
+    stack: StackDepth,
+}
+
+impl Grouper<'_> {
+    fn rewrite(&self, e: Expr) -> Result<Expr, SqlError> {
+        self.stack.check()?;
+        if let Some(i) = self.keys.iter().position(|k| *k == e) {
+            return Ok(Expr::GroupKey(i));
         }
-        Expr::Const(_) | Expr::Param(_) | Expr::Agg(_) | Expr::GroupKey(_) => e,
-        Expr::Arith(a, op, b, ty) => Expr::Arith(g(a)?, op, g(b)?, ty),
-        Expr::Concat(a, b) => Expr::Concat(g(a)?, g(b)?),
-        Expr::Neg(a, ty) => Expr::Neg(g(a)?, ty),
-        Expr::Compare(a, op, b, bp) => Expr::Compare(g(a)?, op, g(b)?, bp),
-        Expr::And(a, b) => Expr::And(g(a)?, g(b)?),
-        Expr::Or(a, b) => Expr::Or(g(a)?, g(b)?),
-        Expr::Not(a) => Expr::Not(g(a)?),
-        Expr::IsNull(a, n) => Expr::IsNull(g(a)?, n),
-        Expr::InList(a, l, n) => Expr::InList(
-            g(a)?,
-            l.into_iter().map(|x| groupify(x, keys, _what, scope)).collect::<Result<_, _>>()?,
-            n,
-        ),
-        Expr::Like(a, b, n) => Expr::Like(g(a)?, g(b)?, n),
-        Expr::Cast(a, ty, ex) => Expr::Cast(g(a)?, ty, ex),
-        Expr::Func(f, args) => Expr::Func(
-            f,
-            args.into_iter().map(|x| groupify(x, keys, _what, scope)).collect::<Result<_, _>>()?,
-        ),
-    })
+        let g = |x: Box<Expr>| self.rewrite(*x).map(Box::new);
+        let all = |xs: Vec<Expr>| xs.into_iter().map(|x| self.rewrite(x)).collect::<Result<Vec<_>, _>>();
+        Ok(match e {
+            Expr::Column(i) => {
+                let (alias, rel) = self.scope.rel.expect("a column implies a relation");
+                return Err(SqlError::new(
+                    "42803",
+                    format!(
+                        "column \"{alias}.{}\" must appear in the GROUP BY clause or be used in an aggregate function",
+                        rel.entry.columns[i].name
+                    ),
+                ));
+            }
+            Expr::Const(_) | Expr::Param(_) | Expr::Agg(_) | Expr::GroupKey(_) => e,
+            Expr::Chain(first, steps) => Expr::Chain(
+                g(first)?,
+                steps
+                    .into_iter()
+                    .map(|s| {
+                        Ok(match s {
+                            Step::Arith(op, x, ty) => Step::Arith(op, self.rewrite(x)?, ty),
+                            Step::Concat(x) => Step::Concat(self.rewrite(x)?),
+                            cast @ Step::Cast(..) => cast,
+                        })
+                    })
+                    .collect::<Result<_, SqlError>>()?,
+            ),
+            Expr::Neg(a, ty) => Expr::Neg(g(a)?, ty),
+            Expr::Compare(a, op, b, bp) => Expr::Compare(g(a)?, op, g(b)?, bp),
+            Expr::And(args) => Expr::And(all(args)?),
+            Expr::Or(args) => Expr::Or(all(args)?),
+            Expr::Not(a) => Expr::Not(g(a)?),
+            Expr::IsNull(a, n) => Expr::IsNull(g(a)?, n),
+            Expr::InList(a, l, n) => Expr::InList(g(a)?, all(l)?, n),
+            Expr::Like(a, b, n) => Expr::Like(g(a)?, g(b)?, n),
+            Expr::Cast(a, ty, ex) => Expr::Cast(g(a)?, ty, ex),
+            Expr::Func(f, args) => Expr::Func(f, all(args)?),
+        })
+    }
 }
 
 /// `1` in ORDER BY 1 / GROUP BY 1.
@@ -1253,14 +1331,15 @@ fn output_named(e: &ast::Expr, columns: &[Column]) -> Option<usize> {
 
 /// The name PostgreSQL gives an unaliased output column.
 fn column_name(e: &ast::Expr) -> String {
+    // A cast or parentheses take the name of what is inside them.
+    let mut e = e;
+    while let ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) = e {
+        e = expr;
+    }
     match e {
         ast::Expr::Identifier(i) => ident(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident).unwrap_or_default(),
         ast::Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),
-        ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) => match column_name(expr).as_str() {
-            "?column?" => "?column?".into(),
-            n => n.to_owned(),
-        },
         _ => "?column?".into(),
     }
 }
@@ -1390,12 +1469,11 @@ fn choose_access(rel: &Rel, filter: &Expr) -> Access {
     Access::Seq
 }
 
+/// The conjuncts of a filter (AND lists are flat: see [`Expr::junction`]).
 fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-    if let Expr::And(a, b) = e {
-        flatten_and(a, out);
-        flatten_and(b, out);
-    } else {
-        out.push(e);
+    match e {
+        Expr::And(args) => out.extend(args),
+        other => out.push(other),
     }
 }
 
@@ -1444,7 +1522,8 @@ mod tests {
 
     fn bound(sql: &str) -> BoundStatement {
         let statement = Parser::parse_sql(&PostgreSqlDialect {}, sql).unwrap().remove(0);
-        bind(&mut table(), &statement, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"))
+        bind(&mut table(), &statement, &[], crate::stack::DEFAULT_MAX_STACK_DEPTH)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 
     fn access(sql: &str) -> &'static str {

@@ -48,6 +48,10 @@ pub trait Gucs: Clone + Send + 'static {
     fn synchronous_commit(&self) -> bool {
         true
     }
+    /// max_stack_depth, in bytes: how deep statement work may recurse.
+    fn max_stack_depth(&self) -> usize {
+        crate::stack::DEFAULT_MAX_STACK_DEPTH
+    }
 }
 
 /// A notice or warning to send before the statement's result.
@@ -160,7 +164,7 @@ impl std::fmt::Debug for Prepared {
 #[derive(Debug)]
 enum Kind {
     /// BEGIN/COMMIT/SAVEPOINT/SET/SHOW ...: executed by the session itself.
-    Control(Box<Statement>),
+    Control(crate::preparse::Ast),
     /// A statement with a plan.
     Plan(Parsed),
     /// An empty query string.
@@ -290,7 +294,7 @@ impl<G: Gucs> Conn<G> {
 
     /// Parses a query string into statements.
     pub fn parse(&self, sql: &str) -> Result<Vec<Parsed>, SqlError> {
-        crate::preparse::parse(sql)
+        crate::preparse::parse(sql, self.gucs.max_stack_depth())
     }
 
     /// Prepares one statement; `declared` are the parameter types the
@@ -328,7 +332,7 @@ impl<G: Gucs> Conn<G> {
         };
         if control {
             let Parsed::Sql(s) = parsed else { unreachable!("checked above") };
-            let columns = match s.as_ref() {
+            let columns = match &*s {
                 Statement::ShowVariable { variable } => {
                     Some(Arc::from(vec![Column { name: show_column(variable), ty: SqlType::Text }]))
                 }
@@ -364,7 +368,10 @@ impl<G: Gucs> Conn<G> {
         declared: &[Option<SqlType>],
     ) -> Result<BoundStatement, SqlError> {
         match parsed {
-            Parsed::Sql(s) => bind(self, s, declared),
+            Parsed::Sql(s) => {
+                let depth = self.gucs.max_stack_depth();
+                bind(self, s, declared, depth)
+            }
             Parsed::Analyze => {
                 Ok(BoundStatement { plan: Plan::Analyze, params: Vec::new(), deps: Vec::new() })
             }
@@ -669,15 +676,23 @@ impl<G: Gucs> Conn<G> {
             self.abort_transaction();
             return Err(e);
         }
+        self.finish_commit(gate.is_some())
+    }
+
+    /// The synchronous tail of a commit, once its WAL (if any) is written:
+    /// visibility, then the CSN record, then invalidations, then the locks
+    /// (PLAN-FRESH's order). `logged` says the commit record was appended
+    /// (under the commit gate the caller still holds).
+    fn finish_commit(&mut self, logged: bool) -> Result<(), SqlError> {
+        let db = Arc::clone(&self.db);
         let xid = self.session.xid();
         let committed = self.session.commit().map_err(txn_error);
-        if let (Some(log), Some(xid), Some(csn), Some(_)) =
-            (&db.log, xid, self.session.last_commit_csn(), &gate)
+        if let (Some(log), Some(xid), Some(csn), true) =
+            (&db.log, xid, self.session.last_commit_csn(), logged)
         {
             // Never waited for: the next flush takes it along.
             let _ = log.append(&[(crate::durable::CSN, &crate::durable::encode_csn(xid.0, csn))]);
         }
-        drop(gate);
         let levels = std::mem::take(&mut self.levels);
         match &committed {
             Ok(()) => {
@@ -921,42 +936,60 @@ impl<G: Gucs> Conn<G> {
         Ok(Output::Command("SET".into()))
     }
 
-    /// Ends the connection: an open transaction aborts, temporary tables
-    /// are dropped, the session leaves the invalidation queue.
-    pub async fn close(mut self) {
+    /// A statement panicked: whatever it left half done is abandoned. The
+    /// transaction aborts, whatever its savepoints (their state cannot be
+    /// trusted), the cache is emptied, and an open block stays failed until
+    /// the client ends it.
+    pub fn abandon(&mut self) {
         self.abort_transaction();
-        self.block = Block::Idle;
-        if let Err(e) = self.drop_temp_tables().await {
-            tracing::warn!(error = %e, "dropping temporary tables at disconnect failed");
-            self.abort_transaction();
-        }
-        self.db.sinval.detach(self.session.slot());
+        self.cache.clear();
+        self.notices.clear();
+        self.block = match self.block {
+            Block::Idle | Block::Implicit => Block::Idle,
+            Block::Open | Block::Failed => Block::Failed,
+        };
     }
 
-    async fn drop_temp_tables(&mut self) -> Result<(), SqlError> {
-        let temps: Vec<String> = self
-            .cache
-            .values()
-            .filter(|r| r.entry.temp_owner == Some(self.id))
-            .map(|r| r.entry.name.clone())
-            .collect();
-        let mut temps = temps;
+    /// Drops this connection's temporary tables, in a transaction of its
+    /// own. Synchronous (it runs from `Drop`): nothing here waits, because
+    /// no other session can name these tables, and nothing is logged,
+    /// because temporary tables never are.
+    fn drop_temp_tables(&mut self) -> Result<(), SqlError> {
         self.begin_transaction(IsolationLevel::ReadCommitted)?;
         self.block = Block::Implicit;
-        // Temporary tables not in the cache: find them in the catalog.
-        for (_, entry) in self.catalog_entries()? {
-            if entry.temp_owner == Some(self.id) && !temps.contains(&entry.name) {
-                temps.push(entry.name.clone());
-            }
+        let temps: Vec<(Tid, Arc<RelEntry>)> =
+            self.catalog_entries()?.into_iter().filter(|(_, e)| e.temp_owner == Some(self.id)).collect();
+        if temps.is_empty() {
+            self.abort_transaction();
+            self.block = Block::Idle;
+            return Ok(());
         }
-        for name in temps {
-            if let Some(rel) = self.resolve(&name)? {
-                if rel.entry.temp_owner == Some(self.id) {
-                    self.drop_relation(&rel).await?;
-                }
+        for (tid, entry) in temps {
+            let granted = self
+                .db
+                .locks
+                .try_lock(self.session.slot(), LockTag::Relation(entry.oid), LockMode::AccessExclusive)
+                .map_err(lock_error)?;
+            if !granted {
+                tracing::warn!(table = %entry.name, "a temporary table was locked by another session at disconnect");
             }
+            self.prepare_write()?;
+            match self
+                .db
+                .catalog
+                .delete(&mut self.session, tid)
+                .map_err(|e| SqlError::new("XX000", e.to_string()))?
+            {
+                snapscale_storage::Outcome::Ok(_) => {}
+                other => return Err(SqlError::new("XX000", format!("temporary table row: {other:?}"))),
+            }
+            let level = self.levels.last_mut().expect("a transaction is open");
+            level.dropped.push(entry.storage);
+            level.invalidations.push(Invalidation::Relation(entry.oid));
         }
-        self.sync().await
+        debug_assert!(self.levels.iter().all(|l| l.redo.is_empty()), "temporary tables are never logged");
+        self.block = Block::Idle;
+        self.finish_commit(false)
     }
 
     /// Every catalog row visible now, with its tid.
@@ -1007,6 +1040,25 @@ impl<G: Gucs> Conn<G> {
             heap.changes.store(0, Ordering::Relaxed);
             crate::exec::vacuum_heap(&mut self.session, &heap);
         }
+    }
+}
+
+/// Every exit path of a connection ends here: an orderly close, a client
+/// that vanished, a task dropped at shutdown, a panic that unwound through
+/// the connection. Its transaction aborts (releasing its locks and xid
+/// locks), its temporary tables are dropped, and it leaves the
+/// invalidation queue; its proc-array slot is released when `session`
+/// drops, after this.
+impl<G: Gucs> Drop for Conn<G> {
+    fn drop(&mut self) {
+        self.abort_transaction();
+        self.block = Block::Idle;
+        self.cache.clear();
+        if let Err(e) = self.drop_temp_tables() {
+            tracing::warn!(error = %e, "dropping temporary tables at disconnect failed");
+            self.abort_transaction();
+        }
+        self.db.sinval.detach(self.session.slot());
     }
 }
 

@@ -11,17 +11,25 @@ pub struct SqlError {
     pub message: String,
     /// PostgreSQL's DETAIL line, if any.
     pub detail: Option<String>,
+    /// PostgreSQL's HINT line, if any.
+    pub hint: Option<String>,
 }
 
 impl SqlError {
     /// An error with `code` and `message`.
     pub fn new(code: &'static str, message: impl Into<String>) -> SqlError {
-        SqlError { code, message: message.into(), detail: None }
+        SqlError { code, message: message.into(), detail: None, hint: None }
     }
 
     /// Adds a DETAIL line.
     pub fn with_detail(mut self, detail: impl Into<String>) -> SqlError {
         self.detail = Some(detail.into());
+        self
+    }
+
+    /// Adds a HINT line.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> SqlError {
+        self.hint = Some(hint.into());
         self
     }
 

@@ -59,7 +59,12 @@ enum Change<'a> {
 
 impl<G: Gucs> Conn<G> {
     fn ctx<'a>(&self, row: &'a [Value], params: &'a [Value]) -> Ctx<'a> {
-        Ctx { row, params, aggs: &[], keys: &[], now: self.now }
+        Ctx { row, params, aggs: &[], keys: &[], now: self.now, stack: self.stack_root() }
+    }
+
+    /// A recursion root for expression evaluation (`max_stack_depth`).
+    fn stack_root(&self) -> crate::stack::StackDepth {
+        crate::stack::StackDepth::here(self.gucs().max_stack_depth())
     }
 
     /// Runs a bound plan.
@@ -216,7 +221,7 @@ impl<G: Gucs> Conn<G> {
             }
             Some(g) => {
                 for (keys, aggs) in self.group(g, &input, params)? {
-                    let cx = Ctx { row: &[], params, aggs: &aggs, keys: &keys, now: self.now };
+                    let cx = Ctx { aggs: &aggs, keys: &keys, ..self.ctx(&[], params) };
                     if let Some(h) = &g.having {
                         if !passes(h, &cx)? {
                             continue;

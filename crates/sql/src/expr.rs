@@ -5,10 +5,19 @@
 //! PostgreSQL's result types and errors (22003 out of range, 22012
 //! division by zero); comparisons with NULL are NULL; AND/OR use
 //! three-valued logic.
+//!
+//! Long flat chains are flat here too, so that nothing recursive ever
+//! walks their length: `a AND b AND c …` is one [`Expr::And`] over a list
+//! (as PostgreSQL's parser flattens it), and `a + b - c || d …` is one
+//! [`Expr::Chain`]: a first operand and the steps applied to the running
+//! value, left to right. Everything else nests only as deep as the binder's
+//! own recursion went, which `max_stack_depth` bounds; evaluation checks
+//! the same bound ([`Ctx::stack`]).
 
 use std::cmp::Ordering;
 
 use crate::error::SqlError;
+use crate::stack::StackDepth;
 use crate::types::{int_arith, IntOp, SqlType, Value};
 
 /// Arithmetic operators.
@@ -86,13 +95,16 @@ pub enum Expr {
     Column(usize),
     /// A statement parameter ($1 is 0).
     Param(usize),
-    Arith(Box<Expr>, Arith, Box<Expr>, SqlType),
-    Concat(Box<Expr>, Box<Expr>),
+    /// A left-associative chain: the first operand, then each step applied
+    /// to the running value.
+    Chain(Box<Expr>, Vec<Step>),
     Neg(Box<Expr>, SqlType),
     /// `bpchar`: compare without trailing blanks (char(n) semantics).
     Compare(Box<Expr>, Cmp, Box<Expr>, bool),
-    And(Box<Expr>, Box<Expr>),
-    Or(Box<Expr>, Box<Expr>),
+    /// Three-valued AND of all of them (never fewer than two).
+    And(Vec<Expr>),
+    /// Three-valued OR of all of them (never fewer than two).
+    Or(Vec<Expr>),
     Not(Box<Expr>),
     IsNull(Box<Expr>, bool),
     InList(Box<Expr>, Vec<Expr>, bool),
@@ -106,6 +118,26 @@ pub enum Expr {
     GroupKey(usize),
 }
 
+/// One step of a [`Expr::Chain`], applied to the running value.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Step {
+    /// `value op operand`, computed in `SqlType`.
+    Arith(Arith, Expr, SqlType),
+    /// `value || operand` (both already text).
+    Concat(Expr),
+    /// A conversion of the running value; `explicit` as in [`Expr::Cast`].
+    Cast(SqlType, bool),
+}
+
+impl Step {
+    fn operand(&self) -> Option<&Expr> {
+        match self {
+            Step::Arith(_, e, _) | Step::Concat(e) => Some(e),
+            Step::Cast(..) => None,
+        }
+    }
+}
+
 /// What an expression is evaluated against.
 pub struct Ctx<'a> {
     pub row: &'a [Value],
@@ -115,6 +147,8 @@ pub struct Ctx<'a> {
     pub keys: &'a [Value],
     /// The transaction's timestamp (now() is stable within a transaction).
     pub now: i64,
+    /// Where this evaluation's recursion started (`max_stack_depth`).
+    pub stack: StackDepth,
 }
 
 fn truth(v: &Value) -> Option<bool> {
@@ -147,18 +181,29 @@ impl Expr {
             Expr::Param(i) => cx.params[*i].clone(),
             Expr::Agg(i) => cx.aggs[*i].clone(),
             Expr::GroupKey(i) => cx.keys[*i].clone(),
-            Expr::Arith(a, op, b, ty) => {
-                let (a, b) = (a.eval(cx)?, b.eval(cx)?);
-                arith(&a, *op, &b, *ty)?
+            inner => {
+                cx.stack.check()?;
+                inner.eval_inner(cx)?
             }
-            Expr::Concat(a, b) => match (a.eval(cx)?, b.eval(cx)?) {
-                (Value::Null, _) | (_, Value::Null) => Value::Null,
-                (a, b) => Value::Text(format!(
-                    "{}{}",
-                    a.to_text().unwrap_or_default(),
-                    b.to_text().unwrap_or_default()
-                )),
-            },
+        })
+    }
+
+    fn eval_inner(&self, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+        Ok(match self {
+            Expr::Const(_) | Expr::Column(_) | Expr::Param(_) | Expr::Agg(_) | Expr::GroupKey(_) => {
+                unreachable!("leaves are evaluated by Expr::eval")
+            }
+            Expr::Chain(first, steps) => {
+                let mut value = first.eval(cx)?;
+                for step in steps {
+                    value = match step {
+                        Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty)?,
+                        Step::Concat(e) => concat(value, e.eval(cx)?),
+                        Step::Cast(ty, explicit) => cast(value, *ty, *explicit)?,
+                    };
+                }
+                value
+            }
             Expr::Neg(a, ty) => match a.eval(cx)? {
                 Value::Null => Value::Null,
                 Value::Int(i) => Value::Int(int_arith(*ty, IntOp::Sub, 0, i)?),
@@ -173,29 +218,29 @@ impl Expr {
                     Value::Bool(op.holds(compare(&a, &b, *bpchar)?))
                 }
             }
-            Expr::And(a, b) => {
-                let a = truth(&a.eval(cx)?);
-                if a == Some(false) {
-                    return Ok(Value::Bool(false));
+            Expr::And(args) => {
+                // FALSE wins; else NULL if any was NULL; else TRUE.
+                let mut unknown = false;
+                for a in args {
+                    match truth(&a.eval(cx)?) {
+                        Some(false) => return Ok(Value::Bool(false)),
+                        None => unknown = true,
+                        Some(true) => {}
+                    }
                 }
-                let b = truth(&b.eval(cx)?);
-                from_truth(match (a, b) {
-                    (_, Some(false)) => Some(false),
-                    (Some(true), Some(true)) => Some(true),
-                    _ => None,
-                })
+                from_truth((!unknown).then_some(true))
             }
-            Expr::Or(a, b) => {
-                let a = truth(&a.eval(cx)?);
-                if a == Some(true) {
-                    return Ok(Value::Bool(true));
+            Expr::Or(args) => {
+                // TRUE wins; else NULL if any was NULL; else FALSE.
+                let mut unknown = false;
+                for a in args {
+                    match truth(&a.eval(cx)?) {
+                        Some(true) => return Ok(Value::Bool(true)),
+                        None => unknown = true,
+                        Some(false) => {}
+                    }
                 }
-                let b = truth(&b.eval(cx)?);
-                from_truth(match (a, b) {
-                    (_, Some(true)) => Some(true),
-                    (Some(false), Some(false)) => Some(false),
-                    _ => None,
-                })
+                from_truth((!unknown).then_some(false))
             }
             Expr::Not(a) => from_truth(truth(&a.eval(cx)?).map(|t| !t)),
             Expr::IsNull(a, negated) => Value::Bool(matches!(a.eval(cx)?, Value::Null) != *negated),
@@ -220,7 +265,7 @@ impl Expr {
                 }
             }
             Expr::Like(a, p, negated) => match (a.eval(cx)?, p.eval(cx)?) {
-                (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p) != *negated),
+                (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p)? != *negated),
                 _ => Value::Null,
             },
             Expr::Cast(a, ty, explicit) => cast(a.eval(cx)?, *ty, *explicit)?,
@@ -237,13 +282,51 @@ impl Expr {
         match self {
             Expr::Column(_) | Expr::Agg(_) | Expr::GroupKey(_) => false,
             Expr::Const(_) | Expr::Param(_) => true,
-            Expr::Arith(a, _, b, _) | Expr::Concat(a, b) | Expr::Compare(a, _, b, _) => {
-                a.is_row_free() && b.is_row_free()
+            Expr::Chain(first, steps) => {
+                first.is_row_free() && steps.iter().filter_map(Step::operand).all(Expr::is_row_free)
             }
-            Expr::And(a, b) | Expr::Or(a, b) | Expr::Like(a, b, _) => a.is_row_free() && b.is_row_free(),
+            Expr::Compare(a, _, b, _) | Expr::Like(a, b, _) => a.is_row_free() && b.is_row_free(),
+            Expr::And(args) | Expr::Or(args) | Expr::Func(_, args) => args.iter().all(Expr::is_row_free),
             Expr::Neg(a, _) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::Cast(a, _, _) => a.is_row_free(),
             Expr::InList(a, l, _) => a.is_row_free() && l.iter().all(Expr::is_row_free),
-            Expr::Func(_, args) => args.iter().all(Expr::is_row_free),
+        }
+    }
+
+    /// Appends a step to this expression: a chain grows in place rather
+    /// than nesting (the binder folds `a + b + c …` this way).
+    pub fn then(self, step: Step) -> Expr {
+        match self {
+            Expr::Chain(first, mut steps) => {
+                steps.push(step);
+                Expr::Chain(first, steps)
+            }
+            other => Expr::Chain(Box::new(other), vec![step]),
+        }
+    }
+
+    /// `self AND other` (`or`: OR), flattened into one list.
+    pub fn junction(self, other: Expr, or: bool) -> Expr {
+        let mut args = match (self, or) {
+            (Expr::And(args), false) | (Expr::Or(args), true) => args,
+            (e, _) => vec![e],
+        };
+        match (other, or) {
+            (Expr::And(more), false) | (Expr::Or(more), true) => args.extend(more),
+            (e, _) => args.push(e),
+        }
+        if or {
+            Expr::Or(args)
+        } else {
+            Expr::And(args)
+        }
+    }
+}
+
+fn concat(a: Value, b: Value) -> Value {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => Value::Null,
+        (a, b) => {
+            Value::Text(format!("{}{}", a.to_text().unwrap_or_default(), b.to_text().unwrap_or_default()))
         }
     }
 }
@@ -306,20 +389,66 @@ fn as_f64(v: &Value) -> f64 {
     }
 }
 
-/// SQL LIKE: `%` any run, `_` one character, `\` escapes.
-fn like(s: &str, p: &str) -> bool {
-    fn go(s: &[char], p: &[char]) -> bool {
-        match p.split_first() {
-            None => s.is_empty(),
-            Some(('%', rest)) => (0..=s.len()).any(|i| go(&s[i..], rest)),
-            Some(('_', rest)) => !s.is_empty() && go(&s[1..], rest),
-            Some(('\\', rest)) if !rest.is_empty() => s.first() == Some(&rest[0]) && go(&s[1..], &rest[1..]),
-            Some((c, rest)) => s.first() == Some(c) && go(&s[1..], rest),
-        }
+/// One element of a LIKE pattern.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LikeToken {
+    /// `%`: any run of characters.
+    Any,
+    /// `_`: one character.
+    One,
+    Char(char),
+}
+
+/// SQL LIKE: `%` any run, `_` one character, `\` escapes the next one.
+///
+/// Greedy matching that backtracks only to the last `%` (O(len × pattern)
+/// at worst): a pattern like `%a%a%a…b` cannot make it exponential.
+fn like(s: &str, pattern: &str) -> Result<bool, SqlError> {
+    let mut p = Vec::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        p.push(match c {
+            '%' => LikeToken::Any,
+            '_' => LikeToken::One,
+            '\\' => {
+                LikeToken::Char(chars.next().ok_or_else(|| {
+                    SqlError::new("22025", "LIKE pattern must not end with escape character")
+                })?)
+            }
+            c => LikeToken::Char(c),
+        });
     }
     let s: Vec<char> = s.chars().collect();
-    let p: Vec<char> = p.chars().collect();
-    go(&s, &p)
+    let (mut si, mut pi) = (0, 0);
+    // After a `%`: the pattern position after it, and the string position
+    // it has absorbed up to.
+    let mut resume: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some(LikeToken::Any) => {
+                resume = Some((pi + 1, si));
+                pi += 1;
+                continue;
+            }
+            Some(LikeToken::One) => {
+                si += 1;
+                pi += 1;
+                continue;
+            }
+            Some(LikeToken::Char(c)) if *c == s[si] => {
+                si += 1;
+                pi += 1;
+                continue;
+            }
+            _ => {}
+        }
+        // Mismatch: let the last `%` absorb one more character.
+        let Some((after, absorbed)) = resume else { return Ok(false) };
+        resume = Some((after, absorbed + 1));
+        pi = after;
+        si = absorbed + 1;
+    }
+    Ok(p[pi..].iter().all(|t| *t == LikeToken::Any))
 }
 
 fn func(f: Func, args: Vec<Value>, now: i64) -> Result<Value, SqlError> {
@@ -397,23 +526,75 @@ fn describe(v: &Value) -> &'static str {
 mod tests {
     use super::*;
 
+    fn cx() -> Ctx<'static> {
+        Ctx { row: &[], params: &[], aggs: &[], keys: &[], now: 0, stack: StackDepth::here(1 << 20) }
+    }
+
     #[test]
     fn like_patterns() {
+        let like = |s, p| like(s, p).unwrap();
         assert!(like("abc", "a%"));
         assert!(like("abc", "_b_"));
         assert!(!like("abc", "a_"));
         assert!(like("a%c", "a\\%c"));
+        assert!(!like("abd", "a\\%c"));
+        assert!(like("", "%"));
+        assert!(like("abcbd", "%b%d"));
+        assert!(like("aXbXc", "a%b%c"));
+        assert!(!like("aXbXc", "a%c%b"));
+        assert!(like("ab", "a%%b"));
+        assert!(!like("abc", ""));
+        assert_eq!(super::like("a", "a\\").unwrap_err().code, "22025");
+    }
+
+    #[test]
+    fn like_is_not_exponential() {
+        let s = "a".repeat(5_000);
+        let p = format!("{}b", "%a".repeat(2_000));
+        assert!(!like(&s, &p).unwrap());
     }
 
     #[test]
     fn three_valued_logic() {
-        let cx = Ctx { row: &[], params: &[], aggs: &[], keys: &[], now: 0 };
-        let null = || Box::new(Expr::Const(Value::Null));
-        let f = || Box::new(Expr::Const(Value::Bool(false)));
-        let t = || Box::new(Expr::Const(Value::Bool(true)));
-        assert_eq!(Expr::And(null(), f()).eval(&cx).unwrap(), Value::Bool(false));
-        assert_eq!(Expr::And(null(), t()).eval(&cx).unwrap(), Value::Null);
-        assert_eq!(Expr::Or(null(), t()).eval(&cx).unwrap(), Value::Bool(true));
-        assert_eq!(Expr::Not(null()).eval(&cx).unwrap(), Value::Null);
+        let cx = cx();
+        let null = || Expr::Const(Value::Null);
+        let f = || Expr::Const(Value::Bool(false));
+        let t = || Expr::Const(Value::Bool(true));
+        assert_eq!(Expr::And(vec![null(), f()]).eval(&cx).unwrap(), Value::Bool(false));
+        assert_eq!(Expr::And(vec![null(), t()]).eval(&cx).unwrap(), Value::Null);
+        assert_eq!(Expr::And(vec![t(), t(), t()]).eval(&cx).unwrap(), Value::Bool(true));
+        assert_eq!(Expr::Or(vec![null(), t()]).eval(&cx).unwrap(), Value::Bool(true));
+        assert_eq!(Expr::Or(vec![null(), f()]).eval(&cx).unwrap(), Value::Null);
+        assert_eq!(Expr::Not(Box::new(null())).eval(&cx).unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn a_long_chain_is_flat() {
+        let one = || Expr::Const(Value::Int(1));
+        let mut e = one();
+        for _ in 0..100_000 {
+            e = e.then(Step::Arith(Arith::Add, one(), SqlType::Int4));
+        }
+        assert_eq!(e.eval(&cx()).unwrap(), Value::Int(100_001));
+        let e = (0..100_000).fold(Expr::Const(Value::Bool(false)), |acc, _| {
+            acc.junction(Expr::Const(Value::Bool(false)), true)
+        });
+        assert_eq!(e.eval(&cx()).unwrap(), Value::Bool(false));
+        let copy = e.clone();
+        assert_eq!(copy, e);
+    }
+
+    #[test]
+    fn deep_nesting_is_54001_not_an_overflow() {
+        let mut e = Expr::Const(Value::Int(1));
+        for _ in 0..20_000 {
+            e = Expr::Neg(Box::new(e), SqlType::Int4);
+        }
+        let small = Ctx { stack: StackDepth::here(64 << 10), ..cx() };
+        assert_eq!(e.eval(&small).unwrap_err().code, "54001");
+        // Dropping it is the binder's bound; here, take it apart by hand.
+        while let Expr::Neg(inner, _) = e {
+            e = *inner;
+        }
     }
 }

@@ -15,6 +15,7 @@ mod expr;
 mod index;
 mod plan;
 mod preparse;
+pub mod stack;
 pub mod types;
 pub mod wire;
 

@@ -7,9 +7,10 @@
 
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
 
 use crate::error::SqlError;
+use crate::stack::{parser_depth, too_deep, BigStack};
 
 /// Direction of a COPY.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -18,10 +19,43 @@ pub enum CopyDirection {
     ToStdout,
 }
 
+/// One statement as sqlparser parsed it. A statement whose source was
+/// long enough to hold a chain that sqlparser's recursive drop could not
+/// take apart on the thread's own stack is dropped on a stack of its own
+/// (see crate::stack).
+pub struct Ast {
+    statement: Option<Box<Statement>>,
+    stack: BigStack,
+}
+
+impl std::ops::Deref for Ast {
+    type Target = Statement;
+
+    fn deref(&self) -> &Statement {
+        self.statement.as_ref().expect("only Drop takes the statement")
+    }
+}
+
+impl Drop for Ast {
+    fn drop(&mut self) {
+        let statement = self.statement.take();
+        self.stack.run(move || drop(statement));
+    }
+}
+
+impl std::fmt::Debug for Ast {
+    /// The statement's kind only: printing a deep tree recurses.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = self.to_string();
+        let kind: Vec<&str> = text.split_whitespace().take(2).collect();
+        write!(f, "Ast({} ...)", kind.join(" "))
+    }
+}
+
 /// One parsed statement.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Parsed {
-    Sql(Box<Statement>),
+    Sql(Ast),
     Vacuum { tables: Vec<String>, analyze: bool },
     Analyze,
     Copy { table: String, columns: Vec<String>, direction: CopyDirection },
@@ -31,8 +65,9 @@ fn syntax(near: &str) -> SqlError {
     SqlError::new("42601", format!("syntax error at or near \"{near}\""))
 }
 
-/// Splits `sql` into statements.
-pub fn parse(sql: &str) -> Result<Vec<Parsed>, SqlError> {
+/// Splits `sql` into statements. sqlparser's recursion stops at a depth
+/// derived from `max_stack_depth`, with 54001.
+pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError> {
     let mut out = Vec::new();
     for piece in split(sql) {
         let trimmed = piece.trim();
@@ -42,12 +77,30 @@ pub fn parse(sql: &str) -> Result<Vec<Parsed>, SqlError> {
             out.push(hand_parse(trimmed)?);
             continue;
         }
-        let statements = Parser::parse_sql(&PostgreSqlDialect {}, piece).map_err(|e| {
-            let message = e.to_string();
-            let message = message.strip_prefix("sql parser error: ").unwrap_or(&message).to_owned();
-            SqlError::new("42601", format!("syntax error: {message}"))
-        })?;
-        out.extend(statements.into_iter().map(|s| Parsed::Sql(Box::new(s))));
+        // sqlparser drops what it built when it fails; a long chain needs
+        // the big stack then too.
+        let stack = BigStack::for_source(piece.len());
+        let statements = stack.run(|| {
+            let parsed = Parser::new(&PostgreSqlDialect {})
+                .with_recursion_limit(parser_depth(max_stack_depth))
+                .try_with_sql(piece)
+                .and_then(|mut p| p.parse_statements());
+            parsed.map(|statements| {
+                statements
+                    .into_iter()
+                    .map(|s| Parsed::Sql(Ast { statement: Some(Box::new(s)), stack }))
+                    .collect::<Vec<_>>()
+            })
+        });
+        match statements {
+            Ok(statements) => out.extend(statements),
+            Err(ParserError::RecursionLimitExceeded) => return Err(too_deep(max_stack_depth)),
+            Err(e) => {
+                let message = e.to_string();
+                let message = message.strip_prefix("sql parser error: ").unwrap_or(&message).to_owned();
+                return Err(SqlError::new("42601", format!("syntax error: {message}")));
+            }
+        }
     }
     Ok(out)
 }
@@ -310,6 +363,23 @@ impl From<SyntaxNear<'_>> for SqlError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const DEPTH: usize = crate::stack::DEFAULT_MAX_STACK_DEPTH;
+
+    fn parse(sql: &str) -> Result<Vec<Parsed>, SqlError> {
+        super::parse(sql, DEPTH)
+    }
+
+    #[test]
+    fn deep_nesting_is_54001_and_long_chains_parse() {
+        let deep = format!("SELECT {}1{}", "(".repeat(1_000_000), ")".repeat(1_000_000));
+        assert_eq!(super::parse(&deep, DEPTH).unwrap_err().code, "54001");
+        let chain = format!("SELECT {}", vec!["1"; 100_000].join("+"));
+        assert_eq!(parse(&chain).unwrap().len(), 1);
+        // sqlparser drops the chain it built when the statement fails.
+        let broken = format!("{chain} +");
+        assert_eq!(parse(&broken).unwrap_err().code, "42601");
+    }
 
     #[test]
     fn splits_outside_quotes_and_comments() {

@@ -1,0 +1,150 @@
+//! Bounded recursion: PostgreSQL's `check_stack_depth`, and big statements
+//! parsed and dropped on a stack of their own.
+//!
+//! The binder and the evaluator recurse over expressions, so a deep enough
+//! input would overflow the thread's stack, which aborts the whole process.
+//! Each synchronous recursion therefore starts from a [`StackDepth`] taken
+//! at its root, and every recursive step asks it whether the stack used
+//! since the root exceeds the session's `max_stack_depth`; past it the
+//! statement fails with 54001, as in PostgreSQL. The measure is the
+//! distance between two stack addresses of one thread, so a `StackDepth`
+//! is `!Send`: a future that held one across an `.await` (and could resume
+//! on another thread, where the distance means nothing) does not compile.
+//!
+//! The threads that run statements must have at least `max_stack_depth`
+//! plus [`STACK_RESERVE`] of stack (the server's runtime is built with
+//! [`STATEMENT_THREAD_STACK`]); `max_stack_depth` is refused above that.
+//!
+//! Long flat chains (`a + b + c …`, `x = 1 OR x = 2 OR …`) are not deep: the
+//! binder folds them iteratively into flat nodes (see `expr.rs`). What it
+//! cannot fold is sqlparser's own tree for them, which sqlparser builds
+//! iteratively but drops recursively. A statement whose source text is long
+//! enough to hold such a chain is therefore parsed, and later dropped, on a
+//! stack sized from its length ([`BigStack`]).
+
+use std::marker::PhantomData;
+
+use crate::error::SqlError;
+
+/// PostgreSQL's default `max_stack_depth`.
+pub const DEFAULT_MAX_STACK_DEPTH: usize = 2 << 20;
+
+/// Stack of the threads that run statements (the server's runtime).
+pub const STATEMENT_THREAD_STACK: usize = 16 << 20;
+
+/// Stack a statement thread keeps beyond `max_stack_depth`: what the runtime
+/// and the connection's task use above the statement's roots, and what a
+/// step may use between two checks (PostgreSQL keeps 512kB of slop).
+pub const STACK_RESERVE: usize = 1 << 20;
+
+/// The largest `max_stack_depth` a statement thread can honour.
+pub const MAX_MAX_STACK_DEPTH: usize = STATEMENT_THREAD_STACK - STACK_RESERVE;
+
+/// Where one synchronous recursion started, and how deep it may go.
+#[derive(Clone, Copy, Debug)]
+pub struct StackDepth {
+    base: usize,
+    max: usize,
+    /// A stack address means nothing on another thread.
+    _one_thread: PhantomData<*const ()>,
+}
+
+/// An address in the current stack frame.
+#[inline(always)]
+fn stack_pointer() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+impl StackDepth {
+    /// A root here, allowing `max` bytes of stack below it.
+    #[inline]
+    pub fn here(max: usize) -> StackDepth {
+        StackDepth { base: stack_pointer(), max, _one_thread: PhantomData }
+    }
+
+    /// 54001 if the stack has grown more than `max` bytes since the root.
+    /// Stacks grow downwards on every target Rust's tier-1 list supports.
+    #[inline]
+    pub fn check(&self) -> Result<(), SqlError> {
+        if self.base.saturating_sub(stack_pointer()) > self.max {
+            return Err(too_deep(self.max));
+        }
+        Ok(())
+    }
+}
+
+/// 54001, worded as PostgreSQL words it.
+pub fn too_deep(max: usize) -> SqlError {
+    SqlError::new("54001", "stack depth limit exceeded").with_hint(format!(
+        "Increase the configuration parameter \"max_stack_depth\" (currently {}kB), after ensuring the \
+         platform's stack depth limit is adequate.",
+        max >> 10
+    ))
+}
+
+/// sqlparser's recursion limit for a given `max_stack_depth`: one level per
+/// 128 bytes (16 384 at the default, past PostgreSQL's grammar, which stops
+/// near 10 000 nested parentheses). sqlparser grows its own stack on the
+/// heap as it recurses, so this bounds memory, not the thread's stack.
+pub fn parser_depth(max_stack_depth: usize) -> usize {
+    (max_stack_depth / 128).max(64)
+}
+
+/// Source text longer than this is parsed and dropped on a [`BigStack`]; a
+/// shorter one cannot hold a chain whose drop overflows what the thread has
+/// left (measured below 128 bytes of stack per byte of source).
+const BIG_STATEMENT: usize = 8 << 10;
+
+/// Stack needed per byte of source to drop sqlparser's tree of it.
+const STACK_PER_BYTE: usize = 128;
+
+/// A stack size for work on a statement of `len` bytes, or `None` if the
+/// thread's own stack suffices.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BigStack(Option<usize>);
+
+impl BigStack {
+    /// What a statement of `len` bytes of source needs.
+    pub fn for_source(len: usize) -> BigStack {
+        BigStack((len > BIG_STATEMENT).then(|| STACK_RESERVE + len.saturating_mul(STACK_PER_BYTE)))
+    }
+
+    /// Runs `f` on a stack of this size (a fresh mapping, released after).
+    pub fn run<R>(self, f: impl FnOnce() -> R) -> R {
+        match self.0 {
+            None => f(),
+            Some(size) => stacker::grow(size, f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recurse(depth: &StackDepth, n: usize) -> Result<usize, SqlError> {
+        depth.check()?;
+        let pad = std::hint::black_box([0u8; 256]);
+        if n == 0 {
+            return Ok(pad[0] as usize);
+        }
+        Ok(recurse(depth, n - 1)? + pad[1] as usize + 1)
+    }
+
+    #[test]
+    fn the_limit_is_bytes_of_stack_below_the_root() {
+        let depth = StackDepth::here(64 << 10);
+        assert_eq!(recurse(&depth, 10).unwrap(), 10);
+        let err = recurse(&depth, 100_000).unwrap_err();
+        assert_eq!(err.code, "54001");
+        assert!(err.hint.unwrap().contains("currently 64kB"));
+    }
+
+    #[test]
+    fn big_statements_get_a_stack_of_their_own() {
+        assert_eq!(BigStack::for_source(100), BigStack(None));
+        let big = BigStack::for_source(1 << 20);
+        assert_eq!(big.run(|| 7), 7);
+    }
+}
