@@ -105,6 +105,9 @@ async fn shutdown_signal() {
 
 fn serve(args: ServeArgs) -> ExitCode {
     tracing_subscriber::fmt()
+        // Colour codes only on a terminal: logs written to a file or a pipe
+        // stay plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("SNAPSCALE_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -117,7 +120,9 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    // The server runs on a runtime of its own (with the stacks statements
+    // need); this one only waits for a signal.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let result = runtime.block_on(async move {
         let server = Server::bind(settings).await?;
         server.run(shutdown_signal()).await

@@ -2,9 +2,13 @@
 //! here and nowhere else), one proc-array session per connection, and the
 //! settings. See README.md in this crate for what is implemented so far.
 
+mod backend;
 mod connection;
+pub mod frontend;
 mod server;
 pub mod settings;
+mod startup;
+mod transport;
 
 pub use server::Server;
 pub use settings::{AuthMethod, SettingError, Settings};

@@ -1,4 +1,9 @@
 //! The listener: accepts connections and runs each on its own task.
+//!
+//! The server runs on a runtime of its own, whatever runtime its caller
+//! uses, because statement work needs threads whose stacks hold
+//! `max_stack_depth` (see `snapscale_sql::stack`): the caller's threads
+//! (a test's, say) may have the 2 MiB default.
 
 use std::future::Future;
 use std::io;
@@ -11,17 +16,30 @@ use snapscale_txn::{Engine, EngineConfig, Session};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
-use crate::connection::{scram, serve, Shared};
+use crate::connection::{serve, Shared};
 use crate::settings::{AuthMethod, Settings};
+use crate::startup::scram;
 
 /// A bound server, ready to run.
 pub struct Server {
     shared: Arc<Shared>,
     engine: Arc<Engine>,
-    listener: TcpListener,
-    /// The checkpointer's own proc-array session (PostgreSQL's auxiliary
+    /// What `run` hands to the server's runtime: the listener and the
+    /// checkpointer's own proc-array session (PostgreSQL's auxiliary
     /// process slot), attached before clients can take the slots.
-    checkpointer: Session,
+    parts: Option<(TcpListener, Session)>,
+    /// Where connections and the checkpointer run; `None` once shut down.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // A runtime cannot be dropped (which blocks) inside another
+        // runtime's task: let its threads wind down on their own.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// WAL segment size.
@@ -56,23 +74,42 @@ impl Server {
         };
         let locks =
             LockConfig { deadlock_timeout: settings.deadlock_timeout, lock_timeout, ..LockConfig::default() };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .thread_name("snapscale-worker")
+            .thread_stack_size(snapscale_sql::stack::STATEMENT_THREAD_STACK)
+            .enable_all()
+            .build()?;
         let engine2 = Arc::clone(&engine);
         // Recovery reads files: off the async workers.
-        let db = tokio::task::spawn_blocking(move || Database::open(engine2, locks, &durability))
+        let db = runtime
+            .spawn_blocking(move || Database::open(engine2, locks, &durability))
             .await
             .map_err(io::Error::other)?
             .map_err(|e| io::Error::other(format!("start-up failed: {e}")))?;
         let checkpointer = engine.attach().map_err(io::Error::other)?;
         let addr = format!("{}:{}", settings.listen_addresses, settings.port);
-        let listener = TcpListener::bind(&addr)
-            .await
+        let listener = std::net::TcpListener::bind(&addr)
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
             .map_err(|e| io::Error::new(e.kind(), format!("could not listen on {addr}: {e}")))?;
-        Ok(Server { shared: Arc::new(Shared::new(db, settings, scram)), engine, listener, checkpointer })
+        // Registered with the server's own runtime, which accepts on it.
+        let listener = {
+            let _in_runtime = runtime.enter();
+            TcpListener::from_std(listener)?
+        };
+        Ok(Server {
+            shared: Arc::new(Shared::new(db, settings, scram)),
+            engine,
+            parts: Some((listener, checkpointer)),
+            runtime: Some(runtime),
+        })
     }
 
     /// The address the server listens on.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.listener.local_addr()
+        match &self.parts {
+            Some((listener, _)) => listener.local_addr(),
+            None => Err(io::Error::other("the server has started running")),
+        }
     }
 
     /// The database (for tests and diagnostics).
@@ -88,22 +125,40 @@ impl Server {
     /// Accepts connections until `shutdown` resolves. Then stops accepting;
     /// open connections end with the runtime, and their sessions abort any
     /// open transaction as they are dropped.
-    pub async fn run(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
-        let Server { shared, engine: _, listener, checkpointer } = self;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let checkpoints = tokio::spawn(checkpoint_loop(Arc::clone(&shared), checkpointer, stopped));
-        let result = accept_loop(&shared, &listener, shutdown).await;
-        // A final checkpoint, so the next start replays nothing.
-        let _ = stop.send(());
-        if let Ok(mut session) = checkpoints.await {
-            if let Err(e) = shared.db.checkpoint(&mut session).await {
-                warn!(error = %e, "the shutdown checkpoint failed; the next start replays the WAL");
+    pub async fn run(mut self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
+        let runtime = self.runtime.take().expect("a server runs once");
+        let (listener, checkpointer) = self.parts.take().expect("a server runs once");
+        let (stop_accepting, stop) = tokio::sync::oneshot::channel::<()>();
+        let shared = Arc::clone(&self.shared);
+        let main = runtime.spawn(async move {
+            let (stop_checkpoints, stopped) = tokio::sync::oneshot::channel::<()>();
+            let checkpoints = tokio::spawn(checkpoint_loop(Arc::clone(&shared), checkpointer, stopped));
+            let result = accept_loop(&shared, &listener, async {
+                let _ = stop.await;
+            })
+            .await;
+            // A final checkpoint, so the next start replays nothing.
+            let _ = stop_checkpoints.send(());
+            if let Ok(mut session) = checkpoints.await {
+                if let Err(e) = shared.db.checkpoint(&mut session).await {
+                    warn!(error = %e, "the shutdown checkpoint failed; the next start replays the WAL");
+                }
             }
-        }
-        if let Some(log) = &shared.db.log {
-            log.shutdown();
-        }
-        result
+            if let Some(log) = &shared.db.log {
+                log.shutdown();
+            }
+            result
+        });
+        tokio::pin!(main);
+        let result = tokio::select! {
+            r = &mut main => r,
+            () = shutdown => {
+                let _ = stop_accepting.send(());
+                (&mut main).await
+            }
+        };
+        runtime.shutdown_background();
+        result.map_err(io::Error::other)?
     }
 }
 

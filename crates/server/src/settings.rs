@@ -47,6 +47,13 @@ pub struct Settings {
     pub checkpoint_timeout: Duration,
     /// WAL volume that triggers a checkpoint (`max_wal_size`, bytes).
     pub max_wal_size: u64,
+    /// How much stack statement work may use (`max_stack_depth`, bytes);
+    /// deeper recursion fails with 54001.
+    pub max_stack_depth: usize,
+    /// The longest frontend message accepted (`max_message_size`, bytes);
+    /// a longer declared length ends the connection before anything is
+    /// allocated for it.
+    pub max_message_size: usize,
 }
 
 /// How clients authenticate.
@@ -76,6 +83,8 @@ impl Default for Settings {
             fsync: true,
             checkpoint_timeout: Duration::from_secs(300),
             max_wal_size: 256 << 20,
+            max_stack_depth: snapscale_sql::stack::DEFAULT_MAX_STACK_DEPTH,
+            max_message_size: 64 << 20,
         }
     }
 }
@@ -140,7 +149,7 @@ impl fmt::Display for SettingError {
 impl std::error::Error for SettingError {}
 
 /// The names `SHOW` and `SET` accept, with their context.
-const NAMES: [(&str, Context); 16] = [
+const NAMES: [(&str, Context); 18] = [
     ("auth_method", Context::Restart),
     ("password", Context::Restart),
     ("listen_addresses", Context::Restart),
@@ -157,6 +166,8 @@ const NAMES: [(&str, Context); 16] = [
     ("fsync", Context::Restart),
     ("checkpoint_timeout", Context::Restart),
     ("max_wal_size", Context::Restart),
+    ("max_stack_depth", Context::Session),
+    ("max_message_size", Context::Restart),
 ];
 
 fn invalid(name: &str, value: &str, hint: &str) -> SettingError {
@@ -195,20 +206,69 @@ fn on_off(b: bool) -> String {
 
 /// A size: a number with kB, MB or GB; no unit means MB (as max_wal_size).
 fn parse_size(name: &str, value: &str) -> Result<u64, SettingError> {
-    let v = value.trim();
-    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    let (digits, unit) = v.split_at(split);
-    let n: u64 = digits.parse().map_err(|_| invalid(name, value, "expected a size such as 64MB"))?;
-    let bytes = match unit.trim() {
-        "kB" => n << 10,
-        "" | "MB" => n << 20,
-        "GB" => n << 30,
-        _ => return Err(invalid(name, value, "valid units are kB, MB and GB")),
-    };
+    let bytes = parse_bytes(name, value, 20)?;
     if bytes < 1 << 20 {
         return Err(invalid(name, value, "must be at least 1MB"));
     }
     Ok(bytes)
+}
+
+/// A number of bytes with an optional unit (kB, MB, GB); a bare number is
+/// in units of `1 << default_shift` bytes.
+fn parse_bytes(name: &str, value: &str, default_shift: u32) -> Result<u64, SettingError> {
+    let v = value.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, unit) = v.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| invalid(name, value, "expected a size such as 64MB"))?;
+    let shift = match unit.trim() {
+        "" => default_shift,
+        "kB" => 10,
+        "MB" => 20,
+        "GB" => 30,
+        _ => return Err(invalid(name, value, "valid units are kB, MB and GB")),
+    };
+    n.checked_mul(1 << shift).ok_or_else(|| invalid(name, value, "too large"))
+}
+
+/// max_stack_depth: kB by default, PostgreSQL's lower bound, and no more
+/// than the statement threads' stacks hold.
+fn parse_stack_depth(name: &str, value: &str) -> Result<usize, SettingError> {
+    use snapscale_sql::stack::MAX_MAX_STACK_DEPTH;
+    let bytes = parse_bytes(name, value, 10)?;
+    if bytes < 100 << 10 {
+        return Err(invalid(name, value, "must be at least 100kB"));
+    }
+    if bytes > MAX_MAX_STACK_DEPTH as u64 {
+        return Err(invalid(
+            name,
+            value,
+            &format!(
+                "must not exceed {}kB, what the threads that run statements leave for it",
+                MAX_MAX_STACK_DEPTH >> 10
+            ),
+        ));
+    }
+    Ok(bytes as usize)
+}
+
+/// max_message_size: between 1MB and PostgreSQL's own 1GB limit.
+fn parse_message_size(name: &str, value: &str) -> Result<usize, SettingError> {
+    let bytes = parse_size(name, value)?;
+    if bytes > (1 << 30) - 1 {
+        return Err(invalid(name, value, "must be less than 1GB"));
+    }
+    Ok(bytes as usize)
+}
+
+/// A size as PostgreSQL shows it: the largest unit that divides it.
+fn format_bytes(bytes: u64) -> String {
+    if bytes != 0 && bytes.is_multiple_of(1 << 30) {
+        format!("{}GB", bytes >> 30)
+    } else if bytes != 0 && bytes.is_multiple_of(1 << 20) {
+        format!("{}MB", bytes >> 20)
+    } else {
+        format!("{}kB", bytes >> 10)
+    }
 }
 
 fn format_duration(d: Duration) -> String {
@@ -314,6 +374,8 @@ impl Settings {
                     .ok_or_else(|| invalid(name, value, "expected a time of at least 1s"))?
             }
             "max_wal_size" => self.max_wal_size = parse_size(name, value)?,
+            "max_stack_depth" => self.max_stack_depth = parse_stack_depth(name, value)?,
+            "max_message_size" => self.max_message_size = parse_message_size(name, value)?,
             _ => return Err(SettingError::Unknown(name.into())),
         }
         Ok(())
@@ -341,7 +403,9 @@ impl Settings {
             "synchronous_commit" => on_off(self.synchronous_commit),
             "fsync" => on_off(self.fsync),
             "checkpoint_timeout" => format_duration(self.checkpoint_timeout),
-            "max_wal_size" => format!("{}MB", self.max_wal_size >> 20),
+            "max_wal_size" => format_bytes(self.max_wal_size),
+            "max_stack_depth" => format_bytes(self.max_stack_depth as u64),
+            "max_message_size" => format_bytes(self.max_message_size as u64),
             _ => return Err(SettingError::Unknown(name.into())),
         })
     }
@@ -402,6 +466,10 @@ impl snapscale_sql::Gucs for Settings {
     fn synchronous_commit(&self) -> bool {
         self.synchronous_commit
     }
+
+    fn max_stack_depth(&self) -> usize {
+        self.max_stack_depth
+    }
 }
 
 #[cfg(test)]
@@ -438,6 +506,13 @@ mod tests {
         open.set_at_start("password", "secret").unwrap();
         assert!(open.check().is_ok());
         assert_eq!(open.show("password").unwrap(), "********");
+        assert_eq!(s.show("max_stack_depth").unwrap(), "2MB");
+        s.set_in_session("max_stack_depth", "512").unwrap();
+        assert_eq!(s.max_stack_depth, 512 << 10);
+        assert_eq!(s.set_in_session("max_stack_depth", "1GB").unwrap_err().sqlstate(), "22023");
+        assert_eq!(s.set_in_session("max_stack_depth", "10kB").unwrap_err().sqlstate(), "22023");
+        assert_eq!(s.set_in_session("max_message_size", "8MB").unwrap_err().sqlstate(), "55P02");
+        assert_eq!(s.show("max_message_size").unwrap(), "64MB");
         std::fs::write(&file, "max_connections\n").unwrap();
         assert_eq!(Settings::default().load_file(&file).unwrap_err().sqlstate(), "F0000");
     }

@@ -1,0 +1,149 @@
+//! Backend messages built from the SQL layer's values: errors and notices
+//! with their fields, row descriptions with PostgreSQL's type OIDs and
+//! sizes, data rows in text or binary.
+
+use bytes::{BufMut, BytesMut};
+use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
+use pgwire::messages::response::{ErrorResponse, NoticeResponse};
+use pgwire::messages::PgWireBackendMessage;
+use snapscale_sql::wire::encode_binary;
+use snapscale_sql::{Column, Notice, SqlError, SqlType, Value};
+
+/// An ErrorResponse; `severity` is ERROR or FATAL.
+pub fn error(severity: &str, e: &SqlError) -> PgWireBackendMessage {
+    let mut fields = vec![
+        (b'S', severity.to_owned()),
+        (b'V', severity.to_owned()),
+        (b'C', e.code.to_owned()),
+        (b'M', e.message.clone()),
+    ];
+    if let Some(d) = &e.detail {
+        fields.push((b'D', d.clone()));
+    }
+    if let Some(h) = &e.hint {
+        fields.push((b'H', h.clone()));
+    }
+    PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields))
+}
+
+/// A NoticeResponse (NOTICE or WARNING).
+pub fn notice(n: Notice) -> PgWireBackendMessage {
+    let fields = vec![
+        (b'S', n.severity.to_owned()),
+        (b'V', n.severity.to_owned()),
+        (b'C', n.code.to_owned()),
+        (b'M', n.message),
+    ];
+    PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields))
+}
+
+fn type_size(ty: SqlType) -> i16 {
+    match ty {
+        SqlType::Bool => 1,
+        SqlType::Int2 => 2,
+        SqlType::Int4 | SqlType::Date => 4,
+        SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp => 8,
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => -1,
+    }
+}
+
+fn type_modifier(ty: SqlType) -> i32 {
+    match ty {
+        SqlType::Varchar(Some(n)) | SqlType::Char(n) => n as i32 + 4,
+        _ => -1,
+    }
+}
+
+/// RowDescription; `binary[i]` says column i is sent in binary.
+pub fn row_description(columns: &[Column], binary: &[bool]) -> PgWireBackendMessage {
+    let fields = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            FieldDescription::new(
+                c.name.clone(),
+                0,
+                0,
+                c.ty.oid(),
+                type_size(c.ty),
+                type_modifier(c.ty),
+                i16::from(binary.get(i).copied().unwrap_or(false)),
+            )
+        })
+        .collect();
+    PgWireBackendMessage::RowDescription(RowDescription::new(fields))
+}
+
+/// DataRow.
+pub fn data_row(columns: &[Column], binary: &[bool], row: &[Value]) -> PgWireBackendMessage {
+    let mut data = BytesMut::new();
+    for (i, v) in row.iter().enumerate() {
+        let bytes = if binary.get(i).copied().unwrap_or(false) {
+            encode_binary(columns[i].ty, v)
+        } else {
+            v.to_text().map(String::into_bytes)
+        };
+        match bytes {
+            None => data.put_i32(-1),
+            Some(b) => {
+                data.put_i32(b.len() as i32);
+                data.put_slice(&b);
+            }
+        }
+    }
+    PgWireBackendMessage::DataRow(DataRow::new(data, row.len() as i16))
+}
+
+/// Format codes as Bind sends them: none = all text, one = all columns,
+/// else one per column. A count that is neither 0, 1 nor `n` is 08P01 with
+/// the message `mismatch` words; codes other than 0 and 1 are 22023.
+pub fn formats(codes: &[i16], n: usize, mismatch: impl FnOnce() -> String) -> Result<Vec<bool>, SqlError> {
+    if codes.len() > 1 && codes.len() != n {
+        return Err(SqlError::new("08P01", mismatch()));
+    }
+    if let Some(bad) = codes.iter().find(|c| !matches!(c, 0 | 1)) {
+        return Err(SqlError::new("22023", format!("unsupported format code: {bad}")));
+    }
+    Ok(match codes {
+        [] => vec![false; n],
+        [one] => vec![*one == 1; n],
+        many => many.iter().map(|c| *c == 1).collect(),
+    })
+}
+
+/// The type a Parse message declares for a parameter: `None` to infer it.
+pub fn declared_type(oid: u32) -> Result<Option<SqlType>, SqlError> {
+    Ok(Some(match oid {
+        0 => return Ok(None),
+        16 => SqlType::Bool,
+        20 => SqlType::Int8,
+        21 => SqlType::Int2,
+        23 => SqlType::Int4,
+        25 => SqlType::Text,
+        701 => SqlType::Float8,
+        1042 => SqlType::Char(1),
+        1043 => SqlType::Varchar(None),
+        1082 => SqlType::Date,
+        1114 => SqlType::Timestamp,
+        // unknown: infer from context.
+        705 => return Ok(None),
+        other => return Err(SqlError::new("0A000", format!("parameter type oid {other} is not supported"))),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_counts_and_codes() {
+        let never = || unreachable!();
+        assert_eq!(formats(&[], 2, never).unwrap(), [false, false]);
+        assert_eq!(formats(&[1], 2, never).unwrap(), [true, true]);
+        assert_eq!(formats(&[0, 1], 2, never).unwrap(), [false, true]);
+        let e = formats(&[0, 1], 3, || "two for three".into()).unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), ("08P01", "two for three"));
+        assert_eq!(formats(&[7], 1, never).unwrap_err().message, "unsupported format code: 7");
+        assert_eq!(formats(&[0, -1], 2, never).unwrap_err().code, "22023");
+    }
+}

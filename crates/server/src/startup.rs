@@ -1,0 +1,174 @@
+//! Startup and authentication, through pgwire's handlers: the SSL request
+//! (refused: no TLS yet), the startup packet, SCRAM-SHA-256 or trust, the
+//! proc-array slot, BackendKeyData and ParameterStatus. What follows the
+//! startup is our own protocol loop (`connection.rs`), so the socket and
+//! whatever the client already sent after its startup packet are handed
+//! over as they are.
+
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::BytesMut;
+use futures::{Sink, SinkExt, StreamExt};
+use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
+use pgwire::api::auth::sasl::SASLAuthStartupHandler;
+use pgwire::api::auth::{
+    finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata, AuthSource,
+    DefaultServerParameterProvider, LoginInfo, Password, StartupHandler,
+};
+use pgwire::api::{ClientInfo, PgWireConnectionState};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::startup::SecretKey;
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use pgwire::tokio::server::{negotiate_tls, MaybeTls};
+use snapscale_txn::Session;
+use tokio::net::TcpStream;
+use tracing::debug;
+
+use crate::connection::Shared;
+use crate::settings::SERVER_VERSION;
+
+/// The SCRAM handler shared by every connection (its per-connection state
+/// lives in the client's metadata).
+pub type Scram = SASLAuthStartupHandler<DefaultServerParameterProvider>;
+
+/// Builds the SCRAM handler for `password`, salted once per server start
+/// (PBKDF2 is deliberately slow: not once per connection).
+pub fn scram(password: &str) -> std::io::Result<Arc<Scram>> {
+    let mut salt = [0u8; 16];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut salt)?;
+    let salted = gen_salted_password(password, &salt, SCRAM_ITERATIONS);
+    let mut scram = ScramAuth::new(Arc::new(FixedPassword { salt: salt.to_vec(), salted }));
+    scram.set_iterations(SCRAM_ITERATIONS);
+    Ok(Arc::new(SASLAuthStartupHandler::new(Arc::new(parameters())).with_scram(scram)))
+}
+
+const SCRAM_ITERATIONS: usize = 4096;
+
+/// How long a client may take to start up.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One password for every role (roles arrive with a catalog of roles).
+#[derive(Debug)]
+struct FixedPassword {
+    salt: Vec<u8>,
+    salted: Vec<u8>,
+}
+
+// async_trait's expansion must match pgwire's trait signature, which
+// elides LoginInfo's lifetime; writing `'_` breaks the match.
+#[allow(elided_lifetimes_in_paths)]
+#[async_trait]
+impl AuthSource for FixedPassword {
+    async fn get_password(&self, _login: &LoginInfo) -> PgWireResult<Password> {
+        Ok(Password::new(Some(self.salt.clone()), self.salted.clone()))
+    }
+}
+
+/// ParameterStatus sent after authentication.
+fn parameters() -> DefaultServerParameterProvider {
+    let mut params = DefaultServerParameterProvider::default();
+    params.server_version = SERVER_VERSION.to_owned();
+    params
+}
+
+fn fatal(code: &str, message: impl Into<String>) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.into(), message.into())))
+}
+
+/// Startup: checks the packet, attaches the proc-array session, then
+/// authenticates.
+struct Startup<'a> {
+    shared: &'a Shared,
+    session: Mutex<Option<Session>>,
+    application_name: Mutex<Option<String>>,
+    secret: i32,
+}
+
+#[async_trait]
+impl StartupHandler for Startup<'_> {
+    async fn on_startup<C>(&self, client: &mut C, message: PgWireFrontendMessage) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let PgWireFrontendMessage::Startup(ref startup) = message else {
+            // The SCRAM exchange's password messages.
+            return match &self.shared.scram {
+                Some(scram) => scram.on_startup(client, message).await,
+                None => Ok(()),
+            };
+        };
+        if startup.parameters.get("user").is_none_or(|u| u.is_empty()) {
+            return Err(fatal("28000", "no PostgreSQL user name specified in startup packet"));
+        }
+        // One proc-array slot for the connection's whole life, as a
+        // PostgreSQL backend holds its PGPROC (DESIGN.md decision 2).
+        let session = self.shared.db.engine.attach().map_err(|e| fatal(e.sqlstate(), e.to_string()))?;
+        client.set_pid_and_secret_key(session.slot() as i32 + 1, SecretKey::I32(self.secret));
+        *self.application_name.lock().expect("startup state") =
+            startup.parameters.get("application_name").cloned();
+        *self.session.lock().expect("startup state") = Some(session);
+        if let Some(scram) = &self.shared.scram {
+            // SCRAM-SHA-256: the handler negotiates, authenticates (28P01
+            // on a wrong password) and then sends ParameterStatus.
+            return scram.on_startup(client, message).await;
+        }
+        protocol_negotiation(client, startup).await?;
+        save_startup_parameters_to_metadata(client, startup);
+        finish_authentication(client, &parameters()).await
+    }
+}
+
+/// A connection that finished its startup.
+pub struct Started {
+    pub io: MaybeTls,
+    /// What the client sent after its startup packet, already read.
+    pub input: BytesMut,
+    pub session: Session,
+    pub application_name: Option<String>,
+    pub secret: i32,
+}
+
+/// Runs the startup exchange on `socket`; `None` if the connection ended
+/// there (a cancel request, a failed authentication, a bad packet, a
+/// timeout), after telling the client why where PostgreSQL would.
+pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::Result<Option<Started>> {
+    let Some(mut framed) = negotiate_tls::<()>(socket, None).await? else { return Ok(None) };
+    let startup = Startup { shared, session: Mutex::new(None), application_name: Mutex::new(None), secret };
+    let deadline = tokio::time::sleep(STARTUP_TIMEOUT);
+    tokio::pin!(deadline);
+    while !matches!(framed.state(), PgWireConnectionState::ReadyForQuery) {
+        let message = tokio::select! {
+            () = &mut deadline => return Ok(None),
+            m = framed.next() => m,
+        };
+        let message = match message {
+            Some(Ok(m)) => m,
+            Some(Err(e)) => {
+                // An impossible length or protocol version: PostgreSQL
+                // logs it and closes the connection without a reply.
+                debug!(error = %e, "startup message rejected");
+                return Ok(None);
+            }
+            None => return Ok(None),
+        };
+        if let PgWireFrontendMessage::CancelRequest(c) = &message {
+            shared.cancel(c.pid, &c.secret_key);
+            return Ok(None);
+        }
+        if let Err(e) = startup.on_startup(&mut framed, message).await {
+            // pgwire's error keeps its SQLSTATE (28000, 28P01, 53300, ...).
+            let _ = framed.send(PgWireBackendMessage::ErrorResponse(ErrorInfo::from(e).into())).await;
+            return Ok(None);
+        }
+    }
+    let Some(session) = startup.session.lock().expect("startup state").take() else { return Ok(None) };
+    let application_name = startup.application_name.lock().expect("startup state").take();
+    SinkExt::<PgWireBackendMessage>::flush(&mut framed).await.map_err(std::io::Error::other)?;
+    let parts = framed.into_parts();
+    Ok(Some(Started { io: parts.io, input: parts.read_buf, session, application_name, secret }))
+}
