@@ -28,15 +28,27 @@ pub struct Server {
     /// checkpointer's own proc-array session (PostgreSQL's auxiliary
     /// process slot), attached before clients can take the slots.
     parts: Option<(TcpListener, Session)>,
-    /// Where connections and the checkpointer run; `None` once shut down.
-    runtime: Option<tokio::runtime::Runtime>,
+    /// Where connections and the checkpointer run; `None` once running.
+    runtime: Option<OwnRuntime>,
 }
 
-impl Drop for Server {
+/// The server's runtime. Dropping it (from `run`'s future, possibly inside
+/// the caller's runtime, where blocking is not allowed) lets its threads
+/// wind down on their own: its tasks are dropped there, and each
+/// connection's `Conn` releases what it holds as it drops.
+struct OwnRuntime(Option<tokio::runtime::Runtime>);
+
+impl std::ops::Deref for OwnRuntime {
+    type Target = tokio::runtime::Runtime;
+
+    fn deref(&self) -> &tokio::runtime::Runtime {
+        self.0.as_ref().expect("present until dropped")
+    }
+}
+
+impl Drop for OwnRuntime {
     fn drop(&mut self) {
-        // A runtime cannot be dropped (which blocks) inside another
-        // runtime's task: let its threads wind down on their own.
-        if let Some(runtime) = self.runtime.take() {
+        if let Some(runtime) = self.0.take() {
             runtime.shutdown_background();
         }
     }
@@ -74,11 +86,13 @@ impl Server {
         };
         let locks =
             LockConfig { deadlock_timeout: settings.deadlock_timeout, lock_timeout, ..LockConfig::default() };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .thread_name("snapscale-worker")
-            .thread_stack_size(snapscale_sql::stack::STATEMENT_THREAD_STACK)
-            .enable_all()
-            .build()?;
+        let runtime = OwnRuntime(Some(
+            tokio::runtime::Builder::new_multi_thread()
+                .thread_name("snapscale-worker")
+                .thread_stack_size(snapscale_sql::stack::STATEMENT_THREAD_STACK)
+                .enable_all()
+                .build()?,
+        ));
         let engine2 = Arc::clone(&engine);
         // Recovery reads files: off the async workers.
         let db = runtime
@@ -157,7 +171,7 @@ impl Server {
                 (&mut main).await
             }
         };
-        runtime.shutdown_background();
+        drop(runtime);
         result.map_err(io::Error::other)?
     }
 }

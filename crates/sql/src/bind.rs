@@ -681,40 +681,63 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(Typed { e: Expr::Column(i), ty: Some(rel.entry.columns[i].ty) })
     }
 
+    /// Binds an expression. This is the one recursion over sqlparser's
+    /// expressions, so it checks `max_stack_depth` and stays a small frame:
+    /// each kind of expression is bound in a function of its own, kept out
+    /// of line, so that a nest costs only the frames of the kinds it nests.
     fn expr(&mut self, e: &ast::Expr, scope: &Scope<'_>) -> Result<Typed, SqlError> {
         use ast::Expr as E;
-        self.stack.check()?;
+        if let Err(e) = self.stack.check() {
+            return Err(e);
+        }
         // Parentheses change nothing once parsed: no recursion for them.
         let mut e = e;
         while let E::Nested(inner) = e {
             e = inner;
         }
-        Ok(match e {
-            E::Identifier(i) => self.column(&[i], scope)?,
-            E::CompoundIdentifier(parts) => self.column(&parts.iter().collect::<Vec<_>>(), scope)?,
-            E::Nested(_) => unreachable!("unwrapped above"),
-            E::Value(v) => self.literal(&v.value)?,
-            E::TypedString(ts) => {
-                let ty = data_type(&ts.data_type)?;
-                let text = match &ts.value.value {
-                    ast::Value::SingleQuotedString(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                Typed { e: Expr::Const(Value::parse(ty, &text)?), ty: Some(ty) }
+        match e {
+            E::Identifier(i) => self.column(&[i], scope),
+            E::CompoundIdentifier(parts) => self.compound_column(parts, scope),
+            E::Value(v) => self.literal(&v.value),
+            E::TypedString(ts) => typed_string(ts),
+            E::Cast { expr, data_type: dt, .. } => self.cast(expr, dt, scope),
+            E::UnaryOp { op, expr } => self.unary(op, expr, scope),
+            E::BinaryOp { left, op, right } => self.binary(left, op, right, scope),
+            E::IsNull(x) => self.is_null(x, false, scope),
+            E::IsNotNull(x) => self.is_null(x, true, scope),
+            E::Between { expr, negated, low, high } => self.between(expr, *negated, low, high, scope),
+            E::InList { expr, list, negated } => self.in_list(expr, list, *negated, scope),
+            E::Like { negated, expr, pattern, escape_char: None, any: false } => {
+                self.like(expr, pattern, *negated, scope)
             }
-            E::Cast { expr, data_type: dt, .. } => {
-                let ty = data_type(dt)?;
-                let t = self.expr(expr, scope)?;
-                Typed { e: self.coerce(t, ty, Coercion::Explicit, "cast")?, ty: Some(ty) }
-            }
-            E::UnaryOp { op: UnaryOperator::Minus, expr } => {
+            E::Function(f) => self.function(f, scope),
+            other => Err(unsupported_expression(other)),
+        }
+    }
+
+    #[inline(never)]
+    fn compound_column(&mut self, parts: &[Ident], scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        self.column(&parts.iter().collect::<Vec<_>>(), scope)
+    }
+
+    #[inline(never)]
+    fn cast(&mut self, e: &ast::Expr, dt: &DataType, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        let ty = data_type(dt)?;
+        let t = self.expr(e, scope)?;
+        Ok(Typed { e: self.coerce(t, ty, Coercion::Explicit, "cast")?, ty: Some(ty) })
+    }
+
+    #[inline(never)]
+    fn unary(&mut self, op: &UnaryOperator, e: &ast::Expr, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        match op {
+            UnaryOperator::Minus => {
                 // A negative literal is one constant (so -2147483648 fits int4).
-                if let E::Value(v) = expr.as_ref() {
+                if let ast::Expr::Value(v) = e {
                     if let ast::Value::Number(n, _) = &v.value {
                         return self.literal(&ast::Value::Number(format!("-{n}"), false));
                     }
                 }
-                let t = self.expr(expr, scope)?;
+                let t = self.expr(e, scope)?;
                 let ty = match t.ty {
                     Some(ty @ (SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Float8)) => ty,
                     None => SqlType::Int4,
@@ -726,59 +749,81 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                 };
                 let inner = self.coerce(t, ty, Coercion::Implicit, "operand")?;
-                Typed { e: Expr::Neg(Box::new(inner), ty), ty: Some(ty) }
+                Ok(Typed { e: Expr::Neg(Box::new(inner), ty), ty: Some(ty) })
             }
-            E::UnaryOp { op: UnaryOperator::Plus, expr } => self.expr(expr, scope)?,
-            E::UnaryOp { op: UnaryOperator::Not, expr } => {
-                let t = self.expr(expr, scope)?;
+            UnaryOperator::Plus => self.expr(e, scope),
+            UnaryOperator::Not => {
+                let t = self.expr(e, scope)?;
                 let inner = self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of NOT")?;
-                Typed { e: Expr::Not(Box::new(inner)), ty: Some(SqlType::Bool) }
+                Ok(Typed { e: Expr::Not(Box::new(inner)), ty: Some(SqlType::Bool) })
             }
-            E::BinaryOp { left, op, right } => self.binary(left, op, right, scope)?,
-            E::IsNull(x) | E::IsNotNull(x) => {
-                let t = self.expr(x, scope)?;
-                let inner = self.settle(t)?;
-                Typed {
-                    e: Expr::IsNull(Box::new(inner), matches!(e, E::IsNotNull(_))),
-                    ty: Some(SqlType::Bool),
-                }
+            other => Err(not_supported(format!("operator {other}"))),
+        }
+    }
+
+    #[inline(never)]
+    fn is_null(&mut self, e: &ast::Expr, negated: bool, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        let t = self.expr(e, scope)?;
+        let inner = self.settle(t)?;
+        Ok(Typed { e: Expr::IsNull(Box::new(inner), negated), ty: Some(SqlType::Bool) })
+    }
+
+    #[inline(never)]
+    fn between(
+        &mut self,
+        e: &ast::Expr,
+        negated: bool,
+        low: &ast::Expr,
+        high: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let ge = self.compare(e, Cmp::Ge, low, scope)?;
+        let le = self.compare(e, Cmp::Le, high, scope)?;
+        let both = Expr::And(vec![ge, le]);
+        let e = if negated { Expr::Not(Box::new(both)) } else { both };
+        Ok(Typed { e, ty: Some(SqlType::Bool) })
+    }
+
+    #[inline(never)]
+    fn in_list(
+        &mut self,
+        e: &ast::Expr,
+        list: &[ast::Expr],
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let t = self.expr(e, scope)?;
+        let mut ty = t.ty;
+        let mut bound = Vec::with_capacity(list.len());
+        for item in list {
+            let it = self.expr(item, scope)?;
+            if ty.is_none() {
+                ty = it.ty;
             }
-            E::Between { expr, negated, low, high } => {
-                let ge = self.compare(expr, Cmp::Ge, low, scope)?;
-                let le = self.compare(expr, Cmp::Le, high, scope)?;
-                let both = Expr::And(vec![ge, le]);
-                let e = if *negated { Expr::Not(Box::new(both)) } else { both };
-                Typed { e, ty: Some(SqlType::Bool) }
-            }
-            E::InList { expr, list, negated } => {
-                let t = self.expr(expr, scope)?;
-                let mut items = Vec::new();
-                let mut ty = t.ty;
-                let mut bound = Vec::new();
-                for item in list {
-                    let it = self.expr(item, scope)?;
-                    if ty.is_none() {
-                        ty = it.ty;
-                    }
-                    bound.push(it);
-                }
-                let ty = ty.unwrap_or(SqlType::Text);
-                let lhs = self.coerce(t, ty, Coercion::Implicit, "IN")?;
-                for it in bound {
-                    items.push(self.coerce(it, ty, Coercion::Implicit, "IN")?);
-                }
-                Typed { e: Expr::InList(Box::new(lhs), items, *negated), ty: Some(SqlType::Bool) }
-            }
-            E::Like { negated, expr, pattern, escape_char: None, any: false } => {
-                let a = self.expr(expr, scope)?;
-                let a = self.coerce(a, SqlType::Text, Coercion::Implicit, "LIKE")?;
-                let p = self.expr(pattern, scope)?;
-                let p = self.coerce(p, SqlType::Text, Coercion::Implicit, "LIKE")?;
-                Typed { e: Expr::Like(Box::new(a), Box::new(p), *negated), ty: Some(SqlType::Bool) }
-            }
-            E::Function(f) => self.function(f, scope)?,
-            other => return Err(not_supported(format!("expression {other}"))),
-        })
+            bound.push(it);
+        }
+        let ty = ty.unwrap_or(SqlType::Text);
+        let lhs = self.coerce(t, ty, Coercion::Implicit, "IN")?;
+        let mut items = Vec::with_capacity(bound.len());
+        for it in bound {
+            items.push(self.coerce(it, ty, Coercion::Implicit, "IN")?);
+        }
+        Ok(Typed { e: Expr::InList(Box::new(lhs), items, negated), ty: Some(SqlType::Bool) })
+    }
+
+    #[inline(never)]
+    fn like(
+        &mut self,
+        e: &ast::Expr,
+        pattern: &ast::Expr,
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let a = self.expr(e, scope)?;
+        let a = self.coerce(a, SqlType::Text, Coercion::Implicit, "LIKE")?;
+        let p = self.expr(pattern, scope)?;
+        let p = self.coerce(p, SqlType::Text, Coercion::Implicit, "LIKE")?;
+        Ok(Typed { e: Expr::Like(Box::new(a), Box::new(p), negated), ty: Some(SqlType::Bool) })
     }
 
     fn literal(&mut self, v: &ast::Value) -> Result<Typed, SqlError> {
@@ -857,6 +902,7 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(Expr::Compare(Box::new(ea), op, Box::new(eb), bpchar))
     }
 
+    #[inline(never)]
     fn binary(
         &mut self,
         l: &ast::Expr,
@@ -873,12 +919,32 @@ impl<R: Resolver> Binder<'_, R> {
             BinaryOperator::GtEq => Some(Cmp::Ge),
             _ => None,
         };
-        if let Some(c) = cmp {
-            return Ok(Typed { e: self.compare(l, c, r, scope)?, ty: Some(SqlType::Bool) });
+        match cmp {
+            Some(c) => self.comparison(l, c, r, scope),
+            None if is_chain_operator(op) => self.chain(l, op, r, scope),
+            None => Err(unsupported_operator(op)),
         }
-        if !is_chain_operator(op) {
-            return Err(not_supported(format!("operator {op}")));
-        }
+    }
+
+    #[inline(never)]
+    fn comparison(
+        &mut self,
+        l: &ast::Expr,
+        c: Cmp,
+        r: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        Ok(Typed { e: self.compare(l, c, r, scope)?, ty: Some(SqlType::Bool) })
+    }
+
+    #[inline(never)]
+    fn chain(
+        &mut self,
+        l: &ast::Expr,
+        op: &BinaryOperator,
+        r: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
         // sqlparser builds `a + b + c` left-deep, ((a + b) + c), however
         // long: walk down the left spine without recursing, then fold the
         // operands left to right. Parentheses on the spine change nothing:
@@ -907,6 +973,7 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// `a op b` for one link of a chain: AND/OR join one flat list, and
     /// arithmetic and `||` grow one [`Expr::Chain`].
+    #[inline(never)]
     fn chain_step(&mut self, a: Typed, op: &BinaryOperator, b: Typed) -> Result<Typed, SqlError> {
         match op {
             BinaryOperator::And | BinaryOperator::Or => {
@@ -960,6 +1027,7 @@ impl<R: Resolver> Binder<'_, R> {
         }
     }
 
+    #[inline(never)]
     fn function(&mut self, f: &ast::Function, scope: &Scope<'_>) -> Result<Typed, SqlError> {
         let name = f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
         if f.over.is_some() {
@@ -1226,6 +1294,26 @@ fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
         (Date, Date) if op == Arith::Sub => Int4,
         _ => return None,
     })
+}
+
+#[inline(never)]
+fn unsupported_operator(op: &BinaryOperator) -> SqlError {
+    not_supported(format!("operator {op}"))
+}
+
+#[inline(never)]
+fn unsupported_expression(e: &ast::Expr) -> SqlError {
+    not_supported(format!("expression {e}"))
+}
+
+/// `type 'literal'`: parsed as the type now.
+fn typed_string(ts: &ast::TypedString) -> Result<Typed, SqlError> {
+    let ty = data_type(&ts.data_type)?;
+    let text = match &ts.value.value {
+        ast::Value::SingleQuotedString(s) => s.clone(),
+        other => other.to_string(),
+    };
+    Ok(Typed { e: Expr::Const(Value::parse(ty, &text)?), ty: Some(ty) })
 }
 
 /// Operators that fold left to right into one flat node (see `binary`).

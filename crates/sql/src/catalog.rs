@@ -148,6 +148,12 @@ pub struct Database {
     next_oid: AtomicU32,
     next_storage: AtomicU64,
     next_connection: AtomicU64,
+    /// Tests: a statement whose text contains this panics after taking its
+    /// locks (PANIC-CONTAINED is tested with it).
+    panic_marker: RwLock<Option<String>>,
+    /// Whether `panic_marker` is set: every statement reads this flag, so
+    /// it is a plain load of a line nobody writes, not a lock.
+    panic_armed: std::sync::atomic::AtomicBool,
 }
 
 /// The first oid handed out (PostgreSQL's FirstNormalObjectId).
@@ -174,7 +180,33 @@ impl Database {
             next_oid: AtomicU32::new(FIRST_OID),
             next_storage: AtomicU64::new(1),
             next_connection: AtomicU64::new(1),
+            panic_marker: RwLock::new(None),
+            panic_armed: std::sync::atomic::AtomicBool::new(false),
             engine,
+        }
+    }
+
+    /// Tests only: makes every statement whose text contains `marker`
+    /// panic once it holds its relation locks (`None` stops it).
+    #[doc(hidden)]
+    pub fn inject_panic(&self, marker: Option<&str>) {
+        *self.panic_marker.write().expect("panic marker poisoned") = marker.map(str::to_owned);
+        // Relaxed: the marker itself is read under its lock; a statement
+        // that sees the flag late merely runs before the fault is armed.
+        self.panic_armed.store(marker.is_some(), Relaxed);
+    }
+
+    /// Panics if `statement` carries the injected marker.
+    pub(crate) fn maybe_panic(&self, statement: &dyn std::fmt::Display) {
+        // Relaxed: see `inject_panic`.
+        if !self.panic_armed.load(Relaxed) {
+            return;
+        }
+        let marker = self.panic_marker.read().expect("panic marker poisoned");
+        if let Some(m) = marker.as_deref() {
+            if statement.to_string().contains(m) {
+                panic!("injected panic ({m})");
+            }
         }
     }
 

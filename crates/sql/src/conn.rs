@@ -468,6 +468,9 @@ impl<G: Gucs> Conn<G> {
                 }
                 self.ensure_transaction()?;
                 let bound = self.ready(p, parsed).await?;
+                if let Parsed::Sql(ast) = parsed {
+                    self.db.maybe_panic(&**ast);
+                }
                 let out = self.run(&bound.plan, params).await?;
                 if !matches!(out, Output::CopyIn { .. }) {
                     self.end_statement()?;

@@ -175,105 +175,41 @@ pub fn compare(a: &Value, b: &Value, bpchar: bool) -> Result<Ordering, SqlError>
 impl Expr {
     /// Evaluates the expression.
     pub fn eval(&self, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-        Ok(match self {
-            Expr::Const(v) => v.clone(),
-            Expr::Column(i) => cx.row[*i].clone(),
-            Expr::Param(i) => cx.params[*i].clone(),
-            Expr::Agg(i) => cx.aggs[*i].clone(),
-            Expr::GroupKey(i) => cx.keys[*i].clone(),
-            inner => {
-                cx.stack.check()?;
-                inner.eval_inner(cx)?
-            }
-        })
+        match self {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Column(i) => Ok(cx.row[*i].clone()),
+            Expr::Param(i) => Ok(cx.params[*i].clone()),
+            Expr::Agg(i) => Ok(cx.aggs[*i].clone()),
+            Expr::GroupKey(i) => Ok(cx.keys[*i].clone()),
+            inner => match cx.stack.check() {
+                Ok(()) => inner.eval_inner(cx),
+                Err(e) => Err(e),
+            },
+        }
     }
 
+    /// The inner nodes. A nest recurses through here, so this is a small
+    /// frame: each arm is one out-of-line call with no temporaries of its
+    /// own, so a nest costs the frames of the kinds it nests, not the
+    /// locals of every kind (unoptimised builds do not share stack slots
+    /// between arms).
     fn eval_inner(&self, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-        Ok(match self {
+        match self {
             Expr::Const(_) | Expr::Column(_) | Expr::Param(_) | Expr::Agg(_) | Expr::GroupKey(_) => {
                 unreachable!("leaves are evaluated by Expr::eval")
             }
-            Expr::Chain(first, steps) => {
-                let mut value = first.eval(cx)?;
-                for step in steps {
-                    value = match step {
-                        Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty)?,
-                        Step::Concat(e) => concat(value, e.eval(cx)?),
-                        Step::Cast(ty, explicit) => cast(value, *ty, *explicit)?,
-                    };
-                }
-                value
-            }
-            Expr::Neg(a, ty) => match a.eval(cx)? {
-                Value::Null => Value::Null,
-                Value::Int(i) => Value::Int(int_arith(*ty, IntOp::Sub, 0, i)?),
-                Value::Float(f) => Value::Float(-f),
-                _ => return Err(SqlError::new("42883", "operator does not exist: - for this type")),
-            },
-            Expr::Compare(a, op, b, bpchar) => {
-                let (a, b) = (a.eval(cx)?, b.eval(cx)?);
-                if matches!(a, Value::Null) || matches!(b, Value::Null) {
-                    Value::Null
-                } else {
-                    Value::Bool(op.holds(compare(&a, &b, *bpchar)?))
-                }
-            }
-            Expr::And(args) => {
-                // FALSE wins; else NULL if any was NULL; else TRUE.
-                let mut unknown = false;
-                for a in args {
-                    match truth(&a.eval(cx)?) {
-                        Some(false) => return Ok(Value::Bool(false)),
-                        None => unknown = true,
-                        Some(true) => {}
-                    }
-                }
-                from_truth((!unknown).then_some(true))
-            }
-            Expr::Or(args) => {
-                // TRUE wins; else NULL if any was NULL; else FALSE.
-                let mut unknown = false;
-                for a in args {
-                    match truth(&a.eval(cx)?) {
-                        Some(true) => return Ok(Value::Bool(true)),
-                        None => unknown = true,
-                        Some(false) => {}
-                    }
-                }
-                from_truth((!unknown).then_some(false))
-            }
-            Expr::Not(a) => from_truth(truth(&a.eval(cx)?).map(|t| !t)),
-            Expr::IsNull(a, negated) => Value::Bool(matches!(a.eval(cx)?, Value::Null) != *negated),
-            Expr::InList(a, list, negated) => {
-                let a = a.eval(cx)?;
-                if matches!(a, Value::Null) {
-                    return Ok(Value::Null);
-                }
-                let mut saw_null = false;
-                for e in list {
-                    let v = e.eval(cx)?;
-                    if matches!(v, Value::Null) {
-                        saw_null = true;
-                    } else if compare(&a, &v, false)?.is_eq() {
-                        return Ok(Value::Bool(!negated));
-                    }
-                }
-                if saw_null {
-                    Value::Null
-                } else {
-                    Value::Bool(*negated)
-                }
-            }
-            Expr::Like(a, p, negated) => match (a.eval(cx)?, p.eval(cx)?) {
-                (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p)? != *negated),
-                _ => Value::Null,
-            },
-            Expr::Cast(a, ty, explicit) => cast(a.eval(cx)?, *ty, *explicit)?,
-            Expr::Func(f, args) => {
-                let vals = args.iter().map(|a| a.eval(cx)).collect::<Result<Vec<_>, _>>()?;
-                func(*f, vals, cx.now)?
-            }
-        })
+            Expr::Chain(first, steps) => eval_chain(first, steps, cx),
+            Expr::Neg(a, ty) => eval_neg(a, *ty, cx),
+            Expr::Compare(a, op, b, bpchar) => eval_compare(a, *op, b, *bpchar, cx),
+            Expr::And(args) => eval_junction(args, false, cx),
+            Expr::Or(args) => eval_junction(args, true, cx),
+            Expr::Not(a) => eval_not(a, cx),
+            Expr::IsNull(a, negated) => eval_is_null(a, *negated, cx),
+            Expr::InList(a, list, negated) => eval_in_list(a, list, *negated, cx),
+            Expr::Like(a, p, negated) => eval_like(a, p, *negated, cx),
+            Expr::Cast(a, ty, explicit) => eval_cast(a, *ty, *explicit, cx),
+            Expr::Func(f, args) => eval_func(*f, args, cx),
+        }
     }
 
     /// True if the expression reads no row column (a constant or a
@@ -320,6 +256,100 @@ impl Expr {
             Expr::And(args)
         }
     }
+}
+
+#[inline(never)]
+fn eval_chain(first: &Expr, steps: &[Step], cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let mut value = first.eval(cx)?;
+    for step in steps {
+        value = match step {
+            Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty)?,
+            Step::Concat(e) => concat(value, e.eval(cx)?),
+            Step::Cast(ty, explicit) => cast(value, *ty, *explicit)?,
+        };
+    }
+    Ok(value)
+}
+
+#[inline(never)]
+fn eval_neg(a: &Expr, ty: SqlType, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    Ok(match a.eval(cx)? {
+        Value::Null => Value::Null,
+        Value::Int(i) => Value::Int(int_arith(ty, IntOp::Sub, 0, i)?),
+        Value::Float(f) => Value::Float(-f),
+        _ => return Err(SqlError::new("42883", "operator does not exist: - for this type")),
+    })
+}
+
+#[inline(never)]
+fn eval_not(a: &Expr, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    Ok(from_truth(truth(&a.eval(cx)?).map(|t| !t)))
+}
+
+#[inline(never)]
+fn eval_is_null(a: &Expr, negated: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    Ok(Value::Bool(matches!(a.eval(cx)?, Value::Null) != negated))
+}
+
+#[inline(never)]
+fn eval_cast(a: &Expr, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    cast(a.eval(cx)?, ty, explicit)
+}
+
+#[inline(never)]
+fn eval_compare(a: &Expr, op: Cmp, b: &Expr, bpchar: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let (a, b) = (a.eval(cx)?, b.eval(cx)?);
+    if matches!(a, Value::Null) || matches!(b, Value::Null) {
+        return Ok(Value::Null);
+    }
+    Ok(Value::Bool(op.holds(compare(&a, &b, bpchar)?)))
+}
+
+/// AND (`or` false): FALSE wins, else NULL if any was NULL, else TRUE.
+/// OR: TRUE wins, else NULL if any was NULL, else FALSE.
+#[inline(never)]
+fn eval_junction(args: &[Expr], or: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let mut unknown = false;
+    for a in args {
+        match truth(&a.eval(cx)?) {
+            Some(t) if t == or => return Ok(Value::Bool(or)),
+            None => unknown = true,
+            Some(_) => {}
+        }
+    }
+    Ok(from_truth((!unknown).then_some(!or)))
+}
+
+#[inline(never)]
+fn eval_in_list(a: &Expr, list: &[Expr], negated: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let a = a.eval(cx)?;
+    if matches!(a, Value::Null) {
+        return Ok(Value::Null);
+    }
+    let mut saw_null = false;
+    for e in list {
+        let v = e.eval(cx)?;
+        if matches!(v, Value::Null) {
+            saw_null = true;
+        } else if compare(&a, &v, false)?.is_eq() {
+            return Ok(Value::Bool(!negated));
+        }
+    }
+    Ok(if saw_null { Value::Null } else { Value::Bool(negated) })
+}
+
+#[inline(never)]
+fn eval_like(a: &Expr, p: &Expr, negated: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    Ok(match (a.eval(cx)?, p.eval(cx)?) {
+        (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p)? != negated),
+        _ => Value::Null,
+    })
+}
+
+#[inline(never)]
+fn eval_func(f: Func, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let vals = args.iter().map(|a| a.eval(cx)).collect::<Result<Vec<_>, _>>()?;
+    func(f, vals, cx.now)
 }
 
 fn concat(a: Value, b: Value) -> Value {

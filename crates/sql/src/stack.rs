@@ -41,7 +41,7 @@ pub const STACK_RESERVE: usize = 1 << 20;
 pub const MAX_MAX_STACK_DEPTH: usize = STATEMENT_THREAD_STACK - STACK_RESERVE;
 
 /// Where one synchronous recursion started, and how deep it may go.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct StackDepth {
     base: usize,
     max: usize,
@@ -54,6 +54,13 @@ pub struct StackDepth {
 fn stack_pointer() -> usize {
     let marker = 0u8;
     std::hint::black_box(&marker) as *const u8 as usize
+}
+
+impl std::fmt::Debug for StackDepth {
+    /// How much is used now, against what is allowed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StackDepth {{ used: {}, max: {} }}", self.base.saturating_sub(stack_pointer()), self.max)
+    }
 }
 
 impl StackDepth {

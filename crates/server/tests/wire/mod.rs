@@ -79,10 +79,26 @@ impl Raw {
     }
 
     async fn start(addr: SocketAddr) -> (Raw, ()) {
+        Self::start_with(
+            addr,
+            &[("user", "tester"), ("database", "tests"), ("application_name", "wire-tests")],
+        )
+        .await
+    }
+
+    /// Connects and sends a startup packet with these parameters; returns
+    /// the messages up to ReadyForQuery or the error that ended it.
+    pub async fn connect_with(addr: SocketAddr, params: &[(&str, &str)]) -> (Raw, Vec<Msg>) {
+        let (mut raw, ()) = Self::start_with(addr, params).await;
+        let msgs = raw.read_until_ready().await;
+        (raw, msgs)
+    }
+
+    async fn start_with(addr: SocketAddr, params: &[(&str, &str)]) -> (Raw, ()) {
         let mut stream = TcpStream::connect(addr).await.expect("connect");
         let mut body = Vec::new();
         body.extend_from_slice(&196_608i32.to_be_bytes()); // protocol 3.0
-        for (k, v) in [("user", "tester"), ("database", "tests"), ("application_name", "wire-tests")] {
+        for &(k, v) in params {
             body.extend_from_slice(k.as_bytes());
             body.push(0);
             body.extend_from_slice(v.as_bytes());
@@ -95,7 +111,13 @@ impl Raw {
         (Raw { stream }, ())
     }
 
-    async fn read_message(&mut self) -> Option<Msg> {
+    /// Writes bytes as they are (hand-built messages, malformed ones too).
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).await.expect("send");
+    }
+
+    /// The next message, or `None` once the server closed the connection.
+    pub async fn read_message(&mut self) -> Option<Msg> {
         let kind = self.stream.read_u8().await.ok()?;
         let len = self.stream.read_i32().await.ok()? as usize;
         let mut body = vec![0; len - 4];
@@ -148,7 +170,8 @@ impl Raw {
         })
     }
 
-    async fn read_until_ready(&mut self) -> Vec<Msg> {
+    /// Messages up to ReadyForQuery (or a FATAL error, or the end).
+    pub async fn read_until_ready(&mut self) -> Vec<Msg> {
         let mut out = Vec::new();
         while let Some(m) = self.read_message().await {
             let done = matches!(m, Msg::Ready(_));
@@ -170,6 +193,89 @@ impl Raw {
         self.stream.write_all(&msg).await.expect("query");
         self.read_until_ready().await
     }
+}
+
+/// A frontend message: type byte, length, body.
+pub fn message(ty: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![ty];
+    m.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
+fn cstring(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(s.as_bytes());
+    out.push(0);
+}
+
+/// Parse: statement `name`, `sql`, declared parameter type OIDs.
+pub fn parse_message(name: &str, sql: &str, oids: &[u32]) -> Vec<u8> {
+    let mut b = Vec::new();
+    cstring(&mut b, name);
+    cstring(&mut b, sql);
+    b.extend_from_slice(&(oids.len() as u16).to_be_bytes());
+    for o in oids {
+        b.extend_from_slice(&o.to_be_bytes());
+    }
+    message(b'P', &b)
+}
+
+/// Bind: parameters given as (length field, bytes), so that lengths can lie.
+pub fn bind_message(
+    portal: &str,
+    statement: &str,
+    formats: &[i16],
+    params: &[(i32, &[u8])],
+    results: &[i16],
+) -> Vec<u8> {
+    let mut b = Vec::new();
+    cstring(&mut b, portal);
+    cstring(&mut b, statement);
+    b.extend_from_slice(&(formats.len() as u16).to_be_bytes());
+    for f in formats {
+        b.extend_from_slice(&f.to_be_bytes());
+    }
+    b.extend_from_slice(&(params.len() as u16).to_be_bytes());
+    for (len, bytes) in params {
+        b.extend_from_slice(&len.to_be_bytes());
+        b.extend_from_slice(bytes);
+    }
+    b.extend_from_slice(&(results.len() as u16).to_be_bytes());
+    for f in results {
+        b.extend_from_slice(&f.to_be_bytes());
+    }
+    message(b'B', &b)
+}
+
+/// Describe of a statement ('S') or portal ('P').
+pub fn describe_message(kind: u8, name: &str) -> Vec<u8> {
+    let mut b = vec![kind];
+    cstring(&mut b, name);
+    message(b'D', &b)
+}
+
+/// Execute a portal (0 = all rows).
+pub fn execute_message(portal: &str, max_rows: i32) -> Vec<u8> {
+    let mut b = Vec::new();
+    cstring(&mut b, portal);
+    b.extend_from_slice(&max_rows.to_be_bytes());
+    message(b'E', &b)
+}
+
+pub fn sync_message() -> Vec<u8> {
+    message(b'S', &[])
+}
+
+pub fn flush_message() -> Vec<u8> {
+    message(b'H', &[])
+}
+
+/// The (first) error among `msgs`: (severity, SQLSTATE, message).
+pub fn error_of(msgs: &[Msg]) -> Option<(String, String, String)> {
+    msgs.iter().find_map(|m| match m {
+        Msg::Error { severity, code, message } => Some((severity.clone(), code.clone(), message.clone())),
+        _ => None,
+    })
 }
 
 /// The SQLSTATE of the (first) error among `msgs`.
