@@ -332,6 +332,21 @@ impl LockManager {
             .map_or_else(Vec::new, |e| e.waiters.iter().map(|w| (w.session, w.mode)).collect())
     }
 
+    /// Every queued request: (session, what it waits for, in which mode),
+    /// sorted. Each partition is read under its own lock in turn, so this is
+    /// a diagnostic view (pg_locks' ungranted rows), not one instant.
+    pub fn waiting(&self) -> Vec<(u32, LockTag, LockMode)> {
+        let mut out = Vec::new();
+        for part in self.table.all() {
+            let part = part.lock();
+            for (tag, entry) in &part.entries {
+                out.extend(entry.waiters.iter().map(|w| (w.session, *tag, w.mode)));
+            }
+        }
+        out.sort();
+        out
+    }
+
     /// The synchronous part of a request: fast path, strong announcement and
     /// transfer, then grant or (if `may_wait`) enqueue in the table.
     fn start(&self, session: u32, tag: LockTag, mode: LockMode, may_wait: bool) -> Result<Start, LockError> {

@@ -236,6 +236,23 @@ async fn a_per_wait_lock_timeout_overrides_the_default() {
     assert!(locks.waiters(LockTag::Transaction(900)).is_empty());
 }
 
+/// The diagnostic view of every queued request.
+#[tokio::test]
+async fn waiting_lists_every_queued_request() {
+    let locks = manager(None);
+    locks.lock(0, REL, AccessExclusive).await.unwrap();
+    locks.register_xid(0, 77).unwrap();
+    let (l1, l2) = (Arc::clone(&locks), Arc::clone(&locks));
+    let a = tokio::spawn(async move { l1.lock(1, REL, AccessShare).await });
+    let b = tokio::spawn(async move { l2.wait_for_xid(2, 77).await });
+    settle().await;
+    assert_eq!(locks.waiting(), [(1, REL, AccessShare), (2, LockTag::Transaction(77), Share)]);
+    locks.release_all(0);
+    a.await.unwrap().unwrap();
+    b.await.unwrap().unwrap();
+    assert!(locks.waiting().is_empty());
+}
+
 /// NOWAIT's question: has the transaction ended? Never queues.
 #[tokio::test]
 async fn xid_ended_never_waits() {

@@ -470,6 +470,13 @@ impl snapscale_sql::Gucs for Settings {
     fn max_stack_depth(&self) -> usize {
         self.max_stack_depth
     }
+
+    fn wait_policy(&self) -> snapscale_lock::WaitPolicy {
+        snapscale_lock::WaitPolicy {
+            deadlock_timeout: self.deadlock_timeout,
+            lock_timeout: (!self.lock_timeout.is_zero()).then_some(self.lock_timeout),
+        }
+    }
 }
 
 #[cfg(test)]

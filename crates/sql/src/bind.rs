@@ -17,7 +17,7 @@ use crate::error::SqlError;
 use crate::expr::{cast, AggFunc, Arith, Cmp, Expr, Func, Step};
 use crate::plan::{
     Access, Aggregate, Column, CreateTable, Delete, Dep, Grouping, Insert, InsertSource, NewIndex, Plan,
-    Projection, Rel, Scan, Select, SortKey, Update,
+    Projection, Rel, RowLock, Scan, Select, SortKey, Update,
 };
 use crate::stack::StackDepth;
 use crate::types::{SqlType, Value};
@@ -486,6 +486,10 @@ impl<R: Resolver> Binder<'_, R> {
         if lock && from.is_none() {
             return Err(SqlError::new("0A000", "FOR UPDATE must specify unqualified relation names"));
         }
+        let row_lock = match &from {
+            Some((_, alias)) if lock => Some(row_lock(&q.locks, alias)?),
+            _ => None,
+        };
         let scope = Scope { rel: from.as_ref().map(|(r, a)| (a.as_str(), r)) };
         // Aggregates are allowed in the select list, HAVING and ORDER BY.
         let outer_aggs = self.aggs.replace(Vec::new());
@@ -576,7 +580,7 @@ impl<R: Resolver> Binder<'_, R> {
                 None
             }
         };
-        Ok(Select { scan, grouping, outputs, columns: columns.into(), order, limit, offset, lock })
+        Ok(Select { scan, grouping, outputs, columns: columns.into(), order, limit, offset, lock: row_lock })
     }
 
     /// LIMIT / OFFSET: a bigint expression; `LIMIT ALL` / `NULL` is none.
@@ -1304,6 +1308,33 @@ fn unsupported_operator(op: &BinaryOperator) -> SqlError {
 #[inline(never)]
 fn unsupported_expression(e: &ast::Expr) -> SqlError {
     not_supported(format!("expression {e}"))
+}
+
+/// The row-lock behaviour of a single-table query's locking clauses. Each
+/// `OF` must name the table; when several clauses apply, NOWAIT wins over
+/// SKIP LOCKED, which wins over waiting, as in PostgreSQL.
+fn row_lock(clauses: &[ast::LockClause], table: &str) -> Result<RowLock, SqlError> {
+    let mut how = RowLock::Wait;
+    for clause in clauses {
+        if let Some(of) = &clause.of {
+            let name = relation_name(of)?;
+            if name != table {
+                return Err(SqlError::new(
+                    "42P01",
+                    format!(
+                        "relation \"{name}\" in FOR {} clause not found in FROM clause",
+                        clause.lock_type
+                    ),
+                ));
+            }
+        }
+        how = match (how, clause.nonblock) {
+            (_, Some(ast::NonBlock::Nowait)) | (RowLock::NoWait, _) => RowLock::NoWait,
+            (_, Some(ast::NonBlock::SkipLocked)) | (RowLock::SkipLocked, _) => RowLock::SkipLocked,
+            _ => RowLock::Wait,
+        };
+    }
+    Ok(how)
 }
 
 /// `type 'literal'`: parsed as the type now.

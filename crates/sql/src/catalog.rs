@@ -254,6 +254,12 @@ impl Database {
         })
     }
 
+    /// How many lock requests are queued now (tests observe blocking here,
+    /// not by sleeping).
+    pub fn lock_waits(&self) -> usize {
+        self.locks.waiting().len()
+    }
+
     /// Number of storages (tests: rolled-back DDL leaves none behind).
     pub fn storage_count(&self) -> usize {
         self.storages.read().expect("storage map poisoned").len()

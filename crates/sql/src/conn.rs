@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use snapscale_lock::{LockMode, LockTag};
+use snapscale_lock::{LockMode, LockTag, WaitPolicy};
 use snapscale_sinval::{Invalidation, Received};
 use snapscale_storage::Tid;
 use snapscale_txn::{IsolationLevel, Session, Xid};
@@ -51,6 +51,10 @@ pub trait Gucs: Clone + Send + 'static {
     /// max_stack_depth, in bytes: how deep statement work may recurse.
     fn max_stack_depth(&self) -> usize {
         crate::stack::DEFAULT_MAX_STACK_DEPTH
+    }
+    /// deadlock_timeout and lock_timeout, for this session's next wait.
+    fn wait_policy(&self) -> WaitPolicy {
+        WaitPolicy { deadlock_timeout: std::time::Duration::from_secs(1), lock_timeout: None }
     }
 }
 
@@ -209,6 +213,11 @@ pub struct Conn<G: Gucs> {
     /// Heaps changed by this transaction (pruned after commit if due).
     pub(crate) touched: Vec<Arc<crate::catalog::Heap>>,
     received: Vec<Invalidation>,
+    /// Relation locks this transaction holds, with the level that took
+    /// each (PostgreSQL's local lock table): a lock already held is not
+    /// asked for again, and ROLLBACK TO releases what its levels took
+    /// (SUBXACT-LOCKS).
+    held: HashMap<(u32, LockMode), usize>,
 }
 
 /// PostgreSQL's epoch (2000-01-01) in Unix seconds.
@@ -240,6 +249,7 @@ impl<G: Gucs> Conn<G> {
             copy: None,
             touched: Vec::new(),
             received: Vec::new(),
+            held: HashMap::new(),
         }
     }
 
@@ -523,15 +533,23 @@ impl<G: Gucs> Conn<G> {
         }
     }
 
-    /// Takes a relation lock until the end of the transaction.
+    /// Takes a relation lock until the end of the transaction (or of the
+    /// subtransaction, if it rolls back). A lock this transaction already
+    /// holds in `mode` costs nothing: the lock manager is not asked again.
     pub(crate) async fn lock_relation(&mut self, oid: u32, mode: LockMode) -> Result<(), SqlError> {
+        if self.held.contains_key(&(oid, mode)) {
+            return Ok(());
+        }
         let slot = self.session.slot();
         let locks = Arc::clone(&self.db.locks);
         let cancel = Arc::clone(&self.cancel);
+        let policy = self.gucs.wait_policy();
         tokio::select! {
-            r = locks.lock(slot, LockTag::Relation(oid), mode) => r.map_err(lock_error),
-            () = cancel.wait() => Err(canceled()),
+            r = locks.lock_with(slot, LockTag::Relation(oid), mode, policy) => r.map_err(lock_error)?,
+            () = cancel.wait() => return Err(canceled()),
         }
+        self.held.insert((oid, mode), self.levels.len().saturating_sub(1));
+        Ok(())
     }
 
     /// Waits until transaction `xid` ends (a row or key it holds).
@@ -542,8 +560,9 @@ impl<G: Gucs> Conn<G> {
         if self.cancel.take() {
             return Err(canceled());
         }
+        let policy = self.gucs.wait_policy();
         tokio::select! {
-            r = locks.wait_for_xid(slot, xid.0) => r.map_err(lock_error)?,
+            r = locks.wait_for_xid_with(slot, xid.0, policy) => r.map_err(lock_error)?,
             () = cancel.wait() => return Err(canceled()),
         }
         // The owner registers its xid just after assigning it: a waiter
@@ -713,6 +732,7 @@ impl<G: Gucs> Conn<G> {
             Err(_) => self.forget(&levels),
         }
         self.db.locks.release_all(self.session.slot());
+        self.held.clear();
         self.saved_gucs = None;
         self.savepoints.clear();
         if committed.is_ok() {
@@ -733,6 +753,7 @@ impl<G: Gucs> Conn<G> {
         let levels = std::mem::take(&mut self.levels);
         self.forget(&levels);
         self.db.locks.release_all(self.session.slot());
+        self.held.clear();
         if let Some(g) = self.saved_gucs.take() {
             self.gucs = g;
         }
@@ -868,6 +889,13 @@ impl<G: Gucs> Conn<G> {
             self.session.commit_subtransaction().map_err(txn_error)?;
             self.savepoints.pop();
             let done = self.levels.pop().expect("one level per savepoint");
+            // The parent now owns what this level locked.
+            let level = self.levels.len();
+            for owner in self.held.values_mut() {
+                if *owner == level {
+                    *owner = level - 1;
+                }
+            }
             let parent = self.levels.last_mut().expect("the top level");
             parent.created.extend(done.created);
             parent.dropped.extend(done.dropped);
@@ -892,6 +920,17 @@ impl<G: Gucs> Conn<G> {
                 // Waiters for the aborted subtransaction may go on now.
                 self.db.locks.unlock(self.session.slot(), LockTag::Transaction(xid.0), LockMode::Exclusive);
             }
+            // SUBXACT-LOCKS: so may those of the relations it locked.
+            let level = self.levels.len();
+            let slot = self.session.slot();
+            let locks = &self.db.locks;
+            self.held.retain(|&(oid, mode), owner| {
+                if *owner < level {
+                    return true;
+                }
+                locks.unlock(slot, LockTag::Relation(oid), mode);
+                false
+            });
             self.forget(std::slice::from_ref(&done));
         }
         // The savepoint stays, re-opened, as in PostgreSQL.

@@ -23,7 +23,9 @@ use crate::durable::Redo;
 use crate::error::SqlError;
 use crate::expr::{compare, passes, AggFunc, Ctx, Expr};
 use crate::index::{Index, Key};
-use crate::plan::{Access, Delete, Grouping, Insert, InsertSource, Plan, Rel, Scan, Select, Update};
+use crate::plan::{
+    Access, Delete, Grouping, Insert, InsertSource, Plan, Rel, RowLock, Scan, Select, SortKey, Update,
+};
 use crate::types::{SqlType, Value};
 
 /// One group's key values and aggregate results.
@@ -54,7 +56,7 @@ fn serialization_failure(what: &str) -> SqlError {
 enum Change<'a> {
     Update(&'a [(usize, Expr)]),
     Delete,
-    Lock,
+    Lock(RowLock),
 }
 
 impl<G: Gucs> Conn<G> {
@@ -190,19 +192,13 @@ impl<G: Gucs> Conn<G> {
     // ------------------------------------------------------------- SELECT
 
     pub(crate) async fn select(&mut self, s: &Select, params: &[Value]) -> Result<Vec<Vec<Value>>, SqlError> {
+        let (offset, limit) = self.offset_limit(s, params)?;
         let mut input: Vec<Row> = match &s.scan {
             Some(scan) => {
                 let found = self.candidates(scan, params)?;
-                if s.lock {
-                    let mut locked = Vec::new();
-                    for (tid, row) in found {
-                        if let Some((_, row)) = self.change_row(scan, tid, row, Change::Lock, params).await? {
-                            locked.push(row);
-                        }
-                    }
-                    locked
-                } else {
-                    found.into_iter().map(|(_, r)| r).collect()
+                match s.lock {
+                    None => found.into_iter().map(|(_, r)| r).collect(),
+                    Some(how) => return self.select_locked(s, scan, how, found, offset, limit, params).await,
                 }
             }
             None => vec![Arc::from(Vec::new())],
@@ -233,49 +229,56 @@ impl<G: Gucs> Conn<G> {
                 }
             }
         }
-        if !s.order.is_empty() {
-            let mut err = None;
-            out.sort_by(|a, b| {
-                for (i, k) in s.order.iter().enumerate() {
-                    let (x, y) = (&a.1[i], &b.1[i]);
-                    let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
-                        (true, true) => Ordering::Equal,
-                        (true, false) => {
-                            if k.nulls_first {
-                                Ordering::Less
-                            } else {
-                                Ordering::Greater
-                            }
-                        }
-                        (false, true) => {
-                            if k.nulls_first {
-                                Ordering::Greater
-                            } else {
-                                Ordering::Less
-                            }
-                        }
-                        (false, false) => {
-                            let o = compare(x, y, true).unwrap_or_else(|e| {
-                                err = Some(e);
-                                Ordering::Equal
-                            });
-                            if k.desc {
-                                o.reverse()
-                            } else {
-                                o
-                            }
-                        }
-                    };
-                    if o != Ordering::Equal {
-                        return o;
-                    }
-                }
-                Ordering::Equal
-            });
-            if let Some(e) = err {
-                return Err(e);
+        sort_by_keys(&mut out, &s.order, |(_, keys)| keys)?;
+        Ok(out.into_iter().skip(offset).take(limit).map(|(v, _)| v).collect())
+    }
+
+    /// SELECT … FOR UPDATE/SHARE. As in PostgreSQL, rows are locked in
+    /// ORDER BY order below LIMIT and OFFSET: exactly the rows the query
+    /// returns (and those OFFSET skips) are locked, a row whose newest
+    /// version no longer matches does not count, and SKIP LOCKED moves on
+    /// to the next row (`SELECT … LIMIT 1 FOR UPDATE SKIP LOCKED` takes
+    /// one free job, not all of them).
+    #[allow(clippy::too_many_arguments)]
+    async fn select_locked(
+        &mut self,
+        s: &Select,
+        scan: &Scan,
+        how: RowLock,
+        found: Vec<(Tid, Row)>,
+        offset: usize,
+        limit: usize,
+        params: &[Value],
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
+        let mut keyed = Vec::with_capacity(found.len());
+        for (tid, row) in found {
+            let cx = self.ctx(&row, params);
+            let keys = s.order.iter().map(|k| k.expr.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+            keyed.push((keys, tid, row));
+        }
+        sort_by_keys(&mut keyed, &s.order, |(keys, _, _)| keys)?;
+        let wanted = offset.saturating_add(limit);
+        let mut out = Vec::new();
+        let mut locked = 0;
+        for (_, tid, row) in keyed {
+            if locked >= wanted {
+                break;
+            }
+            self.check_cancel()?;
+            let Some((_, row)) = self.change_row(scan, tid, row, Change::Lock(how), params).await? else {
+                continue;
+            };
+            locked += 1;
+            if locked > offset {
+                let cx = self.ctx(&row, params);
+                out.push(s.outputs.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?);
             }
         }
+        Ok(out)
+    }
+
+    /// OFFSET and LIMIT of `s` (0 and unbounded when absent or NULL).
+    fn offset_limit(&self, s: &Select, params: &[Value]) -> Result<(usize, usize), SqlError> {
         let cx = self.ctx(&[], params);
         let count = |e: &Option<Expr>, code: &'static str, what: &str| -> Result<Option<usize>, SqlError> {
             match e.as_ref().map(|e| e.eval(&cx)).transpose()? {
@@ -288,8 +291,8 @@ impl<G: Gucs> Conn<G> {
             }
         };
         let offset = count(&s.offset, "2201X", "OFFSET")?.unwrap_or(0);
-        let limit = count(&s.limit, "2201W", "LIMIT")?;
-        Ok(out.into_iter().skip(offset).take(limit.unwrap_or(usize::MAX)).map(|(v, _)| v).collect())
+        let limit = count(&s.limit, "2201W", "LIMIT")?.unwrap_or(usize::MAX);
+        Ok((offset, limit))
     }
 
     /// Groups `rows` and computes each group's aggregates.
@@ -378,7 +381,7 @@ impl<G: Gucs> Conn<G> {
             let change = match &change {
                 Change::Update(sets) => Change::Update(sets),
                 Change::Delete => Change::Delete,
-                Change::Lock => Change::Lock,
+                Change::Lock(how) => Change::Lock(*how),
             };
             if let Some((_, row)) = self.change_row(scan, tid, row, change, params).await? {
                 n += 1;
@@ -453,7 +456,16 @@ impl<G: Gucs> Conn<G> {
                     return Ok(Some((tid, row)));
                 }
                 Outcome::Invisible | Outcome::SelfModified => return Ok(None),
-                Outcome::BeingModified(xid) => self.wait_for_xid(xid).await?,
+                Outcome::BeingModified(xid) => match change {
+                    Change::Lock(RowLock::NoWait) => {
+                        return Err(SqlError::new(
+                            "55P03",
+                            format!("could not obtain lock on row in relation \"{}\"", rel.entry.name),
+                        ))
+                    }
+                    Change::Lock(RowLock::SkipLocked) => return Ok(None),
+                    _ => self.wait_for_xid(xid).await?,
+                },
                 Outcome::Updated { .. } | Outcome::Deleted(_) => {
                     if self.session.isolation() == Some(IsolationLevel::RepeatableRead) {
                         return Err(serialization_failure(if matches!(outcome, Outcome::Deleted(_)) {
@@ -706,6 +718,52 @@ pub(crate) fn vacuum_heap(session: &mut Session, heap: &Heap) -> usize {
             }
         }
     })
+}
+
+/// Sorts `items` by ORDER BY keys (`keys_of` finds an item's key values):
+/// NULLs last ascending and first descending unless NULLS FIRST/LAST says
+/// otherwise; a comparison error (incomparable values) is returned.
+fn sort_by_keys<T>(
+    items: &mut [T],
+    order: &[SortKey],
+    keys_of: impl Fn(&T) -> &Vec<Value>,
+) -> Result<(), SqlError> {
+    if order.is_empty() {
+        return Ok(());
+    }
+    let mut err = None;
+    items.sort_by(|a, b| {
+        let (a, b) = (keys_of(a), keys_of(b));
+        for (i, k) in order.iter().enumerate() {
+            let (x, y) = (&a[i], &b[i]);
+            let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
+                (true, true) => Ordering::Equal,
+                (true, false) if k.nulls_first => Ordering::Less,
+                (true, false) => Ordering::Greater,
+                (false, true) if k.nulls_first => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => {
+                    let o = compare(x, y, true).unwrap_or_else(|e| {
+                        err = Some(e);
+                        Ordering::Equal
+                    });
+                    if k.desc {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                }
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 fn duplicate(rel: &Rel, index: &Index, name: &str, key: &Key) -> SqlError {

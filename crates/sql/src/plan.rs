@@ -99,7 +99,18 @@ pub struct Select {
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
     /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
-    pub lock: bool,
+    pub lock: Option<RowLock>,
+}
+
+/// What a row lock does when the row is held by another transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowLock {
+    /// Wait for it (bounded by lock_timeout and deadlock detection).
+    Wait,
+    /// NOWAIT: fail at once with 55P03.
+    NoWait,
+    /// SKIP LOCKED: leave the row out.
+    SkipLocked,
 }
 
 /// Where inserted rows come from.
