@@ -5,6 +5,8 @@
 mod backend;
 mod connection;
 pub mod frontend;
+#[doc(hidden)]
+pub mod fuzzing;
 mod server;
 pub mod settings;
 mod startup;

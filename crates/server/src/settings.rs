@@ -471,6 +471,10 @@ impl snapscale_sql::Gucs for Settings {
         self.max_stack_depth
     }
 
+    fn max_message_size(&self) -> usize {
+        self.max_message_size
+    }
+
     fn wait_policy(&self) -> snapscale_lock::WaitPolicy {
         snapscale_lock::WaitPolicy {
             deadlock_timeout: self.deadlock_timeout,

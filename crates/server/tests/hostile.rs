@@ -234,6 +234,26 @@ async fn broken_streams_end_with_fatal_and_spare_the_rest() {
     server.shutdown().await;
 }
 
+/// A COPY row is bounded like a message: data without a line end cannot
+/// grow the server's buffer past max_message_size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_copy_row_is_refused() {
+    let server = start(|s| s.max_message_size = 1 << 20).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    c.query("CREATE TABLE t (v text)").await;
+    c.send_raw(&message(b'Q', b"COPY t FROM STDIN\0")).await;
+    assert!(matches!(c.read_message().await, Some(Msg::Other('G'))));
+    let chunk = message(b'd', &vec![b'x'; 256 << 10]);
+    for _ in 0..6 {
+        c.send_raw(&chunk).await;
+    }
+    c.send_raw(&message(b'c', &[])).await;
+    let r = c.read_until_ready().await;
+    assert_eq!(error_code(&r).as_deref(), Some("54000"), "{r:?}");
+    alive(&mut c).await;
+    server.shutdown().await;
+}
+
 /// PANIC-CONTAINED: a statement that panics costs its transaction, whose
 /// locks are released at once; the session and the server go on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

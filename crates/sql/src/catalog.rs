@@ -254,6 +254,12 @@ impl Database {
         })
     }
 
+    /// How many locks all sessions hold (leak checks: none once every
+    /// connection has gone).
+    pub fn locks_held(&self) -> usize {
+        (0..self.locks.config().max_sessions).map(|s| self.locks.held_locks(s).len()).sum()
+    }
+
     /// How many lock requests are queued now (tests observe blocking here,
     /// not by sleeping).
     pub fn lock_waits(&self) -> usize {

@@ -52,6 +52,10 @@ pub trait Gucs: Clone + Send + 'static {
     fn max_stack_depth(&self) -> usize {
         crate::stack::DEFAULT_MAX_STACK_DEPTH
     }
+    /// max_message_size, in bytes: also the longest row COPY buffers.
+    fn max_message_size(&self) -> usize {
+        64 << 20
+    }
     /// deadlock_timeout and lock_timeout, for this session's next wait.
     fn wait_policy(&self) -> WaitPolicy {
         WaitPolicy { deadlock_timeout: std::time::Duration::from_secs(1), lock_timeout: None }

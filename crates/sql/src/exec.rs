@@ -590,7 +590,16 @@ impl<G: Gucs> Conn<G> {
             return Err(SqlError::new("08P01", "unexpected COPY data"));
         };
         copy.pending.extend_from_slice(data);
-        let result = self.copy_lines(false).await;
+        let mut result = self.copy_lines(false).await;
+        // What is left is one unfinished row: bounded like a message, so a
+        // client cannot grow it without end.
+        let limit = self.gucs().max_message_size();
+        if let (Ok(()), Some(copy)) = (&result, &self.copy) {
+            if copy.pending.len() > limit {
+                result = Err(SqlError::new("54000", "COPY row is too long")
+                    .with_detail(format!("A row of COPY data exceeds max_message_size ({} bytes).", limit)));
+            }
+        }
         if result.is_err() {
             self.fail();
         }
