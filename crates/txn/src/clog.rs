@@ -21,7 +21,7 @@
 use crate::subtrans::SubTrans;
 use crate::sync::atomic::Ordering::*;
 use crate::xid::Xid;
-use crate::xidmap::XidMap;
+use crate::xidmap::{Lookup, XidMap};
 
 /// The stored status of one xid.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -64,46 +64,75 @@ impl Clog {
         &self.map
     }
 
-    /// The stored status, without resolving `SubCommitted`.
-    pub(crate) fn raw_status(&self, xid: Xid) -> XidStatus {
+    /// The stored status, without resolving `SubCommitted`; `None` if `xid`
+    /// is below the truncation point and its page was recycled: the xid has
+    /// finished (XIDMAP-FLOOR), but whether it committed is forgotten.
+    pub(crate) fn stored_status(&self, xid: Xid) -> Option<XidStatus> {
         match xid {
-            Xid::INVALID => return XidStatus::Aborted,
-            Xid::BOOTSTRAP | Xid::FROZEN => return XidStatus::Committed,
+            Xid::INVALID => return Some(XidStatus::Aborted),
+            Xid::BOOTSTRAP | Xid::FROZEN => return Some(XidStatus::Committed),
             _ => {}
         }
-        let Some(word) = self.map.load(xid) else {
-            let oldest = self.map.oldest();
-            assert!(
-                xid >= oldest,
-                "XIDMAP-TRUNCATE violated: status of {xid:?} asked after truncation to {oldest:?}"
-            );
+        match self.map.lookup(xid) {
+            Lookup::Word(word) => Some(XidStatus::from_bits(word >> (2 * self.map.shift_in_word(xid)))),
+            Lookup::Truncated => None,
             // A page that was never extended: the xid was never handed out.
             // (Asking about such an xid is a caller bug too, but "in progress"
             // is the answer that can never make invisible data visible.)
-            return XidStatus::InProgress;
-        };
-        XidStatus::from_bits(word >> (2 * self.map.shift_in_word(xid)))
+            Lookup::Missing => Some(XidStatus::InProgress),
+        }
+    }
+
+    /// The stored status, without resolving `SubCommitted`. Panics for an
+    /// xid whose status was truncated and recycled: the caller promised
+    /// never to ask (XIDMAP-TRUNCATE).
+    pub(crate) fn raw_status(&self, xid: Xid) -> XidStatus {
+        self.stored_status(xid).unwrap_or_else(|| {
+            panic!(
+                "XIDMAP-TRUNCATE violated: status of {xid:?} asked after truncation to {:?}",
+                self.map.oldest()
+            )
+        })
     }
 
     /// True if `xid`'s tree has committed (resolving `SubCommitted` through
     /// the parent chain).
     pub(crate) fn did_commit(&self, xid: Xid, subtrans: &SubTrans) -> bool {
         let mut xid = xid;
+        // Set when a parent link was found truncated: the tree has finished,
+        // so the next read of `xid` must be final.
+        let mut tree_finished = false;
         loop {
             match self.raw_status(xid) {
                 XidStatus::Committed => return true,
                 XidStatus::InProgress | XidStatus::Aborted => return false,
                 XidStatus::SubCommitted => {
+                    assert!(
+                        !tree_finished,
+                        "CLOG-TREE violated: {xid:?} still sub-committed after its tree finished"
+                    );
                     // The tree is between steps 1 and 3: its top decides.
                     // Step 1 happened-before this read (we saw its store), and
                     // a SubCommitted xid always has a parent link (set at
                     // assignment, before the xid was published).
-                    let parent = subtrans.parent(xid);
-                    assert!(
-                        parent.is_valid() && parent < xid,
-                        "SUBTRANS-PARENT violated: sub-committed {xid:?} has parent {parent:?}"
-                    );
-                    xid = parent;
+                    match subtrans.map().lookup(xid) {
+                        Lookup::Word(parent) => {
+                            let parent = Xid(parent);
+                            assert!(
+                                parent.is_valid() && parent < xid,
+                                "SUBTRANS-PARENT violated: sub-committed {xid:?} has parent {parent:?}"
+                            );
+                            xid = parent;
+                        }
+                        // The parent links were truncated past `xid` after we
+                        // read its status: the horizon had passed the tree,
+                        // so step 3 is done (and visible to us, XIDMAP-FLOOR).
+                        // Read `xid` again.
+                        Lookup::Truncated => tree_finished = true,
+                        Lookup::Missing => {
+                            panic!("SUBTRANS-PARENT violated: sub-committed {xid:?} has no parent link page")
+                        }
+                    }
                 }
             }
         }
@@ -199,6 +228,24 @@ mod tests {
         assert_eq!(clog.status(Xid(40), &subtrans), XidStatus::Committed);
         assert_eq!(clog.status(Xid(41), &subtrans), XidStatus::Aborted);
         assert_eq!(clog.status(Xid(42), &subtrans), XidStatus::InProgress);
+    }
+
+    /// XIDMAP-FLOOR / XIDMAP-TRUNCATE: once its page is recycled, a status
+    /// reads "truncated" (finished, outcome forgotten), and asking for the
+    /// outcome anyway is a broken promise that panics, never an answer read
+    /// off the recycled page.
+    #[test]
+    #[should_panic(expected = "XIDMAP-TRUNCATE violated")]
+    fn a_recycled_status_reads_truncated() {
+        let clog = Clog::new(2);
+        let per_page = clog.map().xids_per_page();
+        assert!(clog.map().extend(Xid(5)) && clog.map().extend(Xid(per_page)));
+        clog.commit_tree(Xid(5), &[]);
+        clog.map().truncate(Xid(per_page));
+        assert_eq!(clog.stored_status(Xid(5)), Some(XidStatus::Committed), "not recycled yet");
+        assert!(clog.map().extend(Xid(2 * per_page)));
+        assert_eq!(clog.stored_status(Xid(5)), None);
+        clog.raw_status(Xid(5));
     }
 
     #[test]

@@ -204,11 +204,14 @@ impl Engine {
 
     /// The resolved commit status of `xid` (`SubCommitted` resolved).
     /// Final only once `xid` is no longer in progress (ask that first).
+    /// Panics if the status log was truncated past `xid` and its page
+    /// recycled: the caller promised not to ask (XIDMAP-TRUNCATE).
     pub fn status(&self, xid: Xid) -> XidStatus {
         self.clog.status(xid, &self.subtrans)
     }
 
-    /// True if `xid`'s transaction tree committed.
+    /// True if `xid`'s transaction tree committed. Panics like
+    /// [`Engine::status`] for a truncated and recycled status.
     pub fn did_commit(&self, xid: Xid) -> bool {
         self.clog.did_commit(xid, &self.subtrans)
     }
@@ -227,8 +230,9 @@ impl Engine {
     /// Hands out a new xid to `slot`, as a subxid of `parent` if given, and
     /// publishes it before the generator lock is released (XID-PUBLISH).
     /// If the parent-link or CSN-log ring is full, they are first truncated
-    /// to the current horizon (always safe for them: nobody looks below a
-    /// snapshot's xmin) and the assignment is retried once.
+    /// to the current horizon (always safe for them: no snapshot looks below
+    /// its xmin, and instantaneous checks go by the finished floor,
+    /// XIDMAP-FLOOR) and the assignment is retried once.
     pub(crate) fn assign_xid(
         &self,
         slot: u32,

@@ -119,10 +119,13 @@ impl Engine {
         }
     }
 
-    /// Forgets commit status and parent links below `below`, capped at the
-    /// current `oldest_considered_running`. The caller guarantees that no row
+    /// Forgets commit status and parent links (and in `csn` mode CSN-log
+    /// entries) below `below`, capped at the current
+    /// `oldest_considered_running`. The caller guarantees that no row
     /// version stamped with an older xid still needs its status (it has been
-    /// removed or frozen), the XIDMAP-TRUNCATE rule. Returns the point used.
+    /// removed or frozen), the XIDMAP-TRUNCATE rule. Every xid below the
+    /// point has finished and reads so from then on (XIDMAP-FLOOR). Returns
+    /// the point used.
     pub fn truncate_logs(&self, below: Xid) -> Xid {
         let below = below.min(self.compute_horizons().oldest_considered_running);
         let _generator = self.procarray.next_xid.lock();
@@ -137,6 +140,18 @@ impl Engine {
     /// The oldest xid whose status is still tracked.
     pub fn oldest_tracked_xid(&self) -> Xid {
         self.clog.map().oldest()
+    }
+
+    /// Every xid below this has finished, and its final status is visible
+    /// to the caller (XIDMAP-FLOOR): the newest truncation point of the
+    /// logs, and in `csn` mode `oldest_active` (which no truncation point
+    /// passes). Lock-free; fresher than a session's `recent_xmin`, which is
+    /// as old as the session's last snapshot.
+    pub(crate) fn finished_floor(&self) -> Xid {
+        match &self.csn {
+            Some(csn) => csn.oldest_active(),
+            None => self.clog.map().oldest().max(self.subtrans.map().oldest()),
+        }
     }
 }
 

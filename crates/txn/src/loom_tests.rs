@@ -2,8 +2,9 @@
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p snapscale-txn --release --lib
 //! loom_` (bounded by `LOOM_MAX_PREEMPTIONS`, 2 in CI). Constants shrink under
-//! loom (two-entry subxid cache, two-word pages) so overflow and page
-//! boundaries are reached with few operations; the logic is unchanged.
+//! loom (two-entry subxid cache, two-word xid-map pages, 64-xid memo pages)
+//! so overflow and page boundaries are reached with few operations; the
+//! logic is unchanged.
 //!
 //! Each model names the interlock it checks (crate README).
 
@@ -313,5 +314,104 @@ fn loom_csn_committing_wait() {
             crate::csn::CsnValue::Committed(c) => assert_eq!(c, final_csn),
             other => panic!("resolve returned {other:?}"),
         }
+    });
+}
+
+/// CSN-ADVANCE: two committers finishing the two oldest xids at once hand
+/// the advance of `oldest_active` to each other through the try-lock. Each
+/// xid is passed exactly once, none is left below an un-advanced
+/// `oldest_active` once both have returned, and a snapshot taken meanwhile
+/// never has an xmin past an xid that was not yet final (CSN-SNAPSHOT).
+/// Fails if the advancer skips the try-lock, or gives up when it fails.
+#[test]
+fn loom_csn_oldest_active_handoff() {
+    use crate::csn::CsnValue;
+    loom::model(|| {
+        let engine = engine(SnapshotMode::Csn);
+        let (mut w1, x1) = writer(&engine);
+        let (mut w2, x2) = writer(&engine);
+        let mut r = engine.attach().unwrap();
+        let t1 = thread::spawn(move || w1.commit().unwrap());
+        let t2 = thread::spawn(move || w2.commit().unwrap());
+        r.begin(IsolationLevel::RepeatableRead).unwrap();
+        let snap = r.statement_snapshot().unwrap();
+        let csn = engine.csn.as_ref().unwrap();
+        for x in [x1, x2] {
+            if x < snap.xmin {
+                // Passed before our snapshot: final, with a CSN below ours.
+                match csn.resolve(x) {
+                    CsnValue::Committed(c) => {
+                        assert!(c < snap.csn(), "{x:?} passed with CSN {c} >= {snap:?}")
+                    }
+                    other => panic!("{x:?} below xmin of {snap:?} but {other:?}"),
+                }
+            }
+        }
+        t1.join().unwrap();
+        t2.join().unwrap();
+        assert_eq!(csn.oldest_active(), x2.next(), "a finished xid was left below oldest_active");
+        // Relaxed: every thread has joined.
+        let passed = csn.passed.load(crate::sync::atomic::Ordering::Relaxed);
+        assert_eq!(passed, 2, "{passed} passes over 2 xids: each must be passed exactly once");
+        drop(r);
+    });
+}
+
+/// CSN-MEMO: two sessions sharing a snapshot race to allocate the same memo
+/// page. Exactly one page is installed (one compare-and-swap), the loser
+/// frees its own and writes into the winner's: no answer is lost, and
+/// loom's leak tracking finds no page lost or never freed. Fails if the
+/// CAS is replaced by a load and a store.
+#[test]
+fn loom_memo_page_allocation_race() {
+    use crate::csn::{Memo, Memoized};
+    loom::model(|| {
+        // One page (a loom page holds 64 xids); 4 and 5 share a word.
+        let memo = Arc::new(Memo::new(Xid(3), Xid(13)));
+        let m2 = Arc::clone(&memo);
+        let t = thread::spawn(move || {
+            m2.record(Xid(4), Memoized::InSnapshot);
+            m2.get(Xid(4))
+        });
+        memo.record(Xid(5), Memoized::NotInSnapshot);
+        assert_eq!(memo.get(Xid(5)), Some(Memoized::NotInSnapshot), "own answer lost");
+        assert_eq!(t.join().unwrap(), Some(Memoized::InSnapshot), "own answer lost");
+        assert_eq!(memo.get(Xid(4)), Some(Memoized::InSnapshot), "an answer was lost");
+        assert_eq!(memo.get(Xid(5)), Some(Memoized::NotInSnapshot), "an answer was lost");
+    });
+}
+
+/// XIDMAP-TRUNCATE and XIDMAP-FLOOR: the generator-lock holder truncates
+/// past page 0 and recycles its ring slot for page 2 (zeroing it and
+/// handing out a new xid on the same word) while a reader loads the word
+/// of an xid of page 0. The reader gets that xid's own word or
+/// "truncated", never the zero or the new owner's word, and never "never
+/// extended". Fails with a Relaxed zeroing (the reader takes the zero) or a
+/// Relaxed u64::MAX tag store (the reader misses the truncation).
+#[test]
+fn loom_xid_map_recycle_vs_reader() {
+    use crate::sync::atomic::Ordering::Release;
+    use crate::xidmap::Lookup;
+    loom::model(|| {
+        // Two pages of two xids each (loom's page size).
+        let map = Arc::new(XidMap::new(1, 2));
+        let per_page = map.xids_per_page();
+        let old = Xid(1);
+        assert!(map.extend(Xid(0)) && map.extend(Xid(per_page)));
+        map.word(old).unwrap().store(7, Release);
+        let m2 = Arc::clone(&map);
+        let recycler = thread::spawn(move || {
+            m2.truncate(Xid(per_page));
+            assert!(m2.extend(Xid(2 * per_page)), "page 0 is below the truncation point");
+            // The new owner of the word `old` used.
+            m2.word(Xid(2 * per_page + 1)).unwrap().store(9, Release);
+        });
+        match map.lookup(old) {
+            Lookup::Word(v) => assert_eq!(v, 7, "took a recycled page's word for {old:?}"),
+            Lookup::Truncated => {}
+            Lookup::Missing => panic!("{old:?}: a recycled page read as never extended"),
+        }
+        recycler.join().unwrap();
+        assert_eq!(map.lookup(old), Lookup::Truncated);
     });
 }

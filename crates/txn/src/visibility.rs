@@ -11,7 +11,9 @@
 //!   log before leaving the proc array, so "not running" means the log is
 //!   final. Asking the log first could see "not committed", then the
 //!   transaction commits and leaves, and the proc array says "not running":
-//!   a committed transaction judged aborted.
+//!   a committed transaction judged aborted. An xid below the logs'
+//!   truncation floor is not running, whatever its (possibly recycled) log
+//!   pages say, however old the session's last snapshot (XIDMAP-FLOOR).
 //!
 //! Hint bits ([`Hints`]) cache final commit-log answers on a row version.
 //! They never change an answer: a committed hint says "committed now", not
@@ -83,8 +85,16 @@ impl Session {
             return true;
         }
         let engine = &self.engine;
+        // XIDMAP-FLOOR: `recent_xmin` is as old as our last snapshot (a
+        // session that only writes takes none), and the logs may since have
+        // recycled the pages of xids above it. Below the floor every xid has
+        // finished, whatever a recycled page would say.
+        if xid < engine.finished_floor() {
+            return false;
+        }
         if let Some(csn) = &engine.csn {
-            // The CSN log is the running set: a final entry means finished.
+            // The CSN log is the running set: a final entry means finished,
+            // and so does an entry truncated since we read the floor.
             return csn.is_running(xid);
         }
         let pa = &engine.procarray;
@@ -121,16 +131,22 @@ impl Session {
             return false;
         }
         // Some session overflowed its cache: `xid` may be one of its uncached
-        // subxids. A sub-aborted xid is not running whatever its top does.
-        if engine.clog.raw_status(xid) == XidStatus::Aborted {
-            return false;
+        // subxids. A sub-aborted xid is not running whatever its top does,
+        // nor is one whose status was truncated since we read the floor
+        // (XIDMAP-FLOOR).
+        match engine.clog.stored_status(xid) {
+            None | Some(XidStatus::Aborted) => return false,
+            Some(_) => {}
         }
         let floor = self.recent_xmin.max(engine.subtrans.map().oldest());
         overflowed_tops.contains(&engine.subtrans.topmost(xid, floor))
     }
 
     /// The state of `xid` now, asking the proc array before the commit log
-    /// (VISIBILITY-ORDER).
+    /// (VISIBILITY-ORDER). An xid below the finished floor is answered from
+    /// the status log without asking the running set (XIDMAP-FLOOR); one
+    /// whose status was itself truncated and recycled panics
+    /// (XIDMAP-TRUNCATE).
     pub fn xid_state(&self, xid: Xid) -> XidState {
         if self.is_current_xid(xid) {
             XidState::Current

@@ -14,14 +14,33 @@
 //! the map lives: truncation only marks pages below the horizon reusable, and
 //! extension recycles such a page for a new page number. That keeps every read
 //! memory-safe without hazard pointers or epochs; the *meaning* of a read is
-//! protected by the rule that nobody asks about an xid below the truncation
-//! point (XIDMAP-TRUNCATE in the crate README), and a read of such an xid is
-//! detected by the page-number tag and answered `None`.
+//! protected by the page-number tag: a read that overlaps a recycle is
+//! answered "truncated", never with the recycled page's words
+//! (XIDMAP-TRUNCATE in the crate README). The truncation point is also a
+//! floor below which every xid has finished (XIDMAP-FLOOR): whoever meets a
+//! truncated xid knows it is not running, without the page.
+//!
+//! Recycling a page, as a reader racing with it sees it (a seqlock whose
+//! sequence number is the tag):
+//!
+//! ```text
+//!   extend (generator lock held)          load(xid)
+//!   truncate: oldest = T      Release     tag == page?       Acquire  (word)
+//!   tag   = u64::MAX          Release     v = words[i]       Acquire
+//!   words = 0, 0, ...         Release     tag == page?       Acquire  (re-check)
+//!   tag   = new page number   Release     -> Some(v), or None: truncated
+//! ```
+//!
+//! A reader whose word load reads a zero (or anything written later) has
+//! synchronised with the Release zeroing, so its re-check sees the tag
+//! changed; a reader that sees the tag changed has synchronised with the
+//! Release tag store, so it sees `oldest` past its xid and answers
+//! "truncated", not "never extended".
 //!
 //! Extension and truncation are serialised by the caller (the xid generator's
 //! lock); reads are lock-free.
 
-use crate::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering::*};
+use crate::sync::atomic::{AtomicPtr, AtomicU64, Ordering::*};
 use crate::xid::Xid;
 
 /// Words per page. Small under loom so models stay tractable.
@@ -29,6 +48,18 @@ use crate::xid::Xid;
 pub(crate) const PAGE_WORDS: usize = 1024;
 #[cfg(loom)]
 pub(crate) const PAGE_WORDS: usize = 2;
+
+/// What the map knows about one xid ([`XidMap::lookup`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Lookup {
+    /// The word describing the xid, read while its page held the xid.
+    Word(u64),
+    /// Below the truncation point, and its page was recycled: the xid has
+    /// finished (XIDMAP-FLOOR), but what this map said about it is gone.
+    Truncated,
+    /// Its page was never extended: the xid was never handed out.
+    Missing,
+}
 
 struct Page {
     /// The page number this page currently holds, or `u64::MAX` while free.
@@ -77,11 +108,14 @@ impl XidMap {
         xid.0 % self.xids_per_word
     }
 
-    /// The oldest xid still described.
+    /// The oldest xid still described: the truncation point. Every xid
+    /// below it has finished (XIDMAP-FLOOR).
     pub(crate) fn oldest(&self) -> Xid {
-        // Relaxed: callers use this as a hint (capacity checks under the xid
-        // generator lock, which also serialises the only writer).
-        Xid(self.oldest.load(Relaxed))
+        // Acquire (XIDMAP-FLOOR): pairs with the Release store in `truncate`,
+        // which follows the horizon computation that chose the point; a
+        // reader that finds an xid below it also sees that xid's final
+        // status-log and CSN-log entries.
+        Xid(self.oldest.load(Acquire))
     }
 
     /// Makes sure the page holding `xid` exists and is zeroed. Called under the
@@ -108,8 +142,9 @@ impl XidMap {
         }
         // SAFETY: pages are allocated above and freed only in Drop.
         let page = unsafe { &*page };
-        // Relaxed: the tag is written only here and in `new`, under the
-        // generator lock, which orders this load after those stores.
+        // Relaxed: the tag is written only here and by the allocation above,
+        // always under the generator lock, which orders this load after those
+        // stores.
         let held = page.tag.load(Relaxed);
         if held == page_no {
             return true;
@@ -118,34 +153,45 @@ impl XidMap {
         if held >= oldest_page {
             return false;
         }
-        // Recycle a page the horizon has passed. No reader may be asking about
-        // xids on it (XIDMAP-TRUNCATE); a reader that does anyway sees a tag
-        // mismatch before or after its read and gets `None`.
-        // Relaxed store of u64::MAX first, then the zeroing, then the Release
-        // store of the new tag: a reader that sees the new tag (Acquire) sees
-        // zeroed words.
-        page.tag.store(u64::MAX, Relaxed);
+        // Recycle a page the truncation point has passed (XIDMAP-TRUNCATE; the
+        // seqlock in the module docs). A reader still asking about an xid of
+        // the old page gets "truncated", never a word of the new one.
+        // Release (XIDMAP-TRUNCATE): pairs with the Acquire tag loads in
+        // `word` and `load`; a reader that sees the page leave its old number
+        // also sees the `truncate` store that allowed it (sequenced before,
+        // under the generator lock), so `lookup` answers `Truncated`.
+        page.tag.store(u64::MAX, Release);
         for w in page.words.iter() {
-            // Relaxed: published by the Release tag store below.
-            w.store(0, Relaxed);
+            // Release (XIDMAP-TRUNCATE): pairs with the Acquire word load in
+            // `load`; a reader that reads this zero, or any later value of the
+            // word, also sees the u64::MAX tag stored above, so its re-check
+            // fails and it never takes the zero for its own xid's word.
+            w.store(0, Release);
         }
-        // Release (XIDMAP-EXTEND): pairs with the Acquire tag load in `word`.
+        // Release (XIDMAP-EXTEND): pairs with the Acquire tag load in `word`;
+        // a reader that sees the new number sees the zeroed words.
         page.tag.store(page_no, Release);
         true
     }
 
-    /// Forgets every xid below `xid`. The caller guarantees nobody will ask
-    /// about those xids again (XIDMAP-TRUNCATE).
+    /// Forgets every xid below `xid`. The caller has computed `xid` as at
+    /// most a horizon (`oldest_considered_running`), so every xid below it
+    /// has finished, and guarantees that nobody still needs what the map said
+    /// about them (XIDMAP-TRUNCATE).
     pub(crate) fn truncate(&self, xid: Xid) {
-        // Relaxed: `oldest` only gates recycling in `extend`, which runs under
-        // the same generator lock as the caller of `truncate`.
+        // Relaxed: the only writer is the caller, under the generator lock.
         if xid.0 > self.oldest.load(Relaxed) {
-            self.oldest.store(xid.0, Relaxed);
+            // Release (XIDMAP-FLOOR): pairs with the Acquire load in `oldest`;
+            // the horizon computation that chose `xid` happened before, and
+            // with it every completion below `xid`.
+            self.oldest.store(xid.0, Release);
         }
     }
 
     /// The word describing `xid`, or `None` if its page does not exist or holds
-    /// another page number (never extended, or truncated and recycled).
+    /// another page number (never extended, or truncated and recycled). For
+    /// the writers of a live xid; readers use [`XidMap::load`] or
+    /// [`XidMap::lookup`], which re-check the tag after reading.
     pub(crate) fn word(&self, xid: Xid) -> Option<&AtomicU64> {
         let page_no = self.page_no(xid);
         let slot = &self.slots[(page_no % self.slots.len() as u64) as usize];
@@ -157,9 +203,10 @@ impl XidMap {
         }
         // SAFETY: a non-null slot points to a page that lives until Drop.
         let page = unsafe { &*page };
-        // Acquire (XIDMAP-EXTEND): pairs with the Release tag store in
+        // Acquire (XIDMAP-EXTEND): pairs with the Release tag stores in
         // `extend`; if the tag matches, the page was zeroed for this page
-        // number before we read any word.
+        // number before we read any word, and if it shows a recycle, the
+        // truncation that allowed it is visible (`lookup`).
         if page.tag.load(Acquire) != page_no {
             return None;
         }
@@ -169,21 +216,39 @@ impl XidMap {
 
 impl XidMap {
     /// Loads the word describing `xid` with Acquire ordering, re-checking
-    /// afterwards that the page was not recycled during the read.
+    /// afterwards that the page was not recycled during the read. `None`:
+    /// the page was never extended for `xid`, or was recycled (see
+    /// [`XidMap::lookup`] to tell the two apart).
     pub(crate) fn load(&self, xid: Xid) -> Option<u64> {
         let word = self.word(xid)?;
-        // Acquire: pairs with the Release read-modify-writes of the status log
-        // and the Release stores of parent links (see their callers).
+        // Acquire: pairs with the Release read-modify-writes of the status
+        // log, the Release stores of parent links and CSN-log entries (see
+        // their callers), and the Release zeroing of a recycle in `extend`:
+        // if this reads a value written after the page left `xid`'s page
+        // number, the re-check below sees the changed tag.
         let value = word.load(Acquire);
-        // Acquire fence: orders the word load before the tag re-check, so a
-        // recycle that overwrote the word is seen as a changed tag.
-        fence(Acquire);
         let page_no = self.page_no(xid);
         let slot = &self.slots[(page_no % self.slots.len() as u64) as usize];
         // SAFETY: `word` returned Some, so the slot holds a live page.
         let page = unsafe { &*slot.load(Acquire) };
-        // Relaxed: ordered by the fence above.
-        (page.tag.load(Relaxed) == page_no).then_some(value)
+        // Acquire (XIDMAP-TRUNCATE): pairs with the Release tag stores of a
+        // recycle in `extend`; a changed tag also shows the truncation point
+        // that allowed the recycle (`lookup`).
+        (page.tag.load(Acquire) == page_no).then_some(value)
+    }
+
+    /// What the map says about `xid`, telling a recycled page (the xid is
+    /// below the truncation point, and finished) from one never extended.
+    pub(crate) fn lookup(&self, xid: Xid) -> Lookup {
+        match self.load(xid) {
+            Some(word) => Lookup::Word(word),
+            // If `load` failed because the page was recycled, one of its
+            // Acquire tag loads read a recycle's Release tag store, and the
+            // truncation past `xid` happened before that store: `oldest`
+            // shows it.
+            None if xid < self.oldest() => Lookup::Truncated,
+            None => Lookup::Missing,
+        }
     }
 }
 
@@ -219,9 +284,15 @@ mod tests {
         assert!(map.extend(Xid(per_page)));
         // The ring holds two pages; a third would overwrite page 0.
         assert!(!map.extend(Xid(2 * per_page)));
+        assert_eq!(map.lookup(Xid(5)), Lookup::Word(7));
+        assert_eq!(map.lookup(Xid(2 * per_page)), Lookup::Missing, "not extended yet");
         map.truncate(Xid(per_page));
+        // Truncated but not yet recycled: the word is still there.
+        assert_eq!(map.lookup(Xid(5)), Lookup::Word(7));
         assert!(map.extend(Xid(2 * per_page)));
         assert!(map.word(Xid(5)).is_none(), "recycled page answers None");
+        assert_eq!(map.lookup(Xid(5)), Lookup::Truncated, "XIDMAP-FLOOR: recycled below the point");
         assert_eq!(map.word(Xid(2 * per_page + 5)).unwrap().load(Relaxed), 0);
+        assert_eq!(map.lookup(Xid(3 * per_page)), Lookup::Missing);
     }
 }

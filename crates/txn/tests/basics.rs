@@ -296,3 +296,59 @@ fn a_long_snapshot_is_named_when_it_fills_the_csn_log() {
         w.commit().unwrap();
     }
 }
+
+/// XIDMAP-FLOOR: a session's `recent_xmin` is the xmin of its last snapshot
+/// and can be arbitrarily old (a session that only runs `INSERT … VALUES`
+/// takes no new snapshot, yet its unique checks ask `xid_state` about xids
+/// found on rows). Once the CSN log (a ring recycled below the horizon) has
+/// reused the page of such an xid, the answer must still be "finished",
+/// with the outcome from the status log, never "in progress" read off a
+/// recycled page (which made the duplicate-key wait spin forever).
+#[test]
+fn a_stale_recent_xmin_still_sees_recycled_xids_finished() {
+    each_mode(|mode| {
+        let engine = snapscale_txn::Engine::new(snapscale_txn::EngineConfig {
+            max_sessions: 4,
+            snapshot_mode: mode,
+            status_log_pages: 2,
+            // The smallest CSN ring: 2 048 xids.
+            csn_log_pages: 2,
+            ..Default::default()
+        });
+        let mut old = engine.attach().unwrap();
+        let mut checker = engine.attach().unwrap();
+        old.begin(ReadCommitted).unwrap();
+        let committed = old.assign_xid().unwrap();
+        // The checker's only snapshot: taken while `committed` runs, so its
+        // recent_xmin is at most `committed` from now on.
+        checker.begin(ReadCommitted).unwrap();
+        checker.statement_snapshot().unwrap();
+        checker.end_statement().unwrap();
+        checker.commit().unwrap();
+        old.commit().unwrap();
+        old.begin(ReadCommitted).unwrap();
+        let aborted = old.assign_xid().unwrap();
+        old.abort();
+        // Enough xids for the CSN ring to recycle both pages several times.
+        let mut w = engine.attach().unwrap();
+        for _ in 0..3 * 2 * 1024 {
+            w.begin(ReadCommitted).unwrap();
+            w.assign_xid().unwrap();
+            w.commit().unwrap();
+        }
+        // The checker, still without a new snapshot, writes and checks rows.
+        checker.begin(ReadCommitted).unwrap();
+        checker.assign_xid().unwrap();
+        assert!(!checker.is_in_progress(committed), "{mode}: finished {committed:?} reads in progress");
+        assert!(!checker.is_in_progress(aborted), "{mode}: finished {aborted:?} reads in progress");
+        assert_eq!(checker.xid_state(committed), XidState::Committed, "{mode}");
+        assert_eq!(checker.xid_state(aborted), XidState::Aborted, "{mode}");
+        // The same once the status log is truncated below them (allowed only
+        // when no row needs their status any more): not running, at once.
+        checker.commit().unwrap();
+        engine.truncate_logs(Xid(aborted.0 + 1));
+        checker.begin(ReadCommitted).unwrap();
+        assert!(!checker.is_in_progress(committed) && !checker.is_in_progress(aborted), "{mode}");
+        checker.commit().unwrap();
+    });
+}

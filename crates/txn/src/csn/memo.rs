@@ -34,6 +34,20 @@ pub(crate) enum Memoized {
 
 struct Page {
     words: Box<[AtomicU64]>,
+    /// Under loom, every page is tracked: a page lost to a racing
+    /// allocation, or never freed, fails the model.
+    #[cfg(loom)]
+    _track: crate::sync::Track<()>,
+}
+
+impl Page {
+    fn new() -> Page {
+        Page {
+            words: (0..WORDS).map(|_| AtomicU64::new(0)).collect(),
+            #[cfg(loom)]
+            _track: crate::sync::Track::new(()),
+        }
+    }
 }
 
 /// See the module documentation.
@@ -101,10 +115,13 @@ impl Memo {
         // Acquire: pairs with the Release CAS below (another thread's).
         let mut p = slot.load(Acquire);
         if p.is_null() {
-            let fresh =
-                Box::into_raw(Box::new(Page { words: (0..WORDS).map(|_| AtomicU64::new(0)).collect() }));
-            // Release: publishes the zeroed page; Acquire on failure: we use
-            // the winner's page.
+            let fresh = Box::into_raw(Box::new(Page::new()));
+            // One compare-and-swap installs the page, so of two threads
+            // racing to allocate it exactly one wins and the other frees its
+            // own (a load-then-store would lose one page and its answers).
+            // Release on success: pairs with the Acquire loads in `get` and
+            // above; publishes the zeroed words. Acquire on failure: pairs
+            // with the winner's Release; we write into its page.
             match slot.compare_exchange(std::ptr::null_mut(), fresh, AcqRel, Acquire) {
                 Ok(_) => p = fresh,
                 Err(winner) => {

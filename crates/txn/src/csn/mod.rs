@@ -12,10 +12,11 @@
 //! ```text
 //!   1. status log: the tree commits (CLOG-TREE)
 //!   2. log[top]  = COMMITTING(owner slot)          Release
-//!   3. csn       = next_csn.fetch_add(1)           SeqCst
+//!   3. csn       = next_csn.fetch_add(1)           AcqRel
 //!   4. log[sub]  = csn for every committed subxid  Release
 //!      log[top]  = csn                             Release
-//!   5. advance oldest_active_xid past finished xids  SeqCst
+//!   5. advance oldest_active past finished xids    Release, one advancer
+//!                                                  at a time (CSN-ADVANCE)
 //! ```
 //!
 //! Snapshot (CSN-SNAPSHOT), in this order:
@@ -29,7 +30,9 @@
 //! ```
 //!
 //! The ordering arguments are in the crate README (CSN-COMMIT,
-//! CSN-SNAPSHOT, CSN-ACQUIRING) and are model-checked in `loom_tests.rs`.
+//! CSN-SNAPSHOT, CSN-ADVANCE, CSN-ACQUIRING) and are model-checked in
+//! `loom_tests.rs`. The log is a ring truncated to the horizon when full;
+//! an xid whose entry was recycled has finished (XIDMAP-FLOOR).
 
 mod memo;
 mod value;
@@ -42,7 +45,7 @@ use crate::snapshot::Snapshot;
 use crate::sync::atomic::{fence, AtomicU64, Ordering::*};
 use crate::sync::Mutex;
 use crate::xid::Xid;
-use crate::xidmap::XidMap;
+use crate::xidmap::{Lookup, XidMap};
 use crossbeam_utils::CachePadded;
 
 /// The xmin-slot value a session stores while it takes a CSN snapshot.
@@ -64,6 +67,10 @@ pub(crate) struct CsnState {
     advancer: Mutex<()>,
     /// CSN-log loads made by visibility checks (for the lab).
     pub(crate) log_loads: AtomicU64,
+    /// Xids passed by advancers of `oldest_active`, counted only under loom:
+    /// the models check that each is passed exactly once.
+    #[cfg(loom)]
+    pub(crate) passed: AtomicU64,
 }
 
 /// What a CSN snapshot needs from its taker.
@@ -82,6 +89,8 @@ impl CsnState {
             next_xid: CachePadded::new(AtomicU64::new(Xid::FIRST_NORMAL.0)),
             advancer: Mutex::new(()),
             log_loads: AtomicU64::new(0),
+            #[cfg(loom)]
+            passed: AtomicU64::new(0),
         }
     }
 
@@ -135,24 +144,31 @@ impl CsnState {
         }
     }
 
-    /// Moves `oldest_active` past every finished xid (amortised O(1) per
-    /// xid: each is passed once). Anyone who finished an xid at or below it
-    /// tries; a failed try-lock is retried after the holder is done, so no
-    /// completion is missed for long.
+    /// Moves `oldest_active` past every finished xid (CSN-ADVANCE;
+    /// amortised O(1) per xid: each is passed once). Anyone who finished an
+    /// xid at or above it tries; a failed try-lock is retried after the
+    /// holder is done, so no completion is left behind.
     fn advance_oldest_active(&self, finished: Xid) {
         loop {
-            // Relaxed: a hint; the advancer re-reads under its lock.
+            // Relaxed: a hint. A value above `finished` was stored by an
+            // advancer that saw our stamp final (it passes only final
+            // entries), so our xid is covered; a stale lower value only sends
+            // us to the lock, under which the value is read again.
             if finished.0 < self.oldest_active.load(Relaxed) {
                 return;
             }
             let Some(_advancer) = self.advancer.try_lock() else {
-                // Someone else is advancing; they may have passed our xid's
-                // position before we stamped it. Wait for them and retry.
+                // CSN-ADVANCE: the holder may have found our entry not yet
+                // final and be about to stop short of it. Wait for it to
+                // finish, then retry, so our xid is passed by it or by us.
                 drop(self.advancer.lock());
                 continue;
             };
-            // Relaxed: only the advancer (we hold its lock) stores it.
+            // Relaxed: only advancers store it, under the lock we hold, whose
+            // acquisition ordered the previous holder's store before this.
             let mut x = self.oldest_active.load(Relaxed);
+            #[cfg(loom)]
+            let start = x;
             // Acquire: pairs with the Release in on_assign.
             let next = self.next_xid.load(Acquire);
             while x < next {
@@ -161,6 +177,10 @@ impl CsnState {
                     _ => break,
                 }
             }
+            // Relaxed: a model-checking statistic, read after every thread
+            // has joined.
+            #[cfg(loom)]
+            self.passed.fetch_add(x - start, Relaxed);
             // Release (CSN-SNAPSHOT step 1): pairs with the Acquire load in
             // `acquire`; everything below `x` was stamped before this store.
             self.oldest_active.store(x, Release);
@@ -184,27 +204,40 @@ impl CsnState {
     }
 
     /// The resolved state of `xid` now: final, or running, waiting out a
-    /// COMMITTING window (never on a lock: spin, then yield).
+    /// COMMITTING window (never on a lock: spin, then yield). An xid whose
+    /// entry was truncated and recycled resolves to `Truncated`: finished,
+    /// outcome in the status log (XIDMAP-FLOOR).
     pub(crate) fn resolve(&self, xid: Xid) -> CsnValue {
         let mut spins = 0u32;
         loop {
             // Relaxed counter: statistics only.
             self.log_loads.fetch_add(1, Relaxed);
-            let value = self.log.load(xid).map_or(CsnValue::InProgress, CsnValue::decode);
+            let value = match self.log.lookup(xid) {
+                Lookup::Word(word) => CsnValue::decode(word),
+                Lookup::Truncated => CsnValue::Truncated,
+                // Never extended: never handed out.
+                Lookup::Missing => CsnValue::InProgress,
+            };
             match value {
                 CsnValue::Committing(_) => {
                     // The owner is between steps 3 and 4: no I/O, no locks.
                     crate::sync::backoff(&mut spins);
                 }
                 CsnValue::Subxact(parent) => match self.resolve(parent) {
-                    CsnValue::Committed(_) => {
+                    CsnValue::Committed(_) | CsnValue::Truncated => {
                         // Children are stamped before the top (step 4): now
-                        // that the top reads committed, our slot is final.
-                        let again = self.log.load(xid).map(CsnValue::decode);
-                        let Some(v @ (CsnValue::Committed(_) | CsnValue::Aborted)) = again else {
-                            panic!("CSN-COMMIT violated: {xid:?} is {again:?} after its top committed");
+                        // that the top reads committed (or finished long
+                        // enough ago to be truncated), our slot is final.
+                        let again = match self.log.lookup(xid) {
+                            Lookup::Word(word) => CsnValue::decode(word),
+                            Lookup::Truncated => CsnValue::Truncated,
+                            Lookup::Missing => CsnValue::InProgress,
                         };
-                        return v;
+                        assert!(
+                            again.is_final(),
+                            "CSN-COMMIT violated: {xid:?} is {again:?} after its top committed"
+                        );
+                        return again;
                     }
                     // An aborted ancestor: the whole subtree is aborted (the
                     // stamps may still be on their way).
@@ -235,6 +268,14 @@ impl CsnState {
         let in_snapshot = match self.resolve(xid) {
             CsnValue::Committed(csn) => csn >= snapshot.csn,
             CsnValue::Aborted => false,
+            // Truncation never passes a live snapshot's advertised xmin, which
+            // is at most `snapshot.xmin`: this snapshot was used after release.
+            CsnValue::Truncated => panic!(
+                "XIDMAP-TRUNCATE violated: CSN of {xid:?} asked under a snapshot with xmin {:?} \
+                 after truncation to {:?} (a snapshot used after its release?)",
+                snapshot.xmin,
+                self.log.oldest()
+            ),
             // Running now: it had not committed when the snapshot was taken,
             // and any later commit gets a CSN >= the snapshot's.
             _ => true,
@@ -263,6 +304,14 @@ impl CsnState {
         // ACQUIRING store in take_csn_snapshot.
         fence(SeqCst);
         (oldest, csn)
+    }
+
+    /// Every xid below this has finished, with its status-log and CSN-log
+    /// entries final (XIDMAP-FLOOR: at least every truncation point).
+    pub(crate) fn oldest_active(&self) -> Xid {
+        // Acquire: pairs with the advancer's Release store; the final entries
+        // of every xid below are visible to the caller.
+        Xid(self.oldest_active.load(Acquire))
     }
 
     /// The next xid (lock-free read).

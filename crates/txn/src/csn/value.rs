@@ -35,6 +35,10 @@ pub(crate) enum CsnValue {
     Subxact(Xid),
     /// Its top-level transaction is committing, owned by this session slot.
     Committing(u32),
+    /// Never stored: what `CsnState::resolve` answers for an xid below the
+    /// log's truncation point whose page was recycled. The xid has finished
+    /// (XIDMAP-FLOOR); the status log says whether it committed.
+    Truncated,
 }
 
 impl CsnValue {
@@ -63,12 +67,13 @@ impl CsnValue {
             }
             CsnValue::Subxact(parent) => SUBXACT_BIT | parent.0,
             CsnValue::Committing(slot) => COMMITTING_BIT | slot as u64,
+            CsnValue::Truncated => unreachable!("a truncated entry is never stored"),
         }
     }
 
     /// True once the value can no longer change.
     pub(crate) fn is_final(self) -> bool {
-        matches!(self, CsnValue::Aborted | CsnValue::Committed(_))
+        matches!(self, CsnValue::Aborted | CsnValue::Committed(_) | CsnValue::Truncated)
     }
 }
 
