@@ -23,7 +23,7 @@ use std::time::Instant;
 use snapscale_lock::{LockConfig, LockManager};
 use snapscale_sinval::{Sinval, SinvalConfig};
 use snapscale_storage::log::{Log, Lsn};
-use snapscale_storage::{checkpoint, NoWal, Table};
+use snapscale_storage::{checkpoint, Table};
 use snapscale_txn::{Engine, IsolationLevel, Session};
 use tracing::info;
 
@@ -89,7 +89,7 @@ pub struct Heap {
 impl Heap {
     fn new(id: u64) -> Heap {
         Heap {
-            table: Table::new(id as u32, Arc::new(NoWal)),
+            table: Table::new(),
             indexes: RwLock::new(HashMap::new()),
             changes: AtomicU64::new(0),
             pruning: Mutex::new(()),
@@ -174,7 +174,7 @@ impl Database {
             commit_gate: tokio::sync::RwLock::new(()),
             data_dir: None,
             _lock: None,
-            catalog: Table::new(0, Arc::new(NoWal)),
+            catalog: Table::new(),
             names: Mutex::new(()),
             storages: RwLock::new(HashMap::new()),
             next_oid: AtomicU32::new(FIRST_OID),

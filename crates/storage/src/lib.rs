@@ -10,11 +10,9 @@ pub mod checkpoint;
 pub mod log;
 mod table;
 mod version;
-mod wal;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
 
 pub use table::{Liveness, Outcome, StorageError, Table};
 pub use version::Tid;
-pub use wal::{NoWal, Wal, WalRecord};

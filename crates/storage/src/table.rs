@@ -26,7 +26,6 @@ use snapscale_sync::{Mutex, RwLock};
 use snapscale_txn::{CommandId, Session, Snapshot, TxnError, Xid, XidState};
 
 use crate::version::{Header, Tid, Version, NO_TID};
-use crate::wal::{Wal, WalRecord};
 
 /// What a write found (PostgreSQL's TM_Result).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -97,19 +96,24 @@ impl std::error::Error for StorageError {}
 
 /// A table of `R` rows. See the module documentation.
 pub struct Table<R> {
-    id: u32,
     slots: RwLock<Vec<Option<Arc<Version<R>>>>>,
     /// Freed tids, reused by later inserts (memory stays flat under updates).
     free: Mutex<Vec<Tid>>,
     /// Serialises xmax changes.
     write: Mutex<()>,
-    wal: Arc<dyn Wal<R>>,
+}
+
+impl<R: Clone + Send + Sync + 'static> Default for Table<R> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl<R: Clone + Send + Sync + 'static> Table<R> {
-    /// An empty table with id `id`, logging through `wal`.
-    pub fn new(id: u32, wal: Arc<dyn Wal<R>>) -> Self {
-        Table { id, slots: RwLock::new(Vec::new()), free: Mutex::new(Vec::new()), write: Mutex::new(()), wal }
+    /// An empty table. Its changes are logged by its user (the SQL layer's
+    /// redo records): this layer keeps row versions in memory only.
+    pub fn new() -> Self {
+        Table { slots: RwLock::new(Vec::new()), free: Mutex::new(Vec::new()), write: Mutex::new(()) }
     }
 
     fn cid(session: &Session) -> Result<CommandId, StorageError> {
@@ -137,13 +141,11 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     }
 
     /// Inserts `data` as a new version owned by the session's current
-    /// (sub)transaction, logging it first.
+    /// (sub)transaction.
     pub fn insert(&self, session: &mut Session, data: R) -> Result<Tid, StorageError> {
         let xid = session.assign_xid()?;
         let cid = Self::cid(session)?;
-        let version = Version::new(xid, cid, data);
-        self.wal.log(WalRecord::Insert { table: self.id, xid, row: &version.data });
-        Ok(self.put(version))
+        Ok(self.put(Version::new(xid, cid, data)))
     }
 
     fn visible(
@@ -299,18 +301,15 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         }
         match change {
             Change::Lock => {
-                self.wal.log(WalRecord::Lock { table: self.id, xid, tid });
                 v.set_xmax(xid, cid, true, NO_TID);
                 Ok(Outcome::Ok(tid))
             }
             Change::Delete => {
-                self.wal.log(WalRecord::Delete { table: self.id, xid, tid });
                 v.set_xmax(xid, cid, false, NO_TID);
                 Ok(Outcome::Ok(tid))
             }
             Change::Update => {
                 let new = Version::new(xid, cid, data.expect("an update carries a row"));
-                self.wal.log(WalRecord::Update { table: self.id, xid, old: tid, row: &new.data });
                 let new_tid = self.put(new);
                 v.set_xmax(xid, cid, false, new_tid);
                 Ok(Outcome::Ok(new_tid))

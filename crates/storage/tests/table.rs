@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use snapscale_storage::{NoWal, Outcome, Table, Tid};
+use snapscale_storage::{Outcome, Table, Tid};
 use snapscale_txn::{Engine, EngineConfig, IsolationLevel::*, Session, SnapshotMode};
 
 fn engine(mode: SnapshotMode) -> Arc<Engine> {
@@ -15,7 +15,7 @@ fn engine(mode: SnapshotMode) -> Arc<Engine> {
 }
 
 fn table<R: Clone + Send + Sync + 'static>() -> Table<R> {
-    Table::new(1, Arc::new(NoWal))
+    Table::new()
 }
 
 /// Rows visible to a fresh READ COMMITTED statement of `s`.
