@@ -7,6 +7,7 @@ use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 use pgwire::messages::response::{ErrorResponse, NoticeResponse};
 use pgwire::messages::PgWireBackendMessage;
 use snapscale_sql::wire::encode_binary;
+use snapscale_sql::SqlState;
 use snapscale_sql::{Column, Notice, SqlError, SqlType, Value};
 
 /// An ErrorResponse; `severity` is ERROR or FATAL.
@@ -14,7 +15,7 @@ pub fn error(severity: &str, e: &SqlError) -> PgWireBackendMessage {
     let mut fields = vec![
         (b'S', severity.to_owned()),
         (b'V', severity.to_owned()),
-        (b'C', e.code.to_owned()),
+        (b'C', e.code.code().to_owned()),
         (b'M', e.message.clone()),
     ];
     if let Some(d) = &e.detail {
@@ -31,7 +32,7 @@ pub fn notice(n: Notice) -> PgWireBackendMessage {
     let fields = vec![
         (b'S', n.severity.to_owned()),
         (b'V', n.severity.to_owned()),
-        (b'C', n.code.to_owned()),
+        (b'C', n.code.code().to_owned()),
         (b'M', n.message),
     ];
     PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields))
@@ -99,10 +100,13 @@ pub fn data_row(columns: &[Column], binary: &[bool], row: &[Value]) -> PgWireBac
 /// the message `mismatch` words; codes other than 0 and 1 are 22023.
 pub fn formats(codes: &[i16], n: usize, mismatch: impl FnOnce() -> String) -> Result<Vec<bool>, SqlError> {
     if codes.len() > 1 && codes.len() != n {
-        return Err(SqlError::new("08P01", mismatch()));
+        return Err(SqlError::new(SqlState::PROTOCOL_VIOLATION, mismatch()));
     }
     if let Some(bad) = codes.iter().find(|c| !matches!(c, 0 | 1)) {
-        return Err(SqlError::new("22023", format!("unsupported format code: {bad}")));
+        return Err(SqlError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("unsupported format code: {bad}"),
+        ));
     }
     Ok(match codes {
         [] => vec![false; n],
@@ -127,7 +131,12 @@ pub fn declared_type(oid: u32) -> Result<Option<SqlType>, SqlError> {
         1114 => SqlType::Timestamp,
         // unknown: infer from context.
         705 => return Ok(None),
-        other => return Err(SqlError::new("0A000", format!("parameter type oid {other} is not supported"))),
+        other => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("parameter type oid {other} is not supported"),
+            ))
+        }
     }))
 }
 
@@ -142,7 +151,7 @@ mod tests {
         assert_eq!(formats(&[1], 2, never).unwrap(), [true, true]);
         assert_eq!(formats(&[0, 1], 2, never).unwrap(), [false, true]);
         let e = formats(&[0, 1], 3, || "two for three".into()).unwrap_err();
-        assert_eq!((e.code, e.message.as_str()), ("08P01", "two for three"));
+        assert_eq!((e.code.code(), e.message.as_str()), ("08P01", "two for three"));
         assert_eq!(formats(&[7], 1, never).unwrap_err().message, "unsupported format code: 7");
         assert_eq!(formats(&[0, -1], 2, never).unwrap_err().code, "22023");
     }

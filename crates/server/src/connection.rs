@@ -28,6 +28,7 @@ use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQu
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::PgWireBackendMessage;
 use snapscale_sql::wire::decode_param;
+use snapscale_sql::SqlState;
 use snapscale_sql::{Cancel, Conn, Database, Output, Prepared, SqlError, Value};
 use tokio::net::TcpStream;
 use tracing::error;
@@ -241,7 +242,7 @@ impl Protocol {
         self.conn.abandon();
         // Portals belong to the transaction that just ended.
         self.portals.clear();
-        self.send_error(&SqlError::new("XX000", format!("internal error: {what}"))).await?;
+        self.send_error(&SqlError::new(SqlState::INTERNAL_ERROR, format!("internal error: {what}"))).await?;
         if extended {
             self.skipping = true;
             Ok(())
@@ -296,8 +297,11 @@ impl Protocol {
             Frontend::CopyData(_) | Frontend::CopyDone | Frontend::CopyFail(_) => Ok(()),
             Frontend::FunctionCall => {
                 self.conn.fail();
-                self.send_error(&SqlError::new("0A000", "fast-path function calls are not supported"))
-                    .await?;
+                self.send_error(&SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "fast-path function calls are not supported",
+                ))
+                .await?;
                 self.ready().await
             }
             Frontend::Terminate => Ok(()),
@@ -322,7 +326,10 @@ impl Protocol {
     fn parse(&mut self, name: String, sql: &str, oids: &[u32]) -> Result<(), SqlError> {
         let declared = oids.iter().map(|&o| declared_type(o)).collect::<Result<Vec<_>, _>>()?;
         if !name.is_empty() && self.statements.contains_key(&name) {
-            return Err(SqlError::new("42P05", format!("prepared statement \"{name}\" already exists")));
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_PREPARED_STATEMENT,
+                format!("prepared statement \"{name}\" already exists"),
+            ));
         }
         let prepared = self.conn.prepare_sql(sql, &declared)?;
         self.statements.insert(name, prepared);
@@ -334,10 +341,12 @@ impl Protocol {
     /// statement, the format codes, the values, the result formats.
     fn bind(&mut self, b: Bind) -> Result<(), SqlError> {
         let name = b.statement;
-        let statement =
-            self.statements.get(&name).cloned().ok_or_else(|| {
-                SqlError::new("26000", format!("prepared statement \"{name}\" does not exist"))
-            })?;
+        let statement = self.statements.get(&name).cloned().ok_or_else(|| {
+            SqlError::new(
+                SqlState::INVALID_SQL_STATEMENT_NAME,
+                format!("prepared statement \"{name}\" does not exist"),
+            )
+        })?;
         let n = b.params.len();
         let binary = formats(&b.param_formats, n, || {
             format!("bind message has {} parameter formats but {n} parameters", b.param_formats.len())
@@ -345,7 +354,7 @@ impl Protocol {
         let types = statement.param_types();
         if n != types.len() {
             return Err(SqlError::new(
-                "08P01",
+                SqlState::PROTOCOL_VIOLATION,
                 format!(
                     "bind message supplies {n} parameters, but prepared statement \"{name}\" requires {}",
                     types.len()
@@ -368,7 +377,10 @@ impl Protocol {
             )
         })?;
         if !b.portal.is_empty() && self.portals.contains_key(&b.portal) {
-            return Err(SqlError::new("42P03", format!("cursor \"{}\" already exists", b.portal)));
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_CURSOR,
+                format!("cursor \"{}\" already exists", b.portal),
+            ));
         }
         self.portals.insert(b.portal, Portal { statement, params, binary, pending: None });
         Ok(())
@@ -383,7 +395,7 @@ impl Protocol {
             Target::Statement => {
                 let Some(statement) = self.statements.get(name).cloned() else {
                     return Ok(Err(SqlError::new(
-                        "26000",
+                        SqlState::INVALID_SQL_STATEMENT_NAME,
                         format!("prepared statement \"{name}\" does not exist"),
                     )));
                 };
@@ -393,7 +405,10 @@ impl Protocol {
                 Ok(Ok(statement.columns().map(|c| row_description(c, &[]))))
             }
             Target::Portal => Ok(match self.portals.get(name) {
-                None => Err(SqlError::new("34000", format!("portal \"{name}\" does not exist"))),
+                None => Err(SqlError::new(
+                    SqlState::INVALID_CURSOR_NAME,
+                    format!("portal \"{name}\" does not exist"),
+                )),
                 Some(portal) => Ok(portal.statement.columns().map(|c| row_description(c, &portal.binary))),
             }),
         }
@@ -401,7 +416,10 @@ impl Protocol {
 
     async fn execute(&mut self, name: &str, max_rows: i32) -> std::io::Result<Result<(), SqlError>> {
         let Some(portal) = self.portals.get_mut(name) else {
-            return Ok(Err(SqlError::new("34000", format!("portal \"{name}\" does not exist"))));
+            return Ok(Err(SqlError::new(
+                SqlState::INVALID_CURSOR_NAME,
+                format!("portal \"{name}\" does not exist"),
+            )));
         };
         let statement = Arc::clone(&portal.statement);
         let binary = portal.binary.clone();
@@ -569,7 +587,10 @@ impl Protocol {
                         Frontend::Flush | Frontend::Sync if extended => {}
                         Frontend::Terminate => return Err(std::io::ErrorKind::UnexpectedEof.into()),
                         _ => {
-                            let e = SqlError::new("08P01", "unexpected message type during COPY from stdin");
+                            let e = SqlError::new(
+                                SqlState::PROTOCOL_VIOLATION,
+                                "unexpected message type during COPY from stdin",
+                            );
                             let _ = self.conn.copy_fail("protocol violation");
                             return Ok(Err(e));
                         }

@@ -18,6 +18,7 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 use snapscale_sql::SqlError;
+use snapscale_sql::SqlState;
 
 /// PostgreSQL's PQ_SMALL_MESSAGE_LIMIT: control messages are short.
 pub const SMALL_MESSAGE_LIMIT: usize = 10_000;
@@ -101,7 +102,7 @@ pub enum Refused {
 }
 
 fn violation(message: impl Into<String>) -> SqlError {
-    SqlError::new("08P01", message)
+    SqlError::new(SqlState::PROTOCOL_VIOLATION, message)
 }
 
 /// The largest body a message of type `ty` may declare, or `None` for a
@@ -279,7 +280,10 @@ impl Body {
 /// 22021, naming the bad bytes as PostgreSQL does.
 pub fn invalid_utf8(raw: &[u8], at: usize) -> SqlError {
     let shown: Vec<String> = raw[at..].iter().take(2).map(|b| format!("0x{b:02x}")).collect();
-    SqlError::new("22021", format!("invalid byte sequence for encoding \"UTF8\": {}", shown.join(" ")))
+    SqlError::new(
+        SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+        format!("invalid byte sequence for encoding \"UTF8\": {}", shown.join(" ")),
+    )
 }
 
 #[cfg(test)]
@@ -359,7 +363,7 @@ mod tests {
         }
         // Only −1 means NULL.
         let err = one(b'B', &bind(&[], &[-7], &[])).unwrap_err();
-        assert_eq!((err.code, err.message.as_str()), ("08P01", "insufficient data left in message"));
+        assert_eq!((err.code.code(), err.message.as_str()), ("08P01", "insufficient data left in message"));
         // A length past the end of the message.
         let mut body = bind(&[], &[3], &[]);
         body.truncate(body.len() - 3);

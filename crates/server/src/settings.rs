@@ -451,12 +451,15 @@ impl Settings {
 
 impl snapscale_sql::Gucs for Settings {
     fn set(&mut self, name: &str, value: &str) -> Result<(), snapscale_sql::SqlError> {
-        self.set_in_session(name, value)
-            .map_err(|e| snapscale_sql::SqlError::new(e.sqlstate(), e.to_string()))
+        self.set_in_session(name, value).map_err(|e| {
+            snapscale_sql::SqlError::new(snapscale_sql::SqlState::from_code(e.sqlstate()), e.to_string())
+        })
     }
 
     fn show(&self, name: &str) -> Result<String, snapscale_sql::SqlError> {
-        Settings::show(self, name).map_err(|e| snapscale_sql::SqlError::new(e.sqlstate(), e.to_string()))
+        Settings::show(self, name).map_err(|e| {
+            snapscale_sql::SqlError::new(snapscale_sql::SqlState::from_code(e.sqlstate()), e.to_string())
+        })
     }
 
     fn default_isolation(&self) -> IsolationLevel {

@@ -19,6 +19,7 @@ use crate::plan::{
     Access, Aggregate, Column, CreateTable, Delete, Dep, Grouping, Insert, InsertSource, NewIndex, Plan,
     Projection, Rel, RowLock, Scan, Select, SortKey, Update,
 };
+use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::{SqlType, Value};
 
@@ -37,7 +38,7 @@ pub struct BoundStatement {
 }
 
 fn not_supported(what: impl std::fmt::Display) -> SqlError {
-    SqlError::new("0A000", format!("{what} is not supported"))
+    SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{what} is not supported"))
 }
 
 /// An identifier as PostgreSQL folds it: unquoted names are lower-cased.
@@ -59,7 +60,10 @@ pub fn relation_name(name: &ObjectName) -> Result<String, SqlError> {
     match parts.as_slice() {
         [n] => Ok(n.clone()),
         [schema, n] if schema == "public" || schema == "pg_temp" => Ok(n.clone()),
-        _ => Err(SqlError::new("42P01", format!("relation \"{}\" does not exist", parts.join(".")))),
+        _ => Err(SqlError::new(
+            SqlState::UNDEFINED_TABLE,
+            format!("relation \"{}\" does not exist", parts.join(".")),
+        )),
     }
 }
 
@@ -120,10 +124,9 @@ pub fn bind<R: Resolver>(
 impl<R: Resolver> Binder<'_, R> {
     fn rel(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
         let n = relation_name(name)?;
-        let rel = self
-            .resolver
-            .resolve(&n)?
-            .ok_or_else(|| SqlError::new("42P01", format!("relation \"{n}\" does not exist")))?;
+        let rel = self.resolver.resolve(&n)?.ok_or_else(|| {
+            SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist"))
+        })?;
         self.dep(&n, &rel, mode);
         Ok(rel)
     }
@@ -150,7 +153,12 @@ impl<R: Resolver> Binder<'_, R> {
                             targets.push((n, Some(rel)));
                         }
                         None if *if_exists => targets.push((n, None)),
-                        None => return Err(SqlError::new("42P01", format!("table \"{n}\" does not exist"))),
+                        None => {
+                            return Err(SqlError::new(
+                                SqlState::UNDEFINED_TABLE,
+                                format!("table \"{n}\" does not exist"),
+                            ))
+                        }
                     }
                 }
                 Ok(Plan::DropTable(targets))
@@ -186,7 +194,10 @@ impl<R: Resolver> Binder<'_, R> {
         for col in &c.columns {
             let cname = ident(&col.name);
             if columns.iter().any(|c| c.name == cname) {
-                return Err(SqlError::new("42701", format!("column \"{cname}\" specified more than once")));
+                return Err(SqlError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{cname}\" specified more than once"),
+                ));
             }
             let ty = data_type(&col.data_type)?;
             let mut not_null = false;
@@ -217,14 +228,17 @@ impl<R: Resolver> Binder<'_, R> {
         for (names, unique, primary) in indexes {
             if primary && new_indexes.iter().any(|i: &NewIndex| i.primary) {
                 return Err(SqlError::new(
-                    "42P16",
+                    SqlState::INVALID_TABLE_DEFINITION,
                     format!("multiple primary keys for table \"{name}\" are not allowed"),
                 ));
             }
             let mut positions = Vec::new();
             for n in &names {
                 let p = columns.iter().position(|c| &c.name == n).ok_or_else(|| {
-                    SqlError::new("42703", format!("column \"{n}\" named in key does not exist"))
+                    SqlError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" named in key does not exist"),
+                    )
                 })?;
                 if primary {
                     columns[p].not_null = true;
@@ -301,7 +315,7 @@ impl<R: Resolver> Binder<'_, R> {
                     let n = c.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
                     rel.entry.column(&n).ok_or_else(|| {
                         SqlError::new(
-                            "42703",
+                            SqlState::UNDEFINED_COLUMN,
                             format!("column \"{n}\" of relation \"{}\" does not exist", rel.entry.name),
                         )
                     })
@@ -327,13 +341,13 @@ impl<R: Resolver> Binder<'_, R> {
                     let row = &row.content;
                     if row.len() > targets.len() {
                         return Err(SqlError::new(
-                            "42601",
+                            SqlState::SYNTAX_ERROR,
                             "INSERT has more expressions than target columns",
                         ));
                     }
                     if row.len() < targets.len() {
                         return Err(SqlError::new(
-                            "42601",
+                            SqlState::SYNTAX_ERROR,
                             "INSERT has more target columns than expressions",
                         ));
                     }
@@ -352,7 +366,7 @@ impl<R: Resolver> Binder<'_, R> {
                 let mut q = self.query(source)?;
                 if q.outputs.len() != targets.len() {
                     return Err(SqlError::new(
-                        "42601",
+                        SqlState::SYNTAX_ERROR,
                         if q.outputs.len() > targets.len() {
                             "INSERT has more expressions than target columns"
                         } else {
@@ -391,7 +405,7 @@ impl<R: Resolver> Binder<'_, R> {
             let n = c.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
             let pos = rel.entry.column(&n).ok_or_else(|| {
                 SqlError::new(
-                    "42703",
+                    SqlState::UNDEFINED_COLUMN,
                     format!("column \"{n}\" of relation \"{}\" does not exist", rel.entry.name),
                 )
             })?;
@@ -484,7 +498,10 @@ impl<R: Resolver> Binder<'_, R> {
             _ => return Err(not_supported("joins")),
         };
         if lock && from.is_none() {
-            return Err(SqlError::new("0A000", "FOR UPDATE must specify unqualified relation names"));
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "FOR UPDATE must specify unqualified relation names",
+            ));
         }
         let row_lock = match &from {
             Some((_, alias)) if lock => Some(row_lock(&q.locks, alias)?),
@@ -503,7 +520,10 @@ impl<R: Resolver> Binder<'_, R> {
             // GROUP BY 1 refers to the first output column.
             if let Some(n) = position_literal(g) {
                 let e = outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
-                    SqlError::new("42P10", format!("GROUP BY position {n} is not in select list"))
+                    SqlError::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        format!("GROUP BY position {n} is not in select list"),
+                    )
                 })?;
                 keys.push(e);
             } else {
@@ -526,7 +546,10 @@ impl<R: Resolver> Binder<'_, R> {
             for item in items {
                 let expr = if let Some(n) = position_literal(&item.expr) {
                     outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
-                        SqlError::new("42P10", format!("ORDER BY position {n} is not in select list"))
+                        SqlError::new(
+                            SqlState::INVALID_COLUMN_REFERENCE,
+                            format!("ORDER BY position {n} is not in select list"),
+                        )
                     })?
                 } else if let Some(i) = output_named(&item.expr, &columns) {
                     outputs[i].clone()
@@ -555,7 +578,10 @@ impl<R: Resolver> Binder<'_, R> {
             Some(Grouping { keys, aggs, having })
         };
         if lock && grouping.is_some() {
-            return Err(SqlError::new("0A000", "FOR UPDATE is not allowed with GROUP BY clause"));
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "FOR UPDATE is not allowed with GROUP BY clause",
+            ));
         }
         let (limit, offset) = match &q.limit_clause {
             None => (None, None),
@@ -604,7 +630,10 @@ impl<R: Resolver> Binder<'_, R> {
             match item {
                 SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
                     let Some((_, rel)) = scope.rel else {
-                        return Err(SqlError::new("42601", "SELECT * with no tables specified is not valid"));
+                        return Err(SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            "SELECT * with no tables specified is not valid",
+                        ));
                     };
                     for (i, c) in rel.entry.columns.iter().enumerate() {
                         outputs.push(Expr::Column(i));
@@ -646,8 +675,11 @@ impl<R: Resolver> Binder<'_, R> {
             Some(w) => {
                 let t = self.expr(w, scope);
                 let t = match t {
-                    Err(e) if e.code == "42803" => {
-                        return Err(SqlError::new("42803", "aggregate functions are not allowed in WHERE"))
+                    Err(e) if e.code == SqlState::GROUPING_ERROR => {
+                        return Err(SqlError::new(
+                            SqlState::GROUPING_ERROR,
+                            "aggregate functions are not allowed in WHERE",
+                        ))
                     }
                     other => other?,
                 };
@@ -673,12 +705,15 @@ impl<R: Resolver> Binder<'_, R> {
                 Some(q) => format!("{q}.{name}"),
                 None => name.clone(),
             };
-            SqlError::new("42703", format!("column \"{shown}\" does not exist"))
+            SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{shown}\" does not exist"))
         };
         let Some((alias, rel)) = scope.rel else { return Err(missing()) };
         if let Some(q) = &qualifier {
             if q != alias {
-                return Err(SqlError::new("42P01", format!("missing FROM-clause entry for table \"{q}\"")));
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{q}\""),
+                ));
             }
         }
         let i = rel.entry.column(&name).ok_or_else(missing)?;
@@ -747,7 +782,7 @@ impl<R: Resolver> Binder<'_, R> {
                     None => SqlType::Int4,
                     Some(other) => {
                         return Err(SqlError::new(
-                            "42883",
+                            SqlState::UNDEFINED_FUNCTION,
                             format!("operator does not exist: - {}", other.name()),
                         ))
                     }
@@ -849,13 +884,15 @@ impl<R: Resolver> Binder<'_, R> {
             ast::Value::Boolean(b) => Typed { e: Expr::Const(Value::Bool(*b)), ty: Some(SqlType::Bool) },
             ast::Value::Null => Typed { e: Expr::Const(Value::Null), ty: None },
             ast::Value::Placeholder(p) => {
-                let n: usize = p
-                    .strip_prefix('$')
-                    .and_then(|d| d.parse().ok())
-                    .filter(|&n| n >= 1)
-                    .ok_or_else(|| SqlError::new("42601", format!("syntax error at or near \"{p}\"")))?;
+                let n: usize =
+                    p.strip_prefix('$').and_then(|d| d.parse().ok()).filter(|&n| n >= 1).ok_or_else(
+                        || SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{p}\"")),
+                    )?;
                 if n > 65535 {
-                    return Err(SqlError::new("42P02", format!("there is no parameter ${n}")));
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_PARAMETER,
+                        format!("there is no parameter ${n}"),
+                    ));
                 }
                 if self.params.len() < n {
                     self.params.resize(n, None);
@@ -883,7 +920,7 @@ impl<R: Resolver> Binder<'_, R> {
             (Some(x), Some(y)) => {
                 if !comparable(x, y) {
                     return Err(SqlError::new(
-                        "42883",
+                        SqlState::UNDEFINED_FUNCTION,
                         format!("operator does not exist: {} {} {}", x.name(), cmp_symbol(op), y.name()),
                     ));
                 }
@@ -1004,14 +1041,14 @@ impl<R: Resolver> Binder<'_, R> {
                     (None, Some(y)) => (y, y),
                     (None, None) => {
                         return Err(SqlError::new(
-                            "42725",
+                            SqlState::AMBIGUOUS_FUNCTION,
                             format!("operator is not unique: unknown {op} unknown"),
                         ))
                     }
                 };
                 let result = arith_type(ta, arith, tb).ok_or_else(|| {
                     SqlError::new(
-                        "42883",
+                        SqlState::UNDEFINED_FUNCTION,
                         format!("operator does not exist: {} {op} {}", ta.name(), tb.name()),
                     )
                 })?;
@@ -1067,7 +1104,10 @@ impl<R: Resolver> Binder<'_, R> {
                 return Err(not_supported("aggregates with DISTINCT"));
             }
             if self.aggs.is_none() {
-                return Err(SqlError::new("42803", "aggregate functions are not allowed here"));
+                return Err(SqlError::new(
+                    SqlState::GROUPING_ERROR,
+                    "aggregate functions are not allowed here",
+                ));
             }
             let arg = match (func, args.as_slice()) {
                 (AggFunc::CountStar, []) => None,
@@ -1077,8 +1117,11 @@ impl<R: Resolver> Binder<'_, R> {
                     let t = self.expr(a, scope);
                     self.aggs = saved;
                     let t = t.map_err(|e| {
-                        if e.code == "42803" {
-                            SqlError::new("42803", "aggregate function calls cannot be nested")
+                        if e.code == SqlState::GROUPING_ERROR {
+                            SqlError::new(
+                                SqlState::GROUPING_ERROR,
+                                "aggregate function calls cannot be nested",
+                            )
                         } else {
                             e
                         }
@@ -1087,7 +1130,7 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 _ => {
                     return Err(SqlError::new(
-                        "42883",
+                        SqlState::UNDEFINED_FUNCTION,
                         format!("function {name} with {} arguments does not exist", args.len()),
                     ))
                 }
@@ -1103,7 +1146,7 @@ impl<R: Resolver> Binder<'_, R> {
                 (AggFunc::Min | AggFunc::Max, Some(t)) => t,
                 (_, t) => {
                     return Err(SqlError::new(
-                        "42883",
+                        SqlState::UNDEFINED_FUNCTION,
                         format!("function {name}({}) does not exist", t.map_or("unknown", SqlType::name)),
                     ))
                 }
@@ -1131,7 +1174,7 @@ impl<R: Resolver> Binder<'_, R> {
                 Ok(())
             } else {
                 Err(SqlError::new(
-                    "42883",
+                    SqlState::UNDEFINED_FUNCTION,
                     format!("function {name} with {} arguments does not exist", bound.len()),
                 ))
             }
@@ -1168,7 +1211,7 @@ impl<R: Resolver> Binder<'_, R> {
             }
             _ => {
                 return Err(SqlError::new(
-                    "42883",
+                    SqlState::UNDEFINED_FUNCTION,
                     format!(
                         "function {name}({}) does not exist",
                         bound
@@ -1185,9 +1228,9 @@ impl<R: Resolver> Binder<'_, R> {
     fn coerce_to_column(&mut self, t: Typed, col: &ColumnDef) -> Result<Expr, SqlError> {
         let ty = t.ty;
         self.coerce(t, col.ty, Coercion::Assignment, "").map_err(|e| {
-            if e.code == "42804" {
+            if e.code == SqlState::DATATYPE_MISMATCH {
                 SqlError::new(
-                    "42804",
+                    SqlState::DATATYPE_MISMATCH,
                     format!(
                         "column \"{}\" is of type {} but expression is of type {}",
                         col.name,
@@ -1240,7 +1283,10 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 _ => format!("cannot cast type {} to {}", from.name(), target.name()),
             };
-            return Err(SqlError::new(if how == Coercion::Implicit { "42804" } else { "42846" }, message));
+            return Err(SqlError::new(
+                if how == Coercion::Implicit { SqlState::DATATYPE_MISMATCH } else { SqlState::CANNOT_COERCE },
+                message,
+            ));
         }
         // Fold constants now so that range and length errors surface early.
         if let Expr::Const(v) = &t.e {
@@ -1320,7 +1366,7 @@ fn row_lock(clauses: &[ast::LockClause], table: &str) -> Result<RowLock, SqlErro
             let name = relation_name(of)?;
             if name != table {
                 return Err(SqlError::new(
-                    "42P01",
+                    SqlState::UNDEFINED_TABLE,
                     format!(
                         "relation \"{name}\" in FOR {} clause not found in FROM clause",
                         clause.lock_type
@@ -1394,7 +1440,7 @@ impl Grouper<'_> {
             Expr::Column(i) => {
                 let (alias, rel) = self.scope.rel.expect("a column implies a relation");
                 return Err(SqlError::new(
-                    "42803",
+                    SqlState::GROUPING_ERROR,
                     format!(
                         "column \"{alias}.{}\" must appear in the GROUP BY clause or be used in an aggregate function",
                         rel.entry.columns[i].name
@@ -1476,9 +1522,9 @@ fn key_positions(rel: &Rel, names: &[String]) -> Result<Vec<usize>, SqlError> {
     names
         .iter()
         .map(|n| {
-            rel.entry
-                .column(n)
-                .ok_or_else(|| SqlError::new("42703", format!("column \"{n}\" does not exist")))
+            rel.entry.column(n).ok_or_else(|| {
+                SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist"))
+            })
         })
         .collect()
 }
@@ -1501,11 +1547,17 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
             None => Ok(None),
             Some(CharacterLength::IntegerLength { length, .. }) => {
                 if *length == 0 {
-                    return Err(SqlError::new("22023", "length for type varchar must be at least 1"));
+                    return Err(SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "length for type varchar must be at least 1",
+                    ));
                 }
-                u32::try_from(*length)
-                    .map(Some)
-                    .map_err(|_| SqlError::new("22023", "length for type varchar cannot exceed 10485760"))
+                u32::try_from(*length).map(Some).map_err(|_| {
+                    SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "length for type varchar cannot exceed 10485760",
+                    )
+                })
             }
             Some(CharacterLength::Max) => Err(not_supported("varchar(max)")),
         }
@@ -1526,13 +1578,18 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
         }
         DataType::Numeric(_) | DataType::Decimal(_) | DataType::Dec(_) => {
             let _ = ExactNumberInfo::None;
-            return Err(SqlError::new("0A000", "type numeric is not supported yet"));
+            return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "type numeric is not supported yet"));
         }
         DataType::Custom(name, _) => {
             let n = name.to_string().to_lowercase();
             SqlType::from_name(&n, None)?
         }
-        other => return Err(SqlError::new("0A000", format!("type {other} is not supported"))),
+        other => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("type {other} is not supported"),
+            ))
+        }
     })
 }
 

@@ -33,6 +33,7 @@ use crate::catalog::{Database, RelEntry};
 use crate::error::SqlError;
 use crate::plan::{Column, Plan, Rel};
 use crate::preparse::{CopyDirection, Parsed};
+use crate::sqlstate::SqlState;
 use crate::types::{SqlType, Value};
 
 /// Session settings the SQL layer reads and changes (SET / SHOW); the
@@ -66,7 +67,7 @@ pub trait Gucs: Clone + Send + 'static {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
     pub severity: &'static str,
-    pub code: &'static str,
+    pub code: SqlState,
     pub message: String,
 }
 
@@ -296,11 +297,11 @@ impl<G: Gucs> Conn<G> {
         std::mem::take(&mut self.notices)
     }
 
-    pub(crate) fn notice(&mut self, code: &'static str, message: impl Into<String>) {
+    pub(crate) fn notice(&mut self, code: SqlState, message: impl Into<String>) {
         self.notices.push(Notice { severity: "NOTICE", code, message: message.into() });
     }
 
-    fn warning(&mut self, code: &'static str, message: impl Into<String>) {
+    fn warning(&mut self, code: SqlState, message: impl Into<String>) {
         self.notices.push(Notice { severity: "WARNING", code, message: message.into() });
     }
 
@@ -320,7 +321,10 @@ impl<G: Gucs> Conn<G> {
     ) -> Result<Arc<Prepared>, SqlError> {
         let mut parsed = self.parse(sql)?;
         if parsed.len() > 1 {
-            return Err(SqlError::new("42601", "cannot insert multiple commands into a prepared statement"));
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "cannot insert multiple commands into a prepared statement",
+            ));
         }
         match parsed.pop() {
             None => Ok(Arc::new(Prepared {
@@ -393,9 +397,9 @@ impl<G: Gucs> Conn<G> {
                 let mut rels = Vec::new();
                 let mut deps = Vec::new();
                 for t in tables {
-                    let rel = self
-                        .resolve(t)?
-                        .ok_or_else(|| SqlError::new("42P01", format!("relation \"{t}\" does not exist")))?;
+                    let rel = self.resolve(t)?.ok_or_else(|| {
+                        SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{t}\" does not exist"))
+                    })?;
                     deps.push(crate::plan::Dep {
                         name: t.clone(),
                         rel: rel.clone(),
@@ -410,9 +414,9 @@ impl<G: Gucs> Conn<G> {
                 })
             }
             Parsed::Copy { table, columns, direction } => {
-                let rel = self
-                    .resolve(table)?
-                    .ok_or_else(|| SqlError::new("42P01", format!("relation \"{table}\" does not exist")))?;
+                let rel = self.resolve(table)?.ok_or_else(|| {
+                    SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{table}\" does not exist"))
+                })?;
                 let positions = if columns.is_empty() {
                     (0..rel.entry.columns.len()).collect()
                 } else {
@@ -421,7 +425,7 @@ impl<G: Gucs> Conn<G> {
                         .map(|c| {
                             rel.entry.column(c).ok_or_else(|| {
                                 SqlError::new(
-                                    "42703",
+                                    SqlState::UNDEFINED_COLUMN,
                                     format!("column \"{c}\" of relation \"{table}\" does not exist"),
                                 )
                             })
@@ -467,7 +471,7 @@ impl<G: Gucs> Conn<G> {
         };
         if !p.params.is_empty() {
             self.fail();
-            return Err(SqlError::new("42P02", "there is no parameter $1"));
+            return Err(SqlError::new(SqlState::UNDEFINED_PARAMETER, "there is no parameter $1"));
         }
         self.execute(&p, &[]).await
     }
@@ -531,7 +535,10 @@ impl<G: Gucs> Conn<G> {
             }
             let fresh = self.bind_parsed(parsed, &p.declared)?;
             if fresh.params != p.params || fresh.plan.columns() != p.columns {
-                return Err(SqlError::new("0A000", "cached plan must not change result type"));
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cached plan must not change result type",
+                ));
             }
             *p.bound.lock().expect("prepared statement lock poisoned") = Some(Arc::new(fresh));
         }
@@ -579,7 +586,7 @@ impl<G: Gucs> Conn<G> {
     /// A broken WAL refuses every write until the server restarts.
     pub(crate) fn prepare_write(&mut self) -> Result<Xid, SqlError> {
         if let Some(e) = self.db.log.as_ref().and_then(|l| l.broken()) {
-            return Err(SqlError::new(e.sqlstate, e.message));
+            return Err(SqlError::new(SqlState::from_code(e.sqlstate), e.message));
         }
         let xid = self.session.assign_xid().map_err(txn_error)?;
         let level = self.levels.last_mut().expect("a transaction is open");
@@ -692,7 +699,7 @@ impl<G: Gucs> Conn<G> {
                     }
                     Err(e) => Err(e),
                 }
-                .map_err(|e| SqlError::new(e.sqlstate, e.message));
+                .map_err(|e| SqlError::new(SqlState::from_code(e.sqlstate), e.message));
             }
         }
         if let Err(e) = committed {
@@ -796,7 +803,7 @@ impl<G: Gucs> Conn<G> {
             Statement::ReleaseSavepoint { name } => self.release(&name.value),
             Statement::ShowVariable { variable } => self.show(variable),
             Statement::Set(set) => self.set(set),
-            other => Err(SqlError::new("0A000", format!("{other} is not supported"))),
+            other => Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{other} is not supported"))),
         }
     }
 
@@ -810,11 +817,14 @@ impl<G: Gucs> Conn<G> {
                     }
                     TransactionIsolationLevel::RepeatableRead => IsolationLevel::RepeatableRead,
                     TransactionIsolationLevel::Serializable => {
-                        return Err(SqlError::new("0A000", "SERIALIZABLE isolation is not supported yet"));
+                        return Err(SqlError::new(
+                            SqlState::FEATURE_NOT_SUPPORTED,
+                            "SERIALIZABLE isolation is not supported yet",
+                        ));
                     }
                     other => {
                         return Err(SqlError::new(
-                            "0A000",
+                            SqlState::FEATURE_NOT_SUPPORTED,
                             format!("isolation level {other} is not supported"),
                         ))
                     }
@@ -824,7 +834,7 @@ impl<G: Gucs> Conn<G> {
         let tag = if begin { "BEGIN" } else { "START TRANSACTION" };
         match self.block {
             Block::Open | Block::Failed => {
-                self.warning("25001", "there is already a transaction in progress");
+                self.warning(SqlState::ACTIVE_SQL_TRANSACTION, "there is already a transaction in progress");
             }
             Block::Implicit => {
                 // BEGIN inside a multi-statement Query turns its implicit
@@ -842,7 +852,7 @@ impl<G: Gucs> Conn<G> {
     async fn commit(&mut self) -> Result<Output, SqlError> {
         match self.block {
             Block::Idle => {
-                self.warning("25P01", "there is no transaction in progress");
+                self.warning(SqlState::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress");
                 Ok(Output::Command("COMMIT".into()))
             }
             Block::Failed => Ok(self.rollback()),
@@ -856,7 +866,7 @@ impl<G: Gucs> Conn<G> {
 
     fn rollback(&mut self) -> Output {
         if self.block == Block::Idle {
-            self.warning("25P01", "there is no transaction in progress");
+            self.warning(SqlState::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress");
         } else {
             self.abort_transaction();
             self.block = Block::Idle;
@@ -866,7 +876,10 @@ impl<G: Gucs> Conn<G> {
 
     fn require_block(&self, what: &str) -> Result<(), SqlError> {
         if matches!(self.block, Block::Idle | Block::Implicit) {
-            return Err(SqlError::new("25P01", format!("{what} can only be used in transaction blocks")));
+            return Err(SqlError::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                format!("{what} can only be used in transaction blocks"),
+            ));
         }
         Ok(())
     }
@@ -880,10 +893,12 @@ impl<G: Gucs> Conn<G> {
     }
 
     fn find_savepoint(&self, name: &str) -> Result<usize, SqlError> {
-        self.savepoints
-            .iter()
-            .rposition(|n| n == name)
-            .ok_or_else(|| SqlError::new("3B001", format!("savepoint \"{name}\" does not exist")))
+        self.savepoints.iter().rposition(|n| n == name).ok_or_else(|| {
+            SqlError::new(
+                SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+                format!("savepoint \"{name}\" does not exist"),
+            )
+        })
     }
 
     fn release(&mut self, name: &str) -> Result<Output, SqlError> {
@@ -913,7 +928,10 @@ impl<G: Gucs> Conn<G> {
     fn rollback_to(&mut self, name: &str) -> Result<Output, SqlError> {
         self.require_block("ROLLBACK TO SAVEPOINT")?;
         if self.savepoints.is_empty() && self.block == Block::Failed {
-            return Err(SqlError::new("3B001", format!("savepoint \"{name}\" does not exist")));
+            return Err(SqlError::new(
+                SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+                format!("savepoint \"{name}\" does not exist"),
+            ));
         }
         let at = self.find_savepoint(name)?;
         while self.savepoints.len() > at {
@@ -967,7 +985,10 @@ impl<G: Gucs> Conn<G> {
 
     fn set(&mut self, set: &Set) -> Result<Output, SqlError> {
         let Set::SingleAssignment { variable, values, .. } = set else {
-            return Err(SqlError::new("0A000", format!("{set} is not supported yet")));
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("{set} is not supported yet"),
+            ));
         };
         let name = variable.to_string().to_ascii_lowercase();
         let value = match values.as_slice() {
@@ -1024,10 +1045,15 @@ impl<G: Gucs> Conn<G> {
                 .db
                 .catalog
                 .delete(&mut self.session, tid)
-                .map_err(|e| SqlError::new("XX000", e.to_string()))?
+                .map_err(|e| SqlError::new(SqlState::INTERNAL_ERROR, e.to_string()))?
             {
                 snapscale_storage::Outcome::Ok(_) => {}
-                other => return Err(SqlError::new("XX000", format!("temporary table row: {other:?}"))),
+                other => {
+                    return Err(SqlError::new(
+                        SqlState::INTERNAL_ERROR,
+                        format!("temporary table row: {other:?}"),
+                    ))
+                }
             }
             let level = self.levels.last_mut().expect("a transaction is open");
             level.dropped.push(entry.storage);
@@ -1128,10 +1154,9 @@ impl<G: Gucs> Resolver for Conn<G> {
             }
         }
         let Some((tid, entry)) = found else { return Ok(None) };
-        let heap = self
-            .db
-            .storage(entry.storage)
-            .ok_or_else(|| SqlError::new("XX000", format!("storage of relation \"{name}\" is missing")))?;
+        let heap = self.db.storage(entry.storage).ok_or_else(|| {
+            SqlError::new(SqlState::INTERNAL_ERROR, format!("storage of relation \"{name}\" is missing"))
+        })?;
         let rel = Rel { entry, heap, catalog_tid: tid };
         self.cache.insert(name.to_owned(), rel.clone());
         Ok(Some(rel))
@@ -1162,20 +1187,23 @@ fn show_column(variable: &[ast::Ident]) -> String {
 }
 
 pub(crate) fn aborted_block() -> SqlError {
-    SqlError::new("25P02", "current transaction is aborted, commands ignored until end of transaction block")
+    SqlError::new(
+        SqlState::IN_FAILED_SQL_TRANSACTION,
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
 }
 
 pub(crate) fn canceled() -> SqlError {
-    SqlError::new("57014", "canceling statement due to user request")
+    SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to user request")
 }
 
 pub(crate) fn txn_error(e: snapscale_txn::TxnError) -> SqlError {
-    SqlError::new(e.sqlstate(), e.to_string())
+    SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string())
 }
 
 pub(crate) fn lock_error(e: snapscale_lock::LockError) -> SqlError {
     let detail = e.detail().map(str::to_owned);
-    let mut err = SqlError::new(e.sqlstate(), e.to_string());
+    let mut err = SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string());
     err.detail = detail;
     err
 }

@@ -2,6 +2,7 @@
 //! for NULL, backslash escapes, and an optional `\.` end-of-data line.
 
 use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 use crate::types::Value;
 
 /// Splits one line (without its newline) into fields; `None` is NULL.
@@ -20,7 +21,10 @@ fn unescape(raw: &str) -> Result<String, SqlError> {
             continue;
         }
         let Some(e) = chars.next() else {
-            return Err(SqlError::new("22P04", "unterminated backslash escape in COPY data"));
+            return Err(SqlError::new(
+                SqlState::BAD_COPY_FILE_FORMAT,
+                "unterminated backslash escape in COPY data",
+            ));
         };
         match e {
             'b' => field.push('\u{8}'),

@@ -18,6 +18,7 @@ use crate::durable::Redo;
 use crate::error::SqlError;
 use crate::index::Key;
 use crate::plan::{CreateTable, NewIndex, Rel};
+use crate::sqlstate::SqlState;
 
 impl<G: Gucs> Conn<G> {
     fn level(&mut self) -> &mut crate::conn::Level {
@@ -47,10 +48,16 @@ impl<G: Gucs> Conn<G> {
                 if exists {
                     drop(_names);
                     if c.if_not_exists {
-                        self.notice("42P07", format!("relation \"{}\" already exists, skipping", c.name));
+                        self.notice(
+                            SqlState::DUPLICATE_TABLE,
+                            format!("relation \"{}\" already exists, skipping", c.name),
+                        );
                         return Ok(Output::Command("CREATE TABLE".into()));
                     }
-                    return Err(SqlError::new("42P07", format!("relation \"{}\" already exists", c.name)));
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{}\" already exists", c.name),
+                    ));
                 }
                 match wait {
                     Some(x) => Err(x),
@@ -82,7 +89,7 @@ impl<G: Gucs> Conn<G> {
                             .db
                             .catalog
                             .insert(&mut self.session, Arc::clone(&entry))
-                            .map_err(|e| SqlError::new("XX000", e.to_string()))?;
+                            .map_err(|e| SqlError::new(SqlState::INTERNAL_ERROR, e.to_string()))?;
                         Ok((entry, tid))
                     }
                 }
@@ -108,7 +115,10 @@ impl<G: Gucs> Conn<G> {
         for (name, rel) in targets {
             match rel {
                 Some(rel) => self.drop_relation(rel).await?,
-                None => self.notice("00000", format!("table \"{name}\" does not exist, skipping")),
+                None => self.notice(
+                    SqlState::SUCCESSFUL_COMPLETION,
+                    format!("table \"{name}\" does not exist, skipping"),
+                ),
             }
         }
         Ok(Output::Command("DROP TABLE".into()))
@@ -135,7 +145,7 @@ impl<G: Gucs> Conn<G> {
                 Some(entry) => self.db.catalog.update(&mut self.session, rel.catalog_tid, Arc::clone(entry)),
                 None => self.db.catalog.delete(&mut self.session, rel.catalog_tid),
             }
-            .map_err(|e| SqlError::new("XX000", e.to_string()))?;
+            .map_err(|e| SqlError::new(SqlState::INTERNAL_ERROR, e.to_string()))?;
             match outcome {
                 Outcome::Ok(tid) => {
                     self.level().invalidations.push(Invalidation::Relation(rel.entry.oid));
@@ -146,7 +156,7 @@ impl<G: Gucs> Conn<G> {
                     }));
                 }
                 Outcome::BeingModified(x) => self.wait_for_xid(x).await?,
-                _ => return Err(SqlError::new("XX000", "tuple concurrently updated")),
+                _ => return Err(SqlError::new(SqlState::INTERNAL_ERROR, "tuple concurrently updated")),
             }
         }
     }
@@ -160,16 +170,22 @@ impl<G: Gucs> Conn<G> {
         let entry = &rel.entry;
         if index.primary && entry.indexes.iter().any(|i| i.primary) {
             return Err(SqlError::new(
-                "42P16",
+                SqlState::INVALID_TABLE_DEFINITION,
                 format!("multiple primary keys for table \"{}\" are not allowed", entry.name),
             ));
         }
         if entry.indexes.iter().any(|i| i.name == index.name) {
             if if_not_exists {
-                self.notice("42P07", format!("relation \"{}\" already exists, skipping", index.name));
+                self.notice(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists, skipping", index.name),
+                );
                 return Ok(());
             }
-            return Err(SqlError::new("42P07", format!("relation \"{}\" already exists", index.name)));
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{}\" already exists", index.name),
+            ));
         }
         // Validate against the rows that exist: no NULLs under a primary
         // key, no duplicate among live versions under a unique one.
@@ -186,7 +202,7 @@ impl<G: Gucs> Conn<G> {
                     for &c in &index.columns {
                         if matches!(row[c], crate::types::Value::Null) {
                             return Err(SqlError::new(
-                                "23502",
+                                SqlState::NOT_NULL_VIOLATION,
                                 format!(
                                     "column \"{}\" of relation \"{}\" contains null values",
                                     entry.columns[c].name, entry.name
@@ -204,7 +220,7 @@ impl<G: Gucs> Conn<G> {
                         index.columns.iter().map(|&c| entry.columns[c].name.as_str()).collect();
                     let vals: Vec<String> = key.0.iter().map(|v| v.to_text().unwrap_or_default()).collect();
                     return Err(SqlError::new(
-                        "23505",
+                        SqlState::UNIQUE_VIOLATION,
                         format!("could not create unique index \"{}\"", index.name),
                     )
                     .with_detail(format!(
@@ -253,9 +269,9 @@ impl<G: Gucs> Conn<G> {
                 .db
                 .catalog
                 .update(&mut self.session, rel.catalog_tid, new)
-                .map_err(|e| SqlError::new("XX000", e.to_string()))?;
+                .map_err(|e| SqlError::new(SqlState::INTERNAL_ERROR, e.to_string()))?;
             let Outcome::Ok(tid) = outcome else {
-                return Err(SqlError::new("XX000", "tuple concurrently updated"));
+                return Err(SqlError::new(SqlState::INTERNAL_ERROR, "tuple concurrently updated"));
             };
             self.level().invalidations.push(Invalidation::Relation(rel.entry.oid));
             // Re-read through the cache so the new row and storage are used.

@@ -40,6 +40,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::catalog::{ColumnDef, IndexDef, RelEntry};
 use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 use crate::types::{SqlType, Value};
 
 pub(crate) const INSERT: u8 = 1;
@@ -217,7 +218,7 @@ pub(crate) struct Reader<'a> {
 }
 
 fn corrupt() -> SqlError {
-    SqlError::new("XX001", "a write-ahead log record or checkpoint is malformed")
+    SqlError::new(SqlState::DATA_CORRUPTED, "a write-ahead log record or checkpoint is malformed")
 }
 
 impl<'a> Reader<'a> {

@@ -2,11 +2,13 @@
 
 use std::fmt;
 
+use crate::sqlstate::SqlState;
+
 /// An error a statement reports to the client.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SqlError {
     /// PostgreSQL's SQLSTATE.
-    pub code: &'static str,
+    pub code: SqlState,
     /// The primary message, worded as PostgreSQL words it.
     pub message: String,
     /// PostgreSQL's DETAIL line, if any.
@@ -17,7 +19,7 @@ pub struct SqlError {
 
 impl SqlError {
     /// An error with `code` and `message`.
-    pub fn new(code: &'static str, message: impl Into<String>) -> SqlError {
+    pub fn new(code: SqlState, message: impl Into<String>) -> SqlError {
         SqlError { code, message: message.into(), detail: None, hint: None }
     }
 
@@ -35,22 +37,28 @@ impl SqlError {
 
     /// 22P02 invalid_text_representation.
     pub fn invalid_input(type_name: &str, input: &str) -> SqlError {
-        SqlError::new("22P02", format!("invalid input syntax for type {type_name}: \"{input}\""))
+        SqlError::new(
+            SqlState::INVALID_TEXT_REPRESENTATION,
+            format!("invalid input syntax for type {type_name}: \"{input}\""),
+        )
     }
 
     /// 22003 numeric_value_out_of_range, for input.
     pub fn out_of_range_input(type_name: &str, input: &str) -> SqlError {
-        SqlError::new("22003", format!("value \"{input}\" is out of range for type {type_name}"))
+        SqlError::new(
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("value \"{input}\" is out of range for type {type_name}"),
+        )
     }
 
     /// 22003 numeric_value_out_of_range, for arithmetic.
     pub fn out_of_range(type_name: &str) -> SqlError {
-        SqlError::new("22003", format!("{type_name} out of range"))
+        SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, format!("{type_name} out of range"))
     }
 
     /// 22012 division_by_zero.
     pub fn division_by_zero() -> SqlError {
-        SqlError::new("22012", "division by zero")
+        SqlError::new(SqlState::DIVISION_BY_ZERO, "division by zero")
     }
 }
 

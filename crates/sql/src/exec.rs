@@ -26,6 +26,7 @@ use crate::index::{Index, Key};
 use crate::plan::{
     Access, Delete, Grouping, Insert, InsertSource, Plan, Rel, RowLock, Scan, Select, SortKey, Update,
 };
+use crate::sqlstate::SqlState;
 use crate::types::{SqlType, Value};
 
 /// One group's key values and aggregate results.
@@ -44,12 +45,17 @@ pub(crate) struct CopyIn {
 fn storage_error(e: StorageError) -> SqlError {
     match e {
         StorageError::Txn(e) => txn_error(e),
-        StorageError::NoTransaction => SqlError::new("25P01", "there is no transaction in progress"),
+        StorageError::NoTransaction => {
+            SqlError::new(SqlState::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress")
+        }
     }
 }
 
 fn serialization_failure(what: &str) -> SqlError {
-    SqlError::new("40001", format!("could not serialize access due to concurrent {what}"))
+    SqlError::new(
+        SqlState::SERIALIZATION_FAILURE,
+        format!("could not serialize access due to concurrent {what}"),
+    )
 }
 
 /// What to do with a row found by a scan.
@@ -280,7 +286,7 @@ impl<G: Gucs> Conn<G> {
     /// OFFSET and LIMIT of `s` (0 and unbounded when absent or NULL).
     fn offset_limit(&self, s: &Select, params: &[Value]) -> Result<(usize, usize), SqlError> {
         let cx = self.ctx(&[], params);
-        let count = |e: &Option<Expr>, code: &'static str, what: &str| -> Result<Option<usize>, SqlError> {
+        let count = |e: &Option<Expr>, code: SqlState, what: &str| -> Result<Option<usize>, SqlError> {
             match e.as_ref().map(|e| e.eval(&cx)).transpose()? {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::Int(n)) if n < 0 => {
@@ -290,8 +296,10 @@ impl<G: Gucs> Conn<G> {
                 Some(_) => Ok(None),
             }
         };
-        let offset = count(&s.offset, "2201X", "OFFSET")?.unwrap_or(0);
-        let limit = count(&s.limit, "2201W", "LIMIT")?.unwrap_or(usize::MAX);
+        let offset =
+            count(&s.offset, SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE, "OFFSET")?.unwrap_or(0);
+        let limit =
+            count(&s.limit, SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE, "LIMIT")?.unwrap_or(usize::MAX);
         Ok((offset, limit))
     }
 
@@ -459,7 +467,7 @@ impl<G: Gucs> Conn<G> {
                 Outcome::BeingModified(xid) => match change {
                     Change::Lock(RowLock::NoWait) => {
                         return Err(SqlError::new(
-                            "55P03",
+                            SqlState::LOCK_NOT_AVAILABLE,
                             format!("could not obtain lock on row in relation \"{}\"", rel.entry.name),
                         ))
                     }
@@ -587,7 +595,7 @@ impl<G: Gucs> Conn<G> {
     /// COPY FROM STDIN data.
     pub async fn copy_data(&mut self, data: &[u8]) -> Result<(), SqlError> {
         let Some(copy) = self.copy.as_mut() else {
-            return Err(SqlError::new("08P01", "unexpected COPY data"));
+            return Err(SqlError::new(SqlState::PROTOCOL_VIOLATION, "unexpected COPY data"));
         };
         copy.pending.extend_from_slice(data);
         let mut result = self.copy_lines(false).await;
@@ -596,7 +604,7 @@ impl<G: Gucs> Conn<G> {
         let limit = self.gucs().max_message_size();
         if let (Ok(()), Some(copy)) = (&result, &self.copy) {
             if copy.pending.len() > limit {
-                result = Err(SqlError::new("54000", "COPY row is too long")
+                result = Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "COPY row is too long")
                     .with_detail(format!("A row of COPY data exceeds max_message_size ({} bytes).", limit)));
             }
         }
@@ -625,7 +633,7 @@ impl<G: Gucs> Conn<G> {
     /// The client gave up the COPY.
     pub fn copy_fail(&mut self, message: &str) -> SqlError {
         self.fail();
-        SqlError::new("57014", format!("COPY from stdin failed: {message}"))
+        SqlError::new(SqlState::QUERY_CANCELED, format!("COPY from stdin failed: {message}"))
     }
 
     /// True while a COPY FROM STDIN is in progress.
@@ -635,7 +643,10 @@ impl<G: Gucs> Conn<G> {
 
     async fn copy_lines(&mut self, at_end: bool) -> Result<(), SqlError> {
         loop {
-            let copy = self.copy.as_mut().ok_or_else(|| SqlError::new("08P01", "unexpected COPY data"))?;
+            let copy = self
+                .copy
+                .as_mut()
+                .ok_or_else(|| SqlError::new(SqlState::PROTOCOL_VIOLATION, "unexpected COPY data"))?;
             if copy.ended {
                 copy.pending.clear();
                 return Ok(());
@@ -660,20 +671,27 @@ impl<G: Gucs> Conn<G> {
             let line_no = copy.line;
             let rel = copy.rel.clone();
             let columns = copy.columns.clone();
-            let text = String::from_utf8(line)
-                .map_err(|_| SqlError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+            let text = String::from_utf8(line).map_err(|_| {
+                SqlError::new(
+                    SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+                    "invalid byte sequence for encoding \"UTF8\"",
+                )
+            })?;
             let fields = copy::parse_line(&text)?;
             let context = |e: SqlError| {
                 let message = format!("{} (COPY {}, line {line_no})", e.message, rel.entry.name);
                 SqlError { message, ..e }
             };
             if fields.len() > columns.len() {
-                return Err(context(SqlError::new("22P04", "extra data after last expected column")));
+                return Err(context(SqlError::new(
+                    SqlState::BAD_COPY_FILE_FORMAT,
+                    "extra data after last expected column",
+                )));
             }
             if fields.len() < columns.len() {
                 let missing = &rel.entry.columns[columns[fields.len()]].name;
                 return Err(context(SqlError::new(
-                    "22P04",
+                    SqlState::BAD_COPY_FILE_FORMAT,
                     format!("missing data for column \"{missing}\""),
                 )));
             }
@@ -692,7 +710,10 @@ impl<G: Gucs> Conn<G> {
 
     async fn vacuum(&mut self, rels: &[Rel], _analyze: bool) -> Result<Output, SqlError> {
         if self.block == crate::conn::Block::Open {
-            return Err(SqlError::new("25001", "VACUUM cannot run inside a transaction block"));
+            return Err(SqlError::new(
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                "VACUUM cannot run inside a transaction block",
+            ));
         }
         let rels: Vec<Rel> = if rels.is_empty() {
             let mut all = Vec::new();
@@ -778,15 +799,18 @@ fn sort_by_keys<T>(
 fn duplicate(rel: &Rel, index: &Index, name: &str, key: &Key) -> SqlError {
     let cols: Vec<&str> = index.columns.iter().map(|&c| rel.entry.columns[c].name.as_str()).collect();
     let vals: Vec<String> = key.0.iter().map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect();
-    SqlError::new("23505", format!("duplicate key value violates unique constraint \"{name}\""))
-        .with_detail(format!("Key ({})=({}) already exists.", cols.join(", "), vals.join(", ")))
+    SqlError::new(
+        SqlState::UNIQUE_VIOLATION,
+        format!("duplicate key value violates unique constraint \"{name}\""),
+    )
+    .with_detail(format!("Key ({})=({}) already exists.", cols.join(", "), vals.join(", ")))
 }
 
 pub(crate) fn check_not_null(entry: &RelEntry, row: &[Value]) -> Result<(), SqlError> {
     for (c, v) in entry.columns.iter().zip(row) {
         if c.not_null && matches!(v, Value::Null) {
             return Err(SqlError::new(
-                "23502",
+                SqlState::NOT_NULL_VIOLATION,
                 format!(
                     "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
                     c.name, entry.name

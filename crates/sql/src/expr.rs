@@ -17,6 +17,7 @@
 use std::cmp::Ordering;
 
 use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::{int_arith, IntOp, SqlType, Value};
 
@@ -169,7 +170,9 @@ pub fn compare(a: &Value, b: &Value, bpchar: bool) -> Result<Ordering, SqlError>
             return Ok(x.trim_end_matches(' ').cmp(y.trim_end_matches(' ')));
         }
     }
-    a.compare(b).ok_or_else(|| SqlError::new("42883", "operator does not exist for these operand types"))
+    a.compare(b).ok_or_else(|| {
+        SqlError::new(SqlState::UNDEFINED_FUNCTION, "operator does not exist for these operand types")
+    })
 }
 
 impl Expr {
@@ -277,7 +280,12 @@ fn eval_neg(a: &Expr, ty: SqlType, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         Value::Null => Value::Null,
         Value::Int(i) => Value::Int(int_arith(ty, IntOp::Sub, 0, i)?),
         Value::Float(f) => Value::Float(-f),
-        _ => return Err(SqlError::new("42883", "operator does not exist: - for this type")),
+        _ => {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "operator does not exist: - for this type",
+            ))
+        }
     })
 }
 
@@ -393,21 +401,35 @@ fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType) -> Result<Value, SqlError
                 Arith::Rem => x % y,
             };
             if r.is_infinite() && x.is_finite() && y.is_finite() {
-                return Err(SqlError::new("22003", "value out of range: overflow"));
+                return Err(SqlError::new(
+                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: overflow",
+                ));
             }
             Value::Float(r)
         }
         (Value::Timestamp(t), Value::Int(_)) | (Value::Int(_), Value::Timestamp(t)) if op == Arith::Add => {
             let _ = t;
-            return Err(SqlError::new("42883", "operator does not exist: timestamp + integer"));
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "operator does not exist: timestamp + integer",
+            ));
         }
         (Value::Date(d), Value::Int(n)) if matches!(op, Arith::Add | Arith::Sub) => {
             let n = if op == Arith::Add { *n } else { -*n };
             let days = i64::from(*d) + n;
-            Value::Date(i32::try_from(days).map_err(|_| SqlError::new("22008", "date out of range"))?)
+            Value::Date(
+                i32::try_from(days)
+                    .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
+            )
         }
         (Value::Date(x), Value::Date(y)) if op == Arith::Sub => Value::Int(i64::from(*x) - i64::from(*y)),
-        _ => return Err(SqlError::new("42883", "operator does not exist for these operand types")),
+        _ => {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "operator does not exist for these operand types",
+            ))
+        }
     })
 }
 
@@ -440,11 +462,12 @@ fn like(s: &str, pattern: &str) -> Result<bool, SqlError> {
         p.push(match c {
             '%' => LikeToken::Any,
             '_' => LikeToken::One,
-            '\\' => {
-                LikeToken::Char(chars.next().ok_or_else(|| {
-                    SqlError::new("22025", "LIKE pattern must not end with escape character")
-                })?)
-            }
+            '\\' => LikeToken::Char(chars.next().ok_or_else(|| {
+                SqlError::new(
+                    SqlState::INVALID_ESCAPE_SEQUENCE,
+                    "LIKE pattern must not end with escape character",
+                )
+            })?),
             c => LikeToken::Char(c),
         });
     }
@@ -497,7 +520,12 @@ fn func(f: Func, args: Vec<Value>, now: i64) -> Result<Value, SqlError> {
                 Func::Upper => Value::Text(s.to_uppercase()),
                 _ => Value::Int(s.chars().count() as i64),
             },
-            other => return Err(SqlError::new("42883", format!("function does not exist for {other:?}"))),
+            other => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function does not exist for {other:?}"),
+                ))
+            }
         },
     })
 }
@@ -505,8 +533,12 @@ fn func(f: Func, args: Vec<Value>, now: i64) -> Result<Value, SqlError> {
 /// Converts `v` to `ty`. Assignment (`explicit = false`) refuses a too
 /// long string (22001); an explicit cast truncates it, as PostgreSQL does.
 pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
-    let type_error =
-        |v: &Value| SqlError::new("42804", format!("cannot convert {} to type {}", describe(v), ty.name()));
+    let type_error = |v: &Value| {
+        SqlError::new(
+            SqlState::DATATYPE_MISMATCH,
+            format!("cannot convert {} to type {}", describe(v), ty.name()),
+        )
+    };
     Ok(match (v, ty) {
         (Value::Null, _) => Value::Null,
         (Value::Int(i), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {

@@ -10,6 +10,7 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 
 use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 use crate::stack::{parser_depth, too_deep, BigStack};
 
 /// Direction of a COPY.
@@ -62,7 +63,7 @@ pub enum Parsed {
 }
 
 fn syntax(near: &str) -> SqlError {
-    SqlError::new("42601", format!("syntax error at or near \"{near}\""))
+    SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{near}\""))
 }
 
 /// Splits `sql` into statements. sqlparser's recursion stops at a depth
@@ -98,7 +99,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             Err(e) => {
                 let message = e.to_string();
                 let message = message.strip_prefix("sql parser error: ").unwrap_or(&message).to_owned();
-                return Err(SqlError::new("42601", format!("syntax error: {message}")));
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error: {message}")));
             }
         }
     }
@@ -186,8 +187,10 @@ fn quoted(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, q: char) -> Resu
             }
             Some(ch) if ch == q => return Ok(word),
             Some(ch) => word.push(ch),
-            None if q == '"' => return Err(SqlError::new("42601", "unterminated quoted identifier")),
-            None => return Err(SqlError::new("42601", "unterminated quoted string")),
+            None if q == '"' => {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "unterminated quoted identifier"))
+            }
+            None => return Err(SqlError::new(SqlState::SYNTAX_ERROR, "unterminated quoted string")),
         }
     }
 }
@@ -246,7 +249,7 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
                         Some("verbose" | "freeze" | "full" | "true" | "on" | "1") => {}
                         Some(other) => {
                             return Err(SqlError::new(
-                                "42601",
+                                SqlState::SYNTAX_ERROR,
                                 format!("unrecognized VACUUM option \"{other}\""),
                             ))
                         }
@@ -270,7 +273,10 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
         }
         Some("copy") => {
             let table = t.next().filter(|w| *w != "(").ok_or_else(|| {
-                SqlError::new("0A000", "COPY (query) is not supported; COPY a table instead")
+                SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "COPY (query) is not supported; COPY a table instead",
+                )
             })?;
             let mut columns = Vec::new();
             if t.peek() == Some(&"(") {
@@ -289,7 +295,7 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
                 (Some("to"), Some("stdout")) => CopyDirection::ToStdout,
                 (Some("from" | "to"), Some(_)) => {
                     return Err(SqlError::new(
-                        "0A000",
+                        SqlState::FEATURE_NOT_SUPPORTED,
                         "COPY with a file or program is not supported; use COPY FROM STDIN or TO STDOUT",
                     ))
                 }
@@ -315,7 +321,7 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
                             Some("text") => {}
                             Some(f) => {
                                 return Err(SqlError::new(
-                                    "0A000",
+                                    SqlState::FEATURE_NOT_SUPPORTED,
                                     format!("COPY format \"{f}\" is not supported"),
                                 ))
                             }
@@ -323,7 +329,7 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
                         },
                         Some(other) => {
                             return Err(SqlError::new(
-                                "0A000",
+                                SqlState::FEATURE_NOT_SUPPORTED,
                                 format!("COPY option \"{other}\" is not supported"),
                             ))
                         }

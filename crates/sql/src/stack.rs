@@ -25,6 +25,7 @@
 use std::marker::PhantomData;
 
 use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 
 /// PostgreSQL's default `max_stack_depth`.
 pub const DEFAULT_MAX_STACK_DEPTH: usize = 2 << 20;
@@ -83,7 +84,7 @@ impl StackDepth {
 
 /// 54001, worded as PostgreSQL words it.
 pub fn too_deep(max: usize) -> SqlError {
-    SqlError::new("54001", "stack depth limit exceeded").with_hint(format!(
+    SqlError::new(SqlState::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(format!(
         "Increase the configuration parameter \"max_stack_depth\" (currently {}kB), after ensuring the \
          platform's stack depth limit is adequate.",
         max >> 10

@@ -2,20 +2,28 @@
 //! results leave as text or binary (rust-postgres asks for binary).
 
 use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 use crate::types::{SqlType, Value};
 
 /// PostgreSQL's epoch (2000-01-01) is the origin of binary dates and
 /// timestamps, as it is of [`Value::Date`] and [`Value::Timestamp`].
 fn protocol_violation(ty: SqlType) -> SqlError {
-    SqlError::new("22P03", format!("incorrect binary data format in bind parameter of type {}", ty.name()))
+    SqlError::new(
+        SqlState::INVALID_BINARY_REPRESENTATION,
+        format!("incorrect binary data format in bind parameter of type {}", ty.name()),
+    )
 }
 
 /// Decodes a Bind parameter of type `ty`; `None` bytes are NULL.
 pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<Value, SqlError> {
     let Some(bytes) = bytes else { return Ok(Value::Null) };
     if !binary {
-        let text = std::str::from_utf8(bytes)
-            .map_err(|_| SqlError::new("22021", "invalid byte sequence for encoding \"UTF8\""))?;
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            SqlError::new(
+                SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+                "invalid byte sequence for encoding \"UTF8\"",
+            )
+        })?;
         return Value::parse(ty, text);
     }
     let fixed = |n: usize| -> Result<&[u8], SqlError> {

@@ -6,6 +6,7 @@
 //! other styles answer 22007 until they are needed.
 
 use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 
 const USECS_PER_DAY: i64 = 86_400_000_000;
 
@@ -45,7 +46,12 @@ fn days_in_month(y: i64, m: u32) -> u32 {
 }
 
 fn parse_ymd(kind: &str, input: &str, text: &str) -> Result<i64, SqlError> {
-    let bad = || SqlError::new("22007", format!("invalid input syntax for type {kind}: \"{input}\""));
+    let bad = || {
+        SqlError::new(
+            SqlState::INVALID_DATETIME_FORMAT,
+            format!("invalid input syntax for type {kind}: \"{input}\""),
+        )
+    };
     let mut parts = text.split('-');
     let (Some(y), Some(m), Some(d), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
         return Err(bad());
@@ -57,7 +63,10 @@ fn parse_ymd(kind: &str, input: &str, text: &str) -> Result<i64, SqlError> {
     let (y, m, d): (i64, u32, u32) =
         (y.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?);
     if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
-        return Err(SqlError::new("22008", format!("date/time field value out of range: \"{input}\"")));
+        return Err(SqlError::new(
+            SqlState::DATETIME_FIELD_OVERFLOW,
+            format!("date/time field value out of range: \"{input}\""),
+        ));
     }
     Ok(days_from_civil(y, m, d) - EPOCH_2000)
 }
@@ -65,13 +74,20 @@ fn parse_ymd(kind: &str, input: &str, text: &str) -> Result<i64, SqlError> {
 /// Parses an ISO date.
 pub fn parse_date(input: &str) -> Result<i32, SqlError> {
     let days = parse_ymd("date", input, input.trim())?;
-    i32::try_from(days).map_err(|_| SqlError::new("22008", format!("date out of range: \"{input}\"")))
+    i32::try_from(days).map_err(|_| {
+        SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("date out of range: \"{input}\""))
+    })
 }
 
 /// Parses an ISO timestamp.
 pub fn parse_timestamp(input: &str) -> Result<i64, SqlError> {
     let t = input.trim();
-    let bad = || SqlError::new("22007", format!("invalid input syntax for type timestamp: \"{input}\""));
+    let bad = || {
+        SqlError::new(
+            SqlState::INVALID_DATETIME_FORMAT,
+            format!("invalid input syntax for type timestamp: \"{input}\""),
+        )
+    };
     let (date, time) = match t.split_once([' ', 'T']) {
         Some((d, tm)) => (d, Some(tm.trim())),
         None => (t, None),
@@ -88,7 +104,10 @@ pub fn parse_timestamp(input: &str) -> Result<i64, SqlError> {
         let (h, mi, s) =
             (num(fields[0])?, num(fields[1])?, if fields.len() == 3 { num(fields[2])? } else { 0 });
         if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..60).contains(&s) {
-            return Err(SqlError::new("22008", format!("date/time field value out of range: \"{input}\"")));
+            return Err(SqlError::new(
+                SqlState::DATETIME_FIELD_OVERFLOW,
+                format!("date/time field value out of range: \"{input}\""),
+            ));
         }
         if !frac.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());

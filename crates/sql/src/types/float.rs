@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 
 /// Parses float8 input: decimal or exponent notation, NaN, [+-]Infinity
 /// (case-insensitive), surrounding whitespace. Overflow is 22003.
@@ -22,7 +23,10 @@ pub(crate) fn parse(input: &str) -> Result<f64, SqlError> {
     let v: f64 = if plausible { t.parse().ok() } else { None }
         .ok_or_else(|| SqlError::invalid_input("double precision", input))?;
     if v.is_infinite() {
-        return Err(SqlError::new("22003", format!("\"{t}\" is out of range for type double precision")));
+        return Err(SqlError::new(
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("\"{t}\" is out of range for type double precision"),
+        ));
     }
     Ok(v)
 }

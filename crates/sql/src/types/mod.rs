@@ -11,6 +11,7 @@ mod float;
 use std::cmp::Ordering;
 
 use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 
 pub use datetime::{format_date, format_timestamp, parse_date, parse_timestamp};
 
@@ -87,8 +88,15 @@ impl SqlType {
             "char" | "character" | "bpchar" => SqlType::Char(length.unwrap_or(1)),
             "date" => SqlType::Date,
             "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
-            "numeric" | "decimal" => return Err(SqlError::new("0A000", "type numeric is not supported yet")),
-            _ => return Err(SqlError::new("42704", format!("type \"{n}\" does not exist"))),
+            "numeric" | "decimal" => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "type numeric is not supported yet",
+                ))
+            }
+            _ => {
+                return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{n}\" does not exist")))
+            }
         })
     }
 }
@@ -158,7 +166,10 @@ fn fit_length(ty: SqlType, input: &str, limit: u32, pad: bool) -> Result<Value, 
     let mut s: String = if len > limit {
         let (keep, excess) = input.split_at(input.char_indices().nth(limit).map_or(input.len(), |(i, _)| i));
         if !excess.chars().all(|c| c == ' ') {
-            return Err(SqlError::new("22001", format!("value too long for type {}({limit})", ty.name())));
+            return Err(SqlError::new(
+                SqlState::STRING_DATA_RIGHT_TRUNCATION_22001,
+                format!("value too long for type {}({limit})", ty.name()),
+            ));
         }
         keep.to_owned()
     } else {
