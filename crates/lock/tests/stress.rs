@@ -5,6 +5,8 @@
 //! checker table, asserting that no other session holds a conflicting mode
 //! at the same time. `SNAPSCALE_STRESS_ITERS` raises the iteration count.
 
+// The checker table is test bookkeeping shared by tokio tasks, outside any
+// loom model: std's `Mutex` is the right one.
 #![allow(clippy::disallowed_types)]
 
 use std::collections::HashMap;

@@ -16,8 +16,6 @@
 //! furthest-behind session is asked to catch up through an async
 //! notification (SINVAL-CATCHUP).
 
-use std::sync::atomic::AtomicBool as StdAtomicBool;
-
 use tokio::sync::Notify;
 
 use crate::message::Invalidation;
@@ -76,8 +74,9 @@ struct Slot {
     /// Set by every writer after publishing; cleared by the owner before it
     /// reads `max` (SINVAL-HASMSG).
     has_messages: AtomicBool,
-    /// A catch-up request is outstanding (owner clears it when it reads).
-    signaled: StdAtomicBool,
+    /// A catch-up request is outstanding: set by the one sender that
+    /// notifies, cleared by the owner when it reads (and by attach).
+    signaled: AtomicBool,
     /// Wakes the owner's idle wait when a catch-up is requested.
     catchup: Notify,
 }
@@ -126,7 +125,7 @@ impl Sinval {
                     next: AtomicU64::new(0),
                     reset: AtomicBool::new(false),
                     has_messages: AtomicBool::new(false),
-                    signaled: StdAtomicBool::new(false),
+                    signaled: AtomicBool::new(false),
                     catchup: Notify::new(),
                 })
                 .collect(),
@@ -150,7 +149,10 @@ impl Sinval {
         s.next.store(self.max.load(Relaxed), Relaxed);
         s.reset.store(false, Relaxed);
         s.has_messages.store(false, Relaxed);
-        s.signaled.store(false, std::sync::atomic::Ordering::Relaxed);
+        // Relaxed: `signaled` guards no data and its only other access, the
+        // swap in `send`, is a read-modify-write that reads the latest value
+        // whatever the ordering (SINVAL-CATCHUP).
+        s.signaled.store(false, Relaxed);
         s.active.store(true, Relaxed);
     }
 
@@ -207,7 +209,13 @@ impl Sinval {
         drop(writer);
         if let Some(slot) = to_signal {
             let s = &self.slots[slot];
-            if !s.signaled.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            // AcqRel (SINVAL-CATCHUP): pairs with the same swap by other
+            // senders. Being one read-modify-write, it lets exactly one of
+            // them notify until the owner's Relaxed clear in `receive` or
+            // `attach` re-arms it; the orderings add nothing the protocol
+            // relies on (the flag guards no data, and `Notify` keeps a permit
+            // with its own synchronisation), so Relaxed would be enough.
+            if !s.signaled.swap(true, AcqRel) {
                 s.catchup.notify_one();
             }
         }
@@ -288,7 +296,10 @@ impl Sinval {
             // Relaxed: owner's own position; cleanup reads it under the
             // exclusive lock.
             s.next.store(max, Relaxed);
-            s.signaled.store(false, std::sync::atomic::Ordering::Relaxed);
+            // Relaxed: re-arms the catch-up request; pairs with the swap in
+            // `send` (see `attach`). A sender that still reads `true` skips
+            // one request, harmless now that we are caught up.
+            s.signaled.store(false, Relaxed);
             return Received::Reset;
         }
         // Relaxed: only we write our position while the shared lock is held.
@@ -302,7 +313,8 @@ impl Sinval {
         }
         // Relaxed: see above.
         s.next.store(max, Relaxed);
-        s.signaled.store(false, std::sync::atomic::Ordering::Relaxed);
+        // Relaxed: re-arms the catch-up request, as in the reset branch.
+        s.signaled.store(false, Relaxed);
         if max > next {
             Received::Messages((max - next) as usize)
         } else {

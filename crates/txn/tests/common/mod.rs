@@ -1,4 +1,6 @@
 //! Helpers shared by the integration tests.
+
+// Each test binary compiles this module and uses only some of its helpers.
 #![allow(dead_code)]
 
 use std::sync::Arc;
