@@ -29,7 +29,7 @@ use pgwire::messages::startup::SecretKey;
 use pgwire::messages::PgWireBackendMessage;
 use snapscale_sql::wire::decode_param;
 use snapscale_sql::SqlState;
-use snapscale_sql::{Cancel, Conn, Database, Output, Prepared, SqlError, Value};
+use snapscale_sql::{Cancel, Conn, Database, Output, Prepared, Row, SqlError, Value};
 use tokio::net::TcpStream;
 use tracing::error;
 
@@ -104,8 +104,8 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     if let Some(app) = started.application_name {
         settings.application_name = app;
     }
-    let pid = started.session.slot() as i32 + 1;
-    let conn = Conn::new(Arc::clone(&shared.db), started.session, settings);
+    let pid = started.backend.pid();
+    let conn = Conn::new(Arc::clone(&shared.db), started.backend, settings);
     shared.cancels().insert(pid, (started.secret, conn.cancel_handle()));
     let _key = CancelKey { shared: Arc::clone(&shared), pid };
     let transport = Transport::new(started.io, started.input, shared.settings.max_message_size);
@@ -132,7 +132,7 @@ struct Portal {
     /// Result formats per column (true = binary).
     binary: Vec<bool>,
     /// Rows not yet sent (a suspended portal) and the tag to send after.
-    pending: Option<(VecDeque<Vec<Value>>, String)>,
+    pending: Option<(VecDeque<Row>, String)>,
 }
 
 struct Protocol {
@@ -185,14 +185,12 @@ impl Protocol {
     }
 
     async fn run(&mut self) -> std::io::Result<()> {
-        let db = self.conn.database();
-        let slot = self.conn.slot();
         loop {
             let message = tokio::select! {
                 m = self.transport.read() => m?,
                 // An idle session still reads the invalidation queue when it
                 // falls behind, so writers never wait for it.
-                () = db.sinval.catchup_requested(slot) => {
+                () = self.conn.catchup_requested() => {
                     self.conn.catch_up();
                     continue;
                 }

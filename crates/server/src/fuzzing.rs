@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snapscale_sql::Database;
-use snapscale_txn::Engine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -35,7 +34,6 @@ pub struct Harness {
     runtime: tokio::runtime::Runtime,
     addr: SocketAddr,
     db: Arc<Database>,
-    engine: Arc<Engine>,
     /// Sessions attached with no client connected (the checkpointer).
     baseline: usize,
     _stop: tokio::sync::oneshot::Sender<()>,
@@ -94,13 +92,12 @@ impl Harness {
             (server, addr)
         });
         let db = Arc::clone(server.database());
-        let engine = Arc::clone(server.engine());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         runtime.spawn(server.run(async {
             let _ = stopped.await;
         }));
-        let baseline = engine.attached_sessions();
-        Harness { runtime, addr, db, engine, baseline, _stop: stop }
+        let baseline = db.attached_sessions();
+        Harness { runtime, addr, db, baseline, _stop: stop }
     }
 
     /// Sends `input` as one client would, then a Sync and a sentinel query;
@@ -141,11 +138,11 @@ impl Harness {
     /// are released, and a new client is served. Panics otherwise.
     pub fn check(&self) {
         let deadline = Instant::now() + SETTLE;
-        while self.engine.attached_sessions() > self.baseline || self.db.locks_held() > 0 {
+        while self.db.attached_sessions() > self.baseline || self.db.locks_held() > 0 {
             assert!(
                 Instant::now() < deadline,
                 "leaked after the connection closed: {} sessions attached (baseline {}), {} locks held",
-                self.engine.attached_sessions(),
+                self.db.attached_sessions(),
                 self.baseline,
                 self.db.locks_held()
             );

@@ -10,9 +10,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use snapscale_lock::LockConfig;
-use snapscale_sql::{Database, Durability};
-use snapscale_txn::{Engine, EngineConfig, Session};
+use snapscale_sql::{Database, DatabaseConfig, Durability};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
@@ -23,11 +21,8 @@ use crate::startup::scram;
 /// A bound server, ready to run.
 pub struct Server {
     shared: Arc<Shared>,
-    engine: Arc<Engine>,
-    /// What `run` hands to the server's runtime: the listener and the
-    /// checkpointer's own proc-array session (PostgreSQL's auxiliary
-    /// process slot), attached before clients can take the slots.
-    parts: Option<(TcpListener, Session)>,
+    /// What `run` hands to the server's runtime.
+    listener: Option<TcpListener>,
     /// Where connections and the checkpointer run; `None` once running.
     runtime: Option<OwnRuntime>,
 }
@@ -72,20 +67,17 @@ impl Server {
                 format!("could not create data directory \"{}\": {e}", settings.data_directory.display()),
             )
         })?;
-        let engine = Engine::new(EngineConfig {
-            // One more slot for the checkpointer.
-            max_sessions: settings.max_connections + 1,
+        let config = DatabaseConfig {
+            max_connections: settings.max_connections,
             snapshot_mode: settings.snapshot_mode,
-            ..EngineConfig::default()
-        });
-        let lock_timeout = (!settings.lock_timeout.is_zero()).then_some(settings.lock_timeout);
-        let durability = Durability {
-            data_dir: settings.data_directory.clone(),
-            fsync: settings.fsync,
-            segment_size: SEGMENT_SIZE,
+            deadlock_timeout: settings.deadlock_timeout,
+            lock_timeout: (!settings.lock_timeout.is_zero()).then_some(settings.lock_timeout),
+            durability: Some(Durability {
+                data_dir: settings.data_directory.clone(),
+                fsync: settings.fsync,
+                segment_size: SEGMENT_SIZE,
+            }),
         };
-        let locks =
-            LockConfig { deadlock_timeout: settings.deadlock_timeout, lock_timeout, ..LockConfig::default() };
         let runtime = OwnRuntime(Some(
             tokio::runtime::Builder::new_multi_thread()
                 .thread_name("snapscale-worker")
@@ -93,14 +85,12 @@ impl Server {
                 .enable_all()
                 .build()?,
         ));
-        let engine2 = Arc::clone(&engine);
         // Recovery reads files: off the async workers.
         let db = runtime
-            .spawn_blocking(move || Database::open(engine2, locks, &durability))
+            .spawn_blocking(move || Database::open(config))
             .await
             .map_err(io::Error::other)?
             .map_err(|e| io::Error::other(format!("start-up failed: {e}")))?;
-        let checkpointer = engine.attach().map_err(io::Error::other)?;
         let addr = format!("{}:{}", settings.listen_addresses, settings.port);
         let listener = std::net::TcpListener::bind(&addr)
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
@@ -112,16 +102,15 @@ impl Server {
         };
         Ok(Server {
             shared: Arc::new(Shared::new(db, settings, scram)),
-            engine,
-            parts: Some((listener, checkpointer)),
+            listener: Some(listener),
             runtime: Some(runtime),
         })
     }
 
     /// The address the server listens on.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        match &self.parts {
-            Some((listener, _)) => listener.local_addr(),
+        match &self.listener {
+            Some(listener) => listener.local_addr(),
             None => Err(io::Error::other("the server has started running")),
         }
     }
@@ -131,36 +120,28 @@ impl Server {
         &self.shared.db
     }
 
-    /// The transaction engine (for tests and diagnostics).
-    pub fn engine(&self) -> &Arc<Engine> {
-        &self.engine
-    }
-
     /// Accepts connections until `shutdown` resolves. Then stops accepting;
     /// open connections end with the runtime, and their sessions abort any
     /// open transaction as they are dropped.
     pub async fn run(mut self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
         let runtime = self.runtime.take().expect("a server runs once");
-        let (listener, checkpointer) = self.parts.take().expect("a server runs once");
+        let listener = self.listener.take().expect("a server runs once");
         let (stop_accepting, stop) = tokio::sync::oneshot::channel::<()>();
         let shared = Arc::clone(&self.shared);
         let main = runtime.spawn(async move {
             let (stop_checkpoints, stopped) = tokio::sync::oneshot::channel::<()>();
-            let checkpoints = tokio::spawn(checkpoint_loop(Arc::clone(&shared), checkpointer, stopped));
+            let checkpoints = tokio::spawn(checkpoint_loop(Arc::clone(&shared), stopped));
             let result = accept_loop(&shared, &listener, async {
                 let _ = stop.await;
             })
             .await;
             // A final checkpoint, so the next start replays nothing.
             let _ = stop_checkpoints.send(());
-            if let Ok(mut session) = checkpoints.await {
-                if let Err(e) = shared.db.checkpoint(&mut session).await {
-                    warn!(error = %e, "the shutdown checkpoint failed; the next start replays the WAL");
-                }
+            let _ = checkpoints.await;
+            if let Err(e) = shared.db.checkpoint().await {
+                warn!(error = %e, "the shutdown checkpoint failed; the next start replays the WAL");
             }
-            if let Some(log) = &shared.db.log {
-                log.shutdown();
-            }
+            shared.db.shutdown();
             result
         });
         tokio::pin!(main);
@@ -178,24 +159,20 @@ impl Server {
 
 /// Takes a checkpoint every `checkpoint_timeout`, or sooner once
 /// `max_wal_size` bytes of WAL were written since the last one.
-async fn checkpoint_loop(
-    shared: Arc<Shared>,
-    mut session: Session,
-    mut stop: tokio::sync::oneshot::Receiver<()>,
-) -> Session {
+async fn checkpoint_loop(shared: Arc<Shared>, mut stop: tokio::sync::oneshot::Receiver<()>) {
     let timeout = shared.settings.checkpoint_timeout;
     let mut last = std::time::Instant::now();
-    let mut redo = shared.db.log.as_ref().map_or(0, |l| l.insert_lsn());
+    let mut redo = shared.db.wal_insert_lsn();
     loop {
         tokio::select! {
-            _ = &mut stop => return session,
+            _ = &mut stop => return,
             () = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
         }
         let due = last.elapsed() >= timeout || shared.db.wal_since(redo) >= shared.settings.max_wal_size;
         if !due {
             continue;
         }
-        match shared.db.checkpoint(&mut session).await {
+        match shared.db.checkpoint().await {
             Ok(Some(at)) => redo = at,
             Ok(None) => {}
             Err(e) => warn!(error = %e, "checkpoint failed; the WAL is kept"),

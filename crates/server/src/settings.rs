@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use snapscale_txn::{IsolationLevel, SnapshotMode};
+use snapscale_sql::{IsolationLevel, SnapshotMode};
 
 /// Every setting the server knows.
 #[derive(Clone, Debug)]
@@ -478,8 +478,8 @@ impl snapscale_sql::Gucs for Settings {
         self.max_message_size
     }
 
-    fn wait_policy(&self) -> snapscale_lock::WaitPolicy {
-        snapscale_lock::WaitPolicy {
+    fn wait_policy(&self) -> snapscale_sql::WaitPolicy {
+        snapscale_sql::WaitPolicy {
             deadlock_timeout: self.deadlock_timeout,
             lock_timeout: (!self.lock_timeout.is_zero()).then_some(self.lock_timeout),
         }

@@ -23,7 +23,7 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{negotiate_tls, MaybeTls};
-use snapscale_txn::Session;
+use snapscale_sql::Backend;
 use tokio::net::TcpStream;
 use tracing::debug;
 
@@ -78,11 +78,11 @@ fn fatal(code: &str, message: impl Into<String>) -> PgWireError {
     PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.into(), message.into())))
 }
 
-/// Startup: checks the packet, attaches the proc-array session, then
+/// Startup: checks the packet, attaches the backend (its proc-array slot), then
 /// authenticates.
 struct Startup<'a> {
     shared: &'a Shared,
-    session: Mutex<Option<Session>>,
+    backend: Mutex<Option<Backend>>,
     application_name: Mutex<Option<String>>,
     secret: i32,
 }
@@ -107,11 +107,11 @@ impl StartupHandler for Startup<'_> {
         }
         // One proc-array slot for the connection's whole life, as a
         // PostgreSQL backend holds its PGPROC (DESIGN.md decision 2).
-        let session = self.shared.db.engine.attach().map_err(|e| fatal(e.sqlstate(), e.to_string()))?;
-        client.set_pid_and_secret_key(session.slot() as i32 + 1, SecretKey::I32(self.secret));
+        let backend = self.shared.db.attach().map_err(|e| fatal(e.code.code(), e.message))?;
+        client.set_pid_and_secret_key(backend.pid(), SecretKey::I32(self.secret));
         *self.application_name.lock().expect("startup state") =
             startup.parameters.get("application_name").cloned();
-        *self.session.lock().expect("startup state") = Some(session);
+        *self.backend.lock().expect("startup state") = Some(backend);
         if let Some(scram) = &self.shared.scram {
             // SCRAM-SHA-256: the handler negotiates, authenticates (28P01
             // on a wrong password) and then sends ParameterStatus.
@@ -128,7 +128,7 @@ pub struct Started {
     pub io: MaybeTls,
     /// What the client sent after its startup packet, already read.
     pub input: BytesMut,
-    pub session: Session,
+    pub backend: Backend,
     pub application_name: Option<String>,
     pub secret: i32,
 }
@@ -138,7 +138,7 @@ pub struct Started {
 /// timeout), after telling the client why where PostgreSQL would.
 pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::Result<Option<Started>> {
     let Some(mut framed) = negotiate_tls::<()>(socket, None).await? else { return Ok(None) };
-    let startup = Startup { shared, session: Mutex::new(None), application_name: Mutex::new(None), secret };
+    let startup = Startup { shared, backend: Mutex::new(None), application_name: Mutex::new(None), secret };
     let deadline = tokio::time::sleep(STARTUP_TIMEOUT);
     tokio::pin!(deadline);
     while !matches!(framed.state(), PgWireConnectionState::ReadyForQuery) {
@@ -166,9 +166,9 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
             return Ok(None);
         }
     }
-    let Some(session) = startup.session.lock().expect("startup state").take() else { return Ok(None) };
+    let Some(backend) = startup.backend.lock().expect("startup state").take() else { return Ok(None) };
     let application_name = startup.application_name.lock().expect("startup state").take();
     SinkExt::<PgWireBackendMessage>::flush(&mut framed).await.map_err(std::io::Error::other)?;
     let parts = framed.into_parts();
-    Ok(Some(Started { io: parts.io, input: parts.read_buf, session, application_name, secret }))
+    Ok(Some(Started { io: parts.io, input: parts.read_buf, backend, application_name, secret }))
 }

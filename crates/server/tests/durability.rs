@@ -4,7 +4,7 @@
 
 mod wire;
 
-use snapscale_txn::SnapshotMode;
+use snapscale_sql::SnapshotMode;
 use tokio_postgres::Client;
 use wire::{connect, rows, start_in};
 

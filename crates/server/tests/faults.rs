@@ -5,7 +5,7 @@
 
 mod wire;
 
-use snapscale_storage::log::Fault;
+use snapscale_sql::WalFault as Fault;
 use tokio_postgres::Client;
 use wire::{code, connect, start_in};
 
@@ -25,7 +25,7 @@ async fn a_full_disk_fails_the_commit_and_stops_writes_until_restart() {
     let server = start_in(Some(&d), |_| {}).await;
     let c = connect(&server).await;
     c.batch_execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)").await.unwrap();
-    server.db.log.as_ref().unwrap().inject_fault(Fault::WriteNoSpace);
+    server.db.inject_wal_fault(Fault::WriteNoSpace);
     // Half a batch reaches the file: some whole change records, no commit.
     assert_eq!(
         code(c.batch_execute("INSERT INTO t VALUES (2), (3), (4), (5), (6), (7)").await),
@@ -59,7 +59,7 @@ async fn a_failed_fsync_is_never_counted_as_success() {
     let server = start_in(Some(&d), |_| {}).await;
     let c = connect(&server).await;
     c.batch_execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)").await.unwrap();
-    server.db.log.as_ref().unwrap().inject_fault(Fault::FsyncIo);
+    server.db.inject_wal_fault(Fault::FsyncIo);
     assert_eq!(code(c.batch_execute("INSERT INTO t VALUES (2)").await), "58030");
     assert_eq!(ids(&c).await, [1], "not acknowledged, not visible");
     assert_eq!(

@@ -7,7 +7,7 @@ mod wire;
 
 use std::time::Duration;
 
-use snapscale_txn::SnapshotMode;
+use snapscale_sql::SnapshotMode;
 use wire::*;
 
 /// The first row's first value.

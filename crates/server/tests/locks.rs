@@ -8,7 +8,7 @@ mod wire;
 
 use std::time::{Duration, Instant};
 
-use snapscale_txn::SnapshotMode;
+use snapscale_sql::SnapshotMode;
 use wire::*;
 
 async fn table(c: &tokio_postgres::Client) {

@@ -4,7 +4,7 @@
 
 mod wire;
 
-use snapscale_txn::SnapshotMode;
+use snapscale_sql::SnapshotMode;
 use wire::{error_code, start, status, tags, Msg, Raw};
 
 #[tokio::test]

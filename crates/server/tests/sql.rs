@@ -9,7 +9,7 @@ mod wire;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use snapscale_txn::SnapshotMode;
+use snapscale_sql::SnapshotMode;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls};
 use wire::{code, connect, rows, start};

@@ -113,9 +113,10 @@ pub enum Expr {
     /// Conversion to a type; `explicit` casts truncate char/varchar.
     Cast(Box<Expr>, SqlType, bool),
     Func(Func, Vec<Expr>),
-    /// Result slot of an aggregate (grouped queries).
+    /// Result slot of an aggregate, as the binder writes it (the planner
+    /// makes it a column of the Aggregate's rows).
     Agg(usize),
-    /// Value of a group key (grouped queries).
+    /// Value of a group key, as the binder writes it (likewise a column).
     GroupKey(usize),
 }
 
@@ -143,9 +144,6 @@ impl Step {
 pub struct Ctx<'a> {
     pub row: &'a [Value],
     pub params: &'a [Value],
-    /// Aggregate results and group keys of the current group.
-    pub aggs: &'a [Value],
-    pub keys: &'a [Value],
     /// The transaction's timestamp (now() is stable within a transaction).
     pub now: i64,
     /// Where this evaluation's recursion started (`max_stack_depth`).
@@ -182,8 +180,10 @@ impl Expr {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Column(i) => Ok(cx.row[*i].clone()),
             Expr::Param(i) => Ok(cx.params[*i].clone()),
-            Expr::Agg(i) => Ok(cx.aggs[*i].clone()),
-            Expr::GroupKey(i) => Ok(cx.keys[*i].clone()),
+            // The planner rewrites both into columns of the Aggregate's rows.
+            Expr::Agg(_) | Expr::GroupKey(_) => {
+                Err(SqlError::new(SqlState::INTERNAL_ERROR, "a group reference outside a grouped query"))
+            }
             inner => match cx.stack.check() {
                 Ok(()) => inner.eval_inner(cx),
                 Err(e) => Err(e),
@@ -589,7 +589,7 @@ mod tests {
     use super::*;
 
     fn cx() -> Ctx<'static> {
-        Ctx { row: &[], params: &[], aggs: &[], keys: &[], now: 0, stack: StackDepth::here(1 << 20) }
+        Ctx { row: &[], params: &[], now: 0, stack: StackDepth::here(1 << 20) }
     }
 
     #[test]

@@ -162,16 +162,6 @@ impl Index {
     pub fn lock_unique(&self) -> MutexGuard<'_, ()> {
         self.unique_check.lock().expect("index lock poisoned")
     }
-
-    /// Number of distinct keys (diagnostics).
-    pub fn len(&self) -> usize {
-        self.entries.read().expect("index lock poisoned").len()
-    }
-
-    /// True if the index has no entries.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// char(n) compares without its padding.

@@ -1,29 +1,50 @@
-//! snapscale's SQL layer: types and values with PostgreSQL's text I/O, the
-//! transactional catalog, the binder, the executor, COPY's text format,
-//! and the per-connection session that ties them to a transaction. The
-//! invariants are in this crate's README.md.
+//! snapscale's SQL layer: from SQL text to work on MVCC storage.
+//!
+//! ```text
+//!   parse      the pre-parser and sqlparser                  parse.rs
+//!   bind       names and types → a logical plan             bind/
+//!   plan       access paths, operators → a physical plan    plan/
+//!   execute    operators over a transaction                 exec/
+//!   xact       the transaction manager: begin → commit      xact.rs
+//!   session    a connection: block, settings, statements    session.rs, control.rs, prepared.rs
+//!   database   what connections share; WAL and recovery     database.rs, redo.rs, catalog.rs
+//! ```
+//!
+//! The invariants and interlocks are in this crate's README.md.
 
 mod bind;
+mod cancel;
 mod catalog;
-mod conn;
+mod control;
 mod copy;
-mod ddl;
-mod durable;
+mod database;
 mod error;
 mod exec;
 mod expr;
 mod index;
+mod parse;
 mod plan;
-mod preparse;
+mod prepared;
+mod redo;
+mod relcache;
+mod session;
 pub mod sqlstate;
 pub mod stack;
 pub mod types;
 pub mod wire;
+mod xact;
 
-pub use catalog::{Database, Durability};
-pub use conn::{Cancel, Conn, Gucs, Notice, Output, Prepared};
+pub use cancel::Cancel;
+pub use catalog::Row;
+pub use database::{Backend, Database, DatabaseConfig, Durability};
 pub use error::SqlError;
+pub use parse::Parsed;
 pub use plan::Column;
-pub use preparse::Parsed;
+pub use prepared::Prepared;
+pub use session::{Conn, Gucs, Output};
+pub use snapscale_lock::WaitPolicy;
+pub use snapscale_storage::log::{Fault as WalFault, Lsn};
+pub use snapscale_txn::{IsolationLevel, SnapshotMode};
 pub use sqlstate::SqlState;
 pub use types::{int_arith, IntOp, SqlType, Value};
+pub use xact::Notice;

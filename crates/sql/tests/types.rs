@@ -44,7 +44,10 @@ fn integers_take_whitespace_and_report_range_errors() {
     assert_eq!(text(SqlType::Int4, "  42 "), "42");
     assert_eq!(text(SqlType::Int2, "-32768"), "-32768");
     let e = error(SqlType::Int4, "4x");
-    assert_eq!((e.code.code(), e.message.as_str()), ("22P02", "invalid input syntax for type integer: \"4x\""));
+    assert_eq!(
+        (e.code.code(), e.message.as_str()),
+        ("22P02", "invalid input syntax for type integer: \"4x\"")
+    );
     let e = error(SqlType::Int4, "2147483648");
     assert_eq!(
         (e.code.code(), e.message.as_str()),
@@ -62,14 +65,20 @@ fn booleans_accept_postgresql_prefixes() {
         assert_eq!(Value::parse(SqlType::Bool, input).unwrap(), Value::Bool(v), "{input}");
     }
     let e = error(SqlType::Bool, "o");
-    assert_eq!((e.code.code(), e.message.as_str()), ("22P02", "invalid input syntax for type boolean: \"o\""));
+    assert_eq!(
+        (e.code.code(), e.message.as_str()),
+        ("22P02", "invalid input syntax for type boolean: \"o\"")
+    );
     assert_eq!(Value::Bool(true).to_text().unwrap(), "t");
 }
 
 #[test]
 fn character_types_follow_assignment_rules() {
     let e = error(SqlType::Varchar(Some(2)), "abcd");
-    assert_eq!((e.code.code(), e.message.as_str()), ("22001", "value too long for type character varying(2)"));
+    assert_eq!(
+        (e.code.code(), e.message.as_str()),
+        ("22001", "value too long for type character varying(2)")
+    );
     assert_eq!(text(SqlType::Varchar(Some(2)), "ab   "), "ab", "excess spaces are dropped");
     assert_eq!(text(SqlType::Char(4), "x"), "x   ", "char(n) pads");
     assert_eq!(error(SqlType::Char(1), "xy").code, "22001");
@@ -82,7 +91,10 @@ fn dates_and_timestamps_read_and_write_iso() {
     assert_eq!(text(SqlType::Date, "2024-02-29"), "2024-02-29");
     assert_eq!(Value::parse(SqlType::Date, "2000-01-01").unwrap(), Value::Date(0), "PostgreSQL's epoch");
     let e = error(SqlType::Date, "2024-02-30");
-    assert_eq!((e.code.code(), e.message.as_str()), ("22008", "date/time field value out of range: \"2024-02-30\""));
+    assert_eq!(
+        (e.code.code(), e.message.as_str()),
+        ("22008", "date/time field value out of range: \"2024-02-30\"")
+    );
     assert_eq!(error(SqlType::Date, "yesterday-ish").code, "22007");
     assert_eq!(error(SqlType::Date, "99-01-01").code, "22007", "two-digit years are not ISO");
     assert_eq!(text(SqlType::Date, "0999-12-31"), "0999-12-31");

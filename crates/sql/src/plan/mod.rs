@@ -1,7 +1,12 @@
-//! Bound statements: what the executor runs. Names are resolved, types
-//! checked and coerced, access paths chosen.
+//! Plans. The binder produces a logical plan ([`Plan`]): names resolved,
+//! types checked and coerced, but no decision about how rows are found.
+//! The planner ([`planner`]) turns it into a physical plan
+//! ([`physical::Statement`]): access paths chosen, and a query as a tree of
+//! operators ([`physical::Node`]) for the executor.
 
-use std::ops::Bound;
+pub mod physical;
+pub mod planner;
+
 use std::sync::Arc;
 
 use snapscale_lock::LockMode;
@@ -9,7 +14,6 @@ use snapscale_storage::Tid;
 
 use crate::catalog::{ColumnDef, Heap, RelEntry};
 use crate::expr::{AggFunc, Expr};
-use crate::index::Index;
 use crate::types::SqlType;
 
 /// A result column.
@@ -36,7 +40,7 @@ impl std::fmt::Debug for Rel {
 
 /// A relation a plan depends on: locked in `mode` before execution, and
 /// re-checked against the catalog cache afterwards (a concurrent DDL makes
-/// the plan stale, and it is bound again).
+/// the plan stale, and it is bound again: PLAN-FRESH).
 #[derive(Clone, Debug)]
 pub struct Dep {
     pub name: String,
@@ -44,27 +48,16 @@ pub struct Dep {
     pub mode: LockMode,
 }
 
-/// How rows are found.
-#[derive(Debug)]
-pub enum Access {
-    /// Every visible version.
-    Seq,
-    /// Equality on the index's leading columns.
-    IndexEq { index: Arc<Index>, probes: Vec<Expr> },
-    /// A range on the index's first column.
-    IndexRange { index: Arc<Index>, lower: Bound<Expr>, upper: Bound<Expr> },
-}
-
-/// Rows of one relation that pass a filter.
+/// The rows of one relation that pass a filter (how to find them is the
+/// planner's choice).
 #[derive(Debug)]
 pub struct Scan {
     pub rel: Rel,
-    pub access: Access,
     pub filter: Option<Expr>,
 }
 
-/// One ORDER BY key, evaluated in the context of an output row.
-#[derive(Debug)]
+/// One ORDER BY key, evaluated over the rows being sorted.
+#[derive(Clone, Debug)]
 pub struct SortKey {
     pub expr: Expr,
     pub desc: bool,
@@ -72,34 +65,20 @@ pub struct SortKey {
 }
 
 /// One aggregate call.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Aggregate {
     pub func: AggFunc,
     pub arg: Option<Expr>,
     pub ty: SqlType,
 }
 
-/// GROUP BY (or aggregates without it: one group).
+/// GROUP BY (or aggregates without it: one group). Expressions above it
+/// refer to its results as `GroupKey(i)` and `Agg(i)`.
 #[derive(Debug)]
 pub struct Grouping {
     pub keys: Vec<Expr>,
     pub aggs: Vec<Aggregate>,
     pub having: Option<Expr>,
-}
-
-/// A SELECT.
-#[derive(Debug)]
-pub struct Select {
-    /// `None`: no FROM clause, one empty input row.
-    pub scan: Option<Scan>,
-    pub grouping: Option<Grouping>,
-    pub outputs: Vec<Expr>,
-    pub columns: Arc<[Column]>,
-    pub order: Vec<SortKey>,
-    pub limit: Option<Expr>,
-    pub offset: Option<Expr>,
-    /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
-    pub lock: Option<RowLock>,
 }
 
 /// What a row lock does when the row is held by another transaction.
@@ -111,6 +90,21 @@ pub enum RowLock {
     NoWait,
     /// SKIP LOCKED: leave the row out.
     SkipLocked,
+}
+
+/// A SELECT.
+#[derive(Debug)]
+pub struct Select {
+    /// `None`: no FROM clause, one empty input row.
+    pub from: Option<Scan>,
+    pub grouping: Option<Grouping>,
+    pub outputs: Vec<Expr>,
+    pub columns: Arc<[Column]>,
+    pub order: Vec<SortKey>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
+    pub lock: Option<RowLock>,
 }
 
 /// Where inserted rows come from.
@@ -147,6 +141,13 @@ pub struct Delete {
     pub returning: Option<Projection>,
 }
 
+/// Output expressions with their columns (RETURNING).
+#[derive(Debug)]
+pub struct Projection {
+    pub exprs: Vec<Expr>,
+    pub columns: Arc<[Column]>,
+}
+
 /// An index to create.
 #[derive(Clone, Debug)]
 pub struct NewIndex {
@@ -166,13 +167,10 @@ pub struct CreateTable {
     pub indexes: Vec<NewIndex>,
 }
 
-/// A bound statement.
+/// Statements the planner passes through as they are: DDL, maintenance,
+/// COPY.
 #[derive(Debug)]
-pub enum Plan {
-    Select(Select),
-    Insert(Insert),
-    Update(Update),
-    Delete(Delete),
+pub enum Utility {
     CreateTable(CreateTable),
     /// Relations to drop; `None` entries are missing names under IF EXISTS.
     DropTable(Vec<(String, Option<Rel>)>),
@@ -200,22 +198,12 @@ pub enum Plan {
     },
 }
 
-/// Output expressions with their columns (RETURNING).
+/// A bound statement, before planning.
 #[derive(Debug)]
-pub struct Projection {
-    pub exprs: Vec<Expr>,
-    pub columns: Arc<[Column]>,
-}
-
-impl Plan {
-    /// The result columns, if the statement returns rows.
-    pub fn columns(&self) -> Option<Arc<[Column]>> {
-        match self {
-            Plan::Select(s) => Some(Arc::clone(&s.columns)),
-            Plan::Insert(Insert { returning, .. })
-            | Plan::Update(Update { returning, .. })
-            | Plan::Delete(Delete { returning, .. }) => returning.as_ref().map(|r| Arc::clone(&r.columns)),
-            _ => None,
-        }
-    }
+pub enum Plan {
+    Select(Select),
+    Insert(Insert),
+    Update(Update),
+    Delete(Delete),
+    Utility(Utility),
 }

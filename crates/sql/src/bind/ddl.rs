@@ -1,0 +1,212 @@
+//! Binding DDL: CREATE TABLE, ALTER TABLE ADD PRIMARY KEY/UNIQUE, CREATE INDEX, and the
+//! column types they name.
+
+use snapscale_lock::LockMode;
+use sqlparser::ast::{self, CharacterLength, DataType, ExactNumberInfo, TableConstraint};
+
+use super::*;
+use crate::catalog::ColumnDef;
+use crate::error::SqlError;
+use crate::plan::{CreateTable, NewIndex, Plan, Rel, Utility};
+use crate::sqlstate::SqlState;
+use crate::types::SqlType;
+
+impl<R: Resolver> Binder<'_, R> {
+    pub(super) fn create_table(&mut self, c: &ast::CreateTable) -> Result<Plan, SqlError> {
+        if c.query.is_some() {
+            return Err(not_supported("CREATE TABLE AS"));
+        }
+        let name = relation_name(&c.name)?;
+        let mut columns: Vec<ColumnDef> = Vec::new();
+        let mut indexes = Vec::new();
+        for col in &c.columns {
+            let cname = ident(&col.name);
+            if columns.iter().any(|c| c.name == cname) {
+                return Err(SqlError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{cname}\" specified more than once"),
+                ));
+            }
+            let ty = data_type(&col.data_type)?;
+            let mut not_null = false;
+            for opt in &col.options {
+                match &opt.option {
+                    ast::ColumnOption::Null => {}
+                    ast::ColumnOption::NotNull => not_null = true,
+                    ast::ColumnOption::PrimaryKey(_) => {
+                        not_null = true;
+                        indexes.push((vec![cname.clone()], true, true));
+                    }
+                    ast::ColumnOption::Unique(_) => indexes.push((vec![cname.clone()], true, false)),
+                    other => return Err(not_supported(format!("column option {other}"))),
+                }
+            }
+            columns.push(ColumnDef { name: cname, ty, not_null });
+        }
+        for constraint in &c.constraints {
+            match constraint {
+                TableConstraint::PrimaryKey(pk) => {
+                    indexes.push((index_columns(&pk.columns)?, true, true));
+                }
+                TableConstraint::Unique(u) => indexes.push((index_columns(&u.columns)?, true, false)),
+                other => return Err(not_supported(format!("constraint {other}"))),
+            }
+        }
+        let mut new_indexes = Vec::new();
+        for (names, unique, primary) in indexes {
+            if primary && new_indexes.iter().any(|i: &NewIndex| i.primary) {
+                return Err(SqlError::new(
+                    SqlState::INVALID_TABLE_DEFINITION,
+                    format!("multiple primary keys for table \"{name}\" are not allowed"),
+                ));
+            }
+            let mut positions = Vec::new();
+            for n in &names {
+                let p = columns.iter().position(|c| &c.name == n).ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" named in key does not exist"),
+                    )
+                })?;
+                if primary {
+                    columns[p].not_null = true;
+                }
+                positions.push(p);
+            }
+            let index_name = index_name(&name, &names, primary, unique);
+            new_indexes.push(NewIndex { name: index_name, columns: positions, unique, primary });
+        }
+        Ok(Plan::Utility(Utility::CreateTable(CreateTable {
+            name,
+            temp: c.temporary,
+            if_not_exists: c.if_not_exists,
+            columns,
+            indexes: new_indexes,
+        })))
+    }
+
+    pub(super) fn alter_table(&mut self, a: &ast::AlterTable) -> Result<Plan, SqlError> {
+        let [ast::AlterTableOperation::AddConstraint { constraint, .. }] = a.operations.as_slice() else {
+            return Err(not_supported("this form of ALTER TABLE"));
+        };
+        let rel = self.rel(&a.name, LockMode::AccessExclusive)?;
+        let (names, primary, given) = match constraint {
+            TableConstraint::PrimaryKey(pk) => (index_columns(&pk.columns)?, true, pk.name.as_ref()),
+            TableConstraint::Unique(u) => (index_columns(&u.columns)?, false, u.name.as_ref()),
+            other => return Err(not_supported(format!("ALTER TABLE ADD {other}"))),
+        };
+        let columns = key_positions(&rel, &names)?;
+        let name = given.map(ident).unwrap_or_else(|| index_name(&rel.entry.name, &names, primary, true));
+        Ok(Plan::Utility(Utility::AddIndex {
+            rel,
+            index: NewIndex { name, columns, unique: true, primary },
+            if_not_exists: false,
+            tag: "ALTER TABLE",
+        }))
+    }
+
+    pub(super) fn create_index(&mut self, c: &ast::CreateIndex) -> Result<Plan, SqlError> {
+        if c.predicate.is_some() || !c.include.is_empty() || c.concurrently {
+            return Err(not_supported("this form of CREATE INDEX"));
+        }
+        let rel = self.rel(&c.table_name, LockMode::Share)?;
+        let names = index_columns(&c.columns)?;
+        let columns = key_positions(&rel, &names)?;
+        let name = match &c.name {
+            Some(n) => relation_name(n)?,
+            None => index_name(&rel.entry.name, &names, false, false),
+        };
+        Ok(Plan::Utility(Utility::AddIndex {
+            rel,
+            index: NewIndex { name, columns, unique: c.unique, primary: false },
+            if_not_exists: c.if_not_exists,
+            tag: "CREATE INDEX",
+        }))
+    }
+
+    // ---------------------------------------------------------------- DML
+}
+
+pub(super) fn index_columns(cols: &[ast::IndexColumn]) -> Result<Vec<String>, SqlError> {
+    cols.iter()
+        .map(|c| match &c.column.expr {
+            ast::Expr::Identifier(i) => Ok(ident(i)),
+            other => Err(not_supported(format!("index expression {other}"))),
+        })
+        .collect()
+}
+
+pub(super) fn key_positions(rel: &Rel, names: &[String]) -> Result<Vec<usize>, SqlError> {
+    names
+        .iter()
+        .map(|n| {
+            rel.entry.column(n).ok_or_else(|| {
+                SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist"))
+            })
+        })
+        .collect()
+}
+
+/// PostgreSQL's default names: t_pkey, t_a_key, t_a_idx.
+pub(super) fn index_name(table: &str, columns: &[String], primary: bool, unique: bool) -> String {
+    if primary {
+        format!("{table}_pkey")
+    } else if unique {
+        format!("{table}_{}_key", columns.join("_"))
+    } else {
+        format!("{table}_{}_idx", columns.join("_"))
+    }
+}
+
+/// A column type as written in DDL or a cast.
+pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
+    let length = |l: &Option<CharacterLength>| -> Result<Option<u32>, SqlError> {
+        match l {
+            None => Ok(None),
+            Some(CharacterLength::IntegerLength { length, .. }) => {
+                if *length == 0 {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "length for type varchar must be at least 1",
+                    ));
+                }
+                u32::try_from(*length).map(Some).map_err(|_| {
+                    SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "length for type varchar cannot exceed 10485760",
+                    )
+                })
+            }
+            Some(CharacterLength::Max) => Err(not_supported("varchar(max)")),
+        }
+    };
+    Ok(match dt {
+        DataType::SmallInt(_) | DataType::Int2(_) => SqlType::Int2,
+        DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => SqlType::Int4,
+        DataType::BigInt(_) | DataType::Int8(_) => SqlType::Int8,
+        DataType::DoublePrecision | DataType::Float8 | DataType::Double(_) => SqlType::Float8,
+        DataType::Float(_) => SqlType::Float8,
+        DataType::Boolean | DataType::Bool => SqlType::Bool,
+        DataType::Text | DataType::String(_) => SqlType::Text,
+        DataType::Varchar(l) | DataType::CharacterVarying(l) => SqlType::Varchar(length(l)?),
+        DataType::Char(l) | DataType::Character(l) => SqlType::Char(length(l)?.unwrap_or(1)),
+        DataType::Date => SqlType::Date,
+        DataType::Timestamp(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
+            SqlType::Timestamp
+        }
+        DataType::Numeric(_) | DataType::Decimal(_) | DataType::Dec(_) => {
+            let _ = ExactNumberInfo::None;
+            return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "type numeric is not supported yet"));
+        }
+        DataType::Custom(name, _) => {
+            let n = name.to_string().to_lowercase();
+            SqlType::from_name(&n, None)?
+        }
+        other => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("type {other} is not supported"),
+            ))
+        }
+    })
+}

@@ -1,0 +1,185 @@
+//! Binding INSERT, UPDATE and DELETE, with RETURNING.
+
+use snapscale_lock::LockMode;
+use sqlparser::ast::{
+    self, AssignmentTarget, FromTable, ObjectName, SelectItem, SetExpr, TableFactor, TableObject,
+};
+
+use super::*;
+use crate::error::SqlError;
+use crate::plan::{Delete, Insert, InsertSource, Plan, Projection, Rel, Update};
+use crate::sqlstate::SqlState;
+
+impl<R: Resolver> Binder<'_, R> {
+    pub(super) fn insert(&mut self, i: &ast::Insert) -> Result<Plan, SqlError> {
+        if i.on.is_some() {
+            return Err(not_supported("INSERT ... ON CONFLICT"));
+        }
+        let TableObject::TableName(name) = &i.table else {
+            return Err(not_supported("INSERT into a function"));
+        };
+        let rel = self.rel(name, LockMode::RowExclusive)?;
+        let targets: Vec<usize> = if i.columns.is_empty() {
+            (0..rel.entry.columns.len()).collect()
+        } else {
+            i.columns
+                .iter()
+                .map(|c| {
+                    let n = c.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+                    rel.entry.column(&n).ok_or_else(|| {
+                        SqlError::new(
+                            SqlState::UNDEFINED_COLUMN,
+                            format!("column \"{n}\" of relation \"{}\" does not exist", rel.entry.name),
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let Some(source) = &i.source else { return Err(not_supported("INSERT ... DEFAULT VALUES")) };
+        // Without a column list, a shorter VALUES row fills the leading
+        // columns (the rest take their defaults: NULL here).
+        let mut targets = targets;
+        if i.columns.is_empty() {
+            if let SetExpr::Values(values) = source.body.as_ref() {
+                let widest = values.rows.iter().map(|r| r.content.len()).max().unwrap_or(0);
+                if widest < targets.len() {
+                    targets.truncate(widest);
+                }
+            }
+        }
+        let source = match source.body.as_ref() {
+            SetExpr::Values(values) if source.order_by.is_none() && source.limit_clause.is_none() => {
+                let mut rows = Vec::new();
+                for row in &values.rows {
+                    let row = &row.content;
+                    if row.len() > targets.len() {
+                        return Err(SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            "INSERT has more expressions than target columns",
+                        ));
+                    }
+                    if row.len() < targets.len() {
+                        return Err(SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            "INSERT has more target columns than expressions",
+                        ));
+                    }
+                    let scope = Scope { rel: None };
+                    let mut bound = Vec::new();
+                    for (e, &t) in row.iter().zip(&targets) {
+                        let col = &rel.entry.columns[t];
+                        let typed = self.expr(e, &scope)?;
+                        bound.push(self.coerce_to_column(typed, col)?);
+                    }
+                    rows.push(bound);
+                }
+                InsertSource::Values(rows)
+            }
+            _ => {
+                let mut q = self.query(source)?;
+                if q.outputs.len() != targets.len() {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        if q.outputs.len() > targets.len() {
+                            "INSERT has more expressions than target columns"
+                        } else {
+                            "INSERT has more target columns than expressions"
+                        },
+                    ));
+                }
+                let outputs = std::mem::take(&mut q.outputs);
+                q.outputs = outputs
+                    .into_iter()
+                    .zip(q.columns.iter())
+                    .zip(&targets)
+                    .map(|((e, c), &t)| {
+                        let col = &rel.entry.columns[t];
+                        self.coerce_to_column(Typed { e, ty: Some(c.ty) }, col)
+                    })
+                    .collect::<Result<_, _>>()?;
+                InsertSource::Query(Box::new(q))
+            }
+        };
+        let returning = self.returning(i.returning.as_deref(), &rel, name)?;
+        Ok(Plan::Insert(Insert { rel, targets, source, returning }))
+    }
+
+    pub(super) fn update(&mut self, u: &ast::Update) -> Result<Plan, SqlError> {
+        if u.from.is_some() || !u.table.joins.is_empty() {
+            return Err(not_supported("UPDATE ... FROM"));
+        }
+        let (rel, alias) = self.table_factor(&u.table.relation, LockMode::RowExclusive)?;
+        let scope = Scope { rel: Some((&alias, &rel)) };
+        let mut sets = Vec::new();
+        for a in &u.assignments {
+            let AssignmentTarget::ColumnName(c) = &a.target else {
+                return Err(not_supported("multiple-column UPDATE SET"));
+            };
+            let n = c.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+            let pos = rel.entry.column(&n).ok_or_else(|| {
+                SqlError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" of relation \"{}\" does not exist", rel.entry.name),
+                )
+            })?;
+            let typed = self.expr(&a.value, &scope)?;
+            sets.push((pos, self.coerce_to_column(typed, &rel.entry.columns[pos])?));
+        }
+        let scan = self.scan(rel.clone(), u.selection.as_ref(), &scope)?;
+        let returning = self.returning_scoped(u.returning.as_deref(), &scope)?;
+        Ok(Plan::Update(Update { scan, sets, returning }))
+    }
+
+    pub(super) fn delete(&mut self, d: &ast::Delete) -> Result<Plan, SqlError> {
+        let from = match &d.from {
+            FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+        };
+        if d.using.is_some() || from.len() != 1 || !from[0].joins.is_empty() {
+            return Err(not_supported("DELETE ... USING"));
+        }
+        let (rel, alias) = self.table_factor(&from[0].relation, LockMode::RowExclusive)?;
+        let scope = Scope { rel: Some((&alias, &rel)) };
+        let scan = self.scan(rel.clone(), d.selection.as_ref(), &scope)?;
+        let returning = self.returning_scoped(d.returning.as_deref(), &scope)?;
+        Ok(Plan::Delete(Delete { scan, returning }))
+    }
+
+    pub(super) fn returning(
+        &mut self,
+        items: Option<&[SelectItem]>,
+        rel: &Rel,
+        name: &ObjectName,
+    ) -> Result<Option<Projection>, SqlError> {
+        let alias = relation_name(name)?;
+        let scope = Scope { rel: Some((&alias, rel)) };
+        self.returning_scoped(items, &scope)
+    }
+
+    pub(super) fn returning_scoped(
+        &mut self,
+        items: Option<&[SelectItem]>,
+        scope: &Scope<'_>,
+    ) -> Result<Option<Projection>, SqlError> {
+        let Some(items) = items else { return Ok(None) };
+        let (exprs, columns) = self.projection(items, scope)?;
+        Ok(Some(Projection { exprs, columns: columns.into() }))
+    }
+
+    pub(super) fn table_factor(
+        &mut self,
+        t: &TableFactor,
+        mode: LockMode,
+    ) -> Result<(Rel, String), SqlError> {
+        let TableFactor::Table { name, alias, args: None, .. } = t else {
+            return Err(not_supported("this kind of FROM item"));
+        };
+        let rel = self.rel(name, mode)?;
+        let alias = match alias {
+            Some(a) => ident(&a.name),
+            None => relation_name(name)?,
+        };
+        Ok((rel, alias))
+    }
+
+    // ------------------------------------------------------------- SELECT
+}

@@ -1,0 +1,734 @@
+//! Binding expressions: names, literals, operators, functions, and PostgreSQL's coercion rules
+//! (unknown literals and untyped parameters take the type their context needs).
+
+use sqlparser::ast::{
+    self, BinaryOperator, DataType, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, UnaryOperator,
+};
+
+use super::*;
+use crate::catalog::ColumnDef;
+use crate::error::SqlError;
+use crate::expr::{cast, AggFunc, Arith, Cmp, Expr, Func, Step};
+use crate::plan::Aggregate;
+use crate::sqlstate::SqlState;
+use crate::types::{SqlType, Value};
+
+impl<R: Resolver> Binder<'_, R> {
+    pub(super) fn column(&self, parts: &[&Ident], scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        let (qualifier, name) = match parts {
+            [c] => (None, ident(c)),
+            [q, c] => (Some(ident(q)), ident(c)),
+            _ => return Err(not_supported("qualified column names with a schema")),
+        };
+        let missing = || {
+            let shown = match &qualifier {
+                Some(q) => format!("{q}.{name}"),
+                None => name.clone(),
+            };
+            SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{shown}\" does not exist"))
+        };
+        let Some((alias, rel)) = scope.rel else { return Err(missing()) };
+        if let Some(q) = &qualifier {
+            if q != alias {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{q}\""),
+                ));
+            }
+        }
+        let i = rel.entry.column(&name).ok_or_else(missing)?;
+        Ok(Typed { e: Expr::Column(i), ty: Some(rel.entry.columns[i].ty) })
+    }
+
+    /// Binds an expression. This is the one recursion over sqlparser's
+    /// expressions, so it checks `max_stack_depth` and stays a small frame:
+    /// each kind of expression is bound in a function of its own, kept out
+    /// of line, so that a nest costs only the frames of the kinds it nests.
+    pub(super) fn expr(&mut self, e: &ast::Expr, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        use ast::Expr as E;
+        if let Err(e) = self.stack.check() {
+            return Err(e);
+        }
+        // Parentheses change nothing once parsed: no recursion for them.
+        let mut e = e;
+        while let E::Nested(inner) = e {
+            e = inner;
+        }
+        match e {
+            E::Identifier(i) => self.column(&[i], scope),
+            E::CompoundIdentifier(parts) => self.compound_column(parts, scope),
+            E::Value(v) => self.literal(&v.value),
+            E::TypedString(ts) => typed_string(ts),
+            E::Cast { expr, data_type: dt, .. } => self.cast(expr, dt, scope),
+            E::UnaryOp { op, expr } => self.unary(op, expr, scope),
+            E::BinaryOp { left, op, right } => self.binary(left, op, right, scope),
+            E::IsNull(x) => self.is_null(x, false, scope),
+            E::IsNotNull(x) => self.is_null(x, true, scope),
+            E::Between { expr, negated, low, high } => self.between(expr, *negated, low, high, scope),
+            E::InList { expr, list, negated } => self.in_list(expr, list, *negated, scope),
+            E::Like { negated, expr, pattern, escape_char: None, any: false } => {
+                self.like(expr, pattern, *negated, scope)
+            }
+            E::Function(f) => self.function(f, scope),
+            other => Err(unsupported_expression(other)),
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn compound_column(&mut self, parts: &[Ident], scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        self.column(&parts.iter().collect::<Vec<_>>(), scope)
+    }
+
+    #[inline(never)]
+    pub(super) fn cast(
+        &mut self,
+        e: &ast::Expr,
+        dt: &DataType,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let ty = data_type(dt)?;
+        let t = self.expr(e, scope)?;
+        Ok(Typed { e: self.coerce(t, ty, Coercion::Explicit, "cast")?, ty: Some(ty) })
+    }
+
+    #[inline(never)]
+    pub(super) fn unary(
+        &mut self,
+        op: &UnaryOperator,
+        e: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        match op {
+            UnaryOperator::Minus => {
+                // A negative literal is one constant (so -2147483648 fits int4).
+                if let ast::Expr::Value(v) = e {
+                    if let ast::Value::Number(n, _) = &v.value {
+                        return self.literal(&ast::Value::Number(format!("-{n}"), false));
+                    }
+                }
+                let t = self.expr(e, scope)?;
+                let ty = match t.ty {
+                    Some(ty @ (SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Float8)) => ty,
+                    None => SqlType::Int4,
+                    Some(other) => {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: - {}", other.name()),
+                        ))
+                    }
+                };
+                let inner = self.coerce(t, ty, Coercion::Implicit, "operand")?;
+                Ok(Typed { e: Expr::Neg(Box::new(inner), ty), ty: Some(ty) })
+            }
+            UnaryOperator::Plus => self.expr(e, scope),
+            UnaryOperator::Not => {
+                let t = self.expr(e, scope)?;
+                let inner = self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of NOT")?;
+                Ok(Typed { e: Expr::Not(Box::new(inner)), ty: Some(SqlType::Bool) })
+            }
+            other => Err(not_supported(format!("operator {other}"))),
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn is_null(
+        &mut self,
+        e: &ast::Expr,
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let t = self.expr(e, scope)?;
+        let inner = self.settle(t)?;
+        Ok(Typed { e: Expr::IsNull(Box::new(inner), negated), ty: Some(SqlType::Bool) })
+    }
+
+    #[inline(never)]
+    pub(super) fn between(
+        &mut self,
+        e: &ast::Expr,
+        negated: bool,
+        low: &ast::Expr,
+        high: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let ge = self.compare(e, Cmp::Ge, low, scope)?;
+        let le = self.compare(e, Cmp::Le, high, scope)?;
+        let both = Expr::And(vec![ge, le]);
+        let e = if negated { Expr::Not(Box::new(both)) } else { both };
+        Ok(Typed { e, ty: Some(SqlType::Bool) })
+    }
+
+    #[inline(never)]
+    pub(super) fn in_list(
+        &mut self,
+        e: &ast::Expr,
+        list: &[ast::Expr],
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let t = self.expr(e, scope)?;
+        let mut ty = t.ty;
+        let mut bound = Vec::with_capacity(list.len());
+        for item in list {
+            let it = self.expr(item, scope)?;
+            if ty.is_none() {
+                ty = it.ty;
+            }
+            bound.push(it);
+        }
+        let ty = ty.unwrap_or(SqlType::Text);
+        let lhs = self.coerce(t, ty, Coercion::Implicit, "IN")?;
+        let mut items = Vec::with_capacity(bound.len());
+        for it in bound {
+            items.push(self.coerce(it, ty, Coercion::Implicit, "IN")?);
+        }
+        Ok(Typed { e: Expr::InList(Box::new(lhs), items, negated), ty: Some(SqlType::Bool) })
+    }
+
+    #[inline(never)]
+    pub(super) fn like(
+        &mut self,
+        e: &ast::Expr,
+        pattern: &ast::Expr,
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let a = self.expr(e, scope)?;
+        let a = self.coerce(a, SqlType::Text, Coercion::Implicit, "LIKE")?;
+        let p = self.expr(pattern, scope)?;
+        let p = self.coerce(p, SqlType::Text, Coercion::Implicit, "LIKE")?;
+        Ok(Typed { e: Expr::Like(Box::new(a), Box::new(p), negated), ty: Some(SqlType::Bool) })
+    }
+
+    pub(super) fn literal(&mut self, v: &ast::Value) -> Result<Typed, SqlError> {
+        Ok(match v {
+            ast::Value::Number(n, _) => {
+                if let Ok(i) = n.parse::<i64>() {
+                    let ty = if i32::try_from(i).is_ok() { SqlType::Int4 } else { SqlType::Int8 };
+                    Typed { e: Expr::Const(Value::Int(i)), ty: Some(ty) }
+                } else {
+                    // PostgreSQL types these as numeric; without numeric,
+                    // double precision is the closest we have.
+                    let f = Value::parse(SqlType::Float8, n)?;
+                    Typed { e: Expr::Const(f), ty: Some(SqlType::Float8) }
+                }
+            }
+            ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
+                Typed { e: Expr::Const(Value::Text(s.clone())), ty: None }
+            }
+            ast::Value::Boolean(b) => Typed { e: Expr::Const(Value::Bool(*b)), ty: Some(SqlType::Bool) },
+            ast::Value::Null => Typed { e: Expr::Const(Value::Null), ty: None },
+            ast::Value::Placeholder(p) => {
+                let n: usize =
+                    p.strip_prefix('$').and_then(|d| d.parse().ok()).filter(|&n| n >= 1).ok_or_else(
+                        || SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{p}\"")),
+                    )?;
+                if n > 65535 {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_PARAMETER,
+                        format!("there is no parameter ${n}"),
+                    ));
+                }
+                if self.params.len() < n {
+                    self.params.resize(n, None);
+                }
+                Typed { e: Expr::Param(n - 1), ty: self.params[n - 1] }
+            }
+            other => return Err(not_supported(format!("literal {other}"))),
+        })
+    }
+
+    pub(super) fn compare(
+        &mut self,
+        l: &ast::Expr,
+        op: Cmp,
+        r: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Expr, SqlError> {
+        let a = self.expr(l, scope)?;
+        let b = self.expr(r, scope)?;
+        self.compare_typed(a, op, b)
+    }
+
+    pub(super) fn compare_typed(&mut self, a: Typed, op: Cmp, b: Typed) -> Result<Expr, SqlError> {
+        let ty = match (a.ty, b.ty) {
+            (Some(x), Some(y)) => {
+                if !comparable(x, y) {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: {} {} {}", x.name(), cmp_symbol(op), y.name()),
+                    ));
+                }
+                None
+            }
+            (Some(x), None) | (None, Some(x)) => Some(x),
+            (None, None) => Some(SqlType::Text),
+        };
+        let bpchar = matches!(a.ty, Some(SqlType::Char(_))) || matches!(b.ty, Some(SqlType::Char(_)));
+        let (ea, eb) = match ty {
+            Some(t) => {
+                let t = if let SqlType::Char(_) | SqlType::Varchar(_) = t { SqlType::Text } else { t };
+                (
+                    self.coerce(a, t, Coercion::Implicit, "operand")?,
+                    self.coerce(b, t, Coercion::Implicit, "operand")?,
+                )
+            }
+            None => (a.e, b.e),
+        };
+        Ok(Expr::Compare(Box::new(ea), op, Box::new(eb), bpchar))
+    }
+
+    #[inline(never)]
+    pub(super) fn binary(
+        &mut self,
+        l: &ast::Expr,
+        op: &BinaryOperator,
+        r: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let cmp = match op {
+            BinaryOperator::Eq => Some(Cmp::Eq),
+            BinaryOperator::NotEq => Some(Cmp::Ne),
+            BinaryOperator::Lt => Some(Cmp::Lt),
+            BinaryOperator::LtEq => Some(Cmp::Le),
+            BinaryOperator::Gt => Some(Cmp::Gt),
+            BinaryOperator::GtEq => Some(Cmp::Ge),
+            _ => None,
+        };
+        match cmp {
+            Some(c) => self.comparison(l, c, r, scope),
+            None if is_chain_operator(op) => self.chain(l, op, r, scope),
+            None => Err(unsupported_operator(op)),
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn comparison(
+        &mut self,
+        l: &ast::Expr,
+        c: Cmp,
+        r: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        Ok(Typed { e: self.compare(l, c, r, scope)?, ty: Some(SqlType::Bool) })
+    }
+
+    #[inline(never)]
+    pub(super) fn chain(
+        &mut self,
+        l: &ast::Expr,
+        op: &BinaryOperator,
+        r: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        // sqlparser builds `a + b + c` left-deep, ((a + b) + c), however
+        // long: walk down the left spine without recursing, then fold the
+        // operands left to right. Parentheses on the spine change nothing:
+        // `(a + b) * c` folds as a + b, then * c.
+        let mut rights = vec![(op, r)];
+        let mut leftmost = l;
+        loop {
+            while let ast::Expr::Nested(inner) = leftmost {
+                leftmost = inner;
+            }
+            match leftmost {
+                ast::Expr::BinaryOp { left, op, right } if is_chain_operator(op) => {
+                    rights.push((op, right));
+                    leftmost = left;
+                }
+                _ => break,
+            }
+        }
+        let mut acc = self.expr(leftmost, scope)?;
+        for (op, right) in rights.into_iter().rev() {
+            let b = self.expr(right, scope)?;
+            acc = self.chain_step(acc, op, b)?;
+        }
+        Ok(acc)
+    }
+
+    /// `a op b` for one link of a chain: AND/OR join one flat list, and
+    /// arithmetic and `||` grow one [`Expr::Chain`].
+    #[inline(never)]
+    pub(super) fn chain_step(&mut self, a: Typed, op: &BinaryOperator, b: Typed) -> Result<Typed, SqlError> {
+        match op {
+            BinaryOperator::And | BinaryOperator::Or => {
+                let ea = self.coerce(a, SqlType::Bool, Coercion::Implicit, "argument of AND/OR")?;
+                let eb = self.coerce(b, SqlType::Bool, Coercion::Implicit, "argument of AND/OR")?;
+                Ok(Typed { e: ea.junction(eb, *op == BinaryOperator::Or), ty: Some(SqlType::Bool) })
+            }
+            BinaryOperator::StringConcat => {
+                let ea = self.coerce_any_text(a)?;
+                let eb = self.coerce_any_text(b)?;
+                Ok(Typed { e: flat(ea).then(Step::Concat(eb)), ty: Some(SqlType::Text) })
+            }
+            _ => {
+                let arith = match op {
+                    BinaryOperator::Plus => Arith::Add,
+                    BinaryOperator::Minus => Arith::Sub,
+                    BinaryOperator::Multiply => Arith::Mul,
+                    BinaryOperator::Divide => Arith::Div,
+                    _ => Arith::Rem,
+                };
+                let (ta, tb) = match (a.ty, b.ty) {
+                    (Some(x), Some(y)) => (x, y),
+                    (Some(x), None) => (x, if x == SqlType::Date { SqlType::Int4 } else { x }),
+                    (None, Some(y)) => (y, y),
+                    (None, None) => {
+                        return Err(SqlError::new(
+                            SqlState::AMBIGUOUS_FUNCTION,
+                            format!("operator is not unique: unknown {op} unknown"),
+                        ))
+                    }
+                };
+                let result = arith_type(ta, arith, tb).ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: {} {op} {}", ta.name(), tb.name()),
+                    )
+                })?;
+                let ea = self.coerce(a, ta, Coercion::Implicit, "operand")?;
+                let eb = self.coerce(b, tb, Coercion::Implicit, "operand")?;
+                Ok(Typed { e: flat(ea).then(Step::Arith(arith, eb, result)), ty: Some(result) })
+            }
+        }
+    }
+
+    pub(super) fn coerce_any_text(&mut self, t: Typed) -> Result<Expr, SqlError> {
+        match t.ty {
+            None | Some(SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
+                self.coerce(t, SqlType::Text, Coercion::Implicit, "operand")
+            }
+            Some(_) => Ok(Expr::Cast(Box::new(t.e), SqlType::Text, true)),
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn function(&mut self, f: &ast::Function, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        let name = f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+        if f.over.is_some() {
+            return Err(not_supported("window functions"));
+        }
+        let (star, args, distinct) = match &f.args {
+            FunctionArguments::None => (false, Vec::new(), false),
+            FunctionArguments::List(list) => {
+                let mut star = false;
+                let mut args = Vec::new();
+                for a in &list.args {
+                    match a {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e),
+                        FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => star = true,
+                        _ => return Err(not_supported(format!("argument {a}"))),
+                    }
+                }
+                (star, args, list.duplicate_treatment.is_some_and(|d| d == ast::DuplicateTreatment::Distinct))
+            }
+            FunctionArguments::Subquery(_) => return Err(not_supported("subqueries")),
+        };
+        let agg = match name.as_str() {
+            "count" if star => Some(AggFunc::CountStar),
+            "count" => Some(AggFunc::Count),
+            "sum" => Some(AggFunc::Sum),
+            "min" => Some(AggFunc::Min),
+            "max" => Some(AggFunc::Max),
+            "avg" => Some(AggFunc::Avg),
+            _ => None,
+        };
+        if let Some(func) = agg {
+            if distinct {
+                return Err(not_supported("aggregates with DISTINCT"));
+            }
+            if self.aggs.is_none() {
+                return Err(SqlError::new(
+                    SqlState::GROUPING_ERROR,
+                    "aggregate functions are not allowed here",
+                ));
+            }
+            let arg = match (func, args.as_slice()) {
+                (AggFunc::CountStar, []) => None,
+                (_, [a]) => {
+                    // Aggregates do not nest.
+                    let saved = self.aggs.take();
+                    let t = self.expr(a, scope);
+                    self.aggs = saved;
+                    let t = t.map_err(|e| {
+                        if e.code == SqlState::GROUPING_ERROR {
+                            SqlError::new(
+                                SqlState::GROUPING_ERROR,
+                                "aggregate function calls cannot be nested",
+                            )
+                        } else {
+                            e
+                        }
+                    })?;
+                    Some(t)
+                }
+                _ => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name} with {} arguments does not exist", args.len()),
+                    ))
+                }
+            };
+            let arg_ty = arg.as_ref().map(|t| t.ty.unwrap_or(SqlType::Text));
+            let ty = match (func, arg_ty) {
+                (AggFunc::CountStar | AggFunc::Count, _) => SqlType::Int8,
+                (AggFunc::Sum, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => SqlType::Int8,
+                (
+                    AggFunc::Sum | AggFunc::Avg,
+                    Some(SqlType::Float8 | SqlType::Int2 | SqlType::Int4 | SqlType::Int8),
+                ) => SqlType::Float8,
+                (AggFunc::Min | AggFunc::Max, Some(t)) => t,
+                (_, t) => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}({}) does not exist", t.map_or("unknown", SqlType::name)),
+                    ))
+                }
+            };
+            let arg = match arg {
+                Some(t) => Some(self.settle(t)?),
+                None => None,
+            };
+            let aggs = self.aggs.as_mut().expect("checked above");
+            let slot = match aggs.iter().position(|a| a.func == func && a.arg == arg) {
+                Some(i) => i,
+                None => {
+                    aggs.push(Aggregate { func, arg, ty });
+                    aggs.len() - 1
+                }
+            };
+            return Ok(Typed { e: Expr::Agg(slot), ty: Some(ty) });
+        }
+        let mut bound = Vec::new();
+        for a in args {
+            bound.push(self.expr(a, scope)?);
+        }
+        let one_arg = |bound: &Vec<Typed>| -> Result<(), SqlError> {
+            if bound.len() == 1 {
+                Ok(())
+            } else {
+                Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name} with {} arguments does not exist", bound.len()),
+                ))
+            }
+        };
+        Ok(match name.as_str() {
+            "now" | "current_timestamp" | "localtimestamp" | "transaction_timestamp" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::Now, Vec::new()), ty: Some(SqlType::Timestamp) }
+            }
+            "abs" => {
+                one_arg(&bound)?;
+                let t = bound.pop().expect("one argument");
+                let ty = t.ty.unwrap_or(SqlType::Float8);
+                let e = self.coerce(t, ty, Coercion::Implicit, "abs")?;
+                Typed { e: Expr::Func(Func::Abs, vec![e]), ty: Some(ty) }
+            }
+            "lower" | "upper" | "length" => {
+                one_arg(&bound)?;
+                let t = bound.pop().expect("one argument");
+                let e = self.coerce_any_text(t)?;
+                let (func, ty) = match name.as_str() {
+                    "lower" => (Func::Lower, SqlType::Text),
+                    "upper" => (Func::Upper, SqlType::Text),
+                    _ => (Func::Length, SqlType::Int4),
+                };
+                Typed { e: Expr::Func(func, vec![e]), ty: Some(ty) }
+            }
+            "coalesce" if !bound.is_empty() => {
+                let ty = bound.iter().find_map(|t| t.ty).unwrap_or(SqlType::Text);
+                let args = bound
+                    .into_iter()
+                    .map(|t| self.coerce(t, ty, Coercion::Implicit, "COALESCE"))
+                    .collect::<Result<_, _>>()?;
+                Typed { e: Expr::Func(Func::Coalesce, args), ty: Some(ty) }
+            }
+            _ => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!(
+                        "function {name}({}) does not exist",
+                        bound
+                            .iter()
+                            .map(|t| t.ty.map_or("unknown", SqlType::name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ))
+            }
+        })
+    }
+
+    pub(super) fn coerce_to_column(&mut self, t: Typed, col: &ColumnDef) -> Result<Expr, SqlError> {
+        let ty = t.ty;
+        self.coerce(t, col.ty, Coercion::Assignment, "").map_err(|e| {
+            if e.code == SqlState::DATATYPE_MISMATCH {
+                SqlError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!(
+                        "column \"{}\" is of type {} but expression is of type {}",
+                        col.name,
+                        col.ty.name(),
+                        ty.map_or("unknown", SqlType::name)
+                    ),
+                )
+            } else {
+                e
+            }
+        })
+    }
+
+    /// Converts `t` to `target` in `context`: unknown literals are parsed
+    /// as `target` now (bad input fails at bind time, as in PostgreSQL),
+    /// untyped parameters take `target` as their type.
+    pub(super) fn coerce(
+        &mut self,
+        t: Typed,
+        target: SqlType,
+        how: Coercion,
+        what: &str,
+    ) -> Result<Expr, SqlError> {
+        let Some(from) = t.ty else {
+            return Ok(match t.e {
+                Expr::Const(Value::Text(s)) => Expr::Const(Value::parse(target, &s)?),
+                Expr::Param(i) => {
+                    self.params[i] = Some(target);
+                    Expr::Param(i)
+                }
+                other => other,
+            });
+        };
+        if from == target {
+            return Ok(t.e);
+        }
+        let family = |ty: SqlType| match ty {
+            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => 0,
+            SqlType::Float8 => 1,
+            SqlType::Bool => 2,
+            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => 3,
+            SqlType::Date | SqlType::Timestamp => 4,
+        };
+        let allowed = match (family(from), family(target), how) {
+            (a, b, _) if a == b => true,
+            (0, 1, _) => true,
+            (1, 0, Coercion::Assignment | Coercion::Explicit) => true,
+            (_, 3, Coercion::Assignment | Coercion::Explicit) => true,
+            (_, _, Coercion::Explicit) => true,
+            _ => false,
+        };
+        if !allowed {
+            let message = match how {
+                Coercion::Implicit => {
+                    format!("{what} must be type {}, not type {}", target.name(), from.name())
+                }
+                _ => format!("cannot cast type {} to {}", from.name(), target.name()),
+            };
+            return Err(SqlError::new(
+                if how == Coercion::Implicit { SqlState::DATATYPE_MISMATCH } else { SqlState::CANNOT_COERCE },
+                message,
+            ));
+        }
+        // Fold constants now so that range and length errors surface early.
+        if let Expr::Const(v) = &t.e {
+            return Ok(Expr::Const(cast(v.clone(), target, how == Coercion::Explicit)?));
+        }
+        // Widening an integer, or reading varchar/char as text, needs no
+        // run-time conversion.
+        let widening = family(from) == 0 && family(target) == 0 && rank(from) <= rank(target);
+        let as_text = matches!(from, SqlType::Varchar(_) | SqlType::Char(_)) && target == SqlType::Text;
+        let needs_cast = !widening && !as_text;
+        Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
+    }
+}
+
+pub(super) fn rank(t: SqlType) -> u8 {
+    match t {
+        SqlType::Int2 => 0,
+        SqlType::Int4 => 1,
+        _ => 2,
+    }
+}
+
+pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
+    let num = |t: SqlType| matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Float8);
+    let text = |t: SqlType| matches!(t, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_));
+    (num(a) && num(b)) || (text(a) && text(b)) || a == b
+}
+
+pub(super) fn cmp_symbol(op: Cmp) -> &'static str {
+    match op {
+        Cmp::Eq => "=",
+        Cmp::Ne => "<>",
+        Cmp::Lt => "<",
+        Cmp::Le => "<=",
+        Cmp::Gt => ">",
+        Cmp::Ge => ">=",
+    }
+}
+
+pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
+    use SqlType::*;
+    Some(match (a, b) {
+        (Int2 | Int4 | Int8, Int2 | Int4 | Int8) => {
+            if a == Int8 || b == Int8 {
+                Int8
+            } else if a == Int4 || b == Int4 {
+                Int4
+            } else {
+                Int2
+            }
+        }
+        (Int2 | Int4 | Int8 | Float8, Int2 | Int4 | Int8 | Float8) => Float8,
+        (Date, Int2 | Int4) if matches!(op, Arith::Add | Arith::Sub) => Date,
+        (Int2 | Int4, Date) if op == Arith::Add => Date,
+        (Date, Date) if op == Arith::Sub => Int4,
+        _ => return None,
+    })
+}
+
+#[inline(never)]
+pub(super) fn unsupported_operator(op: &BinaryOperator) -> SqlError {
+    not_supported(format!("operator {op}"))
+}
+
+#[inline(never)]
+pub(super) fn unsupported_expression(e: &ast::Expr) -> SqlError {
+    not_supported(format!("expression {e}"))
+}
+
+/// `type 'literal'`: parsed as the type now.
+pub(super) fn typed_string(ts: &ast::TypedString) -> Result<Typed, SqlError> {
+    let ty = data_type(&ts.data_type)?;
+    let text = match &ts.value.value {
+        ast::Value::SingleQuotedString(s) => s.clone(),
+        other => other.to_string(),
+    };
+    Ok(Typed { e: Expr::Const(Value::parse(ty, &text)?), ty: Some(ty) })
+}
+
+/// Operators that fold left to right into one flat node (see `binary`).
+pub(super) fn is_chain_operator(op: &BinaryOperator) -> bool {
+    matches!(
+        op,
+        BinaryOperator::And
+            | BinaryOperator::Or
+            | BinaryOperator::StringConcat
+            | BinaryOperator::Plus
+            | BinaryOperator::Minus
+            | BinaryOperator::Multiply
+            | BinaryOperator::Divide
+            | BinaryOperator::Modulo
+    )
+}
+
+/// A chain's running value converted by a cast stays one chain: the cast
+/// becomes a step instead of a node around it.
+pub(super) fn flat(e: Expr) -> Expr {
+    match e {
+        Expr::Cast(inner, ty, explicit) if matches!(*inner, Expr::Chain(..)) => {
+            inner.then(Step::Cast(ty, explicit))
+        }
+        other => other,
+    }
+}

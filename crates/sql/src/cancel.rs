@@ -1,0 +1,54 @@
+//! Cancellation of the running statement (a CancelRequest).
+//!
+//! CANCEL (in the server's README): a request reaches only a statement that
+//! is waiting, or checks for it; it is never stored for the next statement.
+
+use tokio::sync::Notify;
+
+use crate::error::SqlError;
+use crate::sqlstate::SqlState;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A connection's cancel flag and the wake-up of its waits.
+#[derive(Debug, Default)]
+pub struct Cancel {
+    requested: AtomicBool,
+    wake: Notify,
+}
+
+impl Cancel {
+    /// Asks the running statement, if any, to stop.
+    pub fn request(&self) {
+        // Release: pairs with the Acquire swap in `take`; nothing else is
+        // published through the flag.
+        self.requested.store(true, Ordering::Release);
+        // Only current waiters: a stored permit would cancel the next
+        // statement's first wait.
+        self.wake.notify_waiters();
+    }
+
+    /// Consumes a pending request.
+    pub(crate) fn take(&self) -> bool {
+        // Acquire: pairs with the Release store in `request`.
+        self.requested.swap(false, Ordering::Acquire)
+    }
+
+    /// Resolves when a cancel is requested (consuming the request).
+    pub(crate) async fn wait(&self) {
+        let notified = self.wake.notified();
+        tokio::pin!(notified);
+        // Registered before the flag is checked, so a request between the
+        // check and the await still wakes us.
+        notified.as_mut().enable();
+        if self.take() {
+            return;
+        }
+        notified.await;
+        self.take();
+    }
+}
+
+/// 57014, worded as PostgreSQL words a user's cancel.
+pub(crate) fn canceled() -> SqlError {
+    SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to user request")
+}

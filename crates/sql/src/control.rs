@@ -1,0 +1,225 @@
+//! The statements a session runs itself, without a plan: transaction
+//! control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE, ROLLBACK TO) and
+//! settings (SET, SHOW).
+
+use std::sync::Arc;
+
+use snapscale_txn::IsolationLevel;
+use sqlparser::ast::{self, Expr as AstExpr, Set, Statement, TransactionIsolationLevel, TransactionMode};
+
+use crate::error::SqlError;
+use crate::plan::Column;
+use crate::session::{aborted_block, Block, Conn, Gucs, Output};
+use crate::sqlstate::SqlState;
+use crate::types::{SqlType, Value};
+
+/// Statements the session runs itself.
+pub(crate) fn is_control(s: &Statement) -> bool {
+    matches!(
+        s,
+        Statement::StartTransaction { .. }
+            | Statement::Commit { .. }
+            | Statement::Rollback { .. }
+            | Statement::Savepoint { .. }
+            | Statement::ReleaseSavepoint { .. }
+            | Statement::ShowVariable { .. }
+            | Statement::Set(_)
+    )
+}
+
+/// The column `SHOW name` returns (PostgreSQL names it after the setting).
+pub(crate) fn show_column(variable: &[ast::Ident]) -> String {
+    let name = variable.iter().map(|i| i.value.to_ascii_lowercase()).collect::<Vec<_>>().join(" ");
+    if name == "transaction isolation level" {
+        "transaction_isolation".to_owned()
+    } else {
+        name
+    }
+}
+
+impl<G: Gucs> Conn<G> {
+    pub(crate) async fn control(&mut self, s: &Statement) -> Result<Output, SqlError> {
+        let ends_block = matches!(s, Statement::Commit { .. } | Statement::Rollback { savepoint: None, .. });
+        let rolls_back_to = matches!(s, Statement::Rollback { savepoint: Some(_), .. });
+        if self.block == Block::Failed && !ends_block && !rolls_back_to {
+            return Err(aborted_block());
+        }
+        let out = match s {
+            Statement::StartTransaction { modes, begin, .. } => self.begin(modes, *begin),
+            Statement::Commit { .. } => self.commit().await,
+            Statement::Rollback { savepoint: None, .. } => Ok(self.rollback()),
+            Statement::Rollback { savepoint: Some(name), .. } => self.rollback_to(&name.value),
+            Statement::Savepoint { name } => self.savepoint(&name.value),
+            Statement::ReleaseSavepoint { name } => self.release(&name.value),
+            Statement::ShowVariable { variable } => self.show(variable),
+            Statement::Set(set) => self.set(set),
+            other => Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{other} is not supported"))),
+        };
+        self.configure();
+        out
+    }
+
+    fn begin(&mut self, modes: &[TransactionMode], begin: bool) -> Result<Output, SqlError> {
+        let mut isolation = self.gucs.default_isolation();
+        for mode in modes {
+            if let TransactionMode::IsolationLevel(level) = mode {
+                isolation = match level {
+                    TransactionIsolationLevel::ReadUncommitted | TransactionIsolationLevel::ReadCommitted => {
+                        IsolationLevel::ReadCommitted
+                    }
+                    TransactionIsolationLevel::RepeatableRead => IsolationLevel::RepeatableRead,
+                    TransactionIsolationLevel::Serializable => {
+                        return Err(SqlError::new(
+                            SqlState::FEATURE_NOT_SUPPORTED,
+                            "SERIALIZABLE isolation is not supported yet",
+                        ));
+                    }
+                    other => {
+                        return Err(SqlError::new(
+                            SqlState::FEATURE_NOT_SUPPORTED,
+                            format!("isolation level {other} is not supported"),
+                        ))
+                    }
+                };
+            }
+        }
+        let tag = if begin { "BEGIN" } else { "START TRANSACTION" };
+        match self.block {
+            Block::Open | Block::Failed => {
+                self.xact
+                    .warning(SqlState::ACTIVE_SQL_TRANSACTION, "there is already a transaction in progress");
+            }
+            Block::Implicit => {
+                // BEGIN inside a multi-statement Query turns its implicit
+                // transaction into a block, as in PostgreSQL.
+                self.block = Block::Open;
+            }
+            Block::Idle => {
+                self.begin_transaction(isolation)?;
+                self.block = Block::Open;
+            }
+        }
+        Ok(Output::Command(tag.into()))
+    }
+
+    async fn commit(&mut self) -> Result<Output, SqlError> {
+        match self.block {
+            Block::Idle => {
+                self.xact.warning(SqlState::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress");
+                Ok(Output::Command("COMMIT".into()))
+            }
+            Block::Failed => Ok(self.rollback()),
+            Block::Open | Block::Implicit => {
+                self.block = Block::Idle;
+                self.commit_transaction().await?;
+                Ok(Output::Command("COMMIT".into()))
+            }
+        }
+    }
+
+    fn rollback(&mut self) -> Output {
+        if self.block == Block::Idle {
+            self.xact.warning(SqlState::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress");
+        } else {
+            self.abort_transaction();
+            self.block = Block::Idle;
+        }
+        Output::Command("ROLLBACK".into())
+    }
+
+    fn require_block(&self, what: &str) -> Result<(), SqlError> {
+        if matches!(self.block, Block::Idle | Block::Implicit) {
+            return Err(SqlError::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                format!("{what} can only be used in transaction blocks"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn savepoint(&mut self, name: &str) -> Result<Output, SqlError> {
+        self.require_block("SAVEPOINT")?;
+        self.xact.savepoint()?;
+        self.savepoints.push(name.to_owned());
+        Ok(Output::Command("SAVEPOINT".into()))
+    }
+
+    fn find_savepoint(&self, name: &str) -> Result<usize, SqlError> {
+        self.savepoints.iter().rposition(|n| n == name).ok_or_else(|| {
+            SqlError::new(
+                SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+                format!("savepoint \"{name}\" does not exist"),
+            )
+        })
+    }
+
+    fn release(&mut self, name: &str) -> Result<Output, SqlError> {
+        self.require_block("RELEASE SAVEPOINT")?;
+        let at = self.find_savepoint(name)?;
+        while self.savepoints.len() > at {
+            self.xact.release()?;
+            self.savepoints.pop();
+        }
+        Ok(Output::Command("RELEASE".into()))
+    }
+
+    fn rollback_to(&mut self, name: &str) -> Result<Output, SqlError> {
+        self.require_block("ROLLBACK TO SAVEPOINT")?;
+        if self.savepoints.is_empty() && self.block == Block::Failed {
+            return Err(SqlError::new(
+                SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+                format!("savepoint \"{name}\" does not exist"),
+            ));
+        }
+        let at = self.find_savepoint(name)?;
+        while self.savepoints.len() > at {
+            self.xact.rollback_level()?;
+            self.savepoints.pop();
+        }
+        // The savepoint stays, re-opened, as in PostgreSQL.
+        self.xact.savepoint()?;
+        self.savepoints.push(name.to_owned());
+        self.block = Block::Open;
+        self.copy = None;
+        Ok(Output::Command("ROLLBACK".into()))
+    }
+
+    fn show(&mut self, variable: &[ast::Ident]) -> Result<Output, SqlError> {
+        let name = variable.iter().map(|i| i.value.to_ascii_lowercase()).collect::<Vec<_>>().join(" ");
+        let value = match name.as_str() {
+            "transaction isolation level" | "transaction_isolation" => {
+                let level = self.xact.isolation().unwrap_or(self.gucs.default_isolation());
+                match level {
+                    IsolationLevel::ReadCommitted => "read committed".to_owned(),
+                    IsolationLevel::RepeatableRead => "repeatable read".to_owned(),
+                }
+            }
+            _ => self.gucs.show(&name)?,
+        };
+        Ok(Output::Rows {
+            columns: Arc::from(vec![Column { name: show_column(variable), ty: SqlType::Text }]),
+            rows: vec![Arc::from(vec![Value::Text(value)])],
+            tag: "SHOW".into(),
+        })
+    }
+
+    fn set(&mut self, set: &Set) -> Result<Output, SqlError> {
+        let Set::SingleAssignment { variable, values, .. } = set else {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("{set} is not supported yet"),
+            ));
+        };
+        let name = variable.to_string().to_ascii_lowercase();
+        let value = match values.as_slice() {
+            [AstExpr::Value(v)] => match &v.value {
+                ast::Value::SingleQuotedString(s) | ast::Value::Number(s, _) => s.clone(),
+                other => other.to_string(),
+            },
+            [AstExpr::Identifier(ident)] => ident.value.clone(),
+            _ => values.iter().map(ToString::to_string).collect::<Vec<_>>().join(" "),
+        };
+        self.gucs.set(&name, &value)?;
+        Ok(Output::Command("SET".into()))
+    }
+}

@@ -1,0 +1,283 @@
+//! DDL: catalog rows changed inside the transaction (see crate::catalog).
+//!
+//! Each statement holds AccessExclusive (Share for CREATE INDEX) on the
+//! relation until commit, so no reader or writer acts on a definition
+//! that is being changed; other sessions' caches learn of the change
+//! through the invalidation sent at commit.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use snapscale_lock::LockMode;
+use snapscale_storage::{Liveness, Outcome};
+
+use super::Executor;
+use crate::catalog::{IndexDef, RelEntry};
+use crate::error::SqlError;
+use crate::index::Key;
+use crate::plan::{CreateTable, NewIndex, Rel};
+use crate::redo::Redo;
+use crate::session::Output;
+use crate::sqlstate::SqlState;
+
+impl Executor<'_> {
+    pub(crate) async fn create_table(&mut self, c: &CreateTable) -> Result<Output, SqlError> {
+        let owner = c.temp.then_some(self.xact.backend_id());
+        let entry = loop {
+            // Is the name taken? Rows of running transactions count
+            // (PostgreSQL's unique index on pg_class waits for them).
+            let wait = {
+                let db = Arc::clone(&self.xact.db);
+                let _names = db.catalog.names.lock().expect("catalog name lock poisoned");
+                let mut wait = None;
+                let mut exists = false;
+                for (tid, other) in db.catalog.table.all_versions() {
+                    if other.name != c.name || other.temp_owner != owner {
+                        continue;
+                    }
+                    match db.catalog.table.liveness(&self.xact.session, tid) {
+                        Liveness::Dead => {}
+                        Liveness::Live => exists = true,
+                        Liveness::Inserting(x) | Liveness::Deleting(x) => wait = Some(x),
+                    }
+                }
+                if exists {
+                    drop(_names);
+                    if c.if_not_exists {
+                        self.xact.notice(
+                            SqlState::DUPLICATE_TABLE,
+                            format!("relation \"{}\" already exists, skipping", c.name),
+                        );
+                        return Ok(Output::Command("CREATE TABLE".into()));
+                    }
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{}\" already exists", c.name),
+                    ));
+                }
+                match wait {
+                    Some(x) => Err(x),
+                    None => {
+                        let storage = db.catalog.create_storage();
+                        let oid = db.catalog.new_oid();
+                        let indexes = c
+                            .indexes
+                            .iter()
+                            .map(|i| IndexDef {
+                                oid: db.catalog.new_oid(),
+                                name: i.name.clone(),
+                                columns: i.columns.clone(),
+                                unique: i.unique,
+                                primary: i.primary,
+                            })
+                            .collect();
+                        let entry = Arc::new(RelEntry {
+                            oid,
+                            name: c.name.clone(),
+                            temp_owner: owner,
+                            storage,
+                            columns: c.columns.clone(),
+                            indexes,
+                        });
+                        self.xact.created_storage(storage);
+                        self.xact.prepare_write()?;
+                        let tid = db
+                            .catalog
+                            .table
+                            .insert(&mut self.xact.session, Arc::clone(&entry))
+                            .map_err(|e| SqlError::new(SqlState::INTERNAL_ERROR, e.to_string()))?;
+                        Ok((entry, tid))
+                    }
+                }
+            };
+            match wait {
+                Ok(done) => break done,
+                Err(x) => self.xact.wait_for_xid(x).await?,
+            }
+        };
+        let (entry, tid) = entry;
+        self.xact.redo(&entry, Redo::Catalog(Arc::clone(&entry)));
+        self.xact.lock_relation(entry.oid, LockMode::AccessExclusive).await?;
+        let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
+        self.xact.invalidate(entry.oid);
+        self.xact.cache.insert(c.name.clone(), Rel { entry, heap, catalog_tid: tid });
+        Ok(Output::Command("CREATE TABLE".into()))
+    }
+
+    pub(crate) async fn drop_tables(
+        &mut self,
+        targets: &[(String, Option<Rel>)],
+    ) -> Result<Output, SqlError> {
+        for (name, rel) in targets {
+            match rel {
+                Some(rel) => self.drop_relation(rel).await?,
+                None => self.xact.notice(
+                    SqlState::SUCCESSFUL_COMPLETION,
+                    format!("table \"{name}\" does not exist, skipping"),
+                ),
+            }
+        }
+        Ok(Output::Command("DROP TABLE".into()))
+    }
+
+    pub(crate) async fn drop_relation(&mut self, rel: &Rel) -> Result<(), SqlError> {
+        self.xact.lock_relation(rel.entry.oid, LockMode::AccessExclusive).await?;
+        self.change_catalog(rel, None).await?;
+        self.xact.redo(&rel.entry, Redo::Drop(rel.entry.oid));
+        self.xact.dropped_storage(rel.entry.storage);
+        self.xact.cache.remove_oid(rel.entry.oid);
+        Ok(())
+    }
+
+    /// Replaces (or, with `None`, deletes) a relation's catalog row.
+    async fn change_catalog(
+        &mut self,
+        rel: &Rel,
+        new: Option<Arc<RelEntry>>,
+    ) -> Result<Option<Rel>, SqlError> {
+        self.xact.prepare_write()?;
+        let db = Arc::clone(&self.xact.db);
+        loop {
+            let outcome = match &new {
+                Some(entry) => {
+                    db.catalog.table.update(&mut self.xact.session, rel.catalog_tid, Arc::clone(entry))
+                }
+                None => db.catalog.table.delete(&mut self.xact.session, rel.catalog_tid),
+            }
+            .map_err(|e| SqlError::new(SqlState::INTERNAL_ERROR, e.to_string()))?;
+            match outcome {
+                Outcome::Ok(tid) => {
+                    self.xact.invalidate(rel.entry.oid);
+                    return Ok(new.map(|entry| {
+                        let rel = Rel { entry, heap: Arc::clone(&rel.heap), catalog_tid: tid };
+                        self.xact.cache.insert(rel.entry.name.clone(), rel.clone());
+                        rel
+                    }));
+                }
+                Outcome::BeingModified(x) => self.xact.wait_for_xid(x).await?,
+                _ => return Err(SqlError::new(SqlState::INTERNAL_ERROR, "tuple concurrently updated")),
+            }
+        }
+    }
+
+    pub(crate) async fn add_index(
+        &mut self,
+        rel: &Rel,
+        index: &NewIndex,
+        if_not_exists: bool,
+    ) -> Result<(), SqlError> {
+        let entry = &rel.entry;
+        if index.primary && entry.indexes.iter().any(|i| i.primary) {
+            return Err(SqlError::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!("multiple primary keys for table \"{}\" are not allowed", entry.name),
+            ));
+        }
+        if entry.indexes.iter().any(|i| i.name == index.name) {
+            if if_not_exists {
+                self.xact.notice(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists, skipping", index.name),
+                );
+                return Ok(());
+            }
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{}\" already exists", index.name),
+            ));
+        }
+        // Validate against the rows that exist: no NULLs under a primary
+        // key, no duplicate among live versions under a unique one.
+        if index.unique || index.primary {
+            let mut seen: BTreeMap<Key, ()> = BTreeMap::new();
+            for (tid, row) in rel.heap.table.all_versions() {
+                if !matches!(
+                    rel.heap.table.liveness(&self.xact.session, tid),
+                    Liveness::Live | Liveness::Deleting(_)
+                ) {
+                    continue;
+                }
+                if index.primary {
+                    for &c in &index.columns {
+                        if matches!(row[c], crate::types::Value::Null) {
+                            return Err(SqlError::new(
+                                SqlState::NOT_NULL_VIOLATION,
+                                format!(
+                                    "column \"{}\" of relation \"{}\" contains null values",
+                                    entry.columns[c].name, entry.name
+                                ),
+                            ));
+                        }
+                    }
+                }
+                let key = Key(index.columns.iter().map(|&c| row[c].clone()).collect());
+                if key.has_null() {
+                    continue;
+                }
+                if seen.insert(key.clone(), ()).is_some() {
+                    let cols: Vec<&str> =
+                        index.columns.iter().map(|&c| entry.columns[c].name.as_str()).collect();
+                    let vals: Vec<String> = key.0.iter().map(|v| v.to_text().unwrap_or_default()).collect();
+                    return Err(SqlError::new(
+                        SqlState::UNIQUE_VIOLATION,
+                        format!("could not create unique index \"{}\"", index.name),
+                    )
+                    .with_detail(format!(
+                        "Key ({})=({}) is duplicated.",
+                        cols.join(", "),
+                        vals.join(", ")
+                    )));
+                }
+            }
+        }
+        let mut new = (**entry).clone();
+        if index.primary {
+            for &c in &index.columns {
+                new.columns[c].not_null = true;
+            }
+        }
+        let def = IndexDef {
+            oid: self.xact.db.catalog.new_oid(),
+            name: index.name.clone(),
+            columns: index.columns.clone(),
+            unique: index.unique,
+            primary: index.primary,
+        };
+        new.indexes.push(def.clone());
+        let new = Arc::new(new);
+        // Build the entries now, under our lock, from every version.
+        rel.heap.index(&new, &def);
+        self.xact.redo(&new, Redo::Catalog(Arc::clone(&new)));
+        self.change_catalog(rel, Some(new)).await?;
+        Ok(())
+    }
+
+    pub(crate) fn truncate(&mut self, rels: &[Rel]) -> Result<Output, SqlError> {
+        // Synchronous catalog updates: the relations are locked
+        // AccessExclusive (by the plan), so no one else changes them.
+        let db = Arc::clone(&self.xact.db);
+        for rel in rels {
+            let storage = db.catalog.create_storage();
+            self.xact.created_storage(storage);
+            self.xact.dropped_storage(rel.entry.storage);
+            let mut new = (*rel.entry).clone();
+            new.storage = storage;
+            let new = Arc::new(new);
+            self.xact.redo(&new, Redo::Catalog(Arc::clone(&new)));
+            self.xact.prepare_write()?;
+            let outcome = db
+                .catalog
+                .table
+                .update(&mut self.xact.session, rel.catalog_tid, new)
+                .map_err(|e| SqlError::new(SqlState::INTERNAL_ERROR, e.to_string()))?;
+            let Outcome::Ok(tid) = outcome else {
+                return Err(SqlError::new(SqlState::INTERNAL_ERROR, "tuple concurrently updated"));
+            };
+            self.xact.invalidate(rel.entry.oid);
+            // Re-read through the cache so the new row and storage are used.
+            self.xact.cache.remove_oid(rel.entry.oid);
+            let _ = tid;
+        }
+        Ok(Output::Command("TRUNCATE TABLE".into()))
+    }
+}

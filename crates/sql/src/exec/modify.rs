@@ -1,0 +1,338 @@
+//! Writes: INSERT, UPDATE and DELETE, and the row locks of FOR UPDATE,
+//! with PostgreSQL's rules for rows a concurrent transaction changed (EPQ
+//! in the crate README), unique checks (UNIQUE-CHECK), and the redo each
+//! change buffers for the commit (REDO-PER-COMMIT).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use snapscale_storage::{Liveness, Outcome, Tid};
+use snapscale_txn::IsolationLevel;
+
+use super::{serialization_failure, storage_error, Executor};
+use crate::catalog::{RelEntry, Row};
+use crate::error::SqlError;
+use crate::expr::{passes, Expr};
+use crate::index::{Index, Key};
+use crate::plan::physical::{ScanNode, Source};
+use crate::plan::{Projection, Rel, RowLock};
+use crate::redo::Redo;
+use crate::session::Output;
+use crate::sqlstate::SqlState;
+use crate::types::Value;
+
+/// What to do with a row found by a scan.
+#[derive(Clone, Copy)]
+pub(crate) enum Change<'a> {
+    Update(&'a [(usize, Expr)]),
+    Delete,
+    Lock(RowLock),
+}
+
+impl Executor<'_> {
+    pub(crate) async fn insert(
+        &mut self,
+        rel: &Rel,
+        targets: &[usize],
+        source: &Source,
+        returning: Option<&Projection>,
+    ) -> Result<Output, SqlError> {
+        let sources: Vec<Row> = match source {
+            Source::Values(rows) => {
+                let cx = self.ctx(&[]);
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    out.push(Row::from(r.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?));
+                }
+                out
+            }
+            Source::Query(q) => self.query(q).await?,
+        };
+        let mut returned = Vec::new();
+        let n = sources.len();
+        for values in sources {
+            let mut row = vec![Value::Null; rel.entry.columns.len()];
+            for (&t, v) in targets.iter().zip(values.iter()) {
+                row[t] = v.clone();
+            }
+            let row: Row = Arc::from(row);
+            self.insert_row(rel, row.clone()).await?;
+            if let Some(r) = returning {
+                returned.push(self.project(&r.exprs, &row)?);
+            }
+        }
+        let tag = format!("INSERT 0 {n}");
+        Ok(match returning {
+            Some(r) => Output::Rows { columns: Arc::clone(&r.columns), rows: returned, tag },
+            None => Output::Command(tag),
+        })
+    }
+
+    pub(crate) async fn update(
+        &mut self,
+        scan: &ScanNode,
+        sets: &[(usize, Expr)],
+        returning: Option<&Projection>,
+    ) -> Result<Output, SqlError> {
+        self.modify(scan, Change::Update(sets), returning, "UPDATE").await
+    }
+
+    pub(crate) async fn delete(
+        &mut self,
+        scan: &ScanNode,
+        returning: Option<&Projection>,
+    ) -> Result<Output, SqlError> {
+        self.modify(scan, Change::Delete, returning, "DELETE").await
+    }
+
+    /// RETURNING's values for a row.
+    fn project(&self, exprs: &[Expr], row: &[Value]) -> Result<Row, SqlError> {
+        let cx = self.ctx(row);
+        Ok(Row::from(exprs.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?))
+    }
+
+    async fn modify(
+        &mut self,
+        scan: &ScanNode,
+        change: Change<'_>,
+        returning: Option<&Projection>,
+        verb: &str,
+    ) -> Result<Output, SqlError> {
+        let found = self.scan(scan)?;
+        let mut n = 0u64;
+        let mut returned = Vec::new();
+        for (tid, row) in found {
+            self.xact.check_cancel()?;
+            if let Some((_, row)) = self.change_row(&scan.rel, scan.filter.as_ref(), tid, row, change).await?
+            {
+                n += 1;
+                if let Some(r) = returning {
+                    returned.push(self.project(&r.exprs, &row)?);
+                }
+            }
+        }
+        let tag = format!("{verb} {n}");
+        Ok(match returning {
+            Some(r) => Output::Rows { columns: Arc::clone(&r.columns), rows: returned, tag },
+            None => Output::Command(tag),
+        })
+    }
+
+    /// Applies `change` to the row at `tid`, following PostgreSQL's rules
+    /// for concurrent changes (EPQ). Returns the row as changed (the new
+    /// row for an update, the row for a delete or lock), or `None` if the
+    /// row is gone, no longer matches `filter`, or is skipped (SKIP LOCKED).
+    pub(crate) async fn change_row(
+        &mut self,
+        rel: &Rel,
+        filter: Option<&Expr>,
+        mut tid: Tid,
+        mut row: Row,
+        change: Change<'_>,
+    ) -> Result<Option<(Tid, Row)>, SqlError> {
+        let table = &rel.heap.table;
+        self.xact.prepare_write()?;
+        loop {
+            let new_row = match change {
+                Change::Update(sets) => {
+                    let cx = self.ctx(&row);
+                    let mut new: Vec<Value> = row.to_vec();
+                    for (c, e) in sets.iter() {
+                        new[*c] = e.eval(&cx)?;
+                    }
+                    check_not_null(&rel.entry, &new)?;
+                    Some(Row::from(new))
+                }
+                _ => None,
+            };
+            let session = &mut self.xact.session;
+            let outcome = match (change, &new_row) {
+                (Change::Update(_), Some(new)) => table.update(session, tid, new.clone()),
+                (Change::Delete, _) => table.delete(session, tid),
+                _ => table.lock_row(session, tid),
+            }
+            .map_err(storage_error)?;
+            match outcome {
+                Outcome::Ok(new_tid) => {
+                    if let Some(new) = new_row {
+                        self.xact
+                            .redo(&rel.entry, Redo::Update { storage: rel.entry.storage, row: new.clone() });
+                        // Relaxed: a pruning heuristic (PRUNE).
+                        rel.heap.changes.fetch_add(1, Relaxed);
+                        self.xact.touch(&rel.heap);
+                        self.index_new_version(rel, &row, &new, new_tid).await?;
+                        return Ok(Some((new_tid, new)));
+                    }
+                    if matches!(change, Change::Delete) {
+                        if let Some(Value::Int(row_id)) = row.last() {
+                            self.xact.redo(
+                                &rel.entry,
+                                Redo::Delete { storage: rel.entry.storage, row_id: *row_id },
+                            );
+                        }
+                        // Relaxed: a pruning heuristic (PRUNE).
+                        rel.heap.changes.fetch_add(1, Relaxed);
+                        self.xact.touch(&rel.heap);
+                    }
+                    return Ok(Some((tid, row)));
+                }
+                Outcome::Invisible | Outcome::SelfModified => return Ok(None),
+                Outcome::BeingModified(xid) => match change {
+                    Change::Lock(RowLock::NoWait) => {
+                        return Err(SqlError::new(
+                            SqlState::LOCK_NOT_AVAILABLE,
+                            format!("could not obtain lock on row in relation \"{}\"", rel.entry.name),
+                        ))
+                    }
+                    Change::Lock(RowLock::SkipLocked) => return Ok(None),
+                    _ => self.xact.wait_for_xid(xid).await?,
+                },
+                Outcome::Updated { .. } | Outcome::Deleted(_) => {
+                    if self.xact.isolation() == Some(IsolationLevel::RepeatableRead) {
+                        return Err(serialization_failure(if matches!(outcome, Outcome::Deleted(_)) {
+                            "delete"
+                        } else {
+                            "update"
+                        }));
+                    }
+                    if matches!(outcome, Outcome::Deleted(_)) {
+                        return Ok(None);
+                    }
+                    // EPQ (READ COMMITTED): the newest committed version, if
+                    // it still matches, is the one to change.
+                    let Some((latest, newest)) = table.latest(&self.xact.session, tid) else {
+                        return Ok(None);
+                    };
+                    if latest == tid {
+                        return Ok(None);
+                    }
+                    if let Some(filter) = filter {
+                        if !passes(filter, &self.ctx(&newest))? {
+                            return Ok(None);
+                        }
+                    }
+                    tid = latest;
+                    row = newest;
+                }
+            }
+        }
+    }
+
+    /// Adds index entries for a new version (after an update), checking
+    /// unique keys that changed.
+    pub(super) async fn index_new_version(
+        &mut self,
+        rel: &Rel,
+        old: &Row,
+        new: &Row,
+        tid: Tid,
+    ) -> Result<(), SqlError> {
+        for def in &rel.entry.indexes {
+            let index = rel.heap.index(&rel.entry, def);
+            let key = index.key_of(new);
+            if index.unique && key != index.key_of(old) {
+                self.insert_unique(rel, &index, &def.name, key, tid).await?;
+            } else {
+                index.insert(key, tid);
+            }
+        }
+        Ok(())
+    }
+
+    /// Inserts a row and its index entries.
+    pub(crate) async fn insert_row(&mut self, rel: &Rel, row: Row) -> Result<Tid, SqlError> {
+        check_not_null(&rel.entry, &row)?;
+        self.xact.prepare_write()?;
+        // The hidden last column: the row's id, kept by its updates.
+        let mut stored = row.to_vec();
+        stored.push(Value::Int(rel.heap.new_row_id()));
+        let row = Row::from(stored);
+        let tid = rel.heap.table.insert(&mut self.xact.session, row.clone()).map_err(storage_error)?;
+        self.xact.redo(&rel.entry, Redo::Insert { storage: rel.entry.storage, row: row.clone() });
+        self.xact.touch(&rel.heap);
+        for def in &rel.entry.indexes {
+            let index = rel.heap.index(&rel.entry, def);
+            let key = index.key_of(&row);
+            if index.unique {
+                self.insert_unique(rel, &index, &def.name, key, tid).await?;
+            } else {
+                index.insert(key, tid);
+            }
+        }
+        Ok(tid)
+    }
+
+    /// Adds a unique key: another live version with the key is 23505; one
+    /// whose inserter or deleter is still running is waited for, then the
+    /// check repeats (PostgreSQL's _bt_check_unique).
+    pub(super) async fn insert_unique(
+        &mut self,
+        rel: &Rel,
+        index: &Index,
+        name: &str,
+        key: Key,
+        tid: Tid,
+    ) -> Result<(), SqlError> {
+        if key.has_null() {
+            index.insert(key, tid);
+            return Ok(());
+        }
+        loop {
+            let wait = {
+                let _check = index.lock_unique();
+                let mut wait = None;
+                for other in index.lookup_prefix(&key.0) {
+                    if other == tid {
+                        continue;
+                    }
+                    // The tid may have been reused for another key.
+                    let Some(data) = rel.heap.table.peek(other) else { continue };
+                    if index.key_of(&data) != key {
+                        continue;
+                    }
+                    match rel.heap.table.liveness(&self.xact.session, other) {
+                        Liveness::Dead => {}
+                        Liveness::Live => return Err(duplicate(rel, index, name, &key)),
+                        Liveness::Inserting(x) | Liveness::Deleting(x) => {
+                            wait = Some(x);
+                            break;
+                        }
+                    }
+                }
+                if wait.is_none() {
+                    index.insert(key.clone(), tid);
+                }
+                wait
+            };
+            match wait {
+                None => return Ok(()),
+                Some(x) => self.xact.wait_for_xid(x).await?,
+            }
+        }
+    }
+}
+
+fn duplicate(rel: &Rel, index: &Index, name: &str, key: &Key) -> SqlError {
+    let cols: Vec<&str> = index.columns.iter().map(|&c| rel.entry.columns[c].name.as_str()).collect();
+    let vals: Vec<String> = key.0.iter().map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect();
+    SqlError::new(
+        SqlState::UNIQUE_VIOLATION,
+        format!("duplicate key value violates unique constraint \"{name}\""),
+    )
+    .with_detail(format!("Key ({})=({}) already exists.", cols.join(", "), vals.join(", ")))
+}
+
+pub(crate) fn check_not_null(entry: &RelEntry, row: &[Value]) -> Result<(), SqlError> {
+    for (c, v) in entry.columns.iter().zip(row) {
+        if c.not_null && matches!(v, Value::Null) {
+            return Err(SqlError::new(
+                SqlState::NOT_NULL_VIOLATION,
+                format!(
+                    "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                    c.name, entry.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! Finding a relation's rows: by a sequential scan of every version, or by
+//! an index's equality or range lookup, and then the filter on each row.
+
+use std::ops::Bound;
+
+use snapscale_storage::Tid;
+
+use super::Executor;
+use crate::catalog::Row;
+use crate::error::SqlError;
+use crate::expr::{passes, Expr};
+use crate::plan::physical::{Access, ScanNode};
+use crate::types::Value;
+
+impl Executor<'_> {
+    /// Rows of `scan` visible to the statement snapshot that pass its
+    /// filter, with their tids.
+    pub(crate) fn scan(&mut self, scan: &ScanNode) -> Result<Vec<(Tid, Row)>, SqlError> {
+        let snapshot = self.xact.statement_snapshot()?;
+        let cid = self.xact.cid();
+        let table = &scan.rel.heap.table;
+        let session = &self.xact.session;
+        let tids = match &scan.access {
+            Access::Seq => None,
+            Access::IndexEq { index, probes } => {
+                let cx = self.ctx(&[]);
+                let mut key = Vec::with_capacity(probes.len());
+                for (i, p) in probes.iter().enumerate() {
+                    let v = p.eval(&cx)?;
+                    if matches!(v, Value::Null) {
+                        return Ok(Vec::new());
+                    }
+                    key.push(index.normalize_probe(i, v));
+                }
+                Some(index.lookup_prefix(&key))
+            }
+            Access::IndexRange { index, lower, upper } => {
+                let cx = self.ctx(&[]);
+                let bound = |b: &Bound<Expr>| -> Result<Option<Bound<Value>>, SqlError> {
+                    Ok(Some(match b {
+                        Bound::Unbounded => Bound::Unbounded,
+                        Bound::Included(e) | Bound::Excluded(e) => {
+                            let v = e.eval(&cx)?;
+                            if matches!(v, Value::Null) {
+                                return Ok(None);
+                            }
+                            let v = index.normalize_probe(0, v);
+                            if matches!(b, Bound::Included(_)) {
+                                Bound::Included(v)
+                            } else {
+                                Bound::Excluded(v)
+                            }
+                        }
+                    }))
+                };
+                let (Some(lo), Some(hi)) = (bound(lower)?, bound(upper)?) else { return Ok(Vec::new()) };
+                Some(index.lookup_range(lo, hi))
+            }
+        };
+        let found: Vec<(Tid, Row)> = match tids {
+            None => table.scan(session, &snapshot, cid),
+            Some(mut tids) => {
+                tids.sort_unstable();
+                tids.dedup();
+                tids.into_iter()
+                    .filter_map(|t| table.fetch(session, t, &snapshot, cid).map(|r| (t, r)))
+                    .collect()
+            }
+        };
+        let Some(filter) = &scan.filter else { return Ok(found) };
+        let mut out = Vec::with_capacity(found.len());
+        for (tid, row) in found {
+            // Index paths re-check the whole filter: a tid may have been
+            // reused for another row (INDEX-VERSIONS).
+            if passes(filter, &self.ctx(&row))? {
+                out.push((tid, row));
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,189 @@
+//! Prepared statements: parsed once, bound and planned once, and bound
+//! again only when a relation they use has changed (PLAN-FRESH).
+
+use std::sync::{Arc, Mutex};
+
+use sqlparser::ast::Statement as AstStatement;
+
+use crate::bind::{bind_parsed, BoundStatement};
+use crate::control::{is_control, show_column};
+use crate::error::SqlError;
+use crate::parse::{Ast, Parsed};
+use crate::plan::physical::Statement;
+use crate::plan::{planner, Column, Dep};
+use crate::session::{aborted_block, Block, Conn, Gucs};
+use crate::sqlstate::SqlState;
+use crate::stack::StackDepth;
+use crate::types::SqlType;
+
+/// A prepared statement. Binding and planning happen at prepare time; a
+/// plan whose relations changed is bound and planned again at execution.
+pub struct Prepared {
+    pub(crate) kind: Kind,
+    declared: Vec<Option<SqlType>>,
+    params: Vec<SqlType>,
+    columns: Option<Arc<[Column]>>,
+    planned: Mutex<Option<Arc<Planned>>>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared").field("params", &self.params).field("columns", &self.columns).finish()
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum Kind {
+    /// BEGIN/COMMIT/SAVEPOINT/SET/SHOW ...: executed by the session itself.
+    Control(Ast),
+    /// A statement with a plan.
+    Plan(Parsed),
+    /// An empty query string.
+    Empty,
+}
+
+/// A statement bound and planned, with what it depends on.
+#[derive(Debug)]
+pub(crate) struct Planned {
+    pub(crate) statement: Statement,
+    pub(crate) params: Vec<SqlType>,
+    pub(crate) deps: Vec<Dep>,
+}
+
+impl Prepared {
+    /// Parameter types (declared, or inferred).
+    pub fn param_types(&self) -> &[SqlType] {
+        &self.params
+    }
+
+    /// Result columns, if the statement returns rows.
+    pub fn columns(&self) -> Option<&Arc<[Column]>> {
+        self.columns.as_ref()
+    }
+
+    /// True for the empty query.
+    pub fn is_empty(&self) -> bool {
+        matches!(self.kind, Kind::Empty)
+    }
+
+    fn current(&self) -> Option<Arc<Planned>> {
+        self.planned.lock().expect("prepared statement lock poisoned").clone()
+    }
+
+    fn replace(&self, planned: Arc<Planned>) {
+        *self.planned.lock().expect("prepared statement lock poisoned") = Some(planned);
+    }
+}
+
+impl<G: Gucs> Conn<G> {
+    /// Prepares one statement; `declared` are the parameter types the
+    /// client sent (`None`: infer). The empty string is the empty query.
+    pub fn prepare_sql(
+        &mut self,
+        sql: &str,
+        declared: &[Option<SqlType>],
+    ) -> Result<Arc<Prepared>, SqlError> {
+        let mut parsed = self.parse(sql)?;
+        if parsed.len() > 1 {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        match parsed.pop() {
+            None => Ok(Arc::new(Prepared {
+                kind: Kind::Empty,
+                declared: Vec::new(),
+                params: Vec::new(),
+                columns: None,
+                planned: Mutex::new(None),
+            })),
+            Some(p) => self.prepare(p, declared),
+        }
+    }
+
+    /// Prepares a parsed statement.
+    pub fn prepare(
+        &mut self,
+        parsed: Parsed,
+        declared: &[Option<SqlType>],
+    ) -> Result<Arc<Prepared>, SqlError> {
+        if let Parsed::Sql(s) = &parsed {
+            if is_control(s) {
+                let Parsed::Sql(s) = parsed else { unreachable!("checked above") };
+                let columns = match &*s {
+                    AstStatement::ShowVariable { variable } => {
+                        Some(Arc::from(vec![Column { name: show_column(variable), ty: SqlType::Text }]))
+                    }
+                    _ => None,
+                };
+                return Ok(Arc::new(Prepared {
+                    kind: Kind::Control(s),
+                    declared: declared.to_vec(),
+                    params: declared.iter().map(|t| t.unwrap_or(SqlType::Text)).collect(),
+                    columns,
+                    planned: Mutex::new(None),
+                }));
+            }
+        }
+        if self.block == Block::Failed {
+            return Err(aborted_block());
+        }
+        // Binding reads the catalog, which needs a transaction; on error
+        // the caller fails it (`Conn::fail`).
+        self.ensure_transaction()?;
+        let planned = self.plan(&parsed, declared)?;
+        Ok(Arc::new(Prepared {
+            columns: planned.statement.columns(),
+            params: planned.params.clone(),
+            kind: Kind::Plan(parsed),
+            declared: declared.to_vec(),
+            planned: Mutex::new(Some(Arc::new(planned))),
+        }))
+    }
+
+    /// Binds and plans.
+    fn plan(&mut self, parsed: &Parsed, declared: &[Option<SqlType>]) -> Result<Planned, SqlError> {
+        let depth = self.gucs.max_stack_depth();
+        let BoundStatement { plan, params, deps } = bind_parsed(&mut self.xact, parsed, declared, depth)?;
+        let statement = planner::plan(plan, StackDepth::here(depth))?;
+        Ok(Planned { statement, params, deps })
+    }
+
+    /// PLAN-FRESH: locks the plan's relations, then accepts invalidations,
+    /// and binds again if a relation changed, until the plan is current.
+    pub(crate) async fn ready(&mut self, p: &Prepared, parsed: &Parsed) -> Result<Arc<Planned>, SqlError> {
+        loop {
+            let planned = match p.current() {
+                Some(planned) => planned,
+                None => {
+                    let planned = Arc::new(self.plan(parsed, &p.declared)?);
+                    p.replace(Arc::clone(&planned));
+                    planned
+                }
+            };
+            for dep in &planned.deps {
+                self.xact.lock_relation(dep.rel.entry.oid, dep.mode).await?;
+            }
+            self.xact.accept_invalidations();
+            let mut stale = false;
+            for dep in &planned.deps {
+                match crate::bind::Resolver::resolve(&mut self.xact, &dep.name)? {
+                    Some(now) if Arc::ptr_eq(&now.entry, &dep.rel.entry) => {}
+                    _ => stale = true,
+                }
+            }
+            if !stale {
+                return Ok(planned);
+            }
+            let fresh = self.plan(parsed, &p.declared)?;
+            if fresh.params != p.params || fresh.statement.columns() != p.columns {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cached plan must not change result type",
+                ));
+            }
+            p.replace(Arc::new(fresh));
+        }
+    }
+}

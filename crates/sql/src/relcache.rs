@@ -1,0 +1,92 @@
+//! One backend's catalog cache: relation name → definition and storage, as
+//! of the last accepted invalidations (PostgreSQL's relcache and syscache,
+//! collapsed into one map).
+//!
+//! An entry is dropped when an invalidation for its oid arrives (or all of
+//! them, on a reset), and the whole cache when a level that did DDL aborts
+//! (CACHE-OWN). Statements lock their relations before they accept
+//! invalidations, and re-bind when a name no longer resolves to the same
+//! entry (PLAN-FRESH).
+
+use std::collections::HashMap;
+
+use snapscale_sinval::{Invalidation, Received, Sinval};
+
+use crate::plan::Rel;
+
+/// See the module documentation.
+#[derive(Default)]
+pub(crate) struct RelCache {
+    by_name: HashMap<String, Rel>,
+    received: Vec<Invalidation>,
+}
+
+impl RelCache {
+    pub(crate) fn get(&self, name: &str) -> Option<&Rel> {
+        self.by_name.get(name)
+    }
+
+    pub(crate) fn insert(&mut self, name: String, rel: Rel) {
+        self.by_name.insert(name, rel);
+    }
+
+    /// Forgets relation `oid` under any name.
+    pub(crate) fn remove_oid(&mut self, oid: u32) {
+        self.by_name.retain(|_, r| r.entry.oid != oid);
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.by_name.clear();
+    }
+
+    /// Reads this backend's invalidation messages and drops what they name.
+    pub(crate) fn accept(&mut self, sinval: &Sinval, slot: u32) {
+        self.received.clear();
+        match sinval.receive(slot, &mut self.received) {
+            Received::Nothing => {}
+            Received::Reset => self.by_name.clear(),
+            Received::Messages(_) => {
+                for m in std::mem::take(&mut self.received) {
+                    match m {
+                        Invalidation::Relation(oid) | Invalidation::Index(oid) => self.remove_oid(oid),
+                        Invalidation::All => self.by_name.clear(),
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl crate::bind::Resolver for crate::xact::Xact {
+    /// A relation by name: the cache, or else the catalog as of a fresh
+    /// snapshot. This backend's temporary table hides a permanent one of
+    /// the same name (pg_temp is searched first).
+    fn resolve(&mut self, name: &str) -> Result<Option<Rel>, crate::error::SqlError> {
+        if let Some(rel) = self.cache.get(name) {
+            return Ok(Some(rel.clone()));
+        }
+        let me = self.backend_id();
+        let mut found = None;
+        for (tid, entry) in self.catalog_entries()? {
+            if entry.name != name {
+                continue;
+            }
+            match entry.temp_owner {
+                Some(owner) if owner == me => found = Some((tid, entry)),
+                Some(_) => {}
+                None if found.is_none() => found = Some((tid, entry)),
+                None => {}
+            }
+        }
+        let Some((tid, entry)) = found else { return Ok(None) };
+        let heap = self.db.catalog.storage(entry.storage).ok_or_else(|| {
+            crate::error::SqlError::new(
+                crate::sqlstate::SqlState::INTERNAL_ERROR,
+                format!("storage of relation \"{name}\" is missing"),
+            )
+        })?;
+        let rel = Rel { entry, heap, catalog_tid: tid };
+        self.cache.insert(name.to_owned(), rel.clone());
+        Ok(Some(rel))
+    }
+}

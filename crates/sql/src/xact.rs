@@ -1,0 +1,586 @@
+//! The transaction manager: one backend's transactions, from begin to
+//! commit or abort, and everything they hold.
+//!
+//! An [`Xact`] lives as long as its connection. It owns the backend's
+//! proc-array session and, while a transaction runs, its (sub)transaction
+//! levels: the storage each level created or dropped, the invalidations
+//! its DDL will send, the xids it registered with the lock manager, the
+//! redo it buffered, and the relation locks it took. The executor works
+//! through it (`&mut Xact`); the connection (`Conn`) only decides when a
+//! transaction begins and ends.
+//!
+//! Commit is written once, here, in this order (COMMIT-ORDER in the crate
+//! README):
+//!
+//! ```text
+//!   WAL: changes + COMMIT record appended as one batch, flushed when
+//!        synchronous_commit is on                      (WAL-FIRST, CHECKPOINT-CUT)
+//!   the commit becomes visible (status log, proc array, CSN)
+//!   CSN record appended (csn mode)
+//!   invalidations sent                                  (PLAN-FRESH)
+//!   locks released
+//! ```
+//!
+//! Abort releases the same things without the WAL batch (an ABORT record
+//! is informational). Whatever ends the connection drops the `Xact`, and
+//! its `Drop` runs the abort (CONNECTION-GUARD in the server's README).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use snapscale_lock::{LockMode, LockTag, WaitPolicy};
+use snapscale_sinval::Invalidation;
+use snapscale_storage::Tid;
+use snapscale_txn::{IsolationLevel, Session, Snapshot, Xid};
+
+use crate::cancel::{canceled, Cancel};
+use crate::catalog::{Heap, RelEntry};
+use crate::database::{Backend, Database};
+use crate::error::SqlError;
+use crate::redo::{self, Redo};
+use crate::relcache::RelCache;
+use crate::sqlstate::SqlState;
+use crate::stack::DEFAULT_MAX_STACK_DEPTH;
+
+/// The settings a transaction's work reads, copied from the session's
+/// before each statement (SET may change them between statements).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct XactConfig {
+    pub(crate) wait: WaitPolicy,
+    pub(crate) synchronous_commit: bool,
+    pub(crate) max_stack_depth: usize,
+    pub(crate) max_message_size: usize,
+}
+
+impl Default for XactConfig {
+    fn default() -> Self {
+        XactConfig {
+            wait: WaitPolicy { deadlock_timeout: std::time::Duration::from_secs(1), lock_timeout: None },
+            synchronous_commit: true,
+            max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
+            max_message_size: 64 << 20,
+        }
+    }
+}
+
+/// What one (sub)transaction level did that its end must settle.
+#[derive(Debug, Default)]
+struct Level {
+    /// Storage created here: freed if this level aborts.
+    created: Vec<u64>,
+    /// Storage dropped or replaced here: freed when the top level commits.
+    dropped: Vec<u64>,
+    /// Invalidations to send when the top level commits.
+    invalidations: Vec<Invalidation>,
+    /// Xids registered with the lock manager at this level (XID-WAITABLE).
+    xids: Vec<Xid>,
+    /// Changes to log at commit (dropped if this level aborts).
+    redo: Vec<Redo>,
+}
+
+/// A notice or warning to send before the statement's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub severity: &'static str,
+    pub code: SqlState,
+    pub message: String,
+}
+
+/// One backend's transaction manager. See the module documentation.
+pub struct Xact {
+    pub(crate) db: Arc<Database>,
+    pub(crate) session: Session,
+    /// This backend's id (the owner of its temporary tables).
+    id: u64,
+    /// One per open (sub)transaction level; empty between transactions.
+    levels: Vec<Level>,
+    /// Relation locks this transaction holds, with the level that took each
+    /// (PostgreSQL's local lock table, SUBXACT-LOCKS).
+    held: HashMap<(u32, LockMode), usize>,
+    /// Name → relation, as of the last accepted invalidations.
+    pub(crate) cache: RelCache,
+    pub(crate) cancel: Arc<Cancel>,
+    /// Heaps changed by this transaction (pruned after commit if due).
+    touched: Vec<Arc<Heap>>,
+    /// The transaction's start (now()), microseconds since 2000-01-01.
+    now: i64,
+    notices: Vec<Notice>,
+    pub(crate) config: XactConfig,
+}
+
+/// PostgreSQL's epoch (2000-01-01) in Unix seconds.
+const PG_EPOCH: i64 = 946_684_800;
+
+fn now_micros() -> i64 {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    d.as_micros() as i64 - PG_EPOCH * 1_000_000
+}
+
+impl Xact {
+    /// The transaction manager of a new connection's backend; it joins the
+    /// invalidation queue.
+    pub(crate) fn new(db: Arc<Database>, backend: Backend) -> Xact {
+        let session = backend.session;
+        db.sinval.attach(session.slot());
+        let id = db.new_backend_id();
+        Xact {
+            db,
+            session,
+            id,
+            levels: Vec::new(),
+            held: HashMap::new(),
+            cache: RelCache::default(),
+            cancel: Arc::new(Cancel::default()),
+            touched: Vec::new(),
+            now: 0,
+            notices: Vec::new(),
+            config: XactConfig::default(),
+        }
+    }
+
+    /// This backend's id (temporary tables' owner).
+    pub(crate) fn backend_id(&self) -> u64 {
+        self.id
+    }
+
+    /// The proc-array slot.
+    pub(crate) fn slot(&self) -> u32 {
+        self.session.slot()
+    }
+
+    /// The transaction's timestamp (now()).
+    pub(crate) fn now(&self) -> i64 {
+        self.now
+    }
+
+    /// The open transaction's isolation level.
+    pub(crate) fn isolation(&self) -> Option<IsolationLevel> {
+        self.session.isolation()
+    }
+
+    // ------------------------------------------------------------ notices
+
+    pub(crate) fn notice(&mut self, code: SqlState, message: impl Into<String>) {
+        self.notices.push(Notice { severity: "NOTICE", code, message: message.into() });
+    }
+
+    pub(crate) fn warning(&mut self, code: SqlState, message: impl Into<String>) {
+        self.notices.push(Notice { severity: "WARNING", code, message: message.into() });
+    }
+
+    pub(crate) fn take_notices(&mut self) -> Vec<Notice> {
+        std::mem::take(&mut self.notices)
+    }
+
+    // ---------------------------------------------------------- lifecycle
+
+    /// Begins a transaction: a new top level, the transaction's timestamp,
+    /// and the invalidations sent since the last one.
+    pub(crate) fn begin(&mut self, isolation: IsolationLevel) -> Result<(), SqlError> {
+        self.session.begin(isolation).map_err(txn_error)?;
+        self.levels = vec![Level::default()];
+        self.now = now_micros();
+        self.accept_invalidations();
+        Ok(())
+    }
+
+    /// Opens a subtransaction level (SAVEPOINT).
+    pub(crate) fn savepoint(&mut self) -> Result<(), SqlError> {
+        self.session.begin_subtransaction().map_err(txn_error)?;
+        self.levels.push(Level::default());
+        Ok(())
+    }
+
+    /// Commits the innermost level into its parent (RELEASE): the parent
+    /// inherits what it created, dropped, logged, registered and locked.
+    pub(crate) fn release(&mut self) -> Result<(), SqlError> {
+        self.session.commit_subtransaction().map_err(txn_error)?;
+        let done = self.levels.pop().expect("a subtransaction level");
+        let level = self.levels.len();
+        for owner in self.held.values_mut() {
+            if *owner == level {
+                *owner = level - 1;
+            }
+        }
+        let parent = self.levels.last_mut().expect("the top level");
+        parent.created.extend(done.created);
+        parent.dropped.extend(done.dropped);
+        parent.invalidations.extend(done.invalidations);
+        parent.xids.extend(done.xids);
+        parent.redo.extend(done.redo);
+        Ok(())
+    }
+
+    /// Aborts the innermost level (ROLLBACK TO): its rows die, its redo is
+    /// dropped, its storage freed, and its xid and relation locks released
+    /// so that whoever waited for them goes on (SUBXACT-LOCKS).
+    pub(crate) fn rollback_level(&mut self) -> Result<(), SqlError> {
+        self.session.abort_subtransaction().map_err(txn_error)?;
+        let done = self.levels.pop().expect("a subtransaction level");
+        let slot = self.session.slot();
+        for xid in &done.xids {
+            self.db.locks.unlock(slot, LockTag::Transaction(xid.0), LockMode::Exclusive);
+        }
+        let level = self.levels.len();
+        let locks = &self.db.locks;
+        self.held.retain(|&(oid, mode), owner| {
+            if *owner < level {
+                return true;
+            }
+            locks.unlock(slot, LockTag::Relation(oid), mode);
+            false
+        });
+        self.forget(std::slice::from_ref(&done));
+        Ok(())
+    }
+
+    /// Commits the transaction (COMMIT-ORDER in the module docs).
+    pub(crate) async fn commit(&mut self) -> Result<(), SqlError> {
+        let redo: Vec<Redo> = self.levels.iter_mut().flat_map(|l| l.redo.drain(..)).collect();
+        let mut logged = Ok(());
+        // WAL-FIRST: the changes and the commit record are appended as one
+        // batch, and (synchronous_commit) made durable, before the commit
+        // becomes visible. The gate keeps a checkpoint's cut from falling
+        // between the append and the visibility (CHECKPOINT-CUT).
+        let db = Arc::clone(&self.db);
+        let mut gate = None;
+        if let (Some(log), Some(xid)) = (&db.log, self.session.xid()) {
+            if !redo.is_empty() {
+                gate = Some(db.commit_gate.read().await);
+                let subxids: Vec<u64> = self
+                    .levels
+                    .iter()
+                    .flat_map(|l| l.xids.iter().map(|x| x.0))
+                    .filter(|&x| x != xid.0)
+                    .collect();
+                let encoded: Vec<(u8, Vec<u8>)> = redo.iter().map(redo::encode).collect();
+                let commit = redo::encode_commit(xid.0, &subxids);
+                let mut batch: Vec<(u8, &[u8])> = encoded.iter().map(|(k, p)| (*k, p.as_slice())).collect();
+                batch.push((redo::COMMIT, &commit));
+                logged = match log.append(&batch) {
+                    Ok(end) if self.config.synchronous_commit => log.flush(end).await,
+                    Ok(end) => {
+                        log.flush_soon(end);
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+                .map_err(|e| SqlError::new(SqlState::from_code(e.sqlstate), e.message));
+            }
+        }
+        if let Err(e) = logged {
+            // Never acknowledged: the transaction aborts here (its record
+            // may still be on disk; after a restart it would count).
+            drop(gate);
+            self.abort();
+            return Err(e);
+        }
+        self.finish_commit(gate.is_some())
+    }
+
+    /// The synchronous tail of a commit, once its WAL (if any) is written:
+    /// visibility, then the CSN record, then invalidations, then the locks.
+    /// `logged` says the commit record was appended (under the commit gate
+    /// the caller still holds).
+    fn finish_commit(&mut self, logged: bool) -> Result<(), SqlError> {
+        let db = Arc::clone(&self.db);
+        let xid = self.session.xid();
+        let committed = self.session.commit().map_err(txn_error);
+        if let (Some(log), Some(xid), Some(csn), true) =
+            (&db.log, xid, self.session.last_commit_csn(), logged)
+        {
+            // Never waited for: the next flush takes it along.
+            let _ = log.append(&[(redo::CSN, &redo::encode_csn(xid.0, csn))]);
+        }
+        let levels = std::mem::take(&mut self.levels);
+        match &committed {
+            Ok(()) => {
+                let invalidations: Vec<Invalidation> =
+                    levels.iter().flat_map(|l| l.invalidations.iter().copied()).collect();
+                if !invalidations.is_empty() {
+                    // PLAN-FRESH: sent after the commit is visible and
+                    // before the locks go, so whoever waited for our locks
+                    // finds them when it accepts invalidations.
+                    self.db.sinval.send(&invalidations);
+                }
+                for l in &levels {
+                    for &s in &l.dropped {
+                        self.db.catalog.drop_storage(s);
+                    }
+                }
+            }
+            Err(_) => self.forget(&levels),
+        }
+        self.db.locks.release_all(self.session.slot());
+        self.held.clear();
+        if committed.is_ok() {
+            self.prune_touched();
+        }
+        self.touched.clear();
+        committed
+    }
+
+    /// Aborts the transaction, if one is open: its rows die, its storage is
+    /// freed, its locks and xid locks are released (FAIL-FAST).
+    pub(crate) fn abort(&mut self) {
+        let xid = self.session.xid();
+        self.session.abort();
+        if let (Some(log), Some(xid)) = (&self.db.log, xid) {
+            // Informational (recovery treats a missing commit as abort);
+            // never waited for. A broken log has nothing to add.
+            let _ = log.append(&[(redo::ABORT, &redo::encode_abort(xid.0))]);
+        }
+        let levels = std::mem::take(&mut self.levels);
+        self.forget(&levels);
+        self.db.locks.release_all(self.session.slot());
+        self.held.clear();
+        self.touched.clear();
+    }
+
+    /// Undoes the non-MVCC side of aborted levels: storage they created is
+    /// freed, and the cache forgets what our own DDL put there (CACHE-OWN).
+    fn forget(&mut self, levels: &[Level]) {
+        let mut ddl = false;
+        for l in levels {
+            for &s in &l.created {
+                self.db.catalog.drop_storage(s);
+            }
+            ddl |= !l.invalidations.is_empty();
+        }
+        if ddl {
+            self.cache.clear();
+        }
+    }
+
+    // ------------------------------------------------- what a level holds
+
+    fn level(&mut self) -> &mut Level {
+        self.levels.last_mut().expect("a transaction is open")
+    }
+
+    /// Storage created by this level: freed if it aborts.
+    pub(crate) fn created_storage(&mut self, id: u64) {
+        self.level().created.push(id);
+    }
+
+    /// Storage this level dropped or replaced: freed at commit.
+    pub(crate) fn dropped_storage(&mut self, id: u64) {
+        self.level().dropped.push(id);
+    }
+
+    /// An invalidation to send at commit.
+    pub(crate) fn invalidate(&mut self, oid: u32) {
+        self.level().invalidations.push(Invalidation::Relation(oid));
+    }
+
+    /// Buffers a change of a permanent relation for the commit's WAL batch
+    /// (REDO-PER-COMMIT); temporary tables are never logged.
+    pub(crate) fn redo(&mut self, rel: &RelEntry, change: Redo) {
+        if rel.temp_owner.is_none() && self.db.log.is_some() {
+            self.level().redo.push(change);
+        }
+    }
+
+    /// A heap this transaction changed: pruned after commit if due.
+    pub(crate) fn touch(&mut self, heap: &Arc<Heap>) {
+        if !self.touched.iter().any(|h| Arc::ptr_eq(h, heap)) {
+            self.touched.push(Arc::clone(heap));
+        }
+    }
+
+    /// Opportunistic pruning (PRUNE): a heap that saw many updates and
+    /// deletes since its last prune is vacuumed by the committer that
+    /// notices.
+    fn prune_touched(&mut self) {
+        for heap in std::mem::take(&mut self.touched) {
+            // Relaxed: pairs with the Relaxed increments of the executor; a
+            // stale count only delays or advances a prune, never decides
+            // safety (vacuum computes its own cutoff).
+            let changes = heap.changes.load(std::sync::atomic::Ordering::Relaxed);
+            let due = 1000 + heap.table.allocated_slots() as u64 / 4;
+            if changes < due {
+                continue;
+            }
+            let Ok(_guard) = heap.pruning.try_lock() else { continue };
+            // Relaxed: a heuristic counter, no data is published through it.
+            heap.changes.store(0, std::sync::atomic::Ordering::Relaxed);
+            crate::exec::vacuum_heap(&mut self.session, &heap);
+        }
+    }
+
+    // ------------------------------------------------------------ writing
+
+    /// Before a write: the xid exists and other sessions can wait for it
+    /// (XID-WAITABLE). A broken WAL refuses every write until a restart.
+    pub(crate) fn prepare_write(&mut self) -> Result<Xid, SqlError> {
+        if let Some(e) = self.db.log.as_ref().and_then(|l| l.broken()) {
+            return Err(SqlError::new(SqlState::from_code(e.sqlstate), e.message));
+        }
+        let xid = self.session.assign_xid().map_err(txn_error)?;
+        if !self.levels.iter().any(|l| l.xids.contains(&xid)) {
+            self.db.locks.register_xid(self.session.slot(), xid.0).map_err(lock_error)?;
+            self.level().xids.push(xid);
+        }
+        Ok(xid)
+    }
+
+    // ------------------------------------------------------------ waiting
+
+    /// Takes a relation lock until the end of the transaction, or of the
+    /// subtransaction if it rolls back (SUBXACT-LOCKS). A lock already held
+    /// in `mode` costs nothing: the lock manager is not asked again.
+    pub(crate) async fn lock_relation(&mut self, oid: u32, mode: LockMode) -> Result<(), SqlError> {
+        if self.held.contains_key(&(oid, mode)) {
+            return Ok(());
+        }
+        let slot = self.session.slot();
+        let locks = Arc::clone(&self.db.locks);
+        let cancel = Arc::clone(&self.cancel);
+        tokio::select! {
+            r = locks.lock_with(slot, LockTag::Relation(oid), mode, self.config.wait) => r.map_err(lock_error)?,
+            () = cancel.wait() => return Err(canceled()),
+        }
+        self.held.insert((oid, mode), self.levels.len().saturating_sub(1));
+        Ok(())
+    }
+
+    /// Takes a relation lock only if nobody holds a conflicting one.
+    pub(crate) fn try_lock_relation(&mut self, oid: u32, mode: LockMode) -> Result<bool, SqlError> {
+        if self.held.contains_key(&(oid, mode)) {
+            return Ok(true);
+        }
+        let granted =
+            self.db.locks.try_lock(self.session.slot(), LockTag::Relation(oid), mode).map_err(lock_error)?;
+        if granted {
+            self.held.insert((oid, mode), self.levels.len().saturating_sub(1));
+        }
+        Ok(granted)
+    }
+
+    /// Waits until transaction `xid` ends (a row or key it holds), under
+    /// the session's lock_timeout and deadlock_timeout.
+    pub(crate) async fn wait_for_xid(&mut self, xid: Xid) -> Result<(), SqlError> {
+        if self.cancel.take() {
+            return Err(canceled());
+        }
+        let slot = self.session.slot();
+        let locks = Arc::clone(&self.db.locks);
+        let cancel = Arc::clone(&self.cancel);
+        tokio::select! {
+            r = locks.wait_for_xid_with(slot, xid.0, self.config.wait) => r.map_err(lock_error)?,
+            () = cancel.wait() => return Err(canceled()),
+        }
+        // The owner registers its xid just after assigning it: a waiter
+        // that came in between found no lock. Yield so it does not spin.
+        tokio::task::yield_now().await;
+        Ok(())
+    }
+
+    /// A pending cancel request, as 57014.
+    pub(crate) fn check_cancel(&self) -> Result<(), SqlError> {
+        if self.cancel.take() {
+            return Err(canceled());
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------- snapshots
+
+    pub(crate) fn statement_snapshot(&mut self) -> Result<Arc<Snapshot>, SqlError> {
+        self.session.statement_snapshot().map_err(txn_error)
+    }
+
+    pub(crate) fn cid(&self) -> u32 {
+        self.session.command_id().unwrap_or(0)
+    }
+
+    /// The end of a statement: the next one sees its changes.
+    pub(crate) fn end_statement(&mut self) -> Result<(), SqlError> {
+        self.session.end_statement().map_err(txn_error)
+    }
+
+    /// Every catalog row visible now, with its tid.
+    pub(crate) fn catalog_entries(&mut self) -> Result<Vec<(Tid, Arc<RelEntry>)>, SqlError> {
+        let (id, snapshot) = self.session.register_snapshot().map_err(txn_error)?;
+        let cid = self.session.command_id().unwrap_or(0);
+        let rows = self.db.catalog.table.scan(&self.session, &snapshot, cid);
+        self.session.unregister_snapshot(id).map_err(txn_error)?;
+        Ok(rows)
+    }
+
+    /// Drops cached entries other sessions invalidated (PostgreSQL's
+    /// AcceptInvalidationMessages).
+    pub(crate) fn accept_invalidations(&mut self) {
+        self.cache.accept(&self.db.sinval, self.session.slot());
+    }
+
+    // --------------------------------------------------------- disconnect
+
+    /// Drops this backend's temporary tables, in a transaction of its own.
+    /// Synchronous (it runs from `Drop`): nothing here waits, because no
+    /// other session can name these tables, and nothing is logged, because
+    /// temporary tables never are.
+    fn drop_temp_tables(&mut self) -> Result<(), SqlError> {
+        self.begin(IsolationLevel::ReadCommitted)?;
+        let temps: Vec<(Tid, Arc<RelEntry>)> =
+            self.catalog_entries()?.into_iter().filter(|(_, e)| e.temp_owner == Some(self.id)).collect();
+        if temps.is_empty() {
+            self.abort();
+            return Ok(());
+        }
+        for (tid, entry) in temps {
+            if !self.try_lock_relation(entry.oid, LockMode::AccessExclusive)? {
+                tracing::warn!(table = %entry.name, "a temporary table was locked by another session at disconnect");
+            }
+            self.prepare_write()?;
+            match self
+                .db
+                .catalog
+                .table
+                .delete(&mut self.session, tid)
+                .map_err(|e| SqlError::new(SqlState::INTERNAL_ERROR, e.to_string()))?
+            {
+                snapscale_storage::Outcome::Ok(_) => {}
+                other => {
+                    return Err(SqlError::new(
+                        SqlState::INTERNAL_ERROR,
+                        format!("temporary table row: {other:?}"),
+                    ))
+                }
+            }
+            self.dropped_storage(entry.storage);
+            self.invalidate(entry.oid);
+        }
+        debug_assert!(self.levels.iter().all(|l| l.redo.is_empty()), "temporary tables are never logged");
+        self.finish_commit(false)
+    }
+}
+
+/// CONNECTION-GUARD: every exit path of a connection ends here (an orderly
+/// close, a client that vanished, a task dropped at shutdown, a panic that
+/// unwound through the connection). The transaction aborts (releasing its
+/// locks and xid locks), temporary tables are dropped, and the backend
+/// leaves the invalidation queue; its proc-array slot is released when
+/// `session` drops, after this.
+impl Drop for Xact {
+    fn drop(&mut self) {
+        self.abort();
+        self.cache.clear();
+        if let Err(e) = self.drop_temp_tables() {
+            tracing::warn!(error = %e, "dropping temporary tables at disconnect failed");
+            self.abort();
+        }
+        self.db.sinval.detach(self.session.slot());
+    }
+}
+
+pub(crate) fn txn_error(e: snapscale_txn::TxnError) -> SqlError {
+    SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string())
+}
+
+pub(crate) fn lock_error(e: snapscale_lock::LockError) -> SqlError {
+    let detail = e.detail().map(str::to_owned);
+    let mut err = SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string());
+    err.detail = detail;
+    err
+}
