@@ -5,6 +5,7 @@
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct SqlState(&'static str);
 
+#[allow(missing_docs)] // each constant is its condition name and code
 impl SqlState {
     /// The code, as sent in an ErrorResponse's C field.
     pub const fn code(self) -> &'static str {
@@ -15,794 +16,532 @@ impl SqlState {
     /// lock manager, the transaction core, the WAL), which name their
     /// codes as strings; unknown codes are `INTERNAL_ERROR`.
     pub fn from_code(code: &str) -> SqlState {
-        ALL.iter().copied().find(|s| s.0 == code).unwrap_or(SqlState::INTERNAL_ERROR)
+        match code {
+            "00000" => SqlState::SUCCESSFUL_COMPLETION,
+            "01000" => SqlState::WARNING,
+            "0100C" => SqlState::DYNAMIC_RESULT_SETS_RETURNED,
+            "01008" => SqlState::IMPLICIT_ZERO_BIT_PADDING,
+            "01003" => SqlState::NULL_VALUE_ELIMINATED_IN_SET_FUNCTION,
+            "01007" => SqlState::PRIVILEGE_NOT_GRANTED,
+            "01006" => SqlState::PRIVILEGE_NOT_REVOKED,
+            "01004" => SqlState::STRING_DATA_RIGHT_TRUNCATION,
+            "01P01" => SqlState::DEPRECATED_FEATURE,
+            "02000" => SqlState::NO_DATA,
+            "02001" => SqlState::NO_ADDITIONAL_DYNAMIC_RESULT_SETS_RETURNED,
+            "03000" => SqlState::SQL_STATEMENT_NOT_YET_COMPLETE,
+            "08000" => SqlState::CONNECTION_EXCEPTION,
+            "08003" => SqlState::CONNECTION_DOES_NOT_EXIST,
+            "08006" => SqlState::CONNECTION_FAILURE,
+            "08001" => SqlState::SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION,
+            "08004" => SqlState::SQLSERVER_REJECTED_ESTABLISHMENT_OF_SQLCONNECTION,
+            "08007" => SqlState::TRANSACTION_RESOLUTION_UNKNOWN,
+            "08P01" => SqlState::PROTOCOL_VIOLATION,
+            "09000" => SqlState::TRIGGERED_ACTION_EXCEPTION,
+            "0A000" => SqlState::FEATURE_NOT_SUPPORTED,
+            "0B000" => SqlState::INVALID_TRANSACTION_INITIATION,
+            "0F000" => SqlState::LOCATOR_EXCEPTION,
+            "0F001" => SqlState::INVALID_LOCATOR_SPECIFICATION,
+            "0L000" => SqlState::INVALID_GRANTOR,
+            "0LP01" => SqlState::INVALID_GRANT_OPERATION,
+            "0P000" => SqlState::INVALID_ROLE_SPECIFICATION,
+            "0Z000" => SqlState::DIAGNOSTICS_EXCEPTION,
+            "0Z002" => SqlState::STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER,
+            "20000" => SqlState::CASE_NOT_FOUND,
+            "21000" => SqlState::CARDINALITY_VIOLATION,
+            "22000" => SqlState::DATA_EXCEPTION,
+            "2202E" => SqlState::ARRAY_SUBSCRIPT_ERROR,
+            "22021" => SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+            "22008" => SqlState::DATETIME_FIELD_OVERFLOW,
+            "22012" => SqlState::DIVISION_BY_ZERO,
+            "22005" => SqlState::ERROR_IN_ASSIGNMENT,
+            "2200B" => SqlState::ESCAPE_CHARACTER_CONFLICT,
+            "22022" => SqlState::INDICATOR_OVERFLOW,
+            "22015" => SqlState::INTERVAL_FIELD_OVERFLOW,
+            "2201E" => SqlState::INVALID_ARGUMENT_FOR_LOGARITHM,
+            "22014" => SqlState::INVALID_ARGUMENT_FOR_NTILE_FUNCTION,
+            "22016" => SqlState::INVALID_ARGUMENT_FOR_NTH_VALUE_FUNCTION,
+            "2201F" => SqlState::INVALID_ARGUMENT_FOR_POWER_FUNCTION,
+            "2201G" => SqlState::INVALID_ARGUMENT_FOR_WIDTH_BUCKET_FUNCTION,
+            "22018" => SqlState::INVALID_CHARACTER_VALUE_FOR_CAST,
+            "22007" => SqlState::INVALID_DATETIME_FORMAT,
+            "22019" => SqlState::INVALID_ESCAPE_CHARACTER,
+            "2200D" => SqlState::INVALID_ESCAPE_OCTET,
+            "22025" => SqlState::INVALID_ESCAPE_SEQUENCE,
+            "22P06" => SqlState::NONSTANDARD_USE_OF_ESCAPE_CHARACTER,
+            "22010" => SqlState::INVALID_INDICATOR_PARAMETER_VALUE,
+            "22023" => SqlState::INVALID_PARAMETER_VALUE,
+            "22013" => SqlState::INVALID_PRECEDING_OR_FOLLOWING_SIZE,
+            "2201B" => SqlState::INVALID_REGULAR_EXPRESSION,
+            "2201W" => SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE,
+            "2201X" => SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE,
+            "2202H" => SqlState::INVALID_TABLESAMPLE_ARGUMENT,
+            "2202G" => SqlState::INVALID_TABLESAMPLE_REPEAT,
+            "22009" => SqlState::INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
+            "2200C" => SqlState::INVALID_USE_OF_ESCAPE_CHARACTER,
+            "2200G" => SqlState::MOST_SPECIFIC_TYPE_MISMATCH,
+            "22004" => SqlState::NULL_VALUE_NOT_ALLOWED,
+            "22002" => SqlState::NULL_VALUE_NO_INDICATOR_PARAMETER,
+            "22003" => SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            "2200H" => SqlState::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
+            "22026" => SqlState::STRING_DATA_LENGTH_MISMATCH,
+            "22001" => SqlState::STRING_DATA_RIGHT_TRUNCATION_22001,
+            "22011" => SqlState::SUBSTRING_ERROR,
+            "22027" => SqlState::TRIM_ERROR,
+            "22024" => SqlState::UNTERMINATED_C_STRING,
+            "2200F" => SqlState::ZERO_LENGTH_CHARACTER_STRING,
+            "22P01" => SqlState::FLOATING_POINT_EXCEPTION,
+            "22P02" => SqlState::INVALID_TEXT_REPRESENTATION,
+            "22P03" => SqlState::INVALID_BINARY_REPRESENTATION,
+            "22P04" => SqlState::BAD_COPY_FILE_FORMAT,
+            "22P05" => SqlState::UNTRANSLATABLE_CHARACTER,
+            "2200L" => SqlState::NOT_AN_XML_DOCUMENT,
+            "2200M" => SqlState::INVALID_XML_DOCUMENT,
+            "2200N" => SqlState::INVALID_XML_CONTENT,
+            "2200S" => SqlState::INVALID_XML_COMMENT,
+            "2200T" => SqlState::INVALID_XML_PROCESSING_INSTRUCTION,
+            "22030" => SqlState::DUPLICATE_JSON_OBJECT_KEY_VALUE,
+            "22031" => SqlState::INVALID_ARGUMENT_FOR_SQL_JSON_DATETIME_FUNCTION,
+            "22032" => SqlState::INVALID_JSON_TEXT,
+            "22033" => SqlState::INVALID_SQL_JSON_SUBSCRIPT,
+            "22034" => SqlState::MORE_THAN_ONE_SQL_JSON_ITEM,
+            "22035" => SqlState::NO_SQL_JSON_ITEM,
+            "22036" => SqlState::NON_NUMERIC_SQL_JSON_ITEM,
+            "22037" => SqlState::NON_UNIQUE_KEYS_IN_A_JSON_OBJECT,
+            "22038" => SqlState::SINGLETON_SQL_JSON_ITEM_REQUIRED,
+            "22039" => SqlState::SQL_JSON_ARRAY_NOT_FOUND,
+            "2203A" => SqlState::SQL_JSON_MEMBER_NOT_FOUND,
+            "2203B" => SqlState::SQL_JSON_NUMBER_NOT_FOUND,
+            "2203C" => SqlState::SQL_JSON_OBJECT_NOT_FOUND,
+            "2203D" => SqlState::TOO_MANY_JSON_ARRAY_ELEMENTS,
+            "2203E" => SqlState::TOO_MANY_JSON_OBJECT_MEMBERS,
+            "2203F" => SqlState::SQL_JSON_SCALAR_REQUIRED,
+            "2203G" => SqlState::SQL_JSON_ITEM_CANNOT_BE_CAST_TO_TARGET_TYPE,
+            "23000" => SqlState::INTEGRITY_CONSTRAINT_VIOLATION,
+            "23001" => SqlState::RESTRICT_VIOLATION,
+            "23502" => SqlState::NOT_NULL_VIOLATION,
+            "23503" => SqlState::FOREIGN_KEY_VIOLATION,
+            "23505" => SqlState::UNIQUE_VIOLATION,
+            "23514" => SqlState::CHECK_VIOLATION,
+            "23P01" => SqlState::EXCLUSION_VIOLATION,
+            "24000" => SqlState::INVALID_CURSOR_STATE,
+            "25000" => SqlState::INVALID_TRANSACTION_STATE,
+            "25001" => SqlState::ACTIVE_SQL_TRANSACTION,
+            "25002" => SqlState::BRANCH_TRANSACTION_ALREADY_ACTIVE,
+            "25008" => SqlState::HELD_CURSOR_REQUIRES_SAME_ISOLATION_LEVEL,
+            "25003" => SqlState::INAPPROPRIATE_ACCESS_MODE_FOR_BRANCH_TRANSACTION,
+            "25004" => SqlState::INAPPROPRIATE_ISOLATION_LEVEL_FOR_BRANCH_TRANSACTION,
+            "25005" => SqlState::NO_ACTIVE_SQL_TRANSACTION_FOR_BRANCH_TRANSACTION,
+            "25006" => SqlState::READ_ONLY_SQL_TRANSACTION,
+            "25007" => SqlState::SCHEMA_AND_DATA_STATEMENT_MIXING_NOT_SUPPORTED,
+            "25P01" => SqlState::NO_ACTIVE_SQL_TRANSACTION,
+            "25P02" => SqlState::IN_FAILED_SQL_TRANSACTION,
+            "25P03" => SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+            "26000" => SqlState::INVALID_SQL_STATEMENT_NAME,
+            "27000" => SqlState::TRIGGERED_DATA_CHANGE_VIOLATION,
+            "28000" => SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
+            "28P01" => SqlState::INVALID_PASSWORD,
+            "2B000" => SqlState::DEPENDENT_PRIVILEGE_DESCRIPTORS_STILL_EXIST,
+            "2BP01" => SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+            "2D000" => SqlState::INVALID_TRANSACTION_TERMINATION,
+            "2F000" => SqlState::SQL_ROUTINE_EXCEPTION,
+            "2F005" => SqlState::FUNCTION_EXECUTED_NO_RETURN_STATEMENT,
+            "2F002" => SqlState::MODIFYING_SQL_DATA_NOT_PERMITTED,
+            "2F003" => SqlState::PROHIBITED_SQL_STATEMENT_ATTEMPTED,
+            "2F004" => SqlState::READING_SQL_DATA_NOT_PERMITTED,
+            "34000" => SqlState::INVALID_CURSOR_NAME,
+            "38000" => SqlState::EXTERNAL_ROUTINE_EXCEPTION,
+            "38001" => SqlState::CONTAINING_SQL_NOT_PERMITTED,
+            "38002" => SqlState::MODIFYING_SQL_DATA_NOT_PERMITTED_38002,
+            "38003" => SqlState::PROHIBITED_SQL_STATEMENT_ATTEMPTED_38003,
+            "38004" => SqlState::READING_SQL_DATA_NOT_PERMITTED_38004,
+            "39000" => SqlState::EXTERNAL_ROUTINE_INVOCATION_EXCEPTION,
+            "39001" => SqlState::INVALID_SQLSTATE_RETURNED,
+            "39004" => SqlState::NULL_VALUE_NOT_ALLOWED_39004,
+            "39P01" => SqlState::TRIGGER_PROTOCOL_VIOLATED,
+            "39P02" => SqlState::SRF_PROTOCOL_VIOLATED,
+            "39P03" => SqlState::EVENT_TRIGGER_PROTOCOL_VIOLATED,
+            "3B000" => SqlState::SAVEPOINT_EXCEPTION,
+            "3B001" => SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+            "3D000" => SqlState::INVALID_CATALOG_NAME,
+            "3F000" => SqlState::INVALID_SCHEMA_NAME,
+            "40000" => SqlState::TRANSACTION_ROLLBACK,
+            "40002" => SqlState::TRANSACTION_INTEGRITY_CONSTRAINT_VIOLATION,
+            "40001" => SqlState::SERIALIZATION_FAILURE,
+            "40003" => SqlState::STATEMENT_COMPLETION_UNKNOWN,
+            "40P01" => SqlState::DEADLOCK_DETECTED,
+            "42000" => SqlState::SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION,
+            "42601" => SqlState::SYNTAX_ERROR,
+            "42501" => SqlState::INSUFFICIENT_PRIVILEGE,
+            "42846" => SqlState::CANNOT_COERCE,
+            "42803" => SqlState::GROUPING_ERROR,
+            "42P20" => SqlState::WINDOWING_ERROR,
+            "42P19" => SqlState::INVALID_RECURSION,
+            "42830" => SqlState::INVALID_FOREIGN_KEY,
+            "42602" => SqlState::INVALID_NAME,
+            "42622" => SqlState::NAME_TOO_LONG,
+            "42939" => SqlState::RESERVED_NAME,
+            "42804" => SqlState::DATATYPE_MISMATCH,
+            "42P18" => SqlState::INDETERMINATE_DATATYPE,
+            "42P21" => SqlState::COLLATION_MISMATCH,
+            "42P22" => SqlState::INDETERMINATE_COLLATION,
+            "42809" => SqlState::WRONG_OBJECT_TYPE,
+            "428C9" => SqlState::GENERATED_ALWAYS,
+            "42703" => SqlState::UNDEFINED_COLUMN,
+            "42883" => SqlState::UNDEFINED_FUNCTION,
+            "42P01" => SqlState::UNDEFINED_TABLE,
+            "42P02" => SqlState::UNDEFINED_PARAMETER,
+            "42704" => SqlState::UNDEFINED_OBJECT,
+            "42701" => SqlState::DUPLICATE_COLUMN,
+            "42P03" => SqlState::DUPLICATE_CURSOR,
+            "42P04" => SqlState::DUPLICATE_DATABASE,
+            "42723" => SqlState::DUPLICATE_FUNCTION,
+            "42P05" => SqlState::DUPLICATE_PREPARED_STATEMENT,
+            "42P06" => SqlState::DUPLICATE_SCHEMA,
+            "42P07" => SqlState::DUPLICATE_TABLE,
+            "42712" => SqlState::DUPLICATE_ALIAS,
+            "42710" => SqlState::DUPLICATE_OBJECT,
+            "42702" => SqlState::AMBIGUOUS_COLUMN,
+            "42725" => SqlState::AMBIGUOUS_FUNCTION,
+            "42P08" => SqlState::AMBIGUOUS_PARAMETER,
+            "42P09" => SqlState::AMBIGUOUS_ALIAS,
+            "42P10" => SqlState::INVALID_COLUMN_REFERENCE,
+            "42611" => SqlState::INVALID_COLUMN_DEFINITION,
+            "42P11" => SqlState::INVALID_CURSOR_DEFINITION,
+            "42P12" => SqlState::INVALID_DATABASE_DEFINITION,
+            "42P13" => SqlState::INVALID_FUNCTION_DEFINITION,
+            "42P14" => SqlState::INVALID_PREPARED_STATEMENT_DEFINITION,
+            "42P15" => SqlState::INVALID_SCHEMA_DEFINITION,
+            "42P16" => SqlState::INVALID_TABLE_DEFINITION,
+            "42P17" => SqlState::INVALID_OBJECT_DEFINITION,
+            "44000" => SqlState::WITH_CHECK_OPTION_VIOLATION,
+            "53000" => SqlState::INSUFFICIENT_RESOURCES,
+            "53100" => SqlState::DISK_FULL,
+            "53200" => SqlState::OUT_OF_MEMORY,
+            "53300" => SqlState::TOO_MANY_CONNECTIONS,
+            "53400" => SqlState::CONFIGURATION_LIMIT_EXCEEDED,
+            "54000" => SqlState::PROGRAM_LIMIT_EXCEEDED,
+            "54001" => SqlState::STATEMENT_TOO_COMPLEX,
+            "54011" => SqlState::TOO_MANY_COLUMNS,
+            "54023" => SqlState::TOO_MANY_ARGUMENTS,
+            "55000" => SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "55006" => SqlState::OBJECT_IN_USE,
+            "55P02" => SqlState::CANT_CHANGE_RUNTIME_PARAM,
+            "55P03" => SqlState::LOCK_NOT_AVAILABLE,
+            "55P04" => SqlState::UNSAFE_NEW_ENUM_VALUE_USAGE,
+            "57000" => SqlState::OPERATOR_INTERVENTION,
+            "57014" => SqlState::QUERY_CANCELED,
+            "57P01" => SqlState::ADMIN_SHUTDOWN,
+            "57P02" => SqlState::CRASH_SHUTDOWN,
+            "57P03" => SqlState::CANNOT_CONNECT_NOW,
+            "57P04" => SqlState::DATABASE_DROPPED,
+            "57P05" => SqlState::IDLE_SESSION_TIMEOUT,
+            "58000" => SqlState::SYSTEM_ERROR,
+            "58030" => SqlState::IO_ERROR,
+            "58P01" => SqlState::UNDEFINED_FILE,
+            "58P02" => SqlState::DUPLICATE_FILE,
+            "72000" => SqlState::SNAPSHOT_TOO_OLD,
+            "F0000" => SqlState::CONFIG_FILE_ERROR,
+            "F0001" => SqlState::LOCK_FILE_EXISTS,
+            "HV000" => SqlState::FDW_ERROR,
+            "HV005" => SqlState::FDW_COLUMN_NAME_NOT_FOUND,
+            "HV002" => SqlState::FDW_DYNAMIC_PARAMETER_VALUE_NEEDED,
+            "HV010" => SqlState::FDW_FUNCTION_SEQUENCE_ERROR,
+            "HV021" => SqlState::FDW_INCONSISTENT_DESCRIPTOR_INFORMATION,
+            "HV024" => SqlState::FDW_INVALID_ATTRIBUTE_VALUE,
+            "HV007" => SqlState::FDW_INVALID_COLUMN_NAME,
+            "HV008" => SqlState::FDW_INVALID_COLUMN_NUMBER,
+            "HV004" => SqlState::FDW_INVALID_DATA_TYPE,
+            "HV006" => SqlState::FDW_INVALID_DATA_TYPE_DESCRIPTORS,
+            "HV091" => SqlState::FDW_INVALID_DESCRIPTOR_FIELD_IDENTIFIER,
+            "HV00B" => SqlState::FDW_INVALID_HANDLE,
+            "HV00C" => SqlState::FDW_INVALID_OPTION_INDEX,
+            "HV00D" => SqlState::FDW_INVALID_OPTION_NAME,
+            "HV090" => SqlState::FDW_INVALID_STRING_LENGTH_OR_BUFFER_LENGTH,
+            "HV00A" => SqlState::FDW_INVALID_STRING_FORMAT,
+            "HV009" => SqlState::FDW_INVALID_USE_OF_NULL_POINTER,
+            "HV014" => SqlState::FDW_TOO_MANY_HANDLES,
+            "HV001" => SqlState::FDW_OUT_OF_MEMORY,
+            "HV00P" => SqlState::FDW_NO_SCHEMAS,
+            "HV00J" => SqlState::FDW_OPTION_NAME_NOT_FOUND,
+            "HV00K" => SqlState::FDW_REPLY_HANDLE,
+            "HV00Q" => SqlState::FDW_SCHEMA_NOT_FOUND,
+            "HV00R" => SqlState::FDW_TABLE_NOT_FOUND,
+            "HV00L" => SqlState::FDW_UNABLE_TO_CREATE_EXECUTION,
+            "HV00M" => SqlState::FDW_UNABLE_TO_CREATE_REPLY,
+            "HV00N" => SqlState::FDW_UNABLE_TO_ESTABLISH_CONNECTION,
+            "P0000" => SqlState::PLPGSQL_ERROR,
+            "P0001" => SqlState::RAISE_EXCEPTION,
+            "P0002" => SqlState::NO_DATA_FOUND,
+            "P0003" => SqlState::TOO_MANY_ROWS,
+            "P0004" => SqlState::ASSERT_FAILURE,
+            "XX000" => SqlState::INTERNAL_ERROR,
+            "XX001" => SqlState::DATA_CORRUPTED,
+            "XX002" => SqlState::INDEX_CORRUPTED,
+            _ => SqlState::INTERNAL_ERROR,
+        }
     }
 
-    /// `00000` successful_completion
     pub const SUCCESSFUL_COMPLETION: SqlState = SqlState("00000");
-    /// `01000` warning
     pub const WARNING: SqlState = SqlState("01000");
-    /// `0100C` dynamic_result_sets_returned
     pub const DYNAMIC_RESULT_SETS_RETURNED: SqlState = SqlState("0100C");
-    /// `01008` implicit_zero_bit_padding
     pub const IMPLICIT_ZERO_BIT_PADDING: SqlState = SqlState("01008");
-    /// `01003` null_value_eliminated_in_set_function
     pub const NULL_VALUE_ELIMINATED_IN_SET_FUNCTION: SqlState = SqlState("01003");
-    /// `01007` privilege_not_granted
     pub const PRIVILEGE_NOT_GRANTED: SqlState = SqlState("01007");
-    /// `01006` privilege_not_revoked
     pub const PRIVILEGE_NOT_REVOKED: SqlState = SqlState("01006");
-    /// `01004` string_data_right_truncation
     pub const STRING_DATA_RIGHT_TRUNCATION: SqlState = SqlState("01004");
-    /// `01P01` deprecated_feature
     pub const DEPRECATED_FEATURE: SqlState = SqlState("01P01");
-    /// `02000` no_data
     pub const NO_DATA: SqlState = SqlState("02000");
-    /// `02001` no_additional_dynamic_result_sets_returned
     pub const NO_ADDITIONAL_DYNAMIC_RESULT_SETS_RETURNED: SqlState = SqlState("02001");
-    /// `03000` sql_statement_not_yet_complete
     pub const SQL_STATEMENT_NOT_YET_COMPLETE: SqlState = SqlState("03000");
-    /// `08000` connection_exception
     pub const CONNECTION_EXCEPTION: SqlState = SqlState("08000");
-    /// `08003` connection_does_not_exist
     pub const CONNECTION_DOES_NOT_EXIST: SqlState = SqlState("08003");
-    /// `08006` connection_failure
     pub const CONNECTION_FAILURE: SqlState = SqlState("08006");
-    /// `08001` sqlclient_unable_to_establish_sqlconnection
     pub const SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION: SqlState = SqlState("08001");
-    /// `08004` sqlserver_rejected_establishment_of_sqlconnection
     pub const SQLSERVER_REJECTED_ESTABLISHMENT_OF_SQLCONNECTION: SqlState = SqlState("08004");
-    /// `08007` transaction_resolution_unknown
     pub const TRANSACTION_RESOLUTION_UNKNOWN: SqlState = SqlState("08007");
-    /// `08P01` protocol_violation
     pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
-    /// `09000` triggered_action_exception
     pub const TRIGGERED_ACTION_EXCEPTION: SqlState = SqlState("09000");
-    /// `0A000` feature_not_supported
     pub const FEATURE_NOT_SUPPORTED: SqlState = SqlState("0A000");
-    /// `0B000` invalid_transaction_initiation
     pub const INVALID_TRANSACTION_INITIATION: SqlState = SqlState("0B000");
-    /// `0F000` locator_exception
     pub const LOCATOR_EXCEPTION: SqlState = SqlState("0F000");
-    /// `0F001` invalid_locator_specification
     pub const INVALID_LOCATOR_SPECIFICATION: SqlState = SqlState("0F001");
-    /// `0L000` invalid_grantor
     pub const INVALID_GRANTOR: SqlState = SqlState("0L000");
-    /// `0LP01` invalid_grant_operation
     pub const INVALID_GRANT_OPERATION: SqlState = SqlState("0LP01");
-    /// `0P000` invalid_role_specification
     pub const INVALID_ROLE_SPECIFICATION: SqlState = SqlState("0P000");
-    /// `0Z000` diagnostics_exception
     pub const DIAGNOSTICS_EXCEPTION: SqlState = SqlState("0Z000");
-    /// `0Z002` stacked_diagnostics_accessed_without_active_handler
     pub const STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER: SqlState = SqlState("0Z002");
-    /// `20000` case_not_found
     pub const CASE_NOT_FOUND: SqlState = SqlState("20000");
-    /// `21000` cardinality_violation
     pub const CARDINALITY_VIOLATION: SqlState = SqlState("21000");
-    /// `22000` data_exception
     pub const DATA_EXCEPTION: SqlState = SqlState("22000");
-    /// `2202E` array_subscript_error
     pub const ARRAY_SUBSCRIPT_ERROR: SqlState = SqlState("2202E");
-    /// `22021` character_not_in_repertoire
     pub const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
-    /// `22008` datetime_field_overflow
     pub const DATETIME_FIELD_OVERFLOW: SqlState = SqlState("22008");
-    /// `22012` division_by_zero
     pub const DIVISION_BY_ZERO: SqlState = SqlState("22012");
-    /// `22005` error_in_assignment
     pub const ERROR_IN_ASSIGNMENT: SqlState = SqlState("22005");
-    /// `2200B` escape_character_conflict
     pub const ESCAPE_CHARACTER_CONFLICT: SqlState = SqlState("2200B");
-    /// `22022` indicator_overflow
     pub const INDICATOR_OVERFLOW: SqlState = SqlState("22022");
-    /// `22015` interval_field_overflow
     pub const INTERVAL_FIELD_OVERFLOW: SqlState = SqlState("22015");
-    /// `2201E` invalid_argument_for_logarithm
     pub const INVALID_ARGUMENT_FOR_LOGARITHM: SqlState = SqlState("2201E");
-    /// `22014` invalid_argument_for_ntile_function
     pub const INVALID_ARGUMENT_FOR_NTILE_FUNCTION: SqlState = SqlState("22014");
-    /// `22016` invalid_argument_for_nth_value_function
     pub const INVALID_ARGUMENT_FOR_NTH_VALUE_FUNCTION: SqlState = SqlState("22016");
-    /// `2201F` invalid_argument_for_power_function
     pub const INVALID_ARGUMENT_FOR_POWER_FUNCTION: SqlState = SqlState("2201F");
-    /// `2201G` invalid_argument_for_width_bucket_function
     pub const INVALID_ARGUMENT_FOR_WIDTH_BUCKET_FUNCTION: SqlState = SqlState("2201G");
-    /// `22018` invalid_character_value_for_cast
     pub const INVALID_CHARACTER_VALUE_FOR_CAST: SqlState = SqlState("22018");
-    /// `22007` invalid_datetime_format
     pub const INVALID_DATETIME_FORMAT: SqlState = SqlState("22007");
-    /// `22019` invalid_escape_character
     pub const INVALID_ESCAPE_CHARACTER: SqlState = SqlState("22019");
-    /// `2200D` invalid_escape_octet
     pub const INVALID_ESCAPE_OCTET: SqlState = SqlState("2200D");
-    /// `22025` invalid_escape_sequence
     pub const INVALID_ESCAPE_SEQUENCE: SqlState = SqlState("22025");
-    /// `22P06` nonstandard_use_of_escape_character
     pub const NONSTANDARD_USE_OF_ESCAPE_CHARACTER: SqlState = SqlState("22P06");
-    /// `22010` invalid_indicator_parameter_value
     pub const INVALID_INDICATOR_PARAMETER_VALUE: SqlState = SqlState("22010");
-    /// `22023` invalid_parameter_value
     pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
-    /// `22013` invalid_preceding_or_following_size
     pub const INVALID_PRECEDING_OR_FOLLOWING_SIZE: SqlState = SqlState("22013");
-    /// `2201B` invalid_regular_expression
     pub const INVALID_REGULAR_EXPRESSION: SqlState = SqlState("2201B");
-    /// `2201W` invalid_row_count_in_limit_clause
     pub const INVALID_ROW_COUNT_IN_LIMIT_CLAUSE: SqlState = SqlState("2201W");
-    /// `2201X` invalid_row_count_in_result_offset_clause
     pub const INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE: SqlState = SqlState("2201X");
-    /// `2202H` invalid_tablesample_argument
     pub const INVALID_TABLESAMPLE_ARGUMENT: SqlState = SqlState("2202H");
-    /// `2202G` invalid_tablesample_repeat
     pub const INVALID_TABLESAMPLE_REPEAT: SqlState = SqlState("2202G");
-    /// `22009` invalid_time_zone_displacement_value
     pub const INVALID_TIME_ZONE_DISPLACEMENT_VALUE: SqlState = SqlState("22009");
-    /// `2200C` invalid_use_of_escape_character
     pub const INVALID_USE_OF_ESCAPE_CHARACTER: SqlState = SqlState("2200C");
-    /// `2200G` most_specific_type_mismatch
     pub const MOST_SPECIFIC_TYPE_MISMATCH: SqlState = SqlState("2200G");
-    /// `22004` null_value_not_allowed
     pub const NULL_VALUE_NOT_ALLOWED: SqlState = SqlState("22004");
-    /// `22002` null_value_no_indicator_parameter
     pub const NULL_VALUE_NO_INDICATOR_PARAMETER: SqlState = SqlState("22002");
-    /// `22003` numeric_value_out_of_range
     pub const NUMERIC_VALUE_OUT_OF_RANGE: SqlState = SqlState("22003");
-    /// `2200H` sequence_generator_limit_exceeded
     pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: SqlState = SqlState("2200H");
-    /// `22026` string_data_length_mismatch
     pub const STRING_DATA_LENGTH_MISMATCH: SqlState = SqlState("22026");
-    /// `22001` string_data_right_truncation
     pub const STRING_DATA_RIGHT_TRUNCATION_22001: SqlState = SqlState("22001");
-    /// `22011` substring_error
     pub const SUBSTRING_ERROR: SqlState = SqlState("22011");
-    /// `22027` trim_error
     pub const TRIM_ERROR: SqlState = SqlState("22027");
-    /// `22024` unterminated_c_string
     pub const UNTERMINATED_C_STRING: SqlState = SqlState("22024");
-    /// `2200F` zero_length_character_string
     pub const ZERO_LENGTH_CHARACTER_STRING: SqlState = SqlState("2200F");
-    /// `22P01` floating_point_exception
     pub const FLOATING_POINT_EXCEPTION: SqlState = SqlState("22P01");
-    /// `22P02` invalid_text_representation
     pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
-    /// `22P03` invalid_binary_representation
     pub const INVALID_BINARY_REPRESENTATION: SqlState = SqlState("22P03");
-    /// `22P04` bad_copy_file_format
     pub const BAD_COPY_FILE_FORMAT: SqlState = SqlState("22P04");
-    /// `22P05` untranslatable_character
     pub const UNTRANSLATABLE_CHARACTER: SqlState = SqlState("22P05");
-    /// `2200L` not_an_xml_document
     pub const NOT_AN_XML_DOCUMENT: SqlState = SqlState("2200L");
-    /// `2200M` invalid_xml_document
     pub const INVALID_XML_DOCUMENT: SqlState = SqlState("2200M");
-    /// `2200N` invalid_xml_content
     pub const INVALID_XML_CONTENT: SqlState = SqlState("2200N");
-    /// `2200S` invalid_xml_comment
     pub const INVALID_XML_COMMENT: SqlState = SqlState("2200S");
-    /// `2200T` invalid_xml_processing_instruction
     pub const INVALID_XML_PROCESSING_INSTRUCTION: SqlState = SqlState("2200T");
-    /// `22030` duplicate_json_object_key_value
     pub const DUPLICATE_JSON_OBJECT_KEY_VALUE: SqlState = SqlState("22030");
-    /// `22031` invalid_argument_for_sql_json_datetime_function
     pub const INVALID_ARGUMENT_FOR_SQL_JSON_DATETIME_FUNCTION: SqlState = SqlState("22031");
-    /// `22032` invalid_json_text
     pub const INVALID_JSON_TEXT: SqlState = SqlState("22032");
-    /// `22033` invalid_sql_json_subscript
     pub const INVALID_SQL_JSON_SUBSCRIPT: SqlState = SqlState("22033");
-    /// `22034` more_than_one_sql_json_item
     pub const MORE_THAN_ONE_SQL_JSON_ITEM: SqlState = SqlState("22034");
-    /// `22035` no_sql_json_item
     pub const NO_SQL_JSON_ITEM: SqlState = SqlState("22035");
-    /// `22036` non_numeric_sql_json_item
     pub const NON_NUMERIC_SQL_JSON_ITEM: SqlState = SqlState("22036");
-    /// `22037` non_unique_keys_in_a_json_object
     pub const NON_UNIQUE_KEYS_IN_A_JSON_OBJECT: SqlState = SqlState("22037");
-    /// `22038` singleton_sql_json_item_required
     pub const SINGLETON_SQL_JSON_ITEM_REQUIRED: SqlState = SqlState("22038");
-    /// `22039` sql_json_array_not_found
     pub const SQL_JSON_ARRAY_NOT_FOUND: SqlState = SqlState("22039");
-    /// `2203A` sql_json_member_not_found
     pub const SQL_JSON_MEMBER_NOT_FOUND: SqlState = SqlState("2203A");
-    /// `2203B` sql_json_number_not_found
     pub const SQL_JSON_NUMBER_NOT_FOUND: SqlState = SqlState("2203B");
-    /// `2203C` sql_json_object_not_found
     pub const SQL_JSON_OBJECT_NOT_FOUND: SqlState = SqlState("2203C");
-    /// `2203D` too_many_json_array_elements
     pub const TOO_MANY_JSON_ARRAY_ELEMENTS: SqlState = SqlState("2203D");
-    /// `2203E` too_many_json_object_members
     pub const TOO_MANY_JSON_OBJECT_MEMBERS: SqlState = SqlState("2203E");
-    /// `2203F` sql_json_scalar_required
     pub const SQL_JSON_SCALAR_REQUIRED: SqlState = SqlState("2203F");
-    /// `2203G` sql_json_item_cannot_be_cast_to_target_type
     pub const SQL_JSON_ITEM_CANNOT_BE_CAST_TO_TARGET_TYPE: SqlState = SqlState("2203G");
-    /// `23000` integrity_constraint_violation
     pub const INTEGRITY_CONSTRAINT_VIOLATION: SqlState = SqlState("23000");
-    /// `23001` restrict_violation
     pub const RESTRICT_VIOLATION: SqlState = SqlState("23001");
-    /// `23502` not_null_violation
     pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
-    /// `23503` foreign_key_violation
     pub const FOREIGN_KEY_VIOLATION: SqlState = SqlState("23503");
-    /// `23505` unique_violation
     pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
-    /// `23514` check_violation
     pub const CHECK_VIOLATION: SqlState = SqlState("23514");
-    /// `23P01` exclusion_violation
     pub const EXCLUSION_VIOLATION: SqlState = SqlState("23P01");
-    /// `24000` invalid_cursor_state
     pub const INVALID_CURSOR_STATE: SqlState = SqlState("24000");
-    /// `25000` invalid_transaction_state
     pub const INVALID_TRANSACTION_STATE: SqlState = SqlState("25000");
-    /// `25001` active_sql_transaction
     pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25001");
-    /// `25002` branch_transaction_already_active
     pub const BRANCH_TRANSACTION_ALREADY_ACTIVE: SqlState = SqlState("25002");
-    /// `25008` held_cursor_requires_same_isolation_level
     pub const HELD_CURSOR_REQUIRES_SAME_ISOLATION_LEVEL: SqlState = SqlState("25008");
-    /// `25003` inappropriate_access_mode_for_branch_transaction
     pub const INAPPROPRIATE_ACCESS_MODE_FOR_BRANCH_TRANSACTION: SqlState = SqlState("25003");
-    /// `25004` inappropriate_isolation_level_for_branch_transaction
     pub const INAPPROPRIATE_ISOLATION_LEVEL_FOR_BRANCH_TRANSACTION: SqlState = SqlState("25004");
-    /// `25005` no_active_sql_transaction_for_branch_transaction
     pub const NO_ACTIVE_SQL_TRANSACTION_FOR_BRANCH_TRANSACTION: SqlState = SqlState("25005");
-    /// `25006` read_only_sql_transaction
     pub const READ_ONLY_SQL_TRANSACTION: SqlState = SqlState("25006");
-    /// `25007` schema_and_data_statement_mixing_not_supported
     pub const SCHEMA_AND_DATA_STATEMENT_MIXING_NOT_SUPPORTED: SqlState = SqlState("25007");
-    /// `25P01` no_active_sql_transaction
     pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25P01");
-    /// `25P02` in_failed_sql_transaction
     pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState("25P02");
-    /// `25P03` idle_in_transaction_session_timeout
     pub const IDLE_IN_TRANSACTION_SESSION_TIMEOUT: SqlState = SqlState("25P03");
-    /// `26000` invalid_sql_statement_name
     pub const INVALID_SQL_STATEMENT_NAME: SqlState = SqlState("26000");
-    /// `27000` triggered_data_change_violation
     pub const TRIGGERED_DATA_CHANGE_VIOLATION: SqlState = SqlState("27000");
-    /// `28000` invalid_authorization_specification
     pub const INVALID_AUTHORIZATION_SPECIFICATION: SqlState = SqlState("28000");
-    /// `28P01` invalid_password
     pub const INVALID_PASSWORD: SqlState = SqlState("28P01");
-    /// `2B000` dependent_privilege_descriptors_still_exist
     pub const DEPENDENT_PRIVILEGE_DESCRIPTORS_STILL_EXIST: SqlState = SqlState("2B000");
-    /// `2BP01` dependent_objects_still_exist
     pub const DEPENDENT_OBJECTS_STILL_EXIST: SqlState = SqlState("2BP01");
-    /// `2D000` invalid_transaction_termination
     pub const INVALID_TRANSACTION_TERMINATION: SqlState = SqlState("2D000");
-    /// `2F000` sql_routine_exception
     pub const SQL_ROUTINE_EXCEPTION: SqlState = SqlState("2F000");
-    /// `2F005` function_executed_no_return_statement
     pub const FUNCTION_EXECUTED_NO_RETURN_STATEMENT: SqlState = SqlState("2F005");
-    /// `2F002` modifying_sql_data_not_permitted
     pub const MODIFYING_SQL_DATA_NOT_PERMITTED: SqlState = SqlState("2F002");
-    /// `2F003` prohibited_sql_statement_attempted
     pub const PROHIBITED_SQL_STATEMENT_ATTEMPTED: SqlState = SqlState("2F003");
-    /// `2F004` reading_sql_data_not_permitted
     pub const READING_SQL_DATA_NOT_PERMITTED: SqlState = SqlState("2F004");
-    /// `34000` invalid_cursor_name
     pub const INVALID_CURSOR_NAME: SqlState = SqlState("34000");
-    /// `38000` external_routine_exception
     pub const EXTERNAL_ROUTINE_EXCEPTION: SqlState = SqlState("38000");
-    /// `38001` containing_sql_not_permitted
     pub const CONTAINING_SQL_NOT_PERMITTED: SqlState = SqlState("38001");
-    /// `38002` modifying_sql_data_not_permitted
     pub const MODIFYING_SQL_DATA_NOT_PERMITTED_38002: SqlState = SqlState("38002");
-    /// `38003` prohibited_sql_statement_attempted
     pub const PROHIBITED_SQL_STATEMENT_ATTEMPTED_38003: SqlState = SqlState("38003");
-    /// `38004` reading_sql_data_not_permitted
     pub const READING_SQL_DATA_NOT_PERMITTED_38004: SqlState = SqlState("38004");
-    /// `39000` external_routine_invocation_exception
     pub const EXTERNAL_ROUTINE_INVOCATION_EXCEPTION: SqlState = SqlState("39000");
-    /// `39001` invalid_sqlstate_returned
     pub const INVALID_SQLSTATE_RETURNED: SqlState = SqlState("39001");
-    /// `39004` null_value_not_allowed
     pub const NULL_VALUE_NOT_ALLOWED_39004: SqlState = SqlState("39004");
-    /// `39P01` trigger_protocol_violated
     pub const TRIGGER_PROTOCOL_VIOLATED: SqlState = SqlState("39P01");
-    /// `39P02` srf_protocol_violated
     pub const SRF_PROTOCOL_VIOLATED: SqlState = SqlState("39P02");
-    /// `39P03` event_trigger_protocol_violated
     pub const EVENT_TRIGGER_PROTOCOL_VIOLATED: SqlState = SqlState("39P03");
-    /// `3B000` savepoint_exception
     pub const SAVEPOINT_EXCEPTION: SqlState = SqlState("3B000");
-    /// `3B001` invalid_savepoint_specification
     pub const INVALID_SAVEPOINT_SPECIFICATION: SqlState = SqlState("3B001");
-    /// `3D000` invalid_catalog_name
     pub const INVALID_CATALOG_NAME: SqlState = SqlState("3D000");
-    /// `3F000` invalid_schema_name
     pub const INVALID_SCHEMA_NAME: SqlState = SqlState("3F000");
-    /// `40000` transaction_rollback
     pub const TRANSACTION_ROLLBACK: SqlState = SqlState("40000");
-    /// `40002` transaction_integrity_constraint_violation
     pub const TRANSACTION_INTEGRITY_CONSTRAINT_VIOLATION: SqlState = SqlState("40002");
-    /// `40001` serialization_failure
     pub const SERIALIZATION_FAILURE: SqlState = SqlState("40001");
-    /// `40003` statement_completion_unknown
     pub const STATEMENT_COMPLETION_UNKNOWN: SqlState = SqlState("40003");
-    /// `40P01` deadlock_detected
     pub const DEADLOCK_DETECTED: SqlState = SqlState("40P01");
-    /// `42000` syntax_error_or_access_rule_violation
     pub const SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION: SqlState = SqlState("42000");
-    /// `42601` syntax_error
     pub const SYNTAX_ERROR: SqlState = SqlState("42601");
-    /// `42501` insufficient_privilege
     pub const INSUFFICIENT_PRIVILEGE: SqlState = SqlState("42501");
-    /// `42846` cannot_coerce
     pub const CANNOT_COERCE: SqlState = SqlState("42846");
-    /// `42803` grouping_error
     pub const GROUPING_ERROR: SqlState = SqlState("42803");
-    /// `42P20` windowing_error
     pub const WINDOWING_ERROR: SqlState = SqlState("42P20");
-    /// `42P19` invalid_recursion
     pub const INVALID_RECURSION: SqlState = SqlState("42P19");
-    /// `42830` invalid_foreign_key
     pub const INVALID_FOREIGN_KEY: SqlState = SqlState("42830");
-    /// `42602` invalid_name
     pub const INVALID_NAME: SqlState = SqlState("42602");
-    /// `42622` name_too_long
     pub const NAME_TOO_LONG: SqlState = SqlState("42622");
-    /// `42939` reserved_name
     pub const RESERVED_NAME: SqlState = SqlState("42939");
-    /// `42804` datatype_mismatch
     pub const DATATYPE_MISMATCH: SqlState = SqlState("42804");
-    /// `42P18` indeterminate_datatype
     pub const INDETERMINATE_DATATYPE: SqlState = SqlState("42P18");
-    /// `42P21` collation_mismatch
     pub const COLLATION_MISMATCH: SqlState = SqlState("42P21");
-    /// `42P22` indeterminate_collation
     pub const INDETERMINATE_COLLATION: SqlState = SqlState("42P22");
-    /// `42809` wrong_object_type
     pub const WRONG_OBJECT_TYPE: SqlState = SqlState("42809");
-    /// `428C9` generated_always
     pub const GENERATED_ALWAYS: SqlState = SqlState("428C9");
-    /// `42703` undefined_column
     pub const UNDEFINED_COLUMN: SqlState = SqlState("42703");
-    /// `42883` undefined_function
     pub const UNDEFINED_FUNCTION: SqlState = SqlState("42883");
-    /// `42P01` undefined_table
     pub const UNDEFINED_TABLE: SqlState = SqlState("42P01");
-    /// `42P02` undefined_parameter
     pub const UNDEFINED_PARAMETER: SqlState = SqlState("42P02");
-    /// `42704` undefined_object
     pub const UNDEFINED_OBJECT: SqlState = SqlState("42704");
-    /// `42701` duplicate_column
     pub const DUPLICATE_COLUMN: SqlState = SqlState("42701");
-    /// `42P03` duplicate_cursor
     pub const DUPLICATE_CURSOR: SqlState = SqlState("42P03");
-    /// `42P04` duplicate_database
     pub const DUPLICATE_DATABASE: SqlState = SqlState("42P04");
-    /// `42723` duplicate_function
     pub const DUPLICATE_FUNCTION: SqlState = SqlState("42723");
-    /// `42P05` duplicate_prepared_statement
     pub const DUPLICATE_PREPARED_STATEMENT: SqlState = SqlState("42P05");
-    /// `42P06` duplicate_schema
     pub const DUPLICATE_SCHEMA: SqlState = SqlState("42P06");
-    /// `42P07` duplicate_table
     pub const DUPLICATE_TABLE: SqlState = SqlState("42P07");
-    /// `42712` duplicate_alias
     pub const DUPLICATE_ALIAS: SqlState = SqlState("42712");
-    /// `42710` duplicate_object
     pub const DUPLICATE_OBJECT: SqlState = SqlState("42710");
-    /// `42702` ambiguous_column
     pub const AMBIGUOUS_COLUMN: SqlState = SqlState("42702");
-    /// `42725` ambiguous_function
     pub const AMBIGUOUS_FUNCTION: SqlState = SqlState("42725");
-    /// `42P08` ambiguous_parameter
     pub const AMBIGUOUS_PARAMETER: SqlState = SqlState("42P08");
-    /// `42P09` ambiguous_alias
     pub const AMBIGUOUS_ALIAS: SqlState = SqlState("42P09");
-    /// `42P10` invalid_column_reference
     pub const INVALID_COLUMN_REFERENCE: SqlState = SqlState("42P10");
-    /// `42611` invalid_column_definition
     pub const INVALID_COLUMN_DEFINITION: SqlState = SqlState("42611");
-    /// `42P11` invalid_cursor_definition
     pub const INVALID_CURSOR_DEFINITION: SqlState = SqlState("42P11");
-    /// `42P12` invalid_database_definition
     pub const INVALID_DATABASE_DEFINITION: SqlState = SqlState("42P12");
-    /// `42P13` invalid_function_definition
     pub const INVALID_FUNCTION_DEFINITION: SqlState = SqlState("42P13");
-    /// `42P14` invalid_prepared_statement_definition
     pub const INVALID_PREPARED_STATEMENT_DEFINITION: SqlState = SqlState("42P14");
-    /// `42P15` invalid_schema_definition
     pub const INVALID_SCHEMA_DEFINITION: SqlState = SqlState("42P15");
-    /// `42P16` invalid_table_definition
     pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");
-    /// `42P17` invalid_object_definition
     pub const INVALID_OBJECT_DEFINITION: SqlState = SqlState("42P17");
-    /// `44000` with_check_option_violation
     pub const WITH_CHECK_OPTION_VIOLATION: SqlState = SqlState("44000");
-    /// `53000` insufficient_resources
     pub const INSUFFICIENT_RESOURCES: SqlState = SqlState("53000");
-    /// `53100` disk_full
     pub const DISK_FULL: SqlState = SqlState("53100");
-    /// `53200` out_of_memory
     pub const OUT_OF_MEMORY: SqlState = SqlState("53200");
-    /// `53300` too_many_connections
     pub const TOO_MANY_CONNECTIONS: SqlState = SqlState("53300");
-    /// `53400` configuration_limit_exceeded
     pub const CONFIGURATION_LIMIT_EXCEEDED: SqlState = SqlState("53400");
-    /// `54000` program_limit_exceeded
     pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
-    /// `54001` statement_too_complex
     pub const STATEMENT_TOO_COMPLEX: SqlState = SqlState("54001");
-    /// `54011` too_many_columns
     pub const TOO_MANY_COLUMNS: SqlState = SqlState("54011");
-    /// `54023` too_many_arguments
     pub const TOO_MANY_ARGUMENTS: SqlState = SqlState("54023");
-    /// `55000` object_not_in_prerequisite_state
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
-    /// `55006` object_in_use
     pub const OBJECT_IN_USE: SqlState = SqlState("55006");
-    /// `55P02` cant_change_runtime_param
     pub const CANT_CHANGE_RUNTIME_PARAM: SqlState = SqlState("55P02");
-    /// `55P03` lock_not_available
     pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
-    /// `55P04` unsafe_new_enum_value_usage
     pub const UNSAFE_NEW_ENUM_VALUE_USAGE: SqlState = SqlState("55P04");
-    /// `57000` operator_intervention
     pub const OPERATOR_INTERVENTION: SqlState = SqlState("57000");
-    /// `57014` query_canceled
     pub const QUERY_CANCELED: SqlState = SqlState("57014");
-    /// `57P01` admin_shutdown
     pub const ADMIN_SHUTDOWN: SqlState = SqlState("57P01");
-    /// `57P02` crash_shutdown
     pub const CRASH_SHUTDOWN: SqlState = SqlState("57P02");
-    /// `57P03` cannot_connect_now
     pub const CANNOT_CONNECT_NOW: SqlState = SqlState("57P03");
-    /// `57P04` database_dropped
     pub const DATABASE_DROPPED: SqlState = SqlState("57P04");
-    /// `57P05` idle_session_timeout
     pub const IDLE_SESSION_TIMEOUT: SqlState = SqlState("57P05");
-    /// `58000` system_error
     pub const SYSTEM_ERROR: SqlState = SqlState("58000");
-    /// `58030` io_error
     pub const IO_ERROR: SqlState = SqlState("58030");
-    /// `58P01` undefined_file
     pub const UNDEFINED_FILE: SqlState = SqlState("58P01");
-    /// `58P02` duplicate_file
     pub const DUPLICATE_FILE: SqlState = SqlState("58P02");
-    /// `72000` snapshot_too_old
     pub const SNAPSHOT_TOO_OLD: SqlState = SqlState("72000");
-    /// `F0000` config_file_error
     pub const CONFIG_FILE_ERROR: SqlState = SqlState("F0000");
-    /// `F0001` lock_file_exists
     pub const LOCK_FILE_EXISTS: SqlState = SqlState("F0001");
-    /// `HV000` fdw_error
     pub const FDW_ERROR: SqlState = SqlState("HV000");
-    /// `HV005` fdw_column_name_not_found
     pub const FDW_COLUMN_NAME_NOT_FOUND: SqlState = SqlState("HV005");
-    /// `HV002` fdw_dynamic_parameter_value_needed
     pub const FDW_DYNAMIC_PARAMETER_VALUE_NEEDED: SqlState = SqlState("HV002");
-    /// `HV010` fdw_function_sequence_error
     pub const FDW_FUNCTION_SEQUENCE_ERROR: SqlState = SqlState("HV010");
-    /// `HV021` fdw_inconsistent_descriptor_information
     pub const FDW_INCONSISTENT_DESCRIPTOR_INFORMATION: SqlState = SqlState("HV021");
-    /// `HV024` fdw_invalid_attribute_value
     pub const FDW_INVALID_ATTRIBUTE_VALUE: SqlState = SqlState("HV024");
-    /// `HV007` fdw_invalid_column_name
     pub const FDW_INVALID_COLUMN_NAME: SqlState = SqlState("HV007");
-    /// `HV008` fdw_invalid_column_number
     pub const FDW_INVALID_COLUMN_NUMBER: SqlState = SqlState("HV008");
-    /// `HV004` fdw_invalid_data_type
     pub const FDW_INVALID_DATA_TYPE: SqlState = SqlState("HV004");
-    /// `HV006` fdw_invalid_data_type_descriptors
     pub const FDW_INVALID_DATA_TYPE_DESCRIPTORS: SqlState = SqlState("HV006");
-    /// `HV091` fdw_invalid_descriptor_field_identifier
     pub const FDW_INVALID_DESCRIPTOR_FIELD_IDENTIFIER: SqlState = SqlState("HV091");
-    /// `HV00B` fdw_invalid_handle
     pub const FDW_INVALID_HANDLE: SqlState = SqlState("HV00B");
-    /// `HV00C` fdw_invalid_option_index
     pub const FDW_INVALID_OPTION_INDEX: SqlState = SqlState("HV00C");
-    /// `HV00D` fdw_invalid_option_name
     pub const FDW_INVALID_OPTION_NAME: SqlState = SqlState("HV00D");
-    /// `HV090` fdw_invalid_string_length_or_buffer_length
     pub const FDW_INVALID_STRING_LENGTH_OR_BUFFER_LENGTH: SqlState = SqlState("HV090");
-    /// `HV00A` fdw_invalid_string_format
     pub const FDW_INVALID_STRING_FORMAT: SqlState = SqlState("HV00A");
-    /// `HV009` fdw_invalid_use_of_null_pointer
     pub const FDW_INVALID_USE_OF_NULL_POINTER: SqlState = SqlState("HV009");
-    /// `HV014` fdw_too_many_handles
     pub const FDW_TOO_MANY_HANDLES: SqlState = SqlState("HV014");
-    /// `HV001` fdw_out_of_memory
     pub const FDW_OUT_OF_MEMORY: SqlState = SqlState("HV001");
-    /// `HV00P` fdw_no_schemas
     pub const FDW_NO_SCHEMAS: SqlState = SqlState("HV00P");
-    /// `HV00J` fdw_option_name_not_found
     pub const FDW_OPTION_NAME_NOT_FOUND: SqlState = SqlState("HV00J");
-    /// `HV00K` fdw_reply_handle
     pub const FDW_REPLY_HANDLE: SqlState = SqlState("HV00K");
-    /// `HV00Q` fdw_schema_not_found
     pub const FDW_SCHEMA_NOT_FOUND: SqlState = SqlState("HV00Q");
-    /// `HV00R` fdw_table_not_found
     pub const FDW_TABLE_NOT_FOUND: SqlState = SqlState("HV00R");
-    /// `HV00L` fdw_unable_to_create_execution
     pub const FDW_UNABLE_TO_CREATE_EXECUTION: SqlState = SqlState("HV00L");
-    /// `HV00M` fdw_unable_to_create_reply
     pub const FDW_UNABLE_TO_CREATE_REPLY: SqlState = SqlState("HV00M");
-    /// `HV00N` fdw_unable_to_establish_connection
     pub const FDW_UNABLE_TO_ESTABLISH_CONNECTION: SqlState = SqlState("HV00N");
-    /// `P0000` plpgsql_error
     pub const PLPGSQL_ERROR: SqlState = SqlState("P0000");
-    /// `P0001` raise_exception
     pub const RAISE_EXCEPTION: SqlState = SqlState("P0001");
-    /// `P0002` no_data_found
     pub const NO_DATA_FOUND: SqlState = SqlState("P0002");
-    /// `P0003` too_many_rows
     pub const TOO_MANY_ROWS: SqlState = SqlState("P0003");
-    /// `P0004` assert_failure
     pub const ASSERT_FAILURE: SqlState = SqlState("P0004");
-    /// `XX000` internal_error
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
-    /// `XX001` data_corrupted
     pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
-    /// `XX002` index_corrupted
     pub const INDEX_CORRUPTED: SqlState = SqlState("XX002");
 }
-
-/// Every state above.
-pub const ALL: &[SqlState] = &[
-    SqlState::SUCCESSFUL_COMPLETION,
-    SqlState::WARNING,
-    SqlState::DYNAMIC_RESULT_SETS_RETURNED,
-    SqlState::IMPLICIT_ZERO_BIT_PADDING,
-    SqlState::NULL_VALUE_ELIMINATED_IN_SET_FUNCTION,
-    SqlState::PRIVILEGE_NOT_GRANTED,
-    SqlState::PRIVILEGE_NOT_REVOKED,
-    SqlState::STRING_DATA_RIGHT_TRUNCATION,
-    SqlState::DEPRECATED_FEATURE,
-    SqlState::NO_DATA,
-    SqlState::NO_ADDITIONAL_DYNAMIC_RESULT_SETS_RETURNED,
-    SqlState::SQL_STATEMENT_NOT_YET_COMPLETE,
-    SqlState::CONNECTION_EXCEPTION,
-    SqlState::CONNECTION_DOES_NOT_EXIST,
-    SqlState::CONNECTION_FAILURE,
-    SqlState::SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION,
-    SqlState::SQLSERVER_REJECTED_ESTABLISHMENT_OF_SQLCONNECTION,
-    SqlState::TRANSACTION_RESOLUTION_UNKNOWN,
-    SqlState::PROTOCOL_VIOLATION,
-    SqlState::TRIGGERED_ACTION_EXCEPTION,
-    SqlState::FEATURE_NOT_SUPPORTED,
-    SqlState::INVALID_TRANSACTION_INITIATION,
-    SqlState::LOCATOR_EXCEPTION,
-    SqlState::INVALID_LOCATOR_SPECIFICATION,
-    SqlState::INVALID_GRANTOR,
-    SqlState::INVALID_GRANT_OPERATION,
-    SqlState::INVALID_ROLE_SPECIFICATION,
-    SqlState::DIAGNOSTICS_EXCEPTION,
-    SqlState::STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER,
-    SqlState::CASE_NOT_FOUND,
-    SqlState::CARDINALITY_VIOLATION,
-    SqlState::DATA_EXCEPTION,
-    SqlState::ARRAY_SUBSCRIPT_ERROR,
-    SqlState::CHARACTER_NOT_IN_REPERTOIRE,
-    SqlState::DATETIME_FIELD_OVERFLOW,
-    SqlState::DIVISION_BY_ZERO,
-    SqlState::ERROR_IN_ASSIGNMENT,
-    SqlState::ESCAPE_CHARACTER_CONFLICT,
-    SqlState::INDICATOR_OVERFLOW,
-    SqlState::INTERVAL_FIELD_OVERFLOW,
-    SqlState::INVALID_ARGUMENT_FOR_LOGARITHM,
-    SqlState::INVALID_ARGUMENT_FOR_NTILE_FUNCTION,
-    SqlState::INVALID_ARGUMENT_FOR_NTH_VALUE_FUNCTION,
-    SqlState::INVALID_ARGUMENT_FOR_POWER_FUNCTION,
-    SqlState::INVALID_ARGUMENT_FOR_WIDTH_BUCKET_FUNCTION,
-    SqlState::INVALID_CHARACTER_VALUE_FOR_CAST,
-    SqlState::INVALID_DATETIME_FORMAT,
-    SqlState::INVALID_ESCAPE_CHARACTER,
-    SqlState::INVALID_ESCAPE_OCTET,
-    SqlState::INVALID_ESCAPE_SEQUENCE,
-    SqlState::NONSTANDARD_USE_OF_ESCAPE_CHARACTER,
-    SqlState::INVALID_INDICATOR_PARAMETER_VALUE,
-    SqlState::INVALID_PARAMETER_VALUE,
-    SqlState::INVALID_PRECEDING_OR_FOLLOWING_SIZE,
-    SqlState::INVALID_REGULAR_EXPRESSION,
-    SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE,
-    SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE,
-    SqlState::INVALID_TABLESAMPLE_ARGUMENT,
-    SqlState::INVALID_TABLESAMPLE_REPEAT,
-    SqlState::INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
-    SqlState::INVALID_USE_OF_ESCAPE_CHARACTER,
-    SqlState::MOST_SPECIFIC_TYPE_MISMATCH,
-    SqlState::NULL_VALUE_NOT_ALLOWED,
-    SqlState::NULL_VALUE_NO_INDICATOR_PARAMETER,
-    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
-    SqlState::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
-    SqlState::STRING_DATA_LENGTH_MISMATCH,
-    SqlState::STRING_DATA_RIGHT_TRUNCATION_22001,
-    SqlState::SUBSTRING_ERROR,
-    SqlState::TRIM_ERROR,
-    SqlState::UNTERMINATED_C_STRING,
-    SqlState::ZERO_LENGTH_CHARACTER_STRING,
-    SqlState::FLOATING_POINT_EXCEPTION,
-    SqlState::INVALID_TEXT_REPRESENTATION,
-    SqlState::INVALID_BINARY_REPRESENTATION,
-    SqlState::BAD_COPY_FILE_FORMAT,
-    SqlState::UNTRANSLATABLE_CHARACTER,
-    SqlState::NOT_AN_XML_DOCUMENT,
-    SqlState::INVALID_XML_DOCUMENT,
-    SqlState::INVALID_XML_CONTENT,
-    SqlState::INVALID_XML_COMMENT,
-    SqlState::INVALID_XML_PROCESSING_INSTRUCTION,
-    SqlState::DUPLICATE_JSON_OBJECT_KEY_VALUE,
-    SqlState::INVALID_ARGUMENT_FOR_SQL_JSON_DATETIME_FUNCTION,
-    SqlState::INVALID_JSON_TEXT,
-    SqlState::INVALID_SQL_JSON_SUBSCRIPT,
-    SqlState::MORE_THAN_ONE_SQL_JSON_ITEM,
-    SqlState::NO_SQL_JSON_ITEM,
-    SqlState::NON_NUMERIC_SQL_JSON_ITEM,
-    SqlState::NON_UNIQUE_KEYS_IN_A_JSON_OBJECT,
-    SqlState::SINGLETON_SQL_JSON_ITEM_REQUIRED,
-    SqlState::SQL_JSON_ARRAY_NOT_FOUND,
-    SqlState::SQL_JSON_MEMBER_NOT_FOUND,
-    SqlState::SQL_JSON_NUMBER_NOT_FOUND,
-    SqlState::SQL_JSON_OBJECT_NOT_FOUND,
-    SqlState::TOO_MANY_JSON_ARRAY_ELEMENTS,
-    SqlState::TOO_MANY_JSON_OBJECT_MEMBERS,
-    SqlState::SQL_JSON_SCALAR_REQUIRED,
-    SqlState::SQL_JSON_ITEM_CANNOT_BE_CAST_TO_TARGET_TYPE,
-    SqlState::INTEGRITY_CONSTRAINT_VIOLATION,
-    SqlState::RESTRICT_VIOLATION,
-    SqlState::NOT_NULL_VIOLATION,
-    SqlState::FOREIGN_KEY_VIOLATION,
-    SqlState::UNIQUE_VIOLATION,
-    SqlState::CHECK_VIOLATION,
-    SqlState::EXCLUSION_VIOLATION,
-    SqlState::INVALID_CURSOR_STATE,
-    SqlState::INVALID_TRANSACTION_STATE,
-    SqlState::ACTIVE_SQL_TRANSACTION,
-    SqlState::BRANCH_TRANSACTION_ALREADY_ACTIVE,
-    SqlState::HELD_CURSOR_REQUIRES_SAME_ISOLATION_LEVEL,
-    SqlState::INAPPROPRIATE_ACCESS_MODE_FOR_BRANCH_TRANSACTION,
-    SqlState::INAPPROPRIATE_ISOLATION_LEVEL_FOR_BRANCH_TRANSACTION,
-    SqlState::NO_ACTIVE_SQL_TRANSACTION_FOR_BRANCH_TRANSACTION,
-    SqlState::READ_ONLY_SQL_TRANSACTION,
-    SqlState::SCHEMA_AND_DATA_STATEMENT_MIXING_NOT_SUPPORTED,
-    SqlState::NO_ACTIVE_SQL_TRANSACTION,
-    SqlState::IN_FAILED_SQL_TRANSACTION,
-    SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
-    SqlState::INVALID_SQL_STATEMENT_NAME,
-    SqlState::TRIGGERED_DATA_CHANGE_VIOLATION,
-    SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
-    SqlState::INVALID_PASSWORD,
-    SqlState::DEPENDENT_PRIVILEGE_DESCRIPTORS_STILL_EXIST,
-    SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
-    SqlState::INVALID_TRANSACTION_TERMINATION,
-    SqlState::SQL_ROUTINE_EXCEPTION,
-    SqlState::FUNCTION_EXECUTED_NO_RETURN_STATEMENT,
-    SqlState::MODIFYING_SQL_DATA_NOT_PERMITTED,
-    SqlState::PROHIBITED_SQL_STATEMENT_ATTEMPTED,
-    SqlState::READING_SQL_DATA_NOT_PERMITTED,
-    SqlState::INVALID_CURSOR_NAME,
-    SqlState::EXTERNAL_ROUTINE_EXCEPTION,
-    SqlState::CONTAINING_SQL_NOT_PERMITTED,
-    SqlState::MODIFYING_SQL_DATA_NOT_PERMITTED_38002,
-    SqlState::PROHIBITED_SQL_STATEMENT_ATTEMPTED_38003,
-    SqlState::READING_SQL_DATA_NOT_PERMITTED_38004,
-    SqlState::EXTERNAL_ROUTINE_INVOCATION_EXCEPTION,
-    SqlState::INVALID_SQLSTATE_RETURNED,
-    SqlState::NULL_VALUE_NOT_ALLOWED_39004,
-    SqlState::TRIGGER_PROTOCOL_VIOLATED,
-    SqlState::SRF_PROTOCOL_VIOLATED,
-    SqlState::EVENT_TRIGGER_PROTOCOL_VIOLATED,
-    SqlState::SAVEPOINT_EXCEPTION,
-    SqlState::INVALID_SAVEPOINT_SPECIFICATION,
-    SqlState::INVALID_CATALOG_NAME,
-    SqlState::INVALID_SCHEMA_NAME,
-    SqlState::TRANSACTION_ROLLBACK,
-    SqlState::TRANSACTION_INTEGRITY_CONSTRAINT_VIOLATION,
-    SqlState::SERIALIZATION_FAILURE,
-    SqlState::STATEMENT_COMPLETION_UNKNOWN,
-    SqlState::DEADLOCK_DETECTED,
-    SqlState::SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION,
-    SqlState::SYNTAX_ERROR,
-    SqlState::INSUFFICIENT_PRIVILEGE,
-    SqlState::CANNOT_COERCE,
-    SqlState::GROUPING_ERROR,
-    SqlState::WINDOWING_ERROR,
-    SqlState::INVALID_RECURSION,
-    SqlState::INVALID_FOREIGN_KEY,
-    SqlState::INVALID_NAME,
-    SqlState::NAME_TOO_LONG,
-    SqlState::RESERVED_NAME,
-    SqlState::DATATYPE_MISMATCH,
-    SqlState::INDETERMINATE_DATATYPE,
-    SqlState::COLLATION_MISMATCH,
-    SqlState::INDETERMINATE_COLLATION,
-    SqlState::WRONG_OBJECT_TYPE,
-    SqlState::GENERATED_ALWAYS,
-    SqlState::UNDEFINED_COLUMN,
-    SqlState::UNDEFINED_FUNCTION,
-    SqlState::UNDEFINED_TABLE,
-    SqlState::UNDEFINED_PARAMETER,
-    SqlState::UNDEFINED_OBJECT,
-    SqlState::DUPLICATE_COLUMN,
-    SqlState::DUPLICATE_CURSOR,
-    SqlState::DUPLICATE_DATABASE,
-    SqlState::DUPLICATE_FUNCTION,
-    SqlState::DUPLICATE_PREPARED_STATEMENT,
-    SqlState::DUPLICATE_SCHEMA,
-    SqlState::DUPLICATE_TABLE,
-    SqlState::DUPLICATE_ALIAS,
-    SqlState::DUPLICATE_OBJECT,
-    SqlState::AMBIGUOUS_COLUMN,
-    SqlState::AMBIGUOUS_FUNCTION,
-    SqlState::AMBIGUOUS_PARAMETER,
-    SqlState::AMBIGUOUS_ALIAS,
-    SqlState::INVALID_COLUMN_REFERENCE,
-    SqlState::INVALID_COLUMN_DEFINITION,
-    SqlState::INVALID_CURSOR_DEFINITION,
-    SqlState::INVALID_DATABASE_DEFINITION,
-    SqlState::INVALID_FUNCTION_DEFINITION,
-    SqlState::INVALID_PREPARED_STATEMENT_DEFINITION,
-    SqlState::INVALID_SCHEMA_DEFINITION,
-    SqlState::INVALID_TABLE_DEFINITION,
-    SqlState::INVALID_OBJECT_DEFINITION,
-    SqlState::WITH_CHECK_OPTION_VIOLATION,
-    SqlState::INSUFFICIENT_RESOURCES,
-    SqlState::DISK_FULL,
-    SqlState::OUT_OF_MEMORY,
-    SqlState::TOO_MANY_CONNECTIONS,
-    SqlState::CONFIGURATION_LIMIT_EXCEEDED,
-    SqlState::PROGRAM_LIMIT_EXCEEDED,
-    SqlState::STATEMENT_TOO_COMPLEX,
-    SqlState::TOO_MANY_COLUMNS,
-    SqlState::TOO_MANY_ARGUMENTS,
-    SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
-    SqlState::OBJECT_IN_USE,
-    SqlState::CANT_CHANGE_RUNTIME_PARAM,
-    SqlState::LOCK_NOT_AVAILABLE,
-    SqlState::UNSAFE_NEW_ENUM_VALUE_USAGE,
-    SqlState::OPERATOR_INTERVENTION,
-    SqlState::QUERY_CANCELED,
-    SqlState::ADMIN_SHUTDOWN,
-    SqlState::CRASH_SHUTDOWN,
-    SqlState::CANNOT_CONNECT_NOW,
-    SqlState::DATABASE_DROPPED,
-    SqlState::IDLE_SESSION_TIMEOUT,
-    SqlState::SYSTEM_ERROR,
-    SqlState::IO_ERROR,
-    SqlState::UNDEFINED_FILE,
-    SqlState::DUPLICATE_FILE,
-    SqlState::SNAPSHOT_TOO_OLD,
-    SqlState::CONFIG_FILE_ERROR,
-    SqlState::LOCK_FILE_EXISTS,
-    SqlState::FDW_ERROR,
-    SqlState::FDW_COLUMN_NAME_NOT_FOUND,
-    SqlState::FDW_DYNAMIC_PARAMETER_VALUE_NEEDED,
-    SqlState::FDW_FUNCTION_SEQUENCE_ERROR,
-    SqlState::FDW_INCONSISTENT_DESCRIPTOR_INFORMATION,
-    SqlState::FDW_INVALID_ATTRIBUTE_VALUE,
-    SqlState::FDW_INVALID_COLUMN_NAME,
-    SqlState::FDW_INVALID_COLUMN_NUMBER,
-    SqlState::FDW_INVALID_DATA_TYPE,
-    SqlState::FDW_INVALID_DATA_TYPE_DESCRIPTORS,
-    SqlState::FDW_INVALID_DESCRIPTOR_FIELD_IDENTIFIER,
-    SqlState::FDW_INVALID_HANDLE,
-    SqlState::FDW_INVALID_OPTION_INDEX,
-    SqlState::FDW_INVALID_OPTION_NAME,
-    SqlState::FDW_INVALID_STRING_LENGTH_OR_BUFFER_LENGTH,
-    SqlState::FDW_INVALID_STRING_FORMAT,
-    SqlState::FDW_INVALID_USE_OF_NULL_POINTER,
-    SqlState::FDW_TOO_MANY_HANDLES,
-    SqlState::FDW_OUT_OF_MEMORY,
-    SqlState::FDW_NO_SCHEMAS,
-    SqlState::FDW_OPTION_NAME_NOT_FOUND,
-    SqlState::FDW_REPLY_HANDLE,
-    SqlState::FDW_SCHEMA_NOT_FOUND,
-    SqlState::FDW_TABLE_NOT_FOUND,
-    SqlState::FDW_UNABLE_TO_CREATE_EXECUTION,
-    SqlState::FDW_UNABLE_TO_CREATE_REPLY,
-    SqlState::FDW_UNABLE_TO_ESTABLISH_CONNECTION,
-    SqlState::PLPGSQL_ERROR,
-    SqlState::RAISE_EXCEPTION,
-    SqlState::NO_DATA_FOUND,
-    SqlState::TOO_MANY_ROWS,
-    SqlState::ASSERT_FAILURE,
-    SqlState::INTERNAL_ERROR,
-    SqlState::DATA_CORRUPTED,
-    SqlState::INDEX_CORRUPTED,
-];
 
 impl std::fmt::Display for SqlState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
