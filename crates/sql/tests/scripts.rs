@@ -1,0 +1,454 @@
+//! SQL behaviour, specified in script files (`tests/scripts/*.test`) and run
+//! in-process, in every snapshot mode, against the expected output kept in
+//! each file.
+//!
+//! A script is a sequence of steps, each run by a named session:
+//!
+//! ```text
+//! # What the script asserts, and why.
+//!
+//! > s1: BEGIN
+//! BEGIN
+//!
+//! > s2: UPDATE t SET v = 2 WHERE id = 1
+//! s2: waiting
+//!
+//! > s1: COMMIT
+//! COMMIT
+//! s2: UPDATE 1
+//! ```
+//!
+//! A step (`> session: text`) is one simple Query message: one or more
+//! statements, run in one implicit transaction unless they open a block,
+//! stopping at the first error. Below it is what it printed: for each
+//! statement, its notices, then its rows (a header of column names, then
+//! one line per row, values separated by ` | `, NULL as `NULL`) and its
+//! command tag, or its error as `ERROR <SQLSTATE>: <message>`. A session
+//! is created at its first step; `\quit` ends it (its connection is
+//! dropped), `\prepare name sql` prepares a statement and `\execute name`
+//! runs it.
+//!
+//! Blocking is observed, not guessed: after a step is sent, the runner
+//! waits until the step finishes or its session shows up in the lock
+//! manager's wait queue, which prints `session: waiting`. After every step,
+//! each waiting session is given the same choice again (a commit that
+//! released it has already granted its lock, so a session still queued is
+//! waiting anew), and what a released session printed follows, each line
+//! prefixed with its name, sessions in name order. A step for a session
+//! that is waiting first waits for it to finish (a lock_timeout or
+//! deadlock_timeout ends it), and so does the end of the script.
+//!
+//! `UPDATE_SCRIPTS=1` rewrites the files with what the first mode printed
+//! (review the diff as you would code); `SNAPSCALE_SCRIPT=name` runs one.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use snapscale_sql::{
+    Conn, Database, DatabaseConfig, Gucs, IsolationLevel, Output, Prepared, SnapshotMode, SqlError, SqlState,
+    WaitPolicy,
+};
+use tokio::sync::{mpsc, oneshot};
+
+/// How long a step may take to finish or be seen waiting.
+const STEP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The settings a script session can SET and SHOW.
+#[derive(Clone, Debug)]
+struct ScriptGucs {
+    isolation: IsolationLevel,
+    lock_timeout: Duration,
+    deadlock_timeout: Duration,
+    max_stack_depth: usize,
+}
+
+impl Default for ScriptGucs {
+    fn default() -> Self {
+        ScriptGucs {
+            isolation: IsolationLevel::ReadCommitted,
+            lock_timeout: Duration::ZERO,
+            deadlock_timeout: Duration::from_secs(1),
+            max_stack_depth: snapscale_sql::stack::DEFAULT_MAX_STACK_DEPTH,
+        }
+    }
+}
+
+fn millis(value: &str) -> Result<Duration, SqlError> {
+    let v = value.trim();
+    let (n, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len()));
+    let n: u64 = n.parse().map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "bad time"))?;
+    Ok(Duration::from_millis(match unit {
+        "" | "ms" => n,
+        "s" => n * 1000,
+        _ => return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "bad time unit")),
+    }))
+}
+
+impl Gucs for ScriptGucs {
+    fn set(&mut self, name: &str, value: &str) -> Result<(), SqlError> {
+        match name {
+            "default_transaction_isolation" => {
+                self.isolation = match value.to_ascii_lowercase().as_str() {
+                    "read committed" => IsolationLevel::ReadCommitted,
+                    "repeatable read" => IsolationLevel::RepeatableRead,
+                    _ => return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "bad isolation")),
+                }
+            }
+            "lock_timeout" => self.lock_timeout = millis(value)?,
+            "deadlock_timeout" => self.deadlock_timeout = millis(value)?,
+            "max_stack_depth" => {
+                let kb: usize = value
+                    .trim_end_matches("kB")
+                    .parse()
+                    .map_err(|_| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "bad size"))?;
+                self.max_stack_depth = kb << 10;
+            }
+            _ => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("unrecognized configuration parameter \"{name}\""),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn show(&self, name: &str) -> Result<String, SqlError> {
+        Err(SqlError::new(
+            SqlState::UNDEFINED_OBJECT,
+            format!("unrecognized configuration parameter \"{name}\""),
+        ))
+    }
+
+    fn default_isolation(&self) -> IsolationLevel {
+        self.isolation
+    }
+
+    fn max_stack_depth(&self) -> usize {
+        self.max_stack_depth
+    }
+
+    fn wait_policy(&self) -> WaitPolicy {
+        WaitPolicy {
+            deadlock_timeout: self.deadlock_timeout,
+            lock_timeout: (!self.lock_timeout.is_zero()).then_some(self.lock_timeout),
+        }
+    }
+}
+
+/// What a session is asked to do.
+enum Command {
+    Query(String),
+    Prepare(String, String),
+    Execute(String),
+}
+
+/// A session: its task, which owns the connection, and how to reach it.
+struct Session {
+    slot: u32,
+    tx: mpsc::UnboundedSender<(Command, oneshot::Sender<Vec<String>>)>,
+    /// The step it is running, if it has not finished.
+    running: Option<oneshot::Receiver<Vec<String>>>,
+}
+
+/// Formats one statement's outcome.
+fn format_output(out: &Result<Output, SqlError>, lines: &mut Vec<String>) {
+    match out {
+        Ok(Output::Rows { columns, rows, tag }) => {
+            lines.push(columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(" | "));
+            for row in rows {
+                lines.push(
+                    row.iter()
+                        .map(|v| v.to_text().unwrap_or_else(|| "NULL".into()))
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                );
+            }
+            lines.push(tag.clone());
+        }
+        Ok(Output::Command(tag)) if tag.is_empty() => lines.push("(empty query)".into()),
+        Ok(Output::Command(tag)) => lines.push(tag.clone()),
+        Ok(Output::CopyIn { .. } | Output::CopyOut { .. }) => {
+            lines.push("(COPY is tested over the wire)".into())
+        }
+        Err(e) => format_error(e, lines),
+    }
+}
+
+fn format_error(e: &SqlError, lines: &mut Vec<String>) {
+    lines.push(format!("ERROR {}: {}", e.code, e.message));
+    // A deadlock's detail names process ids and xids, which are not the
+    // script's to fix.
+    if let (Some(d), false) = (&e.detail, e.code == SqlState::DEADLOCK_DETECTED) {
+        lines.extend(d.lines().map(|l| format!("DETAIL: {l}")));
+    }
+}
+
+/// One simple Query message, as the server runs it.
+async fn simple_query(conn: &mut Conn<ScriptGucs>, sql: &str, lines: &mut Vec<String>) {
+    let parsed = match conn.parse(sql) {
+        Ok(p) => p,
+        Err(e) => {
+            conn.fail();
+            format_error(&e, lines);
+            return;
+        }
+    };
+    if parsed.is_empty() {
+        lines.push("(empty query)".into());
+    }
+    for statement in parsed {
+        let out = conn.execute_parsed(statement).await;
+        notices(conn, lines);
+        let failed = out.is_err();
+        format_output(&out, lines);
+        if failed {
+            break;
+        }
+    }
+    if let Err(e) = conn.sync().await {
+        format_error(&e, lines);
+    }
+    notices(conn, lines);
+}
+
+fn notices(conn: &mut Conn<ScriptGucs>, lines: &mut Vec<String>) {
+    for n in conn.take_notices() {
+        lines.push(format!("{} {}: {}", n.severity, n.code, n.message));
+    }
+}
+
+/// Starts session `name`'s task.
+fn spawn_session(db: &Arc<Database>) -> Session {
+    let backend = db.attach().expect("a session slot");
+    let slot = (backend.pid() - 1) as u32;
+    let mut conn = Conn::new(Arc::clone(db), backend, ScriptGucs::default());
+    let (tx, mut rx) = mpsc::unbounded_channel::<(Command, oneshot::Sender<Vec<String>>)>();
+    tokio::spawn(async move {
+        let mut prepared: HashMap<String, Arc<Prepared>> = HashMap::new();
+        while let Some((command, reply)) = rx.recv().await {
+            let mut lines = Vec::new();
+            match command {
+                Command::Query(sql) => simple_query(&mut conn, &sql, &mut lines).await,
+                Command::Prepare(name, sql) => match conn.prepare_sql(&sql, &[]) {
+                    Ok(p) => {
+                        prepared.insert(name, p);
+                        let _ = conn.sync().await;
+                        lines.push("PREPARE".into());
+                    }
+                    Err(e) => {
+                        conn.fail();
+                        format_error(&e, &mut lines);
+                    }
+                },
+                Command::Execute(name) => {
+                    let p = Arc::clone(prepared.get(&name).expect("a prepared statement"));
+                    let out = conn.execute(&p, &[]).await;
+                    notices(&mut conn, &mut lines);
+                    format_output(&out, &mut lines);
+                    let _ = conn.sync().await;
+                }
+            }
+            let _ = reply.send(lines);
+        }
+    });
+    Session { slot, tx, running: None }
+}
+
+/// One parsed step, with the comment lines written before it.
+struct Step {
+    comments: Vec<String>,
+    session: String,
+    text: String,
+}
+
+/// The steps of a script. Lines other than steps and comments are the
+/// expected output, which the run regenerates.
+fn steps(script: &str) -> Vec<Step> {
+    let mut comments = Vec::new();
+    let mut steps = Vec::new();
+    for line in script.lines() {
+        if let Some(step) = line.strip_prefix("> ") {
+            let (session, text) = step.split_once(": ").expect("`> session: text`");
+            steps.push(Step {
+                comments: std::mem::take(&mut comments),
+                session: session.to_owned(),
+                text: text.to_owned(),
+            });
+        } else if line.starts_with('#') {
+            comments.push(line.to_owned());
+        }
+    }
+    steps
+}
+
+/// What one step is, for its session's task.
+fn command(text: &str) -> Option<Command> {
+    if text == "\\quit" {
+        return None;
+    }
+    if let Some(rest) = text.strip_prefix("\\prepare ") {
+        let (name, sql) = rest.split_once(' ').expect("\\prepare name sql");
+        return Some(Command::Prepare(name.to_owned(), sql.to_owned()));
+    }
+    if let Some(name) = text.strip_prefix("\\execute ") {
+        return Some(Command::Execute(name.trim().to_owned()));
+    }
+    Some(Command::Query(text.to_owned()))
+}
+
+/// Waits until `session`'s running step finishes (its lines) or it is seen
+/// waiting for a lock (`None`).
+async fn settle(db: &Database, session: &mut Session, must_finish: bool) -> Option<Vec<String>> {
+    let deadline = Instant::now() + STEP_TIMEOUT;
+    let running = session.running.as_mut()?;
+    loop {
+        match running.try_recv() {
+            Ok(lines) => {
+                session.running = None;
+                return Some(lines);
+            }
+            Err(oneshot::error::TryRecvError::Closed) => panic!("a session's task ended"),
+            Err(oneshot::error::TryRecvError::Empty) => {}
+        }
+        if !must_finish && db.waiting_slots().contains(&session.slot) {
+            return None;
+        }
+        assert!(Instant::now() < deadline, "a step neither finished nor waited within {STEP_TIMEOUT:?}");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// Runs a script in one snapshot mode; returns what it printed.
+async fn run(script: &str, mode: SnapshotMode) -> String {
+    let db = Database::in_memory(DatabaseConfig {
+        max_connections: 16,
+        snapshot_mode: mode,
+        ..DatabaseConfig::default()
+    });
+    let mut out: Vec<String> = Vec::new();
+    let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
+    for step in steps(script) {
+        if !step.comments.is_empty() {
+            // The comment block at the top stands apart from the first step;
+            // the others lead into theirs.
+            let header = out.is_empty();
+            out.extend(step.comments);
+            if header {
+                out.push(String::new());
+            }
+        }
+        out.push(format!("> {}: {}", step.session, step.text));
+        // A waiting session finishes its step before it takes another.
+        let mut earlier = Vec::new();
+        if let Some(s) = sessions.get_mut(&step.session) {
+            if let Some(lines) = settle(&db, s, true).await {
+                earlier = lines;
+            }
+        }
+        for line in earlier {
+            out.push(format!("{}: {line}", step.session));
+        }
+        let Some(cmd) = command(&step.text) else {
+            // \quit: the connection ends (its Drop releases what it held).
+            sessions.remove(&step.session);
+            out.push("(quit)".into());
+            out.push(String::new());
+            continue;
+        };
+        let session = sessions.entry(step.session.clone()).or_insert_with(|| spawn_session(&db));
+        let (reply, done) = oneshot::channel();
+        session.tx.send((cmd, reply)).expect("the session's task");
+        session.running = Some(done);
+        match settle(&db, session, false).await {
+            Some(lines) => out.extend(lines),
+            None => out.push(format!("{}: waiting", step.session)),
+        }
+        // Whoever this step released finishes, or waits anew.
+        for (name, s) in sessions.iter_mut() {
+            if *name == step.session || s.running.is_none() {
+                continue;
+            }
+            if let Some(lines) = settle(&db, s, false).await {
+                out.extend(lines.into_iter().map(|l| format!("{name}: {l}")));
+            }
+        }
+        out.push(String::new());
+    }
+    // The end of the script: every step finishes.
+    let mut tail = Vec::new();
+    for (name, s) in sessions.iter_mut() {
+        if let Some(lines) = settle(&db, s, true).await {
+            tail.extend(lines.into_iter().map(|l| format!("{name}: {l}")));
+        }
+    }
+    if !tail.is_empty() {
+        out.push("(end of script)".into());
+        out.extend(tail);
+        out.push(String::new());
+    }
+    while out.last().is_some_and(|l| l.is_empty()) {
+        out.pop();
+    }
+    out.join("\n") + "\n"
+}
+
+fn scripts_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts")
+}
+
+/// Where the first difference is, as two short excerpts.
+fn first_difference(expected: &str, actual: &str) -> String {
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let at = e.iter().zip(&a).position(|(x, y)| x != y).unwrap_or(e.len().min(a.len()));
+    let from = at.saturating_sub(3);
+    format!(
+        "first difference at line {}\n--- expected\n{}\n+++ actual\n{}",
+        at + 1,
+        e[from..(at + 4).min(e.len())].join("\n"),
+        a[from..(at + 4).min(a.len())].join("\n")
+    )
+}
+
+#[test]
+fn scripts() {
+    // Statements run with the stacks the server gives them.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_stack_size(snapscale_sql::stack::STATEMENT_THREAD_STACK)
+        .enable_all()
+        .build()
+        .unwrap();
+    let only = std::env::var("SNAPSCALE_SCRIPT").ok();
+    let update = std::env::var("UPDATE_SCRIPTS").is_ok();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(scripts_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "test"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no scripts in {}", scripts_dir().display());
+    let mut failures = Vec::new();
+    for path in files {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        let script = std::fs::read_to_string(&path).unwrap();
+        for (i, mode) in SnapshotMode::ALL.into_iter().enumerate() {
+            let actual = runtime.block_on(run(&script, mode));
+            if update && i == 0 && actual != script {
+                std::fs::write(&path, &actual).unwrap();
+                continue;
+            }
+            let expected = if update { std::fs::read_to_string(&path).unwrap() } else { script.clone() };
+            if actual != expected {
+                failures.push(format!("{name} in {mode} mode: {}", first_difference(&expected, &actual)));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} script runs differ:\n\n{}", failures.len(), failures.join("\n\n"));
+}
