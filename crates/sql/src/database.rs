@@ -381,17 +381,17 @@ impl Database {
                 }
             }
         };
-        let cid = session.command_id().unwrap_or(0);
         let (next_oid, next_storage) = self.catalog.next_ids();
         let mut image = Image { next_oid, next_storage, ..Image::default() };
         let mut rows = 0usize;
-        for (_, entry) in self.catalog.table.scan(session, &snapshot, cid) {
+        let reader = session.reader(&snapshot);
+        for (_, entry) in self.catalog.table.scan(&reader) {
             if entry.temp_owner.is_some() {
                 continue;
             }
             let Some(heap) = self.catalog.storage(entry.storage) else { continue };
             let stored = image.storages.entry(entry.storage).or_default();
-            for (_, row) in heap.table.scan(session, &snapshot, cid) {
+            for (_, row) in heap.table.scan(&reader) {
                 if let Some(Value::Int(id)) = row.last() {
                     stored.insert(*id, row.to_vec());
                     rows += 1;

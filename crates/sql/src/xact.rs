@@ -490,10 +490,6 @@ impl Xact {
         self.session.statement_snapshot().map_err(txn_error)
     }
 
-    pub(crate) fn cid(&self) -> u32 {
-        self.session.command_id().unwrap_or(0)
-    }
-
     /// The end of a statement: the next one sees its changes.
     pub(crate) fn end_statement(&mut self) -> Result<(), SqlError> {
         self.session.end_statement().map_err(txn_error)
@@ -502,8 +498,7 @@ impl Xact {
     /// Every catalog row visible now, with its tid.
     pub(crate) fn catalog_entries(&mut self) -> Result<Vec<(Tid, Arc<RelEntry>)>, SqlError> {
         let (id, snapshot) = self.session.register_snapshot().map_err(txn_error)?;
-        let cid = self.session.command_id().unwrap_or(0);
-        let rows = self.db.catalog.table.scan(&self.session, &snapshot, cid);
+        let rows = self.db.catalog.table.scan(&self.session.reader(&snapshot));
         self.session.unregister_snapshot(id).map_err(txn_error)?;
         Ok(rows)
     }

@@ -3,7 +3,8 @@
 //!
 //! An update never changes a version in place: it stamps the old version's
 //! xmax (and `next`) and appends the new version, whose xmin is the updater.
-//! A reader decides visibility per version with `Session::tuple_visible`;
+//! A reader (a `snapscale_txn::Reader`: session, snapshot, command id)
+//! decides visibility per version;
 //! a writer decides with [`Table::modify`], which answers like PostgreSQL's
 //! HeapTupleSatisfiesUpdate and leaves waiting and re-checking to the caller:
 //!
@@ -23,7 +24,7 @@
 use std::sync::Arc;
 
 use snapscale_sync::{Mutex, RwLock};
-use snapscale_txn::{CommandId, Session, Snapshot, TxnError, Xid, XidState};
+use snapscale_txn::{CommandId, Reader, Session, TxnError, Xid, XidState};
 
 use crate::version::{Header, Tid, Version, NO_TID};
 
@@ -148,15 +149,9 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         Ok(self.put(Version::new(xid, cid, data)))
     }
 
-    fn visible(
-        session: &Session,
-        v: &Version<R>,
-        header: &Header,
-        snapshot: &Snapshot,
-        cid: CommandId,
-    ) -> bool {
+    fn visible(reader: &Reader<'_>, v: &Version<R>, header: &Header) -> bool {
         let hints = v.hints_for(header);
-        let visible = session.tuple_visible(&header.xids, &hints, snapshot, cid);
+        let visible = reader.sees(&header.xids, &hints);
         v.keep_hints(header, &hints);
         visible
     }
@@ -171,19 +166,19 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
             .collect()
     }
 
-    /// Every version visible to `snapshot` at command `cid`, with its tid.
-    pub fn scan(&self, session: &Session, snapshot: &Snapshot, cid: CommandId) -> Vec<(Tid, R)> {
+    /// Every version `reader` sees, with its tid.
+    pub fn scan(&self, reader: &Reader<'_>) -> Vec<(Tid, R)> {
         self.versions()
             .into_iter()
-            .filter(|(_, v)| Self::visible(session, v, &v.header(), snapshot, cid))
+            .filter(|(_, v)| Self::visible(reader, v, &v.header()))
             .map(|(tid, v)| (tid, v.data.clone()))
             .collect()
     }
 
-    /// The version at `tid`, if it is visible to `snapshot`.
-    pub fn fetch(&self, session: &Session, tid: Tid, snapshot: &Snapshot, cid: CommandId) -> Option<R> {
+    /// The version at `tid`, if `reader` sees it.
+    pub fn fetch(&self, reader: &Reader<'_>, tid: Tid) -> Option<R> {
         let v = self.get(tid)?;
-        Self::visible(session, &v, &v.header(), snapshot, cid).then(|| v.data.clone())
+        Self::visible(reader, &v, &v.header()).then(|| v.data.clone())
     }
 
     /// The version at `tid` as a uniqueness check sees it (see

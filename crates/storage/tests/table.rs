@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use snapscale_storage::{Outcome, Table, Tid};
-use snapscale_txn::{Engine, EngineConfig, IsolationLevel::*, Session, SnapshotMode};
+use snapscale_txn::{Engine, EngineConfig, IsolationLevel::*, Reader, Session, SnapshotMode};
 
 fn engine(mode: SnapshotMode) -> Arc<Engine> {
     Engine::new(EngineConfig { max_sessions: 16, snapshot_mode: mode, ..EngineConfig::default() })
@@ -22,7 +22,8 @@ fn table<R: Clone + Send + Sync + 'static>() -> Table<R> {
 fn visible(t: &Table<i64>, s: &mut Session) -> Vec<i64> {
     let snap = s.statement_snapshot().unwrap();
     let cid = s.command_id().unwrap();
-    let mut rows: Vec<i64> = t.scan(s, &snap, cid).into_iter().map(|(_, r)| r).collect();
+    let mut rows: Vec<i64> =
+        t.scan(&Reader { session: s, snapshot: &snap, cid }).into_iter().map(|(_, r)| r).collect();
     s.end_statement().unwrap();
     rows.sort();
     rows
@@ -40,7 +41,10 @@ fn inserts_are_visible_by_snapshot_and_command() {
         t.insert(&mut a, 1).unwrap();
         // Same command does not see its own insert; the next one does.
         let snap = a.statement_snapshot().unwrap();
-        assert!(t.scan(&a, &snap, a.command_id().unwrap()).is_empty(), "{mode}");
+        assert!(
+            t.scan(&Reader { session: &a, snapshot: &snap, cid: a.command_id().unwrap() }).is_empty(),
+            "{mode}"
+        );
         a.end_statement().unwrap();
         assert_eq!(visible(&t, &mut a), [1], "{mode}");
         a.commit().unwrap();
@@ -125,7 +129,14 @@ fn vacuum_keeps_what_snapshots_need_and_reuses_slots() {
         v.statement_snapshot().unwrap();
         v.vacuum_check(&t, 0, mode);
         // The held snapshot still sees the first version.
-        assert_eq!(t.scan(&r, &held, 0).into_iter().map(|(_, x)| x).collect::<Vec<_>>(), [0], "{mode}");
+        assert_eq!(
+            t.scan(&Reader { session: &r, snapshot: &held, cid: 0 })
+                .into_iter()
+                .map(|(_, x)| x)
+                .collect::<Vec<_>>(),
+            [0],
+            "{mode}"
+        );
         r.commit().unwrap();
         drop(held);
         v.end_statement().unwrap();
@@ -171,7 +182,7 @@ fn transfer(t: &Table<(u32, i64)>, s: &mut Session, from: u32, to: u32, amount: 
     s.begin(ReadCommitted).unwrap();
     let snap = s.statement_snapshot().unwrap();
     let cid = s.command_id().unwrap();
-    let rows = t.scan(s, &snap, cid);
+    let rows = t.scan(&Reader { session: s, snapshot: &snap, cid });
     // Lower id first: no wait cycles.
     let (first, second) = if from < to { (from, to) } else { (to, from) };
     for (account, delta) in [
@@ -235,7 +246,7 @@ fn concurrent_transfers_keep_every_snapshot_consistent() {
                 while !stop.load(SeqCst) {
                     s.begin(RepeatableRead).unwrap();
                     let snap = s.statement_snapshot().unwrap();
-                    let rows = t.scan(&s, &snap, 0);
+                    let rows = t.scan(&Reader { session: &s, snapshot: &snap, cid: 0 });
                     assert_eq!(rows.len(), 6, "{mode}: one visible version per account");
                     assert_eq!(
                         rows.iter().map(|(_, r)| r.1).sum::<i64>(),
@@ -244,7 +255,11 @@ fn concurrent_transfers_keep_every_snapshot_consistent() {
                     );
                     thread::yield_now();
                     // Same snapshot, same answer.
-                    let again: i64 = t.scan(&s, &snap, 0).iter().map(|(_, r)| r.1).sum();
+                    let again: i64 = t
+                        .scan(&Reader { session: &s, snapshot: &snap, cid: 0 })
+                        .iter()
+                        .map(|(_, r)| r.1)
+                        .sum();
                     assert_eq!(again, 600, "{mode}");
                     s.commit().unwrap();
                     checks += 1;
@@ -274,7 +289,10 @@ fn tids_are_stable_handles() {
     s.end_statement().unwrap();
     let snap = s.statement_snapshot().unwrap();
     for (i, tid) in tids.iter().enumerate() {
-        assert_eq!(t.fetch(&s, *tid, &snap, s.command_id().unwrap()), Some(i as i64));
+        assert_eq!(
+            t.fetch(&Reader { session: &s, snapshot: &snap, cid: s.command_id().unwrap() }, *tid),
+            Some(i as i64)
+        );
     }
     s.commit().unwrap();
 }

@@ -330,7 +330,7 @@ impl Engine {
             if let Some(prev) = buffer.as_ref() {
                 // SNAPSHOT-REUSE: no xid-bearing transaction completed since
                 // `prev` was built, so a rebuild would mean the same thing.
-                if prev.completion_count == members.completion_count {
+                if prev.completion_count() == members.completion_count {
                     self.procarray.advertise_xmin(me.slot, prev.xmin);
                     if self.config.verify_reuse {
                         self.verify_equivalent(&members, me, prev);
@@ -343,8 +343,9 @@ impl Engine {
             Some(snap) => snap,
             None => {
                 let capacity = members.slots.len();
-                *buffer =
-                    Some(Arc::new(Snapshot { xip: Vec::with_capacity(capacity), ..Snapshot::default() }));
+                let mut fresh = Snapshot::default();
+                fresh.xids_mut().xip.reserve(capacity);
+                *buffer = Some(Arc::new(fresh));
                 Arc::get_mut(buffer.as_mut().expect("just set")).expect("fresh Arc is unique")
             }
         };
@@ -389,13 +390,12 @@ impl Engine {
             // Acquire load, which then also sees the CSN.
             advert.xmin.store(acquired.xmin.0, Release);
         }
-        let fresh = Snapshot {
-            xmin: acquired.xmin,
-            xmax: acquired.xmax,
-            csn: acquired.csn,
-            memo: Some(Memo::new(acquired.xmin, acquired.xmax)),
-            ..Snapshot::default()
-        };
+        let fresh = Snapshot::csn_based(
+            acquired.xmin,
+            acquired.xmax,
+            acquired.csn,
+            Some(Memo::new(acquired.xmin, acquired.xmax)),
+        );
         match buffer.as_mut().and_then(Arc::get_mut) {
             Some(snap) => *snap = fresh,
             None => *buffer = Some(Arc::new(fresh)),
@@ -411,7 +411,7 @@ impl Engine {
             (fresh.xmin, fresh.xmax),
             "SNAPSHOT-REUSE violated: bounds differ"
         );
-        let probes = snap.xip.iter().chain(&snap.subxip).chain(&fresh.xip).chain(&fresh.subxip);
+        let probes = snap.xip().iter().chain(snap.subxip()).chain(fresh.xip()).chain(fresh.subxip());
         for &xid in probes {
             assert_eq!(
                 self.xid_in_snapshot(xid, snap),

@@ -31,5 +31,5 @@ pub use horizon::{GlobalVis, Horizons};
 pub use procarray::{FLAG_IN_VACUUM, SUBXID_CACHE};
 pub use session::{IsolationLevel, Session, SessionCounters, SnapshotId};
 pub use snapshot::Snapshot;
-pub use visibility::{Hints, TupleXids, XidState};
+pub use visibility::{Hints, Reader, TupleXids, XidState};
 pub use xid::{CommandId, VirtualXid, Xid};

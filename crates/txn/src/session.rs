@@ -456,7 +456,7 @@ impl Session {
         };
         let pa = &self.engine.procarray;
         if self.engine.csn.is_some() {
-            let csn = held().map(|s| s.csn).min().expect("a held snapshot");
+            let csn = held().map(|s| s.csn()).min().expect("a held snapshot");
             // Relaxed: owner-only; advancing a lower bound is XMIN-CLEAR.
             pa.advert(self.slot).csn.store(csn, Relaxed);
         }

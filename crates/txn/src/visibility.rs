@@ -22,7 +22,7 @@
 use crate::clog::XidStatus;
 use crate::engine::Engine;
 use crate::session::Session;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Shape, Snapshot};
 use crate::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use crate::xid::{CommandId, Xid};
 
@@ -30,10 +30,13 @@ impl Engine {
     /// Was `xid` running as far as `snapshot` is concerned?
     /// Never consults the commit log.
     pub fn xid_in_snapshot(&self, xid: Xid, snapshot: &Snapshot) -> bool {
-        if snapshot.csn != 0 {
-            let csn = self.csn.as_ref().expect("a CSN snapshot comes from a csn-mode engine");
-            return csn.xid_in_snapshot(xid, snapshot, snapshot.memo.as_ref());
-        }
+        let list = match &snapshot.shape {
+            Shape::Csn { memo, .. } => {
+                let csn = self.csn.as_ref().expect("a CSN snapshot comes from a csn-mode engine");
+                return csn.xid_in_snapshot(xid, snapshot, memo.as_ref());
+            }
+            Shape::Xids(list) => list,
+        };
         // A subxid below xmin has a parent below xmin; a subxid at or above
         // xmax belongs to a tree that had not committed: both bounds hold for
         // subxids too.
@@ -43,7 +46,7 @@ impl Engine {
         if xid >= snapshot.xmax {
             return true;
         }
-        let top = if snapshot.suboverflowed {
+        let top = if list.suboverflowed {
             // The subxid list is incomplete: map to the top-level xid and
             // search the top-level list only.
             let top = self.subtrans.topmost(xid, snapshot.xmin);
@@ -52,12 +55,12 @@ impl Engine {
             }
             top
         } else {
-            if snapshot.subxip.contains(&xid) {
+            if list.subxip.contains(&xid) {
                 return true;
             }
             xid
         };
-        snapshot.xip.contains(&top)
+        list.xip.contains(&top)
     }
 }
 
@@ -221,7 +224,30 @@ impl Hints {
     }
 }
 
+/// What a statement reads with: its session (which knows its own xids), its
+/// snapshot, and its command id. Storage takes one of these for every
+/// visibility decision.
+#[derive(Clone, Copy, Debug)]
+pub struct Reader<'a> {
+    pub session: &'a Session,
+    pub snapshot: &'a Snapshot,
+    pub cid: CommandId,
+}
+
+impl Reader<'_> {
+    /// Is the row version visible to this reader? May set hint bits.
+    pub fn sees(&self, tuple: &TupleXids, hints: &Hints) -> bool {
+        self.session.tuple_visible(tuple, hints, self.snapshot, self.cid)
+    }
+}
+
 impl Session {
+    /// A reader with `snapshot` at the current command (0 outside a
+    /// transaction).
+    pub fn reader<'a>(&'a self, snapshot: &'a Snapshot) -> Reader<'a> {
+        Reader { session: self, snapshot, cid: self.command_id().unwrap_or(0) }
+    }
+
     /// Is the row version visible to `snapshot` at command `curcid`?
     /// (PostgreSQL's HeapTupleSatisfiesMVCC.) May set hint bits.
     pub fn tuple_visible(

@@ -33,8 +33,7 @@ impl Executor<'_> {
     /// COPY … TO STDOUT: every visible row, in the text format.
     pub(crate) fn copy_to(&mut self, rel: &Rel, columns: &[usize]) -> Result<Output, SqlError> {
         let snapshot = self.xact.statement_snapshot()?;
-        let cid = self.xact.cid();
-        let rows: Vec<(Tid, Row)> = rel.heap.table.scan(&self.xact.session, &snapshot, cid);
+        let rows: Vec<(Tid, Row)> = rel.heap.table.scan(&self.xact.session.reader(&snapshot));
         let lines: Vec<Vec<u8>> = rows
             .iter()
             .map(|(_, row)| {

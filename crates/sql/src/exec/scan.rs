@@ -17,9 +17,8 @@ impl Executor<'_> {
     /// filter, with their tids.
     pub(crate) fn scan(&mut self, scan: &ScanNode) -> Result<Vec<(Tid, Row)>, SqlError> {
         let snapshot = self.xact.statement_snapshot()?;
-        let cid = self.xact.cid();
         let table = &scan.rel.heap.table;
-        let session = &self.xact.session;
+        let reader = self.xact.session.reader(&snapshot);
         let tids = match &scan.access {
             Access::Seq => None,
             Access::IndexEq { index, probes } => {
@@ -58,12 +57,12 @@ impl Executor<'_> {
             }
         };
         let found: Vec<(Tid, Row)> = match tids {
-            None => table.scan(session, &snapshot, cid),
+            None => table.scan(&reader),
             Some(mut tids) => {
                 tids.sort_unstable();
                 tids.dedup();
                 tids.into_iter()
-                    .filter_map(|t| table.fetch(session, t, &snapshot, cid).map(|r| (t, r)))
+                    .filter_map(|t| table.fetch(&reader, t).map(|r| (t, r)))
                     .collect()
             }
         };

@@ -266,7 +266,7 @@ impl CsnState {
             return answer == Memoized::InSnapshot;
         }
         let in_snapshot = match self.resolve(xid) {
-            CsnValue::Committed(csn) => csn >= snapshot.csn,
+            CsnValue::Committed(csn) => csn >= snapshot.csn(),
             CsnValue::Aborted => false,
             // Truncation never passes a live snapshot's advertised xmin, which
             // is at most `snapshot.xmin`: this snapshot was used after release.

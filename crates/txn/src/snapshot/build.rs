@@ -95,7 +95,7 @@ impl ProcArray {
         out: &mut Snapshot,
     ) -> BuildInfo {
         out.clear();
-        out.completion_count = members.completion_count;
+        out.xids_mut().completion_count = members.completion_count;
         let global_xmin = match &self.layout {
             Layout::PgProc => Some(self.build_legacy(&PgProcFields(self), members, me, out)),
             Layout::PgXact(x) => Some(self.build_legacy(&PgXactFields(x), members, me, out)),
@@ -153,9 +153,10 @@ impl ProcArray {
             if slot == me.slot {
                 continue;
             }
-            out.xip.push(xid);
-            if !out.suboverflowed && !self.copy_subxids(slot, fields.subxid_state(slot), &mut out.subxip) {
-                out.suboverflowed = true;
+            let list = out.xids_mut();
+            list.xip.push(xid);
+            if !list.suboverflowed && !self.copy_subxids(slot, fields.subxid_state(slot), &mut list.subxip) {
+                list.suboverflowed = true;
             }
         }
         // The builder's own xid was folded into xmin in the loop (it counts
@@ -191,11 +192,12 @@ impl ProcArray {
             if xid < xmin {
                 xmin = xid;
             }
-            out.xip.push(xid);
-            if !out.suboverflowed {
+            let list = out.xids_mut();
+            list.xip.push(xid);
+            if !list.suboverflowed {
                 let slot = members.slots[pos];
-                if !self.copy_subxids(slot, &dense.subxid_states[pos], &mut out.subxip) {
-                    out.suboverflowed = true;
+                if !self.copy_subxids(slot, &dense.subxid_states[pos], &mut list.subxip) {
+                    list.suboverflowed = true;
                 }
             }
         }

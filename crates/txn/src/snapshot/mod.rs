@@ -30,15 +30,38 @@ use crate::xid::Xid;
 /// An MVCC snapshot. Immutable once built (but for its memo, a cache of
 /// final answers); shared as `Arc<Snapshot>`.
 ///
-/// Two shapes: an xid-list snapshot (`csn == 0`: `xip`, `subxip`) for the
-/// proc-array modes, and a CSN snapshot (`csn != 0`: `xmin`, `xmax`, `csn`
-/// and a memo) for `csn` mode.
+/// Every snapshot has `xmin` and `xmax`; between them, what it knows of the
+/// running transactions takes one of two shapes ([`Shape`]): the list of
+/// running xids (the proc-array modes) or a commit sequence number (`csn`
+/// mode).
 #[derive(Debug, Default)]
 pub struct Snapshot {
     /// Every xid below this had finished.
     pub xmin: Xid,
     /// Every xid at or above this counts as running.
     pub xmax: Xid,
+    pub(crate) shape: Shape,
+}
+
+/// What a snapshot knows between `xmin` and `xmax`.
+#[derive(Debug)]
+pub(crate) enum Shape {
+    /// The proc-array modes: exactly these xids were running.
+    Xids(XidList),
+    /// `csn` mode: xids that committed with a CSN below `csn` are visible;
+    /// the memo keeps final answers already looked up (`csn/memo.rs`).
+    Csn { csn: Csn, memo: Option<Memo> },
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape::Xids(XidList::default())
+    }
+}
+
+/// The running xids of an xid-list snapshot.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct XidList {
     /// Running top-level xids in `[xmin, xmax)`, other than the taker's own.
     pub(crate) xip: Vec<Xid>,
     /// Running subxids (all `>= xmin`), unless `suboverflowed`.
@@ -48,10 +71,6 @@ pub struct Snapshot {
     pub(crate) suboverflowed: bool,
     /// The completion counter when built; 0 = never reusable.
     pub(crate) completion_count: u64,
-    /// `csn` mode: xids that committed with a smaller CSN are visible.
-    pub(crate) csn: Csn,
-    /// `csn` mode: final answers already looked up (see `csn/memo.rs`).
-    pub(crate) memo: Option<Memo>,
 }
 
 impl Clone for Snapshot {
@@ -63,55 +82,91 @@ impl Clone for Snapshot {
 
     /// Copies into existing buffers: the shared cache is copied at every
     /// snapshot, and reallocating the xid lists each time would be most of
-    /// the cost.
-    /// A CSN snapshot's copy starts with an empty memo of the same range.
+    /// the cost. A CSN snapshot's copy starts with an empty memo of the same
+    /// range.
     fn clone_from(&mut self, source: &Self) {
         self.xmin = source.xmin;
         self.xmax = source.xmax;
-        self.xip.clone_from(&source.xip);
-        self.subxip.clone_from(&source.subxip);
-        self.suboverflowed = source.suboverflowed;
-        self.completion_count = source.completion_count;
-        self.csn = source.csn;
-        self.memo = source.memo.as_ref().map(|_| Memo::new(source.xmin, source.xmax));
+        match &source.shape {
+            Shape::Xids(list) => self.xids_mut().clone_from(list),
+            Shape::Csn { csn, memo } => {
+                self.shape =
+                    Shape::Csn { csn: *csn, memo: memo.as_ref().map(|_| Memo::new(source.xmin, source.xmax)) }
+            }
+        }
     }
 }
 
 impl Snapshot {
-    /// The running top-level xids.
+    /// A `csn` mode snapshot.
+    pub(crate) fn csn_based(xmin: Xid, xmax: Xid, csn: Csn, memo: Option<Memo>) -> Snapshot {
+        Snapshot { xmin, xmax, shape: Shape::Csn { csn, memo } }
+    }
+
+    /// The running top-level xids (none for a CSN snapshot).
     pub fn xip(&self) -> &[Xid] {
-        &self.xip
+        match &self.shape {
+            Shape::Xids(list) => &list.xip,
+            Shape::Csn { .. } => &[],
+        }
     }
 
     /// The running subxids (incomplete if [`Snapshot::suboverflowed`]).
     pub fn subxip(&self) -> &[Xid] {
-        &self.subxip
+        match &self.shape {
+            Shape::Xids(list) => &list.subxip,
+            Shape::Csn { .. } => &[],
+        }
     }
 
     /// True if some subxids are missing from [`Snapshot::subxip`].
     pub fn suboverflowed(&self) -> bool {
-        self.suboverflowed
+        matches!(&self.shape, Shape::Xids(list) if list.suboverflowed)
+    }
+
+    /// `csn` mode: the snapshot's commit sequence number (0 otherwise).
+    pub fn csn(&self) -> Csn {
+        match &self.shape {
+            Shape::Csn { csn, .. } => *csn,
+            Shape::Xids(_) => 0,
+        }
+    }
+
+    /// The completion counter it was built at (0: never reusable).
+    pub(crate) fn completion_count(&self) -> u64 {
+        match &self.shape {
+            Shape::Xids(list) => list.completion_count,
+            Shape::Csn { .. } => 0,
+        }
     }
 
     /// The same snapshot without a memo: every CSN visibility check then goes
     /// to the CSN log (for measuring what the memo saves).
     pub fn without_memo(&self) -> Snapshot {
         let mut copy = self.clone();
-        copy.memo = None;
+        if let Shape::Csn { memo, .. } = &mut copy.shape {
+            *memo = None;
+        }
         copy
     }
 
-    /// `csn` mode: the snapshot's commit sequence number (0 otherwise).
-    pub fn csn(&self) -> Csn {
-        self.csn
+    /// The xid list, to fill in (an xid-list shape, keeping its buffers).
+    pub(crate) fn xids_mut(&mut self) -> &mut XidList {
+        if !matches!(self.shape, Shape::Xids(_)) {
+            self.shape = Shape::Xids(XidList::default());
+        }
+        match &mut self.shape {
+            Shape::Xids(list) => list,
+            Shape::Csn { .. } => unreachable!("made an xid list above"),
+        }
     }
 
+    /// An empty xid list, its buffers kept for the next build.
     pub(crate) fn clear(&mut self) {
-        self.xip.clear();
-        self.subxip.clear();
-        self.suboverflowed = false;
-        self.completion_count = 0;
-        self.csn = 0;
-        self.memo = None;
+        let list = self.xids_mut();
+        list.xip.clear();
+        list.subxip.clear();
+        list.suboverflowed = false;
+        list.completion_count = 0;
     }
 }

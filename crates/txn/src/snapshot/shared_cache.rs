@@ -86,9 +86,10 @@ impl SharedCache {
             CacheOutcome::Built
         };
         if me.xid.is_valid() {
-            out.xip.retain(|&x| x != me.xid);
+            let list = out.xids_mut();
+            list.xip.retain(|&x| x != me.xid);
             if !own_subxids.is_empty() {
-                out.subxip.retain(|x| !own_subxids.contains(x));
+                list.subxip.retain(|x| !own_subxids.contains(x));
             }
         }
         outcome
