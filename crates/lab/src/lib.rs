@@ -2,6 +2,7 @@
 //! measurements. Each writes a CSV, an SVG plot and a Markdown summary with
 //! the machine and settings (see [`report`]).
 
+mod child;
 pub mod disk;
 pub mod idle;
 pub mod pgbench;

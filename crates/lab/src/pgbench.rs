@@ -36,8 +36,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::child::{free_port, wait_until_accepting, ServerChild};
 use crate::disk::{self, SyncLatency, SyncPattern};
-use crate::idle::{free_port, wait_until_accepting, ServerChild};
 use crate::report::plot::{Figure, Panel, Series};
 use crate::report::stats::{list, median};
 use crate::report::table::{Table, Value};

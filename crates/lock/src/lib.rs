@@ -24,7 +24,6 @@
 
 mod deadlock;
 mod error;
-mod fastpath;
 mod manager;
 mod mode;
 mod sync;

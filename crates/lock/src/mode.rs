@@ -4,7 +4,7 @@
 //! "Table-level Lock Modes" (Table 13.2, conflicting lock modes): each mode
 //! lists the modes it conflicts with. It is symmetric, which the tests check.
 //!
-//! The fast path (see `fastpath.rs`) splits the modes in three groups:
+//! The fast path (see `manager/fastpath.rs`) splits the modes in three groups:
 //!
 //! * weak (AccessShare, RowShare, RowExclusive): what ordinary DML takes; they
 //!   conflict with no weak mode, so they may be recorded in the holder's own

@@ -16,63 +16,27 @@
 
 use std::any::Any;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasher, RandomState};
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::FutureExt;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{BindComplete, CloseComplete, ParseComplete, PortalSuspended};
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery, TransactionStatus};
-use pgwire::messages::startup::SecretKey;
 use pgwire::messages::PgWireBackendMessage;
 use snapscale_sql::wire::decode_param;
 use snapscale_sql::SqlState;
-use snapscale_sql::{Cancel, Conn, Database, Output, Prepared, Row, SqlError, Value};
+use snapscale_sql::{Conn, Output, Prepared, Row, SqlError, Value};
 use tokio::net::TcpStream;
 use tracing::error;
 
 use crate::backend::{self, data_row, declared_type, formats, row_description};
 use crate::frontend::{Bind, Frontend, Refused, Target};
 use crate::settings::Settings;
-use crate::startup::{start, Scram};
+use crate::shared::Shared;
+use crate::startup::start;
 use crate::transport::Transport;
-
-/// What every connection shares.
-pub struct Shared {
-    pub db: Arc<Database>,
-    pub settings: Settings,
-    /// `Some` under auth_method = scram-sha-256.
-    pub scram: Option<Arc<Scram>>,
-    /// Cancel keys of live connections: pid → (secret, handle).
-    cancels: Mutex<HashMap<i32, (i32, Arc<Cancel>)>>,
-    random: RandomState,
-}
-
-impl Shared {
-    pub fn new(db: Arc<Database>, settings: Settings, scram: Option<Arc<Scram>>) -> Shared {
-        Shared { db, settings, scram, cancels: Mutex::new(HashMap::new()), random: RandomState::new() }
-    }
-
-    fn cancels(&self) -> std::sync::MutexGuard<'_, HashMap<i32, (i32, Arc<Cancel>)>> {
-        // A panic never happens under this lock (map operations only), but
-        // a poisoned registry must not stop cancels: the map is whole.
-        self.cancels.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// A CancelRequest: wakes the statement of the connection with this
-    /// key, if the secret matches (otherwise silently nothing, as in
-    /// PostgreSQL).
-    pub fn cancel(&self, pid: i32, secret: &SecretKey) {
-        if let Some((s, cancel)) = self.cancels().get(&pid) {
-            // A cancel connection decodes the key as bytes.
-            if SecretKey::I32(*s).eq_value(secret) {
-                cancel.request();
-            }
-        }
-    }
-}
 
 /// A connection's cancel key, registered for its life (removed on every
 /// exit path, as the drop of this guard).
@@ -83,13 +47,13 @@ struct CancelKey {
 
 impl Drop for CancelKey {
     fn drop(&mut self) {
-        self.shared.cancels().remove(&self.pid);
+        self.shared.forget_cancel(self.pid);
     }
 }
 
 /// Serves one accepted socket until the client leaves.
 pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> {
-    let secret = (shared.random.hash_one(std::time::Instant::now()) >> 1) as i32;
+    let secret = shared.new_secret();
     // pgwire decodes the startup messages; a panic there ends this
     // connection only (the session it attached is dropped with it).
     let started = match AssertUnwindSafe(start(socket, &shared, secret)).catch_unwind().await {
@@ -106,7 +70,7 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     }
     let pid = started.backend.pid();
     let conn = Conn::new(Arc::clone(&shared.db), started.backend, settings);
-    shared.cancels().insert(pid, (started.secret, conn.cancel_handle()));
+    shared.register_cancel(pid, started.secret, conn.cancel_handle());
     let _key = CancelKey { shared: Arc::clone(&shared), pid };
     let transport = Transport::new(started.io, started.input, shared.settings.max_message_size);
     let mut protocol =

@@ -2,6 +2,7 @@
 //! here and nowhere else), one proc-array session per connection, and the
 //! settings. See README.md in this crate for what is implemented so far.
 
+mod auth;
 mod backend;
 mod connection;
 pub mod frontend;
@@ -9,6 +10,7 @@ pub mod frontend;
 pub mod fuzzing;
 mod server;
 pub mod settings;
+mod shared;
 mod startup;
 mod transport;
 

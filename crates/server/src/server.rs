@@ -14,9 +14,10 @@ use snapscale_sql::{Database, DatabaseConfig, Durability};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
-use crate::connection::{serve, Shared};
+use crate::auth::scram;
+use crate::connection::serve;
 use crate::settings::{AuthMethod, Settings};
-use crate::startup::scram;
+use crate::shared::Shared;
 
 /// A bound server, ready to run.
 pub struct Server {

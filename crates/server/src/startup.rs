@@ -6,17 +6,14 @@
 //! over as they are.
 
 use std::fmt::Debug;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::BytesMut;
 use futures::{Sink, SinkExt, StreamExt};
-use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
-use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::{
-    finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata, AuthSource,
-    DefaultServerParameterProvider, LoginInfo, Password, StartupHandler,
+    finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata, StartupHandler,
 };
 use pgwire::api::{ClientInfo, PgWireConnectionState};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
@@ -27,52 +24,11 @@ use snapscale_sql::Backend;
 use tokio::net::TcpStream;
 use tracing::debug;
 
-use crate::connection::Shared;
-use crate::settings::SERVER_VERSION;
-
-/// The SCRAM handler shared by every connection (its per-connection state
-/// lives in the client's metadata).
-pub type Scram = SASLAuthStartupHandler<DefaultServerParameterProvider>;
-
-/// Builds the SCRAM handler for `password`, salted once per server start
-/// (PBKDF2 is deliberately slow: not once per connection).
-pub fn scram(password: &str) -> std::io::Result<Arc<Scram>> {
-    let mut salt = [0u8; 16];
-    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut salt)?;
-    let salted = gen_salted_password(password, &salt, SCRAM_ITERATIONS);
-    let mut scram = ScramAuth::new(Arc::new(FixedPassword { salt: salt.to_vec(), salted }));
-    scram.set_iterations(SCRAM_ITERATIONS);
-    Ok(Arc::new(SASLAuthStartupHandler::new(Arc::new(parameters())).with_scram(scram)))
-}
-
-const SCRAM_ITERATIONS: usize = 4096;
+use crate::auth::parameters;
+use crate::shared::Shared;
 
 /// How long a client may take to start up.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// One password for every role (roles arrive with a catalog of roles).
-#[derive(Debug)]
-struct FixedPassword {
-    salt: Vec<u8>,
-    salted: Vec<u8>,
-}
-
-// async_trait's expansion must match pgwire's trait signature, which
-// elides LoginInfo's lifetime; writing `'_` breaks the match.
-#[allow(elided_lifetimes_in_paths)]
-#[async_trait]
-impl AuthSource for FixedPassword {
-    async fn get_password(&self, _login: &LoginInfo) -> PgWireResult<Password> {
-        Ok(Password::new(Some(self.salt.clone()), self.salted.clone()))
-    }
-}
-
-/// ParameterStatus sent after authentication.
-fn parameters() -> DefaultServerParameterProvider {
-    let mut params = DefaultServerParameterProvider::default();
-    params.server_version = SERVER_VERSION.to_owned();
-    params
-}
 
 fn fatal(code: &str, message: impl Into<String>) -> PgWireError {
     PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.into(), message.into())))

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, RwLock};
 
 use snapscale_storage::Table;
+use snapscale_txn::Session;
 
 use crate::index::Index;
 use crate::types::{SqlType, Value};
@@ -116,6 +117,20 @@ impl Heap {
     /// all of them, including those of rolled-back index builds).
     pub fn all_indexes(&self) -> Vec<Arc<Index>> {
         self.indexes.read().expect("index map poisoned").values().cloned().collect()
+    }
+
+    /// Prunes the heap (PRUNE): removes the versions no snapshot can see,
+    /// and their index entries before their tids can be reused
+    /// (INDEX-VERSIONS). Returns how many versions went.
+    pub fn prune(&self, session: &mut Session) -> usize {
+        let indexes = self.all_indexes();
+        self.table.vacuum_with(session, |dead| {
+            for ix in &indexes {
+                for (tid, row) in dead {
+                    ix.remove(&ix.key_of(row), *tid);
+                }
+            }
+        })
     }
 }
 

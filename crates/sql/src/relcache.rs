@@ -12,7 +12,14 @@ use std::collections::HashMap;
 
 use snapscale_sinval::{Invalidation, Received, Sinval};
 
+use crate::error::SqlError;
 use crate::plan::Rel;
+
+/// Where the binder finds relations.
+pub(crate) trait Resolver {
+    /// The relation `name` (already normalised), if it exists.
+    fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError>;
+}
 
 /// See the module documentation.
 #[derive(Default)]
@@ -54,39 +61,5 @@ impl RelCache {
                 }
             }
         }
-    }
-}
-
-impl crate::bind::Resolver for crate::xact::Xact {
-    /// A relation by name: the cache, or else the catalog as of a fresh
-    /// snapshot. This backend's temporary table hides a permanent one of
-    /// the same name (pg_temp is searched first).
-    fn resolve(&mut self, name: &str) -> Result<Option<Rel>, crate::error::SqlError> {
-        if let Some(rel) = self.cache.get(name) {
-            return Ok(Some(rel.clone()));
-        }
-        let me = self.backend_id();
-        let mut found = None;
-        for (tid, entry) in self.catalog_entries()? {
-            if entry.name != name {
-                continue;
-            }
-            match entry.temp_owner {
-                Some(owner) if owner == me => found = Some((tid, entry)),
-                Some(_) => {}
-                None if found.is_none() => found = Some((tid, entry)),
-                None => {}
-            }
-        }
-        let Some((tid, entry)) = found else { return Ok(None) };
-        let heap = self.db.catalog.storage(entry.storage).ok_or_else(|| {
-            crate::error::SqlError::new(
-                crate::sqlstate::SqlState::INTERNAL_ERROR,
-                format!("storage of relation \"{name}\" is missing"),
-            )
-        })?;
-        let rel = Rel { entry, heap, catalog_tid: tid };
-        self.cache.insert(name.to_owned(), rel.clone());
-        Ok(Some(rel))
     }
 }

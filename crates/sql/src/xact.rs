@@ -37,8 +37,9 @@ use crate::cancel::{canceled, Cancel};
 use crate::catalog::{Heap, RelEntry};
 use crate::database::{Backend, Database};
 use crate::error::SqlError;
+use crate::plan::Rel;
 use crate::redo::{self, Redo};
-use crate::relcache::RelCache;
+use crate::relcache::{RelCache, Resolver};
 use crate::sqlstate::SqlState;
 use crate::stack::DEFAULT_MAX_STACK_DEPTH;
 
@@ -404,7 +405,7 @@ impl Xact {
             let Ok(_guard) = heap.pruning.try_lock() else { continue };
             // Relaxed: a heuristic counter, no data is published through it.
             heap.changes.store(0, std::sync::atomic::Ordering::Relaxed);
-            crate::exec::vacuum_heap(&mut self.session, &heap);
+            heap.prune(&mut self.session);
         }
     }
 
@@ -566,6 +567,37 @@ impl Drop for Xact {
             self.abort();
         }
         self.db.sinval.detach(self.session.slot());
+    }
+}
+
+impl Resolver for Xact {
+    /// A relation by name: the cache, or else the catalog as of a fresh
+    /// snapshot. This backend's temporary table hides a permanent one of
+    /// the same name (pg_temp is searched first).
+    fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
+        if let Some(rel) = self.cache.get(name) {
+            return Ok(Some(rel.clone()));
+        }
+        let me = self.backend_id();
+        let mut found = None;
+        for (tid, entry) in self.catalog_entries()? {
+            if entry.name != name {
+                continue;
+            }
+            match entry.temp_owner {
+                Some(owner) if owner == me => found = Some((tid, entry)),
+                Some(_) => {}
+                None if found.is_none() => found = Some((tid, entry)),
+                None => {}
+            }
+        }
+        let Some((tid, entry)) = found else { return Ok(None) };
+        let heap = self.db.catalog.storage(entry.storage).ok_or_else(|| {
+            SqlError::new(SqlState::INTERNAL_ERROR, format!("storage of relation \"{name}\" is missing"))
+        })?;
+        let rel = Rel { entry, heap, catalog_tid: tid };
+        self.cache.insert(name.to_owned(), rel.clone());
+        Ok(Some(rel))
     }
 }
 

@@ -241,8 +241,14 @@ fn loom_csn_commit_vs_snapshot() {
         let snap = r.statement_snapshot().unwrap();
         let csn = engine.csn.as_ref().unwrap();
         // Without the memo, so every check goes to the log.
-        let first = [csn.xid_in_snapshot(sub, &snap, None), csn.xid_in_snapshot(top, &snap, None)];
-        let again = [csn.xid_in_snapshot(top, &snap, None), csn.xid_in_snapshot(sub, &snap, None)];
+        let first = [
+            csn.xid_in_snapshot(sub, (snap.xmin, snap.xmax, snap.csn()), None),
+            csn.xid_in_snapshot(top, (snap.xmin, snap.xmax, snap.csn()), None),
+        ];
+        let again = [
+            csn.xid_in_snapshot(top, (snap.xmin, snap.xmax, snap.csn()), None),
+            csn.xid_in_snapshot(sub, (snap.xmin, snap.xmax, snap.csn()), None),
+        ];
         tw.join().unwrap();
         assert_eq!(first[0], first[1], "tree split: sub and top disagree under {snap:?}");
         assert_eq!([again[1], again[0]], first, "snapshot changed its answer");

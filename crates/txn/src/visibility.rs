@@ -31,9 +31,9 @@ impl Engine {
     /// Never consults the commit log.
     pub fn xid_in_snapshot(&self, xid: Xid, snapshot: &Snapshot) -> bool {
         let list = match &snapshot.shape {
-            Shape::Csn { memo, .. } => {
+            Shape::Csn { csn: at, memo } => {
                 let csn = self.csn.as_ref().expect("a CSN snapshot comes from a csn-mode engine");
-                return csn.xid_in_snapshot(xid, snapshot, memo.as_ref());
+                return csn.xid_in_snapshot(xid, (snapshot.xmin, snapshot.xmax, *at), memo.as_ref());
             }
             Shape::Xids(list) => list,
         };

@@ -26,11 +26,7 @@ use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::SqlType;
 
-/// Where the binder finds relations.
-pub trait Resolver {
-    /// The relation `name` (already normalised), or 42P01.
-    fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError>;
-}
+pub(crate) use crate::relcache::Resolver;
 
 /// A statement bound for execution.
 #[derive(Debug)]

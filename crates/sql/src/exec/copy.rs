@@ -6,8 +6,8 @@ use snapscale_storage::Tid;
 use super::Executor;
 use crate::catalog::Row;
 use crate::error::SqlError;
+use crate::output::Output;
 use crate::plan::Rel;
-use crate::session::{Conn, Gucs, Output};
 use crate::sqlstate::SqlState;
 use crate::types::Value;
 
@@ -16,8 +16,8 @@ pub(crate) struct CopyIn {
     rel: Rel,
     columns: Vec<usize>,
     /// Bytes of a row not yet ended by a newline.
-    pending: Vec<u8>,
-    rows: u64,
+    pub(crate) pending: Vec<u8>,
+    pub(crate) rows: u64,
     /// `\.` was seen: the rest is ignored.
     ended: bool,
     line: u64,
@@ -46,7 +46,7 @@ impl Executor<'_> {
 
     /// Inserts the whole lines buffered in `copy` (and, `at_end`, the last
     /// unterminated one).
-    async fn copy_lines(&mut self, copy: &mut CopyIn, at_end: bool) -> Result<(), SqlError> {
+    pub(crate) async fn copy_lines(&mut self, copy: &mut CopyIn, at_end: bool) -> Result<(), SqlError> {
         loop {
             if copy.ended {
                 copy.pending.clear();
@@ -103,64 +103,5 @@ impl Executor<'_> {
             self.insert_row(rel, Row::from(row)).await.map_err(context)?;
             copy.rows += 1;
         }
-    }
-}
-
-impl<G: Gucs> Conn<G> {
-    /// COPY FROM STDIN data.
-    pub async fn copy_data(&mut self, data: &[u8]) -> Result<(), SqlError> {
-        let mut result = self.copy_step(Some(data)).await;
-        // What is left is one unfinished row: bounded like a message, so a
-        // client cannot grow it without end.
-        let limit = self.xact.config.max_message_size;
-        if let (Ok(()), Some(copy)) = (&result, &self.copy) {
-            if copy.pending.len() > limit {
-                result = Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "COPY row is too long")
-                    .with_detail(format!("A row of COPY data exceeds max_message_size ({limit} bytes).")));
-            }
-        }
-        if result.is_err() {
-            self.fail();
-        }
-        result
-    }
-
-    /// End of COPY FROM STDIN data.
-    pub async fn copy_done(&mut self) -> Result<Output, SqlError> {
-        let result = match self.copy_step(None).await {
-            Ok(()) => {
-                let copy = self.copy.take().expect("a COPY is in progress");
-                self.xact.end_statement().map(|()| Output::Command(format!("COPY {}", copy.rows)))
-            }
-            Err(e) => Err(e),
-        };
-        if result.is_err() {
-            self.fail();
-        }
-        result
-    }
-
-    /// The client gave up the COPY.
-    pub fn copy_fail(&mut self, message: &str) -> SqlError {
-        self.fail();
-        SqlError::new(SqlState::QUERY_CANCELED, format!("COPY from stdin failed: {message}"))
-    }
-
-    /// True while a COPY FROM STDIN is in progress.
-    pub fn copying(&self) -> bool {
-        self.copy.is_some()
-    }
-
-    /// Adds `data` (or, with `None`, ends the data) and inserts the rows it
-    /// completes.
-    async fn copy_step(&mut self, data: Option<&[u8]>) -> Result<(), SqlError> {
-        let Some(copy) = self.copy.as_mut() else {
-            return Err(SqlError::new(SqlState::PROTOCOL_VIOLATION, "unexpected COPY data"));
-        };
-        if let Some(data) = data {
-            copy.pending.extend_from_slice(data);
-        }
-        let mut exec = Executor { xact: &mut self.xact, params: &[], in_block: false };
-        exec.copy_lines(copy, data.is_none()).await
     }
 }

@@ -15,9 +15,9 @@ use super::Executor;
 use crate::catalog::{IndexDef, RelEntry};
 use crate::error::SqlError;
 use crate::index::Key;
+use crate::output::Output;
 use crate::plan::{CreateTable, NewIndex, Rel};
 use crate::redo::Redo;
-use crate::session::Output;
 use crate::sqlstate::SqlState;
 
 impl Executor<'_> {

@@ -14,7 +14,7 @@
 //! running state; `ddl.rs`, `copy.rs` and `vacuum.rs` run those statements.
 
 mod agg;
-pub(crate) mod copy;
+mod copy;
 mod ddl;
 mod modify;
 mod query;
@@ -25,14 +25,14 @@ use std::sync::Arc;
 
 use snapscale_storage::{StorageError, Tid};
 
-pub(crate) use vacuum::vacuum_heap;
+pub(crate) use copy::CopyIn;
 
 use crate::catalog::Row;
 use crate::error::SqlError;
 use crate::expr::Ctx;
+use crate::output::Output;
 use crate::plan::physical::Statement;
 use crate::plan::Utility;
-use crate::session::Output;
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::Value;
@@ -49,6 +49,13 @@ pub(crate) struct Executor<'x> {
     pub(crate) params: &'x [Value],
     /// Inside BEGIN … COMMIT (VACUUM refuses to run there).
     in_block: bool,
+}
+
+impl<'x> Executor<'x> {
+    /// An execution in `xact` with `params`; `in_block` inside BEGIN.
+    pub(crate) fn new(xact: &'x mut Xact, params: &'x [Value], in_block: bool) -> Executor<'x> {
+        Executor { xact, params, in_block }
+    }
 }
 
 /// Runs `statement` in `xact`.

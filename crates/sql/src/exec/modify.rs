@@ -14,10 +14,10 @@ use crate::catalog::{RelEntry, Row};
 use crate::error::SqlError;
 use crate::expr::{passes, Expr};
 use crate::index::{Index, Key};
+use crate::output::Output;
 use crate::plan::physical::{ScanNode, Source};
 use crate::plan::{Projection, Rel, RowLock};
 use crate::redo::Redo;
-use crate::session::Output;
 use crate::sqlstate::SqlState;
 use crate::types::Value;
 

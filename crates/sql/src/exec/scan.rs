@@ -61,9 +61,7 @@ impl Executor<'_> {
             Some(mut tids) => {
                 tids.sort_unstable();
                 tids.dedup();
-                tids.into_iter()
-                    .filter_map(|t| table.fetch(&reader, t).map(|r| (t, r)))
-                    .collect()
+                tids.into_iter().filter_map(|t| table.fetch(&reader, t).map(|r| (t, r))).collect()
             }
         };
         let Some(filter) = &scan.filter else { return Ok(found) };

@@ -1,13 +1,10 @@
 //! VACUUM: pruning the versions no snapshot can see (PRUNE in the crate
 //! README; the cutoff and the interlocks with readers are storage's).
 
-use snapscale_txn::Session;
-
 use super::Executor;
-use crate::catalog::Heap;
 use crate::error::SqlError;
+use crate::output::Output;
 use crate::plan::Rel;
-use crate::session::Output;
 use crate::sqlstate::SqlState;
 
 impl Executor<'_> {
@@ -37,21 +34,8 @@ impl Executor<'_> {
         };
         for rel in &rels {
             self.xact.check_cancel()?;
-            vacuum_heap(&mut self.xact.session, &rel.heap);
+            rel.heap.prune(&mut self.xact.session);
         }
         Ok(Output::Command("VACUUM".into()))
     }
-}
-
-/// Prunes a heap: removes versions no snapshot can see and their index
-/// entries, before their tids can be reused (INDEX-VERSIONS).
-pub(crate) fn vacuum_heap(session: &mut Session, heap: &Heap) -> usize {
-    let indexes = heap.all_indexes();
-    heap.table.vacuum_with(session, |dead| {
-        for ix in &indexes {
-            for (tid, row) in dead {
-                ix.remove(&ix.key_of(row), *tid);
-            }
-        }
-    })
 }

@@ -41,7 +41,6 @@ pub(crate) use memo::{Memo, Memoized};
 pub(crate) use value::CsnValue;
 pub use value::{Csn, FIRST_CSN};
 
-use crate::snapshot::Snapshot;
 use crate::sync::atomic::{fence, AtomicU64, Ordering::*};
 use crate::sync::Mutex;
 use crate::xid::Xid;
@@ -254,26 +253,31 @@ impl CsnState {
         matches!(self.resolve(xid), CsnValue::InProgress)
     }
 
-    /// Was `xid` running for `snapshot`? Uses and fills the snapshot's memo.
-    pub(crate) fn xid_in_snapshot(&self, xid: Xid, snapshot: &Snapshot, memo: Option<&Memo>) -> bool {
-        if xid < snapshot.xmin {
+    /// Was `xid` running for the CSN snapshot `(xmin, xmax, snapshot_csn)`?
+    /// Uses and fills the snapshot's memo.
+    pub(crate) fn xid_in_snapshot(
+        &self,
+        xid: Xid,
+        (xmin, xmax, snapshot_csn): (Xid, Xid, Csn),
+        memo: Option<&Memo>,
+    ) -> bool {
+        if xid < xmin {
             return false;
         }
-        if xid >= snapshot.xmax {
+        if xid >= xmax {
             return true;
         }
         if let Some(answer) = memo.and_then(|m| m.get(xid)) {
             return answer == Memoized::InSnapshot;
         }
         let in_snapshot = match self.resolve(xid) {
-            CsnValue::Committed(csn) => csn >= snapshot.csn(),
+            CsnValue::Committed(csn) => csn >= snapshot_csn,
             CsnValue::Aborted => false,
             // Truncation never passes a live snapshot's advertised xmin, which
             // is at most `snapshot.xmin`: this snapshot was used after release.
             CsnValue::Truncated => panic!(
-                "XIDMAP-TRUNCATE violated: CSN of {xid:?} asked under a snapshot with xmin {:?} \
+                "XIDMAP-TRUNCATE violated: CSN of {xid:?} asked under a snapshot with xmin {xmin:?} \
                  after truncation to {:?} (a snapshot used after its release?)",
-                snapshot.xmin,
                 self.log.oldest()
             ),
             // Running now: it had not committed when the snapshot was taken,

@@ -45,7 +45,7 @@
 
 use std::collections::HashSet;
 
-use crate::manager::{HeldLock, LockManager};
+use super::{HeldLock, LockManager};
 use crate::mode::LockMode;
 use crate::sync::atomic::{AtomicU32, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use crate::tag::{LockTag, STRONG_COUNTERS};

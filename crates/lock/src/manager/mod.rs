@@ -22,11 +22,13 @@ use crossbeam_utils::CachePadded;
 use tokio::sync::oneshot;
 
 use crate::error::LockError;
-use crate::fastpath::{FastPath, StrongCounters};
+mod fastpath;
+
 use crate::mode::LockMode;
 use crate::sync::Mutex;
 use crate::table::{LockTable, Waiter};
 use crate::tag::LockTag;
+use fastpath::{FastPath, StrongCounters};
 
 /// Lock-manager settings.
 #[derive(Clone, Debug, PartialEq, Eq)]

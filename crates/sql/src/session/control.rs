@@ -7,9 +7,10 @@ use std::sync::Arc;
 use snapscale_txn::IsolationLevel;
 use sqlparser::ast::{self, Expr as AstExpr, Set, Statement, TransactionIsolationLevel, TransactionMode};
 
+use super::{aborted_block, Block, Conn, Gucs};
 use crate::error::SqlError;
+use crate::output::Output;
 use crate::plan::Column;
-use crate::session::{aborted_block, Block, Conn, Gucs, Output};
 use crate::sqlstate::SqlState;
 use crate::types::{SqlType, Value};
 

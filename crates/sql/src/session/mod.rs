@@ -20,17 +20,23 @@ use snapscale_lock::WaitPolicy;
 use snapscale_txn::IsolationLevel;
 
 use crate::cancel::Cancel;
-use crate::catalog::Row;
 use crate::database::{Backend, Database};
 use crate::error::SqlError;
-use crate::exec::copy::CopyIn;
+use crate::exec::CopyIn;
+use crate::output::Output;
 use crate::parse::Parsed;
 use crate::plan::physical::Statement;
-use crate::plan::{Column, Utility};
-use crate::prepared::{Kind, Prepared};
+use crate::plan::Utility;
 use crate::sqlstate::SqlState;
 use crate::types::Value;
 use crate::xact::{Notice, Xact, XactConfig};
+
+mod control;
+mod copy;
+mod prepared;
+
+use prepared::Kind;
+pub use prepared::Prepared;
 
 /// Session settings the SQL layer reads and changes (SET / SHOW); the
 /// server implements this over its settings.
@@ -57,20 +63,6 @@ pub trait Gucs: Clone + Send + 'static {
     fn wait_policy(&self) -> WaitPolicy {
         WaitPolicy { deadlock_timeout: std::time::Duration::from_secs(1), lock_timeout: None }
     }
-}
-
-/// What a statement produced.
-#[derive(Debug)]
-pub enum Output {
-    /// Rows (SELECT, SHOW, ... RETURNING) and the command tag.
-    Rows { columns: Arc<[Column]>, rows: Vec<Row>, tag: String },
-    /// A command tag only.
-    Command(String),
-    /// COPY FROM STDIN started: feed [`Conn::copy_data`], then
-    /// [`Conn::copy_done`] or [`Conn::copy_fail`].
-    CopyIn { columns: usize },
-    /// COPY TO STDOUT: these lines, then the tag.
-    CopyOut { columns: usize, lines: Vec<Vec<u8>>, tag: String },
 }
 
 /// Where the connection stands with respect to transactions.

@@ -5,13 +5,14 @@ use std::sync::{Arc, Mutex};
 
 use sqlparser::ast::Statement as AstStatement;
 
+use super::control::{is_control, show_column};
+use super::{aborted_block, Block, Conn, Gucs};
 use crate::bind::{bind_parsed, BoundStatement};
-use crate::control::{is_control, show_column};
 use crate::error::SqlError;
 use crate::parse::{Ast, Parsed};
 use crate::plan::physical::Statement;
 use crate::plan::{planner, Column, Dep};
-use crate::session::{aborted_block, Block, Conn, Gucs};
+use crate::relcache::Resolver;
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::SqlType;
@@ -168,7 +169,7 @@ impl<G: Gucs> Conn<G> {
             self.xact.accept_invalidations();
             let mut stale = false;
             for dep in &planned.deps {
-                match crate::bind::Resolver::resolve(&mut self.xact, &dep.name)? {
+                match self.xact.resolve(&dep.name)? {
                     Some(now) if Arc::ptr_eq(&now.entry, &dep.rel.entry) => {}
                     _ => stale = true,
                 }

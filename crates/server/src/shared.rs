@@ -1,0 +1,62 @@
+//! What every connection shares: the database, the settings, the SCRAM
+//! handler, and the cancel keys of live connections.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, Mutex};
+
+use pgwire::messages::startup::SecretKey;
+use snapscale_sql::{Cancel, Database};
+
+use crate::auth::Scram;
+use crate::settings::Settings;
+
+/// What every connection shares.
+pub struct Shared {
+    pub db: Arc<Database>,
+    pub settings: Settings,
+    /// `Some` under auth_method = scram-sha-256.
+    pub scram: Option<Arc<Scram>>,
+    /// Cancel keys of live connections: pid → (secret, handle).
+    cancels: Mutex<HashMap<i32, (i32, Arc<Cancel>)>>,
+    random: RandomState,
+}
+
+impl Shared {
+    pub fn new(db: Arc<Database>, settings: Settings, scram: Option<Arc<Scram>>) -> Shared {
+        Shared { db, settings, scram, cancels: Mutex::new(HashMap::new()), random: RandomState::new() }
+    }
+
+    /// A random cancel secret for a new connection.
+    pub fn new_secret(&self) -> i32 {
+        (self.random.hash_one(std::time::Instant::now()) >> 1) as i32
+    }
+
+    /// Registers a connection's cancel key.
+    pub fn register_cancel(&self, pid: i32, secret: i32, cancel: Arc<Cancel>) {
+        self.cancels().insert(pid, (secret, cancel));
+    }
+
+    /// Forgets a connection's cancel key (it ended).
+    pub fn forget_cancel(&self, pid: i32) {
+        self.cancels().remove(&pid);
+    }
+
+    fn cancels(&self) -> std::sync::MutexGuard<'_, HashMap<i32, (i32, Arc<Cancel>)>> {
+        // A panic never happens under this lock (map operations only), but
+        // a poisoned registry must not stop cancels: the map is whole.
+        self.cancels.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A CancelRequest: wakes the statement of the connection with this
+    /// key, if the secret matches (otherwise silently nothing, as in
+    /// PostgreSQL).
+    pub fn cancel(&self, pid: i32, secret: &SecretKey) {
+        if let Some((s, cancel)) = self.cancels().get(&pid) {
+            // A cancel connection decodes the key as bytes.
+            if SecretKey::I32(*s).eq_value(secret) {
+                cancel.request();
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! What a statement produced, for the protocol to send.
+
+use std::sync::Arc;
+
+use crate::catalog::Row;
+use crate::plan::Column;
+
+/// What a statement produced.
+#[derive(Debug)]
+pub enum Output {
+    /// Rows (SELECT, SHOW, ... RETURNING) and the command tag.
+    Rows { columns: Arc<[Column]>, rows: Vec<Row>, tag: String },
+    /// A command tag only.
+    Command(String),
+    /// COPY FROM STDIN started: feed `Conn::copy_data`, then
+    /// `Conn::copy_done` or `Conn::copy_fail`.
+    CopyIn { columns: usize },
+    /// COPY TO STDOUT: these lines, then the tag.
+    CopyOut { columns: usize, lines: Vec<Vec<u8>>, tag: String },
+}
