@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# The whole test suite: unit, model (proptest), stress and integration tests
-# of every crate, then the loom models of the lock-free protocols.
+# The whole test suite: the house rules (format, lints, docs, module
+# layering), then unit, model (proptest), script, stress and integration
+# tests of every crate, then the loom models of the lock-free protocols.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# House rules: formatting, lints as errors (with each concurrency crate's
+# clippy.toml ban on direct std::sync primitives), warning-free docs, and
+# no import cycle between a crate's modules.
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked --quiet
+python3 scripts/module-cycles.py crates/*/src
 
 cargo test --workspace --locked
 

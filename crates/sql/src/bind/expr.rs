@@ -46,9 +46,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// of line, so that a nest costs only the frames of the kinds it nests.
     pub(super) fn expr(&mut self, e: &ast::Expr, scope: &Scope<'_>) -> Result<Typed, SqlError> {
         use ast::Expr as E;
-        if let Err(e) = self.stack.check() {
-            return Err(e);
-        }
+        self.stack.check()?;
         // Parentheses change nothing once parsed: no recursion for them.
         let mut e = e;
         while let E::Nested(inner) = e {

@@ -31,7 +31,7 @@ use crate::xid::Xid;
 /// final answers); shared as `Arc<Snapshot>`.
 ///
 /// Every snapshot has `xmin` and `xmax`; between them, what it knows of the
-/// running transactions takes one of two shapes ([`Shape`]): the list of
+/// running transactions takes one of two shapes: the list of
 /// running xids (the proc-array modes) or a commit sequence number (`csn`
 /// mode).
 #[derive(Debug, Default)]
