@@ -8,7 +8,7 @@
 //! proc-array slot, as a PostgreSQL backend holds its PGPROC.
 //!
 //! With the most idle connections still open, it then runs 2 pgbench
-//! clients (issue 5: "10 000 idle connections plus 2 active pgbench
+//! clients (the design's "10 000 idle connections plus 2 active pgbench
 //! clients"), checks that every idle connection still answers a query, and
 //! runs the same clients again after closing them, for comparison.
 //!
@@ -30,7 +30,7 @@ use crate::report::plot::{Figure, Panel, Series};
 use crate::report::table::{Table, Value};
 use crate::report::{ResultSet, Written};
 
-/// pgbench clients next to the idle connections (issue 5).
+/// pgbench clients next to the idle connections.
 const ACTIVE_CLIENTS: usize = 2;
 
 /// Connections the server allows beyond the idle ones: pgbench's init

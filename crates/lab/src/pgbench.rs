@@ -1,15 +1,13 @@
 //! `lab pgbench`: snapscale against PostgreSQL 15 under pgbench, in one run.
 //!
-//! Issue 5 asks for pgbench's prepared select-only and tpcb-like scripts at 1
-//! and 2 clients against both servers on the same machine. Both servers are
+//! pgbench's prepared select-only and tpcb-like scripts, at 1 and 2
+//! clients, against both servers on the same machine. Both servers are
 //! children of this process: snapscale is this binary's `serve`, PostgreSQL
 //! 15 is `initdb` and `postgres` from its bin directory, through `runuser -u
 //! postgres` when running as root (PostgreSQL refuses to run as root).
 //! Neither server waits for a disk: snapscale runs with fsync and
 //! synchronous_commit off, PostgreSQL with fsync, synchronous_commit and
-//! full_page_writes off. (Before snapscale had a write-ahead log, that was
-//! the only fair comparison; both settings are passed explicitly now that
-//! snapscale's defaults are on.)
+//! full_page_writes off, passed explicitly (snapscale's defaults are on).
 //!
 //! This VM alternates fast and slow phases lasting seconds, so the servers
 //! are interleaved: each round runs every cell on both servers back to back,
@@ -17,7 +15,7 @@
 //! over rounds. Which server goes first alternates from round to round so
 //! that neither always runs in the other's wake.
 //!
-//! `lab pgbench --durable` (issue 6) is the same machinery with both
+//! `lab pgbench --durable` is the same machinery with both
 //! servers waiting for the disk at every commit: snapscale with fsync and
 //! synchronous_commit on, PostgreSQL with fsync, synchronous_commit and
 //! full_page_writes on, both data directories in the temporary directory,

@@ -362,7 +362,8 @@ impl Log {
     }
 
     /// Waits until everything up to `lsn` is durable (group commit: one
-    /// fsync covers every record written before it starts).
+    /// fsync covers every record written before it starts; LOG-ORDER:
+    /// durable up to `lsn` means every earlier record too).
     pub async fn flush(&self, lsn: Lsn) -> Result<(), LogError> {
         let mut rx = self.durable.subscribe();
         {

@@ -182,7 +182,8 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     }
 
     /// The version at `tid` as a uniqueness check sees it (see
-    /// [`Liveness`]). A missing tid is `Dead`.
+    /// [`Liveness`]; DIRTY-CHECK: in-progress changes count). A missing tid
+    /// is `Dead`.
     pub fn liveness(&self, session: &Session, tid: Tid) -> Liveness {
         let Some(v) = self.get(tid) else { return Liveness::Dead };
         match session.xid_state(v.xmin) {
@@ -257,6 +258,8 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         self.modify(session, tid, Change::Lock, None)
     }
 
+    /// UPDATE-OUTCOME: decides as PostgreSQL's HeapTupleSatisfiesUpdate and
+    /// leaves waiting and re-checking to the caller.
     fn modify(
         &self,
         session: &mut Session,
@@ -328,6 +331,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// before their tids can be reused, so that indexes drop their entries
     /// first.
     pub fn vacuum_with(&self, session: &mut Session, before_reuse: impl FnOnce(&[(Tid, R)])) -> usize {
+        // VACUUM-CUTOFF: one accurate horizon, fixed at the start.
         let cutoff = session.engine().compute_horizons().data_oldest_nonremovable;
         let mut dead = Vec::new();
         for (tid, v) in self.versions() {

@@ -13,10 +13,11 @@
 //! A reader that finds `SubCommitted` asks the parent, so before step 2 the
 //! whole tree reads as not committed and from step 2 on as committed.
 //!
-//! Crashes do not exist at this layer (no WAL yet), so "aborted" here is always
-//! an explicit mark; callers still decide "aborted" by elimination
-//! (`!in progress && !committed`), as PostgreSQL does, so that a later crash
-//! recovery that leaves a status at `InProgress` reads correctly.
+//! This layer knows nothing of crashes (recovery rebuilds the database from
+//! committed transactions only, above it), so "aborted" here is always an
+//! explicit mark; callers still decide "aborted" by elimination
+//! (`!in progress && !committed`), as PostgreSQL does, so that a status left
+//! at `InProgress` reads correctly.
 
 use crate::subtrans::SubTrans;
 use crate::sync::atomic::Ordering::*;

@@ -28,6 +28,7 @@ impl Executor<'_> {
             // (PostgreSQL's unique index on pg_class waits for them).
             let wait = {
                 let db = Arc::clone(&self.xact.db);
+                // NAME-UNIQUE: the check and the insert under one mutex.
                 let _names = db.catalog.names.lock().expect("catalog name lock poisoned");
                 let mut wait = None;
                 let mut exists = false;
@@ -96,6 +97,7 @@ impl Executor<'_> {
             }
         };
         let (entry, tid) = entry;
+        // CATALOG-REDO: DDL is logged as the whole new definition.
         self.xact.redo(&entry, Redo::Catalog(Arc::clone(&entry)));
         self.xact.lock_relation(entry.oid, LockMode::AccessExclusive).await?;
         let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
@@ -123,13 +125,15 @@ impl Executor<'_> {
     pub(crate) async fn drop_relation(&mut self, rel: &Rel) -> Result<(), SqlError> {
         self.xact.lock_relation(rel.entry.oid, LockMode::AccessExclusive).await?;
         self.change_catalog(rel, None).await?;
+        // CATALOG-REDO: a drop is logged as the oid.
         self.xact.redo(&rel.entry, Redo::Drop(rel.entry.oid));
         self.xact.dropped_storage(rel.entry.storage);
         self.xact.cache.remove_oid(rel.entry.oid);
         Ok(())
     }
 
-    /// Replaces (or, with `None`, deletes) a relation's catalog row.
+    /// Replaces (or, with `None`, deletes) a relation's catalog row, as an
+    /// MVCC update or delete in this transaction (CATALOG-MVCC).
     async fn change_catalog(
         &mut self,
         rel: &Rel,
@@ -247,6 +251,7 @@ impl Executor<'_> {
         let new = Arc::new(new);
         // Build the entries now, under our lock, from every version.
         rel.heap.index(&new, &def);
+        // CATALOG-REDO: the definition with its new index.
         self.xact.redo(&new, Redo::Catalog(Arc::clone(&new)));
         self.change_catalog(rel, Some(new)).await?;
         Ok(())
@@ -263,6 +268,7 @@ impl Executor<'_> {
             let mut new = (*rel.entry).clone();
             new.storage = storage;
             let new = Arc::new(new);
+            // CATALOG-REDO: the definition naming the new storage.
             self.xact.redo(&new, Redo::Catalog(Arc::clone(&new)));
             self.xact.prepare_write()?;
             let outcome = db

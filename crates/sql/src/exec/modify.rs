@@ -264,7 +264,8 @@ impl Executor<'_> {
 
     /// Adds a unique key: another live version with the key is 23505; one
     /// whose inserter or deleter is still running is waited for, then the
-    /// check repeats (PostgreSQL's _bt_check_unique).
+    /// check repeats (PostgreSQL's _bt_check_unique). UNIQUE-CHECK: the
+    /// index's unique mutex is held from the lookup to the insertion.
     pub(super) async fn insert_unique(
         &mut self,
         rel: &Rel,
