@@ -1,0 +1,224 @@
+//! The two servers under test, started as children of the lab.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use super::runner::tail;
+use super::Settings;
+use crate::child::{free_port, wait_until_accepting, ServerChild};
+
+/// The effective user id, from /proc.
+pub(super) fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The last lines of a server's log file.
+pub(super) fn log_tail(path: &Path) -> String {
+    std::fs::read_to_string(path).map(|t| tail(&t, 20)).unwrap_or_else(|e| format!("(no log: {e})"))
+}
+
+/// A PostgreSQL cluster in a temporary directory, run by `postgres` as a
+/// child; stopped and removed on drop.
+pub(super) struct Postgres {
+    pub(super) child: Child,
+    pub(super) bin: PathBuf,
+    pub(super) data_dir: PathBuf,
+    /// Running as root: every PostgreSQL program goes through `runuser`.
+    pub(super) as_postgres: bool,
+}
+
+impl Postgres {
+    pub(super) fn command(bin: &Path, as_postgres: bool, program: &str) -> Command {
+        if as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(bin.join(program));
+            c
+        } else {
+            Command::new(bin.join(program))
+        }
+    }
+
+    /// initdb, then `postgres` on `port` with `-c name=value` for each of
+    /// `settings`; waits until it accepts connections.
+    pub(super) fn start(
+        bin: &Path,
+        port: u16,
+        data_dir: PathBuf,
+        log: &Path,
+        settings: &[(&str, &str)],
+    ) -> Result<Postgres, String> {
+        for program in ["initdb", "postgres", "pg_ctl"] {
+            if !bin.join(program).exists() {
+                return Err(format!("PostgreSQL 15 not found: no {}", bin.join(program).display()));
+            }
+        }
+        let as_postgres = effective_uid() == Some(0);
+        if as_postgres {
+            let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+            if !passwd.lines().any(|l| l.starts_with("postgres:")) {
+                return Err("running as root, and there is no postgres user to run PostgreSQL".into());
+            }
+        }
+        let _ = std::fs::remove_dir_all(&data_dir);
+        // initdb creates the directory itself; /tmp lets the postgres user do that.
+        let init = Self::command(bin, as_postgres, "initdb")
+            .arg("-D")
+            .arg(&data_dir)
+            .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+            .output()
+            .map_err(|e| format!("cannot run initdb: {e}"))?;
+        if !init.status.success() {
+            return Err(format!(
+                "initdb failed ({}):\n{}",
+                init.status,
+                tail(&String::from_utf8_lossy(&init.stderr), 20)
+            ));
+        }
+        let log_file = File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+        let child = Self::command(bin, as_postgres, "postgres")
+            .arg("-D")
+            .arg(&data_dir)
+            .args(["-p", &port.to_string(), "-k", "/tmp", "-c", "listen_addresses=127.0.0.1"])
+            .args(settings.iter().flat_map(|(name, value)| ["-c".to_owned(), format!("{name}={value}")]))
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log_file)
+            .spawn()
+            .map_err(|e| format!("cannot start postgres: {e}"))?;
+        let mut pg = Postgres { child, bin: bin.to_owned(), data_dir, as_postgres };
+        wait_until_accepting(port, "postgres", &mut pg.child)
+            .map_err(|e| format!("PostgreSQL did not start: {e}\n{}", log_tail(log)))?;
+        Ok(pg)
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        // A fast shutdown through pg_ctl reaches the postmaster itself;
+        // killing runuser would leave it running.
+        let stopped = Self::command(&self.bin, self.as_postgres, "pg_ctl")
+            .arg("-D")
+            .arg(&self.data_dir)
+            .args(["stop", "-m", "fast", "-w"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !stopped {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+/// The two servers under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Snapscale,
+    Postgres,
+}
+
+impl Kind {
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Kind::Snapscale => "snapscale",
+            Kind::Postgres => "PostgreSQL 15",
+        }
+    }
+}
+
+pub(super) enum Process {
+    Snapscale(ServerChild),
+    Postgres(Postgres),
+}
+
+/// A server under test, with where its log goes.
+pub(super) struct Server {
+    pub(super) kind: Kind,
+    pub(super) port: u16,
+    pub(super) process: Process,
+    pub(super) log: PathBuf,
+    /// Set once the process has exited: why, for every later run.
+    pub(super) gone: Option<String>,
+    pub(super) data_dir: PathBuf,
+}
+
+impl Server {
+    pub(super) fn child(&mut self) -> &mut Child {
+        match &mut self.process {
+            Process::Snapscale(s) => s.child(),
+            Process::Postgres(p) => &mut p.child,
+        }
+    }
+
+    /// None while the process runs; afterwards its exit status and log.
+    pub(super) fn check_gone(&mut self) -> Option<String> {
+        if self.gone.is_none() {
+            if let Ok(Some(status)) = self.child().try_wait() {
+                self.gone = Some(format!(
+                    "{} exited ({status}); its log ends:\n{}",
+                    self.kind.label(),
+                    log_tail(&self.log)
+                ));
+            }
+        }
+        self.gone.clone()
+    }
+}
+
+/// Starts snapscale, the same way as `lab idle`, with its log in `work`.
+pub(super) fn start_snapscale(settings: &Settings, work: &Path) -> Result<Server, String> {
+    let port = free_port().map_err(|e| e.to_string())?;
+    let log = work.join("snapscale.log");
+    let log_file = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let data_dir = work.join("snapscale-data");
+    let mut child =
+        ServerChild::spawn_with(port, 100, data_dir.clone(), log_file.into(), settings.snapscale_settings())
+            .map_err(|e| format!("cannot start snapscale serve: {e}"))?;
+    wait_until_accepting(port, "postgres", child.child())
+        .map_err(|e| format!("snapscale did not start: {e}\n{}", log_tail(&log)))?;
+    Ok(Server { kind: Kind::Snapscale, port, process: Process::Snapscale(child), log, gone: None, data_dir })
+}
+
+pub(super) fn start_postgres(settings: &Settings, work: &Path) -> Result<Server, String> {
+    let port = free_port().map_err(|e| e.to_string())?;
+    let log = work.join("postgres.log");
+    let data_dir = std::env::temp_dir().join(format!("snapscale-lab-pgbench-{}-pgdata", std::process::id()));
+    let pg = Postgres::start(&settings.pg_bin, port, data_dir.clone(), &log, settings.postgres_settings())?;
+    Ok(Server { kind: Kind::Postgres, port, process: Process::Postgres(pg), log, gone: None, data_dir })
+}
+
+/// What `SHOW` reports for each of `settings` on the server at `port`,
+/// through PostgreSQL's psql: proof that the server runs with what the
+/// report says, whatever its defaults.
+pub(super) fn show(pg_bin: &Path, port: u16, settings: &[(&str, &str)]) -> String {
+    let mut psql = Command::new(pg_bin.join("psql"));
+    psql.args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres", "-X", "-A", "-t"]);
+    for (name, _) in settings {
+        psql.args(["-c", &format!("SHOW {name}")]);
+    }
+    match psql.arg("postgres").stdin(Stdio::null()).output() {
+        Ok(out) if out.status.success() => {
+            let values = String::from_utf8_lossy(&out.stdout);
+            let values: Vec<&str> = values.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            if values.len() != settings.len() {
+                return format!("not checked: psql printed {values:?}");
+            }
+            settings
+                .iter()
+                .zip(values)
+                .map(|((name, _), v)| format!("{name}={v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+        Ok(out) => format!(
+            "not checked: psql exited with {}: {}",
+            out.status,
+            tail(&String::from_utf8_lossy(&out.stderr), 3)
+        ),
+        Err(e) => format!("not checked: cannot run psql: {e}"),
+    }
+}
