@@ -64,6 +64,8 @@ impl LockManager {
         policy: WaitPolicy,
     ) -> Result<(), LockError> {
         let mut guard = WaitGuard { manager: self, session, tag, mode, armed: true };
+        // No other lock is held here, so the fast-path mutex may be taken.
+        self.fp(session).lock().waits_begun += 1;
         let start = Instant::now();
         let give_up_at = policy.lock_timeout.map(|t| start + t);
         let mut check_at = Some(start + policy.deadlock_timeout);

@@ -363,3 +363,24 @@ fn errors_carry_postgres_sqlstates() {
     assert_eq!(LockError::LockTimeout.sqlstate(), "55P03");
     assert_eq!(LockError::SessionOutOfRange { session: 9, max_sessions: 2 }.sqlstate(), "XX000");
 }
+
+/// `waits_begun` counts the requests that queued, and keeps the count after
+/// the wait ended (granted or timed out); a grant without a wait and a
+/// refused `try_lock` do not count.
+#[tokio::test]
+async fn waits_begun_counts_queued_requests_only() {
+    let locks = manager(Some(Duration::from_millis(20)));
+    locks.lock(0, REL, AccessExclusive).await.unwrap();
+    assert_eq!(locks.try_lock(1, REL, AccessShare), Ok(false));
+    assert_eq!(locks.waits_begun(1), 0);
+    assert_eq!(locks.lock(1, REL, AccessShare).await, Err(LockError::LockTimeout));
+    assert_eq!(locks.waits_begun(1), 1, "a wait that timed out still counts");
+    let mut waiting = pin!(locks.lock(1, REL, AccessShare));
+    poll_pending(waiting.as_mut()).await;
+    locks.release_all(0);
+    waiting.await.unwrap();
+    assert_eq!(locks.waits_begun(1), 2);
+    locks.lock(2, REL, AccessShare).await.unwrap();
+    assert_eq!((locks.waits_begun(0), locks.waits_begun(2)), (0, 0));
+    assert_eq!(locks.waits_begun(99), 0, "out of range");
+}

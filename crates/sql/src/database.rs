@@ -186,6 +186,14 @@ impl Database {
     }
 }
 
+impl Database {
+    /// How many lock waits the session in `slot` has begun, ever (see
+    /// [`snapscale_lock::LockManager::waits_begun`]).
+    pub fn waits_begun(&self, slot: u32) -> u64 {
+        self.locks.waits_begun(slot)
+    }
+}
+
 /// Test-only faults.
 #[derive(Default)]
 struct Faults {

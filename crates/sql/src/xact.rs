@@ -25,9 +25,9 @@
 //! is informational). Whatever ends the connection drops the `Xact`, and
 //! its `Drop` runs the abort (CONNECTION-GUARD in the server's README).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use snapscale_lock::{LockMode, LockTag, WaitPolicy};
 use snapscale_sinval::Invalidation;
 use snapscale_storage::Tid;
@@ -96,8 +96,11 @@ pub struct Xact {
     /// One per open (sub)transaction level; empty between transactions.
     levels: Vec<Level>,
     /// Relation locks this transaction holds, with the level that took each
-    /// (PostgreSQL's local lock table, SUBXACT-LOCKS).
-    held: HashMap<(u32, LockMode), usize>,
+    /// (PostgreSQL's local lock table, SUBXACT-LOCKS). Asked on every
+    /// statement's relation lock: hashed with Fx, not SipHash (the keys
+    /// are our own oids and modes, nothing an attacker can choose to
+    /// collide).
+    held: FxHashMap<(u32, LockMode), usize>,
     /// Name → relation, as of the last accepted invalidations.
     pub(crate) cache: RelCache,
     pub(crate) cancel: Arc<Cancel>,
@@ -129,7 +132,7 @@ impl Xact {
             session,
             id,
             levels: Vec::new(),
-            held: HashMap::new(),
+            held: FxHashMap::default(),
             cache: RelCache::default(),
             cancel: Arc::new(Cancel::default()),
             touched: Vec::new(),

@@ -30,7 +30,11 @@
 //!
 //! Blocking is observed, not guessed: after a step is sent, the runner
 //! waits until the step finishes or its session shows up in the lock
-//! manager's wait queue, which prints `session: waiting`. After every step,
+//! manager's wait queue, which prints `session: waiting`. A step that
+//! finished but had queued on its way (the lock manager counts each
+//! session's waits) prints `waiting` too, and its lines come later as if
+//! it had been seen: a runner that looks late (a loaded machine, a short
+//! lock_timeout) prints the same. After every step,
 //! each waiting session is given the same choice again (a commit that
 //! released it has already granted its lock, so a session still queued is
 //! waiting anew), and what a released session printed follows, each line
@@ -82,6 +86,7 @@ fn millis(value: &str) -> Result<Duration, SqlError> {
     Ok(Duration::from_millis(match unit {
         "" | "ms" => n,
         "s" => n * 1000,
+        "min" => n * 60_000,
         _ => return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "bad time unit")),
     }))
 }
@@ -151,6 +156,13 @@ struct Session {
     tx: mpsc::UnboundedSender<(Command, oneshot::Sender<Vec<String>>)>,
     /// The step it is running, if it has not finished.
     running: Option<oneshot::Receiver<Vec<String>>>,
+    /// The lock manager's count of this session's waits when its step was
+    /// sent.
+    waits_before: u64,
+    /// What a step printed that waited but ended before the runner saw it
+    /// queued: it was printed as waiting, and these lines follow as if the
+    /// runner had seen it end later.
+    ended_unseen: Option<Vec<String>>,
 }
 
 /// Formats one statement's outcome.
@@ -254,7 +266,7 @@ fn spawn_session(db: &Arc<Database>) -> Session {
             let _ = reply.send(lines);
         }
     });
-    Session { slot, tx, running: None }
+    Session { slot, tx, running: None, waits_before: 0, ended_unseen: None }
 }
 
 /// One parsed step, with the comment lines written before it.
@@ -299,21 +311,43 @@ fn command(text: &str) -> Option<Command> {
     Some(Command::Query(text.to_owned()))
 }
 
+/// How long [`settle`] waits for.
+#[derive(Clone, Copy, PartialEq)]
+enum Until {
+    /// The step finishes.
+    Finished,
+    /// The step finishes or is seen waiting for a lock.
+    FinishedOrWaiting,
+    /// As `FinishedOrWaiting`, for the step just sent: one that finished
+    /// but waited on its way counts as waiting (the runner may have looked
+    /// too late to see it queued, say when its lock_timeout was short).
+    SentFinishedOrWaiting,
+}
+
 /// Waits until `session`'s running step finishes (its lines) or it is seen
-/// waiting for a lock (`None`).
-async fn settle(db: &Database, session: &mut Session, must_finish: bool) -> Option<Vec<String>> {
+/// waiting for a lock (`None`), as `until` says.
+async fn settle(db: &Database, session: &mut Session, until: Until) -> Option<Vec<String>> {
+    if let Some(lines) = session.ended_unseen.take() {
+        return Some(lines);
+    }
     let deadline = Instant::now() + STEP_TIMEOUT;
     let running = session.running.as_mut()?;
     loop {
         match running.try_recv() {
             Ok(lines) => {
                 session.running = None;
+                if until == Until::SentFinishedOrWaiting
+                    && db.waits_begun(session.slot) > session.waits_before
+                {
+                    session.ended_unseen = Some(lines);
+                    return None;
+                }
                 return Some(lines);
             }
             Err(oneshot::error::TryRecvError::Closed) => panic!("a session's task ended"),
             Err(oneshot::error::TryRecvError::Empty) => {}
         }
-        if !must_finish && db.waiting_slots().contains(&session.slot) {
+        if until != Until::Finished && db.waiting_slots().contains(&session.slot) {
             return None;
         }
         assert!(Instant::now() < deadline, "a step neither finished nor waited within {STEP_TIMEOUT:?}");
@@ -344,7 +378,7 @@ async fn run(script: &str, mode: SnapshotMode) -> String {
         // A waiting session finishes its step before it takes another.
         let mut earlier = Vec::new();
         if let Some(s) = sessions.get_mut(&step.session) {
-            if let Some(lines) = settle(&db, s, true).await {
+            if let Some(lines) = settle(&db, s, Until::Finished).await {
                 earlier = lines;
             }
         }
@@ -360,19 +394,27 @@ async fn run(script: &str, mode: SnapshotMode) -> String {
         };
         let session = sessions.entry(step.session.clone()).or_insert_with(|| spawn_session(&db));
         let (reply, done) = oneshot::channel();
+        session.waits_before = db.waits_begun(session.slot);
         session.tx.send((cmd, reply)).expect("the session's task");
         session.running = Some(done);
-        match settle(&db, session, false).await {
+        match settle(&db, session, Until::SentFinishedOrWaiting).await {
             Some(lines) => out.extend(lines),
             None => out.push(format!("{}: waiting", step.session)),
         }
-        // Whoever this step released finishes, or waits anew.
+        // Whoever this step released finishes, or waits anew. If the step
+        // ended unseen, whoever its end released is kept back with it: a
+        // runner that had seen it waiting would have found them waiting too.
+        let deferring = sessions.get(&step.session).is_some_and(|s| s.ended_unseen.is_some());
         for (name, s) in sessions.iter_mut() {
-            if *name == step.session || s.running.is_none() {
+            if *name == step.session || (s.running.is_none() && s.ended_unseen.is_none()) {
                 continue;
             }
-            if let Some(lines) = settle(&db, s, false).await {
-                out.extend(lines.into_iter().map(|l| format!("{name}: {l}")));
+            if let Some(lines) = settle(&db, s, Until::FinishedOrWaiting).await {
+                if deferring {
+                    s.ended_unseen = Some(lines);
+                } else {
+                    out.extend(lines.into_iter().map(|l| format!("{name}: {l}")));
+                }
             }
         }
         out.push(String::new());
@@ -380,7 +422,7 @@ async fn run(script: &str, mode: SnapshotMode) -> String {
     // The end of the script: every step finishes.
     let mut tail = Vec::new();
     for (name, s) in sessions.iter_mut() {
-        if let Some(lines) = settle(&db, s, true).await {
+        if let Some(lines) = settle(&db, s, Until::Finished).await {
             tail.extend(lines.into_iter().map(|l| format!("{name}: {l}")));
         }
     }

@@ -30,15 +30,10 @@ impl Engine {
     /// Was `xid` running as far as `snapshot` is concerned?
     /// Never consults the commit log.
     pub fn xid_in_snapshot(&self, xid: Xid, snapshot: &Snapshot) -> bool {
-        let list = match &snapshot.shape {
-            Shape::Csn { csn: at, memo } => {
-                let csn = self.csn.as_ref().expect("a CSN snapshot comes from a csn-mode engine");
-                return csn.xid_in_snapshot(xid, (snapshot.xmin, snapshot.xmax, *at), memo.as_ref());
-            }
-            Shape::Xids(list) => list,
-        };
-        // A subxid below xmin has a parent below xmin; a subxid at or above
-        // xmax belongs to a tree that had not committed: both bounds hold for
+        // Both shapes share the bounds, and most versions a scan meets fall
+        // outside them: decided before the shape is looked at. A subxid
+        // below xmin has a parent below xmin; a subxid at or above xmax
+        // belongs to a tree that had not committed: both bounds hold for
         // subxids too.
         if xid < snapshot.xmin {
             return false;
@@ -46,6 +41,13 @@ impl Engine {
         if xid >= snapshot.xmax {
             return true;
         }
+        let list = match &snapshot.shape {
+            Shape::Csn { csn: at, memo } => {
+                let csn = self.csn.as_ref().expect("a CSN snapshot comes from a csn-mode engine");
+                return csn.xid_in_snapshot(xid, (snapshot.xmin, snapshot.xmax, *at), memo.as_ref());
+            }
+            Shape::Xids(list) => list,
+        };
         let top = if list.suboverflowed {
             // The subxid list is incomplete: map to the top-level xid and
             // search the top-level list only.
@@ -236,6 +238,8 @@ pub struct Reader<'a> {
 
 impl Reader<'_> {
     /// Is the row version visible to this reader? May set hint bits.
+    /// (Inline: storage calls it for every version a scan meets.)
+    #[inline]
     pub fn sees(&self, tuple: &TupleXids, hints: &Hints) -> bool {
         self.session.tuple_visible(tuple, hints, self.snapshot, self.cid)
     }

@@ -80,6 +80,10 @@ pub(crate) struct FastPath {
     /// since its last `release_all`. An overestimate is harmless; an omission
     /// would leak a lock at transaction end.
     pub(crate) table_tags: HashSet<LockTag>,
+    /// Waits this session has begun (queued requests), ever: a diagnostic
+    /// count, so that a test can tell that a request waited even when the
+    /// wait ended before anyone looked at the queue.
+    pub(crate) waits_begun: u64,
 }
 
 impl FastPath {

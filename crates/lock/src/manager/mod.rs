@@ -334,6 +334,13 @@ impl LockManager {
             .map_or_else(Vec::new, |e| e.waiters.iter().map(|w| (w.session, w.mode)).collect())
     }
 
+    /// How many times `session` has queued a request and waited, since the
+    /// manager was built (a diagnostic count: a wait shows here even after
+    /// it ended). 0 for a session number out of range.
+    pub fn waits_begun(&self, session: u32) -> u64 {
+        self.sessions.get(session as usize).map_or(0, |fp| fp.lock().waits_begun)
+    }
+
     /// Every queued request: (session, what it waits for, in which mode),
     /// sorted. Each partition is read under its own lock in turn, so this is
     /// a diagnostic view (pg_locks' ungranted rows), not one instant.

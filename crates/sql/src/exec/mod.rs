@@ -23,11 +23,10 @@ mod vacuum;
 
 use std::sync::Arc;
 
-use snapscale_storage::{StorageError, Tid};
+use snapscale_storage::StorageError;
 
 pub(crate) use copy::CopyIn;
 
-use crate::catalog::Row;
 use crate::error::SqlError;
 use crate::expr::Ctx;
 use crate::output::Output;
@@ -37,10 +36,6 @@ use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::Value;
 use crate::xact::{txn_error, Xact};
-
-/// A row flowing between operators, with the tid of the version it came
-/// from (`None` once it is computed: projected, or a group).
-pub(crate) type Tuple = (Option<Tid>, Row);
 
 /// One statement's execution: the transaction it runs in and its
 /// parameters.

@@ -56,7 +56,7 @@ impl Executor<'_> {
                 Some(index.lookup_range(lo, hi))
             }
         };
-        let found: Vec<(Tid, Row)> = match tids {
+        let mut found: Vec<(Tid, Row)> = match tids {
             None => table.scan(&reader),
             Some(mut tids) => {
                 tids.sort_unstable();
@@ -65,14 +65,20 @@ impl Executor<'_> {
             }
         };
         let Some(filter) = &scan.filter else { return Ok(found) };
-        let mut out = Vec::with_capacity(found.len());
-        for (tid, row) in found {
-            // Index paths re-check the whole filter: a tid may have been
-            // reused for another row (INDEX-VERSIONS).
-            if passes(filter, &self.ctx(&row))? {
-                out.push((tid, row));
-            }
+        // Index paths re-check the whole filter: a tid may have been reused
+        // for another row (INDEX-VERSIONS). In place; the first error ends
+        // the scan.
+        let mut error = None;
+        found.retain(|(_, row)| {
+            error.is_none()
+                && passes(filter, &self.ctx(row)).unwrap_or_else(|e| {
+                    error = Some(e);
+                    false
+                })
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok(found),
         }
-        Ok(out)
     }
 }
