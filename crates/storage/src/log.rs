@@ -30,6 +30,13 @@
 //! the error, so a retried fsync could report success for data that is
 //! gone (PostgreSQL's 2018 fsync lesson).
 
+// The group commit below is I/O under a std mutex and condition variable,
+// not a lock-free protocol; loom builds leave this module out (lib.rs).
+#![allow(
+    clippy::disallowed_types,
+    reason = "the WAL's group commit is not modelled by loom; std primitives are what it needs"
+)]
+
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
