@@ -10,8 +10,8 @@ use crate::procarray::{Members, ProcArray, SubxidState};
 use crate::snapshot::{Builder, CacheOutcome, SharedCache, Snapshot};
 use crate::subtrans::SubTrans;
 use crate::sync::atomic::{
-    fence,
-    Ordering::{Relaxed, Release, SeqCst},
+    fence, AtomicBool,
+    Ordering::{AcqRel, Relaxed, Release, SeqCst},
 };
 use crate::xid::Xid;
 use std::sync::Arc;
@@ -31,11 +31,17 @@ pub enum SnapshotMode {
     /// One snapshot cached in shared state for all sessions (seed 000).
     SharedCached,
     /// Commit-sequence-number snapshots: (xmin, xmax, csn), O(1) to take.
+    /// On a primary the CSN is taken at commit; on a standby replay stamps
+    /// each replayed commit with the standby's own next CSN.
     Csn,
+    /// Standby only (PostgreSQL 9.0–17's hot standby): snapshots copy the
+    /// sorted array of primary xids replay knows as running
+    /// (KnownAssignedXids); O(running xids) to take.
+    KnownAssigned,
 }
 
 impl SnapshotMode {
-    /// Every mode, in the order the lab reports them.
+    /// Every primary mode, in the order the lab reports them.
     pub const ALL: [SnapshotMode; 6] = [
         SnapshotMode::PgProc,
         SnapshotMode::PgXact,
@@ -44,6 +50,9 @@ impl SnapshotMode {
         SnapshotMode::SharedCached,
         SnapshotMode::Csn,
     ];
+
+    /// The modes a standby accepts.
+    pub const STANDBY: [SnapshotMode; 2] = [SnapshotMode::KnownAssigned, SnapshotMode::Csn];
 
     /// The setting's spelling (`snapshot_mode = dense-cached`).
     pub fn name(self) -> &'static str {
@@ -54,7 +63,18 @@ impl SnapshotMode {
             SnapshotMode::DenseCached => "dense-cached",
             SnapshotMode::SharedCached => "shared-cached",
             SnapshotMode::Csn => "csn",
+            SnapshotMode::KnownAssigned => "known-assigned",
         }
+    }
+
+    /// True for the modes a standby accepts.
+    pub fn standby_capable(self) -> bool {
+        SnapshotMode::STANDBY.contains(&self)
+    }
+
+    /// True for the modes a primary accepts.
+    pub fn primary_capable(self) -> bool {
+        SnapshotMode::ALL.contains(&self)
     }
 }
 
@@ -68,8 +88,9 @@ impl FromStr for SnapshotMode {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        SnapshotMode::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| {
-            let names: Vec<_> = SnapshotMode::ALL.iter().map(|m| m.name()).collect();
+        let every = SnapshotMode::ALL.into_iter().chain([SnapshotMode::KnownAssigned]);
+        every.clone().find(|m| m.name() == s).ok_or_else(|| {
+            let names: Vec<_> = every.map(|m| m.name()).collect();
             format!("invalid snapshot_mode \"{s}\" (valid: {})", names.join(", "))
         })
     }
@@ -92,6 +113,15 @@ pub struct EngineConfig {
     /// cache, also build one from scratch under the same lock and assert that
     /// both give the same answer for every listed xid (SNAPSHOT-REUSE).
     pub verify_reuse: bool,
+    /// A hot standby: xids come from the primary's WAL through the
+    /// [`Replayer`](crate::Replayer), sessions are read-only, and the mode
+    /// must be one of [`SnapshotMode::STANDBY`].
+    pub standby: bool,
+    /// The first xid a primary hands out: after a restart, one past the
+    /// newest xid used before it. Every xid below it has finished (the logs'
+    /// truncation floor starts there, XIDMAP-FLOOR). A standby's xid space
+    /// starts where its replayer's start list says instead.
+    pub first_xid: Xid,
 }
 
 impl Default for EngineConfig {
@@ -104,6 +134,8 @@ impl Default for EngineConfig {
             status_log_pages: 4096,
             csn_log_pages: 4096,
             verify_reuse: false,
+            standby: false,
+            first_xid: Xid::FIRST_NORMAL,
         }
     }
 }
@@ -118,6 +150,8 @@ pub struct Engine {
     pub(crate) subtrans: SubTrans,
     pub(crate) shared_cache: Option<SharedCache>,
     pub(crate) csn: Option<CsnState>,
+    /// Standby: set once the replayer has been created (there is one).
+    replayer_taken: AtomicBool,
 }
 
 impl fmt::Debug for Engine {
@@ -126,8 +160,8 @@ impl fmt::Debug for Engine {
     }
 }
 
-/// Why an xid could not be assigned.
-enum Full {
+/// Why an xid could not be assigned (or, on a standby, observed).
+pub(crate) enum Full {
     /// The status log ring: only an explicit truncation frees it.
     StatusLog,
     /// The parent-link or CSN-log ring: freed by truncating to the horizon.
@@ -159,20 +193,65 @@ pub(crate) enum Taken {
 
 impl Engine {
     /// Builds an engine.
+    ///
+    /// Panics on settings that contradict each other (the server validates
+    /// them before): `known-assigned` on a primary, a primary-only mode on a
+    /// standby, or a reserved `first_xid`.
     pub fn new(config: EngineConfig) -> Arc<Engine> {
         assert!(config.max_sessions > 0, "max_sessions must be positive");
+        let mode = config.snapshot_mode;
+        if config.standby {
+            assert!(
+                mode.standby_capable(),
+                "snapshot_mode {mode} is not available on a standby (it takes known-assigned or csn)"
+            );
+        } else {
+            assert!(
+                mode.primary_capable(),
+                "snapshot_mode {mode} is a standby's mode: it needs EngineConfig::standby"
+            );
+        }
+        let first = config.first_xid;
+        assert!(first.is_normal(), "first_xid {first:?} is a reserved xid");
         // Parent links use one word per xid, 32 times the status log's
         // density; give them the same xid capacity. They are recycled as the
         // horizon advances, so only the pages in use are allocated.
         let subtrans_pages = config.status_log_pages * 32;
+        let clog = Clog::new(config.status_log_pages);
+        let subtrans = SubTrans::new(subtrans_pages);
+        let csn = (mode == SnapshotMode::Csn).then(|| CsnState::new(config.csn_log_pages, first));
+        // XIDMAP-FLOOR: every xid below the first one has finished.
+        clog.map().set_floor(first);
+        subtrans.map().set_floor(first);
+        if let Some(csn) = &csn {
+            csn.log.set_floor(first);
+        }
         Arc::new(Engine {
-            procarray: ProcArray::new(config.max_sessions, config.snapshot_mode),
-            clog: Clog::new(config.status_log_pages),
-            subtrans: SubTrans::new(subtrans_pages),
-            shared_cache: (config.snapshot_mode == SnapshotMode::SharedCached).then(SharedCache::new),
-            csn: (config.snapshot_mode == SnapshotMode::Csn).then(|| CsnState::new(config.csn_log_pages)),
+            procarray: ProcArray::new(config.max_sessions, mode, first),
+            clog,
+            subtrans,
+            shared_cache: (mode == SnapshotMode::SharedCached).then(SharedCache::new),
+            csn,
+            replayer_taken: AtomicBool::new(false),
             config,
         })
+    }
+
+    /// True for a hot standby's engine (read-only sessions, xids from replay).
+    pub fn is_standby(&self) -> bool {
+        self.config.standby
+    }
+
+    /// `known-assigned` mode: snapshots come from KnownAssignedXids.
+    pub(crate) fn is_known_assigned(&self) -> bool {
+        self.config.snapshot_mode == SnapshotMode::KnownAssigned
+    }
+
+    /// Marks the standby's one replayer as created; false if it already was.
+    pub(crate) fn take_replayer_slot(&self) -> bool {
+        // AcqRel swap: a single flag with no data behind it; the RMW alone
+        // makes exactly one caller see `false`.
+        !self.replayer_taken.swap(true, AcqRel)
     }
 
     /// The engine's settings.
@@ -243,16 +322,20 @@ impl Engine {
             Ok(xid) => Ok(xid),
             Err(Full::StatusLog) => Err(self.exhausted()),
             Err(Full::Recyclable) => {
-                let horizon = self.compute_horizons().oldest_considered_running;
-                {
-                    let _generator = self.procarray.next_xid.lock();
-                    self.subtrans.map().truncate(horizon);
-                    if let Some(csn) = &self.csn {
-                        csn.log.truncate(horizon);
-                    }
-                }
+                self.truncate_recyclable();
                 self.try_assign_xid(slot, parent, state).map_err(|_| self.exhausted())
             }
+        }
+    }
+
+    /// Truncates the parent links and the CSN log to the current horizon
+    /// (the retry step of a full ring; safe for them, see `assign_xid`).
+    pub(crate) fn truncate_recyclable(&self) {
+        let horizon = self.compute_horizons().oldest_considered_running;
+        let _generator = self.procarray.next_xid.lock();
+        self.subtrans.map().truncate(horizon);
+        if let Some(csn) = &self.csn {
+            csn.log.truncate(horizon);
         }
     }
 
@@ -283,7 +366,7 @@ impl Engine {
     }
 
     /// The error for a full ring, naming the oldest snapshot if one holds it.
-    fn exhausted(&self) -> TxnError {
+    pub(crate) fn exhausted(&self) -> TxnError {
         let (oldest, capacity) = match &self.csn {
             Some(csn) if csn.log.capacity_xids() < self.clog.map().capacity_xids() => {
                 (csn.log.oldest(), csn.log.capacity_xids())
@@ -326,6 +409,19 @@ impl Engine {
             return Taken::Built { global_xmin: None };
         }
         let members = self.procarray.lock.read();
+        if self.is_known_assigned() {
+            // Standby, KnownAssignedXids (KA-CONSISTENCY): a copy of the
+            // valid entries below xmax under the shared lock.
+            let snap = match buffer.as_mut().and_then(Arc::get_mut) {
+                Some(snap) => snap,
+                None => {
+                    *buffer = Some(Arc::new(Snapshot::default()));
+                    Arc::get_mut(buffer.as_mut().expect("just set")).expect("fresh Arc is unique")
+                }
+            };
+            self.procarray.build_known_assigned(&members, me, snap);
+            return Taken::Built { global_xmin: None };
+        }
         if self.config.snapshot_mode == SnapshotMode::DenseCached {
             if let Some(prev) = buffer.as_ref() {
                 // SNAPSHOT-REUSE: no xid-bearing transaction completed since

@@ -32,6 +32,8 @@ pub enum TxnError {
     NoSubtransaction,
     /// More than 2^32 − 2 commands in one transaction.
     TooManyCommands,
+    /// An xid was asked for on a hot standby, whose sessions are read-only.
+    ReadOnly,
 }
 
 impl TxnError {
@@ -48,6 +50,8 @@ impl TxnError {
             TxnError::AlreadyInTransaction => "25001",
             // savepoint_exception / invalid_savepoint_specification.
             TxnError::NoSubtransaction => "3B001",
+            // read_only_sql_transaction.
+            TxnError::ReadOnly => "25006",
         }
     }
 }
@@ -77,6 +81,7 @@ impl fmt::Display for TxnError {
             TxnError::TooManyCommands => {
                 f.write_str("cannot have more than 2^32-2 commands in a transaction")
             }
+            TxnError::ReadOnly => f.write_str("cannot assign a transaction id during recovery"),
         }
     }
 }

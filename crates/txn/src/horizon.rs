@@ -52,7 +52,17 @@ impl Engine {
         }
         let pa = &self.procarray;
         let members = pa.lock.read();
-        let start = members.latest_completed.next();
+        let mut start = members.latest_completed.next();
+        if let Some(ka) = &members.ka {
+            // Standby (KA-HORIZON): the oldest xid replay still considers
+            // running. A subxid that left the array because its tree
+            // overflowed is newer than its top, which stays an entry while
+            // the tree runs; xids appended concurrently (shared lock) are
+            // above latest_completed.
+            if let Some(first) = ka.first_valid() {
+                start = start.min(first);
+            }
+        }
         let mut oldest_running = start;
         let mut data = start;
         for (pos, &slot) in members.slots.iter().enumerate() {

@@ -24,6 +24,7 @@ fn engine(mode: SnapshotMode) -> Arc<Engine> {
         status_log_pages: 4,
         csn_log_pages: 64,
         verify_reuse: true,
+        ..EngineConfig::default()
     })
 }
 
@@ -419,5 +420,144 @@ fn loom_xid_map_recycle_vs_reader() {
         }
         recycler.join().unwrap();
         assert_eq!(map.lookup(old), Lookup::Truncated);
+    });
+}
+
+fn standby_engine(mode: SnapshotMode) -> Arc<Engine> {
+    Engine::new(EngineConfig {
+        max_sessions: 4,
+        snapshot_mode: mode,
+        status_log_pages: 4,
+        csn_log_pages: 64,
+        standby: true,
+        ..EngineConfig::default()
+    })
+}
+
+fn start_at(next: u64, xids: &[(u64, u64)]) -> crate::RunningXacts {
+    let xids: Vec<(Xid, Xid)> = xids.iter().map(|&(x, p)| (Xid(x), Xid(p))).collect();
+    let oldest = xids.iter().map(|&(x, _)| x).min().unwrap_or(Xid(next));
+    crate::RunningXacts { next_xid: Xid(next), oldest_running: oldest, xids }
+}
+
+/// REPLAY-STAMP: replay commits a tree (a subxid and its top) in `csn`
+/// standby mode while a reader takes a snapshot and checks both xids twice,
+/// from the log (no memo). The answers are stable, the tree is never split,
+/// and the answer is the truth: running for the snapshot iff the commit's
+/// CSN is not below the snapshot's. Fails if the next_csn store is Relaxed
+/// or moved before the stamps.
+#[test]
+fn loom_standby_replay_stamp_vs_snapshot() {
+    loom::model(|| {
+        let engine = standby_engine(SnapshotMode::Csn);
+        let mut replayer = engine.replayer(&start_at(3, &[]));
+        let (top, sub) = (Xid(3), Xid(4));
+        replayer.assign(top, sub).unwrap();
+        let mut r = engine.attach().unwrap();
+        let tw =
+            thread::spawn(move || replayer.commit(top, &[sub]).unwrap().expect("csn mode returns the CSN"));
+        r.begin(IsolationLevel::RepeatableRead).unwrap();
+        let snap = r.statement_snapshot().unwrap();
+        let csn = engine.csn.as_ref().unwrap();
+        let bounds = (snap.xmin, snap.xmax, snap.csn());
+        let first = [csn.xid_in_snapshot(sub, bounds, None), csn.xid_in_snapshot(top, bounds, None)];
+        let again = [csn.xid_in_snapshot(top, bounds, None), csn.xid_in_snapshot(sub, bounds, None)];
+        let committed = tw.join().unwrap();
+        assert_eq!(first[0], first[1], "tree split: sub and top disagree under {snap:?}");
+        assert_eq!([again[1], again[0]], first, "snapshot changed its answer");
+        assert_eq!(
+            first[1],
+            committed >= snap.csn(),
+            "answer differs from replay order: CSN {committed}, {snap:?}"
+        );
+        drop(r);
+    });
+}
+
+/// CSN-ACQUIRING on a standby, where replay (the single writer) moves
+/// `oldest_active` with plain stores: a running-xacts record expires a
+/// vanished xid (aborted, `oldest_active` advanced past it) and a commit is
+/// replayed, while a reader takes its first snapshot and another thread
+/// computes the horizon. The horizon never passes the reader's xmin, and the
+/// reader's answers for both xids are stable and true. Fails without the
+/// ACQUIRING store, and with plain loads instead of the horizon's
+/// read-modify-writes of the counters.
+#[test]
+fn loom_standby_prune_vs_reader() {
+    loom::model(|| {
+        let engine = standby_engine(SnapshotMode::Csn);
+        // Xid 3 runs at the start; the primary then loses it in a crash.
+        let mut replayer = engine.replayer(&start_at(4, &[(3, 0)]));
+        let committer = Xid(4);
+        replayer.observe(committer).unwrap();
+        let mut r = engine.attach().unwrap();
+        let tw = thread::spawn(move || {
+            let record = crate::RunningXacts { next_xid: Xid(5), oldest_running: Xid(4), xids: Vec::new() };
+            replayer.running_xacts(&record).unwrap();
+            replayer.commit(committer, &[]).unwrap().unwrap()
+        });
+        let tr = thread::spawn(move || {
+            r.begin(IsolationLevel::RepeatableRead).unwrap();
+            let snap = r.statement_snapshot().unwrap();
+            let csn = r.engine().csn.as_ref().unwrap();
+            let bounds = (snap.xmin, snap.xmax, snap.csn());
+            let first = [Xid(3), committer].map(|x| csn.xid_in_snapshot(x, bounds, None));
+            (r, snap, first)
+        });
+        let h = engine.compute_horizons();
+        let (r, snap, first) = tr.join().unwrap();
+        let committed = tw.join().unwrap();
+        assert!(h.data_oldest_nonremovable <= snap.xmin, "horizon {h:?} passed live snapshot {snap:?}");
+        assert!(h.oldest_snapshot_csn.unwrap() <= snap.csn(), "CSN horizon {h:?} passed {snap:?}");
+        let csn = engine.csn.as_ref().unwrap();
+        let bounds = (snap.xmin, snap.xmax, snap.csn());
+        let again = [Xid(3), committer].map(|x| csn.xid_in_snapshot(x, bounds, None));
+        let visible = |x: Xid, running: bool| !running && engine.did_commit(x);
+        assert!(!visible(Xid(3), first[0]) && !visible(Xid(3), again[0]), "a vanished xid became visible");
+        assert_eq!(visible(committer, first[1]), committed < snap.csn(), "{snap:?}: commit CSN {committed}");
+        assert_eq!(visible(committer, again[1]), visible(committer, first[1]), "snapshot changed its answer");
+        drop(r);
+    });
+}
+
+/// KA-APPEND: replay appends to KnownAssignedXids under the shared lock
+/// while a snapshot copies it under the shared lock too. The slots above
+/// the head still hold what an earlier compression left there (here a
+/// stale valid copy of xid 6, which has since finished); a reader that
+/// sees the new head must see the new entries, never those words. Fails
+/// with a Relaxed head store.
+#[test]
+fn loom_standby_known_assigned_append_vs_snapshot() {
+    use crate::procarray::KnownAssignedXids;
+    use crate::sync::RwLock;
+    loom::model(|| {
+        let mut ka = KnownAssignedXids::new(1);
+        ka.make_room(4);
+        ka.append([3, 4, 5, 6].map(Xid));
+        for x in [3, 4, 5] {
+            ka.remove(Xid(x));
+        }
+        ka.after_removals();
+        // Full: compression slides 6 down to slot 0, leaving a copy in slot 3.
+        ka.make_room(3);
+        ka.remove(Xid(6));
+        ka.after_removals();
+        let ka = Arc::new(RwLock::new(ka));
+        // Replay holds the lock shared while it appends; the snapshot takes
+        // it shared meanwhile (no synchronisation between the two holds).
+        let appending = ka.read();
+        let k2 = Arc::clone(&ka);
+        let reader = thread::spawn(move || {
+            let mut listed = Vec::new();
+            k2.read().copy_below(Xid(100), &mut listed);
+            listed
+        });
+        assert!(appending.room() >= 4);
+        appending.append([7, 8, 9, 10].map(Xid));
+        drop(appending);
+        let listed = reader.join().unwrap();
+        for x in &listed {
+            assert!((7..=10).contains(&x.0), "a snapshot listed {x:?}, which is not running: {listed:?}");
+        }
     });
 }

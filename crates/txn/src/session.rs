@@ -216,8 +216,13 @@ impl Session {
 
     /// The xid of the current (sub)transaction, assigning it, and any missing
     /// ancestor xids top-down, on first use: a child's xid is always greater
-    /// than its parent's.
+    /// than its parent's. On a standby: `TxnError::ReadOnly` (the primary's
+    /// replayed xids are the only ones there).
     pub fn assign_xid(&mut self) -> Result<Xid, TxnError> {
+        if self.engine.is_standby() {
+            self.txn()?;
+            return Err(TxnError::ReadOnly);
+        }
         let engine = Arc::clone(&self.engine);
         let slot = self.slot;
         let txn = self.txn_mut()?;
@@ -230,6 +235,38 @@ impl Session {
             txn.levels[depth].xid = xid;
         }
         Ok(txn.levels.last().expect("level 0 exists").xid)
+    }
+
+    /// The snapshot the running statement reads with, if one was taken: the
+    /// transaction snapshot (REPEATABLE READ) or the statement snapshot
+    /// (READ COMMITTED). For diagnostics such as `pg_current_snapshot()`.
+    pub fn current_snapshot(&self) -> Option<&Arc<Snapshot>> {
+        let txn = self.txn.as_ref()?;
+        txn.txn_snapshot.as_ref().or(txn.statement_snapshot.as_ref())
+    }
+
+    /// Every live xid of the transaction: the top-level xid (if assigned)
+    /// and the subtransaction xids of open or released levels, never
+    /// rolled-back ones. What a commit or abort record names.
+    pub fn tree_xids(&self) -> Vec<Xid> {
+        let Some(txn) = &self.txn else { return Vec::new() };
+        let mut out = txn.live_subxids();
+        if txn.top_xid().is_valid() {
+            out.insert(0, txn.top_xid());
+        }
+        out
+    }
+
+    /// The xids a rollback of the innermost subtransaction would abort:
+    /// its own and those of subtransactions released into it.
+    pub fn innermost_xids(&self) -> Vec<Xid> {
+        let Some(txn) = &self.txn else { return Vec::new() };
+        let Some(level) = txn.levels.last().filter(|_| txn.levels.len() > 1) else { return Vec::new() };
+        let mut out = level.committed_children.clone();
+        if level.xid.is_valid() {
+            out.insert(0, level.xid);
+        }
+        out
     }
 
     /// Is `xid` one of this transaction's live xids (top, open levels, or

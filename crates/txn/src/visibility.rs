@@ -21,6 +21,7 @@
 
 use crate::clog::XidStatus;
 use crate::engine::Engine;
+use crate::procarray::KnownAssignedXids;
 use crate::session::Session;
 use crate::snapshot::{Shape, Snapshot};
 use crate::sync::atomic::{AtomicU8, Ordering::Relaxed};
@@ -62,7 +63,11 @@ impl Engine {
             }
             xid
         };
-        list.xip.contains(&top)
+        if list.sorted {
+            list.xip.binary_search(&top).is_ok()
+        } else {
+            list.xip.contains(&top)
+        }
     }
 }
 
@@ -110,6 +115,11 @@ impl Session {
                 // Could not have completed: no xid above latest_completed has.
                 return true;
             }
+            if let Some(ka) = &members.ka {
+                // A standby's sessions hold no xids: the running set is
+                // KnownAssignedXids.
+                return self.known_assigned_in_progress(ka, xid);
+            }
             let mut subxids = Vec::new();
             for (pos, &slot) in members.slots.iter().enumerate() {
                 if slot == self.slot {
@@ -145,6 +155,35 @@ impl Session {
         }
         let floor = self.recent_xmin.max(engine.subtrans.map().oldest());
         overflowed_tops.contains(&engine.subtrans.topmost(xid, floor))
+    }
+
+    /// Standby, `known-assigned` mode (PostgreSQL's TransactionIdIsInProgress
+    /// in recovery), under the shared lock, for an xid at or below
+    /// `latest_completed`: replay appended every such xid before the
+    /// exclusive section that raised `latest_completed` past it
+    /// (KA-CONSISTENCY), so one that is not a valid entry has finished,
+    /// unless it is a subxid that left the array because its tree overflowed
+    /// (at or below `last_overflowed`). Such a subxid runs while its top is
+    /// an entry and it was not aborted on its own. "Not running" implies a
+    /// final status-log entry (VISIBILITY-ORDER): replay writes the status
+    /// log, for every subxid of a tree too, before the exclusive section
+    /// that removes the tree's top, and we read both in one shared hold.
+    fn known_assigned_in_progress(&self, ka: &KnownAssignedXids, xid: Xid) -> bool {
+        if ka.contains(xid) {
+            return true;
+        }
+        if xid > ka.last_overflowed() {
+            return false;
+        }
+        let engine = &self.engine;
+        match engine.clog.stored_status(xid) {
+            Some(XidStatus::InProgress | XidStatus::SubCommitted) => {}
+            // Final, or truncated since we read the floor (XIDMAP-FLOOR).
+            _ => return false,
+        }
+        let floor = self.recent_xmin.max(engine.subtrans.map().oldest());
+        let top = engine.subtrans.topmost(xid, floor);
+        top != xid && ka.contains(top)
     }
 
     /// The state of `xid` now, asking the proc array before the commit log

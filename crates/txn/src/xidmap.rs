@@ -174,6 +174,20 @@ impl XidMap {
         true
     }
 
+    /// Sets the floor (the truncation point) to `xid`, up or down: every
+    /// xid below it has finished (XIDMAP-FLOOR). Only while no xid at or
+    /// above the old and the new floor has been handed out: at engine
+    /// creation (`first_xid`) and at a standby's replay start
+    /// (REPLAY-START), under the generator lock or before the engine is
+    /// shared. The first page extended afterwards may be any page number,
+    /// not page 0: a ring slot is allocated on its first use whatever page
+    /// it holds.
+    pub(crate) fn set_floor(&self, xid: Xid) {
+        // Release (XIDMAP-FLOOR): pairs with the Acquire load in `oldest`,
+        // like the store in `truncate`.
+        self.oldest.store(xid.0, Release);
+    }
+
     /// Forgets every xid below `xid`. The caller has computed `xid` as at
     /// most a horizon (`oldest_considered_running`), so every xid below it
     /// has finished, and guarantees that nobody still needs what the map said
@@ -294,5 +308,27 @@ mod tests {
         assert_eq!(map.lookup(Xid(5)), Lookup::Truncated, "XIDMAP-FLOOR: recycled below the point");
         assert_eq!(map.word(Xid(2 * per_page + 5)).unwrap().load(Relaxed), 0);
         assert_eq!(map.lookup(Xid(3 * per_page)), Lookup::Missing);
+    }
+
+    /// A map whose first xid is far from 0 (a primary restarted with
+    /// `first_xid`, or a standby's start list): its first page is page N,
+    /// ring slot N mod ring, and the ring still fills and recycles by page
+    /// number.
+    #[test]
+    fn a_map_may_start_at_any_page() {
+        let map = XidMap::new(1, 2);
+        let per_page = map.xids_per_page();
+        let first = Xid(10_000_000);
+        map.set_floor(first);
+        assert_eq!(map.lookup(Xid(5)), Lookup::Truncated, "below the floor: finished");
+        assert!(map.extend(first));
+        map.word(first).unwrap().store(7, Relaxed);
+        assert_eq!(map.lookup(first), Lookup::Word(7));
+        let next_page = Xid((first.0 / per_page + 1) * per_page);
+        assert!(map.extend(next_page));
+        assert!(!map.extend(Xid(next_page.0 + per_page)), "two pages in use: the ring is full");
+        map.truncate(next_page);
+        assert!(map.extend(Xid(next_page.0 + per_page)), "the first page is recycled");
+        assert_eq!(map.lookup(first), Lookup::Truncated);
     }
 }

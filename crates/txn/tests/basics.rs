@@ -352,3 +352,117 @@ fn a_stale_recent_xmin_still_sees_recycled_xids_finished() {
         checker.commit().unwrap();
     });
 }
+
+/// A primary restarted with `first_xid` (recovery passes the newest xid it
+/// saw + 1): xids continue from there, everything below is finished, and
+/// commit, abort, snapshots, overflowed subxids and truncation work with
+/// maps whose first page is far from page 0.
+#[test]
+fn a_primary_restarted_at_first_xid_works_in_every_mode() {
+    each_mode(|mode| {
+        let first = Xid(10_000_000);
+        let engine = snapscale_txn::Engine::new(snapscale_txn::EngineConfig {
+            max_sessions: 4,
+            snapshot_mode: mode,
+            status_log_pages: 4,
+            csn_log_pages: 4,
+            verify_reuse: true,
+            first_xid: first,
+            ..Default::default()
+        });
+        assert_eq!(engine.next_xid(), first, "{mode}");
+        let mut r = engine.attach().unwrap();
+        r.begin(ReadCommitted).unwrap();
+        let snap = r.statement_snapshot().unwrap();
+        assert_eq!((snap.xmin, snap.xmax), (first, first), "{mode}: nothing completed yet");
+        assert!(!r.is_in_progress(Xid(first.0 - 1)), "{mode}: below first_xid: finished");
+        r.end_statement().unwrap();
+        let mut a = engine.attach().unwrap();
+        a.begin(ReadCommitted).unwrap();
+        let xa = a.assign_xid().unwrap();
+        assert_eq!(xa, first, "{mode}");
+        let mut subs = Vec::new();
+        for _ in 0..SUBXID_CACHE + 2 {
+            a.begin_subtransaction().unwrap();
+            subs.push(a.assign_xid().unwrap());
+            a.commit_subtransaction().unwrap();
+        }
+        let mut b = engine.attach().unwrap();
+        b.begin(ReadCommitted).unwrap();
+        let xb = b.assign_xid().unwrap();
+        b.abort();
+        let snap = r.statement_snapshot().unwrap();
+        assert_eq!(snap.xmin, xa, "{mode}");
+        for &x in subs.iter().chain([&xa]) {
+            assert!(engine.xid_in_snapshot(x, &snap) && r.is_in_progress(x), "{mode}: {x:?}");
+        }
+        assert_eq!(r.xid_state(xb), XidState::Aborted, "{mode}");
+        let running = engine.running_xacts();
+        assert_eq!(running.oldest_running, xa, "{mode}");
+        assert_eq!(running.xids.len(), subs.len() + 1, "{mode}: {running:?}");
+        r.end_statement().unwrap();
+        a.commit().unwrap();
+        let snap = r.statement_snapshot().unwrap();
+        for &x in subs.iter().chain([&xa]) {
+            assert!(!engine.xid_in_snapshot(x, &snap) && engine.did_commit(x), "{mode}: {x:?}");
+        }
+        r.end_statement().unwrap();
+        r.commit().unwrap();
+        assert_eq!(engine.running_xacts().xids, [], "{mode}");
+        let h = engine.compute_horizons();
+        let used = engine.truncate_logs(h.oldest_considered_running);
+        assert!(used > xb, "{mode}: truncated to {used:?}");
+        r.begin(ReadCommitted).unwrap();
+        assert_eq!(r.xid_state(xa), XidState::Committed, "{mode}: the page is still there");
+        assert!(!r.is_in_progress(xb), "{mode}");
+        // Enough xids to go round the CSN log's ring (4 pages of 1 024) and
+        // recycle its first pages.
+        for _ in 0..6 * 1024 {
+            common::complete_one(&engine);
+        }
+        assert!(engine.truncate_logs(engine.next_xid()) > Xid(first.0 + 3 * 1024), "{mode}");
+        let mut c = engine.attach().unwrap();
+        c.begin(ReadCommitted).unwrap();
+        let xc = c.assign_xid().unwrap();
+        c.commit().unwrap();
+        let snap = r.statement_snapshot().unwrap();
+        assert!(!engine.xid_in_snapshot(xc, &snap) && engine.did_commit(xc), "{mode}");
+        assert!(!r.is_in_progress(xa), "{mode}");
+    });
+}
+
+/// `Engine::running_xacts` on a primary lists exactly the live xids, with
+/// their parent links: running tops, their open and released subxids
+/// (released ones still run with their tree), not rolled-back ones, not
+/// finished trees, and not while a commit is half way.
+#[test]
+fn running_xacts_lists_exactly_the_running_xids() {
+    each_mode(|mode| {
+        let engine = common::engine(mode, 6);
+        common::complete_one(&engine);
+        let mut a = engine.attach().unwrap();
+        a.begin(ReadCommitted).unwrap();
+        let xa = a.assign_xid().unwrap();
+        a.begin_subtransaction().unwrap();
+        let released = a.assign_xid().unwrap();
+        a.commit_subtransaction().unwrap();
+        a.begin_subtransaction().unwrap();
+        let rolled_back = a.assign_xid().unwrap();
+        a.abort_subtransaction().unwrap();
+        a.begin_subtransaction().unwrap();
+        let open = a.assign_xid().unwrap();
+        let done = common::complete_one(&engine);
+        let mut b = engine.attach().unwrap();
+        b.begin(ReadCommitted).unwrap();
+        let xb = b.assign_xid().unwrap();
+        let r = engine.running_xacts();
+        assert_eq!(r.next_xid, engine.next_xid(), "{mode}");
+        assert_eq!(r.oldest_running, xa, "{mode}");
+        assert_eq!(r.xids, [(xa, Xid::INVALID), (released, xa), (open, xa), (xb, Xid::INVALID)], "{mode}");
+        assert!(!r.xids.iter().any(|&(x, _)| x == rolled_back || x == done));
+        a.commit().unwrap();
+        b.abort();
+        let r = engine.running_xacts();
+        assert_eq!((r.xids.len(), r.oldest_running), (0, r.next_xid), "{mode}");
+    });
+}

@@ -337,6 +337,7 @@ fn stress(mode: SnapshotMode) {
         status_log_pages: STATUS_LOG_PAGES,
         csn_log_pages: CSN_LOG_PAGES,
         verify_reuse: true,
+        ..EngineConfig::default()
     });
     let shared = Arc::new(Shared {
         engine,

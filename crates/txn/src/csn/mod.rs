@@ -80,12 +80,13 @@ pub(crate) struct Acquired {
 }
 
 impl CsnState {
-    pub(crate) fn new(log_pages: usize) -> Self {
+    /// The state of an engine whose first xid is `first_xid`.
+    pub(crate) fn new(log_pages: usize, first_xid: Xid) -> Self {
         Self {
             log: XidMap::new(1, log_pages),
             next_csn: CachePadded::new(AtomicU64::new(FIRST_CSN)),
-            oldest_active: CachePadded::new(AtomicU64::new(Xid::FIRST_NORMAL.0)),
-            next_xid: CachePadded::new(AtomicU64::new(Xid::FIRST_NORMAL.0)),
+            oldest_active: CachePadded::new(AtomicU64::new(first_xid.0)),
+            next_xid: CachePadded::new(AtomicU64::new(first_xid.0)),
             advancer: Mutex::new(()),
             log_loads: AtomicU64::new(0),
             #[cfg(loom)]
@@ -143,11 +144,93 @@ impl CsnState {
         }
     }
 
+    /// Standby replay start (REPLAY-START), under the generator lock and
+    /// before any snapshot: the xid space is `[oldest, next)`, whose log
+    /// pages the caller has extended.
+    pub(crate) fn start_at(&self, oldest: Xid, next: Xid) {
+        self.log.set_floor(oldest);
+        // Release (CSN-SNAPSHOT step 1): pairs with the Acquire load in
+        // `acquire`; no snapshot exists yet, so this is for uniformity.
+        self.oldest_active.store(oldest.0, Release);
+        // Release (CSN-SNAPSHOT step 3): pairs with the Acquire in `acquire`.
+        self.next_xid.store(next.0, Release);
+    }
+
+    /// Standby replay: records an observed xid as running. Its page exists
+    /// (XIDMAP-EXTEND) and the generator lock is held. Subxids too stay
+    /// IN_PROGRESS (no SUBXACT link: their parent is in the parent links)
+    /// until their tree's commit or abort stamps them.
+    pub(crate) fn replay_observe(&self, xid: Xid) {
+        // Release: pairs with the Acquire in `XidMap::load`. A recycled page
+        // was zeroed, but the word is written anyway, as in `on_assign`.
+        self.log
+            .word(xid)
+            .expect("CSN-log page extended before observation")
+            .store(CsnValue::InProgress.encode(), Release);
+    }
+
+    /// Standby replay: publishes `next` as the lock-free next xid (the xmax
+    /// source), after the pages of every xid below it exist and are
+    /// initialised (XIDMAP-EXTEND). Generator lock held.
+    pub(crate) fn replay_publish_next_xid(&self, next: Xid) {
+        // Release (CSN-SNAPSHOT step 3, XIDMAP-EXTEND): pairs with the
+        // Acquire in `acquire`; a snapshot whose xmax covers an xid finds its
+        // page. Replay stores it before stamping any commit of those xids, so
+        // a snapshot that sees the commit's CSN (Acquire, REPLAY-STAMP) reads
+        // an xmax above the committed xids.
+        self.next_xid.store(next.0, Release);
+    }
+
+    /// Standby replay of a commit record (REPLAY-STAMP): stamps every
+    /// subxid, then the top, with the standby's next CSN, and only then
+    /// publishes the next CSN. No COMMITTING phase: replay is the only
+    /// writer of `next_csn`, so nobody can take a snapshot that covers the
+    /// CSN before every stamp is done. Then advances `oldest_active`
+    /// (replay is its only advancer).
+    ///
+    /// `csn` is the next CSN, which replay (the only writer) keeps itself:
+    /// no load of next_csn before the stamps. (Loom's DPOR remembers only
+    /// the last access of a thread to an atomic; a load followed by the
+    /// publishing RMW would hide the race with snapshots from it.)
+    pub(crate) fn replay_commit(&self, top: Xid, subxids: &[Xid], csn: Csn) -> Csn {
+        for &sub in subxids {
+            self.store(sub, CsnValue::Committed(csn));
+        }
+        self.store(top, CsnValue::Committed(csn));
+        // Release (REPLAY-STAMP): pairs with the Acquire load of next_csn
+        // in `acquire` (and the AcqRel RMW in `horizon_start`). A snapshot
+        // that reads csn + 1 or more synchronises with this write, sequenced
+        // after every stamp above: it sees the whole tree committed with a
+        // CSN below its own. One that reads csn or less treats the tree as
+        // running (a stamp it sees is csn, not below its CSN). Moving this
+        // write before the stamps, or making it Relaxed, lets a snapshot
+        // with CSN csn + 1 find the top IN_PROGRESS and later committed
+        // (loom_standby_replay_stamp_vs_snapshot). A read-modify-write, not
+        // a store: the same for a single writer, and it keeps next_csn's
+        // modification order a chain of RMWs (the horizon's fetch_add(0)
+        // included), as on a primary; loom orders a plain store and another
+        // thread's RMW only partially, and then lets a snapshot read a CSN
+        // older than one it has synchronised with, which C++ forbids.
+        let previous = self.next_csn.fetch_add(1, Release);
+        debug_assert_eq!(previous, csn, "REPLAY-STAMP: replay is the only writer of next_csn");
+        let oldest = subxids.iter().copied().fold(top, Xid::min);
+        self.advance_oldest_active(oldest);
+        csn
+    }
+
+    /// Standby replay start (REPLAY-START): marks `xids` aborted, before
+    /// any snapshot exists; the caller then advances `oldest_active` once.
+    pub(crate) fn abort_marks(&self, xids: &[Xid]) {
+        for &xid in xids {
+            self.store(xid, CsnValue::Aborted);
+        }
+    }
+
     /// Moves `oldest_active` past every finished xid (CSN-ADVANCE;
     /// amortised O(1) per xid: each is passed once). Anyone who finished an
     /// xid at or above it tries; a failed try-lock is retried after the
     /// holder is done, so no completion is left behind.
-    fn advance_oldest_active(&self, finished: Xid) {
+    pub(crate) fn advance_oldest_active(&self, finished: Xid) {
         loop {
             // Relaxed: a hint. A value above `finished` was stored by an
             // advancer that saw our stamp final (it passes only final

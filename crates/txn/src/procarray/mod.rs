@@ -10,8 +10,10 @@
 //!
 //! Lock order: proc-array lock, then xid generator lock.
 
+mod known_assigned;
 mod slot;
 
+pub(crate) use known_assigned::KnownAssignedXids;
 pub(crate) use slot::{Advert, PgXact, Proc, SubxidState};
 pub use slot::{FLAG_IN_VACUUM, SUBXID_CACHE};
 
@@ -33,6 +35,11 @@ pub(crate) struct Members {
     /// an xid-bearing transaction, a subtransaction abort with xids
     /// (SNAPSHOT-REUSE). Starts at 1 so 0 can mean "never reusable".
     pub(crate) completion_count: u64,
+    /// `known-assigned` mode (standby): the primary's xids replay knows as
+    /// running. Entries are removed, and the array compressed or grown,
+    /// only under the exclusive lock; replay appends under the shared lock
+    /// (KA-APPEND).
+    pub(crate) ka: Option<KnownAssignedXids>,
 }
 
 /// The dense arrays of the `dense` layout, indexed by position in
@@ -66,14 +73,17 @@ fn atomics<A>(n: usize, f: impl Fn() -> A) -> Box<[A]> {
 }
 
 impl ProcArray {
-    pub(crate) fn new(max_sessions: usize, mode: SnapshotMode) -> Self {
+    /// A proc array whose first xid is `first_xid` (`latest_completed` is
+    /// the one before it).
+    pub(crate) fn new(max_sessions: usize, mode: SnapshotMode, first_xid: Xid) -> Self {
         let layout = match mode {
             SnapshotMode::PgProc => Layout::PgProc,
             SnapshotMode::PgXact => Layout::PgXact(atomics(max_sessions, PgXact::default)),
             SnapshotMode::Dense
             | SnapshotMode::DenseCached
             | SnapshotMode::SharedCached
-            | SnapshotMode::Csn => Layout::Dense(DenseArrays {
+            | SnapshotMode::Csn
+            | SnapshotMode::KnownAssigned => Layout::Dense(DenseArrays {
                 xids: atomics(max_sessions, || AtomicU64::new(0)),
                 subxid_states: atomics(max_sessions, || AtomicU16::new(0)),
                 flags: atomics(max_sessions, || AtomicU8::new(0)),
@@ -82,10 +92,11 @@ impl ProcArray {
         Self {
             lock: RwLock::new(Members {
                 slots: Vec::with_capacity(max_sessions),
-                latest_completed: Xid(Xid::FIRST_NORMAL.0 - 1),
+                latest_completed: Xid(first_xid.0 - 1),
                 completion_count: 1,
+                ka: (mode == SnapshotMode::KnownAssigned).then(|| KnownAssignedXids::new(max_sessions)),
             }),
-            next_xid: Mutex::new(Xid::FIRST_NORMAL),
+            next_xid: Mutex::new(first_xid),
             procs: atomics(max_sessions, Proc::new),
             layout,
             free_slots: Mutex::new((0..max_sessions as u32).rev().collect()),
@@ -321,7 +332,7 @@ impl ProcArray {
         new
     }
 
-    fn complete(members: &mut RwLockWriteGuard<'_, Members>, latest_xid: Xid) {
+    pub(crate) fn complete(members: &mut RwLockWriteGuard<'_, Members>, latest_xid: Xid) {
         if latest_xid > members.latest_completed {
             members.latest_completed = latest_xid;
         }

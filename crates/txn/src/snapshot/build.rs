@@ -10,6 +10,9 @@
 //!   same kind of struct.
 //! * `dense` (PostgreSQL 14): per member, one 8-byte xid from a dense array;
 //!   flags and subxid state only for members that have an xid; no horizon work.
+//! * `known-assigned` (a standby, PostgreSQL 9.0–17 in recovery): no member
+//!   has an xid; the running xids are the primary's, replay keeps them in
+//!   KnownAssignedXids, and the loop copies every valid entry below xmax.
 
 use super::Snapshot;
 use crate::procarray::{Layout, Members, ProcArray, FLAG_IN_VACUUM};
@@ -120,6 +123,29 @@ impl ProcArray {
         if cell.load(Relaxed) == 0 {
             cell.store(xmin.0, Relaxed);
         }
+    }
+
+    /// Standby, `known-assigned` mode: copies every valid KnownAssignedXids
+    /// entry below xmax = `latest_completed + 1` into `xip` (sorted; `subxip`
+    /// stays empty), xmin = the first of them (or xmax), suboverflowed if
+    /// some subxid at or above xmin left the array because its tree
+    /// overflowed (PostgreSQL's lastOverflowedXid). Advertises `me`'s xmin
+    /// if it has none (SNAPSHOT-XMIN). O(entries): PostgreSQL's
+    /// KnownAssignedXidsGetAndSetXmin. The caller holds `members` shared
+    /// (KA-CONSISTENCY).
+    pub(crate) fn build_known_assigned(&self, members: &Members, me: Builder, out: &mut Snapshot) {
+        out.clear();
+        let ka = members.ka.as_ref().expect("a known-assigned engine has KnownAssignedXids");
+        let xmax = members.latest_completed.next();
+        let list = out.xids_mut();
+        list.completion_count = members.completion_count;
+        list.sorted = true;
+        ka.copy_below(xmax, &mut list.xip);
+        let xmin = list.xip.first().copied().unwrap_or(xmax);
+        list.suboverflowed = ka.last_overflowed() >= xmin;
+        out.xmin = xmin;
+        out.xmax = xmax;
+        self.advertise_xmin(me.slot, xmin);
     }
 
     fn build_legacy<F: LegacyFields>(

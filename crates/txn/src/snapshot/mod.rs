@@ -15,7 +15,8 @@
 //! ```
 //!
 //! How a snapshot is built depends on the [`SnapshotMode`](crate::SnapshotMode);
-//! the builders live in `build.rs` (`pgproc`, `pgxact`, `dense`) and
+//! the builders live in `build.rs` (`pgproc`, `pgxact`, `dense`, and the
+//! standby's `known-assigned`) and
 //! `shared_cache.rs` (`shared-cached`); `dense-cached` reuse is in the engine.
 
 mod build;
@@ -71,6 +72,9 @@ pub(crate) struct XidList {
     pub(crate) suboverflowed: bool,
     /// The completion counter when built; 0 = never reusable.
     pub(crate) completion_count: u64,
+    /// `xip` is sorted (a KnownAssignedXids copy): searched by bisection,
+    /// since a standby's list holds every running xid of the primary.
+    pub(crate) sorted: bool,
 }
 
 impl Clone for Snapshot {
@@ -168,5 +172,6 @@ impl Snapshot {
         list.subxip.clear();
         list.suboverflowed = false;
         list.completion_count = 0;
+        list.sorted = false;
     }
 }

@@ -15,6 +15,7 @@ pub fn engine(mode: SnapshotMode, max_sessions: usize) -> Arc<Engine> {
         status_log_pages: 64,
         csn_log_pages: 64,
         verify_reuse: true,
+        ..EngineConfig::default()
     })
 }
 
