@@ -44,17 +44,46 @@ fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// Writes a checkpoint with redo point `redo`, makes it the latest, and
-/// removes older ones.
-pub fn write(dir: &Path, redo: Lsn, payload: &[u8]) -> io::Result<()> {
+/// A checkpoint file's bytes for `payload` at `redo`.
+fn encode(redo: Lsn, payload: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(payload.len() + 28);
     bytes.extend_from_slice(CHECKPOINT_MAGIC);
     bytes.extend_from_slice(&redo.to_le_bytes());
     bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&crc32c::crc32c(payload).to_le_bytes());
     bytes.extend_from_slice(payload);
+    bytes
+}
+
+/// Checks a checkpoint file's bytes: its redo point and payload, or `None`
+/// if it is corrupt.
+fn decode(bytes: &[u8]) -> Option<(Lsn, &[u8])> {
+    if bytes.len() < 28 || &bytes[..8] != CHECKPOINT_MAGIC {
+        return None;
+    }
+    let redo = Lsn::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+    let len = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")) as usize;
+    let crc = u32::from_le_bytes(bytes[24..28].try_into().expect("4 bytes"));
+    if bytes.len() != 28usize.saturating_add(len) || crc32c::crc32c(&bytes[28..]) != crc {
+        return None;
+    }
+    Some((redo, &bytes[28..]))
+}
+
+/// Writes a checkpoint with redo point `redo`, makes it the latest, and
+/// removes older ones. Returns the file's bytes (what a base backup sends),
+/// so that nobody has to read back a file a later checkpoint may remove.
+/// Callers serialize checkpoints: two writers would race on the temporary
+/// name and the control file.
+pub fn write(dir: &Path, redo: Lsn, payload: &[u8]) -> io::Result<Vec<u8>> {
+    let bytes = encode(redo, payload);
+    install_bytes(dir, redo, &bytes)?;
+    Ok(bytes)
+}
+
+fn install_bytes(dir: &Path, redo: Lsn, bytes: &[u8]) -> io::Result<()> {
     let name = checkpoint_name(redo);
-    write_atomically(dir, &name, &bytes)?;
+    write_atomically(dir, &name, bytes)?;
     let mut control = Vec::with_capacity(20);
     control.extend_from_slice(CONTROL_MAGIC);
     control.extend_from_slice(&redo.to_le_bytes());
@@ -69,6 +98,15 @@ pub fn write(dir: &Path, redo: Lsn, payload: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Installs a checkpoint file received from elsewhere (a standby's base
+/// backup), byte for byte, as the latest; returns its redo point. Corrupt
+/// bytes are refused.
+pub fn install(dir: &Path, bytes: &[u8]) -> Result<Lsn, String> {
+    let (redo, _) = decode(bytes).ok_or_else(|| "the received checkpoint is corrupt".to_owned())?;
+    install_bytes(dir, redo, bytes).map_err(|e| format!("could not write the received checkpoint: {e}"))?;
+    Ok(redo)
 }
 
 /// The latest checkpoint: `Ok(None)` for a data directory that never had
@@ -91,17 +129,10 @@ pub fn read_latest(dir: &Path) -> Result<Option<(Lsn, Vec<u8>)>, String> {
     let path = dir.join(checkpoint_name(redo));
     let bytes = fs::read(&path)
         .map_err(|e| format!("the latest checkpoint \"{}\" cannot be read: {e}", path.display()))?;
-    let corrupt = || format!("the latest checkpoint \"{}\" is corrupt", path.display());
-    if bytes.len() < 28 || &bytes[..8] != CHECKPOINT_MAGIC {
-        return Err(corrupt());
+    match decode(&bytes) {
+        Some((stored, payload)) if stored == redo => Ok(Some((redo, payload.to_vec()))),
+        _ => Err(format!("the latest checkpoint \"{}\" is corrupt", path.display())),
     }
-    let stored_redo = Lsn::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
-    let len = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")) as usize;
-    let crc = u32::from_le_bytes(bytes[24..28].try_into().expect("4 bytes"));
-    if stored_redo != redo || bytes.len() != 28 + len || crc32c::crc32c(&bytes[28..]) != crc {
-        return Err(corrupt());
-    }
-    Ok(Some((redo, bytes[28..].to_vec())))
 }
 
 #[cfg(all(test, not(loom)))]

@@ -139,61 +139,157 @@ pub struct ReadLog {
     pub torn_tail: bool,
 }
 
-/// Reads every valid record at or after `from`. Stops at the first record
-/// that is short, fails its CRC or names the wrong LSN. In the last segment
-/// that is the torn tail of a crash; elsewhere it is reported as such
-/// (`torn_tail` false), since a finished segment was synced whole before
-/// the next one was started.
+/// Reads every valid record at or after `from` into memory (tests and
+/// small logs; recovery streams with [`Scan`]).
 pub fn read(dir: &Path, from: Lsn) -> io::Result<ReadLog> {
+    let mut scan = Scan::new(dir, from)?;
     let mut records = Vec::new();
-    let segs = segments(dir)?;
-    let mut end = from;
-    // Start in the segment that contains `from`.
-    let first = segs.iter().rposition(|(start, _)| *start <= from).unwrap_or(0);
-    let last = segs.len().saturating_sub(1);
-    for (i, (start, path)) in segs.iter().enumerate().skip(first) {
-        let stop = |records, end, why: String| {
-            Ok(ReadLog { records, end, stopped: Some(why), torn_tail: i == last })
-        };
-        if *start > end {
-            return Ok(ReadLog {
-                records,
-                end,
-                stopped: Some(format!("no WAL between LSN {end:X} and segment {}", path.display())),
-                torn_tail: false,
-            });
-        }
-        let mut bytes = Vec::new();
-        File::open(path)?.read_to_end(&mut bytes)?;
-        let mut at = (end.max(*start) - start) as usize;
-        while at < bytes.len() {
+    while let Some(r) = scan.next_record()? {
+        records.push(r);
+    }
+    Ok(ReadLog {
+        records,
+        end: scan.end(),
+        stopped: scan.stopped().map(str::to_owned),
+        torn_tail: scan.torn_tail(),
+    })
+}
+
+/// Reads the valid records at or after a start LSN one segment at a time,
+/// so memory holds one segment, not the log. Stops at the first record
+/// that is short, fails its CRC or names the wrong LSN. In the last
+/// segment that is the torn tail of a crash; elsewhere it is reported as
+/// such ([`Scan::torn_tail`] false), since a finished segment was synced
+/// whole before the next one was started.
+pub struct Scan {
+    segs: Vec<(Lsn, PathBuf)>,
+    /// Index of the next segment to load.
+    next_seg: usize,
+    /// The loaded segment: its start, its bytes, and the offset of the
+    /// next record in it.
+    current: Option<(Lsn, Vec<u8>, usize)>,
+    end: Lsn,
+    stopped: Option<String>,
+    torn_tail: bool,
+}
+
+impl Scan {
+    /// Positions a scan at `from` (the start of a record).
+    pub fn new(dir: &Path, from: Lsn) -> io::Result<Scan> {
+        let segs = segments(dir)?;
+        // Start in the segment that contains `from`.
+        let first = segs.iter().rposition(|(start, _)| *start <= from).unwrap_or(0);
+        Ok(Scan { segs, next_seg: first, current: None, end: from, stopped: None, torn_tail: false })
+    }
+
+    /// Where the valid log read so far ends (after the last record returned
+    /// once the scan is exhausted).
+    pub fn end(&self) -> Lsn {
+        self.end
+    }
+
+    /// Why the scan stopped before the end of the files, if it did.
+    pub fn stopped(&self) -> Option<&str> {
+        self.stopped.as_deref()
+    }
+
+    /// The stop was in the last segment (a torn tail, not damage).
+    pub fn torn_tail(&self) -> bool {
+        self.torn_tail
+    }
+
+    fn stop(&mut self, why: String) -> io::Result<Option<Record>> {
+        self.torn_tail = self.next_seg == self.segs.len();
+        self.stopped = Some(why);
+        self.current = None;
+        self.next_seg = self.segs.len();
+        Ok(None)
+    }
+
+    /// The next valid record, or `None` at the end of the valid log.
+    pub fn next_record(&mut self) -> io::Result<Option<Record>> {
+        loop {
+            if self.stopped.is_some() {
+                return Ok(None);
+            }
+            let Some((start, bytes, at)) = &mut self.current else {
+                let Some((start, path)) = self.segs.get(self.next_seg).cloned() else { return Ok(None) };
+                self.next_seg += 1;
+                if start > self.end {
+                    self.torn_tail = false;
+                    self.stopped =
+                        Some(format!("no WAL between LSN {:X} and segment {}", self.end, path.display()));
+                    return Ok(None);
+                }
+                let mut bytes = Vec::new();
+                File::open(&path)?.read_to_end(&mut bytes)?;
+                let at = (self.end.max(start) - start) as usize;
+                self.current = Some((start, bytes, at));
+                continue;
+            };
+            let (start, at) = (*start, *at);
+            if at >= bytes.len() {
+                self.end = self.end.max(start + bytes.len() as u64);
+                self.current = None;
+                continue;
+            }
             let lsn = start + at as u64;
-            let bad = |why: &str| format!("{why} at LSN {lsn:X} in {}", path.display());
+            let name = self.segs[self.next_seg - 1].1.display().to_string();
+            let bad = |why: &str| format!("{why} at LSN {lsn:X} in {name}");
+            self.end = lsn;
             if bytes.len() - at < HEADER {
-                return stop(records, lsn, bad("short record header"));
+                return self.stop(bad("short record header"));
             }
             let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
             if len < HEADER || bytes.len() - at < len {
-                return stop(records, lsn, bad("torn record"));
+                return self.stop(bad("torn record"));
             }
             let crc = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().expect("4 bytes"));
             if crc32c::crc32c(&bytes[at + 8..at + len]) != crc {
-                return stop(records, lsn, bad("checksum mismatch"));
+                return self.stop(bad("checksum mismatch"));
             }
             let own = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().expect("8 bytes"));
             if own != lsn {
-                return stop(records, lsn, bad("record names another LSN"));
+                return self.stop(bad("record names another LSN"));
             }
-            records.push(Record {
-                lsn,
-                kind: bytes[at + 16],
-                payload: bytes[at + HEADER..at + len].to_vec(),
-            });
-            at += len;
+            let record = Record { lsn, kind: bytes[at + 16], payload: bytes[at + HEADER..at + len].to_vec() };
+            self.current.as_mut().expect("loaded").2 = at + len;
+            self.end = lsn + len as u64;
+            return Ok(Some(record));
         }
-        end = end.max(start + bytes.len() as u64);
     }
-    Ok(ReadLog { records, end, stopped: None, torn_tail: false })
+}
+
+/// Splits a byte stream of whole records (as [`Log::read_bytes`] returns
+/// it, or a standby receives it) into records, checking each as recovery
+/// does. `lsn` is the position of the first byte. Returns the records and
+/// how many bytes they cover; a trailing partial record is left for the
+/// caller to complete with the next bytes. A record that fails its checks
+/// is an error naming its LSN.
+pub fn split_records(lsn: Lsn, bytes: &[u8]) -> Result<(Vec<Record>, usize), String> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    while bytes.len() - at >= HEADER {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let here = lsn + at as u64;
+        if len < HEADER {
+            return Err(format!("invalid record length {len} at LSN {here:X}"));
+        }
+        if bytes.len() - at < len {
+            break;
+        }
+        let crc = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().expect("4 bytes"));
+        if crc32c::crc32c(&bytes[at + 8..at + len]) != crc {
+            return Err(format!("checksum mismatch at LSN {here:X}"));
+        }
+        let own = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().expect("8 bytes"));
+        if own != here {
+            return Err(format!("record at LSN {here:X} names LSN {own:X}"));
+        }
+        out.push(Record { lsn: here, kind: bytes[at + 16], payload: bytes[at + HEADER..at + len].to_vec() });
+        at += len;
+    }
+    Ok((out, at))
 }
 
 /// A fault to inject (tests of the failure paths: a full disk, a failing
@@ -348,6 +444,77 @@ impl Log {
             }
         }
         Ok(lsn)
+    }
+
+    /// Appends bytes that are already whole records framed at their own
+    /// LSNs, starting exactly at the insert position (a standby writing
+    /// what its primary sent: the same bytes at the same positions). The
+    /// caller has checked them ([`split_records`]). Returns the new end.
+    pub fn append_raw(&self, bytes: &[u8]) -> Result<Lsn, LogError> {
+        let mut a = self.appender();
+        if let Some(e) = &a.broken {
+            return Err(e.clone());
+        }
+        // Acquire: pairs with the Release store in `flusher` at shutdown.
+        if self.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(shutting_down());
+        }
+        if let Err(e) = a.file.write_all(bytes) {
+            let err = io_error("could not write to the write-ahead log", &e);
+            return Err(self.break_log(&mut a, err));
+        }
+        a.next += bytes.len() as u64;
+        if a.next - a.segment_start >= self.segment_size {
+            if let Err(e) = self.switch_segment(&mut a) {
+                let err = io_error("could not start a write-ahead log segment", &e);
+                return Err(self.break_log(&mut a, err));
+            }
+        }
+        Ok(a.next)
+    }
+
+    /// Up to `max` bytes of the log starting at `from` and ending at or
+    /// before `upto` (a WAL sender passes the durable end), read from the
+    /// segment files: whole records and pieces of them, as a stream. An
+    /// error of kind `NotFound` means the segment holding `from` was
+    /// removed by a checkpoint.
+    pub fn read_bytes(&self, from: Lsn, upto: Lsn, max: usize) -> io::Result<Vec<u8>> {
+        if upto <= from {
+            return Ok(Vec::new());
+        }
+        let segs = segments(&self.dir)?;
+        let Some(i) = segs.iter().rposition(|(start, _)| *start <= from) else {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("requested WAL segment for LSN {from:X} has already been removed"),
+            ));
+        };
+        let (start, path) = &segs[i];
+        let limit = segs.get(i + 1).map_or(upto, |(next, _)| (*next).min(upto));
+        let want = (limit.saturating_sub(from) as usize).min(max);
+        let mut file = File::open(path)?;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(from - start))?;
+        let mut out = vec![0; want];
+        let mut got = 0;
+        while got < want {
+            match file.read(&mut out[got..])? {
+                0 => break,
+                n => got += n,
+            }
+        }
+        out.truncate(got);
+        Ok(out)
+    }
+
+    /// A receiver of the durable end (or the error that broke the log):
+    /// WAL senders wait on it for more to send.
+    pub fn watch_durable(&self) -> watch::Receiver<Result<Lsn, LogError>> {
+        self.durable.subscribe()
+    }
+
+    /// The first LSN still on disk (the start of the oldest segment).
+    pub fn oldest_lsn(&self) -> io::Result<Lsn> {
+        Ok(segments(&self.dir)?.first().map_or_else(|| self.insert_lsn(), |(start, _)| *start))
     }
 
     fn switch_segment(&self, a: &mut Appender) -> io::Result<()> {

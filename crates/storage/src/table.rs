@@ -149,6 +149,39 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         Ok(self.put(Version::new(xid, cid, data)))
     }
 
+    /// Inserts a version every snapshot sees (xmin FROZEN): a recovered
+    /// checkpoint image, or a standby's base backup.
+    pub fn insert_frozen(&self, data: R) -> Tid {
+        self.put(Version::new(Xid::FROZEN, 0, data))
+    }
+
+    /// Replay: a version inserted by `xid`, a transaction of the primary
+    /// this standby replays (REPLAY-VERSIONS). Replay is the only writer of
+    /// a standby's tables.
+    pub fn replay_insert(&self, xid: Xid, data: R) -> Tid {
+        self.put(Version::new(xid, 0, data))
+    }
+
+    /// Replay: `xid` updated the version at `tid` into `data`; returns the
+    /// new version's tid. The old version's xmax is replaced whatever it
+    /// held: on the primary the row was updated only after its previous
+    /// updater ended, and replay sees the records in that order.
+    pub fn replay_update(&self, tid: Tid, xid: Xid, data: R) -> Option<Tid> {
+        let _write = self.write.lock();
+        let v = self.get(tid)?;
+        let new_tid = self.put(Version::new(xid, 0, data));
+        v.set_xmax(xid, 0, false, new_tid);
+        Some(new_tid)
+    }
+
+    /// Replay: `xid` deleted the version at `tid`. False if it is gone.
+    pub fn replay_delete(&self, tid: Tid, xid: Xid) -> bool {
+        let _write = self.write.lock();
+        let Some(v) = self.get(tid) else { return false };
+        v.set_xmax(xid, 0, false, NO_TID);
+        true
+    }
+
     fn visible(reader: &Reader<'_>, v: &Version<R>, header: &Header) -> bool {
         let hints = v.hints_for(header);
         let visible = reader.sees(&header.xids, &hints);
