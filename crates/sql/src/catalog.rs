@@ -200,6 +200,11 @@ impl Catalog {
         self.storages.read().expect("storage map poisoned").get(&id).cloned()
     }
 
+    /// Every storage (a standby's pruning visits them all).
+    pub(crate) fn storages(&self) -> Vec<Arc<Heap>> {
+        self.storages.read().expect("storage map poisoned").values().cloned().collect()
+    }
+
     /// Frees storage `id` (its last reader frees the memory).
     pub(crate) fn drop_storage(&self, id: u64) {
         self.storages.write().expect("storage map poisoned").remove(&id);

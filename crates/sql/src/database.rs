@@ -6,23 +6,19 @@
 //! connection, holding a proc-array slot for its life), take checkpoints,
 //! shut it down, and a few diagnostics. Everything else is the crate's own.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use snapscale_lock::{LockConfig, LockManager};
 use snapscale_sinval::{Sinval, SinvalConfig};
-use snapscale_storage::checkpoint;
 use snapscale_storage::log::{Log, Lsn};
-use snapscale_txn::{Engine, EngineConfig, IsolationLevel, Session, SnapshotMode};
-use tracing::info;
+use snapscale_txn::{Engine, EngineConfig, Session, SnapshotMode, Xid};
 
-use crate::catalog::{Catalog, Row};
+use crate::catalog::Catalog;
 use crate::error::SqlError;
-use crate::redo::{self, Image};
 use crate::sqlstate::SqlState;
-use crate::types::Value;
 
 /// How a database is built.
 #[derive(Clone, Debug)]
@@ -70,11 +66,20 @@ pub struct Database {
     /// and take its snapshot (CHECKPOINT-CUT in the README).
     pub(crate) commit_gate: tokio::sync::RwLock<()>,
     pub(crate) catalog: Catalog,
-    data_dir: Option<PathBuf>,
+    pub(crate) data_dir: Option<PathBuf>,
     /// Keeps the data directory locked against a second server.
-    _lock: Option<std::fs::File>,
+    pub(crate) _lock: Option<std::fs::File>,
     /// The checkpointer's own proc-array session, attached at open.
-    checkpointer: tokio::sync::Mutex<Option<Session>>,
+    pub(crate) checkpointer: tokio::sync::Mutex<Option<Session>>,
+    /// Per proc-array slot: 1 + the LSN of the first record its running
+    /// transaction tree appended, or 0 (TREE-START).
+    trees: Box<[AtomicU64]>,
+    /// Standbys streaming from this server (WAL-RETAIN).
+    pub(crate) senders: crate::wal_retention::Senders,
+    /// Chosen when the data directory was created (IDENTIFY_SYSTEM).
+    pub(crate) system_id: u64,
+    /// A standby's replay progress; `None` on a primary.
+    pub(crate) recovery: Option<Arc<Progress>>,
     next_backend: AtomicU64,
     faults: Faults,
 }
@@ -97,17 +102,38 @@ impl Backend {
 impl Database {
     /// An empty database in memory only (tests).
     pub fn in_memory(config: DatabaseConfig) -> Arc<Database> {
-        let db = Database::build(&config);
+        let db = Database::build(&config, Xid::FIRST_NORMAL);
         Arc::new(db)
     }
 
-    fn build(config: &DatabaseConfig) -> Database {
+    pub(crate) fn build(config: &DatabaseConfig, first_xid: Xid) -> Database {
+        // One more slot for the checkpointer (PostgreSQL's auxiliary process).
         let max_sessions = config.max_connections + 1;
         let engine = Engine::new(EngineConfig {
             max_sessions,
             snapshot_mode: config.snapshot_mode,
+            first_xid,
             ..EngineConfig::default()
         });
+        Database::with_engine(config, engine)
+    }
+
+    /// A standby's database: its engine replays the primary's xids.
+    pub(crate) fn build_standby(config: &DatabaseConfig) -> Database {
+        // Two more slots: the checkpointer (restartpoints) and replay's
+        // pruning session.
+        let max_sessions = config.max_connections + 2;
+        let engine = Engine::new(EngineConfig {
+            max_sessions,
+            snapshot_mode: config.snapshot_mode,
+            standby: true,
+            ..EngineConfig::default()
+        });
+        Database::with_engine(config, engine)
+    }
+
+    fn with_engine(config: &DatabaseConfig, engine: Arc<Engine>) -> Database {
+        let max_sessions = engine.config().max_sessions;
         let checkpointer = engine.attach().expect("a fresh engine has a slot for the checkpointer");
         Database {
             locks: LockManager::new(LockConfig {
@@ -123,6 +149,10 @@ impl Database {
             _lock: None,
             checkpointer: tokio::sync::Mutex::new(Some(checkpointer)),
             next_backend: AtomicU64::new(1),
+            trees: (0..max_sessions).map(|_| AtomicU64::new(0)).collect(),
+            senders: crate::wal_retention::Senders::default(),
+            system_id: 0,
+            recovery: None,
             faults: Faults::default(),
             engine,
         }
@@ -142,6 +172,21 @@ impl Database {
     pub(crate) fn new_backend_id(&self) -> u64 {
         // Relaxed: only uniqueness matters.
         self.next_backend.fetch_add(1, Relaxed)
+    }
+
+    /// True on a standby (PostgreSQL's `pg_is_in_recovery()`).
+    pub fn in_recovery(&self) -> bool {
+        self.recovery.is_some()
+    }
+
+    /// A standby's WAL positions: received (written locally) and replayed,
+    /// and the commit time of the last transaction replayed (microseconds
+    /// since 2000-01-01). `None` on a primary.
+    pub fn replay_progress(&self) -> Option<(Lsn, Lsn, Option<i64>)> {
+        let p = self.recovery.as_ref()?;
+        // Relaxed: progress reports; a stale value is a recent truth.
+        let last = p.last_commit.load(Relaxed);
+        Some((p.received.load(Relaxed), p.applied.load(Relaxed), (last != i64::MIN).then_some(last)))
     }
 
     /// The snapshot strategy this database runs.
@@ -183,6 +228,32 @@ impl Database {
         let mut slots: Vec<u32> = self.locks.waiting().into_iter().map(|(s, _, _)| s).collect();
         slots.dedup();
         slots
+    }
+}
+
+impl Database {
+    /// TREE-START: the transaction tree of `slot` appended its first record
+    /// at `lsn`. Called under the commit gate held shared, with the append.
+    pub(crate) fn begin_tree(&self, slot: u32, lsn: Lsn) {
+        // Relaxed: written under the commit gate held shared and read under
+        // it held exclusively (`oldest_tree_start`); the gate orders them.
+        self.trees[slot as usize].store(lsn + 1, Relaxed);
+    }
+
+    /// The transaction tree of `slot` ended (its COMMIT or ABORT record is
+    /// appended).
+    pub(crate) fn end_tree(&self, slot: u32) {
+        // Relaxed: a checkpoint that still reads the old start keeps more
+        // WAL than it needs, never less; the next start of this slot is
+        // stored under the gate.
+        self.trees[slot as usize].store(0, Relaxed);
+    }
+
+    /// The first record of the oldest transaction tree that has appended
+    /// any; called under the commit gate held exclusively.
+    pub(crate) fn oldest_tree_start(&self) -> Option<Lsn> {
+        // Relaxed: see `begin_tree`.
+        self.trees.iter().map(|t| t.load(Relaxed)).filter(|&v| v != 0).min().map(|v| v - 1)
     }
 }
 
@@ -239,224 +310,27 @@ impl Database {
     }
 }
 
-fn startup_error(what: &str, e: impl std::fmt::Display) -> String {
-    format!("{what}: {e}")
+/// A standby's replay progress, read by `pg_last_wal_receive_lsn()` and
+/// friends. Each field is a report written by one thread (the WAL receiver
+/// or the replay thread) and read Relaxed: a stale value is a recent truth,
+/// and nothing else is published through them.
+#[derive(Debug)]
+pub(crate) struct Progress {
+    /// The end of the WAL received and written locally.
+    pub(crate) received: AtomicU64,
+    /// The end of the last record replayed.
+    pub(crate) applied: AtomicU64,
+    /// The commit time of the last transaction replayed (microseconds since
+    /// 2000-01-01), or `i64::MIN` before the first.
+    pub(crate) last_commit: AtomicI64,
 }
 
-impl Database {
-    /// Opens the database: with `config.durability`, in its data
-    /// directory, loading the latest checkpoint and replaying the WAL after
-    /// it to its end (stopping at a torn or corrupt tail; transactions
-    /// without a commit record are dropped), then opening the log for
-    /// appending. A corrupt checkpoint stops here. Reads files: call it
-    /// where blocking is allowed.
-    pub fn open(config: DatabaseConfig) -> Result<Arc<Database>, String> {
-        let Some(durability) = config.durability.clone() else { return Ok(Database::in_memory(config)) };
-        let started = Instant::now();
-        let dir = &durability.data_dir;
-        std::fs::create_dir_all(dir)
-            .map_err(|e| startup_error(&format!("could not create \"{}\"", dir.display()), e))?;
-        let lock_path = dir.join("snapscale.lock");
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| startup_error("could not open the lock file", e))?;
-        lock.try_lock().map_err(|_| {
-            format!(
-                "data directory \"{}\" is in use by another server (lock file {})",
-                dir.display(),
-                lock_path.display()
-            )
-        })?;
-        let (redo, mut image) = match checkpoint::read_latest(dir)? {
-            Some((redo, payload)) => {
-                (redo, Image::decode(&payload).map_err(|e| format!("the latest checkpoint: {e}"))?)
-            }
-            None => (0, Image::default()),
-        };
-        let wal_dir = dir.join("wal");
-        std::fs::create_dir_all(&wal_dir)
-            .map_err(|e| startup_error("could not create the WAL directory", e))?;
-        let read = snapscale_storage::log::read(&wal_dir, redo)
-            .map_err(|e| startup_error("could not read the WAL", e))?;
-        if let (Some(why), false) = (&read.stopped, read.torn_tail) {
-            // Not a torn tail: committed WAL after this point would be lost.
-            return Err(format!("the WAL is damaged before its end ({why}); refusing to start"));
+impl Progress {
+    pub(crate) fn new() -> Progress {
+        Progress {
+            received: AtomicU64::new(0),
+            applied: AtomicU64::new(0),
+            last_commit: AtomicI64::new(i64::MIN),
         }
-        let bytes = read.end.saturating_sub(redo);
-        let mut pending: Vec<(u8, &[u8], Lsn)> = Vec::new();
-        let mut committed = 0u64;
-        for r in &read.records {
-            match r.kind {
-                redo::COMMIT => {
-                    for (kind, payload, _) in pending.drain(..) {
-                        image.apply(kind, payload).map_err(|e| format!("replaying LSN {:X}: {e}", r.lsn))?;
-                    }
-                    committed += 1;
-                }
-                redo::ABORT => pending.clear(),
-                redo::CSN => {}
-                kind => pending.push((kind, &r.payload, r.lsn)),
-            }
-        }
-        // Changes with no commit after them (a batch torn after some whole
-        // records) are cut off with the tail: left in place, the next
-        // transaction's COMMIT would follow them and adopt them.
-        let mut end = pending.first().map_or(read.end, |(_, _, lsn)| *lsn);
-        let without_commit = !pending.is_empty();
-        if let Some(why) = &read.stopped {
-            info!(reason = %why, "the WAL ends with a torn tail; replay stops there");
-        }
-        if end < redo {
-            // The WAL lost its tail beyond the checkpoint (fsync = off and a
-            // machine crash): the checkpoint alone is consistent.
-            info!(
-                wal_end = format!("{end:X}"),
-                redo = format!("{redo:X}"),
-                "the WAL ends before the checkpoint; starting at its redo point"
-            );
-            end = redo;
-        }
-        let log = Log::open(&wal_dir, end, durability.segment_size, durability.fsync)
-            .map_err(|e| startup_error("could not open the WAL", e))?;
-        let mut db = Database::build(&config);
-        db.log = Some(log);
-        db.data_dir = Some(dir.clone());
-        db._lock = Some(lock);
-        let db = Arc::new(db);
-        db.load(image)?;
-        let elapsed = started.elapsed();
-        info!(
-            checkpoint_redo = format!("{redo:X}"),
-            wal_end = format!("{end:X}"),
-            replayed_bytes = bytes,
-            transactions = committed,
-            dropped_uncommitted_tail = without_commit,
-            ms = elapsed.as_millis() as u64,
-            mb_per_s = format!("{:.1}", bytes as f64 / 1e6 / elapsed.as_secs_f64().max(1e-9)),
-            "recovery done"
-        );
-        Ok(db)
-    }
-
-    /// Loads a recovered image into tables, as one bootstrap transaction.
-    fn load(&self, image: Image) -> Result<(), String> {
-        self.catalog.resume_ids(image.next_oid, image.next_storage);
-        if image.catalog.is_empty() {
-            return Ok(());
-        }
-        let mut session = self.engine.attach().map_err(|e| startup_error("recovery", e))?;
-        session.begin(IsolationLevel::ReadCommitted).map_err(|e| startup_error("recovery", e))?;
-        let mut storages = image.storages;
-        for entry in image.catalog.into_values() {
-            let heap = self.catalog.create_storage_with_id(entry.storage);
-            let mut max_id = 0;
-            for (id, row) in storages.remove(&entry.storage).unwrap_or_default() {
-                max_id = max_id.max(id);
-                heap.table.insert(&mut session, Row::from(row)).map_err(|e| startup_error("recovery", e))?;
-            }
-            // Relaxed: before any session can insert (ROW-ID).
-            heap.next_row_id.store(max_id + 1, Relaxed);
-            self.catalog
-                .table
-                .insert(&mut session, Arc::new(entry))
-                .map_err(|e| startup_error("recovery", e))?;
-        }
-        session.commit().map_err(|e| startup_error("recovery", e))?;
-        Ok(())
-    }
-
-    /// Takes a checkpoint with the checkpointer's session: a consistent
-    /// image of every permanent table as of one snapshot, taken at a redo
-    /// point no commit straddles; then older WAL is removed. `None` without
-    /// a WAL.
-    pub async fn checkpoint(&self) -> Result<Option<Lsn>, String> {
-        let (Some(log), Some(dir)) = (&self.log, &self.data_dir) else { return Ok(None) };
-        let mut guard = self.checkpointer.lock().await;
-        let Some(session) = guard.as_mut() else { return Ok(None) };
-        let started = Instant::now();
-        let (redo, snapshot) = {
-            let _cut = self.commit_gate.write().await;
-            let redo = log.insert_lsn();
-            session.begin(IsolationLevel::RepeatableRead).map_err(|e| e.to_string())?;
-            match session.statement_snapshot() {
-                Ok(snapshot) => (redo, snapshot),
-                Err(e) => {
-                    session.abort();
-                    return Err(e.to_string());
-                }
-            }
-        };
-        let (next_oid, next_storage) = self.catalog.next_ids();
-        let mut image = Image { next_oid, next_storage, ..Image::default() };
-        let mut rows = 0usize;
-        let reader = session.reader(&snapshot);
-        for (_, entry) in self.catalog.table.scan(&reader) {
-            if entry.temp_owner.is_some() {
-                continue;
-            }
-            let Some(heap) = self.catalog.storage(entry.storage) else { continue };
-            let stored = image.storages.entry(entry.storage).or_default();
-            for (_, row) in heap.table.scan(&reader) {
-                if let Some(Value::Int(id)) = row.last() {
-                    stored.insert(*id, row.to_vec());
-                    rows += 1;
-                }
-            }
-            image.catalog.insert(entry.oid, (*entry).clone());
-        }
-        // Read-only: ending it by abort changes nothing.
-        session.abort();
-        drop(guard);
-        // The WAL up to the redo point must be durable before a checkpoint
-        // names it: records below it (aborts, CSNs, asynchronous commits)
-        // may not have been flushed yet, and recovery must find the log
-        // reaching the redo point.
-        log.flush(redo).await.map_err(|e| format!("could not flush the WAL before a checkpoint: {e}"))?;
-        let payload = image.encode();
-        let dir = dir.clone();
-        let log2 = Arc::clone(log);
-        let bytes = payload.len();
-        tokio::task::spawn_blocking(move || -> Result<(), String> {
-            checkpoint::write(&dir, redo, &payload)
-                .map_err(|e| format!("could not write a checkpoint: {e}"))?;
-            log2.remove_before(redo).map_err(|e| format!("could not remove old WAL: {e}"))?;
-            Ok(())
-        })
-        .await
-        .map_err(|e| e.to_string())??;
-        info!(
-            redo = format!("{redo:X}"),
-            rows,
-            bytes,
-            ms = started.elapsed().as_millis() as u64,
-            "checkpoint done"
-        );
-        Ok(Some(redo))
-    }
-
-    /// Where the next WAL record will go (0 without a WAL).
-    pub fn wal_insert_lsn(&self) -> Lsn {
-        self.log.as_ref().map_or(0, |l| l.insert_lsn())
-    }
-
-    /// Bytes of WAL written since `lsn` (the checkpointer's volume trigger).
-    pub fn wal_since(&self, lsn: Lsn) -> u64 {
-        self.log.as_ref().map_or(0, |l| l.bytes_since(lsn))
-    }
-
-    /// Stops the WAL after a last sync (the server's shutdown, after its
-    /// final checkpoint).
-    pub fn shutdown(&self) {
-        if let Some(log) = &self.log {
-            log.shutdown();
-        }
-    }
-
-    /// The data directory, if the database is durable.
-    pub fn data_dir(&self) -> Option<&Path> {
-        self.data_dir.as_deref()
     }
 }

@@ -70,6 +70,21 @@ impl Cmp {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Func {
     Now,
+    /// `pg_is_in_recovery()`.
+    InRecovery,
+    /// `pg_last_wal_receive_lsn()`: NULL on a primary.
+    LastReceiveLsn,
+    /// `pg_last_wal_replay_lsn()`: NULL on a primary.
+    LastReplayLsn,
+    /// `pg_last_xact_replay_timestamp()`: NULL on a primary or before the
+    /// first replayed commit.
+    LastReplayTimestamp,
+    /// `pg_current_wal_lsn()`: 55000 during recovery.
+    CurrentWalLsn,
+    /// `pg_current_snapshot()`: the statement's snapshot as
+    /// `xmin:xmax:xip,...` (the xids it treats as running between its
+    /// bounds).
+    CurrentSnapshot,
     Abs,
     Coalesce,
     Lower,
@@ -148,6 +163,11 @@ pub struct Ctx<'a> {
     pub now: i64,
     /// Where this evaluation's recursion started (`max_stack_depth`).
     pub stack: StackDepth,
+    /// The database, for functions that report its state (replay
+    /// progress); `None` where no statement runs (tests).
+    pub db: Option<&'a crate::database::Database>,
+    /// The statement's snapshot, if it took one (`pg_current_snapshot()`).
+    pub snapshot: Option<&'a snapscale_txn::Snapshot>,
 }
 
 fn truth(v: &Value) -> Option<bool> {
@@ -357,7 +377,7 @@ fn eval_like(a: &Expr, p: &Expr, negated: bool, cx: &Ctx<'_>) -> Result<Value, S
 #[inline(never)]
 fn eval_func(f: Func, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, SqlError> {
     let vals = args.iter().map(|a| a.eval(cx)).collect::<Result<Vec<_>, _>>()?;
-    func(f, vals, cx.now)
+    func(f, vals, cx)
 }
 
 fn concat(a: Value, b: Value) -> Value {
@@ -504,9 +524,58 @@ fn like(s: &str, pattern: &str) -> Result<bool, SqlError> {
     Ok(p[pi..].iter().all(|t| *t == LikeToken::Any))
 }
 
-fn func(f: Func, args: Vec<Value>, now: i64) -> Result<Value, SqlError> {
+/// PostgreSQL's text form of a snapshot: `xmin:xmax:xip,...`. A CSN
+/// snapshot keeps no list, so the xids between its bounds are asked one by
+/// one (refused past a million: this is a diagnostic, not a scan).
+fn snapshot_text(
+    db: &crate::database::Database,
+    snapshot: &snapscale_txn::Snapshot,
+) -> Result<String, SqlError> {
+    let (xmin, xmax) = (snapshot.xmin.0, snapshot.xmax.0);
+    let running: Vec<u64> = if snapshot.csn() != 0 {
+        if xmax - xmin > 1_000_000 {
+            return Err(SqlError::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!("the snapshot spans {} xids, too many to list", xmax - xmin),
+            ));
+        }
+        (xmin..xmax).filter(|&x| db.engine.xid_in_snapshot(snapscale_txn::Xid(x), snapshot)).collect()
+    } else {
+        let mut xids: Vec<u64> =
+            snapshot.xip().iter().chain(snapshot.subxip()).map(|x| x.0).filter(|&x| x < xmax).collect();
+        xids.sort_unstable();
+        xids
+    };
+    let list: Vec<String> = running.iter().map(u64::to_string).collect();
+    Ok(format!("{xmin}:{xmax}:{}", list.join(",")))
+}
+
+fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let lsn = |l: u64| Value::Text(crate::wal_senders::format_lsn(l));
+    let progress = cx.db.and_then(|db| db.replay_progress());
     Ok(match f {
-        Func::Now => Value::Timestamp(now),
+        Func::Now => Value::Timestamp(cx.now),
+        Func::InRecovery => Value::Bool(cx.db.is_some_and(|db| db.in_recovery())),
+        Func::LastReceiveLsn => progress.map_or(Value::Null, |(received, _, _)| lsn(received)),
+        Func::LastReplayLsn => progress.map_or(Value::Null, |(_, applied, _)| lsn(applied)),
+        Func::LastReplayTimestamp => {
+            progress.and_then(|(_, _, time)| time).map_or(Value::Null, Value::Timestamp)
+        }
+        Func::CurrentWalLsn => match cx.db {
+            Some(db) if db.in_recovery() => {
+                return Err(SqlError::new(
+                    SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    "recovery is in progress",
+                )
+                .with_hint("WAL control functions cannot be executed during recovery."))
+            }
+            Some(db) => lsn(db.wal_insert_lsn()),
+            None => Value::Null,
+        },
+        Func::CurrentSnapshot => match (cx.db, cx.snapshot) {
+            (Some(db), Some(snapshot)) => Value::Text(snapshot_text(db, snapshot)?),
+            _ => Value::Null,
+        },
         Func::Coalesce => args.into_iter().find(|v| !matches!(v, Value::Null)).unwrap_or(Value::Null),
         Func::Abs => match &args[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
@@ -589,7 +658,7 @@ mod tests {
     use super::*;
 
     fn cx() -> Ctx<'static> {
-        Ctx { row: &[], params: &[], now: 0, stack: StackDepth::here(1 << 20) }
+        Ctx { row: &[], params: &[], now: 0, stack: StackDepth::here(1 << 20), db: None, snapshot: None }
     }
 
     #[test]

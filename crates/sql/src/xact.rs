@@ -13,23 +13,28 @@
 //! README):
 //!
 //! ```text
-//!   WAL: changes + COMMIT record appended as one batch, flushed when
-//!        synchronous_commit is on                      (WAL-FIRST, CHECKPOINT-CUT)
+//!   WAL: the buffered changes + COMMIT record appended as one batch, under
+//!        the commit gate; flushed when synchronous_commit is on and the
+//!        transaction changed anything                (WAL-FIRST, CHECKPOINT-CUT)
 //!   the commit becomes visible (status log, proc array, CSN)
-//!   CSN record appended (csn mode)
 //!   invalidations sent                                  (PLAN-FRESH)
 //!   locks released
 //! ```
 //!
-//! Abort releases the same things without the WAL batch (an ABORT record
-//! is informational). Whatever ends the connection drops the `Xact`, and
-//! its `Drop` runs the abort (CONNECTION-GUARD in the server's README).
+//! A transaction's changes reach the WAL while it runs, tagged by xid,
+//! whenever its buffer fills (`wal_buffer.rs`, WAL-TAGGED); the first such
+//! append records where the tree starts (TREE-START), so a checkpoint
+//! knows from where replay must read. Abort and ROLLBACK TO append an
+//! ABORT record naming the xids they end, before those xids' locks are
+//! released. Whatever ends the connection drops the `Xact`, and its
+//! `Drop` runs the abort (CONNECTION-GUARD in the server's README).
 
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use snapscale_lock::{LockMode, LockTag, WaitPolicy};
 use snapscale_sinval::Invalidation;
+use snapscale_storage::log::Lsn;
 use snapscale_storage::Tid;
 use snapscale_txn::{IsolationLevel, Session, Snapshot, Xid};
 
@@ -42,6 +47,7 @@ use crate::redo::{self, Redo};
 use crate::relcache::{RelCache, Resolver};
 use crate::sqlstate::SqlState;
 use crate::stack::DEFAULT_MAX_STACK_DEPTH;
+use crate::wal_buffer::WalBuffer;
 
 /// The settings a transaction's work reads, copied from the session's
 /// before each statement (SET may change them between statements).
@@ -75,8 +81,6 @@ struct Level {
     invalidations: Vec<Invalidation>,
     /// Xids registered with the lock manager at this level (XID-WAITABLE).
     xids: Vec<Xid>,
-    /// Changes to log at commit (dropped if this level aborts).
-    redo: Vec<Redo>,
 }
 
 /// A notice or warning to send before the statement's result.
@@ -110,12 +114,14 @@ pub struct Xact {
     now: i64,
     notices: Vec<Notice>,
     pub(crate) config: XactConfig,
+    /// The transaction's WAL records not yet appended.
+    wal: WalBuffer,
 }
 
 /// PostgreSQL's epoch (2000-01-01) in Unix seconds.
 const PG_EPOCH: i64 = 946_684_800;
 
-fn now_micros() -> i64 {
+pub(crate) fn now_micros() -> i64 {
     let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     d.as_micros() as i64 - PG_EPOCH * 1_000_000
 }
@@ -139,6 +145,7 @@ impl Xact {
             now: 0,
             notices: Vec::new(),
             config: XactConfig::default(),
+            wal: WalBuffer::default(),
         }
     }
 
@@ -183,6 +190,7 @@ impl Xact {
     pub(crate) fn begin(&mut self, isolation: IsolationLevel) -> Result<(), SqlError> {
         self.session.begin(isolation).map_err(txn_error)?;
         self.levels = vec![Level::default()];
+        self.wal.reset();
         self.now = now_micros();
         self.accept_invalidations();
         Ok(())
@@ -211,15 +219,21 @@ impl Xact {
         parent.dropped.extend(done.dropped);
         parent.invalidations.extend(done.invalidations);
         parent.xids.extend(done.xids);
-        parent.redo.extend(done.redo);
         Ok(())
     }
 
-    /// Aborts the innermost level (ROLLBACK TO): its rows die, its redo is
-    /// dropped, its storage freed, and its xid and relation locks released
-    /// so that whoever waited for them goes on (SUBXACT-LOCKS).
+    /// Aborts the innermost level (ROLLBACK TO): its rows die, its buffered
+    /// records are dropped and an ABORT record names its xids, its storage
+    /// is freed, and its xid and relation locks are released so that
+    /// whoever waited for them goes on (SUBXACT-LOCKS).
     pub(crate) fn rollback_level(&mut self) -> Result<(), SqlError> {
+        let aborted = self.session.innermost_xids();
         self.session.abort_subtransaction().map_err(txn_error)?;
+        self.wal.forget(&aborted);
+        // WAL-TAGGED: the ABORT record precedes the release of the xid
+        // locks below, so a transaction that waited for these xids logs
+        // its changes after it.
+        self.log_abort(&aborted);
         let done = self.levels.pop().expect("a subtransaction level");
         let slot = self.session.slot();
         for xid in &done.xids {
@@ -240,62 +254,67 @@ impl Xact {
 
     /// Commits the transaction (COMMIT-ORDER in the module docs).
     pub(crate) async fn commit(&mut self) -> Result<(), SqlError> {
-        let redo: Vec<Redo> = self.levels.iter_mut().flat_map(|l| l.redo.drain(..)).collect();
-        let mut logged = Ok(());
-        // WAL-FIRST: the changes and the commit record are appended as one
-        // batch, and (synchronous_commit) made durable, before the commit
-        // becomes visible. The gate keeps a checkpoint's cut from falling
-        // between the append and the visibility (CHECKPOINT-CUT).
         let db = Arc::clone(&self.db);
         let mut gate = None;
-        if let (Some(log), Some(xid)) = (&db.log, self.session.xid()) {
-            if !redo.is_empty() {
-                gate = Some(db.commit_gate.read().await);
-                let subxids: Vec<u64> = self
-                    .levels
-                    .iter()
-                    .flat_map(|l| l.xids.iter().map(|x| x.0))
-                    .filter(|&x| x != xid.0)
-                    .collect();
-                let encoded: Vec<(u8, Vec<u8>)> = redo.iter().map(redo::encode).collect();
-                let commit = redo::encode_commit(xid.0, &subxids);
-                let mut batch: Vec<(u8, &[u8])> = encoded.iter().map(|(k, p)| (*k, p.as_slice())).collect();
-                batch.push((redo::COMMIT, &commit));
-                logged = match log.append(&batch) {
-                    Ok(end) if self.config.synchronous_commit => log.flush(end).await,
-                    Ok(end) => {
-                        log.flush_soon(end);
-                        Ok(())
-                    }
-                    Err(e) => Err(e),
+        if let (Some(log), Some(_)) = (&db.log, self.session.xid()) {
+            // The gate keeps a checkpoint's cut from falling between the
+            // COMMIT record and the commit's visibility (CHECKPOINT-CUT).
+            gate = Some(db.commit_gate.read().await);
+            let logged = match self.append_commit() {
+                Ok(end) if self.wal.changed && self.config.synchronous_commit => log.flush(end).await,
+                Ok(end) => {
+                    // Nothing to wait for: a commit that changed nothing
+                    // (an xid for a row lock, a temporary table) is not
+                    // made durable first, as in PostgreSQL.
+                    log.flush_soon(end);
+                    Ok(())
                 }
-                .map_err(|e| SqlError::new(SqlState::from_code(e.sqlstate), e.message));
+                Err(e) => Err(e),
+            }
+            .map_err(log_error);
+            if let Err(e) = logged {
+                // Never acknowledged: the transaction aborts here (its
+                // record may still be on disk; after a restart it would
+                // count).
+                drop(gate);
+                self.abort();
+                return Err(e);
             }
         }
-        if let Err(e) = logged {
-            // Never acknowledged: the transaction aborts here (its record
-            // may still be on disk; after a restart it would count).
-            drop(gate);
-            self.abort();
-            return Err(e);
-        }
-        self.finish_commit(gate.is_some())
+        let committed = self.finish_commit();
+        drop(gate);
+        committed
     }
 
-    /// The synchronous tail of a commit, once its WAL (if any) is written:
-    /// visibility, then the CSN record, then invalidations, then the locks.
-    /// `logged` says the commit record was appended (under the commit gate
-    /// the caller still holds).
-    fn finish_commit(&mut self, logged: bool) -> Result<(), SqlError> {
-        let db = Arc::clone(&self.db);
-        let xid = self.session.xid();
-        let committed = self.session.commit().map_err(txn_error);
-        if let (Some(log), Some(xid), Some(csn), true) =
-            (&db.log, xid, self.session.last_commit_csn(), logged)
-        {
-            // Never waited for: the next flush takes it along.
-            let _ = log.append(&[(redo::CSN, &redo::encode_csn(xid.0, csn))]);
+    /// Appends the buffered records and the COMMIT record as one batch
+    /// (WAL-FIRST) and forgets where the tree started (TREE-START). Returns
+    /// the LSN after the batch.
+    fn append_commit(&mut self) -> Result<Lsn, snapscale_storage::log::LogError> {
+        let log = self.db.log.as_ref().expect("called with a log");
+        let xids = self.session.tree_xids();
+        let (&xid, subxids) = xids.split_first().expect("called with an xid");
+        let record = redo::encode_commit(xid, subxids, now_micros());
+        let appended = self.wal.append(log, &[(redo::COMMIT, &record)]);
+        self.db.end_tree(self.session.slot());
+        appended.map(|(_, end)| end)
+    }
+
+    /// Appends an ABORT record for `xids` (never waited for: replay treats
+    /// a missing commit as abort anyway; the record lets a standby forget
+    /// them at once). A broken log has nothing to add.
+    fn log_abort(&mut self, xids: &[Xid]) {
+        if let (Some(log), false) = (&self.db.log, xids.is_empty()) {
+            if let Ok(end) = log.append(&[(redo::ABORT, &redo::encode_abort(xids))]) {
+                log.flush_soon(end);
+            }
         }
+    }
+
+    /// The synchronous tail of a commit, once its WAL (if any) is written
+    /// (under the commit gate the caller still holds): visibility, then
+    /// invalidations, then the locks.
+    fn finish_commit(&mut self) -> Result<(), SqlError> {
+        let committed = self.session.commit().map_err(txn_error);
         let levels = std::mem::take(&mut self.levels);
         match &committed {
             Ok(()) => {
@@ -327,13 +346,12 @@ impl Xact {
     /// Aborts the transaction, if one is open: its rows die, its storage is
     /// freed, its locks and xid locks are released (FAIL-FAST).
     pub(crate) fn abort(&mut self) {
-        let xid = self.session.xid();
+        let xids = self.session.tree_xids();
         self.session.abort();
-        if let (Some(log), Some(xid)) = (&self.db.log, xid) {
-            // Informational (recovery treats a missing commit as abort);
-            // never waited for. A broken log has nothing to add.
-            let _ = log.append(&[(redo::ABORT, &redo::encode_abort(xid.0))]);
-        }
+        self.wal.reset();
+        // Before the locks go (WAL-TAGGED, as in `rollback_level`).
+        self.log_abort(&xids);
+        self.db.end_tree(self.session.slot());
         let levels = std::mem::take(&mut self.levels);
         self.forget(&levels);
         self.db.locks.release_all(self.session.slot());
@@ -377,12 +395,41 @@ impl Xact {
         self.level().invalidations.push(Invalidation::Relation(oid));
     }
 
-    /// Buffers a change of a permanent relation for the commit's WAL batch
-    /// (REDO-PER-COMMIT); temporary tables are never logged.
-    pub(crate) fn redo(&mut self, rel: &RelEntry, change: Redo) {
-        if rel.temp_owner.is_none() && self.db.log.is_some() {
-            self.level().redo.push(change);
+    /// Logs a change of a permanent relation, tagged with the writing
+    /// (sub)transaction's xid (WAL-TAGGED); temporary tables are never
+    /// logged. The buffer is appended when it fills.
+    pub(crate) async fn log_change(&mut self, rel: &RelEntry, change: Redo) -> Result<(), SqlError> {
+        if rel.temp_owner.is_some() || self.db.log.is_none() {
+            return Ok(());
         }
+        let xid = self.prepare_write()?;
+        self.wal.change(xid, &change);
+        if self.wal.full() {
+            self.spill().await?;
+        }
+        Ok(())
+    }
+
+    /// Appends the buffered records before the commit. The tree's first
+    /// append registers where it starts, under the commit gate that a
+    /// checkpoint takes exclusively to read the starts (TREE-START).
+    async fn spill(&mut self) -> Result<(), SqlError> {
+        let db = Arc::clone(&self.db);
+        let Some(log) = &db.log else { return Ok(()) };
+        // Each spill is also asked to become durable without waiting (as
+        // PostgreSQL's WAL writer does): a standby streams only durable WAL,
+        // and a long transaction's changes should reach it as they happen.
+        if self.wal.appended {
+            let (_, end) = self.wal.append(log, &[]).map_err(log_error)?;
+            log.flush_soon(end);
+            return Ok(());
+        }
+        let _gate = db.commit_gate.read().await;
+        let (start, end) = self.wal.append(log, &[]).map_err(log_error)?;
+        db.begin_tree(self.session.slot(), start);
+        self.wal.appended = true;
+        log.flush_soon(end);
+        Ok(())
     }
 
     /// A heap this transaction changed: pruned after commit if due.
@@ -424,6 +471,11 @@ impl Xact {
         if !self.levels.iter().any(|l| l.xids.contains(&xid)) {
             self.db.locks.register_xid(self.session.slot(), xid.0).map_err(lock_error)?;
             self.level().xids.push(xid);
+            if let Some(top) = self.session.xid().filter(|&top| top != xid) {
+                // A subtransaction's first record is preceded by the one
+                // naming its parent (PostgreSQL's XLOG_XACT_ASSIGNMENT).
+                self.wal.assignment(top, xid);
+            }
         }
         Ok(xid)
     }
@@ -550,8 +602,15 @@ impl Xact {
             self.dropped_storage(entry.storage);
             self.invalidate(entry.oid);
         }
-        debug_assert!(self.levels.iter().all(|l| l.redo.is_empty()), "temporary tables are never logged");
-        self.finish_commit(false)
+        debug_assert!(!self.wal.changed, "temporary tables are never logged");
+        if self.db.log.is_some() {
+            // Not waited for, and outside the commit gate: the transaction
+            // changed nothing a checkpoint image or a standby holds.
+            if let Err(e) = self.append_commit() {
+                tracing::warn!(error = %e, "could not log the commit of dropping temporary tables");
+            }
+        }
+        self.finish_commit()
     }
 }
 
@@ -606,6 +665,10 @@ impl Resolver for Xact {
 
 pub(crate) fn txn_error(e: snapscale_txn::TxnError) -> SqlError {
     SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string())
+}
+
+pub(crate) fn log_error(e: snapscale_storage::log::LogError) -> SqlError {
+    SqlError::new(SqlState::from_code(e.sqlstate), e.message)
 }
 
 pub(crate) fn lock_error(e: snapscale_lock::LockError) -> SqlError {

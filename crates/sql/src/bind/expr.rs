@@ -516,6 +516,25 @@ impl<R: Resolver> Binder<'_, R> {
             "now" | "current_timestamp" | "localtimestamp" | "transaction_timestamp" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::Now, Vec::new()), ty: Some(SqlType::Timestamp) }
             }
+            "pg_is_in_recovery" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::InRecovery, Vec::new()), ty: Some(SqlType::Bool) }
+            }
+            // pg_lsn is shown as text (its output format).
+            "pg_last_wal_receive_lsn" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::LastReceiveLsn, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_last_wal_replay_lsn" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::LastReplayLsn, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_current_wal_lsn" | "pg_current_wal_insert_lsn" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentWalLsn, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_current_snapshot" | "txid_current_snapshot" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentSnapshot, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_last_xact_replay_timestamp" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::LastReplayTimestamp, Vec::new()), ty: Some(SqlType::Timestamp) }
+            }
             "abs" => {
                 one_arg(&bound)?;
                 let t = bound.pop().expect("one argument");

@@ -98,7 +98,7 @@ impl Executor<'_> {
         };
         let (entry, tid) = entry;
         // CATALOG-REDO: DDL is logged as the whole new definition.
-        self.xact.redo(&entry, Redo::Catalog(Arc::clone(&entry)));
+        self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
         self.xact.lock_relation(entry.oid, LockMode::AccessExclusive).await?;
         let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
         self.xact.invalidate(entry.oid);
@@ -126,7 +126,7 @@ impl Executor<'_> {
         self.xact.lock_relation(rel.entry.oid, LockMode::AccessExclusive).await?;
         self.change_catalog(rel, None).await?;
         // CATALOG-REDO: a drop is logged as the oid.
-        self.xact.redo(&rel.entry, Redo::Drop(rel.entry.oid));
+        self.xact.log_change(&rel.entry, Redo::Drop(rel.entry.oid)).await?;
         self.xact.dropped_storage(rel.entry.storage);
         self.xact.cache.remove_oid(rel.entry.oid);
         Ok(())
@@ -252,12 +252,12 @@ impl Executor<'_> {
         // Build the entries now, under our lock, from every version.
         rel.heap.index(&new, &def);
         // CATALOG-REDO: the definition with its new index.
-        self.xact.redo(&new, Redo::Catalog(Arc::clone(&new)));
+        self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
         self.change_catalog(rel, Some(new)).await?;
         Ok(())
     }
 
-    pub(crate) fn truncate(&mut self, rels: &[Rel]) -> Result<Output, SqlError> {
+    pub(crate) async fn truncate(&mut self, rels: &[Rel]) -> Result<Output, SqlError> {
         // Synchronous catalog updates: the relations are locked
         // AccessExclusive (by the plan), so no one else changes them.
         let db = Arc::clone(&self.xact.db);
@@ -269,7 +269,7 @@ impl Executor<'_> {
             new.storage = storage;
             let new = Arc::new(new);
             // CATALOG-REDO: the definition naming the new storage.
-            self.xact.redo(&new, Redo::Catalog(Arc::clone(&new)));
+            self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
             self.xact.prepare_write()?;
             let outcome = db
                 .catalog

@@ -63,6 +63,11 @@ pub(crate) async fn run(
     let mut exec = Executor { xact, params, in_block };
     match statement {
         Statement::Query(q) => {
+            if !q.root.scans() && exec.xact.session.current_snapshot().is_none() {
+                // Every statement reads with a snapshot, even one with no
+                // table (what `SELECT pg_current_snapshot()` shows).
+                exec.xact.statement_snapshot()?;
+            }
             let rows = exec.query(q).await?;
             let tag = format!("SELECT {}", rows.len());
             Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
@@ -85,6 +90,8 @@ impl Executor<'_> {
             params: self.params,
             now: self.xact.now(),
             stack: StackDepth::here(self.xact.config.max_stack_depth),
+            db: Some(&self.xact.db),
+            snapshot: self.xact.session.current_snapshot().map(|s| &**s),
         }
     }
 
@@ -96,7 +103,7 @@ impl Executor<'_> {
                 self.add_index(rel, index, *if_not_exists).await?;
                 Ok(Output::Command((*tag).into()))
             }
-            Utility::Truncate(rels) => self.truncate(rels),
+            Utility::Truncate(rels) => self.truncate(rels).await,
             Utility::Vacuum { rels, analyze } => self.vacuum(rels, *analyze),
             Utility::Analyze => Ok(Output::Command("ANALYZE".into())),
             Utility::CopyTo { rel, columns } => self.copy_to(rel, columns),

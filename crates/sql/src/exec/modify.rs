@@ -1,7 +1,7 @@
 //! Writes: INSERT, UPDATE and DELETE, and the row locks of FOR UPDATE,
 //! with PostgreSQL's rules for rows a concurrent transaction changed (EPQ
 //! in the crate README), unique checks (UNIQUE-CHECK), and the redo each
-//! change buffers for the commit (REDO-PER-COMMIT).
+//! change logs as it happens (WAL-TAGGED).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -156,7 +156,11 @@ impl Executor<'_> {
                 Outcome::Ok(new_tid) => {
                     if let Some(new) = new_row {
                         self.xact
-                            .redo(&rel.entry, Redo::Update { storage: rel.entry.storage, row: new.clone() });
+                            .log_change(
+                                &rel.entry,
+                                Redo::Update { storage: rel.entry.storage, row: new.clone() },
+                            )
+                            .await?;
                         // Relaxed: a pruning heuristic (PRUNE).
                         rel.heap.changes.fetch_add(1, Relaxed);
                         self.xact.touch(&rel.heap);
@@ -165,10 +169,12 @@ impl Executor<'_> {
                     }
                     if matches!(change, Change::Delete) {
                         if let Some(Value::Int(row_id)) = row.last() {
-                            self.xact.redo(
-                                &rel.entry,
-                                Redo::Delete { storage: rel.entry.storage, row_id: *row_id },
-                            );
+                            self.xact
+                                .log_change(
+                                    &rel.entry,
+                                    Redo::Delete { storage: rel.entry.storage, row_id: *row_id },
+                                )
+                                .await?;
                         }
                         // Relaxed: a pruning heuristic (PRUNE).
                         rel.heap.changes.fetch_add(1, Relaxed);
@@ -248,7 +254,9 @@ impl Executor<'_> {
         stored.push(Value::Int(rel.heap.new_row_id()));
         let row = Row::from(stored);
         let tid = rel.heap.table.insert(&mut self.xact.session, row.clone()).map_err(storage_error)?;
-        self.xact.redo(&rel.entry, Redo::Insert { storage: rel.entry.storage, row: row.clone() });
+        self.xact
+            .log_change(&rel.entry, Redo::Insert { storage: rel.entry.storage, row: row.clone() })
+            .await?;
         self.xact.touch(&rel.heap);
         for def in &rel.entry.indexes {
             let index = rel.heap.index(&rel.entry, def);

@@ -109,7 +109,55 @@ pub enum Statement {
     Utility(Utility),
 }
 
+impl Node {
+    /// True if this node or one below it reads a table (and so takes the
+    /// statement's snapshot when it runs).
+    pub fn scans(&self) -> bool {
+        match self {
+            Node::Result => false,
+            Node::Scan(_) | Node::LockRows { .. } => true,
+            Node::Aggregate { input, .. }
+            | Node::Sort { input, .. }
+            | Node::Project { input, .. }
+            | Node::Limit { input, .. } => input.scans(),
+        }
+    }
+
+    /// True if this node or one below it locks rows (FOR UPDATE/SHARE).
+    fn locks_rows(&self) -> bool {
+        match self {
+            Node::Result | Node::Scan(_) => false,
+            Node::LockRows { .. } => true,
+            Node::Aggregate { input, .. }
+            | Node::Sort { input, .. }
+            | Node::Project { input, .. }
+            | Node::Limit { input, .. } => input.locks_rows(),
+        }
+    }
+}
+
 impl Statement {
+    /// The command name PostgreSQL's read-only check names, if this
+    /// statement writes (a standby refuses it with 25006).
+    pub fn writes(&self) -> Option<&'static str> {
+        match self {
+            Statement::Query(q) if q.root.locks_rows() => Some("SELECT FOR UPDATE"),
+            Statement::Query(_) => None,
+            Statement::Insert { .. } => Some("INSERT"),
+            Statement::Update { .. } => Some("UPDATE"),
+            Statement::Delete { .. } => Some("DELETE"),
+            Statement::Utility(u) => match u {
+                Utility::CreateTable(_) => Some("CREATE TABLE"),
+                Utility::DropTable(_) => Some("DROP TABLE"),
+                Utility::AddIndex { tag, .. } => Some(tag),
+                Utility::Truncate(_) => Some("TRUNCATE TABLE"),
+                Utility::Vacuum { .. } => Some("VACUUM"),
+                Utility::CopyFrom { .. } => Some("COPY FROM"),
+                Utility::Analyze | Utility::CopyTo { .. } => None,
+            },
+        }
+    }
+
     /// The result columns, if the statement returns rows.
     pub fn columns(&self) -> Option<Arc<[Column]>> {
         match self {

@@ -204,6 +204,16 @@ impl<G: Gucs> Conn<G> {
                 }
                 self.ensure_transaction()?;
                 let planned = self.ready(p, parsed).await?;
+                if let (true, Some(command)) = (self.xact.db.in_recovery(), planned.statement.writes()) {
+                    // A hot standby serves reads only (PostgreSQL's
+                    // PreventCommandIfReadOnly / during recovery).
+                    let message = if command == "VACUUM" {
+                        "cannot execute VACUUM during recovery".to_owned()
+                    } else {
+                        format!("cannot execute {command} in a read-only transaction")
+                    };
+                    return Err(SqlError::new(SqlState::READ_ONLY_SQL_TRANSACTION, message));
+                }
                 if let Parsed::Sql(ast) = parsed {
                     self.xact.db.maybe_panic(&**ast);
                 }

@@ -1,0 +1,209 @@
+//! The byte codec of WAL records and checkpoint images: little-endian
+//! integers, strings as a u32 length and UTF-8, rows, types and relation
+//! entries (formats in `mod.rs`).
+
+use crate::catalog::{ColumnDef, IndexDef, RelEntry};
+use crate::error::SqlError;
+use crate::sqlstate::SqlState;
+use crate::types::{SqlType, Value};
+
+#[derive(Default)]
+pub(crate) struct Writer(pub(crate) Vec<u8>);
+
+impl Writer {
+    pub(crate) fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    pub(crate) fn u16(&mut self, v: u16) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(crate) fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(crate) fn i64(&mut self, v: i64) {
+        self.u64(v as u64);
+    }
+    pub(crate) fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(crate) fn str(&mut self, s: &str) {
+        self.u32(s.len() as u32);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.u8(0),
+            Value::Bool(b) => {
+                self.u8(1);
+                self.u8(u8::from(*b));
+            }
+            Value::Int(i) => {
+                self.u8(2);
+                self.u64(*i as u64);
+            }
+            Value::Float(f) => {
+                self.u8(3);
+                self.u64(f.to_bits());
+            }
+            Value::Text(s) => {
+                self.u8(4);
+                self.str(s);
+            }
+            Value::Date(d) => {
+                self.u8(5);
+                self.u32(*d as u32);
+            }
+            Value::Timestamp(t) => {
+                self.u8(6);
+                self.u64(*t as u64);
+            }
+        }
+    }
+    pub(crate) fn row(&mut self, row: &[Value]) {
+        self.u16(row.len() as u16);
+        for v in row {
+            self.value(v);
+        }
+    }
+    fn ty(&mut self, t: SqlType) {
+        let (tag, len) = match t {
+            SqlType::Int2 => (0, u32::MAX),
+            SqlType::Int4 => (1, u32::MAX),
+            SqlType::Int8 => (2, u32::MAX),
+            SqlType::Float8 => (3, u32::MAX),
+            SqlType::Bool => (4, u32::MAX),
+            SqlType::Text => (5, u32::MAX),
+            SqlType::Varchar(n) => (6, n.unwrap_or(u32::MAX)),
+            SqlType::Char(n) => (7, n),
+            SqlType::Date => (8, u32::MAX),
+            SqlType::Timestamp => (9, u32::MAX),
+        };
+        self.u8(tag);
+        self.u32(len);
+    }
+    pub(crate) fn entry(&mut self, e: &RelEntry) {
+        self.u32(e.oid);
+        self.str(&e.name);
+        self.u64(e.storage);
+        self.u16(e.columns.len() as u16);
+        for c in &e.columns {
+            self.str(&c.name);
+            self.ty(c.ty);
+            self.u8(u8::from(c.not_null));
+        }
+        self.u16(e.indexes.len() as u16);
+        for i in &e.indexes {
+            self.u32(i.oid);
+            self.str(&i.name);
+            self.u16(i.columns.len() as u16);
+            for &c in &i.columns {
+                self.u16(c as u16);
+            }
+            self.u8(u8::from(i.unique));
+            self.u8(u8::from(i.primary));
+        }
+    }
+}
+
+pub(crate) struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+pub(crate) fn corrupt() -> SqlError {
+    SqlError::new(SqlState::DATA_CORRUPTED, "a write-ahead log record or checkpoint is malformed")
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(b: &'a [u8]) -> Reader<'a> {
+        Reader { b, at: 0 }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], SqlError> {
+        let s = self.b.get(self.at..self.at + n).ok_or_else(corrupt)?;
+        self.at += n;
+        Ok(s)
+    }
+    pub(crate) fn u8(&mut self) -> Result<u8, SqlError> {
+        Ok(self.take(1)?[0])
+    }
+    pub(crate) fn u16(&mut self) -> Result<u16, SqlError> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+    }
+    pub(crate) fn u32(&mut self) -> Result<u32, SqlError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    pub(crate) fn i64(&mut self) -> Result<i64, SqlError> {
+        Ok(self.u64()? as i64)
+    }
+    /// Bytes not yet read.
+    pub(crate) fn remaining(&self) -> usize {
+        self.b.len() - self.at
+    }
+    /// True once every byte was read (a record with trailing bytes is malformed).
+    pub(crate) fn done(&self) -> bool {
+        self.at == self.b.len()
+    }
+    pub(crate) fn u64(&mut self) -> Result<u64, SqlError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+    pub(crate) fn str(&mut self) -> Result<String, SqlError> {
+        let n = self.u32()? as usize;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| corrupt())
+    }
+    fn value(&mut self) -> Result<Value, SqlError> {
+        Ok(match self.u8()? {
+            0 => Value::Null,
+            1 => Value::Bool(self.u8()? != 0),
+            2 => Value::Int(self.u64()? as i64),
+            3 => Value::Float(f64::from_bits(self.u64()?)),
+            4 => Value::Text(self.str()?),
+            5 => Value::Date(self.u32()? as i32),
+            6 => Value::Timestamp(self.u64()? as i64),
+            _ => return Err(corrupt()),
+        })
+    }
+    pub(crate) fn row(&mut self) -> Result<Vec<Value>, SqlError> {
+        let n = self.u16()?;
+        (0..n).map(|_| self.value()).collect()
+    }
+    fn ty(&mut self) -> Result<SqlType, SqlError> {
+        let tag = self.u8()?;
+        let len = self.u32()?;
+        Ok(match tag {
+            0 => SqlType::Int2,
+            1 => SqlType::Int4,
+            2 => SqlType::Int8,
+            3 => SqlType::Float8,
+            4 => SqlType::Bool,
+            5 => SqlType::Text,
+            6 => SqlType::Varchar((len != u32::MAX).then_some(len)),
+            7 => SqlType::Char(len),
+            8 => SqlType::Date,
+            9 => SqlType::Timestamp,
+            _ => return Err(corrupt()),
+        })
+    }
+    pub(crate) fn entry(&mut self) -> Result<RelEntry, SqlError> {
+        let oid = self.u32()?;
+        let name = self.str()?;
+        let storage = self.u64()?;
+        let mut columns = Vec::new();
+        for _ in 0..self.u16()? {
+            columns.push(ColumnDef { name: self.str()?, ty: self.ty()?, not_null: self.u8()? != 0 });
+        }
+        let mut indexes = Vec::new();
+        for _ in 0..self.u16()? {
+            let oid = self.u32()?;
+            let name = self.str()?;
+            let cols = (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect::<Result<_, _>>()?;
+            indexes.push(IndexDef {
+                oid,
+                name,
+                columns: cols,
+                unique: self.u8()? != 0,
+                primary: self.u8()? != 0,
+            });
+        }
+        Ok(RelEntry { oid, name, temp_owner: None, storage, columns, indexes })
+    }
+}

@@ -1,0 +1,224 @@
+//! The checkpoint image: every permanent relation's definition and
+//! committed rows as of one snapshot, with what replay needs to continue
+//! from it.
+//!
+//! Payload (the storage crate wraps it with its redo LSN and a CRC):
+//!
+//! ```text
+//!   "IMG2"
+//!   u64 cut              the insert LSN when the snapshot was taken: a
+//!                        COMMIT record below it is in the image, one at or
+//!                        after it is not (CHECKPOINT-CUT)
+//!   u64 next xid         the next xid at the cut
+//!   u32 n, n x (u64 xid, u64 parent)
+//!                        every xid running at the cut, with its parent
+//!                        (0 for a top-level xid): what a standby starting
+//!                        here must treat as running, and whose changes
+//!                        between the redo point and the cut it replays
+//!   u32 next oid, u64 next storage id
+//!   u32 n, n x entry
+//!   u32 m, m x (u64 storage id, u64 rows, rows x row)
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+
+use snapscale_txn::Xid;
+
+use super::codec::{corrupt, Reader, Writer};
+use super::Redo;
+use crate::catalog::RelEntry;
+use crate::error::SqlError;
+use crate::types::Value;
+
+const MAGIC: &[u8; 4] = b"IMG2";
+
+/// Where replay continues from a checkpoint (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CheckpointHeader {
+    pub(crate) cut: u64,
+    pub(crate) next_xid: Xid,
+    /// (xid, parent or `Xid::INVALID`).
+    pub(crate) running: Vec<(Xid, Xid)>,
+}
+
+/// The database as recovery rebuilds it before loading it into tables.
+#[derive(Debug, Default)]
+pub(crate) struct Image {
+    pub(crate) catalog: BTreeMap<u32, RelEntry>,
+    /// storage → row id → row (the row id included as its last value).
+    pub(crate) storages: HashMap<u64, BTreeMap<i64, Vec<Value>>>,
+    pub(crate) next_oid: u32,
+    pub(crate) next_storage: u64,
+}
+
+fn row_id(row: &[Value]) -> Result<i64, SqlError> {
+    match row.last() {
+        Some(Value::Int(id)) => Ok(*id),
+        _ => Err(corrupt()),
+    }
+}
+
+impl Image {
+    /// Serialises the image with its header (the checkpoint payload).
+    pub(crate) fn encode(&self, header: &CheckpointHeader) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.0.extend_from_slice(MAGIC);
+        w.u64(header.cut);
+        w.u64(header.next_xid.0);
+        w.u32(header.running.len() as u32);
+        for (xid, parent) in &header.running {
+            w.u64(xid.0);
+            w.u64(parent.0);
+        }
+        w.u32(self.next_oid);
+        w.u64(self.next_storage);
+        w.u32(self.catalog.len() as u32);
+        for e in self.catalog.values() {
+            w.entry(e);
+        }
+        w.u32(self.storages.len() as u32);
+        for (id, rows) in &self.storages {
+            w.u64(*id);
+            w.u64(rows.len() as u64);
+            for row in rows.values() {
+                w.row(row);
+            }
+        }
+        w.0
+    }
+
+    pub(crate) fn decode(b: &[u8]) -> Result<(CheckpointHeader, Image), SqlError> {
+        if b.get(..4) != Some(MAGIC.as_slice()) {
+            return Err(SqlError::new(
+                crate::sqlstate::SqlState::DATA_CORRUPTED,
+                "the checkpoint was written by an older, incompatible version of snapscale",
+            ));
+        }
+        let mut r = Reader::new(&b[4..]);
+        let cut = r.u64()?;
+        let next_xid = Xid(r.u64()?);
+        let n = r.u32()? as usize;
+        if n > r.remaining() / 16 {
+            return Err(corrupt());
+        }
+        let running = (0..n).map(|_| Ok((Xid(r.u64()?), Xid(r.u64()?)))).collect::<Result<_, SqlError>>()?;
+        let header = CheckpointHeader { cut, next_xid, running };
+        let mut image = Image { next_oid: r.u32()?, next_storage: r.u64()?, ..Image::default() };
+        for _ in 0..r.u32()? {
+            let e = r.entry()?;
+            image.catalog.insert(e.oid, e);
+        }
+        for _ in 0..r.u32()? {
+            let id = r.u64()?;
+            let mut rows = BTreeMap::new();
+            for _ in 0..r.u64()? {
+                let row = r.row()?;
+                rows.insert(row_id(&row)?, row);
+            }
+            image.storages.insert(id, rows);
+        }
+        if !r.done() {
+            return Err(corrupt());
+        }
+        Ok((header, image))
+    }
+
+    fn note_entry(&mut self, e: &RelEntry) {
+        self.next_oid = self.next_oid.max(e.oid + 1);
+        for i in &e.indexes {
+            self.next_oid = self.next_oid.max(i.oid + 1);
+        }
+        self.next_storage = self.next_storage.max(e.storage + 1);
+    }
+
+    /// Applies one committed change.
+    pub(crate) fn apply(&mut self, change: &Redo) -> Result<(), SqlError> {
+        match change {
+            Redo::Insert { storage, row } | Redo::Update { storage, row } => {
+                self.storages.entry(*storage).or_default().insert(row_id(row)?, row.to_vec());
+            }
+            Redo::Delete { storage, row_id } => {
+                if let Some(rows) = self.storages.get_mut(storage) {
+                    rows.remove(row_id);
+                }
+            }
+            Redo::Catalog(e) => {
+                self.note_entry(e);
+                // A new storage id (CREATE, TRUNCATE) starts empty; the
+                // one it replaced is gone.
+                if let Some(old) = self.catalog.get(&e.oid) {
+                    if old.storage != e.storage {
+                        self.storages.remove(&old.storage);
+                    }
+                }
+                self.storages.entry(e.storage).or_default();
+                self.catalog.insert(e.oid, (**e).clone());
+            }
+            Redo::Drop(oid) => {
+                if let Some(old) = self.catalog.remove(oid) {
+                    self.storages.remove(&old.storage);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::catalog::{ColumnDef, IndexDef, Row};
+    use crate::types::SqlType;
+
+    #[test]
+    fn images_apply_changes_and_round_trip() {
+        let entry = RelEntry {
+            oid: 16384,
+            name: "t".into(),
+            temp_owner: None,
+            storage: 3,
+            columns: vec![
+                ColumnDef { name: "a".into(), ty: SqlType::Int4, not_null: true },
+                ColumnDef { name: "b".into(), ty: SqlType::Varchar(Some(5)), not_null: false },
+                ColumnDef { name: "c".into(), ty: SqlType::Char(2), not_null: false },
+            ],
+            indexes: vec![IndexDef {
+                oid: 16385,
+                name: "t_pkey".into(),
+                columns: vec![0],
+                unique: true,
+                primary: true,
+            }],
+        };
+        let mut image = Image::default();
+        image.apply(&Redo::Catalog(Arc::new(entry.clone()))).unwrap();
+        let row: Vec<Value> = vec![Value::Int(1), Value::Text("é".into()), Value::Null, Value::Int(7)];
+        image.apply(&Redo::Insert { storage: 3, row: Row::from(row.clone()) }).unwrap();
+        let row2 = vec![Value::Int(2), Value::Float(0.5), Value::Date(-1), Value::Int(8)];
+        image.apply(&Redo::Insert { storage: 3, row: Row::from(row2) }).unwrap();
+        image.apply(&Redo::Delete { storage: 3, row_id: 8 }).unwrap();
+        assert_eq!(image.catalog[&16384], entry);
+        assert_eq!(image.storages[&3].values().cloned().collect::<Vec<_>>(), vec![row]);
+        assert_eq!((image.next_oid, image.next_storage), (16386, 4));
+        let header = CheckpointHeader {
+            cut: 99,
+            next_xid: Xid(12),
+            running: vec![(Xid(10), Xid(0)), (Xid(11), Xid(10))],
+        };
+        let (h, back) = Image::decode(&image.encode(&header)).unwrap();
+        assert_eq!(h, header);
+        assert_eq!(back.catalog, image.catalog);
+        assert_eq!(back.storages, image.storages);
+        // TRUNCATE: the entry names new storage; the old rows are gone.
+        let mut truncated = entry.clone();
+        truncated.storage = 4;
+        image.apply(&Redo::Catalog(Arc::new(truncated))).unwrap();
+        assert!(!image.storages.contains_key(&3) && image.storages[&4].is_empty());
+        image.apply(&Redo::Drop(16384)).unwrap();
+        assert!(image.catalog.is_empty() && image.storages.is_empty());
+        assert!(Image::decode(&[1, 2, 3]).is_err());
+        assert!(Image::decode(b"IMG2\x01").is_err());
+    }
+}
