@@ -35,8 +35,9 @@ use crate::backend::{self, data_row, declared_type, formats, row_description};
 use crate::frontend::{Bind, Frontend, Refused, Target};
 use crate::settings::Settings;
 use crate::shared::Shared;
-use crate::startup::start;
+use crate::startup::{start, Role};
 use crate::transport::Transport;
+use crate::walsender::WalSender;
 
 /// A connection's cancel key, registered for its life (removed on every
 /// exit path, as the drop of this guard).
@@ -64,15 +65,19 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
         }
     };
     let Some(started) = started else { return Ok(()) };
+    let transport = Transport::new(started.io, started.input, shared.settings.max_message_size);
+    let backend = match started.role {
+        Role::Client(backend) => backend,
+        Role::WalSender(_slot) => return WalSender::new(shared, transport).run().await,
+    };
     let mut settings = shared.settings.clone();
     if let Some(app) = started.application_name {
         settings.application_name = app;
     }
-    let pid = started.backend.pid();
-    let conn = Conn::new(Arc::clone(&shared.db), started.backend, settings);
+    let pid = backend.pid();
+    let conn = Conn::new(Arc::clone(&shared.db), backend, settings);
     shared.register_cancel(pid, started.secret, conn.cancel_handle());
     let _key = CancelKey { shared: Arc::clone(&shared), pid };
-    let transport = Transport::new(started.io, started.input, shared.settings.max_message_size);
     let mut protocol =
         Protocol { transport, conn, statements: HashMap::new(), portals: HashMap::new(), skipping: false };
     protocol.run().await

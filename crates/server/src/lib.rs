@@ -5,6 +5,7 @@
 mod auth;
 mod backend;
 mod connection;
+mod conninfo;
 pub mod frontend;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -13,6 +14,8 @@ pub mod settings;
 mod shared;
 mod startup;
 mod transport;
+mod walreceiver;
+mod walsender;
 
 pub use server::Server;
 pub use settings::{AuthMethod, SettingError, Settings};

@@ -10,7 +10,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use snapscale_sql::{Database, DatabaseConfig, Durability};
+use snapscale_sql::{Database, DatabaseConfig, Durability, Standby, StandbyConfig};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
@@ -26,6 +26,8 @@ pub struct Server {
     listener: Option<TcpListener>,
     /// Where connections and the checkpointer run; `None` once running.
     runtime: Option<OwnRuntime>,
+    /// A hot standby's replay, fed by its WAL receiver.
+    standby: Option<Arc<Standby>>,
 }
 
 /// The server's runtime. Dropping it (from `run`'s future, possibly inside
@@ -52,6 +54,9 @@ impl Drop for OwnRuntime {
 
 /// WAL segment size.
 const SEGMENT_SIZE: u64 = 16 << 20;
+
+/// How often a primary with activity logs its running transactions.
+const RUNNING_XACTS_INTERVAL: std::time::Duration = std::time::Duration::from_secs(15);
 
 impl Server {
     /// Prepares the data directory, builds the engine and binds the port.
@@ -86,12 +91,37 @@ impl Server {
                 .enable_all()
                 .build()?,
         ));
-        // Recovery reads files: off the async workers.
-        let db = runtime
-            .spawn_blocking(move || Database::open(config))
-            .await
-            .map_err(io::Error::other)?
-            .map_err(|e| io::Error::other(format!("start-up failed: {e}")))?;
+        let (db, standby) = match settings.primary_conninfo.clone() {
+            None => {
+                // Recovery reads files: off the async workers.
+                let db = runtime
+                    .spawn_blocking(move || Database::open(config))
+                    .await
+                    .map_err(io::Error::other)?
+                    .map_err(|e| io::Error::other(format!("start-up failed: {e}")))?;
+                (db, None)
+            }
+            Some(conninfo) => {
+                let dir = settings.data_directory.clone();
+                if !snapscale_sql::has_checkpoint(&dir) {
+                    runtime
+                        .spawn(async move { crate::walreceiver::base_backup(&conninfo, &dir).await })
+                        .await
+                        .map_err(io::Error::other)?
+                        .map_err(|e| io::Error::other(format!("the base backup failed: {e}")))?;
+                }
+                let standby_config = StandbyConfig {
+                    restartpoint_interval: settings.checkpoint_timeout,
+                    max_wal_size: settings.max_wal_size,
+                };
+                let (db, standby) = runtime
+                    .spawn_blocking(move || Database::open_standby(config, standby_config))
+                    .await
+                    .map_err(io::Error::other)?
+                    .map_err(|e| io::Error::other(format!("standby start-up failed: {e}")))?;
+                (db, Some(Arc::new(standby)))
+            }
+        };
         let addr = format!("{}:{}", settings.listen_addresses, settings.port);
         let listener = std::net::TcpListener::bind(&addr)
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
@@ -105,6 +135,7 @@ impl Server {
             shared: Arc::new(Shared::new(db, settings, scram)),
             listener: Some(listener),
             runtime: Some(runtime),
+            standby,
         })
     }
 
@@ -129,9 +160,21 @@ impl Server {
         let listener = self.listener.take().expect("a server runs once");
         let (stop_accepting, stop) = tokio::sync::oneshot::channel::<()>();
         let shared = Arc::clone(&self.shared);
+        let standby = self.standby.take();
         let main = runtime.spawn(async move {
             let (stop_checkpoints, stopped) = tokio::sync::oneshot::channel::<()>();
-            let checkpoints = tokio::spawn(checkpoint_loop(Arc::clone(&shared), stopped));
+            let checkpoints = match standby {
+                // A standby's restartpoints are replay's; it streams instead.
+                Some(standby) => {
+                    let conninfo = shared.settings.primary_conninfo.clone().expect("a standby has a primary");
+                    let receiver = tokio::spawn(crate::walreceiver::run(standby, conninfo));
+                    tokio::spawn(async move {
+                        let _ = stopped.await;
+                        receiver.abort();
+                    })
+                }
+                None => tokio::spawn(checkpoint_loop(Arc::clone(&shared), stopped)),
+            };
             let result = accept_loop(&shared, &listener, async {
                 let _ = stop.await;
             })
@@ -164,10 +207,21 @@ async fn checkpoint_loop(shared: Arc<Shared>, mut stop: tokio::sync::oneshot::Re
     let timeout = shared.settings.checkpoint_timeout;
     let mut last = std::time::Instant::now();
     let mut redo = shared.db.wal_insert_lsn();
+    let mut last_running = (std::time::Instant::now(), shared.db.wal_insert_lsn());
     loop {
         tokio::select! {
             _ = &mut stop => return,
             () = tokio::time::sleep(std::time::Duration::from_millis(200)) => {}
+        }
+        // Every 15 s with activity, a running-transactions record lets
+        // standbys forget transactions a crash ended without an abort
+        // record (PostgreSQL's LOG_SNAPSHOT_INTERVAL_MS).
+        if last_running.0.elapsed() >= RUNNING_XACTS_INTERVAL && shared.db.wal_insert_lsn() != last_running.1
+        {
+            if let Err(e) = shared.db.log_running_xacts() {
+                warn!(error = %e, "could not log the running transactions");
+            }
+            last_running = (std::time::Instant::now(), shared.db.wal_insert_lsn());
         }
         let due = last.elapsed() >= timeout || shared.db.wal_since(redo) >= shared.settings.max_wal_size;
         if !due {

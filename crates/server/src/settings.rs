@@ -54,6 +54,11 @@ pub struct Settings {
     /// a longer declared length ends the connection before anything is
     /// allocated for it.
     pub max_message_size: usize,
+    /// Where a standby's primary is (`primary_conninfo`: `host=… port=…
+    /// user=… [password=…]`); set, the server is a hot standby.
+    pub primary_conninfo: Option<String>,
+    /// Most standbys streaming at once (`max_wal_senders`).
+    pub max_wal_senders: usize,
 }
 
 /// How clients authenticate.
@@ -85,6 +90,8 @@ impl Default for Settings {
             max_wal_size: 256 << 20,
             max_stack_depth: snapscale_sql::stack::DEFAULT_MAX_STACK_DEPTH,
             max_message_size: 64 << 20,
+            primary_conninfo: None,
+            max_wal_senders: 10,
         }
     }
 }
@@ -149,7 +156,7 @@ impl fmt::Display for SettingError {
 impl std::error::Error for SettingError {}
 
 /// The names `SHOW` and `SET` accept, with their context.
-const NAMES: [(&str, Context); 18] = [
+const NAMES: [(&str, Context); 22] = [
     ("auth_method", Context::Restart),
     ("password", Context::Restart),
     ("listen_addresses", Context::Restart),
@@ -168,6 +175,10 @@ const NAMES: [(&str, Context); 18] = [
     ("max_wal_size", Context::Restart),
     ("max_stack_depth", Context::Session),
     ("max_message_size", Context::Restart),
+    ("primary_conninfo", Context::Restart),
+    ("max_wal_senders", Context::Restart),
+    ("in_hot_standby", Context::Restart),
+    ("transaction_read_only", Context::Restart),
 ];
 
 fn invalid(name: &str, value: &str, hint: &str) -> SettingError {
@@ -301,6 +312,15 @@ pub fn isolation_name(level: IsolationLevel) -> &'static str {
     }
 }
 
+/// A conninfo string with its password replaced.
+fn hide_password(conninfo: &str) -> String {
+    conninfo
+        .split_whitespace()
+        .map(|kv| if kv.starts_with("password=") { "password=********" } else { kv })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn is_loopback(addr: &str) -> bool {
     addr == "localhost" || addr.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
@@ -376,6 +396,16 @@ impl Settings {
             "max_wal_size" => self.max_wal_size = parse_size(name, value)?,
             "max_stack_depth" => self.max_stack_depth = parse_stack_depth(name, value)?,
             "max_message_size" => self.max_message_size = parse_message_size(name, value)?,
+            "primary_conninfo" => {
+                self.primary_conninfo = Some(value.trim().to_owned()).filter(|c| !c.is_empty())
+            }
+            "max_wal_senders" => {
+                self.max_wal_senders = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| invalid(name, value, "expected a non-negative integer"))?
+            }
+            "in_hot_standby" | "transaction_read_only" => return Err(SettingError::RestartOnly(name.into())),
             _ => return Err(SettingError::Unknown(name.into())),
         }
         Ok(())
@@ -406,6 +436,10 @@ impl Settings {
             "max_wal_size" => format_bytes(self.max_wal_size),
             "max_stack_depth" => format_bytes(self.max_stack_depth as u64),
             "max_message_size" => format_bytes(self.max_message_size as u64),
+            // A password in it is not shown.
+            "primary_conninfo" => self.primary_conninfo.as_deref().map(hide_password).unwrap_or_default(),
+            "max_wal_senders" => self.max_wal_senders.to_string(),
+            "in_hot_standby" | "transaction_read_only" => on_off(self.primary_conninfo.is_some()),
             _ => return Err(SettingError::Unknown(name.into())),
         })
     }
@@ -414,6 +448,29 @@ impl Settings {
     /// needs a password, and `trust` is only allowed on loopback (anyone who
     /// can reach the port could connect as anyone).
     pub fn check(&self) -> Result<(), SettingError> {
+        let standby_mode = SnapshotMode::STANDBY.contains(&self.snapshot_mode);
+        let primary_mode = SnapshotMode::ALL.contains(&self.snapshot_mode);
+        match &self.primary_conninfo {
+            None if !primary_mode => {
+                return Err(invalid(
+                    "snapshot_mode",
+                    self.snapshot_mode.name(),
+                    "known-assigned is a standby's snapshot mode: set primary_conninfo",
+                ))
+            }
+            Some(_) if !standby_mode => {
+                return Err(invalid(
+                    "snapshot_mode",
+                    self.snapshot_mode.name(),
+                    "a standby takes its snapshots as known-assigned or csn",
+                ))
+            }
+            Some(conninfo) => {
+                crate::conninfo::Conninfo::parse(conninfo)
+                    .map_err(|e| invalid("primary_conninfo", &hide_password(conninfo), &e))?;
+            }
+            None => {}
+        }
         match self.auth_method {
             AuthMethod::ScramSha256 if self.password.is_none() => Err(invalid(
                 "auth_method",

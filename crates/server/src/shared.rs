@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use pgwire::messages::startup::SecretKey;
@@ -20,11 +21,42 @@ pub struct Shared {
     /// Cancel keys of live connections: pid → (secret, handle).
     cancels: Mutex<HashMap<i32, (i32, Arc<Cancel>)>>,
     random: RandomState,
+    /// Replication connections now (bounded by max_wal_senders).
+    senders: Arc<AtomicUsize>,
+}
+
+/// A replication connection's place among `max_wal_senders`, given back
+/// when dropped.
+pub struct SenderSlot(Arc<AtomicUsize>);
+
+impl Drop for SenderSlot {
+    fn drop(&mut self) {
+        // Relaxed: a count; the slot's holder published nothing through it.
+        self.0.fetch_sub(1, Relaxed);
+    }
 }
 
 impl Shared {
     pub fn new(db: Arc<Database>, settings: Settings, scram: Option<Arc<Scram>>) -> Shared {
-        Shared { db, settings, scram, cancels: Mutex::new(HashMap::new()), random: RandomState::new() }
+        Shared {
+            db,
+            settings,
+            scram,
+            cancels: Mutex::new(HashMap::new()),
+            random: RandomState::new(),
+            senders: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// A place for a replication connection, if fewer than
+    /// `max_wal_senders` are connected.
+    pub fn sender_slot(&self) -> Option<SenderSlot> {
+        let max = self.settings.max_wal_senders;
+        // Relaxed: a bounded counter; the RMW alone makes the bound hold.
+        self.senders
+            .fetch_update(Relaxed, Relaxed, |n| (n < max).then_some(n + 1))
+            .ok()
+            .map(|_| SenderSlot(Arc::clone(&self.senders)))
     }
 
     /// A random cancel secret for a new connection.

@@ -39,6 +39,8 @@ fn fatal(code: &str, message: impl Into<String>) -> PgWireError {
 struct Startup<'a> {
     shared: &'a Shared,
     backend: Mutex<Option<Backend>>,
+    /// A replication connection's place among `max_wal_senders`.
+    replication: Mutex<Option<crate::shared::SenderSlot>>,
     application_name: Mutex<Option<String>>,
     secret: i32,
 }
@@ -61,13 +63,32 @@ impl StartupHandler for Startup<'_> {
         if startup.parameters.get("user").is_none_or(|u| u.is_empty()) {
             return Err(fatal("28000", "no PostgreSQL user name specified in startup packet"));
         }
-        // One proc-array slot for the connection's whole life, as a
-        // PostgreSQL backend holds its PGPROC (DESIGN.md decision 2).
-        let backend = self.shared.db.attach().map_err(|e| fatal(e.code.code(), e.message))?;
-        client.set_pid_and_secret_key(backend.pid(), SecretKey::I32(self.secret));
         *self.application_name.lock().expect("startup state") =
             startup.parameters.get("application_name").cloned();
-        *self.backend.lock().expect("startup state") = Some(backend);
+        match replication_mode(startup.parameters.get("replication").map(String::as_str))? {
+            true => {
+                // A WAL sender runs no transactions: it counts against
+                // max_wal_senders, not max_connections.
+                let slot = self.shared.sender_slot().ok_or_else(|| {
+                    fatal(
+                        "53300",
+                        format!(
+                            "number of requested standby connections exceeds max_wal_senders (currently {})",
+                            self.shared.settings.max_wal_senders
+                        ),
+                    )
+                })?;
+                client.set_pid_and_secret_key(0, SecretKey::I32(self.secret));
+                *self.replication.lock().expect("startup state") = Some(slot);
+            }
+            false => {
+                // One proc-array slot for the connection's whole life, as a
+                // PostgreSQL backend holds its PGPROC (DESIGN.md decision 2).
+                let backend = self.shared.db.attach().map_err(|e| fatal(e.code.code(), e.message))?;
+                client.set_pid_and_secret_key(backend.pid(), SecretKey::I32(self.secret));
+                *self.backend.lock().expect("startup state") = Some(backend);
+            }
+        }
         if let Some(scram) = &self.shared.scram {
             // SCRAM-SHA-256: the handler negotiates, authenticates (28P01
             // on a wrong password) and then sends ParameterStatus.
@@ -79,12 +100,33 @@ impl StartupHandler for Startup<'_> {
     }
 }
 
+/// The `replication` startup parameter: physical replication (true) or a
+/// normal connection; logical replication (`database`) is refused.
+fn replication_mode(value: Option<&str>) -> PgWireResult<bool> {
+    match value.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("false" | "off" | "no" | "0") => Ok(false),
+        Some("true" | "on" | "yes" | "1") => Ok(true),
+        Some("database") => Err(fatal("0A000", "logical replication is not supported")),
+        Some(other) => {
+            Err(fatal("22023", format!("invalid value for parameter \"replication\": \"{other}\"")))
+        }
+    }
+}
+
+/// Who a started connection is.
+pub enum Role {
+    /// A client: its proc-array slot.
+    Client(Backend),
+    /// A standby's WAL receiver.
+    WalSender(crate::shared::SenderSlot),
+}
+
 /// A connection that finished its startup.
 pub struct Started {
     pub io: MaybeTls,
     /// What the client sent after its startup packet, already read.
     pub input: BytesMut,
-    pub backend: Backend,
+    pub role: Role,
     pub application_name: Option<String>,
     pub secret: i32,
 }
@@ -94,7 +136,13 @@ pub struct Started {
 /// timeout), after telling the client why where PostgreSQL would.
 pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::Result<Option<Started>> {
     let Some(mut framed) = negotiate_tls::<()>(socket, None).await? else { return Ok(None) };
-    let startup = Startup { shared, backend: Mutex::new(None), application_name: Mutex::new(None), secret };
+    let startup = Startup {
+        shared,
+        backend: Mutex::new(None),
+        replication: Mutex::new(None),
+        application_name: Mutex::new(None),
+        secret,
+    };
     let deadline = tokio::time::sleep(STARTUP_TIMEOUT);
     tokio::pin!(deadline);
     while !matches!(framed.state(), PgWireConnectionState::ReadyForQuery) {
@@ -122,9 +170,16 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
             return Ok(None);
         }
     }
-    let Some(backend) = startup.backend.lock().expect("startup state").take() else { return Ok(None) };
+    let role = match (
+        startup.backend.lock().expect("startup state").take(),
+        startup.replication.lock().expect("startup state").take(),
+    ) {
+        (Some(backend), _) => Role::Client(backend),
+        (None, Some(slot)) => Role::WalSender(slot),
+        (None, None) => return Ok(None),
+    };
     let application_name = startup.application_name.lock().expect("startup state").take();
     SinkExt::<PgWireBackendMessage>::flush(&mut framed).await.map_err(std::io::Error::other)?;
     let parts = framed.into_parts();
-    Ok(Some(Started { io: parts.io, input: parts.read_buf, backend, application_name, secret }))
+    Ok(Some(Started { io: parts.io, input: parts.read_buf, role, application_name, secret }))
 }
