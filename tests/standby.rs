@@ -267,6 +267,11 @@ async fn scenario(mode: &str) {
     tokio::task::spawn_blocking(move || pgbench(primary_port, &["-i", "-s", "1"])).await.unwrap();
     for s in &mut standbys {
         catch_up(&p, s, &format!("{mode}: after pgbench -i")).await;
+        // Lag in time, as PostgreSQL users read it.
+        let c = s.connect().await;
+        let lag =
+            "SELECT now() - pg_last_xact_replay_timestamp() BETWEEN interval '0' AND interval '5 minutes'";
+        assert_eq!(one(&c, lag).await.as_deref(), Some("t"), "{mode}: replay lag in time");
     }
     let stop = Arc::new(AtomicBool::new(false));
     let checkers: Vec<_> = standbys

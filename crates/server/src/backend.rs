@@ -44,6 +44,7 @@ fn type_size(ty: SqlType) -> i16 {
         SqlType::Int2 => 2,
         SqlType::Int4 | SqlType::Date => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp => 8,
+        SqlType::Interval => 16,
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => -1,
     }
 }
@@ -129,6 +130,7 @@ pub fn declared_type(oid: u32) -> Result<Option<SqlType>, SqlError> {
         1043 => SqlType::Varchar(None),
         1082 => SqlType::Date,
         1114 => SqlType::Timestamp,
+        1186 => SqlType::Interval,
         // unknown: infer from context.
         705 => return Ok(None),
         other => {

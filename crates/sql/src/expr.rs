@@ -19,7 +19,7 @@ use std::cmp::Ordering;
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::{int_arith, IntOp, SqlType, Value};
+use crate::types::{int_arith, IntOp, Interval, SqlType, Value};
 
 /// Arithmetic operators.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -444,6 +444,18 @@ fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType) -> Result<Value, SqlError
             )
         }
         (Value::Date(x), Value::Date(y)) if op == Arith::Sub => Value::Int(i64::from(*x) - i64::from(*y)),
+        (Value::Timestamp(x), Value::Timestamp(y)) if op == Arith::Sub => {
+            Value::Interval(Interval::between(*x, *y)?)
+        }
+        (Value::Timestamp(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
+            Value::Timestamp(i.shift(*t, op == Arith::Sub)?)
+        }
+        (Value::Interval(i), Value::Timestamp(t)) if op == Arith::Add => {
+            Value::Timestamp(i.shift(*t, false)?)
+        }
+        (Value::Interval(x), Value::Interval(y)) if matches!(op, Arith::Add | Arith::Sub) => {
+            Value::Interval(x.add(*y, op == Arith::Sub)?)
+        }
         _ => {
             return Err(SqlError::new(
                 SqlState::UNDEFINED_FUNCTION,
@@ -650,6 +662,7 @@ fn describe(v: &Value) -> &'static str {
         Value::Text(_) => "text",
         Value::Date(_) => "date",
         Value::Timestamp(_) => "timestamp",
+        Value::Interval(_) => "interval",
     }
 }
 

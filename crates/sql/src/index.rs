@@ -39,6 +39,7 @@ fn kind(v: &Value) -> u8 {
         Value::Text(_) => 3,
         Value::Date(_) => 4,
         Value::Timestamp(_) => 5,
+        Value::Interval(_) => 6,
     }
 }
 

@@ -41,6 +41,19 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<V
         SqlType::Bool => Value::Bool(fixed(1)?[0] != 0),
         SqlType::Date => Value::Date(i32::from_be_bytes(fixed(4)?.try_into().expect("4 bytes"))),
         SqlType::Timestamp => Value::Timestamp(i64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes"))),
+        // PostgreSQL's layout: microseconds, days, months (refused if set).
+        SqlType::Interval => {
+            let b = fixed(16)?;
+            let micros = i64::from_be_bytes(b[..8].try_into().expect("8 bytes"));
+            let days = i32::from_be_bytes(b[8..12].try_into().expect("4 bytes"));
+            if b[12..16] != [0; 4] {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "interval months are not supported",
+                ));
+            }
+            Value::Interval(crate::types::Interval { days, micros })
+        }
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {
             let text = std::str::from_utf8(bytes).map_err(|_| protocol_violation(ty))?;
             Value::parse(ty, text)?
@@ -61,6 +74,12 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
         (SqlType::Bool, Value::Bool(b)) => vec![u8::from(*b)],
         (SqlType::Date, Value::Date(d)) => d.to_be_bytes().to_vec(),
         (SqlType::Timestamp, Value::Timestamp(t)) => t.to_be_bytes().to_vec(),
+        (SqlType::Interval, Value::Interval(i)) => {
+            let mut b = i.micros.to_be_bytes().to_vec();
+            b.extend_from_slice(&i.days.to_be_bytes());
+            b.extend_from_slice(&0i32.to_be_bytes());
+            b
+        }
         (_, v) => v.to_text().unwrap_or_default().into_bytes(),
     })
 }

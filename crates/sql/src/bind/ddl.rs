@@ -194,6 +194,7 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
         DataType::Timestamp(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
             SqlType::Timestamp
         }
+        DataType::Interval { fields: None, precision: None } => SqlType::Interval,
         DataType::Numeric(_) | DataType::Decimal(_) | DataType::Dec(_) => {
             let _ = ExactNumberInfo::None;
             return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "type numeric is not supported yet"));

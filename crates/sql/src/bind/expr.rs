@@ -57,6 +57,7 @@ impl<R: Resolver> Binder<'_, R> {
             E::CompoundIdentifier(parts) => self.compound_column(parts, scope),
             E::Value(v) => self.literal(&v.value),
             E::TypedString(ts) => typed_string(ts),
+            E::Interval(i) => interval_literal(i),
             E::Cast { expr, data_type: dt, .. } => self.cast(expr, dt, scope),
             E::UnaryOp { op, expr } => self.unary(op, expr, scope),
             E::BinaryOp { left, op, right } => self.binary(left, op, right, scope),
@@ -625,6 +626,7 @@ impl<R: Resolver> Binder<'_, R> {
             SqlType::Bool => 2,
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => 3,
             SqlType::Date | SqlType::Timestamp => 4,
+            SqlType::Interval => 5,
         };
         let allowed = match (family(from), family(target), how) {
             (a, b, _) if a == b => true,
@@ -700,6 +702,10 @@ pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
         (Date, Int2 | Int4) if matches!(op, Arith::Add | Arith::Sub) => Date,
         (Int2 | Int4, Date) if op == Arith::Add => Date,
         (Date, Date) if op == Arith::Sub => Int4,
+        (Timestamp, Timestamp) if op == Arith::Sub => Interval,
+        (Timestamp, Interval) if matches!(op, Arith::Add | Arith::Sub) => Timestamp,
+        (Interval, Timestamp) if op == Arith::Add => Timestamp,
+        (Interval, Interval) if matches!(op, Arith::Add | Arith::Sub) => Interval,
         _ => return None,
     })
 }
@@ -722,6 +728,19 @@ pub(super) fn typed_string(ts: &ast::TypedString) -> Result<Typed, SqlError> {
         other => other.to_string(),
     };
     Ok(Typed { e: Expr::Const(Value::parse(ty, &text)?), ty: Some(ty) })
+}
+
+/// `INTERVAL '…'`: the text form only; the SQL standard's qualified forms
+/// (`INTERVAL '1' DAY`, `… HOUR TO SECOND`) are not supported.
+fn interval_literal(i: &ast::Interval) -> Result<Typed, SqlError> {
+    let text = match (&*i.value, &i.leading_field, &i.last_field) {
+        (ast::Expr::Value(v), None, None) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            _ => return Err(not_supported(format!("interval literal {i}"))),
+        },
+        _ => return Err(not_supported(format!("interval literal {i}"))),
+    };
+    Ok(Typed { e: Expr::Const(Value::parse(SqlType::Interval, &text)?), ty: Some(SqlType::Interval) })
 }
 
 /// Operators that fold left to right into one flat node (see `binary`).

@@ -57,6 +57,11 @@ impl Writer {
                 self.u8(6);
                 self.u64(*t as u64);
             }
+            Value::Interval(i) => {
+                self.u8(7);
+                self.u32(i.days as u32);
+                self.u64(i.micros as u64);
+            }
         }
     }
     pub(crate) fn row(&mut self, row: &[Value]) {
@@ -77,6 +82,7 @@ impl Writer {
             SqlType::Char(n) => (7, n),
             SqlType::Date => (8, u32::MAX),
             SqlType::Timestamp => (9, u32::MAX),
+            SqlType::Interval => (10, u32::MAX),
         };
         self.u8(tag);
         self.u32(len);
@@ -159,6 +165,10 @@ impl<'a> Reader<'a> {
             4 => Value::Text(self.str()?),
             5 => Value::Date(self.u32()? as i32),
             6 => Value::Timestamp(self.u64()? as i64),
+            7 => Value::Interval(crate::types::Interval {
+                days: self.u32()? as i32,
+                micros: self.u64()? as i64,
+            }),
             _ => return Err(corrupt()),
         })
     }
@@ -180,6 +190,7 @@ impl<'a> Reader<'a> {
             7 => SqlType::Char(len),
             8 => SqlType::Date,
             9 => SqlType::Timestamp,
+            10 => SqlType::Interval,
             _ => return Err(corrupt()),
         })
     }

@@ -29,11 +29,13 @@
 //!  10 RUNNING_XACTS u64 next xid, u64 oldest running xid, i64 time
 //!
 //!   value      u8 tag: 0 NULL, 1 bool (u8), 2 integer (i64), 3 float (f64 bits),
-//!              4 text (string), 5 date (i32), 6 timestamp (i64)
+//!              4 text (string), 5 date (i32), 6 timestamp (i64),
+//!              7 interval (i32 days, i64 microseconds)
 //!   entry      u32 oid, string name, u64 storage, u16 columns {string name,
 //!              type, u8 not null}, u16 indexes {u32 oid, string name,
 //!              u16 n, n u16 column, u8 unique, u8 primary}
-//!   type       u8 tag, u32 length (varchar/char; u32::MAX = none)
+//!   type       u8 tag (0 int2 … 9 timestamp, 10 interval), u32 length
+//!              (varchar/char; u32::MAX = none)
 //!   time       microseconds since 2000-01-01 UTC
 //! ```
 //!

@@ -7,6 +7,7 @@
 
 mod datetime;
 mod float;
+mod interval;
 
 use std::cmp::Ordering;
 
@@ -14,6 +15,7 @@ use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 
 pub use datetime::{format_date, format_timestamp, parse_date, parse_timestamp};
+pub use interval::{format_interval, parse_interval, Interval};
 
 /// A column type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -38,6 +40,8 @@ pub enum SqlType {
     Date,
     /// timestamp without time zone.
     Timestamp,
+    /// interval (days and time; no months).
+    Interval,
 }
 
 impl SqlType {
@@ -54,6 +58,7 @@ impl SqlType {
             SqlType::Varchar(_) => 1043,
             SqlType::Date => 1082,
             SqlType::Timestamp => 1114,
+            SqlType::Interval => 1186,
         }
     }
 
@@ -70,6 +75,7 @@ impl SqlType {
             SqlType::Char(_) => "character",
             SqlType::Date => "date",
             SqlType::Timestamp => "timestamp without time zone",
+            SqlType::Interval => "interval",
         }
     }
 
@@ -88,6 +94,7 @@ impl SqlType {
             "char" | "character" | "bpchar" => SqlType::Char(length.unwrap_or(1)),
             "date" => SqlType::Date,
             "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
+            "interval" => SqlType::Interval,
             "numeric" | "decimal" => {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
@@ -118,6 +125,8 @@ pub enum Value {
     Date(i32),
     /// Microseconds since 2000-01-01 00:00:00.
     Timestamp(i64),
+    /// A span of days and time.
+    Interval(Interval),
 }
 
 fn int_range(ty: SqlType) -> (i64, i64) {
@@ -193,6 +202,7 @@ impl Value {
             SqlType::Char(n) => fit_length(ty, input, n, true),
             SqlType::Date => parse_date(input).map(Value::Date),
             SqlType::Timestamp => parse_timestamp(input).map(Value::Timestamp),
+            SqlType::Interval => parse_interval(input).map(Value::Interval),
         }
     }
 
@@ -206,6 +216,7 @@ impl Value {
             Value::Text(s) => s.clone(),
             Value::Date(d) => format_date(*d),
             Value::Timestamp(t) => format_timestamp(*t),
+            Value::Interval(i) => format_interval(*i),
         })
     }
 
@@ -223,6 +234,7 @@ impl Value {
             (Value::Text(a), Value::Text(b)) => Some(a.cmp(b)),
             (Value::Date(a), Value::Date(b)) => Some(a.cmp(b)),
             (Value::Timestamp(a), Value::Timestamp(b)) => Some(a.cmp(b)),
+            (Value::Interval(a), Value::Interval(b)) => Some(a.cmp_span(*b)),
             _ => None,
         }
     }
