@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use snapscale_lab::report::Written;
-use snapscale_lab::{idle, pgbench, sinval, snapshots, visibility};
+use snapscale_lab::{hot_standby, idle, pgbench, sinval, snapshots, visibility};
 use snapscale_server::{Server, Settings};
 use snapscale_txn::SnapshotMode;
 
@@ -205,6 +205,17 @@ enum Experiment {
         #[arg(long, default_value = "docs/results")]
         out: PathBuf,
     },
+    /// Hot standby snapshots: KnownAssignedXids vs CSN, in process (snapshot
+    /// and visibility cost against running primary transactions) and end to
+    /// end (pgbench on a real standby of a real primary).
+    Standby {
+        /// The short variant: fewer sizes, shorter runs.
+        #[arg(long)]
+        quick: bool,
+        /// Directory for the CSV, SVG and Markdown files.
+        #[arg(long, default_value = "docs/results")]
+        out: PathBuf,
+    },
 }
 
 fn report(what: &str, result: std::io::Result<Written>) -> ExitCode {
@@ -266,6 +277,11 @@ fn main() -> ExitCode {
             let settings =
                 if quick { visibility::Settings::quick(out) } else { visibility::Settings::full(out) };
             report("visibility", visibility::run(&settings))
+        }
+        Experiment::Standby { quick, out } => {
+            let settings =
+                if quick { hot_standby::Settings::quick(out) } else { hot_standby::Settings::full(out) };
+            report("standby", hot_standby::run(&settings))
         }
     }
 }

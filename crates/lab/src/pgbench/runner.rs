@@ -86,7 +86,12 @@ impl Pgbench {
             .chain(["-c".into(), clients.to_string(), "-j".into(), threads.to_string()])
             .chain(["-T".into(), seconds.to_string()])
             .collect();
-        let output = self.execute(port, &args, Duration::from_secs(seconds.into()) + RUN_GRACE)?;
+        self.run_args(port, &args, seconds)
+    }
+
+    /// One timed run with exactly `args` (which hold `-T seconds`).
+    pub fn run_args(&self, port: u16, args: &[String], seconds: u32) -> Result<Outcome, String> {
+        let output = self.execute(port, args, Duration::from_secs(seconds.into()) + RUN_GRACE)?;
         let text = output.text();
         let Some(tps) = parse_tps(&output.stdout) else {
             return Err(format!("pgbench printed no tps (exit {}):\n{}", output.status, tail(&text, 20)));
