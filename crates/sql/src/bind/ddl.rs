@@ -16,6 +16,7 @@ impl<R: Resolver> Binder<'_, R> {
         if c.query.is_some() {
             return Err(not_supported("CREATE TABLE AS"));
         }
+        refuse_unsupported_clauses(c)?;
         let name = relation_name(&c.name)?;
         let mut columns: Vec<ColumnDef> = Vec::new();
         let mut indexes = Vec::new();
@@ -159,6 +160,87 @@ pub(super) fn index_name(table: &str, columns: &[String], primary: bool, unique:
 }
 
 /// A column type as written in DDL or a cast.
+/// Clauses of CREATE TABLE that snapscale does not implement answer 0A000
+/// instead of being parsed and dropped: a table created without its
+/// partitioning, parent or options would pretend. UNLOGGED is accepted (the
+/// table is logged: more durable than asked, answers the same) and so is
+/// GLOBAL (PostgreSQL treats GLOBAL TEMPORARY as TEMPORARY).
+fn refuse_unsupported_clauses(c: &ast::CreateTable) -> Result<(), SqlError> {
+    let clause = if c.partition_by.is_some() {
+        "PARTITION BY"
+    } else if c.partition_of.is_some() || c.for_values.is_some() {
+        "PARTITION OF"
+    } else if c.inherits.is_some() {
+        "INHERITS"
+    } else if c.like.is_some() {
+        "LIKE"
+    } else if c.clone.is_some() {
+        "CLONE"
+    } else if let Some(clause) = unsupported_table_options(&c.table_options)? {
+        clause
+    } else if c.comment.is_some() {
+        "COMMENT"
+    } else if c.order_by.is_some() || c.cluster_by.is_some() || c.clustered_by.is_some() {
+        "ORDER BY / CLUSTER BY"
+    } else {
+        match (&c.on_commit, c.temporary) {
+            (None | Some(ast::OnCommit::PreserveRows), _) => return Ok(()),
+            (Some(_), false) => {
+                return Err(SqlError::new(
+                    SqlState::INVALID_TABLE_DEFINITION,
+                    "ON COMMIT can only be used on temporary tables",
+                ))
+            }
+            (Some(ast::OnCommit::DeleteRows), true) => "ON COMMIT DELETE ROWS",
+            (Some(ast::OnCommit::Drop), true) => "ON COMMIT DROP",
+        }
+    };
+    Err(not_supported(format!("CREATE TABLE ... {clause}")))
+}
+
+/// `WITH (fillfactor = n)` (what pgbench -i writes) is a storage hint
+/// with no effect on answers: checked as PostgreSQL checks it, then
+/// accepted (snapscale's heaps have no pages to leave room in). Other
+/// storage parameters and option forms are refused.
+fn unsupported_table_options(options: &ast::CreateTableOptions) -> Result<Option<&'static str>, SqlError> {
+    let list = match options {
+        ast::CreateTableOptions::None => return Ok(None),
+        ast::CreateTableOptions::With(list) => list,
+        _ => return Ok(Some("table options")),
+    };
+    for option in list {
+        let ast::SqlOption::KeyValue { key, value } = option else { return Ok(Some("WITH options")) };
+        if !key.value.eq_ignore_ascii_case("fillfactor") {
+            return Ok(Some("storage parameters other than fillfactor"));
+        }
+        let n = match value {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => n.parse::<i64>().ok(),
+                ast::Value::SingleQuotedString(s) => s.trim().parse::<i64>().ok(),
+                _ => None,
+            },
+            _ => None,
+        };
+        match n {
+            Some(10..=100) => {}
+            Some(n) => {
+                return Err(SqlError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("value {n} out of bounds for option \"fillfactor\""),
+                )
+                .with_detail("Valid values are between \"10\" and \"100\"."))
+            }
+            None => {
+                return Err(SqlError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("invalid value for integer option \"fillfactor\": {value}"),
+                ))
+            }
+        }
+    }
+    Ok(None)
+}
+
 pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
     let length = |l: &Option<CharacterLength>| -> Result<Option<u32>, SqlError> {
         match l {
