@@ -449,6 +449,7 @@ impl Protocol {
             self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
             return self.ready().await;
         }
+        self.conn.set_multi_statement(parsed.len() > 1);
         for statement in parsed {
             let out = self.conn.execute_parsed(statement).await;
             self.send_notices().await?;
@@ -474,6 +475,7 @@ impl Protocol {
                 break;
             }
         }
+        self.conn.set_multi_statement(false);
         if let Err(e) = self.conn.sync().await {
             self.send_error(&e).await?;
         }

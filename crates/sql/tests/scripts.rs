@@ -211,6 +211,7 @@ async fn simple_query(conn: &mut Conn<ScriptGucs>, sql: &str, lines: &mut Vec<St
     if parsed.is_empty() {
         lines.push("(empty query)".into());
     }
+    conn.set_multi_statement(parsed.len() > 1);
     for statement in parsed {
         let out = conn.execute_parsed(statement).await;
         notices(conn, lines);
@@ -220,6 +221,7 @@ async fn simple_query(conn: &mut Conn<ScriptGucs>, sql: &str, lines: &mut Vec<St
             break;
         }
     }
+    conn.set_multi_statement(false);
     if let Err(e) = conn.sync().await {
         format_error(&e, lines);
     }

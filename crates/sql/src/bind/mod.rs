@@ -130,7 +130,7 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     pub(super) fn dep(&mut self, name: &str, rel: &Rel, mode: LockMode) {
-        self.deps.push(Dep { name: name.to_owned(), rel: rel.clone(), mode });
+        self.deps.push(Dep { name: name.to_owned(), rel: rel.clone(), mode, nowait: false });
     }
 
     fn statement(&mut self, s: &ast::Statement) -> Result<Plan, SqlError> {
@@ -172,6 +172,24 @@ impl<R: Resolver> Binder<'_, R> {
                     .collect::<Result<_, _>>()?;
                 Ok(Plan::Utility(Utility::Truncate(rels)))
             }
+            S::Lock(l) => {
+                use ast::LockTableMode as M;
+                let mode = match l.lock_mode.as_ref().unwrap_or(&M::AccessExclusive) {
+                    M::AccessShare => LockMode::AccessShare,
+                    M::RowShare => LockMode::RowShare,
+                    M::RowExclusive => LockMode::RowExclusive,
+                    M::ShareUpdateExclusive => LockMode::ShareUpdateExclusive,
+                    M::Share => LockMode::Share,
+                    M::ShareRowExclusive => LockMode::ShareRowExclusive,
+                    M::Exclusive => LockMode::Exclusive,
+                    M::AccessExclusive => LockMode::AccessExclusive,
+                };
+                for target in &l.tables {
+                    self.rel(&target.name, mode)?;
+                    self.deps.last_mut().expect("just pushed").nowait = l.nowait;
+                }
+                Ok(Plan::Utility(Utility::LockTable { mode }))
+            }
             other => {
                 let text = other.to_string();
                 let kind: Vec<&str> = text.split_whitespace().take(2).collect();
@@ -203,7 +221,12 @@ pub fn bind_parsed<R: Resolver>(
             let mut deps = Vec::new();
             for t in tables {
                 let rel = resolve(resolver, t)?;
-                deps.push(Dep { name: t.clone(), rel: rel.clone(), mode: LockMode::ShareUpdateExclusive });
+                deps.push(Dep {
+                    name: t.clone(),
+                    rel: rel.clone(),
+                    mode: LockMode::ShareUpdateExclusive,
+                    nowait: false,
+                });
                 rels.push(rel);
             }
             Ok(utility(Utility::Vacuum { rels, analyze: *analyze }, deps))
@@ -233,7 +256,7 @@ pub fn bind_parsed<R: Resolver>(
                     (Utility::CopyTo { rel: rel.clone(), columns: positions }, LockMode::AccessShare)
                 }
             };
-            Ok(utility(plan, vec![Dep { name: table.clone(), rel, mode }]))
+            Ok(utility(plan, vec![Dep { name: table.clone(), rel, mode, nowait: false }]))
         }
     }
 }

@@ -106,6 +106,7 @@ impl Executor<'_> {
             Utility::Truncate(rels) => self.truncate(rels).await,
             Utility::Vacuum { rels, analyze } => self.vacuum(rels, *analyze),
             Utility::Analyze => Ok(Output::Command("ANALYZE".into())),
+            Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),
             Utility::CopyTo { rel, columns } => self.copy_to(rel, columns),
             Utility::CopyFrom { .. } => Err(SqlError::new(
                 SqlState::INTERNAL_ERROR,

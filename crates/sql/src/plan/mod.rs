@@ -46,6 +46,8 @@ pub struct Dep {
     pub name: String,
     pub rel: Rel,
     pub mode: LockMode,
+    /// LOCK TABLE … NOWAIT: fail with 55P03 instead of waiting.
+    pub nowait: bool,
 }
 
 /// The rows of one relation that pass a filter (how to find them is the
@@ -182,6 +184,11 @@ pub enum Utility {
         tag: &'static str,
     },
     Truncate(Vec<Rel>),
+    /// LOCK TABLE: the locks are the statement's dependencies, taken (in
+    /// `mode`) before it runs; nothing is left to do but answer.
+    LockTable {
+        mode: LockMode,
+    },
     /// VACUUM: the relations (all if empty), and whether ANALYZE was asked.
     Vacuum {
         rels: Vec<Rel>,

@@ -151,6 +151,12 @@ impl Statement {
                 Utility::DropTable(_) => Some("DROP TABLE"),
                 Utility::AddIndex { tag, .. } => Some(tag),
                 Utility::Truncate(_) => Some("TRUNCATE TABLE"),
+                // A standby takes the modes that do not conflict with
+                // replay's reads (PostgreSQL: up to ROW EXCLUSIVE).
+                Utility::LockTable { mode } if *mode > snapscale_lock::LockMode::RowExclusive => {
+                    Some("LOCK TABLE")
+                }
+                Utility::LockTable { .. } => None,
                 Utility::Vacuum { .. } => Some("VACUUM"),
                 Utility::CopyFrom { .. } => Some("COPY FROM"),
                 Utility::Analyze | Utility::CopyTo { .. } => None,

@@ -91,6 +91,10 @@ pub struct Conn<G: Gucs> {
     /// Names of the open savepoints, one per subtransaction level.
     pub(crate) savepoints: Vec<String>,
     pub(crate) copy: Option<CopyIn>,
+    /// The running Query message holds more than one statement: PostgreSQL
+    /// runs them in one implicit transaction block, where statements that
+    /// need a block (LOCK TABLE) are allowed.
+    pub(crate) multi_statement: bool,
 }
 
 impl<G: Gucs> Conn<G> {
@@ -103,6 +107,7 @@ impl<G: Gucs> Conn<G> {
             block: Block::Idle,
             savepoints: Vec::new(),
             copy: None,
+            multi_statement: false,
         };
         conn.configure();
         conn
@@ -179,7 +184,33 @@ impl<G: Gucs> Conn<G> {
     }
 
     /// Runs one parsed statement of a simple Query message.
+    /// Tells the session whether the Query message being run holds more
+    /// than one statement (see `multi_statement`); the server sets it
+    /// before the first and clears it after the last.
+    pub fn set_multi_statement(&mut self, multi: bool) {
+        self.multi_statement = multi;
+    }
+
+    /// LOCK TABLE outside a transaction block is refused before its names
+    /// are looked up, as PostgreSQL does: a lock released at once by the
+    /// statement's own commit is a mistake, not a request.
+    fn refuse_lock_outside_block(&self, parsed: &Parsed) -> Result<(), SqlError> {
+        let lock_table =
+            matches!(parsed, Parsed::Sql(s) if matches!(**s, sqlparser::ast::Statement::Lock(_)));
+        if lock_table && self.block == Block::Idle && !self.multi_statement {
+            return Err(SqlError::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "LOCK TABLE can only be used in transaction blocks",
+            ));
+        }
+        Ok(())
+    }
+
     pub async fn execute_parsed(&mut self, parsed: Parsed) -> Result<Output, SqlError> {
+        if let Err(e) = self.refuse_lock_outside_block(&parsed) {
+            self.fail();
+            return Err(e);
+        }
         let p = match self.prepare(parsed, &[]) {
             Ok(p) => p,
             Err(e) => {
@@ -202,13 +233,14 @@ impl<G: Gucs> Conn<G> {
                 if self.block == Block::Failed {
                     return Err(aborted_block());
                 }
+                self.refuse_lock_outside_block(parsed)?;
                 self.ensure_transaction()?;
                 let planned = self.ready(p, parsed).await?;
                 if let (true, Some(command)) = (self.xact.db.in_recovery(), planned.statement.writes()) {
                     // A hot standby serves reads only (PostgreSQL's
                     // PreventCommandIfReadOnly / during recovery).
-                    let message = if command == "VACUUM" {
-                        "cannot execute VACUUM during recovery".to_owned()
+                    let message = if command == "VACUUM" || command == "LOCK TABLE" {
+                        format!("cannot execute {command} during recovery")
                     } else {
                         format!("cannot execute {command} in a read-only transaction")
                     };

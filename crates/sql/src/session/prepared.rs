@@ -164,7 +164,14 @@ impl<G: Gucs> Conn<G> {
                 }
             };
             for dep in &planned.deps {
-                self.xact.lock_relation(dep.rel.entry.oid, dep.mode).await?;
+                if !dep.nowait {
+                    self.xact.lock_relation(dep.rel.entry.oid, dep.mode).await?;
+                } else if !self.xact.try_lock_relation(dep.rel.entry.oid, dep.mode)? {
+                    return Err(SqlError::new(
+                        SqlState::LOCK_NOT_AVAILABLE,
+                        format!("could not obtain lock on relation \"{}\"", dep.name),
+                    ));
+                }
             }
             self.xact.accept_invalidations();
             let mut stale = false;
