@@ -10,7 +10,7 @@ use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::{AuthSource, DefaultServerParameterProvider, LoginInfo, Password};
 use pgwire::error::PgWireResult;
 
-use crate::settings::SERVER_VERSION;
+use crate::settings::{Settings, SERVER_VERSION};
 
 /// The SCRAM handler shared by every connection (its per-connection state
 /// lives in the client's metadata).
@@ -18,13 +18,13 @@ pub type Scram = SASLAuthStartupHandler<DefaultServerParameterProvider>;
 
 /// Builds the SCRAM handler for `password`, salted once per server start
 /// (PBKDF2 is deliberately slow: not once per connection).
-pub fn scram(password: &str) -> std::io::Result<Arc<Scram>> {
+pub fn scram(password: &str, settings: &Settings) -> std::io::Result<Arc<Scram>> {
     let mut salt = [0u8; 16];
     std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut salt)?;
     let salted = gen_salted_password(password, &salt, SCRAM_ITERATIONS);
     let mut scram = ScramAuth::new(Arc::new(FixedPassword { salt: salt.to_vec(), salted }));
     scram.set_iterations(SCRAM_ITERATIONS);
-    Ok(Arc::new(SASLAuthStartupHandler::new(Arc::new(parameters())).with_scram(scram)))
+    Ok(Arc::new(SASLAuthStartupHandler::new(Arc::new(parameters(settings))).with_scram(scram)))
 }
 
 const SCRAM_ITERATIONS: usize = 4096;
@@ -47,8 +47,15 @@ impl AuthSource for FixedPassword {
 }
 
 /// ParameterStatus sent after authentication.
-pub(crate) fn parameters() -> DefaultServerParameterProvider {
+pub(crate) fn parameters(settings: &Settings) -> DefaultServerParameterProvider {
     let mut params = DefaultServerParameterProvider::default();
     params.server_version = SERVER_VERSION.to_owned();
+    // As SHOW answers (settings/client.rs), so that ParameterStatus after a
+    // SET starts from what the client was told.
+    params.time_zone = settings.client.time_zone.clone();
+    params.date_style = settings.client.date_style.clone();
+    params.search_path = settings.client.search_path.clone();
+    params.in_hot_standby = settings.primary_conninfo.is_some();
+    params.default_transaction_read_only = settings.primary_conninfo.is_some();
     params
 }

@@ -24,6 +24,7 @@ use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{BindComplete, CloseComplete, ParseComplete, PortalSuspended};
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery, TransactionStatus};
+use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::PgWireBackendMessage;
 use snapscale_sql::wire::decode_param;
 use snapscale_sql::SqlState;
@@ -78,8 +79,16 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     let conn = Conn::new(Arc::clone(&shared.db), backend, settings);
     shared.register_cancel(pid, started.secret, conn.cancel_handle());
     let _key = CancelKey { shared: Arc::clone(&shared), pid };
-    let mut protocol =
-        Protocol { transport, conn, statements: HashMap::new(), portals: HashMap::new(), skipping: false };
+    // What the startup's ParameterStatus messages said (auth::parameters).
+    let reported = reported(conn.gucs());
+    let mut protocol = Protocol {
+        transport,
+        conn,
+        statements: HashMap::new(),
+        portals: HashMap::new(),
+        skipping: false,
+        reported,
+    };
     protocol.run().await
 }
 
@@ -111,6 +120,22 @@ struct Protocol {
     portals: HashMap<String, Portal>,
     /// After an error in the extended protocol: discard until Sync.
     skipping: bool,
+    /// The reported settings' values the client was last told of.
+    reported: Vec<(&'static str, String)>,
+}
+
+/// The settings PostgreSQL reports with ParameterStatus whenever they
+/// change (GUC_REPORT), with their current values.
+fn reported(settings: &Settings) -> Vec<(&'static str, String)> {
+    let show = |name: &str| settings.show(name).unwrap_or_default();
+    vec![
+        ("application_name", settings.application_name.clone()),
+        ("DateStyle", show("datestyle")),
+        ("TimeZone", show("timezone")),
+        ("IntervalStyle", show("intervalstyle")),
+        ("client_encoding", show("client_encoding")),
+        ("standard_conforming_strings", show("standard_conforming_strings")),
+    ]
 }
 
 /// Message types of the extended protocol (an error in one of them starts
@@ -138,12 +163,27 @@ impl Protocol {
 
     async fn send_notices(&mut self) -> std::io::Result<()> {
         for n in self.conn.take_notices() {
-            self.send(backend::notice(n)).await?;
+            if self.conn.gucs().client.sends(n.severity) {
+                self.send(backend::notice(n)).await?;
+            }
         }
         Ok(())
     }
 
     async fn ready(&mut self) -> std::io::Result<()> {
+        // Changed reported settings go out before ReadyForQuery, as
+        // PostgreSQL sends them (after SET, or a rollback that undid one).
+        let now = reported(self.conn.gucs());
+        for (i, (name, value)) in now.iter().enumerate() {
+            if self.reported[i].1 != *value {
+                self.send(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
+                    (*name).to_owned(),
+                    value.clone(),
+                )))
+                .await?;
+            }
+        }
+        self.reported = now;
         let status = match self.conn.status() {
             b'I' => TransactionStatus::Idle,
             b'T' => TransactionStatus::Transaction,
@@ -409,6 +449,10 @@ impl Protocol {
                     Ok(copy @ (Output::CopyIn { .. } | Output::CopyOut { .. })) => {
                         return self.copy(copy, true).await
                     }
+                    Ok(out @ (Output::Deallocate(_) | Output::DiscardAll)) => match self.release(out) {
+                        Ok(tag) => (VecDeque::new(), tag),
+                        Err(e) => return Ok(Err(e)),
+                    },
                 }
             }
         };
@@ -466,6 +510,13 @@ impl Protocol {
                     self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
                     Ok(())
                 }
+                Ok(out @ (Output::Deallocate(_) | Output::DiscardAll)) => match self.release(out) {
+                    Ok(tag) => {
+                        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                },
                 Ok(copy @ (Output::CopyIn { .. } | Output::CopyOut { .. })) => self.copy(copy, false).await?,
                 Err(e) => Err(e),
             };
@@ -480,6 +531,29 @@ impl Protocol {
             self.send_error(&e).await?;
         }
         self.ready().await
+    }
+
+    /// DEALLOCATE and DISCARD ALL: the prepared statements (and, for
+    /// DISCARD ALL, the portals) are this layer's. Returns the tag.
+    fn release(&mut self, out: Output) -> Result<String, SqlError> {
+        match out {
+            Output::Deallocate(None) => {
+                self.statements.clear();
+                Ok("DEALLOCATE ALL".into())
+            }
+            Output::Deallocate(Some(name)) => match self.statements.remove(&name) {
+                Some(_) => Ok("DEALLOCATE".into()),
+                None => Err(SqlError::new(
+                    SqlState::INVALID_SQL_STATEMENT_NAME,
+                    format!("prepared statement \"{name}\" does not exist"),
+                )),
+            },
+            _ => {
+                self.statements.clear();
+                self.portals.clear();
+                Ok("DISCARD ALL".into())
+            }
+        }
     }
 
     /// Runs COPY's sub-protocol. Returns the statement's result.

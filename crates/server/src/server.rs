@@ -64,7 +64,7 @@ impl Server {
     pub async fn bind(settings: Settings) -> io::Result<Server> {
         settings.check().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         let scram = match (settings.auth_method, &settings.password) {
-            (AuthMethod::ScramSha256, Some(password)) => Some(scram(password)?),
+            (AuthMethod::ScramSha256, Some(password)) => Some(scram(password, &settings)?),
             _ => None,
         };
         std::fs::create_dir_all(&settings.data_directory).map_err(|e| {

@@ -96,7 +96,7 @@ impl StartupHandler for Startup<'_> {
         }
         protocol_negotiation(client, startup).await?;
         save_startup_parameters_to_metadata(client, startup);
-        finish_authentication(client, &parameters()).await
+        finish_authentication(client, &parameters(&self.shared.settings)).await
     }
 }
 

@@ -252,3 +252,86 @@ async fn trust_is_refused_beyond_loopback() {
     let err = snapscale_server::Server::bind(settings).await.err().expect("refused");
     assert!(err.to_string().contains("only allowed on loopback"), "{err}");
 }
+
+#[tokio::test]
+async fn client_settings_report_reset_and_refuse_what_cannot_be_honoured() {
+    let server = start(|_| {}).await;
+    let (mut c, startup) = Raw::connect(server.addr).await;
+    let reported = |msgs: &[Msg], name: &str| {
+        msgs.iter().find_map(|m| match m {
+            Msg::ParameterStatus(k, v) if k == name => Some(v.clone()),
+            _ => None,
+        })
+    };
+    assert_eq!(reported(&startup, "DateStyle").as_deref(), Some("ISO, MDY"));
+    assert_eq!(reported(&startup, "TimeZone").as_deref(), Some("UTC"));
+    // A reported setting changed by SET is reported before ReadyForQuery;
+    // one that did not change is not.
+    let m = c.query("SET DateStyle = 'ISO, DMY'; SET extra_float_digits = 3").await;
+    assert_eq!(reported(&m, "DateStyle").as_deref(), Some("ISO, DMY"), "{m:?}");
+    assert_eq!(reported(&m, "TimeZone"), None, "{m:?}");
+    let m = c.query("SHOW DateStyle").await;
+    assert!(
+        m.contains(&Msg::Columns(vec!["DateStyle".into()]))
+            && m.contains(&Msg::Row(vec![Some("ISO, DMY".into())]))
+    );
+    // A rollback that undoes a SET reports the old value again.
+    let m = c.query("BEGIN; SET TimeZone = 'Etc/UTC'; ROLLBACK").await;
+    assert_eq!(reported(&m, "TimeZone"), None, "unchanged once the block ended: {m:?}");
+    assert_eq!(reported(&c.query("RESET ALL").await, "DateStyle").as_deref(), Some("ISO, MDY"));
+    assert_eq!(error_code(&c.query("SET TimeZone = 'Europe/Paris'").await).as_deref(), Some("0A000"));
+    assert_eq!(error_code(&c.query("SET extra_float_digits = 0").await).as_deref(), Some("0A000"));
+    assert_eq!(error_code(&c.query("SET server_version_num = 1").await).as_deref(), Some("55P02"));
+    let m = c.query("SHOW server_version_num").await;
+    assert!(m.contains(&Msg::Row(vec![Some("150000".into())])), "{m:?}");
+    // client_min_messages filters notices.
+    c.query("SET client_min_messages = error").await;
+    let m = c.query("COMMIT").await;
+    assert!(!m.iter().any(|m| matches!(m, Msg::Notice { .. })), "{m:?}");
+    c.query("RESET client_min_messages").await;
+    let m = c.query("COMMIT").await;
+    assert!(m.iter().any(|m| matches!(m, Msg::Notice { code, .. } if code == "25P01")), "{m:?}");
+    // SET [SESSION CHARACTERISTICS AS] TRANSACTION.
+    c.query("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ").await;
+    let m = c.query("BEGIN; SHOW transaction_isolation; COMMIT").await;
+    assert!(m.contains(&Msg::Row(vec![Some("repeatable read".into())])), "{m:?}");
+    let m =
+        c.query("BEGIN; SET TRANSACTION ISOLATION LEVEL READ COMMITTED; SHOW transaction_isolation").await;
+    assert!(m.contains(&Msg::Row(vec![Some("read committed".into())])), "{m:?}");
+    let m = c.query("SELECT 1; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").await;
+    assert_eq!(error_code(&m).as_deref(), Some("25001"), "{m:?}");
+    c.query("ROLLBACK").await;
+}
+
+#[tokio::test]
+async fn deallocate_and_discard_all_release_prepared_statements() {
+    let server = start(|_| {}).await;
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester", server.addr.ip(), server.addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("tokio-postgres connects");
+    tokio::spawn(conn);
+    let statement = client.prepare("SELECT 1").await.unwrap();
+    client.query(&statement, &[]).await.unwrap();
+    client.batch_execute("DEALLOCATE ALL").await.unwrap();
+    let e = client.query(&statement, &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("26000"), "{e}");
+    let e = client.batch_execute("DEALLOCATE nope").await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("26000"), "{e}");
+    let statement = client.prepare("SELECT 2").await.unwrap();
+    client.batch_execute("CREATE TEMP TABLE scratch (a int); SET DateStyle = 'ISO, YMD'").await.unwrap();
+    let e = client.batch_execute("BEGIN; DISCARD ALL").await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("25001"), "{e}");
+    client.batch_execute("ROLLBACK; DISCARD ALL").await.unwrap();
+    assert_eq!(client.query(&statement, &[]).await.unwrap_err().code().map(|c| c.code()), Some("26000"));
+    let e = client.batch_execute("SELECT * FROM scratch").await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "the temporary table is gone: {e}");
+    let rows = client.simple_query("SHOW DateStyle").await.unwrap();
+    let style = rows.iter().find_map(|m| match m {
+        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+        _ => None,
+    });
+    assert_eq!(style.as_deref(), Some("ISO, MDY"));
+}

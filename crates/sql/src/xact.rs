@@ -571,7 +571,7 @@ impl Xact {
     /// Synchronous (it runs from `Drop`): nothing here waits, because no
     /// other session can name these tables, and nothing is logged, because
     /// temporary tables never are.
-    fn drop_temp_tables(&mut self) -> Result<(), SqlError> {
+    pub(crate) fn drop_temp_tables(&mut self) -> Result<(), SqlError> {
         self.begin(IsolationLevel::ReadCommitted)?;
         let temps: Vec<(Tid, Arc<RelEntry>)> =
             self.catalog_entries()?.into_iter().filter(|(_, e)| e.temp_owner == Some(self.id)).collect();

@@ -182,6 +182,10 @@ fn format_output(out: &Result<Output, SqlError>, lines: &mut Vec<String>) {
         }
         Ok(Output::Command(tag)) if tag.is_empty() => lines.push("(empty query)".into()),
         Ok(Output::Command(tag)) => lines.push(tag.clone()),
+        // The script runner holds no protocol-level prepared statements.
+        Ok(Output::Deallocate(None)) => lines.push("DEALLOCATE ALL".into()),
+        Ok(Output::Deallocate(Some(_))) => lines.push("DEALLOCATE".into()),
+        Ok(Output::DiscardAll) => lines.push("DISCARD ALL".into()),
         Ok(Output::CopyIn { .. } | Output::CopyOut { .. }) => {
             lines.push("(COPY is tested over the wire)".into())
         }

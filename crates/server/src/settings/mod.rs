@@ -11,6 +11,10 @@ use std::time::Duration;
 
 use snapscale_sql::{IsolationLevel, SnapshotMode};
 
+mod client;
+
+pub use client::ClientSettings;
+
 /// Every setting the server knows.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -59,6 +63,8 @@ pub struct Settings {
     pub primary_conninfo: Option<String>,
     /// Most standbys streaming at once (`max_wal_senders`).
     pub max_wal_senders: usize,
+    /// What clients set and read at start-up (TimeZone, DateStyle, …).
+    pub client: ClientSettings,
 }
 
 /// How clients authenticate.
@@ -92,6 +98,7 @@ impl Default for Settings {
             max_message_size: 64 << 20,
             primary_conninfo: None,
             max_wal_senders: 10,
+            client: ClientSettings::default(),
         }
     }
 }
@@ -114,6 +121,10 @@ pub enum SettingError {
     InvalidValue { name: String, value: String, hint: String },
     /// Needs a restart (55P02).
     RestartOnly(String),
+    /// Never changes (55P02).
+    Fixed(String),
+    /// A value PostgreSQL accepts that snapscale cannot honour (0A000).
+    Unsupported { name: String, value: String, why: String },
     /// A config file line that is not `name = value` (F0000).
     BadLine { path: PathBuf, line: usize },
     /// The config file cannot be read (58P01).
@@ -126,7 +137,8 @@ impl SettingError {
         match self {
             SettingError::Unknown(_) => "42704",
             SettingError::InvalidValue { .. } => "22023",
-            SettingError::RestartOnly(_) => "55P02",
+            SettingError::RestartOnly(_) | SettingError::Fixed(_) => "55P02",
+            SettingError::Unsupported { .. } => "0A000",
             SettingError::BadLine { .. } => "F0000",
             SettingError::Io { .. } => "58P01",
         }
@@ -142,6 +154,10 @@ impl fmt::Display for SettingError {
             }
             SettingError::RestartOnly(name) => {
                 write!(f, "parameter \"{name}\" cannot be changed without restarting the server")
+            }
+            SettingError::Fixed(name) => write!(f, "parameter \"{name}\" cannot be changed"),
+            SettingError::Unsupported { name, value, why } => {
+                write!(f, "parameter \"{name}\" cannot be set to \"{value}\": {why}")
             }
             SettingError::BadLine { path, line } => {
                 write!(f, "syntax error in file \"{}\" line {line}: expected name = value", path.display())
@@ -331,6 +347,12 @@ pub const SERVER_VERSION: &str = concat!("15.0 (snapscale ", env!("CARGO_PKG_VER
 
 impl Settings {
     fn context(name: &str) -> Result<Context, SettingError> {
+        if client::SESSION.contains(&name) {
+            return Ok(Context::Session);
+        }
+        if client::FIXED.contains(&name) {
+            return Err(SettingError::Fixed(name.into()));
+        }
         NAMES
             .iter()
             .find(|(n, _)| *n == name)
@@ -353,6 +375,9 @@ impl Settings {
     }
 
     fn apply(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
+        if let Some(result) = self.client.apply(name, value) {
+            return result;
+        }
         match name {
             "listen_addresses" => self.listen_addresses = value.trim().into(),
             "port" => {
@@ -413,6 +438,9 @@ impl Settings {
 
     /// The value `SHOW name` prints.
     pub fn show(&self, name: &str) -> Result<String, SettingError> {
+        if let Some(value) = self.client.show(name) {
+            return Ok(value);
+        }
         Self::context(name)?;
         Ok(match name {
             "listen_addresses" => self.listen_addresses.clone(),

@@ -25,16 +25,23 @@ pub(crate) fn is_control(s: &Statement) -> bool {
             | Statement::ReleaseSavepoint { .. }
             | Statement::ShowVariable { .. }
             | Statement::Set(_)
+            | Statement::Reset(_)
+            | Statement::Deallocate { .. }
+            | Statement::Discard { .. }
     )
 }
 
 /// The column `SHOW name` returns (PostgreSQL names it after the setting).
 pub(crate) fn show_column(variable: &[ast::Ident]) -> String {
     let name = variable.iter().map(|i| i.value.to_ascii_lowercase()).collect::<Vec<_>>().join(" ");
-    if name == "transaction isolation level" {
-        "transaction_isolation".to_owned()
-    } else {
-        name
+    // PostgreSQL names the column as the setting is spelled in its
+    // documentation, whatever case the SHOW used.
+    match name.as_str() {
+        "transaction isolation level" => "transaction_isolation".to_owned(),
+        "timezone" | "time zone" => "TimeZone".to_owned(),
+        "datestyle" => "DateStyle".to_owned(),
+        "intervalstyle" => "IntervalStyle".to_owned(),
+        _ => name,
     }
 }
 
@@ -54,6 +61,14 @@ impl<G: Gucs> Conn<G> {
             Statement::ReleaseSavepoint { name } => self.release(&name.value),
             Statement::ShowVariable { variable } => self.show(variable),
             Statement::Set(set) => self.set(set),
+            Statement::Reset(r) => self.reset(&r.reset),
+            Statement::Deallocate { name, .. } => {
+                // The prepared statements live in the protocol layer, which
+                // acts on this output.
+                let all = name.value.eq_ignore_ascii_case("all") && name.quote_style.is_none();
+                Ok(Output::Deallocate(if all { None } else { Some(name.value.clone()) }))
+            }
+            Statement::Discard { object_type } => self.discard(*object_type),
             other => Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{other} is not supported"))),
         };
         self.configure();
@@ -64,24 +79,7 @@ impl<G: Gucs> Conn<G> {
         let mut isolation = self.gucs.default_isolation();
         for mode in modes {
             if let TransactionMode::IsolationLevel(level) = mode {
-                isolation = match level {
-                    TransactionIsolationLevel::ReadUncommitted | TransactionIsolationLevel::ReadCommitted => {
-                        IsolationLevel::ReadCommitted
-                    }
-                    TransactionIsolationLevel::RepeatableRead => IsolationLevel::RepeatableRead,
-                    TransactionIsolationLevel::Serializable => {
-                        return Err(SqlError::new(
-                            SqlState::FEATURE_NOT_SUPPORTED,
-                            "SERIALIZABLE isolation is not supported yet",
-                        ));
-                    }
-                    other => {
-                        return Err(SqlError::new(
-                            SqlState::FEATURE_NOT_SUPPORTED,
-                            format!("isolation level {other} is not supported"),
-                        ))
-                    }
-                };
+                isolation = self::isolation(level)?;
             }
         }
         let tag = if begin { "BEGIN" } else { "START TRANSACTION" };
@@ -205,22 +203,167 @@ impl<G: Gucs> Conn<G> {
     }
 
     fn set(&mut self, set: &Set) -> Result<Output, SqlError> {
-        let Set::SingleAssignment { variable, values, .. } = set else {
-            return Err(SqlError::new(
-                SqlState::FEATURE_NOT_SUPPORTED,
-                format!("{set} is not supported yet"),
-            ));
-        };
-        let name = variable.to_string().to_ascii_lowercase();
-        let value = match values.as_slice() {
-            [AstExpr::Value(v)] => match &v.value {
+        match set {
+            Set::SingleAssignment { variable, values, .. } => {
+                self.assign(&variable.to_string().to_ascii_lowercase(), values)?
+            }
+            Set::MultipleAssignments { assignments } => {
+                for a in assignments {
+                    self.assign(&a.name.to_string().to_ascii_lowercase(), std::slice::from_ref(&a.value))?;
+                }
+            }
+            Set::SetTimeZone { value, .. } => self.assign("timezone", std::slice::from_ref(value))?,
+            Set::SetNames { charset_name, collation_name: None } => {
+                self.gucs.set("client_encoding", &charset_name.value)?
+            }
+            Set::SetTransaction { modes, snapshot: None, session } => {
+                self.set_transaction(modes, *session)?
+            }
+            other => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("{other} is not supported yet"),
+                ))
+            }
+        }
+        Ok(Output::Command("SET".into()))
+    }
+
+    /// SET name = value(s): the values as PostgreSQL joins them (a list
+    /// such as search_path's with ", ").
+    fn assign(&mut self, name: &str, values: &[AstExpr]) -> Result<(), SqlError> {
+        let text = |e: &AstExpr| match e {
+            AstExpr::Value(v) => match &v.value {
                 ast::Value::SingleQuotedString(s) | ast::Value::Number(s, _) => s.clone(),
                 other => other.to_string(),
             },
-            [AstExpr::Identifier(ident)] => ident.value.clone(),
-            _ => values.iter().map(ToString::to_string).collect::<Vec<_>>().join(" "),
+            AstExpr::Identifier(ident) => ident.value.clone(),
+            other => other.to_string(),
         };
-        self.gucs.set(&name, &value)?;
-        Ok(Output::Command("SET".into()))
+        let value = values.iter().map(text).collect::<Vec<_>>().join(", ");
+        if value.eq_ignore_ascii_case("default") && values.len() == 1 {
+            return self.reset_one(name);
+        }
+        self.gucs.set(name, &value)
     }
+
+    /// SET [SESSION CHARACTERISTICS AS] TRANSACTION: the isolation level
+    /// of this transaction (before its first query) or of later ones.
+    fn set_transaction(&mut self, modes: &[TransactionMode], session: bool) -> Result<(), SqlError> {
+        for mode in modes {
+            match mode {
+                TransactionMode::IsolationLevel(level) => {
+                    let level = isolation(level)?;
+                    if session {
+                        let name = match level {
+                            IsolationLevel::ReadCommitted => "read committed",
+                            IsolationLevel::RepeatableRead => "repeatable read",
+                        };
+                        self.gucs.set("default_transaction_isolation", name)?;
+                    } else if matches!(self.block, Block::Idle | Block::Implicit) {
+                        self.xact.warning(
+                            SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                            "SET TRANSACTION can only be used in transaction blocks",
+                        );
+                    } else if self.queried {
+                        return Err(SqlError::new(
+                            SqlState::ACTIVE_SQL_TRANSACTION,
+                            "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                        ));
+                    } else if self.xact.isolation() != Some(level) {
+                        // Nothing ran in it yet: no snapshot, no xid, no
+                        // lock. Begin it again at the asked level.
+                        self.xact.abort();
+                        self.xact.begin(level)?;
+                    }
+                }
+                TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => {}
+                other => {
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!("SET TRANSACTION {other} is not supported yet"),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// RESET name / RESET ALL: back to the session's start-up values.
+    fn reset(&mut self, r: &ast::Reset) -> Result<Output, SqlError> {
+        match r {
+            ast::Reset::ALL => self.reset_all(),
+            ast::Reset::ConfigurationParameter(name) => {
+                self.reset_one(&name.to_string().to_ascii_lowercase())?
+            }
+            ast::Reset::SessionAuthorization => {}
+        }
+        Ok(Output::Command("RESET".into()))
+    }
+
+    fn reset_one(&mut self, name: &str) -> Result<(), SqlError> {
+        let value = self.initial_gucs.show(name)?;
+        self.gucs.set(name, &value)
+    }
+
+    fn reset_all(&mut self) {
+        self.gucs = self.initial_gucs.clone();
+    }
+
+    /// DISCARD: ALL and TEMP drop this session's temporary tables, ALL
+    /// also resets the settings and deallocates every prepared statement
+    /// (the protocol layer does that part); PLANS and SEQUENCES have
+    /// nothing to drop (plans are re-made when the catalog changes; there
+    /// are no sequences).
+    fn discard(&mut self, what: ast::DiscardObject) -> Result<Output, SqlError> {
+        use ast::DiscardObject as D;
+        let tag = match what {
+            D::ALL => "DISCARD ALL",
+            D::TEMP => "DISCARD TEMP",
+            D::PLANS => return Ok(Output::Command("DISCARD PLANS".into())),
+            D::SEQUENCES => return Ok(Output::Command("DISCARD SEQUENCES".into())),
+        };
+        if what == D::ALL && self.block != Block::Idle {
+            return Err(SqlError::new(
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                "DISCARD ALL cannot run inside a transaction block",
+            ));
+        }
+        if self.block == Block::Idle {
+            self.xact.drop_temp_tables()?;
+        } else {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "DISCARD TEMP inside a transaction block is not supported yet",
+            ));
+        }
+        if what == D::ALL {
+            self.reset_all();
+            return Ok(Output::DiscardAll);
+        }
+        Ok(Output::Command(tag.into()))
+    }
+}
+
+/// PostgreSQL's isolation levels as snapscale runs them: READ UNCOMMITTED
+/// is READ COMMITTED (as in PostgreSQL), SERIALIZABLE is refused.
+fn isolation(level: &TransactionIsolationLevel) -> Result<IsolationLevel, SqlError> {
+    Ok(match level {
+        TransactionIsolationLevel::ReadUncommitted | TransactionIsolationLevel::ReadCommitted => {
+            IsolationLevel::ReadCommitted
+        }
+        TransactionIsolationLevel::RepeatableRead => IsolationLevel::RepeatableRead,
+        TransactionIsolationLevel::Serializable => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "SERIALIZABLE isolation is not supported yet",
+            ))
+        }
+        other => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("isolation level {other} is not supported"),
+            ))
+        }
+    })
 }

@@ -87,6 +87,11 @@ pub struct Conn<G: Gucs> {
     /// The settings as the transaction began: restored if it aborts (SET
     /// is transactional).
     pub(crate) saved_gucs: Option<G>,
+    /// The settings the session started with: what RESET goes back to.
+    pub(crate) initial_gucs: G,
+    /// A statement with a plan ran in the current transaction (SET
+    /// TRANSACTION ISOLATION LEVEL must come before it).
+    pub(crate) queried: bool,
     pub(crate) block: Block,
     /// Names of the open savepoints, one per subtransaction level.
     pub(crate) savepoints: Vec<String>,
@@ -102,6 +107,8 @@ impl<G: Gucs> Conn<G> {
     pub fn new(db: Arc<Database>, backend: Backend, gucs: G) -> Conn<G> {
         let mut conn = Conn {
             xact: Xact::new(db, backend),
+            initial_gucs: gucs.clone(),
+            queried: false,
             gucs,
             saved_gucs: None,
             block: Block::Idle,
@@ -235,6 +242,7 @@ impl<G: Gucs> Conn<G> {
                 }
                 self.refuse_lock_outside_block(parsed)?;
                 self.ensure_transaction()?;
+                self.queried = true;
                 let planned = self.ready(p, parsed).await?;
                 if let (true, Some(command)) = (self.xact.db.in_recovery(), planned.statement.writes()) {
                     // A hot standby serves reads only (PostgreSQL's
@@ -278,6 +286,7 @@ impl<G: Gucs> Conn<G> {
 
     pub(crate) fn begin_transaction(&mut self, isolation: IsolationLevel) -> Result<(), SqlError> {
         self.xact.begin(isolation)?;
+        self.queried = false;
         self.saved_gucs = Some(self.gucs.clone());
         Ok(())
     }

@@ -1,0 +1,238 @@
+//! The settings clients set and read at connection start-up: how values
+//! are presented (TimeZone, DateStyle, IntervalStyle, extra_float_digits,
+//! client_encoding), which messages reach them (client_min_messages), the
+//! search path, and the fixed facts drivers check (server_version_num,
+//! standard_conforming_strings, integer_datetimes, …).
+//!
+//! A value snapscale cannot honour is refused with 0A000 rather than stored
+//! and ignored: there are no time zones but UTC (no timestamptz yet), dates
+//! print only in ISO style, floats print shortest-exact (what
+//! extra_float_digits ≥ 1 asks), and the only encoding is UTF8.
+
+use super::{invalid, parse_bool, SettingError};
+
+/// Message levels, least severe first (client_min_messages).
+const LEVELS: [&str; 11] =
+    ["debug5", "debug4", "debug3", "debug2", "debug1", "log", "notice", "warning", "error", "info", "debug"];
+
+/// The client-facing settings of one session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientSettings {
+    /// client_min_messages, lower-case.
+    pub client_min_messages: String,
+    /// extra_float_digits (1–3: snapscale always prints shortest-exact).
+    pub extra_float_digits: i32,
+    /// search_path, as set.
+    pub search_path: String,
+    /// TimeZone, as set (a name for UTC).
+    pub time_zone: String,
+    /// DateStyle, normalised ("ISO, MDY").
+    pub date_style: String,
+}
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        Self {
+            client_min_messages: "notice".into(),
+            extra_float_digits: 1,
+            search_path: "\"$user\", public".into(),
+            time_zone: "UTC".into(),
+            date_style: "ISO, MDY".into(),
+        }
+    }
+}
+
+/// Settable per session.
+pub(super) const SESSION: [&str; 9] = [
+    "client_min_messages",
+    "extra_float_digits",
+    "search_path",
+    "timezone",
+    "datestyle",
+    "intervalstyle",
+    "client_encoding",
+    "standard_conforming_strings",
+    "idle_in_transaction_session_timeout",
+];
+
+/// Read-only facts (PostgreSQL's internal settings).
+pub(super) const FIXED: [&str; 7] = [
+    "server_version_num",
+    "integer_datetimes",
+    "server_encoding",
+    "max_identifier_length",
+    "lc_collate",
+    "lc_ctype",
+    "is_superuser",
+];
+
+fn unsupported(name: &str, value: &str, why: &str) -> SettingError {
+    SettingError::Unsupported { name: name.into(), value: value.into(), why: why.into() }
+}
+
+/// The names of UTC that TimeZone accepts.
+fn is_utc(zone: &str) -> bool {
+    let z = zone.trim().trim_matches('\'').to_ascii_lowercase();
+    matches!(
+        z.as_str(),
+        "utc"
+            | "gmt"
+            | "z"
+            | "zulu"
+            | "uct"
+            | "universal"
+            | "etc/utc"
+            | "etc/gmt"
+            | "etc/uct"
+            | "etc/universal"
+            | "etc/zulu"
+            | "gmt0"
+            | "etc/gmt0"
+            | "+00"
+            | "-00"
+            | "00:00"
+            | "+00:00"
+            | "0"
+    )
+}
+
+/// DateStyle: an output style and a field order, either or both.
+fn parse_date_style(name: &str, value: &str) -> Result<String, SettingError> {
+    let mut order = "MDY";
+    for part in value.split(',').map(|p| p.trim().to_ascii_lowercase()) {
+        match part.as_str() {
+            "iso" | "default" => {}
+            "mdy" | "us" | "noneuropean" | "noneuro" => order = "MDY",
+            "dmy" | "european" | "euro" => order = "DMY",
+            "ymd" => order = "YMD",
+            "sql" | "postgres" | "german" => {
+                return Err(unsupported(name, value, "only the ISO output style is supported"))
+            }
+            _ => return Err(invalid(name, value, "expected a style such as ISO, MDY")),
+        }
+    }
+    Ok(format!("ISO, {order}"))
+}
+
+impl ClientSettings {
+    /// SET for one of [`SESSION`]; `None` if the name is not one of them.
+    pub(super) fn apply(&mut self, name: &str, value: &str) -> Option<Result<(), SettingError>> {
+        SESSION.contains(&name).then(|| self.set(name, value.trim()))
+    }
+
+    fn set(&mut self, name: &str, v: &str) -> Result<(), SettingError> {
+        match name {
+            "client_min_messages" => {
+                let level = v.to_ascii_lowercase();
+                if !LEVELS.contains(&level.as_str()) {
+                    return Err(invalid(name, v, "expected debug5–debug1, log, notice, warning or error"));
+                }
+                self.client_min_messages = if level == "debug" { "debug2".into() } else { level };
+            }
+            "extra_float_digits" => {
+                let n: i32 = v.parse().map_err(|_| invalid(name, v, "expected an integer"))?;
+                if !(-15..=3).contains(&n) {
+                    return Err(invalid(name, v, "must be between -15 and 3"));
+                }
+                if n < 1 {
+                    return Err(unsupported(name, v, "floats are always printed shortest-exact"));
+                }
+                self.extra_float_digits = n;
+            }
+            "search_path" => self.search_path = v.to_owned(),
+            "timezone" => {
+                if !is_utc(v) {
+                    return Err(unsupported(name, v, "the only time zone is UTC"));
+                }
+                self.time_zone = v.trim_matches('\'').to_owned();
+            }
+            "datestyle" => self.date_style = parse_date_style(name, v)?,
+            "intervalstyle" if v.eq_ignore_ascii_case("postgres") => {}
+            "intervalstyle" => return Err(unsupported(name, v, "only the postgres style is supported")),
+            "client_encoding" => {
+                let e = v.trim_matches('\'').to_ascii_lowercase().replace(['-', '_'], "");
+                if e != "utf8" && e != "unicode" {
+                    return Err(unsupported(name, v, "the only encoding is UTF8"));
+                }
+            }
+            "standard_conforming_strings" => {
+                if !parse_bool(name, v)? {
+                    return Err(unsupported(name, v, "backslashes in strings are always literal"));
+                }
+            }
+            "idle_in_transaction_session_timeout" => {
+                if super::parse_duration(name, v)? != std::time::Duration::ZERO {
+                    return Err(unsupported(name, v, "idle sessions are never timed out yet"));
+                }
+            }
+            _ => return Err(SettingError::Unknown(name.into())),
+        }
+        Ok(())
+    }
+
+    /// SHOW for one of [`SESSION`] or [`FIXED`].
+    pub(super) fn show(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "client_min_messages" => self.client_min_messages.clone(),
+            "extra_float_digits" => self.extra_float_digits.to_string(),
+            "search_path" => self.search_path.clone(),
+            "timezone" => self.time_zone.clone(),
+            "datestyle" => self.date_style.clone(),
+            "intervalstyle" => "postgres".into(),
+            "client_encoding" | "server_encoding" => "UTF8".into(),
+            "standard_conforming_strings" | "integer_datetimes" | "is_superuser" => "on".into(),
+            "idle_in_transaction_session_timeout" => "0".into(),
+            "server_version_num" => "150000".into(),
+            "max_identifier_length" => "63".into(),
+            "lc_collate" | "lc_ctype" => "C".into(),
+            _ => return None,
+        })
+    }
+
+    /// Whether a message of `severity` (NOTICE, WARNING, …) reaches the
+    /// client under client_min_messages.
+    pub fn sends(&self, severity: &str) -> bool {
+        let rank = |level: &str| LEVELS.iter().position(|l| l.eq_ignore_ascii_case(level));
+        match (rank(severity), rank(&self.client_min_messages)) {
+            // INFO is always sent, as in PostgreSQL.
+            (Some(9), _) => true,
+            (Some(s), Some(min)) => s >= min.min(8),
+            _ => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_clients_send_are_taken_and_the_rest_refused() {
+        let mut c = ClientSettings::default();
+        for (name, value) in [
+            ("extra_float_digits", "3"),
+            ("timezone", "Etc/UTC"),
+            ("datestyle", "ISO, DMY"),
+            ("search_path", "public"),
+            ("client_encoding", "'utf-8'"),
+            ("client_min_messages", "warning"),
+            ("standard_conforming_strings", "on"),
+        ] {
+            c.apply(name, value).unwrap().unwrap();
+        }
+        assert_eq!(c.show("datestyle").unwrap(), "ISO, DMY");
+        assert_eq!(c.show("timezone").unwrap(), "Etc/UTC");
+        assert!(!c.sends("NOTICE") && c.sends("WARNING"));
+        for (name, value) in [
+            ("timezone", "Europe/Paris"),
+            ("datestyle", "SQL, DMY"),
+            ("extra_float_digits", "0"),
+            ("client_encoding", "LATIN1"),
+            ("standard_conforming_strings", "off"),
+        ] {
+            assert_eq!(c.apply(name, value).unwrap().unwrap_err().sqlstate(), "0A000", "{name} = {value}");
+        }
+        assert_eq!(c.apply("extra_float_digits", "9").unwrap().unwrap_err().sqlstate(), "22023");
+        assert!(c.apply("port", "1").is_none());
+    }
+}
