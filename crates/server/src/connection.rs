@@ -75,6 +75,8 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     if let Some(app) = started.application_name {
         settings.application_name = app;
     }
+    settings.client.session_user = started.user;
+    settings.client.database = started.database;
     let pid = backend.pid();
     let conn = Conn::new(Arc::clone(&shared.db), backend, settings);
     shared.register_cancel(pid, started.secret, conn.cancel_handle());

@@ -42,6 +42,8 @@ struct Startup<'a> {
     /// A replication connection's place among `max_wal_senders`.
     replication: Mutex<Option<crate::shared::SenderSlot>>,
     application_name: Mutex<Option<String>>,
+    /// The user and database the startup packet named.
+    identity: Mutex<(String, String)>,
     secret: i32,
 }
 
@@ -65,6 +67,10 @@ impl StartupHandler for Startup<'_> {
         }
         *self.application_name.lock().expect("startup state") =
             startup.parameters.get("application_name").cloned();
+        let user = startup.parameters.get("user").cloned().unwrap_or_default();
+        let database =
+            startup.parameters.get("database").filter(|d| !d.is_empty()).cloned().unwrap_or(user.clone());
+        *self.identity.lock().expect("startup state") = (user, database);
         match replication_mode(startup.parameters.get("replication").map(String::as_str))? {
             true => {
                 // A WAL sender runs no transactions: it counts against
@@ -128,6 +134,8 @@ pub struct Started {
     pub input: BytesMut,
     pub role: Role,
     pub application_name: Option<String>,
+    pub user: String,
+    pub database: String,
     pub secret: i32,
 }
 
@@ -141,6 +149,7 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         backend: Mutex::new(None),
         replication: Mutex::new(None),
         application_name: Mutex::new(None),
+        identity: Mutex::new((String::new(), String::new())),
         secret,
     };
     let deadline = tokio::time::sleep(STARTUP_TIMEOUT);
@@ -179,7 +188,8 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         (None, None) => return Ok(None),
     };
     let application_name = startup.application_name.lock().expect("startup state").take();
+    let (user, database) = std::mem::take(&mut *startup.identity.lock().expect("startup state"));
     SinkExt::<PgWireBackendMessage>::flush(&mut framed).await.map_err(std::io::Error::other)?;
     let parts = framed.into_parts();
-    Ok(Some(Started { io: parts.io, input: parts.read_buf, role, application_name, secret }))
+    Ok(Some(Started { io: parts.io, input: parts.read_buf, role, application_name, user, database, secret }))
 }

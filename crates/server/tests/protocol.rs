@@ -335,3 +335,41 @@ async fn deallocate_and_discard_all_release_prepared_statements() {
     });
     assert_eq!(style.as_deref(), Some("ISO, MDY"));
 }
+
+#[tokio::test]
+async fn session_functions_answer_as_postgresql_does() {
+    let server = start(|_| {}).await;
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester dbname=shop", server.addr.ip(), server.addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("tokio-postgres connects");
+    tokio::spawn(conn);
+    let row = client
+        .query_one(
+            "SELECT version(), current_user, session_user, current_role, current_database(), current_schema(), \
+             current_setting('DateStyle'), current_setting('nope', true), quote_literal('O''Reilly'), \
+             pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(row.get::<_, String>(0).starts_with("PostgreSQL 15."), "{:?}", row.get::<_, String>(0));
+    for i in 1..=3 {
+        assert_eq!(row.get::<_, String>(i), "tester");
+    }
+    assert_eq!(row.get::<_, String>(4), "shop");
+    assert_eq!(row.get::<_, String>(5), "public");
+    assert_eq!(row.get::<_, String>(6), "ISO, MDY");
+    assert_eq!(row.get::<_, Option<String>>(7), None);
+    assert_eq!(row.get::<_, String>(8), "'O''Reilly'");
+    assert!(row.get::<_, i32>(9) > 0);
+    client.batch_execute("SET DateStyle = 'ISO, DMY'").await.unwrap();
+    let row = client.query_one("SELECT current_setting('datestyle')", &[]).await.unwrap();
+    assert_eq!(row.get::<_, String>(0), "ISO, DMY", "current_setting follows SET");
+    let e = client.query_one("SELECT current_setting('nope')", &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("42704"));
+    let e = client.query_one("SELECT set_config('search_path', 'public', false)", &[]).await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("0A000"), "refused, not pretended");
+}

@@ -85,6 +85,20 @@ pub enum Func {
     /// `xmin:xmax:xip,...` (the xids it treats as running between its
     /// bounds).
     CurrentSnapshot,
+    /// `version()`.
+    Version,
+    /// `current_user`, `session_user`, `user`, `current_role`.
+    CurrentUser,
+    /// `current_database()`, `current_catalog`.
+    CurrentDatabase,
+    /// `current_schema()`: the one schema, public.
+    CurrentSchema,
+    /// `current_setting(name [, missing_ok])`.
+    CurrentSetting,
+    /// `pg_backend_pid()`.
+    BackendPid,
+    /// `quote_literal(text)`.
+    QuoteLiteral,
     Abs,
     Coalesce,
     Lower,
@@ -168,6 +182,28 @@ pub struct Ctx<'a> {
     pub db: Option<&'a crate::database::Database>,
     /// The statement's snapshot, if it took one (`pg_current_snapshot()`).
     pub snapshot: Option<&'a snapscale_txn::Snapshot>,
+    /// Who and where the session is, and its settings (`current_user`,
+    /// `current_setting()`); `None` in tests.
+    pub session: Option<&'a SessionView>,
+}
+
+/// What the session functions read: the session's user and database, its
+/// process id, and its settings as of the last SET (a SET re-makes it).
+pub struct SessionView {
+    pub user: String,
+    pub database: String,
+    pub pid: i32,
+    /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
+    pub show: ShowSetting,
+}
+
+/// A session's SHOW, as the evaluator calls it.
+pub type ShowSetting = Box<dyn Fn(&str) -> Result<String, SqlError> + Send + Sync>;
+
+impl std::fmt::Debug for SessionView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionView").field("user", &self.user).field("database", &self.database).finish()
+    }
 }
 
 fn truth(v: &Value) -> Option<bool> {
@@ -588,6 +624,45 @@ fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             (Some(db), Some(snapshot)) => Value::Text(snapshot_text(db, snapshot)?),
             _ => Value::Null,
         },
+        Func::Version => {
+            let version = session(cx)?.map(|s| (s.show)("server_version")).transpose()?.unwrap_or_default();
+            Value::Text(format!(
+                "PostgreSQL {version} on {}-pc-linux-gnu, compiled by rustc, 64-bit",
+                std::env::consts::ARCH
+            ))
+        }
+        Func::CurrentUser => Value::Text(session(cx)?.map_or_else(|| "postgres".into(), |s| s.user.clone())),
+        Func::CurrentDatabase => {
+            Value::Text(session(cx)?.map_or_else(|| "postgres".into(), |s| s.database.clone()))
+        }
+        Func::CurrentSchema => Value::Text("public".into()),
+        Func::BackendPid => Value::Int(session(cx)?.map_or(0, |s| s.pid).into()),
+        Func::CurrentSetting => {
+            let missing_ok = matches!(args.get(1), Some(Value::Bool(true)));
+            match (&args[0], session(cx)?) {
+                (Value::Null, _) => Value::Null,
+                (Value::Text(name), Some(s)) => match (s.show)(&name.to_ascii_lowercase()) {
+                    Ok(v) => Value::Text(v),
+                    Err(e) if missing_ok && e.code == SqlState::UNDEFINED_OBJECT => Value::Null,
+                    Err(e) => return Err(e),
+                },
+                // Bound as text; no session attached (tests) knows nothing.
+                _ => Value::Null,
+            }
+        }
+        Func::QuoteLiteral => match &args[0] {
+            Value::Null => Value::Null,
+            v => {
+                let text = v.to_text().unwrap_or_default();
+                let body = text.replace('\'', "''");
+                // A backslash makes PostgreSQL write an escape string.
+                if body.contains('\\') {
+                    Value::Text(format!("E'{}'", body.replace('\\', "\\\\")))
+                } else {
+                    Value::Text(format!("'{body}'"))
+                }
+            }
+        },
         Func::Coalesce => args.into_iter().find(|v| !matches!(v, Value::Null)).unwrap_or(Value::Null),
         Func::Abs => match &args[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
@@ -653,6 +728,11 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
     })
 }
 
+/// The session view, where one is attached.
+fn session<'a>(cx: &Ctx<'a>) -> Result<Option<&'a SessionView>, SqlError> {
+    Ok(cx.session)
+}
+
 fn describe(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -671,7 +751,15 @@ mod tests {
     use super::*;
 
     fn cx() -> Ctx<'static> {
-        Ctx { row: &[], params: &[], now: 0, stack: StackDepth::here(1 << 20), db: None, snapshot: None }
+        Ctx {
+            row: &[],
+            params: &[],
+            now: 0,
+            stack: StackDepth::here(1 << 20),
+            db: None,
+            snapshot: None,
+            session: None,
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub enum Output {
     CopyOut { columns: usize, lines: Vec<Vec<u8>>, tag: String },
     /// DEALLOCATE name (`None`: ALL): the protocol layer, which holds the
     /// prepared statements, removes them (26000 for an unknown name) and
-    /// answers DEALLOCATE [ALL].
+    /// answers DEALLOCATE or DEALLOCATE ALL.
     Deallocate(Option<String>),
     /// DISCARD ALL ran in the session (settings reset, temporary tables
     /// dropped); the protocol layer closes every prepared statement and

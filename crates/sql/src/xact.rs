@@ -116,6 +116,8 @@ pub struct Xact {
     pub(crate) config: XactConfig,
     /// The transaction's WAL records not yet appended.
     wal: WalBuffer,
+    /// What the session functions read (`current_user`, `current_setting()`).
+    pub(crate) session_view: Option<Arc<crate::expr::SessionView>>,
 }
 
 /// PostgreSQL's epoch (2000-01-01) in Unix seconds.
@@ -145,6 +147,7 @@ impl Xact {
             now: 0,
             notices: Vec::new(),
             config: XactConfig::default(),
+            session_view: None,
             wal: WalBuffer::default(),
         }
     }

@@ -28,6 +28,10 @@ pub struct ClientSettings {
     pub time_zone: String,
     /// DateStyle, normalised ("ISO, MDY").
     pub date_style: String,
+    /// The user the session authenticated as (session_authorization).
+    pub session_user: String,
+    /// The database it connected to.
+    pub database: String,
 }
 
 impl Default for ClientSettings {
@@ -38,6 +42,8 @@ impl Default for ClientSettings {
             search_path: "\"$user\", public".into(),
             time_zone: "UTC".into(),
             date_style: "ISO, MDY".into(),
+            session_user: "postgres".into(),
+            database: "postgres".into(),
         }
     }
 }
@@ -56,7 +62,8 @@ pub(super) const SESSION: [&str; 9] = [
 ];
 
 /// Read-only facts (PostgreSQL's internal settings).
-pub(super) const FIXED: [&str; 7] = [
+pub(super) const FIXED: [&str; 8] = [
+    "session_authorization",
     "server_version_num",
     "integer_datetimes",
     "server_encoding",
@@ -185,6 +192,7 @@ impl ClientSettings {
             "server_version_num" => "150000".into(),
             "max_identifier_length" => "63".into(),
             "lc_collate" | "lc_ctype" => "C".into(),
+            "session_authorization" => self.session_user.clone(),
             _ => return None,
         })
     }

@@ -563,6 +563,14 @@ impl snapscale_sql::Gucs for Settings {
         self.max_message_size
     }
 
+    fn session_user(&self) -> String {
+        self.client.session_user.clone()
+    }
+
+    fn database(&self) -> String {
+        self.client.database.clone()
+    }
+
     fn wait_policy(&self) -> snapscale_sql::WaitPolicy {
         snapscale_sql::WaitPolicy {
             deadlock_timeout: self.deadlock_timeout,

@@ -53,6 +53,11 @@ impl<R: Resolver> Binder<'_, R> {
             e = inner;
         }
         match e {
+            // SQL's niladic functions: keywords, never column names unquoted.
+            E::Identifier(i) if i.quote_style.is_none() && niladic(&i.value).is_some() => {
+                let func = niladic(&i.value).expect("checked");
+                Ok(Typed { e: Expr::Func(func, Vec::new()), ty: Some(SqlType::Text) })
+            }
             E::Identifier(i) => self.column(&[i], scope),
             E::CompoundIdentifier(parts) => self.compound_column(parts, scope),
             E::Value(v) => self.literal(&v.value),
@@ -536,6 +541,43 @@ impl<R: Resolver> Binder<'_, R> {
             "pg_last_xact_replay_timestamp" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::LastReplayTimestamp, Vec::new()), ty: Some(SqlType::Timestamp) }
             }
+            "version" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::Version, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "current_user" | "session_user" | "user" | "current_role" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentUser, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "current_database" | "current_catalog" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentDatabase, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "current_schema" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentSchema, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_backend_pid" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::BackendPid, Vec::new()), ty: Some(SqlType::Int4) }
+            }
+            "current_setting" if (1..=2).contains(&bound.len()) => {
+                let mut args = Vec::new();
+                let missing_ok = (bound.len() == 2).then(|| bound.pop().expect("two arguments"));
+                let name = bound.pop().expect("one argument");
+                args.push(self.coerce(name, SqlType::Text, Coercion::Implicit, "current_setting")?);
+                if let Some(m) = missing_ok {
+                    args.push(self.coerce(m, SqlType::Bool, Coercion::Implicit, "current_setting")?);
+                }
+                Typed { e: Expr::Func(Func::CurrentSetting, args), ty: Some(SqlType::Text) }
+            }
+            "set_config" => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "set_config() is not supported yet: use SET",
+                ))
+            }
+            "quote_literal" => {
+                one_arg(&bound)?;
+                let t = bound.pop().expect("one argument");
+                let e = self.coerce(t, SqlType::Text, Coercion::Explicit, "quote_literal")?;
+                Typed { e: Expr::Func(Func::QuoteLiteral, vec![e]), ty: Some(SqlType::Text) }
+            }
             "abs" => {
                 one_arg(&bound)?;
                 let t = bound.pop().expect("one argument");
@@ -741,6 +783,16 @@ fn interval_literal(i: &ast::Interval) -> Result<Typed, SqlError> {
         _ => return Err(not_supported(format!("interval literal {i}"))),
     };
     Ok(Typed { e: Expr::Const(Value::parse(SqlType::Interval, &text)?), ty: Some(SqlType::Interval) })
+}
+
+/// `current_role`, `current_schema`, … written without parentheses.
+fn niladic(name: &str) -> Option<Func> {
+    match name.to_ascii_lowercase().as_str() {
+        "current_user" | "current_role" | "session_user" | "user" => Some(Func::CurrentUser),
+        "current_catalog" => Some(Func::CurrentDatabase),
+        "current_schema" => Some(Func::CurrentSchema),
+        _ => None,
+    }
 }
 
 /// Operators that fold left to right into one flat node (see `binary`).

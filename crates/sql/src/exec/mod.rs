@@ -92,6 +92,7 @@ impl Executor<'_> {
             stack: StackDepth::here(self.xact.config.max_stack_depth),
             db: Some(&self.xact.db),
             snapshot: self.xact.session.current_snapshot().map(|s| &**s),
+            session: self.xact.session_view.as_deref(),
         }
     }
 

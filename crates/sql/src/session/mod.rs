@@ -40,7 +40,7 @@ pub use prepared::Prepared;
 
 /// Session settings the SQL layer reads and changes (SET / SHOW); the
 /// server implements this over its settings.
-pub trait Gucs: Clone + Send + 'static {
+pub trait Gucs: Clone + Send + Sync + 'static {
     /// SET name = value, or the setting's SQLSTATE.
     fn set(&mut self, name: &str, value: &str) -> Result<(), SqlError>;
     /// SHOW name.
@@ -58,6 +58,14 @@ pub trait Gucs: Clone + Send + 'static {
     /// max_message_size, in bytes: also the longest row COPY buffers.
     fn max_message_size(&self) -> usize {
         64 << 20
+    }
+    /// The role the session authenticated as (`current_user`).
+    fn session_user(&self) -> String {
+        "postgres".into()
+    }
+    /// The database the session connected to (`current_database()`).
+    fn database(&self) -> String {
+        self.session_user()
     }
     /// deadlock_timeout and lock_timeout, for this session's next wait.
     fn wait_policy(&self) -> WaitPolicy {
@@ -128,6 +136,14 @@ impl<G: Gucs> Conn<G> {
             max_stack_depth: self.gucs.max_stack_depth(),
             max_message_size: self.gucs.max_message_size(),
         };
+        let gucs = self.gucs.clone();
+        self.xact.session_view = Some(Arc::new(crate::expr::SessionView {
+            user: gucs.session_user(),
+            database: gucs.database(),
+            // The pid BackendKeyData carried (Backend::pid).
+            pid: self.xact.session.slot() as i32 + 1,
+            show: Box::new(move |name| gucs.show(name)),
+        }));
     }
 
     /// The handle a CancelRequest uses.
