@@ -71,63 +71,93 @@ fn parse_ymd(kind: &str, input: &str, text: &str) -> Result<i64, SqlError> {
     Ok(days_from_civil(y, m, d) - EPOCH_2000)
 }
 
-/// Parses an ISO date.
+/// Parses an ISO date. A time and a zone may follow (a timestamp's text):
+/// PostgreSQL reads them and keeps the date.
 pub fn parse_date(input: &str) -> Result<i32, SqlError> {
-    let days = parse_ymd("date", input, input.trim())?;
+    let (days, _) = parse_datetime("date", input)?;
     i32::try_from(days).map_err(|_| {
         SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("date out of range: \"{input}\""))
     })
 }
 
-/// Parses an ISO timestamp.
+/// Parses an ISO timestamp. A zone suffix (`Z`, `+00`, `-05:30`, `UTC`) is
+/// read and ignored, as PostgreSQL ignores it for timestamp without time
+/// zone.
 pub fn parse_timestamp(input: &str) -> Result<i64, SqlError> {
+    let (days, usecs) = parse_datetime("timestamp", input)?;
+    Ok(days * USECS_PER_DAY + usecs)
+}
+
+/// The clock part of `time` without a trailing zone, or `None` if what
+/// follows the clock is not a zone this parser knows.
+fn without_zone(time: &str) -> Option<&str> {
+    let mut t = time.trim();
+    if let Some((clock, name)) = t.rsplit_once(' ') {
+        if ["utc", "gmt", "z", "zulu"].contains(&name.to_ascii_lowercase().as_str()) {
+            t = clock.trim_end();
+        }
+    } else if ["utc", "gmt"].contains(&t.to_ascii_lowercase().as_str()) {
+        return Some("");
+    }
+    if let Some(clock) = t.strip_suffix(['Z', 'z']) {
+        return Some(clock.trim_end());
+    }
+    let Some(at) = t.find(['+', '-']) else { return Some(t) };
+    let (clock, zone) = t.split_at(at);
+    let digits: Vec<&str> = zone[1..].split(':').collect();
+    let hours_ok = |h: &str| matches!(h.len(), 1 | 2 | 4) && h.bytes().all(|b| b.is_ascii_digit());
+    let rest_ok = digits[1..].iter().all(|d| d.len() == 2 && d.bytes().all(|b| b.is_ascii_digit()));
+    (digits.len() <= 3 && hours_ok(digits[0]) && rest_ok).then_some(clock.trim_end())
+}
+
+/// Days since 2000-01-01 and microseconds into the day.
+fn parse_datetime(kind: &str, input: &str) -> Result<(i64, i64), SqlError> {
     let t = input.trim();
     let bad = || {
         SqlError::new(
             SqlState::INVALID_DATETIME_FORMAT,
-            format!("invalid input syntax for type timestamp: \"{input}\""),
+            format!("invalid input syntax for type {kind}: \"{input}\""),
         )
     };
     let (date, time) = match t.split_once([' ', 'T']) {
-        Some((d, tm)) => (d, Some(tm.trim())),
-        None => (t, None),
+        Some((_, tm)) if tm.trim().is_empty() => return Err(bad()),
+        Some((d, tm)) => (d, without_zone(tm).ok_or_else(bad)?),
+        None => (t, ""),
     };
-    let days = parse_ymd("timestamp", input, date)?;
-    let mut usecs = 0i64;
-    if let Some(time) = time {
-        let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
-        let fields: Vec<&str> = hms.split(':').collect();
-        if !(2..=3).contains(&fields.len()) {
-            return Err(bad());
-        }
-        let num = |s: &str| s.parse::<i64>().map_err(|_| bad());
-        let (h, mi, s) =
-            (num(fields[0])?, num(fields[1])?, if fields.len() == 3 { num(fields[2])? } else { 0 });
-        if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..60).contains(&s) {
-            return Err(SqlError::new(
-                SqlState::DATETIME_FIELD_OVERFLOW,
-                format!("date/time field value out of range: \"{input}\""),
-            ));
-        }
-        if !frac.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad());
-        }
-        // Microsecond precision, rounded like PostgreSQL.
-        let mut micros = 0i64;
-        for (i, b) in frac.bytes().take(7).enumerate() {
-            let digit = i64::from(b - b'0');
-            if i < 6 {
-                micros = micros * 10 + digit;
-            } else if digit >= 5 {
-                micros += 1;
-            }
-        }
-        for _ in frac.len().min(6)..6 {
-            micros *= 10;
-        }
-        usecs = ((h * 60 + mi) * 60 + s) * 1_000_000 + micros;
+    let days = parse_ymd(kind, input, date)?;
+    if time.is_empty() {
+        return Ok((days, 0));
     }
-    Ok(days * USECS_PER_DAY + usecs)
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let fields: Vec<&str> = hms.split(':').collect();
+    if !(2..=3).contains(&fields.len()) {
+        return Err(bad());
+    }
+    let num = |s: &str| s.parse::<i64>().map_err(|_| bad());
+    let (h, mi, s) = (num(fields[0])?, num(fields[1])?, if fields.len() == 3 { num(fields[2])? } else { 0 });
+    if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..60).contains(&s) {
+        return Err(SqlError::new(
+            SqlState::DATETIME_FIELD_OVERFLOW,
+            format!("date/time field value out of range: \"{input}\""),
+        ));
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    // Microsecond precision, rounded like PostgreSQL.
+    let mut micros = 0i64;
+    for (i, b) in frac.bytes().take(7).enumerate() {
+        let digit = i64::from(b - b'0');
+        if i < 6 {
+            micros = micros * 10 + digit;
+        } else if digit >= 5 {
+            micros += 1;
+        }
+    }
+    for _ in frac.len().min(6)..6 {
+        micros *= 10;
+    }
+    Ok((days, ((h * 60 + mi) * 60 + s) * 1_000_000 + micros))
 }
 
 /// Formats a date as ISO `YYYY-MM-DD`.
