@@ -24,6 +24,13 @@ pub fn error(severity: &str, e: &SqlError) -> PgWireBackendMessage {
     if let Some(h) = &e.hint {
         fields.push((b'H', h.clone()));
     }
+    if let Some(o) = &e.object {
+        for (tag, value) in [(b's', &o.schema), (b't', &o.table), (b'c', &o.column), (b'n', &o.constraint)] {
+            if let Some(v) = value {
+                fields.push((tag, v.clone()));
+            }
+        }
+    }
     PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields))
 }
 

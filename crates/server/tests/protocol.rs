@@ -373,3 +373,28 @@ async fn session_functions_answer_as_postgresql_does() {
     let e = client.query_one("SELECT set_config('search_path', 'public', false)", &[]).await.unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("0A000"), "refused, not pretended");
 }
+
+#[tokio::test]
+async fn constraint_violations_name_their_table_column_and_constraint() {
+    let server = start(|_| {}).await;
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester", server.addr.ip(), server.addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("tokio-postgres connects");
+    tokio::spawn(conn);
+    client.batch_execute("CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL)").await.unwrap();
+    client.batch_execute("INSERT INTO items VALUES (1, 'a')").await.unwrap();
+    let e = client.batch_execute("INSERT INTO items VALUES (1, 'b')").await.unwrap_err();
+    let db = e.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "23505");
+    assert_eq!(
+        (db.schema(), db.table(), db.constraint()),
+        (Some("public"), Some("items"), Some("items_pkey"))
+    );
+    let e = client.batch_execute("INSERT INTO items VALUES (2, NULL)").await.unwrap_err();
+    let db = e.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "23502");
+    assert_eq!((db.schema(), db.table(), db.column()), (Some("public"), Some("items"), Some("name")));
+}

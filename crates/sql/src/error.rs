@@ -15,12 +15,25 @@ pub struct SqlError {
     pub detail: Option<String>,
     /// PostgreSQL's HINT line, if any.
     pub hint: Option<String>,
+    /// The schema, table, column and constraint the error is about, as
+    /// PostgreSQL fills ErrorResponse's s, t, c and n fields (drivers
+    /// report the violated constraint's name from them).
+    pub object: Option<Box<ErrorObject>>,
+}
+
+/// What an error is about (see [`SqlError::object`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorObject {
+    pub schema: Option<String>,
+    pub table: Option<String>,
+    pub column: Option<String>,
+    pub constraint: Option<String>,
 }
 
 impl SqlError {
     /// An error with `code` and `message`.
     pub fn new(code: SqlState, message: impl Into<String>) -> SqlError {
-        SqlError { code, message: message.into(), detail: None, hint: None }
+        SqlError { code, message: message.into(), detail: None, hint: None, object: None }
     }
 
     /// Adds a DETAIL line.
@@ -32,6 +45,26 @@ impl SqlError {
     /// Adds a HINT line.
     pub fn with_hint(mut self, hint: impl Into<String>) -> SqlError {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Names the table (and its schema) the error is about.
+    pub fn on_table(mut self, schema: &str, table: &str) -> SqlError {
+        let o = self.object.get_or_insert_with(Box::default);
+        o.schema = Some(schema.to_owned());
+        o.table = Some(table.to_owned());
+        self
+    }
+
+    /// Names the column the error is about.
+    pub fn on_column(mut self, column: &str) -> SqlError {
+        self.object.get_or_insert_with(Box::default).column = Some(column.to_owned());
+        self
+    }
+
+    /// Names the constraint the error is about.
+    pub fn on_constraint(mut self, constraint: &str) -> SqlError {
+        self.object.get_or_insert_with(Box::default).constraint = Some(constraint.to_owned());
         self
     }
 

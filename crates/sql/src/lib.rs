@@ -42,7 +42,7 @@ mod xact;
 pub use cancel::Cancel;
 pub use catalog::Row;
 pub use database::{Backend, Database, DatabaseConfig, Durability};
-pub use error::SqlError;
+pub use error::{ErrorObject, SqlError};
 pub use output::Output;
 pub use parse::Parsed;
 pub use plan::Column;

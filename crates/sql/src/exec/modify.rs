@@ -329,6 +329,18 @@ fn duplicate(rel: &Rel, index: &Index, name: &str, key: &Key) -> SqlError {
         format!("duplicate key value violates unique constraint \"{name}\""),
     )
     .with_detail(format!("Key ({})=({}) already exists.", cols.join(", "), vals.join(", ")))
+    .on_table(schema_of(&rel.entry), &rel.entry.name)
+    .on_constraint(name)
+}
+
+/// The schema PostgreSQL would name for a relation: its own temporary
+/// schema, or public.
+pub(crate) fn schema_of(entry: &RelEntry) -> &'static str {
+    if entry.temp_owner.is_some() {
+        "pg_temp"
+    } else {
+        "public"
+    }
 }
 
 pub(crate) fn check_not_null(entry: &RelEntry, row: &[Value]) -> Result<(), SqlError> {
@@ -340,7 +352,13 @@ pub(crate) fn check_not_null(entry: &RelEntry, row: &[Value]) -> Result<(), SqlE
                     "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
                     c.name, entry.name
                 ),
-            ));
+            )
+            .with_detail(format!(
+                "Failing row contains ({}).",
+                row.iter().map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect::<Vec<_>>().join(", ")
+            ))
+            .on_table(schema_of(entry), &entry.name)
+            .on_column(&c.name));
         }
     }
     Ok(())
