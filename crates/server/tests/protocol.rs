@@ -398,3 +398,26 @@ async fn constraint_violations_name_their_table_column_and_constraint() {
     assert_eq!(db.code().code(), "23502");
     assert_eq!((db.schema(), db.table(), db.column()), (Some("public"), Some("items"), Some("name")));
 }
+
+#[tokio::test]
+async fn statement_timeout_cancels_a_statement_that_runs_too_long() {
+    let server = start(|_| {}).await;
+    let (mut holder, _) = Raw::connect(server.addr).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    holder.query("CREATE TABLE slow (a int)").await;
+    assert_eq!(tags(&c.query("SET statement_timeout = '200ms'").await), ["SET"]);
+    // Fast statements are untouched, and a timer left from one never
+    // reaches a later statement.
+    c.query("SELECT count(*) FROM slow").await;
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    assert_eq!(error_code(&c.query("SELECT count(*) FROM slow").await), None);
+    holder.query("BEGIN; LOCK TABLE slow").await;
+    let started = std::time::Instant::now();
+    let m = c.query("SELECT count(*) FROM slow").await;
+    let (_, code, message) = wire::error_of(&m).expect("an error");
+    assert_eq!((code.as_str(), message.as_str()), ("57014", "canceling statement due to statement timeout"));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200), "not before its time");
+    c.query("RESET statement_timeout").await;
+    holder.query("COMMIT").await;
+    assert_eq!(error_code(&c.query("SELECT count(*) FROM slow").await), None);
+}

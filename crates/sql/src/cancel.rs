@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[derive(Debug, Default)]
 pub struct Cancel {
     requested: AtomicBool,
+    /// The request came from statement_timeout, not from a client.
+    timed_out: AtomicBool,
     wake: Notify,
 }
 
@@ -25,6 +27,32 @@ impl Cancel {
         // Only current waiters: a stored permit would cancel the next
         // statement's first wait.
         self.wake.notify_waiters();
+    }
+
+    /// Asks the running statement to stop because statement_timeout
+    /// passed: its 57014 says so.
+    pub(crate) fn request_timeout(&self) {
+        // Relaxed: read after `take` returned true, whose Acquire pairs
+        // with the Release store in `request` that follows this store.
+        self.timed_out.store(true, Ordering::Relaxed);
+        self.request();
+    }
+
+    /// The error for a request `take` or `wait` consumed.
+    pub(crate) fn error(&self) -> SqlError {
+        // Relaxed: see `request_timeout`.
+        if self.timed_out.swap(false, Ordering::Relaxed) {
+            SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to statement timeout")
+        } else {
+            canceled()
+        }
+    }
+
+    /// Forgets a request that arrived after its statement ended.
+    pub(crate) fn clear(&self) {
+        self.take();
+        // Relaxed: see `request_timeout`.
+        self.timed_out.store(false, Ordering::Relaxed);
     }
 
     /// Consumes a pending request.

@@ -38,7 +38,7 @@ use snapscale_storage::log::Lsn;
 use snapscale_storage::Tid;
 use snapscale_txn::{IsolationLevel, Session, Snapshot, Xid};
 
-use crate::cancel::{canceled, Cancel};
+use crate::cancel::Cancel;
 use crate::catalog::{Heap, RelEntry};
 use crate::database::{Backend, Database};
 use crate::error::SqlError;
@@ -497,7 +497,7 @@ impl Xact {
         let cancel = Arc::clone(&self.cancel);
         tokio::select! {
             r = locks.lock_with(slot, LockTag::Relation(oid), mode, self.config.wait) => r.map_err(lock_error)?,
-            () = cancel.wait() => return Err(canceled()),
+            () = cancel.wait() => return Err(cancel.error()),
         }
         self.held.insert((oid, mode), self.levels.len().saturating_sub(1));
         Ok(())
@@ -520,14 +520,14 @@ impl Xact {
     /// the session's lock_timeout and deadlock_timeout.
     pub(crate) async fn wait_for_xid(&mut self, xid: Xid) -> Result<(), SqlError> {
         if self.cancel.take() {
-            return Err(canceled());
+            return Err(self.cancel.error());
         }
         let slot = self.session.slot();
         let locks = Arc::clone(&self.db.locks);
         let cancel = Arc::clone(&self.cancel);
         tokio::select! {
             r = locks.wait_for_xid_with(slot, xid.0, self.config.wait) => r.map_err(lock_error)?,
-            () = cancel.wait() => return Err(canceled()),
+            () = cancel.wait() => return Err(cancel.error()),
         }
         // The owner registers its xid just after assigning it: a waiter
         // that came in between found no lock. Yield so it does not spin.
@@ -538,7 +538,7 @@ impl Xact {
     /// A pending cancel request, as 57014.
     pub(crate) fn check_cancel(&self) -> Result<(), SqlError> {
         if self.cancel.take() {
-            return Err(canceled());
+            return Err(self.cancel.error());
         }
         Ok(())
     }

@@ -32,6 +32,8 @@ pub struct Settings {
     pub deadlock_timeout: Duration,
     /// Longest lock wait, zero = forever (`lock_timeout`).
     pub lock_timeout: Duration,
+    /// Longest statement, zero = no limit (`statement_timeout`).
+    pub statement_timeout: Duration,
     /// Isolation of new transactions (`default_transaction_isolation`).
     pub default_transaction_isolation: IsolationLevel,
     /// The client's application name (`application_name`).
@@ -86,6 +88,7 @@ impl Default for Settings {
             snapshot_mode: SnapshotMode::Csn,
             deadlock_timeout: Duration::from_secs(1),
             lock_timeout: Duration::ZERO,
+            statement_timeout: Duration::ZERO,
             default_transaction_isolation: IsolationLevel::ReadCommitted,
             application_name: String::new(),
             auth_method: AuthMethod::Trust,
@@ -172,7 +175,8 @@ impl fmt::Display for SettingError {
 impl std::error::Error for SettingError {}
 
 /// The names `SHOW` and `SET` accept, with their context.
-const NAMES: [(&str, Context); 22] = [
+const NAMES: [(&str, Context); 23] = [
+    ("statement_timeout", Context::Session),
     ("auth_method", Context::Restart),
     ("password", Context::Restart),
     ("listen_addresses", Context::Restart),
@@ -397,6 +401,7 @@ impl Settings {
             }
             "deadlock_timeout" => self.deadlock_timeout = parse_duration(name, value)?,
             "lock_timeout" => self.lock_timeout = parse_duration(name, value)?,
+            "statement_timeout" => self.statement_timeout = parse_duration(name, value)?,
             "default_transaction_isolation" => {
                 self.default_transaction_isolation = parse_isolation(name, value)?
             }
@@ -450,6 +455,7 @@ impl Settings {
             "snapshot_mode" => self.snapshot_mode.to_string(),
             "deadlock_timeout" => format_duration(self.deadlock_timeout),
             "lock_timeout" => format_duration(self.lock_timeout),
+            "statement_timeout" => format_duration(self.statement_timeout),
             "default_transaction_isolation" => isolation_name(self.default_transaction_isolation).into(),
             "application_name" => self.application_name.clone(),
             "auth_method" => match self.auth_method {
@@ -561,6 +567,10 @@ impl snapscale_sql::Gucs for Settings {
 
     fn max_message_size(&self) -> usize {
         self.max_message_size
+    }
+
+    fn statement_timeout(&self) -> Option<Duration> {
+        (!self.statement_timeout.is_zero()).then_some(self.statement_timeout)
     }
 
     fn session_user(&self) -> String {

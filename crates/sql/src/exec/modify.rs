@@ -355,7 +355,10 @@ pub(crate) fn check_not_null(entry: &RelEntry, row: &[Value]) -> Result<(), SqlE
             )
             .with_detail(format!(
                 "Failing row contains ({}).",
-                row.iter().map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect::<Vec<_>>().join(", ")
+                row.iter()
+                    .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
             .on_table(schema_of(entry), &entry.name)
             .on_column(&c.name));

@@ -72,6 +72,7 @@ impl<G: Gucs> Conn<G> {
             other => Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{other} is not supported"))),
         };
         self.configure();
+        self.refresh_session_view();
         out
     }
 

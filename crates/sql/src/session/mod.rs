@@ -67,9 +67,41 @@ pub trait Gucs: Clone + Send + Sync + 'static {
     fn database(&self) -> String {
         self.session_user()
     }
+    /// statement_timeout: the longest a statement may run (`None`: no
+    /// limit).
+    fn statement_timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
     /// deadlock_timeout and lock_timeout, for this session's next wait.
     fn wait_policy(&self) -> WaitPolicy {
         WaitPolicy { deadlock_timeout: std::time::Duration::from_secs(1), lock_timeout: None }
+    }
+}
+
+/// statement_timeout's clock: a task that cancels the statement (as a
+/// CancelRequest would, with its own message) when the time is up, and is
+/// stopped when the statement ends first. A request that lands just after
+/// the end is cleared by the next statement's start.
+struct StatementTimer(Option<tokio::task::JoinHandle<()>>);
+
+impl StatementTimer {
+    fn start(limit: std::time::Duration, cancel: &Arc<Cancel>) -> StatementTimer {
+        let cancel = Arc::clone(cancel);
+        let task = tokio::runtime::Handle::try_current().ok().map(|rt| {
+            rt.spawn(async move {
+                tokio::time::sleep(limit).await;
+                cancel.request_timeout();
+            })
+        });
+        StatementTimer(task)
+    }
+}
+
+impl Drop for StatementTimer {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
     }
 }
 
@@ -125,6 +157,7 @@ impl<G: Gucs> Conn<G> {
             multi_statement: false,
         };
         conn.configure();
+        conn.refresh_session_view();
         conn
     }
 
@@ -136,6 +169,12 @@ impl<G: Gucs> Conn<G> {
             max_stack_depth: self.gucs.max_stack_depth(),
             max_message_size: self.gucs.max_message_size(),
         };
+    }
+
+    /// Re-makes what the session functions read; after anything that may
+    /// have changed the settings (a control statement, an abort restoring
+    /// them), not per statement: it clones the settings.
+    pub(crate) fn refresh_session_view(&mut self) {
         let gucs = self.gucs.clone();
         self.xact.session_view = Some(Arc::new(crate::expr::SessionView {
             user: gucs.session_user(),
@@ -197,8 +236,9 @@ impl<G: Gucs> Conn<G> {
     /// statement's parameter types). On error the transaction is marked
     /// failed (a block) or aborted (an implicit transaction).
     pub async fn execute(&mut self, p: &Prepared, params: &[Value]) -> Result<Output, SqlError> {
-        self.xact.cancel.take();
+        self.xact.cancel.clear();
         self.configure();
+        let _timer = self.gucs.statement_timeout().map(|d| StatementTimer::start(d, &self.xact.cancel));
         let result = self.execute_inner(p, params).await;
         if result.is_err() {
             self.fail();
@@ -334,6 +374,7 @@ impl<G: Gucs> Conn<G> {
         if let Some(g) = self.saved_gucs.take() {
             self.gucs = g;
             self.configure();
+            self.refresh_session_view();
         }
         self.savepoints.clear();
         self.copy = None;
