@@ -83,6 +83,7 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     let _key = CancelKey { shared: Arc::clone(&shared), pid };
     // What the startup's ParameterStatus messages said (auth::parameters).
     let reported = reported(conn.gucs());
+    let reported_at = conn.settings_generation();
     let mut protocol = Protocol {
         transport,
         conn,
@@ -90,6 +91,7 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
         portals: HashMap::new(),
         skipping: false,
         reported,
+        reported_at,
     };
     protocol.run().await
 }
@@ -122,8 +124,10 @@ struct Protocol {
     portals: HashMap<String, Portal>,
     /// After an error in the extended protocol: discard until Sync.
     skipping: bool,
-    /// The reported settings' values the client was last told of.
+    /// The reported settings' values the client was last told of, and
+    /// the session's settings generation they were read at.
     reported: Vec<(&'static str, String)>,
+    reported_at: u64,
 }
 
 /// The settings PostgreSQL reports with ParameterStatus whenever they
@@ -175,17 +179,20 @@ impl Protocol {
     async fn ready(&mut self) -> std::io::Result<()> {
         // Changed reported settings go out before ReadyForQuery, as
         // PostgreSQL sends them (after SET, or a rollback that undid one).
-        let now = reported(self.conn.gucs());
-        for (i, (name, value)) in now.iter().enumerate() {
-            if self.reported[i].1 != *value {
-                self.send(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
-                    (*name).to_owned(),
-                    value.clone(),
-                )))
-                .await?;
+        if self.conn.settings_generation() != self.reported_at {
+            self.reported_at = self.conn.settings_generation();
+            let now = reported(self.conn.gucs());
+            for (i, (name, value)) in now.iter().enumerate() {
+                if self.reported[i].1 != *value {
+                    self.send(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
+                        (*name).to_owned(),
+                        value.clone(),
+                    )))
+                    .await?;
+                }
             }
+            self.reported = now;
         }
-        self.reported = now;
         let status = match self.conn.status() {
             b'I' => TransactionStatus::Idle,
             b'T' => TransactionStatus::Transaction,

@@ -72,7 +72,9 @@ impl<G: Gucs> Conn<G> {
             other => Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{other} is not supported"))),
         };
         self.configure();
-        self.refresh_session_view();
+        if matches!(s, Statement::Set(_) | Statement::Reset(_) | Statement::Discard { .. }) {
+            self.refresh_session_view();
+        }
         out
     }
 

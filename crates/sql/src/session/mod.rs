@@ -132,6 +132,9 @@ pub struct Conn<G: Gucs> {
     /// A statement with a plan ran in the current transaction (SET
     /// TRANSACTION ISOLATION LEVEL must come before it).
     pub(crate) queried: bool,
+    /// Counts the points where the settings may have changed (see
+    /// `settings_generation`).
+    settings_generation: u64,
     pub(crate) block: Block,
     /// Names of the open savepoints, one per subtransaction level.
     pub(crate) savepoints: Vec<String>,
@@ -149,6 +152,7 @@ impl<G: Gucs> Conn<G> {
             xact: Xact::new(db, backend),
             initial_gucs: gucs.clone(),
             queried: false,
+            settings_generation: 0,
             gucs,
             saved_gucs: None,
             block: Block::Idle,
@@ -175,6 +179,7 @@ impl<G: Gucs> Conn<G> {
     /// have changed the settings (a control statement, an abort restoring
     /// them), not per statement: it clones the settings.
     pub(crate) fn refresh_session_view(&mut self) {
+        self.settings_generation += 1;
         let gucs = self.gucs.clone();
         self.xact.session_view = Some(Arc::new(crate::expr::SessionView {
             user: gucs.session_user(),
@@ -247,6 +252,13 @@ impl<G: Gucs> Conn<G> {
     }
 
     /// Runs one parsed statement of a simple Query message.
+    /// Changes whenever the settings may have changed (SET, RESET, an
+    /// abort that restored them): the protocol layer re-reads the
+    /// reported ones only then, not per message.
+    pub fn settings_generation(&self) -> u64 {
+        self.settings_generation
+    }
+
     /// Tells the session whether the Query message being run holds more
     /// than one statement (see `multi_statement`); the server sets it
     /// before the first and clears it after the last.
