@@ -52,6 +52,12 @@ impl<G: Gucs> Conn<G> {
         if self.block == Block::Failed && !ends_block && !rolls_back_to {
             return Err(aborted_block());
         }
+        let changes_settings =
+            matches!(s, Statement::Set(_) | Statement::Reset(_) | Statement::Discard { .. });
+        if changes_settings && self.block != Block::Idle && self.saved_gucs.is_none() {
+            // SET is transactional: what an abort goes back to.
+            self.saved_gucs = Some(self.gucs.clone());
+        }
         let out = match s {
             Statement::StartTransaction { modes, begin, .. } => self.begin(modes, *begin),
             Statement::Commit { .. } => self.commit().await,
@@ -72,7 +78,7 @@ impl<G: Gucs> Conn<G> {
             other => Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{other} is not supported"))),
         };
         self.configure();
-        if matches!(s, Statement::Set(_) | Statement::Reset(_) | Statement::Discard { .. }) {
+        if changes_settings {
             self.refresh_session_view();
         }
         out

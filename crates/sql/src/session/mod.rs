@@ -355,7 +355,9 @@ impl<G: Gucs> Conn<G> {
     pub(crate) fn begin_transaction(&mut self, isolation: IsolationLevel) -> Result<(), SqlError> {
         self.xact.begin(isolation)?;
         self.queried = false;
-        self.saved_gucs = Some(self.gucs.clone());
+        // The settings are saved when the transaction first changes them
+        // (control.rs), not here: most transactions never do.
+        self.saved_gucs = None;
         Ok(())
     }
 
@@ -376,6 +378,7 @@ impl<G: Gucs> Conn<G> {
         if let (Err(_), Some(g)) = (&result, self.saved_gucs.take()) {
             self.gucs = g;
             self.configure();
+            self.refresh_session_view();
         }
         self.saved_gucs = None;
         result
