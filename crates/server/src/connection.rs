@@ -458,10 +458,18 @@ impl Protocol {
                     Ok(copy @ (Output::CopyIn { .. } | Output::CopyOut { .. })) => {
                         return self.copy(copy, true).await
                     }
-                    Ok(out @ (Output::Deallocate(_) | Output::DiscardAll)) => match self.release(out) {
-                        Ok(tag) => (VecDeque::new(), tag),
-                        Err(e) => return Ok(Err(e)),
-                    },
+                    Ok(out @ (Output::Deallocate(_) | Output::DiscardAll | Output::Prepared { .. })) => {
+                        match self.release(out) {
+                            Ok(tag) => (VecDeque::new(), tag),
+                            Err(e) => return Ok(Err(e)),
+                        }
+                    }
+                    Ok(Output::ExecuteNamed { .. }) => {
+                        return Ok(Err(SqlError::new(
+                            SqlState::FEATURE_NOT_SUPPORTED,
+                            "EXECUTE through the extended protocol is not supported yet: send it as a simple Query",
+                        )))
+                    }
                 }
             }
         };
@@ -506,6 +514,10 @@ impl Protocol {
         for statement in parsed {
             let out = self.conn.execute_parsed(statement).await;
             self.send_notices().await?;
+            let out = match out {
+                Ok(Output::ExecuteNamed { name, args }) => self.execute_named(&name, &args).await?,
+                other => other,
+            };
             let result = match out {
                 Ok(Output::Rows { columns, rows, tag }) => {
                     self.send(row_description(&columns, &[])).await?;
@@ -519,14 +531,22 @@ impl Protocol {
                     self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
                     Ok(())
                 }
-                Ok(out @ (Output::Deallocate(_) | Output::DiscardAll)) => match self.release(out) {
-                    Ok(tag) => {
-                        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
-                        Ok(())
+                Ok(out @ (Output::Deallocate(_) | Output::DiscardAll | Output::Prepared { .. })) => {
+                    match self.release(out) {
+                        Ok(tag) => {
+                            self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)))
+                                .await?;
+                            Ok(())
+                        }
+                        Err(e) => Err(e),
                     }
-                    Err(e) => Err(e),
-                },
+                }
                 Ok(copy @ (Output::CopyIn { .. } | Output::CopyOut { .. })) => self.copy(copy, false).await?,
+                // PREPARE refuses to prepare EXECUTE, so running one never
+                // yields another.
+                Ok(Output::ExecuteNamed { .. }) => {
+                    Err(SqlError::new(SqlState::INTERNAL_ERROR, "EXECUTE produced EXECUTE"))
+                }
                 Err(e) => Err(e),
             };
             if let Err(e) = result {
@@ -542,10 +562,64 @@ impl Protocol {
         self.ready().await
     }
 
-    /// DEALLOCATE and DISCARD ALL: the prepared statements (and, for
-    /// DISCARD ALL, the portals) are this layer's. Returns the tag.
+    /// EXECUTE name (args): the named statement run with the arguments
+    /// decoded as its parameter types, as PostgreSQL's EXECUTE does.
+    async fn execute_named(
+        &mut self,
+        name: &str,
+        args: &[Option<String>],
+    ) -> std::io::Result<Result<Output, SqlError>> {
+        let checked = match self.statements.get(name) {
+            None => Err(SqlError::new(
+                SqlState::INVALID_SQL_STATEMENT_NAME,
+                format!("prepared statement \"{name}\" does not exist"),
+            )),
+            Some(statement) if statement.param_types().len() != args.len() => Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                format!("wrong number of parameters for prepared statement \"{name}\""),
+            )
+            .with_detail(format!(
+                "Expected {} parameters but got {}.",
+                statement.param_types().len(),
+                args.len()
+            ))),
+            Some(statement) => {
+                let statement = Arc::clone(statement);
+                statement
+                    .param_types()
+                    .iter()
+                    .zip(args)
+                    .map(|(&ty, a)| decode_param(ty, false, a.as_deref().map(str::as_bytes)))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|params| (statement, params))
+            }
+        };
+        let (statement, params) = match checked {
+            Ok(ok) => ok,
+            Err(e) => {
+                self.conn.fail();
+                return Ok(Err(e));
+            }
+        };
+        let out = self.conn.execute(&statement, &params).await;
+        self.send_notices().await?;
+        Ok(out)
+    }
+
+    /// PREPARE, DEALLOCATE and DISCARD ALL: the prepared statements (and,
+    /// for DISCARD ALL, the portals) are this layer's. Returns the tag.
     fn release(&mut self, out: Output) -> Result<String, SqlError> {
         match out {
+            Output::Prepared { name, statement } => {
+                if self.statements.contains_key(&name) {
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_PREPARED_STATEMENT,
+                        format!("prepared statement \"{name}\" already exists"),
+                    ));
+                }
+                self.statements.insert(name, statement);
+                Ok("PREPARE".into())
+            }
             Output::Deallocate(None) => {
                 self.statements.clear();
                 Ok("DEALLOCATE ALL".into())

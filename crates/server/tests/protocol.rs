@@ -421,3 +421,35 @@ async fn statement_timeout_cancels_a_statement_that_runs_too_long() {
     holder.query("COMMIT").await;
     assert_eq!(error_code(&c.query("SELECT count(*) FROM slow").await), None);
 }
+
+#[tokio::test]
+async fn prepare_and_execute_share_the_protocols_statement_names() {
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    c.query("CREATE TABLE pe (id int PRIMARY KEY, name text)").await;
+    assert_eq!(
+        tags(&c.query("PREPARE ins (int, text) AS INSERT INTO pe VALUES ($1, $2)").await),
+        ["PREPARE"]
+    );
+    assert_eq!(
+        tags(&c.query("EXECUTE ins(1, 'a'); EXECUTE ins(-2, NULL)").await),
+        ["INSERT 0 1", "INSERT 0 1"]
+    );
+    c.query("PREPARE sel AS SELECT name FROM pe WHERE id = $1").await;
+    let m = c.query("EXECUTE sel(1)").await;
+    assert!(m.contains(&Msg::Row(vec![Some("a".into())])) && tags(&m) == ["SELECT 1"], "{m:?}");
+    let m = c.query("EXECUTE sel(-2)").await;
+    assert!(m.contains(&Msg::Row(vec![None])), "NULL passes as NULL: {m:?}");
+    assert_eq!(error_code(&c.query("EXECUTE sel('x')").await).as_deref(), Some("22P02"));
+    assert_eq!(error_code(&c.query("EXECUTE sel").await).as_deref(), Some("42601"));
+    assert_eq!(error_code(&c.query("EXECUTE nope(1)").await).as_deref(), Some("26000"));
+    assert_eq!(error_code(&c.query("PREPARE sel AS SELECT 1").await).as_deref(), Some("42P05"));
+    assert_eq!(error_code(&c.query("EXECUTE ins(1 + 2, 'b')").await).as_deref(), Some("0A000"));
+    // A failed block refuses EXECUTE like any statement.
+    let m = c.query("BEGIN; EXECUTE nope; ").await;
+    assert_eq!((error_code(&m).as_deref(), status(&m)), (Some("26000"), 'E'));
+    assert_eq!(error_code(&c.query("EXECUTE sel(1)").await).as_deref(), Some("25P02"));
+    c.query("ROLLBACK").await;
+    assert_eq!(tags(&c.query("DEALLOCATE sel").await), ["DEALLOCATE"]);
+    assert_eq!(error_code(&c.query("EXECUTE sel(1)").await).as_deref(), Some("26000"));
+}

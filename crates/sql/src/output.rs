@@ -21,6 +21,12 @@ pub enum Output {
     /// prepared statements, removes them (26000 for an unknown name) and
     /// answers DEALLOCATE or DEALLOCATE ALL.
     Deallocate(Option<String>),
+    /// PREPARE: the protocol layer keeps `statement` under `name` (42P05
+    /// if the name is taken) and answers PREPARE.
+    Prepared { name: String, statement: std::sync::Arc<crate::Prepared> },
+    /// EXECUTE: the protocol layer runs its statement `name` with these
+    /// arguments (text; `None` is NULL) and answers as that statement.
+    ExecuteNamed { name: String, args: Vec<Option<String>> },
     /// DISCARD ALL ran in the session (settings reset, temporary tables
     /// dropped); the protocol layer closes every prepared statement and
     /// portal and answers DISCARD ALL.

@@ -37,6 +37,23 @@ impl std::ops::Deref for Ast {
     }
 }
 
+impl Ast {
+    /// PREPARE name [(types)] AS statement: its parts, the statement as an
+    /// `Ast` of its own; any other statement comes back unchanged.
+    pub(crate) fn into_prepare(
+        mut self,
+    ) -> Result<(sqlparser::ast::Ident, Vec<sqlparser::ast::DataType>, Ast), Ast> {
+        if !matches!(self.statement.as_deref(), Some(Statement::Prepare { .. })) {
+            return Err(self);
+        }
+        let Some(Statement::Prepare { name, data_types, statement }) = self.statement.take().map(|s| *s)
+        else {
+            unreachable!("checked above")
+        };
+        Ok((name, data_types, Ast { statement: Some(statement), stack: self.stack }))
+    }
+}
+
 impl Drop for Ast {
     fn drop(&mut self) {
         let statement = self.statement.take();

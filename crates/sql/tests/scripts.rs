@@ -186,6 +186,8 @@ fn format_output(out: &Result<Output, SqlError>, lines: &mut Vec<String>) {
         Ok(Output::Deallocate(None)) => lines.push("DEALLOCATE ALL".into()),
         Ok(Output::Deallocate(Some(_))) => lines.push("DEALLOCATE".into()),
         Ok(Output::DiscardAll) => lines.push("DISCARD ALL".into()),
+        Ok(Output::Prepared { .. }) => lines.push("PREPARE".into()),
+        Ok(Output::ExecuteNamed { .. }) => lines.push("(EXECUTE runs in the protocol layer)".into()),
         Ok(Output::CopyIn { .. } | Output::CopyOut { .. }) => {
             lines.push("(COPY is tested over the wire)".into())
         }

@@ -303,6 +303,15 @@ impl<G: Gucs> Conn<G> {
     async fn execute_inner(&mut self, p: &Prepared, params: &[Value]) -> Result<Output, SqlError> {
         match &p.kind {
             Kind::Empty => Ok(Output::Command(String::new())),
+            Kind::PrepareNamed { .. } | Kind::ExecuteNamed { .. } if self.block == Block::Failed => {
+                Err(aborted_block())
+            }
+            Kind::PrepareNamed { name, statement } => {
+                Ok(Output::Prepared { name: name.clone(), statement: Arc::clone(statement) })
+            }
+            Kind::ExecuteNamed { name, args } => {
+                Ok(Output::ExecuteNamed { name: name.clone(), args: args.clone() })
+            }
             Kind::Control(s) => self.control(s).await,
             Kind::Plan(parsed) => {
                 if self.block == Block::Failed {

@@ -41,6 +41,12 @@ pub(crate) enum Kind {
     Plan(Parsed),
     /// An empty query string.
     Empty,
+    /// PREPARE name AS statement: the statement prepared, for the
+    /// protocol layer to keep under `name` (it holds the named statements).
+    PrepareNamed { name: String, statement: Arc<Prepared> },
+    /// EXECUTE name (arguments): the arguments' text (`None`: NULL), for
+    /// the protocol layer to run the named statement with.
+    ExecuteNamed { name: String, args: Vec<Option<String>> },
 }
 
 /// A statement bound and planned, with what it depends on.
@@ -109,6 +115,39 @@ impl<G: Gucs> Conn<G> {
         parsed: Parsed,
         declared: &[Option<SqlType>],
     ) -> Result<Arc<Prepared>, SqlError> {
+        if let Parsed::Sql(s) = &parsed {
+            if let AstStatement::Execute {
+                name: Some(name), parameters, immediate: false, into, using, ..
+            } = &**s
+            {
+                if into.is_empty() && using.is_empty() {
+                    let args = parameters.iter().map(execute_argument).collect::<Result<_, _>>()?;
+                    let name = name.to_string().to_ascii_lowercase();
+                    return Ok(Arc::new(Prepared::utility(Kind::ExecuteNamed { name, args })));
+                }
+            }
+        }
+        let parsed = match parsed {
+            Parsed::Sql(ast) => match ast.into_prepare() {
+                Ok((name, types, inner)) => {
+                    let declared = types
+                        .iter()
+                        .map(|t| crate::bind::data_type(t).map(Some))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let statement = self.prepare(Parsed::Sql(inner), &declared)?;
+                    if matches!(statement.kind, Kind::PrepareNamed { .. } | Kind::ExecuteNamed { .. }) {
+                        return Err(SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            "PREPARE cannot prepare PREPARE or EXECUTE",
+                        ));
+                    }
+                    let name = crate::bind::ident(&name);
+                    return Ok(Arc::new(Prepared::utility(Kind::PrepareNamed { name, statement })));
+                }
+                Err(ast) => Parsed::Sql(ast),
+            },
+            other => other,
+        };
         if let Parsed::Sql(s) = &parsed {
             if is_control(s) {
                 let Parsed::Sql(s) = parsed else { unreachable!("checked above") };
@@ -194,4 +233,41 @@ impl<G: Gucs> Conn<G> {
             p.replace(Arc::new(fresh));
         }
     }
+}
+
+impl Prepared {
+    /// A statement the protocol layer finishes (PREPARE, EXECUTE).
+    fn utility(kind: Kind) -> Prepared {
+        Prepared { kind, declared: Vec::new(), params: Vec::new(), columns: None, planned: Mutex::new(None) }
+    }
+}
+
+/// One argument of EXECUTE as text: constants only (what clients send);
+/// an expression answers 0A000.
+fn execute_argument(e: &sqlparser::ast::Expr) -> Result<Option<String>, SqlError> {
+    use sqlparser::ast::{Expr, UnaryOperator, Value as V};
+    Ok(match e {
+        Expr::Value(v) => match &v.value {
+            V::Null => None,
+            V::SingleQuotedString(s) | V::Number(s, _) => Some(s.clone()),
+            V::Boolean(b) => Some(b.to_string()),
+            other => Some(other.to_string()),
+        },
+        Expr::UnaryOp { op: UnaryOperator::Minus, expr } => match &**expr {
+            Expr::Value(v) if matches!(v.value, V::Number(..)) => Some(format!("-{}", v.value)),
+            _ => return Err(not_constant(e)),
+        },
+        Expr::TypedString(ts) => match &ts.value.value {
+            V::SingleQuotedString(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        },
+        _ => return Err(not_constant(e)),
+    })
+}
+
+fn not_constant(e: &sqlparser::ast::Expr) -> SqlError {
+    SqlError::new(
+        SqlState::FEATURE_NOT_SUPPORTED,
+        format!("EXECUTE argument {e} is not supported yet: pass constants"),
+    )
 }
