@@ -304,6 +304,65 @@ async fn client_settings_report_reset_and_refuse_what_cannot_be_honoured() {
 }
 
 #[tokio::test]
+async fn set_local_lasts_its_transaction_and_rollback_to_undoes_set() {
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    let shown = |m: &[Msg]| {
+        m.iter()
+            .filter_map(|m| match m {
+                Msg::Row(r) => r[0].clone(),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    // Outside a block SET LOCAL warns and changes nothing.
+    let m = c.query("SET LOCAL search_path = x").await;
+    assert!(m.iter().any(|m| matches!(m, Msg::Notice { code, .. } if code == "25P01")), "{m:?}");
+    assert_eq!(shown(&c.query("SHOW search_path").await), ["\"$user\", public"]);
+    // A session SET after SET LOCAL is what the commit goes back to.
+    let m = c
+        .query("BEGIN; SET LOCAL search_path = a; SHOW search_path; SET search_path = b; SHOW search_path")
+        .await;
+    assert_eq!(shown(&m), ["a", "b"]);
+    c.query("COMMIT").await;
+    assert_eq!(shown(&c.query("SHOW search_path").await), ["b"]);
+    let m = c.query("BEGIN; SET search_path = c; SET LOCAL search_path = d; COMMIT; SHOW search_path").await;
+    assert_eq!(shown(&m), ["c"]);
+    // ROLLBACK TO a savepoint undoes the SETs made since, at any depth, and
+    // leaves those made before it.
+    let m = c
+        .query(
+            "BEGIN; SAVEPOINT p; SET search_path = e; SAVEPOINT q; SET LOCAL search_path = f; \
+             ROLLBACK TO q; SHOW search_path; ROLLBACK TO p; SHOW search_path; \
+             SET LOCAL search_path = g; SAVEPOINT r; SET search_path = h; RELEASE r; SHOW search_path; COMMIT",
+        )
+        .await;
+    assert_eq!(shown(&m), ["e", "c", "h"]);
+    assert_eq!(shown(&c.query("SHOW search_path").await), ["h"]);
+    // A failed subtransaction rolled back to also loses its SET.
+    c.query("BEGIN; SAVEPOINT p; SET search_path = i").await;
+    assert_eq!(error_code(&c.query("SELECT 1/0").await).as_deref(), Some("22012"));
+    let m = c.query("ROLLBACK TO p; SHOW search_path; COMMIT").await;
+    assert_eq!(shown(&m), ["h"]);
+    // The end of SET LOCAL is reported like any change of a reported
+    // setting (as in PostgreSQL, when ReadyForQuery finds the value differs
+    // from the one last reported).
+    let date_style = |m: &[Msg]| {
+        m.iter().find_map(|m| match m {
+            Msg::ParameterStatus(k, v) if k == "DateStyle" => Some(v.clone()),
+            _ => None,
+        })
+    };
+    let m = c.query("BEGIN; SET LOCAL DateStyle = 'ISO, DMY'").await;
+    assert_eq!(date_style(&m).as_deref(), Some("ISO, DMY"), "{m:?}");
+    let m = c.query("COMMIT").await;
+    assert_eq!(date_style(&m).as_deref(), Some("ISO, MDY"), "{m:?}");
+    let m = c.query("BEGIN; SET LOCAL DateStyle = 'ISO, DMY'; COMMIT").await;
+    assert_eq!(date_style(&m), None, "back where it was reported: {m:?}");
+    assert_eq!(shown(&c.query("SHOW statement_timeout").await), ["0"]);
+}
+
+#[tokio::test]
 async fn deallocate_and_discard_all_release_prepared_statements() {
     let server = start(|_| {}).await;
     let (client, conn) = tokio_postgres::connect(

@@ -304,7 +304,10 @@ fn format_bytes(bytes: u64) -> String {
 
 fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms != 0 && ms.is_multiple_of(1_000) {
+    if ms == 0 {
+        // PostgreSQL shows a disabled timeout without a unit.
+        "0".to_owned()
+    } else if ms.is_multiple_of(1_000) {
         format!("{}s", ms / 1_000)
     } else {
         format!("{ms}ms")

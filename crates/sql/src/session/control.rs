@@ -7,7 +7,7 @@ use std::sync::Arc;
 use snapscale_txn::IsolationLevel;
 use sqlparser::ast::{self, Expr as AstExpr, Set, Statement, TransactionIsolationLevel, TransactionMode};
 
-use super::{aborted_block, Block, Conn, Gucs};
+use super::{aborted_block, Block, Conn, Gucs, Savepoint};
 use crate::error::SqlError;
 use crate::output::Output;
 use crate::plan::Column;
@@ -54,9 +54,8 @@ impl<G: Gucs> Conn<G> {
         }
         let changes_settings =
             matches!(s, Statement::Set(_) | Statement::Reset(_) | Statement::Discard { .. });
-        if changes_settings && self.block != Block::Idle && self.saved_gucs.is_none() {
-            // SET is transactional: what an abort goes back to.
-            self.saved_gucs = Some(self.gucs.clone());
+        if changes_settings && self.block != Block::Idle {
+            self.save_settings();
         }
         let out = match s {
             Statement::StartTransaction { modes, begin, .. } => self.begin(modes, *begin),
@@ -145,15 +144,32 @@ impl<G: Gucs> Conn<G> {
         Ok(())
     }
 
+    /// SET is transactional: before the first change in a transaction,
+    /// and in each savepoint level, the settings are kept for an abort or
+    /// a ROLLBACK TO. Levels that already kept theirs saw the change that
+    /// made them do so, and so did every level outside them: the walk
+    /// outwards stops at the first one that has its copy.
+    fn save_settings(&mut self) {
+        if self.saved_gucs.is_none() {
+            self.saved_gucs = Some(self.gucs.clone());
+        }
+        for sp in self.savepoints.iter_mut().rev() {
+            if sp.settings.is_some() {
+                break;
+            }
+            sp.settings = Some((self.gucs.clone(), self.local_settings.clone()));
+        }
+    }
+
     fn savepoint(&mut self, name: &str) -> Result<Output, SqlError> {
         self.require_block("SAVEPOINT")?;
         self.xact.savepoint()?;
-        self.savepoints.push(name.to_owned());
+        self.savepoints.push(Savepoint { name: name.to_owned(), settings: None });
         Ok(Output::Command("SAVEPOINT".into()))
     }
 
     fn find_savepoint(&self, name: &str) -> Result<usize, SqlError> {
-        self.savepoints.iter().rposition(|n| n == name).ok_or_else(|| {
+        self.savepoints.iter().rposition(|sp| sp.name == name).ok_or_else(|| {
             SqlError::new(
                 SqlState::INVALID_SAVEPOINT_SPECIFICATION,
                 format!("savepoint \"{name}\" does not exist"),
@@ -180,13 +196,20 @@ impl<G: Gucs> Conn<G> {
             ));
         }
         let at = self.find_savepoint(name)?;
+        let settings = self.savepoints[at].settings.take();
         while self.savepoints.len() > at {
             self.xact.rollback_level()?;
             self.savepoints.pop();
         }
+        if let Some((gucs, local)) = settings {
+            self.gucs = gucs;
+            self.local_settings = local;
+            self.configure();
+            self.refresh_session_view();
+        }
         // The savepoint stays, re-opened, as in PostgreSQL.
         self.xact.savepoint()?;
-        self.savepoints.push(name.to_owned());
+        self.savepoints.push(Savepoint { name: name.to_owned(), settings: None });
         self.block = Block::Open;
         self.copy = None;
         Ok(Output::Command("ROLLBACK".into()))
@@ -213,15 +236,25 @@ impl<G: Gucs> Conn<G> {
 
     fn set(&mut self, set: &Set) -> Result<Output, SqlError> {
         match set {
-            Set::SingleAssignment { variable, values, .. } => {
-                self.assign(&variable.to_string().to_ascii_lowercase(), values)?
+            Set::SingleAssignment { variable, values, scope, .. } => {
+                let name = variable.to_string().to_ascii_lowercase();
+                if *scope == Some(ast::ContextModifier::Local) {
+                    self.assign_local(&name, values)?
+                } else {
+                    self.assign(&name, values)?
+                }
             }
             Set::MultipleAssignments { assignments } => {
                 for a in assignments {
                     self.assign(&a.name.to_string().to_ascii_lowercase(), std::slice::from_ref(&a.value))?;
                 }
             }
-            Set::SetTimeZone { value, .. } => self.assign("timezone", std::slice::from_ref(value))?,
+            Set::SetTimeZone { value, local: true } => {
+                self.assign_local("timezone", std::slice::from_ref(value))?
+            }
+            Set::SetTimeZone { value, local: false } => {
+                self.assign("timezone", std::slice::from_ref(value))?
+            }
             Set::SetNames { charset_name, collation_name: None } => {
                 self.gucs.set("client_encoding", &charset_name.value)?
             }
@@ -238,9 +271,40 @@ impl<G: Gucs> Conn<G> {
         Ok(Output::Command("SET".into()))
     }
 
-    /// SET name = value(s): the values as PostgreSQL joins them (a list
-    /// such as search_path's with ", ").
+    /// SET name = value(s) for the session.
     fn assign(&mut self, name: &str, values: &[AstExpr]) -> Result<(), SqlError> {
+        self.apply_value(name, values)?;
+        // A session-level SET after SET LOCAL in the same transaction is
+        // what the end of the transaction goes back to.
+        if let Some(i) = self.local_settings.iter().position(|(n, _)| n == name) {
+            self.local_settings[i].1 = self.gucs.show(name)?;
+        }
+        Ok(())
+    }
+
+    /// SET LOCAL: until the end of the transaction, then back to the
+    /// session's value. Outside a transaction block it warns and does
+    /// nothing, as in PostgreSQL (the statement's own transaction would
+    /// end at once).
+    fn assign_local(&mut self, name: &str, values: &[AstExpr]) -> Result<(), SqlError> {
+        if self.block == Block::Idle && !self.multi_statement {
+            self.xact.warning(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "SET LOCAL can only be used in transaction blocks",
+            );
+            return Ok(());
+        }
+        let session_value = self.gucs.show(name)?;
+        self.apply_value(name, values)?;
+        if !self.local_settings.iter().any(|(n, _)| n == name) {
+            self.local_settings.push((name.to_owned(), session_value));
+        }
+        Ok(())
+    }
+
+    /// Sets `name` to values as PostgreSQL joins them (a list such as
+    /// search_path's with ", "); DEFAULT is the start-up value.
+    fn apply_value(&mut self, name: &str, values: &[AstExpr]) -> Result<(), SqlError> {
         let text = |e: &AstExpr| match e {
             AstExpr::Value(v) => match &v.value {
                 ast::Value::SingleQuotedString(s) | ast::Value::Number(s, _) => s.clone(),

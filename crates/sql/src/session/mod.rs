@@ -120,6 +120,15 @@ pub(crate) enum Block {
     Failed,
 }
 
+/// An open savepoint.
+pub(crate) struct Savepoint<G> {
+    pub(crate) name: String,
+    /// The settings (and SET LOCAL's pending restores) as the savepoint
+    /// was made, taken when its level first changes them: what ROLLBACK TO
+    /// goes back to. None while nothing changed since the savepoint.
+    pub(crate) settings: Option<(G, Vec<(String, String)>)>,
+}
+
 /// The SQL session of one connection.
 pub struct Conn<G: Gucs> {
     pub(crate) xact: Xact,
@@ -135,9 +144,12 @@ pub struct Conn<G: Gucs> {
     /// Counts the points where the settings may have changed (see
     /// `settings_generation`).
     settings_generation: u64,
+    /// Settings changed by SET LOCAL in this transaction, with the
+    /// session's value to go back to when it ends.
+    pub(crate) local_settings: Vec<(String, String)>,
     pub(crate) block: Block,
-    /// Names of the open savepoints, one per subtransaction level.
-    pub(crate) savepoints: Vec<String>,
+    /// The open savepoints, one per subtransaction level.
+    pub(crate) savepoints: Vec<Savepoint<G>>,
     pub(crate) copy: Option<CopyIn>,
     /// The running Query message holds more than one statement: PostgreSQL
     /// runs them in one implicit transaction block, where statements that
@@ -153,6 +165,7 @@ impl<G: Gucs> Conn<G> {
             initial_gucs: gucs.clone(),
             queried: false,
             settings_generation: 0,
+            local_settings: Vec::new(),
             gucs,
             saved_gucs: None,
             block: Block::Idle,
@@ -376,7 +389,26 @@ impl<G: Gucs> Conn<G> {
             self.block = Block::Idle;
             return self.commit_transaction().await;
         }
+        if self.block == Block::Idle {
+            // SET LOCAL in a multi-statement message that never opened a
+            // transaction ends with the message.
+            self.end_local_settings();
+        }
         Ok(())
+    }
+
+    /// The end of a transaction: SET LOCAL's values give way to the
+    /// session's.
+    fn end_local_settings(&mut self) {
+        if self.local_settings.is_empty() {
+            return;
+        }
+        for (name, value) in std::mem::take(&mut self.local_settings) {
+            // The value came from SHOW of the same setting: it parses.
+            let _ = self.gucs.set(&name, &value);
+        }
+        self.configure();
+        self.refresh_session_view();
     }
 
     pub(crate) async fn commit_transaction(&mut self) -> Result<(), SqlError> {
@@ -386,15 +418,21 @@ impl<G: Gucs> Conn<G> {
         // A commit that failed aborted: SET in it is undone too.
         if let (Err(_), Some(g)) = (&result, self.saved_gucs.take()) {
             self.gucs = g;
+            self.local_settings.clear();
             self.configure();
             self.refresh_session_view();
         }
         self.saved_gucs = None;
+        self.end_local_settings();
         result
     }
 
     pub(crate) fn abort_transaction(&mut self) {
         self.xact.abort();
+        // The saved settings predate every SET LOCAL of the transaction.
+        if self.saved_gucs.is_some() {
+            self.local_settings.clear();
+        }
         if let Some(g) = self.saved_gucs.take() {
             self.gucs = g;
             self.configure();
