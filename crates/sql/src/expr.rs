@@ -100,7 +100,21 @@ pub enum Func {
     /// `quote_literal(text)`.
     QuoteLiteral,
     Abs,
+    /// The first argument that is not NULL; evaluated left to right, only
+    /// as far as needed (`coalesce(1, 1/0)` is 1).
     Coalesce,
+    /// Searched CASE: arguments are pairs of condition and result, then the
+    /// ELSE result; only the conditions up to the first true one, and that
+    /// one result, are evaluated.
+    Case,
+    /// `nullif(a, b)`: NULL if a = b, else a.
+    NullIf,
+    /// `greatest(…)` / `least(…)`: NULLs ignored, NULL if all are.
+    Greatest,
+    Least,
+    /// `substring(text [FROM start] [FOR count])`, in characters, with
+    /// SQL's rules for a start before 1.
+    Substring,
     Lower,
     Upper,
     Length,
@@ -412,6 +426,27 @@ fn eval_like(a: &Expr, p: &Expr, negated: bool, cx: &Ctx<'_>) -> Result<Value, S
 
 #[inline(never)]
 fn eval_func(f: Func, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    match f {
+        Func::Coalesce => {
+            for a in args {
+                match a.eval(cx)? {
+                    Value::Null => {}
+                    v => return Ok(v),
+                }
+            }
+            return Ok(Value::Null);
+        }
+        Func::Case => {
+            let (otherwise, pairs) = args.split_last().expect("the binder gives CASE an ELSE");
+            for pair in pairs.chunks_exact(2) {
+                if passes(&pair[0], cx)? {
+                    return pair[1].eval(cx);
+                }
+            }
+            return otherwise.eval(cx);
+        }
+        _ => {}
+    }
     let vals = args.iter().map(|a| a.eval(cx)).collect::<Result<Vec<_>, _>>()?;
     func(f, vals, cx)
 }
@@ -663,7 +698,34 @@ fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
                 }
             }
         },
-        Func::Coalesce => args.into_iter().find(|v| !matches!(v, Value::Null)).unwrap_or(Value::Null),
+        Func::Coalesce | Func::Case => unreachable!("evaluated lazily by eval_func"),
+        Func::NullIf => match (&args[0], &args[1]) {
+            (Value::Null, _) => Value::Null,
+            (a, Value::Null) => a.clone(),
+            (a, b) if compare(a, b, false)?.is_eq() => Value::Null,
+            (a, _) => a.clone(),
+        },
+        Func::Greatest | Func::Least => {
+            let mut best: Option<Value> = None;
+            for v in args {
+                if matches!(v, Value::Null) {
+                    continue;
+                }
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let later = compare(&v, &b, false)?.is_gt();
+                        if later == (f == Func::Greatest) {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            best.unwrap_or(Value::Null)
+        }
+        Func::Substring => substring(&args)?,
         Func::Abs => match &args[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
             Value::Float(x) => Value::Float(x.abs()),
@@ -684,6 +746,28 @@ fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             }
         },
     })
+}
+
+/// `substring(s FROM start FOR count)`: characters start .. start+count,
+/// where positions before 1 count but select nothing; a negative count is
+/// 22011.
+fn substring(args: &[Value]) -> Result<Value, SqlError> {
+    let (Value::Text(s), Value::Int(start)) = (&args[0], &args[1]) else { return Ok(Value::Null) };
+    let end = match args.get(2) {
+        None => i64::MAX,
+        Some(Value::Int(n)) if *n < 0 => {
+            return Err(SqlError::new(SqlState::SUBSTRING_ERROR, "negative substring length not allowed"))
+        }
+        Some(Value::Int(n)) => start.saturating_add(*n),
+        Some(_) => return Ok(Value::Null),
+    };
+    let from = (*start).max(1);
+    if end <= from {
+        return Ok(Value::Text(String::new()));
+    }
+    let skip = usize::try_from(from - 1).unwrap_or(usize::MAX);
+    let take = usize::try_from(end - from).unwrap_or(usize::MAX);
+    Ok(Value::Text(s.chars().skip(skip).take(take).collect()))
 }
 
 /// Converts `v` to `ty`. Assignment (`explicit = false`) refuses a too

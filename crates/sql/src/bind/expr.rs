@@ -73,6 +73,15 @@ impl<R: Resolver> Binder<'_, R> {
             E::Like { negated, expr, pattern, escape_char: None, any: false } => {
                 self.like(expr, pattern, *negated, scope)
             }
+            E::ILike { negated, expr, pattern, escape_char: None, any: false } => {
+                self.ilike(expr, pattern, *negated, scope)
+            }
+            E::Case { operand, conditions, else_result, .. } => {
+                self.case(operand.as_deref(), conditions, else_result.as_deref(), scope)
+            }
+            E::Substring { expr, substring_from, substring_for, .. } => {
+                self.substring(expr, substring_from.as_deref(), substring_for.as_deref(), scope)
+            }
             E::Function(f) => self.function(f, scope),
             other => Err(unsupported_expression(other)),
         }
@@ -202,6 +211,90 @@ impl<R: Resolver> Binder<'_, R> {
         let p = self.expr(pattern, scope)?;
         let p = self.coerce(p, SqlType::Text, Coercion::Implicit, "LIKE")?;
         Ok(Typed { e: Expr::Like(Box::new(a), Box::new(p), negated), ty: Some(SqlType::Bool) })
+    }
+
+    /// ILIKE: LIKE over both sides folded to lower case (the wildcards and
+    /// the escape character have no case).
+    #[inline(never)]
+    pub(super) fn ilike(
+        &mut self,
+        e: &ast::Expr,
+        pattern: &ast::Expr,
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let a = self.expr(e, scope)?;
+        let a = self.coerce(a, SqlType::Text, Coercion::Implicit, "ILIKE")?;
+        let p = self.expr(pattern, scope)?;
+        let p = self.coerce(p, SqlType::Text, Coercion::Implicit, "ILIKE")?;
+        let lower = |e| Box::new(Expr::Func(Func::Lower, vec![e]));
+        Ok(Typed { e: Expr::Like(lower(a), lower(p), negated), ty: Some(SqlType::Bool) })
+    }
+
+    /// CASE, searched or simple (`CASE x WHEN v …` is `CASE WHEN x = v …`);
+    /// the results take one common type, as PostgreSQL resolves it.
+    #[inline(never)]
+    pub(super) fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        otherwise: Option<&ast::Expr>,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let operand = operand.map(|o| self.expr(o, scope)).transpose()?;
+        let mut whens = Vec::with_capacity(conditions.len());
+        let mut results = Vec::with_capacity(conditions.len() + 1);
+        for c in conditions {
+            let when = match &operand {
+                Some(x) => {
+                    let v = self.expr(&c.condition, scope)?;
+                    self.compare_typed(x.clone(), Cmp::Eq, v)?
+                }
+                None => {
+                    let t = self.expr(&c.condition, scope)?;
+                    self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of CASE/WHEN")?
+                }
+            };
+            whens.push(when);
+            results.push(self.expr(&c.result, scope)?);
+        }
+        results.push(match otherwise {
+            Some(e) => self.expr(e, scope)?,
+            None => Typed { e: Expr::Const(Value::Null), ty: None },
+        });
+        // PostgreSQL looks at the ELSE first (it decides for unknowns and
+        // comes first in a mismatch's message).
+        let (otherwise, branches) = results.split_last().expect("the ELSE is there");
+        let ty = common_type(std::iter::once(otherwise).chain(branches).map(|t| t.ty), "CASE")?;
+        let mut args = Vec::with_capacity(whens.len() * 2 + 1);
+        let mut results = results.into_iter();
+        for when in whens {
+            args.push(when);
+            args.push(self.coerce(results.next().expect("one per WHEN"), ty, Coercion::Implicit, "CASE")?);
+        }
+        args.push(self.coerce(results.next().expect("the ELSE"), ty, Coercion::Implicit, "CASE")?);
+        Ok(Typed { e: Expr::Func(Func::Case, args), ty: Some(ty) })
+    }
+
+    /// `substring(s FROM start FOR count)` and `substring(s, start, count)`.
+    #[inline(never)]
+    pub(super) fn substring(
+        &mut self,
+        e: &ast::Expr,
+        from: Option<&ast::Expr>,
+        count: Option<&ast::Expr>,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let s = self.expr(e, scope)?;
+        let mut args = vec![self.coerce_any_text(s)?];
+        let Some(from) = from else {
+            return Err(not_supported("substring without FROM"));
+        };
+        for arg in std::iter::once(from).chain(count) {
+            let t = self.expr(arg, scope)?;
+            args.push(self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of substring")?);
+        }
+        Ok(Typed { e: Expr::Func(Func::Substring, args), ty: Some(SqlType::Text) })
     }
 
     pub(super) fn literal(&mut self, v: &ast::Value) -> Result<Typed, SqlError> {
@@ -596,13 +689,38 @@ impl<R: Resolver> Binder<'_, R> {
                 };
                 Typed { e: Expr::Func(func, vec![e]), ty: Some(ty) }
             }
-            "coalesce" if !bound.is_empty() => {
-                let ty = bound.iter().find_map(|t| t.ty).unwrap_or(SqlType::Text);
+            "coalesce" | "greatest" | "least" if !bound.is_empty() => {
+                let (func, what) = match name.as_str() {
+                    "coalesce" => (Func::Coalesce, "COALESCE"),
+                    "greatest" => (Func::Greatest, "GREATEST"),
+                    _ => (Func::Least, "LEAST"),
+                };
+                let ty = common_type(bound.iter().map(|t| t.ty), what)?;
                 let args = bound
                     .into_iter()
-                    .map(|t| self.coerce(t, ty, Coercion::Implicit, "COALESCE"))
+                    .map(|t| self.coerce(t, ty, Coercion::Implicit, what))
                     .collect::<Result<_, _>>()?;
-                Typed { e: Expr::Func(Func::Coalesce, args), ty: Some(ty) }
+                Typed { e: Expr::Func(func, args), ty: Some(ty) }
+            }
+            "nullif" if bound.len() == 2 => {
+                // The result has the first argument's type; the two are
+                // compared as `=` compares them.
+                let b = bound.pop().expect("two arguments");
+                let a = bound.pop().expect("two arguments");
+                let ty = a.ty.or(b.ty).unwrap_or(SqlType::Text);
+                let Expr::Compare(ea, _, eb, _) = self.compare_typed(a, Cmp::Eq, b)? else {
+                    unreachable!("compare_typed makes a comparison")
+                };
+                Typed { e: Expr::Func(Func::NullIf, vec![*ea, *eb]), ty: Some(ty) }
+            }
+            "substr" if (2..=3).contains(&bound.len()) => {
+                let mut bound = bound.into_iter();
+                let s = bound.next().expect("checked");
+                let mut args = vec![self.coerce_any_text(s)?];
+                for t in bound {
+                    args.push(self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of substr")?);
+                }
+                Typed { e: Expr::Func(Func::Substring, args), ty: Some(SqlType::Text) }
             }
             _ => {
                 return Err(SqlError::new(
@@ -701,6 +819,51 @@ impl<R: Resolver> Binder<'_, R> {
         let needs_cast = !widening && !as_text;
         Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
     }
+}
+
+/// PostgreSQL's resolution of one type for the branches of CASE, COALESCE,
+/// GREATEST and LEAST: unknown inputs take the others' type (text if all
+/// are unknown); known ones must share a category, and the one the others
+/// convert to implicitly wins (integers widen, numbers become double
+/// precision, strings text, a date a timestamp).
+pub(super) fn common_type(
+    types: impl Iterator<Item = Option<SqlType>>,
+    what: &str,
+) -> Result<SqlType, SqlError> {
+    let mut common: Option<SqlType> = None;
+    for ty in types.flatten() {
+        let Some(c) = common else {
+            common = Some(ty);
+            continue;
+        };
+        common = Some(wider(c, ty).ok_or_else(|| {
+            SqlError::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!("{what} types {} and {} cannot be matched", c.name(), ty.name()),
+            )
+        })?);
+    }
+    Ok(common.unwrap_or(SqlType::Text))
+}
+
+fn wider(a: SqlType, b: SqlType) -> Option<SqlType> {
+    use SqlType::*;
+    let int = |t| matches!(t, Int2 | Int4 | Int8);
+    let string = |t| matches!(t, Text | Varchar(_) | Char(_));
+    Some(match (a, b) {
+        _ if a == b => a,
+        _ if int(a) && int(b) => {
+            if rank(a) >= rank(b) {
+                a
+            } else {
+                b
+            }
+        }
+        _ if (int(a) || a == Float8) && (int(b) || b == Float8) => Float8,
+        _ if string(a) && string(b) => Text,
+        (Date | Timestamp, Date | Timestamp) => Timestamp,
+        _ => return None,
+    })
 }
 
 pub(super) fn rank(t: SqlType) -> u8 {

@@ -68,6 +68,7 @@ pub fn relation_name(name: &ObjectName) -> Result<String, SqlError> {
 
 /// A bound expression with its type; `None` is PostgreSQL's "unknown"
 /// (a quoted literal, NULL, or an untyped parameter), resolved by context.
+#[derive(Clone)]
 pub(super) struct Typed {
     e: Expr,
     ty: Option<SqlType>,

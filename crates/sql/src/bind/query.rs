@@ -31,9 +31,11 @@ impl<R: Resolver> Binder<'_, R> {
             SetExpr::SetOperation { op, .. } => return Err(not_supported(op.to_string().to_uppercase())),
             _ => return Err(not_supported("this kind of query")),
         };
-        if select.distinct.is_some() {
-            return Err(not_supported("SELECT DISTINCT"));
-        }
+        let distinct = match &select.distinct {
+            None | Some(ast::Distinct::All) => false,
+            Some(ast::Distinct::Distinct) => true,
+            Some(_) => return Err(not_supported("SELECT DISTINCT ON")),
+        };
         if select.into.is_some() {
             return Err(not_supported("SELECT INTO"));
         }
@@ -111,7 +113,28 @@ impl<R: Resolver> Binder<'_, R> {
             }
         }
         let aggs = std::mem::replace(&mut self.aggs, outer_aggs).unwrap_or_default();
-        let grouping = if keys.is_empty() && aggs.is_empty() && having.is_none() {
+        let grouped = !(keys.is_empty() && aggs.is_empty() && having.is_none());
+        if distinct {
+            if grouped {
+                return Err(not_supported("SELECT DISTINCT with GROUP BY or aggregates"));
+            }
+            if lock {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "FOR UPDATE is not allowed with DISTINCT clause",
+                ));
+            }
+            // DISTINCT groups by the whole select list: the sort keys must
+            // be among its columns.
+            if order.iter().any(|k| !outputs.contains(&k.expr)) {
+                return Err(SqlError::new(
+                    SqlState::INVALID_COLUMN_REFERENCE,
+                    "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                ));
+            }
+            keys = outputs.clone();
+        }
+        let grouping = if !grouped && !distinct {
             None
         } else {
             let grouper = Grouper { keys: &keys, scope: &scope, stack: self.stack };
@@ -358,6 +381,9 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Identifier(i) => ident(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident).unwrap_or_default(),
         ast::Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),
+        ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::Substring { shorthand: true, .. } => "substr".into(),
+        ast::Expr::Substring { .. } => "substring".into(),
         _ => "?column?".into(),
     }
 }
