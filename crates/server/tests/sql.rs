@@ -129,6 +129,16 @@ async fn copy_in_and_out() {
         assert_eq!(code(sink.finish().await), "22P02");
         assert_eq!(rows(&c, "SELECT count(*) FROM cp").await, vec![vec![s("3")]]);
         assert_eq!(code(c.batch_execute("COPY cp FROM '/etc/passwd'").await), "0A000");
+        // Columns left out of a COPY take their defaults.
+        c.batch_execute("CREATE TABLE cd (a int, b text DEFAULT 'd' || 'ef', c int)").await.unwrap();
+        let sink = c.copy_in("COPY cd (a) FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"1\n2\n")).await.unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 2, "{mode}");
+        assert_eq!(
+            rows(&c, "SELECT a, b, c FROM cd ORDER BY a").await,
+            vec![vec![s("1"), s("def"), None], vec![s("2"), s("def"), None]]
+        );
     }
 }
 

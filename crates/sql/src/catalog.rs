@@ -34,6 +34,9 @@ pub struct ColumnDef {
     pub name: String,
     pub ty: SqlType,
     pub not_null: bool,
+    /// The DEFAULT expression as SQL text (bound again by each statement
+    /// that fills the column, as PostgreSQL keeps it as an expression).
+    pub default: Option<String>,
 }
 
 /// An index definition.

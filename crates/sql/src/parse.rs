@@ -83,6 +83,18 @@ fn syntax(near: &str) -> SqlError {
     SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{near}\""))
 }
 
+/// Parses one expression as stored in the catalog (a column's DEFAULT,
+/// written by sqlparser from an expression it parsed).
+pub(crate) fn parse_expr(text: &str, max_stack_depth: usize) -> Result<sqlparser::ast::Expr, SqlError> {
+    Parser::new(&PostgreSqlDialect {})
+        .with_recursion_limit(parser_depth(max_stack_depth))
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| {
+            SqlError::new(SqlState::INTERNAL_ERROR, format!("a stored expression does not parse: {e}"))
+        })
+}
+
 /// Splits `sql` into statements. sqlparser's recursion stops at a depth
 /// derived from `max_stack_depth`, with 54001.
 pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError> {

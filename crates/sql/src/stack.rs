@@ -71,6 +71,11 @@ impl StackDepth {
         StackDepth { base: stack_pointer(), max, _one_thread: PhantomData }
     }
 
+    /// The bytes of stack allowed below the root (`max_stack_depth`).
+    pub fn limit(&self) -> usize {
+        self.max
+    }
+
     /// 54001 if the stack has grown more than `max` bytes since the root.
     /// Stacks grow downwards on every target Rust's tier-1 list supports.
     #[inline]

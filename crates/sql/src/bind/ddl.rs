@@ -30,10 +30,22 @@ impl<R: Resolver> Binder<'_, R> {
             }
             let ty = data_type(&col.data_type)?;
             let mut not_null = false;
+            let mut default = None;
             for opt in &col.options {
                 match &opt.option {
                     ast::ColumnOption::Null => {}
                     ast::ColumnOption::NotNull => not_null = true,
+                    ast::ColumnOption::Default(e) => {
+                        if default.is_some() {
+                            return Err(SqlError::new(
+                                SqlState::SYNTAX_ERROR,
+                                format!(
+                                    "multiple default values specified for column \"{cname}\" of table \"{name}\""
+                                ),
+                            ));
+                        }
+                        default = Some(self.check_default(e, &cname, ty)?);
+                    }
                     ast::ColumnOption::PrimaryKey(_) => {
                         not_null = true;
                         indexes.push((vec![cname.clone()], true, true));
@@ -42,7 +54,7 @@ impl<R: Resolver> Binder<'_, R> {
                     other => return Err(not_supported(format!("column option {other}"))),
                 }
             }
-            columns.push(ColumnDef { name: cname, ty, not_null });
+            columns.push(ColumnDef { name: cname, ty, not_null, default });
         }
         for constraint in &c.constraints {
             match constraint {
@@ -84,6 +96,56 @@ impl<R: Resolver> Binder<'_, R> {
             columns,
             indexes: new_indexes,
         })))
+    }
+
+    /// A column's DEFAULT: bound now (no column references, the column's
+    /// type by assignment), kept as its SQL text.
+    pub(super) fn check_default(
+        &mut self,
+        e: &ast::Expr,
+        column: &str,
+        ty: SqlType,
+    ) -> Result<String, SqlError> {
+        let scope = Scope { rel: None };
+        let typed = self.expr(e, &scope).map_err(|err| match err.code {
+            SqlState::UNDEFINED_COLUMN => SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "cannot use column reference in DEFAULT expression",
+            ),
+            SqlState::GROUPING_ERROR => SqlError::new(
+                SqlState::GROUPING_ERROR,
+                "aggregate functions are not allowed in DEFAULT expressions",
+            ),
+            _ => err,
+        })?;
+        if !self.params.is_empty() {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "cannot use parameters in a DEFAULT expression",
+            ));
+        }
+        let from = typed.ty;
+        match self.coerce(typed, ty, Coercion::Assignment, "") {
+            Ok(_) => {}
+            // A value that does not fit the column (a too long string, an
+            // out-of-range number) fails when it is inserted, not here.
+            Err(err)
+                if err.code == SqlState::STRING_DATA_RIGHT_TRUNCATION_22001
+                    || err.code == SqlState::NUMERIC_VALUE_OUT_OF_RANGE => {}
+            Err(err) if err.code == SqlState::DATATYPE_MISMATCH || err.code == SqlState::CANNOT_COERCE => {
+                return Err(SqlError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!(
+                        "column \"{column}\" is of type {} but default expression is of type {}",
+                        ty.name(),
+                        from.map_or("unknown", SqlType::name)
+                    ),
+                )
+                .with_hint("You will need to rewrite or cast the expression."))
+            }
+            Err(err) => return Err(err),
+        }
+        Ok(e.to_string())
     }
 
     pub(super) fn alter_table(&mut self, a: &ast::AlterTable) -> Result<Plan, SqlError> {

@@ -6,9 +6,12 @@ use sqlparser::ast::{
 };
 
 use super::*;
+use crate::catalog::ColumnDef;
 use crate::error::SqlError;
+use crate::expr::Expr;
 use crate::plan::{Delete, Insert, InsertSource, Plan, Projection, Rel, Update};
 use crate::sqlstate::SqlState;
+use crate::types::Value;
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn insert(&mut self, i: &ast::Insert) -> Result<Plan, SqlError> {
@@ -35,9 +38,15 @@ impl<R: Resolver> Binder<'_, R> {
                 })
                 .collect::<Result<_, _>>()?
         };
-        let Some(source) = &i.source else { return Err(not_supported("INSERT ... DEFAULT VALUES")) };
+        let Some(source) = &i.source else {
+            // DEFAULT VALUES: one row of defaults.
+            let defaults = self.defaults(&rel, &[])?;
+            let returning = self.returning(i.returning.as_deref(), &rel, name)?;
+            let source = InsertSource::Values(vec![Vec::new()]);
+            return Ok(Plan::Insert(Insert { rel, targets: Vec::new(), defaults, source, returning }));
+        };
         // Without a column list, a shorter VALUES row fills the leading
-        // columns (the rest take their defaults: NULL here).
+        // columns (the rest take their defaults).
         let mut targets = targets;
         if i.columns.is_empty() {
             if let SetExpr::Values(values) = source.body.as_ref() {
@@ -68,6 +77,10 @@ impl<R: Resolver> Binder<'_, R> {
                     let mut bound = Vec::new();
                     for (e, &t) in row.iter().zip(&targets) {
                         let col = &rel.entry.columns[t];
+                        if is_default_keyword(e) {
+                            bound.push(self.column_default(col)?);
+                            continue;
+                        }
                         let typed = self.expr(e, &scope)?;
                         bound.push(self.coerce_to_column(typed, col)?);
                     }
@@ -100,8 +113,30 @@ impl<R: Resolver> Binder<'_, R> {
                 InsertSource::Query(Box::new(q))
             }
         };
+        let defaults = self.defaults(&rel, &targets)?;
         let returning = self.returning(i.returning.as_deref(), &rel, name)?;
-        Ok(Plan::Insert(Insert { rel, targets, source, returning }))
+        Ok(Plan::Insert(Insert { rel, targets, defaults, source, returning }))
+    }
+
+    /// The columns not in `targets` that have a DEFAULT, with it bound
+    /// (the others are NULL).
+    pub(super) fn defaults(&mut self, rel: &Rel, targets: &[usize]) -> Result<Vec<(usize, Expr)>, SqlError> {
+        let mut out = Vec::new();
+        for (i, col) in rel.entry.columns.iter().enumerate() {
+            if col.default.is_some() && !targets.contains(&i) {
+                out.push((i, self.column_default(col)?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// A column's DEFAULT bound for this statement, or NULL without one.
+    pub(super) fn column_default(&mut self, col: &ColumnDef) -> Result<Expr, SqlError> {
+        let Some(text) = &col.default else { return Ok(Expr::Const(Value::Null)) };
+        let e = crate::parse::parse_expr(text, self.stack.limit())?;
+        let scope = Scope { rel: None };
+        let typed = self.expr(&e, &scope)?;
+        self.coerce_to_column(typed, col)
     }
 
     pub(super) fn update(&mut self, u: &ast::Update) -> Result<Plan, SqlError> {
@@ -122,6 +157,11 @@ impl<R: Resolver> Binder<'_, R> {
                     format!("column \"{n}\" of relation \"{}\" does not exist", rel.entry.name),
                 )
             })?;
+            if is_default_keyword(&a.value) {
+                let e = self.column_default(&rel.entry.columns[pos])?;
+                sets.push((pos, e));
+                continue;
+            }
             let typed = self.expr(&a.value, &scope)?;
             sets.push((pos, self.coerce_to_column(typed, &rel.entry.columns[pos])?));
         }
@@ -182,4 +222,10 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     // ------------------------------------------------------------- SELECT
+}
+
+/// `DEFAULT` in a VALUES row or an UPDATE's SET (sqlparser reads the
+/// keyword as a name; a quoted "DEFAULT" is a column).
+fn is_default_keyword(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
 }

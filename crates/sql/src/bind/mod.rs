@@ -251,7 +251,24 @@ pub fn bind_parsed<R: Resolver>(
             };
             let (plan, mode) = match direction {
                 CopyDirection::FromStdin => {
-                    (Utility::CopyFrom { rel: rel.clone(), columns: positions }, LockMode::RowExclusive)
+                    // Columns not copied take their defaults, as in INSERT.
+                    let mut b = Binder {
+                        resolver,
+                        stack: StackDepth::here(max_stack_depth),
+                        params: Vec::new(),
+                        deps: Vec::new(),
+                        aggs: None,
+                    };
+                    let defaults = b.defaults(&rel, &positions)?;
+                    let mut deps = b.deps;
+                    deps.push(Dep {
+                        name: table.clone(),
+                        rel: rel.clone(),
+                        mode: LockMode::RowExclusive,
+                        nowait: false,
+                    });
+                    let plan = Utility::CopyFrom { rel, columns: positions, defaults };
+                    return Ok(utility(plan, deps));
                 }
                 CopyDirection::ToStdout => {
                     (Utility::CopyTo { rel: rel.clone(), columns: positions }, LockMode::AccessShare)
@@ -292,8 +309,8 @@ pub(crate) mod tests {
             temp_owner: None,
             storage,
             columns: vec![
-                ColumnDef { name: "a".into(), ty: SqlType::Int4, not_null: true },
-                ColumnDef { name: "b".into(), ty: SqlType::Text, not_null: false },
+                ColumnDef { name: "a".into(), ty: SqlType::Int4, not_null: true, default: None },
+                ColumnDef { name: "b".into(), ty: SqlType::Text, not_null: false, default: None },
             ],
             indexes: vec![IndexDef {
                 oid: 2,

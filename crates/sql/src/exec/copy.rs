@@ -6,6 +6,7 @@ use snapscale_storage::Tid;
 use super::Executor;
 use crate::catalog::Row;
 use crate::error::SqlError;
+use crate::expr::Expr;
 use crate::output::Output;
 use crate::plan::Rel;
 use crate::sqlstate::SqlState;
@@ -15,6 +16,7 @@ use crate::types::Value;
 pub(crate) struct CopyIn {
     rel: Rel,
     columns: Vec<usize>,
+    defaults: Vec<(usize, Expr)>,
     /// Bytes of a row not yet ended by a newline.
     pub(crate) pending: Vec<u8>,
     pub(crate) rows: u64,
@@ -24,8 +26,8 @@ pub(crate) struct CopyIn {
 }
 
 impl CopyIn {
-    pub(crate) fn new(rel: Rel, columns: Vec<usize>) -> CopyIn {
-        CopyIn { rel, columns, pending: Vec::new(), rows: 0, ended: false, line: 0 }
+    pub(crate) fn new(rel: Rel, columns: Vec<usize>, defaults: Vec<(usize, Expr)>) -> CopyIn {
+        CopyIn { rel, columns, defaults, pending: Vec::new(), rows: 0, ended: false, line: 0 }
     }
 }
 
@@ -98,6 +100,12 @@ impl Executor<'_> {
             for (&c, f) in copy.columns.iter().zip(fields) {
                 if let Some(f) = f {
                     row[c] = Value::parse(rel.entry.columns[c].ty, &f).map_err(context)?;
+                }
+            }
+            if !copy.defaults.is_empty() {
+                let cx = self.ctx(&[]);
+                for (c, e) in &copy.defaults {
+                    row[*c] = e.eval(&cx).map_err(context)?;
                 }
             }
             self.insert_row(rel, Row::from(row)).await.map_err(context)?;

@@ -72,8 +72,8 @@ pub(crate) async fn run(
             let tag = format!("SELECT {}", rows.len());
             Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
         }
-        Statement::Insert { rel, targets, source, returning } => {
-            exec.insert(rel, targets, source, returning.as_ref()).await
+        Statement::Insert { rel, targets, defaults, source, returning } => {
+            exec.insert(rel, targets, defaults, source, returning.as_ref()).await
         }
         Statement::Update { scan, sets, returning } => exec.update(scan, sets, returning.as_ref()).await,
         Statement::Delete { scan, returning } => exec.delete(scan, returning.as_ref()).await,

@@ -34,6 +34,7 @@ impl Executor<'_> {
         &mut self,
         rel: &Rel,
         targets: &[usize],
+        defaults: &[(usize, Expr)],
         source: &Source,
         returning: Option<&Projection>,
     ) -> Result<Output, SqlError> {
@@ -54,6 +55,12 @@ impl Executor<'_> {
             let mut row = vec![Value::Null; rel.entry.columns.len()];
             for (&t, v) in targets.iter().zip(values.iter()) {
                 row[t] = v.clone();
+            }
+            if !defaults.is_empty() {
+                let cx = self.ctx(&[]);
+                for (c, e) in defaults {
+                    row[*c] = e.eval(&cx)?;
+                }
             }
             let row: Row = Arc::from(row);
             self.insert_row(rel, row.clone()).await?;

@@ -124,6 +124,8 @@ pub struct Insert {
     pub rel: Rel,
     /// Target column positions, in source order.
     pub targets: Vec<usize>,
+    /// Columns outside `targets` filled by their DEFAULT, per row.
+    pub defaults: Vec<(usize, Expr)>,
     pub source: InsertSource,
     pub returning: Option<Projection>,
 }
@@ -198,6 +200,8 @@ pub enum Utility {
     CopyFrom {
         rel: Rel,
         columns: Vec<usize>,
+        /// The columns not copied that have a DEFAULT, bound.
+        defaults: Vec<(usize, Expr)>,
     },
     CopyTo {
         rel: Rel,

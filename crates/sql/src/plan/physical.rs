@@ -103,9 +103,22 @@ pub enum Source {
 #[derive(Debug)]
 pub enum Statement {
     Query(Query),
-    Insert { rel: Rel, targets: Vec<usize>, source: Source, returning: Option<Projection> },
-    Update { scan: ScanNode, sets: Vec<(usize, Expr)>, returning: Option<Projection> },
-    Delete { scan: ScanNode, returning: Option<Projection> },
+    Insert {
+        rel: Rel,
+        targets: Vec<usize>,
+        defaults: Vec<(usize, Expr)>,
+        source: Source,
+        returning: Option<Projection>,
+    },
+    Update {
+        scan: ScanNode,
+        sets: Vec<(usize, Expr)>,
+        returning: Option<Projection>,
+    },
+    Delete {
+        scan: ScanNode,
+        returning: Option<Projection>,
+    },
     Utility(Utility),
 }
 

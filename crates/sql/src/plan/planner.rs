@@ -22,6 +22,7 @@ pub fn plan(logical: Plan, stack: StackDepth) -> Result<Statement, SqlError> {
         Plan::Insert(i) => Statement::Insert {
             rel: i.rel,
             targets: i.targets,
+            defaults: i.defaults,
             source: match i.source {
                 InsertSource::Values(rows) => Source::Values(rows),
                 InsertSource::Query(q) => Source::Query(planner.query(*q)?),

@@ -95,7 +95,12 @@ impl Writer {
         for c in &e.columns {
             self.str(&c.name);
             self.ty(c.ty);
-            self.u8(u8::from(c.not_null));
+            // Bit 0: NOT NULL; bit 1: a default's text follows (data
+            // written before defaults existed has only bit 0).
+            self.u8(u8::from(c.not_null) | (u8::from(c.default.is_some()) << 1));
+            if let Some(d) = &c.default {
+                self.str(d);
+            }
         }
         self.u16(e.indexes.len() as u16);
         for i in &e.indexes {
@@ -200,7 +205,14 @@ impl<'a> Reader<'a> {
         let storage = self.u64()?;
         let mut columns = Vec::new();
         for _ in 0..self.u16()? {
-            columns.push(ColumnDef { name: self.str()?, ty: self.ty()?, not_null: self.u8()? != 0 });
+            let name = self.str()?;
+            let ty = self.ty()?;
+            let flags = self.u8()?;
+            if flags > 3 {
+                return Err(corrupt());
+            }
+            let default = if flags & 2 != 0 { Some(self.str()?) } else { None };
+            columns.push(ColumnDef { name, ty, not_null: flags & 1 != 0, default });
         }
         let mut indexes = Vec::new();
         for _ in 0..self.u16()? {

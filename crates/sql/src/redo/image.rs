@@ -180,9 +180,14 @@ mod tests {
             temp_owner: None,
             storage: 3,
             columns: vec![
-                ColumnDef { name: "a".into(), ty: SqlType::Int4, not_null: true },
-                ColumnDef { name: "b".into(), ty: SqlType::Varchar(Some(5)), not_null: false },
-                ColumnDef { name: "c".into(), ty: SqlType::Char(2), not_null: false },
+                ColumnDef { name: "a".into(), ty: SqlType::Int4, not_null: true, default: None },
+                ColumnDef {
+                    name: "b".into(),
+                    ty: SqlType::Varchar(Some(5)),
+                    not_null: false,
+                    default: Some("'x' || 'y'".into()),
+                },
+                ColumnDef { name: "c".into(), ty: SqlType::Char(2), not_null: false, default: None },
             ],
             indexes: vec![IndexDef {
                 oid: 16385,

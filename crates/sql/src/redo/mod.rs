@@ -32,7 +32,8 @@
 //!              4 text (string), 5 date (i32), 6 timestamp (i64),
 //!              7 interval (i32 days, i64 microseconds)
 //!   entry      u32 oid, string name, u64 storage, u16 columns {string name,
-//!              type, u8 not null}, u16 indexes {u32 oid, string name,
+//!              type, u8 flags (1 not null, 2 has default), [string default]},
+//!              u16 indexes {u32 oid, string name,
 //!              u16 n, n u16 column, u8 unique, u8 primary}
 //!   type       u8 tag (0 int2 … 9 timestamp, 10 interval), u32 length
 //!              (varchar/char; u32::MAX = none)
