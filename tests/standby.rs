@@ -170,11 +170,12 @@ async fn catch_up(primary: &Client, standby: &mut Server, what: &str) {
     }
 }
 
-const TABLES: [&str; 4] = [
+const TABLES: [&str; 5] = [
     "SELECT * FROM pgbench_accounts ORDER BY aid",
     "SELECT * FROM pgbench_tellers ORDER BY tid",
     "SELECT * FROM pgbench_branches ORDER BY bid",
     "SELECT * FROM pgbench_history ORDER BY tid, bid, aid, delta, mtime",
+    "SELECT * FROM serials ORDER BY id",
 ];
 
 async fn assert_identical(primary: &Client, standby: &Client, what: &str) {
@@ -265,8 +266,21 @@ async fn scenario(mode: &str) {
 
     // Initialisation streams while it runs; then load with checkers.
     tokio::task::spawn_blocking(move || pgbench(primary_port, &["-i", "-s", "1"])).await.unwrap();
+    // Sequences replay too: one used in the transaction that creates it
+    // (its values reach the WAL before its CATALOG record does).
+    p.batch_execute(
+        "CREATE TABLE serials (id serial PRIMARY KEY, v int DEFAULT 7); INSERT INTO serials (v) VALUES (1)",
+    )
+    .await
+    .unwrap();
+    p.batch_execute("BEGIN; CREATE SEQUENCE fresh; INSERT INTO serials (v) SELECT nextval('fresh'); COMMIT")
+        .await
+        .unwrap();
     for s in &mut standbys {
         catch_up(&p, s, &format!("{mode}: after pgbench -i")).await;
+        let c = s.connect().await;
+        let e = c.batch_execute("SELECT nextval('serials_id_seq')").await.unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("25006"), "nextval on a standby: {e}");
         // Lag in time, as PostgreSQL users read it.
         let c = s.connect().await;
         let lag =
@@ -336,6 +350,8 @@ async fn scenario(mode: &str) {
     primary.restart();
     let p = primary.connect().await;
     p.batch_execute("INSERT INTO pgbench_history VALUES (1, 1, 1, 0, now(), NULL)").await.unwrap();
+    // The crash did not take the sequences back (the key is unique).
+    p.batch_execute("INSERT INTO serials (v) SELECT nextval('fresh')").await.unwrap();
     for (s, xid) in standbys.iter_mut().zip(phantom) {
         catch_up(&p, s, &format!("{mode}: after the primary's crash")).await;
         let c = s.connect().await;

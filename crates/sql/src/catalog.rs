@@ -17,12 +17,13 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use snapscale_storage::Table;
 use snapscale_txn::Session;
 
 use crate::index::Index;
+use crate::sequence::{SeqValue, Sequence, SequenceDef};
 use crate::types::{SqlType, Value};
 
 /// A stored row: values in column order, then the hidden row id.
@@ -60,6 +61,9 @@ pub struct RelEntry {
     pub storage: u64,
     pub columns: Vec<ColumnDef>,
     pub indexes: Vec<IndexDef>,
+    /// `Some` for a sequence (no columns, no rows: its value is in its
+    /// heap's [`Sequence`]).
+    pub sequence: Option<SequenceDef>,
 }
 
 impl RelEntry {
@@ -80,6 +84,8 @@ pub struct Heap {
     /// The next row id (the hidden last column that identifies a row
     /// across its versions in the WAL: ROW-ID).
     pub next_row_id: AtomicI64,
+    /// A sequence's value, installed with its definition.
+    pub(crate) sequence: OnceLock<Sequence>,
 }
 
 impl Heap {
@@ -90,6 +96,15 @@ impl Heap {
             changes: AtomicU64::new(0),
             pruning: Mutex::new(()),
             next_row_id: AtomicI64::new(1),
+            sequence: OnceLock::new(),
+        }
+    }
+
+    /// Makes this storage hold the value of the sequence `entry` defines
+    /// (at `at`, or its start); a storage that already holds one keeps it.
+    pub(crate) fn install_sequence(&self, entry: &RelEntry, at: Option<SeqValue>) {
+        if let Some(def) = &entry.sequence {
+            let _ = self.sequence.set(Sequence::new(def.clone(), at));
         }
     }
 

@@ -175,6 +175,7 @@ impl Database {
             }
             // Relaxed: before any session can insert (ROW-ID).
             heap.next_row_id.store(max_id + 1, Relaxed);
+            heap.install_sequence(&entry, image.sequences.get(&entry.storage).copied());
             self.catalog.table.insert_frozen(Arc::new(entry));
         }
         Ok(())
@@ -275,6 +276,9 @@ impl Database {
                 continue;
             }
             let Some(heap) = self.catalog.storage(entry.storage) else { continue };
+            if let Some(s) = heap.sequence.get() {
+                image.sequences.insert(entry.storage, s.logged());
+            }
             let stored = image.storages.entry(entry.storage).or_default();
             for (_, row) in heap.table.scan(reader) {
                 if let Some(Value::Int(id)) = row.last() {

@@ -15,6 +15,7 @@
 //! the same bound ([`Ctx::stack`]).
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
@@ -118,6 +119,15 @@ pub enum Func {
     Lower,
     Upper,
     Length,
+    /// `nextval(seq)`: arguments are the sequence's storage id, its name
+    /// and whether it is logged (not temporary), as constants.
+    NextVal,
+    /// `currval(seq)`, arguments as NextVal's.
+    CurrVal,
+    /// `setval(seq, value, called)`: NextVal's arguments, then those two.
+    SetVal,
+    /// `lastval()`.
+    LastVal,
 }
 
 /// Aggregate functions.
@@ -209,6 +219,9 @@ pub struct SessionView {
     pub pid: i32,
     /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
     pub show: ShowSetting,
+    /// currval / lastval, and the sequence WAL a commit must wait for:
+    /// kept across the views a session makes.
+    pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
 }
 
 /// A session's SHOW, as the evaluator calls it.
@@ -726,6 +739,7 @@ fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             best.unwrap_or(Value::Null)
         }
         Func::Substring => substring(&args)?,
+        Func::NextVal | Func::CurrVal | Func::SetVal | Func::LastVal => crate::sequence::call(f, &args, cx)?,
         Func::Abs => match &args[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
             Value::Float(x) => Value::Float(x.abs()),

@@ -28,6 +28,7 @@ mod plan;
 mod recovery;
 mod redo;
 mod relcache;
+mod sequence;
 mod session;
 pub mod sqlstate;
 pub mod stack;

@@ -57,6 +57,7 @@ pub(crate) fn replay(
     let mut committed: HashSet<Xid> = HashSet::new();
     let mut commits = 0u64;
     let mut newest = Xid(header.next_xid.0.saturating_sub(1));
+    let mut sequences = false;
     let mut scan = Scan::new(wal_dir, redo).map_err(scan_error)?;
     while let Some(r) = scan.next_record().map_err(scan_error)? {
         let Some(record) = redo::decode(r.kind, &r.payload).map_err(|e| format!("LSN {:X}: {e}", r.lsn))?
@@ -64,6 +65,7 @@ pub(crate) fn replay(
             continue;
         };
         newest = newest.max(record.max_xid());
+        sequences |= matches!(record, Record::Sequence { .. });
         if let Record::Commit { xid, subxids, .. } = &record {
             if r.lsn >= header.cut {
                 committed.insert(*xid);
@@ -77,19 +79,23 @@ pub(crate) fn replay(
     }
     let end = scan.end();
     let stopped = scan.stopped().map(str::to_owned);
-    // Pass 2: their changes, in log order, up to the same end.
-    if !committed.is_empty() {
+    // Pass 2: their changes, in log order, up to the same end; and the
+    // sequences' values logged after the cut (the image holds those logged
+    // before it, or later ones: SEQ-ORDER), whoever logged them.
+    if !committed.is_empty() || sequences {
         let mut scan = Scan::new(wal_dir, redo).map_err(scan_error)?;
         while let Some(r) = scan.next_record().map_err(scan_error)? {
             if r.lsn >= end {
                 break;
             }
-            if let Some(Record::Change { xid, change }) =
-                redo::decode(r.kind, &r.payload).map_err(|e| format!("LSN {:X}: {e}", r.lsn))?
-            {
-                if committed.contains(&xid) {
+            match redo::decode(r.kind, &r.payload).map_err(|e| format!("LSN {:X}: {e}", r.lsn))? {
+                Some(Record::Change { xid, change }) if committed.contains(&xid) => {
                     image.apply(&change).map_err(|e| format!("replaying LSN {:X}: {e}", r.lsn))?;
                 }
+                Some(Record::Sequence { storage, value }) if r.lsn >= header.cut => {
+                    image.sequences.insert(storage, value);
+                }
+                _ => {}
             }
         }
     }

@@ -118,6 +118,9 @@ pub struct Xact {
     wal: WalBuffer,
     /// What the session functions read (`current_user`, `current_setting()`).
     pub(crate) session_view: Option<Arc<crate::expr::SessionView>>,
+    /// currval / lastval and the sequence WAL this transaction wrote
+    /// (shared with every session view).
+    pub(crate) sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
 }
 
 /// PostgreSQL's epoch (2000-01-01) in Unix seconds.
@@ -148,6 +151,7 @@ impl Xact {
             notices: Vec::new(),
             config: XactConfig::default(),
             session_view: None,
+            sequences: Arc::default(),
             wal: WalBuffer::default(),
         }
     }
@@ -258,6 +262,22 @@ impl Xact {
     /// Commits the transaction (COMMIT-ORDER in the module docs).
     pub(crate) async fn commit(&mut self) -> Result<(), SqlError> {
         let db = Arc::clone(&self.db);
+        // SEQ-DURABLE: values nextval handed out are durable before a
+        // commit is acknowledged. A transaction whose COMMIT record is
+        // waited for below covers them (their records come first); one
+        // with no such wait waits for them here.
+        let sequences = self.sequences.lock().expect("session sequences poisoned").take_unflushed();
+        if let (Some(log), Some(end)) = (&db.log, sequences) {
+            let covered = self.session.xid().is_some() && self.wal.changed;
+            if !self.config.synchronous_commit {
+                log.flush_soon(end);
+            } else if !covered {
+                if let Err(e) = log.flush(end).await.map_err(log_error) {
+                    self.abort();
+                    return Err(e);
+                }
+            }
+        }
         let mut gate = None;
         if let (Some(log), Some(_)) = (&db.log, self.session.xid()) {
             // The gate keeps a checkpoint's cut from falling between the

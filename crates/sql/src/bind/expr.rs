@@ -597,6 +597,9 @@ impl<R: Resolver> Binder<'_, R> {
             };
             return Ok(Typed { e: Expr::Agg(slot), ty: Some(ty) });
         }
+        if let Some(t) = self.sequence_function(&name, &args, scope)? {
+            return Ok(t);
+        }
         let mut bound = Vec::new();
         for a in args {
             bound.push(self.expr(a, scope)?);

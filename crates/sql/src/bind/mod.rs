@@ -12,6 +12,7 @@ mod ddl;
 mod dml;
 mod expr;
 mod query;
+mod sequence;
 
 pub use ddl::data_type;
 
@@ -126,8 +127,35 @@ impl<R: Resolver> Binder<'_, R> {
         let rel = self.resolver.resolve(&n)?.ok_or_else(|| {
             SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist"))
         })?;
+        if rel.entry.sequence.is_some() {
+            return Err(match mode {
+                LockMode::AccessShare | LockMode::RowShare => {
+                    not_supported("reading a sequence as a table (use currval() or nextval())")
+                }
+                LockMode::RowExclusive => {
+                    SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("cannot change sequence \"{n}\""))
+                }
+                _ => SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{n}\" is not a table")),
+            });
+        }
         self.dep(&n, &rel, mode);
         Ok(rel)
+    }
+
+    /// True if the column that owns sequence `rel` (SERIAL, identity) draws
+    /// its default from it: then the sequence cannot be dropped alone.
+    fn default_depends_on(&mut self, rel: &Rel) -> Result<bool, SqlError> {
+        let Some(owner) = rel.entry.sequence.as_ref().and_then(|s| s.owned_by.as_ref()) else {
+            return Ok(false);
+        };
+        let Some(table) = self.resolver.resolve(&owner.table)? else { return Ok(false) };
+        let quoted = format!("'{}'", rel.entry.name.replace('\'', "''"));
+        Ok(table.entry.oid == owner.table_oid
+            && table
+                .entry
+                .columns
+                .iter()
+                .any(|c| c.name == owner.column && c.default.as_deref().is_some_and(|d| d.contains(&quoted))))
     }
 
     pub(super) fn dep(&mut self, name: &str, rel: &Rel, mode: LockMode) {
@@ -142,11 +170,61 @@ impl<R: Resolver> Binder<'_, R> {
             S::Update(u) => self.update(u),
             S::Delete(d) => self.delete(d),
             S::CreateTable(c) => self.create_table(c),
-            S::Drop { object_type: ast::ObjectType::Table, if_exists, names, .. } => {
+            S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {
+                self.create_sequence(
+                    *temporary,
+                    *if_not_exists,
+                    name,
+                    data_type.as_ref(),
+                    sequence_options,
+                    owned_by.as_ref(),
+                )
+            }
+            S::Drop {
+                object_type: object_type @ (ast::ObjectType::Table | ast::ObjectType::Sequence),
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => {
+                let sequences = *object_type == ast::ObjectType::Sequence;
+                let what = if sequences { "sequence" } else { "table" };
                 let mut targets = Vec::new();
                 for name in names {
                     let n = relation_name(name)?;
                     match self.resolver.resolve(&n)? {
+                        Some(rel) if rel.entry.sequence.is_some() != sequences => {
+                            return Err(SqlError::new(
+                                SqlState::WRONG_OBJECT_TYPE,
+                                format!("\"{n}\" is not a {what}"),
+                            )
+                            .with_hint(if sequences {
+                                "Use DROP TABLE to remove a table."
+                            } else {
+                                "Use DROP SEQUENCE to remove a sequence."
+                            }))
+                        }
+                        Some(rel) if sequences && self.default_depends_on(&rel)? => {
+                            let owner = rel
+                                .entry
+                                .sequence
+                                .as_ref()
+                                .and_then(|s| s.owned_by.clone())
+                                .expect("checked");
+                            let message =
+                                format!("cannot drop sequence {n} because other objects depend on it");
+                            if *cascade {
+                                return Err(not_supported(
+                                    "DROP SEQUENCE … CASCADE of a sequence a column owns",
+                                ));
+                            }
+                            return Err(SqlError::new(SqlState::DEPENDENT_OBJECTS_STILL_EXIST, message)
+                                .with_detail(format!(
+                                    "default value for column {} of table {} depends on sequence {n}",
+                                    owner.column, owner.table
+                                ))
+                                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                        }
                         Some(rel) => {
                             self.dep(&n, &rel, LockMode::AccessExclusive);
                             targets.push((n, Some(rel)));
@@ -155,12 +233,12 @@ impl<R: Resolver> Binder<'_, R> {
                         None => {
                             return Err(SqlError::new(
                                 SqlState::UNDEFINED_TABLE,
-                                format!("table \"{n}\" does not exist"),
+                                format!("{what} \"{n}\" does not exist"),
                             ))
                         }
                     }
                 }
-                Ok(Plan::Utility(Utility::DropTable(targets)))
+                Ok(Plan::Utility(Utility::DropTable { targets, sequences }))
             }
             S::Drop { object_type, .. } => Err(not_supported(format!("DROP {object_type}"))),
             S::AlterTable(a) => self.alter_table(a),
@@ -319,6 +397,7 @@ pub(crate) mod tests {
                 unique: true,
                 primary: true,
             }],
+            sequence: None,
         };
         One(Rel { entry: Arc::new(entry), heap: db.catalog.storage(storage).unwrap(), catalog_tid: 0 })
     }

@@ -18,10 +18,37 @@ use crate::index::Key;
 use crate::output::Output;
 use crate::plan::{CreateTable, NewIndex, Rel};
 use crate::redo::Redo;
+use crate::sequence::OwnedBy;
 use crate::sqlstate::SqlState;
 
 impl Executor<'_> {
     pub(crate) async fn create_table(&mut self, c: &CreateTable) -> Result<Output, SqlError> {
+        let tag = if c.sequence.is_some() { "CREATE SEQUENCE" } else { "CREATE TABLE" };
+        let Some(table) = self.create_relation(c).await? else {
+            return Ok(Output::Command(tag.into()));
+        };
+        // SERIAL and identity columns: their sequences, owned by them.
+        for s in &c.serials {
+            let mut def = s.def.clone();
+            def.owned_by =
+                Some(OwnedBy { table_oid: table.oid, table: table.name.clone(), column: s.column.clone() });
+            let sequence = CreateTable {
+                name: s.sequence.clone(),
+                temp: c.temp,
+                if_not_exists: false,
+                columns: Vec::new(),
+                indexes: Vec::new(),
+                sequence: Some(def),
+                serials: Vec::new(),
+            };
+            self.create_relation(&sequence).await?;
+        }
+        Ok(Output::Command(tag.into()))
+    }
+
+    /// Creates the relation `c` describes; `None` if it exists and IF NOT
+    /// EXISTS said to skip it.
+    async fn create_relation(&mut self, c: &CreateTable) -> Result<Option<Arc<RelEntry>>, SqlError> {
         let owner = c.temp.then_some(self.xact.backend_id());
         let entry = loop {
             // Is the name taken? Rows of running transactions count
@@ -49,7 +76,7 @@ impl Executor<'_> {
                             SqlState::DUPLICATE_TABLE,
                             format!("relation \"{}\" already exists, skipping", c.name),
                         );
-                        return Ok(Output::Command("CREATE TABLE".into()));
+                        return Ok(None);
                     }
                     return Err(SqlError::new(
                         SqlState::DUPLICATE_TABLE,
@@ -79,6 +106,7 @@ impl Executor<'_> {
                             storage,
                             columns: c.columns.clone(),
                             indexes,
+                            sequence: c.sequence.clone(),
                         });
                         self.xact.created_storage(storage);
                         self.xact.prepare_write()?;
@@ -101,25 +129,53 @@ impl Executor<'_> {
         self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
         self.xact.lock_relation(entry.oid, LockMode::AccessExclusive).await?;
         let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
+        heap.install_sequence(&entry, None);
         self.xact.invalidate(entry.oid);
-        self.xact.cache.insert(c.name.clone(), Rel { entry, heap, catalog_tid: tid });
-        Ok(Output::Command("CREATE TABLE".into()))
+        self.xact.cache.insert(c.name.clone(), Rel { entry: Arc::clone(&entry), heap, catalog_tid: tid });
+        Ok(Some(entry))
     }
 
     pub(crate) async fn drop_tables(
         &mut self,
         targets: &[(String, Option<Rel>)],
+        sequences: bool,
     ) -> Result<Output, SqlError> {
+        let what = if sequences { "sequence" } else { "table" };
         for (name, rel) in targets {
             match rel {
-                Some(rel) => self.drop_relation(rel).await?,
+                Some(rel) => {
+                    self.drop_relation(rel).await?;
+                    // The sequences its columns own go with a table.
+                    for owned in self.owned_sequences(rel.entry.oid) {
+                        self.drop_relation(&owned).await?;
+                    }
+                }
                 None => self.xact.notice(
                     SqlState::SUCCESSFUL_COMPLETION,
-                    format!("table \"{name}\" does not exist, skipping"),
+                    format!("{what} \"{name}\" does not exist, skipping"),
                 ),
             }
         }
-        Ok(Output::Command("DROP TABLE".into()))
+        Ok(Output::Command(if sequences { "DROP SEQUENCE" } else { "DROP TABLE" }.into()))
+    }
+
+    /// The sequences owned by a column of table `oid` that this transaction
+    /// sees (the catalog row lock of the table's drop keeps new ones from
+    /// appearing: creating one names the table under a lock on it).
+    fn owned_sequences(&mut self, oid: u32) -> Vec<Rel> {
+        let db = Arc::clone(&self.xact.db);
+        let mut out = Vec::new();
+        for (tid, entry) in db.catalog.table.all_versions() {
+            let owned =
+                entry.sequence.as_ref().and_then(|s| s.owned_by.as_ref()).is_some_and(|o| o.table_oid == oid);
+            if !owned || !matches!(db.catalog.table.liveness(&self.xact.session, tid), Liveness::Live) {
+                continue;
+            }
+            if let Some(heap) = db.catalog.storage(entry.storage) {
+                out.push(Rel { entry, heap, catalog_tid: tid });
+            }
+        }
+        out
     }
 
     pub(crate) async fn drop_relation(&mut self, rel: &Rel) -> Result<(), SqlError> {

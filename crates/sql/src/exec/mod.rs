@@ -99,7 +99,7 @@ impl Executor<'_> {
     async fn utility(&mut self, u: &Utility) -> Result<Output, SqlError> {
         match u {
             Utility::CreateTable(c) => self.create_table(c).await,
-            Utility::DropTable(targets) => self.drop_tables(targets).await,
+            Utility::DropTable { targets, sequences } => self.drop_tables(targets, *sequences).await,
             Utility::AddIndex { rel, index, if_not_exists, tag } => {
                 self.add_index(rel, index, *if_not_exists).await?;
                 Ok(Output::Command((*tag).into()))

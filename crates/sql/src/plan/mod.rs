@@ -14,6 +14,7 @@ use snapscale_storage::Tid;
 
 use crate::catalog::{ColumnDef, Heap, RelEntry};
 use crate::expr::{AggFunc, Expr};
+use crate::sequence::SequenceDef;
 use crate::types::SqlType;
 
 /// A result column.
@@ -169,6 +170,19 @@ pub struct CreateTable {
     pub if_not_exists: bool,
     pub columns: Vec<ColumnDef>,
     pub indexes: Vec<NewIndex>,
+    /// `Some`: CREATE SEQUENCE (no columns, no indexes).
+    pub sequence: Option<SequenceDef>,
+    /// The sequences of SERIAL and identity columns, made with the table
+    /// and owned by its columns.
+    pub serials: Vec<Serial>,
+}
+
+/// A SERIAL or identity column's sequence.
+#[derive(Debug)]
+pub struct Serial {
+    pub column: String,
+    pub sequence: String,
+    pub def: SequenceDef,
 }
 
 /// Statements the planner passes through as they are: DDL, maintenance,
@@ -177,7 +191,11 @@ pub struct CreateTable {
 pub enum Utility {
     CreateTable(CreateTable),
     /// Relations to drop; `None` entries are missing names under IF EXISTS.
-    DropTable(Vec<(String, Option<Rel>)>),
+    /// `sequences`: DROP SEQUENCE.
+    DropTable {
+        targets: Vec<(String, Option<Rel>)>,
+        sequences: bool,
+    },
     /// ALTER TABLE ADD PRIMARY KEY / UNIQUE, CREATE INDEX.
     AddIndex {
         rel: Rel,

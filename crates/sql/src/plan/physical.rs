@@ -160,8 +160,10 @@ impl Statement {
             Statement::Update { .. } => Some("UPDATE"),
             Statement::Delete { .. } => Some("DELETE"),
             Statement::Utility(u) => match u {
+                Utility::CreateTable(c) if c.sequence.is_some() => Some("CREATE SEQUENCE"),
                 Utility::CreateTable(_) => Some("CREATE TABLE"),
-                Utility::DropTable(_) => Some("DROP TABLE"),
+                Utility::DropTable { sequences: true, .. } => Some("DROP SEQUENCE"),
+                Utility::DropTable { .. } => Some("DROP TABLE"),
                 Utility::AddIndex { tag, .. } => Some(tag),
                 Utility::Truncate(_) => Some("TRUNCATE TABLE"),
                 // A standby takes the modes that do not conflict with

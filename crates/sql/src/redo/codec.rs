@@ -4,6 +4,7 @@
 
 use crate::catalog::{ColumnDef, IndexDef, RelEntry};
 use crate::error::SqlError;
+use crate::sequence::{OwnedBy, SequenceDef};
 use crate::sqlstate::SqlState;
 use crate::types::{SqlType, Value};
 
@@ -91,7 +92,9 @@ impl Writer {
         self.u32(e.oid);
         self.str(&e.name);
         self.u64(e.storage);
-        self.u16(e.columns.len() as u16);
+        // The top bit: a sequence's definition follows the indexes (data
+        // written before sequences existed never has it).
+        self.u16(e.columns.len() as u16 | if e.sequence.is_some() { 0x8000 } else { 0 });
         for c in &e.columns {
             self.str(&c.name);
             self.ty(c.ty);
@@ -112,6 +115,23 @@ impl Writer {
             }
             self.u8(u8::from(i.unique));
             self.u8(u8::from(i.primary));
+        }
+        if let Some(s) = &e.sequence {
+            self.ty(s.ty);
+            self.i64(s.increment);
+            self.i64(s.min);
+            self.i64(s.max);
+            self.i64(s.start);
+            self.u8(u8::from(s.cycle));
+            match &s.owned_by {
+                Some(o) => {
+                    self.u8(1);
+                    self.u32(o.table_oid);
+                    self.str(&o.table);
+                    self.str(&o.column);
+                }
+                None => self.u8(0),
+            }
         }
     }
 }
@@ -204,7 +224,9 @@ impl<'a> Reader<'a> {
         let name = self.str()?;
         let storage = self.u64()?;
         let mut columns = Vec::new();
-        for _ in 0..self.u16()? {
+        let n = self.u16()?;
+        let is_sequence = n & 0x8000 != 0;
+        for _ in 0..n & 0x7fff {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
@@ -227,6 +249,23 @@ impl<'a> Reader<'a> {
                 primary: self.u8()? != 0,
             });
         }
-        Ok(RelEntry { oid, name, temp_owner: None, storage, columns, indexes })
+        let sequence = if is_sequence {
+            Some(SequenceDef {
+                ty: self.ty()?,
+                increment: self.i64()?,
+                min: self.i64()?,
+                max: self.i64()?,
+                start: self.i64()?,
+                cycle: self.u8()? != 0,
+                owned_by: match self.u8()? {
+                    0 => None,
+                    1 => Some(OwnedBy { table_oid: self.u32()?, table: self.str()?, column: self.str()? }),
+                    _ => return Err(corrupt()),
+                },
+            })
+        } else {
+            None
+        };
+        Ok(RelEntry { oid, name, temp_owner: None, storage, columns, indexes, sequence })
     }
 }

@@ -18,6 +18,9 @@
 //!   u32 next oid, u64 next storage id
 //!   u32 n, n x entry
 //!   u32 m, m x (u64 storage id, u64 rows, rows x row)
+//!   [u32 k, k x (u64 storage id, i64 value, u8 called)]
+//!                        the sequences' logged values (absent in images
+//!                        written before sequences existed)
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
@@ -28,6 +31,7 @@ use super::codec::{corrupt, Reader, Writer};
 use super::Redo;
 use crate::catalog::RelEntry;
 use crate::error::SqlError;
+use crate::sequence::SeqValue;
 use crate::types::Value;
 
 const MAGIC: &[u8; 4] = b"IMG2";
@@ -49,6 +53,8 @@ pub(crate) struct Image {
     pub(crate) storages: HashMap<u64, BTreeMap<i64, Vec<Value>>>,
     pub(crate) next_oid: u32,
     pub(crate) next_storage: u64,
+    /// storage → a sequence's value, as last logged.
+    pub(crate) sequences: HashMap<u64, SeqValue>,
 }
 
 fn row_id(row: &[Value]) -> Result<i64, SqlError> {
@@ -84,6 +90,12 @@ impl Image {
                 w.row(row);
             }
         }
+        w.u32(self.sequences.len() as u32);
+        for (id, v) in &self.sequences {
+            w.u64(*id);
+            w.i64(v.last);
+            w.u8(u8::from(v.called));
+        }
         w.0
     }
 
@@ -116,6 +128,14 @@ impl Image {
                 rows.insert(row_id(&row)?, row);
             }
             image.storages.insert(id, rows);
+        }
+        if !r.done() {
+            for _ in 0..r.u32()? {
+                let id = r.u64()?;
+                let last = r.i64()?;
+                let called = r.u8()? != 0;
+                image.sequences.insert(id, SeqValue { last, called });
+            }
         }
         if !r.done() {
             return Err(corrupt());
@@ -196,8 +216,10 @@ mod tests {
                 unique: true,
                 primary: true,
             }],
+            sequence: None,
         };
         let mut image = Image::default();
+        image.sequences.insert(9, SeqValue { last: 40, called: true });
         image.apply(&Redo::Catalog(Arc::new(entry.clone()))).unwrap();
         let row: Vec<Value> = vec![Value::Int(1), Value::Text("é".into()), Value::Null, Value::Int(7)];
         image.apply(&Redo::Insert { storage: 3, row: Row::from(row.clone()) }).unwrap();
@@ -216,6 +238,33 @@ mod tests {
         assert_eq!(h, header);
         assert_eq!(back.catalog, image.catalog);
         assert_eq!(back.storages, image.storages);
+        assert_eq!(back.sequences, image.sequences);
+        // A sequence's definition round-trips in its entry.
+        let seq = RelEntry {
+            oid: 16390,
+            name: "s".into(),
+            temp_owner: None,
+            storage: 9,
+            columns: Vec::new(),
+            indexes: Vec::new(),
+            sequence: Some(crate::sequence::SequenceDef {
+                ty: SqlType::Int4,
+                increment: -2,
+                min: -100,
+                max: 7,
+                start: 5,
+                cycle: true,
+                owned_by: Some(crate::sequence::OwnedBy {
+                    table_oid: 16384,
+                    table: "t".into(),
+                    column: "a".into(),
+                }),
+            }),
+        };
+        image.apply(&Redo::Catalog(Arc::new(seq.clone()))).unwrap();
+        let (_, back) = Image::decode(&image.encode(&header)).unwrap();
+        assert_eq!(back.catalog[&16390], seq);
+        image.apply(&Redo::Drop(16390)).unwrap();
         // TRUNCATE: the entry names new storage; the old rows are gone.
         let mut truncated = entry.clone();
         truncated.storage = 4;

@@ -27,6 +27,9 @@
 //!   7 ABORT         u32 n, n u64 xids                       (a tree, or a rolled-back subtree)
 //!   9 ASSIGNMENT    u64 top xid, u64 subxid                 (before the subxid's first record)
 //!  10 RUNNING_XACTS u64 next xid, u64 oldest running xid, i64 time
+//!  11 SEQUENCE      u64 storage, i64 value, u8 called    (not transactional: replayed
+//!                                                           whatever happens to the xid
+//!                                                           that wrote it, SEQ-ORDER)
 //!
 //!   value      u8 tag: 0 NULL, 1 bool (u8), 2 integer (i64), 3 float (f64 bits),
 //!              4 text (string), 5 date (i32), 6 timestamp (i64),
@@ -34,7 +37,10 @@
 //!   entry      u32 oid, string name, u64 storage, u16 columns {string name,
 //!              type, u8 flags (1 not null, 2 has default), [string default]},
 //!              u16 indexes {u32 oid, string name,
-//!              u16 n, n u16 column, u8 unique, u8 primary}
+//!              u16 n, n u16 column, u8 unique, u8 primary},
+//!              [sequence: type, i64 increment, min, max, start, u8 cycle,
+//!              u8 owned (1: u32 table oid, string table, string column)]
+//!              (the columns count's top bit says a sequence follows)
 //!   type       u8 tag (0 int2 … 9 timestamp, 10 interval), u32 length
 //!              (varchar/char; u32::MAX = none)
 //!   time       microseconds since 2000-01-01 UTC
@@ -57,6 +63,7 @@ use snapscale_txn::Xid;
 
 use crate::catalog::{RelEntry, Row};
 use crate::error::SqlError;
+use crate::sequence::SeqValue;
 
 pub(crate) const INSERT: u8 = 1;
 pub(crate) const UPDATE: u8 = 2;
@@ -67,6 +74,7 @@ pub(crate) const COMMIT: u8 = 6;
 pub(crate) const ABORT: u8 = 7;
 pub(crate) const ASSIGNMENT: u8 = 9;
 pub(crate) const RUNNING_XACTS: u8 = 10;
+pub(crate) const SEQUENCE: u8 = 11;
 
 /// One change to a permanent relation.
 #[derive(Clone, Debug)]
@@ -92,6 +100,8 @@ pub(crate) enum Record {
     /// Every xid below `oldest_running` has finished; `next_xid` is the
     /// next one the primary will hand out (PostgreSQL's xl_running_xacts).
     RunningXacts { next_xid: Xid, oldest_running: Xid },
+    /// The sequence in `storage` is at `value` (see `crate::sequence`).
+    Sequence { storage: u64, value: SeqValue },
 }
 
 /// Encodes a change made by `xid`, appending (kind, payload) to `out`.
@@ -150,6 +160,14 @@ pub(crate) fn encode_assignment(top: Xid, sub: Xid) -> Vec<u8> {
     w.0
 }
 
+pub(crate) fn encode_sequence(storage: u64, value: SeqValue) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.u64(storage);
+    w.i64(value.last);
+    w.u8(u8::from(value.called));
+    w.0
+}
+
 pub(crate) fn encode_running_xacts(next_xid: Xid, oldest_running: Xid, time: i64) -> Vec<u8> {
     let mut w = Writer::default();
     w.u64(next_xid.0);
@@ -198,6 +216,16 @@ pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Option<Record>, SqlErro
                 Record::RunningXacts { next_xid, oldest_running }
             }
         }
+        SEQUENCE => {
+            let storage = r.u64()?;
+            let last = r.i64()?;
+            let called = match r.u8()? {
+                0 => false,
+                1 => true,
+                _ => return Err(corrupt()),
+            };
+            Record::Sequence { storage, value: SeqValue { last, called } }
+        }
         8 => return Ok(None),
         _ => return Err(corrupt()),
     };
@@ -216,6 +244,7 @@ impl Record {
             Record::Commit { xid, subxids, .. } => subxids.iter().copied().fold(*xid, Xid::max),
             Record::Abort { xids } => xids.iter().copied().max().unwrap_or(Xid::INVALID),
             Record::RunningXacts { next_xid, .. } => Xid(next_xid.0.saturating_sub(1)),
+            Record::Sequence { .. } => Xid::INVALID,
         }
     }
 }
@@ -256,6 +285,11 @@ mod tests {
         let rx = decode(RUNNING_XACTS, &encode_running_xacts(Xid(100), Xid(90), 1)).unwrap().unwrap();
         assert_eq!(rx.max_xid(), Xid(99));
         assert!(decode(8, &[1, 2, 3]).unwrap().is_none(), "retired kinds are skipped");
+        let at = SeqValue { last: -3, called: true };
+        match decode(SEQUENCE, &encode_sequence(12, at)).unwrap().unwrap() {
+            Record::Sequence { storage: 12, value } => assert_eq!(value, at),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -394,7 +394,10 @@ impl<G: Gucs> Conn<G> {
             D::ALL => "DISCARD ALL",
             D::TEMP => "DISCARD TEMP",
             D::PLANS => return Ok(Output::Command("DISCARD PLANS".into())),
-            D::SEQUENCES => return Ok(Output::Command("DISCARD SEQUENCES".into())),
+            D::SEQUENCES => {
+                self.xact.sequences.lock().expect("session sequences poisoned").clear();
+                return Ok(Output::Command("DISCARD SEQUENCES".into()));
+            }
         };
         if what == D::ALL && self.block != Block::Idle {
             return Err(SqlError::new(
@@ -411,6 +414,7 @@ impl<G: Gucs> Conn<G> {
             ));
         }
         if what == D::ALL {
+            self.xact.sequences.lock().expect("session sequences poisoned").clear();
             self.reset_all();
             return Ok(Output::DiscardAll);
         }

@@ -200,6 +200,7 @@ impl<G: Gucs> Conn<G> {
             // The pid BackendKeyData carried (Backend::pid).
             pid: self.xact.session.slot() as i32 + 1,
             show: Box::new(move |name| gucs.show(name)),
+            sequences: Arc::clone(&self.xact.sequences),
         }));
     }
 

@@ -33,6 +33,7 @@ use snapscale_txn::{Replayer, RunningXacts, Xid};
 use crate::catalog::{Heap, RelEntry, Row};
 use crate::database::Database;
 use crate::redo::{Record, Redo};
+use crate::sequence::SeqValue;
 use crate::types::Value;
 
 /// What to undo if an xid aborts: a map entry's previous value.
@@ -80,6 +81,10 @@ pub(crate) struct Applier {
     before_cut: Option<(Lsn, HashSet<Xid>)>,
     /// The time of the last commit replayed (microseconds since 2000).
     pub(crate) last_commit_time: Option<i64>,
+    /// Sequence values logged before the record creating their storage
+    /// (a sequence used in the transaction that creates it: its CATALOG
+    /// record waits in that backend's buffer, its values do not).
+    early_sequences: HashMap<u64, SeqValue>,
 }
 
 fn replay_error(lsn: Lsn, what: impl std::fmt::Display) -> String {
@@ -124,6 +129,7 @@ impl Applier {
             graveyard: Vec::new(),
             before_cut: (redo < cut).then_some((cut, set)),
             last_commit_time: None,
+            early_sequences: HashMap::new(),
         }
     }
 
@@ -153,7 +159,9 @@ impl Applier {
                     }
                     Record::Commit { xid, .. } => running.contains(xid),
                     Record::Abort { xids } => xids.iter().any(|x| running.contains(x)),
-                    Record::RunningXacts { .. } => false,
+                    // The image holds the value as logged before the cut
+                    // or later (SEQ-ORDER).
+                    Record::RunningXacts { .. } | Record::Sequence { .. } => false,
                 };
                 if !keep {
                     return Ok(());
@@ -196,6 +204,16 @@ impl Applier {
                     self.undo(xid);
                 }
                 self.first_seen.retain(|&x, _| x >= oldest_running);
+                Ok(())
+            }
+            Record::Sequence { storage, value } => {
+                match self.db.catalog.storage(storage).filter(|h| h.sequence.get().is_some()) {
+                    Some(heap) => heap.sequence.get().expect("checked").replay(value),
+                    // Not created yet, or dropped (then never used).
+                    None => {
+                        self.early_sequences.insert(storage, value);
+                    }
+                }
                 Ok(())
             }
         }
@@ -294,7 +312,8 @@ impl Applier {
                 pending.undo.push(Undo::Relation { oid: entry.oid, prev });
                 pending.invalidations.push(entry.oid);
                 if catalog.storage(entry.storage).is_none() {
-                    catalog.create_storage_with_id(entry.storage);
+                    let heap = catalog.create_storage_with_id(entry.storage);
+                    heap.install_sequence(&entry, self.early_sequences.remove(&entry.storage));
                     pending.created.push(entry.storage);
                 }
                 if let Some(old) = old.filter(|o| o.storage != entry.storage) {

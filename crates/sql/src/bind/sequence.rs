@@ -1,0 +1,315 @@
+//! Binding sequences: CREATE SEQUENCE, SERIAL and identity columns,
+//! DROP SEQUENCE, and nextval / currval / setval / lastval (see
+//! crate::sequence for how their values behave).
+
+use snapscale_lock::LockMode;
+use sqlparser::ast::{self, DataType, SequenceOptions};
+
+use super::*;
+use crate::expr::Func;
+use crate::plan::{CreateTable, Serial};
+use crate::sequence::{type_bounds, OwnedBy, SequenceDef};
+use crate::types::Value;
+
+impl<R: Resolver> Binder<'_, R> {
+    pub(super) fn create_sequence(
+        &mut self,
+        temp: bool,
+        if_not_exists: bool,
+        name: &ObjectName,
+        data_type: Option<&DataType>,
+        options: &[SequenceOptions],
+        owned_by: Option<&ObjectName>,
+    ) -> Result<Plan, SqlError> {
+        let name = relation_name(name)?;
+        let ty = match data_type {
+            None => SqlType::Int8,
+            Some(dt) => match data_type_of(dt)? {
+                t @ (SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => t,
+                _ => {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "sequence type must be smallint, integer, or bigint",
+                    ))
+                }
+            },
+        };
+        let mut def = self.sequence_def(ty, options)?;
+        if let Some(owner) = owned_by {
+            def.owned_by = self.owned_by(owner)?;
+        }
+        Ok(Plan::Utility(Utility::CreateTable(CreateTable {
+            name,
+            temp,
+            if_not_exists,
+            columns: Vec::new(),
+            indexes: Vec::new(),
+            sequence: Some(def),
+            serials: Vec::new(),
+        })))
+    }
+
+    /// A sequence's parameters from its options, with PostgreSQL's
+    /// defaults and checks (22023).
+    pub(super) fn sequence_def(
+        &mut self,
+        ty: SqlType,
+        options: &[SequenceOptions],
+    ) -> Result<SequenceDef, SqlError> {
+        let mut increment = 1;
+        let (mut min, mut max, mut start, mut cycle) = (None, None, None, false);
+        for o in options {
+            match o {
+                SequenceOptions::IncrementBy(e, _) => increment = self.option_value(e)?,
+                SequenceOptions::MinValue(e) => min = e.as_ref().map(|e| self.option_value(e)).transpose()?,
+                SequenceOptions::MaxValue(e) => max = e.as_ref().map(|e| self.option_value(e)).transpose()?,
+                SequenceOptions::StartWith(e, _) => start = Some(self.option_value(e)?),
+                SequenceOptions::Cycle(no) => cycle = !*no,
+                SequenceOptions::Cache(e) => {
+                    // Values cached per session would be numbered
+                    // differently: only the default is honoured.
+                    if self.option_value(e)? != 1 {
+                        return Err(not_supported("CACHE other than 1"));
+                    }
+                }
+            }
+        }
+        let invalid = |m: String| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, m);
+        if increment == 0 {
+            return Err(invalid("INCREMENT must not be zero".into()));
+        }
+        let (lo, hi) = type_bounds(ty);
+        let min = min.unwrap_or(if increment > 0 { 1 } else { lo });
+        let max = max.unwrap_or(if increment > 0 { hi } else { -1 });
+        for (what, v) in [("MINVALUE", min), ("MAXVALUE", max)] {
+            if v < lo || v > hi {
+                return Err(invalid(format!(
+                    "{what} ({v}) is out of range for sequence data type {}",
+                    ty.name()
+                )));
+            }
+        }
+        if min >= max {
+            return Err(invalid(format!("MINVALUE ({min}) must be less than MAXVALUE ({max})")));
+        }
+        let start = start.unwrap_or(if increment > 0 { min } else { max });
+        if start < min {
+            return Err(invalid(format!("START value ({start}) cannot be less than MINVALUE ({min})")));
+        }
+        if start > max {
+            return Err(invalid(format!("START value ({start}) cannot be greater than MAXVALUE ({max})")));
+        }
+        Ok(SequenceDef { ty, increment, min, max, start, cycle, owned_by: None })
+    }
+
+    fn option_value(&mut self, e: &ast::Expr) -> Result<i64, SqlError> {
+        let t = self.expr(e, &Scope { rel: None })?;
+        match self.coerce(t, SqlType::Int8, Coercion::Assignment, "")? {
+            Expr::Const(Value::Int(v)) => Ok(v),
+            _ => Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{e}\""))),
+        }
+    }
+
+    /// OWNED BY table.column (or NONE).
+    fn owned_by(&mut self, owner: &ObjectName) -> Result<Option<OwnedBy>, SqlError> {
+        let parts: Vec<String> = owner.0.iter().filter_map(|p| p.as_ident()).map(ident).collect();
+        match parts.as_slice() {
+            [none] if none == "none" => Ok(None),
+            [table @ .., column] if !table.is_empty() => {
+                let table =
+                    ObjectName::from(table.iter().map(|t| ast::Ident::new(t.clone())).collect::<Vec<_>>());
+                let rel = self.rel(&table, LockMode::AccessShare)?;
+                if rel.entry.column(column).is_none() {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{column}\" of relation \"{}\" does not exist", rel.entry.name),
+                    ));
+                }
+                Ok(Some(OwnedBy {
+                    table_oid: rel.entry.oid,
+                    table: rel.entry.name.clone(),
+                    column: column.clone(),
+                }))
+            }
+            _ => Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "invalid OWNED BY option".to_owned())
+                .with_hint("Specify OWNED BY table.column or OWNED BY NONE.")),
+        }
+    }
+
+    /// A SERIAL or identity column: its sequence (named as PostgreSQL names
+    /// it) and the default that draws from it.
+    pub(super) fn serial(
+        &mut self,
+        table: &str,
+        column: &str,
+        ty: SqlType,
+        options: &[SequenceOptions],
+        serials: &mut Vec<Serial>,
+    ) -> Result<String, SqlError> {
+        let sequence = format!("{table}_{column}_seq");
+        let def = self.sequence_def(ty, options)?;
+        let default = format!("nextval('{}'::regclass)", sequence.replace('\'', "''"));
+        serials.push(Serial { column: column.to_owned(), sequence, def });
+        Ok(default)
+    }
+
+    /// nextval / currval / setval / lastval. The sequence is named by a
+    /// constant (`'name'` or `'name'::regclass`), resolved now: the plan
+    /// depends on it like on a table.
+    pub(super) fn sequence_function(
+        &mut self,
+        name: &str,
+        args: &[&ast::Expr],
+        scope: &Scope<'_>,
+    ) -> Result<Option<Typed>, SqlError> {
+        let func = match (name, args.len()) {
+            ("nextval", 1) => Func::NextVal,
+            ("currval", 1) => Func::CurrVal,
+            ("setval", 2 | 3) => Func::SetVal,
+            ("lastval", 0) => {
+                return Ok(Some(Typed { e: Expr::Func(Func::LastVal, Vec::new()), ty: Some(SqlType::Int8) }))
+            }
+            _ => return Ok(None),
+        };
+        let text = match sequence_name_arg(args[0]) {
+            Some(t) => t,
+            None => return Err(not_supported(format!("{name}() of a sequence not named by a constant"))),
+        };
+        let mode = if func == Func::CurrVal { LockMode::AccessShare } else { LockMode::RowExclusive };
+        let n = sequence_name(&text)?;
+        let rel = self.resolver.resolve(&n)?.ok_or_else(|| {
+            SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist"))
+        })?;
+        if rel.entry.sequence.is_none() {
+            return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{n}\" is not a sequence")));
+        }
+        self.dep(&n, &rel, mode);
+        let logged = rel.entry.temp_owner.is_none();
+        let mut bound = vec![
+            Expr::Const(Value::Int(rel.entry.storage as i64)),
+            Expr::Const(Value::Text(rel.entry.name.clone())),
+            Expr::Const(Value::Bool(logged)),
+        ];
+        if func == Func::SetVal {
+            let v = self.expr(args[1], scope)?;
+            bound.push(self.coerce(v, SqlType::Int8, Coercion::Implicit, "argument of setval")?);
+            let called = match args.get(2) {
+                Some(c) => {
+                    let c = self.expr(c, scope)?;
+                    self.coerce(c, SqlType::Bool, Coercion::Implicit, "argument of setval")?
+                }
+                None => Expr::Const(Value::Bool(true)),
+            };
+            bound.push(called);
+        }
+        Ok(Some(Typed { e: Expr::Func(func, bound), ty: Some(SqlType::Int8) }))
+    }
+}
+
+/// `'name'` or `'name'::regclass`.
+fn sequence_name_arg(e: &ast::Expr) -> Option<String> {
+    let mut e = e;
+    while let ast::Expr::Nested(inner) = e {
+        e = inner;
+    }
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => Some(s.clone()),
+            _ => None,
+        },
+        ast::Expr::Cast { expr, data_type, .. } if data_type.to_string().eq_ignore_ascii_case("regclass") => {
+            sequence_name_arg(expr)
+        }
+        _ => None,
+    }
+}
+
+/// A relation name written in a string, as regclass reads it: unquoted
+/// parts fold to lower case, quoted ones keep their case.
+fn sequence_name(text: &str) -> Result<String, SqlError> {
+    let mut parts = Vec::new();
+    let mut rest = text.trim();
+    loop {
+        let (part, after) = if let Some(q) = rest.strip_prefix('"') {
+            let mut out = String::new();
+            let mut chars = q.char_indices();
+            let mut end = None;
+            while let Some((i, c)) = chars.next() {
+                if c == '"' {
+                    if q[i + 1..].starts_with('"') {
+                        out.push('"');
+                        chars.next();
+                    } else {
+                        end = Some(i + 1);
+                        break;
+                    }
+                } else {
+                    out.push(c);
+                }
+            }
+            let end = end.ok_or_else(|| {
+                SqlError::new(SqlState::INVALID_NAME, format!("invalid name syntax: \"{text}\""))
+            })?;
+            (out, &q[end..])
+        } else {
+            let end = rest.find('.').unwrap_or(rest.len());
+            let part = rest[..end].trim();
+            if part.contains(char::is_whitespace) || part.contains('"') {
+                return Err(SqlError::new(
+                    SqlState::INVALID_NAME,
+                    format!("invalid name syntax: \"{text}\""),
+                ));
+            }
+            (part.to_lowercase(), &rest[end..])
+        };
+        if part.is_empty() {
+            return Err(SqlError::new(SqlState::INVALID_NAME, format!("invalid name syntax: \"{text}\"")));
+        }
+        parts.push(part);
+        match after.trim_start().strip_prefix('.') {
+            Some(next) => rest = next.trim_start(),
+            None if after.trim().is_empty() => break,
+            None => {
+                return Err(SqlError::new(SqlState::INVALID_NAME, format!("invalid name syntax: \"{text}\"")))
+            }
+        }
+    }
+    let idents: Vec<ast::Ident> = parts.into_iter().map(|p| ast::Ident::with_quote('"', p)).collect();
+    relation_name(&ObjectName::from(idents))
+}
+
+/// SERIAL, BIGSERIAL, SMALLSERIAL (and serial4/8/2): the integer type of
+/// the column they make.
+pub(super) fn serial_type(dt: &DataType) -> Option<SqlType> {
+    let DataType::Custom(name, modifiers) = dt else { return None };
+    if !modifiers.is_empty() {
+        return None;
+    }
+    match name.to_string().to_ascii_lowercase().as_str() {
+        "serial" | "serial4" => Some(SqlType::Int4),
+        "bigserial" | "serial8" => Some(SqlType::Int8),
+        "smallserial" | "serial2" => Some(SqlType::Int2),
+        _ => None,
+    }
+}
+
+fn data_type_of(dt: &DataType) -> Result<SqlType, SqlError> {
+    super::ddl::data_type(dt)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_in_strings_fold_as_regclass_does() {
+        assert_eq!(sequence_name("Abc").unwrap(), "abc");
+        assert_eq!(sequence_name("\"Abc\"").unwrap(), "Abc");
+        assert_eq!(sequence_name("public.t_id_seq").unwrap(), "t_id_seq");
+        assert_eq!(sequence_name("\"a\"\"b\"").unwrap(), "a\"b");
+        assert!(sequence_name("").is_err());
+        assert!(sequence_name("a b").is_err());
+        assert!(sequence_name("\"open").is_err());
+        assert!(sequence_name("other.t").is_err());
+    }
+}
