@@ -50,7 +50,7 @@ fn type_size(ty: SqlType) -> i16 {
         SqlType::Bool => 1,
         SqlType::Int2 => 2,
         SqlType::Int4 | SqlType::Date => 4,
-        SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp => 8,
+        SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Interval => 16,
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => -1,
     }
@@ -137,6 +137,7 @@ pub fn declared_type(oid: u32) -> Result<Option<SqlType>, SqlError> {
         1043 => SqlType::Varchar(None),
         1082 => SqlType::Date,
         1114 => SqlType::Timestamp,
+        1184 => SqlType::TimestampTz,
         1186 => SqlType::Interval,
         // unknown: infer from context.
         705 => return Ok(None),

@@ -512,3 +512,42 @@ async fn prepare_and_execute_share_the_protocols_statement_names() {
     assert_eq!(tags(&c.query("DEALLOCATE sel").await), ["DEALLOCATE"]);
     assert_eq!(error_code(&c.query("EXECUTE sel(1)").await).as_deref(), Some("26000"));
 }
+
+/// timestamptz parameters and results in binary (oid 1184), as drivers
+/// send a language's instant type; and SERIAL keys returned by INSERT.
+#[tokio::test]
+async fn timestamptz_and_serial_keys_through_a_driver() {
+    let server = start(|_| {}).await;
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester", server.addr.ip(), server.addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    client
+        .batch_execute(
+            "CREATE TABLE ev (id bigserial PRIMARY KEY, at timestamptz NOT NULL, note text DEFAULT 'none')",
+        )
+        .await
+        .unwrap();
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_micros(1_700_000_000_123_456);
+    let insert = client.prepare("INSERT INTO ev (at) VALUES ($1) RETURNING id, at, note").await.unwrap();
+    assert_eq!(insert.params(), &[tokio_postgres::types::Type::TIMESTAMPTZ]);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let row = client.query_one(&insert, &[&at]).await.unwrap();
+        ids.push(row.get::<_, i64>(0));
+        assert_eq!(row.get::<_, std::time::SystemTime>(1), at);
+        assert_eq!(row.get::<_, String>(2), "none");
+    }
+    assert_eq!(ids, [1, 2, 3]);
+    let text = client.simple_query("SELECT at FROM ev WHERE id = 1").await.unwrap();
+    let shown = text.iter().find_map(|m| match m {
+        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+        _ => None,
+    });
+    assert_eq!(shown.as_deref(), Some("2023-11-14 22:13:20.123456+00"));
+    let n: i64 = client.query_one("SELECT count(*) FROM ev WHERE at <= now()", &[]).await.unwrap().get(0);
+    assert_eq!(n, 3);
+}

@@ -528,14 +528,22 @@ fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType) -> Result<Value, SqlError
             )
         }
         (Value::Date(x), Value::Date(y)) if op == Arith::Sub => Value::Int(i64::from(*x) - i64::from(*y)),
-        (Value::Timestamp(x), Value::Timestamp(y)) if op == Arith::Sub => {
+        (Value::Timestamp(x), Value::Timestamp(y)) | (Value::TimestampTz(x), Value::TimestampTz(y))
+            if op == Arith::Sub =>
+        {
             Value::Interval(Interval::between(*x, *y)?)
         }
         (Value::Timestamp(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
             Value::Timestamp(i.shift(*t, op == Arith::Sub)?)
         }
+        (Value::TimestampTz(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
+            Value::TimestampTz(i.shift(*t, op == Arith::Sub)?)
+        }
         (Value::Interval(i), Value::Timestamp(t)) if op == Arith::Add => {
             Value::Timestamp(i.shift(*t, false)?)
+        }
+        (Value::Interval(i), Value::TimestampTz(t)) if op == Arith::Add => {
+            Value::TimestampTz(i.shift(*t, false)?)
         }
         (Value::Interval(x), Value::Interval(y)) if matches!(op, Arith::Add | Arith::Sub) => {
             Value::Interval(x.add(*y, op == Arith::Sub)?)
@@ -650,12 +658,12 @@ fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
     let lsn = |l: u64| Value::Text(crate::wal_senders::format_lsn(l));
     let progress = cx.db.and_then(|db| db.replay_progress());
     Ok(match f {
-        Func::Now => Value::Timestamp(cx.now),
+        Func::Now => Value::TimestampTz(cx.now),
         Func::InRecovery => Value::Bool(cx.db.is_some_and(|db| db.in_recovery())),
         Func::LastReceiveLsn => progress.map_or(Value::Null, |(received, _, _)| lsn(received)),
         Func::LastReplayLsn => progress.map_or(Value::Null, |(_, applied, _)| lsn(applied)),
         Func::LastReplayTimestamp => {
-            progress.and_then(|(_, _, time)| time).map_or(Value::Null, Value::Timestamp)
+            progress.and_then(|(_, _, time)| time).map_or(Value::Null, Value::TimestampTz)
         }
         Func::CurrentWalLsn => match cx.db {
             Some(db) if db.in_recovery() => {
@@ -739,7 +747,7 @@ fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             best.unwrap_or(Value::Null)
         }
         Func::Substring => substring(&args)?,
-        Func::NextVal | Func::CurrVal | Func::SetVal | Func::LastVal => crate::sequence::call(f, &args, cx)?,
+        Func::NextVal | Func::CurrVal | Func::SetVal | Func::LastVal => sequence_call(f, &args, cx)?,
         Func::Abs => match &args[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
             Value::Float(x) => Value::Float(x.abs()),
@@ -784,6 +792,100 @@ fn substring(args: &[Value]) -> Result<Value, SqlError> {
     Ok(Value::Text(s.chars().skip(skip).take(take).collect()))
 }
 
+/// The WAL as a sequence's log.
+struct WalLog<'a> {
+    log: &'a snapscale_storage::log::Log,
+    storage: u64,
+}
+
+impl crate::sequence::SeqLog for WalLog<'_> {
+    fn log(&self, v: crate::sequence::SeqValue) -> Result<u64, SqlError> {
+        let record = crate::redo::encode_sequence(self.storage, v);
+        let end = self
+            .log
+            .append(&[(crate::redo::SEQUENCE, &record)])
+            .map_err(|e| SqlError::new(SqlState::from_code(e.sqlstate), e.message))?;
+        self.log.flush_soon(end);
+        Ok(end)
+    }
+}
+
+/// Evaluates nextval / currval / setval / lastval (arguments as the binder
+/// makes them, see `Func::NextVal`).
+#[inline(never)]
+fn sequence_call(f: Func, args: &[Value], cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let session = cx.session.map(|s| &s.sequences);
+    if f == Func::LastVal {
+        let last = session.and_then(|s| s.lock().expect("session sequences poisoned").last);
+        return last.map(Value::Int).ok_or_else(|| {
+            SqlError::new(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "lastval is not yet defined in this session",
+            )
+        });
+    }
+    let (Value::Int(storage), Value::Text(name), Value::Bool(logged)) = (&args[0], &args[1], &args[2]) else {
+        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "a sequence function lost its sequence"));
+    };
+    let storage = *storage as u64;
+    if f == Func::CurrVal {
+        let value = session
+            .and_then(|s| s.lock().expect("session sequences poisoned").current.get(&storage).copied());
+        return value.map(Value::Int).ok_or_else(|| {
+            SqlError::new(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("currval of sequence \"{name}\" is not yet defined in this session"),
+            )
+        });
+    }
+    let db =
+        cx.db.ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "no database to take a value from"))?;
+    if db.in_recovery() {
+        let what = if f == Func::NextVal { "nextval()" } else { "setval()" };
+        return Err(SqlError::new(
+            SqlState::READ_ONLY_SQL_TRANSACTION,
+            format!("cannot execute {what} in a read-only transaction"),
+        ));
+    }
+    let heap = db.catalog.storage(storage).ok_or_else(|| {
+        SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
+    })?;
+    let sequence = heap
+        .sequence
+        .get()
+        .ok_or_else(|| SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a sequence")))?;
+    let wal = match (&db.log, *logged) {
+        (Some(log), true) => Some(WalLog { log, storage }),
+        _ => None,
+    };
+    let log = wal.as_ref().map(|w| w as &dyn crate::sequence::SeqLog);
+    let (value, set, end) = if f == Func::NextVal {
+        let (v, end) = sequence.next(name, log)?;
+        (v, true, end)
+    } else {
+        let (Value::Int(v), called) = (&args[3], &args[4]) else {
+            // setval(seq, NULL): PostgreSQL's function is strict.
+            return Ok(Value::Null);
+        };
+        let called = match called {
+            Value::Bool(c) => *c,
+            _ => return Ok(Value::Null),
+        };
+        (*v, called, sequence.set(name, *v, called, log)?)
+    };
+    if let Some(s) = session {
+        let mut s = s.lock().expect("session sequences poisoned");
+        s.wrote(end);
+        if set {
+            s.current.insert(storage, value);
+        }
+        if f == Func::NextVal {
+            s.last = Some(value);
+        }
+    }
+    Ok(Value::Int(value))
+}
+
 /// Converts `v` to `ty`. Assignment (`explicit = false`) refuses a too
 /// long string (22001); an explicit cast truncates it, as PostgreSQL does.
 pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
@@ -813,11 +915,25 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
             Value::parse(ty, &cut)?
         }
         (Value::Text(s), _) => Value::parse(ty, &s)?,
-        (v @ (Value::Date(_) | Value::Timestamp(_)), SqlType::Date | SqlType::Timestamp) => match (v, ty) {
-            (Value::Date(d), SqlType::Timestamp) => Value::Timestamp(i64::from(d) * 86_400_000_000),
-            (Value::Timestamp(t), SqlType::Date) => Value::Date(t.div_euclid(86_400_000_000) as i32),
-            (v, _) => v,
-        },
+        // The session's zone is UTC: local time and the instant coincide.
+        (
+            v @ (Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_)),
+            SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz,
+        ) => {
+            let micros = match v {
+                Value::Date(d) => i64::from(d) * 86_400_000_000,
+                Value::Timestamp(t) | Value::TimestampTz(t) => t,
+                _ => unreachable!("matched above"),
+            };
+            match ty {
+                SqlType::Date => Value::Date(
+                    i32::try_from(micros.div_euclid(86_400_000_000))
+                        .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
+                ),
+                SqlType::Timestamp => Value::Timestamp(micros),
+                _ => Value::TimestampTz(micros),
+            }
+        }
         (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
             let text = v.to_text().unwrap_or_default();
             Value::parse(ty, &text)?
@@ -840,6 +956,7 @@ fn describe(v: &Value) -> &'static str {
         Value::Text(_) => "text",
         Value::Date(_) => "date",
         Value::Timestamp(_) => "timestamp",
+        Value::TimestampTz(_) => "timestamp with time zone",
         Value::Interval(_) => "interval",
     }
 }

@@ -40,6 +40,7 @@ fn kind(v: &Value) -> u8 {
         Value::Date(_) => 4,
         Value::Timestamp(_) => 5,
         Value::Interval(_) => 6,
+        Value::TimestampTz(_) => 7,
     }
 }
 

@@ -3,7 +3,7 @@
 //! A sequence is a relation (its definition is a catalog row like a
 //! table's, created and dropped transactionally) whose value is not: a
 //! `nextval` is never rolled back and never waits for another transaction,
-//! as in PostgreSQL. The value lives in the sequence's [`Heap`] behind a
+//! as in PostgreSQL. The value lives in the sequence's heap behind a
 //! mutex, and every change of what the WAL promises goes to the WAL while
 //! that mutex is held, so the records' order is the order of the states
 //! (SEQ-ORDER). `nextval` logs ahead: one record covers the next
@@ -14,15 +14,12 @@
 //! is: the record precedes the COMMIT record of the transaction that used
 //! it, and a transaction with no other WAL waits for it at commit
 //! (`Xact::commit`).
-//!
-//! [`Heap`]: crate::catalog::Heap
 
 use std::sync::Mutex;
 
 use crate::error::SqlError;
-use crate::expr::{Ctx, Func};
 use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use crate::types::SqlType;
 
 /// How many values one WAL record covers ahead (PostgreSQL's
 /// SEQ_LOG_VALS).
@@ -187,6 +184,37 @@ pub(crate) fn type_bounds(ty: SqlType) -> (i64, i64) {
     }
 }
 
+/// A session's view of the sequences: currval's values, lastval's, and the
+/// end of the sequence WAL its transaction wrote (what a commit with no
+/// other WAL must wait for).
+#[derive(Debug, Default)]
+pub struct SessionSequences {
+    /// storage → the last value nextval (or setval with called) gave.
+    pub(crate) current: std::collections::HashMap<u64, i64>,
+    pub(crate) last: Option<i64>,
+    unflushed: Option<u64>,
+}
+
+impl SessionSequences {
+    /// DISCARD SEQUENCES / ALL.
+    pub(crate) fn clear(&mut self) {
+        self.current.clear();
+        self.last = None;
+    }
+
+    /// The WAL end a commit must wait for, once.
+    pub(crate) fn take_unflushed(&mut self) -> Option<u64> {
+        self.unflushed.take()
+    }
+
+    /// Notes sequence WAL written up to `end`.
+    pub(crate) fn wrote(&mut self, end: Option<u64>) {
+        if let Some(end) = end {
+            self.unflushed = Some(self.unflushed.map_or(end, |u| u.max(end)));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;
@@ -241,124 +269,4 @@ mod tests {
         c.set("c", 2, true, None).unwrap();
         assert_eq!(c.next("c", None).unwrap().0, 3);
     }
-}
-
-/// A session's view of the sequences: currval's values, lastval's, and the
-/// end of the sequence WAL its transaction wrote (what a commit with no
-/// other WAL must wait for).
-#[derive(Debug, Default)]
-pub struct SessionSequences {
-    /// storage → the last value nextval (or setval with called) gave.
-    current: std::collections::HashMap<u64, i64>,
-    last: Option<i64>,
-    unflushed: Option<u64>,
-}
-
-impl SessionSequences {
-    /// DISCARD SEQUENCES / ALL.
-    pub(crate) fn clear(&mut self) {
-        self.current.clear();
-        self.last = None;
-    }
-
-    /// The WAL end a commit must wait for, once.
-    pub(crate) fn take_unflushed(&mut self) -> Option<u64> {
-        self.unflushed.take()
-    }
-
-    fn wrote(&mut self, end: Option<u64>) {
-        if let Some(end) = end {
-            self.unflushed = Some(self.unflushed.map_or(end, |u| u.max(end)));
-        }
-    }
-}
-
-/// The WAL as a sequence's log.
-struct WalLog<'a> {
-    log: &'a snapscale_storage::log::Log,
-    storage: u64,
-}
-
-impl SeqLog for WalLog<'_> {
-    fn log(&self, v: SeqValue) -> Result<u64, SqlError> {
-        let record = crate::redo::encode_sequence(self.storage, v);
-        let end = self.log.append(&[(crate::redo::SEQUENCE, &record)]).map_err(crate::xact::log_error)?;
-        self.log.flush_soon(end);
-        Ok(end)
-    }
-}
-
-/// Evaluates nextval / currval / setval / lastval (arguments as the binder
-/// makes them, see `Func::NextVal`).
-pub(crate) fn call(f: Func, args: &[Value], cx: &Ctx<'_>) -> Result<Value, SqlError> {
-    let session = cx.session.map(|s| &s.sequences);
-    if f == Func::LastVal {
-        let last = session.and_then(|s| s.lock().expect("session sequences poisoned").last);
-        return last.map(Value::Int).ok_or_else(|| {
-            SqlError::new(
-                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                "lastval is not yet defined in this session",
-            )
-        });
-    }
-    let (Value::Int(storage), Value::Text(name), Value::Bool(logged)) = (&args[0], &args[1], &args[2]) else {
-        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "a sequence function lost its sequence"));
-    };
-    let storage = *storage as u64;
-    if f == Func::CurrVal {
-        let value = session
-            .and_then(|s| s.lock().expect("session sequences poisoned").current.get(&storage).copied());
-        return value.map(Value::Int).ok_or_else(|| {
-            SqlError::new(
-                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!("currval of sequence \"{name}\" is not yet defined in this session"),
-            )
-        });
-    }
-    let db =
-        cx.db.ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "no database to take a value from"))?;
-    if db.in_recovery() {
-        let what = if f == Func::NextVal { "nextval()" } else { "setval()" };
-        return Err(SqlError::new(
-            SqlState::READ_ONLY_SQL_TRANSACTION,
-            format!("cannot execute {what} in a read-only transaction"),
-        ));
-    }
-    let heap = db.catalog.storage(storage).ok_or_else(|| {
-        SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
-    })?;
-    let sequence = heap
-        .sequence
-        .get()
-        .ok_or_else(|| SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a sequence")))?;
-    let wal = match (&db.log, *logged) {
-        (Some(log), true) => Some(WalLog { log, storage }),
-        _ => None,
-    };
-    let log = wal.as_ref().map(|w| w as &dyn SeqLog);
-    let (value, set, end) = if f == Func::NextVal {
-        let (v, end) = sequence.next(name, log)?;
-        (v, true, end)
-    } else {
-        let (Value::Int(v), called) = (&args[3], &args[4]) else {
-            // setval(seq, NULL): PostgreSQL's function is strict.
-            return Ok(Value::Null);
-        };
-        let called = match called {
-            Value::Bool(c) => *c,
-            _ => return Ok(Value::Null),
-        };
-        (*v, called, sequence.set(name, *v, called, log)?)
-    };
-    if let Some(s) = session {
-        let mut s = s.lock().expect("session sequences poisoned");
-        s.wrote(end);
-        if set {
-            s.current.insert(storage, value);
-        }
-        if f == Func::NextVal {
-            s.last = Some(value);
-        }
-    }
-    Ok(Value::Int(value))
 }

@@ -41,6 +41,9 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<V
         SqlType::Bool => Value::Bool(fixed(1)?[0] != 0),
         SqlType::Date => Value::Date(i32::from_be_bytes(fixed(4)?.try_into().expect("4 bytes"))),
         SqlType::Timestamp => Value::Timestamp(i64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes"))),
+        SqlType::TimestampTz => {
+            Value::TimestampTz(i64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes")))
+        }
         // PostgreSQL's layout: microseconds, days, months (refused if set).
         SqlType::Interval => {
             let b = fixed(16)?;
@@ -73,7 +76,9 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
         (SqlType::Float8, Value::Int(i)) => (*i as f64).to_be_bytes().to_vec(),
         (SqlType::Bool, Value::Bool(b)) => vec![u8::from(*b)],
         (SqlType::Date, Value::Date(d)) => d.to_be_bytes().to_vec(),
-        (SqlType::Timestamp, Value::Timestamp(t)) => t.to_be_bytes().to_vec(),
+        (SqlType::Timestamp, Value::Timestamp(t)) | (SqlType::TimestampTz, Value::TimestampTz(t)) => {
+            t.to_be_bytes().to_vec()
+        }
         (SqlType::Interval, Value::Interval(i)) => {
             let mut b = i.micros.to_be_bytes().to_vec();
             b.extend_from_slice(&i.days.to_be_bytes());
@@ -99,6 +104,7 @@ mod tests {
             (SqlType::Text, Value::Text("héllo".into())),
             (SqlType::Date, Value::Date(-3)),
             (SqlType::Timestamp, Value::Timestamp(123_456_789)),
+            (SqlType::TimestampTz, Value::TimestampTz(-123_456_789)),
         ] {
             let bytes = encode_binary(ty, &v);
             assert_eq!(decode_param(ty, true, bytes.as_deref()).unwrap(), v, "{ty:?}");

@@ -102,6 +102,13 @@ fn dates_and_timestamps_read_and_write_iso() {
     assert_eq!(text(SqlType::Timestamp, "1999-12-31T23:59"), "1999-12-31 23:59:00");
     assert_eq!(text(SqlType::Timestamp, "1970-01-01"), "1970-01-01 00:00:00");
     assert_eq!(error(SqlType::Timestamp, "2024-01-01 25:00").code, "22008");
+    // With a time zone: the offset is applied; UTC is the session's zone.
+    assert_eq!(text(SqlType::TimestampTz, "2024-01-01 00:30-01"), "2024-01-01 01:30:00+00");
+    assert_eq!(text(SqlType::TimestampTz, "2024-01-01 00:30+01:30"), "2023-12-31 23:00:00+00");
+    assert_eq!(text(SqlType::TimestampTz, "2024-01-01T00:30:00.5Z"), "2024-01-01 00:30:00.5+00");
+    assert_eq!(text(SqlType::TimestampTz, "2024-01-01"), "2024-01-01 00:00:00+00");
+    assert_eq!(error(SqlType::TimestampTz, "2024-01-01 00:30+16").code, "22009");
+    assert_eq!(error(SqlType::TimestampTz, "2024-01-01 00:30 Mars/Olympus").code, "22007");
 }
 
 #[test]

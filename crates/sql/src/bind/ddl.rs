@@ -381,6 +381,9 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
         DataType::Timestamp(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
             SqlType::Timestamp
         }
+        DataType::Timestamp(None, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+            SqlType::TimestampTz
+        }
         DataType::Interval { fields: None, precision: None } => SqlType::Interval,
         DataType::Numeric(_) | DataType::Decimal(_) | DataType::Dec(_) => {
             let _ = ExactNumberInfo::None;

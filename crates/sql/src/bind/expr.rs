@@ -356,7 +356,13 @@ impl<R: Resolver> Binder<'_, R> {
                         format!("operator does not exist: {} {} {}", x.name(), cmp_symbol(op), y.name()),
                     ));
                 }
-                None
+                // Dates and timestamps compare as the wider of the two (the
+                // values differ in kind; numbers compare across kinds).
+                if x != y && datetime(x) && datetime(y) {
+                    wider(x, y)
+                } else {
+                    None
+                }
             }
             (Some(x), None) | (None, Some(x)) => Some(x),
             (None, None) => Some(SqlType::Text),
@@ -616,7 +622,7 @@ impl<R: Resolver> Binder<'_, R> {
         };
         Ok(match name.as_str() {
             "now" | "current_timestamp" | "localtimestamp" | "transaction_timestamp" if bound.is_empty() => {
-                Typed { e: Expr::Func(Func::Now, Vec::new()), ty: Some(SqlType::Timestamp) }
+                Typed { e: Expr::Func(Func::Now, Vec::new()), ty: Some(SqlType::TimestampTz) }
             }
             "pg_is_in_recovery" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::InRecovery, Vec::new()), ty: Some(SqlType::Bool) }
@@ -635,7 +641,7 @@ impl<R: Resolver> Binder<'_, R> {
                 Typed { e: Expr::Func(Func::CurrentSnapshot, Vec::new()), ty: Some(SqlType::Text) }
             }
             "pg_last_xact_replay_timestamp" if bound.is_empty() => {
-                Typed { e: Expr::Func(Func::LastReplayTimestamp, Vec::new()), ty: Some(SqlType::Timestamp) }
+                Typed { e: Expr::Func(Func::LastReplayTimestamp, Vec::new()), ty: Some(SqlType::TimestampTz) }
             }
             "version" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::Version, Vec::new()), ty: Some(SqlType::Text) }
@@ -661,6 +667,11 @@ impl<R: Resolver> Binder<'_, R> {
                     args.push(self.coerce(m, SqlType::Bool, Coercion::Implicit, "current_setting")?);
                 }
                 Typed { e: Expr::Func(Func::CurrentSetting, args), ty: Some(SqlType::Text) }
+            }
+            // The argument's type, known now: a constant.
+            "pg_typeof" if bound.len() == 1 => {
+                let ty = bound[0].ty.map_or("unknown", SqlType::name);
+                Typed { e: Expr::Const(Value::Text(ty.to_owned())), ty: Some(SqlType::Text) }
             }
             "set_config" => {
                 return Err(SqlError::new(
@@ -788,7 +799,7 @@ impl<R: Resolver> Binder<'_, R> {
             SqlType::Float8 => 1,
             SqlType::Bool => 2,
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => 3,
-            SqlType::Date | SqlType::Timestamp => 4,
+            SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz => 4,
             SqlType::Interval => 5,
         };
         let allowed = match (family(from), family(target), how) {
@@ -865,6 +876,7 @@ fn wider(a: SqlType, b: SqlType) -> Option<SqlType> {
         _ if (int(a) || a == Float8) && (int(b) || b == Float8) => Float8,
         _ if string(a) && string(b) => Text,
         (Date | Timestamp, Date | Timestamp) => Timestamp,
+        (Date | Timestamp | TimestampTz, Date | Timestamp | TimestampTz) => TimestampTz,
         _ => return None,
     })
 }
@@ -880,7 +892,11 @@ pub(super) fn rank(t: SqlType) -> u8 {
 pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
     let num = |t: SqlType| matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Float8);
     let text = |t: SqlType| matches!(t, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_));
-    (num(a) && num(b)) || (text(a) && text(b)) || a == b
+    (num(a) && num(b)) || (text(a) && text(b)) || datetime(a) && datetime(b) || a == b
+}
+
+fn datetime(t: SqlType) -> bool {
+    matches!(t, SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz)
 }
 
 pub(super) fn cmp_symbol(op: Cmp) -> &'static str {
@@ -910,9 +926,11 @@ pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
         (Date, Int2 | Int4) if matches!(op, Arith::Add | Arith::Sub) => Date,
         (Int2 | Int4, Date) if op == Arith::Add => Date,
         (Date, Date) if op == Arith::Sub => Int4,
-        (Timestamp, Timestamp) if op == Arith::Sub => Interval,
+        (Timestamp, Timestamp) | (TimestampTz, TimestampTz) if op == Arith::Sub => Interval,
         (Timestamp, Interval) if matches!(op, Arith::Add | Arith::Sub) => Timestamp,
         (Interval, Timestamp) if op == Arith::Add => Timestamp,
+        (TimestampTz, Interval) if matches!(op, Arith::Add | Arith::Sub) => TimestampTz,
+        (Interval, TimestampTz) if op == Arith::Add => TimestampTz,
         (Interval, Interval) if matches!(op, Arith::Add | Arith::Sub) => Interval,
         _ => return None,
     })

@@ -372,12 +372,28 @@ pub(super) fn output_named(e: &ast::Expr, columns: &[Column]) -> Option<usize> {
 
 /// The name PostgreSQL gives an unaliased output column.
 pub(super) fn column_name(e: &ast::Expr) -> String {
-    // A cast or parentheses take the name of what is inside them.
+    // A cast or parentheses take the name of what is inside them; a cast
+    // of something nameless (a constant) is named after its type.
     let mut e = e;
-    while let ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) = e {
-        e = expr;
+    let mut cast_to = None;
+    loop {
+        match e {
+            ast::Expr::Nested(inner) => e = inner,
+            ast::Expr::Cast { expr, data_type, .. } => {
+                // The outermost cast names it.
+                cast_to = cast_to.or(Some(data_type));
+                e = expr;
+            }
+            _ => break,
+        }
     }
-    match e {
+    let type_name = |dt: &ast::DataType| {
+        super::ddl::data_type(dt).map_or_else(|_| "?column?".to_owned(), |t| t.internal_name().to_owned())
+    };
+    if let ast::Expr::TypedString(ts) = e {
+        return type_name(&ts.data_type);
+    }
+    let named = match e {
         ast::Expr::Identifier(i) => ident(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident).unwrap_or_default(),
         ast::Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),
@@ -385,5 +401,9 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Substring { shorthand: true, .. } => "substr".into(),
         ast::Expr::Substring { .. } => "substring".into(),
         _ => "?column?".into(),
+    };
+    match cast_to {
+        Some(dt) if named == "?column?" => type_name(dt),
+        _ => named,
     }
 }

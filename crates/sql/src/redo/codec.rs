@@ -58,6 +58,10 @@ impl Writer {
                 self.u8(6);
                 self.u64(*t as u64);
             }
+            Value::TimestampTz(t) => {
+                self.u8(8);
+                self.u64(*t as u64);
+            }
             Value::Interval(i) => {
                 self.u8(7);
                 self.u32(i.days as u32);
@@ -84,6 +88,7 @@ impl Writer {
             SqlType::Date => (8, u32::MAX),
             SqlType::Timestamp => (9, u32::MAX),
             SqlType::Interval => (10, u32::MAX),
+            SqlType::TimestampTz => (11, u32::MAX),
         };
         self.u8(tag);
         self.u32(len);
@@ -190,6 +195,7 @@ impl<'a> Reader<'a> {
             4 => Value::Text(self.str()?),
             5 => Value::Date(self.u32()? as i32),
             6 => Value::Timestamp(self.u64()? as i64),
+            8 => Value::TimestampTz(self.u64()? as i64),
             7 => Value::Interval(crate::types::Interval {
                 days: self.u32()? as i32,
                 micros: self.u64()? as i64,
@@ -216,6 +222,7 @@ impl<'a> Reader<'a> {
             8 => SqlType::Date,
             9 => SqlType::Timestamp,
             10 => SqlType::Interval,
+            11 => SqlType::TimestampTz,
             _ => return Err(corrupt()),
         })
     }

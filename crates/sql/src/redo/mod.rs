@@ -33,7 +33,8 @@
 //!
 //!   value      u8 tag: 0 NULL, 1 bool (u8), 2 integer (i64), 3 float (f64 bits),
 //!              4 text (string), 5 date (i32), 6 timestamp (i64),
-//!              7 interval (i32 days, i64 microseconds)
+//!              7 interval (i32 days, i64 microseconds),
+//!              8 timestamp with time zone (i64, UTC)
 //!   entry      u32 oid, string name, u64 storage, u16 columns {string name,
 //!              type, u8 flags (1 not null, 2 has default), [string default]},
 //!              u16 indexes {u32 oid, string name,
@@ -41,7 +42,7 @@
 //!              [sequence: type, i64 increment, min, max, start, u8 cycle,
 //!              u8 owned (1: u32 table oid, string table, string column)]
 //!              (the columns count's top bit says a sequence follows)
-//!   type       u8 tag (0 int2 … 9 timestamp, 10 interval), u32 length
+//!   type       u8 tag (0 int2 … 9 timestamp, 10 interval, 11 timestamptz), u32 length
 //!              (varchar/char; u32::MAX = none)
 //!   time       microseconds since 2000-01-01 UTC
 //! ```

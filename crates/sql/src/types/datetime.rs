@@ -1,4 +1,4 @@
-//! date and timestamp (without time zone) in ISO text format.
+//! date, timestamp and timestamp with time zone in ISO text format.
 //!
 //! Dates count days from 2000-01-01 and timestamps microseconds from
 //! 2000-01-01 00:00:00, PostgreSQL's epoch. Input accepts ISO 8601
@@ -74,7 +74,7 @@ fn parse_ymd(kind: &str, input: &str, text: &str) -> Result<i64, SqlError> {
 /// Parses an ISO date. A time and a zone may follow (a timestamp's text):
 /// PostgreSQL reads them and keeps the date.
 pub fn parse_date(input: &str) -> Result<i32, SqlError> {
-    let (days, _) = parse_datetime("date", input)?;
+    let (days, _, _) = parse_datetime("date", input)?;
     i32::try_from(days).map_err(|_| {
         SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("date out of range: \"{input}\""))
     })
@@ -84,34 +84,58 @@ pub fn parse_date(input: &str) -> Result<i32, SqlError> {
 /// read and ignored, as PostgreSQL ignores it for timestamp without time
 /// zone.
 pub fn parse_timestamp(input: &str) -> Result<i64, SqlError> {
-    let (days, usecs) = parse_datetime("timestamp", input)?;
+    let (days, usecs, _) = parse_datetime("timestamp", input)?;
     Ok(days * USECS_PER_DAY + usecs)
 }
 
-/// The clock part of `time` without a trailing zone, or `None` if what
-/// follows the clock is not a zone this parser knows.
-fn without_zone(time: &str) -> Option<&str> {
+/// Parses an ISO timestamp with time zone: the instant in UTC. A zone
+/// suffix gives the offset; without one the text is in the session's zone
+/// (UTC, the only one).
+pub fn parse_timestamptz(input: &str) -> Result<i64, SqlError> {
+    let (days, usecs, offset) = parse_datetime("timestamp with time zone", input)?;
+    Ok(days * USECS_PER_DAY + usecs - offset)
+}
+
+/// The clock part of `time` and the zone's offset east of UTC in
+/// microseconds, or `None` if what follows the clock is not a zone this
+/// parser knows.
+fn split_zone(time: &str) -> Option<(&str, i64)> {
     let mut t = time.trim();
     if let Some((clock, name)) = t.rsplit_once(' ') {
         if ["utc", "gmt", "z", "zulu"].contains(&name.to_ascii_lowercase().as_str()) {
             t = clock.trim_end();
         }
     } else if ["utc", "gmt"].contains(&t.to_ascii_lowercase().as_str()) {
-        return Some("");
+        return Some(("", 0));
     }
     if let Some(clock) = t.strip_suffix(['Z', 'z']) {
-        return Some(clock.trim_end());
+        return Some((clock.trim_end(), 0));
     }
-    let Some(at) = t.find(['+', '-']) else { return Some(t) };
+    let Some(at) = t.find(['+', '-']) else { return Some((t, 0)) };
     let (clock, zone) = t.split_at(at);
     let digits: Vec<&str> = zone[1..].split(':').collect();
     let hours_ok = |h: &str| matches!(h.len(), 1 | 2 | 4) && h.bytes().all(|b| b.is_ascii_digit());
     let rest_ok = digits[1..].iter().all(|d| d.len() == 2 && d.bytes().all(|b| b.is_ascii_digit()));
-    (digits.len() <= 3 && hours_ok(digits[0]) && rest_ok).then_some(clock.trim_end())
+    if digits.len() > 3 || !hours_ok(digits[0]) || !rest_ok {
+        return None;
+    }
+    // +hh, +hhmm, +hh:mm, +hh:mm:ss.
+    let (h, m) = if digits[0].len() == 4 { digits[0].split_at(2) } else { (digits[0], "0") };
+    let n = |s: &str| s.parse::<i64>().unwrap_or(0);
+    let m = if digits.len() > 1 { n(digits[1]) } else { n(m) };
+    let s = if digits.len() > 2 { n(digits[2]) } else { 0 };
+    let secs = n(h) * 3600 + m * 60 + s;
+    // PostgreSQL refuses offsets beyond 15:59:59 (22009, below).
+    if secs >= 16 * 3600 {
+        return Some((clock.trim_end(), i64::MAX));
+    }
+    let sign = if zone.starts_with('-') { -1 } else { 1 };
+    Some((clock.trim_end(), sign * secs * 1_000_000))
 }
 
-/// Days since 2000-01-01 and microseconds into the day.
-fn parse_datetime(kind: &str, input: &str) -> Result<(i64, i64), SqlError> {
+/// Days since 2000-01-01, microseconds into the day, and the zone offset
+/// written after the time (microseconds east of UTC; 0 without one).
+fn parse_datetime(kind: &str, input: &str) -> Result<(i64, i64, i64), SqlError> {
     let t = input.trim();
     let bad = || {
         SqlError::new(
@@ -119,14 +143,20 @@ fn parse_datetime(kind: &str, input: &str) -> Result<(i64, i64), SqlError> {
             format!("invalid input syntax for type {kind}: \"{input}\""),
         )
     };
-    let (date, time) = match t.split_once([' ', 'T']) {
+    let (date, (time, offset)) = match t.split_once([' ', 'T']) {
         Some((_, tm)) if tm.trim().is_empty() => return Err(bad()),
-        Some((d, tm)) => (d, without_zone(tm).ok_or_else(bad)?),
-        None => (t, ""),
+        Some((d, tm)) => (d, split_zone(tm).ok_or_else(bad)?),
+        None => (t, ("", 0)),
     };
+    if offset == i64::MAX {
+        return Err(SqlError::new(
+            SqlState::INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
+            format!("time zone displacement out of range: \"{input}\""),
+        ));
+    }
     let days = parse_ymd(kind, input, date)?;
     if time.is_empty() {
-        return Ok((days, 0));
+        return Ok((days, 0, offset));
     }
     let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
     let fields: Vec<&str> = hms.split(':').collect();
@@ -157,7 +187,7 @@ fn parse_datetime(kind: &str, input: &str) -> Result<(i64, i64), SqlError> {
     for _ in frac.len().min(6)..6 {
         micros *= 10;
     }
-    Ok((days, ((h * 60 + mi) * 60 + s) * 1_000_000 + micros))
+    Ok((days, ((h * 60 + mi) * 60 + s) * 1_000_000 + micros, offset))
 }
 
 /// Formats a date as ISO `YYYY-MM-DD`.

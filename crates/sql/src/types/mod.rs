@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 
-pub use datetime::{format_date, format_timestamp, parse_date, parse_timestamp};
+pub use datetime::{format_date, format_timestamp, parse_date, parse_timestamp, parse_timestamptz};
 pub use interval::{format_interval, parse_interval, Interval};
 
 /// A column type.
@@ -40,6 +40,9 @@ pub enum SqlType {
     Date,
     /// timestamp without time zone.
     Timestamp,
+    /// timestamp with time zone: an instant, shown in the session's zone
+    /// (UTC, the only zone).
+    TimestampTz,
     /// interval (days and time; no months).
     Interval,
 }
@@ -58,6 +61,7 @@ impl SqlType {
             SqlType::Varchar(_) => 1043,
             SqlType::Date => 1082,
             SqlType::Timestamp => 1114,
+            SqlType::TimestampTz => 1184,
             SqlType::Interval => 1186,
         }
     }
@@ -75,6 +79,26 @@ impl SqlType {
             SqlType::Char(_) => "character",
             SqlType::Date => "date",
             SqlType::Timestamp => "timestamp without time zone",
+            SqlType::TimestampTz => "timestamp with time zone",
+            SqlType::Interval => "interval",
+        }
+    }
+
+    /// PostgreSQL's internal name of the type (`int4`, `timestamptz`): what
+    /// a cast's output column is called.
+    pub fn internal_name(self) -> &'static str {
+        match self {
+            SqlType::Int2 => "int2",
+            SqlType::Int4 => "int4",
+            SqlType::Int8 => "int8",
+            SqlType::Float8 => "float8",
+            SqlType::Bool => "bool",
+            SqlType::Text => "text",
+            SqlType::Varchar(_) => "varchar",
+            SqlType::Char(_) => "bpchar",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamp",
+            SqlType::TimestampTz => "timestamptz",
             SqlType::Interval => "interval",
         }
     }
@@ -94,6 +118,7 @@ impl SqlType {
             "char" | "character" | "bpchar" => SqlType::Char(length.unwrap_or(1)),
             "date" => SqlType::Date,
             "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
+            "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
             "interval" => SqlType::Interval,
             "numeric" | "decimal" => {
                 return Err(SqlError::new(
@@ -125,6 +150,8 @@ pub enum Value {
     Date(i32),
     /// Microseconds since 2000-01-01 00:00:00.
     Timestamp(i64),
+    /// Microseconds since 2000-01-01 00:00:00 UTC.
+    TimestampTz(i64),
     /// A span of days and time.
     Interval(Interval),
 }
@@ -202,6 +229,7 @@ impl Value {
             SqlType::Char(n) => fit_length(ty, input, n, true),
             SqlType::Date => parse_date(input).map(Value::Date),
             SqlType::Timestamp => parse_timestamp(input).map(Value::Timestamp),
+            SqlType::TimestampTz => parse_timestamptz(input).map(Value::TimestampTz),
             SqlType::Interval => parse_interval(input).map(Value::Interval),
         }
     }
@@ -216,6 +244,8 @@ impl Value {
             Value::Text(s) => s.clone(),
             Value::Date(d) => format_date(*d),
             Value::Timestamp(t) => format_timestamp(*t),
+            // The session's zone is UTC.
+            Value::TimestampTz(t) => format!("{}+00", format_timestamp(*t)),
             Value::Interval(i) => format_interval(*i),
         })
     }
@@ -233,7 +263,9 @@ impl Value {
             (Value::Bool(a), Value::Bool(b)) => Some(a.cmp(b)),
             (Value::Text(a), Value::Text(b)) => Some(a.cmp(b)),
             (Value::Date(a), Value::Date(b)) => Some(a.cmp(b)),
-            (Value::Timestamp(a), Value::Timestamp(b)) => Some(a.cmp(b)),
+            (Value::Timestamp(a), Value::Timestamp(b)) | (Value::TimestampTz(a), Value::TimestampTz(b)) => {
+                Some(a.cmp(b))
+            }
             (Value::Interval(a), Value::Interval(b)) => Some(a.cmp_span(*b)),
             _ => None,
         }
