@@ -11,6 +11,7 @@
 mod ddl;
 mod dml;
 mod expr;
+mod function;
 mod query;
 mod sequence;
 

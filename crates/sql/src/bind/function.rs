@@ -1,0 +1,270 @@
+//! Binding function calls: aggregates (into the SELECT's aggregate
+//! slots), the sequence functions, and scalar functions with PostgreSQL's
+//! argument coercions.
+
+use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
+
+use super::expr::common_type;
+use super::*;
+use crate::expr::{AggFunc, Cmp, Expr, Func};
+use crate::plan::Aggregate;
+use crate::sqlstate::SqlState;
+use crate::types::{SqlType, Value};
+
+impl<R: Resolver> Binder<'_, R> {
+    #[inline(never)]
+    pub(super) fn function(&mut self, f: &ast::Function, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        let name = f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+        if f.over.is_some() {
+            return Err(not_supported("window functions"));
+        }
+        let (star, args, distinct) = match &f.args {
+            FunctionArguments::None => (false, Vec::new(), false),
+            FunctionArguments::List(list) => {
+                let mut star = false;
+                let mut args = Vec::new();
+                for a in &list.args {
+                    match a {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e),
+                        FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => star = true,
+                        _ => return Err(not_supported(format!("argument {a}"))),
+                    }
+                }
+                (star, args, list.duplicate_treatment.is_some_and(|d| d == ast::DuplicateTreatment::Distinct))
+            }
+            FunctionArguments::Subquery(_) => return Err(not_supported("subqueries")),
+        };
+        let agg = match name.as_str() {
+            "count" if star => Some(AggFunc::CountStar),
+            "count" => Some(AggFunc::Count),
+            "sum" => Some(AggFunc::Sum),
+            "min" => Some(AggFunc::Min),
+            "max" => Some(AggFunc::Max),
+            "avg" => Some(AggFunc::Avg),
+            _ => None,
+        };
+        if let Some(func) = agg {
+            if distinct {
+                return Err(not_supported("aggregates with DISTINCT"));
+            }
+            if self.aggs.is_none() {
+                return Err(SqlError::new(
+                    SqlState::GROUPING_ERROR,
+                    "aggregate functions are not allowed here",
+                ));
+            }
+            let arg = match (func, args.as_slice()) {
+                (AggFunc::CountStar, []) => None,
+                (_, [a]) => {
+                    // Aggregates do not nest.
+                    let saved = self.aggs.take();
+                    let t = self.expr(a, scope);
+                    self.aggs = saved;
+                    let t = t.map_err(|e| {
+                        if e.code == SqlState::GROUPING_ERROR {
+                            SqlError::new(
+                                SqlState::GROUPING_ERROR,
+                                "aggregate function calls cannot be nested",
+                            )
+                        } else {
+                            e
+                        }
+                    })?;
+                    Some(t)
+                }
+                _ => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name} with {} arguments does not exist", args.len()),
+                    ))
+                }
+            };
+            let arg_ty = arg.as_ref().map(|t| t.ty.unwrap_or(SqlType::Text));
+            let ty = match (func, arg_ty) {
+                (AggFunc::CountStar | AggFunc::Count, _) => SqlType::Int8,
+                (AggFunc::Sum, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => SqlType::Int8,
+                (
+                    AggFunc::Sum | AggFunc::Avg,
+                    Some(SqlType::Float8 | SqlType::Int2 | SqlType::Int4 | SqlType::Int8),
+                ) => SqlType::Float8,
+                (AggFunc::Min | AggFunc::Max, Some(t)) => t,
+                (_, t) => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}({}) does not exist", t.map_or("unknown", SqlType::name)),
+                    ))
+                }
+            };
+            let arg = match arg {
+                Some(t) => Some(self.settle(t)?),
+                None => None,
+            };
+            let aggs = self.aggs.as_mut().expect("checked above");
+            let slot = match aggs.iter().position(|a| a.func == func && a.arg == arg) {
+                Some(i) => i,
+                None => {
+                    aggs.push(Aggregate { func, arg, ty });
+                    aggs.len() - 1
+                }
+            };
+            return Ok(Typed { e: Expr::Agg(slot), ty: Some(ty) });
+        }
+        if let Some(t) = self.sequence_function(&name, &args, scope)? {
+            return Ok(t);
+        }
+        let mut bound = Vec::new();
+        for a in args {
+            bound.push(self.expr(a, scope)?);
+        }
+        let one_arg = |bound: &Vec<Typed>| -> Result<(), SqlError> {
+            if bound.len() == 1 {
+                Ok(())
+            } else {
+                Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name} with {} arguments does not exist", bound.len()),
+                ))
+            }
+        };
+        Ok(match name.as_str() {
+            "now" | "current_timestamp" | "localtimestamp" | "transaction_timestamp" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::Now, Vec::new()), ty: Some(SqlType::TimestampTz) }
+            }
+            "pg_is_in_recovery" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::InRecovery, Vec::new()), ty: Some(SqlType::Bool) }
+            }
+            // pg_lsn is shown as text (its output format).
+            "pg_last_wal_receive_lsn" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::LastReceiveLsn, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_last_wal_replay_lsn" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::LastReplayLsn, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_current_wal_lsn" | "pg_current_wal_insert_lsn" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentWalLsn, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_current_snapshot" | "txid_current_snapshot" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentSnapshot, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_last_xact_replay_timestamp" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::LastReplayTimestamp, Vec::new()), ty: Some(SqlType::TimestampTz) }
+            }
+            "version" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::Version, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "current_user" | "session_user" | "user" | "current_role" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentUser, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "current_database" | "current_catalog" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentDatabase, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "current_schema" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::CurrentSchema, Vec::new()), ty: Some(SqlType::Text) }
+            }
+            "pg_backend_pid" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::BackendPid, Vec::new()), ty: Some(SqlType::Int4) }
+            }
+            "current_setting" if (1..=2).contains(&bound.len()) => {
+                let mut args = Vec::new();
+                let missing_ok = (bound.len() == 2).then(|| bound.pop().expect("two arguments"));
+                let name = bound.pop().expect("one argument");
+                args.push(self.coerce(name, SqlType::Text, Coercion::Implicit, "current_setting")?);
+                if let Some(m) = missing_ok {
+                    args.push(self.coerce(m, SqlType::Bool, Coercion::Implicit, "current_setting")?);
+                }
+                Typed { e: Expr::Func(Func::CurrentSetting, args), ty: Some(SqlType::Text) }
+            }
+            // The argument's type, known now: a constant.
+            "pg_typeof" if bound.len() == 1 => {
+                let ty = bound[0].ty.map_or("unknown", SqlType::name);
+                Typed { e: Expr::Const(Value::Text(ty.to_owned())), ty: Some(SqlType::Text) }
+            }
+            "set_config" => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "set_config() is not supported yet: use SET",
+                ))
+            }
+            "quote_literal" => {
+                one_arg(&bound)?;
+                let t = bound.pop().expect("one argument");
+                let e = self.coerce(t, SqlType::Text, Coercion::Explicit, "quote_literal")?;
+                Typed { e: Expr::Func(Func::QuoteLiteral, vec![e]), ty: Some(SqlType::Text) }
+            }
+            "abs" => {
+                one_arg(&bound)?;
+                let t = bound.pop().expect("one argument");
+                let ty = t.ty.unwrap_or(SqlType::Float8);
+                let e = self.coerce(t, ty, Coercion::Implicit, "abs")?;
+                Typed { e: Expr::Func(Func::Abs, vec![e]), ty: Some(ty) }
+            }
+            "lower" | "upper" | "length" => {
+                one_arg(&bound)?;
+                let t = bound.pop().expect("one argument");
+                let e = self.coerce_any_text(t)?;
+                let (func, ty) = match name.as_str() {
+                    "lower" => (Func::Lower, SqlType::Text),
+                    "upper" => (Func::Upper, SqlType::Text),
+                    _ => (Func::Length, SqlType::Int4),
+                };
+                Typed { e: Expr::Func(func, vec![e]), ty: Some(ty) }
+            }
+            "coalesce" | "greatest" | "least" if !bound.is_empty() => {
+                let (func, what) = match name.as_str() {
+                    "coalesce" => (Func::Coalesce, "COALESCE"),
+                    "greatest" => (Func::Greatest, "GREATEST"),
+                    _ => (Func::Least, "LEAST"),
+                };
+                let ty = common_type(bound.iter().map(|t| t.ty), what)?;
+                let args = bound
+                    .into_iter()
+                    .map(|t| self.coerce(t, ty, Coercion::Implicit, what))
+                    .collect::<Result<_, _>>()?;
+                Typed { e: Expr::Func(func, args), ty: Some(ty) }
+            }
+            "nullif" if bound.len() == 2 => {
+                // The result has the first argument's type; the two are
+                // compared as `=` compares them.
+                let b = bound.pop().expect("two arguments");
+                let a = bound.pop().expect("two arguments");
+                let ty = a.ty.or(b.ty).unwrap_or(SqlType::Text);
+                let Expr::Compare(ea, _, eb, _) = self.compare_typed(a, Cmp::Eq, b)? else {
+                    unreachable!("compare_typed makes a comparison")
+                };
+                Typed { e: Expr::Func(Func::NullIf, vec![*ea, *eb]), ty: Some(ty) }
+            }
+            "substr" if (2..=3).contains(&bound.len()) => {
+                let mut bound = bound.into_iter();
+                let s = bound.next().expect("checked");
+                let mut args = vec![self.coerce_any_text(s)?];
+                for t in bound {
+                    args.push(self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of substr")?);
+                }
+                Typed { e: Expr::Func(Func::Substring, args), ty: Some(SqlType::Text) }
+            }
+            _ => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!(
+                        "function {name}({}) does not exist",
+                        bound
+                            .iter()
+                            .map(|t| t.ty.map_or("unknown", SqlType::name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ))
+            }
+        })
+    }
+}
+
+/// `current_role`, `current_schema`, … written without parentheses.
+pub(super) fn niladic(name: &str) -> Option<Func> {
+    match name.to_ascii_lowercase().as_str() {
+        "current_user" | "current_role" | "session_user" | "user" => Some(Func::CurrentUser),
+        "current_catalog" => Some(Func::CurrentDatabase),
+        "current_schema" => Some(Func::CurrentSchema),
+        _ => None,
+    }
+}
