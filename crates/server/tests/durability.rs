@@ -193,3 +193,42 @@ async fn sequences_never_repeat_a_value_across_crashes_and_restarts() {
     server.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+async fn wal_lsn(c: &Client) -> Option<String> {
+    rows(c, "SELECT pg_current_wal_lsn()").await[0][0].clone()
+}
+
+/// A sequence created and used by a transaction that is still running when
+/// a checkpoint is taken: its creation is replayed from after the cut, its
+/// values were logged before it; the checkpoint's image must carry them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sequence_created_across_a_checkpoint_keeps_its_values() {
+    let dir = std::env::temp_dir().join(format!("snapscale-sequences-cut-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let server = start_in(Some(&dir), |s| s.checkpoint_timeout = std::time::Duration::from_millis(300)).await;
+    let c = connect(&server).await;
+    let watcher = connect(&server).await;
+    c.batch_execute("BEGIN; CREATE SEQUENCE w").await.unwrap();
+    let mut drawn = Vec::new();
+    for _ in 0..3 {
+        drawn.push(next(&c, "w").await);
+    }
+    // A checkpoint appends a running-xacts record: the WAL moves while
+    // nothing else writes.
+    let before = wal_lsn(&watcher).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while wal_lsn(&watcher).await == before {
+        assert!(std::time::Instant::now() < deadline, "no checkpoint was taken");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    c.batch_execute("COMMIT").await.unwrap();
+    drop((c, watcher));
+    server.crash().await;
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    let after = next(&c, "w").await;
+    assert!(after > *drawn.iter().max().unwrap(), "{after} was handed out before the crash: {drawn:?}");
+    drop(c);
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -223,6 +223,13 @@ impl Catalog {
         self.storages.read().expect("storage map poisoned").values().cloned().collect()
     }
 
+    /// Every sequence's logged value, whether or not its creation has
+    /// committed (a checkpoint's image: see SEQ-ORDER).
+    pub(crate) fn sequence_values(&self) -> Vec<(u64, SeqValue)> {
+        let storages = self.storages.read().expect("storage map poisoned");
+        storages.iter().filter_map(|(id, h)| h.sequence.get().map(|s| (*id, s.logged()))).collect()
+    }
+
     /// Frees storage `id` (its last reader frees the memory).
     pub(crate) fn drop_storage(&self, id: u64) {
         self.storages.write().expect("storage map poisoned").remove(&id);

@@ -270,15 +270,16 @@ impl Database {
     pub(crate) fn image(&self, reader: &snapscale_txn::Reader<'_>) -> (Image, usize) {
         let (next_oid, next_storage) = self.catalog.next_ids();
         let mut image = Image { next_oid, next_storage, ..Image::default() };
+        // Every sequence's value, even one whose creating transaction is
+        // still running: recovery may replay its creation from after the
+        // cut, while its values were logged before it (SEQ-ORDER).
+        image.sequences.extend(self.catalog.sequence_values());
         let mut rows = 0usize;
         for (_, entry) in self.catalog.table.scan(reader) {
             if entry.temp_owner.is_some() {
                 continue;
             }
             let Some(heap) = self.catalog.storage(entry.storage) else { continue };
-            if let Some(s) = heap.sequence.get() {
-                image.sequences.insert(entry.storage, s.logged());
-            }
             let stored = image.storages.entry(entry.storage).or_default();
             for (_, row) in heap.table.scan(reader) {
                 if let Some(Value::Int(id)) = row.last() {
