@@ -157,6 +157,9 @@ async fn sequences_never_repeat_a_value_across_crashes_and_restarts() {
     drawn.push(next(&c, "s").await);
     c.batch_execute("ROLLBACK").await.unwrap();
     c.batch_execute("INSERT INTO k (v) VALUES ('a'), ('b'); INSERT INTO k DEFAULT VALUES").await.unwrap();
+    // CHECKPOINT on demand: recovery then starts from its image.
+    let done = c.simple_query("CHECKPOINT").await.unwrap();
+    assert!(matches!(done.last(), Some(tokio_postgres::SimpleQueryMessage::CommandComplete(_))));
     drop(c);
     server.crash().await;
 

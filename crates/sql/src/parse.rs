@@ -76,6 +76,7 @@ pub enum Parsed {
     Sql(Ast),
     Vacuum { tables: Vec<String>, analyze: bool },
     Analyze,
+    Checkpoint,
     Copy { table: String, columns: Vec<String>, direction: CopyDirection },
 }
 
@@ -103,7 +104,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         let trimmed = piece.trim();
         let first =
             trimmed.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("").to_ascii_lowercase();
-        if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "copy") {
+        if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "copy" | "checkpoint") {
             out.push(hand_parse(trimmed)?);
             continue;
         }
@@ -296,6 +297,10 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
             }
             Ok(Parsed::Vacuum { tables: table_list(&mut t)?, analyze })
         }
+        Some("checkpoint") => match t.next() {
+            None => Ok(Parsed::Checkpoint),
+            Some(other) => Err(syntax(other)),
+        },
         Some("analyze" | "analyse") => {
             // Statistics are not used by this planner: accepted, nothing done.
             Ok(Parsed::Analyze)

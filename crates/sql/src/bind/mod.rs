@@ -296,6 +296,7 @@ pub fn bind_parsed<R: Resolver>(
     match parsed {
         Parsed::Sql(s) => bind(resolver, s, declared, max_stack_depth),
         Parsed::Analyze => Ok(utility(Utility::Analyze, Vec::new())),
+        Parsed::Checkpoint => Ok(utility(Utility::Checkpoint, Vec::new())),
         Parsed::Vacuum { tables, analyze } => {
             let mut rels = Vec::new();
             let mut deps = Vec::new();

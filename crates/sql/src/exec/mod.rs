@@ -107,6 +107,7 @@ impl Executor<'_> {
             Utility::Truncate(rels) => self.truncate(rels).await,
             Utility::Vacuum { rels, analyze } => self.vacuum(rels, *analyze),
             Utility::Analyze => Ok(Output::Command("ANALYZE".into())),
+            Utility::Checkpoint => self.checkpoint().await,
             Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),
             Utility::CopyTo { rel, columns } => self.copy_to(rel, columns),
             Utility::CopyFrom { .. } => Err(SqlError::new(
@@ -114,6 +115,22 @@ impl Executor<'_> {
                 "COPY FROM STDIN runs through the session's COPY sub-protocol",
             )),
         }
+    }
+}
+
+impl Executor<'_> {
+    /// CHECKPOINT: a checkpoint now, as the checkpointer takes them (a
+    /// server without a data directory has nothing to write).
+    async fn checkpoint(&mut self) -> Result<Output, SqlError> {
+        let db = Arc::clone(&self.xact.db);
+        if db.in_recovery() {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "CHECKPOINT on a standby is not supported: restartpoints follow checkpoint_timeout",
+            ));
+        }
+        db.checkpoint().await.map_err(|e| SqlError::new(SqlState::IO_ERROR, e))?;
+        Ok(Output::Command("CHECKPOINT".into()))
     }
 }
 

@@ -215,6 +215,8 @@ pub enum Utility {
         analyze: bool,
     },
     Analyze,
+    /// CHECKPOINT: one now.
+    Checkpoint,
     CopyFrom {
         rel: Rel,
         columns: Vec<usize>,

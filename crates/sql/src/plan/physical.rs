@@ -174,7 +174,7 @@ impl Statement {
                 Utility::LockTable { .. } => None,
                 Utility::Vacuum { .. } => Some("VACUUM"),
                 Utility::CopyFrom { .. } => Some("COPY FROM"),
-                Utility::Analyze | Utility::CopyTo { .. } => None,
+                Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } => None,
             },
         }
     }
