@@ -15,6 +15,7 @@
 mod bind;
 mod cancel;
 mod catalog;
+mod catalog_views;
 mod copy;
 mod database;
 mod durable;

@@ -149,7 +149,7 @@ impl<R: Resolver> Binder<'_, R> {
         column: &str,
         ty: SqlType,
     ) -> Result<String, SqlError> {
-        let scope = Scope { rel: None };
+        let scope = Scope::empty();
         let typed = self.expr(e, &scope).map_err(|err| match err.code {
             SqlState::UNDEFINED_COLUMN => SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,

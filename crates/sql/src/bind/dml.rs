@@ -73,7 +73,7 @@ impl<R: Resolver> Binder<'_, R> {
                             "INSERT has more target columns than expressions",
                         ));
                     }
-                    let scope = Scope { rel: None };
+                    let scope = Scope::empty();
                     let mut bound = Vec::new();
                     for (e, &t) in row.iter().zip(&targets) {
                         let col = &rel.entry.columns[t];
@@ -90,6 +90,7 @@ impl<R: Resolver> Binder<'_, R> {
             }
             _ => {
                 let mut q = self.query(source)?;
+                let untyped = std::mem::take(&mut self.untyped);
                 if q.outputs.len() != targets.len() {
                     return Err(SqlError::new(
                         SqlState::SYNTAX_ERROR,
@@ -105,9 +106,13 @@ impl<R: Resolver> Binder<'_, R> {
                     .into_iter()
                     .zip(q.columns.iter())
                     .zip(&targets)
-                    .map(|((e, c), &t)| {
+                    .enumerate()
+                    .map(|(i, ((e, c), &t))| {
                         let col = &rel.entry.columns[t];
-                        self.coerce_to_column(Typed { e, ty: Some(c.ty) }, col)
+                        // A literal with no type of its own takes the
+                        // column's, as PostgreSQL resolves "unknown".
+                        let ty = if untyped.contains(&i) { None } else { Some(c.ty) };
+                        self.coerce_to_column(Typed { e, ty }, col)
                     })
                     .collect::<Result<_, _>>()?;
                 InsertSource::Query(Box::new(q))
@@ -134,7 +139,7 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn column_default(&mut self, col: &ColumnDef) -> Result<Expr, SqlError> {
         let Some(text) = &col.default else { return Ok(Expr::Const(Value::Null)) };
         let e = crate::parse::parse_expr(text, self.stack.limit())?;
-        let scope = Scope { rel: None };
+        let scope = Scope::empty();
         let typed = self.expr(&e, &scope)?;
         self.coerce_to_column(typed, col)
     }
@@ -144,7 +149,7 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(not_supported("UPDATE ... FROM"));
         }
         let (rel, alias) = self.table_factor(&u.table.relation, LockMode::RowExclusive)?;
-        let scope = Scope { rel: Some((&alias, &rel)) };
+        let scope = Scope::table(&alias, &rel);
         let mut sets = Vec::new();
         for a in &u.assignments {
             let AssignmentTarget::ColumnName(c) = &a.target else {
@@ -178,7 +183,7 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(not_supported("DELETE ... USING"));
         }
         let (rel, alias) = self.table_factor(&from[0].relation, LockMode::RowExclusive)?;
-        let scope = Scope { rel: Some((&alias, &rel)) };
+        let scope = Scope::table(&alias, &rel);
         let scan = self.scan(rel.clone(), d.selection.as_ref(), &scope)?;
         let returning = self.returning_scoped(d.returning.as_deref(), &scope)?;
         Ok(Plan::Delete(Delete { scan, returning }))
@@ -191,7 +196,7 @@ impl<R: Resolver> Binder<'_, R> {
         name: &ObjectName,
     ) -> Result<Option<Projection>, SqlError> {
         let alias = relation_name(name)?;
-        let scope = Scope { rel: Some((&alias, rel)) };
+        let scope = Scope::table(&alias, rel);
         self.returning_scoped(items, &scope)
     }
 

@@ -16,26 +16,16 @@ impl<R: Resolver> Binder<'_, R> {
         let (qualifier, name) = match parts {
             [c] => (None, ident(c)),
             [q, c] => (Some(ident(q)), ident(c)),
+            // schema.table.column: the one schema, or pg_catalog's views.
+            [s, q, c]
+                if ["public", "pg_catalog", "pg_temp", "information_schema"].contains(&ident(s).as_str()) =>
+            {
+                (Some(ident(q)), ident(c))
+            }
             _ => return Err(not_supported("qualified column names with a schema")),
         };
-        let missing = || {
-            let shown = match &qualifier {
-                Some(q) => format!("{q}.{name}"),
-                None => name.clone(),
-            };
-            SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{shown}\" does not exist"))
-        };
-        let Some((alias, rel)) = scope.rel else { return Err(missing()) };
-        if let Some(q) = &qualifier {
-            if q != alias {
-                return Err(SqlError::new(
-                    SqlState::UNDEFINED_TABLE,
-                    format!("missing FROM-clause entry for table \"{q}\""),
-                ));
-            }
-        }
-        let i = rel.entry.column(&name).ok_or_else(missing)?;
-        Ok(Typed { e: Expr::Column(i), ty: Some(rel.entry.columns[i].ty) })
+        let (e, ty) = scope.column(qualifier.as_deref(), &name)?;
+        Ok(Typed { e, ty: Some(ty) })
     }
 
     /// Binds an expression. This is the one recursion over sqlparser's
@@ -81,6 +71,16 @@ impl<R: Resolver> Binder<'_, R> {
                 self.substring(expr, substring_from.as_deref(), substring_for.as_deref(), scope)
             }
             E::Function(f) => self.function(f, scope),
+            E::Exists { subquery, negated } => self.exists(subquery, *negated, scope),
+            E::Subquery(q) => self.scalar_subquery(q, scope),
+            E::InSubquery { expr, subquery, negated } => {
+                let op = if *negated { Cmp::Ne } else { Cmp::Eq };
+                self.quantified_subquery(expr, op, *negated, subquery, scope)
+            }
+            E::AnyOp { left, compare_op, right, .. } => {
+                self.quantified(left, compare_op, right, false, scope)
+            }
+            E::AllOp { left, compare_op, right } => self.quantified(left, compare_op, right, true, scope),
             other => Err(unsupported_expression(other)),
         }
     }

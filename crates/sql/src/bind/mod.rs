@@ -11,9 +11,12 @@
 mod ddl;
 mod dml;
 mod expr;
+mod from;
 mod function;
 mod query;
+mod scope;
 mod sequence;
+mod subquery;
 
 pub use ddl::data_type;
 
@@ -23,10 +26,11 @@ use sqlparser::ast::{self, Ident, ObjectName};
 use crate::error::SqlError;
 use crate::expr::Expr;
 use crate::parse::{CopyDirection, Parsed};
-use crate::plan::{Aggregate, Dep, Plan, Rel, Utility};
+use crate::plan::{Aggregate, Dep, Plan, Rel, Select, Utility};
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::SqlType;
+use scope::Scope;
 
 pub(crate) use crate::relcache::Resolver;
 
@@ -36,6 +40,9 @@ pub struct BoundStatement {
     pub plan: Plan,
     pub params: Vec<SqlType>,
     pub deps: Vec<Dep>,
+    /// The subqueries its expressions use, by their [`crate::expr::SubLink`]
+    /// plan numbers.
+    pub subqueries: Vec<Select>,
 }
 
 pub(crate) fn not_supported(what: impl std::fmt::Display) -> SqlError {
@@ -76,11 +83,6 @@ pub(super) struct Typed {
     ty: Option<SqlType>,
 }
 
-/// Names visible to expressions: at most one relation.
-pub(super) struct Scope<'a> {
-    rel: Option<(&'a str, &'a Rel)>,
-}
-
 /// How casts are applied (PostgreSQL's coercion contexts).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Coercion {
@@ -98,6 +100,11 @@ pub(super) struct Binder<'r, R> {
     /// Aggregates found while binding the current SELECT's expressions;
     /// `None` where aggregates are not allowed.
     aggs: Option<Vec<Aggregate>>,
+    /// Subqueries bound so far (`SubLink::plan` numbers them).
+    subqueries: Vec<Select>,
+    /// The outputs of the last select list bound that had no type of their
+    /// own (quoted literals, NULL), by position.
+    untyped: Vec<usize>,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -115,12 +122,14 @@ pub fn bind<R: Resolver>(
         params: param_types.to_vec(),
         deps: Vec::new(),
         aggs: None,
+        subqueries: Vec::new(),
+        untyped: Vec::new(),
     };
     let plan = b.statement(statement)?;
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown".
     let params = b.params.iter().map(|t| t.unwrap_or(SqlType::Text)).collect();
-    Ok(BoundStatement { plan, params, deps: b.deps })
+    Ok(BoundStatement { plan, params, deps: b.deps, subqueries: b.subqueries })
 }
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn rel(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
@@ -287,7 +296,12 @@ pub fn bind_parsed<R: Resolver>(
     declared: &[Option<SqlType>],
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
-    let utility = |plan, deps| BoundStatement { plan: Plan::Utility(plan), params: Vec::new(), deps };
+    let utility = |plan, deps| BoundStatement {
+        plan: Plan::Utility(plan),
+        params: Vec::new(),
+        deps,
+        subqueries: Vec::new(),
+    };
     let resolve = |resolver: &mut R, name: &str| {
         resolver.resolve(name)?.ok_or_else(|| {
             SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
@@ -338,6 +352,8 @@ pub fn bind_parsed<R: Resolver>(
                         params: Vec::new(),
                         deps: Vec::new(),
                         aggs: None,
+                        subqueries: Vec::new(),
+                        untyped: Vec::new(),
                     };
                     let defaults = b.defaults(&rel, &positions)?;
                     let mut deps = b.deps;

@@ -4,16 +4,24 @@
 use snapscale_lock::LockMode;
 use sqlparser::ast::{self, GroupByExpr, LimitClause, OrderByKind, OrderBySort, SelectItem, SetExpr};
 
+use super::scope::{Named, Scope};
 use super::*;
 use crate::error::SqlError;
-use crate::expr::{Expr, Step};
-use crate::plan::{Column, Grouping, Rel, RowLock, Scan, Select, SortKey};
+use crate::expr::{Expr, Rewrite};
+use crate::plan::{Column, Grouping, Locking, Rel, RowLock, Scan, Select, SortKey};
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {
+    /// Binds a top-level query.
     pub(super) fn query(&mut self, q: &ast::Query) -> Result<Select, SqlError> {
+        self.query_scoped(q, &Scope::empty())
+    }
+
+    /// Binds a query whose enclosing queries' names `base` shows (a
+    /// subquery's scope is a child of its enclosing query's).
+    pub(super) fn query_scoped(&mut self, q: &ast::Query, base: &Scope<'_>) -> Result<Select, SqlError> {
         if q.with.is_some() {
             return Err(not_supported("WITH"));
         }
@@ -25,7 +33,7 @@ impl<R: Resolver> Binder<'_, R> {
             SetExpr::Query(inner)
                 if q.order_by.is_none() && q.limit_clause.is_none() && q.locks.is_empty() =>
             {
-                return self.query(inner);
+                return self.query_scoped(inner, base);
             }
             SetExpr::Values(_) => return Err(not_supported("VALUES as a query")),
             SetExpr::SetOperation { op, .. } => return Err(not_supported(op.to_string().to_uppercase())),
@@ -40,26 +48,19 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(not_supported("SELECT INTO"));
         }
         let lock = !q.locks.is_empty();
-        let mode = if lock { LockMode::RowShare } else { LockMode::AccessShare };
-        let from = match select.from.as_slice() {
-            [] => None,
-            [t] if t.joins.is_empty() => Some(self.table_factor(&t.relation, mode)?),
-            _ => return Err(not_supported("joins")),
+        // Aggregates are allowed in the select list, HAVING and ORDER BY,
+        // not in FROM (a subquery there has its own).
+        let outer_aggs = self.aggs.take();
+        let from = self.bind_from(&select.from, base, LockMode::AccessShare)?;
+        self.aggs = Some(Vec::new());
+        let (from, scope) = match from {
+            Some(item) => (Some(item.from), base.derived().with_items(item.named, item.visible)),
+            None => (None, base.derived()),
         };
-        if lock && from.is_none() {
-            return Err(SqlError::new(
-                SqlState::FEATURE_NOT_SUPPORTED,
-                "FOR UPDATE must specify unqualified relation names",
-            ));
-        }
-        let row_lock = match &from {
-            Some((_, alias)) if lock => Some(row_lock(&q.locks, alias)?),
-            _ => None,
-        };
-        let scope = Scope { rel: from.as_ref().map(|(r, a)| (a.as_str(), r)) };
-        // Aggregates are allowed in the select list, HAVING and ORDER BY.
-        let outer_aggs = self.aggs.replace(Vec::new());
+        let locking = if lock { Some(self.locking(&q.locks, &scope)?) } else { None };
         let (mut outputs, columns) = self.projection(&select.projection, &scope)?;
+        // Subqueries bound below have select lists of their own.
+        let untyped = std::mem::take(&mut self.untyped);
         let group_exprs = match &select.group_by {
             GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs,
             _ => return Err(not_supported("GROUP BY ALL")),
@@ -77,9 +78,9 @@ impl<R: Resolver> Binder<'_, R> {
                 keys.push(e);
             } else {
                 let saved = self.aggs.take();
-                let k = self.expr(g, &scope)?;
+                let k = self.expr(g, &scope);
                 self.aggs = saved;
-                keys.push(k.e);
+                keys.push(no_aggregates(k, "GROUP BY")?.e);
             }
         }
         let having = match &select.having {
@@ -163,26 +164,88 @@ impl<R: Resolver> Binder<'_, R> {
             }
             Some(_) => return Err(not_supported("this LIMIT syntax")),
         };
-        let scan = match &from {
-            Some((rel, _)) => Some(self.scan(rel.clone(), select.selection.as_ref(), &scope)?),
-            None if select.selection.is_some() => return Err(not_supported("WHERE without FROM")),
+        let filter = match &select.selection {
+            Some(w) => Some(self.filter(w, &scope, "WHERE")?),
             None => None,
         };
+        self.untyped = untyped;
         Ok(Select {
-            from: scan,
+            from,
+            filter,
             grouping,
             outputs,
             columns: columns.into(),
             order,
             limit,
             offset,
-            lock: row_lock,
+            lock: locking,
         })
+    }
+
+    /// FOR UPDATE / FOR SHARE [OF …]: the stored tables whose rows are
+    /// locked, and how. When several clauses apply, NOWAIT wins over SKIP
+    /// LOCKED, which wins over waiting, as in PostgreSQL.
+    fn locking(&mut self, clauses: &[ast::LockClause], scope: &Scope<'_>) -> Result<Locking, SqlError> {
+        let mut how = RowLock::Wait;
+        let mut tables: Vec<usize> = Vec::new();
+        if scope.named.is_empty() {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "FOR UPDATE must specify unqualified relation names",
+            ));
+        }
+        for clause in clauses {
+            let strength = clause.lock_type.to_string();
+            let targets: Vec<&Named> = match &clause.of {
+                None => scope.named.iter().collect(),
+                Some(of) => {
+                    let name = of.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+                    let found = scope.named.iter().find(|n| n.alias == name).ok_or_else(|| {
+                        SqlError::new(
+                            SqlState::UNDEFINED_TABLE,
+                            format!("relation \"{name}\" in FOR {strength} clause not found in FROM clause"),
+                        )
+                    })?;
+                    vec![found]
+                }
+            };
+            for n in targets {
+                let Some((rel, offset)) = &n.table else {
+                    return Err(not_supported(format!("FOR {strength} of a subquery or a catalog relation")));
+                };
+                if n.nullable {
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!("FOR {strength} cannot be applied to the nullable side of an outer join"),
+                    ));
+                }
+                if !tables.contains(offset) {
+                    tables.push(*offset);
+                    self.dep(&rel.entry.name, rel, LockMode::RowShare);
+                }
+            }
+            how = match (how, clause.nonblock) {
+                (_, Some(ast::NonBlock::Nowait)) | (RowLock::NoWait, _) => RowLock::NoWait,
+                (_, Some(ast::NonBlock::SkipLocked)) | (RowLock::SkipLocked, _) => RowLock::SkipLocked,
+                _ => RowLock::Wait,
+            };
+        }
+        tables.sort_unstable();
+        Ok(Locking { how, tables })
+    }
+
+    /// A WHERE (or similar) condition: boolean, without aggregates.
+    pub(super) fn filter(&mut self, w: &ast::Expr, scope: &Scope<'_>, what: &str) -> Result<Expr, SqlError> {
+        let saved = self.aggs.take();
+        let t = self.expr(w, scope);
+        self.aggs = saved;
+        let t = no_aggregates(t, what)?;
+        self.coerce(t, SqlType::Bool, Coercion::Implicit, &format!("argument of {what}"))
     }
 
     /// LIMIT / OFFSET: a bigint expression; `LIMIT ALL` / `NULL` is none.
     pub(super) fn count_expr(&mut self, e: &ast::Expr, what: &str) -> Result<Option<Expr>, SqlError> {
-        let scope = Scope { rel: None };
+        let scope = Scope::empty();
         let t = self.expr(e, &scope)?;
         if matches!(t.e, Expr::Const(Value::Null)) {
             return Ok(None);
@@ -197,23 +260,29 @@ impl<R: Resolver> Binder<'_, R> {
     ) -> Result<(Vec<Expr>, Vec<Column>), SqlError> {
         let mut outputs = Vec::new();
         let mut columns = Vec::new();
+        self.untyped.clear();
         for item in items {
             match item {
-                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
-                    let Some((_, rel)) = scope.rel else {
-                        return Err(SqlError::new(
-                            SqlState::SYNTAX_ERROR,
-                            "SELECT * with no tables specified is not valid",
-                        ));
+                SelectItem::Wildcard(_) => {
+                    for c in scope.wildcard(None)? {
+                        outputs.push(c.expr);
+                        columns.push(Column { name: c.name, ty: c.ty });
+                    }
+                }
+                SelectItem::QualifiedWildcard(kind, _) => {
+                    let ast::SelectItemQualifiedWildcardKind::ObjectName(name) = kind else {
+                        return Err(not_supported("this kind of wildcard"));
                     };
-                    for (i, c) in rel.entry.columns.iter().enumerate() {
-                        outputs.push(Expr::Column(i));
-                        columns.push(Column { name: c.name.clone(), ty: c.ty });
+                    let q = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+                    for c in scope.wildcard(Some(&q))? {
+                        outputs.push(c.expr);
+                        columns.push(Column { name: c.name, ty: c.ty });
                     }
                 }
                 SelectItem::UnnamedExpr(e) => {
                     let t = self.expr(e, scope)?;
                     let ty = t.ty.unwrap_or(SqlType::Text);
+                    self.note_untyped(outputs.len(), &t);
                     let e2 = self.settle(t)?;
                     outputs.push(e2);
                     columns.push(Column { name: column_name(e), ty });
@@ -221,6 +290,7 @@ impl<R: Resolver> Binder<'_, R> {
                 SelectItem::ExprWithAlias { expr, alias } => {
                     let t = self.expr(expr, scope)?;
                     let ty = t.ty.unwrap_or(SqlType::Text);
+                    self.note_untyped(outputs.len(), &t);
                     outputs.push(self.settle(t)?);
                     columns.push(Column { name: ident(alias), ty });
                 }
@@ -228,6 +298,14 @@ impl<R: Resolver> Binder<'_, R> {
             }
         }
         Ok((outputs, columns))
+    }
+
+    /// Remembers that output `i` had no type of its own (a quoted literal
+    /// or NULL): INSERT … SELECT reads it as the target column's type.
+    fn note_untyped(&mut self, i: usize, t: &Typed) {
+        if t.ty.is_none() && matches!(t.e, Expr::Const(_)) {
+            self.untyped.push(i);
+        }
     }
 
     /// An output of unknown type becomes text (PostgreSQL resolves
@@ -239,60 +317,16 @@ impl<R: Resolver> Binder<'_, R> {
         }
     }
 
-    /// The rows of `rel` passing `selection`, and how to find them.
+    /// The rows of `rel` passing `selection` (UPDATE, DELETE).
     pub(super) fn scan(
         &mut self,
         rel: Rel,
         selection: Option<&ast::Expr>,
         scope: &Scope<'_>,
     ) -> Result<Scan, SqlError> {
-        let saved = self.aggs.take();
-        let filter = match selection {
-            Some(w) => {
-                let t = self.expr(w, scope);
-                let t = match t {
-                    Err(e) if e.code == SqlState::GROUPING_ERROR => {
-                        return Err(SqlError::new(
-                            SqlState::GROUPING_ERROR,
-                            "aggregate functions are not allowed in WHERE",
-                        ))
-                    }
-                    other => other?,
-                };
-                Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of WHERE")?)
-            }
-            None => None,
-        };
-        self.aggs = saved;
+        let filter = selection.map(|w| self.filter(w, scope, "WHERE")).transpose()?;
         Ok(Scan { rel, filter })
     }
-}
-
-/// The row-lock behaviour of a single-table query's locking clauses. Each
-/// `OF` must name the table; when several clauses apply, NOWAIT wins over
-/// SKIP LOCKED, which wins over waiting, as in PostgreSQL.
-pub(super) fn row_lock(clauses: &[ast::LockClause], table: &str) -> Result<RowLock, SqlError> {
-    let mut how = RowLock::Wait;
-    for clause in clauses {
-        if let Some(of) = &clause.of {
-            let name = relation_name(of)?;
-            if name != table {
-                return Err(SqlError::new(
-                    SqlState::UNDEFINED_TABLE,
-                    format!(
-                        "relation \"{name}\" in FOR {} clause not found in FROM clause",
-                        clause.lock_type
-                    ),
-                ));
-            }
-        }
-        how = match (how, clause.nonblock) {
-            (_, Some(ast::NonBlock::Nowait)) | (RowLock::NoWait, _) => RowLock::NoWait,
-            (_, Some(ast::NonBlock::SkipLocked)) | (RowLock::SkipLocked, _) => RowLock::SkipLocked,
-            _ => RowLock::Wait,
-        };
-    }
-    Ok(how)
 }
 
 /// Rewrites expressions bound over input rows into ones over groups:
@@ -306,48 +340,34 @@ pub(super) struct Grouper<'a> {
 
 impl Grouper<'_> {
     fn rewrite(&self, e: Expr) -> Result<Expr, SqlError> {
-        self.stack.check()?;
-        if let Some(i) = self.keys.iter().position(|k| *k == e) {
-            return Ok(Expr::GroupKey(i));
-        }
-        let g = |x: Box<Expr>| self.rewrite(*x).map(Box::new);
-        let all = |xs: Vec<Expr>| xs.into_iter().map(|x| self.rewrite(x)).collect::<Result<Vec<_>, _>>();
-        Ok(match e {
-            Expr::Column(i) => {
-                let (alias, rel) = self.scope.rel.expect("a column implies a relation");
-                return Err(SqlError::new(
-                    SqlState::GROUPING_ERROR,
-                    format!(
-                        "column \"{alias}.{}\" must appear in the GROUP BY clause or be used in an aggregate function",
-                        rel.entry.columns[i].name
-                    ),
-                ));
+        e.rewrite(&self.stack, &mut |e| {
+            if let Some(i) = self.keys.iter().position(|k| *k == e) {
+                return Ok(Rewrite::Replace(Expr::GroupKey(i)));
             }
-            Expr::Const(_) | Expr::Param(_) | Expr::Agg(_) | Expr::GroupKey(_) => e,
-            Expr::Chain(first, steps) => Expr::Chain(
-                g(first)?,
-                steps
-                    .into_iter()
-                    .map(|s| {
-                        Ok(match s {
-                            Step::Arith(op, x, ty) => Step::Arith(op, self.rewrite(x)?, ty),
-                            Step::Concat(x) => Step::Concat(self.rewrite(x)?),
-                            cast @ Step::Cast(..) => cast,
-                        })
-                    })
-                    .collect::<Result<_, SqlError>>()?,
-            ),
-            Expr::Neg(a, ty) => Expr::Neg(g(a)?, ty),
-            Expr::Compare(a, op, b, bp) => Expr::Compare(g(a)?, op, g(b)?, bp),
-            Expr::And(args) => Expr::And(all(args)?),
-            Expr::Or(args) => Expr::Or(all(args)?),
-            Expr::Not(a) => Expr::Not(g(a)?),
-            Expr::IsNull(a, n) => Expr::IsNull(g(a)?, n),
-            Expr::InList(a, l, n) => Expr::InList(g(a)?, all(l)?, n),
-            Expr::Like(a, b, n) => Expr::Like(g(a)?, g(b)?, n),
-            Expr::Cast(a, ty, ex) => Expr::Cast(g(a)?, ty, ex),
-            Expr::Func(f, args) => Expr::Func(f, all(args)?),
+            match e {
+                Expr::Column(_) => {
+                    let name = self.scope.describe(&e).unwrap_or_else(|| "?".into());
+                    Err(SqlError::new(
+                        SqlState::GROUPING_ERROR,
+                        format!(
+                            "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
+                        ),
+                    ))
+                }
+                other => Ok(Rewrite::Descend(other)),
+            }
         })
+    }
+}
+
+/// A GROUPING_ERROR from an aggregate where none is allowed, reworded for
+/// the clause (`what`) as PostgreSQL words it.
+pub(super) fn no_aggregates(t: Result<Typed, SqlError>, what: &str) -> Result<Typed, SqlError> {
+    match t {
+        Err(e) if e.code == SqlState::GROUPING_ERROR && e.message.starts_with("aggregate") => Err(
+            SqlError::new(SqlState::GROUPING_ERROR, format!("aggregate functions are not allowed in {what}")),
+        ),
+        other => other,
     }
 }
 
@@ -394,6 +414,15 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         return type_name(&ts.data_type);
     }
     let named = match e {
+        ast::Expr::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(s) => match s.projection.as_slice() {
+                [SelectItem::UnnamedExpr(inner)] => column_name(inner),
+                [SelectItem::ExprWithAlias { alias, .. }] => ident(alias),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
+        ast::Expr::Exists { .. } => "exists".into(),
         ast::Expr::Identifier(i) => ident(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident).unwrap_or_default(),
         ast::Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),

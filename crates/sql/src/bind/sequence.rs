@@ -103,7 +103,7 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     fn option_value(&mut self, e: &ast::Expr) -> Result<i64, SqlError> {
-        let t = self.expr(e, &Scope { rel: None })?;
+        let t = self.expr(e, &Scope::empty())?;
         match self.coerce(t, SqlType::Int8, Coercion::Assignment, "")? {
             Expr::Const(Value::Int(v)) => Ok(v),
             _ => Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{e}\""))),

@@ -16,58 +16,83 @@
 mod agg;
 mod copy;
 mod ddl;
+mod join;
 mod modify;
 mod query;
 mod scan;
+mod subplan;
 mod vacuum;
 
 use std::sync::Arc;
 
 use snapscale_storage::StorageError;
+use snapscale_txn::Snapshot;
 
 pub(crate) use copy::CopyIn;
 
 use crate::error::SqlError;
 use crate::expr::Ctx;
 use crate::output::Output;
-use crate::plan::physical::Statement;
+use crate::plan::physical::{Query, Statement};
 use crate::plan::Utility;
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::Value;
 use crate::xact::{txn_error, Xact};
 
-/// One statement's execution: the transaction it runs in and its
-/// parameters.
+/// One statement's execution: the transaction it runs in, its parameters
+/// and its subplans.
 pub(crate) struct Executor<'x> {
     pub(crate) xact: &'x mut Xact,
     pub(crate) params: &'x [Value],
     /// Inside BEGIN … COMMIT (VACUUM refuses to run there).
     in_block: bool,
+    /// The statement's snapshot, taken once by its first read: every scan
+    /// and subquery of one statement sees the same data.
+    snapshot: Option<Arc<Snapshot>>,
+    /// The subqueries its expressions use, and the last rows each gave.
+    subplans: subplan::Subplans<'x>,
 }
 
 impl<'x> Executor<'x> {
     /// An execution in `xact` with `params`; `in_block` inside BEGIN.
     pub(crate) fn new(xact: &'x mut Xact, params: &'x [Value], in_block: bool) -> Executor<'x> {
-        Executor { xact, params, in_block }
+        Executor { xact, params, in_block, snapshot: None, subplans: subplan::Subplans::new(&[]) }
+    }
+
+    /// Takes the statement's snapshot if it has none yet.
+    pub(crate) fn ensure_snapshot(&mut self) -> Result<(), SqlError> {
+        if self.snapshot.is_none() {
+            self.snapshot = Some(self.xact.statement_snapshot()?);
+        }
+        Ok(())
+    }
+
+    /// The statement's snapshot (taken by `ensure_snapshot`).
+    pub(crate) fn snapshot(&self) -> Result<&Arc<Snapshot>, SqlError> {
+        self.snapshot
+            .as_ref()
+            .ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "a read before the statement's snapshot"))
     }
 }
 
-/// Runs `statement` in `xact`.
+/// Runs `statement` in `xact`, its subqueries being `subplans`.
 pub(crate) async fn run(
     xact: &mut Xact,
     statement: &Statement,
+    subplans: &[Query],
     params: &[Value],
     in_block: bool,
 ) -> Result<Output, SqlError> {
-    let mut exec = Executor { xact, params, in_block };
+    let mut exec =
+        Executor { xact, params, in_block, snapshot: None, subplans: subplan::Subplans::new(subplans) };
+    if !subplans.is_empty() {
+        exec.ensure_snapshot()?;
+    }
     match statement {
         Statement::Query(q) => {
-            if !q.root.scans() && exec.xact.session.current_snapshot().is_none() {
-                // Every statement reads with a snapshot, even one with no
-                // table (what `SELECT pg_current_snapshot()` shows).
-                exec.xact.statement_snapshot()?;
-            }
+            // Every statement reads with a snapshot, even one with no table
+            // (what `SELECT pg_current_snapshot()` shows).
             let rows = exec.query(q).await?;
             let tag = format!("SELECT {}", rows.len());
             Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
@@ -93,6 +118,8 @@ impl Executor<'_> {
             db: Some(&self.xact.db),
             snapshot: self.xact.session.current_snapshot().map(|s| &**s),
             session: self.xact.session_view.as_deref(),
+            outer: &[],
+            subqueries: Some(self),
         }
     }
 

@@ -1,14 +1,14 @@
 //! Queries as trees of operators (see [`crate::plan::physical`]). Each
-//! operator materialises its rows; `want`, passed down from a Limit through
-//! the operators that keep the row count, lets LockRows stop locking once
-//! its parent has enough.
+//! operator materialises its rows.
 //!
-//! A plan is a chain (every operator has at most one input), so a query
-//! runs without recursion: one walk down notes what each operator's parent
-//! wants (evaluating each OFFSET and LIMIT once), then the rows are
-//! computed upwards from the leaf. Only LockRows awaits (other
-//! transactions' row locks), inside that one loop: no future per operator
-//! (a boxed recursive future cost two large allocations per pgbench SELECT).
+//! Every operator but LockRows is synchronous and runs in [`Run`], which
+//! also runs subqueries (with their enclosing row's values as `outer`).
+//! LockRows waits for other transactions' row locks, so a query with one
+//! runs here: its input synchronously, then the locking loop, then the
+//! Project and Limit above it. `want`, passed down from the Limit, lets
+//! LockRows stop locking once its parent has enough (PostgreSQL's LockRows
+//! sits under Limit in the same way). No future per operator: a boxed
+//! recursive future cost two large allocations per pgbench SELECT.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -20,124 +20,286 @@ use super::modify::Change;
 use super::Executor;
 use crate::catalog::Row;
 use crate::error::SqlError;
-use crate::expr::{compare, passes, Expr};
+use crate::expr::{compare, passes, Ctx, Expr};
 use crate::index::Key;
-use crate::plan::physical::{Node, Query};
-use crate::plan::{Aggregate, SortKey};
+use crate::plan::physical::{LockTarget, Node, Query};
+use crate::plan::{Aggregate, RowLock, SortKey};
 use crate::sqlstate::SqlState;
+use crate::stack::StackDepth;
 use crate::types::Value;
 
-/// What flows between operators: row versions as a Scan or LockRows found
-/// them, with their tids (what LockRows locks), or rows computed from them.
-/// Each operator keeps the form it was given where it can, so a row is
-/// copied into a new vector only where it changes.
-enum Rows {
+/// What flows between operators: row versions as a Scan found them, with
+/// their tids (what LockRows locks), or rows computed from them. Each
+/// operator keeps the form it was given where it can, so a row is copied
+/// into a new vector only where it changes.
+pub(super) enum Rows {
     Versions(Vec<(Tid, Row)>),
     Computed(Vec<Row>),
 }
 
-/// An operator on the way down: how many rows its parent takes at most,
-/// and for a Limit its evaluated bounds.
-struct Step<'n> {
-    node: &'n Node,
-    want: usize,
-    bounds: LimitBounds,
-}
-
-impl Executor<'_> {
-    /// The rows of a query.
-    pub(crate) async fn query(&mut self, q: &Query) -> Result<Vec<Row>, SqlError> {
-        let mut steps = Vec::new();
-        let (mut node, mut want) = (&q.root, usize::MAX);
-        loop {
-            let mut bounds = LimitBounds::ALL;
-            let (input, input_want) = match node {
-                Node::Result | Node::Scan(_) => (None, 0),
-                Node::Project { input, .. } => (Some(input), want),
-                Node::Aggregate { input, .. } | Node::Sort { input, .. } | Node::LockRows { input, .. } => {
-                    (Some(input), usize::MAX)
-                }
-                Node::Limit { input, offset, limit } => {
-                    bounds = self.limit_bounds(offset.as_ref(), limit.as_ref())?;
-                    (Some(input), bounds.wanted())
-                }
-            };
-            steps.push(Step { node, want, bounds });
-            match input {
-                Some(input) => (node, want) = (input, input_want),
-                None => break,
-            }
-        }
-        let mut rows = Rows::Computed(Vec::new());
-        for step in steps.iter().rev() {
-            rows = match (step.node, rows) {
-                (Node::Result, _) => Rows::Computed(vec![Row::from(Vec::new())]),
-                (Node::Scan(scan), _) => {
-                    let found = self.scan(scan)?;
-                    self.xact.check_cancel()?;
-                    Rows::Versions(found)
-                }
-                (Node::LockRows { rel, filter, how, .. }, Rows::Versions(versions)) => {
-                    let mut locked = Vec::new();
-                    for (tid, row) in versions {
-                        if locked.len() >= step.want {
-                            break;
-                        }
-                        self.xact.check_cancel()?;
-                        // Locked, possibly as a newer version (EPQ); a row
-                        // gone or no longer matching does not count.
-                        if let Some(version) =
-                            self.change_row(rel, filter.as_ref(), tid, row, Change::Lock(*how)).await?
-                        {
-                            locked.push(version);
-                        }
-                    }
-                    Rows::Versions(locked)
-                }
-                (Node::LockRows { .. }, Rows::Computed(_)) => {
-                    return Err(SqlError::new(SqlState::INTERNAL_ERROR, "rows to lock are not row versions"));
-                }
-                (Node::Aggregate { keys, aggs, having, .. }, rows) => {
-                    let groups = match &rows {
-                        Rows::Versions(v) => {
-                            self.aggregate(v.iter().map(|(_, row)| row), keys, aggs, having.as_ref())
-                        }
-                        Rows::Computed(v) => self.aggregate(v.iter(), keys, aggs, having.as_ref()),
-                    };
-                    Rows::Computed(groups?)
-                }
-                (Node::Sort { keys, .. }, Rows::Versions(v)) => {
-                    Rows::Versions(self.sort(v, keys, |(_, row)| row)?)
-                }
-                (Node::Sort { keys, .. }, Rows::Computed(v)) => {
-                    Rows::Computed(self.sort(v, keys, |row| row)?)
-                }
-                (Node::Project { exprs, .. }, rows) => {
-                    let project = |row: &Row| -> Result<Row, SqlError> {
-                        let cx = self.ctx(row);
-                        Ok(Row::from(exprs.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?))
-                    };
-                    Rows::Computed(match &rows {
-                        Rows::Versions(v) => {
-                            v.iter().map(|(_, row)| project(row)).collect::<Result<_, _>>()?
-                        }
-                        Rows::Computed(v) => v.iter().map(project).collect::<Result<_, _>>()?,
-                    })
-                }
-                (Node::Limit { .. }, Rows::Versions(mut v)) => {
-                    step.bounds.apply(&mut v);
-                    Rows::Versions(v)
-                }
-                (Node::Limit { .. }, Rows::Computed(mut v)) => {
-                    step.bounds.apply(&mut v);
-                    Rows::Computed(v)
-                }
-            };
-        }
-        Ok(match rows {
+impl Rows {
+    pub(super) fn into_rows(self) -> Vec<Row> {
+        match self {
             Rows::Versions(v) => v.into_iter().map(|(_, row)| row).collect(),
             Rows::Computed(v) => v,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Rows::Versions(v) => v.len(),
+            Rows::Computed(v) => v.len(),
+        }
+    }
+}
+
+/// A synchronous evaluation of operators within one statement: the
+/// statement's executor, the values of the enclosing row a subquery reads
+/// (`outer`), and the recursion's root.
+pub(super) struct Run<'r, 'x> {
+    pub(super) ex: &'r Executor<'x>,
+    pub(super) outer: &'r [crate::types::Value],
+    pub(super) stack: StackDepth,
+}
+
+impl<'x> Executor<'x> {
+    /// A synchronous evaluation with `outer` as the enclosing row's values.
+    pub(super) fn run<'r>(&'r self, outer: &'r [Value]) -> Run<'r, 'x> {
+        Run { ex: self, outer, stack: StackDepth::here(self.xact.config.max_stack_depth) }
+    }
+
+    /// The rows of a query.
+    pub(crate) async fn query(&mut self, q: &Query) -> Result<Vec<Row>, SqlError> {
+        self.ensure_snapshot()?;
+        if !q.root.locks_rows() {
+            return Ok(self.run(&[]).rows(&q.root)?.into_rows());
+        }
+        // Above LockRows only Project and Limit; Limit tells it how many
+        // rows its parent takes.
+        let mut above = Vec::new();
+        let mut want = usize::MAX;
+        let mut node = &q.root;
+        let (input, targets, recheck, how) = loop {
+            match node {
+                Node::Limit { input, offset, limit } => {
+                    let bounds = self.limit_bounds(offset.as_ref(), limit.as_ref())?;
+                    want = want.min(bounds.wanted());
+                    above.push((node, bounds));
+                    node = input;
+                }
+                Node::Project { input, .. } => {
+                    above.push((node, LimitBounds::ALL));
+                    node = input;
+                }
+                Node::LockRows { input, targets, recheck, how } => break (input, targets, recheck, how),
+                other => {
+                    return Err(SqlError::new(
+                        SqlState::INTERNAL_ERROR,
+                        format!("unexpected operator above LockRows: {other:?}"),
+                    ))
+                }
+            }
+        };
+        let rows = self.run(&[]).rows(input)?;
+        let mut rows = self.lock_rows(rows, targets, recheck.as_ref(), *how, want).await?;
+        let run = self.run(&[]);
+        for (node, bounds) in above.into_iter().rev() {
+            rows = match node {
+                Node::Project { exprs, .. } => Rows::Computed(run.project(rows, exprs)?),
+                _ => bounds.apply(rows),
+            };
+        }
+        Ok(rows.into_rows())
+    }
+
+    /// FOR UPDATE / FOR SHARE: locks each row's versions in order until
+    /// `want` rows are locked. A row whose version is gone, skipped (SKIP
+    /// LOCKED) or no longer matches after a concurrent update is left out.
+    async fn lock_rows(
+        &mut self,
+        rows: Rows,
+        targets: &[LockTarget],
+        recheck: Option<&Expr>,
+        how: RowLock,
+        want: usize,
+    ) -> Result<Rows, SqlError> {
+        match rows {
+            Rows::Versions(versions) => {
+                let [target] = targets else {
+                    return Err(SqlError::new(SqlState::INTERNAL_ERROR, "row versions of several tables"));
+                };
+                let mut locked = Vec::new();
+                for (tid, row) in versions {
+                    if locked.len() >= want {
+                        break;
+                    }
+                    self.xact.check_cancel()?;
+                    // Locked, possibly as a newer version (EPQ).
+                    if let Some(version) = self
+                        .change_row(&target.rel, target.filter.as_ref(), tid, row, Change::Lock(how))
+                        .await?
+                    {
+                        locked.push(version);
+                    }
+                }
+                Ok(Rows::Versions(locked))
+            }
+            Rows::Computed(joined) => {
+                let mut locked = Vec::new();
+                'rows: for row in joined {
+                    if locked.len() >= want {
+                        break;
+                    }
+                    self.xact.check_cancel()?;
+                    let mut values = row.to_vec();
+                    let mut changed = false;
+                    for target in targets {
+                        let offset = target.offset.unwrap_or(0);
+                        let width = target.rel.entry.columns.len() + 1;
+                        let Value::Int(tid) = values[offset + width] else {
+                            return Err(SqlError::new(
+                                SqlState::INTERNAL_ERROR,
+                                "a locked row without its tid",
+                            ));
+                        };
+                        let version = Row::from(&values[offset..offset + width]);
+                        let Some((new_tid, newest)) = self
+                            .change_row(&target.rel, None, tid as Tid, version.clone(), Change::Lock(how))
+                            .await?
+                        else {
+                            continue 'rows;
+                        };
+                        if new_tid != tid as Tid {
+                            values[offset..offset + width].clone_from_slice(&newest);
+                            values[offset + width] = Value::Int(new_tid as i64);
+                            changed = true;
+                        }
+                    }
+                    // EPQ for a join: the row with the newer versions must
+                    // still satisfy the join's conditions.
+                    if changed {
+                        if let Some(cond) = recheck {
+                            if !passes(cond, &self.ctx(&values))? {
+                                continue;
+                            }
+                        }
+                    }
+                    locked.push(Row::from(values));
+                }
+                Ok(Rows::Computed(locked))
+            }
+        }
+    }
+
+    /// A Limit's OFFSET and LIMIT, evaluated.
+    pub(super) fn limit_bounds(
+        &self,
+        offset: Option<&Expr>,
+        limit: Option<&Expr>,
+    ) -> Result<LimitBounds, SqlError> {
+        self.run(&[]).limit_bounds(offset, limit)
+    }
+}
+
+impl Run<'_, '_> {
+    /// The context to evaluate an expression over `row`.
+    pub(super) fn ctx<'a>(&'a self, row: &'a [Value]) -> Ctx<'a> {
+        Ctx { outer: self.outer, ..self.ex.ctx(row) }
+    }
+
+    /// The rows of `node`, which holds no LockRows.
+    pub(super) fn rows(&self, node: &Node) -> Result<Rows, SqlError> {
+        self.stack.check()?;
+        Ok(match node {
+            Node::Result => Rows::Computed(vec![Row::from(Vec::new())]),
+            Node::Scan(scan) => {
+                let found = self.scan(scan)?;
+                self.ex.xact.check_cancel()?;
+                if scan.with_tid {
+                    Rows::Computed(found.into_iter().map(|(tid, row)| with_tid(&row, tid)).collect())
+                } else {
+                    Rows::Versions(found)
+                }
+            }
+            Node::Computed { view, filter } => Rows::Computed(self.computed(*view, filter.as_ref())?),
+            Node::Filter { input, cond } => {
+                let rows = self.rows(input)?;
+                Rows::Computed(self.filter(rows.into_rows(), cond)?)
+            }
+            Node::NestLoop { join } => Rows::Computed(self.nest_loop(join)?),
+            Node::HashJoin { join, left_keys, right_keys } => {
+                Rows::Computed(self.hash_join(join, left_keys, right_keys)?)
+            }
+            Node::IndexJoin { left, right, index, probes, kind, cond } => {
+                Rows::Computed(self.index_join(left, right, index, probes, *kind, cond.as_ref())?)
+            }
+            Node::LockRows { .. } => {
+                return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "FOR UPDATE is not allowed here"))
+            }
+            Node::Aggregate { input, keys, aggs, having } => {
+                let rows = self.rows(input)?;
+                let groups = match &rows {
+                    Rows::Versions(v) => {
+                        self.aggregate(v.iter().map(|(_, row)| row), keys, aggs, having.as_ref())
+                    }
+                    Rows::Computed(v) => self.aggregate(v.iter(), keys, aggs, having.as_ref()),
+                };
+                Rows::Computed(groups?)
+            }
+            Node::Sort { input, keys } => match self.rows(input)? {
+                Rows::Versions(v) => Rows::Versions(self.sort(v, keys, |(_, row)| row)?),
+                Rows::Computed(v) => Rows::Computed(self.sort(v, keys, |row| row)?),
+            },
+            Node::Project { input, exprs } => {
+                let rows = self.rows(input)?;
+                Rows::Computed(self.project(rows, exprs)?)
+            }
+            Node::Limit { input, offset, limit } => {
+                let bounds = self.limit_bounds(offset.as_ref(), limit.as_ref())?;
+                bounds.apply(self.rows(input)?)
+            }
         })
+    }
+
+    /// The rows that pass `cond`.
+    pub(super) fn filter(&self, mut rows: Vec<Row>, cond: &Expr) -> Result<Vec<Row>, SqlError> {
+        let mut error = None;
+        rows.retain(|row| {
+            error.is_none()
+                && passes(cond, &self.ctx(row)).unwrap_or_else(|e| {
+                    error = Some(e);
+                    false
+                })
+        });
+        match error {
+            Some(e) => Err(e),
+            None => Ok(rows),
+        }
+    }
+
+    fn project(&self, rows: Rows, exprs: &[Expr]) -> Result<Vec<Row>, SqlError> {
+        let project = |row: &Row| -> Result<Row, SqlError> {
+            let cx = self.ctx(row);
+            let mut out = Vec::with_capacity(exprs.len());
+            for e in exprs {
+                out.push(e.eval(&cx)?);
+            }
+            Ok(Row::from(out))
+        };
+        let mut out = Vec::with_capacity(rows.len());
+        match &rows {
+            Rows::Versions(v) => {
+                for (_, row) in v {
+                    out.push(project(row)?);
+                }
+            }
+            Rows::Computed(v) => {
+                for row in v {
+                    out.push(project(row)?);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// `items` ordered by ORDER BY `keys`, evaluated over each item's row.
@@ -221,6 +383,14 @@ impl Executor<'_> {
     }
 }
 
+/// A version's row with its tid as one more column.
+pub(super) fn with_tid(row: &Row, tid: Tid) -> Row {
+    let mut values = Vec::with_capacity(row.len() + 1);
+    values.extend_from_slice(row);
+    values.push(Value::Int(tid as i64));
+    Row::from(values)
+}
+
 /// Sorts `items` by ORDER BY keys (`keys_of` finds an item's key values):
 /// NULLs last ascending and first descending unless NULLS FIRST/LAST says
 /// otherwise; a comparison error (incomparable values) is returned.
@@ -268,7 +438,7 @@ pub(crate) fn sort_by_keys<T>(
 }
 
 /// OFFSET and LIMIT as counts (no LIMIT: all rows).
-struct LimitBounds {
+pub(super) struct LimitBounds {
     offset: usize,
     limit: usize,
 }
@@ -276,10 +446,17 @@ struct LimitBounds {
 impl LimitBounds {
     const ALL: LimitBounds = LimitBounds { offset: 0, limit: usize::MAX };
 
-    /// Keeps the rows from `offset` on, at most `limit` of them, in place.
-    fn apply<T>(&self, rows: &mut Vec<T>) {
-        rows.drain(..self.offset.min(rows.len()));
-        rows.truncate(self.limit);
+    /// Keeps the rows from `offset` on, at most `limit` of them.
+    fn apply(&self, rows: Rows) -> Rows {
+        fn cut<T>(mut v: Vec<T>, b: &LimitBounds) -> Vec<T> {
+            v.drain(..b.offset.min(v.len()));
+            v.truncate(b.limit);
+            v
+        }
+        match rows {
+            Rows::Versions(v) => Rows::Versions(cut(v, self)),
+            Rows::Computed(v) => Rows::Computed(cut(v, self)),
+        }
     }
 
     /// How many input rows the Limit takes at most.

@@ -5,6 +5,7 @@ use std::ops::Bound;
 
 use snapscale_storage::Tid;
 
+use super::query::Run;
 use super::Executor;
 use crate::catalog::Row;
 use crate::error::SqlError;
@@ -16,9 +17,18 @@ impl Executor<'_> {
     /// Rows of `scan` visible to the statement snapshot that pass its
     /// filter, with their tids.
     pub(crate) fn scan(&mut self, scan: &ScanNode) -> Result<Vec<(Tid, Row)>, SqlError> {
-        let snapshot = self.xact.statement_snapshot()?;
+        self.ensure_snapshot()?;
+        self.run(&[]).scan(scan)
+    }
+}
+
+impl Run<'_, '_> {
+    /// Rows of `scan` visible to the statement snapshot that pass its
+    /// filter, with their tids.
+    pub(super) fn scan(&self, scan: &ScanNode) -> Result<Vec<(Tid, Row)>, SqlError> {
+        let snapshot = self.ex.snapshot()?;
         let table = &scan.rel.heap.table;
-        let reader = self.xact.session.reader(&snapshot);
+        let reader = self.ex.xact.session.reader(snapshot);
         let tids = match &scan.access {
             Access::Seq => None,
             Access::IndexEq { index, probes } => {

@@ -23,8 +23,11 @@ use crate::stack::StackDepth;
 use crate::types::{int_arith, IntOp, Interval, SqlType, Value};
 
 mod func;
+mod subquery;
+mod walk;
 
 use func::func;
+pub use walk::Rewrite;
 
 /// Arithmetic operators.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -175,6 +178,47 @@ pub enum Expr {
     Agg(usize),
     /// Value of a group key, as the binder writes it (likewise a column).
     GroupKey(usize),
+    /// The k-th argument of the subquery this expression belongs to: a
+    /// value of the enclosing query's row, passed in (PostgreSQL's
+    /// PARAM_EXEC parameter).
+    Outer(usize),
+    /// A subquery used as a value (see [`SubLink`]).
+    SubLink(Box<SubLink>),
+}
+
+/// A subquery used as an expression. Its plan is the statement's subplan
+/// number `plan` (the executor holds them); `args` are evaluated in the
+/// enclosing row's context and are what the subquery's [`Expr::Outer`]
+/// references read. Without arguments the rows are computed once per
+/// statement (PostgreSQL's initplan); with them, once per distinct
+/// argument values of an enclosing row (a correlated subplan).
+#[derive(Clone, PartialEq, Debug)]
+pub struct SubLink {
+    pub kind: SubKind,
+    pub plan: usize,
+    pub args: Vec<Expr>,
+}
+
+/// What a subquery expression asks of its rows.
+#[derive(Clone, PartialEq, Debug)]
+pub enum SubKind {
+    /// `EXISTS (…)`: true if there is a row.
+    Exists,
+    /// `(SELECT x …)`: the one row's value, NULL without a row; 21000 for
+    /// more than one.
+    Scalar,
+    /// `lhs op ANY (…)` (`IN` is `= ANY`): true if the comparison holds for
+    /// some row, NULL if it holds for none but one was NULL.
+    Any { lhs: Expr, op: Cmp, bpchar: bool },
+    /// `lhs op ALL (…)` (`NOT IN` is `<> ALL`).
+    All { lhs: Expr, op: Cmp, bpchar: bool },
+}
+
+/// The rows of subplans, as the executor computes them for the evaluator.
+pub trait Subqueries {
+    /// The first column of every row of subplan `plan` run with `args` as
+    /// its outer values.
+    fn rows(&self, plan: usize, args: &[Value]) -> Result<Arc<[Value]>, SqlError>;
 }
 
 /// One step of a [`Expr::Chain`], applied to the running value.
@@ -213,6 +257,11 @@ pub struct Ctx<'a> {
     /// Who and where the session is, and its settings (`current_user`,
     /// `current_setting()`); `None` in tests.
     pub session: Option<&'a SessionView>,
+    /// The arguments of the subquery being evaluated ([`Expr::Outer`]).
+    pub outer: &'a [Value],
+    /// Where subquery expressions get their rows; `None` where no
+    /// statement runs (tests, defaults evaluated outside a query).
+    pub subqueries: Option<&'a dyn Subqueries>,
 }
 
 /// What the session functions read: the session's user and database, its
@@ -267,6 +316,7 @@ impl Expr {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Column(i) => Ok(cx.row[*i].clone()),
             Expr::Param(i) => Ok(cx.params[*i].clone()),
+            Expr::Outer(i) => Ok(cx.outer[*i].clone()),
             // The planner rewrites both into columns of the Aggregate's rows.
             Expr::Agg(_) | Expr::GroupKey(_) => {
                 Err(SqlError::new(SqlState::INTERNAL_ERROR, "a group reference outside a grouped query"))
@@ -285,9 +335,12 @@ impl Expr {
     /// between arms).
     fn eval_inner(&self, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         match self {
-            Expr::Const(_) | Expr::Column(_) | Expr::Param(_) | Expr::Agg(_) | Expr::GroupKey(_) => {
-                unreachable!("leaves are evaluated by Expr::eval")
-            }
+            Expr::Const(_)
+            | Expr::Column(_)
+            | Expr::Param(_)
+            | Expr::Outer(_)
+            | Expr::Agg(_)
+            | Expr::GroupKey(_) => unreachable!("leaves are evaluated by Expr::eval"),
             Expr::Chain(first, steps) => eval_chain(first, steps, cx),
             Expr::Neg(a, ty) => eval_neg(a, *ty, cx),
             Expr::Compare(a, op, b, bpchar) => eval_compare(a, *op, b, *bpchar, cx),
@@ -299,6 +352,7 @@ impl Expr {
             Expr::Like(a, p, negated) => eval_like(a, p, *negated, cx),
             Expr::Cast(a, ty, explicit) => eval_cast(a, *ty, *explicit, cx),
             Expr::Func(f, args) => eval_func(*f, args, cx),
+            Expr::SubLink(link) => subquery::eval(link, cx),
         }
     }
 
@@ -307,7 +361,14 @@ impl Expr {
     pub fn is_row_free(&self) -> bool {
         match self {
             Expr::Column(_) | Expr::Agg(_) | Expr::GroupKey(_) => false,
-            Expr::Const(_) | Expr::Param(_) => true,
+            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
+            Expr::SubLink(link) => {
+                link.args.iter().all(Expr::is_row_free)
+                    && match &link.kind {
+                        SubKind::Any { lhs, .. } | SubKind::All { lhs, .. } => lhs.is_row_free(),
+                        SubKind::Exists | SubKind::Scalar => true,
+                    }
+            }
             Expr::Chain(first, steps) => {
                 first.is_row_free() && steps.iter().filter_map(Step::operand).all(Expr::is_row_free)
             }
@@ -715,6 +776,8 @@ mod tests {
             db: None,
             snapshot: None,
             session: None,
+            outer: &[],
+            subqueries: None,
         }
     }
 

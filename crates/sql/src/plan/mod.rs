@@ -4,6 +4,7 @@
 //! ([`physical::Statement`]): access paths chosen, and a query as a tree of
 //! operators ([`physical::Node`]) for the executor.
 
+mod join;
 pub mod physical;
 pub mod planner;
 
@@ -95,11 +96,76 @@ pub enum RowLock {
     SkipLocked,
 }
 
+/// A FROM clause item. Its row is its parts' rows side by side, in the
+/// order they are written: a stored table's row is its columns then its
+/// row id (ROW-ID), a subquery's its output columns. Expressions of the
+/// query refer to columns of the whole FROM clause's row.
+#[derive(Debug)]
+pub enum From {
+    /// A stored table.
+    Table(Rel),
+    /// A relation computed when it is read (the `pg_catalog` views).
+    Computed(crate::catalog_views::View),
+    /// A subquery in FROM, with the subplan it refers to outer rows through
+    /// (a LATERAL subquery is not supported, so it never does).
+    Derived(Box<Select>),
+    /// Two items joined; `on` reads the row of both side by side, columns
+    /// numbered as in the whole FROM clause.
+    Join(Box<Join>),
+}
+
+/// A join of two FROM items.
+#[derive(Debug)]
+pub struct Join {
+    pub left: From,
+    pub right: From,
+    pub kind: JoinKind,
+    /// Column numbers of the whole FROM clause's row (like every expression
+    /// of the query); `None` for a cross join.
+    pub on: Option<Expr>,
+}
+
+/// Which rows a join keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    /// Pairs that satisfy the condition.
+    Inner,
+    /// Also each left row without a partner, with NULLs on the right.
+    Left,
+    /// Also each right row without a partner, with NULLs on the left.
+    Right,
+    /// Both.
+    Full,
+}
+
+impl From {
+    /// The width of this item's row.
+    pub fn width(&self) -> usize {
+        match self {
+            From::Table(rel) => rel.entry.columns.len() + 1,
+            From::Computed(view) => view.columns().len(),
+            From::Derived(select) => select.outputs.len(),
+            From::Join(j) => j.left.width() + j.right.width(),
+        }
+    }
+}
+
+/// FOR UPDATE / FOR SHARE: which of the FROM clause's stored tables have
+/// their rows locked (by their offset in the FROM row), and how.
+#[derive(Debug)]
+pub struct Locking {
+    pub how: RowLock,
+    /// The offset of each locked table's columns in the FROM row.
+    pub tables: Vec<usize>,
+}
+
 /// A SELECT.
 #[derive(Debug)]
 pub struct Select {
     /// `None`: no FROM clause, one empty input row.
-    pub from: Option<Scan>,
+    pub from: Option<From>,
+    /// WHERE, over the FROM row.
+    pub filter: Option<Expr>,
     pub grouping: Option<Grouping>,
     pub outputs: Vec<Expr>,
     pub columns: Arc<[Column]>,
@@ -107,7 +173,7 @@ pub struct Select {
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
     /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
-    pub lock: Option<RowLock>,
+    pub lock: Option<Locking>,
 }
 
 /// Where inserted rows come from.

@@ -22,7 +22,8 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::{Aggregate, Column, Projection, Rel, RowLock, SortKey, Utility};
+use super::{Aggregate, Column, JoinKind, Projection, Rel, RowLock, SortKey, Utility};
+use crate::catalog_views::View;
 use crate::expr::Expr;
 use crate::index::Index;
 
@@ -45,6 +46,23 @@ pub struct ScanNode {
     /// Re-checked on every row, whatever the access path found (an index
     /// points at versions, and a tid may have been reused).
     pub filter: Option<Expr>,
+    /// Each row carries its tid as one more column (a join under FOR
+    /// UPDATE: LockRows finds the versions to lock by it).
+    pub with_tid: bool,
+}
+
+/// A table whose rows LockRows locks: where its row and its tid are in
+/// the input row. A single-table query's rows are versions with their tids,
+/// and its target is the whole row, with the table's filter re-checked on
+/// a newer version; a join's targets are parts of its rows, and the join's
+/// conditions are re-checked on the row with the newer version in place.
+#[derive(Debug)]
+pub struct LockTarget {
+    pub rel: Rel,
+    /// Where the table's row starts; `None`: the input rows are versions.
+    pub offset: Option<usize>,
+    /// Re-checked on a newer version of the table's row.
+    pub filter: Option<Expr>,
 }
 
 /// An operator of a query (see the module documentation).
@@ -53,13 +71,49 @@ pub enum Node {
     /// One row with no columns (a SELECT without FROM).
     Result,
     Scan(ScanNode),
-    /// Locks each input row (which carries its tid) in order, following a
-    /// concurrent update to the newest version under READ COMMITTED and
-    /// re-checking `filter` on it, until its parent has enough rows.
+    /// A computed relation's rows (the `pg_catalog` views) that pass
+    /// `filter`.
+    Computed {
+        view: View,
+        filter: Option<Expr>,
+    },
+    /// The input rows that pass `cond`.
+    Filter {
+        input: Box<Node>,
+        cond: Expr,
+    },
+    /// A join that compares every left row with every right row.
+    NestLoop {
+        join: JoinNode,
+    },
+    /// A join that looks each left row's partners up in an index of the
+    /// right table: equality of the index's leading columns with `probes`,
+    /// evaluated over the left row.
+    IndexJoin {
+        left: Box<Node>,
+        right: ScanNode,
+        index: Arc<Index>,
+        probes: Vec<Expr>,
+        kind: JoinKind,
+        /// Over the joined row.
+        cond: Option<Expr>,
+    },
+    /// A join on equal keys: the right rows in a table by `right_keys`,
+    /// probed with each left row's `left_keys`.
+    HashJoin {
+        join: JoinNode,
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+    },
+    /// Locks each input row's versions in order, following a concurrent
+    /// update to the newest version under READ COMMITTED and re-checking
+    /// on it, until its parent has enough rows.
     LockRows {
         input: Box<Node>,
-        rel: Rel,
-        filter: Option<Expr>,
+        targets: Vec<LockTarget>,
+        /// For a join: its conditions, over the row, re-checked when a
+        /// locked part changed.
+        recheck: Option<Expr>,
         how: RowLock,
     },
     /// One row per group: the key values, then the aggregates; groups that
@@ -85,6 +139,20 @@ pub enum Node {
     },
 }
 
+/// The two inputs of a join and what it keeps. A joined row is the left
+/// row then the right row; a left row without a partner in a left or full
+/// join gets NULLs for the right's `right_width` columns, and the reverse.
+#[derive(Debug)]
+pub struct JoinNode {
+    pub left: Box<Node>,
+    pub right: Box<Node>,
+    pub kind: JoinKind,
+    /// Over the joined row.
+    pub cond: Option<Expr>,
+    pub left_width: usize,
+    pub right_width: usize,
+}
+
 /// A query: its operators and its result columns.
 #[derive(Debug)]
 pub struct Query {
@@ -96,7 +164,7 @@ pub struct Query {
 #[derive(Debug)]
 pub enum Source {
     Values(Vec<Vec<Expr>>),
-    Query(Query),
+    Query(Box<Query>),
 }
 
 /// A planned statement.
@@ -123,29 +191,43 @@ pub enum Statement {
 }
 
 impl Node {
-    /// True if this node or one below it reads a table (and so takes the
-    /// statement's snapshot when it runs).
-    pub fn scans(&self) -> bool {
+    /// The operator's name.
+    #[cfg(test)]
+    pub fn name(&self) -> &'static str {
         match self {
-            Node::Result => false,
-            Node::Scan(_) | Node::LockRows { .. } => true,
-            Node::Aggregate { input, .. }
+            Node::Result => "Result",
+            Node::Scan(_) => "Scan",
+            Node::Computed { .. } => "Computed",
+            Node::Filter { .. } => "Filter",
+            Node::NestLoop { .. } => "NestLoop",
+            Node::IndexJoin { .. } => "IndexJoin",
+            Node::HashJoin { .. } => "HashJoin",
+            Node::LockRows { .. } => "LockRows",
+            Node::Aggregate { .. } => "Aggregate",
+            Node::Sort { .. } => "Sort",
+            Node::Project { .. } => "Project",
+            Node::Limit { .. } => "Limit",
+        }
+    }
+
+    /// The operators directly below this one.
+    pub fn inputs(&self) -> Vec<&Node> {
+        match self {
+            Node::Result | Node::Scan(_) | Node::Computed { .. } => Vec::new(),
+            Node::NestLoop { join } | Node::HashJoin { join, .. } => vec![&join.left, &join.right],
+            Node::IndexJoin { left, .. } => vec![left],
+            Node::Filter { input, .. }
+            | Node::LockRows { input, .. }
+            | Node::Aggregate { input, .. }
             | Node::Sort { input, .. }
             | Node::Project { input, .. }
-            | Node::Limit { input, .. } => input.scans(),
+            | Node::Limit { input, .. } => vec![input],
         }
     }
 
     /// True if this node or one below it locks rows (FOR UPDATE/SHARE).
-    fn locks_rows(&self) -> bool {
-        match self {
-            Node::Result | Node::Scan(_) => false,
-            Node::LockRows { .. } => true,
-            Node::Aggregate { input, .. }
-            | Node::Sort { input, .. }
-            | Node::Project { input, .. }
-            | Node::Limit { input, .. } => input.locks_rows(),
-        }
+    pub fn locks_rows(&self) -> bool {
+        matches!(self, Node::LockRows { .. }) || self.inputs().into_iter().any(Node::locks_rows)
     }
 }
 

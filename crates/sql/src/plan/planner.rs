@@ -7,17 +7,32 @@
 
 use std::ops::Bound;
 
-use super::physical::{Access, Node, Query, ScanNode, Source, Statement};
-use super::{Grouping, InsertSource, Plan, Rel, Scan, Select, SortKey};
+use super::join::{inner_join_conditions, locked_tables, width, TidLayout};
+use super::physical::{Access, LockTarget, Node, Query, ScanNode, Source, Statement};
+use super::{From, Grouping, InsertSource, Plan, Rel, Scan, Select, SortKey};
 use crate::error::SqlError;
-use crate::expr::{Cmp, Expr, Step};
+use crate::expr::{Cmp, Expr, Rewrite};
+use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 
-/// Plans a bound statement. `stack` bounds the rewriting of expressions
-/// (their depth is the binder's, which checked the same limit).
-pub fn plan(logical: Plan, stack: StackDepth) -> Result<Statement, SqlError> {
+/// Plans a bound statement and the subqueries its expressions use (the
+/// executor's subplans, by their `SubLink::plan` numbers). `stack` bounds
+/// the rewriting of expressions (their depth is the binder's, which
+/// checked the same limit).
+pub fn plan(
+    logical: Plan,
+    subqueries: Vec<Select>,
+    stack: StackDepth,
+) -> Result<(Statement, Vec<Query>), SqlError> {
     let planner = Planner { stack };
-    Ok(match logical {
+    let subplans = subqueries.into_iter().map(|s| planner.query(s)).collect::<Result<Vec<_>, _>>()?;
+    if subplans.iter().any(|q| q.root.locks_rows()) {
+        return Err(SqlError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            "FOR UPDATE in a subquery is not supported",
+        ));
+    }
+    let statement = match logical {
         Plan::Select(s) => Statement::Query(planner.query(s)?),
         Plan::Insert(i) => Statement::Insert {
             rel: i.rel,
@@ -25,7 +40,7 @@ pub fn plan(logical: Plan, stack: StackDepth) -> Result<Statement, SqlError> {
             defaults: i.defaults,
             source: match i.source {
                 InsertSource::Values(rows) => Source::Values(rows),
-                InsertSource::Query(q) => Source::Query(planner.query(*q)?),
+                InsertSource::Query(q) => Source::Query(Box::new(planner.query(*q)?)),
             },
             returning: i.returning,
         },
@@ -34,24 +49,75 @@ pub fn plan(logical: Plan, stack: StackDepth) -> Result<Statement, SqlError> {
         }
         Plan::Delete(d) => Statement::Delete { scan: scan_node(d.scan), returning: d.returning },
         Plan::Utility(u) => Statement::Utility(u),
-    })
+    };
+    Ok((statement, subplans))
 }
 
-struct Planner {
-    stack: StackDepth,
+pub(super) struct Planner {
+    pub(super) stack: StackDepth,
 }
 
 impl Planner {
-    fn query(&self, s: Select) -> Result<Query, SqlError> {
-        let Select { from, grouping, mut outputs, columns, mut order, limit, offset, lock } = s;
-        // FOR UPDATE locks the scanned relation's rows (the binder allows it
-        // only with a FROM and without grouping).
-        let (mut input, locking) = match from {
-            Some(scan) => {
-                let locking = lock.map(|how| (scan.rel.clone(), scan.filter.clone(), how));
-                (Node::Scan(scan_node(scan)), locking)
+    pub(super) fn query(&self, s: Select) -> Result<Query, SqlError> {
+        let Select { from, filter, grouping, mut outputs, columns, mut order, limit, offset, lock } = s;
+        let mut input = match from {
+            None => match filter {
+                None => Node::Result,
+                Some(cond) => Node::Filter { input: Box::new(Node::Result), cond },
+            },
+            // One table: its scan, and FOR UPDATE locks its versions.
+            Some(From::Table(rel)) => {
+                let lock_filter = lock.as_ref().and(filter.clone());
+                let scan = Node::Scan(scan_node(Scan { rel: rel.clone(), filter }));
+                match lock {
+                    None => scan,
+                    Some(locking) => {
+                        let sorted = sorted(scan, std::mem::take(&mut order));
+                        let target = LockTarget { rel, offset: None, filter: lock_filter };
+                        Node::LockRows {
+                            input: Box::new(sorted),
+                            targets: vec![target],
+                            recheck: None,
+                            how: locking.how,
+                        }
+                    }
+                }
             }
-            None => (Node::Result, None),
+            Some(from) => match lock {
+                None => self.plan_from(from, 0, filter.map(Expr::into_conjuncts).unwrap_or_default(), &[])?,
+                Some(locking) => {
+                    // Each locked table's rows carry their tids: one more
+                    // column after each, so the columns after it move.
+                    let tables = locked_tables(&from, &locking.tables, 0);
+                    let layout =
+                        TidLayout { tables: tables.iter().map(|(o, rel)| (*o, width(rel))).collect() };
+                    let from = self.remap_from(from, &layout)?;
+                    let filter =
+                        filter.map(|f| f.remap_columns(&self.stack, &|i| layout.map(i))).transpose()?;
+                    for e in &mut outputs {
+                        *e = take(e).remap_columns(&self.stack, &|i| layout.map(i))?;
+                    }
+                    for k in &mut order {
+                        k.expr = take(&mut k.expr).remap_columns(&self.stack, &|i| layout.map(i))?;
+                    }
+                    let targets: Vec<LockTarget> = tables
+                        .into_iter()
+                        .map(|(o, rel)| LockTarget { rel, offset: Some(layout.map(o)), filter: None })
+                        .collect();
+                    let with_tids: Vec<usize> = targets.iter().filter_map(|t| t.offset).collect();
+                    let mut recheck = filter.clone().map(Expr::into_conjuncts).unwrap_or_default();
+                    inner_join_conditions(&from, &mut recheck);
+                    let conds = filter.map(Expr::into_conjuncts).unwrap_or_default();
+                    let node = self.plan_from(from, 0, conds, &with_tids)?;
+                    let sorted = sorted(node, std::mem::take(&mut order));
+                    Node::LockRows {
+                        input: Box::new(sorted),
+                        targets,
+                        recheck: Expr::conjunction(recheck),
+                        how: locking.how,
+                    }
+                }
+            },
         };
         if let Some(Grouping { keys, aggs, having }) = grouping {
             // Above the Aggregate, a row is the keys then the aggregates.
@@ -66,9 +132,6 @@ impl Planner {
             input = Node::Aggregate { input: Box::new(input), keys, aggs, having };
         }
         let mut root = sorted(input, order);
-        if let Some((rel, filter, how)) = locking {
-            root = Node::LockRows { input: Box::new(root), rel, filter, how };
-        }
         root = Node::Project { input: Box::new(root), exprs: outputs };
         if limit.is_some() || offset.is_some() {
             root = Node::Limit { input: Box::new(root), offset, limit };
@@ -79,37 +142,12 @@ impl Planner {
     /// Rewrites an expression over groups into one over the Aggregate's
     /// rows: `GroupKey(i)` is column i, `Agg(j)` is column `width + j`.
     fn ungroup(&self, e: Expr, width: usize) -> Result<Expr, SqlError> {
-        self.stack.check()?;
-        let g = |x: Box<Expr>| self.ungroup(*x, width).map(Box::new);
-        let all =
-            |xs: Vec<Expr>| xs.into_iter().map(|x| self.ungroup(x, width)).collect::<Result<Vec<_>, _>>();
-        Ok(match e {
-            Expr::GroupKey(i) => Expr::Column(i),
-            Expr::Agg(j) => Expr::Column(width + j),
-            Expr::Const(_) | Expr::Param(_) | Expr::Column(_) => e,
-            Expr::Chain(first, steps) => Expr::Chain(
-                g(first)?,
-                steps
-                    .into_iter()
-                    .map(|s| {
-                        Ok(match s {
-                            Step::Arith(op, x, ty) => Step::Arith(op, self.ungroup(x, width)?, ty),
-                            Step::Concat(x) => Step::Concat(self.ungroup(x, width)?),
-                            cast @ Step::Cast(..) => cast,
-                        })
-                    })
-                    .collect::<Result<_, SqlError>>()?,
-            ),
-            Expr::Neg(a, ty) => Expr::Neg(g(a)?, ty),
-            Expr::Compare(a, op, b, bp) => Expr::Compare(g(a)?, op, g(b)?, bp),
-            Expr::And(args) => Expr::And(all(args)?),
-            Expr::Or(args) => Expr::Or(all(args)?),
-            Expr::Not(a) => Expr::Not(g(a)?),
-            Expr::IsNull(a, n) => Expr::IsNull(g(a)?, n),
-            Expr::InList(a, l, n) => Expr::InList(g(a)?, all(l)?, n),
-            Expr::Like(a, b, n) => Expr::Like(g(a)?, g(b)?, n),
-            Expr::Cast(a, ty, ex) => Expr::Cast(g(a)?, ty, ex),
-            Expr::Func(f, args) => Expr::Func(f, all(args)?),
+        e.rewrite(&self.stack, &mut |e| {
+            Ok(match e {
+                Expr::GroupKey(i) => Rewrite::Replace(Expr::Column(i)),
+                Expr::Agg(j) => Rewrite::Replace(Expr::Column(width + j)),
+                other => Rewrite::Descend(other),
+            })
         })
     }
 }
@@ -130,13 +168,13 @@ fn sorted(input: Node, keys: Vec<SortKey>) -> Node {
 /// A scan with its access path chosen.
 pub fn scan_node(scan: Scan) -> ScanNode {
     let access = scan.filter.as_ref().map_or(Access::Seq, |f| choose_access(&scan.rel, f));
-    ScanNode { rel: scan.rel, access, filter: scan.filter }
+    ScanNode { rel: scan.rel, access, filter: scan.filter, with_tid: false }
 }
 
 /// Picks an index for `filter`'s conjuncts: equality on all of an index's
 /// columns (or its leading ones, the more the better), else a range on a
 /// first column.
-fn choose_access(rel: &Rel, filter: &Expr) -> Access {
+pub(super) fn choose_access(rel: &Rel, filter: &Expr) -> Access {
     let conjuncts: &[Expr] = match filter {
         Expr::And(args) => args,
         other => std::slice::from_ref(other),
@@ -196,7 +234,7 @@ mod tests {
     use crate::plan::physical::Node;
 
     fn access(sql: &str) -> &'static str {
-        let statement = plan(bound(sql).plan, StackDepth::here(1 << 20)).unwrap();
+        let statement = plan(bound(sql).plan, Vec::new(), StackDepth::here(1 << 20)).unwrap().0;
         let scan = match statement {
             Statement::Query(Query { root, .. }) => {
                 let mut node = root;
@@ -236,23 +274,15 @@ mod tests {
     #[test]
     fn queries_are_trees_of_operators() {
         let shape = |sql: &str| {
-            let Statement::Query(q) = plan(bound(sql).plan, StackDepth::here(1 << 20)).unwrap() else {
+            let Statement::Query(q) = plan(bound(sql).plan, Vec::new(), StackDepth::here(1 << 20)).unwrap().0
+            else {
                 panic!()
             };
             let mut names = Vec::new();
             let mut node = &q.root;
             loop {
-                let (name, next) = match node {
-                    Node::Result => ("Result", None),
-                    Node::Scan(_) => ("Scan", None),
-                    Node::LockRows { input, .. } => ("LockRows", Some(input)),
-                    Node::Aggregate { input, .. } => ("Aggregate", Some(input)),
-                    Node::Sort { input, .. } => ("Sort", Some(input)),
-                    Node::Project { input, .. } => ("Project", Some(input)),
-                    Node::Limit { input, .. } => ("Limit", Some(input)),
-                };
-                names.push(name);
-                match next {
+                names.push(node.name());
+                match node.inputs().first() {
                     Some(n) => node = n,
                     None => break,
                 }

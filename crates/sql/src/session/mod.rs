@@ -356,7 +356,9 @@ impl<G: Gucs> Conn<G> {
                     return Ok(Output::CopyIn { columns: columns.len() });
                 }
                 let in_block = self.block == Block::Open;
-                let out = crate::exec::run(&mut self.xact, &planned.statement, params, in_block).await?;
+                let out =
+                    crate::exec::run(&mut self.xact, &planned.statement, &planned.subplans, params, in_block)
+                        .await?;
                 self.xact.end_statement()?;
                 Ok(out)
             }

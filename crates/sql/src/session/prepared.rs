@@ -10,7 +10,7 @@ use super::{aborted_block, Block, Conn, Gucs};
 use crate::bind::{bind_parsed, BoundStatement};
 use crate::error::SqlError;
 use crate::parse::{Ast, Parsed};
-use crate::plan::physical::Statement;
+use crate::plan::physical::{Query, Statement};
 use crate::plan::{planner, Column, Dep};
 use crate::relcache::Resolver;
 use crate::sqlstate::SqlState;
@@ -53,6 +53,8 @@ pub(crate) enum Kind {
 #[derive(Debug)]
 pub(crate) struct Planned {
     pub(crate) statement: Statement,
+    /// The subqueries its expressions use.
+    pub(crate) subplans: Vec<Query>,
     pub(crate) params: Vec<SqlType>,
     pub(crate) deps: Vec<Dep>,
 }
@@ -185,9 +187,10 @@ impl<G: Gucs> Conn<G> {
     /// Binds and plans.
     fn plan(&mut self, parsed: &Parsed, declared: &[Option<SqlType>]) -> Result<Planned, SqlError> {
         let depth = self.gucs.max_stack_depth();
-        let BoundStatement { plan, params, deps } = bind_parsed(&mut self.xact, parsed, declared, depth)?;
-        let statement = planner::plan(plan, StackDepth::here(depth))?;
-        Ok(Planned { statement, params, deps })
+        let BoundStatement { plan, params, deps, subqueries } =
+            bind_parsed(&mut self.xact, parsed, declared, depth)?;
+        let (statement, subplans) = planner::plan(plan, subqueries, StackDepth::here(depth))?;
+        Ok(Planned { statement, subplans, params, deps })
     }
 
     /// PLAN-FRESH: locks the plan's relations, then accepts invalidations,

@@ -1,0 +1,368 @@
+//! Binding FROM clauses: tables, subqueries and the `pg_catalog` views,
+//! joined (`JOIN … ON`, `USING`, `NATURAL`, inner, left, right, full and
+//! cross; a comma is a cross join), with PostgreSQL's rules for aliases and
+//! for the names a join shows.
+
+use snapscale_lock::LockMode;
+use sqlparser::ast::{self, JoinConstraint, JoinOperator, TableFactor, TableWithJoins};
+
+use super::scope::{Col, Named, Scope};
+use super::*;
+use crate::error::SqlError;
+use crate::expr::{Expr, Func};
+use crate::plan::{From, Join, JoinKind};
+use crate::sqlstate::SqlState;
+use crate::types::SqlType;
+
+/// A bound FROM item: what it computes, its named parts, and the columns
+/// an unqualified name can mean, in `*` order.
+pub(super) struct Item {
+    pub from: From,
+    pub named: Vec<Named>,
+    pub visible: Vec<Col>,
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// Binds a FROM list (`None` if empty), each item at its offset in the
+    /// FROM row; `base` is the query's scope before its FROM items (for
+    /// ON conditions and subqueries). Tables are locked in `mode`.
+    pub(super) fn bind_from(
+        &mut self,
+        list: &[TableWithJoins],
+        base: &Scope<'_>,
+        mode: LockMode,
+    ) -> Result<Option<Item>, SqlError> {
+        let mut acc: Option<Item> = None;
+        for twj in list {
+            let offset = acc.as_ref().map_or(0, |a| a.from.width());
+            let item = self.joined(twj, offset, base, mode)?;
+            acc = Some(match acc {
+                None => item,
+                Some(left) => combine(left, item, JoinKind::Inner, None, Vec::new())?,
+            });
+        }
+        Ok(acc)
+    }
+
+    /// A table with the joins that follow it, left to right.
+    fn joined(
+        &mut self,
+        twj: &TableWithJoins,
+        offset: usize,
+        base: &Scope<'_>,
+        mode: LockMode,
+    ) -> Result<Item, SqlError> {
+        let mut left = self.factor(&twj.relation, offset, base, mode)?;
+        for join in &twj.joins {
+            let (kind, constraint) = match &join.join_operator {
+                JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinKind::Inner, c),
+                JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinKind::Left, c),
+                JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinKind::Right, c),
+                JoinOperator::FullOuter(c) => (JoinKind::Full, c),
+                JoinOperator::CrossJoin(c @ JoinConstraint::None) => (JoinKind::Inner, c),
+                other => {
+                    return Err(not_supported(
+                        format!("join {other:?}").split('(').next().unwrap_or("this join").to_owned(),
+                    ))
+                }
+            };
+            let right = self.factor(&join.relation, offset + left.from.width(), base, mode)?;
+            left = self.join(left, right, kind, constraint, base)?;
+        }
+        Ok(left)
+    }
+
+    /// Two items joined under `constraint`.
+    fn join(
+        &mut self,
+        left: Item,
+        right: Item,
+        kind: JoinKind,
+        constraint: &JoinConstraint,
+        base: &Scope<'_>,
+    ) -> Result<Item, SqlError> {
+        match constraint {
+            JoinConstraint::On(e) => {
+                let mut named = left.named.clone();
+                named.extend(right.named.iter().cloned());
+                let mut visible = left.visible.clone();
+                visible.extend(right.visible.iter().cloned());
+                let scope = base.derived().with_items(named, visible);
+                let saved = self.aggs.take();
+                let t = self.expr(e, &scope);
+                self.aggs = saved;
+                let t = match t {
+                    Err(e) if e.code == SqlState::GROUPING_ERROR => {
+                        return Err(SqlError::new(
+                            SqlState::GROUPING_ERROR,
+                            "aggregate functions are not allowed in JOIN conditions",
+                        ))
+                    }
+                    other => other?,
+                };
+                let on = self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of JOIN/ON")?;
+                combine(left, right, kind, Some(on), Vec::new())
+            }
+            JoinConstraint::Using(names) => {
+                let names = names
+                    .iter()
+                    .map(|n| match n.0.as_slice() {
+                        [part] => {
+                            part.as_ident().map(ident).ok_or_else(|| not_supported("USING (expression)"))
+                        }
+                        _ => Err(SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            format!("syntax error at or near \"{n}\""),
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.merge(left, right, kind, &names)
+            }
+            JoinConstraint::Natural => {
+                let names: Vec<String> = left
+                    .visible
+                    .iter()
+                    .filter(|l| right.visible.iter().any(|r| r.name == l.name))
+                    .map(|l| l.name.clone())
+                    .collect();
+                self.merge(left, right, kind, &names)
+            }
+            JoinConstraint::None if kind == JoinKind::Inner => combine(left, right, kind, None, Vec::new()),
+            JoinConstraint::None => {
+                Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error: an outer join needs ON or USING"))
+            }
+        }
+    }
+
+    /// JOIN … USING (names) and NATURAL JOIN: equality on each named
+    /// column, shown once (the left's, the right's for a right join, their
+    /// COALESCE for a full join), before the other columns.
+    fn merge(&mut self, left: Item, right: Item, kind: JoinKind, names: &[String]) -> Result<Item, SqlError> {
+        let mut merged = Vec::new();
+        let mut conditions = Vec::new();
+        let (mut used_left, mut used_right) = (Vec::new(), Vec::new());
+        for name in names {
+            if merged.iter().any(|c: &Col| c.name == *name) {
+                return Err(SqlError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{name}\" appears more than once in USING clause"),
+                ));
+            }
+            let find = |side: &Item, which: &str| -> Result<usize, SqlError> {
+                let found: Vec<usize> = side
+                    .visible
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.name == *name)
+                    .map(|(i, _)| i)
+                    .collect();
+                match found.as_slice() {
+                    [i] => Ok(*i),
+                    [] => Err(SqlError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{name}\" specified in USING clause does not exist in {which} table"
+                        ),
+                    )),
+                    _ => Err(SqlError::new(
+                        SqlState::AMBIGUOUS_COLUMN,
+                        format!("common column name \"{name}\" appears more than once in {which} table"),
+                    )),
+                }
+            };
+            let (li, ri) = (find(&left, "left")?, find(&right, "right")?);
+            used_left.push(li);
+            used_right.push(ri);
+            let (l, r) = (left.visible[li].clone(), right.visible[ri].clone());
+            let ty = super::expr::common_type([Some(l.ty), Some(r.ty)].into_iter(), "JOIN/USING")?;
+            let typed = |c: &Col| Typed { e: c.expr.clone(), ty: Some(c.ty) };
+            conditions.push(self.compare_typed(typed(&l), crate::expr::Cmp::Eq, typed(&r))?);
+            let expr = match kind {
+                JoinKind::Inner | JoinKind::Left => l.expr.clone(),
+                JoinKind::Right => r.expr.clone(),
+                JoinKind::Full => {
+                    let a = self.coerce(typed(&l), ty, Coercion::Implicit, "JOIN/USING")?;
+                    let b = self.coerce(typed(&r), ty, Coercion::Implicit, "JOIN/USING")?;
+                    Expr::Func(Func::Coalesce, vec![a, b])
+                }
+            };
+            let ty = if kind == JoinKind::Full {
+                ty
+            } else if kind == JoinKind::Right {
+                r.ty
+            } else {
+                l.ty
+            };
+            merged.push(Col { name: name.clone(), expr, ty });
+        }
+        let on = Expr::conjunction(conditions);
+        let mut visible = merged;
+        visible.extend(
+            left.visible.iter().enumerate().filter(|(i, _)| !used_left.contains(i)).map(|(_, c)| c.clone()),
+        );
+        visible.extend(
+            right.visible.iter().enumerate().filter(|(i, _)| !used_right.contains(i)).map(|(_, c)| c.clone()),
+        );
+        combine(left, right, kind, on, visible)
+    }
+
+    /// One FROM item: a table (or a `pg_catalog` view), a subquery, or a
+    /// parenthesised join, at `offset` in the FROM row.
+    fn factor(
+        &mut self,
+        t: &TableFactor,
+        offset: usize,
+        base: &Scope<'_>,
+        mode: LockMode,
+    ) -> Result<Item, SqlError> {
+        match t {
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                with_hints,
+                version: None,
+                partitions,
+                sample: None,
+                ..
+            } if with_hints.is_empty() && partitions.is_empty() => {
+                let default_alias = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+                if let Some(view) = crate::catalog_views::View::named(name)? {
+                    let alias_name = alias.as_ref().map_or(default_alias, |a| ident(&a.name));
+                    let columns = view
+                        .columns()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| Col {
+                            name: c.name.to_owned(),
+                            expr: Expr::Column(offset + i),
+                            ty: c.ty,
+                        })
+                        .collect();
+                    let named = rename(
+                        Named { alias: alias_name, columns, table: None, nullable: false },
+                        alias.as_ref(),
+                    )?;
+                    return Ok(Item {
+                        visible: named.columns.clone(),
+                        named: vec![named],
+                        from: From::Computed(view),
+                    });
+                }
+                let rel = self.rel(name, mode)?;
+                let alias_name = match alias {
+                    Some(a) => ident(&a.name),
+                    None => relation_name(name)?,
+                };
+                let named = rename(Named::table(&alias_name, &rel, offset), alias.as_ref())?;
+                Ok(Item { visible: named.columns.clone(), named: vec![named], from: From::Table(rel) })
+            }
+            TableFactor::Derived { lateral, subquery, alias, sample: None } => {
+                if *lateral {
+                    return Err(not_supported("LATERAL"));
+                }
+                let Some(alias) = alias else {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "subquery in FROM must have an alias")
+                        .with_hint("For example, FROM (SELECT ...) [AS] foo."));
+                };
+                let scope = base.derived();
+                let select = self.query_scoped(subquery, &scope)?;
+                let columns = select
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| Col { name: c.name.clone(), expr: Expr::Column(offset + i), ty: c.ty })
+                    .collect();
+                let named = rename(
+                    Named { alias: ident(&alias.name), columns, table: None, nullable: false },
+                    Some(alias),
+                )?;
+                Ok(Item {
+                    visible: named.columns.clone(),
+                    named: vec![named],
+                    from: From::Derived(Box::new(select)),
+                })
+            }
+            TableFactor::NestedJoin { table_with_joins, alias } => {
+                let item = self.joined(table_with_joins, offset, base, mode)?;
+                match alias {
+                    None => Ok(item),
+                    // An aliased join hides the names inside it.
+                    Some(a) => {
+                        let named = Named {
+                            alias: ident(&a.name),
+                            columns: item.visible,
+                            table: None,
+                            nullable: false,
+                        };
+                        let named = rename(named, Some(a))?;
+                        Ok(Item { visible: named.columns.clone(), named: vec![named], from: item.from })
+                    }
+                }
+            }
+            TableFactor::Table { args: Some(_), .. }
+            | TableFactor::Function { .. }
+            | TableFactor::TableFunction { .. } => Err(not_supported("functions in FROM")),
+            _ => Err(not_supported("this kind of FROM item")),
+        }
+    }
+}
+
+/// `alias (a, b, …)` renames the first columns.
+fn rename(mut named: Named, alias: Option<&ast::TableAlias>) -> Result<Named, SqlError> {
+    let Some(alias) = alias else { return Ok(named) };
+    if alias.columns.len() > named.columns.len() {
+        return Err(SqlError::new(
+            SqlState::INVALID_COLUMN_REFERENCE,
+            format!(
+                "table \"{}\" has {} columns available but {} columns specified",
+                named.alias,
+                named.columns.len(),
+                alias.columns.len()
+            ),
+        ));
+    }
+    for (c, a) in named.columns.iter_mut().zip(&alias.columns) {
+        c.name = ident(&a.name);
+    }
+    Ok(named)
+}
+
+/// The join of two bound items: names of both (an alias may appear only
+/// once), the outer side's marked nullable, `visible` (empty: both sides'
+/// columns, left then right).
+fn combine(
+    left: Item,
+    right: Item,
+    kind: JoinKind,
+    on: Option<Expr>,
+    visible: Vec<Col>,
+) -> Result<Item, SqlError> {
+    for r in &right.named {
+        if left.named.iter().any(|l| l.alias == r.alias) {
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_ALIAS,
+                format!("table name \"{}\" specified more than once", r.alias),
+            ));
+        }
+    }
+    let visible = if visible.is_empty() {
+        let mut v = left.visible;
+        v.extend(right.visible);
+        v
+    } else {
+        visible
+    };
+    let mut named = left.named;
+    let nullable_left = matches!(kind, JoinKind::Right | JoinKind::Full);
+    let nullable_right = matches!(kind, JoinKind::Left | JoinKind::Full);
+    for n in &mut named {
+        n.nullable |= nullable_left;
+    }
+    named.extend(right.named.into_iter().map(|mut n| {
+        n.nullable |= nullable_right;
+        n
+    }));
+    let from = From::Join(Box::new(Join { left: left.from, right: right.from, kind, on }));
+    Ok(Item { from, named, visible })
+}

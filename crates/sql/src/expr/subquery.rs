@@ -1,0 +1,65 @@
+//! Subquery expressions: EXISTS, scalar subqueries, and the quantified
+//! comparisons `op ANY` / `op ALL` (which IN and NOT IN are), with SQL's
+//! three-valued logic over the subquery's rows.
+
+use super::*;
+
+pub(super) fn eval(link: &SubLink, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let Some(subqueries) = cx.subqueries else {
+        return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "a subquery is not allowed here"));
+    };
+    let mut args = Vec::with_capacity(link.args.len());
+    for a in &link.args {
+        args.push(a.eval(cx)?);
+    }
+    match &link.kind {
+        SubKind::Exists => Ok(Value::Bool(!subqueries.rows(link.plan, &args)?.is_empty())),
+        SubKind::Scalar => {
+            let rows = subqueries.rows(link.plan, &args)?;
+            match &rows[..] {
+                [] => Ok(Value::Null),
+                [v] => Ok(v.clone()),
+                _ => Err(SqlError::new(
+                    SqlState::CARDINALITY_VIOLATION,
+                    "more than one row returned by a subquery used as an expression",
+                )),
+            }
+        }
+        SubKind::Any { lhs, op, bpchar } => quantified(lhs, *op, *bpchar, true, link, &args, cx),
+        SubKind::All { lhs, op, bpchar } => quantified(lhs, *op, *bpchar, false, link, &args, cx),
+    }
+}
+
+/// `lhs op ANY (rows)` (`any`) or `lhs op ALL (rows)`: ANY is true if some
+/// comparison is true, ALL false if some is false; otherwise NULL if some
+/// comparison was NULL, else the empty case (false for ANY, true for ALL).
+fn quantified(
+    lhs: &Expr,
+    op: Cmp,
+    bpchar: bool,
+    any: bool,
+    link: &SubLink,
+    args: &[Value],
+    cx: &Ctx<'_>,
+) -> Result<Value, SqlError> {
+    let subqueries = cx.subqueries.expect("checked by eval");
+    let rows = subqueries.rows(link.plan, args)?;
+    if rows.is_empty() {
+        return Ok(Value::Bool(!any));
+    }
+    let left = lhs.eval(cx)?;
+    if matches!(left, Value::Null) {
+        return Ok(Value::Null);
+    }
+    let mut unknown = false;
+    for right in rows.iter() {
+        if matches!(right, Value::Null) {
+            unknown = true;
+            continue;
+        }
+        if op.holds(compare(&left, right, bpchar)?) == any {
+            return Ok(Value::Bool(any));
+        }
+    }
+    Ok(if unknown { Value::Null } else { Value::Bool(!any) })
+}
