@@ -52,7 +52,15 @@ fn type_size(ty: SqlType) -> i16 {
         SqlType::Int4 | SqlType::Date => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Interval => 16,
-        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => -1,
+        SqlType::Char1 => 1,
+        SqlType::Oid | SqlType::Reg(_) => 4,
+        SqlType::Name => 64,
+        SqlType::Text
+        | SqlType::Varchar(_)
+        | SqlType::Char(_)
+        | SqlType::Array(_)
+        | SqlType::Int2Vector
+        | SqlType::OidVector => -1,
     }
 }
 
@@ -90,7 +98,7 @@ pub fn data_row(columns: &[Column], binary: &[bool], row: &[Value]) -> PgWireBac
         let bytes = if binary.get(i).copied().unwrap_or(false) {
             encode_binary(columns[i].ty, v)
         } else {
-            v.to_text().map(String::into_bytes)
+            v.to_text_as(columns[i].ty).map(String::into_bytes)
         };
         match bytes {
             None => data.put_i32(-1),
@@ -141,12 +149,12 @@ pub fn declared_type(oid: u32) -> Result<Option<SqlType>, SqlError> {
         1186 => SqlType::Interval,
         // unknown: infer from context.
         705 => return Ok(None),
-        other => {
-            return Err(SqlError::new(
+        other => SqlType::from_oid(other).ok_or_else(|| {
+            SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
                 format!("parameter type oid {other} is not supported"),
-            ))
-        }
+            )
+        })?,
     }))
 }
 

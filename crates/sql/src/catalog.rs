@@ -48,6 +48,9 @@ pub struct IndexDef {
     pub columns: Vec<usize>,
     pub unique: bool,
     pub primary: bool,
+    /// The index of a PRIMARY KEY or UNIQUE constraint (pg_constraint
+    /// shows those), not one made by CREATE INDEX.
+    pub constraint: bool,
 }
 
 /// One catalog row: a relation's whole definition.

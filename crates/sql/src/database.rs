@@ -82,6 +82,9 @@ pub struct Database {
     pub(crate) recovery: Option<Arc<Progress>>,
     next_backend: AtomicU64,
     faults: Faults,
+    /// When this server started (`pg_postmaster_start_time()`), in
+    /// microseconds since 2000-01-01 UTC.
+    started_at: i64,
 }
 
 /// A client connection's place in the database: a proc-array slot, held
@@ -154,6 +157,7 @@ impl Database {
             system_id: 0,
             recovery: None,
             faults: Faults::default(),
+            started_at: crate::types::now_micros(),
             engine,
         }
     }
@@ -172,6 +176,11 @@ impl Database {
     pub(crate) fn new_backend_id(&self) -> u64 {
         // Relaxed: only uniqueness matters.
         self.next_backend.fetch_add(1, Relaxed)
+    }
+
+    /// When the server started, in microseconds since 2000-01-01 UTC.
+    pub(crate) fn started_at(&self) -> i64 {
+        self.started_at
     }
 
     /// True on a standby (PostgreSQL's `pg_is_in_recovery()`).

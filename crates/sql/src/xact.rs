@@ -123,13 +123,7 @@ pub struct Xact {
     pub(crate) sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
 }
 
-/// PostgreSQL's epoch (2000-01-01) in Unix seconds.
-const PG_EPOCH: i64 = 946_684_800;
-
-pub(crate) fn now_micros() -> i64 {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    d.as_micros() as i64 - PG_EPOCH * 1_000_000
-}
+pub(crate) use crate::types::now_micros;
 
 impl Xact {
     /// The transaction manager of a new connection's backend; it joins the

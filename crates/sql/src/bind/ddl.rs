@@ -34,6 +34,9 @@ impl<R: Resolver> Binder<'_, R> {
                 Some(t) => t,
                 None => data_type(&col.data_type)?,
             };
+            if !ty.storable() {
+                return Err(not_supported(format!("a column of type {}", ty.name())));
+            }
             let mut not_null = serial.is_some();
             let mut default = match serial {
                 Some(_) => Some(self.serial(&name, &cname, ty, &[], &mut serials)?),
@@ -128,7 +131,13 @@ impl<R: Resolver> Binder<'_, R> {
                 positions.push(p);
             }
             let index_name = index_name(&name, &names, primary, unique);
-            new_indexes.push(NewIndex { name: index_name, columns: positions, unique, primary });
+            new_indexes.push(NewIndex {
+                name: index_name,
+                columns: positions,
+                unique,
+                primary,
+                constraint: true,
+            });
         }
         Ok(Plan::Utility(Utility::CreateTable(CreateTable {
             name,
@@ -205,7 +214,7 @@ impl<R: Resolver> Binder<'_, R> {
         let name = given.map(ident).unwrap_or_else(|| index_name(&rel.entry.name, &names, primary, true));
         Ok(Plan::Utility(Utility::AddIndex {
             rel,
-            index: NewIndex { name, columns, unique: true, primary },
+            index: NewIndex { name, columns, unique: true, primary, constraint: true },
             if_not_exists: false,
             tag: "ALTER TABLE",
         }))
@@ -224,7 +233,7 @@ impl<R: Resolver> Binder<'_, R> {
         };
         Ok(Plan::Utility(Utility::AddIndex {
             rel,
-            index: NewIndex { name, columns, unique: c.unique, primary: false },
+            index: NewIndex { name, columns, unique: c.unique, primary: false, constraint: false },
             if_not_exists: c.if_not_exists,
             tag: "CREATE INDEX",
         }))
@@ -389,9 +398,40 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
             let _ = ExactNumberInfo::None;
             return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "type numeric is not supported yet"));
         }
+        DataType::Regclass => SqlType::Reg(crate::types::Reg::Class),
+        DataType::Array(
+            ast::ArrayElemTypeDef::SquareBracket(inner, _) | ast::ArrayElemTypeDef::AngleBracket(inner),
+        ) => {
+            let elem = data_type(inner)?;
+            SqlType::Array(
+                crate::types::Elem::of(elem)
+                    .ok_or_else(|| not_supported(format!("arrays of {}", elem.name())))?,
+            )
+        }
         DataType::Custom(name, _) => {
-            let n = name.to_string().to_lowercase();
-            SqlType::from_name(&n, None)?
+            // pg_catalog.int4 is int4; a quoted "char" keeps its quotes.
+            let parts: Vec<String> = name
+                .0
+                .iter()
+                .filter_map(|p| p.as_ident())
+                .map(|i| {
+                    if i.quote_style.is_some() && i.value == "char" {
+                        "\"char\"".to_owned()
+                    } else {
+                        i.value.to_lowercase()
+                    }
+                })
+                .collect();
+            match parts.as_slice() {
+                [n] => SqlType::from_name(n, None)?,
+                [schema, n] if schema == "pg_catalog" => SqlType::from_name(n, None)?,
+                _ => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("type \"{name}\" does not exist"),
+                    ))
+                }
+            }
         }
         other => {
             return Err(SqlError::new(

@@ -81,6 +81,9 @@ impl<R: Resolver> Binder<'_, R> {
                 self.quantified(left, compare_op, right, false, scope)
             }
             E::AllOp { left, compare_op, right } => self.quantified(left, compare_op, right, true, scope),
+            E::Array(a) => self.array(a, scope),
+            E::CompoundFieldAccess { root, access_chain } => self.subscript(root, access_chain, scope),
+            E::Collate { expr, collation } => self.collate(expr, collation, scope),
             other => Err(unsupported_expression(other)),
         }
     }
@@ -399,6 +402,7 @@ impl<R: Resolver> Binder<'_, R> {
         match cmp {
             Some(c) => self.comparison(l, c, r, scope),
             None if is_chain_operator(op) => self.chain(l, op, r, scope),
+            None if super::array::regex_operator(op).is_some() => self.regex(l, op, r, scope),
             None => Err(unsupported_operator(op)),
         }
     }
@@ -535,6 +539,11 @@ impl<R: Resolver> Binder<'_, R> {
     ) -> Result<Expr, SqlError> {
         let Some(from) = t.ty else {
             return Ok(match t.e {
+                // A name of a catalog object is looked up when the
+                // statement runs, with its snapshot.
+                e @ Expr::Const(Value::Text(_)) if matches!(target, SqlType::Reg(_)) => {
+                    Expr::Cast(Box::new(e), target, true)
+                }
                 Expr::Const(Value::Text(s)) => Expr::Const(Value::parse(target, &s)?),
                 Expr::Param(i) => {
                     self.params[i] = Some(target);
@@ -546,19 +555,16 @@ impl<R: Resolver> Binder<'_, R> {
         if from == target {
             return Ok(t.e);
         }
-        let family = |ty: SqlType| match ty {
-            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => 0,
-            SqlType::Float8 => 1,
-            SqlType::Bool => 2,
-            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => 3,
-            SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz => 4,
-            SqlType::Interval => 5,
-        };
         let allowed = match (family(from), family(target), how) {
-            (a, b, _) if a == b => true,
-            (0, 1, _) => true,
-            (1, 0, Coercion::Assignment | Coercion::Explicit) => true,
-            (_, 3, Coercion::Assignment | Coercion::Explicit) => true,
+            (a, b, _) if a == b && a != Family::Array => true,
+            (Family::Array, Family::Array, _) => {
+                let (a, b) = (from.elem().expect("an array"), target.elem().expect("an array"));
+                family(a) == family(b) || how == Coercion::Explicit
+            }
+            (Family::Integer, Family::Float | Family::Oid, _) => true,
+            (Family::Oid, Family::Integer, _) => true,
+            (Family::Float, Family::Integer, Coercion::Assignment | Coercion::Explicit) => true,
+            (_, Family::String, Coercion::Assignment | Coercion::Explicit) => true,
             (_, _, Coercion::Explicit) => true,
             _ => false,
         };
@@ -574,14 +580,21 @@ impl<R: Resolver> Binder<'_, R> {
                 message,
             ));
         }
+        // Objects are named as the statement's snapshot sees them.
+        if matches!(target, SqlType::Reg(_)) || matches!(from, SqlType::Reg(_)) {
+            return Ok(Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit));
+        }
         // Fold constants now so that range and length errors surface early.
         if let Expr::Const(v) = &t.e {
             return Ok(Expr::Const(cast(v.clone(), target, how == Coercion::Explicit)?));
         }
         // Widening an integer, or reading varchar/char as text, needs no
         // run-time conversion.
-        let widening = family(from) == 0 && family(target) == 0 && rank(from) <= rank(target);
-        let as_text = matches!(from, SqlType::Varchar(_) | SqlType::Char(_)) && target == SqlType::Text;
+        let widening = family(from) == Family::Integer
+            && family(target) == Family::Integer
+            && rank(from) <= rank(target);
+        let as_text =
+            matches!(from, SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) && target == SqlType::Text;
         let needs_cast = !widening && !as_text;
         Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
     }
@@ -615,9 +628,11 @@ pub(super) fn common_type(
 fn wider(a: SqlType, b: SqlType) -> Option<SqlType> {
     use SqlType::*;
     let int = |t| matches!(t, Int2 | Int4 | Int8);
-    let string = |t| matches!(t, Text | Varchar(_) | Char(_));
+    let string = |t| matches!(t, Text | Varchar(_) | Char(_) | Name | Char1);
+    let oid = |t| matches!(t, Oid | Reg(_));
     Some(match (a, b) {
         _ if a == b => a,
+        _ if oid(a) && (oid(b) || int(b)) || oid(b) && int(a) => Oid,
         _ if int(a) && int(b) => {
             if rank(a) >= rank(b) {
                 a
@@ -642,9 +657,42 @@ pub(super) fn rank(t: SqlType) -> u8 {
 }
 
 pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
-    let num = |t: SqlType| matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Float8);
-    let text = |t: SqlType| matches!(t, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_));
-    (num(a) && num(b)) || (text(a) && text(b)) || datetime(a) && datetime(b) || a == b
+    let num = |t: SqlType| matches!(family(t), Family::Integer | Family::Float | Family::Oid);
+    match (family(a), family(b)) {
+        (Family::Array, Family::Array) => comparable(a.elem().expect("array"), b.elem().expect("array")),
+        (x, y) if x == y => true,
+        _ => num(a) && num(b),
+    }
+}
+
+/// Type categories: casts within one are implicit (mostly), and values of
+/// one compare with each other.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Family {
+    Integer,
+    Float,
+    Bool,
+    String,
+    DateTime,
+    Interval,
+    /// oid and the oid alias types.
+    Oid,
+    Array,
+}
+
+pub(super) fn family(ty: SqlType) -> Family {
+    match ty {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => Family::Integer,
+        SqlType::Float8 => Family::Float,
+        SqlType::Bool => Family::Bool,
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1 => {
+            Family::String
+        }
+        SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz => Family::DateTime,
+        SqlType::Interval => Family::Interval,
+        SqlType::Oid | SqlType::Reg(_) => Family::Oid,
+        SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector => Family::Array,
+    }
 }
 
 fn datetime(t: SqlType) -> bool {

@@ -10,7 +10,7 @@ use super::scope::{Col, Named, Scope};
 use super::*;
 use crate::error::SqlError;
 use crate::expr::{Expr, Func};
-use crate::plan::{From, Join, JoinKind};
+use crate::plan::{From, Join, JoinKind, Srf};
 use crate::sqlstate::SqlState;
 use crate::types::SqlType;
 
@@ -300,11 +300,74 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                 }
             }
-            TableFactor::Table { args: Some(_), .. }
-            | TableFactor::Function { .. }
-            | TableFactor::TableFunction { .. } => Err(not_supported("functions in FROM")),
+            TableFactor::Table { name, alias, args: Some(args), .. } => {
+                self.function_scan(name, alias.as_ref(), &args.args, offset, base)
+            }
+            TableFactor::UNNEST {
+                alias, array_exprs, with_offset: false, with_ordinality: false, ..
+            } => {
+                let args: Vec<ast::FunctionArg> = array_exprs
+                    .iter()
+                    .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                    .collect();
+                let name = ast::ObjectName::from(vec![ast::Ident::new("unnest")]);
+                self.function_scan(&name, alias.as_ref(), &args, offset, base)
+            }
+            TableFactor::Function { .. } | TableFactor::TableFunction { .. } => {
+                Err(not_supported("this function in FROM"))
+            }
             _ => Err(not_supported("this kind of FROM item")),
         }
+    }
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// A set-returning function in FROM: `generate_series` over integers,
+    /// `unnest` of an array.
+    fn function_scan(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        args: &[ast::FunctionArg],
+        offset: usize,
+        base: &Scope<'_>,
+    ) -> Result<Item, SqlError> {
+        let fname = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+        let scope = base.derived();
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
+                return Err(not_supported(format!("argument {a}")));
+            };
+            bound.push(self.expr(e, &scope)?);
+        }
+        let (func, args, ty) = match (fname.as_str(), bound.len()) {
+            ("generate_series", 2 | 3) => {
+                let args = bound
+                    .into_iter()
+                    .map(|t| self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of generate_series"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (Srf::GenerateSeries, args, SqlType::Int8)
+            }
+            ("unnest", 1) => {
+                let t = bound.pop().expect("one argument");
+                let Some(elem) = t.ty.and_then(SqlType::elem) else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function unnest({}) does not exist", t.ty.map_or("unknown", SqlType::name)),
+                    ));
+                };
+                (Srf::Unnest, vec![t.e], elem)
+            }
+            _ => return Err(not_supported(format!("function {fname} in FROM"))),
+        };
+        // A function of one column names it after the alias, else after
+        // itself, as PostgreSQL does.
+        let alias_name = alias.map_or_else(|| fname.clone(), |a| ident(&a.name));
+        let col = Col { name: alias_name.clone(), expr: Expr::Column(offset), ty };
+        let named =
+            rename(Named { alias: alias_name, columns: vec![col], table: None, nullable: false }, alias)?;
+        Ok(Item { visible: named.columns.clone(), named: vec![named], from: From::Function { func, args } })
     }
 }
 

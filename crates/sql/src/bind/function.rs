@@ -32,7 +32,8 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 (star, args, list.duplicate_treatment.is_some_and(|d| d == ast::DuplicateTreatment::Distinct))
             }
-            FunctionArguments::Subquery(_) => return Err(not_supported("subqueries")),
+            FunctionArguments::Subquery(q) if name == "array" => return self.array_subquery(q, scope),
+            FunctionArguments::Subquery(_) => return Err(not_supported("subqueries as function arguments")),
         };
         let agg = match name.as_str() {
             "count" if star => Some(AggFunc::CountStar),
@@ -41,6 +42,10 @@ impl<R: Resolver> Binder<'_, R> {
             "min" => Some(AggFunc::Min),
             "max" => Some(AggFunc::Max),
             "avg" => Some(AggFunc::Avg),
+            "string_agg" => Some(AggFunc::StringAgg),
+            "array_agg" => Some(AggFunc::ArrayAgg),
+            "bool_and" | "every" => Some(AggFunc::BoolAnd),
+            "bool_or" => Some(AggFunc::BoolOr),
             _ => None,
         };
         if let Some(func) = agg {
@@ -53,6 +58,25 @@ impl<R: Resolver> Binder<'_, R> {
                     "aggregate functions are not allowed here",
                 ));
             }
+            let (args, delimiter) = match (func, args.as_slice()) {
+                (AggFunc::StringAgg, [a, d]) => (vec![*a], Some(*d)),
+                (AggFunc::StringAgg, _) => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function string_agg with {} arguments does not exist", args.len()),
+                    ))
+                }
+                _ => (args, None),
+            };
+            let delimiter = match delimiter {
+                Some(d) => {
+                    let saved = self.aggs.take();
+                    let t = self.expr(d, scope);
+                    self.aggs = saved;
+                    Some(self.coerce(t?, SqlType::Text, Coercion::Implicit, "argument of string_agg")?)
+                }
+                None => None,
+            };
             let arg = match (func, args.as_slice()) {
                 (AggFunc::CountStar, []) => None,
                 (_, [a]) => {
@@ -88,6 +112,12 @@ impl<R: Resolver> Binder<'_, R> {
                     Some(SqlType::Float8 | SqlType::Int2 | SqlType::Int4 | SqlType::Int8),
                 ) => SqlType::Float8,
                 (AggFunc::Min | AggFunc::Max, Some(t)) => t,
+                (AggFunc::StringAgg, Some(_)) => SqlType::Text,
+                (AggFunc::ArrayAgg, Some(t)) => SqlType::Array(
+                    crate::types::Elem::of(t)
+                        .ok_or_else(|| not_supported(format!("arrays of {}", t.name())))?,
+                ),
+                (AggFunc::BoolAnd | AggFunc::BoolOr, Some(SqlType::Bool)) => SqlType::Bool,
                 (_, t) => {
                     return Err(SqlError::new(
                         SqlState::UNDEFINED_FUNCTION,
@@ -96,17 +126,21 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             };
             let arg = match arg {
+                Some(t) if func == AggFunc::StringAgg => {
+                    Some(self.coerce(t, SqlType::Text, Coercion::Implicit, "argument of string_agg")?)
+                }
                 Some(t) => Some(self.settle(t)?),
                 None => None,
             };
             let aggs = self.aggs.as_mut().expect("checked above");
-            let slot = match aggs.iter().position(|a| a.func == func && a.arg == arg) {
-                Some(i) => i,
-                None => {
-                    aggs.push(Aggregate { func, arg, ty });
-                    aggs.len() - 1
-                }
-            };
+            let slot =
+                match aggs.iter().position(|a| a.func == func && a.arg == arg && a.delimiter == delimiter) {
+                    Some(i) => i,
+                    None => {
+                        aggs.push(Aggregate { func, arg, delimiter, ty });
+                        aggs.len() - 1
+                    }
+                };
             return Ok(Typed { e: Expr::Agg(slot), ty: Some(ty) });
         }
         if let Some(t) = self.sequence_function(&name, &args, scope)? {
@@ -243,6 +277,9 @@ impl<R: Resolver> Binder<'_, R> {
                 Typed { e: Expr::Func(Func::Substring, args), ty: Some(SqlType::Text) }
             }
             _ => {
+                if let Some(t) = self.builtin(&name, &mut bound)? {
+                    return Ok(t);
+                }
                 return Err(SqlError::new(
                     SqlState::UNDEFINED_FUNCTION,
                     format!(
@@ -253,7 +290,7 @@ impl<R: Resolver> Binder<'_, R> {
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                ))
+                ));
             }
         })
     }

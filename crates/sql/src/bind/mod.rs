@@ -8,6 +8,8 @@
 //! `ddl` the DDL; this module holds the binder itself and the statements'
 //! dispatch.
 
+mod array;
+mod builtins;
 mod ddl;
 mod dml;
 mod expr;
@@ -16,6 +18,7 @@ mod function;
 mod query;
 mod scope;
 mod sequence;
+mod setop;
 mod subquery;
 
 pub use ddl::data_type;
@@ -414,6 +417,7 @@ pub(crate) mod tests {
                 columns: vec![0],
                 unique: true,
                 primary: true,
+                constraint: true,
             }],
             sequence: None,
         };

@@ -28,17 +28,21 @@ impl<R: Resolver> Binder<'_, R> {
         if q.fetch.is_some() {
             return Err(not_supported("FETCH FIRST"));
         }
-        let select = match q.body.as_ref() {
-            SetExpr::Select(s) => s,
-            SetExpr::Query(inner)
-                if q.order_by.is_none() && q.limit_clause.is_none() && q.locks.is_empty() =>
-            {
-                return self.query_scoped(inner, base);
-            }
-            SetExpr::Values(_) => return Err(not_supported("VALUES as a query")),
-            SetExpr::SetOperation { op, .. } => return Err(not_supported(op.to_string().to_uppercase())),
-            _ => return Err(not_supported("this kind of query")),
-        };
+        let tail = Tail { order_by: q.order_by.as_ref(), limit: q.limit_clause.as_ref(), locks: &q.locks };
+        match q.body.as_ref() {
+            SetExpr::Select(s) => self.select(s, tail, base),
+            SetExpr::Query(inner) if tail.is_empty() => self.query_scoped(inner, base),
+            body => self.compound(body, tail, base),
+        }
+    }
+
+    /// Binds one SELECT, with the ORDER BY, LIMIT and locking that follow it.
+    pub(super) fn select(
+        &mut self,
+        select: &ast::Select,
+        tail: Tail<'_>,
+        base: &Scope<'_>,
+    ) -> Result<Select, SqlError> {
         let distinct = match &select.distinct {
             None | Some(ast::Distinct::All) => false,
             Some(ast::Distinct::Distinct) => true,
@@ -47,7 +51,7 @@ impl<R: Resolver> Binder<'_, R> {
         if select.into.is_some() {
             return Err(not_supported("SELECT INTO"));
         }
-        let lock = !q.locks.is_empty();
+        let lock = !tail.locks.is_empty();
         // Aggregates are allowed in the select list, HAVING and ORDER BY,
         // not in FROM (a subquery there has its own).
         let outer_aggs = self.aggs.take();
@@ -57,7 +61,7 @@ impl<R: Resolver> Binder<'_, R> {
             Some(item) => (Some(item.from), base.derived().with_items(item.named, item.visible)),
             None => (None, base.derived()),
         };
-        let locking = if lock { Some(self.locking(&q.locks, &scope)?) } else { None };
+        let locking = if lock { Some(self.locking(tail.locks, &scope)?) } else { None };
         let (mut outputs, columns) = self.projection(&select.projection, &scope)?;
         // Subqueries bound below have select lists of their own.
         let untyped = std::mem::take(&mut self.untyped);
@@ -90,29 +94,7 @@ impl<R: Resolver> Binder<'_, R> {
             }
             None => None,
         };
-        let mut order = Vec::new();
-        if let Some(ob) = &q.order_by {
-            let OrderByKind::Expressions(items) = &ob.kind else { return Err(not_supported("ORDER BY ALL")) };
-            for item in items {
-                let expr = if let Some(n) = position_literal(&item.expr) {
-                    outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
-                        SqlError::new(
-                            SqlState::INVALID_COLUMN_REFERENCE,
-                            format!("ORDER BY position {n} is not in select list"),
-                        )
-                    })?
-                } else if let Some(i) = output_named(&item.expr, &columns) {
-                    outputs[i].clone()
-                } else {
-                    self.expr(&item.expr, &scope)?.e
-                };
-                let desc = matches!(item.options.sort, Some(OrderBySort::Desc));
-                if matches!(item.options.sort, Some(OrderBySort::Using(_))) {
-                    return Err(not_supported("ORDER BY USING"));
-                }
-                order.push(SortKey { expr, desc, nulls_first: item.options.nulls_first.unwrap_or(desc) });
-            }
-        }
+        let mut order = self.order_by(tail.order_by, &outputs, &columns, &scope)?;
         let aggs = std::mem::replace(&mut self.aggs, outer_aggs).unwrap_or_default();
         let grouped = !(keys.is_empty() && aggs.is_empty() && having.is_none());
         if distinct {
@@ -154,16 +136,7 @@ impl<R: Resolver> Binder<'_, R> {
                 "FOR UPDATE is not allowed with GROUP BY clause",
             ));
         }
-        let (limit, offset) = match &q.limit_clause {
-            None => (None, None),
-            Some(LimitClause::LimitOffset { limit, offset, limit_by }) if limit_by.is_empty() => {
-                let limit = limit.as_ref().map(|l| self.count_expr(l, "LIMIT")).transpose()?.flatten();
-                let offset =
-                    offset.as_ref().map(|o| self.count_expr(&o.value, "OFFSET")).transpose()?.flatten();
-                (limit, offset)
-            }
-            Some(_) => return Err(not_supported("this LIMIT syntax")),
-        };
+        let (limit, offset) = self.limit(tail.limit)?;
         let filter = match &select.selection {
             Some(w) => Some(self.filter(w, &scope, "WHERE")?),
             None => None,
@@ -241,6 +214,57 @@ impl<R: Resolver> Binder<'_, R> {
         self.aggs = saved;
         let t = no_aggregates(t, what)?;
         self.coerce(t, SqlType::Bool, Coercion::Implicit, &format!("argument of {what}"))
+    }
+
+    /// ORDER BY: a position or an output column's name refers to that
+    /// output; anything else is an expression over the query's row.
+    pub(super) fn order_by(
+        &mut self,
+        ob: Option<&ast::OrderBy>,
+        outputs: &[Expr],
+        columns: &[Column],
+        scope: &Scope<'_>,
+    ) -> Result<Vec<SortKey>, SqlError> {
+        let mut order = Vec::new();
+        let Some(ob) = ob else { return Ok(order) };
+        let OrderByKind::Expressions(items) = &ob.kind else { return Err(not_supported("ORDER BY ALL")) };
+        for item in items {
+            let expr = if let Some(n) = position_literal(&item.expr) {
+                outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        format!("ORDER BY position {n} is not in select list"),
+                    )
+                })?
+            } else if let Some(i) = output_named(&item.expr, columns) {
+                outputs[i].clone()
+            } else {
+                self.expr(&item.expr, scope)?.e
+            };
+            let desc = matches!(item.options.sort, Some(OrderBySort::Desc));
+            if matches!(item.options.sort, Some(OrderBySort::Using(_))) {
+                return Err(not_supported("ORDER BY USING"));
+            }
+            order.push(SortKey { expr, desc, nulls_first: item.options.nulls_first.unwrap_or(desc) });
+        }
+        Ok(order)
+    }
+
+    /// LIMIT and OFFSET.
+    pub(super) fn limit(
+        &mut self,
+        clause: Option<&LimitClause>,
+    ) -> Result<(Option<Expr>, Option<Expr>), SqlError> {
+        Ok(match clause {
+            None => (None, None),
+            Some(LimitClause::LimitOffset { limit, offset, limit_by }) if limit_by.is_empty() => {
+                let limit = limit.as_ref().map(|l| self.count_expr(l, "LIMIT")).transpose()?.flatten();
+                let offset =
+                    offset.as_ref().map(|o| self.count_expr(&o.value, "OFFSET")).transpose()?.flatten();
+                (limit, offset)
+            }
+            Some(_) => return Err(not_supported("this LIMIT syntax")),
+        })
     }
 
     /// LIMIT / OFFSET: a bigint expression; `LIMIT ALL` / `NULL` is none.
@@ -360,6 +384,22 @@ impl Grouper<'_> {
     }
 }
 
+/// What follows a query's body: ORDER BY, LIMIT/OFFSET, FOR UPDATE.
+#[derive(Clone, Copy)]
+pub(super) struct Tail<'q> {
+    pub order_by: Option<&'q ast::OrderBy>,
+    pub limit: Option<&'q LimitClause>,
+    pub locks: &'q [ast::LockClause],
+}
+
+impl Tail<'_> {
+    pub const NONE: Tail<'static> = Tail { order_by: None, limit: None, locks: &[] };
+
+    fn is_empty(&self) -> bool {
+        self.order_by.is_none() && self.limit.is_none() && self.locks.is_empty()
+    }
+}
+
 /// A GROUPING_ERROR from an aggregate where none is allowed, reworded for
 /// the clause (`what`) as PostgreSQL words it.
 pub(super) fn no_aggregates(t: Result<Typed, SqlError>, what: &str) -> Result<Typed, SqlError> {
@@ -423,6 +463,9 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
             _ => "?column?".into(),
         },
         ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Array(_) => "array".into(),
+        ast::Expr::CompoundFieldAccess { root, .. } => return column_name(root),
+        ast::Expr::Function(f) if matches!(f.args, ast::FunctionArguments::Subquery(_)) => "array".into(),
         ast::Expr::Identifier(i) => ident(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident).unwrap_or_default(),
         ast::Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),

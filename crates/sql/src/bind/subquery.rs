@@ -20,7 +20,7 @@ use crate::types::SqlType;
 impl<R: Resolver> Binder<'_, R> {
     /// Binds `q` as a subquery of the query `scope` belongs to: its plan
     /// number, its arguments, and its columns' types.
-    fn subquery(
+    pub(super) fn subquery(
         &mut self,
         q: &ast::Query,
         scope: &Scope<'_>,
@@ -94,8 +94,7 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(Typed { e: Expr::SubLink(Box::new(SubLink { kind, plan, args })), ty: Some(SqlType::Bool) })
     }
 
-    /// `x op ANY (…)` / `x op ALL (…)`: over a subquery (arrays are not
-    /// supported yet).
+    /// `x op ANY (…)` / `x op ALL (…)`: over a subquery or an array.
     #[inline(never)]
     pub(super) fn quantified(
         &mut self,
@@ -120,7 +119,7 @@ impl<R: Resolver> Binder<'_, R> {
         }
         match rhs {
             ast::Expr::Subquery(q) => self.quantified_subquery(lhs, cmp, all, q, scope),
-            _ => Err(not_supported("ANY/ALL over an array")),
+            array => self.quantified_array(lhs, cmp, all, array, scope),
         }
     }
 }

@@ -11,10 +11,19 @@ pub(super) struct Acc {
     int_sum: i128,
     float_sum: f64,
     extreme: Option<Value>,
+    /// array_agg's values, string_agg's text.
+    items: Vec<Value>,
+    text: Option<String>,
 }
 
 impl Acc {
-    pub(super) fn add(&mut self, func: AggFunc, v: Value) -> Result<(), SqlError> {
+    /// Adds a row's value (and string_agg's delimiter for it).
+    pub(super) fn add(&mut self, func: AggFunc, v: Value, delimiter: Option<Value>) -> Result<(), SqlError> {
+        if func == AggFunc::ArrayAgg {
+            self.count += 1;
+            self.items.push(v);
+            return Ok(());
+        }
         if matches!(v, Value::Null) {
             return Ok(());
         }
@@ -29,6 +38,29 @@ impl Acc {
                 Value::Float(f) => self.float_sum += f,
                 _ => {}
             },
+            AggFunc::StringAgg => {
+                let piece = v.to_text().unwrap_or_default();
+                match &mut self.text {
+                    None => self.text = Some(piece),
+                    Some(t) => {
+                        if let Some(Value::Text(d)) = delimiter {
+                            t.push_str(&d);
+                        }
+                        t.push_str(&piece);
+                    }
+                }
+            }
+            AggFunc::ArrayAgg => unreachable!("handled above"),
+            AggFunc::BoolAnd | AggFunc::BoolOr => {
+                let b = matches!(v, Value::Bool(true));
+                let acc = matches!(self.extreme, Some(Value::Bool(true)));
+                let next = match (&self.extreme, func) {
+                    (None, _) => b,
+                    (_, AggFunc::BoolAnd) => acc && b,
+                    _ => acc || b,
+                };
+                self.extreme = Some(Value::Bool(next));
+            }
             AggFunc::Min | AggFunc::Max => {
                 let replace = match &self.extreme {
                     None => true,
@@ -58,7 +90,11 @@ impl Acc {
             }
             AggFunc::Sum => Value::Float(self.float_sum),
             AggFunc::Avg => Value::Float(self.float_sum / self.count as f64),
-            AggFunc::Min | AggFunc::Max => self.extreme.unwrap_or(Value::Null),
+            AggFunc::Min | AggFunc::Max | AggFunc::BoolAnd | AggFunc::BoolOr => {
+                self.extreme.unwrap_or(Value::Null)
+            }
+            AggFunc::StringAgg => self.text.map_or(Value::Null, Value::Text),
+            AggFunc::ArrayAgg => Value::Array(self.items.into()),
         })
     }
 }

@@ -97,6 +97,7 @@ impl Executor<'_> {
                                 columns: i.columns.clone(),
                                 unique: i.unique,
                                 primary: i.primary,
+                                constraint: i.constraint,
                             })
                             .collect();
                         let entry = Arc::new(RelEntry {
@@ -302,6 +303,7 @@ impl Executor<'_> {
             columns: index.columns.clone(),
             unique: index.unique,
             primary: index.primary,
+            constraint: index.constraint,
         };
         new.indexes.push(def.clone());
         let new = Arc::new(new);

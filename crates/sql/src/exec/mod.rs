@@ -20,6 +20,7 @@ mod join;
 mod modify;
 mod query;
 mod scan;
+mod setop;
 mod subplan;
 mod vacuum;
 
@@ -52,12 +53,21 @@ pub(crate) struct Executor<'x> {
     snapshot: Option<Arc<Snapshot>>,
     /// The subqueries its expressions use, and the last rows each gave.
     subplans: subplan::Subplans<'x>,
+    /// The catalog as the statement's snapshot sees it, read on first use.
+    catalog: std::sync::OnceLock<crate::catalog_views::CatalogState>,
 }
 
 impl<'x> Executor<'x> {
     /// An execution in `xact` with `params`; `in_block` inside BEGIN.
     pub(crate) fn new(xact: &'x mut Xact, params: &'x [Value], in_block: bool) -> Executor<'x> {
-        Executor { xact, params, in_block, snapshot: None, subplans: subplan::Subplans::new(&[]) }
+        Executor {
+            xact,
+            params,
+            in_block,
+            snapshot: None,
+            subplans: subplan::Subplans::new(&[]),
+            catalog: std::sync::OnceLock::new(),
+        }
     }
 
     /// Takes the statement's snapshot if it has none yet.
@@ -84,8 +94,14 @@ pub(crate) async fn run(
     params: &[Value],
     in_block: bool,
 ) -> Result<Output, SqlError> {
-    let mut exec =
-        Executor { xact, params, in_block, snapshot: None, subplans: subplan::Subplans::new(subplans) };
+    let mut exec = Executor {
+        xact,
+        params,
+        in_block,
+        snapshot: None,
+        subplans: subplan::Subplans::new(subplans),
+        catalog: std::sync::OnceLock::new(),
+    };
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
     }
@@ -120,6 +136,7 @@ impl Executor<'_> {
             session: self.xact.session_view.as_deref(),
             outer: &[],
             subqueries: Some(self),
+            catalog: Some(self),
         }
     }
 

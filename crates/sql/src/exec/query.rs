@@ -222,6 +222,24 @@ impl Run<'_, '_> {
                 }
             }
             Node::Computed { view, filter } => Rows::Computed(self.computed(*view, filter.as_ref())?),
+            Node::SetOp { op, all, left, right } => {
+                let left = self.rows(left)?.into_rows();
+                let right = self.rows(right)?.into_rows();
+                Rows::Computed(super::setop::combine(*op, *all, left, right))
+            }
+            Node::Values(rows) => {
+                let cx = self.ctx(&[]);
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    out.push(Row::from(r.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?));
+                }
+                Rows::Computed(out)
+            }
+            Node::Function { func, args } => {
+                let cx = self.ctx(&[]);
+                let args = args.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+                Rows::Computed(super::setop::function(*func, &args)?)
+            }
             Node::Filter { input, cond } => {
                 let rows = self.rows(input)?;
                 Rows::Computed(self.filter(rows.into_rows(), cond)?)
@@ -362,7 +380,8 @@ impl Run<'_, '_> {
                     Some(e) => e.eval(&cx)?,
                     None => Value::Bool(true),
                 };
-                acc.add(agg.func, v)?;
+                let delimiter = agg.delimiter.as_ref().map(|d| d.eval(&cx)).transpose()?;
+                acc.add(agg.func, v, delimiter)?;
             }
         }
         let mut out = Vec::with_capacity(groups.len());

@@ -129,6 +129,33 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
             Value::Float(x) => Value::Float(x.abs()),
             _ => Value::Null,
         },
+        Func::ArrayCons
+        | Func::Subscript { .. }
+        | Func::ArrayToString
+        | Func::ArrayUpper
+        | Func::ArrayLower
+        | Func::ArrayLength
+        | Func::Cardinality
+        | Func::Any { .. } => super::array::array_func(f, &args)?,
+        Func::Regex { negated, icase } => match (&args[0], &args[1]) {
+            (Value::Text(s), Value::Text(p)) => {
+                Value::Bool(super::array::regex_match(s, p, icase)? != negated)
+            }
+            _ => Value::Null,
+        },
+        Func::QuoteIdent => match &args[0] {
+            Value::Text(s) => Value::Text(crate::types::quote_ident(s)),
+            _ => Value::Null,
+        },
+        Func::Catalog(c) => match cx.catalog {
+            Some(catalog) => catalog.call(c, &args)?,
+            None => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "catalog functions are not available here",
+                ))
+            }
+        },
         Func::Lower | Func::Upper | Func::Length => match &args[0] {
             Value::Null => Value::Null,
             Value::Text(s) => match f {

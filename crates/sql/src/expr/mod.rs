@@ -20,8 +20,9 @@ use std::sync::Arc;
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::{int_arith, IntOp, Interval, SqlType, Value};
+use crate::types::{int_arith, IntOp, Interval, Reg, SqlType, Value};
 
+mod array;
 mod func;
 mod subquery;
 mod walk;
@@ -135,6 +136,69 @@ pub enum Func {
     SetVal,
     /// `lastval()`.
     LastVal,
+    /// `ARRAY[a, b, …]`.
+    ArrayCons,
+    /// `array[i]`: from 1 for arrays, from 0 for the catalogs' vectors.
+    Subscript {
+        from: i64,
+    },
+    /// `array_to_string(array, delimiter [, null_string])`.
+    ArrayToString,
+    /// `array_upper(array, dim)`, `array_lower`, `array_length`, and
+    /// `cardinality(array)`.
+    ArrayUpper,
+    ArrayLower,
+    ArrayLength,
+    Cardinality,
+    /// `x op ANY (array)` / `x op ALL (array)`: arguments x and the array;
+    /// `bpchar` as in [`Expr::Compare`].
+    Any {
+        op: Cmp,
+        all: bool,
+        bpchar: bool,
+    },
+    /// POSIX regular expression match (`~`, `~*`, `!~`, `!~*`).
+    Regex {
+        negated: bool,
+        icase: bool,
+    },
+    /// `quote_ident(text)`.
+    QuoteIdent,
+    /// A function that reads the catalog (`format_type`, `pg_get_indexdef`,
+    /// …): evaluated through [`Ctx::catalog`].
+    Catalog(CatalogFunc),
+}
+
+/// The functions over the catalog that [`Catalog::call`] evaluates.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CatalogFunc {
+    FormatType,
+    GetExpr,
+    GetIndexDef,
+    GetConstraintDef,
+    GetUserById,
+    TableIsVisible,
+    TypeIsVisible,
+    FunctionIsVisible,
+    EncodingToChar,
+    GetFunctionResult,
+    GetFunctionArguments,
+    RelationIsPublishable,
+    StatisticsObjDefColumns,
+    ObjDescription,
+    ColDescription,
+    ShobjDescription,
+    GetSerialSequence,
+    HasPrivilege,
+    RelationSize,
+    SizePretty,
+    ToReg(Reg),
+    CurrentSchemas,
+    MyTempSchema,
+    IsOtherTempSchema,
+    GetViewDef,
+    TablespaceLocation,
+    PostmasterStartTime,
 }
 
 /// Aggregate functions.
@@ -146,6 +210,13 @@ pub enum AggFunc {
     Min,
     Max,
     Avg,
+    /// `string_agg(text, delimiter)`.
+    StringAgg,
+    /// `array_agg(x)`: NULLs kept.
+    ArrayAgg,
+    /// `bool_and` / `every`, `bool_or`.
+    BoolAnd,
+    BoolOr,
 }
 
 /// A bound expression.
@@ -212,6 +283,8 @@ pub enum SubKind {
     Any { lhs: Expr, op: Cmp, bpchar: bool },
     /// `lhs op ALL (…)` (`NOT IN` is `<> ALL`).
     All { lhs: Expr, op: Cmp, bpchar: bool },
+    /// `ARRAY(…)`: the rows' values as an array.
+    Array,
 }
 
 /// The rows of subplans, as the executor computes them for the evaluator.
@@ -262,6 +335,9 @@ pub struct Ctx<'a> {
     /// Where subquery expressions get their rows; `None` where no
     /// statement runs (tests, defaults evaluated outside a query).
     pub subqueries: Option<&'a dyn Subqueries>,
+    /// The catalog as the statement sees it: names for the oid alias types
+    /// and the catalog functions; `None` outside a statement.
+    pub catalog: Option<&'a dyn Catalog>,
 }
 
 /// What the session functions read: the session's user and database, its
@@ -366,7 +442,7 @@ impl Expr {
                 link.args.iter().all(Expr::is_row_free)
                     && match &link.kind {
                         SubKind::Any { lhs, .. } | SubKind::All { lhs, .. } => lhs.is_row_free(),
-                        SubKind::Exists | SubKind::Scalar => true,
+                        SubKind::Exists | SubKind::Scalar | SubKind::Array => true,
                     }
             }
             Expr::Chain(first, steps) => {
@@ -416,7 +492,7 @@ fn eval_chain(first: &Expr, steps: &[Step], cx: &Ctx<'_>) -> Result<Value, SqlEr
         value = match step {
             Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty)?,
             Step::Concat(e) => concat(value, e.eval(cx)?),
-            Step::Cast(ty, explicit) => cast(value, *ty, *explicit)?,
+            Step::Cast(ty, explicit) => cast_in(value, *ty, *explicit, cx)?,
         };
     }
     Ok(value)
@@ -449,7 +525,54 @@ fn eval_is_null(a: &Expr, negated: bool, cx: &Ctx<'_>) -> Result<Value, SqlError
 
 #[inline(never)]
 fn eval_cast(a: &Expr, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-    cast(a.eval(cx)?, ty, explicit)
+    cast_in(a.eval(cx)?, ty, explicit, cx)
+}
+
+/// Converts `v` to `ty` as [`cast`] does, looking names of catalog objects
+/// up for the oid alias types (`'t'::regclass`, `oid::regclass`).
+pub fn cast_in(v: Value, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let SqlType::Reg(reg) = ty else { return cast(v, ty, explicit) };
+    let by_oid = |oid: u32| {
+        let name = match (oid, cx.catalog.and_then(|n| n.name_of(reg, oid))) {
+            (0, _) => "-".to_owned(),
+            (_, Some(name)) => name,
+            (_, None) => oid.to_string(),
+        };
+        Value::Reg(oid, name.into())
+    };
+    Ok(match v {
+        Value::Null => Value::Null,
+        Value::Reg(oid, _) => by_oid(oid),
+        Value::Int(i) => by_oid(u32::try_from(i).map_err(|_| SqlError::out_of_range("oid"))?),
+        Value::Text(s) => {
+            if let Ok(Value::Int(oid)) = Value::parse(SqlType::Oid, &s) {
+                return Ok(by_oid(oid as u32));
+            }
+            let found = cx.catalog.and_then(|n| n.oid_of(reg, &s));
+            match found {
+                Some((oid, name)) => Value::Reg(oid, name.into()),
+                None => return Err(reg.missing(&s)),
+            }
+        }
+        other => {
+            return Err(SqlError::new(
+                SqlState::CANNOT_COERCE,
+                format!("cannot cast type {} to {}", describe(&other), ty.name()),
+            ))
+        }
+    })
+}
+
+/// The catalog as the running statement sees it: names of catalog objects
+/// (what the oid alias types read and print) and the catalog functions.
+pub trait Catalog {
+    /// The object of kind `reg` that `name` names (as written, possibly
+    /// schema-qualified or quoted), with its oid and its name as it prints.
+    fn oid_of(&self, reg: Reg, name: &str) -> Option<(u32, String)>;
+    /// The name of object `oid` of kind `reg`, as it prints.
+    fn name_of(&self, reg: Reg, oid: u32) -> Option<String>;
+    /// Evaluates a catalog function.
+    fn call(&self, f: CatalogFunc, args: &[Value]) -> Result<Value, SqlError>;
 }
 
 #[inline(never)]
@@ -741,7 +864,23 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
                 _ => Value::TimestampTz(micros),
             }
         }
-        (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
+        (Value::Int(i), SqlType::Oid) => {
+            Value::Int(u32::try_from(i).map_err(|_| SqlError::out_of_range("oid"))?.into())
+        }
+        (Value::Reg(oid, _), SqlType::Oid | SqlType::Int8) => Value::Int(oid.into()),
+        (Value::Reg(oid, _), SqlType::Int4) => Value::Int(i64::from(oid as i32)),
+        (Value::Reg(oid, _), SqlType::Reg(_)) => Value::Reg(oid, oid.to_string().into()),
+        (Value::Int(i), SqlType::Reg(_)) => Value::Reg(i as u32, i.to_string().into()),
+        (Value::Array(items), SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector) => {
+            let elem = ty.elem().expect("an array type");
+            Value::Array(
+                items.iter().map(|v| cast(v.clone(), elem, explicit)).collect::<Result<Vec<_>, _>>()?.into(),
+            )
+        }
+        (v @ Value::Array(_), SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) => {
+            Value::parse(ty, &v.to_text().unwrap_or_default())?
+        }
+        (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1) => {
             let text = v.to_text().unwrap_or_default();
             Value::parse(ty, &text)?
         }
@@ -760,6 +899,8 @@ fn describe(v: &Value) -> &'static str {
         Value::Timestamp(_) => "timestamp",
         Value::TimestampTz(_) => "timestamp with time zone",
         Value::Interval(_) => "interval",
+        Value::Array(_) => "array",
+        Value::Reg(..) => "oid",
     }
 }
 
@@ -778,6 +919,7 @@ mod tests {
             session: None,
             outer: &[],
             subqueries: None,
+            catalog: None,
         }
     }
 

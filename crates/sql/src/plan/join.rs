@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use super::physical::{JoinNode, Node, ScanNode};
 use super::planner::{scan_node, Planner};
-use super::{From, Join, JoinKind, Rel, Scan};
+use super::{From, Join, JoinKind, Rel, Scan, SetOp};
 use crate::error::SqlError;
 use crate::expr::{Cmp, Expr};
 use crate::index::Index;
@@ -70,6 +70,14 @@ pub(super) fn inner_join_conditions(from: &From, out: &mut Vec<Expr>) {
         }
         inner_join_conditions(&j.left, out);
         inner_join_conditions(&j.right, out);
+    }
+}
+
+/// `node` with a Filter of `cond` on it, if there is one.
+fn filtered(node: Node, cond: Option<Expr>) -> Node {
+    match cond {
+        None => node,
+        Some(cond) => Node::Filter { input: Box::new(node), cond },
     }
 }
 
@@ -139,14 +147,20 @@ impl Planner {
                 Node::Scan(scan)
             }
             From::Computed(view) => Node::Computed { view, filter: local(conds)? },
-            From::Derived(select) => {
-                let node = self.query(*select)?.root;
-                match local(conds)? {
-                    None => node,
-                    Some(cond) => Node::Filter { input: Box::new(node), cond },
-                }
-            }
+            From::Derived(select) => filtered(self.query(*select)?.root, local(conds)?),
             From::Join(j) => self.join(*j, offset, conds, tids)?,
+            From::SetOp(s) => {
+                let SetOp { op, all, left, right, .. } = *s;
+                let node = Node::SetOp {
+                    op,
+                    all,
+                    left: Box::new(self.query(left)?.root),
+                    right: Box::new(self.query(right)?.root),
+                };
+                filtered(node, local(conds)?)
+            }
+            From::Values { rows, .. } => filtered(Node::Values(rows), local(conds)?),
+            From::Function { func, args } => filtered(Node::Function { func, args }, local(conds)?),
         })
     }
 

@@ -73,6 +73,8 @@ pub struct SortKey {
 pub struct Aggregate {
     pub func: AggFunc,
     pub arg: Option<Expr>,
+    /// string_agg's delimiter (evaluated per row, as PostgreSQL does).
+    pub delimiter: Option<Expr>,
     pub ty: SqlType,
 }
 
@@ -112,6 +114,40 @@ pub enum From {
     /// Two items joined; `on` reads the row of both side by side, columns
     /// numbered as in the whole FROM clause.
     Join(Box<Join>),
+    /// UNION / INTERSECT / EXCEPT of two queries.
+    SetOp(Box<SetOp>),
+    /// `VALUES (…), (…)`: rows of expressions, of the columns' types.
+    Values { rows: Vec<Vec<Expr>>, columns: Vec<Column> },
+    /// A set-returning function's rows (one column).
+    Function { func: Srf, args: Vec<Expr> },
+}
+
+/// A set operation: its queries' outputs have the columns' types.
+#[derive(Debug)]
+pub struct SetOp {
+    pub op: SetOpKind,
+    /// ALL keeps duplicates (counted, for INTERSECT and EXCEPT).
+    pub all: bool,
+    pub left: Select,
+    pub right: Select,
+    pub columns: Vec<Column>,
+}
+
+/// Which set operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOpKind {
+    Union,
+    Intersect,
+    Except,
+}
+
+/// A set-returning function in FROM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Srf {
+    /// `generate_series(start, stop [, step])` over integers.
+    GenerateSeries,
+    /// `unnest(array)`.
+    Unnest,
 }
 
 /// A join of two FROM items.
@@ -146,6 +182,9 @@ impl From {
             From::Computed(view) => view.columns().len(),
             From::Derived(select) => select.outputs.len(),
             From::Join(j) => j.left.width() + j.right.width(),
+            From::SetOp(s) => s.columns.len(),
+            From::Values { columns, .. } => columns.len(),
+            From::Function { .. } => 1,
         }
     }
 }
@@ -226,6 +265,8 @@ pub struct NewIndex {
     pub columns: Vec<usize>,
     pub unique: bool,
     pub primary: bool,
+    /// Made for a PRIMARY KEY or UNIQUE constraint (not CREATE INDEX).
+    pub constraint: bool,
 }
 
 /// CREATE TABLE.

@@ -22,7 +22,7 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::{Aggregate, Column, JoinKind, Projection, Rel, RowLock, SortKey, Utility};
+use super::{Aggregate, Column, JoinKind, Projection, Rel, RowLock, SetOpKind, SortKey, Srf, Utility};
 use crate::catalog_views::View;
 use crate::expr::Expr;
 use crate::index::Index;
@@ -76,6 +76,20 @@ pub enum Node {
     Computed {
         view: View,
         filter: Option<Expr>,
+    },
+    /// UNION / INTERSECT / EXCEPT of two inputs.
+    SetOp {
+        op: SetOpKind,
+        all: bool,
+        left: Box<Node>,
+        right: Box<Node>,
+    },
+    /// Rows of expressions (VALUES).
+    Values(Vec<Vec<Expr>>),
+    /// A set-returning function's rows.
+    Function {
+        func: Srf,
+        args: Vec<Expr>,
     },
     /// The input rows that pass `cond`.
     Filter {
@@ -198,6 +212,9 @@ impl Node {
             Node::Result => "Result",
             Node::Scan(_) => "Scan",
             Node::Computed { .. } => "Computed",
+            Node::SetOp { .. } => "SetOp",
+            Node::Values(_) => "Values",
+            Node::Function { .. } => "Function",
             Node::Filter { .. } => "Filter",
             Node::NestLoop { .. } => "NestLoop",
             Node::IndexJoin { .. } => "IndexJoin",
@@ -213,7 +230,12 @@ impl Node {
     /// The operators directly below this one.
     pub fn inputs(&self) -> Vec<&Node> {
         match self {
-            Node::Result | Node::Scan(_) | Node::Computed { .. } => Vec::new(),
+            Node::Result
+            | Node::Scan(_)
+            | Node::Computed { .. }
+            | Node::Values(_)
+            | Node::Function { .. } => Vec::new(),
+            Node::SetOp { left, right, .. } => vec![left, right],
             Node::NestLoop { join } | Node::HashJoin { join, .. } => vec![&join.left, &join.right],
             Node::IndexJoin { left, .. } => vec![left],
             Node::Filter { input, .. }

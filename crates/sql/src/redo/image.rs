@@ -215,6 +215,7 @@ mod tests {
                 columns: vec![0],
                 unique: true,
                 primary: true,
+                constraint: true,
             }],
             sequence: None,
         };

@@ -1,0 +1,657 @@
+//! The columns of each computed relation, as PostgreSQL 15 defines them
+//! (types this server lacks are shown as the nearest it has: float4 as
+//! double precision, xid as bigint, aclitem[] as text[], pg_node_tree and
+//! anyarray as text).
+
+use super::ViewColumn;
+use crate::types::{Elem, Reg, SqlType};
+
+const fn c(name: &'static str, ty: SqlType) -> ViewColumn {
+    ViewColumn { name, ty }
+}
+
+const OID: SqlType = SqlType::Oid;
+const NAME: SqlType = SqlType::Name;
+const BOOL: SqlType = SqlType::Bool;
+const INT2: SqlType = SqlType::Int2;
+const INT4: SqlType = SqlType::Int4;
+const INT8: SqlType = SqlType::Int8;
+const FLOAT: SqlType = SqlType::Float8;
+const TEXT: SqlType = SqlType::Text;
+const CHAR: SqlType = SqlType::Char1;
+const XID: SqlType = SqlType::Int8;
+const REGPROC: SqlType = SqlType::Reg(Reg::Proc);
+const REGTYPE: SqlType = SqlType::Reg(Reg::Type);
+const TSTZ: SqlType = SqlType::TimestampTz;
+const ACL: SqlType = SqlType::Array(Elem::Text);
+const TEXTS: SqlType = SqlType::Array(Elem::Text);
+const NODE: SqlType = SqlType::Text;
+const INT2V: SqlType = SqlType::Int2Vector;
+const OIDV: SqlType = SqlType::OidVector;
+const INT2S: SqlType = SqlType::Array(Elem::Int2);
+const OIDS: SqlType = SqlType::Array(Elem::Oid);
+const CHARS: SqlType = SqlType::Array(Elem::Char1);
+// information_schema's domains.
+const SQL_ID: SqlType = SqlType::Name;
+const CARDINAL: SqlType = SqlType::Int4;
+const CHARDATA: SqlType = SqlType::Varchar(None);
+const YESNO: SqlType = SqlType::Varchar(Some(3));
+
+pub(super) const PG_NAMESPACE: &[ViewColumn] =
+    &[c("oid", OID), c("nspname", NAME), c("nspowner", OID), c("nspacl", ACL)];
+
+pub(super) const PG_CLASS: &[ViewColumn] = &[
+    c("oid", OID),
+    c("relname", NAME),
+    c("relnamespace", OID),
+    c("reltype", OID),
+    c("reloftype", OID),
+    c("relowner", OID),
+    c("relam", OID),
+    c("relfilenode", OID),
+    c("reltablespace", OID),
+    c("relpages", INT4),
+    c("reltuples", FLOAT),
+    c("relallvisible", INT4),
+    c("reltoastrelid", OID),
+    c("relhasindex", BOOL),
+    c("relisshared", BOOL),
+    c("relpersistence", CHAR),
+    c("relkind", CHAR),
+    c("relnatts", INT2),
+    c("relchecks", INT2),
+    c("relhasrules", BOOL),
+    c("relhastriggers", BOOL),
+    c("relhassubclass", BOOL),
+    c("relrowsecurity", BOOL),
+    c("relforcerowsecurity", BOOL),
+    c("relispopulated", BOOL),
+    c("relreplident", CHAR),
+    c("relispartition", BOOL),
+    c("relrewrite", OID),
+    c("relfrozenxid", XID),
+    c("relminmxid", XID),
+    c("relacl", ACL),
+    c("reloptions", TEXTS),
+    c("relpartbound", NODE),
+];
+
+pub(super) const PG_ATTRIBUTE: &[ViewColumn] = &[
+    c("attrelid", OID),
+    c("attname", NAME),
+    c("atttypid", OID),
+    c("attstattarget", INT4),
+    c("attlen", INT2),
+    c("attnum", INT2),
+    c("attndims", INT4),
+    c("attcacheoff", INT4),
+    c("atttypmod", INT4),
+    c("attbyval", BOOL),
+    c("attalign", CHAR),
+    c("attstorage", CHAR),
+    c("attcompression", CHAR),
+    c("attnotnull", BOOL),
+    c("atthasdef", BOOL),
+    c("atthasmissing", BOOL),
+    c("attidentity", CHAR),
+    c("attgenerated", CHAR),
+    c("attisdropped", BOOL),
+    c("attislocal", BOOL),
+    c("attinhcount", INT4),
+    c("attcollation", OID),
+    c("attacl", ACL),
+    c("attoptions", TEXTS),
+    c("attfdwoptions", TEXTS),
+    c("attmissingval", TEXT),
+];
+
+pub(super) const PG_TYPE: &[ViewColumn] = &[
+    c("oid", OID),
+    c("typname", NAME),
+    c("typnamespace", OID),
+    c("typowner", OID),
+    c("typlen", INT2),
+    c("typbyval", BOOL),
+    c("typtype", CHAR),
+    c("typcategory", CHAR),
+    c("typispreferred", BOOL),
+    c("typisdefined", BOOL),
+    c("typdelim", CHAR),
+    c("typrelid", OID),
+    c("typsubscript", REGPROC),
+    c("typelem", OID),
+    c("typarray", OID),
+    c("typinput", REGPROC),
+    c("typoutput", REGPROC),
+    c("typreceive", REGPROC),
+    c("typsend", REGPROC),
+    c("typmodin", REGPROC),
+    c("typmodout", REGPROC),
+    c("typanalyze", REGPROC),
+    c("typalign", CHAR),
+    c("typstorage", CHAR),
+    c("typnotnull", BOOL),
+    c("typbasetype", OID),
+    c("typtypmod", INT4),
+    c("typndims", INT4),
+    c("typcollation", OID),
+    c("typdefaultbin", NODE),
+    c("typdefault", TEXT),
+    c("typacl", ACL),
+];
+
+pub(super) const PG_INDEX: &[ViewColumn] = &[
+    c("indexrelid", OID),
+    c("indrelid", OID),
+    c("indnatts", INT2),
+    c("indnkeyatts", INT2),
+    c("indisunique", BOOL),
+    c("indnullsnotdistinct", BOOL),
+    c("indisprimary", BOOL),
+    c("indisexclusion", BOOL),
+    c("indimmediate", BOOL),
+    c("indisclustered", BOOL),
+    c("indisvalid", BOOL),
+    c("indcheckxmin", BOOL),
+    c("indisready", BOOL),
+    c("indislive", BOOL),
+    c("indisreplident", BOOL),
+    c("indkey", INT2V),
+    c("indcollation", OIDV),
+    c("indclass", OIDV),
+    c("indoption", INT2V),
+    c("indexprs", NODE),
+    c("indpred", NODE),
+];
+
+pub(super) const PG_CONSTRAINT: &[ViewColumn] = &[
+    c("oid", OID),
+    c("conname", NAME),
+    c("connamespace", OID),
+    c("contype", CHAR),
+    c("condeferrable", BOOL),
+    c("condeferred", BOOL),
+    c("convalidated", BOOL),
+    c("conrelid", OID),
+    c("contypid", OID),
+    c("conindid", OID),
+    c("conparentid", OID),
+    c("confrelid", OID),
+    c("confupdtype", CHAR),
+    c("confdeltype", CHAR),
+    c("confmatchtype", CHAR),
+    c("conislocal", BOOL),
+    c("coninhcount", INT4),
+    c("connoinherit", BOOL),
+    c("conkey", INT2S),
+    c("confkey", INT2S),
+    c("conpfeqop", OIDS),
+    c("conppeqop", OIDS),
+    c("conffeqop", OIDS),
+    c("confdelsetcols", INT2S),
+    c("conexclop", OIDS),
+    c("conbin", NODE),
+];
+
+pub(super) const PG_ATTRDEF: &[ViewColumn] =
+    &[c("oid", OID), c("adrelid", OID), c("adnum", INT2), c("adbin", NODE)];
+
+pub(super) const PG_SEQUENCE: &[ViewColumn] = &[
+    c("seqrelid", OID),
+    c("seqtypid", OID),
+    c("seqstart", INT8),
+    c("seqincrement", INT8),
+    c("seqmax", INT8),
+    c("seqmin", INT8),
+    c("seqcache", INT8),
+    c("seqcycle", BOOL),
+];
+
+pub(super) const PG_AM: &[ViewColumn] =
+    &[c("oid", OID), c("amname", NAME), c("amhandler", REGPROC), c("amtype", CHAR)];
+
+pub(super) const PG_DATABASE: &[ViewColumn] = &[
+    c("oid", OID),
+    c("datname", NAME),
+    c("datdba", OID),
+    c("encoding", INT4),
+    c("datlocprovider", CHAR),
+    c("datistemplate", BOOL),
+    c("datallowconn", BOOL),
+    c("datconnlimit", INT4),
+    c("datfrozenxid", XID),
+    c("datminmxid", XID),
+    c("dattablespace", OID),
+    c("datcollate", TEXT),
+    c("datctype", TEXT),
+    c("daticulocale", TEXT),
+    c("datcollversion", TEXT),
+    c("datacl", ACL),
+];
+
+pub(super) const PG_ROLES: &[ViewColumn] = &[
+    c("rolname", NAME),
+    c("rolsuper", BOOL),
+    c("rolinherit", BOOL),
+    c("rolcreaterole", BOOL),
+    c("rolcreatedb", BOOL),
+    c("rolcanlogin", BOOL),
+    c("rolreplication", BOOL),
+    c("rolconnlimit", INT4),
+    c("rolpassword", TEXT),
+    c("rolvaliduntil", TSTZ),
+    c("rolbypassrls", BOOL),
+    c("rolconfig", TEXTS),
+    c("oid", OID),
+];
+
+pub(super) const PG_AUTHID: &[ViewColumn] = &[
+    c("oid", OID),
+    c("rolname", NAME),
+    c("rolsuper", BOOL),
+    c("rolinherit", BOOL),
+    c("rolcreaterole", BOOL),
+    c("rolcreatedb", BOOL),
+    c("rolcanlogin", BOOL),
+    c("rolreplication", BOOL),
+    c("rolbypassrls", BOOL),
+    c("rolconnlimit", INT4),
+    c("rolpassword", TEXT),
+    c("rolvaliduntil", TSTZ),
+];
+
+pub(super) const PG_USER: &[ViewColumn] = &[
+    c("usename", NAME),
+    c("usesysid", OID),
+    c("usecreatedb", BOOL),
+    c("usesuper", BOOL),
+    c("userepl", BOOL),
+    c("usebypassrls", BOOL),
+    c("passwd", TEXT),
+    c("valuntil", TSTZ),
+    c("useconfig", TEXTS),
+];
+
+pub(super) const PG_AUTH_MEMBERS: &[ViewColumn] =
+    &[c("roleid", OID), c("member", OID), c("grantor", OID), c("admin_option", BOOL)];
+
+pub(super) const PG_PROC: &[ViewColumn] = &[
+    c("oid", OID),
+    c("proname", NAME),
+    c("pronamespace", OID),
+    c("proowner", OID),
+    c("prolang", OID),
+    c("procost", FLOAT),
+    c("prorows", FLOAT),
+    c("provariadic", OID),
+    c("prosupport", REGPROC),
+    c("prokind", CHAR),
+    c("prosecdef", BOOL),
+    c("proleakproof", BOOL),
+    c("proisstrict", BOOL),
+    c("proretset", BOOL),
+    c("provolatile", CHAR),
+    c("proparallel", CHAR),
+    c("pronargs", INT2),
+    c("pronargdefaults", INT2),
+    c("prorettype", OID),
+    c("proargtypes", OIDV),
+    c("proallargtypes", OIDS),
+    c("proargmodes", CHARS),
+    c("proargnames", TEXTS),
+    c("proargdefaults", NODE),
+    c("protrftypes", OIDS),
+    c("prosrc", TEXT),
+    c("probin", TEXT),
+    c("prosqlbody", NODE),
+    c("proconfig", TEXTS),
+    c("proacl", ACL),
+];
+
+pub(super) const PG_DESCRIPTION: &[ViewColumn] =
+    &[c("objoid", OID), c("classoid", OID), c("objsubid", INT4), c("description", TEXT)];
+
+pub(super) const PG_SHDESCRIPTION: &[ViewColumn] =
+    &[c("objoid", OID), c("classoid", OID), c("description", TEXT)];
+
+pub(super) const PG_INHERITS: &[ViewColumn] =
+    &[c("inhrelid", OID), c("inhparent", OID), c("inhseqno", INT4), c("inhdetachpending", BOOL)];
+
+pub(super) const PG_COLLATION: &[ViewColumn] = &[
+    c("oid", OID),
+    c("collname", NAME),
+    c("collnamespace", OID),
+    c("collowner", OID),
+    c("collprovider", CHAR),
+    c("collisdeterministic", BOOL),
+    c("collencoding", INT4),
+    c("collcollate", TEXT),
+    c("collctype", TEXT),
+    c("colliculocale", TEXT),
+    c("collversion", TEXT),
+];
+
+pub(super) const PG_TABLESPACE: &[ViewColumn] =
+    &[c("oid", OID), c("spcname", NAME), c("spcowner", OID), c("spcacl", ACL), c("spcoptions", TEXTS)];
+
+pub(super) const PG_POLICY: &[ViewColumn] = &[
+    c("oid", OID),
+    c("polname", NAME),
+    c("polrelid", OID),
+    c("polcmd", CHAR),
+    c("polpermissive", BOOL),
+    c("polroles", OIDS),
+    c("polqual", NODE),
+    c("polwithcheck", NODE),
+];
+
+pub(super) const PG_STATISTIC_EXT: &[ViewColumn] = &[
+    c("oid", OID),
+    c("stxrelid", OID),
+    c("stxname", NAME),
+    c("stxnamespace", OID),
+    c("stxowner", OID),
+    c("stxstattarget", INT4),
+    c("stxkeys", INT2V),
+    c("stxkind", CHARS),
+    c("stxexprs", NODE),
+];
+
+pub(super) const PG_PUBLICATION: &[ViewColumn] = &[
+    c("oid", OID),
+    c("pubname", NAME),
+    c("pubowner", OID),
+    c("puballtables", BOOL),
+    c("pubinsert", BOOL),
+    c("pubupdate", BOOL),
+    c("pubdelete", BOOL),
+    c("pubtruncate", BOOL),
+    c("pubviaroot", BOOL),
+];
+
+pub(super) const PG_PUBLICATION_REL: &[ViewColumn] =
+    &[c("oid", OID), c("prpubid", OID), c("prrelid", OID), c("prqual", NODE), c("prattrs", INT2V)];
+
+pub(super) const PG_PUBLICATION_NAMESPACE: &[ViewColumn] =
+    &[c("oid", OID), c("pnpubid", OID), c("pnnspid", OID)];
+
+pub(super) const PG_TRIGGER: &[ViewColumn] = &[
+    c("oid", OID),
+    c("tgrelid", OID),
+    c("tgparentid", OID),
+    c("tgname", NAME),
+    c("tgfoid", OID),
+    c("tgtype", INT2),
+    c("tgenabled", CHAR),
+    c("tgisinternal", BOOL),
+    c("tgconstrrelid", OID),
+    c("tgconstrindid", OID),
+    c("tgconstraint", OID),
+    c("tgdeferrable", BOOL),
+    c("tginitdeferred", BOOL),
+    c("tgnargs", INT2),
+    c("tgattr", INT2V),
+    c("tgargs", TEXT),
+    c("tgqual", NODE),
+    c("tgoldtable", NAME),
+    c("tgnewtable", NAME),
+];
+
+pub(super) const PG_REWRITE: &[ViewColumn] = &[
+    c("oid", OID),
+    c("rulename", NAME),
+    c("ev_class", OID),
+    c("ev_type", CHAR),
+    c("ev_enabled", CHAR),
+    c("is_instead", BOOL),
+    c("ev_qual", NODE),
+    c("ev_action", NODE),
+];
+
+pub(super) const PG_EXTENSION: &[ViewColumn] = &[
+    c("oid", OID),
+    c("extname", NAME),
+    c("extowner", OID),
+    c("extnamespace", OID),
+    c("extrelocatable", BOOL),
+    c("extversion", TEXT),
+    c("extconfig", OIDS),
+    c("extcondition", TEXTS),
+];
+
+pub(super) const PG_ENUM: &[ViewColumn] =
+    &[c("oid", OID), c("enumtypid", OID), c("enumsortorder", FLOAT), c("enumlabel", NAME)];
+
+pub(super) const PG_RANGE: &[ViewColumn] = &[
+    c("rngtypid", OID),
+    c("rngsubtype", OID),
+    c("rngmultitypid", OID),
+    c("rngcollation", OID),
+    c("rngsubopc", OID),
+    c("rngcanonical", REGPROC),
+    c("rngsubdiff", REGPROC),
+];
+
+pub(super) const PG_DEPEND: &[ViewColumn] = &[
+    c("classid", OID),
+    c("objid", OID),
+    c("objsubid", INT4),
+    c("refclassid", OID),
+    c("refobjid", OID),
+    c("refobjsubid", INT4),
+    c("deptype", CHAR),
+];
+
+pub(super) const PG_SETTINGS: &[ViewColumn] = &[
+    c("name", TEXT),
+    c("setting", TEXT),
+    c("unit", TEXT),
+    c("category", TEXT),
+    c("short_desc", TEXT),
+    c("extra_desc", TEXT),
+    c("context", TEXT),
+    c("vartype", TEXT),
+    c("source", TEXT),
+    c("min_val", TEXT),
+    c("max_val", TEXT),
+    c("enumvals", TEXTS),
+    c("boot_val", TEXT),
+    c("reset_val", TEXT),
+    c("sourcefile", TEXT),
+    c("sourceline", INT4),
+    c("pending_restart", BOOL),
+];
+
+pub(super) const PG_TABLES: &[ViewColumn] = &[
+    c("schemaname", NAME),
+    c("tablename", NAME),
+    c("tableowner", NAME),
+    c("tablespace", NAME),
+    c("hasindexes", BOOL),
+    c("hasrules", BOOL),
+    c("hastriggers", BOOL),
+    c("rowsecurity", BOOL),
+];
+
+pub(super) const PG_INDEXES: &[ViewColumn] = &[
+    c("schemaname", NAME),
+    c("tablename", NAME),
+    c("indexname", NAME),
+    c("tablespace", NAME),
+    c("indexdef", TEXT),
+];
+
+pub(super) const PG_VIEWS: &[ViewColumn] =
+    &[c("schemaname", NAME), c("viewname", NAME), c("viewowner", NAME), c("definition", TEXT)];
+
+pub(super) const PG_MATVIEWS: &[ViewColumn] = &[
+    c("schemaname", NAME),
+    c("matviewname", NAME),
+    c("matviewowner", NAME),
+    c("tablespace", NAME),
+    c("hasindexes", BOOL),
+    c("ispopulated", BOOL),
+    c("definition", TEXT),
+];
+
+pub(super) const PG_SEQUENCES: &[ViewColumn] = &[
+    c("schemaname", NAME),
+    c("sequencename", NAME),
+    c("sequenceowner", NAME),
+    c("data_type", REGTYPE),
+    c("start_value", INT8),
+    c("min_value", INT8),
+    c("max_value", INT8),
+    c("increment_by", INT8),
+    c("cycle", BOOL),
+    c("cache_size", INT8),
+    c("last_value", INT8),
+];
+
+pub(super) const INFO_SCHEMATA: &[ViewColumn] = &[
+    c("catalog_name", SQL_ID),
+    c("schema_name", SQL_ID),
+    c("schema_owner", SQL_ID),
+    c("default_character_set_catalog", SQL_ID),
+    c("default_character_set_schema", SQL_ID),
+    c("default_character_set_name", SQL_ID),
+    c("sql_path", CHARDATA),
+];
+
+pub(super) const INFO_TABLES: &[ViewColumn] = &[
+    c("table_catalog", SQL_ID),
+    c("table_schema", SQL_ID),
+    c("table_name", SQL_ID),
+    c("table_type", CHARDATA),
+    c("self_referencing_column_name", SQL_ID),
+    c("reference_generation", CHARDATA),
+    c("user_defined_type_catalog", SQL_ID),
+    c("user_defined_type_schema", SQL_ID),
+    c("user_defined_type_name", SQL_ID),
+    c("is_insertable_into", YESNO),
+    c("is_typed", YESNO),
+    c("commit_action", CHARDATA),
+];
+
+pub(super) const INFO_COLUMNS: &[ViewColumn] = &[
+    c("table_catalog", SQL_ID),
+    c("table_schema", SQL_ID),
+    c("table_name", SQL_ID),
+    c("column_name", SQL_ID),
+    c("ordinal_position", CARDINAL),
+    c("column_default", CHARDATA),
+    c("is_nullable", YESNO),
+    c("data_type", CHARDATA),
+    c("character_maximum_length", CARDINAL),
+    c("character_octet_length", CARDINAL),
+    c("numeric_precision", CARDINAL),
+    c("numeric_precision_radix", CARDINAL),
+    c("numeric_scale", CARDINAL),
+    c("datetime_precision", CARDINAL),
+    c("interval_type", CHARDATA),
+    c("interval_precision", CARDINAL),
+    c("character_set_catalog", SQL_ID),
+    c("character_set_schema", SQL_ID),
+    c("character_set_name", SQL_ID),
+    c("collation_catalog", SQL_ID),
+    c("collation_schema", SQL_ID),
+    c("collation_name", SQL_ID),
+    c("domain_catalog", SQL_ID),
+    c("domain_schema", SQL_ID),
+    c("domain_name", SQL_ID),
+    c("udt_catalog", SQL_ID),
+    c("udt_schema", SQL_ID),
+    c("udt_name", SQL_ID),
+    c("scope_catalog", SQL_ID),
+    c("scope_schema", SQL_ID),
+    c("scope_name", SQL_ID),
+    c("maximum_cardinality", CARDINAL),
+    c("dtd_identifier", SQL_ID),
+    c("is_self_referencing", YESNO),
+    c("is_identity", YESNO),
+    c("identity_generation", CHARDATA),
+    c("identity_start", CHARDATA),
+    c("identity_increment", CHARDATA),
+    c("identity_maximum", CHARDATA),
+    c("identity_minimum", CHARDATA),
+    c("identity_cycle", YESNO),
+    c("is_generated", CHARDATA),
+    c("generation_expression", CHARDATA),
+    c("is_updatable", YESNO),
+];
+
+pub(super) const INFO_TABLE_CONSTRAINTS: &[ViewColumn] = &[
+    c("constraint_catalog", SQL_ID),
+    c("constraint_schema", SQL_ID),
+    c("constraint_name", SQL_ID),
+    c("table_catalog", SQL_ID),
+    c("table_schema", SQL_ID),
+    c("table_name", SQL_ID),
+    c("constraint_type", CHARDATA),
+    c("is_deferrable", YESNO),
+    c("initially_deferred", YESNO),
+    c("enforced", YESNO),
+    c("nulls_distinct", YESNO),
+];
+
+pub(super) const INFO_KEY_COLUMN_USAGE: &[ViewColumn] = &[
+    c("constraint_catalog", SQL_ID),
+    c("constraint_schema", SQL_ID),
+    c("constraint_name", SQL_ID),
+    c("table_catalog", SQL_ID),
+    c("table_schema", SQL_ID),
+    c("table_name", SQL_ID),
+    c("column_name", SQL_ID),
+    c("ordinal_position", CARDINAL),
+    c("position_in_unique_constraint", CARDINAL),
+];
+
+pub(super) const INFO_SEQUENCES: &[ViewColumn] = &[
+    c("sequence_catalog", SQL_ID),
+    c("sequence_schema", SQL_ID),
+    c("sequence_name", SQL_ID),
+    c("data_type", CHARDATA),
+    c("numeric_precision", CARDINAL),
+    c("numeric_precision_radix", CARDINAL),
+    c("numeric_scale", CARDINAL),
+    c("start_value", CHARDATA),
+    c("minimum_value", CHARDATA),
+    c("maximum_value", CHARDATA),
+    c("increment", CHARDATA),
+    c("cycle_option", YESNO),
+];
+
+pub(super) const INFO_VIEWS: &[ViewColumn] = &[
+    c("table_catalog", SQL_ID),
+    c("table_schema", SQL_ID),
+    c("table_name", SQL_ID),
+    c("view_definition", CHARDATA),
+    c("check_option", CHARDATA),
+    c("is_updatable", YESNO),
+    c("is_insertable_into", YESNO),
+    c("is_trigger_updatable", YESNO),
+    c("is_trigger_deletable", YESNO),
+    c("is_trigger_insertable_into", YESNO),
+];
+
+pub(super) const INFO_REFERENTIAL_CONSTRAINTS: &[ViewColumn] = &[
+    c("constraint_catalog", SQL_ID),
+    c("constraint_schema", SQL_ID),
+    c("constraint_name", SQL_ID),
+    c("unique_constraint_catalog", SQL_ID),
+    c("unique_constraint_schema", SQL_ID),
+    c("unique_constraint_name", SQL_ID),
+    c("match_option", CHARDATA),
+    c("update_rule", CHARDATA),
+    c("delete_rule", CHARDATA),
+];
+
+pub(super) const INFO_CONSTRAINT_COLUMN_USAGE: &[ViewColumn] = &[
+    c("table_catalog", SQL_ID),
+    c("table_schema", SQL_ID),
+    c("table_name", SQL_ID),
+    c("column_name", SQL_ID),
+    c("constraint_catalog", SQL_ID),
+    c("constraint_schema", SQL_ID),
+    c("constraint_name", SQL_ID),
+];
