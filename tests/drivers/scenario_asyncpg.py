@@ -134,7 +134,7 @@ async def main():
 
     await sc.astep("prepared statements reused 10 times, ROLLBACK, reused again", prepared)
 
-    async def copy():
+    async def copy_in():
         rows = [
             (100 + i, 10**12 + i, f"copy{i}", i % 2 == 0, i / 4, date(2021, 3, i + 1),
              datetime(2021, 3, i + 1, 8, 30), datetime(2021, 3, i + 1, 8, 30, tzinfo=timezone.utc))
@@ -142,20 +142,34 @@ async def main():
         ] + [(None, None, "copynull", None, None, None, None, None)]
         status = await conn.copy_records_to_table(T, records=rows, columns=COLS.split(", "))
         check_eq(status, "COPY 6", "copy in status")
-        chunks = []
+        got = await conn.fetch(f"SELECT {COLS} FROM {T} WHERE name LIKE 'copy%' ORDER BY name")
+        check_eq([tuple(r) for r in got], rows, "rows copied in")
 
-        async def sink(data):
-            chunks.append(data)
+    await sc.astep("COPY in with copy_records_to_table (binary format)", copy_in)
 
-        status = await conn.copy_from_query(
-            f"SELECT name, n FROM {T} WHERE name LIKE $1 ORDER BY name", "copy%", output=sink)
-        check_eq(status, "COPY 6", "copy out status")
+    chunks = []
+
+    async def sink(data):
+        chunks.append(data)
+
+    async def copy_out_table():
+        chunks.clear()
+        status = await conn.copy_from_table(T, columns=["name", "n"], output=sink)
         lines = b"".join(chunks).decode().splitlines()
-        check_eq(lines[0], "copy0\t100", "first line")
-        check_eq(lines[-1], "copynull\t\\N", "last line")
-        check_eq(await conn.fetchval(f"SELECT count(*) FROM {T} WHERE name LIKE 'copy%'"), 6)
+        check_eq(status, f"COPY {len(lines)}", "copy out status")
+        check("beta\t-7" in lines, f"copied out {lines}")
 
-    await sc.astep("COPY: copy_records_to_table (binary) and copy_from_query", copy)
+    await sc.astep("COPY out with copy_from_table", copy_out_table)
+
+    async def copy_out_query():
+        chunks.clear()
+        # a query with an argument: asyncpg quotes it into COPY (query) TO STDOUT
+        status = await conn.copy_from_query(
+            f"SELECT name, n FROM {T} WHERE id = $1", ids[1], output=sink)
+        check_eq(status, "COPY 1", "copy out status")
+        check_eq(b"".join(chunks).decode(), "beta\t-7\n", "copied out")
+
+    await sc.astep("COPY (query) out with copy_from_query and an argument", copy_out_query)
 
     async def pool():
         async with asyncpg.create_pool(min_size=1, max_size=2) as p:
@@ -165,7 +179,7 @@ async def main():
                              "beta")
                     await c.execute("SET application_name = 'drv'")
 
-    await sc.astep("pool: acquire, release (reset query), acquire again", pool)
+    await sc.astep("pool acquire, release (reset query), acquire again", pool)
 
     async def repeatable_read():
         a = await asyncpg.connect()
@@ -189,7 +203,7 @@ async def main():
             await a.close()
             await b.close()
 
-    await sc.astep("REPEATABLE READ: snapshot kept, update of a changed row fails with 40001",
+    await sc.astep("REPEATABLE READ, snapshot kept, update of a changed row fails with 40001",
                    repeatable_read)
 
     if conn is not None:

@@ -180,7 +180,7 @@ def _():
     check_eq(sorted(got, key=lambda r: r[2]), sorted(rows, key=lambda r: r[2]), "copied rows")
 
 
-@sc.step("REPEATABLE READ: snapshot kept, update of a changed row fails with 40001")
+@sc.step("REPEATABLE READ, snapshot kept, update of a changed row fails with 40001")
 def _():
     a = psycopg.connect()
     b = psycopg.connect(autocommit=True)

@@ -42,7 +42,7 @@ def _():
         check_eq(conn.execute(text("SELECT 1")).scalar(), 1)
 
 
-@sc.step("create table: metadata.drop_all + create_all (Integer primary key)")
+@sc.step("create table with metadata.drop_all + create_all (Integer primary key)")
 def _():
     metadata.drop_all(engine)  # DROP TABLE IF EXISTS, through reflection
     metadata.create_all(engine)
@@ -143,7 +143,7 @@ def _():
             check_eq(conn.execute(q).scalar(), ROW["name"])
 
 
-@sc.step("REPEATABLE READ: snapshot kept, update of a changed row fails with 40001")
+@sc.step("REPEATABLE READ, snapshot kept, update of a changed row fails with 40001")
 def _():
     with engine.connect().execution_options(isolation_level="REPEATABLE READ") as a, \
             engine.connect() as b:

@@ -51,7 +51,7 @@ def _():
         check_eq(s.scalar(select(1)), 1)
 
 
-@sc.step("create table: Base.metadata.drop_all + create_all (declarative model)")
+@sc.step("create table with Base.metadata.drop_all + create_all (declarative model)")
 def _():
     Base.metadata.drop_all(engine)
     Base.metadata.create_all(engine)
@@ -148,7 +148,7 @@ def _():
         s.commit()
 
 
-@sc.step("REPEATABLE READ: snapshot kept, update of a changed row fails with 40001")
+@sc.step("REPEATABLE READ, snapshot kept, update of a changed row fails with 40001")
 def _():
     rr = engine.execution_options(isolation_level="REPEATABLE READ")
     with Session(rr) as a, Session(engine) as b:

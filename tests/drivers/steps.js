@@ -1,6 +1,7 @@
 // Step reporting shared by the JavaScript driver scenarios (the same output
 // as steps.py): PASS/FAIL per step, a closing "N passed, N failed" line, and
 // exit status 1 if any step failed. A failed step does not stop the run.
+// A step's title has no ": " in it (scripts/drivers.sh reads up to it).
 'use strict'
 
 const util = require('node:util')
@@ -55,5 +56,12 @@ function checkEq (got, want, what = 'value') {
   const w = util.inspect(want, { depth: 4 })
   if (!util.isDeepStrictEqual(got, want)) throw new Error(`${what}: got ${g}, want ${w}`)
 }
+
+// An error nobody awaited (a driver's background failure) ends the run as a failure.
+process.on('unhandledRejection', (e) => {
+  console.log(`FAIL unhandled error in the driver: ${e && e.code ? `[${e.code}] ` : ''}${e && e.message ? e.message.split('\n')[0] : e}`)
+  console.log('unhandled error: the scenario stopped')
+  process.exit(1)
+})
 
 module.exports = { Scenario, check, checkEq }

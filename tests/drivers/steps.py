@@ -3,7 +3,8 @@
 Each step prints PASS or FAIL with its name (and the error: class, SQLSTATE,
 message); the scenario ends with a "N passed, N failed" line and exits 1 if
 any step failed. A failed step does not stop the scenario: later steps run
-(they may fail because of it), so one run shows everything that breaks.
+(they may fail because of it), so one run shows everything that breaks. A step's title has no ": " in it
+(scripts/drivers.sh reads the title up to the first one).
 """
 
 import asyncio

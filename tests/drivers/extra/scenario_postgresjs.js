@@ -131,7 +131,7 @@ async function main () {
     checkEq(got, ['copy0\t100', 'copy1\t101', 'copy2\t102', 'copy3\t103', 'copy4\t104', 'copynull\t\\N'])
   })
 
-  await sc.step('REPEATABLE READ: snapshot kept, update of a changed row fails with 40001', async () => {
+  await sc.step('REPEATABLE READ, snapshot kept, update of a changed row fails with 40001', async () => {
     const other = postgres({ onnotice: () => {} })
     try {
       let err = null

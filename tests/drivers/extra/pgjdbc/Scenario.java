@@ -234,7 +234,7 @@ public class Scenario {
             }
         });
 
-        step("PreparedStatement past prepareThreshold (5): 10 runs, rollback, 10 more", () -> {
+        step("PreparedStatement past prepareThreshold (5), 10 runs, rollback, 10 more", () -> {
             conn.setAutoCommit(false);
             try (PreparedStatement ps = conn.prepareStatement("SELECT name, day FROM " + T + " WHERE id = ?")) {
                 for (int i = 0; i < 10; i++) {
@@ -259,7 +259,7 @@ public class Scenario {
             }
         });
 
-        step("COPY: CopyManager copyIn and copyOut", () -> {
+        step("COPY CopyManager copyIn and copyOut", () -> {
             StringBuilder data = new StringBuilder();
             for (int i = 0; i < 5; i++) {
                 data.append(100 + i).append('\t').append(1_000_000_000_000L + i).append("\tcopy").append(i)
@@ -278,7 +278,7 @@ public class Scenario {
             checkEq(got, List.of("copy0\t100", "copy1\t101", "copy2\t102", "copy3\t103", "copy4\t104", "copynull\t\\N"), "rows out");
         });
 
-        step("REPEATABLE READ: snapshot kept, update of a changed row fails with 40001", () -> {
+        step("REPEATABLE READ, snapshot kept, update of a changed row fails with 40001", () -> {
             try (Connection a = connect(); Connection b = connect()) {
                 a.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
                 a.setAutoCommit(false);
