@@ -59,6 +59,11 @@ static BUILTINS: &[Builtin] = &[
     f("pg_table_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::TableIsVisible)),
     f("pg_type_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::TypeIsVisible)),
     f("pg_function_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_operator_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_opclass_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_conversion_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_ts_config_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_collation_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::CollationIsVisible)),
     f("pg_encoding_to_char", &[INT4], SqlType::Name, Func::Catalog(C::EncodingToChar)),
     f("pg_get_function_result", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionResult)),
     f("pg_get_function_arguments", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionArguments)),
@@ -98,6 +103,9 @@ static BUILTINS: &[Builtin] = &[
     f("pg_get_viewdef", &[OID, BOOL], SqlType::Text, Func::Catalog(C::GetViewDef)),
     f("pg_tablespace_location", &[OID], SqlType::Text, Func::Catalog(C::TablespaceLocation)),
     f("pg_postmaster_start_time", &[], SqlType::TimestampTz, Func::Catalog(C::PostmasterStartTime)),
+    // No session holds an advisory lock (there are none yet): releasing
+    // them all has nothing to do. Poolers call it when they reset a session.
+    f("pg_advisory_unlock_all", &[], SqlType::Text, Func::Catalog(C::AdvisoryUnlockAll)),
 ];
 
 impl<R: Resolver> Binder<'_, R> {

@@ -55,6 +55,14 @@ impl<R: Resolver> Binder<'_, R> {
             E::UnaryOp { op, expr } => self.unary(op, expr, scope),
             E::BinaryOp { left, op, right } => self.binary(left, op, right, scope),
             E::IsNull(x) => self.is_null(x, false, scope),
+            E::IsTrue(x) => self.is_bool(x, Some(true), false, scope),
+            E::IsNotTrue(x) => self.is_bool(x, Some(true), true, scope),
+            E::IsFalse(x) => self.is_bool(x, Some(false), false, scope),
+            E::IsNotFalse(x) => self.is_bool(x, Some(false), true, scope),
+            E::IsUnknown(x) => self.is_bool(x, None, false, scope),
+            E::IsNotUnknown(x) => self.is_bool(x, None, true, scope),
+            E::IsDistinctFrom(a, b) => self.is_distinct(a, b, false, scope),
+            E::IsNotDistinctFrom(a, b) => self.is_distinct(a, b, true, scope),
             E::IsNotNull(x) => self.is_null(x, true, scope),
             E::Between { expr, negated, low, high } => self.between(expr, *negated, low, high, scope),
             E::InList { expr, list, negated } => self.in_list(expr, list, *negated, scope),
@@ -154,6 +162,43 @@ impl<R: Resolver> Binder<'_, R> {
         let t = self.expr(e, scope)?;
         let inner = self.settle(t)?;
         Ok(Typed { e: Expr::IsNull(Box::new(inner), negated), ty: Some(SqlType::Bool) })
+    }
+
+    /// `x IS [NOT] TRUE / FALSE / UNKNOWN`.
+    #[inline(never)]
+    pub(super) fn is_bool(
+        &mut self,
+        e: &ast::Expr,
+        want: Option<bool>,
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let t = self.expr(e, scope)?;
+        let what = match want {
+            Some(true) => "IS TRUE",
+            Some(false) => "IS FALSE",
+            None => "IS UNKNOWN",
+        };
+        let inner = self.coerce(t, SqlType::Bool, Coercion::Implicit, &format!("argument of {what}"))?;
+        Ok(Typed { e: Expr::Func(Func::IsBool { want, negated }, vec![inner]), ty: Some(SqlType::Bool) })
+    }
+
+    /// `a IS [NOT] DISTINCT FROM b`.
+    #[inline(never)]
+    pub(super) fn is_distinct(
+        &mut self,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let Expr::Compare(ea, _, eb, bpchar) = self.compare(a, Cmp::Eq, b, scope)? else {
+            unreachable!("compare makes a comparison")
+        };
+        Ok(Typed {
+            e: Expr::Func(Func::IsDistinct { negated, bpchar }, vec![*ea, *eb]),
+            ty: Some(SqlType::Bool),
+        })
     }
 
     #[inline(never)]
@@ -462,6 +507,22 @@ impl<R: Resolver> Binder<'_, R> {
                 let eb = self.coerce(b, SqlType::Bool, Coercion::Implicit, "argument of AND/OR")?;
                 Ok(Typed { e: ea.junction(eb, *op == BinaryOperator::Or), ty: Some(SqlType::Bool) })
             }
+            BinaryOperator::StringConcat if a.ty.is_some_and(is_array) || b.ty.is_some_and(is_array) => {
+                // Array concatenation: array || array, array || element,
+                // element || array.
+                let array = if a.ty.is_some_and(is_array) { a.ty } else { b.ty }.expect("one is an array");
+                let elem = array.elem().expect("an array");
+                let coerce_side = |me: &mut Self, t: Typed| -> Result<Expr, SqlError> {
+                    match t.ty {
+                        Some(ty) if is_array(ty) => me.coerce(t, array, Coercion::Implicit, "operand"),
+                        None => me.coerce(t, array, Coercion::Implicit, "operand"),
+                        Some(_) => me.coerce(t, elem, Coercion::Implicit, "operand"),
+                    }
+                };
+                let ea = coerce_side(self, a)?;
+                let eb = coerce_side(self, b)?;
+                Ok(Typed { e: Expr::Func(Func::ArrayCat, vec![ea, eb]), ty: Some(array) })
+            }
             BinaryOperator::StringConcat => {
                 let ea = self.coerce_any_text(a)?;
                 let eb = self.coerce_any_text(b)?;
@@ -767,6 +828,10 @@ fn interval_literal(i: &ast::Interval) -> Result<Typed, SqlError> {
         _ => return Err(not_supported(format!("interval literal {i}"))),
     };
     Ok(Typed { e: Expr::Const(Value::parse(SqlType::Interval, &text)?), ty: Some(SqlType::Interval) })
+}
+
+fn is_array(t: SqlType) -> bool {
+    matches!(t, SqlType::Array(_))
 }
 
 /// Operators that fold left to right into one flat node (see `binary`).

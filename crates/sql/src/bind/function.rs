@@ -15,8 +15,8 @@ impl<R: Resolver> Binder<'_, R> {
     #[inline(never)]
     pub(super) fn function(&mut self, f: &ast::Function, scope: &Scope<'_>) -> Result<Typed, SqlError> {
         let name = f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
-        if f.over.is_some() {
-            return Err(not_supported("window functions"));
+        if let Some(over) = &f.over {
+            return self.window_call(&name, f, over, scope);
         }
         let (star, args, distinct) = match &f.args {
             FunctionArguments::None => (false, Vec::new(), false),
@@ -104,27 +104,7 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             };
             let arg_ty = arg.as_ref().map(|t| t.ty.unwrap_or(SqlType::Text));
-            let ty = match (func, arg_ty) {
-                (AggFunc::CountStar | AggFunc::Count, _) => SqlType::Int8,
-                (AggFunc::Sum, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => SqlType::Int8,
-                (
-                    AggFunc::Sum | AggFunc::Avg,
-                    Some(SqlType::Float8 | SqlType::Int2 | SqlType::Int4 | SqlType::Int8),
-                ) => SqlType::Float8,
-                (AggFunc::Min | AggFunc::Max, Some(t)) => t,
-                (AggFunc::StringAgg, Some(_)) => SqlType::Text,
-                (AggFunc::ArrayAgg, Some(t)) => SqlType::Array(
-                    crate::types::Elem::of(t)
-                        .ok_or_else(|| not_supported(format!("arrays of {}", t.name())))?,
-                ),
-                (AggFunc::BoolAnd | AggFunc::BoolOr, Some(SqlType::Bool)) => SqlType::Bool,
-                (_, t) => {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!("function {name}({}) does not exist", t.map_or("unknown", SqlType::name)),
-                    ))
-                }
-            };
+            let ty = aggregate_type(func, arg_ty, &name)?;
             let arg = match arg {
                 Some(t) if func == AggFunc::StringAgg => {
                     Some(self.coerce(t, SqlType::Text, Coercion::Implicit, "argument of string_agg")?)
@@ -294,6 +274,31 @@ impl<R: Resolver> Binder<'_, R> {
             }
         })
     }
+}
+
+/// An aggregate's result type for an argument of type `arg` (`None`:
+/// unknown, or no argument).
+pub(super) fn aggregate_type(func: AggFunc, arg: Option<SqlType>, name: &str) -> Result<SqlType, SqlError> {
+    Ok(match (func, arg) {
+        (AggFunc::CountStar | AggFunc::Count, _) => SqlType::Int8,
+        (AggFunc::Sum, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => SqlType::Int8,
+        (
+            AggFunc::Sum | AggFunc::Avg,
+            Some(SqlType::Float8 | SqlType::Int2 | SqlType::Int4 | SqlType::Int8),
+        ) => SqlType::Float8,
+        (AggFunc::Min | AggFunc::Max, Some(t)) => t,
+        (AggFunc::StringAgg, Some(_)) => SqlType::Text,
+        (AggFunc::ArrayAgg, Some(t)) => SqlType::Array(
+            crate::types::Elem::of(t).ok_or_else(|| not_supported(format!("arrays of {}", t.name())))?,
+        ),
+        (AggFunc::BoolAnd | AggFunc::BoolOr, Some(SqlType::Bool)) => SqlType::Bool,
+        (_, t) => {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", t.map_or("unknown", SqlType::name)),
+            ))
+        }
+    })
 }
 
 /// `current_role`, `current_schema`, … written without parentheses.

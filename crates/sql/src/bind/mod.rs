@@ -20,6 +20,7 @@ mod scope;
 mod sequence;
 mod setop;
 mod subquery;
+mod window;
 
 pub use ddl::data_type;
 
@@ -105,6 +106,11 @@ pub(super) struct Binder<'r, R> {
     aggs: Option<Vec<Aggregate>>,
     /// Subqueries bound so far (`SubLink::plan` numbers them).
     subqueries: Vec<Select>,
+    /// Window calls found while binding the current SELECT's select list
+    /// and ORDER BY; `None` where they are not allowed.
+    windows: Option<Vec<crate::plan::WindowCall>>,
+    /// The WINDOW clause of the SELECT being bound.
+    named_windows: Vec<ast::NamedWindowDefinition>,
     /// The outputs of the last select list bound that had no type of their
     /// own (quoted literals, NULL), by position.
     untyped: Vec<usize>,
@@ -126,6 +132,8 @@ pub fn bind<R: Resolver>(
         deps: Vec::new(),
         aggs: None,
         subqueries: Vec::new(),
+        windows: None,
+        named_windows: Vec::new(),
         untyped: Vec::new(),
     };
     let plan = b.statement(statement)?;
@@ -356,6 +364,8 @@ pub fn bind_parsed<R: Resolver>(
                         deps: Vec::new(),
                         aggs: None,
                         subqueries: Vec::new(),
+                        windows: None,
+                        named_windows: Vec::new(),
                         untyped: Vec::new(),
                     };
                     let defaults = b.defaults(&rel, &positions)?;

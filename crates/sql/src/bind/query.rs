@@ -55,8 +55,12 @@ impl<R: Resolver> Binder<'_, R> {
         // Aggregates are allowed in the select list, HAVING and ORDER BY,
         // not in FROM (a subquery there has its own).
         let outer_aggs = self.aggs.take();
+        let outer_windows = self.windows.take();
         let from = self.bind_from(&select.from, base, LockMode::AccessShare)?;
         self.aggs = Some(Vec::new());
+        // Window calls are allowed in the select list and ORDER BY.
+        self.windows = Some(Vec::new());
+        let outer_named = std::mem::replace(&mut self.named_windows, select.named_window.clone());
         let (from, scope) = match from {
             Some(item) => (Some(item.from), base.derived().with_items(item.named, item.visible)),
             None => (None, base.derived()),
@@ -81,21 +85,33 @@ impl<R: Resolver> Binder<'_, R> {
                 })?;
                 keys.push(e);
             } else {
-                let saved = self.aggs.take();
+                let saved = (self.aggs.take(), self.windows.take());
                 let k = self.expr(g, &scope);
-                self.aggs = saved;
+                (self.aggs, self.windows) = saved;
                 keys.push(no_aggregates(k, "GROUP BY")?.e);
             }
         }
         let having = match &select.having {
             Some(h) => {
-                let t = self.expr(h, &scope)?;
+                let saved = self.windows.take();
+                let t = self.expr(h, &scope);
+                self.windows = saved;
+                let t = t?;
                 Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of HAVING")?)
             }
             None => None,
         };
         let mut order = self.order_by(tail.order_by, &outputs, &columns, &scope)?;
         let aggs = std::mem::replace(&mut self.aggs, outer_aggs).unwrap_or_default();
+        let mut windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
+        self.named_windows = outer_named;
+        if !windows.is_empty() && (distinct || lock) {
+            return Err(not_supported(if lock {
+                "FOR UPDATE with window functions"
+            } else {
+                "SELECT DISTINCT with window functions"
+            }));
+        }
         let grouped = !(keys.is_empty() && aggs.is_empty() && having.is_none());
         if distinct {
             if grouped {
@@ -128,6 +144,21 @@ impl<R: Resolver> Binder<'_, R> {
                 k.expr = grouper.rewrite(std::mem::replace(&mut k.expr, Expr::Const(Value::Null)))?;
             }
             let having = having.map(|h| grouper.rewrite(h)).transpose()?;
+            // Window calls run over the groups.
+            for w in &mut windows {
+                if let Some(a) = w.arg.take() {
+                    w.arg = Some(grouper.rewrite(a)?);
+                }
+                for m in &mut w.more {
+                    *m = grouper.rewrite(std::mem::replace(m, Expr::Const(Value::Null)))?;
+                }
+                for p in &mut w.partition {
+                    *p = grouper.rewrite(std::mem::replace(p, Expr::Const(Value::Null)))?;
+                }
+                for k in &mut w.order {
+                    k.expr = grouper.rewrite(std::mem::replace(&mut k.expr, Expr::Const(Value::Null)))?;
+                }
+            }
             Some(Grouping { keys, aggs, having })
         };
         if lock && grouping.is_some() {
@@ -146,6 +177,7 @@ impl<R: Resolver> Binder<'_, R> {
             from,
             filter,
             grouping,
+            windows,
             outputs,
             columns: columns.into(),
             order,
@@ -209,9 +241,9 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// A WHERE (or similar) condition: boolean, without aggregates.
     pub(super) fn filter(&mut self, w: &ast::Expr, scope: &Scope<'_>, what: &str) -> Result<Expr, SqlError> {
-        let saved = self.aggs.take();
+        let saved = (self.aggs.take(), self.windows.take());
         let t = self.expr(w, scope);
-        self.aggs = saved;
+        (self.aggs, self.windows) = saved;
         let t = no_aggregates(t, what)?;
         self.coerce(t, SqlType::Bool, Coercion::Implicit, &format!("argument of {what}"))
     }
@@ -404,6 +436,10 @@ impl Tail<'_> {
 /// the clause (`what`) as PostgreSQL words it.
 pub(super) fn no_aggregates(t: Result<Typed, SqlError>, what: &str) -> Result<Typed, SqlError> {
     match t {
+        Err(e) if e.code == SqlState::WINDOWING_ERROR => Err(SqlError::new(
+            SqlState::WINDOWING_ERROR,
+            format!("window functions are not allowed in {what}"),
+        )),
         Err(e) if e.code == SqlState::GROUPING_ERROR && e.message.starts_with("aggregate") => Err(
             SqlError::new(SqlState::GROUPING_ERROR, format!("aggregate functions are not allowed in {what}")),
         ),

@@ -54,6 +54,7 @@ impl<R: Resolver> Binder<'_, R> {
             from: Some(from),
             filter: None,
             grouping: None,
+            windows: Vec::new(),
             outputs,
             columns: columns.into(),
             order,

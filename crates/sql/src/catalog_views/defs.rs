@@ -655,3 +655,133 @@ pub(super) const INFO_CONSTRAINT_COLUMN_USAGE: &[ViewColumn] = &[
     c("constraint_schema", SQL_ID),
     c("constraint_name", SQL_ID),
 ];
+
+pub(super) const PG_AGGREGATE: &[ViewColumn] = &[
+    c("aggfnoid", REGPROC),
+    c("aggkind", CHAR),
+    c("aggnumdirectargs", INT2),
+    c("aggtransfn", REGPROC),
+    c("aggfinalfn", REGPROC),
+    c("aggcombinefn", REGPROC),
+    c("aggserialfn", REGPROC),
+    c("aggdeserialfn", REGPROC),
+    c("aggmtransfn", REGPROC),
+    c("aggminvtransfn", REGPROC),
+    c("aggmfinalfn", REGPROC),
+    c("aggfinalextra", BOOL),
+    c("aggmfinalextra", BOOL),
+    c("aggfinalmodify", CHAR),
+    c("aggmfinalmodify", CHAR),
+    c("aggsortop", OID),
+    c("aggtranstype", OID),
+    c("aggtransspace", INT4),
+    c("aggmtranstype", OID),
+    c("aggmtransspace", INT4),
+    c("agginitval", TEXT),
+    c("aggminitval", TEXT),
+];
+
+pub(super) const PG_CAST: &[ViewColumn] = &[
+    c("oid", OID),
+    c("castsource", OID),
+    c("casttarget", OID),
+    c("castfunc", OID),
+    c("castcontext", CHAR),
+    c("castmethod", CHAR),
+];
+
+pub(super) const PG_CONVERSION: &[ViewColumn] = &[
+    c("oid", OID),
+    c("conname", NAME),
+    c("connamespace", OID),
+    c("conowner", OID),
+    c("conforencoding", INT4),
+    c("contoencoding", INT4),
+    c("conproc", REGPROC),
+    c("condefault", BOOL),
+];
+
+pub(super) const PG_EVENT_TRIGGER: &[ViewColumn] = &[
+    c("oid", OID),
+    c("evtname", NAME),
+    c("evtevent", NAME),
+    c("evtowner", OID),
+    c("evtfoid", OID),
+    c("evtenabled", CHAR),
+    c("evttags", TEXTS),
+];
+
+pub(super) const PG_FOREIGN_DATA_WRAPPER: &[ViewColumn] = &[
+    c("oid", OID),
+    c("fdwname", NAME),
+    c("fdwowner", OID),
+    c("fdwhandler", OID),
+    c("fdwvalidator", OID),
+    c("fdwacl", ACL),
+    c("fdwoptions", TEXTS),
+];
+
+pub(super) const PG_FOREIGN_SERVER: &[ViewColumn] = &[
+    c("oid", OID),
+    c("srvname", NAME),
+    c("srvowner", OID),
+    c("srvfdw", OID),
+    c("srvtype", TEXT),
+    c("srvversion", TEXT),
+    c("srvacl", ACL),
+    c("srvoptions", TEXTS),
+];
+
+pub(super) const PG_FOREIGN_TABLE: &[ViewColumn] =
+    &[c("ftrelid", OID), c("ftserver", OID), c("ftoptions", TEXTS)];
+
+pub(super) const PG_LANGUAGE: &[ViewColumn] = &[
+    c("oid", OID),
+    c("lanname", NAME),
+    c("lanowner", OID),
+    c("lanispl", BOOL),
+    c("lanpltrusted", BOOL),
+    c("lanplcallfoid", OID),
+    c("laninline", OID),
+    c("lanvalidator", OID),
+    c("lanacl", ACL),
+];
+
+pub(super) const PG_OPCLASS: &[ViewColumn] = &[
+    c("oid", OID),
+    c("opcmethod", OID),
+    c("opcname", NAME),
+    c("opcnamespace", OID),
+    c("opcowner", OID),
+    c("opcfamily", OID),
+    c("opcintype", OID),
+    c("opcdefault", BOOL),
+    c("opckeytype", OID),
+];
+
+pub(super) const PG_OPERATOR: &[ViewColumn] = &[
+    c("oid", OID),
+    c("oprname", NAME),
+    c("oprnamespace", OID),
+    c("oprowner", OID),
+    c("oprkind", CHAR),
+    c("oprcanmerge", BOOL),
+    c("oprcanhash", BOOL),
+    c("oprleft", OID),
+    c("oprright", OID),
+    c("oprresult", OID),
+    c("oprcom", OID),
+    c("oprnegate", OID),
+    c("oprcode", REGPROC),
+    c("oprrest", REGPROC),
+    c("oprjoin", REGPROC),
+];
+
+pub(super) const PG_OPFAMILY: &[ViewColumn] =
+    &[c("oid", OID), c("opfmethod", OID), c("opfname", NAME), c("opfnamespace", OID), c("opfowner", OID)];
+
+pub(super) const PG_TS_CONFIG: &[ViewColumn] =
+    &[c("oid", OID), c("cfgname", NAME), c("cfgnamespace", OID), c("cfgowner", OID), c("cfgparser", OID)];
+
+pub(super) const PG_USER_MAPPING: &[ViewColumn] =
+    &[c("oid", OID), c("umuser", OID), c("umserver", OID), c("umoptions", TEXTS)];

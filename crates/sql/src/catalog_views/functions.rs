@@ -408,6 +408,9 @@ impl Catalog for CatalogState {
             C::TableIsVisible => Value::Bool(oid(&args[0]).is_some_and(|o| self.relation_visible(o))),
             C::TypeIsVisible => Value::Bool(oid(&args[0]).is_some_and(|o| type_name_of(o).is_some())),
             C::FunctionIsVisible => Value::Bool(false),
+            C::CollationIsVisible => {
+                Value::Bool(oid(&args[0]).is_some_and(|o| [super::DEFAULT_COLLATION, 950, 951].contains(&o)))
+            }
             C::EncodingToChar => Value::Text(if int(&args[0]) == Some(6) { "UTF8" } else { "" }.into()),
             C::GetFunctionResult | C::GetFunctionArguments | C::GetViewDef => Value::Null,
             C::RelationIsPublishable => Value::Bool(false),
@@ -463,6 +466,8 @@ impl Catalog for CatalogState {
             C::IsOtherTempSchema => Value::Bool(false),
             C::TablespaceLocation => Value::Text(String::new()),
             C::PostmasterStartTime => Value::TimestampTz(self.db.started_at()),
+            // void prints as the empty string.
+            C::AdvisoryUnlockAll => Value::Text(String::new()),
         })
     }
 }

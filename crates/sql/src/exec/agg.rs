@@ -81,6 +81,19 @@ impl Acc {
         Ok(())
     }
 
+    /// The aggregate's value so far (a window's running aggregate).
+    pub(super) fn snapshot(&self, func: AggFunc, ty: SqlType) -> Result<Value, SqlError> {
+        Acc {
+            count: self.count,
+            int_sum: self.int_sum,
+            float_sum: self.float_sum,
+            extreme: self.extreme.clone(),
+            items: self.items.clone(),
+            text: self.text.clone(),
+        }
+        .finish(func, ty)
+    }
+
     pub(super) fn finish(self, func: AggFunc, ty: SqlType) -> Result<Value, SqlError> {
         Ok(match func {
             AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),

@@ -23,6 +23,7 @@ mod scan;
 mod setop;
 mod subplan;
 mod vacuum;
+mod window;
 
 use std::sync::Arc;
 

@@ -264,6 +264,10 @@ impl Run<'_, '_> {
                 };
                 Rows::Computed(groups?)
             }
+            Node::Window { input, calls } => {
+                let rows = self.rows(input)?.into_rows();
+                Rows::Computed(self.windows(rows, calls)?)
+            }
             Node::Sort { input, keys } => match self.rows(input)? {
                 Rows::Versions(v) => Rows::Versions(self.sort(v, keys, |(_, row)| row)?),
                 Rows::Computed(v) => Rows::Computed(self.sort(v, keys, |row| row)?),

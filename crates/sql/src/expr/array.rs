@@ -21,6 +21,14 @@ fn elements(v: &Value) -> Result<Option<&Arc<[Value]>>, SqlError> {
 pub(super) fn array_func(f: Func, args: &[Value]) -> Result<Value, SqlError> {
     Ok(match f {
         Func::ArrayCons => Value::Array(args.to_vec().into()),
+        Func::ArrayCat => match (&args[0], &args[1]) {
+            (Value::Null, Value::Null) => Value::Null,
+            (Value::Array(a), Value::Array(b)) => Value::Array(a.iter().chain(b.iter()).cloned().collect()),
+            (Value::Array(a), Value::Null) | (Value::Null, Value::Array(a)) => Value::Array(Arc::clone(a)),
+            (Value::Array(a), e) => Value::Array(a.iter().cloned().chain([e.clone()]).collect()),
+            (e, Value::Array(b)) => Value::Array([e.clone()].into_iter().chain(b.iter().cloned()).collect()),
+            _ => Value::Null,
+        },
         Func::Subscript { from } => {
             let (Some(items), Value::Int(i)) = (elements(&args[0])?, &args[1]) else {
                 return Ok(Value::Null);

@@ -130,6 +130,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
             _ => Value::Null,
         },
         Func::ArrayCons
+        | Func::ArrayCat
         | Func::Subscript { .. }
         | Func::ArrayToString
         | Func::ArrayUpper
@@ -143,6 +144,22 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
             }
             _ => Value::Null,
         },
+        Func::IsBool { want, negated } => {
+            let is = match (&args[0], want) {
+                (Value::Null, None) => true,
+                (Value::Bool(b), Some(w)) => *b == w,
+                _ => false,
+            };
+            Value::Bool(is != negated)
+        }
+        Func::IsDistinct { negated, bpchar } => {
+            let distinct = match (&args[0], &args[1]) {
+                (Value::Null, Value::Null) => false,
+                (Value::Null, _) | (_, Value::Null) => true,
+                (a, b) => compare(a, b, bpchar)?.is_ne(),
+            };
+            Value::Bool(distinct != negated)
+        }
         Func::QuoteIdent => match &args[0] {
             Value::Text(s) => Value::Text(crate::types::quote_ident(s)),
             _ => Value::Null,

@@ -138,6 +138,8 @@ pub enum Func {
     LastVal,
     /// `ARRAY[a, b, …]`.
     ArrayCons,
+    /// `array || array`, `array || element`, `element || array`.
+    ArrayCat,
     /// `array[i]`: from 1 for arrays, from 0 for the catalogs' vectors.
     Subscript {
         from: i64,
@@ -164,6 +166,17 @@ pub enum Func {
     },
     /// `quote_ident(text)`.
     QuoteIdent,
+    /// `x IS [NOT] TRUE` (`Some(true)`), `IS [NOT] FALSE`, `IS [NOT]
+    /// UNKNOWN` (`None`): never NULL.
+    IsBool {
+        want: Option<bool>,
+        negated: bool,
+    },
+    /// `a IS [NOT] DISTINCT FROM b`: `=` with NULL a value like any other.
+    IsDistinct {
+        negated: bool,
+        bpchar: bool,
+    },
     /// A function that reads the catalog (`format_type`, `pg_get_indexdef`,
     /// …): evaluated through [`Ctx::catalog`].
     Catalog(CatalogFunc),
@@ -179,7 +192,10 @@ pub enum CatalogFunc {
     GetUserById,
     TableIsVisible,
     TypeIsVisible,
+    /// Visibility of the kinds of object this server has none of
+    /// (functions, operators, conversions, …): never.
     FunctionIsVisible,
+    CollationIsVisible,
     EncodingToChar,
     GetFunctionResult,
     GetFunctionArguments,
@@ -199,6 +215,7 @@ pub enum CatalogFunc {
     GetViewDef,
     TablespaceLocation,
     PostmasterStartTime,
+    AdvisoryUnlockAll,
 }
 
 /// Aggregate functions.
@@ -217,6 +234,24 @@ pub enum AggFunc {
     /// `bool_and` / `every`, `bool_or`.
     BoolAnd,
     BoolOr,
+}
+
+/// Window functions (aggregates are window functions too, over a window).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum WinFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    /// `lag(x [, offset [, default]])`, `lead(…)`.
+    Lag,
+    Lead,
+    /// `first_value(x)`, `last_value(x)` (the frame's last row: the current
+    /// row's last peer).
+    FirstValue,
+    LastValue,
+    /// An aggregate over the window frame: the partition up to the current
+    /// row's last peer with ORDER BY, the whole partition without.
+    Agg(AggFunc),
 }
 
 /// A bound expression.
@@ -249,6 +284,9 @@ pub enum Expr {
     Agg(usize),
     /// Value of a group key, as the binder writes it (likewise a column).
     GroupKey(usize),
+    /// Result of a window function call, as the binder writes it (the
+    /// planner makes it a column of the Window operator's rows).
+    Window(usize),
     /// The k-th argument of the subquery this expression belongs to: a
     /// value of the enclosing query's row, passed in (PostgreSQL's
     /// PARAM_EXEC parameter).
@@ -394,7 +432,7 @@ impl Expr {
             Expr::Param(i) => Ok(cx.params[*i].clone()),
             Expr::Outer(i) => Ok(cx.outer[*i].clone()),
             // The planner rewrites both into columns of the Aggregate's rows.
-            Expr::Agg(_) | Expr::GroupKey(_) => {
+            Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) => {
                 Err(SqlError::new(SqlState::INTERNAL_ERROR, "a group reference outside a grouped query"))
             }
             inner => match cx.stack.check() {
@@ -416,7 +454,8 @@ impl Expr {
             | Expr::Param(_)
             | Expr::Outer(_)
             | Expr::Agg(_)
-            | Expr::GroupKey(_) => unreachable!("leaves are evaluated by Expr::eval"),
+            | Expr::GroupKey(_)
+            | Expr::Window(_) => unreachable!("leaves are evaluated by Expr::eval"),
             Expr::Chain(first, steps) => eval_chain(first, steps, cx),
             Expr::Neg(a, ty) => eval_neg(a, *ty, cx),
             Expr::Compare(a, op, b, bpchar) => eval_compare(a, *op, b, *bpchar, cx),
@@ -436,7 +475,7 @@ impl Expr {
     /// parameter function): usable as an index probe.
     pub fn is_row_free(&self) -> bool {
         match self {
-            Expr::Column(_) | Expr::Agg(_) | Expr::GroupKey(_) => false,
+            Expr::Column(_) | Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) => false,
             Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
             Expr::SubLink(link) => {
                 link.args.iter().all(Expr::is_row_free)

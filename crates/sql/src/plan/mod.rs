@@ -61,7 +61,7 @@ pub struct Scan {
 }
 
 /// One ORDER BY key, evaluated over the rows being sorted.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SortKey {
     pub expr: Expr,
     pub desc: bool,
@@ -75,6 +75,18 @@ pub struct Aggregate {
     pub arg: Option<Expr>,
     /// string_agg's delimiter (evaluated per row, as PostgreSQL does).
     pub delimiter: Option<Expr>,
+    pub ty: SqlType,
+}
+
+/// One window function call: over the rows of its partition, in its order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowCall {
+    pub func: crate::expr::WinFunc,
+    pub arg: Option<Expr>,
+    /// lag and lead: the offset and the default.
+    pub more: Vec<Expr>,
+    pub partition: Vec<Expr>,
+    pub order: Vec<SortKey>,
     pub ty: SqlType,
 }
 
@@ -206,6 +218,9 @@ pub struct Select {
     /// WHERE, over the FROM row.
     pub filter: Option<Expr>,
     pub grouping: Option<Grouping>,
+    /// Window function calls, computed over the (grouped) rows; above them
+    /// expressions refer to each as `Expr::Window(i)`.
+    pub windows: Vec<WindowCall>,
     pub outputs: Vec<Expr>,
     pub columns: Arc<[Column]>,
     pub order: Vec<SortKey>,

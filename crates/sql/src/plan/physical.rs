@@ -22,7 +22,9 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::{Aggregate, Column, JoinKind, Projection, Rel, RowLock, SetOpKind, SortKey, Srf, Utility};
+use super::{
+    Aggregate, Column, JoinKind, Projection, Rel, RowLock, SetOpKind, SortKey, Srf, Utility, WindowCall,
+};
 use crate::catalog_views::View;
 use crate::expr::Expr;
 use crate::index::Index;
@@ -138,6 +140,12 @@ pub enum Node {
         aggs: Vec<Aggregate>,
         having: Option<Expr>,
     },
+    /// Appends one column per window call to each input row, in the input's
+    /// order.
+    Window {
+        input: Box<Node>,
+        calls: Vec<WindowCall>,
+    },
     Sort {
         input: Box<Node>,
         keys: Vec<SortKey>,
@@ -221,6 +229,7 @@ impl Node {
             Node::HashJoin { .. } => "HashJoin",
             Node::LockRows { .. } => "LockRows",
             Node::Aggregate { .. } => "Aggregate",
+            Node::Window { .. } => "Window",
             Node::Sort { .. } => "Sort",
             Node::Project { .. } => "Project",
             Node::Limit { .. } => "Limit",
@@ -241,6 +250,7 @@ impl Node {
             Node::Filter { input, .. }
             | Node::LockRows { input, .. }
             | Node::Aggregate { input, .. }
+            | Node::Window { input, .. }
             | Node::Sort { input, .. }
             | Node::Project { input, .. }
             | Node::Limit { input, .. } => vec![input],

@@ -59,7 +59,19 @@ pub(super) struct Planner {
 
 impl Planner {
     pub(super) fn query(&self, s: Select) -> Result<Query, SqlError> {
-        let Select { from, filter, grouping, mut outputs, columns, mut order, limit, offset, lock } = s;
+        let Select {
+            from,
+            filter,
+            grouping,
+            mut windows,
+            mut outputs,
+            columns,
+            mut order,
+            limit,
+            offset,
+            lock,
+        } = s;
+        let from_width = from.as_ref().map_or(0, From::width);
         let mut input = match from {
             None => match filter {
                 None => Node::Result,
@@ -129,7 +141,43 @@ impl Planner {
             for k in &mut order {
                 k.expr = self.ungroup(take(&mut k.expr), width)?;
             }
+            for w in &mut windows {
+                if let Some(a) = w.arg.take() {
+                    w.arg = Some(self.ungroup(a, width)?);
+                }
+                for m in &mut w.more {
+                    *m = self.ungroup(take(m), width)?;
+                }
+                for p in &mut w.partition {
+                    *p = self.ungroup(take(p), width)?;
+                }
+                for k in &mut w.order {
+                    k.expr = self.ungroup(take(&mut k.expr), width)?;
+                }
+            }
             input = Node::Aggregate { input: Box::new(input), keys, aggs, having };
+        }
+        if !windows.is_empty() {
+            // The Window operator adds a column per call to its input's row.
+            let width = match &input {
+                Node::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+                _ => from_width,
+            };
+            let at = |e: Expr| {
+                e.rewrite(&self.stack, &mut |e| {
+                    Ok(match e {
+                        Expr::Window(k) => Rewrite::Replace(Expr::Column(width + k)),
+                        other => Rewrite::Descend(other),
+                    })
+                })
+            };
+            for e in &mut outputs {
+                *e = at(take(e))?;
+            }
+            for k in &mut order {
+                k.expr = at(take(&mut k.expr))?;
+            }
+            input = Node::Window { input: Box::new(input), calls: windows };
         }
         let mut root = sorted(input, order);
         root = Node::Project { input: Box::new(root), exprs: outputs };

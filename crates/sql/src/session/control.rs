@@ -28,6 +28,8 @@ pub(crate) fn is_control(s: &Statement) -> bool {
             | Statement::Reset(_)
             | Statement::Deallocate { .. }
             | Statement::Discard { .. }
+            | Statement::Close { .. }
+            | Statement::UNLISTEN { .. }
     )
 }
 
@@ -74,6 +76,17 @@ impl<G: Gucs> Conn<G> {
                 Ok(Output::Deallocate(if all { None } else { Some(name.value.clone()) }))
             }
             Statement::Discard { object_type } => self.discard(*object_type),
+            // There are no SQL cursors and no LISTEN here: closing all of
+            // them, or every listen, has nothing to do (connection poolers
+            // send both when they reset a session).
+            Statement::Close { cursor: ast::CloseCursor::All } => {
+                Ok(Output::Command("CLOSE CURSOR ALL".into()))
+            }
+            Statement::Close { cursor: ast::CloseCursor::Specific { name } } => Err(SqlError::new(
+                SqlState::INVALID_CURSOR_NAME,
+                format!("cursor \"{}\" does not exist", name.value),
+            )),
+            Statement::UNLISTEN { .. } => Ok(Output::Command("UNLISTEN".into())),
             other => Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{other} is not supported"))),
         };
         self.configure();
