@@ -642,10 +642,11 @@ impl Protocol {
     /// Runs COPY's sub-protocol. Returns the statement's result.
     async fn copy(&mut self, out: Output, extended: bool) -> std::io::Result<Result<(), SqlError>> {
         match out {
-            Output::CopyOut { columns, lines, tag } => {
-                let formats = vec![0; columns];
+            Output::CopyOut { columns, lines, tag, binary } => {
+                let format = i16::from(binary);
+                let formats = vec![format; columns];
                 self.send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
-                    0,
+                    format as i8,
                     columns as i16,
                     formats,
                 )))
@@ -657,10 +658,11 @@ impl Protocol {
                 self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
                 Ok(Ok(()))
             }
-            Output::CopyIn { columns } => {
-                let formats = vec![0; columns];
+            Output::CopyIn { columns, binary } => {
+                let format = i16::from(binary);
+                let formats = vec![format; columns];
                 self.send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
-                    0,
+                    format as i8,
                     columns as i16,
                     formats,
                 )))

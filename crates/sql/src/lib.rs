@@ -34,6 +34,7 @@ mod session;
 pub mod sqlstate;
 pub mod stack;
 mod standby;
+mod statement;
 pub mod types;
 mod wal_buffer;
 mod wal_retention;

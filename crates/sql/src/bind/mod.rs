@@ -27,9 +27,10 @@ pub use ddl::data_type;
 use snapscale_lock::LockMode;
 use sqlparser::ast::{self, Ident, ObjectName};
 
+use crate::copy::{CopyDirection, CopySource};
 use crate::error::SqlError;
 use crate::expr::Expr;
-use crate::parse::{CopyDirection, Parsed};
+use crate::parse::Parsed;
 use crate::plan::{Aggregate, Dep, Plan, Rel, Select, Utility};
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
@@ -337,7 +338,18 @@ pub fn bind_parsed<R: Resolver>(
             }
             Ok(utility(Utility::Vacuum { rels, analyze: *analyze }, deps))
         }
-        Parsed::Copy { table, columns, direction } => {
+        Parsed::Copy(copy) => {
+            let options = copy.options.clone();
+            let (table, columns) = match &copy.source {
+                CopySource::Table { table, columns } => (table, columns),
+                CopySource::Query(ast) => {
+                    let bound = bind(resolver, ast, declared, max_stack_depth)?;
+                    let Plan::Select(select) = bound.plan else {
+                        return Err(not_supported("COPY of a statement other than a query"));
+                    };
+                    return Ok(BoundStatement { plan: Plan::CopyQuery(Box::new(select), options), ..bound });
+                }
+            };
             let rel = resolve(resolver, table)?;
             let positions = if columns.is_empty() {
                 (0..rel.entry.columns.len()).collect()
@@ -354,7 +366,7 @@ pub fn bind_parsed<R: Resolver>(
                     })
                     .collect::<Result<Vec<_>, _>>()?
             };
-            let (plan, mode) = match direction {
+            let (plan, mode) = match copy.direction {
                 CopyDirection::FromStdin => {
                     // Columns not copied take their defaults, as in INSERT.
                     let mut b = Binder {
@@ -376,11 +388,11 @@ pub fn bind_parsed<R: Resolver>(
                         mode: LockMode::RowExclusive,
                         nowait: false,
                     });
-                    let plan = Utility::CopyFrom { rel, columns: positions, defaults };
+                    let plan = Utility::CopyFrom { rel, columns: positions, defaults, options };
                     return Ok(utility(plan, deps));
                 }
                 CopyDirection::ToStdout => {
-                    (Utility::CopyTo { rel: rel.clone(), columns: positions }, LockMode::AccessShare)
+                    (Utility::CopyTo { rel: rel.clone(), columns: positions, options }, LockMode::AccessShare)
                 }
             };
             Ok(utility(plan, vec![Dep { name: table.clone(), rel, mode, nowait: false }]))

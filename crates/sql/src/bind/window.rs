@@ -170,12 +170,14 @@ impl<R: Resolver> Binder<'_, R> {
                     ("avg", _) => AggFunc::Avg,
                     ("bool_and" | "every", _) => AggFunc::BoolAnd,
                     ("bool_or", _) => AggFunc::BoolOr,
-                    _ => return Err(SqlError::new(
-                        SqlState::WRONG_OBJECT_TYPE,
-                        format!(
+                    _ => {
+                        return Err(SqlError::new(
+                            SqlState::WRONG_OBJECT_TYPE,
+                            format!(
                             "OVER specified, but {name} is not a window function nor an aggregate function"
                         ),
-                    )),
+                        ))
+                    }
                 };
                 let arg = match (agg, args) {
                     (AggFunc::CountStar, []) => None,

@@ -120,6 +120,10 @@ pub(crate) async fn run(
         Statement::Update { scan, sets, returning } => exec.update(scan, sets, returning.as_ref()).await,
         Statement::Delete { scan, returning } => exec.delete(scan, returning.as_ref()).await,
         Statement::Utility(u) => exec.utility(u).await,
+        Statement::CopyQuery { query, options } => {
+            let rows = exec.query(query).await?;
+            Ok(crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options))
+        }
     }
 }
 
@@ -154,7 +158,7 @@ impl Executor<'_> {
             Utility::Analyze => Ok(Output::Command("ANALYZE".into())),
             Utility::Checkpoint => self.checkpoint().await,
             Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),
-            Utility::CopyTo { rel, columns } => self.copy_to(rel, columns),
+            Utility::CopyTo { rel, columns, options } => self.copy_to(rel, columns, options),
             Utility::CopyFrom { .. } => Err(SqlError::new(
                 SqlState::INTERNAL_ERROR,
                 "COPY FROM STDIN runs through the session's COPY sub-protocol",

@@ -14,6 +14,7 @@ use snapscale_lock::LockMode;
 use snapscale_storage::Tid;
 
 use crate::catalog::{ColumnDef, Heap, RelEntry};
+use crate::copy::CopyOptions;
 use crate::expr::{AggFunc, Expr};
 use crate::sequence::SequenceDef;
 use crate::types::SqlType;
@@ -344,10 +345,12 @@ pub enum Utility {
         columns: Vec<usize>,
         /// The columns not copied that have a DEFAULT, bound.
         defaults: Vec<(usize, Expr)>,
+        options: CopyOptions,
     },
     CopyTo {
         rel: Rel,
         columns: Vec<usize>,
+        options: CopyOptions,
     },
 }
 
@@ -359,4 +362,6 @@ pub enum Plan {
     Update(Update),
     Delete(Delete),
     Utility(Utility),
+    /// `COPY (query) TO STDOUT`.
+    CopyQuery(Box<Select>, CopyOptions),
 }

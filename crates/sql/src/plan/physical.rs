@@ -210,6 +210,11 @@ pub enum Statement {
         returning: Option<Projection>,
     },
     Utility(Utility),
+    /// `COPY (query) TO STDOUT`.
+    CopyQuery {
+        query: Query,
+        options: crate::copy::CopyOptions,
+    },
 }
 
 impl Node {
@@ -273,6 +278,7 @@ impl Statement {
             Statement::Insert { .. } => Some("INSERT"),
             Statement::Update { .. } => Some("UPDATE"),
             Statement::Delete { .. } => Some("DELETE"),
+            Statement::CopyQuery { .. } => None,
             Statement::Utility(u) => match u {
                 Utility::CreateTable(c) if c.sequence.is_some() => Some("CREATE SEQUENCE"),
                 Utility::CreateTable(_) => Some("CREATE TABLE"),
@@ -300,7 +306,7 @@ impl Statement {
             Statement::Insert { returning, .. }
             | Statement::Update { returning, .. }
             | Statement::Delete { returning, .. } => returning.as_ref().map(|r| Arc::clone(&r.columns)),
-            Statement::Utility(_) => None,
+            Statement::Utility(_) | Statement::CopyQuery { .. } => None,
         }
     }
 }

@@ -49,6 +49,7 @@ pub fn plan(
         }
         Plan::Delete(d) => Statement::Delete { scan: scan_node(d.scan), returning: d.returning },
         Plan::Utility(u) => Statement::Utility(u),
+        Plan::CopyQuery(select, options) => Statement::CopyQuery { query: planner.query(*select)?, options },
     };
     Ok((statement, subplans))
 }

@@ -348,12 +348,16 @@ impl<G: Gucs> Conn<G> {
                 if let Parsed::Sql(ast) = parsed {
                     self.xact.db.maybe_panic(&**ast);
                 }
-                if let Statement::Utility(Utility::CopyFrom { rel, columns, defaults }) = &planned.statement {
+                if let Statement::Utility(Utility::CopyFrom { rel, columns, defaults, options }) =
+                    &planned.statement
+                {
                     // The rows arrive in CopyData messages: the statement
                     // stays open until CopyDone.
                     self.xact.statement_snapshot()?;
-                    self.copy = Some(CopyIn::new(rel.clone(), columns.clone(), defaults.clone()));
-                    return Ok(Output::CopyIn { columns: columns.len() });
+                    let binary = options.format == crate::copy::CopyFormat::Binary;
+                    self.copy =
+                        Some(CopyIn::new(rel.clone(), columns.clone(), defaults.clone(), options.clone()));
+                    return Ok(Output::CopyIn { columns: columns.len(), binary });
                 }
                 let in_block = self.block == Block::Open;
                 let out =
