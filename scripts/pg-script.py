@@ -166,6 +166,7 @@ def main():
             keep = True
         if keep and not line.startswith("#"):
             expected.append(line)
+    printed = "\n".join(printed).split("\n")
     diff = list(difflib.unified_diff(expected, printed, "expected", "postgresql", lineterm=""))
     print("\n".join(diff) if diff else "same as PostgreSQL")
     sys.exit(1 if diff else 0)

@@ -60,7 +60,8 @@ fn type_size(ty: SqlType) -> i16 {
         | SqlType::Char(_)
         | SqlType::Array(_)
         | SqlType::Int2Vector
-        | SqlType::OidVector => -1,
+        | SqlType::OidVector
+        | SqlType::Record(_) => -1,
     }
 }
 

@@ -42,6 +42,7 @@ fn kind(v: &Value) -> u8 {
         Value::Interval(_) => 6,
         Value::TimestampTz(_) => 7,
         Value::Array(_) => 8,
+        Value::Record(_) => 9,
     }
 }
 

@@ -69,6 +69,12 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<V
             Value::Reg(oid, oid.to_string().into())
         }
         SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector => decode_array(ty, bytes)?,
+        SqlType::Record(_) => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "input of anonymous composite types is not implemented",
+            ))
+        }
     })
 }
 
@@ -166,6 +172,23 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
             }
             for v in items.iter() {
                 match encode_binary(elem, v) {
+                    None => b.extend_from_slice(&(-1i32).to_be_bytes()),
+                    Some(e) => {
+                        b.extend_from_slice(&(e.len() as i32).to_be_bytes());
+                        b.extend_from_slice(&e);
+                    }
+                }
+            }
+            b
+        }
+        // PostgreSQL's binary record: the field count, then each field's
+        // type OID, length (-1 for NULL) and binary form.
+        (SqlType::Record(r), Value::Record(fields)) => {
+            let types = r.fields();
+            let mut b = (fields.len() as i32).to_be_bytes().to_vec();
+            for (v, (_, ty)) in fields.iter().zip(types) {
+                b.extend_from_slice(&ty.oid().to_be_bytes());
+                match encode_binary(ty, v) {
                     None => b.extend_from_slice(&(-1i32).to_be_bytes()),
                     Some(e) => {
                         b.extend_from_slice(&(e.len() as i32).to_be_bytes());

@@ -65,6 +65,10 @@ impl<R: Resolver> Binder<'_, R> {
     ) -> Result<Typed, SqlError> {
         let mut acc = self.expr(root, scope)?;
         for access in chain {
+            if let AccessExpr::Dot(ast::Expr::Identifier(field)) = access {
+                acc = field_of(acc, field)?;
+                continue;
+            }
             let AccessExpr::Subscript(Subscript::Index { index }) = access else {
                 return Err(not_supported(format!("{access}")));
             };
@@ -181,6 +185,28 @@ impl<R: Resolver> Binder<'_, R> {
         }
         self.expr(e, scope)
     }
+}
+
+/// `(record).field`.
+fn field_of(t: Typed, field: &ast::Ident) -> Result<Typed, SqlError> {
+    let name = super::ident(field);
+    let Some(SqlType::Record(r)) = t.ty else {
+        return Err(SqlError::new(
+            SqlState::WRONG_OBJECT_TYPE,
+            format!(
+                "column notation .{name} applied to type {}, which is not a composite type",
+                t.ty.map_or("unknown", SqlType::name)
+            ),
+        ));
+    };
+    let fields = r.fields();
+    let Some(i) = fields.iter().position(|(n, _)| *n == name) else {
+        return Err(SqlError::new(
+            SqlState::UNDEFINED_COLUMN,
+            format!("could not identify column \"{name}\" in record data type"),
+        ));
+    };
+    Ok(Typed { e: Expr::Func(Func::Field(i), vec![t.e]), ty: Some(fields[i].1) })
 }
 
 /// The regular expression operators: (negated, case-insensitive).

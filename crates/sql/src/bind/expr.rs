@@ -739,6 +739,7 @@ pub(super) enum Family {
     /// oid and the oid alias types.
     Oid,
     Array,
+    Record,
 }
 
 pub(super) fn family(ty: SqlType) -> Family {
@@ -753,6 +754,7 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Interval => Family::Interval,
         SqlType::Oid | SqlType::Reg(_) => Family::Oid,
         SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector => Family::Array,
+        SqlType::Record(_) => Family::Record,
     }
 }
 

@@ -322,6 +322,42 @@ impl<R: Resolver> Binder<'_, R> {
 }
 
 impl<R: Resolver> Binder<'_, R> {
+    /// A set-returning function call with its arguments bound: `None` if
+    /// `name` is not one. `generate_series` over integers, `unnest` of an
+    /// array, `information_schema._pg_expandarray` (records (x, n)).
+    pub(super) fn set_function(
+        &mut self,
+        name: &str,
+        mut bound: Vec<Typed>,
+    ) -> Result<Option<(Srf, Vec<Expr>, SqlType)>, SqlError> {
+        Ok(Some(match (name, bound.len()) {
+            ("generate_series", 2 | 3) => {
+                let args = bound
+                    .into_iter()
+                    .map(|t| self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of generate_series"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (Srf::GenerateSeries, args, SqlType::Int8)
+            }
+            ("unnest" | "_pg_expandarray", 1) => {
+                let t = bound.pop().expect("one argument");
+                let Some(elem) = t.ty.and_then(SqlType::elem) else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}({}) does not exist", t.ty.map_or("unknown", SqlType::name)),
+                    ));
+                };
+                if name == "unnest" {
+                    (Srf::Unnest, vec![t.e], elem)
+                } else {
+                    let e = crate::types::Elem::of(elem)
+                        .ok_or_else(|| not_supported(format!("arrays of {}", elem.name())))?;
+                    (Srf::ExpandArray, vec![t.e], SqlType::Record(crate::types::Rec::ExpandArray(e)))
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+
     /// A set-returning function in FROM: `generate_series` over integers,
     /// `unnest` of an array.
     fn function_scan(
@@ -341,26 +377,25 @@ impl<R: Resolver> Binder<'_, R> {
             };
             bound.push(self.expr(e, &scope)?);
         }
-        let (func, args, ty) = match (fname.as_str(), bound.len()) {
-            ("generate_series", 2 | 3) => {
-                let args = bound
-                    .into_iter()
-                    .map(|t| self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of generate_series"))
-                    .collect::<Result<Vec<_>, _>>()?;
-                (Srf::GenerateSeries, args, SqlType::Int8)
-            }
-            ("unnest", 1) => {
-                let t = bound.pop().expect("one argument");
-                let Some(elem) = t.ty.and_then(SqlType::elem) else {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!("function unnest({}) does not exist", t.ty.map_or("unknown", SqlType::name)),
-                    ));
-                };
-                (Srf::Unnest, vec![t.e], elem)
-            }
-            _ => return Err(not_supported(format!("function {fname} in FROM"))),
+        let Some((func, args, ty)) = self.set_function(&fname, bound)? else {
+            return Err(not_supported(format!("function {fname} in FROM")));
         };
+        // A record's fields are columns of their own (x, n).
+        if let SqlType::Record(r) = ty {
+            let alias_name = alias.map_or_else(|| fname.clone(), |a| ident(&a.name));
+            let columns = r
+                .fields()
+                .into_iter()
+                .enumerate()
+                .map(|(i, (name, ty))| Col { name: name.to_owned(), expr: Expr::Column(offset + i), ty })
+                .collect();
+            let named = rename(Named { alias: alias_name, columns, table: None, nullable: false }, alias)?;
+            return Ok(Item {
+                visible: named.columns.clone(),
+                named: vec![named],
+                from: From::Function { func, args },
+            });
+        }
         // A function of one column names it after the alias, else after
         // itself, as PostgreSQL does.
         let alias_name = alias.map_or_else(|| fname.clone(), |a| ident(&a.name));

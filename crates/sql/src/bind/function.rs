@@ -130,6 +130,20 @@ impl<R: Resolver> Binder<'_, R> {
         for a in args {
             bound.push(self.expr(a, scope)?);
         }
+        if matches!(name.as_str(), "generate_series" | "unnest" | "_pg_expandarray") {
+            if self.srfs.is_none() {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "set-returning functions are not allowed here",
+                ));
+            }
+            if let Some((func, args, ty)) = self.set_function(&name, std::mem::take(&mut bound))? {
+                let call = crate::plan::SrfCall { func, args, ty };
+                let srfs = self.srfs.as_mut().expect("checked above");
+                srfs.push(call);
+                return Ok(Typed { e: Expr::SetFunc(srfs.len() - 1), ty: Some(ty) });
+            }
+        }
         let one_arg = |bound: &Vec<Typed>| -> Result<(), SqlError> {
             if bound.len() == 1 {
                 Ok(())

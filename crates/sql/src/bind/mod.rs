@@ -110,6 +110,9 @@ pub(super) struct Binder<'r, R> {
     /// Window calls found while binding the current SELECT's select list
     /// and ORDER BY; `None` where they are not allowed.
     windows: Option<Vec<crate::plan::WindowCall>>,
+    /// Set-returning calls found while binding the current SELECT's select
+    /// list; `None` where they are not allowed.
+    srfs: Option<Vec<crate::plan::SrfCall>>,
     /// The WINDOW clause of the SELECT being bound.
     named_windows: Vec<ast::NamedWindowDefinition>,
     /// The outputs of the last select list bound that had no type of their
@@ -134,6 +137,7 @@ pub fn bind<R: Resolver>(
         aggs: None,
         subqueries: Vec::new(),
         windows: None,
+        srfs: None,
         named_windows: Vec::new(),
         untyped: Vec::new(),
     };
@@ -187,7 +191,7 @@ impl<R: Resolver> Binder<'_, R> {
     fn statement(&mut self, s: &ast::Statement) -> Result<Plan, SqlError> {
         use ast::Statement as S;
         match s {
-            S::Query(q) => Ok(Plan::Select(self.query(q)?)),
+            S::Query(q) => Ok(Plan::Select(Box::new(self.query(q)?))),
             S::Insert(i) => self.insert(i),
             S::Update(u) => self.update(u),
             S::Delete(d) => self.delete(d),
@@ -347,7 +351,7 @@ pub fn bind_parsed<R: Resolver>(
                     let Plan::Select(select) = bound.plan else {
                         return Err(not_supported("COPY of a statement other than a query"));
                     };
-                    return Ok(BoundStatement { plan: Plan::CopyQuery(Box::new(select), options), ..bound });
+                    return Ok(BoundStatement { plan: Plan::CopyQuery(select, options), ..bound });
                 }
             };
             let rel = resolve(resolver, table)?;
@@ -377,6 +381,7 @@ pub fn bind_parsed<R: Resolver>(
                         aggs: None,
                         subqueries: Vec::new(),
                         windows: None,
+                        srfs: None,
                         named_windows: Vec::new(),
                         untyped: Vec::new(),
                     };

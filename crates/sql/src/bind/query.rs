@@ -56,10 +56,13 @@ impl<R: Resolver> Binder<'_, R> {
         // not in FROM (a subquery there has its own).
         let outer_aggs = self.aggs.take();
         let outer_windows = self.windows.take();
+        let outer_srfs = self.srfs.take();
         let from = self.bind_from(&select.from, base, LockMode::AccessShare)?;
         self.aggs = Some(Vec::new());
-        // Window calls are allowed in the select list and ORDER BY.
+        // Window calls are allowed in the select list and ORDER BY,
+        // set-returning calls in the select list.
         self.windows = Some(Vec::new());
+        self.srfs = Some(Vec::new());
         let outer_named = std::mem::replace(&mut self.named_windows, select.named_window.clone());
         let (from, scope) = match from {
             Some(item) => (Some(item.from), base.derived().with_items(item.named, item.visible)),
@@ -67,6 +70,7 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let locking = if lock { Some(self.locking(tail.locks, &scope)?) } else { None };
         let (mut outputs, columns) = self.projection(&select.projection, &scope)?;
+        let mut srfs = self.srfs.take().unwrap_or_default();
         // Subqueries bound below have select lists of their own.
         let untyped = std::mem::take(&mut self.untyped);
         let group_exprs = match &select.group_by {
@@ -105,6 +109,9 @@ impl<R: Resolver> Binder<'_, R> {
         let aggs = std::mem::replace(&mut self.aggs, outer_aggs).unwrap_or_default();
         let mut windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
         self.named_windows = outer_named;
+        if !srfs.is_empty() && lock {
+            return Err(not_supported("FOR UPDATE with set-returning functions in the select list"));
+        }
         if !windows.is_empty() && (distinct || lock) {
             return Err(not_supported(if lock {
                 "FOR UPDATE with window functions"
@@ -159,6 +166,11 @@ impl<R: Resolver> Binder<'_, R> {
                     k.expr = grouper.rewrite(std::mem::replace(&mut k.expr, Expr::Const(Value::Null)))?;
                 }
             }
+            for s in &mut srfs {
+                for a in &mut s.args {
+                    *a = grouper.rewrite(std::mem::replace(a, Expr::Const(Value::Null)))?;
+                }
+            }
             Some(Grouping { keys, aggs, having })
         };
         if lock && grouping.is_some() {
@@ -173,11 +185,13 @@ impl<R: Resolver> Binder<'_, R> {
             None => None,
         };
         self.untyped = untyped;
+        self.srfs = outer_srfs;
         Ok(Select {
             from,
             filter,
             grouping,
             windows,
+            srfs,
             outputs,
             columns: columns.into(),
             order,
@@ -436,6 +450,15 @@ impl Tail<'_> {
 /// the clause (`what`) as PostgreSQL words it.
 pub(super) fn no_aggregates(t: Result<Typed, SqlError>, what: &str) -> Result<Typed, SqlError> {
     match t {
+        Err(e)
+            if e.code == SqlState::FEATURE_NOT_SUPPORTED
+                && e.message.starts_with("set-returning functions") =>
+        {
+            Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("set-returning functions are not allowed in {what}"),
+            ))
+        }
         Err(e) if e.code == SqlState::WINDOWING_ERROR => Err(SqlError::new(
             SqlState::WINDOWING_ERROR,
             format!("window functions are not allowed in {what}"),
@@ -500,6 +523,14 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         },
         ast::Expr::Exists { .. } => "exists".into(),
         ast::Expr::Array(_) => "array".into(),
+        ast::Expr::CompoundFieldAccess { access_chain, .. }
+            if matches!(access_chain.last(), Some(ast::AccessExpr::Dot(ast::Expr::Identifier(_)))) =>
+        {
+            match access_chain.last() {
+                Some(ast::AccessExpr::Dot(ast::Expr::Identifier(i))) => ident(i),
+                _ => unreachable!("matched above"),
+            }
+        }
         ast::Expr::CompoundFieldAccess { root, .. } => return column_name(root),
         ast::Expr::Function(f) if matches!(f.args, ast::FunctionArguments::Subquery(_)) => "array".into(),
         ast::Expr::Identifier(i) => ident(i),

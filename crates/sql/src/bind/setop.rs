@@ -55,6 +55,7 @@ impl<R: Resolver> Binder<'_, R> {
             filter: None,
             grouping: None,
             windows: Vec::new(),
+            srfs: Vec::new(),
             outputs,
             columns: columns.into(),
             order,

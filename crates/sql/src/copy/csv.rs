@@ -41,7 +41,7 @@ pub(crate) fn format_header(names: &[String], o: &CopyOptions) -> Vec<u8> {
 
 fn push_field(out: &mut String, s: &str, o: &CopyOptions) {
     let quote = s == o.null
-        || s.contains(|c| c == o.delimiter || c == o.quote || c == '\n' || c == '\r')
+        || s.contains([o.delimiter, o.quote, '\n', '\r'])
         || s.starts_with(' ')
         || s.ends_with(' ')
         || s == "\\.";

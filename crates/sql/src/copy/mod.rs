@@ -457,7 +457,7 @@ mod tests {
         let o = opts("COPY \"t\"(a) FROM stdin WITH DELIMITER AS '\t' NULL AS '\\N'");
         assert_eq!((o.delimiter, o.null.as_str()), ('\t', "\\N"));
         assert_eq!(opts("copy t from stdin binary").format, CopyFormat::Binary);
-        assert_eq!(opts("copy t to stdout with csv header").header, true);
+        assert!(opts("copy t to stdout with csv header").header);
         assert_eq!(opts("copy t from stdin (format 'text')").format, CopyFormat::Text);
         assert_eq!(opts("copy t from stdin with (freeze on)").format, CopyFormat::Text);
         assert_eq!(opts("copy t from stdin with (format csv, null 'x')").null, "x");

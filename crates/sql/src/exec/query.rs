@@ -264,6 +264,37 @@ impl Run<'_, '_> {
                 };
                 Rows::Computed(groups?)
             }
+            Node::ProjectSet { input, calls } => {
+                let rows = self.rows(input)?.into_rows();
+                let mut out = Vec::new();
+                for row in rows {
+                    let cx = self.ctx(&row);
+                    let mut sets = Vec::with_capacity(calls.len());
+                    for call in calls {
+                        let args = call.args.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+                        let rows = super::setop::function(call.func, &args)?;
+                        // A call whose rows have several columns gives records.
+                        sets.push(
+                            rows.into_iter()
+                                .map(|r| {
+                                    if r.len() == 1 {
+                                        r[0].clone()
+                                    } else {
+                                        Value::Record(r.to_vec().into())
+                                    }
+                                })
+                                .collect::<Vec<_>>(),
+                        );
+                    }
+                    let n = sets.iter().map(Vec::len).max().unwrap_or(0);
+                    for i in 0..n {
+                        let mut values = row.to_vec();
+                        values.extend(sets.iter().map(|s| s.get(i).cloned().unwrap_or(Value::Null)));
+                        out.push(Row::from(values));
+                    }
+                }
+                Rows::Computed(out)
+            }
             Node::Window { input, calls } => {
                 let rows = self.rows(input)?.into_rows();
                 Rows::Computed(self.windows(rows, calls)?)

@@ -96,5 +96,13 @@ pub(super) fn function(func: Srf, args: &[Value]) -> Result<Vec<Row>, SqlError> 
             Value::Array(items) => items.iter().cloned().map(one).collect(),
             _ => Vec::new(),
         },
+        Srf::ExpandArray => match &args[0] {
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Row::from(vec![v.clone(), Value::Int(i as i64 + 1)]))
+                .collect(),
+            _ => Vec::new(),
+        },
     })
 }

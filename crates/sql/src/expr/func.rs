@@ -160,6 +160,10 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
             };
             Value::Bool(distinct != negated)
         }
+        Func::Field(i) => match &args[0] {
+            Value::Record(fields) => fields.get(i).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
+        },
         Func::QuoteIdent => match &args[0] {
             Value::Text(s) => Value::Text(crate::types::quote_ident(s)),
             _ => Value::Null,

@@ -166,6 +166,8 @@ pub enum Func {
     },
     /// `quote_ident(text)`.
     QuoteIdent,
+    /// `(record).field`: the record's field number `0`.
+    Field(usize),
     /// `x IS [NOT] TRUE` (`Some(true)`), `IS [NOT] FALSE`, `IS [NOT]
     /// UNKNOWN` (`None`): never NULL.
     IsBool {
@@ -287,6 +289,9 @@ pub enum Expr {
     /// Result of a window function call, as the binder writes it (the
     /// planner makes it a column of the Window operator's rows).
     Window(usize),
+    /// Value of a set-returning call of the select list, as the binder
+    /// writes it (likewise a column, of the ProjectSet operator's rows).
+    SetFunc(usize),
     /// The k-th argument of the subquery this expression belongs to: a
     /// value of the enclosing query's row, passed in (PostgreSQL's
     /// PARAM_EXEC parameter).
@@ -432,7 +437,7 @@ impl Expr {
             Expr::Param(i) => Ok(cx.params[*i].clone()),
             Expr::Outer(i) => Ok(cx.outer[*i].clone()),
             // The planner rewrites both into columns of the Aggregate's rows.
-            Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) => {
+            Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) | Expr::SetFunc(_) => {
                 Err(SqlError::new(SqlState::INTERNAL_ERROR, "a group reference outside a grouped query"))
             }
             inner => match cx.stack.check() {
@@ -455,7 +460,8 @@ impl Expr {
             | Expr::Outer(_)
             | Expr::Agg(_)
             | Expr::GroupKey(_)
-            | Expr::Window(_) => unreachable!("leaves are evaluated by Expr::eval"),
+            | Expr::Window(_)
+            | Expr::SetFunc(_) => unreachable!("leaves are evaluated by Expr::eval"),
             Expr::Chain(first, steps) => eval_chain(first, steps, cx),
             Expr::Neg(a, ty) => eval_neg(a, *ty, cx),
             Expr::Compare(a, op, b, bpchar) => eval_compare(a, *op, b, *bpchar, cx),
@@ -475,7 +481,7 @@ impl Expr {
     /// parameter function): usable as an index probe.
     pub fn is_row_free(&self) -> bool {
         match self {
-            Expr::Column(_) | Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) => false,
+            Expr::Column(_) | Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) | Expr::SetFunc(_) => false,
             Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
             Expr::SubLink(link) => {
                 link.args.iter().all(Expr::is_row_free)
@@ -939,6 +945,7 @@ fn describe(v: &Value) -> &'static str {
         Value::TimestampTz(_) => "timestamp with time zone",
         Value::Interval(_) => "interval",
         Value::Array(_) => "array",
+        Value::Record(_) => "record",
         Value::Reg(..) => "oid",
     }
 }

@@ -38,7 +38,8 @@ impl Expr {
             | Expr::Outer(_)
             | Expr::Agg(_)
             | Expr::GroupKey(_)
-            | Expr::Window(_)) => leaf,
+            | Expr::Window(_)
+            | Expr::SetFunc(_)) => leaf,
             Expr::Chain(first, steps) => {
                 let first = one(first)?;
                 let mut out = Vec::with_capacity(steps.len());
@@ -98,7 +99,8 @@ impl Expr {
             | Expr::Outer(_)
             | Expr::Agg(_)
             | Expr::GroupKey(_)
-            | Expr::Window(_) => {}
+            | Expr::Window(_)
+            | Expr::SetFunc(_) => {}
             Expr::Chain(first, steps) => {
                 first.visit(stack, f)?;
                 for s in steps {

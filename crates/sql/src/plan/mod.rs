@@ -161,6 +161,18 @@ pub enum Srf {
     GenerateSeries,
     /// `unnest(array)`.
     Unnest,
+    /// `information_schema._pg_expandarray(array)`: (element, position).
+    ExpandArray,
+}
+
+/// A set-returning function called in a select list: each input row
+/// becomes as many rows as the longest call returns (PostgreSQL's
+/// ProjectSet); expressions refer to its values as `Expr::SetFunc(i)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SrfCall {
+    pub func: Srf,
+    pub args: Vec<Expr>,
+    pub ty: SqlType,
 }
 
 /// A join of two FROM items.
@@ -222,6 +234,9 @@ pub struct Select {
     /// Window function calls, computed over the (grouped) rows; above them
     /// expressions refer to each as `Expr::Window(i)`.
     pub windows: Vec<WindowCall>,
+    /// Set-returning function calls of the select list, computed after the
+    /// windows.
+    pub srfs: Vec<SrfCall>,
     pub outputs: Vec<Expr>,
     pub columns: Arc<[Column]>,
     pub order: Vec<SortKey>,
@@ -357,7 +372,7 @@ pub enum Utility {
 /// A bound statement, before planning.
 #[derive(Debug)]
 pub enum Plan {
-    Select(Select),
+    Select(Box<Select>),
     Insert(Insert),
     Update(Update),
     Delete(Delete),

@@ -23,7 +23,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::{
-    Aggregate, Column, JoinKind, Projection, Rel, RowLock, SetOpKind, SortKey, Srf, Utility, WindowCall,
+    Aggregate, Column, JoinKind, Projection, Rel, RowLock, SetOpKind, SortKey, Srf, SrfCall, Utility,
+    WindowCall,
 };
 use crate::catalog_views::View;
 use crate::expr::Expr;
@@ -140,6 +141,12 @@ pub enum Node {
         aggs: Vec<Aggregate>,
         having: Option<Expr>,
     },
+    /// Each input row as many times as its longest set-returning call has
+    /// rows, with a column per call (NULL once a shorter call runs out).
+    ProjectSet {
+        input: Box<Node>,
+        calls: Vec<SrfCall>,
+    },
     /// Appends one column per window call to each input row, in the input's
     /// order.
     Window {
@@ -235,6 +242,7 @@ impl Node {
             Node::LockRows { .. } => "LockRows",
             Node::Aggregate { .. } => "Aggregate",
             Node::Window { .. } => "Window",
+            Node::ProjectSet { .. } => "ProjectSet",
             Node::Sort { .. } => "Sort",
             Node::Project { .. } => "Project",
             Node::Limit { .. } => "Limit",
@@ -256,6 +264,7 @@ impl Node {
             | Node::LockRows { input, .. }
             | Node::Aggregate { input, .. }
             | Node::Window { input, .. }
+            | Node::ProjectSet { input, .. }
             | Node::Sort { input, .. }
             | Node::Project { input, .. }
             | Node::Limit { input, .. } => vec![input],

@@ -33,7 +33,7 @@ pub fn plan(
         ));
     }
     let statement = match logical {
-        Plan::Select(s) => Statement::Query(planner.query(s)?),
+        Plan::Select(s) => Statement::Query(planner.query(*s)?),
         Plan::Insert(i) => Statement::Insert {
             rel: i.rel,
             targets: i.targets,
@@ -65,6 +65,7 @@ impl Planner {
             filter,
             grouping,
             mut windows,
+            mut srfs,
             mut outputs,
             columns,
             mut order,
@@ -156,6 +157,11 @@ impl Planner {
                     k.expr = self.ungroup(take(&mut k.expr), width)?;
                 }
             }
+            for c in &mut srfs {
+                for a in &mut c.args {
+                    *a = self.ungroup(take(a), width)?;
+                }
+            }
             input = Node::Aggregate { input: Box::new(input), keys, aggs, having };
         }
         if !windows.is_empty() {
@@ -179,6 +185,35 @@ impl Planner {
                 k.expr = at(take(&mut k.expr))?;
             }
             input = Node::Window { input: Box::new(input), calls: windows };
+        }
+        if !srfs.is_empty() {
+            // ProjectSet adds a column per call after the input's.
+            let width = match &input {
+                Node::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+                Node::Window { input: below, calls } => {
+                    calls.len()
+                        + match below.as_ref() {
+                            Node::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+                            _ => from_width,
+                        }
+                }
+                _ => from_width,
+            };
+            let at = |e: Expr| {
+                e.rewrite(&self.stack, &mut |e| {
+                    Ok(match e {
+                        Expr::SetFunc(k) => Rewrite::Replace(Expr::Column(width + k)),
+                        other => Rewrite::Descend(other),
+                    })
+                })
+            };
+            for e in &mut outputs {
+                *e = at(take(e))?;
+            }
+            for k in &mut order {
+                k.expr = at(take(&mut k.expr))?;
+            }
+            input = Node::ProjectSet { input: Box::new(input), calls: srfs };
         }
         let mut root = sorted(input, order);
         root = Node::Project { input: Box::new(root), exprs: outputs };

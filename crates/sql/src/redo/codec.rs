@@ -74,6 +74,14 @@ impl Writer {
                     self.value(v);
                 }
             }
+            // Records are never stored: a query's values only.
+            Value::Record(fields) => {
+                self.u8(11);
+                self.u32(fields.len() as u32);
+                for v in fields.iter() {
+                    self.value(v);
+                }
+            }
             Value::Reg(oid, name) => {
                 self.u8(10);
                 self.u32(*oid);
@@ -109,6 +117,7 @@ impl Writer {
             SqlType::Int2Vector => (16, u32::MAX),
             SqlType::OidVector => (17, u32::MAX),
             SqlType::Reg(r) => (18, SqlType::Reg(r).oid()),
+            SqlType::Record(crate::types::Rec::ExpandArray(e)) => (19, e.ty().oid()),
         };
         self.u8(tag);
         self.u32(len);
@@ -232,6 +241,13 @@ impl<'a> Reader<'a> {
                 Value::Array((0..n).map(|_| self.value()).collect::<Result<Vec<_>, _>>()?.into())
             }
             10 => Value::Reg(self.u32()?, self.str()?.into()),
+            11 => {
+                let n = self.u32()? as usize;
+                if n > self.b.len() - self.at {
+                    return Err(corrupt());
+                }
+                Value::Record((0..n).map(|_| self.value()).collect::<Result<Vec<_>, _>>()?.into())
+            }
             _ => return Err(corrupt()),
         })
     }
@@ -265,6 +281,9 @@ impl<'a> Reader<'a> {
             16 => SqlType::Int2Vector,
             17 => SqlType::OidVector,
             18 => SqlType::from_oid(len).filter(|t| matches!(t, SqlType::Reg(_))).ok_or_else(corrupt)?,
+            19 => SqlType::Record(crate::types::Rec::ExpandArray(
+                SqlType::from_oid(len).and_then(crate::types::Elem::of).ok_or_else(corrupt)?,
+            )),
             _ => return Err(corrupt()),
         })
     }

@@ -141,6 +141,36 @@ pub fn format_array(items: &[Value]) -> String {
     out
 }
 
+/// A record's text form: `(a,b)`, a NULL field empty, a field quoted when
+/// it is empty or holds a parenthesis, a comma, a quote, a backslash or
+/// white space.
+pub fn format_record(fields: &[Value]) -> String {
+    let mut out = String::from("(");
+    for (i, v) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if let Some(text) = v.to_text() {
+            let quote = text.is_empty()
+                || text.chars().any(|c| matches!(c, '(' | ')' | ',' | '"' | '\\') || c.is_whitespace());
+            if quote {
+                out.push('"');
+                for c in text.chars() {
+                    if c == '"' || c == '\\' {
+                        out.push(c);
+                    }
+                    out.push(c);
+                }
+                out.push('"');
+            } else {
+                out.push_str(&text);
+            }
+        }
+    }
+    out.push(')');
+    out
+}
+
 /// Arrays compare element by element (a NULL element above any value), then
 /// by length.
 pub(super) fn compare(a: &[Value], b: &[Value]) -> Option<Ordering> {

@@ -73,6 +73,26 @@ pub enum SqlType {
     /// as space-separated numbers.
     Int2Vector,
     OidVector,
+    /// A record (row value) of a known shape: what its fields are named
+    /// and hold.
+    Record(Rec),
+}
+
+/// The shapes of record a function returns.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Rec {
+    /// `information_schema._pg_expandarray(array)`: (x, n), an element and
+    /// its position from 1.
+    ExpandArray(Elem),
+}
+
+impl Rec {
+    /// The fields' names and types.
+    pub fn fields(self) -> Vec<(&'static str, SqlType)> {
+        match self {
+            Rec::ExpandArray(e) => vec![("x", e.ty()), ("n", SqlType::Int4)],
+        }
+    }
 }
 
 /// The element type of an array.
@@ -188,6 +208,7 @@ impl SqlType {
             SqlType::Array(e) => e.array_oid(),
             SqlType::Int2Vector => 22,
             SqlType::OidVector => 30,
+            SqlType::Record(_) => 2249,
         }
     }
 
@@ -274,6 +295,7 @@ impl SqlType {
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
+            SqlType::Record(_) => "record",
         }
     }
 
@@ -317,6 +339,7 @@ impl SqlType {
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
+            SqlType::Record(_) => "record",
         }
     }
 
@@ -324,7 +347,7 @@ impl SqlType {
     /// own types, and arrays of them, are also allowed; the oid alias
     /// types, whose values name catalog objects, are not).
     pub fn storable(self) -> bool {
-        !matches!(self, SqlType::Reg(_) | SqlType::Array(Elem::RegType))
+        !matches!(self, SqlType::Reg(_) | SqlType::Array(Elem::RegType) | SqlType::Record(_))
     }
 
     /// Resolves a type name as written in DDL (`int`, `int4`, `varchar`,
@@ -392,6 +415,8 @@ pub enum Value {
     Interval(Interval),
     /// An array's elements (one dimension), for any array type.
     Array(std::sync::Arc<[Value]>),
+    /// A record's fields (a row value), for any record type.
+    Record(std::sync::Arc<[Value]>),
     /// An oid alias value: the oid, and the object's name as it prints.
     Reg(u32, std::sync::Arc<str>),
 }
@@ -485,6 +510,10 @@ impl Value {
             },
             SqlType::Array(e) => parse_array(e.ty(), input),
             SqlType::Int2Vector | SqlType::OidVector => oid::parse_vector(ty, input),
+            SqlType::Record(_) => Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "input of anonymous composite types is not implemented",
+            )),
         }
     }
 
@@ -502,6 +531,7 @@ impl Value {
             Value::TimestampTz(t) => format!("{}+00", format_timestamp(*t)),
             Value::Interval(i) => format_interval(*i),
             Value::Array(items) => format_array(items),
+            Value::Record(fields) => array::format_record(fields),
             Value::Reg(_, name) => name.to_string(),
         })
     }
@@ -537,7 +567,7 @@ impl Value {
             (Value::Reg(a, _), Value::Reg(b, _)) => Some(a.cmp(b)),
             (Value::Reg(a, _), Value::Int(b)) => Some(i64::from(*a).cmp(b)),
             (Value::Int(a), Value::Reg(b, _)) => Some(a.cmp(&i64::from(*b))),
-            (Value::Array(a), Value::Array(b)) => array::compare(a, b),
+            (Value::Array(a), Value::Array(b)) | (Value::Record(a), Value::Record(b)) => array::compare(a, b),
             _ => None,
         }
     }
