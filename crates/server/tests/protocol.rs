@@ -383,7 +383,8 @@ async fn deallocate_and_discard_all_release_prepared_statements() {
     client.batch_execute("CREATE TEMP TABLE scratch (a int); SET DateStyle = 'ISO, YMD'").await.unwrap();
     let e = client.batch_execute("BEGIN; DISCARD ALL").await.unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("25001"), "{e}");
-    client.batch_execute("ROLLBACK; DISCARD ALL").await.unwrap();
+    client.batch_execute("ROLLBACK").await.unwrap();
+    client.batch_execute("DISCARD ALL").await.unwrap();
     assert_eq!(client.query(&statement, &[]).await.unwrap_err().code().map(|c| c.code()), Some("26000"));
     let e = client.batch_execute("SELECT * FROM scratch").await.unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "the temporary table is gone: {e}");
