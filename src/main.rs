@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use snapscale_lab::report::Written;
 use snapscale_lab::{hot_standby, idle, pgbench, sinval, snapshots, visibility};
 use snapscale_server::{Server, Settings};
-use snapscale_txn::SnapshotMode;
+use snapscale_sql::SnapshotMode;
 
 #[derive(Parser)]
 #[command(

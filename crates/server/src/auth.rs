@@ -50,11 +50,11 @@ impl AuthSource for FixedPassword {
 pub(crate) fn parameters(settings: &Settings) -> DefaultServerParameterProvider {
     let mut params = DefaultServerParameterProvider::default();
     params.server_version = SERVER_VERSION.to_owned();
-    // As SHOW answers (settings/client.rs), so that ParameterStatus after a
-    // SET starts from what the client was told.
-    params.time_zone = settings.client.time_zone.clone();
-    params.date_style = settings.client.date_style.clone();
-    params.search_path = settings.client.search_path.clone();
+    // As SHOW answers (snapscale_sql::guc::ClientSettings), so that
+    // ParameterStatus after a SET starts from what the client was told.
+    params.time_zone = settings.session.client.time_zone.clone();
+    params.date_style = settings.session.client.date_style.clone();
+    params.search_path = settings.session.client.search_path.clone();
     params.in_hot_standby = settings.primary_conninfo.is_some();
     params.default_transaction_read_only = settings.primary_conninfo.is_some();
     params

@@ -170,8 +170,8 @@ mod tests {
         assert_eq!(formats(&[1], 2, never).unwrap(), [true, true]);
         assert_eq!(formats(&[0, 1], 2, never).unwrap(), [false, true]);
         let e = formats(&[0, 1], 3, || "two for three".into()).unwrap_err();
-        assert_eq!((e.code.code(), e.message.as_str()), ("08P01", "two for three"));
+        assert_eq!((e.code, e.message.as_str()), (SqlState::PROTOCOL_VIOLATION, "two for three"));
         assert_eq!(formats(&[7], 1, never).unwrap_err().message, "unsupported format code: 7");
-        assert_eq!(formats(&[0, -1], 2, never).unwrap_err().code, "22023");
+        assert_eq!(formats(&[0, -1], 2, never).unwrap_err().code, SqlState::INVALID_PARAMETER_VALUE);
     }
 }

@@ -73,10 +73,10 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     };
     let mut settings = shared.settings.clone();
     if let Some(app) = started.application_name {
-        settings.application_name = app;
+        settings.session.application_name = app;
     }
-    settings.client.session_user = started.user;
-    settings.client.database = started.database;
+    settings.session.client.session_user = started.user;
+    settings.session.client.database = started.database;
     let pid = backend.pid();
     let conn = Conn::new(Arc::clone(&shared.db), backend, settings);
     shared.register_cancel(pid, started.secret, conn.cancel_handle());
@@ -135,7 +135,7 @@ struct Protocol {
 fn reported(settings: &Settings) -> Vec<(&'static str, String)> {
     let show = |name: &str| settings.show(name).unwrap_or_default();
     vec![
-        ("application_name", settings.application_name.clone()),
+        ("application_name", settings.session.application_name.clone()),
         ("DateStyle", show("datestyle")),
         ("TimeZone", show("timezone")),
         ("IntervalStyle", show("intervalstyle")),
@@ -169,7 +169,7 @@ impl Protocol {
 
     async fn send_notices(&mut self) -> std::io::Result<()> {
         for n in self.conn.take_notices() {
-            if self.conn.gucs().client.sends(n.severity) {
+            if self.conn.gucs().session.client.sends(n.severity) {
                 self.send(backend::notice(n)).await?;
             }
         }

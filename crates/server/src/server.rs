@@ -76,8 +76,8 @@ impl Server {
         let config = DatabaseConfig {
             max_connections: settings.max_connections,
             snapshot_mode: settings.snapshot_mode,
-            deadlock_timeout: settings.deadlock_timeout,
-            lock_timeout: (!settings.lock_timeout.is_zero()).then_some(settings.lock_timeout),
+            deadlock_timeout: settings.session.deadlock_timeout,
+            lock_timeout: (!settings.session.lock_timeout.is_zero()).then_some(settings.session.lock_timeout),
             durability: Some(Durability {
                 data_dir: settings.data_directory.clone(),
                 fsync: settings.fsync,
@@ -247,7 +247,7 @@ async fn accept_loop(
             snapshot_mode = %shared.settings.snapshot_mode,
             max_connections = shared.settings.max_connections,
             data_directory = %shared.settings.data_directory.display(),
-            synchronous_commit = shared.settings.synchronous_commit,
+            synchronous_commit = shared.settings.session.synchronous_commit,
             fsync = shared.settings.fsync,
             "listening"
         );

@@ -20,7 +20,7 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{negotiate_tls, MaybeTls};
-use snapscale_sql::Backend;
+use snapscale_sql::{Backend, SqlState};
 use tokio::net::TcpStream;
 use tracing::debug;
 
@@ -30,8 +30,8 @@ use crate::shared::Shared;
 /// How long a client may take to start up.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
-fn fatal(code: &str, message: impl Into<String>) -> PgWireError {
-    PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.into(), message.into())))
+fn fatal(code: SqlState, message: impl Into<String>) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.code().into(), message.into())))
 }
 
 /// Startup: checks the packet, attaches the backend (its proc-array slot), then
@@ -63,7 +63,10 @@ impl StartupHandler for Startup<'_> {
             };
         };
         if startup.parameters.get("user").is_none_or(|u| u.is_empty()) {
-            return Err(fatal("28000", "no PostgreSQL user name specified in startup packet"));
+            return Err(fatal(
+                SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
+                "no PostgreSQL user name specified in startup packet",
+            ));
         }
         *self.application_name.lock().expect("startup state") =
             startup.parameters.get("application_name").cloned();
@@ -77,7 +80,7 @@ impl StartupHandler for Startup<'_> {
                 // max_wal_senders, not max_connections.
                 let slot = self.shared.sender_slot().ok_or_else(|| {
                     fatal(
-                        "53300",
+                        SqlState::TOO_MANY_CONNECTIONS,
                         format!(
                             "number of requested standby connections exceeds max_wal_senders (currently {})",
                             self.shared.settings.max_wal_senders
@@ -90,7 +93,7 @@ impl StartupHandler for Startup<'_> {
             false => {
                 // One proc-array slot for the connection's whole life, as a
                 // PostgreSQL backend holds its PGPROC (DESIGN.md decision 2).
-                let backend = self.shared.db.attach().map_err(|e| fatal(e.code.code(), e.message))?;
+                let backend = self.shared.db.attach().map_err(|e| fatal(e.code, e.message))?;
                 client.set_pid_and_secret_key(backend.pid(), SecretKey::I32(self.secret));
                 *self.backend.lock().expect("startup state") = Some(backend);
             }
@@ -112,10 +115,13 @@ fn replication_mode(value: Option<&str>) -> PgWireResult<bool> {
     match value.map(str::to_ascii_lowercase).as_deref() {
         None | Some("false" | "off" | "no" | "0") => Ok(false),
         Some("true" | "on" | "yes" | "1") => Ok(true),
-        Some("database") => Err(fatal("0A000", "logical replication is not supported")),
-        Some(other) => {
-            Err(fatal("22023", format!("invalid value for parameter \"replication\": \"{other}\"")))
+        Some("database") => {
+            Err(fatal(SqlState::FEATURE_NOT_SUPPORTED, "logical replication is not supported"))
         }
+        Some(other) => Err(fatal(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"replication\": \"{other}\""),
+        )),
     }
 }
 

@@ -163,7 +163,7 @@ impl WalSender {
                         Ok(v) => {
                             self.rows(&[text_column(&name)], &[vec![Value::Text(v)]], "SHOW").await.map(Ok)
                         }
-                        Err(e) => Ok(Err(SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string()))),
+                        Err(e) => Ok(Err(SqlError::from(e))),
                     }
                 }
                 Ok(Command::StartReplication { lsn }) => self.stream(lsn).await,

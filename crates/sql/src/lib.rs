@@ -6,8 +6,9 @@
 //!   plan       access paths, operators → a physical plan    plan/
 //!   execute    operators over a transaction                 exec/
 //!   xact       the transaction manager: begin → commit      xact.rs
-//!   session    a connection: block, settings, statements    session.rs, control.rs, prepared.rs
-//!   database   what connections share; WAL and recovery     database.rs, redo.rs, catalog.rs
+//!   session    a connection: block, settings, statements    session/
+//!   guc        the settings a session may SET and SHOW      guc/
+//!   database   what connections share; WAL and recovery     database.rs, durable.rs, redo/, catalog.rs
 //! ```
 //!
 //! The invariants and interlocks are in this crate's README.md.
@@ -22,6 +23,7 @@ mod durable;
 mod error;
 mod exec;
 mod expr;
+pub mod guc;
 mod index;
 mod output;
 mod parse;

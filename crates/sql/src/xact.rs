@@ -621,8 +621,10 @@ impl Xact {
         }
         debug_assert!(!self.wal.changed, "temporary tables are never logged");
         if self.db.log.is_some() {
-            // Not waited for, and outside the commit gate: the transaction
-            // changed nothing a checkpoint image or a standby holds.
+            // Not waited for, and outside the commit gate (this runs from
+            // Drop): the transaction changed nothing a checkpoint image or
+            // a standby holds (CHECKPOINT-CUT in the README says why that
+            // is enough).
             if let Err(e) = self.append_commit() {
                 tracing::warn!(error = %e, "could not log the commit of dropping temporary tables");
             }

@@ -412,7 +412,9 @@ impl<G: Gucs> Conn<G> {
                 return Ok(Output::Command("DISCARD SEQUENCES".into()));
             }
         };
-        if what == D::ALL && self.block != Block::Idle {
+        // A query of several statements is one implicit block, as in
+        // PostgreSQL: DISCARD ALL is refused there too.
+        if what == D::ALL && (self.block != Block::Idle || self.multi_statement) {
             return Err(SqlError::new(
                 SqlState::ACTIVE_SQL_TRANSACTION,
                 "DISCARD ALL cannot run inside a transaction block",

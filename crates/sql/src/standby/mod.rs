@@ -192,10 +192,17 @@ impl Standby {
     /// ones ended). Whole records are checked, written to the local WAL
     /// and queued for replay; a trailing partial record waits for the
     /// rest. Waits while replay is far behind (the queue is bounded).
+    ///
+    /// A stream that starts again at [`Standby::resume_lsn`] (the primary
+    /// went away, say it crashed, in the middle of a record) sends that
+    /// record again from its start: what was kept of it is dropped.
     pub async fn receive(&self, lsn: Lsn, bytes: &[u8]) -> Result<(), String> {
         let batch = {
             let mut partial = self.partial.lock().expect("partial record poisoned");
             let (start, buffer) = &mut *partial;
+            if lsn == *start {
+                buffer.clear();
+            }
             let expected = *start + buffer.len() as u64;
             if lsn != expected {
                 return Err(format!(

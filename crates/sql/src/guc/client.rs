@@ -5,7 +5,8 @@
 //! standard_conforming_strings, integer_datetimes, …).
 //!
 //! A value snapscale cannot honour is refused with 0A000 rather than stored
-//! and ignored: there are no time zones but UTC (no timestamptz yet), dates
+//! and ignored: there are no time zones but UTC (timestamptz is read with
+//! its offset and shown in UTC), dates
 //! print only in ISO style, floats print shortest-exact (what
 //! extra_float_digits ≥ 1 asks), and the only encoding is UTF8.
 
@@ -213,6 +214,7 @@ impl ClientSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlstate::SqlState;
 
     #[test]
     fn values_clients_send_are_taken_and_the_rest_refused() {
@@ -238,9 +240,16 @@ mod tests {
             ("client_encoding", "LATIN1"),
             ("standard_conforming_strings", "off"),
         ] {
-            assert_eq!(c.apply(name, value).unwrap().unwrap_err().sqlstate(), "0A000", "{name} = {value}");
+            assert_eq!(
+                c.apply(name, value).unwrap().unwrap_err().sqlstate(),
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "{name} = {value}"
+            );
         }
-        assert_eq!(c.apply("extra_float_digits", "9").unwrap().unwrap_err().sqlstate(), "22023");
+        assert_eq!(
+            c.apply("extra_float_digits", "9").unwrap().unwrap_err().sqlstate(),
+            SqlState::INVALID_PARAMETER_VALUE
+        );
         assert!(c.apply("port", "1").is_none());
     }
 }
