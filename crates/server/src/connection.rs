@@ -55,6 +55,7 @@ impl Drop for CancelKey {
 
 /// Serves one accepted socket until the client leaves.
 pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> {
+    let peer = socket.peer_addr().ok();
     let secret = shared.new_secret();
     // pgwire decodes the startup messages; a panic there ends this
     // connection only (the session it attached is dropped with it).
@@ -78,7 +79,13 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     settings.session.client.session_user = started.user;
     settings.session.client.database = started.database;
     let pid = backend.pid();
+    let app = settings.session.application_name.clone();
     let conn = Conn::new(Arc::clone(&shared.db), backend, settings);
+    conn.report_connected(snapscale_sql::ClientInfo {
+        application_name: app,
+        client_addr: peer.map(|p| p.ip().to_string()),
+        client_port: peer.map(|p| i32::from(p.port())),
+    });
     shared.register_cancel(pid, started.secret, conn.cancel_handle());
     let _key = CancelKey { shared: Arc::clone(&shared), pid };
     // What the startup's ParameterStatus messages said (auth::parameters).
@@ -193,6 +200,7 @@ impl Protocol {
             }
             self.reported = now;
         }
+        self.conn.report_idle();
         let status = match self.conn.status() {
             b'I' => TransactionStatus::Idle,
             b'T' => TransactionStatus::Transaction,
@@ -498,6 +506,7 @@ impl Protocol {
         // unnamed statement and portal are replaced, as in PostgreSQL.
         self.statements.remove("");
         self.portals.remove("");
+        self.conn.report_query(&Arc::from(sql));
         let parsed = match self.conn.parse(sql) {
             Ok(p) => p,
             Err(e) => {

@@ -85,6 +85,8 @@ pub struct Database {
     /// When this server started (`pg_postmaster_start_time()`), in
     /// microseconds since 2000-01-01 UTC.
     started_at: i64,
+    /// What each backend is doing (pg_stat_activity).
+    pub(crate) activity: crate::activity::Activity,
 }
 
 /// A client connection's place in the database: a proc-array slot, held
@@ -158,6 +160,7 @@ impl Database {
             recovery: None,
             faults: Faults::default(),
             started_at: crate::types::now_micros(),
+            activity: crate::activity::Activity::new(max_sessions),
             engine,
         }
     }

@@ -13,6 +13,7 @@
 //!
 //! The invariants and interlocks are in this crate's README.md.
 
+mod activity;
 mod bind;
 mod cancel;
 mod catalog;
@@ -44,6 +45,7 @@ mod wal_senders;
 pub mod wire;
 mod xact;
 
+pub use activity::ClientInfo;
 pub use cancel::Cancel;
 pub use catalog::Row;
 pub use database::{Backend, Database, DatabaseConfig, Durability};

@@ -648,6 +648,7 @@ impl Drop for Xact {
             self.abort();
         }
         self.db.sinval.detach(self.session.slot());
+        self.db.activity.set(self.session.slot(), None);
     }
 }
 

@@ -377,6 +377,24 @@ impl Engine {
         TxnError::XidSpaceExhausted { oldest, capacity, held_by }
     }
 
+    /// What session `slot` advertises: its top-level xid and its xmin, if
+    /// any (pg_stat_activity's backend_xid and backend_xmin). A diagnostic:
+    /// the values are read under the proc-array lock, which pins the slot's
+    /// position, but may be stale by the time they are shown.
+    pub fn backend_xids(&self, slot: u32) -> (Option<Xid>, Option<Xid>) {
+        let members = self.procarray.lock.read();
+        if !members.slots.contains(&slot) {
+            return (None, None);
+        }
+        let pos = self.procarray.pos(slot);
+        // Relaxed: a diagnostic; a stale value is a recent truth.
+        let xid = Xid(self.procarray.xid_cell(slot, pos).load(Relaxed));
+        // Relaxed: as above.
+        let xmin = self.procarray.xmin_cell(slot).load(Relaxed);
+        drop(members);
+        (xid.is_valid().then_some(xid), (xmin != 0 && xmin != ACQUIRING).then_some(Xid(xmin)))
+    }
+
     /// The session whose snapshots reach furthest back, and how far: what
     /// holds back every horizon and the CSN log.
     pub fn oldest_snapshot(&self) -> Option<OldestSnapshot> {

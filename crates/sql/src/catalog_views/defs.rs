@@ -785,3 +785,47 @@ pub(super) const PG_TS_CONFIG: &[ViewColumn] =
 
 pub(super) const PG_USER_MAPPING: &[ViewColumn] =
     &[c("oid", OID), c("umuser", OID), c("umserver", OID), c("umoptions", TEXTS)];
+
+pub(super) const PG_STAT_ACTIVITY: &[ViewColumn] = &[
+    c("datid", OID),
+    c("datname", NAME),
+    c("pid", INT4),
+    c("leader_pid", INT4),
+    c("usesysid", OID),
+    c("usename", NAME),
+    c("application_name", TEXT),
+    c("client_addr", TEXT),
+    c("client_hostname", TEXT),
+    c("client_port", INT4),
+    c("backend_start", TSTZ),
+    c("xact_start", TSTZ),
+    c("query_start", TSTZ),
+    c("state_change", TSTZ),
+    c("wait_event_type", TEXT),
+    c("wait_event", TEXT),
+    c("state", TEXT),
+    c("backend_xid", XID),
+    c("backend_xmin", XID),
+    c("query_id", INT8),
+    c("query", TEXT),
+    c("backend_type", TEXT),
+];
+
+pub(super) const PG_LOCKS: &[ViewColumn] = &[
+    c("locktype", TEXT),
+    c("database", OID),
+    c("relation", OID),
+    c("page", INT4),
+    c("tuple", INT2),
+    c("virtualxid", TEXT),
+    c("transactionid", XID),
+    c("classid", OID),
+    c("objid", OID),
+    c("objsubid", INT2),
+    c("virtualtransaction", TEXT),
+    c("pid", INT4),
+    c("mode", TEXT),
+    c("granted", BOOL),
+    c("fastpath", BOOL),
+    c("waitstart", TSTZ),
+];

@@ -21,6 +21,7 @@
 //! themselves, which `pg_class` lists too. A temporary table lives in its
 //! session's `pg_temp_N` namespace, visible to that session only.
 
+mod activity;
 mod defs;
 mod functions;
 mod info_schema;
@@ -126,6 +127,8 @@ static VIEWS: &[ViewDef] = &[
     view(PG, "pg_views", 12006, 'v', defs::PG_VIEWS),
     view(PG, "pg_matviews", 12007, 'v', defs::PG_MATVIEWS),
     view(PG, "pg_sequences", 12008, 'v', defs::PG_SEQUENCES),
+    view(PG, "pg_stat_activity", 12009, 'v', defs::PG_STAT_ACTIVITY),
+    view(PG, "pg_locks", 12010, 'v', defs::PG_LOCKS),
     view(IS, "schemata", 13001, 'v', defs::INFO_SCHEMATA),
     view(IS, "tables", 13002, 'v', defs::INFO_TABLES),
     view(IS, "columns", 13003, 'v', defs::INFO_COLUMNS),
@@ -293,6 +296,8 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_tables") => relations::tables_view(state),
         (PG, "pg_indexes") => relations::indexes_view(state),
         (PG, "pg_sequences") => relations::sequences_view(state),
+        (PG, "pg_stat_activity") => activity::stat_activity(state),
+        (PG, "pg_locks") => activity::locks(state),
         (IS, "schemata") => info_schema::schemata(state),
         (IS, "tables") => info_schema::tables(state),
         (IS, "columns") => info_schema::columns(state)?,

@@ -204,6 +204,65 @@ impl<G: Gucs> Conn<G> {
         }));
     }
 
+    // ----------------------------------------------------- pg_stat_activity
+
+    /// The connection started: who it is (pg_stat_activity's row).
+    pub fn report_connected(&self, info: crate::activity::ClientInfo) {
+        let now = crate::types::now_micros();
+        self.xact.db.activity.set(
+            self.xact.slot(),
+            Some(crate::activity::BackendStatus {
+                user: self.gucs.session_user(),
+                database: self.gucs.database(),
+                application_name: info.application_name,
+                client_addr: info.client_addr,
+                client_port: info.client_port,
+                backend_start: now,
+                xact_start: None,
+                query_start: None,
+                state_change: now,
+                state: crate::activity::State::Idle,
+                query: Arc::from(""),
+            }),
+        );
+    }
+
+    /// A query starts (the text a Query message carried, or a prepared
+    /// statement's).
+    pub fn report_query(&self, text: &Arc<str>) {
+        let now = crate::types::now_micros();
+        let in_block = matches!(self.block, Block::Open | Block::Failed);
+        self.xact.db.activity.update(self.xact.slot(), |s| {
+            s.state = crate::activity::State::Active;
+            s.query = Arc::clone(text);
+            s.query_start = Some(now);
+            s.state_change = now;
+            if !in_block || s.xact_start.is_none() {
+                s.xact_start = Some(now);
+            }
+        });
+    }
+
+    /// The session waits for the client (ReadyForQuery), or for COPY data.
+    pub fn report_idle(&self) {
+        let now = crate::types::now_micros();
+        let (state, in_xact) = match (self.copy.is_some(), self.block) {
+            (true, _) => (crate::activity::State::Copying, true),
+            (false, Block::Idle) => (crate::activity::State::Idle, false),
+            (false, Block::Open | Block::Implicit) => (crate::activity::State::IdleInTransaction, true),
+            (false, Block::Failed) => (crate::activity::State::IdleInTransactionAborted, true),
+        };
+        self.xact.db.activity.update(self.xact.slot(), |s| {
+            if s.state != state {
+                s.state_change = now;
+            }
+            s.state = state;
+            if !in_xact {
+                s.xact_start = None;
+            }
+        });
+    }
+
     /// The handle a CancelRequest uses.
     pub fn cancel_handle(&self) -> Arc<Cancel> {
         Arc::clone(&self.xact.cancel)
@@ -255,6 +314,9 @@ impl<G: Gucs> Conn<G> {
     /// statement's parameter types). On error the transaction is marked
     /// failed (a block) or aborted (an implicit transaction).
     pub async fn execute(&mut self, p: &Prepared, params: &[Value]) -> Result<Output, SqlError> {
+        if let Some(text) = &p.text {
+            self.report_query(text);
+        }
         self.xact.cancel.clear();
         self.configure();
         let _timer = self.gucs.statement_timeout().map(|d| StatementTimer::start(d, &self.xact.cancel));

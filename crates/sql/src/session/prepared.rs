@@ -25,6 +25,8 @@ pub struct Prepared {
     params: Vec<SqlType>,
     columns: Option<Arc<[Column]>>,
     planned: Mutex<Option<Arc<Planned>>>,
+    /// The statement's text, for pg_stat_activity (set by `prepare_sql`).
+    pub(crate) text: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -106,8 +108,15 @@ impl<G: Gucs> Conn<G> {
                 params: Vec::new(),
                 columns: None,
                 planned: Mutex::new(None),
+                text: None,
             })),
-            Some(p) => self.prepare(p, declared),
+            Some(p) => {
+                let mut prepared = self.prepare(p, declared)?;
+                if let Some(p) = Arc::get_mut(&mut prepared) {
+                    p.text = Some(Arc::from(sql));
+                }
+                Ok(prepared)
+            }
         }
     }
 
@@ -165,6 +174,7 @@ impl<G: Gucs> Conn<G> {
                     params: declared.iter().map(|t| t.unwrap_or(SqlType::Text)).collect(),
                     columns,
                     planned: Mutex::new(None),
+                    text: None,
                 }));
             }
         }
@@ -181,6 +191,7 @@ impl<G: Gucs> Conn<G> {
             kind: Kind::Plan(parsed),
             declared: declared.to_vec(),
             planned: Mutex::new(Some(Arc::new(planned))),
+            text: None,
         }))
     }
 
@@ -241,7 +252,14 @@ impl<G: Gucs> Conn<G> {
 impl Prepared {
     /// A statement the protocol layer finishes (PREPARE, EXECUTE).
     fn utility(kind: Kind) -> Prepared {
-        Prepared { kind, declared: Vec::new(), params: Vec::new(), columns: None, planned: Mutex::new(None) }
+        Prepared {
+            kind,
+            declared: Vec::new(),
+            params: Vec::new(),
+            columns: None,
+            planned: Mutex::new(None),
+            text: None,
+        }
     }
 }
 
