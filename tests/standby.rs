@@ -12,7 +12,8 @@
 //!   primary's commits): its count never falls, and rows seen by earlier
 //!   transactions (the newest of each, and the first ever seen) are still
 //!   there.
-//! * Writes, DDL and nextval are refused on a standby with 25006.
+//! * Writes, DDL, nextval and every way of asking for a read-write
+//!   transaction are refused on a standby as PostgreSQL 15 refuses them.
 //! * After the load stops and the standbys catch up, every table is
 //!   identical on all three servers.
 //! * Both standbys, killed with SIGKILL, restart from their own
@@ -290,6 +291,47 @@ async fn check_consistency(port: u16, stop: Arc<AtomicBool>, checked: Arc<Atomic
     }
 }
 
+/// Every way of asking a standby for a read-write transaction fails as in
+/// PostgreSQL 15 (0A000 from the transaction_read_only check hook; 25001
+/// once the transaction has run a query), and leaves the session usable.
+async fn refuses_read_write(c: &Client, mode: &str) {
+    const RECOVERY: &str = "cannot set transaction read-write mode during recovery";
+    for (sql, code, message) in [
+        ("BEGIN READ WRITE", "0A000", RECOVERY),
+        ("BEGIN TRANSACTION READ WRITE", "0A000", RECOVERY),
+        ("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE", "0A000", RECOVERY),
+        ("SET TRANSACTION READ WRITE", "0A000", RECOVERY),
+        ("BEGIN; SET TRANSACTION READ WRITE", "0A000", RECOVERY),
+        ("SET transaction_read_only = off", "0A000", RECOVERY),
+        ("BEGIN; SET transaction_read_only = off", "0A000", RECOVERY),
+        (
+            "BEGIN; SELECT 1; SET TRANSACTION READ WRITE",
+            "25001",
+            "transaction read-write mode must be set before any query",
+        ),
+    ] {
+        let e = c.batch_execute(sql).await.unwrap_err();
+        let db = e.as_db_error().unwrap_or_else(|| panic!("{sql}: {e}"));
+        assert_eq!((db.code().code(), db.message()), (code, message), "{mode}: {sql} on a standby");
+        c.batch_execute("ROLLBACK").await.unwrap();
+    }
+    // A failed BEGIN READ WRITE leaves no block behind (PostgreSQL ends the
+    // block it had started): the next statement runs on its own.
+    let e = c.batch_execute("BEGIN READ WRITE").await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("0A000"), "{e}");
+    assert_eq!(one(c, "SELECT 1").await.as_deref(), Some("1"));
+    // What PostgreSQL accepts on a standby.
+    for sql in [
+        "BEGIN READ ONLY; COMMIT",
+        "SET transaction_read_only = on",
+        "RESET transaction_read_only",
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+    ] {
+        c.batch_execute(sql).await.unwrap_or_else(|e| panic!("{mode}: {sql} on a standby: {e}"));
+    }
+    assert_eq!(one(c, "SHOW transaction_read_only").await.as_deref(), Some("on"));
+}
+
 /// The running xids a session's snapshot lists (`xmin:xmax:xip,...`).
 fn running(snapshot: &str) -> (u64, Vec<u64>) {
     let mut parts = snapshot.split(':');
@@ -330,6 +372,7 @@ async fn scenario(mode: &str) {
         assert_eq!(one(&c, "SHOW transaction_read_only").await.as_deref(), Some("on"));
         let e = c.batch_execute("CREATE TABLE t (a int)").await.unwrap_err();
         assert_eq!(e.code().map(|c| c.code()), Some("25006"), "DDL on a standby: {e}");
+        refuses_read_write(&c, mode).await;
     }
     assert_eq!(one(&p, "SELECT pg_is_in_recovery()").await.as_deref(), Some("f"));
 

@@ -309,6 +309,30 @@ async fn scram_failure(
 }
 
 #[tokio::test]
+async fn read_write_requests_on_a_primary() {
+    // Every transaction on a primary is read-write already: PostgreSQL
+    // accepts each way of asking for it (a standby refuses them, in
+    // tests/standby.rs).
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    for sql in [
+        "BEGIN READ WRITE; COMMIT",
+        "BEGIN TRANSACTION READ WRITE; COMMIT",
+        "START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE; COMMIT",
+        "BEGIN; SET TRANSACTION READ WRITE; COMMIT",
+        "SET transaction_read_only = off",
+        "BEGIN; SET transaction_read_only = off; SELECT 1; COMMIT",
+        "RESET transaction_read_only",
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+    ] {
+        let m = c.query(sql).await;
+        assert_eq!((error_code(&m), status(&m)), (None, 'I'), "{sql}: {m:?}");
+    }
+    let m = c.query("SHOW transaction_read_only").await;
+    assert!(m.contains(&Msg::Row(vec![Some("off".into())])), "{m:?}");
+}
+
+#[tokio::test]
 async fn trust_is_refused_beyond_loopback() {
     let settings =
         snapscale_server::Settings { listen_addresses: "0.0.0.0".into(), port: 0, ..Default::default() };
