@@ -122,7 +122,8 @@ mod tests {
         };
         bars.write_svg(&path).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
-        for text in ["Visibility", "few xacts", "all different subxids", "known-assigned", "csn", "20.7"] {
+        for text in ["Visibility", "few xacts", "all different subxids", "known-assigned", "csn", "3.3", "21"]
+        {
             assert!(svg.contains(text), "missing {text:?}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
