@@ -109,6 +109,39 @@ impl StartupHandler for Startup<'_> {
     }
 }
 
+/// A startup error as PostgreSQL words it. pgwire's SCRAM handler names
+/// the user of the SCRAM exchange, which libpq and every driver send
+/// empty (PostgreSQL ignores it): a wrong password names the startup
+/// packet's user instead, on normal and replication connections alike.
+/// pgwire's other messages start with a capital letter, PostgreSQL's
+/// never do.
+fn postgres_message(e: PgWireError, user: &str) -> ErrorInfo {
+    let fatal = |code: &str, message: String| ErrorInfo::new("FATAL".into(), code.into(), message);
+    match e {
+        PgWireError::InvalidPassword(_) => {
+            fatal("28P01", format!("password authentication failed for user \"{user}\""))
+        }
+        PgWireError::InvalidScramMessage(detail) => {
+            let mut info = fatal("08P01", "malformed SCRAM message".into());
+            info.detail = Some(detail);
+            info
+        }
+        PgWireError::UnsupportedSASLAuthMethod(_) => {
+            fatal("08P01", "client selected an invalid SASL authentication mechanism".into())
+        }
+        other => {
+            let mut info = ErrorInfo::from(other);
+            let mut chars = info.message.chars();
+            if let (Some(first), Some(second)) = (chars.next(), chars.next()) {
+                if first.is_ascii_uppercase() && second.is_ascii_lowercase() {
+                    info.message.replace_range(..1, &first.to_ascii_lowercase().to_string());
+                }
+            }
+            info
+        }
+    }
+}
+
 /// The `replication` startup parameter: physical replication (true) or a
 /// normal connection; logical replication (`database`) is refused.
 fn replication_mode(value: Option<&str>) -> PgWireResult<bool> {
@@ -181,7 +214,9 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         }
         if let Err(e) = startup.on_startup(&mut framed, message).await {
             // pgwire's error keeps its SQLSTATE (28000, 28P01, 53300, ...).
-            let _ = framed.send(PgWireBackendMessage::ErrorResponse(ErrorInfo::from(e).into())).await;
+            let user = startup.identity.lock().expect("startup state").0.clone();
+            let info = postgres_message(e, &user);
+            let _ = framed.send(PgWireBackendMessage::ErrorResponse(info.into())).await;
             return Ok(None);
         }
     }

@@ -200,8 +200,95 @@ async fn scram_sha_256_when_configured() {
         .err()
         .expect("wrong password refused");
     assert_eq!(e.code().map(|c| c.code()), Some("28P01"), "{e}");
+    let db = e.as_db_error().expect("a server error");
+    // PostgreSQL names the startup packet's user (libpq sends the SCRAM
+    // exchange's own user name empty).
+    assert_eq!(db.message(), "password authentication failed for user \"tester\"");
+    assert_eq!(db.severity(), "FATAL");
     // A startup is answered with a SASL request, not a session.
     assert_eq!(Raw::first_answer(server.addr).await, Msg::Auth(10));
+    // A replication connection (a standby's WAL receiver) is told the same.
+    for (params, password) in [
+        (&[("user", "replicator"), ("replication", "true")][..], "crayon"),
+        (&[("user", "tester"), ("database", "tests")][..], "crayon"),
+    ] {
+        let (code, message) = scram_failure(server.addr, params, password).await;
+        let user = params[0].1;
+        assert_eq!(code, "28P01", "{params:?}");
+        assert_eq!(message, format!("password authentication failed for user \"{user}\""), "{params:?}");
+    }
+}
+
+/// A SCRAM-SHA-256 exchange by hand (as libpq runs it, with an empty user
+/// name in the SCRAM messages), for connections tokio-postgres cannot
+/// open (replication); returns the SQLSTATE and message that end it.
+async fn scram_failure(
+    addr: std::net::SocketAddr,
+    params: &[(&str, &str)],
+    password: &str,
+) -> (String, String) {
+    use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
+    use postgres_protocol::message::frontend;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    async fn next(stream: &mut tokio::net::TcpStream) -> (u8, Vec<u8>) {
+        let kind = stream.read_u8().await.unwrap();
+        let len = stream.read_i32().await.unwrap() as usize;
+        let mut body = vec![0; len - 4];
+        stream.read_exact(&mut body).await.unwrap();
+        (kind, body)
+    }
+    let mut out = bytes::BytesMut::new();
+    frontend::startup_message(params.iter().copied(), &mut out).unwrap();
+    stream.write_all(&out).await.unwrap();
+    let (kind, body) = next(&mut stream).await;
+    assert_eq!((kind, &body[..4]), (b'R', &10i32.to_be_bytes()[..]), "a SASL request");
+    let mut scram = ScramSha256::new(password.as_bytes(), ChannelBinding::unsupported());
+    out.clear();
+    frontend::sasl_initial_response(SCRAM_SHA_256, scram.message(), &mut out).unwrap();
+    stream.write_all(&out).await.unwrap();
+    let (kind, body) = next(&mut stream).await;
+    assert_eq!((kind, &body[..4]), (b'R', &11i32.to_be_bytes()[..]), "SASL continue");
+    scram.update(&body[4..]).unwrap();
+    out.clear();
+    frontend::sasl_response(scram.message(), &mut out).unwrap();
+    stream.write_all(&out).await.unwrap();
+    let (kind, body) = next(&mut stream).await;
+    assert_eq!(kind, b'E', "an error ends the exchange");
+    let (mut code, mut message) = (String::new(), String::new());
+    for field in body.split(|&b| b == 0).filter(|f| !f.is_empty()) {
+        let text = String::from_utf8_lossy(&field[1..]).into_owned();
+        match field[0] {
+            b'C' => code = text,
+            b'M' => message = text,
+            _ => {}
+        }
+    }
+    (code, message)
+}
+
+#[tokio::test]
+async fn read_write_requests_on_a_primary() {
+    // Every transaction on a primary is read-write already: PostgreSQL
+    // accepts each way of asking for it (a standby refuses them, in
+    // tests/standby.rs).
+    let server = start(|_| {}).await;
+    let (mut c, _) = Raw::connect(server.addr).await;
+    for sql in [
+        "BEGIN READ WRITE; COMMIT",
+        "BEGIN TRANSACTION READ WRITE; COMMIT",
+        "START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE; COMMIT",
+        "BEGIN; SET TRANSACTION READ WRITE; COMMIT",
+        "SET transaction_read_only = off",
+        "BEGIN; SET transaction_read_only = off; SELECT 1; COMMIT",
+        "RESET transaction_read_only",
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+    ] {
+        let m = c.query(sql).await;
+        assert_eq!((error_code(&m), status(&m)), (None, 'I'), "{sql}: {m:?}");
+    }
+    let m = c.query("SHOW transaction_read_only").await;
+    assert!(m.contains(&Msg::Row(vec![Some("off".into())])), "{m:?}");
 }
 
 #[tokio::test]

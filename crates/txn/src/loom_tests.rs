@@ -482,6 +482,18 @@ fn loom_standby_replay_stamp_vs_snapshot() {
 /// reader's answers for both xids are stable and true. Fails without the
 /// ACQUIRING store, and with plain loads instead of the horizon's
 /// read-modify-writes of the counters.
+///
+/// Liveness too: once the running-xacts record whose oldest-running bound
+/// (4) passes the vanished xid 3 is replayed, a new snapshot no longer has
+/// 3 in progress (not running for the snapshot, not in progress for
+/// `is_in_progress`). Checked to fail when `Replayer::running_xacts` never
+/// expires vanished xids (its `finish_aborted(live)` call removed, so 3
+/// stays IN_PROGRESS in the CSN log): every safety assertion above still
+/// passed with that break. The snapshot's xmin is not asserted: loom
+/// orders the advancer's plain store of `oldest_active` and the horizon's
+/// `fetch_add(0)` only partially, and lets that RMW write back the older
+/// value (3) after the store, which C++ forbids (the note under
+/// REPLAY-STAMP in the README); CSN-log stamps are what decide here.
 #[test]
 fn loom_standby_prune_vs_reader() {
     loom::model(|| {
@@ -517,6 +529,16 @@ fn loom_standby_prune_vs_reader() {
         assert_eq!(visible(committer, first[1]), committed < snap.csn(), "{snap:?}: commit CSN {committed}");
         assert_eq!(visible(committer, again[1]), visible(committer, first[1]), "snapshot changed its answer");
         drop(r);
+        // Liveness: the record has been replayed (the writer joined).
+        let mut late = engine.attach().unwrap();
+        late.begin(IsolationLevel::RepeatableRead).unwrap();
+        let snap = late.statement_snapshot().unwrap();
+        let running = csn.xid_in_snapshot(Xid(3), (snap.xmin, snap.xmax, snap.csn()), None);
+        assert!(
+            !running && !late.is_in_progress(Xid(3)),
+            "vanished xid 3 is still in progress after the running-xacts record: {snap:?}"
+        );
+        drop(late);
     });
 }
 
