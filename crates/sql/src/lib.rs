@@ -33,6 +33,7 @@ mod recovery;
 mod redo;
 mod relcache;
 mod sequence;
+mod sequence_syntax;
 mod session;
 pub mod sqlstate;
 pub mod stack;

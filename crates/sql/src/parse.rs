@@ -67,6 +67,9 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             out.push(hand_parse(trimmed)?);
             continue;
         }
+        // CREATE SEQUENCE's options in the order sqlparser reads them.
+        let reordered = crate::sequence_syntax::canonical_create_sequence(piece);
+        let piece = reordered.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());

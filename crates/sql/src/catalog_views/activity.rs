@@ -49,6 +49,21 @@ pub(super) fn stat_activity(state: &CatalogState) -> Vec<Vec<Value>> {
         .into_iter()
         .map(|(slot, s)| {
             let (xid, xmin) = state.db.engine.backend_xids(slot);
+            // In csn mode the proc array does not carry the xid; every xid
+            // a session assigns is registered with the lock manager
+            // (XID-WAITABLE), and its top-level one is the oldest.
+            let xid = xid.map(|x| x.0).or_else(|| {
+                state
+                    .db
+                    .locks
+                    .held_locks(slot)
+                    .iter()
+                    .filter_map(|h| match h.tag {
+                        LockTag::Transaction(x) => Some(x),
+                        _ => None,
+                    })
+                    .min()
+            });
             let wait = waiting.iter().find(|(w, _, _)| *w == slot).map(|(_, tag, _)| lock_type(tag));
             let opt_ts = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
             RowBuilder::new(PG_STAT_ACTIVITY)
@@ -67,7 +82,7 @@ pub(super) fn stat_activity(state: &CatalogState) -> Vec<Vec<Value>> {
                 .set("wait_event_type", wait.map_or(Value::Null, |_| Value::from("Lock")))
                 .set("wait_event", wait.map_or(Value::Null, Value::from))
                 .set("state", s.state.name())
-                .set("backend_xid", xid.map_or(Value::Null, |x| Value::Int(x.0 as i64)))
+                .set("backend_xid", xid.map_or(Value::Null, |x| Value::Int(x as i64)))
                 .set("backend_xmin", xmin.map_or(Value::Null, |x| Value::Int(x.0 as i64)))
                 .set("query", s.query.to_string())
                 .set("backend_type", "client backend")

@@ -370,7 +370,9 @@ impl Catalog for CatalogState {
         use CatalogFunc as C;
         // Every one of these is strict: NULL in, NULL out (the privilege
         // checks aside, which take a NULL user as "current").
-        if !matches!(f, C::HasPrivilege) && args.iter().any(|a| matches!(a, Value::Null)) {
+        // format_type takes a NULL modifier as none.
+        let strict_args = if f == C::FormatType { &args[..1] } else { args };
+        if !matches!(f, C::HasPrivilege) && strict_args.iter().any(|a| matches!(a, Value::Null)) {
             return Ok(Value::Null);
         }
         Ok(match f {
