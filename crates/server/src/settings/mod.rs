@@ -358,6 +358,12 @@ impl snapscale_sql::Gucs for Settings {
         Settings::show(self, name).map_err(SqlError::from)
     }
 
+    fn setting_names(&self) -> Vec<(&'static str, &'static str)> {
+        let mut names = self.session.setting_names();
+        names.extend(SERVER_NAMES.iter().filter(|n| **n != "password").map(|n| (*n, "postmaster")));
+        names
+    }
+
     fn default_isolation(&self) -> IsolationLevel {
         self.session.default_isolation()
     }

@@ -211,6 +211,8 @@ pub(crate) struct CatalogState {
     pub user: String,
     pub database: String,
     pub db: Arc<Database>,
+    /// The session's settings: (name, value, context).
+    pub settings: Vec<(&'static str, String, &'static str)>,
 }
 
 impl CatalogState {
@@ -297,6 +299,7 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_indexes") => relations::indexes_view(state),
         (PG, "pg_sequences") => relations::sequences_view(state),
         (PG, "pg_stat_activity") => activity::stat_activity(state),
+        (PG, "pg_settings") => system::settings(state),
         (PG, "pg_locks") => activity::locks(state),
         (IS, "schemata") => info_schema::schemata(state),
         (IS, "tables") => info_schema::tables(state),

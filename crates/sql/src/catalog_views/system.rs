@@ -2,7 +2,7 @@
 //! collations and tablespaces.
 
 use super::defs::{
-    PG_AM, PG_AUTHID, PG_COLLATION, PG_DATABASE, PG_NAMESPACE, PG_ROLES, PG_TABLESPACE, PG_USER,
+    PG_AM, PG_AUTHID, PG_COLLATION, PG_DATABASE, PG_NAMESPACE, PG_ROLES, PG_SETTINGS, PG_TABLESPACE, PG_USER,
 };
 use super::{
     CatalogState, RowBuilder, DATABASE_OWNER_ROLE, DEFAULT_COLLATION, INFORMATION_SCHEMA, PG_CATALOG,
@@ -189,6 +189,44 @@ pub(super) fn tablespaces() -> Vec<Vec<Value>> {
                 .set("oid", oid)
                 .set("spcname", name)
                 .set("spcowner", POSTGRES_ROLE)
+                .build()
+        })
+        .collect()
+}
+
+/// pg_settings: every setting with its value as SHOW prints it and its
+/// context; PostgreSQL's spelling of the names clients look up.
+pub(super) fn settings(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut rows: Vec<(String, &String, &str)> = state
+        .settings
+        .iter()
+        .map(|(name, value, context)| {
+            let shown = match *name {
+                "timezone" => "TimeZone",
+                "datestyle" => "DateStyle",
+                "intervalstyle" => "IntervalStyle",
+                other => other,
+            };
+            (shown.to_owned(), value, *context)
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows.into_iter()
+        .map(|(name, value, context)| {
+            let vartype = if value == "on" || value == "off" {
+                "bool"
+            } else if value.parse::<i64>().is_ok() {
+                "integer"
+            } else {
+                "string"
+            };
+            RowBuilder::new(PG_SETTINGS)
+                .set("name", name)
+                .set("setting", value.as_str())
+                .set("context", context)
+                .set("vartype", vartype)
+                .set("source", if context == "user" { "session" } else { "default" })
+                .set("pending_restart", false)
                 .build()
         })
         .collect()

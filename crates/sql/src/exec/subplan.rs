@@ -99,6 +99,7 @@ impl Executor<'_> {
             user: session.map_or_else(|| "postgres".into(), |s| s.user.clone()),
             database: session.map_or_else(|| "postgres".into(), |s| s.database.clone()),
             db: Arc::clone(&self.xact.db),
+            settings: session.map(|s| s.settings.clone()).unwrap_or_default(),
         };
         Ok(self.catalog.get_or_init(|| state))
     }

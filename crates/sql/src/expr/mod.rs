@@ -391,6 +391,8 @@ pub struct SessionView {
     pub pid: i32,
     /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
     pub show: ShowSetting,
+    /// Every setting, its value and its context (pg_settings).
+    pub settings: Vec<(&'static str, String, &'static str)>,
     /// currval / lastval, and the sequence WAL a commit must wait for:
     /// kept across the views a session makes.
     pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,

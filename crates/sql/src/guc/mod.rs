@@ -332,6 +332,11 @@ impl Gucs for SessionSettings {
         SessionSettings::show(self, name).map_err(SqlError::from)
     }
 
+    fn setting_names(&self) -> Vec<(&'static str, &'static str)> {
+        let user = NAMES.iter().chain(client::SESSION.iter()).map(|n| (*n, "user"));
+        user.chain(client::FIXED.iter().map(|n| (*n, "internal"))).collect()
+    }
+
     fn default_isolation(&self) -> IsolationLevel {
         self.default_transaction_isolation
     }

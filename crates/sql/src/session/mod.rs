@@ -67,6 +67,11 @@ pub trait Gucs: Clone + Send + Sync + 'static {
     fn database(&self) -> String {
         self.session_user()
     }
+    /// Every setting SHOW knows, with its context as pg_settings names it
+    /// (`user`: SET changes it; `postmaster`: a restart; `internal`: never).
+    fn setting_names(&self) -> Vec<(&'static str, &'static str)> {
+        Vec::new()
+    }
     /// statement_timeout: the longest a statement may run (`None`: no
     /// limit).
     fn statement_timeout(&self) -> Option<std::time::Duration> {
@@ -199,6 +204,11 @@ impl<G: Gucs> Conn<G> {
             database: gucs.database(),
             // The pid BackendKeyData carried (Backend::pid).
             pid: self.xact.session.slot() as i32 + 1,
+            settings: gucs
+                .setting_names()
+                .into_iter()
+                .filter_map(|(name, context)| gucs.show(name).ok().map(|v| (name, v, context)))
+                .collect(),
             show: Box::new(move |name| gucs.show(name)),
             sequences: Arc::clone(&self.xact.sequences),
         }));
