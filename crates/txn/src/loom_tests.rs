@@ -149,8 +149,8 @@ fn loom_subxid_publish_before_count() {
 #[test]
 fn loom_status_log_tree_commit_is_atomic() {
     loom::model(|| {
-        let clog = Arc::new(Clog::new(4));
-        let subtrans = Arc::new(SubTrans::new(256));
+        let clog = Arc::new(Clog::new(XidMap::new(32, 4)));
+        let subtrans = Arc::new(SubTrans::new(XidMap::new(1, 256)));
         let top = Xid(3);
         let near = Xid(4);
         let far = Xid(3 + 2 * 32 * crate::xidmap::PAGE_WORDS as u64); // another page
@@ -420,6 +420,39 @@ fn loom_xid_map_recycle_vs_reader() {
         }
         recycler.join().unwrap();
         assert_eq!(map.lookup(old), Lookup::Truncated);
+    });
+}
+
+/// XIDMAP-REUSE: a reader of an xid on page 0 races with an extension
+/// that takes page 0's memory out of its ring slot for page 2 (the slot of
+/// page 2 is empty: the ring has four slots) and writes the new page. The
+/// reader gets the old word or "truncated", never the new page's word and
+/// never "never extended". Fails when the slot is emptied with a Relaxed
+/// store (the reader finds it empty without seeing the truncation point:
+/// "missing").
+#[test]
+fn loom_xid_map_reuse_in_another_slot_vs_reader() {
+    use crate::sync::atomic::Ordering::Release;
+    use crate::xidmap::{Extend, Lookup};
+    loom::model(|| {
+        let map = Arc::new(XidMap::new(1, 4));
+        let per_page = map.xids_per_page();
+        let old = Xid(1);
+        assert!(map.extend(Xid(0)) && map.extend(Xid(per_page)));
+        map.word(old).unwrap().store(7, Release);
+        let m2 = Arc::clone(&map);
+        let reader = thread::spawn(move || match m2.lookup(old) {
+            Lookup::Word(v) => assert_eq!(v, 7, "took a reused page's word for {old:?}"),
+            Lookup::Truncated => {}
+            Lookup::Missing => panic!("{old:?}: a page taken from its slot read as never extended"),
+        });
+        map.truncate(Xid(per_page));
+        assert_eq!(map.extend_with(Xid(2 * per_page), false), Extend::Ready, "page 0 is reused");
+        // The new owner of the memory `old` used.
+        map.word(Xid(2 * per_page + 1)).unwrap().store(9, Release);
+        reader.join().unwrap();
+        assert_eq!(map.lookup(old), Lookup::Truncated);
+        assert_eq!(map.resident_pages(), 2);
     });
 }
 
