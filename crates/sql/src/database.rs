@@ -149,7 +149,7 @@ impl Database {
             sinval: Sinval::new(SinvalConfig { max_sessions, ..SinvalConfig::default() }),
             log: None,
             commit_gate: tokio::sync::RwLock::new(()),
-            catalog: Catalog::new(),
+            catalog: Catalog::new(Arc::clone(&engine)),
             data_dir: None,
             _lock: None,
             checkpointer: tokio::sync::Mutex::new(Some(checkpointer)),
