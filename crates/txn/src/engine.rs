@@ -487,22 +487,42 @@ impl Engine {
         TxnError::XidSpaceExhausted { log, oldest: map.oldest(), capacity: map.capacity_xids(), held_by }
     }
 
-    /// What holds the horizon at `horizon` back: the oldest snapshot if its
-    /// xmin is that old, else the oldest running transaction.
+    /// What holds the horizon at `horizon` back: the oldest running
+    /// transaction if it is that old (a snapshot's xmin then only follows
+    /// it), else the oldest snapshot.
     pub fn horizon_holder(&self, horizon: Xid, next: Xid) -> HeldBy {
-        if let Some(o) = self.oldest_snapshot().filter(|o| o.xmin <= horizon) {
-            return HeldBy::Snapshot { slot: o.slot, xmin: o.xmin, age: o.age_xids };
+        let age = |x: Xid| next.0.saturating_sub(x.0);
+        match self.oldest_running_xid() {
+            Some((xid, slot)) if xid <= horizon => return HeldBy::Transaction { slot, xid, age: age(xid) },
+            _ => {}
         }
-        let slot = if self.csn.is_some() || self.is_known_assigned() {
-            None
-        } else {
-            let members = self.procarray.lock.read();
-            members.slots.iter().enumerate().find_map(|(pos, &slot)| {
+        match self.oldest_snapshot().filter(|o| o.xmin <= horizon) {
+            Some(o) => HeldBy::Snapshot { slot: o.slot, xmin: o.xmin, age: o.age_xids },
+            None => HeldBy::Transaction { slot: None, xid: horizon, age: age(horizon) },
+        }
+    }
+
+    /// The oldest running xid, with its session's slot where the proc array
+    /// knows it (not in `csn` mode, nor on a standby).
+    fn oldest_running_xid(&self) -> Option<(Xid, Option<u32>)> {
+        if let Some(csn) = &self.csn {
+            let oldest = csn.oldest_active();
+            return (oldest < csn.next_xid()).then_some((oldest, None));
+        }
+        let members = self.procarray.lock.read();
+        if let Some(ka) = &members.ka {
+            return ka.first_valid().map(|x| (x, None));
+        }
+        members
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(pos, &slot)| {
                 // Relaxed: a diagnostic; a stale value is a recent truth.
-                (Xid(self.procarray.xid_cell(slot, pos).load(Relaxed)) == horizon).then_some(slot)
+                let xid = Xid(self.procarray.xid_cell(slot, pos).load(Relaxed));
+                xid.is_valid().then_some((xid, Some(slot)))
             })
-        };
-        HeldBy::Transaction { slot, xid: horizon, age: next.0.saturating_sub(horizon.0) }
+            .min_by_key(|&(xid, _)| xid)
     }
 
     /// The next xid, without the generator lock in `csn` mode.

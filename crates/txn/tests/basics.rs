@@ -269,7 +269,7 @@ fn the_frozen_xid_lets_the_status_log_go_round_forever() {
         let capacity = engine.status_log_capacity();
         assert_eq!(capacity, 4 * 256, "{mode}: 256 xids per 64-byte page");
         let mut s = engine.attach().unwrap();
-        let mut assign = |s: &mut snapscale_txn::Session| {
+        let assign = |s: &mut snapscale_txn::Session| {
             s.begin(ReadCommitted).unwrap();
             let r = s.assign_xid();
             match r {
