@@ -89,6 +89,20 @@ pub struct Heap {
     pub next_row_id: AtomicI64,
     /// A sequence's value, installed with its definition.
     pub(crate) sequence: OnceLock<Sequence>,
+    /// Its vacuum passes (pg_stat_user_tables).
+    pub(crate) vacuums: VacuumRecord,
+}
+
+/// How often and when a heap was vacuumed, by VACUUM and by autovacuum
+/// (PostgreSQL's vacuum_count, last_vacuum, autovacuum_count,
+/// last_autovacuum). Statistics: written and read Relaxed.
+#[derive(Debug, Default)]
+pub(crate) struct VacuumRecord {
+    pub(crate) count: AtomicU64,
+    pub(crate) auto_count: AtomicU64,
+    /// Microseconds since 2000-01-01, or 0 for never.
+    pub(crate) last: AtomicI64,
+    pub(crate) last_auto: AtomicI64,
 }
 
 impl Heap {
@@ -102,6 +116,21 @@ impl Heap {
             pruning: Mutex::new(()),
             next_row_id: AtomicI64::new(1),
             sequence: OnceLock::new(),
+            vacuums: VacuumRecord::default(),
+        }
+    }
+
+    /// Counts a vacuum pass, by autovacuum if `auto`.
+    pub(crate) fn record_vacuum(&self, auto: bool) {
+        let now = crate::types::now_micros();
+        let r = &self.vacuums;
+        // Relaxed (all four): statistics, nothing is published through them.
+        if auto {
+            r.auto_count.fetch_add(1, Relaxed);
+            r.last_auto.store(now, Relaxed);
+        } else {
+            r.count.fetch_add(1, Relaxed);
+            r.last.store(now, Relaxed);
         }
     }
 
@@ -140,13 +169,6 @@ impl Heap {
     /// all of them, including those of rolled-back index builds).
     pub fn all_indexes(&self) -> Vec<Arc<Index>> {
         self.indexes.read().expect("index map poisoned").values().cloned().collect()
-    }
-
-    /// Prunes the heap (PRUNE): removes the versions no snapshot can see,
-    /// and their index entries before their tids can be reused
-    /// (INDEX-VERSIONS). Returns how many versions went.
-    pub fn prune(&self, session: &mut Session) -> usize {
-        self.vacuum(session, VacuumOptions { freeze_min_age: u64::MAX, remove: true }).removed
     }
 
     /// One vacuum pass over the heap (storage's `vacuum_with`): removes

@@ -14,6 +14,7 @@
 //! The invariants and interlocks are in this crate's README.md.
 
 mod activity;
+mod autovacuum;
 mod bind;
 mod cancel;
 mod catalog;
@@ -47,6 +48,7 @@ pub mod wire;
 mod xact;
 
 pub use activity::ClientInfo;
+pub use autovacuum::{AutovacuumConfig, AutovacuumWorker, FrozenXid, XidLogState, XidLogs};
 pub use cancel::Cancel;
 pub use catalog::Row;
 pub use database::{Backend, Database, DatabaseConfig, Durability};

@@ -18,7 +18,7 @@ pub use crate::statement::Ast;
 #[derive(Debug)]
 pub enum Parsed {
     Sql(Ast),
-    Vacuum { tables: Vec<String>, analyze: bool },
+    Vacuum { tables: Vec<String>, analyze: bool, freeze: bool },
     Analyze,
     Checkpoint,
     Copy(crate::copy::CopyStatement),
@@ -230,7 +230,7 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
     let mut t = toks.iter().map(String::as_str).peekable();
     match t.next() {
         Some("vacuum") => {
-            let mut analyze = false;
+            let (mut analyze, mut freeze) = (false, false);
             if t.peek() == Some(&"(") {
                 t.next();
                 loop {
@@ -238,7 +238,8 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
                         Some(")") => break,
                         Some(",") => {}
                         Some("analyze" | "analyse") => analyze = true,
-                        Some("verbose" | "freeze" | "full" | "true" | "on" | "1") => {}
+                        Some("freeze") => freeze = true,
+                        Some("verbose" | "full" | "true" | "on" | "1") => {}
                         Some(other) => {
                             return Err(SqlError::new(
                                 SqlState::SYNTAX_ERROR,
@@ -251,13 +252,14 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
             }
             while let Some(&w) = t.peek() {
                 match w {
-                    "full" | "freeze" | "verbose" => {}
+                    "full" | "verbose" => {}
+                    "freeze" => freeze = true,
                     "analyze" | "analyse" => analyze = true,
                     _ => break,
                 }
                 t.next();
             }
-            Ok(Parsed::Vacuum { tables: table_list(&mut t)?, analyze })
+            Ok(Parsed::Vacuum { tables: table_list(&mut t)?, analyze, freeze })
         }
         Some("checkpoint") => match t.next() {
             None => Ok(Parsed::Checkpoint),
@@ -324,7 +326,7 @@ mod tests {
     #[test]
     fn pgbench_statements() {
         match &parse("vacuum analyze pgbench_branches").unwrap()[0] {
-            Parsed::Vacuum { tables, analyze } => {
+            Parsed::Vacuum { tables, analyze, .. } => {
                 assert_eq!(tables, &["pgbench_branches"]);
                 assert!(analyze);
             }
@@ -340,7 +342,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         match &parse("VACUUM").unwrap()[0] {
-            Parsed::Vacuum { tables, analyze } => assert!(tables.is_empty() && !analyze),
+            Parsed::Vacuum { tables, analyze, freeze } => assert!(tables.is_empty() && !analyze && !freeze),
             other => panic!("{other:?}"),
         }
         assert!(matches!(

@@ -472,7 +472,9 @@ impl Xact {
             let Ok(_guard) = heap.pruning.try_lock() else { continue };
             // Relaxed: a heuristic counter, no data is published through it.
             heap.changes.store(0, std::sync::atomic::Ordering::Relaxed);
-            heap.prune(&mut self.session);
+            // Pruning freezes too, as vacuum does (FROZEN-XID).
+            let freeze_min_age = self.db.xid_limits().freeze_min_age;
+            heap.vacuum(&mut self.session, snapscale_storage::VacuumOptions { freeze_min_age, remove: true });
         }
     }
 
@@ -484,8 +486,19 @@ impl Xact {
         if let Some(e) = self.db.log.as_ref().and_then(|l| l.broken()) {
             return Err(SqlError::new(SqlState::from_code(e.sqlstate), e.message));
         }
-        let xid = self.session.assign_xid().map_err(txn_error)?;
+        let xid = match self.session.assign_xid() {
+            Ok(xid) => xid,
+            // FROZEN-XID: a status log that is full only because tables
+            // are not frozen yet is freed first, by this writer; one pinned
+            // by a session is named.
+            Err(e @ snapscale_txn::TxnError::XidSpaceExhausted { .. }) => {
+                self.db.freeze_for_xid_space(&mut self.session, &e);
+                self.session.assign_xid().map_err(|e| self.db.xid_space_error(e))?
+            }
+            Err(e) => return Err(txn_error(e)),
+        };
         if !self.levels.iter().any(|l| l.xids.contains(&xid)) {
+            self.db.note_xid(xid);
             self.db.locks.register_xid(self.session.slot(), xid.0).map_err(lock_error)?;
             self.level().xids.push(xid);
             if let Some(top) = self.session.xid().filter(|&top| top != xid) {

@@ -327,7 +327,7 @@ pub fn bind_parsed<R: Resolver>(
         Parsed::Sql(s) => bind(resolver, s, declared, max_stack_depth),
         Parsed::Analyze => Ok(utility(Utility::Analyze, Vec::new())),
         Parsed::Checkpoint => Ok(utility(Utility::Checkpoint, Vec::new())),
-        Parsed::Vacuum { tables, analyze } => {
+        Parsed::Vacuum { tables, analyze, freeze } => {
             let mut rels = Vec::new();
             let mut deps = Vec::new();
             for t in tables {
@@ -340,7 +340,7 @@ pub fn bind_parsed<R: Resolver>(
                 });
                 rels.push(rel);
             }
-            Ok(utility(Utility::Vacuum { rels, analyze: *analyze }, deps))
+            Ok(utility(Utility::Vacuum { rels, analyze: *analyze, freeze: *freeze }, deps))
         }
         Parsed::Copy(copy) => {
             let options = copy.options.clone();

@@ -154,7 +154,7 @@ impl Executor<'_> {
                 Ok(Output::Command((*tag).into()))
             }
             Utility::Truncate(rels) => self.truncate(rels).await,
-            Utility::Vacuum { rels, analyze } => self.vacuum(rels, *analyze),
+            Utility::Vacuum { rels, analyze, freeze } => self.vacuum(rels, *analyze, *freeze),
             Utility::Analyze => Ok(Output::Command("ANALYZE".into())),
             Utility::Checkpoint => self.checkpoint().await,
             Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),

@@ -347,10 +347,12 @@ pub enum Utility {
     LockTable {
         mode: LockMode,
     },
-    /// VACUUM: the relations (all if empty), and whether ANALYZE was asked.
+    /// VACUUM: the relations (all if empty), and whether ANALYZE and
+    /// FREEZE were asked.
     Vacuum {
         rels: Vec<Rel>,
         analyze: bool,
+        freeze: bool,
     },
     Analyze,
     /// CHECKPOINT: one now.
