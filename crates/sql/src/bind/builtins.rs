@@ -75,6 +75,7 @@ static BUILTINS: &[Builtin] = &[
     f("col_description", &[OID, INT4], SqlType::Text, Func::Catalog(C::ColDescription)),
     f("shobj_description", &[OID, NAME], SqlType::Text, Func::Catalog(C::ShobjDescription)),
     f("pg_get_serial_sequence", &[TEXT, TEXT], SqlType::Text, Func::Catalog(C::GetSerialSequence)),
+    f("age", &[INT8], SqlType::Int4, Func::Catalog(C::XidAge)),
     f("has_table_privilege", &[Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
     f("has_table_privilege", &[Any, Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
     f("has_schema_privilege", &[Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),

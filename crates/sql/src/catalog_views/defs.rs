@@ -811,6 +811,32 @@ pub(super) const PG_STAT_ACTIVITY: &[ViewColumn] = &[
     c("backend_type", TEXT),
 ];
 
+pub(super) const PG_STAT_USER_TABLES: &[ViewColumn] = &[
+    c("relid", OID),
+    c("schemaname", NAME),
+    c("relname", NAME),
+    c("seq_scan", INT8),
+    c("seq_tup_read", INT8),
+    c("idx_scan", INT8),
+    c("idx_tup_fetch", INT8),
+    c("n_tup_ins", INT8),
+    c("n_tup_upd", INT8),
+    c("n_tup_del", INT8),
+    c("n_tup_hot_upd", INT8),
+    c("n_live_tup", INT8),
+    c("n_dead_tup", INT8),
+    c("n_mod_since_analyze", INT8),
+    c("n_ins_since_vacuum", INT8),
+    c("last_vacuum", TSTZ),
+    c("last_autovacuum", TSTZ),
+    c("last_analyze", TSTZ),
+    c("last_autoanalyze", TSTZ),
+    c("vacuum_count", INT8),
+    c("autovacuum_count", INT8),
+    c("analyze_count", INT8),
+    c("autoanalyze_count", INT8),
+];
+
 pub(super) const PG_LOCKS: &[ViewColumn] = &[
     c("locktype", TEXT),
     c("database", OID),

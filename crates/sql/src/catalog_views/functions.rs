@@ -470,6 +470,14 @@ impl Catalog for CatalogState {
             C::PostmasterStartTime => Value::TimestampTz(self.db.started_at()),
             // void prints as the empty string.
             C::AdvisoryUnlockAll => Value::Text(String::new()),
+            // As PostgreSQL: the special xids (0, 1, 2) are infinitely old.
+            C::XidAge => match int(&args[0]) {
+                Some(x) if x >= 3 => {
+                    let age = (self.db.engine.next_xid().0 as i64).saturating_sub(x);
+                    Value::Int(age.clamp(0, i64::from(i32::MAX)))
+                }
+                _ => Value::Int(i64::from(i32::MAX)),
+            },
         })
     }
 }

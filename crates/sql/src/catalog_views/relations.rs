@@ -4,11 +4,12 @@
 
 use super::defs::{
     PG_ATTRDEF, PG_ATTRIBUTE, PG_CLASS, PG_CONSTRAINT, PG_INDEX, PG_INDEXES, PG_SEQUENCE, PG_SEQUENCES,
-    PG_TABLES,
+    PG_STAT_USER_TABLES, PG_TABLES,
 };
 use super::functions::{deparse_default, index_def};
 use super::types::{collation_of, storage_of};
 use super::{catalog_relations, CatalogState, RowBuilder, POSTGRES_ROLE};
+use crate::catalog::RelEntry;
 use crate::error::SqlError;
 use crate::types::{SqlType, Value};
 
@@ -65,6 +66,11 @@ fn class(oid: u32, name: &str, namespace: u32, kind: char, natts: usize) -> RowB
         .set("relminmxid", 0i64)
 }
 
+/// A relation's frozen xid (relfrozenxid): its storage's (FROZEN-XID).
+fn frozen_xid(state: &CatalogState, e: &RelEntry) -> i64 {
+    state.db.catalog.storage(e.storage).map_or(0, |h| h.table.frozen_xid().0 as i64)
+}
+
 /// pg_class: every user relation (tables, their indexes, sequences), then
 /// the catalog relations.
 pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
@@ -76,6 +82,7 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
             out.push(
                 class(e.oid, &e.name, ns, 'S', SEQUENCE_COLUMNS.len())
                     .set("relpersistence", persistence)
+                    .set("relfrozenxid", frozen_xid(state, e))
                     .build(),
             );
             continue;
@@ -84,6 +91,7 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
             class(e.oid, &e.name, ns, 'r', e.columns.len())
                 .set("relpersistence", persistence)
                 .set("relhasindex", !e.indexes.is_empty())
+                .set("relfrozenxid", frozen_xid(state, e))
                 .build(),
         );
         for i in &e.indexes {
@@ -92,10 +100,59 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
             );
         }
     }
+    // The catalog relations are computed from the catalog's table: its
+    // frozen xid is theirs.
+    let catalog_frozen = state.db.catalog.table.frozen_xid().0 as i64;
     for (oid, name, ns, kind, columns) in catalog_relations() {
-        out.push(class(oid, name, ns, kind, columns.len()).build());
+        let frozen = if kind == 'r' { catalog_frozen } else { 0 };
+        out.push(class(oid, name, ns, kind, columns.len()).set("relfrozenxid", frozen).build());
     }
     out
+}
+
+/// pg_stat_user_tables: per table, its live and dead versions (counted
+/// now, not estimated) and its vacuums; the counters this server does not
+/// keep are 0.
+pub(super) fn stat_user_tables(state: &CatalogState) -> Vec<Vec<Value>> {
+    let when = |micros: i64| if micros == 0 { Value::Null } else { Value::TimestampTz(micros) };
+    state
+        .relations
+        .iter()
+        .filter(|e| e.sequence.is_none())
+        .filter_map(|e| state.db.catalog.storage(e.storage).map(|heap| (e, heap)))
+        .map(|(e, heap)| {
+            let (live, dead) = heap.table.count_versions(&state.db.engine);
+            let v = &heap.vacuums;
+            let mut row = RowBuilder::new(PG_STAT_USER_TABLES)
+                .set("relid", e.oid)
+                .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
+                .set("relname", e.name.as_str())
+                .set("n_live_tup", live as i64)
+                .set("n_dead_tup", dead as i64)
+                // Relaxed (all four): statistics.
+                .set("last_vacuum", when(v.last.load(std::sync::atomic::Ordering::Relaxed)))
+                .set("last_autovacuum", when(v.last_auto.load(std::sync::atomic::Ordering::Relaxed)))
+                .set("vacuum_count", v.count.load(std::sync::atomic::Ordering::Relaxed) as i64)
+                .set("autovacuum_count", v.auto_count.load(std::sync::atomic::Ordering::Relaxed) as i64);
+            for counter in [
+                "seq_scan",
+                "seq_tup_read",
+                "idx_scan",
+                "idx_tup_fetch",
+                "n_tup_ins",
+                "n_tup_upd",
+                "n_tup_del",
+                "n_tup_hot_upd",
+                "n_mod_since_analyze",
+                "n_ins_since_vacuum",
+                "analyze_count",
+                "autoanalyze_count",
+            ] {
+                row = row.set(counter, 0i64);
+            }
+            row.build()
+        })
+        .collect()
 }
 
 fn attribute(rel: u32, name: &str, num: i64, ty: SqlType, not_null: bool) -> RowBuilder {

@@ -78,7 +78,7 @@ pub(super) fn databases(state: &CatalogState) -> Vec<Vec<Value>> {
                 .set("datistemplate", template)
                 .set("datallowconn", allow)
                 .set("datconnlimit", -1)
-                .set("datfrozenxid", 0i64)
+                .set("datfrozenxid", state.db.engine.frozen_xid().0 as i64)
                 .set("datminmxid", 1i64)
                 .set("dattablespace", 1663u32)
                 .set("datcollate", "C")

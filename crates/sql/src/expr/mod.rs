@@ -218,6 +218,8 @@ pub enum CatalogFunc {
     TablespaceLocation,
     PostmasterStartTime,
     AdvisoryUnlockAll,
+    /// `age(xid)`: xids assigned since (PostgreSQL's, over 64-bit xids).
+    XidAge,
 }
 
 /// Aggregate functions.
