@@ -10,7 +10,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use snapscale_sql::{Database, DatabaseConfig, Durability, Standby, StandbyConfig};
+use snapscale_sql::{AutovacuumWorker, Database, DatabaseConfig, Durability, Standby, StandbyConfig};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
@@ -28,6 +28,9 @@ pub struct Server {
     runtime: Option<OwnRuntime>,
     /// A hot standby's replay, fed by its WAL receiver.
     standby: Option<Arc<Standby>>,
+    /// A primary's autovacuum worker (a standby freezes on its replay
+    /// thread).
+    autovacuum: Option<AutovacuumWorker>,
 }
 
 /// The server's runtime. Dropping it (from `run`'s future, possibly inside
@@ -83,6 +86,8 @@ impl Server {
                 fsync: settings.fsync,
                 segment_size: SEGMENT_SIZE,
             }),
+            xid_logs: settings.xid_logs,
+            autovacuum: settings.autovacuum.clone(),
         };
         let runtime = OwnRuntime(Some(
             tokio::runtime::Builder::new_multi_thread()
@@ -122,6 +127,10 @@ impl Server {
                 (db, Some(Arc::new(standby)))
             }
         };
+        let autovacuum = match standby {
+            None => Some(db.start_autovacuum().map_err(io::Error::other)?),
+            Some(_) => None,
+        };
         let addr = format!("{}:{}", settings.listen_addresses, settings.port);
         let listener = std::net::TcpListener::bind(&addr)
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
@@ -136,6 +145,7 @@ impl Server {
             listener: Some(listener),
             runtime: Some(runtime),
             standby,
+            autovacuum,
         })
     }
 
@@ -161,6 +171,7 @@ impl Server {
         let (stop_accepting, stop) = tokio::sync::oneshot::channel::<()>();
         let shared = Arc::clone(&self.shared);
         let standby = self.standby.take();
+        let autovacuum = self.autovacuum.take();
         let main = runtime.spawn(async move {
             let (stop_checkpoints, stopped) = tokio::sync::oneshot::channel::<()>();
             let checkpoints = match standby {
@@ -182,6 +193,8 @@ impl Server {
             // A final checkpoint, so the next start replays nothing.
             let _ = stop_checkpoints.send(());
             let _ = checkpoints.await;
+            // Stopping autovacuum waits for its round: off the async workers.
+            let _ = tokio::task::spawn_blocking(move || drop(autovacuum)).await;
             if let Err(e) = shared.db.checkpoint().await {
                 warn!(error = %e, "the shutdown checkpoint failed; the next start replays the WAL");
             }

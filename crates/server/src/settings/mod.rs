@@ -13,7 +13,7 @@ use std::time::Duration;
 use snapscale_sql::guc::{
     format_bytes, format_duration, invalid, on_off, parse_bool, parse_bytes, parse_duration,
 };
-use snapscale_sql::{IsolationLevel, SnapshotMode, SqlError, SqlState};
+use snapscale_sql::{AutovacuumConfig, IsolationLevel, SnapshotMode, SqlError, SqlState, XidLogs};
 
 pub use snapscale_sql::guc::{ClientSettings, SessionSettings, SettingError};
 
@@ -51,6 +51,13 @@ pub struct Settings {
     pub primary_conninfo: Option<String>,
     /// Most standbys streaming at once (`max_wal_senders`).
     pub max_wal_senders: usize,
+    /// Freezing and autovacuum (`autovacuum`, `autovacuum_naptime`,
+    /// `autovacuum_vacuum_threshold`, `autovacuum_vacuum_scale_factor`,
+    /// `vacuum_freeze_min_age`, `autovacuum_freeze_max_age`).
+    pub autovacuum: AutovacuumConfig,
+    /// The xid logs' sizes (`status_log_pages`, `csn_log_pages`,
+    /// `parent_link_pages`, `xid_log_page_size`).
+    pub xid_logs: XidLogs,
     /// What every session starts with (lock_timeout, deadlock_timeout,
     /// statement_timeout, default_transaction_isolation, application_name,
     /// synchronous_commit, max_stack_depth, and the client's settings:
@@ -83,6 +90,8 @@ impl Default for Settings {
             max_message_size: 64 << 20,
             primary_conninfo: None,
             max_wal_senders: 10,
+            autovacuum: AutovacuumConfig::default(),
+            xid_logs: XidLogs::default(),
             session: SessionSettings::default(),
         }
     }
@@ -134,7 +143,7 @@ impl std::error::Error for ConfigError {}
 
 /// The server's own settings: `SHOW` shows them, only a restart changes
 /// them (55P02 for `SET`).
-const SERVER_NAMES: [&str; 16] = [
+const SERVER_NAMES: [&str; 26] = [
     "auth_method",
     "password",
     "listen_addresses",
@@ -151,7 +160,58 @@ const SERVER_NAMES: [&str; 16] = [
     "max_wal_senders",
     "in_hot_standby",
     "transaction_read_only",
+    "autovacuum",
+    "autovacuum_naptime",
+    "autovacuum_vacuum_threshold",
+    "autovacuum_vacuum_scale_factor",
+    "vacuum_freeze_min_age",
+    "autovacuum_freeze_max_age",
+    "status_log_pages",
+    "csn_log_pages",
+    "parent_link_pages",
+    "xid_log_page_size",
 ];
+
+/// A count of at least `min`.
+fn parse_count(name: &str, value: &str, min: u64) -> Result<u64, SettingError> {
+    value
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n >= min)
+        .ok_or_else(|| invalid(name, value, &format!("expected an integer of at least {min}")))
+}
+
+/// A number of pages: at least two, at most 2^24.
+fn parse_pages(name: &str, value: &str) -> Result<usize, SettingError> {
+    let n = parse_count(name, value, 2)?;
+    if n > 1 << 24 {
+        return Err(invalid(name, value, "at most 16777216 pages"));
+    }
+    Ok(n as usize)
+}
+
+/// A size in bytes: a power of two from 64B to 1MB (`B` or no unit: bytes).
+fn parse_page_size(name: &str, value: &str) -> Result<usize, SettingError> {
+    let v = value.trim();
+    let bytes = match v.strip_suffix('B').filter(|d| d.chars().all(|c| c.is_ascii_digit())) {
+        Some(digits) => parse_count(name, digits, 0)?,
+        None => parse_bytes(name, v, 0)?,
+    };
+    if !bytes.is_power_of_two() || !(64..=1 << 20).contains(&bytes) {
+        return Err(invalid(name, value, "expected a power of two from 64B to 1MB"));
+    }
+    Ok(bytes as usize)
+}
+
+/// A size as PostgreSQL shows it, in bytes below 1kB.
+fn format_size(bytes: u64) -> String {
+    if bytes.is_multiple_of(1024) {
+        format_bytes(bytes)
+    } else {
+        format!("{bytes}B")
+    }
+}
 
 /// A size: a number with kB, MB or GB; no unit means MB (as max_wal_size).
 fn parse_size(name: &str, value: &str) -> Result<u64, SettingError> {
@@ -251,6 +311,35 @@ impl Settings {
                     .parse()
                     .map_err(|_| invalid(name, value, "expected a non-negative integer"))?
             }
+            "autovacuum" => self.autovacuum.enabled = parse_bool(name, value)?,
+            "autovacuum_naptime" => {
+                // A bare number is in seconds, as PostgreSQL reads it.
+                let v = value.trim();
+                let naptime = if v.chars().all(|c| c.is_ascii_digit()) {
+                    parse_duration(name, &format!("{v}s"))
+                } else {
+                    parse_duration(name, v)
+                };
+                self.autovacuum.naptime = naptime
+                    .ok()
+                    .filter(|d| *d >= Duration::from_secs(1))
+                    .ok_or_else(|| invalid(name, value, "expected a time of at least 1s"))?
+            }
+            "autovacuum_vacuum_threshold" => self.autovacuum.vacuum_threshold = parse_count(name, value, 0)?,
+            "autovacuum_vacuum_scale_factor" => {
+                self.autovacuum.vacuum_scale_factor = value
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|f| (0.0..=100.0).contains(f))
+                    .ok_or_else(|| invalid(name, value, "expected a number from 0 to 100"))?
+            }
+            "vacuum_freeze_min_age" => self.autovacuum.freeze_min_age = parse_count(name, value, 0)?,
+            "autovacuum_freeze_max_age" => self.autovacuum.freeze_max_age = parse_count(name, value, 1)?,
+            "status_log_pages" => self.xid_logs.status_log_pages = parse_pages(name, value)?,
+            "csn_log_pages" => self.xid_logs.csn_log_pages = parse_pages(name, value)?,
+            "parent_link_pages" => self.xid_logs.parent_link_pages = parse_pages(name, value)?,
+            "xid_log_page_size" => self.xid_logs.page_bytes = parse_page_size(name, value)?,
             "server_version" | "in_hot_standby" | "transaction_read_only" => {
                 return Err(SettingError::RestartOnly(name.into()))
             }
@@ -281,6 +370,20 @@ impl Settings {
             "primary_conninfo" => self.primary_conninfo.as_deref().map(hide_password).unwrap_or_default(),
             "max_wal_senders" => self.max_wal_senders.to_string(),
             "in_hot_standby" | "transaction_read_only" => on_off(self.primary_conninfo.is_some()),
+            "autovacuum" => on_off(self.autovacuum.enabled),
+            "autovacuum_naptime" => format_duration(self.autovacuum.naptime),
+            "autovacuum_vacuum_threshold" => self.autovacuum.vacuum_threshold.to_string(),
+            "autovacuum_vacuum_scale_factor" => self.autovacuum.vacuum_scale_factor.to_string(),
+            "vacuum_freeze_min_age" => self.autovacuum.freeze_min_age.to_string(),
+            "autovacuum_freeze_max_age" => self.autovacuum.freeze_max_age.to_string(),
+            "status_log_pages" => self.xid_logs.status_log_pages.to_string(),
+            "csn_log_pages" => self.xid_logs.csn_log_pages.to_string(),
+            // 0: as many xids as the status log.
+            "parent_link_pages" => match self.xid_logs.parent_link_pages {
+                0 => (self.xid_logs.status_log_pages * 32).to_string(),
+                n => n.to_string(),
+            },
+            "xid_log_page_size" => format_size(self.xid_logs.page_bytes as u64),
             _ => return self.session.show(name),
         })
     }
