@@ -126,6 +126,11 @@ pub struct Xact {
 pub(crate) use crate::types::now_micros;
 
 impl Xact {
+    /// The session's TimeZone as of its last SET.
+    pub(crate) fn session_zone(&self) -> crate::types::Zone {
+        self.session_view.as_ref().map_or(crate::types::Zone::UTC, |v| v.zone)
+    }
+
     /// The transaction manager of a new connection's backend; it joins the
     /// invalidation queue.
     pub(crate) fn new(db: Arc<Database>, backend: Backend) -> Xact {
@@ -680,6 +685,10 @@ impl Resolver for Xact {
         let rel = Rel { entry, heap, catalog_tid: tid };
         self.cache.insert(name.to_owned(), rel.clone());
         Ok(Some(rel))
+    }
+
+    fn zone(&self) -> crate::types::Zone {
+        self.session_zone()
     }
 }
 

@@ -49,9 +49,10 @@ impl<R: Resolver> Binder<'_, R> {
             E::Identifier(i) => self.column(&[i], scope),
             E::CompoundIdentifier(parts) => self.compound_column(parts, scope),
             E::Value(v) => self.literal(&v.value),
-            E::TypedString(ts) => typed_string(ts),
+            E::TypedString(ts) => typed_string(ts, self.zone),
             E::Interval(i) => interval_literal(i),
             E::Cast { expr, data_type: dt, .. } => self.cast(expr, dt, scope),
+            E::AtTimeZone { timestamp, time_zone } => self.at_time_zone_expr(timestamp, time_zone, scope),
             E::UnaryOp { op, expr } => self.unary(op, expr, scope),
             E::BinaryOp { left, op, right } => self.binary(left, op, right, scope),
             E::IsNull(x) => self.is_null(x, false, scope),
@@ -605,7 +606,7 @@ impl<R: Resolver> Binder<'_, R> {
                 e @ Expr::Const(Value::Text(_)) if matches!(target, SqlType::Reg(_)) => {
                     Expr::Cast(Box::new(e), target, true)
                 }
-                Expr::Const(Value::Text(s)) => Expr::Const(Value::parse(target, &s)?),
+                Expr::Const(Value::Text(s)) => Expr::Const(Value::parse_in(target, &s, self.zone)?),
                 Expr::Param(i) => {
                     self.params[i] = Some(target);
                     Expr::Param(i)
@@ -647,7 +648,7 @@ impl<R: Resolver> Binder<'_, R> {
         }
         // Fold constants now so that range and length errors surface early.
         if let Expr::Const(v) = &t.e {
-            return Ok(Expr::Const(cast(v.clone(), target, how == Coercion::Explicit)?));
+            return Ok(Expr::Const(cast(v.clone(), target, how == Coercion::Explicit, self.zone)?));
         }
         // Widening an integer, or reading varchar/char as text, needs no
         // run-time conversion.
@@ -810,13 +811,13 @@ pub(super) fn unsupported_expression(e: &ast::Expr) -> SqlError {
 }
 
 /// `type 'literal'`: parsed as the type now.
-pub(super) fn typed_string(ts: &ast::TypedString) -> Result<Typed, SqlError> {
+pub(super) fn typed_string(ts: &ast::TypedString, zone: crate::types::Zone) -> Result<Typed, SqlError> {
     let ty = data_type(&ts.data_type)?;
     let text = match &ts.value.value {
         ast::Value::SingleQuotedString(s) => s.clone(),
         other => other.to_string(),
     };
-    Ok(Typed { e: Expr::Const(Value::parse(ty, &text)?), ty: Some(ty) })
+    Ok(Typed { e: Expr::Const(Value::parse_in(ty, &text, zone)?), ty: Some(ty) })
 }
 
 /// `INTERVAL '…'`: the text form only; the SQL standard's qualified forms

@@ -155,8 +155,45 @@ impl<R: Resolver> Binder<'_, R> {
             }
         };
         Ok(match name.as_str() {
-            "now" | "current_timestamp" | "localtimestamp" | "transaction_timestamp" if bound.is_empty() => {
+            "now" | "current_timestamp" | "transaction_timestamp" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::Now, Vec::new()), ty: Some(SqlType::TimestampTz) }
+            }
+            // The transaction's start on the session's wall clock.
+            "localtimestamp" | "current_date" if bound.is_empty() => {
+                let ty = if name == "current_date" { SqlType::Date } else { SqlType::Timestamp };
+                let now = Expr::Func(Func::Now, Vec::new());
+                Typed { e: Expr::Cast(Box::new(now), ty, true), ty: Some(ty) }
+            }
+            "clock_timestamp" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::ClockTimestamp, Vec::new()), ty: Some(SqlType::TimestampTz) }
+            }
+            "timezone" if bound.len() == 2 => {
+                let value = bound.pop().expect("two arguments");
+                let zone = bound.pop().expect("two arguments");
+                self.at_time_zone(zone, value)?
+            }
+            "date_trunc" if (2..=3).contains(&bound.len()) => {
+                let named_zone = bound.len() == 3;
+                let mut bound = bound.into_iter();
+                let unit = self.coerce(
+                    bound.next().expect("checked"),
+                    SqlType::Text,
+                    Coercion::Implicit,
+                    "date_trunc",
+                )?;
+                let value = bound.next().expect("checked");
+                // A timestamp stays one; anything else is read as an
+                // instant (PostgreSQL's preferred type), as is the value
+                // when a zone is named.
+                let ty = match value.ty {
+                    Some(SqlType::Timestamp) if !named_zone => SqlType::Timestamp,
+                    _ => SqlType::TimestampTz,
+                };
+                let mut args = vec![unit, self.coerce(value, ty, Coercion::Implicit, "date_trunc")?];
+                if let Some(zone) = bound.next() {
+                    args.push(self.coerce(zone, SqlType::Text, Coercion::Implicit, "date_trunc")?);
+                }
+                Typed { e: Expr::Func(Func::DateTrunc, args), ty: Some(ty) }
             }
             "pg_is_in_recovery" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::InRecovery, Vec::new()), ty: Some(SqlType::Bool) }
@@ -287,6 +324,38 @@ impl<R: Resolver> Binder<'_, R> {
                 ));
             }
         })
+    }
+
+    /// `value AT TIME ZONE zone` as written (out of line: the recursive
+    /// expression binder's frame stays small).
+    #[inline(never)]
+    pub(super) fn at_time_zone_expr(
+        &mut self,
+        value: &ast::Expr,
+        zone: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let zone = self.expr(zone, scope)?;
+        let value = self.expr(value, scope)?;
+        self.at_time_zone(zone, value)
+    }
+
+    /// `value AT TIME ZONE zone`: a timestamp becomes an instant, anything
+    /// else is read as an instant and becomes a timestamp; the zone is
+    /// text or an interval.
+    pub(super) fn at_time_zone(&mut self, zone: Typed, value: Typed) -> Result<Typed, SqlError> {
+        let zone = match zone.ty {
+            Some(SqlType::Interval) => zone.e,
+            _ => self.coerce(zone, SqlType::Text, Coercion::Implicit, "the time zone")?,
+        };
+        let (value, ty) = match value.ty {
+            Some(SqlType::Timestamp) => (value.e, SqlType::TimestampTz),
+            _ => (
+                self.coerce(value, SqlType::TimestampTz, Coercion::Implicit, "AT TIME ZONE")?,
+                SqlType::Timestamp,
+            ),
+        };
+        Ok(Typed { e: Expr::Func(Func::AtTimeZone, vec![zone, value]), ty: Some(ty) })
     }
 }
 

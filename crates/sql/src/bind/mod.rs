@@ -100,6 +100,8 @@ pub(super) struct Binder<'r, R> {
     resolver: &'r mut R,
     /// The recursion's root (`max_stack_depth`).
     stack: StackDepth,
+    /// The session's TimeZone, for literals folded now.
+    zone: crate::types::Zone,
     params: Vec<Option<SqlType>>,
     deps: Vec<Dep>,
     /// Aggregates found while binding the current SELECT's expressions;
@@ -129,25 +131,31 @@ pub fn bind<R: Resolver>(
     param_types: &[Option<SqlType>],
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
-    let mut b = Binder {
-        resolver,
-        stack: StackDepth::here(max_stack_depth),
-        params: param_types.to_vec(),
-        deps: Vec::new(),
-        aggs: None,
-        subqueries: Vec::new(),
-        windows: None,
-        srfs: None,
-        named_windows: Vec::new(),
-        untyped: Vec::new(),
-    };
+    let mut b = Binder::new(resolver, max_stack_depth, param_types.to_vec());
     let plan = b.statement(statement)?;
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown".
     let params = b.params.iter().map(|t| t.unwrap_or(SqlType::Text)).collect();
     Ok(BoundStatement { plan, params, deps: b.deps, subqueries: b.subqueries })
 }
-impl<R: Resolver> Binder<'_, R> {
+impl<'r, R: Resolver> Binder<'r, R> {
+    fn new(resolver: &'r mut R, max_stack_depth: usize, params: Vec<Option<SqlType>>) -> Self {
+        let zone = resolver.zone();
+        Binder {
+            resolver,
+            stack: StackDepth::here(max_stack_depth),
+            zone,
+            params,
+            deps: Vec::new(),
+            aggs: None,
+            subqueries: Vec::new(),
+            windows: None,
+            srfs: None,
+            named_windows: Vec::new(),
+            untyped: Vec::new(),
+        }
+    }
+
     pub(super) fn rel(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
         let n = relation_name(name)?;
         let rel = self.resolver.resolve(&n)?.ok_or_else(|| {
@@ -373,18 +381,7 @@ pub fn bind_parsed<R: Resolver>(
             let (plan, mode) = match copy.direction {
                 CopyDirection::FromStdin => {
                     // Columns not copied take their defaults, as in INSERT.
-                    let mut b = Binder {
-                        resolver,
-                        stack: StackDepth::here(max_stack_depth),
-                        params: Vec::new(),
-                        deps: Vec::new(),
-                        aggs: None,
-                        subqueries: Vec::new(),
-                        windows: None,
-                        srfs: None,
-                        named_windows: Vec::new(),
-                        untyped: Vec::new(),
-                    };
+                    let mut b = Binder::new(resolver, max_stack_depth, Vec::new());
                     let defaults = b.defaults(&rel, &positions)?;
                     let mut deps = b.deps;
                     deps.push(Dep {

@@ -12,7 +12,7 @@ use crate::expr::Expr;
 use crate::output::Output;
 use crate::plan::{Column, Rel};
 use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use crate::types::{SqlType, Value, Zone};
 
 /// A COPY FROM STDIN in progress.
 pub(crate) struct CopyIn {
@@ -20,6 +20,8 @@ pub(crate) struct CopyIn {
     columns: Vec<usize>,
     defaults: Vec<(usize, Expr)>,
     options: CopyOptions,
+    /// The session's TimeZone: timestamptz text without a zone is its.
+    zone: Zone,
     /// The copied columns' types.
     types: Vec<SqlType>,
     /// Bytes of a row not yet complete.
@@ -39,6 +41,7 @@ impl CopyIn {
         columns: Vec<usize>,
         defaults: Vec<(usize, Expr)>,
         options: CopyOptions,
+        zone: Zone,
     ) -> CopyIn {
         let types = columns.iter().map(|&c| rel.entry.columns[c].ty).collect();
         let started = !(options.header || options.format == CopyFormat::Binary);
@@ -47,6 +50,7 @@ impl CopyIn {
             columns,
             defaults,
             options,
+            zone,
             types,
             pending: Vec::new(),
             rows: 0,
@@ -62,6 +66,7 @@ pub(crate) fn copy_out<'r>(
     columns: &[Column],
     rows: impl Iterator<Item = &'r [Value]>,
     o: &CopyOptions,
+    zone: Zone,
 ) -> Output {
     let types: Vec<SqlType> = columns.iter().map(|c| c.ty).collect();
     let mut lines = Vec::new();
@@ -76,8 +81,8 @@ pub(crate) fn copy_out<'r>(
     for row in rows {
         n += 1;
         lines.push(match o.format {
-            CopyFormat::Text => text::format_row(row, o),
-            CopyFormat::Csv => csv::format_row(row, o),
+            CopyFormat::Text => text::format_row(row, o, zone),
+            CopyFormat::Csv => csv::format_row(row, o, zone),
             CopyFormat::Binary => binary::format_row(row, &types),
         });
     }
@@ -108,7 +113,7 @@ impl Executor<'_> {
             .collect();
         let picked: Vec<Vec<Value>> =
             rows.iter().map(|(_, row)| columns.iter().map(|&c| row[c].clone()).collect()).collect();
-        Ok(copy_out(&cols, picked.iter().map(Vec::as_slice), o))
+        Ok(copy_out(&cols, picked.iter().map(Vec::as_slice), o, self.xact.session_zone()))
     }
 
     /// Inserts the whole rows buffered in `copy` (and, `at_end`, checks
@@ -233,7 +238,7 @@ impl CopyIn {
             .zip(&self.types)
             .map(|(f, ty)| match f {
                 None => Ok(Value::Null),
-                Some(f) => Value::parse(*ty, &f).map_err(|e| self.context(e)),
+                Some(f) => Value::parse_in(*ty, &f, self.zone).map_err(|e| self.context(e)),
             })
             .collect()
     }

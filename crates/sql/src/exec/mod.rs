@@ -122,7 +122,8 @@ pub(crate) async fn run(
         Statement::Utility(u) => exec.utility(u).await,
         Statement::CopyQuery { query, options } => {
             let rows = exec.query(query).await?;
-            Ok(crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options))
+            let zone = exec.xact.session_zone();
+            Ok(crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options, zone))
         }
     }
 }

@@ -35,6 +35,9 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
     let progress = cx.db.and_then(|db| db.replay_progress());
     Ok(match f {
         Func::Now => Value::TimestampTz(cx.now),
+        Func::ClockTimestamp => Value::TimestampTz(crate::types::now_micros()),
+        Func::AtTimeZone => super::datetime::at_zone(&args[0], &args[1])?,
+        Func::DateTrunc => super::datetime::date_trunc(&args, cx.zone())?,
         Func::InRecovery => Value::Bool(cx.db.is_some_and(|db| db.in_recovery())),
         Func::LastReceiveLsn => progress.map_or(Value::Null, |(received, _, _)| lsn(received)),
         Func::LastReplayLsn => progress.map_or(Value::Null, |(_, applied, _)| lsn(applied)),
@@ -85,7 +88,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
         Func::QuoteLiteral => match &args[0] {
             Value::Null => Value::Null,
             v => {
-                let text = v.to_text().unwrap_or_default();
+                let text = v.to_text_in(cx.zone()).unwrap_or_default();
                 let body = text.replace('\'', "''");
                 // A backslash makes PostgreSQL write an escape string.
                 if body.contains('\\') {
@@ -137,7 +140,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
         | Func::ArrayLower
         | Func::ArrayLength
         | Func::Cardinality
-        | Func::Any { .. } => super::array::array_func(f, &args)?,
+        | Func::Any { .. } => super::array::array_func(f, &args, cx.zone())?,
         Func::Regex { negated, icase } => match (&args[0], &args[1]) {
             (Value::Text(s), Value::Text(p)) => {
                 Value::Bool(super::array::regex_match(s, p, icase)? != negated)

@@ -20,9 +20,10 @@ use std::sync::Arc;
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::{int_arith, IntOp, Interval, Reg, SqlType, Value};
+use crate::types::{int_arith, IntOp, Interval, Reg, SqlType, Value, Zone};
 
 mod array;
+mod datetime;
 mod func;
 mod subquery;
 mod walk;
@@ -79,6 +80,12 @@ impl Cmp {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Func {
     Now,
+    /// `clock_timestamp()`: the time now, not the transaction's.
+    ClockTimestamp,
+    /// `timezone(zone, value)`, `value AT TIME ZONE zone`.
+    AtTimeZone,
+    /// `date_trunc(unit, value [, zone])`.
+    DateTrunc,
     /// `pg_is_in_recovery()`.
     InRecovery,
     /// `pg_last_wal_receive_lsn()`: NULL on a primary.
@@ -383,12 +390,21 @@ pub struct Ctx<'a> {
     pub catalog: Option<&'a dyn Catalog>,
 }
 
+impl Ctx<'_> {
+    /// The session's TimeZone (UTC where no session runs).
+    pub fn zone(&self) -> Zone {
+        self.session.map_or(Zone::UTC, |s| s.zone)
+    }
+}
+
 /// What the session functions read: the session's user and database, its
 /// process id, and its settings as of the last SET (a SET re-makes it).
 pub struct SessionView {
     pub user: String,
     pub database: String,
     pub pid: i32,
+    /// TimeZone: where timestamptz text is read and shown.
+    pub zone: crate::types::Zone,
     /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
     pub show: ShowSetting,
     /// Every setting, its value and its context (pg_settings).
@@ -537,8 +553,8 @@ fn eval_chain(first: &Expr, steps: &[Step], cx: &Ctx<'_>) -> Result<Value, SqlEr
     let mut value = first.eval(cx)?;
     for step in steps {
         value = match step {
-            Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty)?,
-            Step::Concat(e) => concat(value, e.eval(cx)?),
+            Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty, cx.zone())?,
+            Step::Concat(e) => concat(value, e.eval(cx)?, cx.zone()),
             Step::Cast(ty, explicit) => cast_in(value, *ty, *explicit, cx)?,
         };
     }
@@ -578,7 +594,7 @@ fn eval_cast(a: &Expr, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Valu
 /// Converts `v` to `ty` as [`cast`] does, looking names of catalog objects
 /// up for the oid alias types (`'t'::regclass`, `oid::regclass`).
 pub fn cast_in(v: Value, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-    let SqlType::Reg(reg) = ty else { return cast(v, ty, explicit) };
+    let SqlType::Reg(reg) = ty else { return cast(v, ty, explicit, cx.zone()) };
     let by_oid = |oid: u32| {
         let name = match (oid, cx.catalog.and_then(|n| n.name_of(reg, oid))) {
             (0, _) => "-".to_owned(),
@@ -699,12 +715,14 @@ fn eval_func(f: Func, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, SqlError> {
     func(f, vals, cx)
 }
 
-fn concat(a: Value, b: Value) -> Value {
+fn concat(a: Value, b: Value, zone: Zone) -> Value {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => Value::Null,
-        (a, b) => {
-            Value::Text(format!("{}{}", a.to_text().unwrap_or_default(), b.to_text().unwrap_or_default()))
-        }
+        (a, b) => Value::Text(format!(
+            "{}{}",
+            a.to_text_in(zone).unwrap_or_default(),
+            b.to_text_in(zone).unwrap_or_default()
+        )),
     }
 }
 
@@ -713,7 +731,7 @@ pub fn passes(e: &Expr, cx: &Ctx<'_>) -> Result<bool, SqlError> {
     Ok(matches!(e.eval(cx)?, Value::Bool(true)))
 }
 
-fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType) -> Result<Value, SqlError> {
+fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) -> Result<Value, SqlError> {
     Ok(match (a, b) {
         (Value::Null, _) | (_, Value::Null) => Value::Null,
         (Value::Int(x), Value::Int(y)) => {
@@ -772,13 +790,13 @@ fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType) -> Result<Value, SqlError
             Value::Timestamp(i.shift(*t, op == Arith::Sub)?)
         }
         (Value::TimestampTz(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
-            Value::TimestampTz(i.shift(*t, op == Arith::Sub)?)
+            Value::TimestampTz(i.shift_in(*t, op == Arith::Sub, zone)?)
         }
         (Value::Interval(i), Value::Timestamp(t)) if op == Arith::Add => {
             Value::Timestamp(i.shift(*t, false)?)
         }
         (Value::Interval(i), Value::TimestampTz(t)) if op == Arith::Add => {
-            Value::TimestampTz(i.shift(*t, false)?)
+            Value::TimestampTz(i.shift_in(*t, false, zone)?)
         }
         (Value::Interval(x), Value::Interval(y)) if matches!(op, Arith::Add | Arith::Sub) => {
             Value::Interval(x.add(*y, op == Arith::Sub)?)
@@ -865,7 +883,9 @@ fn like(s: &str, pattern: &str) -> Result<bool, SqlError> {
 
 /// Converts `v` to `ty`. Assignment (`explicit = false`) refuses a too
 /// long string (22001); an explicit cast truncates it, as PostgreSQL does.
-pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
+/// `zone` is the session's TimeZone: where timestamptz meets text, date
+/// and timestamp.
+pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, SqlError> {
     let type_error = |v: &Value| {
         SqlError::new(
             SqlState::DATATYPE_MISMATCH,
@@ -889,26 +909,29 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
         (Value::Bool(b), SqlType::Bool) => Value::Bool(b),
         (Value::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) if explicit => {
             let cut: String = s.chars().take(n as usize).collect();
-            Value::parse(ty, &cut)?
+            Value::parse_in(ty, &cut, zone)?
         }
-        (Value::Text(s), _) => Value::parse(ty, &s)?,
-        // The session's zone is UTC: local time and the instant coincide.
+        (Value::Text(s), _) => Value::parse_in(ty, &s, zone)?,
+        // Dates and timestamps are wall-clock times; a timestamptz is an
+        // instant, whose wall-clock time is the session zone's.
         (
             v @ (Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_)),
             SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz,
         ) => {
-            let micros = match v {
+            let local = match v {
                 Value::Date(d) => i64::from(d) * 86_400_000_000,
-                Value::Timestamp(t) | Value::TimestampTz(t) => t,
+                Value::Timestamp(t) => t,
+                Value::TimestampTz(t) if ty == SqlType::TimestampTz => return Ok(Value::TimestampTz(t)),
+                Value::TimestampTz(t) => zone.local(t),
                 _ => unreachable!("matched above"),
             };
             match ty {
                 SqlType::Date => Value::Date(
-                    i32::try_from(micros.div_euclid(86_400_000_000))
+                    i32::try_from(local.div_euclid(86_400_000_000))
                         .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
                 ),
-                SqlType::Timestamp => Value::Timestamp(micros),
-                _ => Value::TimestampTz(micros),
+                SqlType::Timestamp => Value::Timestamp(local),
+                _ => Value::TimestampTz(zone.to_utc(local)),
             }
         }
         (Value::Int(i), SqlType::Oid) => {
@@ -921,14 +944,18 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
         (Value::Array(items), SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector) => {
             let elem = ty.elem().expect("an array type");
             Value::Array(
-                items.iter().map(|v| cast(v.clone(), elem, explicit)).collect::<Result<Vec<_>, _>>()?.into(),
+                items
+                    .iter()
+                    .map(|v| cast(v.clone(), elem, explicit, zone))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
             )
         }
         (v @ Value::Array(_), SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) => {
-            Value::parse(ty, &v.to_text().unwrap_or_default())?
+            Value::parse(ty, &v.to_text_in(zone).unwrap_or_default())?
         }
         (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1) => {
-            let text = v.to_text().unwrap_or_default();
+            let text = v.to_text_in(zone).unwrap_or_default();
             Value::parse(ty, &text)?
         }
         (v, _) => return Err(type_error(&v)),
