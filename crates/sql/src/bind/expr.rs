@@ -53,6 +53,7 @@ impl<R: Resolver> Binder<'_, R> {
             E::Interval(i) => interval_literal(i),
             E::Cast { expr, data_type: dt, .. } => self.cast(expr, dt, scope),
             E::AtTimeZone { timestamp, time_zone } => self.at_time_zone_expr(timestamp, time_zone, scope),
+            E::Extract { field, expr, .. } => self.extract(field, expr, scope),
             E::UnaryOp { op, expr } => self.unary(op, expr, scope),
             E::BinaryOp { left, op, right } => self.binary(left, op, right, scope),
             E::IsNull(x) => self.is_null(x, false, scope),

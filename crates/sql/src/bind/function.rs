@@ -172,6 +172,11 @@ impl<R: Resolver> Binder<'_, R> {
                 let zone = bound.pop().expect("two arguments");
                 self.at_time_zone(zone, value)?
             }
+            "date_part" if bound.len() == 2 => {
+                let value = bound.pop().expect("two arguments");
+                let unit = bound.pop().expect("two arguments");
+                self.date_part(unit, value, false)?
+            }
             "date_trunc" if (2..=3).contains(&bound.len()) => {
                 let named_zone = bound.len() == 3;
                 let mut bound = bound.into_iter();
@@ -324,6 +329,35 @@ impl<R: Resolver> Binder<'_, R> {
                 ));
             }
         })
+    }
+
+    /// `EXTRACT(field FROM value)`: date_part, but a date stays a date
+    /// (PostgreSQL's EXTRACT has a date version that refuses the time of
+    /// day's fields).
+    #[inline(never)]
+    pub(super) fn extract(
+        &mut self,
+        field: &ast::DateTimeField,
+        value: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let value = self.expr(value, scope)?;
+        let unit = Typed { e: Expr::Const(Value::Text(field.to_string())), ty: Some(SqlType::Text) };
+        self.date_part(unit, value, true)
+    }
+
+    /// date_part(unit, value) as double precision (EXTRACT's too, for want
+    /// of numeric); `keep_date` for EXTRACT.
+    fn date_part(&mut self, unit: Typed, value: Typed, keep_date: bool) -> Result<Typed, SqlError> {
+        let unit = self.coerce(unit, SqlType::Text, Coercion::Implicit, "date_part")?;
+        let ty = match value.ty {
+            Some(SqlType::Date) if keep_date => SqlType::Date,
+            Some(SqlType::Date | SqlType::Timestamp) => SqlType::Timestamp,
+            Some(SqlType::Interval) => SqlType::Interval,
+            _ => SqlType::TimestampTz,
+        };
+        let value = self.coerce(value, ty, Coercion::Implicit, "date_part")?;
+        Ok(Typed { e: Expr::Func(Func::DatePart, vec![unit, value]), ty: Some(SqlType::Float8) })
     }
 
     /// `value AT TIME ZONE zone` as written (out of line: the recursive

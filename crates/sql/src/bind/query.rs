@@ -538,6 +538,7 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),
         ast::Expr::Case { .. } => "case".into(),
         ast::Expr::AtTimeZone { .. } => "timezone".into(),
+        ast::Expr::Extract { .. } => "extract".into(),
         ast::Expr::Substring { shorthand: true, .. } => "substr".into(),
         ast::Expr::Substring { .. } => "substring".into(),
         _ => "?column?".into(),

@@ -38,6 +38,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
         Func::ClockTimestamp => Value::TimestampTz(crate::types::now_micros()),
         Func::AtTimeZone => super::datetime::at_zone(&args[0], &args[1])?,
         Func::DateTrunc => super::datetime::date_trunc(&args, cx.zone())?,
+        Func::DatePart => super::datetime::date_part(&args, cx.zone())?,
         Func::InRecovery => Value::Bool(cx.db.is_some_and(|db| db.in_recovery())),
         Func::LastReceiveLsn => progress.map_or(Value::Null, |(received, _, _)| lsn(received)),
         Func::LastReplayLsn => progress.map_or(Value::Null, |(_, applied, _)| lsn(applied)),

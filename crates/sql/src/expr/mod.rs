@@ -86,6 +86,8 @@ pub enum Func {
     AtTimeZone,
     /// `date_trunc(unit, value [, zone])`.
     DateTrunc,
+    /// `date_part(unit, value)`, `EXTRACT(unit FROM value)`.
+    DatePart,
     /// `pg_is_in_recovery()`.
     InRecovery,
     /// `pg_last_wal_receive_lsn()`: NULL on a primary.
