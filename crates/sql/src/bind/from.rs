@@ -226,6 +226,9 @@ impl<R: Resolver> Binder<'_, R> {
                 sample: None,
                 ..
             } if with_hints.is_empty() && partitions.is_empty() => {
+                if let Some(k) = self.cte_named(name) {
+                    return self.cte_reference(k, alias.as_ref(), offset);
+                }
                 let default_alias = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
                 if let Some(view) = crate::catalog_views::View::named(name)? {
                     let alias_name = alias.as_ref().map_or(default_alias, |a| ident(&a.name));
@@ -407,7 +410,7 @@ impl<R: Resolver> Binder<'_, R> {
 }
 
 /// `alias (a, b, …)` renames the first columns.
-fn rename(mut named: Named, alias: Option<&ast::TableAlias>) -> Result<Named, SqlError> {
+pub(super) fn rename(mut named: Named, alias: Option<&ast::TableAlias>) -> Result<Named, SqlError> {
     let Some(alias) = alias else { return Ok(named) };
     if alias.columns.len() > named.columns.len() {
         return Err(SqlError::new(

@@ -21,6 +21,7 @@ mod sequence;
 mod setop;
 mod subquery;
 mod window;
+mod with;
 
 pub use ddl::data_type;
 
@@ -120,6 +121,8 @@ pub(super) struct Binder<'r, R> {
     /// The outputs of the last select list bound that had no type of their
     /// own (quoted literals, NULL), by position.
     untyped: Vec<usize>,
+    /// The WITH items in scope, outermost first (`with.rs`).
+    ctes: Vec<with::Cte>,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -153,6 +156,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             srfs: None,
             named_windows: Vec::new(),
             untyped: Vec::new(),
+            ctes: Vec::new(),
         }
     }
 

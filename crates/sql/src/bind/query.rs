@@ -22,8 +22,19 @@ impl<R: Resolver> Binder<'_, R> {
     /// Binds a query whose enclosing queries' names `base` shows (a
     /// subquery's scope is a child of its enclosing query's).
     pub(super) fn query_scoped(&mut self, q: &ast::Query, base: &Scope<'_>) -> Result<Select, SqlError> {
-        if q.with.is_some() {
-            return Err(not_supported("WITH"));
+        // A WITH's items are in scope for this query only.
+        let outer_ctes = self.ctes.len();
+        let bound = self.query_with_ctes(q, base);
+        self.ctes.truncate(outer_ctes);
+        bound
+    }
+
+    fn query_with_ctes(&mut self, q: &ast::Query, base: &Scope<'_>) -> Result<Select, SqlError> {
+        if let Some(with) = &q.with {
+            if matches!(q.body.as_ref(), SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_)) {
+                return Err(not_supported("WITH before INSERT, UPDATE or DELETE"));
+            }
+            self.define_ctes(with)?;
         }
         if q.fetch.is_some() {
             return Err(not_supported("FETCH FIRST"));
