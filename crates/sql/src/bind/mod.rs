@@ -123,6 +123,11 @@ pub(super) struct Binder<'r, R> {
     untyped: Vec<usize>,
     /// The WITH items in scope, outermost first (`with.rs`).
     ctes: Vec<with::Cte>,
+    /// How many subqueries (SubLinks) deep the binder is: a recursive WITH
+    /// item may not be referred to from one inside its recursive term.
+    sublink_depth: usize,
+    /// Work tables of recursive WITH items bound so far (their ids).
+    work_tables: usize,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -157,6 +162,8 @@ impl<'r, R: Resolver> Binder<'r, R> {
             named_windows: Vec::new(),
             untyped: Vec::new(),
             ctes: Vec::new(),
+            sublink_depth: 0,
+            work_tables: 0,
         }
     }
 

@@ -133,7 +133,11 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     /// One side of a set operation, as a query, with its untyped outputs.
-    fn operand(&mut self, e: &SetExpr, base: &Scope<'_>) -> Result<(Select, Vec<usize>), SqlError> {
+    pub(super) fn operand(
+        &mut self,
+        e: &SetExpr,
+        base: &Scope<'_>,
+    ) -> Result<(Select, Vec<usize>), SqlError> {
         match e {
             SetExpr::Select(s) => {
                 let select = self.select(s, Tail::NONE, base)?;

@@ -56,6 +56,9 @@ pub(crate) struct Executor<'x> {
     subplans: subplan::Subplans<'x>,
     /// The catalog as the statement's snapshot sees it, read on first use.
     catalog: std::sync::OnceLock<crate::catalog_views::CatalogState>,
+    /// The rows each recursive WITH item's current round reads
+    /// (`Run::recursive_union`), by work table id.
+    work_tables: std::cell::RefCell<std::collections::HashMap<usize, Vec<crate::catalog::Row>>>,
 }
 
 impl<'x> Executor<'x> {
@@ -68,6 +71,7 @@ impl<'x> Executor<'x> {
             snapshot: None,
             subplans: subplan::Subplans::new(&[]),
             catalog: std::sync::OnceLock::new(),
+            work_tables: Default::default(),
         }
     }
 
@@ -102,6 +106,7 @@ pub(crate) async fn run(
         snapshot: None,
         subplans: subplan::Subplans::new(subplans),
         catalog: std::sync::OnceLock::new(),
+        work_tables: Default::default(),
     };
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;

@@ -227,6 +227,12 @@ impl Run<'_, '_> {
                 let right = self.rows(right)?.into_rows();
                 Rows::Computed(super::setop::combine(*op, *all, left, right))
             }
+            Node::RecursiveUnion { id, all, base, step } => {
+                Rows::Computed(self.recursive_union(*id, *all, base, step)?)
+            }
+            Node::WorkTable(id) => {
+                Rows::Computed(self.ex.work_tables.borrow().get(id).cloned().unwrap_or_default())
+            }
             Node::Values(rows) => {
                 let cx = self.ctx(&[]);
                 let mut out = Vec::with_capacity(rows.len());

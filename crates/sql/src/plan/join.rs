@@ -161,6 +161,17 @@ impl Planner {
             }
             From::Values { rows, .. } => filtered(Node::Values(rows), local(conds)?),
             From::Function { func, args } => filtered(Node::Function { func, args }, local(conds)?),
+            From::Recursive(r) => {
+                let super::Recursive { id, all, base, step, .. } = *r;
+                let node = Node::RecursiveUnion {
+                    id,
+                    all,
+                    base: Box::new(self.query(base)?.root),
+                    step: Box::new(self.query(step)?.root),
+                };
+                filtered(node, local(conds)?)
+            }
+            From::WorkTable { id, .. } => filtered(Node::WorkTable(id), local(conds)?),
         })
     }
 

@@ -133,6 +133,25 @@ pub enum From {
     Values { rows: Vec<Vec<Expr>>, columns: Vec<Column> },
     /// A set-returning function's rows (one column).
     Function { func: Srf, args: Vec<Expr> },
+    /// A recursive WITH item: its non-recursive term's rows, then its
+    /// recursive term's over and over, each round reading the rows the
+    /// round before it added (the work table `id`), until a round adds
+    /// none.
+    Recursive(Box<Recursive>),
+    /// The rows the current round of recursive WITH item `id` reads.
+    WorkTable { id: usize, columns: Vec<Column> },
+}
+
+/// See [`From::Recursive`].
+#[derive(Debug)]
+pub struct Recursive {
+    pub id: usize,
+    /// UNION ALL keeps every row; UNION drops a row seen before (in any
+    /// round), which is also what ends a cycle.
+    pub all: bool,
+    pub base: Select,
+    pub step: Select,
+    pub columns: Vec<Column>,
 }
 
 /// A set operation: its queries' outputs have the columns' types.
@@ -210,6 +229,8 @@ impl From {
             From::SetOp(s) => s.columns.len(),
             From::Values { columns, .. } => columns.len(),
             From::Function { .. } => 1,
+            From::Recursive(r) => r.columns.len(),
+            From::WorkTable { columns, .. } => columns.len(),
         }
     }
 }

@@ -89,6 +89,15 @@ pub enum Node {
     },
     /// Rows of expressions (VALUES).
     Values(Vec<Vec<Expr>>),
+    /// A recursive WITH item (`plan::From::Recursive`).
+    RecursiveUnion {
+        id: usize,
+        all: bool,
+        base: Box<Node>,
+        step: Box<Node>,
+    },
+    /// The current round's rows of recursive WITH item `id`.
+    WorkTable(usize),
     /// A set-returning function's rows.
     Function {
         func: Srf,
@@ -234,6 +243,8 @@ impl Node {
             Node::Computed { .. } => "Computed",
             Node::SetOp { .. } => "SetOp",
             Node::Values(_) => "Values",
+            Node::RecursiveUnion { .. } => "RecursiveUnion",
+            Node::WorkTable(_) => "WorkTable",
             Node::Function { .. } => "Function",
             Node::Filter { .. } => "Filter",
             Node::NestLoop { .. } => "NestLoop",
@@ -256,8 +267,10 @@ impl Node {
             | Node::Scan(_)
             | Node::Computed { .. }
             | Node::Values(_)
+            | Node::WorkTable(_)
             | Node::Function { .. } => Vec::new(),
             Node::SetOp { left, right, .. } => vec![left, right],
+            Node::RecursiveUnion { base, step, .. } => vec![base, step],
             Node::NestLoop { join } | Node::HashJoin { join, .. } => vec![&join.left, &join.right],
             Node::IndexJoin { left, .. } => vec![left],
             Node::Filter { input, .. }
