@@ -54,10 +54,10 @@ impl<R: Resolver> Binder<'_, R> {
         tail: Tail<'_>,
         base: &Scope<'_>,
     ) -> Result<Select, SqlError> {
-        let distinct = match &select.distinct {
-            None | Some(ast::Distinct::All) => false,
-            Some(ast::Distinct::Distinct) => true,
-            Some(_) => return Err(not_supported("SELECT DISTINCT ON")),
+        let (distinct, distinct_on) = match &select.distinct {
+            None | Some(ast::Distinct::All) => (false, None),
+            Some(ast::Distinct::Distinct) => (true, None),
+            Some(ast::Distinct::On(exprs)) => (false, Some(exprs)),
         };
         if select.into.is_some() {
             return Err(not_supported("SELECT INTO"));
@@ -117,6 +117,10 @@ impl<R: Resolver> Binder<'_, R> {
             None => None,
         };
         let mut order = self.order_by(tail.order_by, &outputs, &columns, &scope)?;
+        let distinct_on = match distinct_on {
+            Some(exprs) => self.distinct_on(exprs, &outputs, &columns, &scope, &mut order)?,
+            None => Vec::new(),
+        };
         let aggs = std::mem::replace(&mut self.aggs, outer_aggs).unwrap_or_default();
         let mut windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
         self.named_windows = outer_named;
@@ -131,6 +135,19 @@ impl<R: Resolver> Binder<'_, R> {
             }));
         }
         let grouped = !(keys.is_empty() && aggs.is_empty() && having.is_none());
+        if !distinct_on.is_empty() {
+            if grouped || !windows.is_empty() {
+                return Err(not_supported(
+                    "SELECT DISTINCT ON with GROUP BY, aggregates or window functions",
+                ));
+            }
+            if lock {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "FOR UPDATE is not allowed with DISTINCT clause",
+                ));
+            }
+        }
         if distinct {
             if grouped {
                 return Err(not_supported("SELECT DISTINCT with GROUP BY or aggregates"));
@@ -209,7 +226,45 @@ impl<R: Resolver> Binder<'_, R> {
             limit,
             offset,
             lock: locking,
+            distinct_on,
         })
+    }
+
+    /// DISTINCT ON (…): its expressions (a number is an output column, as
+    /// in ORDER BY). ORDER BY must begin with them, in any order; what it
+    /// lacks of them is sorted on after it, as PostgreSQL does.
+    fn distinct_on(
+        &mut self,
+        exprs: &[ast::Expr],
+        outputs: &[Expr],
+        columns: &[Column],
+        scope: &Scope<'_>,
+        order: &mut Vec<SortKey>,
+    ) -> Result<Vec<Expr>, SqlError> {
+        let items: Vec<ast::OrderByExpr> = exprs
+            .iter()
+            .map(|e| ast::OrderByExpr {
+                expr: e.clone(),
+                options: ast::OrderByOptions { sort: None, nulls_first: None },
+                with_fill: None,
+            })
+            .collect();
+        let as_order = ast::OrderBy { kind: OrderByKind::Expressions(items), interpolate: None };
+        let keys: Vec<Expr> =
+            self.order_by(Some(&as_order), outputs, columns, scope)?.into_iter().map(|k| k.expr).collect();
+        let leading = order.len().min(keys.len());
+        if order[..leading].iter().any(|k| !keys.contains(&k.expr)) {
+            return Err(SqlError::new(
+                SqlState::INVALID_COLUMN_REFERENCE,
+                "SELECT DISTINCT ON expressions must match initial ORDER BY expressions",
+            ));
+        }
+        for k in &keys {
+            if !order.iter().any(|o| &o.expr == k) {
+                order.push(SortKey { expr: k.clone(), desc: false, nulls_first: false });
+            }
+        }
+        Ok(keys)
     }
 
     /// FOR UPDATE / FOR SHARE [OF …]: the stored tables whose rows are

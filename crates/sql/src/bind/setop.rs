@@ -62,6 +62,7 @@ impl<R: Resolver> Binder<'_, R> {
             limit,
             offset,
             lock: None,
+            distinct_on: Vec::new(),
         })
     }
 

@@ -185,6 +185,7 @@ impl<R: Resolver> Binder<'_, R> {
             limit: None,
             offset: None,
             lock: None,
+            distinct_on: Vec::new(),
         }))
     }
 

@@ -202,6 +202,22 @@ impl<'x> Executor<'x> {
 }
 
 impl Run<'_, '_> {
+    /// The first of each run of `rows` with equal `keys` (NULLs equal, as
+    /// DISTINCT compares them).
+    fn unique(&self, rows: Vec<Row>, keys: &[Expr]) -> Result<Vec<Row>, SqlError> {
+        let mut out = Vec::new();
+        let mut last: Option<crate::index::Key> = None;
+        for row in rows {
+            let cx = self.ctx(&row);
+            let key = crate::index::Key(keys.iter().map(|k| k.eval(&cx)).collect::<Result<Vec<_>, _>>()?);
+            if last.as_ref() != Some(&key) {
+                last = Some(key);
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
     /// The context to evaluate an expression over `row`.
     pub(super) fn ctx<'a>(&'a self, row: &'a [Value]) -> Ctx<'a> {
         Ctx { outer: self.outer, ..self.ex.ctx(row) }
@@ -317,6 +333,7 @@ impl Run<'_, '_> {
                 let bounds = self.limit_bounds(offset.as_ref(), limit.as_ref())?;
                 bounds.apply(self.rows(input)?)
             }
+            Node::Unique { input, keys } => Rows::Computed(self.unique(self.rows(input)?.into_rows(), keys)?),
         })
     }
 

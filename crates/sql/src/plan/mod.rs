@@ -265,6 +265,9 @@ pub struct Select {
     pub offset: Option<Expr>,
     /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
     pub lock: Option<Locking>,
+    /// DISTINCT ON: of the rows in ORDER BY order, the first of each run
+    /// with equal values of these (over the FROM row); empty without it.
+    pub distinct_on: Vec<Expr>,
 }
 
 /// Where inserted rows come from.

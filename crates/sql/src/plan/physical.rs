@@ -175,6 +175,12 @@ pub enum Node {
         offset: Option<Expr>,
         limit: Option<Expr>,
     },
+    /// DISTINCT ON: the first of each run of input rows with equal `keys`
+    /// (NULLs equal), the input being sorted by them first.
+    Unique {
+        input: Box<Node>,
+        keys: Vec<Expr>,
+    },
 }
 
 /// The two inputs of a join and what it keeps. A joined row is the left
@@ -257,6 +263,7 @@ impl Node {
             Node::Sort { .. } => "Sort",
             Node::Project { .. } => "Project",
             Node::Limit { .. } => "Limit",
+            Node::Unique { .. } => "Unique",
         }
     }
 
@@ -280,7 +287,8 @@ impl Node {
             | Node::ProjectSet { input, .. }
             | Node::Sort { input, .. }
             | Node::Project { input, .. }
-            | Node::Limit { input, .. } => vec![input],
+            | Node::Limit { input, .. }
+            | Node::Unique { input, .. } => vec![input],
         }
     }
 
