@@ -174,7 +174,7 @@ impl<R: Resolver> Binder<'_, R> {
             used_left.push(li);
             used_right.push(ri);
             let (l, r) = (left.visible[li].clone(), right.visible[ri].clone());
-            let ty = super::expr::common_type([Some(l.ty), Some(r.ty)].into_iter(), "JOIN/USING")?;
+            let ty = super::coerce::common_type([Some(l.ty), Some(r.ty)].into_iter(), "JOIN/USING")?;
             let typed = |c: &Col| Typed { e: c.expr.clone(), ty: Some(c.ty) };
             conditions.push(self.compare_typed(typed(&l), crate::expr::Cmp::Eq, typed(&r))?);
             let expr = match kind {

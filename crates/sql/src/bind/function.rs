@@ -4,7 +4,7 @@
 
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
 
-use super::expr::common_type;
+use super::coerce::common_type;
 use super::*;
 use crate::expr::{AggFunc, Cmp, Expr, Func};
 use crate::plan::Aggregate;

@@ -10,6 +10,7 @@
 
 mod array;
 mod builtins;
+mod coerce;
 mod ddl;
 mod dml;
 mod expr;

@@ -5,7 +5,7 @@
 
 use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier};
 
-use super::expr::common_type;
+use super::coerce::common_type;
 use super::query::Tail;
 use super::scope::{Col, Named, Scope};
 use super::*;

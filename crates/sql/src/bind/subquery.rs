@@ -9,7 +9,7 @@
 
 use sqlparser::ast::{self, BinaryOperator};
 
-use super::expr::{cmp_symbol, comparable};
+use super::coerce::{cmp_symbol, comparable};
 use super::scope::Scope;
 use super::*;
 use crate::error::SqlError;
