@@ -267,6 +267,7 @@ impl Run<'_, '_> {
                 Rows::Computed(self.filter(rows.into_rows(), cond)?)
             }
             Node::NestLoop { join } => Rows::Computed(self.nest_loop(join)?),
+            Node::Lateral { join, args } => Rows::Computed(self.lateral(join, args)?),
             Node::HashJoin { join, left_keys, right_keys } => {
                 Rows::Computed(self.hash_join(join, left_keys, right_keys)?)
             }

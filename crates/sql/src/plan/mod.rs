@@ -121,8 +121,8 @@ pub enum From {
     Table(Rel),
     /// A relation computed when it is read (the `pg_catalog` views).
     Computed(crate::catalog_views::View),
-    /// A subquery in FROM, with the subplan it refers to outer rows through
-    /// (a LATERAL subquery is not supported, so it never does).
+    /// A subquery in FROM (one that reads the items to its left is wrapped
+    /// in [`From::Lateral`]).
     Derived(Box<Select>),
     /// Two items joined; `on` reads the row of both side by side, columns
     /// numbered as in the whole FROM clause.
@@ -140,6 +140,11 @@ pub enum From {
     Recursive(Box<Recursive>),
     /// The rows the current round of recursive WITH item `id` reads.
     WorkTable { id: usize, columns: Vec<Column> },
+    /// A LATERAL item (a subquery or a function) that reads the items to
+    /// its left: `args`, over the FROM row, are its outer values
+    /// (`Expr::Outer`), and it is run again for each row on its left. It
+    /// is only ever the right side of an inner or left join.
+    Lateral { item: Box<From>, args: Vec<Expr> },
 }
 
 /// See [`From::Recursive`].
@@ -231,6 +236,7 @@ impl From {
             From::Function { .. } => 1,
             From::Recursive(r) => r.columns.len(),
             From::WorkTable { columns, .. } => columns.len(),
+            From::Lateral { item, .. } => item.width(),
         }
     }
 }

@@ -124,6 +124,13 @@ pub enum Node {
         /// Over the joined row.
         cond: Option<Expr>,
     },
+    /// A join whose right side reads the left row (LATERAL): for each left
+    /// row, `args` over it are the right side's outer values, and the
+    /// right side is run again.
+    Lateral {
+        join: JoinNode,
+        args: Vec<Expr>,
+    },
     /// A join on equal keys: the right rows in a table by `right_keys`,
     /// probed with each left row's `left_keys`.
     HashJoin {
@@ -256,6 +263,7 @@ impl Node {
             Node::NestLoop { .. } => "NestLoop",
             Node::IndexJoin { .. } => "IndexJoin",
             Node::HashJoin { .. } => "HashJoin",
+            Node::Lateral { .. } => "Lateral",
             Node::LockRows { .. } => "LockRows",
             Node::Aggregate { .. } => "Aggregate",
             Node::Window { .. } => "Window",
@@ -278,7 +286,9 @@ impl Node {
             | Node::Function { .. } => Vec::new(),
             Node::SetOp { left, right, .. } => vec![left, right],
             Node::RecursiveUnion { base, step, .. } => vec![base, step],
-            Node::NestLoop { join } | Node::HashJoin { join, .. } => vec![&join.left, &join.right],
+            Node::NestLoop { join } | Node::HashJoin { join, .. } | Node::Lateral { join, .. } => {
+                vec![&join.left, &join.right]
+            }
             Node::IndexJoin { left, .. } => vec![left],
             Node::Filter { input, .. }
             | Node::LockRows { input, .. }
