@@ -244,10 +244,18 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 Typed { e: Expr::Func(Func::CurrentSetting, args), ty: Some(SqlType::Text) }
             }
-            // The argument's type, known now: a constant.
+            // The argument's type, known now; the argument is still
+            // evaluated, as PostgreSQL evaluates it (it may do something:
+            // `pg_typeof(pg_advisory_unlock_all())`), unless it is a constant.
             "pg_typeof" if bound.len() == 1 => {
-                let ty = bound[0].ty.map_or("unknown", SqlType::name);
-                Typed { e: Expr::Const(Value::Text(ty.to_owned())), ty: Some(SqlType::Text) }
+                let arg = bound.pop().expect("one argument");
+                let name = Expr::Const(Value::Text(arg.ty.map_or("unknown", SqlType::name).to_owned()));
+                let e = if arg.ty.is_some() && !matches!(arg.e, Expr::Const(_)) {
+                    Expr::Func(Func::TypeOf, vec![arg.e, name])
+                } else {
+                    name
+                };
+                Typed { e, ty: Some(SqlType::Text) }
             }
             "set_config" => {
                 return Err(SqlError::new(

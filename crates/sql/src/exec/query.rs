@@ -72,7 +72,7 @@ impl<'x> Executor<'x> {
     pub(crate) async fn query(&mut self, q: &Query) -> Result<Vec<Row>, SqlError> {
         self.ensure_snapshot()?;
         if !q.root.locks_rows() {
-            return Ok(self.run(&[]).rows(&q.root)?.into_rows());
+            return Ok(self.evaluate(|ex| ex.run(&[]).rows(&q.root)).await?.into_rows());
         }
         // Above LockRows only Project and Limit; Limit tells it how many
         // rows its parent takes.
@@ -82,7 +82,7 @@ impl<'x> Executor<'x> {
         let (input, targets, recheck, how) = loop {
             match node {
                 Node::Limit { input, offset, limit } => {
-                    let bounds = self.limit_bounds(offset.as_ref(), limit.as_ref())?;
+                    let bounds = self.evaluate(|ex| ex.limit_bounds(offset.as_ref(), limit.as_ref())).await?;
                     want = want.min(bounds.wanted());
                     above.push((node, bounds));
                     node = input;
@@ -100,12 +100,14 @@ impl<'x> Executor<'x> {
                 }
             }
         };
-        let rows = self.run(&[]).rows(input)?;
+        let rows = self.evaluate(|ex| ex.run(&[]).rows(input)).await?;
         let mut rows = self.lock_rows(rows, targets, recheck.as_ref(), *how, want).await?;
-        let run = self.run(&[]);
         for (node, bounds) in above.into_iter().rev() {
             rows = match node {
-                Node::Project { exprs, .. } => Rows::Computed(run.project(rows, exprs)?),
+                Node::Project { exprs, .. } => {
+                    let input = &rows;
+                    Rows::Computed(self.evaluate(|ex| ex.run(&[]).project(input, exprs)).await?)
+                }
                 _ => bounds.apply(rows),
             };
         }
@@ -179,7 +181,7 @@ impl<'x> Executor<'x> {
                     // still satisfy the join's conditions.
                     if changed {
                         if let Some(cond) = recheck {
-                            if !passes(cond, &self.ctx(&values))? {
+                            if !self.evaluate(|ex| passes(cond, &ex.ctx(&values))).await? {
                                 continue;
                             }
                         }
@@ -327,7 +329,7 @@ impl Run<'_, '_> {
             },
             Node::Project { input, exprs } => {
                 let rows = self.rows(input)?;
-                Rows::Computed(self.project(rows, exprs)?)
+                Rows::Computed(self.project(&rows, exprs)?)
             }
             Node::Limit { input, offset, limit } => {
                 let bounds = self.limit_bounds(offset.as_ref(), limit.as_ref())?;
@@ -353,7 +355,7 @@ impl Run<'_, '_> {
         }
     }
 
-    fn project(&self, rows: Rows, exprs: &[Expr]) -> Result<Vec<Row>, SqlError> {
+    fn project(&self, rows: &Rows, exprs: &[Expr]) -> Result<Vec<Row>, SqlError> {
         let project = |row: &Row| -> Result<Row, SqlError> {
             let cx = self.ctx(row);
             let mut out = Vec::with_capacity(exprs.len());
@@ -363,7 +365,7 @@ impl Run<'_, '_> {
             Ok(Row::from(out))
         };
         let mut out = Vec::with_capacity(rows.len());
-        match &rows {
+        match rows {
             Rows::Versions(v) => {
                 for (_, row) in v {
                     out.push(project(row)?);

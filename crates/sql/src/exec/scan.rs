@@ -6,21 +6,11 @@ use std::ops::Bound;
 use snapscale_storage::Tid;
 
 use super::query::Run;
-use super::Executor;
 use crate::catalog::Row;
 use crate::error::SqlError;
 use crate::expr::{passes, Expr};
 use crate::plan::physical::{Access, ScanNode};
 use crate::types::Value;
-
-impl Executor<'_> {
-    /// Rows of `scan` visible to the statement snapshot that pass its
-    /// filter, with their tids.
-    pub(crate) fn scan(&mut self, scan: &ScanNode) -> Result<Vec<(Tid, Row)>, SqlError> {
-        self.ensure_snapshot()?;
-        self.run(&[]).scan(scan)
-    }
-}
 
 impl Run<'_, '_> {
     /// Rows of `scan` visible to the statement snapshot that pass its

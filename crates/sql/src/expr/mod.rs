@@ -26,15 +26,18 @@ use operators::{arith, concat, like};
 
 use crate::types::{int_arith, IntOp, Reg, SqlType, Value, Zone};
 
+mod advisory;
 mod array;
 mod cast;
 mod datetime;
 mod func;
 mod operators;
+mod replay;
 mod subquery;
 mod walk;
 
 use func::func;
+pub use replay::{Pending, Replay};
 pub use walk::Rewrite;
 
 /// Arithmetic operators.
@@ -183,6 +186,9 @@ pub enum Func {
     QuoteIdent,
     /// `(record).field`: the record's field number `0`.
     Field(usize),
+    /// `pg_typeof(x)`: arguments x (evaluated for what it does) and its
+    /// type's name, which is the result.
+    TypeOf,
     /// `x IS [NOT] TRUE` (`Some(true)`), `IS [NOT] FALSE`, `IS [NOT]
     /// UNKNOWN` (`None`): never NULL.
     IsBool {
@@ -197,6 +203,57 @@ pub enum Func {
     /// A function that reads the catalog (`format_type`, `pg_get_indexdef`,
     /// …): evaluated through [`Ctx::catalog`].
     Catalog(CatalogFunc),
+    /// `pg_advisory_lock` and its family; the key is one bigint argument
+    /// or two integers.
+    Advisory(Advisory),
+}
+
+impl Func {
+    /// A function whose call does something, or may answer differently
+    /// each time within a statement: what an evaluation run again after a
+    /// wait must not call again (EVAL-REPLAY, [`Replay`]).
+    pub fn is_volatile(self) -> bool {
+        matches!(
+            self,
+            Func::NextVal
+                | Func::CurrVal
+                | Func::SetVal
+                | Func::LastVal
+                | Func::ClockTimestamp
+                | Func::Advisory(_)
+        )
+    }
+}
+
+/// One of the advisory lock functions: what it does, in which mode, held
+/// by whom.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Advisory {
+    pub op: AdvisoryOp,
+    /// ShareLock (`_shared`), else ExclusiveLock.
+    pub shared: bool,
+    /// Held by the transaction (`_xact_`), else by the session.
+    pub xact: bool,
+}
+
+/// What an advisory lock function does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AdvisoryOp {
+    /// `pg_advisory_lock`: waits until granted; returns void.
+    Lock,
+    /// `pg_try_advisory_lock`: true if granted at once, false otherwise.
+    TryLock,
+    /// `pg_advisory_unlock`: true if a session-level hold was dropped.
+    Unlock,
+    /// `pg_advisory_unlock_all`: drops every session-level hold.
+    UnlockAll,
+}
+
+impl Advisory {
+    /// Whether a call may wait (and so needs a [`Replay`] journal).
+    pub fn waits(self) -> bool {
+        self.op == AdvisoryOp::Lock
+    }
 }
 
 /// The functions over the catalog that [`Catalog::call`] evaluates.
@@ -232,7 +289,6 @@ pub enum CatalogFunc {
     GetViewDef,
     TablespaceLocation,
     PostmasterStartTime,
-    AdvisoryUnlockAll,
 }
 
 /// Aggregate functions.
@@ -396,6 +452,9 @@ pub struct Ctx<'a> {
     /// The catalog as the statement sees it: names for the oid alias types
     /// and the catalog functions; `None` outside a statement.
     pub catalog: Option<&'a dyn Catalog>,
+    /// The journal of volatile calls, for a statement that may stop to
+    /// wait for an advisory lock ([`Replay`]); `None` otherwise.
+    pub replay: Option<&'a Replay>,
 }
 
 impl Ctx<'_> {
@@ -420,6 +479,9 @@ pub struct SessionView {
     /// currval / lastval, and the sequence WAL a commit must wait for:
     /// kept across the views a session makes.
     pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
+    /// The session's advisory locks; `None` where no lock manager is
+    /// attached.
+    pub advisory: Option<Arc<crate::advisory::SessionLocks>>,
 }
 
 /// A session's SHOW, as the evaluator calls it.
@@ -709,6 +771,7 @@ mod tests {
             outer: &[],
             subqueries: None,
             catalog: None,
+            replay: None,
         }
     }
 
