@@ -333,9 +333,47 @@ impl Run<'_, '_> {
             }
             Node::Limit { input, offset, limit } => {
                 let bounds = self.limit_bounds(offset.as_ref(), limit.as_ref())?;
-                bounds.apply(self.rows(input)?)
+                bounds.apply(self.rows_upto(input, bounds.wanted())?)
             }
             Node::Unique { input, keys } => Rows::Computed(self.unique(self.rows(input)?.into_rows(), keys)?),
+        })
+    }
+
+    /// At least the first `want` rows of `node` (all of them where the
+    /// operator cannot stop early). Project, Filter and Scan, PostgreSQL's
+    /// operators that a Limit stops as soon as it has enough, stop here
+    /// too: their expressions are not evaluated past the rows the Limit
+    /// takes, which matters when they do something (a volatile function:
+    /// `pg_try_advisory_lock`, `nextval`). Below a Sort or an Aggregate,
+    /// as in PostgreSQL, every row is computed.
+    fn rows_upto(&self, node: &Node, want: usize) -> Result<Rows, SqlError> {
+        if want == usize::MAX {
+            return self.rows(node);
+        }
+        self.stack.check()?;
+        Ok(match node {
+            Node::Scan(scan) if !scan.with_tid => {
+                let found = self.scan_upto(scan, want)?;
+                self.ex.xact.check_cancel()?;
+                Rows::Versions(found)
+            }
+            Node::Filter { input, cond } => {
+                let mut out = Vec::new();
+                for row in self.rows(input)?.into_rows() {
+                    if out.len() >= want {
+                        break;
+                    }
+                    if passes(cond, &self.ctx(&row))? {
+                        out.push(row);
+                    }
+                }
+                Rows::Computed(out)
+            }
+            Node::Project { input, exprs } => {
+                let rows = LimitBounds { offset: 0, limit: want }.apply(self.rows_upto(input, want)?);
+                Rows::Computed(self.project(&rows, exprs)?)
+            }
+            other => self.rows(other)?,
         })
     }
 
