@@ -11,6 +11,7 @@
 mod array;
 mod builtins;
 mod coerce;
+mod clauses;
 mod ddl;
 mod dml;
 mod expr;
@@ -238,8 +239,25 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 if_exists,
                 names,
                 cascade,
-                ..
+                // The default: nothing depends on a table but its own
+                // sequences, which go with it.
+                restrict: _,
+                purge,
+                temporary,
+                table,
             } => {
+                if *purge {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"PURGE\""));
+                }
+                if *temporary {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "syntax error at or near \"TEMPORARY\"",
+                    ));
+                }
+                if table.is_some() {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"ON\""));
+                }
                 let sequences = *object_type == ast::ObjectType::Sequence;
                 let what = if sequences { "sequence" } else { "table" };
                 let mut targets = Vec::new();
@@ -297,6 +315,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             S::AlterTable(a) => self.alter_table(a),
             S::CreateIndex(c) => self.create_index(c),
             S::Truncate(t) => {
+                clauses::truncate(t)?;
                 let rels = t
                     .table_names
                     .iter()

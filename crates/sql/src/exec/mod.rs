@@ -200,6 +200,10 @@ impl Executor<'_> {
                 Ok(Output::Command((*tag).into()))
             }
             Utility::Truncate(rels) => self.truncate(rels).await,
+            Utility::Skip { notice, tag } => {
+                self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, notice.clone());
+                Ok(Output::Command((*tag).into()))
+            }
             Utility::Vacuum { rels, analyze } => self.vacuum(rels, *analyze),
             Utility::Analyze => Ok(Output::Command("ANALYZE".into())),
             Utility::Checkpoint => self.checkpoint().await,

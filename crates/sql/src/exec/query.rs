@@ -474,18 +474,36 @@ impl Run<'_, '_> {
             let key = Key(keys.iter().map(|k| k.eval(&cx)).collect::<Result<_, _>>()?);
             let accs = groups.entry(key).or_insert_with(|| aggs.iter().map(|_| Acc::default()).collect());
             for (acc, agg) in accs.iter_mut().zip(aggs) {
+                if let Some(f) = &agg.filter {
+                    if !passes(f, &cx)? {
+                        continue;
+                    }
+                }
                 let v = match &agg.arg {
                     Some(e) => e.eval(&cx)?,
                     None => Value::Bool(true),
                 };
                 let delimiter = agg.delimiter.as_ref().map(|d| d.eval(&cx)).transpose()?;
-                acc.add(agg.func, v, delimiter)?;
+                if agg.order.is_empty() {
+                    acc.add(agg.func, v, delimiter)?;
+                } else {
+                    let sort_keys =
+                        agg.order.iter().map(|k| k.expr.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+                    acc.defer(sort_keys, v, delimiter);
+                }
             }
         }
         let mut out = Vec::with_capacity(groups.len());
         for (key, accs) in groups {
             let mut values = key.0;
-            for (acc, agg) in accs.into_iter().zip(aggs) {
+            for (mut acc, agg) in accs.into_iter().zip(aggs) {
+                // `agg(x ORDER BY …)`: the group's rows, sorted (stably:
+                // equal keys keep their input order), then fed.
+                let mut deferred = acc.take_deferred();
+                sort_by_keys(&mut deferred, &agg.order, |(keys, _, _)| keys)?;
+                for (_, v, delimiter) in deferred {
+                    acc.add(agg.func, v, delimiter)?;
+                }
                 values.push(acc.finish(agg.func, agg.ty)?);
             }
             let row = Row::from(values);
