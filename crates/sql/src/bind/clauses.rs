@@ -706,8 +706,12 @@ pub(super) fn function(f: &ast::Function) -> Result<(), SqlError> {
     {
         for clause in clauses {
             match clause {
+                // PostgreSQL's own refusal.
                 ast::FunctionArgumentClause::OrderBy(_) if over.is_some() => {
-                    return Err(not_supported("aggregate ORDER BY in a window function"))
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        "aggregate ORDER BY is not implemented for window functions",
+                    ))
                 }
                 ast::FunctionArgumentClause::OrderBy(_) => {}
                 ast::FunctionArgumentClause::Limit(_) => return Err(syntax_error_at("LIMIT")),

@@ -91,6 +91,9 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let mut keys = Vec::new();
         for g in group_exprs {
+            if matches!(g, ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)) {
+                return Err(not_supported("GROUP BY ROLLUP, CUBE or GROUPING SETS"));
+            }
             // GROUP BY 1 refers to the first output column.
             if let Some(n) = position_literal(g) {
                 let e = outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
@@ -507,9 +510,9 @@ fn fetch_as_limit(q: &ast::Query) -> Result<Option<LimitClause>, SqlError> {
         Some(LimitClause::LimitOffset { limit: None, offset, limit_by }) if limit_by.is_empty() => {
             offset.clone()
         }
-        Some(_) => {
-            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "multiple LIMIT clauses not allowed"));
-        }
+        // sqlparser reads LIMIT before FETCH; PostgreSQL's grammar takes
+        // no FETCH after a LIMIT.
+        Some(_) => return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"FETCH\"")),
     };
     let one = || ast::Expr::value(ast::Value::Number("1".into(), false));
     Ok(Some(LimitClause::LimitOffset {
