@@ -536,7 +536,7 @@ pub(super) fn query(q: &ast::Query) -> Result<(), SqlError> {
     let ast::Query {
         with,
         body: _,
-        order_by: _,
+        order_by,
         limit_clause: _,
         fetch,
         locks: _,
@@ -558,6 +558,9 @@ pub(super) fn query(q: &ast::Query) -> Result<(), SqlError> {
                 "WITH ... AS MATERIALIZED",
             )])?;
         }
+    }
+    if let Some(ast::OrderBy { kind: _, interpolate: Some(_) }) = order_by {
+        return Err(syntax_error_at("INTERPOLATE"));
     }
     if for_clause.is_some() || settings.is_some() || format_clause.is_some() || !pipe_operators.is_empty() {
         return Err(syntax_error_at("FOR"));
