@@ -10,8 +10,8 @@
 
 mod array;
 mod builtins;
-mod coerce;
 mod clauses;
+mod coerce;
 mod ddl;
 mod dml;
 mod expr;

@@ -11,10 +11,41 @@
 
 use snapscale_lock::{LockMode, LockTag};
 
-use super::{Advisory, AdvisoryOp, Ctx, Func, Pending};
+use super::{Ctx, Func, Pending};
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 use crate::types::Value;
+
+/// One of the advisory lock functions: what it does, in which mode, held
+/// by whom.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Advisory {
+    pub op: AdvisoryOp,
+    /// ShareLock (`_shared`), else ExclusiveLock.
+    pub shared: bool,
+    /// Held by the transaction (`_xact_`), else by the session.
+    pub xact: bool,
+}
+
+/// What an advisory lock function does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AdvisoryOp {
+    /// `pg_advisory_lock`: waits until granted; returns void.
+    Lock,
+    /// `pg_try_advisory_lock`: true if granted at once, false otherwise.
+    TryLock,
+    /// `pg_advisory_unlock`: true if a session-level hold was dropped.
+    Unlock,
+    /// `pg_advisory_unlock_all`: drops every session-level hold.
+    UnlockAll,
+}
+
+impl Advisory {
+    /// Whether a call may wait (and so needs a [`Replay`] journal).
+    pub fn waits(self) -> bool {
+        self.op == AdvisoryOp::Lock
+    }
+}
 
 /// void's one value.
 fn void() -> Value {

@@ -36,6 +36,7 @@ mod replay;
 mod subquery;
 mod walk;
 
+pub use advisory::{Advisory, AdvisoryOp};
 use func::func;
 pub use replay::{Pending, Replay};
 pub use walk::Rewrite;
@@ -206,54 +207,6 @@ pub enum Func {
     /// `pg_advisory_lock` and its family; the key is one bigint argument
     /// or two integers.
     Advisory(Advisory),
-}
-
-impl Func {
-    /// A function whose call does something, or may answer differently
-    /// each time within a statement: what an evaluation run again after a
-    /// wait must not call again (EVAL-REPLAY, [`Replay`]).
-    pub fn is_volatile(self) -> bool {
-        matches!(
-            self,
-            Func::NextVal
-                | Func::CurrVal
-                | Func::SetVal
-                | Func::LastVal
-                | Func::ClockTimestamp
-                | Func::Advisory(_)
-        )
-    }
-}
-
-/// One of the advisory lock functions: what it does, in which mode, held
-/// by whom.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct Advisory {
-    pub op: AdvisoryOp,
-    /// ShareLock (`_shared`), else ExclusiveLock.
-    pub shared: bool,
-    /// Held by the transaction (`_xact_`), else by the session.
-    pub xact: bool,
-}
-
-/// What an advisory lock function does.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum AdvisoryOp {
-    /// `pg_advisory_lock`: waits until granted; returns void.
-    Lock,
-    /// `pg_try_advisory_lock`: true if granted at once, false otherwise.
-    TryLock,
-    /// `pg_advisory_unlock`: true if a session-level hold was dropped.
-    Unlock,
-    /// `pg_advisory_unlock_all`: drops every session-level hold.
-    UnlockAll,
-}
-
-impl Advisory {
-    /// Whether a call may wait (and so needs a [`Replay`] journal).
-    pub fn waits(self) -> bool {
-        self.op == AdvisoryOp::Lock
-    }
 }
 
 /// The functions over the catalog that [`Catalog::call`] evaluates.

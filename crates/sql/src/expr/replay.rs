@@ -36,6 +36,23 @@ use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 use crate::types::Value;
 
+impl Func {
+    /// A function whose call does something, or may answer differently
+    /// each time within a statement: what an evaluation run again after a
+    /// wait must not call again (EVAL-REPLAY, [`Replay`]).
+    pub fn is_volatile(self) -> bool {
+        matches!(
+            self,
+            Func::NextVal
+                | Func::CurrVal
+                | Func::SetVal
+                | Func::LastVal
+                | Func::ClockTimestamp
+                | Func::Advisory(_)
+        )
+    }
+}
+
 /// The volatile calls of one evaluation so far, and the lock it stopped
 /// for.
 #[derive(Debug, Default)]
