@@ -54,7 +54,8 @@ fn type_size(ty: SqlType) -> i16 {
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Interval => 16,
         SqlType::Char1 => 1,
-        SqlType::Oid | SqlType::Reg(_) => 4,
+        // void is pass-by-value with PostgreSQL's typlen 4.
+        SqlType::Oid | SqlType::Reg(_) | SqlType::Void => 4,
         SqlType::Name => 64,
         SqlType::Text
         | SqlType::Varchar(_)

@@ -77,6 +77,8 @@ impl<R: Resolver> Binder<'_, R> {
             (Family::Oid, Family::Integer, _) => true,
             (Family::Float, Family::Integer, Coercion::Assignment | Coercion::Explicit) => true,
             (_, Family::String, Coercion::Assignment | Coercion::Explicit) => true,
+            // void converts only to text (through its empty output).
+            (Family::Void, _, _) | (_, Family::Void, _) => false,
             (_, _, Coercion::Explicit) => true,
             _ => false,
         };
@@ -171,6 +173,8 @@ pub(super) fn rank(t: SqlType) -> u8 {
 pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
     let num = |t: SqlType| matches!(family(t), Family::Integer | Family::Float | Family::Oid);
     match (family(a), family(b)) {
+        // PostgreSQL has no operators on void.
+        (Family::Void, _) | (_, Family::Void) => false,
         (Family::Array, Family::Array) => comparable(a.elem().expect("array"), b.elem().expect("array")),
         (x, y) if x == y => true,
         _ => num(a) && num(b),
@@ -191,6 +195,7 @@ pub(super) enum Family {
     Oid,
     Array,
     Record,
+    Void,
 }
 
 pub(super) fn family(ty: SqlType) -> Family {
@@ -206,6 +211,7 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Oid | SqlType::Reg(_) => Family::Oid,
         SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector => Family::Array,
         SqlType::Record(_) => Family::Record,
+        SqlType::Void => Family::Void,
     }
 }
 

@@ -239,6 +239,9 @@ impl<R: Resolver> Binder<'_, R> {
         mode: LockMode,
         left: Option<&Item>,
     ) -> Result<Item, SqlError> {
+        let only = super::clauses::without_only(t);
+        let t = only.as_ref().unwrap_or(t);
+        super::clauses::table(t)?;
         match t {
             TableFactor::Table {
                 name,

@@ -14,10 +14,24 @@ use crate::types::{SqlType, Value};
 impl<R: Resolver> Binder<'_, R> {
     #[inline(never)]
     pub(super) fn function(&mut self, f: &ast::Function, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        super::clauses::function(f)?;
         let name = f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
         if let Some(over) = &f.over {
             return self.window_call(&name, f, over, scope);
         }
+        // An aggregate's ORDER BY (`clauses::function` lets only that
+        // clause through).
+        let order_by: &[ast::OrderByExpr] = match &f.args {
+            FunctionArguments::List(list) => list
+                .clauses
+                .iter()
+                .find_map(|c| match c {
+                    ast::FunctionArgumentClause::OrderBy(o) => Some(o.as_slice()),
+                    _ => None,
+                })
+                .unwrap_or_default(),
+            _ => &[],
+        };
         let (star, args, distinct) = match &f.args {
             FunctionArguments::None => (false, Vec::new(), false),
             FunctionArguments::List(list) => {
@@ -105,6 +119,26 @@ impl<R: Resolver> Binder<'_, R> {
             };
             let arg_ty = arg.as_ref().map(|t| t.ty.unwrap_or(SqlType::Text));
             let ty = aggregate_type(func, arg_ty, &name)?;
+            let order = self.aggregate_order(order_by, scope)?;
+            let filter = match &f.filter {
+                Some(cond) => {
+                    let saved = self.aggs.take();
+                    let t = self.expr(cond, scope);
+                    self.aggs = saved;
+                    let t = t.map_err(|e| {
+                        if e.code == SqlState::GROUPING_ERROR {
+                            SqlError::new(
+                                SqlState::GROUPING_ERROR,
+                                "aggregate functions are not allowed in FILTER",
+                            )
+                        } else {
+                            e
+                        }
+                    })?;
+                    Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of FILTER")?)
+                }
+                None => None,
+            };
             let arg = match arg {
                 Some(t) if func == AggFunc::StringAgg => {
                     Some(self.coerce(t, SqlType::Text, Coercion::Implicit, "argument of string_agg")?)
@@ -113,15 +147,31 @@ impl<R: Resolver> Binder<'_, R> {
                 None => None,
             };
             let aggs = self.aggs.as_mut().expect("checked above");
-            let slot =
-                match aggs.iter().position(|a| a.func == func && a.arg == arg && a.delimiter == delimiter) {
-                    Some(i) => i,
-                    None => {
-                        aggs.push(Aggregate { func, arg, delimiter, ty });
-                        aggs.len() - 1
-                    }
-                };
+            let aggregate = Aggregate { func, arg, delimiter, order, filter, ty };
+            let slot = match aggs.iter().position(|a| *a == aggregate) {
+                Some(i) => i,
+                None => {
+                    aggs.push(aggregate);
+                    aggs.len() - 1
+                }
+            };
             return Ok(Typed { e: Expr::Agg(slot), ty: Some(ty) });
+        }
+        // PostgreSQL's check, once the name is known not to be an aggregate.
+        if f.over.is_none() {
+            let clause = if !order_by.is_empty() {
+                Some("ORDER BY")
+            } else if f.filter.is_some() {
+                Some("FILTER")
+            } else {
+                None
+            };
+            if let Some(clause) = clause {
+                return Err(SqlError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("{clause} specified, but {name} is not an aggregate function"),
+                ));
+            }
         }
         if let Some(t) = self.sequence_function(&name, &args, scope)? {
             return Ok(t);
@@ -244,10 +294,18 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 Typed { e: Expr::Func(Func::CurrentSetting, args), ty: Some(SqlType::Text) }
             }
-            // The argument's type, known now: a constant.
+            // The argument's type, known now; the argument is still
+            // evaluated, as PostgreSQL evaluates it (it may do something:
+            // `pg_typeof(pg_advisory_unlock_all())`), unless it is a constant.
             "pg_typeof" if bound.len() == 1 => {
-                let ty = bound[0].ty.map_or("unknown", SqlType::name);
-                Typed { e: Expr::Const(Value::Text(ty.to_owned())), ty: Some(SqlType::Text) }
+                let arg = bound.pop().expect("one argument");
+                let name = Expr::Const(Value::Text(arg.ty.map_or("unknown", SqlType::name).to_owned()));
+                let e = if arg.ty.is_some() && !matches!(arg.e, Expr::Const(_)) {
+                    Expr::Func(Func::TypeOf, vec![arg.e, name])
+                } else {
+                    name
+                };
+                Typed { e, ty: Some(SqlType::Text) }
             }
             "set_config" => {
                 return Err(SqlError::new(
@@ -425,5 +483,44 @@ pub(super) fn niladic(name: &str) -> Option<Func> {
         "current_catalog" => Some(Func::CurrentDatabase),
         "current_schema" => Some(Func::CurrentSchema),
         _ => None,
+    }
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// `agg(x ORDER BY …)`: the keys, bound in the aggregate's input row
+    /// (aggregates do not nest there).
+    fn aggregate_order(
+        &mut self,
+        order_by: &[ast::OrderByExpr],
+        scope: &Scope<'_>,
+    ) -> Result<Vec<crate::plan::SortKey>, SqlError> {
+        let mut order = Vec::with_capacity(order_by.len());
+        for o in order_by {
+            let saved = self.aggs.take();
+            let t = self.expr(&o.expr, scope);
+            self.aggs = saved;
+            let t = t.map_err(|e| {
+                if e.code == SqlState::GROUPING_ERROR {
+                    SqlError::new(SqlState::GROUPING_ERROR, "aggregate function calls cannot be nested")
+                } else {
+                    e
+                }
+            })?;
+            let expr = self.settle(t)?;
+            let desc = match &o.options.sort {
+                None | Some(ast::OrderBySort::Asc) => false,
+                Some(ast::OrderBySort::Desc) => true,
+                Some(ast::OrderBySort::Using(_)) => return Err(not_supported("ORDER BY USING")),
+            };
+            if o.with_fill.is_some() {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"WITH\""));
+            }
+            order.push(crate::plan::SortKey {
+                expr,
+                desc,
+                nulls_first: o.options.nulls_first.unwrap_or(desc),
+            });
+        }
+        Ok(order)
     }
 }

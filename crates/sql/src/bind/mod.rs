@@ -10,6 +10,7 @@
 
 mod array;
 mod builtins;
+mod clauses;
 mod coerce;
 mod ddl;
 mod dml;
@@ -50,6 +51,10 @@ pub struct BoundStatement {
     /// The subqueries its expressions use, by their [`crate::expr::SubLink`]
     /// plan numbers.
     pub subqueries: Vec<Select>,
+    /// It calls a function that may wait for a lock inside an expression
+    /// (`pg_advisory_lock`): its execution keeps a journal of volatile
+    /// calls (EVAL-REPLAY).
+    pub waits: bool,
 }
 
 pub(crate) fn not_supported(what: impl std::fmt::Display) -> SqlError {
@@ -129,6 +134,8 @@ pub(super) struct Binder<'r, R> {
     sublink_depth: usize,
     /// Work tables of recursive WITH items bound so far (their ids).
     work_tables: usize,
+    /// A function that may wait was bound (`BoundStatement::waits`).
+    waits: bool,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -145,7 +152,7 @@ pub fn bind<R: Resolver>(
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown".
     let params = b.params.iter().map(|t| t.unwrap_or(SqlType::Text)).collect();
-    Ok(BoundStatement { plan, params, deps: b.deps, subqueries: b.subqueries })
+    Ok(BoundStatement { plan, params, deps: b.deps, subqueries: b.subqueries, waits: b.waits })
 }
 impl<'r, R: Resolver> Binder<'r, R> {
     fn new(resolver: &'r mut R, max_stack_depth: usize, params: Vec<Option<SqlType>>) -> Self {
@@ -165,6 +172,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             ctes: Vec::new(),
             sublink_depth: 0,
             work_tables: 0,
+            waits: false,
         }
     }
 
@@ -231,8 +239,25 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 if_exists,
                 names,
                 cascade,
-                ..
+                // The default: nothing depends on a table but its own
+                // sequences, which go with it.
+                restrict: _,
+                purge,
+                temporary,
+                table,
             } => {
+                if *purge {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"PURGE\""));
+                }
+                if *temporary {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "syntax error at or near \"TEMPORARY\"",
+                    ));
+                }
+                if table.is_some() {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"ON\""));
+                }
                 let sequences = *object_type == ast::ObjectType::Sequence;
                 let what = if sequences { "sequence" } else { "table" };
                 let mut targets = Vec::new();
@@ -290,6 +315,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             S::AlterTable(a) => self.alter_table(a),
             S::CreateIndex(c) => self.create_index(c),
             S::Truncate(t) => {
+                clauses::truncate(t)?;
                 let rels = t
                     .table_names
                     .iter()
@@ -337,6 +363,7 @@ pub fn bind_parsed<R: Resolver>(
         params: Vec::new(),
         deps,
         subqueries: Vec::new(),
+        waits: false,
     };
     let resolve = |resolver: &mut R, name: &str| {
         resolver.resolve(name)?.ok_or_else(|| {
@@ -402,8 +429,9 @@ pub fn bind_parsed<R: Resolver>(
                         mode: LockMode::RowExclusive,
                         nowait: false,
                     });
+                    let waits = b.waits;
                     let plan = Utility::CopyFrom { rel, columns: positions, defaults, options };
-                    return Ok(utility(plan, deps));
+                    return Ok(BoundStatement { waits, ..utility(plan, deps) });
                 }
                 CopyDirection::ToStdout => {
                     (Utility::CopyTo { rel: rel.clone(), columns: positions, options }, LockMode::AccessShare)

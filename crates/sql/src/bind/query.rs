@@ -30,16 +30,16 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     fn query_with_ctes(&mut self, q: &ast::Query, base: &Scope<'_>) -> Result<Select, SqlError> {
+        super::clauses::query(q)?;
         if let Some(with) = &q.with {
             if matches!(q.body.as_ref(), SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_)) {
                 return Err(not_supported("WITH before INSERT, UPDATE or DELETE"));
             }
             self.define_ctes(with)?;
         }
-        if q.fetch.is_some() {
-            return Err(not_supported("FETCH FIRST"));
-        }
-        let tail = Tail { order_by: q.order_by.as_ref(), limit: q.limit_clause.as_ref(), locks: &q.locks };
+        let fetch = fetch_as_limit(q)?;
+        let limit = fetch.as_ref().or(q.limit_clause.as_ref());
+        let tail = Tail { order_by: q.order_by.as_ref(), limit, locks: &q.locks };
         match q.body.as_ref() {
             SetExpr::Select(s) => self.select(s, tail, base),
             SetExpr::Query(inner) if tail.is_empty() => self.query_scoped(inner, base),
@@ -54,6 +54,7 @@ impl<R: Resolver> Binder<'_, R> {
         tail: Tail<'_>,
         base: &Scope<'_>,
     ) -> Result<Select, SqlError> {
+        super::clauses::select(select)?;
         let (distinct, distinct_on) = match &select.distinct {
             None | Some(ast::Distinct::All) => (false, None),
             Some(ast::Distinct::Distinct) => (true, None),
@@ -90,6 +91,9 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let mut keys = Vec::new();
         for g in group_exprs {
+            if matches!(g, ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)) {
+                return Err(not_supported("GROUP BY ROLLUP, CUBE or GROUPING SETS"));
+            }
             // GROUP BY 1 refers to the first output column.
             if let Some(n) = position_literal(g) {
                 let e = outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
@@ -494,6 +498,28 @@ impl Grouper<'_> {
             }
         })
     }
+}
+
+/// `FETCH FIRST [n] ROW[S] ONLY` is `LIMIT n` (1 without a count), with
+/// the query's OFFSET. WITH TIES and PERCENT are refused by
+/// `clauses::query`.
+fn fetch_as_limit(q: &ast::Query) -> Result<Option<LimitClause>, SqlError> {
+    let Some(fetch) = &q.fetch else { return Ok(None) };
+    let offset = match &q.limit_clause {
+        None => None,
+        Some(LimitClause::LimitOffset { limit: None, offset, limit_by }) if limit_by.is_empty() => {
+            offset.clone()
+        }
+        // sqlparser reads LIMIT before FETCH; PostgreSQL's grammar takes
+        // no FETCH after a LIMIT.
+        Some(_) => return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"FETCH\"")),
+    };
+    let one = || ast::Expr::value(ast::Value::Number("1".into(), false));
+    Ok(Some(LimitClause::LimitOffset {
+        limit: Some(fetch.quantity.clone().unwrap_or_else(one)),
+        offset,
+        limit_by: Vec::new(),
+    }))
 }
 
 /// What follows a query's body: ORDER BY, LIMIT/OFFSET, FOR UPDATE.

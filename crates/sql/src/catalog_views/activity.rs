@@ -37,6 +37,7 @@ fn lock_type(tag: &LockTag) -> &'static str {
         LockTag::Relation(_) => "relation",
         LockTag::Transaction(_) => "transactionid",
         LockTag::VirtualTransaction { .. } => "virtualxid",
+        LockTag::Advisory { .. } => "advisory",
     }
 }
 
@@ -109,6 +110,13 @@ pub(super) fn locks(state: &CatalogState) -> Vec<Vec<Value>> {
             LockTag::VirtualTransaction { slot, local } => {
                 b.set("virtualxid", format!("{}/{local}", slot + 1))
             }
+            // What PostgreSQL fills for a user lock: the database, and the
+            // key's two halves with the kind of key in objsubid.
+            LockTag::Advisory { classid, objid, objsubid } => b
+                .set("database", database_oid(&state.database))
+                .set("classid", classid)
+                .set("objid", objid)
+                .set("objsubid", i64::from(objsubid)),
         };
         b.build()
     };

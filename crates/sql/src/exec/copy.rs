@@ -33,6 +33,8 @@ pub(crate) struct CopyIn {
     /// The CSV header line was skipped, or the binary header read.
     started: bool,
     line: u64,
+    /// The defaults may wait for a lock (EVAL-REPLAY).
+    pub(crate) waits: bool,
 }
 
 impl CopyIn {
@@ -57,6 +59,7 @@ impl CopyIn {
             ended: false,
             started,
             line: 0,
+            waits: false,
         }
     }
 }
@@ -200,9 +203,19 @@ impl Executor<'_> {
                 row[c] = v;
             }
             if !copy.defaults.is_empty() {
-                let cx = self.ctx(&[]);
-                for (c, e) in &copy.defaults {
-                    row[*c] = e.eval(&cx).map_err(context)?;
+                let defaults = &copy.defaults;
+                let values = self
+                    .evaluate(|ex| {
+                        let cx = ex.ctx(&[]);
+                        defaults
+                            .iter()
+                            .map(|(c, e)| Ok((*c, e.eval(&cx)?)))
+                            .collect::<Result<Vec<_>, SqlError>>()
+                    })
+                    .await
+                    .map_err(context)?;
+                for (c, v) in values {
+                    row[c] = v;
                 }
             }
             self.insert_row(rel, Row::from(row)).await.map_err(context)?;

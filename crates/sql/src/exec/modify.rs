@@ -40,12 +40,15 @@ impl Executor<'_> {
     ) -> Result<Output, SqlError> {
         let sources: Vec<Row> = match source {
             Source::Values(rows) => {
-                let cx = self.ctx(&[]);
-                let mut out = Vec::with_capacity(rows.len());
-                for r in rows {
-                    out.push(Row::from(r.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?));
-                }
-                out
+                self.evaluate(|ex| {
+                    let cx = ex.ctx(&[]);
+                    let mut out = Vec::with_capacity(rows.len());
+                    for r in rows {
+                        out.push(Row::from(r.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?));
+                    }
+                    Ok(out)
+                })
+                .await?
             }
             Source::Query(q) => self.query(q).await?,
         };
@@ -57,15 +60,23 @@ impl Executor<'_> {
                 row[t] = v.clone();
             }
             if !defaults.is_empty() {
-                let cx = self.ctx(&[]);
-                for (c, e) in defaults {
-                    row[*c] = e.eval(&cx)?;
+                let filled = self
+                    .evaluate(|ex| {
+                        let cx = ex.ctx(&[]);
+                        defaults
+                            .iter()
+                            .map(|(c, e)| Ok((*c, e.eval(&cx)?)))
+                            .collect::<Result<Vec<_>, SqlError>>()
+                    })
+                    .await?;
+                for (c, v) in filled {
+                    row[c] = v;
                 }
             }
             let row: Row = Arc::from(row);
             self.insert_row(rel, row.clone()).await?;
             if let Some(r) = returning {
-                returned.push(self.project(&r.exprs, &row)?);
+                returned.push(self.evaluate(|ex| ex.project(&r.exprs, &row)).await?);
             }
         }
         let tag = format!("INSERT 0 {n}");
@@ -105,7 +116,8 @@ impl Executor<'_> {
         returning: Option<&Projection>,
         verb: &str,
     ) -> Result<Output, SqlError> {
-        let found = self.scan(scan)?;
+        self.ensure_snapshot()?;
+        let found = self.evaluate(|ex| ex.run(&[]).scan(scan)).await?;
         let mut n = 0u64;
         let mut returned = Vec::new();
         for (tid, row) in found {
@@ -114,7 +126,7 @@ impl Executor<'_> {
             {
                 n += 1;
                 if let Some(r) = returning {
-                    returned.push(self.project(&r.exprs, &row)?);
+                    returned.push(self.evaluate(|ex| ex.project(&r.exprs, &row)).await?);
                 }
             }
         }
@@ -142,11 +154,16 @@ impl Executor<'_> {
         loop {
             let new_row = match change {
                 Change::Update(sets) => {
-                    let cx = self.ctx(&row);
-                    let mut new: Vec<Value> = row.to_vec();
-                    for (c, e) in sets.iter() {
-                        new[*c] = e.eval(&cx)?;
-                    }
+                    let new = self
+                        .evaluate(|ex| {
+                            let cx = ex.ctx(&row);
+                            let mut new: Vec<Value> = row.to_vec();
+                            for (c, e) in sets.iter() {
+                                new[*c] = e.eval(&cx)?;
+                            }
+                            Ok(new)
+                        })
+                        .await?;
                     check_not_null(&rel.entry, &new)?;
                     Some(Row::from(new))
                 }
@@ -220,7 +237,7 @@ impl Executor<'_> {
                         return Ok(None);
                     }
                     if let Some(filter) = filter {
-                        if !passes(filter, &self.ctx(&newest))? {
+                        if !self.evaluate(|ex| passes(filter, &ex.ctx(&newest))).await? {
                             return Ok(None);
                         }
                     }

@@ -30,7 +30,16 @@ fn snapshot_text(
     Ok(format!("{xmin}:{xmax}:{}", list.join(",")))
 }
 
+/// Calls `f`. A volatile call in a statement that keeps a journal goes
+/// through it, so that a run after a wait replays it (EVAL-REPLAY).
 pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    match cx.replay {
+        Some(replay) if f.is_volatile() => replay.call(f, &args, || live(f, args.clone(), cx)),
+        _ => live(f, args, cx),
+    }
+}
+
+fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
     let lsn = |l: u64| Value::Text(crate::wal_senders::format_lsn(l));
     let progress = cx.db.and_then(|db| db.replay_progress());
     Ok(match f {
@@ -128,6 +137,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
         }
         Func::Substring => substring(&args)?,
         Func::NextVal | Func::CurrVal | Func::SetVal | Func::LastVal => sequence_call(f, &args, cx)?,
+        Func::Advisory(a) => super::advisory::call(a, &args, cx)?,
         Func::Abs => match &args[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
             Value::Float(x) => Value::Float(x.abs()),
@@ -164,6 +174,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
             };
             Value::Bool(distinct != negated)
         }
+        Func::TypeOf => args[1].clone(),
         Func::Field(i) => match &args[0] {
             Value::Record(fields) => fields.get(i).cloned().unwrap_or(Value::Null),
             _ => Value::Null,

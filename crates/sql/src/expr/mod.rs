@@ -26,15 +26,19 @@ use operators::{arith, concat, like};
 
 use crate::types::{int_arith, IntOp, Reg, SqlType, Value, Zone};
 
+mod advisory;
 mod array;
 mod cast;
 mod datetime;
 mod func;
 mod operators;
+mod replay;
 mod subquery;
 mod walk;
 
+pub use advisory::{Advisory, AdvisoryOp};
 use func::func;
+pub use replay::{Pending, Replay};
 pub use walk::Rewrite;
 
 /// Arithmetic operators.
@@ -183,6 +187,9 @@ pub enum Func {
     QuoteIdent,
     /// `(record).field`: the record's field number `0`.
     Field(usize),
+    /// `pg_typeof(x)`: arguments x (evaluated for what it does) and its
+    /// type's name, which is the result.
+    TypeOf,
     /// `x IS [NOT] TRUE` (`Some(true)`), `IS [NOT] FALSE`, `IS [NOT]
     /// UNKNOWN` (`None`): never NULL.
     IsBool {
@@ -197,6 +204,9 @@ pub enum Func {
     /// A function that reads the catalog (`format_type`, `pg_get_indexdef`,
     /// …): evaluated through [`Ctx::catalog`].
     Catalog(CatalogFunc),
+    /// `pg_advisory_lock` and its family; the key is one bigint argument
+    /// or two integers.
+    Advisory(Advisory),
 }
 
 /// The functions over the catalog that [`Catalog::call`] evaluates.
@@ -232,7 +242,6 @@ pub enum CatalogFunc {
     GetViewDef,
     TablespaceLocation,
     PostmasterStartTime,
-    AdvisoryUnlockAll,
 }
 
 /// Aggregate functions.
@@ -396,6 +405,9 @@ pub struct Ctx<'a> {
     /// The catalog as the statement sees it: names for the oid alias types
     /// and the catalog functions; `None` outside a statement.
     pub catalog: Option<&'a dyn Catalog>,
+    /// The journal of volatile calls, for a statement that may stop to
+    /// wait for an advisory lock ([`Replay`]); `None` otherwise.
+    pub replay: Option<&'a Replay>,
 }
 
 impl Ctx<'_> {
@@ -420,6 +432,9 @@ pub struct SessionView {
     /// currval / lastval, and the sequence WAL a commit must wait for:
     /// kept across the views a session makes.
     pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
+    /// The session's advisory locks; `None` where no lock manager is
+    /// attached.
+    pub advisory: Option<Arc<crate::advisory::SessionLocks>>,
 }
 
 /// A session's SHOW, as the evaluator calls it.
@@ -709,6 +724,7 @@ mod tests {
             outer: &[],
             subqueries: None,
             catalog: None,
+            replay: None,
         }
     }
 

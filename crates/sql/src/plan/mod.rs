@@ -76,6 +76,10 @@ pub struct Aggregate {
     pub arg: Option<Expr>,
     /// string_agg's delimiter (evaluated per row, as PostgreSQL does).
     pub delimiter: Option<Expr>,
+    /// `agg(x ORDER BY …)`: the order the group's rows are fed in.
+    pub order: Vec<SortKey>,
+    /// `agg(x) FILTER (WHERE …)`: only the rows it holds for are fed.
+    pub filter: Option<Expr>,
     pub ty: SqlType,
 }
 
@@ -334,6 +338,8 @@ pub struct NewIndex {
 #[derive(Debug)]
 pub struct CreateTable {
     pub name: String,
+    /// GLOBAL TEMPORARY: a temporary table, with PostgreSQL's warning.
+    pub global: bool,
     pub temp: bool,
     pub if_not_exists: bool,
     pub columns: Vec<ColumnDef>,
@@ -372,6 +378,12 @@ pub enum Utility {
         tag: &'static str,
     },
     Truncate(Vec<Rel>),
+    /// A statement with nothing to do (ALTER TABLE IF EXISTS of a missing
+    /// table): its notice and its tag.
+    Skip {
+        notice: String,
+        tag: &'static str,
+    },
     /// LOCK TABLE: the locks are the statement's dependencies, taken (in
     /// `mode`) before it runs; nothing is left to do but answer.
     LockTable {

@@ -334,7 +334,9 @@ impl Statement {
                 Utility::LockTable { .. } => None,
                 Utility::Vacuum { .. } => Some("VACUUM"),
                 Utility::CopyFrom { .. } => Some("COPY FROM"),
-                Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } => None,
+                Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } | Utility::Skip { .. } => {
+                    None
+                }
             },
         }
     }

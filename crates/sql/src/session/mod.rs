@@ -216,6 +216,7 @@ impl<G: Gucs> Conn<G> {
             zone: gucs.time_zone(),
             show: Box::new(move |name| gucs.show(name)),
             sequences: Arc::clone(&self.xact.sequences),
+            advisory: Some(Arc::clone(&self.xact.advisory)),
         }));
     }
 
@@ -438,19 +439,27 @@ impl<G: Gucs> Conn<G> {
                     // stays open until CopyDone.
                     self.xact.statement_snapshot()?;
                     let binary = options.format == crate::copy::CopyFormat::Binary;
-                    self.copy = Some(CopyIn::new(
+                    let mut copy = CopyIn::new(
                         rel.clone(),
                         columns.clone(),
                         defaults.clone(),
                         options.clone(),
                         self.xact.session_zone(),
-                    ));
+                    );
+                    copy.waits = planned.waits;
+                    self.copy = Some(copy);
                     return Ok(Output::CopyIn { columns: columns.len(), binary });
                 }
                 let in_block = self.block == Block::Open;
-                let out =
-                    crate::exec::run(&mut self.xact, &planned.statement, &planned.subplans, params, in_block)
-                        .await?;
+                let out = crate::exec::run(
+                    &mut self.xact,
+                    &planned.statement,
+                    &planned.subplans,
+                    params,
+                    in_block,
+                    planned.waits,
+                )
+                .await?;
                 self.xact.end_statement()?;
                 Ok(out)
             }

@@ -81,6 +81,10 @@ pub enum SqlType {
     /// A record (row value) of a known shape: what its fields are named
     /// and hold.
     Record(Rec),
+    /// void: what a function that returns nothing returns
+    /// (`pg_advisory_lock`). Its one value is not NULL and prints as the
+    /// empty string (held as an empty text).
+    Void,
 }
 
 /// The shapes of record a function returns.
@@ -214,6 +218,7 @@ impl SqlType {
             SqlType::Int2Vector => 22,
             SqlType::OidVector => 30,
             SqlType::Record(_) => 2249,
+            SqlType::Void => 2278,
         }
     }
 
@@ -301,6 +306,7 @@ impl SqlType {
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
             SqlType::Record(_) => "record",
+            SqlType::Void => "void",
         }
     }
 
@@ -345,6 +351,7 @@ impl SqlType {
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
             SqlType::Record(_) => "record",
+            SqlType::Void => "void",
         }
     }
 
@@ -352,7 +359,7 @@ impl SqlType {
     /// own types, and arrays of them, are also allowed; the oid alias
     /// types, whose values name catalog objects, are not).
     pub fn storable(self) -> bool {
-        !matches!(self, SqlType::Reg(_) | SqlType::Array(Elem::RegType) | SqlType::Record(_))
+        !matches!(self, SqlType::Reg(_) | SqlType::Array(Elem::RegType) | SqlType::Record(_) | SqlType::Void)
     }
 
     /// Resolves a type name as written in DDL (`int`, `int4`, `varchar`,
@@ -528,6 +535,8 @@ impl Value {
                 SqlState::FEATURE_NOT_SUPPORTED,
                 "input of anonymous composite types is not implemented",
             )),
+            // PostgreSQL's void_in takes any text.
+            SqlType::Void => Ok(Value::Text(String::new())),
         }
     }
 
