@@ -50,6 +50,17 @@ pub enum LockTag {
         /// 1 for a `bigint` key, 2 for an `(integer, integer)` key.
         objsubid: u16,
     },
+    /// One row version of a relation: the place in line of the sessions
+    /// waiting to change or lock it (PostgreSQL's tuple lock). A waiter
+    /// holds it while it waits for the row's current locker to end, so
+    /// the waiters after it queue here, first come first served, instead
+    /// of racing for the row when the locker ends.
+    Tuple {
+        /// The relation's storage.
+        relation: u32,
+        /// The version's tid.
+        tid: u64,
+    },
 }
 
 impl LockTag {
@@ -76,6 +87,7 @@ impl LockTag {
             LockTag::Advisory { classid, objid, objsubid } => {
                 (4 + u64::from(objsubid), (u64::from(classid) << 32) | u64::from(objid), 0)
             }
+            LockTag::Tuple { relation, tid } => (7, relation.into(), tid),
         };
         let mut z = kind.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ a ^ b.rotate_left(32);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -108,6 +120,7 @@ impl fmt::Display for LockTag {
             LockTag::Advisory { classid, objid, objsubid } => {
                 write!(f, "advisory lock [{classid},{objid},{objsubid}]")
             }
+            LockTag::Tuple { relation, tid } => write!(f, "tuple ({tid}) of relation {relation}"),
         }
     }
 }

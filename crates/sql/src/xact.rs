@@ -601,6 +601,28 @@ impl Xact {
         Ok(())
     }
 
+    /// Takes a row version's tuple lock (TUPLE-QUEUE): the place in line
+    /// of the sessions waiting to change the row, under the session's
+    /// lock_timeout and deadlock_timeout. Held only while its holder waits
+    /// for the row's locker; [`Xact::unlock_tuple`] gives it back, and the
+    /// end of the transaction does if an error came first.
+    pub(crate) async fn lock_tuple(&mut self, tag: LockTag, mode: LockMode) -> Result<(), SqlError> {
+        self.check_cancel()?;
+        let slot = self.session.slot();
+        let locks = Arc::clone(&self.db.locks);
+        let cancel = Arc::clone(&self.cancel);
+        tokio::select! {
+            r = locks.lock_with(slot, tag, mode, self.config.wait) => r.map_err(lock_error)?,
+            () = cancel.wait() => return Err(cancel.error()),
+        }
+        Ok(())
+    }
+
+    /// Gives a tuple lock back (the row was changed, or given up).
+    pub(crate) fn unlock_tuple(&mut self, tag: LockTag, mode: LockMode) {
+        self.db.locks.unlock(self.session.slot(), tag, mode);
+    }
+
     /// Waits until transaction `xid` ends (a row or key it holds), under
     /// the session's lock_timeout and deadlock_timeout.
     pub(crate) async fn wait_for_xid(&mut self, xid: Xid) -> Result<(), SqlError> {

@@ -38,6 +38,7 @@ fn lock_type(tag: &LockTag) -> &'static str {
         LockTag::Transaction(_) => "transactionid",
         LockTag::VirtualTransaction { .. } => "virtualxid",
         LockTag::Advisory { .. } => "advisory",
+        LockTag::Tuple { .. } => "tuple",
     }
 }
 
@@ -117,6 +118,13 @@ pub(super) fn locks(state: &CatalogState) -> Vec<Vec<Value>> {
                 .set("classid", classid)
                 .set("objid", objid)
                 .set("objsubid", i64::from(objsubid)),
+            // A tid is not a (block, offset) pair here: its high bits are
+            // shown as the page and its low 15 (a smallint) as the tuple.
+            LockTag::Tuple { relation, tid } => b
+                .set("database", database_oid(&state.database))
+                .set("relation", relation)
+                .set("page", (tid >> 15) as i64)
+                .set("tuple", (tid & 0x7fff) as i64),
         };
         b.build()
     };

@@ -6,6 +6,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
+use snapscale_lock::{LockMode, LockTag};
 use snapscale_storage::{Liveness, Outcome, Tid};
 use snapscale_txn::IsolationLevel;
 
@@ -27,6 +28,22 @@ pub(crate) enum Change<'a> {
     Update(&'a [(usize, Expr)]),
     Delete,
     Lock(RowLock),
+}
+
+/// The tuple lock a waiter for a row takes, as PostgreSQL maps its row
+/// lock strengths to lock modes: an UPDATE that leaves every unique key as
+/// it was is a no-key update (ExclusiveLock); one that changes a key, a
+/// DELETE and a row lock take AccessExclusiveLock (FOR SHARE too: row
+/// locks are all exclusive here).
+fn tuple_lock_mode(entry: &RelEntry, old: &Row, new: Option<&Row>) -> LockMode {
+    let Some(new) = new else { return LockMode::AccessExclusive };
+    let key_changed =
+        entry.indexes.iter().filter(|i| i.unique).flat_map(|i| &i.columns).any(|&c| old[c] != new[c]);
+    if key_changed {
+        LockMode::AccessExclusive
+    } else {
+        LockMode::Exclusive
+    }
 }
 
 impl Executor<'_> {
@@ -145,9 +162,29 @@ impl Executor<'_> {
         &mut self,
         rel: &Rel,
         filter: Option<&Expr>,
+        tid: Tid,
+        row: Row,
+        change: Change<'_>,
+    ) -> Result<Option<(Tid, Row)>, SqlError> {
+        let mut place_in_line = None;
+        let changed = self.change_row_in_line(rel, filter, tid, row, change, &mut place_in_line).await;
+        if let Some((tag, mode)) = place_in_line {
+            self.xact.unlock_tuple(tag, mode);
+        }
+        changed
+    }
+
+    /// [`Executor::change_row`]; a wait for the row's locker first takes
+    /// the row's tuple lock into `place_in_line` (TUPLE-QUEUE), so that
+    /// the sessions waiting for one row get it in the order they came.
+    async fn change_row_in_line(
+        &mut self,
+        rel: &Rel,
+        filter: Option<&Expr>,
         mut tid: Tid,
         mut row: Row,
         change: Change<'_>,
+        place_in_line: &mut Option<(LockTag, LockMode)>,
     ) -> Result<Option<(Tid, Row)>, SqlError> {
         let table = &rel.heap.table;
         self.xact.prepare_write()?;
@@ -215,6 +252,15 @@ impl Executor<'_> {
                         ))
                     }
                     Change::Lock(RowLock::SkipLocked) => return Ok(None),
+                    // First a place in line behind the earlier waiters,
+                    // then (the row looked at again: the one before us may
+                    // have taken it meanwhile) the wait for its locker.
+                    _ if place_in_line.is_none() => {
+                        let tag = LockTag::Tuple { relation: rel.entry.oid, tid };
+                        let mode = tuple_lock_mode(&rel.entry, &row, new_row.as_ref());
+                        self.xact.lock_tuple(tag, mode).await?;
+                        *place_in_line = Some((tag, mode));
+                    }
                     _ => self.xact.wait_for_xid(xid).await?,
                 },
                 Outcome::Updated { .. } | Outcome::Deleted(_) => {
