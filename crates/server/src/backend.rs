@@ -6,6 +6,7 @@ use bytes::{BufMut, BytesMut};
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 use pgwire::messages::response::{ErrorResponse, NoticeResponse};
 use pgwire::messages::PgWireBackendMessage;
+use snapscale_sql::types::Zone;
 use snapscale_sql::wire::encode_binary;
 use snapscale_sql::SqlState;
 use snapscale_sql::{Column, Notice, SqlError, SqlType, Value};
@@ -53,7 +54,8 @@ fn type_size(ty: SqlType) -> i16 {
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Interval => 16,
         SqlType::Char1 => 1,
-        SqlType::Oid | SqlType::Reg(_) => 4,
+        // void is pass-by-value with PostgreSQL's typlen 4.
+        SqlType::Oid | SqlType::Reg(_) | SqlType::Void => 4,
         SqlType::Name => 64,
         SqlType::Text
         | SqlType::Varchar(_)
@@ -93,13 +95,15 @@ pub fn row_description(columns: &[Column], binary: &[bool]) -> PgWireBackendMess
 }
 
 /// DataRow.
-pub fn data_row(columns: &[Column], binary: &[bool], row: &[Value]) -> PgWireBackendMessage {
+/// DataRow; text columns show timestamptz in `zone`, the session's
+/// TimeZone.
+pub fn data_row(columns: &[Column], binary: &[bool], row: &[Value], zone: Zone) -> PgWireBackendMessage {
     let mut data = BytesMut::new();
     for (i, v) in row.iter().enumerate() {
         let bytes = if binary.get(i).copied().unwrap_or(false) {
             encode_binary(columns[i].ty, v)
         } else {
-            v.to_text_as(columns[i].ty).map(String::into_bytes)
+            v.to_text_as(columns[i].ty, zone).map(String::into_bytes)
         };
         match bytes {
             None => data.put_i32(-1),

@@ -72,12 +72,7 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
         Role::Client(backend) => backend,
         Role::WalSender(_slot) => return WalSender::new(shared, transport).run().await,
     };
-    let mut settings = shared.settings.clone();
-    if let Some(app) = started.application_name {
-        settings.session.application_name = app;
-    }
-    settings.session.client.session_user = started.user;
-    settings.session.client.database = started.database;
+    let settings = started.settings;
     let pid = backend.pid();
     let app = settings.session.application_name.clone();
     let conn = Conn::new(Arc::clone(&shared.db), backend, settings);
@@ -386,12 +381,13 @@ impl Protocol {
             ));
         }
         let binary = binary?;
+        let zone = self.conn.time_zone();
         let params = b
             .params
             .iter()
             .zip(types)
             .zip(&binary)
-            .map(|((p, &ty), &bin)| decode_param(ty, bin, p.as_deref()))
+            .map(|((p, &ty), &bin)| decode_param(ty, bin, p.as_deref(), zone))
             .collect::<Result<Vec<_>, _>>()?;
         let columns = statement.columns().map_or(0, |c| c.len());
         let binary = formats(&b.result_formats, columns, || {
@@ -487,7 +483,7 @@ impl Protocol {
         let mut sent = 0;
         while sent < limit {
             let Some(row) = rows.pop_front() else { break };
-            self.send(data_row(&columns, &binary, &row)).await?;
+            self.send(data_row(&columns, &binary, &row, self.conn.time_zone())).await?;
             sent += 1;
         }
         if !rows.is_empty() {
@@ -531,7 +527,7 @@ impl Protocol {
                 Ok(Output::Rows { columns, rows, tag }) => {
                     self.send(row_description(&columns, &[])).await?;
                     for row in &rows {
-                        self.send(data_row(&columns, &[], row)).await?;
+                        self.send(data_row(&columns, &[], row, self.conn.time_zone())).await?;
                     }
                     self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
                     Ok(())
@@ -594,11 +590,12 @@ impl Protocol {
             ))),
             Some(statement) => {
                 let statement = Arc::clone(statement);
+                let zone = self.conn.time_zone();
                 statement
                     .param_types()
                     .iter()
                     .zip(args)
-                    .map(|(&ty, a)| decode_param(ty, false, a.as_deref().map(str::as_bytes)))
+                    .map(|(&ty, a)| decode_param(ty, false, a.as_deref().map(str::as_bytes), zone))
                     .collect::<Result<Vec<_>, _>>()
                     .map(|params| (statement, params))
             }

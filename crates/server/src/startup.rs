@@ -25,6 +25,7 @@ use tokio::net::TcpStream;
 use tracing::debug;
 
 use crate::auth::parameters;
+use crate::settings::{session_settings, Settings};
 use crate::shared::Shared;
 
 /// How long a client may take to start up.
@@ -41,9 +42,11 @@ struct Startup<'a> {
     backend: Mutex<Option<Backend>>,
     /// A replication connection's place among `max_wal_senders`.
     replication: Mutex<Option<crate::shared::SenderSlot>>,
-    application_name: Mutex<Option<String>>,
-    /// The user and database the startup packet named.
-    identity: Mutex<(String, String)>,
+    /// The user the startup packet named (for messages).
+    user: Mutex<String>,
+    /// The session's settings: the server's, as the startup packet's
+    /// parameters changed them.
+    settings: Mutex<Option<Settings>>,
     secret: i32,
 }
 
@@ -68,12 +71,13 @@ impl StartupHandler for Startup<'_> {
                 "no PostgreSQL user name specified in startup packet",
             ));
         }
-        *self.application_name.lock().expect("startup state") =
-            startup.parameters.get("application_name").cloned();
-        let user = startup.parameters.get("user").cloned().unwrap_or_default();
-        let database =
-            startup.parameters.get("database").filter(|d| !d.is_empty()).cloned().unwrap_or(user.clone());
-        *self.identity.lock().expect("startup state") = (user, database);
+        *self.user.lock().expect("startup state") =
+            startup.parameters.get("user").cloned().unwrap_or_default();
+        let session = session_settings(&self.shared.settings, &startup.parameters).map_err(|e| {
+            let mut info = ErrorInfo::new("FATAL".into(), e.code.code().into(), e.message);
+            info.hint = e.hint;
+            PgWireError::UserError(Box::new(info))
+        })?;
         match replication_mode(startup.parameters.get("replication").map(String::as_str))? {
             true => {
                 // A WAL sender runs no transactions: it counts against
@@ -98,14 +102,17 @@ impl StartupHandler for Startup<'_> {
                 *self.backend.lock().expect("startup state") = Some(backend);
             }
         }
+        let reported = parameters(&session);
+        *self.settings.lock().expect("startup state") = Some(session);
         if let Some(scram) = &self.shared.scram {
             // SCRAM-SHA-256: the handler negotiates, authenticates (28P01
-            // on a wrong password) and then sends ParameterStatus.
+            // on a wrong password) and then sends ParameterStatus (as
+            // auth::SessionParameters computes it).
             return scram.on_startup(client, message).await;
         }
         protocol_negotiation(client, startup).await?;
         save_startup_parameters_to_metadata(client, startup);
-        finish_authentication(client, &parameters(&self.shared.settings)).await
+        finish_authentication(client, &reported).await
     }
 }
 
@@ -172,9 +179,9 @@ pub struct Started {
     /// What the client sent after its startup packet, already read.
     pub input: BytesMut,
     pub role: Role,
-    pub application_name: Option<String>,
-    pub user: String,
-    pub database: String,
+    /// The session's settings (the startup packet's user, database,
+    /// application_name and settings applied).
+    pub settings: Settings,
     pub secret: i32,
 }
 
@@ -187,8 +194,8 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         shared,
         backend: Mutex::new(None),
         replication: Mutex::new(None),
-        application_name: Mutex::new(None),
-        identity: Mutex::new((String::new(), String::new())),
+        user: Mutex::new(String::new()),
+        settings: Mutex::new(None),
         secret,
     };
     let deadline = tokio::time::sleep(STARTUP_TIMEOUT);
@@ -214,7 +221,7 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         }
         if let Err(e) = startup.on_startup(&mut framed, message).await {
             // pgwire's error keeps its SQLSTATE (28000, 28P01, 53300, ...).
-            let user = startup.identity.lock().expect("startup state").0.clone();
+            let user = startup.user.lock().expect("startup state").clone();
             let info = postgres_message(e, &user);
             let _ = framed.send(PgWireBackendMessage::ErrorResponse(info.into())).await;
             return Ok(None);
@@ -228,9 +235,8 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         (None, Some(slot)) => Role::WalSender(slot),
         (None, None) => return Ok(None),
     };
-    let application_name = startup.application_name.lock().expect("startup state").take();
-    let (user, database) = std::mem::take(&mut *startup.identity.lock().expect("startup state"));
+    let Some(settings) = startup.settings.lock().expect("startup state").take() else { return Ok(None) };
     SinkExt::<PgWireBackendMessage>::flush(&mut framed).await.map_err(std::io::Error::other)?;
     let parts = framed.into_parts();
-    Ok(Some(Started { io: parts.io, input: parts.read_buf, role, application_name, user, database, secret }))
+    Ok(Some(Started { io: parts.io, input: parts.read_buf, role, settings, secret }))
 }

@@ -6,7 +6,7 @@
 
 mod wire;
 
-use wire::{error_code, start, status, tags, Msg, Raw};
+use wire::{error_code, error_of, start, status, tags, Msg, Raw};
 
 #[tokio::test]
 async fn startup_reports_postgresql_15_and_is_ready() {
@@ -520,4 +520,69 @@ async fn timestamptz_and_serial_keys_through_a_driver() {
     assert_eq!(shown.as_deref(), Some("2023-11-14 22:13:20.123456+00"));
     let n: i64 = client.query_one("SELECT count(*) FROM ev WHERE at <= now()", &[]).await.unwrap().get(0);
     assert_eq!(n, 3);
+}
+
+/// Startup parameters are settings of the new session (libpq sends PGTZ as
+/// `timezone`, pgjdbc sends TimeZone; PGOPTIONS arrives as `options`):
+/// ParameterStatus reports them, SHOW and the values follow them, and a
+/// bad value ends the connection with FATAL and its SQLSTATE — under trust
+/// and under SCRAM alike.
+#[tokio::test]
+async fn startup_parameters_set_the_sessions_settings() {
+    let reported = |msgs: &[Msg], name: &str| {
+        msgs.iter().find_map(|m| match m {
+            Msg::ParameterStatus(k, v) if k == name => Some(v.clone()),
+            _ => None,
+        })
+    };
+    let server = start(|_| {}).await;
+    let params = [
+        ("user", "tester"),
+        ("database", "tests"),
+        ("TimeZone", "america/new_york"),
+        ("options", "-c DateStyle=ISO,DMY --search-path=s1"),
+        ("a_setting_snapscale_does_not_have", "x"),
+    ];
+    let (mut c, startup) = Raw::connect_with(server.addr, &params).await;
+    assert_eq!(reported(&startup, "TimeZone").as_deref(), Some("America/New_York"), "{startup:?}");
+    assert_eq!(reported(&startup, "DateStyle").as_deref(), Some("ISO, DMY"), "{startup:?}");
+    let m = c.query("SHOW search_path; SELECT timestamptz '2024-07-01 12:00+00'").await;
+    assert!(m.contains(&Msg::Row(vec![Some("s1".into())])), "{m:?}");
+    assert!(m.contains(&Msg::Row(vec![Some("2024-07-01 08:00:00-04".into())])), "{m:?}");
+    // The first change is reported against what startup said.
+    assert_eq!(reported(&c.query("SET TimeZone = 'UTC'").await, "TimeZone").as_deref(), Some("UTC"));
+
+    let (_, refused) =
+        Raw::connect_with(server.addr, &[("user", "tester"), ("TimeZone", "Mars/Olympus")]).await;
+    assert_eq!(
+        error_of(&refused).map(|(s, c, _)| (s, c)),
+        Some(("FATAL".into(), "22023".into())),
+        "{refused:?}"
+    );
+    let (_, refused) = Raw::connect_with(server.addr, &[("user", "tester"), ("options", "-x")]).await;
+    assert_eq!(error_of(&refused).map(|(_, c, _)| c).as_deref(), Some("42601"), "{refused:?}");
+
+    let scram = start(|s| {
+        s.auth_method = snapscale_server::AuthMethod::ScramSha256;
+        s.password = Some("pencil".into());
+    })
+    .await;
+    let (client, conn) = tokio_postgres::connect(
+        &format!(
+            "host={} port={} user=tester password=pencil options='-c TimeZone=Asia/Tokyo'",
+            scram.addr.ip(),
+            scram.addr.port()
+        ),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("SCRAM login with options");
+    tokio::spawn(conn);
+    let shown = client.simple_query("SHOW TimeZone").await.unwrap();
+    assert!(
+        shown.iter().any(
+            |m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(r) if r.get(0) == Some("Asia/Tokyo"))
+        ),
+        "{shown:?}"
+    );
 }

@@ -175,6 +175,44 @@ async fn blocked<T>(server: &wire::TestServer, h: &tokio::task::JoinHandle<T>) -
     !h.is_finished()
 }
 
+/// Advisory locks over the wire: `pg_advisory_lock` returns void (OID
+/// 2278, in text and in binary, as a driver's prepared statement asks), a
+/// cancel request ends a wait for one with 57014, and a connection's end
+/// releases its session-level locks. (What they do is in the SQL layer's
+/// script `advisory_locks.test`.)
+#[tokio::test]
+async fn advisory_locks_through_a_driver() {
+    let server = start(|_| {}).await;
+    let a = connect(&server).await;
+    let b = std::sync::Arc::new(connect(&server).await);
+    let row = a
+        .query_one("SELECT pg_advisory_lock($1::bigint), pg_try_advisory_lock(2, 3)", &[&1i64])
+        .await
+        .unwrap();
+    assert_eq!(row.columns()[0].type_(), &Type::VOID);
+    assert_eq!(row.columns()[1].type_(), &Type::BOOL);
+    assert!(row.get::<_, bool>(1));
+    assert_eq!(rows(&a, "SELECT pg_advisory_lock(1)").await, vec![vec![s("")]]);
+    let token = b.cancel_token();
+    let h = spawn_exec(b.clone(), "SELECT pg_advisory_lock(1)");
+    assert!(blocked(&server, &h).await);
+    token.cancel_query(NoTls).await.unwrap();
+    let waited = tokio::time::timeout(Duration::from_secs(5), h).await.expect("cancelled in time").unwrap();
+    assert_eq!(code(waited), "57014");
+    assert_eq!(server.db.lock_waits(), 0);
+    assert_eq!(rows(&b, "SELECT pg_try_advisory_lock(1)").await, vec![vec![s("f")]]);
+    drop(a);
+    // The server notices the closed connection on its own time.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while rows(&b, "SELECT pg_try_advisory_lock(1), pg_try_advisory_lock(2, 3)").await
+        != vec![vec![s("t"), s("t")]]
+    {
+        assert!(std::time::Instant::now() < deadline, "the closed connection's locks were never released");
+        b.batch_execute("SELECT pg_advisory_unlock_all()").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_cancel_request_stops_a_waiting_statement() {
     for mode in SnapshotMode::ALL {

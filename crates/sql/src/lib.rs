@@ -14,6 +14,7 @@
 //! The invariants and interlocks are in this crate's README.md.
 
 mod activity;
+mod advisory;
 mod autovacuum;
 mod bind;
 mod cancel;

@@ -3,7 +3,7 @@
 
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use crate::types::{SqlType, Value, Zone};
 
 /// PostgreSQL's epoch (2000-01-01) is the origin of binary dates and
 /// timestamps, as it is of [`Value::Date`] and [`Value::Timestamp`].
@@ -14,8 +14,10 @@ fn protocol_violation(ty: SqlType) -> SqlError {
     )
 }
 
-/// Decodes a Bind parameter of type `ty`; `None` bytes are NULL.
-pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<Value, SqlError> {
+/// Decodes a Bind parameter of type `ty`; `None` bytes are NULL. Text
+/// input of a timestamptz without a zone is wall-clock time in `zone`, the
+/// session's TimeZone.
+pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>, zone: Zone) -> Result<Value, SqlError> {
     let Some(bytes) = bytes else { return Ok(Value::Null) };
     if !binary {
         let text = std::str::from_utf8(bytes).map_err(|_| {
@@ -24,7 +26,7 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<V
                 "invalid byte sequence for encoding \"UTF8\"",
             )
         })?;
-        return Value::parse(ty, text);
+        return Value::parse_in(ty, text, zone);
     }
     let fixed = |n: usize| -> Result<&[u8], SqlError> {
         if bytes.len() == n {
@@ -75,6 +77,8 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<V
                 "input of anonymous composite types is not implemented",
             ))
         }
+        // PostgreSQL's void_recv takes any bytes.
+        SqlType::Void => Value::Text(String::new()),
     })
 }
 
@@ -127,7 +131,7 @@ fn decode_array(ty: SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
             .checked_add(len as usize)
             .filter(|&e| e <= bytes.len())
             .ok_or_else(|| protocol_violation(ty))?;
-        items.push(decode_param(elem, true, Some(&bytes[at..end]))?);
+        items.push(decode_param(elem, true, Some(&bytes[at..end]), Zone::UTC)?);
         at = end;
     }
     if at != bytes.len() {
@@ -198,7 +202,9 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
             }
             b
         }
-        (ty, v) => v.to_text_as(ty).unwrap_or_default().into_bytes(),
+        // The binary form of the text types is their text, which no zone
+        // changes.
+        (ty, v) => v.to_text_as(ty, crate::types::Zone::UTC).unwrap_or_default().into_bytes(),
     })
 }
 
@@ -224,10 +230,10 @@ mod tests {
             (SqlType::Int2Vector, Value::Array(vec![Value::Int(1), Value::Int(3)].into())),
         ] {
             let bytes = encode_binary(ty, &v);
-            assert_eq!(decode_param(ty, true, bytes.as_deref()).unwrap(), v, "{ty:?}");
+            assert_eq!(decode_param(ty, true, bytes.as_deref(), Zone::UTC).unwrap(), v, "{ty:?}");
         }
-        assert_eq!(decode_param(SqlType::Int4, true, Some(&[1, 2])).unwrap_err().code, "22P03");
-        assert_eq!(decode_param(SqlType::Int4, false, Some(b"42")).unwrap(), Value::Int(42));
-        assert_eq!(decode_param(SqlType::Int4, false, None).unwrap(), Value::Null);
+        assert_eq!(decode_param(SqlType::Int4, true, Some(&[1, 2]), Zone::UTC).unwrap_err().code, "22P03");
+        assert_eq!(decode_param(SqlType::Int4, false, Some(b"42"), Zone::UTC).unwrap(), Value::Int(42));
+        assert_eq!(decode_param(SqlType::Int4, false, None, Zone::UTC).unwrap(), Value::Null);
     }
 }

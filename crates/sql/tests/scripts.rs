@@ -77,6 +77,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snapscale_sql::guc::SessionSettings;
+use snapscale_sql::types::Zone;
 use snapscale_sql::{Conn, Database, DatabaseConfig, Output, Prepared, SnapshotMode, SqlError, SqlState};
 use tokio::sync::{mpsc, oneshot};
 
@@ -106,15 +107,16 @@ struct Session {
     ended_unseen: Option<Vec<String>>,
 }
 
-/// Formats one statement's outcome.
-fn format_output(out: &Result<Output, SqlError>, lines: &mut Vec<String>) {
+/// Formats one statement's outcome, timestamptz in `zone` (the session's,
+/// as the server shows it).
+fn format_output(out: &Result<Output, SqlError>, zone: Zone, lines: &mut Vec<String>) {
     match out {
         Ok(Output::Rows { columns, rows, tag }) => {
             lines.push(columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(" | "));
             for row in rows {
                 lines.push(
                     row.iter()
-                        .map(|v| v.to_text().unwrap_or_else(|| "NULL".into()))
+                        .map(|v| v.to_text_in(zone).unwrap_or_else(|| "NULL".into()))
                         .collect::<Vec<_>>()
                         .join(" | "),
                 );
@@ -179,7 +181,7 @@ async fn simple_query(
             notices(conn, lines);
         }
         let failed = out.is_err();
-        format_output(&out, lines);
+        format_output(&out, conn.time_zone(), lines);
         if failed {
             break;
         }
@@ -242,7 +244,7 @@ fn spawn_session(db: &Arc<Database>) -> Session {
                     let p = Arc::clone(prepared.get(&name).expect("a prepared statement"));
                     let out = conn.execute(&p, &[]).await;
                     notices(&mut conn, &mut lines);
-                    format_output(&out, &mut lines);
+                    format_output(&out, conn.time_zone(), &mut lines);
                     let _ = conn.sync().await;
                 }
             }

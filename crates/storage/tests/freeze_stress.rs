@@ -121,7 +121,8 @@ fn run(mode: SnapshotMode, transfers: u32) {
             let mut s = e.attach().unwrap();
             let mut passes = 0u64;
             while !stop.load(SeqCst) {
-                let options = VacuumOptions { freeze_min_age: passes % 64, remove: !passes.is_multiple_of(3) };
+                let options =
+                    VacuumOptions { freeze_min_age: passes % 64, remove: !passes.is_multiple_of(3) };
                 t.vacuum_with(&mut s, options, |_| {});
                 e.advance_frozen_xid(t.frozen_xid());
                 passes += 1;

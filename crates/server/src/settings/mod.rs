@@ -6,6 +6,8 @@
 //! ([`SessionSettings`]); here they are every session's start-up values.
 //! The others are the server's own and change only with a restart.
 
+mod startup;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,6 +18,7 @@ use snapscale_sql::guc::{
 use snapscale_sql::{AutovacuumConfig, IsolationLevel, SnapshotMode, SqlError, SqlState, XidLogs};
 
 pub use snapscale_sql::guc::{ClientSettings, SessionSettings, SettingError};
+pub use startup::session_settings;
 
 /// Every setting the server knows.
 #[derive(Clone, Debug)]
@@ -493,6 +496,10 @@ impl snapscale_sql::Gucs for Settings {
 
     fn database(&self) -> String {
         self.session.database()
+    }
+
+    fn time_zone(&self) -> snapscale_sql::types::Zone {
+        self.session.time_zone()
     }
 
     fn wait_policy(&self) -> snapscale_sql::WaitPolicy {

@@ -3,7 +3,7 @@
 
 use sqlparser::ast::{self, AccessExpr, BinaryOperator, Subscript};
 
-use super::expr::{common_type, comparable, family, Family};
+use super::coerce::{common_type, comparable, family, Family};
 use super::scope::Scope;
 use super::*;
 use crate::error::SqlError;
@@ -135,7 +135,7 @@ impl<R: Resolver> Binder<'_, R> {
                         format!(
                             "operator does not exist: {} {} {}",
                             l.name(),
-                            super::expr::cmp_symbol(op),
+                            super::coerce::cmp_symbol(op),
                             elem.name()
                         ),
                     ));

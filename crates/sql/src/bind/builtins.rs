@@ -6,7 +6,7 @@
 //! types, as PostgreSQL resolves an unambiguous function.
 
 use super::*;
-use crate::expr::{CatalogFunc as C, Expr, Func};
+use crate::expr::{Advisory, AdvisoryOp, CatalogFunc as C, Expr, Func};
 use crate::types::{Elem, Reg, SqlType};
 
 /// An argument's type in a signature.
@@ -39,6 +39,18 @@ struct Builtin {
 const fn f(name: &'static str, args: &'static [Arg], ret: SqlType, func: Func) -> Builtin {
     Builtin { name, args, ret, func }
 }
+
+/// An advisory lock function with a bigint key or a pair of integers.
+const fn lock_fn(name: &'static str, two: bool, op: AdvisoryOp, shared: bool, xact: bool) -> Builtin {
+    let args: &'static [Arg] = if two { &[INT4, INT4] } else { &[INT8] };
+    let ret = match op {
+        AdvisoryOp::TryLock | AdvisoryOp::Unlock => SqlType::Bool,
+        AdvisoryOp::Lock | AdvisoryOp::UnlockAll => SqlType::Void,
+    };
+    f(name, args, ret, Func::Advisory(Advisory { op, shared, xact }))
+}
+
+use AdvisoryOp::{Lock, TryLock, Unlock};
 
 static BUILTINS: &[Builtin] = &[
     f("array_to_string", &[AnyArray, TEXT], SqlType::Text, Func::ArrayToString),
@@ -104,9 +116,35 @@ static BUILTINS: &[Builtin] = &[
     f("pg_get_viewdef", &[OID, BOOL], SqlType::Text, Func::Catalog(C::GetViewDef)),
     f("pg_tablespace_location", &[OID], SqlType::Text, Func::Catalog(C::TablespaceLocation)),
     f("pg_postmaster_start_time", &[], SqlType::TimestampTz, Func::Catalog(C::PostmasterStartTime)),
-    // No session holds an advisory lock (there are none yet): releasing
-    // them all has nothing to do. Poolers call it when they reset a session.
-    f("pg_advisory_unlock_all", &[], SqlType::Text, Func::Catalog(C::AdvisoryUnlockAll)),
+    // Advisory locks (explicit locking in the manual): session-level unless
+    // _xact_, exclusive unless _shared.
+    lock_fn("pg_advisory_lock", false, Lock, false, false),
+    lock_fn("pg_advisory_lock", true, Lock, false, false),
+    lock_fn("pg_advisory_lock_shared", false, Lock, true, false),
+    lock_fn("pg_advisory_lock_shared", true, Lock, true, false),
+    lock_fn("pg_advisory_xact_lock", false, Lock, false, true),
+    lock_fn("pg_advisory_xact_lock", true, Lock, false, true),
+    lock_fn("pg_advisory_xact_lock_shared", false, Lock, true, true),
+    lock_fn("pg_advisory_xact_lock_shared", true, Lock, true, true),
+    lock_fn("pg_try_advisory_lock", false, TryLock, false, false),
+    lock_fn("pg_try_advisory_lock", true, TryLock, false, false),
+    lock_fn("pg_try_advisory_lock_shared", false, TryLock, true, false),
+    lock_fn("pg_try_advisory_lock_shared", true, TryLock, true, false),
+    lock_fn("pg_try_advisory_xact_lock", false, TryLock, false, true),
+    lock_fn("pg_try_advisory_xact_lock", true, TryLock, false, true),
+    lock_fn("pg_try_advisory_xact_lock_shared", false, TryLock, true, true),
+    lock_fn("pg_try_advisory_xact_lock_shared", true, TryLock, true, true),
+    lock_fn("pg_advisory_unlock", false, Unlock, false, false),
+    lock_fn("pg_advisory_unlock", true, Unlock, false, false),
+    lock_fn("pg_advisory_unlock_shared", false, Unlock, true, false),
+    lock_fn("pg_advisory_unlock_shared", true, Unlock, true, false),
+    // Poolers call it when they reset a session (so does DISCARD ALL).
+    f(
+        "pg_advisory_unlock_all",
+        &[],
+        SqlType::Void,
+        Func::Advisory(Advisory { op: AdvisoryOp::UnlockAll, shared: false, xact: false }),
+    ),
 ];
 
 impl<R: Resolver> Binder<'_, R> {
@@ -132,6 +170,9 @@ impl<R: Resolver> Binder<'_, R> {
                 },
                 Any => self.settle(t)?,
             });
+        }
+        if let Func::Advisory(a) = b.func {
+            self.waits |= a.waits();
         }
         Ok(Some(Typed { e: Expr::Func(b.func, bound), ty: Some(b.ret) }))
     }

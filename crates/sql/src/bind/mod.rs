@@ -10,6 +10,8 @@
 
 mod array;
 mod builtins;
+mod clauses;
+mod coerce;
 mod ddl;
 mod dml;
 mod expr;
@@ -21,6 +23,7 @@ mod sequence;
 mod setop;
 mod subquery;
 mod window;
+mod with;
 
 pub use ddl::data_type;
 
@@ -48,6 +51,10 @@ pub struct BoundStatement {
     /// The subqueries its expressions use, by their [`crate::expr::SubLink`]
     /// plan numbers.
     pub subqueries: Vec<Select>,
+    /// It calls a function that may wait for a lock inside an expression
+    /// (`pg_advisory_lock`): its execution keeps a journal of volatile
+    /// calls (EVAL-REPLAY).
+    pub waits: bool,
 }
 
 pub(crate) fn not_supported(what: impl std::fmt::Display) -> SqlError {
@@ -100,6 +107,8 @@ pub(super) struct Binder<'r, R> {
     resolver: &'r mut R,
     /// The recursion's root (`max_stack_depth`).
     stack: StackDepth,
+    /// The session's TimeZone, for literals folded now.
+    zone: crate::types::Zone,
     params: Vec<Option<SqlType>>,
     deps: Vec<Dep>,
     /// Aggregates found while binding the current SELECT's expressions;
@@ -118,6 +127,15 @@ pub(super) struct Binder<'r, R> {
     /// The outputs of the last select list bound that had no type of their
     /// own (quoted literals, NULL), by position.
     untyped: Vec<usize>,
+    /// The WITH items in scope, outermost first (`with.rs`).
+    ctes: Vec<with::Cte>,
+    /// How many subqueries (SubLinks) deep the binder is: a recursive WITH
+    /// item may not be referred to from one inside its recursive term.
+    sublink_depth: usize,
+    /// Work tables of recursive WITH items bound so far (their ids).
+    work_tables: usize,
+    /// A function that may wait was bound (`BoundStatement::waits`).
+    waits: bool,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -129,25 +147,35 @@ pub fn bind<R: Resolver>(
     param_types: &[Option<SqlType>],
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
-    let mut b = Binder {
-        resolver,
-        stack: StackDepth::here(max_stack_depth),
-        params: param_types.to_vec(),
-        deps: Vec::new(),
-        aggs: None,
-        subqueries: Vec::new(),
-        windows: None,
-        srfs: None,
-        named_windows: Vec::new(),
-        untyped: Vec::new(),
-    };
+    let mut b = Binder::new(resolver, max_stack_depth, param_types.to_vec());
     let plan = b.statement(statement)?;
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown".
     let params = b.params.iter().map(|t| t.unwrap_or(SqlType::Text)).collect();
-    Ok(BoundStatement { plan, params, deps: b.deps, subqueries: b.subqueries })
+    Ok(BoundStatement { plan, params, deps: b.deps, subqueries: b.subqueries, waits: b.waits })
 }
-impl<R: Resolver> Binder<'_, R> {
+impl<'r, R: Resolver> Binder<'r, R> {
+    fn new(resolver: &'r mut R, max_stack_depth: usize, params: Vec<Option<SqlType>>) -> Self {
+        let zone = resolver.zone();
+        Binder {
+            resolver,
+            stack: StackDepth::here(max_stack_depth),
+            zone,
+            params,
+            deps: Vec::new(),
+            aggs: None,
+            subqueries: Vec::new(),
+            windows: None,
+            srfs: None,
+            named_windows: Vec::new(),
+            untyped: Vec::new(),
+            ctes: Vec::new(),
+            sublink_depth: 0,
+            work_tables: 0,
+            waits: false,
+        }
+    }
+
     pub(super) fn rel(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
         let n = relation_name(name)?;
         let rel = self.resolver.resolve(&n)?.ok_or_else(|| {
@@ -211,8 +239,25 @@ impl<R: Resolver> Binder<'_, R> {
                 if_exists,
                 names,
                 cascade,
-                ..
+                // The default: nothing depends on a table but its own
+                // sequences, which go with it.
+                restrict: _,
+                purge,
+                temporary,
+                table,
             } => {
+                if *purge {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"PURGE\""));
+                }
+                if *temporary {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "syntax error at or near \"TEMPORARY\"",
+                    ));
+                }
+                if table.is_some() {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"ON\""));
+                }
                 let sequences = *object_type == ast::ObjectType::Sequence;
                 let what = if sequences { "sequence" } else { "table" };
                 let mut targets = Vec::new();
@@ -270,6 +315,7 @@ impl<R: Resolver> Binder<'_, R> {
             S::AlterTable(a) => self.alter_table(a),
             S::CreateIndex(c) => self.create_index(c),
             S::Truncate(t) => {
+                clauses::truncate(t)?;
                 let rels = t
                     .table_names
                     .iter()
@@ -317,6 +363,7 @@ pub fn bind_parsed<R: Resolver>(
         params: Vec::new(),
         deps,
         subqueries: Vec::new(),
+        waits: false,
     };
     let resolve = |resolver: &mut R, name: &str| {
         resolver.resolve(name)?.ok_or_else(|| {
@@ -373,18 +420,7 @@ pub fn bind_parsed<R: Resolver>(
             let (plan, mode) = match copy.direction {
                 CopyDirection::FromStdin => {
                     // Columns not copied take their defaults, as in INSERT.
-                    let mut b = Binder {
-                        resolver,
-                        stack: StackDepth::here(max_stack_depth),
-                        params: Vec::new(),
-                        deps: Vec::new(),
-                        aggs: None,
-                        subqueries: Vec::new(),
-                        windows: None,
-                        srfs: None,
-                        named_windows: Vec::new(),
-                        untyped: Vec::new(),
-                    };
+                    let mut b = Binder::new(resolver, max_stack_depth, Vec::new());
                     let defaults = b.defaults(&rel, &positions)?;
                     let mut deps = b.deps;
                     deps.push(Dep {
@@ -393,8 +429,9 @@ pub fn bind_parsed<R: Resolver>(
                         mode: LockMode::RowExclusive,
                         nowait: false,
                     });
+                    let waits = b.waits;
                     let plan = Utility::CopyFrom { rel, columns: positions, defaults, options };
-                    return Ok(utility(plan, deps));
+                    return Ok(BoundStatement { waits, ..utility(plan, deps) });
                 }
                 CopyDirection::ToStdout => {
                     (Utility::CopyTo { rel: rel.clone(), columns: positions, options }, LockMode::AccessShare)

@@ -22,13 +22,24 @@ impl<R: Resolver> Binder<'_, R> {
     /// Binds a query whose enclosing queries' names `base` shows (a
     /// subquery's scope is a child of its enclosing query's).
     pub(super) fn query_scoped(&mut self, q: &ast::Query, base: &Scope<'_>) -> Result<Select, SqlError> {
-        if q.with.is_some() {
-            return Err(not_supported("WITH"));
+        // A WITH's items are in scope for this query only.
+        let outer_ctes = self.ctes.len();
+        let bound = self.query_with_ctes(q, base);
+        self.ctes.truncate(outer_ctes);
+        bound
+    }
+
+    fn query_with_ctes(&mut self, q: &ast::Query, base: &Scope<'_>) -> Result<Select, SqlError> {
+        super::clauses::query(q)?;
+        if let Some(with) = &q.with {
+            if matches!(q.body.as_ref(), SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_)) {
+                return Err(not_supported("WITH before INSERT, UPDATE or DELETE"));
+            }
+            self.define_ctes(with)?;
         }
-        if q.fetch.is_some() {
-            return Err(not_supported("FETCH FIRST"));
-        }
-        let tail = Tail { order_by: q.order_by.as_ref(), limit: q.limit_clause.as_ref(), locks: &q.locks };
+        let fetch = fetch_as_limit(q)?;
+        let limit = fetch.as_ref().or(q.limit_clause.as_ref());
+        let tail = Tail { order_by: q.order_by.as_ref(), limit, locks: &q.locks };
         match q.body.as_ref() {
             SetExpr::Select(s) => self.select(s, tail, base),
             SetExpr::Query(inner) if tail.is_empty() => self.query_scoped(inner, base),
@@ -43,10 +54,11 @@ impl<R: Resolver> Binder<'_, R> {
         tail: Tail<'_>,
         base: &Scope<'_>,
     ) -> Result<Select, SqlError> {
-        let distinct = match &select.distinct {
-            None | Some(ast::Distinct::All) => false,
-            Some(ast::Distinct::Distinct) => true,
-            Some(_) => return Err(not_supported("SELECT DISTINCT ON")),
+        super::clauses::select(select)?;
+        let (distinct, distinct_on) = match &select.distinct {
+            None | Some(ast::Distinct::All) => (false, None),
+            Some(ast::Distinct::Distinct) => (true, None),
+            Some(ast::Distinct::On(exprs)) => (false, Some(exprs)),
         };
         if select.into.is_some() {
             return Err(not_supported("SELECT INTO"));
@@ -79,6 +91,9 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let mut keys = Vec::new();
         for g in group_exprs {
+            if matches!(g, ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)) {
+                return Err(not_supported("GROUP BY ROLLUP, CUBE or GROUPING SETS"));
+            }
             // GROUP BY 1 refers to the first output column.
             if let Some(n) = position_literal(g) {
                 let e = outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
@@ -106,6 +121,10 @@ impl<R: Resolver> Binder<'_, R> {
             None => None,
         };
         let mut order = self.order_by(tail.order_by, &outputs, &columns, &scope)?;
+        let distinct_on = match distinct_on {
+            Some(exprs) => self.distinct_on(exprs, &outputs, &columns, &scope, &mut order)?,
+            None => Vec::new(),
+        };
         let aggs = std::mem::replace(&mut self.aggs, outer_aggs).unwrap_or_default();
         let mut windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
         self.named_windows = outer_named;
@@ -120,6 +139,19 @@ impl<R: Resolver> Binder<'_, R> {
             }));
         }
         let grouped = !(keys.is_empty() && aggs.is_empty() && having.is_none());
+        if !distinct_on.is_empty() {
+            if grouped || !windows.is_empty() {
+                return Err(not_supported(
+                    "SELECT DISTINCT ON with GROUP BY, aggregates or window functions",
+                ));
+            }
+            if lock {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "FOR UPDATE is not allowed with DISTINCT clause",
+                ));
+            }
+        }
         if distinct {
             if grouped {
                 return Err(not_supported("SELECT DISTINCT with GROUP BY or aggregates"));
@@ -198,7 +230,45 @@ impl<R: Resolver> Binder<'_, R> {
             limit,
             offset,
             lock: locking,
+            distinct_on,
         })
+    }
+
+    /// DISTINCT ON (…): its expressions (a number is an output column, as
+    /// in ORDER BY). ORDER BY must begin with them, in any order; what it
+    /// lacks of them is sorted on after it, as PostgreSQL does.
+    fn distinct_on(
+        &mut self,
+        exprs: &[ast::Expr],
+        outputs: &[Expr],
+        columns: &[Column],
+        scope: &Scope<'_>,
+        order: &mut Vec<SortKey>,
+    ) -> Result<Vec<Expr>, SqlError> {
+        let items: Vec<ast::OrderByExpr> = exprs
+            .iter()
+            .map(|e| ast::OrderByExpr {
+                expr: e.clone(),
+                options: ast::OrderByOptions { sort: None, nulls_first: None },
+                with_fill: None,
+            })
+            .collect();
+        let as_order = ast::OrderBy { kind: OrderByKind::Expressions(items), interpolate: None };
+        let keys: Vec<Expr> =
+            self.order_by(Some(&as_order), outputs, columns, scope)?.into_iter().map(|k| k.expr).collect();
+        let leading = order.len().min(keys.len());
+        if order[..leading].iter().any(|k| !keys.contains(&k.expr)) {
+            return Err(SqlError::new(
+                SqlState::INVALID_COLUMN_REFERENCE,
+                "SELECT DISTINCT ON expressions must match initial ORDER BY expressions",
+            ));
+        }
+        for k in &keys {
+            if !order.iter().any(|o| &o.expr == k) {
+                order.push(SortKey { expr: k.clone(), desc: false, nulls_first: false });
+            }
+        }
+        Ok(keys)
     }
 
     /// FOR UPDATE / FOR SHARE [OF …]: the stored tables whose rows are
@@ -430,6 +500,28 @@ impl Grouper<'_> {
     }
 }
 
+/// `FETCH FIRST [n] ROW[S] ONLY` is `LIMIT n` (1 without a count), with
+/// the query's OFFSET. WITH TIES and PERCENT are refused by
+/// `clauses::query`.
+fn fetch_as_limit(q: &ast::Query) -> Result<Option<LimitClause>, SqlError> {
+    let Some(fetch) = &q.fetch else { return Ok(None) };
+    let offset = match &q.limit_clause {
+        None => None,
+        Some(LimitClause::LimitOffset { limit: None, offset, limit_by }) if limit_by.is_empty() => {
+            offset.clone()
+        }
+        // sqlparser reads LIMIT before FETCH; PostgreSQL's grammar takes
+        // no FETCH after a LIMIT.
+        Some(_) => return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"FETCH\"")),
+    };
+    let one = || ast::Expr::value(ast::Value::Number("1".into(), false));
+    Ok(Some(LimitClause::LimitOffset {
+        limit: Some(fetch.quantity.clone().unwrap_or_else(one)),
+        offset,
+        limit_by: Vec::new(),
+    }))
+}
+
 /// What follows a query's body: ORDER BY, LIMIT/OFFSET, FOR UPDATE.
 #[derive(Clone, Copy)]
 pub(super) struct Tail<'q> {
@@ -537,6 +629,8 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident).unwrap_or_default(),
         ast::Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),
         ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::AtTimeZone { .. } => "timezone".into(),
+        ast::Expr::Extract { .. } => "extract".into(),
         ast::Expr::Substring { shorthand: true, .. } => "substr".into(),
         ast::Expr::Substring { .. } => "substring".into(),
         _ => "?column?".into(),

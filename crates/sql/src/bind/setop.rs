@@ -5,7 +5,7 @@
 
 use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier};
 
-use super::expr::common_type;
+use super::coerce::common_type;
 use super::query::Tail;
 use super::scope::{Col, Named, Scope};
 use super::*;
@@ -62,6 +62,7 @@ impl<R: Resolver> Binder<'_, R> {
             limit,
             offset,
             lock: None,
+            distinct_on: Vec::new(),
         })
     }
 
@@ -133,7 +134,11 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     /// One side of a set operation, as a query, with its untyped outputs.
-    fn operand(&mut self, e: &SetExpr, base: &Scope<'_>) -> Result<(Select, Vec<usize>), SqlError> {
+    pub(super) fn operand(
+        &mut self,
+        e: &SetExpr,
+        base: &Scope<'_>,
+    ) -> Result<(Select, Vec<usize>), SqlError> {
         match e {
             SetExpr::Select(s) => {
                 let select = self.select(s, Tail::NONE, base)?;

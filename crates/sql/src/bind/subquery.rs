@@ -9,7 +9,7 @@
 
 use sqlparser::ast::{self, BinaryOperator};
 
-use super::expr::{cmp_symbol, comparable};
+use super::coerce::{cmp_symbol, comparable};
 use super::scope::Scope;
 use super::*;
 use crate::error::SqlError;
@@ -26,7 +26,10 @@ impl<R: Resolver> Binder<'_, R> {
         scope: &Scope<'_>,
     ) -> Result<(usize, Vec<Expr>, Vec<SqlType>), SqlError> {
         let child = scope.child();
-        let select = self.query_scoped(q, &child)?;
+        self.sublink_depth += 1;
+        let select = self.query_scoped(q, &child);
+        self.sublink_depth -= 1;
+        let select = select?;
         let args = child.take_args();
         let types = select.columns.iter().map(|c| c.ty).collect();
         self.subqueries.push(select);

@@ -37,6 +37,8 @@ fn lock_type(tag: &LockTag) -> &'static str {
         LockTag::Relation(_) => "relation",
         LockTag::Transaction(_) => "transactionid",
         LockTag::VirtualTransaction { .. } => "virtualxid",
+        LockTag::Advisory { .. } => "advisory",
+        LockTag::Tuple { .. } => "tuple",
     }
 }
 
@@ -109,6 +111,20 @@ pub(super) fn locks(state: &CatalogState) -> Vec<Vec<Value>> {
             LockTag::VirtualTransaction { slot, local } => {
                 b.set("virtualxid", format!("{}/{local}", slot + 1))
             }
+            // What PostgreSQL fills for a user lock: the database, and the
+            // key's two halves with the kind of key in objsubid.
+            LockTag::Advisory { classid, objid, objsubid } => b
+                .set("database", database_oid(&state.database))
+                .set("classid", classid)
+                .set("objid", objid)
+                .set("objsubid", i64::from(objsubid)),
+            // A tid is not a (block, offset) pair here: its high bits are
+            // shown as the page and its low 15 (a smallint) as the tuple.
+            LockTag::Tuple { relation, tid } => b
+                .set("database", database_oid(&state.database))
+                .set("relation", relation)
+                .set("page", (tid >> 15) as i64)
+                .set("tuple", (tid & 0x7fff) as i64),
         };
         b.build()
     };

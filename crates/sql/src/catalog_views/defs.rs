@@ -6,7 +6,7 @@
 use super::ViewColumn;
 use crate::types::{Elem, Reg, SqlType};
 
-const fn c(name: &'static str, ty: SqlType) -> ViewColumn {
+pub(super) const fn c(name: &'static str, ty: SqlType) -> ViewColumn {
     ViewColumn { name, ty }
 }
 
@@ -32,10 +32,10 @@ const INT2S: SqlType = SqlType::Array(Elem::Int2);
 const OIDS: SqlType = SqlType::Array(Elem::Oid);
 const CHARS: SqlType = SqlType::Array(Elem::Char1);
 // information_schema's domains.
-const SQL_ID: SqlType = SqlType::Name;
-const CARDINAL: SqlType = SqlType::Int4;
-const CHARDATA: SqlType = SqlType::Varchar(None);
-const YESNO: SqlType = SqlType::Varchar(Some(3));
+pub(super) const SQL_ID: SqlType = SqlType::Name;
+pub(super) const CARDINAL: SqlType = SqlType::Int4;
+pub(super) const CHARDATA: SqlType = SqlType::Varchar(None);
+pub(super) const YESNO: SqlType = SqlType::Varchar(Some(3));
 
 pub(super) const PG_NAMESPACE: &[ViewColumn] =
     &[c("oid", OID), c("nspname", NAME), c("nspowner", OID), c("nspacl", ACL)];
@@ -506,154 +506,6 @@ pub(super) const PG_SEQUENCES: &[ViewColumn] = &[
     c("cycle", BOOL),
     c("cache_size", INT8),
     c("last_value", INT8),
-];
-
-pub(super) const INFO_SCHEMATA: &[ViewColumn] = &[
-    c("catalog_name", SQL_ID),
-    c("schema_name", SQL_ID),
-    c("schema_owner", SQL_ID),
-    c("default_character_set_catalog", SQL_ID),
-    c("default_character_set_schema", SQL_ID),
-    c("default_character_set_name", SQL_ID),
-    c("sql_path", CHARDATA),
-];
-
-pub(super) const INFO_TABLES: &[ViewColumn] = &[
-    c("table_catalog", SQL_ID),
-    c("table_schema", SQL_ID),
-    c("table_name", SQL_ID),
-    c("table_type", CHARDATA),
-    c("self_referencing_column_name", SQL_ID),
-    c("reference_generation", CHARDATA),
-    c("user_defined_type_catalog", SQL_ID),
-    c("user_defined_type_schema", SQL_ID),
-    c("user_defined_type_name", SQL_ID),
-    c("is_insertable_into", YESNO),
-    c("is_typed", YESNO),
-    c("commit_action", CHARDATA),
-];
-
-pub(super) const INFO_COLUMNS: &[ViewColumn] = &[
-    c("table_catalog", SQL_ID),
-    c("table_schema", SQL_ID),
-    c("table_name", SQL_ID),
-    c("column_name", SQL_ID),
-    c("ordinal_position", CARDINAL),
-    c("column_default", CHARDATA),
-    c("is_nullable", YESNO),
-    c("data_type", CHARDATA),
-    c("character_maximum_length", CARDINAL),
-    c("character_octet_length", CARDINAL),
-    c("numeric_precision", CARDINAL),
-    c("numeric_precision_radix", CARDINAL),
-    c("numeric_scale", CARDINAL),
-    c("datetime_precision", CARDINAL),
-    c("interval_type", CHARDATA),
-    c("interval_precision", CARDINAL),
-    c("character_set_catalog", SQL_ID),
-    c("character_set_schema", SQL_ID),
-    c("character_set_name", SQL_ID),
-    c("collation_catalog", SQL_ID),
-    c("collation_schema", SQL_ID),
-    c("collation_name", SQL_ID),
-    c("domain_catalog", SQL_ID),
-    c("domain_schema", SQL_ID),
-    c("domain_name", SQL_ID),
-    c("udt_catalog", SQL_ID),
-    c("udt_schema", SQL_ID),
-    c("udt_name", SQL_ID),
-    c("scope_catalog", SQL_ID),
-    c("scope_schema", SQL_ID),
-    c("scope_name", SQL_ID),
-    c("maximum_cardinality", CARDINAL),
-    c("dtd_identifier", SQL_ID),
-    c("is_self_referencing", YESNO),
-    c("is_identity", YESNO),
-    c("identity_generation", CHARDATA),
-    c("identity_start", CHARDATA),
-    c("identity_increment", CHARDATA),
-    c("identity_maximum", CHARDATA),
-    c("identity_minimum", CHARDATA),
-    c("identity_cycle", YESNO),
-    c("is_generated", CHARDATA),
-    c("generation_expression", CHARDATA),
-    c("is_updatable", YESNO),
-];
-
-pub(super) const INFO_TABLE_CONSTRAINTS: &[ViewColumn] = &[
-    c("constraint_catalog", SQL_ID),
-    c("constraint_schema", SQL_ID),
-    c("constraint_name", SQL_ID),
-    c("table_catalog", SQL_ID),
-    c("table_schema", SQL_ID),
-    c("table_name", SQL_ID),
-    c("constraint_type", CHARDATA),
-    c("is_deferrable", YESNO),
-    c("initially_deferred", YESNO),
-    c("enforced", YESNO),
-    c("nulls_distinct", YESNO),
-];
-
-pub(super) const INFO_KEY_COLUMN_USAGE: &[ViewColumn] = &[
-    c("constraint_catalog", SQL_ID),
-    c("constraint_schema", SQL_ID),
-    c("constraint_name", SQL_ID),
-    c("table_catalog", SQL_ID),
-    c("table_schema", SQL_ID),
-    c("table_name", SQL_ID),
-    c("column_name", SQL_ID),
-    c("ordinal_position", CARDINAL),
-    c("position_in_unique_constraint", CARDINAL),
-];
-
-pub(super) const INFO_SEQUENCES: &[ViewColumn] = &[
-    c("sequence_catalog", SQL_ID),
-    c("sequence_schema", SQL_ID),
-    c("sequence_name", SQL_ID),
-    c("data_type", CHARDATA),
-    c("numeric_precision", CARDINAL),
-    c("numeric_precision_radix", CARDINAL),
-    c("numeric_scale", CARDINAL),
-    c("start_value", CHARDATA),
-    c("minimum_value", CHARDATA),
-    c("maximum_value", CHARDATA),
-    c("increment", CHARDATA),
-    c("cycle_option", YESNO),
-];
-
-pub(super) const INFO_VIEWS: &[ViewColumn] = &[
-    c("table_catalog", SQL_ID),
-    c("table_schema", SQL_ID),
-    c("table_name", SQL_ID),
-    c("view_definition", CHARDATA),
-    c("check_option", CHARDATA),
-    c("is_updatable", YESNO),
-    c("is_insertable_into", YESNO),
-    c("is_trigger_updatable", YESNO),
-    c("is_trigger_deletable", YESNO),
-    c("is_trigger_insertable_into", YESNO),
-];
-
-pub(super) const INFO_REFERENTIAL_CONSTRAINTS: &[ViewColumn] = &[
-    c("constraint_catalog", SQL_ID),
-    c("constraint_schema", SQL_ID),
-    c("constraint_name", SQL_ID),
-    c("unique_constraint_catalog", SQL_ID),
-    c("unique_constraint_schema", SQL_ID),
-    c("unique_constraint_name", SQL_ID),
-    c("match_option", CHARDATA),
-    c("update_rule", CHARDATA),
-    c("delete_rule", CHARDATA),
-];
-
-pub(super) const INFO_CONSTRAINT_COLUMN_USAGE: &[ViewColumn] = &[
-    c("table_catalog", SQL_ID),
-    c("table_schema", SQL_ID),
-    c("table_name", SQL_ID),
-    c("column_name", SQL_ID),
-    c("constraint_catalog", SQL_ID),
-    c("constraint_schema", SQL_ID),
-    c("constraint_name", SQL_ID),
 ];
 
 pub(super) const PG_AGGREGATE: &[ViewColumn] = &[

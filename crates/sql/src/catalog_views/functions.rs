@@ -468,8 +468,6 @@ impl Catalog for CatalogState {
             C::IsOtherTempSchema => Value::Bool(false),
             C::TablespaceLocation => Value::Text(String::new()),
             C::PostmasterStartTime => Value::TimestampTz(self.db.started_at()),
-            // void prints as the empty string.
-            C::AdvisoryUnlockAll => Value::Text(String::new()),
             // As PostgreSQL: the special xids (0, 1, 2) are infinitely old.
             C::XidAge => match int(&args[0]) {
                 Some(x) if x >= 3 => {

@@ -101,7 +101,8 @@ pub(crate) fn next(data: &[u8], header_done: bool, types: &[SqlType]) -> Result<
         if data.len() < at + len {
             return Ok(Next::More);
         }
-        values.push(decode_param(*ty, true, Some(&data[at..at + len]))?);
+        // Binary forms carry no zone.
+        values.push(decode_param(*ty, true, Some(&data[at..at + len]), crate::types::Zone::UTC)?);
         at += len;
     }
     Ok(Next::Row(at, values))

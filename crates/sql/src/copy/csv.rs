@@ -8,16 +8,16 @@
 use super::CopyOptions;
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
-use crate::types::Value;
+use crate::types::{Value, Zone};
 
 /// Writes one record (with its newline).
-pub(crate) fn format_row(values: &[Value], o: &CopyOptions) -> Vec<u8> {
+pub(crate) fn format_row(values: &[Value], o: &CopyOptions, zone: Zone) -> Vec<u8> {
     let mut out = String::new();
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
             out.push(o.delimiter);
         }
-        match v.to_text() {
+        match v.to_text_in(zone) {
             None => out.push_str(&o.null),
             Some(s) => push_field(&mut out, &s, o),
         }
@@ -149,7 +149,7 @@ mod tests {
         let o = csv();
         let row =
             vec![Value::Int(1), Value::Null, Value::Text("a,\"b\"\nc".into()), Value::Text(String::new())];
-        let text = String::from_utf8(format_row(&row, &o)).unwrap();
+        let text = String::from_utf8(format_row(&row, &o, Zone::UTC)).unwrap();
         assert_eq!(text, "1,,\"a,\"\"b\"\"\nc\",\"\"\n");
         let end = record_end(text.as_bytes(), &o).unwrap();
         assert_eq!(end, text.len() - 1);

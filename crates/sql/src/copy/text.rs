@@ -5,7 +5,7 @@
 use super::CopyOptions;
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
-use crate::types::Value;
+use crate::types::{Value, Zone};
 
 /// Splits one line (without its newline) into fields; `None` is NULL.
 /// Data delimiters are always escaped, so raw ones separate fields, and a
@@ -70,13 +70,13 @@ fn unescape(raw: &str) -> Result<String, SqlError> {
 }
 
 /// Formats one row.
-pub fn format_row(values: &[Value], o: &CopyOptions) -> Vec<u8> {
+pub fn format_row(values: &[Value], o: &CopyOptions, zone: Zone) -> Vec<u8> {
     let mut out = String::new();
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
             out.push(o.delimiter);
         }
-        match v.to_text() {
+        match v.to_text_in(zone) {
             None => out.push_str(&o.null),
             Some(s) => {
                 for c in s.chars() {
@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn formats_round_trip() {
         let row = vec![Value::Int(1), Value::Null, Value::Text("a\tb\\".into())];
-        let line = String::from_utf8(format_row(&row, &text())).unwrap();
+        let line = String::from_utf8(format_row(&row, &text(), Zone::UTC)).unwrap();
         assert_eq!(line, "1\t\\N\ta\\tb\\\\\n");
         let back = parse_line(line.trim_end_matches('\n'), &text()).unwrap();
         assert_eq!(back, vec![Some("1".into()), None, Some("a\tb\\".into())]);

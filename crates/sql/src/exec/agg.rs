@@ -14,9 +14,22 @@ pub(super) struct Acc {
     /// array_agg's values, string_agg's text.
     items: Vec<Value>,
     text: Option<String>,
+    /// `agg(x ORDER BY …)`: each row's sort keys, value and delimiter,
+    /// fed in order when the group is complete.
+    deferred: Vec<(Vec<Value>, Value, Option<Value>)>,
 }
 
 impl Acc {
+    /// Keeps a row's value for an ordered aggregate.
+    pub(super) fn defer(&mut self, keys: Vec<Value>, v: Value, delimiter: Option<Value>) {
+        self.deferred.push((keys, v, delimiter));
+    }
+
+    /// The values kept by `defer`.
+    pub(super) fn take_deferred(&mut self) -> Vec<(Vec<Value>, Value, Option<Value>)> {
+        std::mem::take(&mut self.deferred)
+    }
+
     /// Adds a row's value (and string_agg's delimiter for it).
     pub(super) fn add(&mut self, func: AggFunc, v: Value, delimiter: Option<Value>) -> Result<(), SqlError> {
         if func == AggFunc::ArrayAgg {
@@ -90,6 +103,9 @@ impl Acc {
             extreme: self.extreme.clone(),
             items: self.items.clone(),
             text: self.text.clone(),
+            // A window's aggregates are never ordered within (refused at
+            // bind time).
+            deferred: Vec::new(),
         }
         .finish(func, ty)
     }

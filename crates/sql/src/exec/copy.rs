@@ -12,7 +12,7 @@ use crate::expr::Expr;
 use crate::output::Output;
 use crate::plan::{Column, Rel};
 use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use crate::types::{SqlType, Value, Zone};
 
 /// A COPY FROM STDIN in progress.
 pub(crate) struct CopyIn {
@@ -20,6 +20,8 @@ pub(crate) struct CopyIn {
     columns: Vec<usize>,
     defaults: Vec<(usize, Expr)>,
     options: CopyOptions,
+    /// The session's TimeZone: timestamptz text without a zone is its.
+    zone: Zone,
     /// The copied columns' types.
     types: Vec<SqlType>,
     /// Bytes of a row not yet complete.
@@ -31,6 +33,8 @@ pub(crate) struct CopyIn {
     /// The CSV header line was skipped, or the binary header read.
     started: bool,
     line: u64,
+    /// The defaults may wait for a lock (EVAL-REPLAY).
+    pub(crate) waits: bool,
 }
 
 impl CopyIn {
@@ -39,6 +43,7 @@ impl CopyIn {
         columns: Vec<usize>,
         defaults: Vec<(usize, Expr)>,
         options: CopyOptions,
+        zone: Zone,
     ) -> CopyIn {
         let types = columns.iter().map(|&c| rel.entry.columns[c].ty).collect();
         let started = !(options.header || options.format == CopyFormat::Binary);
@@ -47,12 +52,14 @@ impl CopyIn {
             columns,
             defaults,
             options,
+            zone,
             types,
             pending: Vec::new(),
             rows: 0,
             ended: false,
             started,
             line: 0,
+            waits: false,
         }
     }
 }
@@ -62,6 +69,7 @@ pub(crate) fn copy_out<'r>(
     columns: &[Column],
     rows: impl Iterator<Item = &'r [Value]>,
     o: &CopyOptions,
+    zone: Zone,
 ) -> Output {
     let types: Vec<SqlType> = columns.iter().map(|c| c.ty).collect();
     let mut lines = Vec::new();
@@ -76,8 +84,8 @@ pub(crate) fn copy_out<'r>(
     for row in rows {
         n += 1;
         lines.push(match o.format {
-            CopyFormat::Text => text::format_row(row, o),
-            CopyFormat::Csv => csv::format_row(row, o),
+            CopyFormat::Text => text::format_row(row, o, zone),
+            CopyFormat::Csv => csv::format_row(row, o, zone),
             CopyFormat::Binary => binary::format_row(row, &types),
         });
     }
@@ -108,7 +116,7 @@ impl Executor<'_> {
             .collect();
         let picked: Vec<Vec<Value>> =
             rows.iter().map(|(_, row)| columns.iter().map(|&c| row[c].clone()).collect()).collect();
-        Ok(copy_out(&cols, picked.iter().map(Vec::as_slice), o))
+        Ok(copy_out(&cols, picked.iter().map(Vec::as_slice), o, self.xact.session_zone()))
     }
 
     /// Inserts the whole rows buffered in `copy` (and, `at_end`, checks
@@ -195,9 +203,19 @@ impl Executor<'_> {
                 row[c] = v;
             }
             if !copy.defaults.is_empty() {
-                let cx = self.ctx(&[]);
-                for (c, e) in &copy.defaults {
-                    row[*c] = e.eval(&cx).map_err(context)?;
+                let defaults = &copy.defaults;
+                let values = self
+                    .evaluate(|ex| {
+                        let cx = ex.ctx(&[]);
+                        defaults
+                            .iter()
+                            .map(|(c, e)| Ok((*c, e.eval(&cx)?)))
+                            .collect::<Result<Vec<_>, SqlError>>()
+                    })
+                    .await
+                    .map_err(context)?;
+                for (c, v) in values {
+                    row[c] = v;
                 }
             }
             self.insert_row(rel, Row::from(row)).await.map_err(context)?;
@@ -233,7 +251,7 @@ impl CopyIn {
             .zip(&self.types)
             .map(|(f, ty)| match f {
                 None => Ok(Value::Null),
-                Some(f) => Value::parse(*ty, &f).map_err(|e| self.context(e)),
+                Some(f) => Value::parse_in(*ty, &f, self.zone).map_err(|e| self.context(e)),
             })
             .collect()
     }

@@ -53,6 +53,42 @@ pub(super) fn combine(op: SetOpKind, all: bool, left: Vec<Row>, right: Vec<Row>)
     out
 }
 
+impl super::query::Run<'_, '_> {
+    /// A recursive WITH item's rows: the base's, then each round of the
+    /// step over the rows the round before added, until a round adds none.
+    /// Without ALL a row already produced is not added again (which is
+    /// what ends a walk round a cycle). Each round checks for a cancel:
+    /// a recursion that never ends runs until statement_timeout or a
+    /// cancel request, as in PostgreSQL.
+    pub(super) fn recursive_union(
+        &self,
+        id: usize,
+        all: bool,
+        base: &crate::plan::physical::Node,
+        step: &crate::plan::physical::Node,
+    ) -> Result<Vec<Row>, SqlError> {
+        let mut seen: std::collections::BTreeSet<Key> = std::collections::BTreeSet::new();
+        let mut fresh = |rows: Vec<Row>| -> Vec<Row> {
+            if all {
+                rows
+            } else {
+                rows.into_iter().filter(|r| seen.insert(Key(r.to_vec()))).collect()
+            }
+        };
+        let mut out = fresh(self.rows(base)?.into_rows());
+        let mut round = out.clone();
+        while !round.is_empty() {
+            self.ex.xact.check_cancel()?;
+            self.ex.work_tables.borrow_mut().insert(id, round);
+            let produced = self.rows(step);
+            self.ex.work_tables.borrow_mut().remove(&id);
+            round = fresh(produced?.into_rows());
+            out.extend(round.iter().cloned());
+        }
+        Ok(out)
+    }
+}
+
 /// Most rows a set-returning function may produce in one call (a bound on
 /// memory: its rows are materialised).
 const MAX_SERIES: i64 = 100_000_000;

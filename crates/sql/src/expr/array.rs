@@ -18,7 +18,7 @@ fn elements(v: &Value) -> Result<Option<&Arc<[Value]>>, SqlError> {
     }
 }
 
-pub(super) fn array_func(f: Func, args: &[Value]) -> Result<Value, SqlError> {
+pub(super) fn array_func(f: Func, args: &[Value], zone: crate::types::Zone) -> Result<Value, SqlError> {
     Ok(match f {
         Func::ArrayCons => Value::Array(args.to_vec().into()),
         Func::ArrayCat => match (&args[0], &args[1]) {
@@ -43,7 +43,7 @@ pub(super) fn array_func(f: Func, args: &[Value]) -> Result<Value, SqlError> {
                 _ => None,
             };
             let parts: Vec<String> =
-                items.iter().filter_map(|v| v.to_text().or_else(|| null.map(str::to_owned))).collect();
+                items.iter().filter_map(|v| v.to_text_in(zone).or_else(|| null.map(str::to_owned))).collect();
             Value::Text(parts.join(sep))
         }
         Func::ArrayUpper | Func::ArrayLower | Func::ArrayLength => {

@@ -30,11 +30,24 @@ fn snapshot_text(
     Ok(format!("{xmin}:{xmax}:{}", list.join(",")))
 }
 
+/// Calls `f`. A volatile call in a statement that keeps a journal goes
+/// through it, so that a run after a wait replays it (EVAL-REPLAY).
 pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    match cx.replay {
+        Some(replay) if f.is_volatile() => replay.call(f, &args, || live(f, args.clone(), cx)),
+        _ => live(f, args, cx),
+    }
+}
+
+fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
     let lsn = |l: u64| Value::Text(crate::wal_senders::format_lsn(l));
     let progress = cx.db.and_then(|db| db.replay_progress());
     Ok(match f {
         Func::Now => Value::TimestampTz(cx.now),
+        Func::ClockTimestamp => Value::TimestampTz(crate::types::now_micros()),
+        Func::AtTimeZone => super::datetime::at_zone(&args[0], &args[1])?,
+        Func::DateTrunc => super::datetime::date_trunc(&args, cx.zone())?,
+        Func::DatePart => super::datetime::date_part(&args, cx.zone())?,
         Func::InRecovery => Value::Bool(cx.db.is_some_and(|db| db.in_recovery())),
         Func::LastReceiveLsn => progress.map_or(Value::Null, |(received, _, _)| lsn(received)),
         Func::LastReplayLsn => progress.map_or(Value::Null, |(_, applied, _)| lsn(applied)),
@@ -85,7 +98,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
         Func::QuoteLiteral => match &args[0] {
             Value::Null => Value::Null,
             v => {
-                let text = v.to_text().unwrap_or_default();
+                let text = v.to_text_in(cx.zone()).unwrap_or_default();
                 let body = text.replace('\'', "''");
                 // A backslash makes PostgreSQL write an escape string.
                 if body.contains('\\') {
@@ -124,6 +137,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
         }
         Func::Substring => substring(&args)?,
         Func::NextVal | Func::CurrVal | Func::SetVal | Func::LastVal => sequence_call(f, &args, cx)?,
+        Func::Advisory(a) => super::advisory::call(a, &args, cx)?,
         Func::Abs => match &args[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
             Value::Float(x) => Value::Float(x.abs()),
@@ -137,7 +151,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
         | Func::ArrayLower
         | Func::ArrayLength
         | Func::Cardinality
-        | Func::Any { .. } => super::array::array_func(f, &args)?,
+        | Func::Any { .. } => super::array::array_func(f, &args, cx.zone())?,
         Func::Regex { negated, icase } => match (&args[0], &args[1]) {
             (Value::Text(s), Value::Text(p)) => {
                 Value::Bool(super::array::regex_match(s, p, icase)? != negated)
@@ -160,6 +174,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
             };
             Value::Bool(distinct != negated)
         }
+        Func::TypeOf => args[1].clone(),
         Func::Field(i) => match &args[0] {
             Value::Record(fields) => fields.get(i).cloned().unwrap_or(Value::Null),
             _ => Value::Null,

@@ -20,14 +20,25 @@ use std::sync::Arc;
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::{int_arith, IntOp, Interval, Reg, SqlType, Value};
+use cast::describe;
+pub use cast::{cast, cast_in};
+use operators::{arith, concat, like};
 
+use crate::types::{int_arith, IntOp, Reg, SqlType, Value, Zone};
+
+mod advisory;
 mod array;
+mod cast;
+mod datetime;
 mod func;
+mod operators;
+mod replay;
 mod subquery;
 mod walk;
 
+pub use advisory::{Advisory, AdvisoryOp};
 use func::func;
+pub use replay::{Pending, Replay};
 pub use walk::Rewrite;
 
 /// Arithmetic operators.
@@ -79,6 +90,14 @@ impl Cmp {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Func {
     Now,
+    /// `clock_timestamp()`: the time now, not the transaction's.
+    ClockTimestamp,
+    /// `timezone(zone, value)`, `value AT TIME ZONE zone`.
+    AtTimeZone,
+    /// `date_trunc(unit, value [, zone])`.
+    DateTrunc,
+    /// `date_part(unit, value)`, `EXTRACT(unit FROM value)`.
+    DatePart,
     /// `pg_is_in_recovery()`.
     InRecovery,
     /// `pg_last_wal_receive_lsn()`: NULL on a primary.
@@ -168,6 +187,9 @@ pub enum Func {
     QuoteIdent,
     /// `(record).field`: the record's field number `0`.
     Field(usize),
+    /// `pg_typeof(x)`: arguments x (evaluated for what it does) and its
+    /// type's name, which is the result.
+    TypeOf,
     /// `x IS [NOT] TRUE` (`Some(true)`), `IS [NOT] FALSE`, `IS [NOT]
     /// UNKNOWN` (`None`): never NULL.
     IsBool {
@@ -182,6 +204,9 @@ pub enum Func {
     /// A function that reads the catalog (`format_type`, `pg_get_indexdef`,
     /// …): evaluated through [`Ctx::catalog`].
     Catalog(CatalogFunc),
+    /// `pg_advisory_lock` and its family; the key is one bigint argument
+    /// or two integers.
+    Advisory(Advisory),
 }
 
 /// The functions over the catalog that [`Catalog::call`] evaluates.
@@ -217,7 +242,6 @@ pub enum CatalogFunc {
     GetViewDef,
     TablespaceLocation,
     PostmasterStartTime,
-    AdvisoryUnlockAll,
     /// `age(xid)`: xids assigned since (PostgreSQL's, over 64-bit xids).
     XidAge,
 }
@@ -383,6 +407,16 @@ pub struct Ctx<'a> {
     /// The catalog as the statement sees it: names for the oid alias types
     /// and the catalog functions; `None` outside a statement.
     pub catalog: Option<&'a dyn Catalog>,
+    /// The journal of volatile calls, for a statement that may stop to
+    /// wait for an advisory lock ([`Replay`]); `None` otherwise.
+    pub replay: Option<&'a Replay>,
+}
+
+impl Ctx<'_> {
+    /// The session's TimeZone (UTC where no session runs).
+    pub fn zone(&self) -> Zone {
+        self.session.map_or(Zone::UTC, |s| s.zone)
+    }
 }
 
 /// What the session functions read: the session's user and database, its
@@ -391,6 +425,8 @@ pub struct SessionView {
     pub user: String,
     pub database: String,
     pub pid: i32,
+    /// TimeZone: where timestamptz text is read and shown.
+    pub zone: crate::types::Zone,
     /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
     pub show: ShowSetting,
     /// Every setting, its value and its context (pg_settings).
@@ -398,6 +434,9 @@ pub struct SessionView {
     /// currval / lastval, and the sequence WAL a commit must wait for:
     /// kept across the views a session makes.
     pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
+    /// The session's advisory locks; `None` where no lock manager is
+    /// attached.
+    pub advisory: Option<Arc<crate::advisory::SessionLocks>>,
 }
 
 /// A session's SHOW, as the evaluator calls it.
@@ -539,8 +578,8 @@ fn eval_chain(first: &Expr, steps: &[Step], cx: &Ctx<'_>) -> Result<Value, SqlEr
     let mut value = first.eval(cx)?;
     for step in steps {
         value = match step {
-            Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty)?,
-            Step::Concat(e) => concat(value, e.eval(cx)?),
+            Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty, cx.zone())?,
+            Step::Concat(e) => concat(value, e.eval(cx)?, cx.zone()),
             Step::Cast(ty, explicit) => cast_in(value, *ty, *explicit, cx)?,
         };
     }
@@ -575,53 +614,6 @@ fn eval_is_null(a: &Expr, negated: bool, cx: &Ctx<'_>) -> Result<Value, SqlError
 #[inline(never)]
 fn eval_cast(a: &Expr, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
     cast_in(a.eval(cx)?, ty, explicit, cx)
-}
-
-/// Converts `v` to `ty` as [`cast`] does, looking names of catalog objects
-/// up for the oid alias types (`'t'::regclass`, `oid::regclass`).
-pub fn cast_in(v: Value, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-    let SqlType::Reg(reg) = ty else { return cast(v, ty, explicit) };
-    let by_oid = |oid: u32| {
-        let name = match (oid, cx.catalog.and_then(|n| n.name_of(reg, oid))) {
-            (0, _) => "-".to_owned(),
-            (_, Some(name)) => name,
-            (_, None) => oid.to_string(),
-        };
-        Value::Reg(oid, name.into())
-    };
-    Ok(match v {
-        Value::Null => Value::Null,
-        Value::Reg(oid, _) => by_oid(oid),
-        Value::Int(i) => by_oid(u32::try_from(i).map_err(|_| SqlError::out_of_range("oid"))?),
-        Value::Text(s) => {
-            if let Ok(Value::Int(oid)) = Value::parse(SqlType::Oid, &s) {
-                return Ok(by_oid(oid as u32));
-            }
-            let found = cx.catalog.and_then(|n| n.oid_of(reg, &s));
-            match found {
-                Some((oid, name)) => Value::Reg(oid, name.into()),
-                None => return Err(reg.missing(&s)),
-            }
-        }
-        other => {
-            return Err(SqlError::new(
-                SqlState::CANNOT_COERCE,
-                format!("cannot cast type {} to {}", describe(&other), ty.name()),
-            ))
-        }
-    })
-}
-
-/// The catalog as the running statement sees it: names of catalog objects
-/// (what the oid alias types read and print) and the catalog functions.
-pub trait Catalog {
-    /// The object of kind `reg` that `name` names (as written, possibly
-    /// schema-qualified or quoted), with its oid and its name as it prints.
-    fn oid_of(&self, reg: Reg, name: &str) -> Option<(u32, String)>;
-    /// The name of object `oid` of kind `reg`, as it prints.
-    fn name_of(&self, reg: Reg, oid: u32) -> Option<String>;
-    /// Evaluates a catalog function.
-    fn call(&self, f: CatalogFunc, args: &[Value]) -> Result<Value, SqlError>;
 }
 
 #[inline(never)]
@@ -701,257 +693,21 @@ fn eval_func(f: Func, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, SqlError> {
     func(f, vals, cx)
 }
 
-fn concat(a: Value, b: Value) -> Value {
-    match (a, b) {
-        (Value::Null, _) | (_, Value::Null) => Value::Null,
-        (a, b) => {
-            Value::Text(format!("{}{}", a.to_text().unwrap_or_default(), b.to_text().unwrap_or_default()))
-        }
-    }
+/// The catalog as the running statement sees it: names of catalog objects
+/// (what the oid alias types read and print) and the catalog functions.
+pub trait Catalog {
+    /// The object of kind `reg` that `name` names (as written, possibly
+    /// schema-qualified or quoted), with its oid and its name as it prints.
+    fn oid_of(&self, reg: Reg, name: &str) -> Option<(u32, String)>;
+    /// The name of object `oid` of kind `reg`, as it prints.
+    fn name_of(&self, reg: Reg, oid: u32) -> Option<String>;
+    /// Evaluates a catalog function.
+    fn call(&self, f: CatalogFunc, args: &[Value]) -> Result<Value, SqlError>;
 }
 
 /// Evaluates a WHERE clause: only TRUE passes.
 pub fn passes(e: &Expr, cx: &Ctx<'_>) -> Result<bool, SqlError> {
     Ok(matches!(e.eval(cx)?, Value::Bool(true)))
-}
-
-fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType) -> Result<Value, SqlError> {
-    Ok(match (a, b) {
-        (Value::Null, _) | (_, Value::Null) => Value::Null,
-        (Value::Int(x), Value::Int(y)) => {
-            let op = match op {
-                Arith::Add => IntOp::Add,
-                Arith::Sub => IntOp::Sub,
-                Arith::Mul => IntOp::Mul,
-                Arith::Div => IntOp::Div,
-                Arith::Rem => IntOp::Rem,
-            };
-            Value::Int(int_arith(ty, op, *x, *y)?)
-        }
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            let x = as_f64(a);
-            let y = as_f64(b);
-            if matches!(op, Arith::Div | Arith::Rem) && y == 0.0 {
-                return Err(SqlError::division_by_zero());
-            }
-            let r = match op {
-                Arith::Add => x + y,
-                Arith::Sub => x - y,
-                Arith::Mul => x * y,
-                Arith::Div => x / y,
-                Arith::Rem => x % y,
-            };
-            if r.is_infinite() && x.is_finite() && y.is_finite() {
-                return Err(SqlError::new(
-                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
-                    "value out of range: overflow",
-                ));
-            }
-            Value::Float(r)
-        }
-        (Value::Timestamp(t), Value::Int(_)) | (Value::Int(_), Value::Timestamp(t)) if op == Arith::Add => {
-            let _ = t;
-            return Err(SqlError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                "operator does not exist: timestamp + integer",
-            ));
-        }
-        (Value::Date(d), Value::Int(n)) if matches!(op, Arith::Add | Arith::Sub) => {
-            let n = if op == Arith::Add { *n } else { -*n };
-            let days = i64::from(*d) + n;
-            Value::Date(
-                i32::try_from(days)
-                    .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
-            )
-        }
-        (Value::Date(x), Value::Date(y)) if op == Arith::Sub => Value::Int(i64::from(*x) - i64::from(*y)),
-        (Value::Timestamp(x), Value::Timestamp(y)) | (Value::TimestampTz(x), Value::TimestampTz(y))
-            if op == Arith::Sub =>
-        {
-            Value::Interval(Interval::between(*x, *y)?)
-        }
-        (Value::Timestamp(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
-            Value::Timestamp(i.shift(*t, op == Arith::Sub)?)
-        }
-        (Value::TimestampTz(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
-            Value::TimestampTz(i.shift(*t, op == Arith::Sub)?)
-        }
-        (Value::Interval(i), Value::Timestamp(t)) if op == Arith::Add => {
-            Value::Timestamp(i.shift(*t, false)?)
-        }
-        (Value::Interval(i), Value::TimestampTz(t)) if op == Arith::Add => {
-            Value::TimestampTz(i.shift(*t, false)?)
-        }
-        (Value::Interval(x), Value::Interval(y)) if matches!(op, Arith::Add | Arith::Sub) => {
-            Value::Interval(x.add(*y, op == Arith::Sub)?)
-        }
-        _ => {
-            return Err(SqlError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                "operator does not exist for these operand types",
-            ))
-        }
-    })
-}
-
-fn as_f64(v: &Value) -> f64 {
-    match v {
-        Value::Int(i) => *i as f64,
-        Value::Float(f) => *f,
-        _ => f64::NAN,
-    }
-}
-
-/// One element of a LIKE pattern.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum LikeToken {
-    /// `%`: any run of characters.
-    Any,
-    /// `_`: one character.
-    One,
-    Char(char),
-}
-
-/// SQL LIKE: `%` any run, `_` one character, `\` escapes the next one.
-///
-/// Greedy matching that backtracks only to the last `%` (O(len × pattern)
-/// at worst): a pattern like `%a%a%a…b` cannot make it exponential.
-fn like(s: &str, pattern: &str) -> Result<bool, SqlError> {
-    let mut p = Vec::with_capacity(pattern.len());
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        p.push(match c {
-            '%' => LikeToken::Any,
-            '_' => LikeToken::One,
-            '\\' => LikeToken::Char(chars.next().ok_or_else(|| {
-                SqlError::new(
-                    SqlState::INVALID_ESCAPE_SEQUENCE,
-                    "LIKE pattern must not end with escape character",
-                )
-            })?),
-            c => LikeToken::Char(c),
-        });
-    }
-    let s: Vec<char> = s.chars().collect();
-    let (mut si, mut pi) = (0, 0);
-    // After a `%`: the pattern position after it, and the string position
-    // it has absorbed up to.
-    let mut resume: Option<(usize, usize)> = None;
-    while si < s.len() {
-        match p.get(pi) {
-            Some(LikeToken::Any) => {
-                resume = Some((pi + 1, si));
-                pi += 1;
-                continue;
-            }
-            Some(LikeToken::One) => {
-                si += 1;
-                pi += 1;
-                continue;
-            }
-            Some(LikeToken::Char(c)) if *c == s[si] => {
-                si += 1;
-                pi += 1;
-                continue;
-            }
-            _ => {}
-        }
-        // Mismatch: let the last `%` absorb one more character.
-        let Some((after, absorbed)) = resume else { return Ok(false) };
-        resume = Some((after, absorbed + 1));
-        pi = after;
-        si = absorbed + 1;
-    }
-    Ok(p[pi..].iter().all(|t| *t == LikeToken::Any))
-}
-
-/// Converts `v` to `ty`. Assignment (`explicit = false`) refuses a too
-/// long string (22001); an explicit cast truncates it, as PostgreSQL does.
-pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
-    let type_error = |v: &Value| {
-        SqlError::new(
-            SqlState::DATATYPE_MISMATCH,
-            format!("cannot convert {} to type {}", describe(v), ty.name()),
-        )
-    };
-    Ok(match (v, ty) {
-        (Value::Null, _) => Value::Null,
-        (Value::Int(i), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
-            Value::Int(int_arith(ty, IntOp::Add, i, 0)?)
-        }
-        (Value::Int(i), SqlType::Float8) => Value::Float(i as f64),
-        (Value::Float(f), SqlType::Float8) => Value::Float(f),
-        (Value::Float(f), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
-            let r = f.round_ties_even();
-            if !r.is_finite() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
-                return Err(SqlError::out_of_range(ty.name()));
-            }
-            Value::Int(int_arith(ty, IntOp::Add, r as i64, 0)?)
-        }
-        (Value::Bool(b), SqlType::Bool) => Value::Bool(b),
-        (Value::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) if explicit => {
-            let cut: String = s.chars().take(n as usize).collect();
-            Value::parse(ty, &cut)?
-        }
-        (Value::Text(s), _) => Value::parse(ty, &s)?,
-        // The session's zone is UTC: local time and the instant coincide.
-        (
-            v @ (Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_)),
-            SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz,
-        ) => {
-            let micros = match v {
-                Value::Date(d) => i64::from(d) * 86_400_000_000,
-                Value::Timestamp(t) | Value::TimestampTz(t) => t,
-                _ => unreachable!("matched above"),
-            };
-            match ty {
-                SqlType::Date => Value::Date(
-                    i32::try_from(micros.div_euclid(86_400_000_000))
-                        .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
-                ),
-                SqlType::Timestamp => Value::Timestamp(micros),
-                _ => Value::TimestampTz(micros),
-            }
-        }
-        (Value::Int(i), SqlType::Oid) => {
-            Value::Int(u32::try_from(i).map_err(|_| SqlError::out_of_range("oid"))?.into())
-        }
-        (Value::Reg(oid, _), SqlType::Oid | SqlType::Int8) => Value::Int(oid.into()),
-        (Value::Reg(oid, _), SqlType::Int4) => Value::Int(i64::from(oid as i32)),
-        (Value::Reg(oid, _), SqlType::Reg(_)) => Value::Reg(oid, oid.to_string().into()),
-        (Value::Int(i), SqlType::Reg(_)) => Value::Reg(i as u32, i.to_string().into()),
-        (Value::Array(items), SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector) => {
-            let elem = ty.elem().expect("an array type");
-            Value::Array(
-                items.iter().map(|v| cast(v.clone(), elem, explicit)).collect::<Result<Vec<_>, _>>()?.into(),
-            )
-        }
-        (v @ Value::Array(_), SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) => {
-            Value::parse(ty, &v.to_text().unwrap_or_default())?
-        }
-        (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1) => {
-            let text = v.to_text().unwrap_or_default();
-            Value::parse(ty, &text)?
-        }
-        (v, _) => return Err(type_error(&v)),
-    })
-}
-
-fn describe(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Int(_) => "integer",
-        Value::Float(_) => "double precision",
-        Value::Text(_) => "text",
-        Value::Date(_) => "date",
-        Value::Timestamp(_) => "timestamp",
-        Value::TimestampTz(_) => "timestamp with time zone",
-        Value::Interval(_) => "interval",
-        Value::Array(_) => "array",
-        Value::Record(_) => "record",
-        Value::Reg(..) => "oid",
-    }
 }
 
 #[cfg(test)]
@@ -970,6 +726,7 @@ mod tests {
             outer: &[],
             subqueries: None,
             catalog: None,
+            replay: None,
         }
     }
 

@@ -361,6 +361,10 @@ impl Gucs for SessionSettings {
         self.client.database.clone()
     }
 
+    fn time_zone(&self) -> crate::types::Zone {
+        self.client.zone
+    }
+
     fn wait_policy(&self) -> WaitPolicy {
         WaitPolicy {
             deadlock_timeout: self.deadlock_timeout,

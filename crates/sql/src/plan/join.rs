@@ -25,6 +25,7 @@ use super::{From, Join, JoinKind, Rel, Scan, SetOp};
 use crate::error::SqlError;
 use crate::expr::{Cmp, Expr};
 use crate::index::Index;
+use crate::sqlstate::SqlState;
 
 /// The layout of a FROM row whose locked tables carry their tids (for a
 /// join under FOR UPDATE): a column after each such table's row, so that
@@ -105,6 +106,13 @@ impl Planner {
                     on: on.map(|e| e.remap_columns(&self.stack, &|i| layout.map(i))).transpose()?,
                 }))
             }
+            From::Lateral { item, args } => From::Lateral {
+                item,
+                args: args
+                    .into_iter()
+                    .map(|e| e.remap_columns(&self.stack, &|i| layout.map(i)))
+                    .collect::<Result<_, _>>()?,
+            },
             other => other,
         })
     }
@@ -161,6 +169,23 @@ impl Planner {
             }
             From::Values { rows, .. } => filtered(Node::Values(rows), local(conds)?),
             From::Function { func, args } => filtered(Node::Function { func, args }, local(conds)?),
+            From::Recursive(r) => {
+                let super::Recursive { id, all, base, step, .. } = *r;
+                let node = Node::RecursiveUnion {
+                    id,
+                    all,
+                    base: Box::new(self.query(base)?.root),
+                    step: Box::new(self.query(step)?.root),
+                };
+                filtered(node, local(conds)?)
+            }
+            From::WorkTable { id, .. } => filtered(Node::WorkTable(id), local(conds)?),
+            From::Lateral { .. } => {
+                return Err(SqlError::new(
+                    SqlState::INTERNAL_ERROR,
+                    "a LATERAL item is planned only as the right side of a join",
+                ))
+            }
         })
     }
 
@@ -201,12 +226,34 @@ impl Planner {
             }
         }
         let left_node = self.plan_from(left, offset, to_left, tids)?;
+        let (right, lateral_args) = match right {
+            From::Lateral { item, args } => (*item, Some(args)),
+            other => (other, None),
+        };
         let right_node = self.plan_from(right, split, to_right, tids)?;
         let at_join = at_join
             .into_iter()
             .map(|c| c.remap_columns(&self.stack, &|i| i - offset))
             .collect::<Result<Vec<_>, _>>()?;
-        let node = self.join_method(left_node, right_node, kind, at_join, left_width, right_width)?;
+        let node = match lateral_args {
+            // Run again for each left row, with that row's values as its
+            // outer values: a nested loop whatever the conditions.
+            Some(args) => Node::Lateral {
+                join: JoinNode {
+                    left: Box::new(left_node),
+                    right: Box::new(right_node),
+                    kind,
+                    cond: Expr::conjunction(at_join),
+                    left_width,
+                    right_width,
+                },
+                args: args
+                    .into_iter()
+                    .map(|a| a.remap_columns(&self.stack, &|i| i - offset))
+                    .collect::<Result<Vec<_>, _>>()?,
+            },
+            None => self.join_method(left_node, right_node, kind, at_join, left_width, right_width)?,
+        };
         if above.is_empty() {
             return Ok(node);
         }

@@ -76,6 +76,10 @@ pub struct Aggregate {
     pub arg: Option<Expr>,
     /// string_agg's delimiter (evaluated per row, as PostgreSQL does).
     pub delimiter: Option<Expr>,
+    /// `agg(x ORDER BY …)`: the order the group's rows are fed in.
+    pub order: Vec<SortKey>,
+    /// `agg(x) FILTER (WHERE …)`: only the rows it holds for are fed.
+    pub filter: Option<Expr>,
     pub ty: SqlType,
 }
 
@@ -121,8 +125,8 @@ pub enum From {
     Table(Rel),
     /// A relation computed when it is read (the `pg_catalog` views).
     Computed(crate::catalog_views::View),
-    /// A subquery in FROM, with the subplan it refers to outer rows through
-    /// (a LATERAL subquery is not supported, so it never does).
+    /// A subquery in FROM (one that reads the items to its left is wrapped
+    /// in [`From::Lateral`]).
     Derived(Box<Select>),
     /// Two items joined; `on` reads the row of both side by side, columns
     /// numbered as in the whole FROM clause.
@@ -133,6 +137,30 @@ pub enum From {
     Values { rows: Vec<Vec<Expr>>, columns: Vec<Column> },
     /// A set-returning function's rows (one column).
     Function { func: Srf, args: Vec<Expr> },
+    /// A recursive WITH item: its non-recursive term's rows, then its
+    /// recursive term's over and over, each round reading the rows the
+    /// round before it added (the work table `id`), until a round adds
+    /// none.
+    Recursive(Box<Recursive>),
+    /// The rows the current round of recursive WITH item `id` reads.
+    WorkTable { id: usize, columns: Vec<Column> },
+    /// A LATERAL item (a subquery or a function) that reads the items to
+    /// its left: `args`, over the FROM row, are its outer values
+    /// (`Expr::Outer`), and it is run again for each row on its left. It
+    /// is only ever the right side of an inner or left join.
+    Lateral { item: Box<From>, args: Vec<Expr> },
+}
+
+/// See [`From::Recursive`].
+#[derive(Debug)]
+pub struct Recursive {
+    pub id: usize,
+    /// UNION ALL keeps every row; UNION drops a row seen before (in any
+    /// round), which is also what ends a cycle.
+    pub all: bool,
+    pub base: Select,
+    pub step: Select,
+    pub columns: Vec<Column>,
 }
 
 /// A set operation: its queries' outputs have the columns' types.
@@ -210,6 +238,9 @@ impl From {
             From::SetOp(s) => s.columns.len(),
             From::Values { columns, .. } => columns.len(),
             From::Function { .. } => 1,
+            From::Recursive(r) => r.columns.len(),
+            From::WorkTable { columns, .. } => columns.len(),
+            From::Lateral { item, .. } => item.width(),
         }
     }
 }
@@ -244,6 +275,9 @@ pub struct Select {
     pub offset: Option<Expr>,
     /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
     pub lock: Option<Locking>,
+    /// DISTINCT ON: of the rows in ORDER BY order, the first of each run
+    /// with equal values of these (over the FROM row); empty without it.
+    pub distinct_on: Vec<Expr>,
 }
 
 /// Where inserted rows come from.
@@ -304,6 +338,8 @@ pub struct NewIndex {
 #[derive(Debug)]
 pub struct CreateTable {
     pub name: String,
+    /// GLOBAL TEMPORARY: a temporary table, with PostgreSQL's warning.
+    pub global: bool,
     pub temp: bool,
     pub if_not_exists: bool,
     pub columns: Vec<ColumnDef>,
@@ -342,6 +378,12 @@ pub enum Utility {
         tag: &'static str,
     },
     Truncate(Vec<Rel>),
+    /// A statement with nothing to do (ALTER TABLE IF EXISTS of a missing
+    /// table): its notice and its tag.
+    Skip {
+        notice: String,
+        tag: &'static str,
+    },
     /// LOCK TABLE: the locks are the statement's dependencies, taken (in
     /// `mode`) before it runs; nothing is left to do but answer.
     LockTable {

@@ -89,6 +89,15 @@ pub enum Node {
     },
     /// Rows of expressions (VALUES).
     Values(Vec<Vec<Expr>>),
+    /// A recursive WITH item (`plan::From::Recursive`).
+    RecursiveUnion {
+        id: usize,
+        all: bool,
+        base: Box<Node>,
+        step: Box<Node>,
+    },
+    /// The current round's rows of recursive WITH item `id`.
+    WorkTable(usize),
     /// A set-returning function's rows.
     Function {
         func: Srf,
@@ -114,6 +123,13 @@ pub enum Node {
         kind: JoinKind,
         /// Over the joined row.
         cond: Option<Expr>,
+    },
+    /// A join whose right side reads the left row (LATERAL): for each left
+    /// row, `args` over it are the right side's outer values, and the
+    /// right side is run again.
+    Lateral {
+        join: JoinNode,
+        args: Vec<Expr>,
     },
     /// A join on equal keys: the right rows in a table by `right_keys`,
     /// probed with each left row's `left_keys`.
@@ -165,6 +181,12 @@ pub enum Node {
         input: Box<Node>,
         offset: Option<Expr>,
         limit: Option<Expr>,
+    },
+    /// DISTINCT ON: the first of each run of input rows with equal `keys`
+    /// (NULLs equal), the input being sorted by them first.
+    Unique {
+        input: Box<Node>,
+        keys: Vec<Expr>,
     },
 }
 
@@ -234,11 +256,14 @@ impl Node {
             Node::Computed { .. } => "Computed",
             Node::SetOp { .. } => "SetOp",
             Node::Values(_) => "Values",
+            Node::RecursiveUnion { .. } => "RecursiveUnion",
+            Node::WorkTable(_) => "WorkTable",
             Node::Function { .. } => "Function",
             Node::Filter { .. } => "Filter",
             Node::NestLoop { .. } => "NestLoop",
             Node::IndexJoin { .. } => "IndexJoin",
             Node::HashJoin { .. } => "HashJoin",
+            Node::Lateral { .. } => "Lateral",
             Node::LockRows { .. } => "LockRows",
             Node::Aggregate { .. } => "Aggregate",
             Node::Window { .. } => "Window",
@@ -246,6 +271,7 @@ impl Node {
             Node::Sort { .. } => "Sort",
             Node::Project { .. } => "Project",
             Node::Limit { .. } => "Limit",
+            Node::Unique { .. } => "Unique",
         }
     }
 
@@ -256,9 +282,13 @@ impl Node {
             | Node::Scan(_)
             | Node::Computed { .. }
             | Node::Values(_)
+            | Node::WorkTable(_)
             | Node::Function { .. } => Vec::new(),
             Node::SetOp { left, right, .. } => vec![left, right],
-            Node::NestLoop { join } | Node::HashJoin { join, .. } => vec![&join.left, &join.right],
+            Node::RecursiveUnion { base, step, .. } => vec![base, step],
+            Node::NestLoop { join } | Node::HashJoin { join, .. } | Node::Lateral { join, .. } => {
+                vec![&join.left, &join.right]
+            }
             Node::IndexJoin { left, .. } => vec![left],
             Node::Filter { input, .. }
             | Node::LockRows { input, .. }
@@ -267,7 +297,8 @@ impl Node {
             | Node::ProjectSet { input, .. }
             | Node::Sort { input, .. }
             | Node::Project { input, .. }
-            | Node::Limit { input, .. } => vec![input],
+            | Node::Limit { input, .. }
+            | Node::Unique { input, .. } => vec![input],
         }
     }
 
@@ -303,7 +334,9 @@ impl Statement {
                 Utility::LockTable { .. } => None,
                 Utility::Vacuum { .. } => Some("VACUUM"),
                 Utility::CopyFrom { .. } => Some("COPY FROM"),
-                Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } => None,
+                Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } | Utility::Skip { .. } => {
+                    None
+                }
             },
         }
     }

@@ -72,6 +72,7 @@ impl Planner {
             limit,
             offset,
             lock,
+            distinct_on,
         } = s;
         let from_width = from.as_ref().map_or(0, From::width);
         let mut input = match from {
@@ -216,6 +217,9 @@ impl Planner {
             input = Node::ProjectSet { input: Box::new(input), calls: srfs };
         }
         let mut root = sorted(input, order);
+        if !distinct_on.is_empty() {
+            root = Node::Unique { input: Box::new(root), keys: distinct_on };
+        }
         root = Node::Project { input: Box::new(root), exprs: outputs };
         if limit.is_some() || offset.is_some() {
             root = Node::Limit { input: Box::new(root), offset, limit };

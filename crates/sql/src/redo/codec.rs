@@ -118,6 +118,8 @@ impl Writer {
             SqlType::OidVector => (17, u32::MAX),
             SqlType::Reg(r) => (18, SqlType::Reg(r).oid()),
             SqlType::Record(crate::types::Rec::ExpandArray(e)) => (19, e.ty().oid()),
+            // No column has this type (`SqlType::storable`).
+            SqlType::Void => (20, u32::MAX),
         };
         self.u8(tag);
         self.u32(len);
@@ -284,6 +286,7 @@ impl<'a> Reader<'a> {
             19 => SqlType::Record(crate::types::Rec::ExpandArray(
                 SqlType::from_oid(len).and_then(crate::types::Elem::of).ok_or_else(corrupt)?,
             )),
+            20 => SqlType::Void,
             _ => return Err(corrupt()),
         })
     }

@@ -469,8 +469,10 @@ impl<G: Gucs> Conn<G> {
     }
 
     /// DISCARD: ALL and TEMP drop this session's temporary tables, ALL
-    /// also resets the settings and deallocates every prepared statement
-    /// (the protocol layer does that part); PLANS and SEQUENCES have
+    /// also resets the settings, releases the session's advisory locks
+    /// (PostgreSQL's DISCARD ALL runs `pg_advisory_unlock_all()`) and
+    /// deallocates every prepared statement (the protocol layer does that
+    /// part); PLANS and SEQUENCES have
     /// nothing to drop (plans are re-made when the catalog changes; there
     /// are no sequences).
     fn discard(&mut self, what: ast::DiscardObject) -> Result<Output, SqlError> {
@@ -502,6 +504,7 @@ impl<G: Gucs> Conn<G> {
         }
         if what == D::ALL {
             self.xact.sequences.lock().expect("session sequences poisoned").clear();
+            self.xact.advisory.unlock_all();
             self.reset_all();
             return Ok(Output::DiscardAll);
         }

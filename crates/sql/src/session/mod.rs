@@ -67,6 +67,10 @@ pub trait Gucs: Clone + Send + Sync + 'static {
     fn database(&self) -> String {
         self.session_user()
     }
+    /// TimeZone: where timestamptz text is read and shown.
+    fn time_zone(&self) -> crate::types::Zone {
+        crate::types::Zone::UTC
+    }
     /// Every setting SHOW knows, with its context as pg_settings names it
     /// (`user`: SET changes it; `postmaster`: a restart; `internal`: never).
     fn setting_names(&self) -> Vec<(&'static str, &'static str)> {
@@ -209,12 +213,20 @@ impl<G: Gucs> Conn<G> {
                 .into_iter()
                 .filter_map(|(name, context)| gucs.show(name).ok().map(|v| (name, v, context)))
                 .collect(),
+            zone: gucs.time_zone(),
             show: Box::new(move |name| gucs.show(name)),
             sequences: Arc::clone(&self.xact.sequences),
+            advisory: Some(Arc::clone(&self.xact.advisory)),
         }));
     }
 
     // ----------------------------------------------------- pg_stat_activity
+
+    /// The session's TimeZone: how result rows show timestamptz and how
+    /// text parameters without a zone are read.
+    pub fn time_zone(&self) -> crate::types::Zone {
+        self.gucs.time_zone()
+    }
 
     /// The connection started: who it is (pg_stat_activity's row).
     pub fn report_connected(&self, info: crate::activity::ClientInfo) {
@@ -427,14 +439,27 @@ impl<G: Gucs> Conn<G> {
                     // stays open until CopyDone.
                     self.xact.statement_snapshot()?;
                     let binary = options.format == crate::copy::CopyFormat::Binary;
-                    self.copy =
-                        Some(CopyIn::new(rel.clone(), columns.clone(), defaults.clone(), options.clone()));
+                    let mut copy = CopyIn::new(
+                        rel.clone(),
+                        columns.clone(),
+                        defaults.clone(),
+                        options.clone(),
+                        self.xact.session_zone(),
+                    );
+                    copy.waits = planned.waits;
+                    self.copy = Some(copy);
                     return Ok(Output::CopyIn { columns: columns.len(), binary });
                 }
                 let in_block = self.block == Block::Open;
-                let out =
-                    crate::exec::run(&mut self.xact, &planned.statement, &planned.subplans, params, in_block)
-                        .await?;
+                let out = crate::exec::run(
+                    &mut self.xact,
+                    &planned.statement,
+                    &planned.subplans,
+                    params,
+                    in_block,
+                    planned.waits,
+                )
+                .await?;
                 self.xact.end_statement()?;
                 Ok(out)
             }

@@ -59,6 +59,8 @@ pub(crate) struct Planned {
     pub(crate) subplans: Vec<Query>,
     pub(crate) params: Vec<SqlType>,
     pub(crate) deps: Vec<Dep>,
+    /// Its expressions may wait for a lock (EVAL-REPLAY).
+    pub(crate) waits: bool,
 }
 
 impl Prepared {
@@ -198,10 +200,10 @@ impl<G: Gucs> Conn<G> {
     /// Binds and plans.
     fn plan(&mut self, parsed: &Parsed, declared: &[Option<SqlType>]) -> Result<Planned, SqlError> {
         let depth = self.gucs.max_stack_depth();
-        let BoundStatement { plan, params, deps, subqueries } =
+        let BoundStatement { plan, params, deps, subqueries, waits } =
             bind_parsed(&mut self.xact, parsed, declared, depth)?;
         let (statement, subplans) = planner::plan(plan, subqueries, StackDepth::here(depth))?;
-        Ok(Planned { statement, subplans, params, deps })
+        Ok(Planned { statement, subplans, params, deps, waits })
     }
 
     /// PLAN-FRESH: locks the plan's relations, then accepts invalidations,

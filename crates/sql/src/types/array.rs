@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::{SqlType, Value};
+use super::{SqlType, Value, Zone};
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 
@@ -15,7 +15,7 @@ fn malformed(input: &str, detail: &str) -> SqlError {
 }
 
 /// Reads an array of `elem` from its text form.
-pub fn parse_array(elem: SqlType, input: &str) -> Result<Value, SqlError> {
+pub fn parse_array(elem: SqlType, input: &str, zone: Zone) -> Result<Value, SqlError> {
     let t = input.trim();
     let Some(body) = t.strip_prefix('{') else {
         return Err(malformed(input, "Array value must start with \"{\" or dimension information."));
@@ -95,7 +95,7 @@ pub fn parse_array(elem: SqlType, input: &str) -> Result<Value, SqlError> {
         items.push(if !quoted && text.eq_ignore_ascii_case("null") {
             Value::Null
         } else {
-            Value::parse(elem, &text)?
+            Value::parse_in(elem, &text, zone)?
         });
         match chars.next() {
             Some(',') => continue,
@@ -110,13 +110,13 @@ pub fn parse_array(elem: SqlType, input: &str) -> Result<Value, SqlError> {
 }
 
 /// Writes an array's text form.
-pub fn format_array(items: &[Value]) -> String {
+pub fn format_array(items: &[Value], zone: Zone) -> String {
     let mut out = String::from("{");
     for (i, v) in items.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        match v.to_text() {
+        match v.to_text_in(zone) {
             None => out.push_str("NULL"),
             Some(text) => {
                 let quote = text.is_empty()
@@ -144,13 +144,13 @@ pub fn format_array(items: &[Value]) -> String {
 /// A record's text form: `(a,b)`, a NULL field empty, a field quoted when
 /// it is empty or holds a parenthesis, a comma, a quote, a backslash or
 /// white space.
-pub fn format_record(fields: &[Value]) -> String {
+pub fn format_record(fields: &[Value], zone: Zone) -> String {
     let mut out = String::from("(");
     for (i, v) in fields.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        if let Some(text) = v.to_text() {
+        if let Some(text) = v.to_text_in(zone) {
             let quote = text.is_empty()
                 || text.chars().any(|c| matches!(c, '(' | ')' | ',' | '"' | '\\') || c.is_whitespace());
             if quote {
@@ -193,8 +193,8 @@ mod tests {
     use super::*;
 
     fn round(elem: SqlType, text: &str) -> String {
-        match parse_array(elem, text).unwrap() {
-            Value::Array(items) => format_array(&items),
+        match parse_array(elem, text, Zone::UTC).unwrap() {
+            Value::Array(items) => format_array(&items, Zone::UTC),
             other => panic!("{other:?}"),
         }
     }
@@ -215,17 +215,17 @@ mod tests {
     fn malformed_input_is_22p02() {
         for bad in ["1,2", "{1,2", "{1,,2}", "{1}x", "{\"a}", "{a\"b}"] {
             assert_eq!(
-                parse_array(SqlType::Text, bad).unwrap_err().code,
+                parse_array(SqlType::Text, bad, Zone::UTC).unwrap_err().code,
                 SqlState::INVALID_TEXT_REPRESENTATION,
                 "{bad}"
             );
         }
         assert_eq!(
-            parse_array(SqlType::Int4, "{{1},{2}}").unwrap_err().code,
+            parse_array(SqlType::Int4, "{{1},{2}}", Zone::UTC).unwrap_err().code,
             SqlState::FEATURE_NOT_SUPPORTED
         );
         assert_eq!(
-            parse_array(SqlType::Int4, "{x}").unwrap_err().code,
+            parse_array(SqlType::Int4, "{x}", Zone::UTC).unwrap_err().code,
             SqlState::INVALID_TEXT_REPRESENTATION
         );
     }

@@ -10,6 +10,7 @@ mod datetime;
 mod float;
 mod interval;
 mod oid;
+mod zone;
 
 use std::cmp::Ordering;
 
@@ -17,9 +18,13 @@ use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 
 pub use array::{format_array, parse_array};
-pub use datetime::{format_date, format_timestamp, parse_date, parse_timestamp, parse_timestamptz};
+pub use datetime::{
+    civil_date, day_number, format_date, format_timestamp, format_timestamptz, parse_date, parse_timestamp,
+    parse_timestamptz,
+};
 pub use interval::{format_interval, parse_interval, Interval};
 pub use oid::{quote_ident, Reg};
+pub use zone::Zone;
 
 /// PostgreSQL's epoch (2000-01-01) in Unix seconds.
 const PG_EPOCH: i64 = 946_684_800;
@@ -76,6 +81,10 @@ pub enum SqlType {
     /// A record (row value) of a known shape: what its fields are named
     /// and hold.
     Record(Rec),
+    /// void: what a function that returns nothing returns
+    /// (`pg_advisory_lock`). Its one value is not NULL and prints as the
+    /// empty string (held as an empty text).
+    Void,
 }
 
 /// The shapes of record a function returns.
@@ -209,6 +218,7 @@ impl SqlType {
             SqlType::Int2Vector => 22,
             SqlType::OidVector => 30,
             SqlType::Record(_) => 2249,
+            SqlType::Void => 2278,
         }
     }
 
@@ -296,6 +306,7 @@ impl SqlType {
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
             SqlType::Record(_) => "record",
+            SqlType::Void => "void",
         }
     }
 
@@ -340,6 +351,7 @@ impl SqlType {
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
             SqlType::Record(_) => "record",
+            SqlType::Void => "void",
         }
     }
 
@@ -347,7 +359,7 @@ impl SqlType {
     /// own types, and arrays of them, are also allowed; the oid alias
     /// types, whose values name catalog objects, are not).
     pub fn storable(self) -> bool {
-        !matches!(self, SqlType::Reg(_) | SqlType::Array(Elem::RegType) | SqlType::Record(_))
+        !matches!(self, SqlType::Reg(_) | SqlType::Array(Elem::RegType) | SqlType::Record(_) | SqlType::Void)
     }
 
     /// Resolves a type name as written in DDL (`int`, `int4`, `varchar`,
@@ -483,8 +495,17 @@ fn fit_length(ty: SqlType, input: &str, limit: u32, pad: bool) -> Result<Value, 
 }
 
 impl Value {
-    /// Reads `input` as PostgreSQL's text format for `ty`.
+    /// Reads `input` as PostgreSQL's text format for `ty`, a timestamp
+    /// with time zone without a zone of its own in UTC (see
+    /// [`Value::parse_in`]).
     pub fn parse(ty: SqlType, input: &str) -> Result<Value, SqlError> {
+        Self::parse_in(ty, input, Zone::UTC)
+    }
+
+    /// Reads `input` as PostgreSQL's text format for `ty`; a timestamp
+    /// with time zone that names no zone is wall-clock time in `zone` (the
+    /// session's TimeZone).
+    pub fn parse_in(ty: SqlType, input: &str, zone: Zone) -> Result<Value, SqlError> {
         match ty {
             SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => parse_int(ty, input),
             SqlType::Float8 => float::parse(input).map(Value::Float),
@@ -494,7 +515,7 @@ impl Value {
             SqlType::Char(n) => fit_length(ty, input, n, true),
             SqlType::Date => parse_date(input).map(Value::Date),
             SqlType::Timestamp => parse_timestamp(input).map(Value::Timestamp),
-            SqlType::TimestampTz => parse_timestamptz(input).map(Value::TimestampTz),
+            SqlType::TimestampTz => parse_timestamptz(input, zone).map(Value::TimestampTz),
             SqlType::Interval => parse_interval(input).map(Value::Interval),
             SqlType::Oid => oid::parse_oid(input).map(|o| Value::Int(o.into())),
             SqlType::Name => Ok(Value::Text(oid::truncate_name(input))),
@@ -508,17 +529,27 @@ impl Value {
                     format!("{} input of a name is resolved when the statement is bound", r.type_name()),
                 )),
             },
-            SqlType::Array(e) => parse_array(e.ty(), input),
+            SqlType::Array(e) => parse_array(e.ty(), input, zone),
             SqlType::Int2Vector | SqlType::OidVector => oid::parse_vector(ty, input),
             SqlType::Record(_) => Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
                 "input of anonymous composite types is not implemented",
             )),
+            // PostgreSQL's void_in takes any text.
+            SqlType::Void => Ok(Value::Text(String::new())),
         }
     }
 
-    /// Writes the value in PostgreSQL's text format; `None` for NULL.
+    /// Writes the value in PostgreSQL's text format, a timestamp with time
+    /// zone in UTC (see [`Value::to_text_in`]); `None` for NULL.
     pub fn to_text(&self) -> Option<String> {
+        self.to_text_in(Zone::UTC)
+    }
+
+    /// Writes the value in PostgreSQL's text format, a timestamp with time
+    /// zone as wall-clock time in `zone` (the session's TimeZone); `None`
+    /// for NULL.
+    pub fn to_text_in(&self, zone: Zone) -> Option<String> {
         Some(match self {
             Value::Null => return None,
             Value::Bool(b) => if *b { "t" } else { "f" }.to_owned(),
@@ -527,23 +558,22 @@ impl Value {
             Value::Text(s) => s.clone(),
             Value::Date(d) => format_date(*d),
             Value::Timestamp(t) => format_timestamp(*t),
-            // The session's zone is UTC.
-            Value::TimestampTz(t) => format!("{}+00", format_timestamp(*t)),
+            Value::TimestampTz(t) => format_timestamptz(*t, zone),
             Value::Interval(i) => format_interval(*i),
-            Value::Array(items) => format_array(items),
-            Value::Record(fields) => array::format_record(fields),
+            Value::Array(items) => format_array(items, zone),
+            Value::Record(fields) => array::format_record(fields, zone),
             Value::Reg(_, name) => name.to_string(),
         })
     }
 
-    /// The text form of a value of type `ty`: as [`Value::to_text`], but
-    /// int2vector and oidvector print as space-separated numbers.
-    pub fn to_text_as(&self, ty: SqlType) -> Option<String> {
+    /// The text form of a value of type `ty`: as [`Value::to_text_in`],
+    /// but int2vector and oidvector print as space-separated numbers.
+    pub fn to_text_as(&self, ty: SqlType, zone: Zone) -> Option<String> {
         match (ty, self) {
             (SqlType::Int2Vector | SqlType::OidVector, Value::Array(items)) => {
                 Some(items.iter().map(|v| v.to_text().unwrap_or_default()).collect::<Vec<_>>().join(" "))
             }
-            _ => self.to_text(),
+            _ => self.to_text_in(zone),
         }
     }
 
