@@ -63,7 +63,7 @@ pub(super) fn take(
     let cut = applied;
     let redo = applier.oldest_running_start().map_or(cut, |start| start.min(cut));
     let header = CheckpointHeader { cut, next_xid: running.next_xid, running: running.xids };
-    let (image, rows) = db.image(&session.reader(&snapshot));
+    let (payload, rows) = db.image_payload(&session.reader(&snapshot), &header);
     session.abort();
     drop(guard);
     // The local WAL must reach the cut before a restartpoint names it.
@@ -73,7 +73,6 @@ pub(super) fn take(
     runtime
         .block_on(log.flush(cut))
         .map_err(|e| format!("could not flush the WAL before a restartpoint: {e}"))?;
-    let payload = image.encode(&header);
     checkpoint::write(&dir, redo, &payload).map_err(|e| format!("could not write a restartpoint: {e}"))?;
     log.remove_before(redo).map_err(|e| format!("could not remove old WAL: {e}"))?;
     info!(
