@@ -41,6 +41,7 @@ pub mod sqlstate;
 pub mod stack;
 mod standby;
 mod statement;
+mod syntax_error;
 pub mod types;
 mod wal_buffer;
 mod wal_retention;

@@ -11,6 +11,7 @@ use sqlparser::parser::{Parser, ParserError};
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 use crate::stack::{parser_depth, too_deep, BigStack};
+use crate::syntax_error::{locate, Source};
 
 pub use crate::statement::Ast;
 
@@ -67,6 +68,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             out.push(hand_parse(trimmed)?);
             continue;
         }
+        // Where the statement is in the query string, for an error's
+        // position (the pieces are slices of it).
+        let source =
+            Source { query: sql, start: piece.as_ptr() as usize - sql.as_ptr() as usize, len: piece.len() };
         // CREATE SEQUENCE's options in the order sqlparser reads them.
         let reordered = crate::sequence_syntax::canonical_create_sequence(piece);
         let piece = reordered.as_deref().unwrap_or(piece);
@@ -91,7 +96,11 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             Err(e) => {
                 let message = e.to_string();
                 let message = message.strip_prefix("sql parser error: ").unwrap_or(&message).to_owned();
-                return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error: {message}")));
+                // A reordered statement's locations are not the user's.
+                let located = if reordered.is_none() { locate(&message, &source) } else { None };
+                return Err(located.unwrap_or_else(|| {
+                    SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error: {message}"))
+                }));
             }
         }
     }
