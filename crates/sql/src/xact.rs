@@ -58,6 +58,7 @@ pub(crate) struct XactConfig {
     pub(crate) synchronous_commit: bool,
     pub(crate) max_stack_depth: usize,
     pub(crate) max_message_size: usize,
+    pub(crate) temp_file_limit: Option<u64>,
 }
 
 impl Default for XactConfig {
@@ -67,6 +68,7 @@ impl Default for XactConfig {
             synchronous_commit: true,
             max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
             max_message_size: 64 << 20,
+            temp_file_limit: Some(crate::guc::DEFAULT_TEMP_FILE_LIMIT),
         }
     }
 }
