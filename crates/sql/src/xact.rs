@@ -68,7 +68,7 @@ impl Default for XactConfig {
             synchronous_commit: true,
             max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
             max_message_size: 64 << 20,
-            temp_file_limit: Some(crate::guc::DEFAULT_TEMP_FILE_LIMIT),
+            temp_file_limit: Some(crate::limits::DEFAULT_TEMP_FILE_LIMIT),
         }
     }
 }

@@ -277,17 +277,11 @@ impl Default for SessionSettings {
             application_name: String::new(),
             synchronous_commit: true,
             max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
-            temp_file_limit: Some(DEFAULT_TEMP_FILE_LIMIT),
+            temp_file_limit: Some(crate::limits::DEFAULT_TEMP_FILE_LIMIT),
             client: ClientSettings::default(),
         }
     }
 }
-
-/// temp_file_limit's default: PostgreSQL's is -1 (no limit, its spill
-/// files go to disk); what snapscale holds instead is memory every session
-/// shares, so one statement gets at most 1GB of it unless a session lifts
-/// the limit.
-pub const DEFAULT_TEMP_FILE_LIMIT: u64 = 1 << 30;
 
 /// The session settings besides the client's.
 const NAMES: [&str; 8] = [

@@ -58,7 +58,7 @@ pub trait Gucs: Clone + Send + Sync + 'static {
     /// temp_file_limit, in bytes (`None`: no limit): the most a statement
     /// may hold of what PostgreSQL would spill to temporary files.
     fn temp_file_limit(&self) -> Option<u64> {
-        Some(crate::guc::DEFAULT_TEMP_FILE_LIMIT)
+        Some(crate::limits::DEFAULT_TEMP_FILE_LIMIT)
     }
     /// max_message_size, in bytes: also the longest row COPY buffers.
     fn max_message_size(&self) -> usize {
