@@ -23,6 +23,7 @@ mod error;
 mod exec;
 mod expr;
 mod index;
+mod nesting;
 mod output;
 mod parse;
 mod plan;

@@ -8,10 +8,14 @@
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::error::SqlError;
+use crate::nesting::{measure, Nesting, MAX_REPARSED_LEVELS};
 use crate::sqlstate::SqlState;
 use crate::stack::{parser_depth, too_deep, BigStack};
+
+static DIALECT: PostgreSqlDialect = PostgreSqlDialect {};
 
 /// Direction of a COPY.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -84,20 +88,38 @@ fn syntax(near: &str) -> SqlError {
     SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{near}\""))
 }
 
+/// A parser of `text` that stays within its recursion limit (derived from
+/// `max_stack_depth`), and how deep the text nests: the text is tokenized,
+/// and a text nested too deep for that limit, or with too many levels
+/// sqlparser would parse again, is refused (as `RecursionLimitExceeded`)
+/// before sqlparser parses it; see crate::nesting for why sqlparser must
+/// not reach its limit.
+fn parser(text: &str, max_stack_depth: usize) -> Result<(Parser<'static>, Nesting), ParserError> {
+    let mut tokens = Tokenizer::new(&DIALECT, text).with_unescape(true).tokenize_with_location()?;
+    let blank = tokens.iter().take_while(|t| matches!(t.token, Token::Whitespace(_))).count();
+    tokens.drain(..blank);
+    let limit = parser_depth(max_stack_depth);
+    let mut parser = Parser::new(&DIALECT).with_recursion_limit(limit).with_tokens_with_locations(tokens);
+    let most = Nesting { depth: limit, reparsed: MAX_REPARSED_LEVELS };
+    let nesting = measure(&mut parser, most);
+    if nesting.depth > most.depth || nesting.reparsed > most.reparsed {
+        return Err(ParserError::RecursionLimitExceeded);
+    }
+    Ok((parser, nesting))
+}
+
 /// Parses one expression as stored in the catalog (a column's DEFAULT,
 /// written by sqlparser from an expression it parsed).
 pub(crate) fn parse_expr(text: &str, max_stack_depth: usize) -> Result<sqlparser::ast::Expr, SqlError> {
-    Parser::new(&PostgreSqlDialect {})
-        .with_recursion_limit(parser_depth(max_stack_depth))
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|e| {
-            SqlError::new(SqlState::INTERNAL_ERROR, format!("a stored expression does not parse: {e}"))
-        })
+    let parsed = parser(text, max_stack_depth).and_then(|(mut p, _)| p.parse_expr());
+    parsed.map_err(|e| match e {
+        ParserError::RecursionLimitExceeded => too_deep(max_stack_depth),
+        e => SqlError::new(SqlState::INTERNAL_ERROR, format!("a stored expression does not parse: {e}")),
+    })
 }
 
-/// Splits `sql` into statements. sqlparser's recursion stops at a depth
-/// derived from `max_stack_depth`, with 54001.
+/// Splits `sql` into statements. A statement nested deeper than
+/// `max_stack_depth` allows sqlparser to go is refused with 54001.
 pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError> {
     let mut out = Vec::new();
     for piece in split(sql) {
@@ -111,16 +133,14 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
-        let statements = stack.run(|| {
-            let parsed = Parser::new(&PostgreSqlDialect {})
-                .with_recursion_limit(parser_depth(max_stack_depth))
-                .try_with_sql(piece)
-                .and_then(|mut p| p.parse_statements());
-            parsed.map(|statements| {
-                statements
-                    .into_iter()
-                    .map(|s| Parsed::Sql(Ast { statement: Some(Box::new(s)), stack }))
-                    .collect::<Vec<_>>()
+        let statements = parser(piece, max_stack_depth).and_then(|(mut p, _)| {
+            stack.run(|| {
+                p.parse_statements().map(|statements| {
+                    statements
+                        .into_iter()
+                        .map(|s| Parsed::Sql(Ast { statement: Some(Box::new(s)), stack }))
+                        .collect::<Vec<_>>()
+                })
             })
         });
         match statements {
@@ -419,6 +439,42 @@ mod tests {
         // sqlparser drops the chain it built when the statement fails.
         let broken = format!("{chain} +");
         assert_eq!(parse(&broken).unwrap_err().code, "42601");
+    }
+
+    /// Nests past sqlparser's depth are refused before sqlparser sees
+    /// them (it retried them for hours), NOT chains included (it called
+    /// them syntax errors); so are nests of levels sqlparser would parse
+    /// again, past 64. Below both, they parse.
+    #[test]
+    fn deep_nests_are_54001_before_sqlparser_sees_them() {
+        let too_deep = |sql: String| {
+            let err = parse(&sql).unwrap_err();
+            assert_eq!(err.code, "54001", "{}", &sql[..40]);
+            assert_eq!(err.message, "stack depth limit exceeded");
+            assert!(err.hint.is_some_and(|h| h.contains("\"max_stack_depth\" (currently 2048kB)")));
+        };
+        for open in
+            ["CASE WHEN true THEN ", "ARRAY[", "NOT ", "- ", "ROW(", "(SELECT ", "1 IN (", "INTERVAL "]
+        {
+            too_deep(format!("SELECT {}1", open.repeat(17_000)));
+            too_deep(format!("SELECT {}1", open.repeat(100_000)));
+        }
+        // 65 CASEs: 64 levels inside another's THEN branch.
+        let cases = |n: usize| format!("SELECT {}1{}", "CASE WHEN true THEN ".repeat(n), " END".repeat(n));
+        assert_eq!(parse(&cases(65)).unwrap().len(), 1);
+        too_deep(cases(66));
+        too_deep(format!("SELECT * FROM {}t JOIN u ON true{}", "(".repeat(65), ")".repeat(65)));
+        assert_eq!(
+            parse(&format!("SELECT * FROM {}t JOIN u ON true{}", "(".repeat(64), ")".repeat(64)))
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(parse(&format!("SELECT {}true", "NOT ".repeat(10_000))).unwrap().len(), 1);
+        // A lower max_stack_depth lowers sqlparser's depth with it.
+        let nots = format!("SELECT {}true", "NOT ".repeat(1_000));
+        assert_eq!(super::parse(&nots, 100 << 10).unwrap_err().code, "54001");
+        assert_eq!(parse(&nots).unwrap().len(), 1);
     }
 
     #[test]
