@@ -403,3 +403,19 @@ async fn a_vanished_client_leaves_no_locks_or_slots() {
     alive(&mut c).await;
     server.shutdown().await;
 }
+
+/// sqlparser drops the trees of alternatives it abandons, deep in its
+/// recursion; a long chain dropped where its stack ran short overflowed it
+/// (SIGSEGV, the whole server gone). The parse now runs on a stack that
+/// holds all of its recursion and such a drop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_chain_dropped_deep_in_a_failing_parse_is_answered() {
+    let server = start(|_| {}).await;
+    let (mut a, _) = Raw::connect(server.addr).await;
+    let chain = vec!["1"; 30_000].join("+");
+    let sql = format!("SELECT {}CASE WHEN true THEN {chain} garbage", "(".repeat(3_000));
+    let r = tokio::time::timeout(Duration::from_secs(120), a.query(&sql)).await.expect("an answer");
+    assert_eq!(error_code(&r).as_deref(), Some("42601"), "{:?}", error_of(&r));
+    alive(&mut a).await;
+    server.shutdown().await;
+}

@@ -111,7 +111,8 @@ fn parser(text: &str, max_stack_depth: usize) -> Result<(Parser<'static>, Nestin
 /// Parses one expression as stored in the catalog (a column's DEFAULT,
 /// written by sqlparser from an expression it parsed).
 pub(crate) fn parse_expr(text: &str, max_stack_depth: usize) -> Result<sqlparser::ast::Expr, SqlError> {
-    let parsed = parser(text, max_stack_depth).and_then(|(mut p, _)| p.parse_expr());
+    let parsed = parser(text, max_stack_depth)
+        .and_then(|(mut p, nesting)| BigStack::for_parse(text.len(), nesting.depth).run(|| p.parse_expr()));
     parsed.map_err(|e| match e {
         ParserError::RecursionLimitExceeded => too_deep(max_stack_depth),
         e => SqlError::new(SqlState::INTERNAL_ERROR, format!("a stored expression does not parse: {e}")),
@@ -133,8 +134,8 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
-        let statements = parser(piece, max_stack_depth).and_then(|(mut p, _)| {
-            stack.run(|| {
+        let statements = parser(piece, max_stack_depth).and_then(|(mut p, nesting)| {
+            BigStack::for_parse(piece.len(), nesting.depth).run(|| {
                 p.parse_statements().map(|statements| {
                     statements
                         .into_iter()
@@ -475,6 +476,16 @@ mod tests {
         let nots = format!("SELECT {}true", "NOT ".repeat(1_000));
         assert_eq!(super::parse(&nots, 100 << 10).unwrap_err().code, "54001");
         assert_eq!(parse(&nots).unwrap().len(), 1);
+    }
+
+    /// sqlparser drops the trees of alternatives it abandons deep in its
+    /// recursion; a long chain dropped where it had gone on on a small
+    /// stack of its own overflowed that stack (a SIGSEGV).
+    #[test]
+    fn a_long_chain_dropped_deep_in_a_failing_parse_does_not_overflow() {
+        let chain = vec!["1"; 30_000].join("+");
+        let sql = format!("SELECT {}CASE WHEN true THEN {chain} garbage", "(".repeat(3_000));
+        assert_eq!(parse(&sql).unwrap_err().code, "42601");
     }
 
     #[test]
