@@ -5,6 +5,7 @@
 
 mod wire;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use snapscale_sql::SnapshotMode;
@@ -401,6 +402,39 @@ async fn a_vanished_client_leaves_no_locks_or_slots() {
     }
     let mut c = c.expect("the vanished client's slot is free again");
     alive(&mut c).await;
+    server.shutdown().await;
+}
+
+/// A statement sqlparser takes long over (a failing one whose CASE levels
+/// it parses again, at the most levels allowed) costs its own session, not
+/// the server's: its parse runs with the runtime worker handed over, so two
+/// at once (as many as the workers) do not stop others from being served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_parses_do_not_stop_the_server() {
+    let server = start(|_| {}).await;
+    let (mut a1, _) = Raw::connect(server.addr).await;
+    let (mut a2, _) = Raw::connect(server.addr).await;
+    let (mut b, _) = Raw::connect(server.addr).await;
+    let content = vec!["(((1)))"; 10_000].join(" + ");
+    let sql = format!("SELECT {}{content} garbage", "CASE WHEN true THEN ".repeat(64));
+    let done = AtomicUsize::new(0);
+    async fn slow(a: &mut Raw, sql: &str, done: &AtomicUsize) {
+        let r = a.query(sql).await;
+        done.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(error_code(&r).as_deref(), Some("42601"), "{:?}", error_of(&r));
+    }
+    let others = async {
+        while done.load(Ordering::SeqCst) < 2 {
+            let round = async {
+                alive(&mut b).await;
+                let (mut c, _) = Raw::connect(server.addr).await;
+                alive(&mut c).await;
+            };
+            tokio::time::timeout(Duration::from_secs(3), round).await.expect("others are served meanwhile");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::join!(slow(&mut a1, &sql, &done), slow(&mut a2, &sql, &done), others);
     server.shutdown().await;
 }
 

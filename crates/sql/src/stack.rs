@@ -108,8 +108,10 @@ pub fn parser_depth(max_stack_depth: usize) -> usize {
 
 /// Source text longer than this is parsed and dropped on a [`BigStack`]; a
 /// shorter one cannot hold a chain whose drop overflows what the thread has
-/// left (measured below 128 bytes of stack per byte of source).
-const BIG_STATEMENT: usize = 8 << 10;
+/// left (measured below 128 bytes of stack per byte of source). The server
+/// also parses such a statement with its runtime worker handed to the other
+/// tasks: its parse may take seconds (see crate::nesting).
+pub const BIG_STATEMENT: usize = 8 << 10;
 
 /// Stack needed per byte of source to drop sqlparser's tree of it.
 const STACK_PER_BYTE: usize = 128;
