@@ -150,6 +150,8 @@ async fn deep_nests_of_every_construct_are_54001_while_others_are_served() {
         ("- ", "1", ""),
         ("~ ", "1", ""),
         ("(", "1", ")"),
+        ("POSITION(", "1", ")"),
+        ("CEIL(", "1", " ORDER BY 1)"),
     ];
     let mut slowest = Duration::ZERO;
     for &(open, inner, close) in nests {

@@ -471,6 +471,11 @@ mod tests {
                 .len(),
             1
         );
+        // Levels sqlparser parsed again: 30 POSITIONs took it years, 1 000
+        // CEILs failing after their contents 5 s, 8 000 ARRAY< 8 s.
+        too_deep(format!("SELECT {}1{}", "POSITION(".repeat(30), ")".repeat(30)));
+        too_deep(format!("SELECT {}1{}", "CEIL(".repeat(1_000), " ORDER BY 1)".repeat(1_000)));
+        too_deep(format!("SELECT {}int{}", "ARRAY< ".repeat(8_000), " >".repeat(8_000)));
         assert_eq!(parse(&format!("SELECT {}true", "NOT ".repeat(10_000))).unwrap().len(), 1);
         // A lower max_stack_depth lowers sqlparser's depth with it.
         let nots = format!("SELECT {}true", "NOT ".repeat(1_000));

@@ -13,14 +13,18 @@
 //! the default 16 384 that is about an hour, on a runtime worker), and a
 //! NOT chain ends in a syntax error instead of 54001.
 //!
-//! The same retry makes a failing statement cost one more parse of what lies
-//! inside each such level, below the limit too: a CASE in the operand or
-//! THEN branch of another CASE (the outer CASE goes on with the inner one's
-//! WHEN), an `ARRAY[` (the identifier `array` takes the bracket as a
-//! subscript), and a parenthesised join in FROM (tried as a derived table,
-//! then as a join). Such levels are bounded separately
-//! ([`MAX_REPARSED_LEVELS`]), so a statement costs at most that many times
-//! an ordinary parse of its length.
+//! Retries like these make a failing statement cost one more parse of what
+//! lies inside each such level, below the limit too: a CASE in the operand
+//! or THEN branch of another CASE (the outer CASE goes on with the inner
+//! one's WHEN), an `ARRAY[` (the identifier `array` takes the bracket as a
+//! subscript), `ARRAY<` (a type, tried at every expression's start), the
+//! parenthesis of CAST, CONVERT, CEIL, SUBSTRING and the like (the word is
+//! retried as a function's name: [`reparsing`]), and a parenthesised join
+//! in FROM (tried as a derived table, then as a join). Nested, such levels
+//! took polynomial time (1 000 `CEIL(` levels failing after their
+//! contents: 5 s; 8 000 `ARRAY<`: 8 s), and POSITION's exponential time.
+//! They are bounded separately ([`MAX_REPARSED_LEVELS`]), so that a
+//! statement costs at most about that many ordinary parses of its length.
 //!
 //! The scan follows sqlparser's expression parser closely enough to bound its
 //! recursion from above: a frame for every bracket, CASE, prefix operator
@@ -97,7 +101,8 @@ struct Frame {
     kind: Kind,
     prec: u8,
     weight: usize,
-    reparsed: bool,
+    /// What the frame counts towards [`Nesting::reparsed`].
+    reparsed: usize,
     /// A barrier in a FROM list: a parenthesis after its comma is a table.
     from_list: bool,
 }
@@ -126,7 +131,7 @@ fn bracket(kind: Kind) -> Option<usize> {
 
 impl Scan {
     fn new() -> Scan {
-        let root = Frame { kind: Kind::Root, prec: 0, weight: BASE, reparsed: false, from_list: false };
+        let root = Frame { kind: Kind::Root, prec: 0, weight: BASE, reparsed: 0, from_list: false };
         Scan {
             frames: vec![root],
             barriers: vec![0],
@@ -137,7 +142,7 @@ impl Scan {
         }
     }
 
-    fn push(&mut self, kind: Kind, prec: u8, weight: usize, reparsed: bool) {
+    fn push(&mut self, kind: Kind, prec: u8, weight: usize, reparsed: usize) {
         if kind.is_barrier() {
             self.barriers.push(self.frames.len());
         }
@@ -146,7 +151,7 @@ impl Scan {
         }
         self.frames.push(Frame { kind, prec, weight, reparsed, from_list: false });
         self.depth += weight;
-        self.reparsed += usize::from(reparsed);
+        self.reparsed += reparsed;
         self.max.depth = self.max.depth.max(self.depth);
         self.max.reparsed = self.max.reparsed.max(self.reparsed);
     }
@@ -170,7 +175,7 @@ impl Scan {
                 self.open[b] -= 1;
             }
             self.depth -= f.weight;
-            self.reparsed -= usize::from(f.reparsed);
+            self.reparsed -= f.reparsed;
         }
     }
 
@@ -201,7 +206,7 @@ impl Scan {
         while !self.top().kind.is_barrier() && self.top().prec >= prec {
             self.pop();
         }
-        self.push(kind, prec, 1, false);
+        self.push(kind, prec, 1, 0);
     }
 
     /// AND: the end of a BETWEEN's lower bound if one is open, else an
@@ -216,7 +221,7 @@ impl Scan {
             }
             self.pop();
         }
-        self.push(Kind::Operand, prec, 1, false);
+        self.push(Kind::Operand, prec, 1, 0);
     }
 
     /// A closing bracket of `kind`'s sort: pops to its opening one (and
@@ -283,6 +288,25 @@ fn precedes_expression(k: Keyword) -> bool {
     )
 }
 
+/// What a parenthesis after this word counts towards
+/// [`Nesting::reparsed`]. sqlparser parses such a word's construct (CAST,
+/// CONVERT, CEIL, SUBSTRING, …; NOT, CASE and INTERVAL before a
+/// parenthesis) and, when that fails after the parenthesis's contents
+/// (`CAST(x AS int ORDER BY 1)`), parses the contents again as a function's
+/// arguments, which may succeed: the nest of 1 000 such levels took 5 s.
+/// POSITION does so within the construct, so its failures are not
+/// remembered and each level doubles the work (22 levels: 7 s): it counts
+/// 16.
+fn reparsing(k: Keyword) -> usize {
+    use Keyword::*;
+    match k {
+        POSITION => 16,
+        CAST | TRY_CAST | SAFE_CAST | CONVERT | TRY_CONVERT | CEIL | FLOOR | SUBSTR | SUBSTRING | OVERLAY
+        | EXTRACT | NOT | CASE | INTERVAL => 1,
+        _ => 0,
+    }
+}
+
 /// Measures the statement(s) in `parser`'s tokens, up to where either
 /// measure passes `stop`'s, and leaves the parser where it found it: at its
 /// first token, which must not be whitespace.
@@ -295,6 +319,8 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
     let mut after_array = false;
     let mut after_case = false;
     let mut after_operator = false;
+    // What the parenthesis after a word counts towards `reparsed`.
+    let mut after_reparsing_word = 0;
     // A parenthesis here is a table (FROM, JOIN, a FROM list's comma, a
     // table's parenthesis).
     let mut table_next = false;
@@ -303,10 +329,12 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
         let was_array = std::mem::take(&mut after_array);
         let was_case = std::mem::take(&mut after_case);
         let was_operator = std::mem::take(&mut after_operator);
+        let reparsing_word = std::mem::take(&mut after_reparsing_word);
         let was_table_next = std::mem::take(&mut table_next);
         // Tokens taken with this one (multi-word operators).
         let mut extra = 0;
         let kw = keyword(token);
+        after_reparsing_word = reparsing(kw);
         match kw {
             Keyword::FROM | Keyword::JOIN => {
                 table_next = true;
@@ -353,21 +381,22 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                 } else {
                     1
                 };
-                s.push(kind, 0, weight, table && !query);
+                let reparsed = usize::from(table && !query) + reparsing_word;
+                s.push(kind, 0, weight, reparsed);
                 s.barrier().from_list = table;
                 table_next = table && !query;
                 expecting = true;
             }
             Token::LBracket => {
-                s.push(Kind::Bracket, 0, 1, was_array);
+                s.push(Kind::Bracket, 0, 1, usize::from(was_array));
                 expecting = true;
             }
             Token::LBrace => {
-                s.push(Kind::Brace, 0, 1, false);
+                s.push(Kind::Brace, 0, 1, 0);
                 expecting = true;
             }
             Token::Lt if was_array => {
-                s.push(Kind::Angle, 0, 1, false);
+                s.push(Kind::Angle, 0, 1, 1);
                 expecting = true;
             }
             Token::RParen => {
@@ -411,24 +440,20 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
             }
             Token::Word(_) if expecting && kw == Keyword::CASE => {
                 let reparsed = matches!(s.barrier_kind(), Kind::Case(Branch::Operand | Branch::Then));
-                s.push(Kind::Case(Branch::Operand), 0, 1, reparsed);
+                s.push(Kind::Case(Branch::Operand), 0, 1, usize::from(reparsed));
                 after_case = true;
             }
             Token::Word(_) if expecting && kw == Keyword::NOT => {
-                s.push(Kind::Operand, prec(Precedence::UnaryNot), 1, false)
+                s.push(Kind::Operand, prec(Precedence::UnaryNot), 1, 0)
             }
             // Its value is one prefix: any operator ends it.
-            Token::Word(_) if expecting && kw == Keyword::INTERVAL => {
-                s.push(Kind::Operand, u8::MAX, 1, false)
-            }
+            Token::Word(_) if expecting && kw == Keyword::INTERVAL => s.push(Kind::Operand, u8::MAX, 1, 0),
             Token::Word(_) if expecting && kw == Keyword::ARRAY => after_array = true,
             Token::Word(_) if expecting && kw == Keyword::EXISTS => {}
             Token::Minus | Token::Plus if expecting => {
-                s.push(Kind::Operand, prec(Precedence::MulDivModOp), 1, false)
+                s.push(Kind::Operand, prec(Precedence::MulDivModOp), 1, 0)
             }
-            Token::ExclamationMark if expecting => {
-                s.push(Kind::Operand, prec(Precedence::UnaryNot), 1, false)
-            }
+            Token::ExclamationMark if expecting => s.push(Kind::Operand, prec(Precedence::UnaryNot), 1, 0),
             Token::Tilde
             | Token::DoubleExclamationMark
             | Token::PGSquareRoot
@@ -441,7 +466,7 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
             | Token::QuestionPipe
                 if expecting =>
             {
-                s.push(Kind::Operand, prec(Precedence::PlusMinus), 1, false)
+                s.push(Kind::Operand, prec(Precedence::PlusMinus), 1, 0)
             }
             _ => {
                 if matches!(kw, Keyword::PREPARE | Keyword::EXPLAIN) {
