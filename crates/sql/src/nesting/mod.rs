@@ -22,7 +22,8 @@
 //! retried as a function's name: [`reparsing`]), and a parenthesised join
 //! in FROM (tried as a derived table, then as a join). Nested, such levels
 //! took polynomial time (1 000 `CEIL(` levels failing after their
-//! contents: 5 s; 8 000 `ARRAY<`: 8 s), and POSITION's exponential time.
+//! contents: 5 s; 8 000 `ARRAY<`: 8 s), and POSITION and `IN (SELECT -`
+//! exponential time (each level doubles the work).
 //! They are bounded separately ([`MAX_REPARSED_LEVELS`]), so that a
 //! statement costs at most about that many ordinary parses of its length.
 //!
@@ -58,7 +59,8 @@ const QUERY_WEIGHT: usize = 3;
 pub(crate) struct Nesting {
     /// An upper bound of the recursion depth sqlparser reaches parsing it.
     pub depth: usize,
-    /// The most levels on one path that sqlparser may parse twice.
+    /// The most levels on one path that sqlparser may parse again (a
+    /// POSITION counts 16: see [`reparsing`]).
     pub reparsed: usize,
 }
 
@@ -307,6 +309,50 @@ fn reparsing(k: Keyword) -> usize {
     }
 }
 
+/// Whether an expression that has read a word goes on at `t` (an operator,
+/// a bracket, a field access), as opposed to ending there (`SELECT x`,
+/// `SELECT *`, `SELECT DISTINCT`).
+fn continues_expression(t: &Token) -> bool {
+    match t {
+        Token::Word(w) => matches!(
+            w.keyword,
+            Keyword::AND
+                | Keyword::OR
+                | Keyword::XOR
+                | Keyword::NOT
+                | Keyword::IN
+                | Keyword::IS
+                | Keyword::NOTNULL
+                | Keyword::LIKE
+                | Keyword::ILIKE
+                | Keyword::SIMILAR
+                | Keyword::REGEXP
+                | Keyword::RLIKE
+                | Keyword::MATCH
+                | Keyword::GLOB
+                | Keyword::MEMBER
+                | Keyword::BETWEEN
+                | Keyword::OVERLAPS
+                | Keyword::AT
+                | Keyword::COLLATE
+                | Keyword::OPERATOR
+                | Keyword::DIV
+        ),
+        Token::Number(..)
+        | Token::SingleQuotedString(_)
+        | Token::DoubleQuotedString(_)
+        | Token::DollarQuotedString(_)
+        | Token::NationalStringLiteral(_)
+        | Token::EscapedStringLiteral(_)
+        | Token::UnicodeStringLiteral(_)
+        | Token::HexStringLiteral(_)
+        | Token::Placeholder(_)
+        | Token::Mul
+        | Token::EOF => false,
+        _ => true,
+    }
+}
+
 /// Measures the statement(s) in `parser`'s tokens, up to where either
 /// measure passes `stop`'s, and leaves the parser where it found it: at its
 /// first token, which must not be whitespace.
@@ -321,6 +367,7 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
     let mut after_operator = false;
     // What the parenthesis after a word counts towards `reparsed`.
     let mut after_reparsing_word = 0;
+    let mut after_in = false;
     // A parenthesis here is a table (FROM, JOIN, a FROM list's comma, a
     // table's parenthesis).
     let mut table_next = false;
@@ -330,11 +377,13 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
         let was_case = std::mem::take(&mut after_case);
         let was_operator = std::mem::take(&mut after_operator);
         let reparsing_word = std::mem::take(&mut after_reparsing_word);
+        let was_in = std::mem::take(&mut after_in);
         let was_table_next = std::mem::take(&mut table_next);
         // Tokens taken with this one (multi-word operators).
         let mut extra = 0;
         let kw = keyword(token);
         after_reparsing_word = reparsing(kw);
+        after_in = kw == Keyword::IN;
         match kw {
             Keyword::FROM | Keyword::JOIN => {
                 table_next = true;
@@ -381,7 +430,12 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                 } else {
                     1
                 };
-                let reparsed = usize::from(table && !query) + reparsing_word;
+                // IN (SELECT …): sqlparser tries a query, then a list of
+                // expressions, and when the word after SELECT lets an
+                // expression go on, both read what follows: each level
+                // doubles the work (`x IN (SELECT - x IN (SELECT - …`).
+                let both = was_in && query && continues_expression(&parser.peek_nth_token_ref(2).token);
+                let reparsed = usize::from(table && !query) + reparsing_word + if both { 16 } else { 0 };
                 s.push(kind, 0, weight, reparsed);
                 s.barrier().from_list = table;
                 table_next = table && !query;
@@ -520,6 +574,9 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                                     | Keyword::GLOB
                             );
                             extra = if postfix || infix { at } else { at - 1 };
+                            after_in = word == Keyword::IN;
+                            // NOT here is an operator, not NOT (…).
+                            after_reparsing_word = 0;
                             if postfix {
                                 s.infix(p, Kind::Operand);
                                 s.pop();

@@ -385,10 +385,48 @@ fn reparsed_levels() {
     assert_eq!(nest("CEIL(", 70), 70);
     assert_eq!(nest("abs(", 70), 0);
     assert_eq!(nest("POSITION(", 5), 80);
+    assert_eq!(nest("x IN (SELECT - ", 5), 80);
+    assert_eq!(nest("x NOT IN (SELECT NOT ", 5), 80);
+    assert_eq!(nest("x IN (SELECT x FROM t WHERE x IN (", 70), 0);
+    assert_eq!(nest("x IN (SELECT * FROM t WHERE x IN (", 70), 0);
     assert_eq!(nesting("SELECT 1::ARRAY< ARRAY< ARRAY< int > > >").reparsed, 3);
     let from = |open: &str, n: usize| nesting(&format!("SELECT * FROM {}", open.repeat(n))).reparsed;
     assert_eq!(from("(", 70), 70);
     assert_eq!(from("(SELECT * FROM ", 70), 0);
     assert_eq!(from("t JOIN (", 70), 70);
     assert_eq!(nesting("SELECT * FROM a, (b JOIN (c JOIN d ON true) ON true)").reparsed, 2);
+}
+
+/// A search for repeated patterns that the server parses in more than
+/// linear time (run by hand, in a release build, after a sqlparser
+/// upgrade): every fragment and pair of fragments, repeated 100 and 400
+/// times, and 12 and 16 times for exponential growth.
+/// `cargo test --release -p snapscale-sql --lib slow_patterns -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn slow_patterns() {
+    big_stack(|| {
+        let time = |sql: &str| {
+            let started = std::time::Instant::now();
+            let _ = crate::parse::parse(sql, crate::stack::DEFAULT_MAX_STACK_DEPTH);
+            started.elapsed().as_secs_f64()
+        };
+        let mut slow = Vec::new();
+        for (i, a) in FRAGMENTS.iter().enumerate() {
+            for b in std::iter::once(&"").chain(FRAGMENTS[i..].iter()) {
+                for unit in [format!("{a} {b} "), format!("{b} {a} ")] {
+                    let at = |n: usize| time(&format!("SELECT {}", unit.repeat(n)));
+                    let (t12, t16) = (at(12), at(16));
+                    let (t100, t400) = (at(100), at(400));
+                    // Doubling per level, or worse than quadratic, and slow
+                    // enough not to be noise (a deep statement's stack).
+                    if (t16 > 0.05 && t16 > 8.0 * t12) || (t400 > 0.5 && t400 > 40.0 * t100) {
+                        eprintln!("slow: {unit:?} 12: {t12:.4} 16: {t16:.4} 100: {t100:.4} 400: {t400:.4}");
+                        slow.push(unit);
+                    }
+                }
+            }
+        }
+        assert!(slow.is_empty(), "{slow:?}");
+    });
 }
