@@ -107,6 +107,7 @@ fn nest() -> impl Strategy<Value = Vec<u8>> {
         ("NOT 1 = ", ""),
         ("1 + (", ")"),
         ("POSITION(", ")"),
+        ("x IN (SELECT - ", ")"),
         ("CEIL(", " ORDER BY 1)"),
         ("NOT (", " ORDER BY 1)"),
         ("ARRAY< ", " >"),
