@@ -118,6 +118,9 @@ struct Scan {
     depth: usize,
     reparsed: usize,
     max: Nesting,
+    /// Operators push their right-hand side without ending anything (where
+    /// sqlparser may have read them as operators or as identifiers).
+    keep: bool,
 }
 
 /// The index of a bracket kind in [`Scan::open`].
@@ -141,6 +144,7 @@ impl Scan {
             depth: BASE,
             reparsed: 0,
             max: Nesting { depth: BASE, reparsed: 0 },
+            keep: false,
         }
     }
 
@@ -205,7 +209,7 @@ impl Scan {
     /// An infix operator of precedence `prec` ends the operands that bind
     /// at least as tightly, and opens its right-hand side.
     fn infix(&mut self, prec: u8, kind: Kind) {
-        while !self.top().kind.is_barrier() && self.top().prec >= prec {
+        while !self.keep && !self.top().kind.is_barrier() && self.top().prec >= prec {
             self.pop();
         }
         self.push(kind, prec, 1, 0);
@@ -214,7 +218,7 @@ impl Scan {
     /// AND: the end of a BETWEEN's lower bound if one is open, else an
     /// infix operator.
     fn and(&mut self, prec: u8, between: u8) {
-        while !self.top().kind.is_barrier() && self.top().prec >= prec {
+        while !self.keep && !self.top().kind.is_barrier() && self.top().prec >= prec {
             if self.top().kind == Kind::BetweenLow {
                 let top = self.frames.last_mut().expect("not the root");
                 top.kind = Kind::Operand;
@@ -362,6 +366,9 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
     let mut s = Scan::new();
     // An expression is expected (prefix position), or an operator.
     let mut expecting = true;
+    // Either may come: after a word that sqlparser reads before an
+    // expression in some places and as an identifier in others.
+    let mut either = false;
     let mut after_array = false;
     let mut after_case = false;
     let mut after_operator = false;
@@ -374,6 +381,7 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
     while s.max.depth <= stop.depth && s.max.reparsed <= stop.reparsed {
         let token = &parser.peek_token_ref().token;
         let was_array = std::mem::take(&mut after_array);
+        let was_either = std::mem::take(&mut either);
         let was_case = std::mem::take(&mut after_case);
         let was_operator = std::mem::take(&mut after_operator);
         let reparsing_word = std::mem::take(&mut after_reparsing_word);
@@ -409,7 +417,7 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
         }
         let case_word = matches!(kw, Keyword::WHEN | Keyword::THEN | Keyword::ELSE | Keyword::END)
             && matches!(s.barrier_kind(), Kind::Case(_))
-            && (!expecting || (kw == Keyword::WHEN && was_case));
+            && (!expecting || was_either || (kw == Keyword::WHEN && was_case));
         match token {
             Token::EOF => break,
             Token::SemiColon => {
@@ -470,7 +478,11 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                 if *token == Token::ShiftRight && s.barrier_kind() == Kind::Angle {
                     s.close(Kind::Angle);
                 }
-                expecting = false;
+                // Where the type does not parse, sqlparser reads `array <
+                // x > y` as comparisons: the `>` has a right-hand side.
+                let p = parser.get_next_precedence().unwrap_or(0);
+                s.push(Kind::Operand, p, 1, 0);
+                expecting = true;
             }
             Token::Comma => {
                 s.end_expressions();
@@ -498,7 +510,9 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                 after_case = true;
             }
             Token::Word(_) if expecting && kw == Keyword::NOT => {
-                s.push(Kind::Operand, prec(Precedence::UnaryNot), 1, 0)
+                s.push(Kind::Operand, prec(Precedence::UnaryNot), 1, 0);
+                // NOT LIKE, NOT IN … if the word before was an operand.
+                either = was_either;
             }
             // Its value is one prefix: any operator ends it.
             Token::Word(_) if expecting && kw == Keyword::INTERVAL => s.push(Kind::Operand, u8::MAX, 1, 0),
@@ -527,22 +541,41 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                     s.deepen_root();
                 }
                 let p = parser.get_next_precedence().unwrap_or(0);
-                if p == 0 {
-                    if expecting && !precedes_expression(kw) {
+                let word = matches!(token, Token::Word(_));
+                if expecting && word && !(was_either && p > 0) {
+                    // sqlparser reads a word where an expression starts as
+                    // an identifier (AND, IS and FROM too), unless it reads
+                    // it before an expression.
+                    expecting = precedes_expression(kw);
+                    either = expecting;
+                } else if expecting && !word && p > 0 {
+                    // An operator where an expression starts: sqlparser
+                    // fails here, or (having taken the word before for an
+                    // operand) reads it as an infix operator. Counted as
+                    // one, without ending what it would end.
+                    s.push(Kind::Operand, p, 1, 0);
+                } else if p == 0 {
+                    if expecting {
                         // An operand.
                         expecting = false;
                     } else {
                         // The expression's end (a clause's keyword, an
-                        // alias), or a keyword before an expression.
+                        // alias), a keyword before an expression, or part
+                        // of the operand (`date '2020-01-01'`): either may
+                        // come.
                         expecting = true;
+                        either = true;
                         if kw == Keyword::ESCAPE {
                             // LIKE's ESCAPE takes an expression of its own.
                             s.infix(prec(Precedence::Like), Kind::Operand);
                         }
                     }
                 } else {
-                    // An operator (also where an operand was expected:
-                    // sqlparser may have read the word before as one).
+                    // An operator after an operand, or a word operator where
+                    // either may come: then it ends nothing, and either may
+                    // come after it too.
+                    s.keep = expecting;
+                    either = expecting;
                     expecting = true;
                     let next = keyword(&parser.peek_nth_token_ref(1).token);
                     match kw {
@@ -628,6 +661,7 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                 }
             }
         }
+        s.keep = false;
         for _ in 0..=extra {
             parser.advance_token();
         }
