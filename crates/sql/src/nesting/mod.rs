@@ -357,6 +357,25 @@ fn continues_expression(t: &Token) -> bool {
     }
 }
 
+/// Pushes a prefix operator's operand, of precedence `prec`, or, where the
+/// word before may have been an operand (`either`) and sqlparser may read
+/// the operator as an infix or postfix one (`WHERE ~ x`: the column
+/// `where`; `AS ! ILIKE …`), of the lower of the two precedences, so that
+/// the frame lasts while either reading's would. Returns whether either
+/// may come next: after a postfix `!`, an operator.
+fn prefix(s: &mut Scan, parser: &Parser<'_>, either: bool, prec: u8) -> bool {
+    match parser.get_next_precedence().unwrap_or(0) {
+        infix if either && infix > 0 => {
+            s.push(Kind::Operand, prec.min(infix), 1, 0);
+            true
+        }
+        _ => {
+            s.push(Kind::Operand, prec, 1, 0);
+            false
+        }
+    }
+}
+
 /// Measures the statement(s) in `parser`'s tokens, up to where either
 /// measure passes `stop`'s, and leaves the parser where it found it: at its
 /// first token, which must not be whitespace.
@@ -375,6 +394,10 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
     // What the parenthesis after a word counts towards `reparsed`.
     let mut after_reparsing_word = 0;
     let mut after_in = false;
+    // `TABLE(`: sqlparser tries a type at an expression's start, and the
+    // type TABLE(…) holds column definitions whose DEFAULT is an
+    // expression: two levels to the expression inside.
+    let mut after_table = false;
     // A parenthesis here is a table (FROM, JOIN, a FROM list's comma, a
     // table's parenthesis).
     let mut table_next = false;
@@ -386,12 +409,14 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
         let was_operator = std::mem::take(&mut after_operator);
         let reparsing_word = std::mem::take(&mut after_reparsing_word);
         let was_in = std::mem::take(&mut after_in);
+        let was_table = std::mem::take(&mut after_table);
         let was_table_next = std::mem::take(&mut table_next);
         // Tokens taken with this one (multi-word operators).
         let mut extra = 0;
         let kw = keyword(token);
         after_reparsing_word = reparsing(kw);
         after_in = kw == Keyword::IN;
+        after_table = kw == Keyword::TABLE;
         match kw {
             Keyword::FROM | Keyword::JOIN => {
                 table_next = true;
@@ -433,7 +458,7 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                 let kind = if was_operator { Kind::OperatorName } else { Kind::Paren };
                 let weight = if query {
                     QUERY_WEIGHT
-                } else if table {
+                } else if table || was_table {
                     2
                 } else {
                     1
@@ -508,20 +533,36 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                 let reparsed = matches!(s.barrier_kind(), Kind::Case(Branch::Operand | Branch::Then));
                 s.push(Kind::Case(Branch::Operand), 0, 1, usize::from(reparsed));
                 after_case = true;
+                // Where the CASE fails, sqlparser reads the word as an
+                // identifier and what follows as an operator.
+                either = true;
             }
             Token::Word(_) if expecting && kw == Keyword::NOT => {
                 s.push(Kind::Operand, prec(Precedence::UnaryNot), 1, 0);
                 // NOT LIKE, NOT IN … if the word before was an operand.
                 either = was_either;
             }
-            // Its value is one prefix: any operator ends it.
-            Token::Word(_) if expecting && kw == Keyword::INTERVAL => s.push(Kind::Operand, u8::MAX, 1, 0),
-            Token::Word(_) if expecting && kw == Keyword::ARRAY => after_array = true,
+            // Its value is one prefix: any operator ends it. Where the
+            // interval fails, sqlparser reads the word as an identifier and
+            // what follows as an operator: either may come.
+            Token::Word(_) if expecting && kw == Keyword::INTERVAL => {
+                s.push(Kind::Operand, u8::MAX, 1, 0);
+                either = true;
+            }
+            // ARRAY[…], ARRAY(…) and the type ARRAY<…>; before anything
+            // else sqlparser reads it as an identifier, an operand.
+            Token::Word(_) if expecting && kw == Keyword::ARRAY => {
+                let next = &parser.peek_nth_token_ref(1).token;
+                after_array = matches!(next, Token::LBracket | Token::LParen | Token::Lt);
+                expecting = after_array;
+            }
             Token::Word(_) if expecting && kw == Keyword::EXISTS => {}
             Token::Minus | Token::Plus if expecting => {
-                s.push(Kind::Operand, prec(Precedence::MulDivModOp), 1, 0)
+                either = prefix(&mut s, parser, was_either, prec(Precedence::MulDivModOp))
             }
-            Token::ExclamationMark if expecting => s.push(Kind::Operand, prec(Precedence::UnaryNot), 1, 0),
+            Token::ExclamationMark if expecting => {
+                either = prefix(&mut s, parser, was_either, prec(Precedence::UnaryNot))
+            }
             Token::Tilde
             | Token::DoubleExclamationMark
             | Token::PGSquareRoot
@@ -534,7 +575,7 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
             | Token::QuestionPipe
                 if expecting =>
             {
-                s.push(Kind::Operand, prec(Precedence::PlusMinus), 1, 0)
+                either = prefix(&mut s, parser, was_either, prec(Precedence::PlusMinus))
             }
             _ => {
                 if matches!(kw, Keyword::PREPARE | Keyword::EXPLAIN) {
@@ -626,6 +667,12 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
                             }
                         }
                         Keyword::BETWEEN => s.infix(p, Kind::BetweenLow),
+                        // `x NOTNULL`: a postfix operator, like IS NULL.
+                        Keyword::NOTNULL => {
+                            s.infix(p, Kind::Operand);
+                            s.pop();
+                            expecting = false;
+                        }
                         Keyword::AND => s.and(p, prec(Precedence::Between)),
                         Keyword::OPERATOR => {
                             after_operator = true;

@@ -322,8 +322,9 @@ fn the_measure_bounds_sqlparser_for_random_token_soups() {
 /// measured too low, by this measure's earlier versions or by versions of
 /// it on the way here, each as runs of a repeated piece: the measure
 /// followed one of sqlparser's readings where sqlparser, after a failure,
-/// went on with another that nests deeper (a word read as an identifier,
-/// an operator read as infix instead of prefix).
+/// went on with another that nests deeper (a word such as ARRAY, CASE or
+/// INTERVAL read as an identifier, an operator read as infix instead of
+/// prefix).
 const FOUND_BY_THE_SOUPS: &[&[(&str, usize)]] = &[
     &[("|/ - ", 79), ("ILIKE ^ OVER ( ", 36), ("USING AS NOT IN ", 1), ("! AS ROW( ARRAY[ ", 33)],
     &[("IS % ~ ", 7)],
@@ -342,6 +343,16 @@ const FOUND_BY_THE_SOUPS: &[&[(&str, usize)]] = &[
     &[("FILTER (WHERE AND INTERVAL ( ", 30), ("; ", 37), ("NOT IN LIKE ", 75), ("INTERVAL ( EXISTS USING [ FROM a.( CEIL( ; >> ", 1)],
     &[("WHERE SIMILAR TO a.( ", 53), ("ON PREPARE p AS , ", 32)],
     &[("NOT IN LIKE ", 9), ("DEFAULT ", 1)],
+    &[("[ CASE ILIKE |/ ", 60), ("# - ", 1)],
+    &[("USING # FILTER (WHERE ~ ", 14), ("SUBSTRING( 's' AND ", 34)],
+    &[("[ INTERVAL ", 1), ("OPERATOR(pg_catalog.+) NOT LIKE ", 105)],
+    &[("ROW( CONVERT( ARRAY AT TIME ZONE ", 20)],
+    &[("|/ ARRAY AT TIME ZONE ~ ", 20)],
+    &[("ARRAY LIKE SUBSTRING( ", 20)],
+    &[("ARRAY AND TABLE( ", 20)],
+    &[("NOTNULL ILIKE NOT int ", 20)],
+    &[("TABLE( DISTINCT FROM DEFAULT ", 20)],
+    &[("AS ! ", 1), ("ILIKE NOT IN ", 20)],
 ];
 
 #[test]
