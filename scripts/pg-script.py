@@ -84,8 +84,15 @@ def results(conn):
             detail = res.error_field(pq.DiagnosticField.MESSAGE_DETAIL)
             if detail:
                 out.append(f"DETAIL: {detail.decode()}")
-        elif status in (pq.ExecStatus.COPY_IN, pq.ExecStatus.COPY_OUT):
-            out.append("(COPY is not run by this tool)")
+        elif status == pq.ExecStatus.COPY_OUT:
+            # Each row as it came (without its newline), then the tag.
+            while True:
+                n, data = conn.get_copy_data(0)
+                if n < 0:
+                    break
+                out.append(bytes(data).decode().rstrip("\n"))
+        elif status == pq.ExecStatus.COPY_IN:
+            out.append("(COPY FROM STDIN is not run by this tool)")
             break
     for n in notices.pop(conn, []):
         out.append(n)
@@ -166,6 +173,7 @@ def main():
             keep = True
         if keep and not line.startswith("#"):
             expected.append(line)
+    printed = "\n".join(printed).split("\n")
     diff = list(difflib.unified_diff(expected, printed, "expected", "postgresql", lineterm=""))
     print("\n".join(diff) if diff else "same as PostgreSQL")
     sys.exit(1 if diff else 0)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: the house rules (format, lints, docs, module
 # layering), then unit, model (proptest), script, stress and integration
-# tests of every crate, then the loom models of the lock-free protocols.
+# tests of every crate, then the real-driver scenarios, then the loom models
+# of the lock-free protocols.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,11 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked --quiet
 python3 scripts/module-cycles.py crates/*/src
 
 cargo test --workspace --locked
+
+# Real-driver scenarios (tests/drivers: psycopg 3, SQLAlchemy Core and ORM,
+# asyncpg, node-postgres) against the server binary the tests just built, on
+# a fresh data directory; a scenario whose client is not installed skips.
+bash scripts/drivers.sh --bin target/debug/snapscale
 
 # Loom needs the whole crate built with `--cfg loom`; a separate target
 # directory keeps that build from invalidating the normal one.

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use snapscale_lab::report::Written;
-use snapscale_lab::{hot_standby, idle, pgbench, sinval, snapshots, visibility};
+use snapscale_lab::{endurance, hot_standby, idle, pgbench, sinval, snapshots, visibility};
 use snapscale_server::{Server, Settings};
-use snapscale_txn::SnapshotMode;
+use snapscale_sql::SnapshotMode;
 
 #[derive(Parser)]
 #[command(
@@ -205,6 +205,23 @@ enum Experiment {
         #[arg(long, default_value = "docs/results")]
         out: PathBuf,
     },
+    /// A server left alone under fixed-rate tpcb-like: tps, resident memory,
+    /// live and dead versions, unfrozen xids, WAL size and checkpoints over
+    /// 30 minutes.
+    Endurance {
+        /// The short variant: 2 minutes.
+        #[arg(long)]
+        quick: bool,
+        /// Directory for the CSV, SVG and Markdown files.
+        #[arg(long, default_value = "docs/results")]
+        out: PathBuf,
+        /// pgbench's fixed rate (overrides the preset: 500 tps).
+        #[arg(long)]
+        rate: Option<u32>,
+        /// Minutes the load runs (overrides the preset).
+        #[arg(long)]
+        minutes: Option<u64>,
+    },
     /// Hot standby snapshots: KnownAssignedXids vs CSN, in process (snapshot
     /// and visibility cost against running primary transactions) and end to
     /// end (pgbench on a real standby of a real primary).
@@ -277,6 +294,17 @@ fn main() -> ExitCode {
             let settings =
                 if quick { visibility::Settings::quick(out) } else { visibility::Settings::full(out) };
             report("visibility", visibility::run(&settings))
+        }
+        Experiment::Endurance { quick, out, rate, minutes } => {
+            let mut settings =
+                if quick { endurance::Settings::quick(out) } else { endurance::Settings::full(out) };
+            if let Some(rate) = rate {
+                settings.rate = rate.max(1);
+            }
+            if let Some(minutes) = minutes {
+                settings.duration = Duration::from_secs(minutes.max(1) * 60);
+            }
+            report("endurance", endurance::run(&settings))
         }
         Experiment::Standby { quick, out } => {
             let settings =

@@ -4,15 +4,22 @@
 //!
 //! * The standbys are started from empty data directories (a base backup)
 //!   before `pgbench -i`, so its one large transaction streams to them while
-//!   it runs; then `pgbench` tpcb-like runs on the primary while sessions on
-//!   both standbys loop REPEATABLE READ transactions checking that
+//!   it runs. Sessions on both standbys loop REPEATABLE READ transactions
+//!   from before `pgbench -i` (the tables do not exist yet: 42P01 until
+//!   they appear) through `pgbench` tpcb-like on the primary, checking that
 //!   sum(abalance) = sum(tbalance) = sum(bbalance) = sum(delta) (never half a
 //!   transaction) and that the history only grows (a prefix of the
-//!   primary's commits).
+//!   primary's commits): its count never falls, and rows seen by earlier
+//!   transactions (the newest of each, and the first ever seen) are still
+//!   there.
+//! * Writes, DDL, nextval and every way of asking for a read-write
+//!   transaction are refused on a standby as PostgreSQL 15 refuses them.
 //! * After the load stops and the standbys catch up, every table is
 //!   identical on all three servers.
-//! * A standby killed with SIGKILL restarts from its own restartpoint and
-//!   WAL (no new base backup) and catches up again.
+//! * Both standbys, killed with SIGKILL, restart from their own
+//!   restartpoints and WAL (no new base backup; the `csn` standby from
+//!   `Replayer::running()` as its restartpoint recorded it) and catch up
+//!   again.
 //! * A primary killed in the middle of a transaction that had streamed
 //!   records leaves no in-progress xid on the standbys once the restarted
 //!   primary's running-transactions record arrives, and nothing of that
@@ -23,7 +30,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -188,26 +195,77 @@ async fn assert_identical(primary: &Client, standby: &Client, what: &str) {
 }
 
 /// Loops REPEATABLE READ transactions on a standby until `stop`: the four
-/// sums agree in every transaction and the history never shrinks. Returns
-/// how many transactions it checked.
-async fn check_consistency(port: u16, stop: Arc<AtomicBool>, mode: String) -> u64 {
+/// sums agree in every transaction, and the history only grows: its count
+/// never falls, and rows seen by earlier transactions (the newest row of
+/// each of the last few, and the first row ever seen) are still there, as
+/// many times as then. Until the tables exist a transaction fails with
+/// 42P01 and is retried. Counts the transactions that checked in `checked`.
+async fn check_consistency(port: u16, stop: Arc<AtomicBool>, checked: Arc<AtomicU64>, mode: String) {
     let (mut c, conn) =
         tokio_postgres::connect(&format!("host=127.0.0.1 port={port} user=checker"), NoTls).await.unwrap();
     tokio::spawn(conn);
     let mut last_history = 0i64;
-    let mut checked = 0;
+    // (WHERE clause naming one history row, how many such rows were seen).
+    let mut witnesses: Vec<(String, i64)> = Vec::new();
+    let mut first_witness: Option<(String, i64)> = None;
     while !stop.load(Ordering::Relaxed) {
         let tx = c.build_transaction().isolation_level(tokio_postgres::IsolationLevel::RepeatableRead);
         let tx = tx.start().await.unwrap();
-        let sum = |sql: &'static str| {
-            let tx = &tx;
-            async move { tx.query_one(sql, &[]).await.unwrap().get::<_, i64>(0) }
+        let checks = async {
+            let sum = |sql: &'static str| {
+                let tx = &tx;
+                async move { Ok::<i64, tokio_postgres::Error>(tx.query_one(sql, &[]).await?.get::<_, i64>(0)) }
+            };
+            let accounts = sum("SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts").await?;
+            let tellers = sum("SELECT coalesce(sum(tbalance), 0) FROM pgbench_tellers").await?;
+            let branches = sum("SELECT coalesce(sum(bbalance), 0) FROM pgbench_branches").await?;
+            let history = sum("SELECT coalesce(sum(delta), 0) FROM pgbench_history").await?;
+            let count = sum("SELECT count(*) FROM pgbench_history").await?;
+            let mut still = Vec::new();
+            for (row, _) in witnesses.iter().chain(&first_witness) {
+                still.push(
+                    tx.query_one(&format!("SELECT count(*) FROM pgbench_history WHERE {row}"), &[])
+                        .await?
+                        .get::<_, i64>(0),
+                );
+            }
+            let newest = tx
+                .simple_query(
+                    "SELECT tid, bid, aid, delta, mtime FROM pgbench_history \
+                     ORDER BY mtime DESC, aid DESC, tid DESC, bid DESC, delta DESC LIMIT 1",
+                )
+                .await?;
+            let newest = newest.into_iter().find_map(|m| match m {
+                SimpleQueryMessage::Row(r) => Some(format!(
+                    "tid = {} AND bid = {} AND aid = {} AND delta = {} AND mtime = '{}'",
+                    r.get(0).unwrap(),
+                    r.get(1).unwrap(),
+                    r.get(2).unwrap(),
+                    r.get(3).unwrap(),
+                    r.get(4).unwrap()
+                )),
+                _ => None,
+            });
+            let newest = match newest {
+                Some(row) => {
+                    let n = tx
+                        .query_one(&format!("SELECT count(*) FROM pgbench_history WHERE {row}"), &[])
+                        .await?;
+                    Some((row, n.get::<_, i64>(0)))
+                }
+                None => None,
+            };
+            Ok::<_, tokio_postgres::Error>((accounts, tellers, branches, history, count, still, newest))
         };
-        let accounts = sum("SELECT coalesce(sum(abalance), 0) FROM pgbench_accounts").await;
-        let tellers = sum("SELECT coalesce(sum(tbalance), 0) FROM pgbench_tellers").await;
-        let branches = sum("SELECT coalesce(sum(bbalance), 0) FROM pgbench_branches").await;
-        let history = sum("SELECT coalesce(sum(delta), 0) FROM pgbench_history").await;
-        let count = sum("SELECT count(*) FROM pgbench_history").await;
+        let (accounts, tellers, branches, history, count, still, newest) = match checks.await {
+            Ok(v) => v,
+            Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+                drop(tx);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+            Err(e) => panic!("standby ({mode}): a consistency check failed: {e}"),
+        };
         tx.commit().await.unwrap();
         assert!(
             accounts == tellers && tellers == branches && branches == history,
@@ -215,10 +273,63 @@ async fn check_consistency(port: u16, stop: Arc<AtomicBool>, mode: String) -> u6
              tellers {tellers}, branches {branches}, history {history}"
         );
         assert!(count >= last_history, "standby ({mode}): the history shrank from {last_history} to {count}");
+        for ((row, then), now) in witnesses.iter().chain(&first_witness).zip(still) {
+            assert!(
+                now >= *then,
+                "standby ({mode}): the history lost a row an earlier transaction saw ({then} → {now}): {row}"
+            );
+        }
         last_history = count;
-        checked += 1;
+        if let Some(w) = newest {
+            first_witness.get_or_insert_with(|| w.clone());
+            witnesses.push(w);
+            if witnesses.len() > 4 {
+                witnesses.remove(0);
+            }
+        }
+        checked.fetch_add(1, Ordering::Relaxed);
     }
-    checked
+}
+
+/// Every way of asking a standby for a read-write transaction fails as in
+/// PostgreSQL 15 (0A000 from the transaction_read_only check hook; 25001
+/// once the transaction has run a query), and leaves the session usable.
+async fn refuses_read_write(c: &Client, mode: &str) {
+    const RECOVERY: &str = "cannot set transaction read-write mode during recovery";
+    for (sql, code, message) in [
+        ("BEGIN READ WRITE", "0A000", RECOVERY),
+        ("BEGIN TRANSACTION READ WRITE", "0A000", RECOVERY),
+        ("START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE", "0A000", RECOVERY),
+        ("SET TRANSACTION READ WRITE", "0A000", RECOVERY),
+        ("BEGIN; SET TRANSACTION READ WRITE", "0A000", RECOVERY),
+        ("SET transaction_read_only = off", "0A000", RECOVERY),
+        ("BEGIN; SET transaction_read_only = off", "0A000", RECOVERY),
+        (
+            "BEGIN; SELECT 1; SET TRANSACTION READ WRITE",
+            "25001",
+            "transaction read-write mode must be set before any query",
+        ),
+    ] {
+        let e = c.batch_execute(sql).await.unwrap_err();
+        let db = e.as_db_error().unwrap_or_else(|| panic!("{sql}: {e}"));
+        assert_eq!((db.code().code(), db.message()), (code, message), "{mode}: {sql} on a standby");
+        c.batch_execute("ROLLBACK").await.unwrap();
+    }
+    // A failed BEGIN READ WRITE leaves no block behind (PostgreSQL ends the
+    // block it had started): the next statement runs on its own.
+    let e = c.batch_execute("BEGIN READ WRITE").await.unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("0A000"), "{e}");
+    assert_eq!(one(c, "SELECT 1").await.as_deref(), Some("1"));
+    // What PostgreSQL accepts on a standby.
+    for sql in [
+        "BEGIN READ ONLY; COMMIT",
+        "SET transaction_read_only = on",
+        "RESET transaction_read_only",
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+    ] {
+        c.batch_execute(sql).await.unwrap_or_else(|e| panic!("{mode}: {sql} on a standby: {e}"));
+    }
+    assert_eq!(one(c, "SHOW transaction_read_only").await.as_deref(), Some("on"));
 }
 
 /// The running xids a session's snapshot lists (`xmin:xmax:xip,...`).
@@ -261,11 +372,25 @@ async fn scenario(mode: &str) {
         assert_eq!(one(&c, "SHOW transaction_read_only").await.as_deref(), Some("on"));
         let e = c.batch_execute("CREATE TABLE t (a int)").await.unwrap_err();
         assert_eq!(e.code().map(|c| c.code()), Some("25006"), "DDL on a standby: {e}");
+        refuses_read_write(&c, mode).await;
     }
     assert_eq!(one(&p, "SELECT pg_is_in_recovery()").await.as_deref(), Some("f"));
 
-    // Initialisation streams while it runs; then load with checkers.
+    // Checkers on both standbys from before pgbench -i (its tables do not
+    // exist yet) until the end of the tpcb-like load.
+    let stop = Arc::new(AtomicBool::new(false));
+    let counts: Vec<Arc<AtomicU64>> = STANDBY_MODES.iter().map(|_| Arc::new(AtomicU64::new(0))).collect();
+    let checkers: Vec<_> = standbys
+        .iter()
+        .zip(STANDBY_MODES)
+        .zip(&counts)
+        .map(|((s, sm), n)| {
+            tokio::spawn(check_consistency(s.port, Arc::clone(&stop), Arc::clone(n), sm.to_owned()))
+        })
+        .collect();
+    // Initialisation streams while it runs.
     tokio::task::spawn_blocking(move || pgbench(primary_port, &["-i", "-s", "1"])).await.unwrap();
+    let during_init: Vec<u64> = counts.iter().map(|n| n.load(Ordering::Relaxed)).collect();
     // Sequences replay too: one used in the transaction that creates it
     // (its values reach the WAL before its CATALOG record does).
     p.batch_execute(
@@ -281,28 +406,43 @@ async fn scenario(mode: &str) {
         let c = s.connect().await;
         let e = c.batch_execute("SELECT nextval('serials_id_seq')").await.unwrap_err();
         assert_eq!(e.code().map(|c| c.code()), Some("25006"), "nextval on a standby: {e}");
+        for (sql, command) in [
+            ("INSERT INTO pgbench_history VALUES (1, 1, 1, 0, now(), NULL)", "INSERT"),
+            ("UPDATE pgbench_accounts SET abalance = 1 WHERE aid = 1", "UPDATE"),
+            ("DELETE FROM pgbench_history", "DELETE"),
+        ] {
+            let e = c.batch_execute(sql).await.unwrap_err();
+            let db = e.as_db_error().unwrap_or_else(|| panic!("{sql}: {e}"));
+            assert_eq!(
+                (db.code().code(), db.message()),
+                ("25006", format!("cannot execute {command} in a read-only transaction").as_str()),
+                "{mode}: {sql} on a standby"
+            );
+        }
         // Lag in time, as PostgreSQL users read it.
         let c = s.connect().await;
         let lag =
             "SELECT now() - pg_last_xact_replay_timestamp() BETWEEN interval '0' AND interval '5 minutes'";
         assert_eq!(one(&c, lag).await.as_deref(), Some("t"), "{mode}: replay lag in time");
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let checkers: Vec<_> = standbys
-        .iter()
-        .zip(STANDBY_MODES)
-        .map(|(s, sm)| tokio::spawn(check_consistency(s.port, Arc::clone(&stop), sm.to_owned())))
-        .collect();
+    let before_load: Vec<u64> = counts.iter().map(|n| n.load(Ordering::Relaxed)).collect();
     tokio::task::spawn_blocking(move || {
         pgbench(primary_port, &["-c", "4", "-j", "2", "-T", "4", "-M", "prepared"])
     })
     .await
     .unwrap();
     stop.store(true, Ordering::Relaxed);
-    for (c, sm) in checkers.into_iter().zip(STANDBY_MODES) {
-        let checked = c.await.unwrap();
-        assert!(checked > 0, "{mode} → {sm}: no consistency check ran");
-        eprintln!("{mode} → {sm}: {checked} REPEATABLE READ checks passed during the load");
+    for (((c, sm), n), (init, before)) in
+        checkers.into_iter().zip(STANDBY_MODES).zip(&counts).zip(during_init.iter().zip(&before_load))
+    {
+        c.await.unwrap();
+        let total = n.load(Ordering::Relaxed);
+        assert!(*init > 0, "{mode} → {sm}: no consistency check ran during pgbench -i");
+        assert!(total > *before, "{mode} → {sm}: no consistency check ran during the load");
+        eprintln!(
+            "{mode} → {sm}: REPEATABLE READ checks passed: {init} during pgbench -i, {} during the load",
+            total - before
+        );
     }
     for (s, sm) in standbys.iter_mut().zip(STANDBY_MODES) {
         catch_up(&p, s, &format!("{mode} → {sm}: after the load")).await;
@@ -310,17 +450,27 @@ async fn scenario(mode: &str) {
         assert_identical(&p, &c, &format!("{mode} → {sm}: after the load")).await;
     }
 
-    // A standby killed with SIGKILL resumes from its own restartpoint.
-    let victim = &mut standbys[0];
-    victim.kill();
+    // Both standbys, killed with SIGKILL, resume from their own
+    // restartpoints (the csn standby's running list is
+    // `Replayer::running()`), without a new base backup.
+    for victim in &mut standbys {
+        victim.kill();
+    }
     tokio::task::spawn_blocking(move || pgbench(primary_port, &["-c", "2", "-T", "2"])).await.unwrap();
-    victim.restart();
-    catch_up(&p, victim, &format!("{mode}: after the standby's restart")).await;
-    let c = victim.connect().await;
-    assert_identical(&p, &c, &format!("{mode}: after the standby's restart")).await;
-    let log = read(&victim.log());
-    assert_eq!(log.matches("taking a base backup").count(), 1, "{mode}: the restart took a new base backup");
-    assert!(log.contains("restartpoint done"), "{mode}: the standby took no restartpoint:\n{log}");
+    for (victim, sm) in standbys.iter_mut().zip(STANDBY_MODES) {
+        let log = read(&victim.log());
+        assert!(log.contains("restartpoint done"), "{mode} → {sm}: the standby took no restartpoint:\n{log}");
+        victim.restart();
+        catch_up(&p, victim, &format!("{mode} → {sm}: after the standby's restart")).await;
+        let c = victim.connect().await;
+        assert_identical(&p, &c, &format!("{mode} → {sm}: after the standby's restart")).await;
+        let log = read(&victim.log());
+        assert_eq!(
+            log.matches("taking a base backup").count(),
+            1,
+            "{mode} → {sm}: the restart took a new base backup"
+        );
+    }
 
     // A primary killed mid-transaction: the transaction has streamed
     // records (it outgrows its WAL buffer) but never commits.

@@ -63,6 +63,45 @@ pub(crate) async fn simple_query(stream: &mut TcpStream, sql: &str) -> io::Resul
     }
 }
 
+/// Runs `sql` over the simple protocol; the rows of its (last) result, each
+/// value as text (`None` for NULL).
+pub(crate) async fn query_rows(stream: &mut TcpStream, sql: &str) -> io::Result<Vec<Vec<Option<String>>>> {
+    let mut msg = vec![b'Q'];
+    msg.extend_from_slice(&((sql.len() + 5) as i32).to_be_bytes());
+    msg.extend_from_slice(sql.as_bytes());
+    msg.push(0);
+    stream.write_all(&msg).await?;
+    let (mut rows, mut error) = (Vec::new(), None);
+    loop {
+        match read_message(stream).await? {
+            (b'Z', _) => return error.map_or(Ok(rows), |e| Err(io::Error::other(e))),
+            (b'E', rest) => error = Some(String::from_utf8_lossy(&rest).into_owned()),
+            (b'T', _) => rows.clear(),
+            (b'D', body) => rows.push(data_row(&body).ok_or_else(|| io::Error::other("bad DataRow"))?),
+            _ => {}
+        }
+    }
+}
+
+/// The values of a DataRow message's body.
+fn data_row(body: &[u8]) -> Option<Vec<Option<String>>> {
+    let n = u16::from_be_bytes(body.get(..2)?.try_into().ok()?) as usize;
+    let mut at = 2;
+    let mut values = Vec::with_capacity(n);
+    for _ in 0..n {
+        let len = i32::from_be_bytes(body.get(at..at + 4)?.try_into().ok()?);
+        at += 4;
+        if len < 0 {
+            values.push(None);
+        } else {
+            let end = at + len as usize;
+            values.push(Some(String::from_utf8_lossy(body.get(at..end)?).into_owned()));
+            at = end;
+        }
+    }
+    Some(values)
+}
+
 /// Polls until a server on `port` completes a startup exchange as `user`,
 /// failing early if `child` exits.
 pub(crate) fn wait_until_accepting(port: u16, user: &str, child: &mut Child) -> io::Result<()> {
@@ -107,14 +146,39 @@ impl ServerChild {
         stderr: Stdio,
         settings: &[(&str, &str)],
     ) -> io::Result<ServerChild> {
+        Self::start(port, max_connections, data_dir, (Stdio::null(), stderr), settings, "warn")
+    }
+
+    /// [`ServerChild::spawn_with`], logging at `level` (`SNAPSCALE_LOG`)
+    /// into `log` (the server logs to stdout; stderr goes there too).
+    pub(crate) fn spawn_logging(
+        port: u16,
+        max_connections: usize,
+        data_dir: PathBuf,
+        log: std::fs::File,
+        settings: &[(&str, &str)],
+        level: &str,
+    ) -> io::Result<ServerChild> {
+        let out = (Stdio::from(log.try_clone()?), Stdio::from(log));
+        Self::start(port, max_connections, data_dir, out, settings, level)
+    }
+
+    fn start(
+        port: u16,
+        max_connections: usize,
+        data_dir: PathBuf,
+        (stdout, stderr): (Stdio, Stdio),
+        settings: &[(&str, &str)],
+        level: &str,
+    ) -> io::Result<ServerChild> {
         let child = Command::new(std::env::current_exe()?)
             .args(["serve", "--port", &port.to_string(), "--max-connections", &max_connections.to_string()])
             .arg("--data-dir")
             .arg(&data_dir)
             .args(settings.iter().flat_map(|(name, value)| ["--set".to_owned(), format!("{name}={value}")]))
-            .env("SNAPSCALE_LOG", "warn")
+            .env("SNAPSCALE_LOG", level)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(stdout)
             .stderr(stderr)
             .spawn()?;
         Ok(ServerChild { child, data_dir })

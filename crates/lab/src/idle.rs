@@ -81,7 +81,7 @@ fn open_files_limit() -> Option<usize> {
     line.split_whitespace().nth(3)?.parse().ok()
 }
 
-fn rss_kib(pid: u32) -> io::Result<u64> {
+pub(crate) fn rss_kib(pid: u32) -> io::Result<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     status
         .lines()

@@ -4,6 +4,7 @@
 
 mod child;
 pub mod disk;
+pub mod endurance;
 pub mod hot_standby;
 pub mod idle;
 pub mod pgbench;

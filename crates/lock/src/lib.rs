@@ -1,11 +1,12 @@
 //! snapscale's lock manager: PostgreSQL's eight table-level lock modes on
 //! relations, transaction-id locks for "wait until that transaction ends",
-//! the fast path for weak relation locks, asynchronous waiting with
-//! `lock_timeout`, and deadlock detection.
+//! advisory locks held by a transaction or by the session, the fast path
+//! for weak relation locks, asynchronous waiting with `lock_timeout`, and
+//! deadlock detection.
 //!
 //! See the crate README for the data structures, the interlocks
 //! (FASTPATH-TRANSFER, STRONG-COUNTER, LAZY-VXID, DEADLOCK-CHECK,
-//! WAIT-CANCEL, XID-WAIT) and the lock-ordering rules.
+//! WAIT-CANCEL, SESSION-HOLDS, XID-WAIT) and the lock-ordering rules.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]

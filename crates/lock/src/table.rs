@@ -24,6 +24,15 @@
 //! * Release grants waiters in queue order, each only if it conflicts neither
 //!   with what is granted nor with the requests of waiters still ahead of it
 //!   (`wake_waiters`, PostgreSQL's `ProcLockWakeup`).
+//!
+//! Who owns a hold (SESSION-HOLDS): a hold belongs to its session's
+//! transaction (released by `release_all` at transaction end) or to the
+//! session itself (advisory locks taken by `pg_advisory_lock`: released
+//! only by an explicit unlock or at disconnect). The conflict checks and
+//! the deadlock graph see one holder either way; only releases ask who
+//! owns what. So an entry keeps, beside each holder's total counts, the
+//! part of them that is session-level (`session_holds`), and a release of
+//! one kind never takes a hold of the other kind.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -33,12 +42,25 @@ use crate::mode::{LockMode, ModeMask};
 use crate::sync::Mutex;
 use crate::tag::{LockTag, PARTITIONS};
 
+/// Who a hold belongs to (SESSION-HOLDS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// The session's running transaction: released by `release_all`.
+    Transaction,
+    /// The session: survives its transactions (commit, abort, rollback to
+    /// a savepoint), released only by `unlock_session` or
+    /// `release_session_locks`.
+    Session,
+}
+
 /// One queued request. The sender is fired by whoever grants it, with the
-/// partition lock held, after the grant is recorded (WAIT-CANCEL).
+/// partition lock held, after the grant is recorded (WAIT-CANCEL), in the
+/// name of `owner`.
 #[derive(Debug)]
 pub(crate) struct Waiter {
     pub(crate) session: u32,
     pub(crate) mode: LockMode,
+    pub(crate) owner: Owner,
     pub(crate) wake: oneshot::Sender<()>,
 }
 
@@ -50,6 +72,10 @@ pub(crate) struct LockEntry {
     pub(crate) holders: HashMap<u32, [u32; 8]>,
     /// Mode -> number of sessions holding it.
     holder_counts: [u32; 8],
+    /// Session -> how many of its holds in `holders` are session-level
+    /// (never more than `holders` records, mode by mode). Empty for every
+    /// lock but advisory ones, so it costs relation locks nothing.
+    pub(crate) session_holds: HashMap<u32, [u32; 8]>,
     /// FIFO except for holders re-requesting (module docs).
     pub(crate) waiters: VecDeque<Waiter>,
 }
@@ -77,8 +103,8 @@ impl LockEntry {
         mode.conflict_mask() & self.granted_to_others(session) != 0
     }
 
-    /// Grants `mode` now if the queue discipline allows it.
-    pub(crate) fn try_grant(&mut self, session: u32, mode: LockMode) -> bool {
+    /// Grants `mode` now, in `owner`'s name, if the queue discipline allows it.
+    pub(crate) fn try_grant(&mut self, session: u32, mode: LockMode, owner: Owner) -> bool {
         let wait_mask = if self.holders.contains_key(&session) {
             0
         } else {
@@ -87,13 +113,22 @@ impl LockEntry {
         if mode.conflict_mask() & wait_mask != 0 || self.conflicts_with_granted(session, mode) {
             return false;
         }
-        self.grant(session, mode, 1);
+        self.grant_as(session, mode, owner);
         true
     }
 
-    /// Records `count` holds of `mode` without a conflict check: for grants
-    /// already decided (queue wake-ups) or known compatible (FASTPATH-TRANSFER,
-    /// LAZY-VXID).
+    /// Records one hold of `mode` in `owner`'s name, without a conflict
+    /// check (a grant already decided).
+    pub(crate) fn grant_as(&mut self, session: u32, mode: LockMode, owner: Owner) {
+        self.grant(session, mode, 1);
+        if owner == Owner::Session {
+            self.session_holds.entry(session).or_default()[mode as usize] += 1;
+        }
+    }
+
+    /// Records `count` transaction-level holds of `mode` without a conflict
+    /// check: for grants already decided or known compatible
+    /// (FASTPATH-TRANSFER, LAZY-VXID).
     pub(crate) fn grant(&mut self, session: u32, mode: LockMode, count: u32) {
         if count == 0 {
             return;
@@ -105,31 +140,71 @@ impl LockEntry {
         counts[mode as usize] += count;
     }
 
-    /// Drops one hold of `mode` by `session`; false if it held none.
-    pub(crate) fn release(&mut self, session: u32, mode: LockMode) -> bool {
-        let Some(counts) = self.holders.get_mut(&session) else { return false };
-        if counts[mode as usize] == 0 {
+    /// Drops one hold of `mode` by `session` owned by `owner`; false if it
+    /// held none of that kind (a transaction-level release never takes a
+    /// session-level hold, nor the reverse: SESSION-HOLDS).
+    pub(crate) fn release(&mut self, session: u32, mode: LockMode, owner: Owner) -> bool {
+        let Some(counts) = self.holders.get(&session) else { return false };
+        let own = self.session_holds.get(&session).map_or(0, |c| c[mode as usize]);
+        let available = match owner {
+            Owner::Transaction => counts[mode as usize] - own,
+            Owner::Session => own,
+        };
+        if available == 0 {
             return false;
         }
-        counts[mode as usize] -= 1;
+        if owner == Owner::Session {
+            let held = self.session_holds.get_mut(&session).expect("counted above");
+            held[mode as usize] -= 1;
+            if mask_of(held) == 0 {
+                self.session_holds.remove(&session);
+            }
+        }
+        self.drop_holds(session, mode, 1);
+        true
+    }
+
+    /// Takes `n` holds of `mode` off `session`'s totals.
+    fn drop_holds(&mut self, session: u32, mode: LockMode, n: u32) {
+        if n == 0 {
+            return;
+        }
+        let counts = self.holders.get_mut(&session).expect("SESSION-HOLDS: dropping holds never granted");
+        counts[mode as usize] -= n;
         if counts[mode as usize] == 0 {
             self.holder_counts[mode as usize] -= 1;
             if mask_of(counts) == 0 {
                 self.holders.remove(&session);
             }
         }
+    }
+
+    /// Drops every transaction-level hold of `session` (its transaction
+    /// ended), returning how many of each mode it had; its session-level
+    /// holds stay.
+    pub(crate) fn release_transaction(&mut self, session: u32) -> [u32; 8] {
+        let Some(total) = self.holders.get(&session).copied() else { return [0; 8] };
+        let kept = self.session_holds.get(&session).copied().unwrap_or_default();
+        let mut dropped = [0; 8];
+        for mode in LockMode::ALL {
+            dropped[mode as usize] = total[mode as usize] - kept[mode as usize];
+            self.drop_holds(session, mode, dropped[mode as usize]);
+        }
+        dropped
+    }
+
+    /// Drops every session-level hold of `session`; true if it had any.
+    pub(crate) fn release_session_holds(&mut self, session: u32) -> bool {
+        let Some(kept) = self.session_holds.remove(&session) else { return false };
+        for mode in LockMode::ALL {
+            self.drop_holds(session, mode, kept[mode as usize]);
+        }
         true
     }
 
-    /// Drops every hold of `session`, returning how many of each mode it had.
-    pub(crate) fn release_session(&mut self, session: u32) -> [u32; 8] {
-        let counts = self.holders.remove(&session).unwrap_or_default();
-        for mode in LockMode::ALL {
-            if counts[mode as usize] != 0 {
-                self.holder_counts[mode as usize] -= 1;
-            }
-        }
-        counts
+    /// Whether `session` has a session-level hold here.
+    pub(crate) fn has_session_holds(&self, session: u32) -> bool {
+        self.session_holds.contains_key(&session)
     }
 
     pub(crate) fn enqueue(&mut self, waiter: Waiter) {
@@ -164,7 +239,7 @@ impl LockEntry {
             let (session, mode) = (self.waiters[i].session, self.waiters[i].mode);
             if mode.conflict_mask() & ahead == 0 && !self.conflicts_with_granted(session, mode) {
                 let waiter = self.waiters.remove(i).expect("index checked above");
-                self.grant(session, mode, 1);
+                self.grant_as(session, mode, waiter.owner);
                 // The receiver is gone only if its future was dropped without
                 // its guard running, which `WaitGuard` rules out; ignoring the
                 // error would leak the grant, so say so loudly in tests.
@@ -230,11 +305,12 @@ impl LockTable {
         &self.partitions
     }
 
-    /// Drops one hold of `mode` on `tag` by `session` and wakes whom that
-    /// unblocks; false if the session held no such lock in the table.
-    pub(crate) fn release(&self, session: u32, tag: LockTag, mode: LockMode) -> bool {
+    /// Drops one hold of `mode` on `tag` by `session`, owned by `owner`, and
+    /// wakes whom that unblocks; false if the session held no such lock in
+    /// the table.
+    pub(crate) fn release(&self, session: u32, tag: LockTag, mode: LockMode, owner: Owner) -> bool {
         let mut part = self.partition(tag).lock();
-        let released = part.entries.get_mut(&tag).is_some_and(|e| e.release(session, mode));
+        let released = part.entries.get_mut(&tag).is_some_and(|e| e.release(session, mode, owner));
         if released {
             part.settle(tag);
         }
@@ -247,50 +323,96 @@ mod tests {
     use super::*;
     use LockMode::*;
 
+    use Owner::{Session, Transaction};
+
     fn waiter(session: u32, mode: LockMode) -> (Waiter, oneshot::Receiver<()>) {
         let (wake, rx) = oneshot::channel();
-        (Waiter { session, mode, wake }, rx)
+        (Waiter { session, mode, owner: Transaction, wake }, rx)
     }
 
     #[test]
     fn own_holds_do_not_conflict() {
         let mut e = LockEntry::default();
-        assert!(e.try_grant(1, RowExclusive));
-        assert!(e.try_grant(1, AccessExclusive), "upgrade by the only holder");
-        assert!(!e.try_grant(2, AccessShare));
-        assert!(e.release(1, AccessExclusive));
-        assert!(e.try_grant(2, AccessShare));
+        assert!(e.try_grant(1, RowExclusive, Transaction));
+        assert!(e.try_grant(1, AccessExclusive, Transaction), "upgrade by the only holder");
+        assert!(!e.try_grant(2, AccessShare, Transaction));
+        assert!(e.release(1, AccessExclusive, Transaction));
+        assert!(e.try_grant(2, AccessShare, Transaction));
     }
 
     #[test]
     fn queued_strong_request_blocks_later_weak_ones_but_not_holders() {
         let mut e = LockEntry::default();
-        assert!(e.try_grant(1, AccessShare));
+        assert!(e.try_grant(1, AccessShare, Transaction));
         let (w, _rx) = waiter(2, AccessExclusive);
-        assert!(!e.try_grant(2, AccessExclusive));
+        assert!(!e.try_grant(2, AccessExclusive, Transaction));
         e.enqueue(w);
-        assert!(!e.try_grant(3, AccessShare), "a newcomer queues behind the strong waiter");
-        assert!(e.try_grant(1, AccessShare), "a holder re-requesting is not queued behind it");
+        assert!(!e.try_grant(3, AccessShare, Transaction), "a newcomer queues behind the strong waiter");
+        assert!(e.try_grant(1, AccessShare, Transaction), "a holder re-requesting is not queued behind it");
     }
 
     #[test]
     fn wake_grants_in_order_and_respects_requests_ahead() {
         let mut e = LockEntry::default();
-        assert!(e.try_grant(1, AccessExclusive));
+        assert!(e.try_grant(1, AccessExclusive, Transaction));
         let (w2, mut rx2) = waiter(2, AccessShare);
         let (w3, mut rx3) = waiter(3, AccessExclusive);
         let (w4, mut rx4) = waiter(4, AccessShare);
         e.enqueue(w2);
         e.enqueue(w3);
         e.enqueue(w4);
-        assert!(e.release(1, AccessExclusive));
+        assert!(e.release(1, AccessExclusive, Transaction));
         e.wake_waiters();
         assert!(rx2.try_recv().is_ok());
         assert!(rx3.try_recv().is_err());
         assert!(rx4.try_recv().is_err(), "4 must not overtake 3, whose request conflicts with it");
-        assert!(e.release(2, AccessShare));
+        assert!(e.release(2, AccessShare, Transaction));
         e.wake_waiters();
         assert!(rx3.try_recv().is_ok());
         assert!(rx4.try_recv().is_err());
+    }
+
+    #[test]
+    fn session_holds_survive_the_transactions_release_and_vice_versa() {
+        let mut e = LockEntry::default();
+        assert!(e.try_grant(1, Exclusive, Session));
+        assert!(e.try_grant(1, Exclusive, Session));
+        assert!(e.try_grant(1, Exclusive, Transaction));
+        assert!(e.try_grant(1, Share, Transaction));
+        assert!(!e.try_grant(2, Share, Transaction), "one holder as far as others can tell");
+        assert_eq!(e.release_transaction(1), [0, 0, 0, 0, 1, 0, 1, 0]);
+        assert_eq!(e.holders[&1][Exclusive as usize], 2, "both session holds stay");
+        assert!(!e.release(1, Exclusive, Transaction), "no transaction hold left to drop");
+        assert!(e.release(1, Exclusive, Session));
+        assert!(e.has_session_holds(1));
+        assert!(e.release(1, Exclusive, Session));
+        assert!(!e.has_session_holds(1));
+        assert!(e.is_unused());
+        assert!(e.try_grant(2, Share, Transaction));
+    }
+
+    #[test]
+    fn a_transaction_release_never_takes_a_session_hold() {
+        let mut e = LockEntry::default();
+        assert!(e.try_grant(1, Share, Session));
+        assert!(e.try_grant(1, Share, Transaction));
+        assert!(e.release(1, Share, Transaction));
+        assert!(!e.release(1, Share, Transaction));
+        assert!(e.release_session_holds(1));
+        assert!(e.is_unused());
+        assert!(!e.release_session_holds(1));
+    }
+
+    #[test]
+    fn a_waiter_is_granted_in_its_owners_name() {
+        let mut e = LockEntry::default();
+        assert!(e.try_grant(1, Exclusive, Transaction));
+        let (wake, mut rx) = oneshot::channel();
+        e.enqueue(Waiter { session: 2, mode: Exclusive, owner: Session, wake });
+        assert_eq!(e.release_transaction(1), [0, 0, 0, 0, 0, 0, 1, 0]);
+        e.wake_waiters();
+        assert!(rx.try_recv().is_ok());
+        assert_eq!(e.release_transaction(2), [0; 8], "the grant is session-level");
+        assert!(e.release(2, Exclusive, Session));
     }
 }

@@ -36,9 +36,47 @@ pub enum LockTag {
         /// The owner's per-session transaction counter.
         local: u64,
     },
+    /// An advisory lock: an application's key, meaningful only to the
+    /// application (PostgreSQL's user locks). The fields are what
+    /// `pg_locks` shows: a `bigint` key is split into its high and low
+    /// halves with `objsubid` 1, a pair of `integer` keys is kept as it is
+    /// with `objsubid` 2, so the two key spaces never collide
+    /// ([`LockTag::advisory_bigint`], [`LockTag::advisory_pair`]).
+    Advisory {
+        /// The key's high half, or the first integer.
+        classid: u32,
+        /// The key's low half, or the second integer.
+        objid: u32,
+        /// 1 for a `bigint` key, 2 for an `(integer, integer)` key.
+        objsubid: u16,
+    },
+    /// One row version of a relation: the place in line of the sessions
+    /// waiting to change or lock it (PostgreSQL's tuple lock). A waiter
+    /// holds it while it waits for the row's current locker to end, so
+    /// the waiters after it queue here, first come first served, instead
+    /// of racing for the row when the locker ends.
+    Tuple {
+        /// The relation's storage.
+        relation: u32,
+        /// The version's tid.
+        tid: u64,
+    },
 }
 
 impl LockTag {
+    /// The advisory lock on one `bigint` key (PostgreSQL's
+    /// `SET_LOCKTAG_INT64`).
+    pub fn advisory_bigint(key: i64) -> LockTag {
+        let key = key as u64;
+        LockTag::Advisory { classid: (key >> 32) as u32, objid: key as u32, objsubid: 1 }
+    }
+
+    /// The advisory lock on a pair of `integer` keys (PostgreSQL's
+    /// `SET_LOCKTAG_INT32`): a different lock from any `bigint` key's.
+    pub fn advisory_pair(key1: i32, key2: i32) -> LockTag {
+        LockTag::Advisory { classid: key1 as u32, objid: key2 as u32, objsubid: 2 }
+    }
+
     /// A 64-bit mix of the tag's fields (splitmix64's finaliser), so that
     /// consecutive oids spread over partitions and counters.
     fn hash(self) -> u64 {
@@ -46,6 +84,10 @@ impl LockTag {
             LockTag::Relation(oid) => (1, oid.into(), 0),
             LockTag::Transaction(xid) => (2, xid, 0),
             LockTag::VirtualTransaction { slot, local } => (3, slot.into(), local),
+            LockTag::Advisory { classid, objid, objsubid } => {
+                (4 + u64::from(objsubid), (u64::from(classid) << 32) | u64::from(objid), 0)
+            }
+            LockTag::Tuple { relation, tid } => (7, relation.into(), tid),
         };
         let mut z = kind.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ a ^ b.rotate_left(32);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -74,6 +116,11 @@ impl fmt::Display for LockTag {
             LockTag::Relation(oid) => write!(f, "relation {oid}"),
             LockTag::Transaction(xid) => write!(f, "transaction {xid}"),
             LockTag::VirtualTransaction { slot, local } => write!(f, "virtual transaction {slot}/{local}"),
+            // PostgreSQL writes the database first: [db,classid,objid,objsubid].
+            LockTag::Advisory { classid, objid, objsubid } => {
+                write!(f, "advisory lock [{classid},{objid},{objsubid}]")
+            }
+            LockTag::Tuple { relation, tid } => write!(f, "tuple ({tid}) of relation {relation}"),
         }
     }
 }
@@ -90,5 +137,29 @@ mod tests {
             (0..64).map(|o| LockTag::Relation(o).strong_counter().unwrap()).collect();
         assert!(counters.len() > 48, "{}", counters.len());
         assert_eq!(LockTag::Transaction(5).strong_counter(), None);
+        assert_eq!(LockTag::advisory_bigint(5).strong_counter(), None);
+    }
+
+    #[test]
+    fn advisory_keys_split_as_pg_locks_shows_them() {
+        assert_eq!(LockTag::advisory_bigint(5), LockTag::Advisory { classid: 0, objid: 5, objsubid: 1 });
+        assert_eq!(
+            LockTag::advisory_bigint(-1),
+            LockTag::Advisory { classid: u32::MAX, objid: u32::MAX, objsubid: 1 }
+        );
+        assert_eq!(
+            LockTag::advisory_bigint(1 << 32),
+            LockTag::Advisory { classid: 1, objid: 0, objsubid: 1 }
+        );
+        assert_eq!(
+            LockTag::advisory_pair(3, -4),
+            LockTag::Advisory { classid: 3, objid: 4_294_967_292, objsubid: 2 }
+        );
+        assert_ne!(LockTag::advisory_bigint(5), LockTag::advisory_pair(0, 5), "two key spaces");
+        assert_ne!(LockTag::advisory_bigint(5).hash(), LockTag::advisory_pair(0, 5).hash());
+        let parts: std::collections::HashSet<_> =
+            (0..64).map(|k| LockTag::advisory_bigint(k).partition()).collect();
+        assert_eq!(parts.len(), PARTITIONS, "consecutive keys spread over partitions");
+        assert_eq!(LockTag::advisory_pair(1, 2).to_string(), "advisory lock [1,2,2]");
     }
 }

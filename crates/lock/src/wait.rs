@@ -21,6 +21,7 @@ use tokio::time::{sleep_until, Instant};
 use crate::error::LockError;
 use crate::manager::{LockManager, WaitPolicy};
 use crate::mode::LockMode;
+use crate::table::Owner;
 use crate::tag::LockTag;
 
 /// Withdraws a queued request if its future is dropped (WAIT-CANCEL): the
@@ -32,6 +33,7 @@ struct WaitGuard<'a> {
     session: u32,
     tag: LockTag,
     mode: LockMode,
+    owner: Owner,
     armed: bool,
 }
 
@@ -42,7 +44,7 @@ impl Drop for WaitGuard<'_> {
         }
         let m = self.manager;
         if !m.cancel_wait(self.session, self.tag) {
-            let released = m.table.release(self.session, self.tag, self.mode);
+            let released = m.table.release(self.session, self.tag, self.mode, self.owner);
             assert!(
                 released,
                 "WAIT-CANCEL: granted {} on {} vanished before cancellation",
@@ -50,6 +52,7 @@ impl Drop for WaitGuard<'_> {
             );
         }
         m.end_strong_for(self.tag, self.mode);
+        m.request_failed(self.session, self.tag, self.owner);
     }
 }
 
@@ -60,10 +63,11 @@ impl LockManager {
         session: u32,
         tag: LockTag,
         mode: LockMode,
+        owner: Owner,
         mut granted: oneshot::Receiver<()>,
         policy: WaitPolicy,
     ) -> Result<(), LockError> {
-        let mut guard = WaitGuard { manager: self, session, tag, mode, armed: true };
+        let mut guard = WaitGuard { manager: self, session, tag, mode, owner, armed: true };
         // No other lock is held here, so the fast-path mutex may be taken.
         self.fp(session).lock().waits_begun += 1;
         let start = Instant::now();
@@ -90,6 +94,7 @@ impl LockManager {
                 if let Some(detail) = self.check_deadlock(session) {
                     guard.armed = false;
                     self.end_strong_for(tag, mode);
+                    self.request_failed(session, tag, owner);
                     return Err(LockError::Deadlock { detail });
                 }
             }
@@ -97,6 +102,7 @@ impl LockManager {
                 guard.armed = false;
                 if self.cancel_wait(session, tag) {
                     self.end_strong_for(tag, mode);
+                    self.request_failed(session, tag, owner);
                     return Err(LockError::LockTimeout);
                 }
                 // Granted in the meantime: the grant wins, as in PostgreSQL.

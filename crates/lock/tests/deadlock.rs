@@ -156,12 +156,14 @@ async fn lock_upgrade_deadlock() {
 }
 
 /// A vxid wait closes a cycle with a relation lock (LAZY-VXID: the
-/// materialised lock is in the graph). The vxid waiter starts waiting first,
-/// so its check runs first and it is the victim.
+/// materialised lock is in the graph). The vxid waiter is queued first and
+/// its deadlock check is due long before the other's, so it runs the check
+/// and is the victim.
 #[tokio::test]
 async fn vxid_wait_takes_part_in_deadlock_detection() {
     let locks = manager();
     let rel = LockTag::Relation(10);
+    let vxid = LockTag::VirtualTransaction { slot: 0, local: 1 };
     locks.begin_vxid(0, 1);
     locks.lock(1, rel, Exclusive).await.unwrap();
     let l = Arc::clone(&locks);
@@ -172,10 +174,15 @@ async fn vxid_wait_takes_part_in_deadlock_detection() {
         l.release_all(1);
         (r, took)
     });
-    // The vxid waiter's deadlock check must come first: it starts its wait
-    // (and its timer) well before the other.
-    tokio::time::sleep(Duration::from_millis(20)).await;
-    locks.lock(0, rel, RowShare).await.unwrap();
+    // Observed in the queue, not guessed from a sleep.
+    while locks.waiters(vxid).is_empty() {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(locks.waiters(vxid), [(1, Share)]);
+    // The other side of the cycle checks only after ten deadlock_timeouts:
+    // the vxid waiter's check comes first whatever the scheduling.
+    let late = WaitPolicy { deadlock_timeout: DEADLOCK_TIMEOUT * 10, lock_timeout: None };
+    locks.lock_with(0, rel, RowShare, late).await.unwrap();
     let (r, took) = waiter.await.unwrap();
     let err = r.unwrap_err();
     assert_eq!(err.sqlstate(), "40P01");

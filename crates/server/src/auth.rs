@@ -2,19 +2,37 @@
 //! salted once per server start, and the ParameterStatus values sent after
 //! authentication.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
 use pgwire::api::auth::sasl::SASLAuthStartupHandler;
-use pgwire::api::auth::{AuthSource, DefaultServerParameterProvider, LoginInfo, Password};
+use pgwire::api::auth::{
+    AuthSource, DefaultServerParameterProvider, LoginInfo, Password, ServerParameterProvider,
+};
+use pgwire::api::ClientInfo;
 use pgwire::error::PgWireResult;
 
-use crate::settings::{Settings, SERVER_VERSION};
+use crate::settings::{session_settings, Settings, SERVER_VERSION};
 
 /// The SCRAM handler shared by every connection (its per-connection state
 /// lives in the client's metadata).
-pub type Scram = SASLAuthStartupHandler<DefaultServerParameterProvider>;
+pub type Scram = SASLAuthStartupHandler<SessionParameters>;
+
+/// ParameterStatus for a connection: the server's settings as the startup
+/// packet (kept in the client's metadata) changed them.
+pub struct SessionParameters {
+    base: Settings,
+}
+
+impl ServerParameterProvider for SessionParameters {
+    fn server_parameters<C: ClientInfo>(&self, client: &C) -> Option<HashMap<String, String>> {
+        // A bad startup value was refused before authentication began.
+        let session = session_settings(&self.base, client.metadata()).unwrap_or_else(|_| self.base.clone());
+        parameters(&session).server_parameters(client)
+    }
+}
 
 /// Builds the SCRAM handler for `password`, salted once per server start
 /// (PBKDF2 is deliberately slow: not once per connection).
@@ -24,7 +42,8 @@ pub fn scram(password: &str, settings: &Settings) -> std::io::Result<Arc<Scram>>
     let salted = gen_salted_password(password, &salt, SCRAM_ITERATIONS);
     let mut scram = ScramAuth::new(Arc::new(FixedPassword { salt: salt.to_vec(), salted }));
     scram.set_iterations(SCRAM_ITERATIONS);
-    Ok(Arc::new(SASLAuthStartupHandler::new(Arc::new(parameters(settings))).with_scram(scram)))
+    let provider = SessionParameters { base: settings.clone() };
+    Ok(Arc::new(SASLAuthStartupHandler::new(Arc::new(provider)).with_scram(scram)))
 }
 
 const SCRAM_ITERATIONS: usize = 4096;
@@ -50,11 +69,11 @@ impl AuthSource for FixedPassword {
 pub(crate) fn parameters(settings: &Settings) -> DefaultServerParameterProvider {
     let mut params = DefaultServerParameterProvider::default();
     params.server_version = SERVER_VERSION.to_owned();
-    // As SHOW answers (settings/client.rs), so that ParameterStatus after a
-    // SET starts from what the client was told.
-    params.time_zone = settings.client.time_zone.clone();
-    params.date_style = settings.client.date_style.clone();
-    params.search_path = settings.client.search_path.clone();
+    // As SHOW answers (snapscale_sql::guc::ClientSettings), so that
+    // ParameterStatus after a SET starts from what the client was told.
+    params.time_zone = settings.session.client.time_zone.clone();
+    params.date_style = settings.session.client.date_style.clone();
+    params.search_path = settings.session.client.search_path.clone();
     params.in_hot_standby = settings.primary_conninfo.is_some();
     params.default_transaction_read_only = settings.primary_conninfo.is_some();
     params

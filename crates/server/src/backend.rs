@@ -6,6 +6,7 @@ use bytes::{BufMut, BytesMut};
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 use pgwire::messages::response::{ErrorResponse, NoticeResponse};
 use pgwire::messages::PgWireBackendMessage;
+use snapscale_sql::types::Zone;
 use snapscale_sql::wire::encode_binary;
 use snapscale_sql::SqlState;
 use snapscale_sql::{Column, Notice, SqlError, SqlType, Value};
@@ -52,7 +53,17 @@ fn type_size(ty: SqlType) -> i16 {
         SqlType::Int4 | SqlType::Date => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Interval => 16,
-        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => -1,
+        SqlType::Char1 => 1,
+        // void is pass-by-value with PostgreSQL's typlen 4.
+        SqlType::Oid | SqlType::Reg(_) | SqlType::Void => 4,
+        SqlType::Name => 64,
+        SqlType::Text
+        | SqlType::Varchar(_)
+        | SqlType::Char(_)
+        | SqlType::Array(_)
+        | SqlType::Int2Vector
+        | SqlType::OidVector
+        | SqlType::Record(_) => -1,
     }
 }
 
@@ -84,13 +95,15 @@ pub fn row_description(columns: &[Column], binary: &[bool]) -> PgWireBackendMess
 }
 
 /// DataRow.
-pub fn data_row(columns: &[Column], binary: &[bool], row: &[Value]) -> PgWireBackendMessage {
+/// DataRow; text columns show timestamptz in `zone`, the session's
+/// TimeZone.
+pub fn data_row(columns: &[Column], binary: &[bool], row: &[Value], zone: Zone) -> PgWireBackendMessage {
     let mut data = BytesMut::new();
     for (i, v) in row.iter().enumerate() {
         let bytes = if binary.get(i).copied().unwrap_or(false) {
             encode_binary(columns[i].ty, v)
         } else {
-            v.to_text().map(String::into_bytes)
+            v.to_text_as(columns[i].ty, zone).map(String::into_bytes)
         };
         match bytes {
             None => data.put_i32(-1),
@@ -141,12 +154,12 @@ pub fn declared_type(oid: u32) -> Result<Option<SqlType>, SqlError> {
         1186 => SqlType::Interval,
         // unknown: infer from context.
         705 => return Ok(None),
-        other => {
-            return Err(SqlError::new(
+        other => SqlType::from_oid(other).ok_or_else(|| {
+            SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
                 format!("parameter type oid {other} is not supported"),
-            ))
-        }
+            )
+        })?,
     }))
 }
 
@@ -161,8 +174,8 @@ mod tests {
         assert_eq!(formats(&[1], 2, never).unwrap(), [true, true]);
         assert_eq!(formats(&[0, 1], 2, never).unwrap(), [false, true]);
         let e = formats(&[0, 1], 3, || "two for three".into()).unwrap_err();
-        assert_eq!((e.code.code(), e.message.as_str()), ("08P01", "two for three"));
+        assert_eq!((e.code, e.message.as_str()), (SqlState::PROTOCOL_VIOLATION, "two for three"));
         assert_eq!(formats(&[7], 1, never).unwrap_err().message, "unsupported format code: 7");
-        assert_eq!(formats(&[0, -1], 2, never).unwrap_err().code, "22023");
+        assert_eq!(formats(&[0, -1], 2, never).unwrap_err().code, SqlState::INVALID_PARAMETER_VALUE);
     }
 }

@@ -55,6 +55,7 @@ impl Drop for CancelKey {
 
 /// Serves one accepted socket until the client leaves.
 pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> {
+    let peer = socket.peer_addr().ok();
     let secret = shared.new_secret();
     // pgwire decodes the startup messages; a panic there ends this
     // connection only (the session it attached is dropped with it).
@@ -71,14 +72,15 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
         Role::Client(backend) => backend,
         Role::WalSender(_slot) => return WalSender::new(shared, transport).run().await,
     };
-    let mut settings = shared.settings.clone();
-    if let Some(app) = started.application_name {
-        settings.application_name = app;
-    }
-    settings.client.session_user = started.user;
-    settings.client.database = started.database;
+    let settings = started.settings;
     let pid = backend.pid();
+    let app = settings.session.application_name.clone();
     let conn = Conn::new(Arc::clone(&shared.db), backend, settings);
+    conn.report_connected(snapscale_sql::ClientInfo {
+        application_name: app,
+        client_addr: peer.map(|p| p.ip().to_string()),
+        client_port: peer.map(|p| i32::from(p.port())),
+    });
     shared.register_cancel(pid, started.secret, conn.cancel_handle());
     let _key = CancelKey { shared: Arc::clone(&shared), pid };
     // What the startup's ParameterStatus messages said (auth::parameters).
@@ -135,7 +137,7 @@ struct Protocol {
 fn reported(settings: &Settings) -> Vec<(&'static str, String)> {
     let show = |name: &str| settings.show(name).unwrap_or_default();
     vec![
-        ("application_name", settings.application_name.clone()),
+        ("application_name", settings.session.application_name.clone()),
         ("DateStyle", show("datestyle")),
         ("TimeZone", show("timezone")),
         ("IntervalStyle", show("intervalstyle")),
@@ -169,7 +171,7 @@ impl Protocol {
 
     async fn send_notices(&mut self) -> std::io::Result<()> {
         for n in self.conn.take_notices() {
-            if self.conn.gucs().client.sends(n.severity) {
+            if self.conn.gucs().session.client.sends(n.severity) {
                 self.send(backend::notice(n)).await?;
             }
         }
@@ -193,6 +195,7 @@ impl Protocol {
             }
             self.reported = now;
         }
+        self.conn.report_idle();
         let status = match self.conn.status() {
             b'I' => TransactionStatus::Idle,
             b'T' => TransactionStatus::Transaction,
@@ -378,12 +381,13 @@ impl Protocol {
             ));
         }
         let binary = binary?;
+        let zone = self.conn.time_zone();
         let params = b
             .params
             .iter()
             .zip(types)
             .zip(&binary)
-            .map(|((p, &ty), &bin)| decode_param(ty, bin, p.as_deref()))
+            .map(|((p, &ty), &bin)| decode_param(ty, bin, p.as_deref(), zone))
             .collect::<Result<Vec<_>, _>>()?;
         let columns = statement.columns().map_or(0, |c| c.len());
         let binary = formats(&b.result_formats, columns, || {
@@ -479,7 +483,7 @@ impl Protocol {
         let mut sent = 0;
         while sent < limit {
             let Some(row) = rows.pop_front() else { break };
-            self.send(data_row(&columns, &binary, &row)).await?;
+            self.send(data_row(&columns, &binary, &row, self.conn.time_zone())).await?;
             sent += 1;
         }
         if !rows.is_empty() {
@@ -498,6 +502,7 @@ impl Protocol {
         // unnamed statement and portal are replaced, as in PostgreSQL.
         self.statements.remove("");
         self.portals.remove("");
+        self.conn.report_query(&Arc::from(sql));
         let parsed = match off_the_worker(sql.len(), || self.conn.parse(sql)) {
             Ok(p) => p,
             Err(e) => {
@@ -522,7 +527,7 @@ impl Protocol {
                 Ok(Output::Rows { columns, rows, tag }) => {
                     self.send(row_description(&columns, &[])).await?;
                     for row in &rows {
-                        self.send(data_row(&columns, &[], row)).await?;
+                        self.send(data_row(&columns, &[], row, self.conn.time_zone())).await?;
                     }
                     self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
                     Ok(())
@@ -585,11 +590,12 @@ impl Protocol {
             ))),
             Some(statement) => {
                 let statement = Arc::clone(statement);
+                let zone = self.conn.time_zone();
                 statement
                     .param_types()
                     .iter()
                     .zip(args)
-                    .map(|(&ty, a)| decode_param(ty, false, a.as_deref().map(str::as_bytes)))
+                    .map(|(&ty, a)| decode_param(ty, false, a.as_deref().map(str::as_bytes), zone))
                     .collect::<Result<Vec<_>, _>>()
                     .map(|params| (statement, params))
             }
@@ -642,10 +648,11 @@ impl Protocol {
     /// Runs COPY's sub-protocol. Returns the statement's result.
     async fn copy(&mut self, out: Output, extended: bool) -> std::io::Result<Result<(), SqlError>> {
         match out {
-            Output::CopyOut { columns, lines, tag } => {
-                let formats = vec![0; columns];
+            Output::CopyOut { columns, lines, tag, binary } => {
+                let format = i16::from(binary);
+                let formats = vec![format; columns];
                 self.send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
-                    0,
+                    format as i8,
                     columns as i16,
                     formats,
                 )))
@@ -657,10 +664,11 @@ impl Protocol {
                 self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
                 Ok(Ok(()))
             }
-            Output::CopyIn { columns } => {
-                let formats = vec![0; columns];
+            Output::CopyIn { columns, binary } => {
+                let format = i16::from(binary);
+                let formats = vec![format; columns];
                 self.send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
-                    0,
+                    format as i8,
                     columns as i16,
                     formats,
                 )))

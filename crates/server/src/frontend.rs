@@ -332,7 +332,11 @@ mod tests {
         let mut buf = BytesMut::from(&b"S\x00\x00\x00\x02"[..]);
         assert_eq!(frame(&mut buf, 1 << 20).unwrap_err().message, "invalid message length");
         let mut buf = BytesMut::from(&b"S\x00\x00\x27\x15"[..]);
-        assert_eq!(frame(&mut buf, 1 << 20).unwrap_err().code, "08P01", "Sync over 10 000 bytes");
+        assert_eq!(
+            frame(&mut buf, 1 << 20).unwrap_err().code,
+            SqlState::PROTOCOL_VIOLATION,
+            "Sync over 10 000 bytes"
+        );
         let mut buf = BytesMut::from(&b"Z\x00\x00\x00\x04"[..]);
         assert_eq!(frame(&mut buf, 1 << 20).unwrap_err().message, "invalid frontend message type 90");
         let mut buf = BytesMut::from(&b"Q\x00\x00\x01\x00abc"[..]);
@@ -345,7 +349,7 @@ mod tests {
         assert_eq!(one(b'Q', b"select 1\0").unwrap(), Frontend::Query("select 1".into()));
         assert_eq!(one(b'Q', b"select 1").unwrap_err().message, "invalid string in message");
         assert_eq!(one(b'Q', b"select 1\0x").unwrap_err().message, "invalid message format");
-        assert_eq!(one(b'Q', b"\xff\xfe\0").unwrap_err().code, "22021");
+        assert_eq!(one(b'Q', b"\xff\xfe\0").unwrap_err().code, SqlState::CHARACTER_NOT_IN_REPERTOIRE);
         assert_eq!(one(b'E', b"\0").unwrap_err().message, "insufficient data left in message");
         assert_eq!(one(b'D', b"X\0").unwrap_err().message, "invalid DESCRIBE message subtype 88");
         assert_eq!(one(b'C', b"Q\0").unwrap_err().message, "invalid CLOSE message subtype 81");
@@ -363,7 +367,10 @@ mod tests {
         }
         // Only −1 means NULL.
         let err = one(b'B', &bind(&[], &[-7], &[])).unwrap_err();
-        assert_eq!((err.code.code(), err.message.as_str()), ("08P01", "insufficient data left in message"));
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (SqlState::PROTOCOL_VIOLATION, "insufficient data left in message")
+        );
         // A length past the end of the message.
         let mut body = bind(&[], &[3], &[]);
         body.truncate(body.len() - 3);

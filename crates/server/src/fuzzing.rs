@@ -19,7 +19,7 @@ use snapscale_sql::Database;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::{Server, Settings};
+use crate::{Server, SessionSettings, Settings};
 
 /// How long an input's connection may stay silent before the harness
 /// gives up reading and closes it.
@@ -81,9 +81,12 @@ impl Harness {
             port: 0,
             data_directory: dir.to_owned(),
             max_connections: 8,
-            lock_timeout: Duration::from_secs(2),
-            deadlock_timeout: Duration::from_millis(200),
             max_message_size: 4 << 20,
+            session: SessionSettings {
+                lock_timeout: Duration::from_secs(2),
+                deadlock_timeout: Duration::from_millis(200),
+                ..SessionSettings::default()
+            },
             ..Settings::default()
         };
         let (server, addr) = runtime.block_on(async {

@@ -18,4 +18,4 @@ mod walreceiver;
 mod walsender;
 
 pub use server::Server;
-pub use settings::{AuthMethod, SettingError, Settings};
+pub use settings::{AuthMethod, ConfigError, SessionSettings, SettingError, Settings};

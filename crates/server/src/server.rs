@@ -10,7 +10,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use snapscale_sql::{Database, DatabaseConfig, Durability, Standby, StandbyConfig};
+use snapscale_sql::{AutovacuumWorker, Database, DatabaseConfig, Durability, Standby, StandbyConfig};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
@@ -28,6 +28,9 @@ pub struct Server {
     runtime: Option<OwnRuntime>,
     /// A hot standby's replay, fed by its WAL receiver.
     standby: Option<Arc<Standby>>,
+    /// A primary's autovacuum worker (a standby freezes on its replay
+    /// thread).
+    autovacuum: Option<AutovacuumWorker>,
 }
 
 /// The server's runtime. Dropping it (from `run`'s future, possibly inside
@@ -76,13 +79,15 @@ impl Server {
         let config = DatabaseConfig {
             max_connections: settings.max_connections,
             snapshot_mode: settings.snapshot_mode,
-            deadlock_timeout: settings.deadlock_timeout,
-            lock_timeout: (!settings.lock_timeout.is_zero()).then_some(settings.lock_timeout),
+            deadlock_timeout: settings.session.deadlock_timeout,
+            lock_timeout: (!settings.session.lock_timeout.is_zero()).then_some(settings.session.lock_timeout),
             durability: Some(Durability {
                 data_dir: settings.data_directory.clone(),
                 fsync: settings.fsync,
                 segment_size: SEGMENT_SIZE,
             }),
+            xid_logs: settings.xid_logs,
+            autovacuum: settings.autovacuum.clone(),
         };
         let runtime = OwnRuntime(Some(
             tokio::runtime::Builder::new_multi_thread()
@@ -122,6 +127,10 @@ impl Server {
                 (db, Some(Arc::new(standby)))
             }
         };
+        let autovacuum = match standby {
+            None => Some(db.start_autovacuum().map_err(io::Error::other)?),
+            Some(_) => None,
+        };
         let addr = format!("{}:{}", settings.listen_addresses, settings.port);
         let listener = std::net::TcpListener::bind(&addr)
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
@@ -136,6 +145,7 @@ impl Server {
             listener: Some(listener),
             runtime: Some(runtime),
             standby,
+            autovacuum,
         })
     }
 
@@ -161,6 +171,7 @@ impl Server {
         let (stop_accepting, stop) = tokio::sync::oneshot::channel::<()>();
         let shared = Arc::clone(&self.shared);
         let standby = self.standby.take();
+        let autovacuum = self.autovacuum.take();
         let main = runtime.spawn(async move {
             let (stop_checkpoints, stopped) = tokio::sync::oneshot::channel::<()>();
             let checkpoints = match standby {
@@ -182,6 +193,8 @@ impl Server {
             // A final checkpoint, so the next start replays nothing.
             let _ = stop_checkpoints.send(());
             let _ = checkpoints.await;
+            // Stopping autovacuum waits for its round: off the async workers.
+            let _ = tokio::task::spawn_blocking(move || drop(autovacuum)).await;
             if let Err(e) = shared.db.checkpoint().await {
                 warn!(error = %e, "the shutdown checkpoint failed; the next start replays the WAL");
             }
@@ -247,7 +260,7 @@ async fn accept_loop(
             snapshot_mode = %shared.settings.snapshot_mode,
             max_connections = shared.settings.max_connections,
             data_directory = %shared.settings.data_directory.display(),
-            synchronous_commit = shared.settings.synchronous_commit,
+            synchronous_commit = shared.settings.session.synchronous_commit,
             fsync = shared.settings.fsync,
             "listening"
         );

@@ -20,18 +20,19 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{negotiate_tls, MaybeTls};
-use snapscale_sql::Backend;
+use snapscale_sql::{Backend, SqlState};
 use tokio::net::TcpStream;
 use tracing::debug;
 
 use crate::auth::parameters;
+use crate::settings::{session_settings, Settings};
 use crate::shared::Shared;
 
 /// How long a client may take to start up.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
-fn fatal(code: &str, message: impl Into<String>) -> PgWireError {
-    PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.into(), message.into())))
+fn fatal(code: SqlState, message: impl Into<String>) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.code().into(), message.into())))
 }
 
 /// Startup: checks the packet, attaches the backend (its proc-array slot), then
@@ -41,9 +42,11 @@ struct Startup<'a> {
     backend: Mutex<Option<Backend>>,
     /// A replication connection's place among `max_wal_senders`.
     replication: Mutex<Option<crate::shared::SenderSlot>>,
-    application_name: Mutex<Option<String>>,
-    /// The user and database the startup packet named.
-    identity: Mutex<(String, String)>,
+    /// The user the startup packet named (for messages).
+    user: Mutex<String>,
+    /// The session's settings: the server's, as the startup packet's
+    /// parameters changed them.
+    settings: Mutex<Option<Settings>>,
     secret: i32,
 }
 
@@ -63,21 +66,25 @@ impl StartupHandler for Startup<'_> {
             };
         };
         if startup.parameters.get("user").is_none_or(|u| u.is_empty()) {
-            return Err(fatal("28000", "no PostgreSQL user name specified in startup packet"));
+            return Err(fatal(
+                SqlState::INVALID_AUTHORIZATION_SPECIFICATION,
+                "no PostgreSQL user name specified in startup packet",
+            ));
         }
-        *self.application_name.lock().expect("startup state") =
-            startup.parameters.get("application_name").cloned();
-        let user = startup.parameters.get("user").cloned().unwrap_or_default();
-        let database =
-            startup.parameters.get("database").filter(|d| !d.is_empty()).cloned().unwrap_or(user.clone());
-        *self.identity.lock().expect("startup state") = (user, database);
+        *self.user.lock().expect("startup state") =
+            startup.parameters.get("user").cloned().unwrap_or_default();
+        let session = session_settings(&self.shared.settings, &startup.parameters).map_err(|e| {
+            let mut info = ErrorInfo::new("FATAL".into(), e.code.code().into(), e.message);
+            info.hint = e.hint;
+            PgWireError::UserError(Box::new(info))
+        })?;
         match replication_mode(startup.parameters.get("replication").map(String::as_str))? {
             true => {
                 // A WAL sender runs no transactions: it counts against
                 // max_wal_senders, not max_connections.
                 let slot = self.shared.sender_slot().ok_or_else(|| {
                     fatal(
-                        "53300",
+                        SqlState::TOO_MANY_CONNECTIONS,
                         format!(
                             "number of requested standby connections exceeds max_wal_senders (currently {})",
                             self.shared.settings.max_wal_senders
@@ -90,19 +97,55 @@ impl StartupHandler for Startup<'_> {
             false => {
                 // One proc-array slot for the connection's whole life, as a
                 // PostgreSQL backend holds its PGPROC (DESIGN.md decision 2).
-                let backend = self.shared.db.attach().map_err(|e| fatal(e.code.code(), e.message))?;
+                let backend = self.shared.db.attach().map_err(|e| fatal(e.code, e.message))?;
                 client.set_pid_and_secret_key(backend.pid(), SecretKey::I32(self.secret));
                 *self.backend.lock().expect("startup state") = Some(backend);
             }
         }
+        let reported = parameters(&session);
+        *self.settings.lock().expect("startup state") = Some(session);
         if let Some(scram) = &self.shared.scram {
             // SCRAM-SHA-256: the handler negotiates, authenticates (28P01
-            // on a wrong password) and then sends ParameterStatus.
+            // on a wrong password) and then sends ParameterStatus (as
+            // auth::SessionParameters computes it).
             return scram.on_startup(client, message).await;
         }
         protocol_negotiation(client, startup).await?;
         save_startup_parameters_to_metadata(client, startup);
-        finish_authentication(client, &parameters(&self.shared.settings)).await
+        finish_authentication(client, &reported).await
+    }
+}
+
+/// A startup error as PostgreSQL words it. pgwire's SCRAM handler names
+/// the user of the SCRAM exchange, which libpq and every driver send
+/// empty (PostgreSQL ignores it): a wrong password names the startup
+/// packet's user instead, on normal and replication connections alike.
+/// pgwire's other messages start with a capital letter, PostgreSQL's
+/// never do.
+fn postgres_message(e: PgWireError, user: &str) -> ErrorInfo {
+    let fatal = |code: &str, message: String| ErrorInfo::new("FATAL".into(), code.into(), message);
+    match e {
+        PgWireError::InvalidPassword(_) => {
+            fatal("28P01", format!("password authentication failed for user \"{user}\""))
+        }
+        PgWireError::InvalidScramMessage(detail) => {
+            let mut info = fatal("08P01", "malformed SCRAM message".into());
+            info.detail = Some(detail);
+            info
+        }
+        PgWireError::UnsupportedSASLAuthMethod(_) => {
+            fatal("08P01", "client selected an invalid SASL authentication mechanism".into())
+        }
+        other => {
+            let mut info = ErrorInfo::from(other);
+            let mut chars = info.message.chars();
+            if let (Some(first), Some(second)) = (chars.next(), chars.next()) {
+                if first.is_ascii_uppercase() && second.is_ascii_lowercase() {
+                    info.message.replace_range(..1, &first.to_ascii_lowercase().to_string());
+                }
+            }
+            info
+        }
     }
 }
 
@@ -112,10 +155,13 @@ fn replication_mode(value: Option<&str>) -> PgWireResult<bool> {
     match value.map(str::to_ascii_lowercase).as_deref() {
         None | Some("false" | "off" | "no" | "0") => Ok(false),
         Some("true" | "on" | "yes" | "1") => Ok(true),
-        Some("database") => Err(fatal("0A000", "logical replication is not supported")),
-        Some(other) => {
-            Err(fatal("22023", format!("invalid value for parameter \"replication\": \"{other}\"")))
+        Some("database") => {
+            Err(fatal(SqlState::FEATURE_NOT_SUPPORTED, "logical replication is not supported"))
         }
+        Some(other) => Err(fatal(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"replication\": \"{other}\""),
+        )),
     }
 }
 
@@ -133,9 +179,9 @@ pub struct Started {
     /// What the client sent after its startup packet, already read.
     pub input: BytesMut,
     pub role: Role,
-    pub application_name: Option<String>,
-    pub user: String,
-    pub database: String,
+    /// The session's settings (the startup packet's user, database,
+    /// application_name and settings applied).
+    pub settings: Settings,
     pub secret: i32,
 }
 
@@ -148,8 +194,8 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         shared,
         backend: Mutex::new(None),
         replication: Mutex::new(None),
-        application_name: Mutex::new(None),
-        identity: Mutex::new((String::new(), String::new())),
+        user: Mutex::new(String::new()),
+        settings: Mutex::new(None),
         secret,
     };
     let deadline = tokio::time::sleep(STARTUP_TIMEOUT);
@@ -175,7 +221,9 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         }
         if let Err(e) = startup.on_startup(&mut framed, message).await {
             // pgwire's error keeps its SQLSTATE (28000, 28P01, 53300, ...).
-            let _ = framed.send(PgWireBackendMessage::ErrorResponse(ErrorInfo::from(e).into())).await;
+            let user = startup.user.lock().expect("startup state").clone();
+            let info = postgres_message(e, &user);
+            let _ = framed.send(PgWireBackendMessage::ErrorResponse(info.into())).await;
             return Ok(None);
         }
     }
@@ -187,9 +235,8 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         (None, Some(slot)) => Role::WalSender(slot),
         (None, None) => return Ok(None),
     };
-    let application_name = startup.application_name.lock().expect("startup state").take();
-    let (user, database) = std::mem::take(&mut *startup.identity.lock().expect("startup state"));
+    let Some(settings) = startup.settings.lock().expect("startup state").take() else { return Ok(None) };
     SinkExt::<PgWireBackendMessage>::flush(&mut framed).await.map_err(std::io::Error::other)?;
     let parts = framed.into_parts();
-    Ok(Some(Started { io: parts.io, input: parts.read_buf, role, application_name, user, database, secret }))
+    Ok(Some(Started { io: parts.io, input: parts.read_buf, role, settings, secret }))
 }

@@ -27,6 +27,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use pgwire::messages::copy::{CopyBothResponse, CopyData, CopyDone, CopyOutResponse};
 use pgwire::messages::response::{CommandComplete, ReadyForQuery, TransactionStatus};
 use pgwire::messages::PgWireBackendMessage;
+use snapscale_sql::types::Zone;
 use snapscale_sql::{format_lsn, parse_lsn, Column, Retention, SqlError, SqlState, SqlType, Value};
 use tracing::info;
 
@@ -126,7 +127,8 @@ impl WalSender {
         let binary = vec![false; columns.len()];
         self.transport.send(row_description(columns, &binary)).await?;
         for row in rows {
-            self.transport.send(data_row(columns, &binary, row)).await?;
+            // Replication commands return no timestamptz columns.
+            self.transport.send(data_row(columns, &binary, row, Zone::UTC)).await?;
         }
         self.transport.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag.into()))).await
     }
@@ -163,7 +165,7 @@ impl WalSender {
                         Ok(v) => {
                             self.rows(&[text_column(&name)], &[vec![Value::Text(v)]], "SHOW").await.map(Ok)
                         }
-                        Err(e) => Ok(Err(SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string()))),
+                        Err(e) => Ok(Err(SqlError::from(e))),
                     }
                 }
                 Ok(Command::StartReplication { lsn }) => self.stream(lsn).await,

@@ -38,9 +38,9 @@ async fn long_chains_evaluate_and_deep_nesting_is_54001() {
     let (mut a, _) = Raw::connect(server.addr).await;
     let (mut b, _) = Raw::connect(server.addr).await;
 
-    // Flat chains of any length work, as PostgreSQL's AND/OR lists do.
-    let plus = format!("SELECT {}", vec!["1"; 100_000].join(" + "));
-    assert_eq!(value(&a.query(&plus).await).as_deref(), Some("100000"));
+    // Flat chains of any length work, as PostgreSQL's AND/OR lists do, in
+    // messages of a megabyte. (A 100 000-term sum, nested casts and
+    // max_stack_depth per session are in the SQL layer's scripts.)
     let mixed = format!("SELECT 2 * (1 {})", " + 1 - 1".repeat(50_000));
     assert_eq!(value(&a.query(&mixed).await).as_deref(), Some("2"));
     let concat = format!("SELECT length('' {})", "|| 'ab'".repeat(50_000));
@@ -61,7 +61,10 @@ async fn long_chains_evaluate_and_deep_nesting_is_54001() {
         .await;
     assert_eq!(value(&r).as_deref(), Some("3"));
 
-    // Deep nesting is refused with 54001, to this session only.
+    // Deep nesting is refused with 54001, to this session only, and a
+    // message of a million parentheses leaves the session idle. (PostgreSQL's
+    // grammar runs out of its own stack first at these depths and answers
+    // 42601, "memory exhausted"; snapscale's parser stops at max_stack_depth.)
     let parens = format!("SELECT {}1{}", "(".repeat(1_000_000), ")".repeat(1_000_000));
     let r = a.query(&parens).await;
     let (severity, code, message) = error_of(&r).expect("an error");
@@ -76,25 +79,12 @@ async fn long_chains_evaluate_and_deep_nesting_is_54001() {
     // the last NOT as an identifier and answer a syntax error).
     let nots = format!("SELECT {}true", "NOT ".repeat(200_000));
     assert_eq!(error_code(&a.query(&nots).await).as_deref(), Some("54001"));
-    let casts = format!("SELECT 1{}", "::int".repeat(100_000));
-    assert_eq!(error_code(&a.query(&casts).await).as_deref(), Some("54001"));
     // Inside a block the error fails the block, as any error does.
     a.query("BEGIN").await;
     assert_eq!(status(&a.query(&parens).await), 'E');
     a.query("ROLLBACK").await;
     alive(&mut a).await;
     alive(&mut b).await;
-
-    // Moderate nesting works (a release build takes PostgreSQL's 3 000
-    // levels; an unoptimised one, with its larger frames, fewer), and
-    // max_stack_depth is the session's own bound.
-    let nested = format!("SELECT {}1{}", "1 + (".repeat(400), ")".repeat(400));
-    assert_eq!(value(&a.query(&nested).await).as_deref(), Some("401"));
-    assert!(error_code(&a.query("SET max_stack_depth = '100kB'").await).is_none());
-    assert_eq!(error_code(&a.query(&nested).await).as_deref(), Some("54001"));
-    let r = b.query(&nested).await;
-    assert_eq!(value(&r).as_deref(), Some("401"), "{:?}", error_of(&r));
-    assert_eq!(error_code(&a.query("SET max_stack_depth = '1GB'").await).as_deref(), Some("22023"));
     server.shutdown().await;
 }
 

@@ -96,50 +96,40 @@ async fn extended_protocol_with_binary_and_inferred_parameters() {
     }
 }
 
+/// COPY's sub-protocol through a driver: CopyInResponse, a row split
+/// across CopyData messages, CopyDone and its tag; CopyOutResponse and the
+/// CopyData lines. (COPY's text format, bad rows and defaults are in the
+/// SQL layer's scripts.)
 #[tokio::test]
 async fn copy_in_and_out() {
-    for mode in SnapshotMode::ALL {
-        let server = start(|s| s.snapshot_mode = mode).await;
-        let c = connect(&server).await;
-        c.batch_execute("CREATE TABLE cp (a int, b text, c char(3))").await.unwrap();
-        let sink = c.copy_in("COPY cp FROM STDIN").await.unwrap();
-        futures::pin_mut!(sink);
-        sink.send(bytes::Bytes::from_static(b"1\tone\tx\n2\t\\N\t\\N\n3\ttab\\there")).await.unwrap();
-        sink.send(bytes::Bytes::from_static(b"\tyz\n\\.\n")).await.unwrap();
-        assert_eq!(sink.finish().await.unwrap(), 3, "{mode}");
-        assert_eq!(
-            rows(&c, "SELECT a, b, c FROM cp ORDER BY a").await,
-            vec![
-                vec![s("1"), s("one"), s("x  ")],
-                vec![s("2"), None, None],
-                vec![s("3"), s("tab\there"), s("yz ")]
-            ]
-        );
-        let out = c.copy_out("COPY cp (a, b) TO STDOUT").await.unwrap();
-        let chunks: Vec<_> = out.collect().await;
-        let text: String =
-            chunks.into_iter().map(|b| String::from_utf8(b.unwrap().to_vec()).unwrap()).collect();
-        let mut lines: Vec<&str> = text.lines().collect();
-        lines.sort_unstable();
-        assert_eq!(lines, ["1\tone", "2\t\\N", "3\ttab\\there"]);
-        // Bad data fails the whole COPY.
-        let sink = c.copy_in("COPY cp FROM STDIN").await.unwrap();
-        futures::pin_mut!(sink);
-        let _ = sink.send(bytes::Bytes::from_static(b"4\tok\tok\nnot-a-number\tx\tx\n")).await;
-        assert_eq!(code(sink.finish().await), "22P02");
-        assert_eq!(rows(&c, "SELECT count(*) FROM cp").await, vec![vec![s("3")]]);
-        assert_eq!(code(c.batch_execute("COPY cp FROM '/etc/passwd'").await), "0A000");
-        // Columns left out of a COPY take their defaults.
-        c.batch_execute("CREATE TABLE cd (a int, b text DEFAULT 'd' || 'ef', c int)").await.unwrap();
-        let sink = c.copy_in("COPY cd (a) FROM STDIN").await.unwrap();
-        futures::pin_mut!(sink);
-        sink.send(bytes::Bytes::from_static(b"1\n2\n")).await.unwrap();
-        assert_eq!(sink.finish().await.unwrap(), 2, "{mode}");
-        assert_eq!(
-            rows(&c, "SELECT a, b, c FROM cd ORDER BY a").await,
-            vec![vec![s("1"), s("def"), None], vec![s("2"), s("def"), None]]
-        );
-    }
+    let server = start(|_| {}).await;
+    let c = connect(&server).await;
+    c.batch_execute("CREATE TABLE cp (a int, b text, c char(3))").await.unwrap();
+    let sink = c.copy_in("COPY cp FROM STDIN").await.unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from_static(b"1\tone\tx\n2\t\\N\t\\N\n3\ttab\\there")).await.unwrap();
+    sink.send(bytes::Bytes::from_static(b"\tyz\n\\.\n")).await.unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 3);
+    assert_eq!(
+        rows(&c, "SELECT a, b, c FROM cp ORDER BY a").await,
+        vec![
+            vec![s("1"), s("one"), s("x  ")],
+            vec![s("2"), None, None],
+            vec![s("3"), s("tab\there"), s("yz ")]
+        ]
+    );
+    let out = c.copy_out("COPY cp (a, b) TO STDOUT").await.unwrap();
+    let chunks: Vec<_> = out.collect().await;
+    let text: String = chunks.into_iter().map(|b| String::from_utf8(b.unwrap().to_vec()).unwrap()).collect();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["1\tone", "2\t\\N", "3\ttab\\there"]);
+    // Bad data: the error answers CopyDone, and the session goes on.
+    let sink = c.copy_in("COPY cp FROM STDIN").await.unwrap();
+    futures::pin_mut!(sink);
+    let _ = sink.send(bytes::Bytes::from_static(b"4\tok\tok\nnot-a-number\tx\tx\n")).await;
+    assert_eq!(code(sink.finish().await), "22P02");
+    assert_eq!(rows(&c, "SELECT 1").await, vec![vec![s("1")]]);
 }
 
 #[tokio::test]
@@ -183,6 +173,44 @@ async fn blocked<T>(server: &wire::TestServer, h: &tokio::task::JoinHandle<T>) -
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     !h.is_finished()
+}
+
+/// Advisory locks over the wire: `pg_advisory_lock` returns void (OID
+/// 2278, in text and in binary, as a driver's prepared statement asks), a
+/// cancel request ends a wait for one with 57014, and a connection's end
+/// releases its session-level locks. (What they do is in the SQL layer's
+/// script `advisory_locks.test`.)
+#[tokio::test]
+async fn advisory_locks_through_a_driver() {
+    let server = start(|_| {}).await;
+    let a = connect(&server).await;
+    let b = std::sync::Arc::new(connect(&server).await);
+    let row = a
+        .query_one("SELECT pg_advisory_lock($1::bigint), pg_try_advisory_lock(2, 3)", &[&1i64])
+        .await
+        .unwrap();
+    assert_eq!(row.columns()[0].type_(), &Type::VOID);
+    assert_eq!(row.columns()[1].type_(), &Type::BOOL);
+    assert!(row.get::<_, bool>(1));
+    assert_eq!(rows(&a, "SELECT pg_advisory_lock(1)").await, vec![vec![s("")]]);
+    let token = b.cancel_token();
+    let h = spawn_exec(b.clone(), "SELECT pg_advisory_lock(1)");
+    assert!(blocked(&server, &h).await);
+    token.cancel_query(NoTls).await.unwrap();
+    let waited = tokio::time::timeout(Duration::from_secs(5), h).await.expect("cancelled in time").unwrap();
+    assert_eq!(code(waited), "57014");
+    assert_eq!(server.db.lock_waits(), 0);
+    assert_eq!(rows(&b, "SELECT pg_try_advisory_lock(1)").await, vec![vec![s("f")]]);
+    drop(a);
+    // The server notices the closed connection on its own time.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while rows(&b, "SELECT pg_try_advisory_lock(1), pg_try_advisory_lock(2, 3)").await
+        != vec![vec![s("t"), s("t")]]
+    {
+        assert!(std::time::Instant::now() < deadline, "the closed connection's locks were never released");
+        b.batch_execute("SELECT pg_advisory_unlock_all()").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[tokio::test]

@@ -17,10 +17,10 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
-use snapscale_storage::Table;
-use snapscale_txn::Session;
+use snapscale_storage::{Table, VacuumOptions, VacuumStats};
+use snapscale_txn::{Engine, Session, Xid};
 
 use crate::index::Index;
 use crate::sequence::{SeqValue, Sequence, SequenceDef};
@@ -48,6 +48,9 @@ pub struct IndexDef {
     pub columns: Vec<usize>,
     pub unique: bool,
     pub primary: bool,
+    /// The index of a PRIMARY KEY or UNIQUE constraint (pg_constraint
+    /// shows those), not one made by CREATE INDEX.
+    pub constraint: bool,
 }
 
 /// One catalog row: a relation's whole definition.
@@ -86,17 +89,48 @@ pub struct Heap {
     pub next_row_id: AtomicI64,
     /// A sequence's value, installed with its definition.
     pub(crate) sequence: OnceLock<Sequence>,
+    /// Its vacuum passes (pg_stat_user_tables).
+    pub(crate) vacuums: VacuumRecord,
+}
+
+/// How often and when a heap was vacuumed, by VACUUM and by autovacuum
+/// (PostgreSQL's vacuum_count, last_vacuum, autovacuum_count,
+/// last_autovacuum). Statistics: written and read Relaxed.
+#[derive(Debug, Default)]
+pub(crate) struct VacuumRecord {
+    pub(crate) count: AtomicU64,
+    pub(crate) auto_count: AtomicU64,
+    /// Microseconds since 2000-01-01, or 0 for never.
+    pub(crate) last: AtomicI64,
+    pub(crate) last_auto: AtomicI64,
 }
 
 impl Heap {
-    fn new() -> Heap {
+    /// Empty storage whose first frozen xid is `frozen_xid` (at most the
+    /// oldest xid that may still write into it: FREEZE-TRUNCATE).
+    fn new(frozen_xid: Xid) -> Heap {
         Heap {
-            table: Table::new(),
+            table: Table::new(frozen_xid),
             indexes: RwLock::new(HashMap::new()),
             changes: AtomicU64::new(0),
             pruning: Mutex::new(()),
             next_row_id: AtomicI64::new(1),
             sequence: OnceLock::new(),
+            vacuums: VacuumRecord::default(),
+        }
+    }
+
+    /// Counts a vacuum pass, by autovacuum if `auto`.
+    pub(crate) fn record_vacuum(&self, auto: bool) {
+        let now = crate::types::now_micros();
+        let r = &self.vacuums;
+        // Relaxed (all four): statistics, nothing is published through them.
+        if auto {
+            r.auto_count.fetch_add(1, Relaxed);
+            r.last_auto.store(now, Relaxed);
+        } else {
+            r.count.fetch_add(1, Relaxed);
+            r.last.store(now, Relaxed);
         }
     }
 
@@ -137,12 +171,12 @@ impl Heap {
         self.indexes.read().expect("index map poisoned").values().cloned().collect()
     }
 
-    /// Prunes the heap (PRUNE): removes the versions no snapshot can see,
-    /// and their index entries before their tids can be reused
-    /// (INDEX-VERSIONS). Returns how many versions went.
-    pub fn prune(&self, session: &mut Session) -> usize {
+    /// One vacuum pass over the heap (storage's `vacuum_with`): removes
+    /// what no snapshot can see, with its index entries before the tids
+    /// can be reused (INDEX-VERSIONS), and freezes as `options` say.
+    pub fn vacuum(&self, session: &mut Session, options: VacuumOptions) -> VacuumStats {
         let indexes = self.all_indexes();
-        self.table.vacuum_with(session, |dead| {
+        self.table.vacuum_with(session, options, |dead| {
             for ix in &indexes {
                 for (tid, row) in dead {
                     ix.remove(&ix.key_of(row), *tid);
@@ -157,22 +191,29 @@ const FIRST_OID: u32 = 16384;
 
 /// The catalog table, the storages it names, and the id counters.
 pub(crate) struct Catalog {
+    /// The transaction engine: new storage's first frozen xid is its horizon.
+    engine: Arc<Engine>,
     /// One row per relation (CATALOG-MVCC).
     pub(crate) table: Table<Arc<RelEntry>>,
     /// Serialises "is this name free?" with the insert that takes it
     /// (NAME-UNIQUE).
     pub(crate) names: Mutex<()>,
     storages: RwLock<HashMap<u64, Arc<Heap>>>,
+    /// Storage dropped from `storages` that a reader may still hold: its
+    /// frozen xid counts until the last reader lets go (FREEZE-TRUNCATE).
+    dropped: Mutex<Vec<Weak<Heap>>>,
     next_oid: AtomicU32,
     next_storage: AtomicU64,
 }
 
 impl Catalog {
-    pub(crate) fn new() -> Catalog {
+    pub(crate) fn new(engine: Arc<Engine>) -> Catalog {
         Catalog {
-            table: Table::new(),
+            table: Table::new(engine.compute_horizons().oldest_considered_running),
+            engine,
             names: Mutex::new(()),
             storages: RwLock::new(HashMap::new()),
+            dropped: Mutex::new(Vec::new()),
             next_oid: AtomicU32::new(FIRST_OID),
             next_storage: AtomicU64::new(1),
         }
@@ -202,13 +243,21 @@ impl Catalog {
     pub(crate) fn create_storage(&self) -> u64 {
         // Relaxed: only uniqueness matters.
         let id = self.next_storage.fetch_add(1, Relaxed);
-        self.storages.write().expect("storage map poisoned").insert(id, Arc::new(Heap::new()));
+        self.storages.write().expect("storage map poisoned").insert(id, Arc::new(self.new_heap()));
         id
+    }
+
+    /// New storage: its first frozen xid is the horizon now, at most the
+    /// xid of every transaction that may still write into it. It is in
+    /// `storages` before anyone can write into it, so every frozen-xid
+    /// computation that could pass its rows' xids sees it.
+    fn new_heap(&self) -> Heap {
+        Heap::new(self.engine.compute_horizons().oldest_considered_running)
     }
 
     /// Creates empty storage with a recovered id.
     pub(crate) fn create_storage_with_id(&self, id: u64) -> Arc<Heap> {
-        let heap = Arc::new(Heap::new());
+        let heap = Arc::new(self.new_heap());
         self.storages.write().expect("storage map poisoned").insert(id, Arc::clone(&heap));
         heap
     }
@@ -230,9 +279,32 @@ impl Catalog {
         storages.iter().filter_map(|(id, h)| h.sequence.get().map(|s| (*id, s.logged()))).collect()
     }
 
-    /// Frees storage `id` (its last reader frees the memory).
+    /// Frees storage `id` (its last reader frees the memory; until then it
+    /// is kept among the dropped, whose frozen xids still count).
     pub(crate) fn drop_storage(&self, id: u64) {
-        self.storages.write().expect("storage map poisoned").remove(&id);
+        let heap = self.storages.write().expect("storage map poisoned").remove(&id);
+        if let Some(heap) = heap {
+            let mut dropped = self.dropped.lock().expect("dropped storage poisoned");
+            dropped.retain(|w| w.strong_count() > 0);
+            dropped.push(Arc::downgrade(&heap));
+        }
+    }
+
+    /// Every storage a reader may still reach: the catalog's, and dropped
+    /// storage someone still holds (vacuum freezes them all, and the
+    /// database's frozen xid is their minimum).
+    pub(crate) fn reachable_storages(&self) -> Vec<(Option<u64>, Arc<Heap>)> {
+        // The dropped list first: storage dropped meanwhile moves from the
+        // map to the list, and is then found in the map (FREEZE-TRUNCATE
+        // needs every reachable heap, not each exactly once).
+        let mut out: Vec<(Option<u64>, Arc<Heap>)> = {
+            let mut dropped = self.dropped.lock().expect("dropped storage poisoned");
+            dropped.retain(|w| w.strong_count() > 0);
+            dropped.iter().filter_map(Weak::upgrade).map(|h| (None, h)).collect()
+        };
+        let storages = self.storages.read().expect("storage map poisoned");
+        out.extend(storages.iter().map(|(id, h)| (Some(*id), Arc::clone(h))));
+        out
     }
 
     /// Row-version slots allocated over all storages, and versions present.

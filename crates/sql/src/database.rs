@@ -23,8 +23,8 @@ use crate::sqlstate::SqlState;
 /// How a database is built.
 #[derive(Clone, Debug)]
 pub struct DatabaseConfig {
-    /// Client connections at most; one more proc-array slot is kept for the
-    /// checkpointer (PostgreSQL's auxiliary process).
+    /// Client connections at most; two more proc-array slots are kept for
+    /// the checkpointer and autovacuum (PostgreSQL's auxiliary processes).
     pub max_connections: usize,
     pub snapshot_mode: SnapshotMode,
     /// The waits' defaults; sessions pass their own (`Gucs::wait_policy`).
@@ -32,6 +32,10 @@ pub struct DatabaseConfig {
     pub lock_timeout: Option<Duration>,
     /// `None`: in memory only, nothing survives the process.
     pub durability: Option<Durability>,
+    /// The xid logs' sizes (restart-only).
+    pub xid_logs: crate::autovacuum::XidLogs,
+    /// Freezing and autovacuum.
+    pub autovacuum: crate::autovacuum::AutovacuumConfig,
 }
 
 impl Default for DatabaseConfig {
@@ -42,6 +46,8 @@ impl Default for DatabaseConfig {
             deadlock_timeout: Duration::from_secs(1),
             lock_timeout: None,
             durability: None,
+            xid_logs: crate::autovacuum::XidLogs::default(),
+            autovacuum: crate::autovacuum::AutovacuumConfig::default(),
         }
     }
 }
@@ -82,6 +88,13 @@ pub struct Database {
     pub(crate) recovery: Option<Arc<Progress>>,
     next_backend: AtomicU64,
     faults: Faults,
+    /// When this server started (`pg_postmaster_start_time()`), in
+    /// microseconds since 2000-01-01 UTC.
+    started_at: i64,
+    /// What each backend is doing (pg_stat_activity).
+    pub(crate) activity: crate::activity::Activity,
+    /// Freezing and autovacuum's state (autovacuum.rs).
+    pub(crate) autovacuum: crate::autovacuum::State,
 }
 
 /// A client connection's place in the database: a proc-array slot, held
@@ -107,32 +120,46 @@ impl Database {
     }
 
     pub(crate) fn build(config: &DatabaseConfig, first_xid: Xid) -> Database {
-        // One more slot for the checkpointer (PostgreSQL's auxiliary process).
-        let max_sessions = config.max_connections + 1;
+        // Two more slots: the checkpointer and the autovacuum worker
+        // (PostgreSQL's auxiliary processes).
+        let max_sessions = config.max_connections + 2;
         let engine = Engine::new(EngineConfig {
             max_sessions,
             snapshot_mode: config.snapshot_mode,
             first_xid,
-            ..EngineConfig::default()
+            ..Database::engine_config(config)
         });
-        Database::with_engine(config, engine)
+        let autovacuum = engine.attach().expect("a fresh engine has a slot for autovacuum");
+        Database::with_engine(config, engine, Some(autovacuum))
     }
 
     /// A standby's database: its engine replays the primary's xids.
     pub(crate) fn build_standby(config: &DatabaseConfig) -> Database {
         // Two more slots: the checkpointer (restartpoints) and replay's
-        // pruning session.
+        // pruning and freezing session.
         let max_sessions = config.max_connections + 2;
         let engine = Engine::new(EngineConfig {
             max_sessions,
             snapshot_mode: config.snapshot_mode,
             standby: true,
-            ..EngineConfig::default()
+            ..Database::engine_config(config)
         });
-        Database::with_engine(config, engine)
+        Database::with_engine(config, engine, None)
     }
 
-    fn with_engine(config: &DatabaseConfig, engine: Arc<Engine>) -> Database {
+    /// The engine settings the database's configuration implies.
+    fn engine_config(config: &DatabaseConfig) -> EngineConfig {
+        let logs = config.xid_logs;
+        EngineConfig {
+            status_log_pages: logs.status_log_pages,
+            csn_log_pages: logs.csn_log_pages,
+            parent_link_pages: logs.parent_link_pages,
+            log_page_bytes: logs.page_bytes,
+            ..EngineConfig::default()
+        }
+    }
+
+    fn with_engine(config: &DatabaseConfig, engine: Arc<Engine>, autovacuum: Option<Session>) -> Database {
         let max_sessions = engine.config().max_sessions;
         let checkpointer = engine.attach().expect("a fresh engine has a slot for the checkpointer");
         Database {
@@ -144,7 +171,7 @@ impl Database {
             sinval: Sinval::new(SinvalConfig { max_sessions, ..SinvalConfig::default() }),
             log: None,
             commit_gate: tokio::sync::RwLock::new(()),
-            catalog: Catalog::new(),
+            catalog: Catalog::new(Arc::clone(&engine)),
             data_dir: None,
             _lock: None,
             checkpointer: tokio::sync::Mutex::new(Some(checkpointer)),
@@ -154,6 +181,9 @@ impl Database {
             system_id: 0,
             recovery: None,
             faults: Faults::default(),
+            started_at: crate::types::now_micros(),
+            activity: crate::activity::Activity::new(max_sessions),
+            autovacuum: crate::autovacuum::State::new(config.autovacuum.clone(), autovacuum),
             engine,
         }
     }
@@ -172,6 +202,11 @@ impl Database {
     pub(crate) fn new_backend_id(&self) -> u64 {
         // Relaxed: only uniqueness matters.
         self.next_backend.fetch_add(1, Relaxed)
+    }
+
+    /// When the server started, in microseconds since 2000-01-01 UTC.
+    pub(crate) fn started_at(&self) -> i64 {
+        self.started_at
     }
 
     /// True on a standby (PostgreSQL's `pg_is_in_recovery()`).

@@ -13,7 +13,7 @@ use tracing::info;
 
 use crate::catalog::Row;
 use crate::database::{Database, DatabaseConfig};
-use crate::redo::{self, CheckpointHeader, Image};
+use crate::redo::{self, CheckpointHeader, Image, ImageWriter};
 use crate::types::Value;
 use crate::xact::now_micros;
 
@@ -204,7 +204,7 @@ impl Database {
         Ok(self.checkpoint_file().await?.map(|(redo, _)| redo))
     }
 
-    /// [`Self::checkpoint`], returning the checkpoint file's bytes too.
+    /// [`Self::checkpoint`], returning the checkpoint's payload too.
     pub(crate) async fn checkpoint_file(&self) -> Result<Option<(Lsn, Vec<u8>)>, String> {
         let (Some(log), Some(dir)) = (&self.log, &self.data_dir) else { return Ok(None) };
         let mut guard = self.checkpointer.lock().await;
@@ -228,7 +228,7 @@ impl Database {
             log.append(&[(redo::RUNNING_XACTS, &record)]).map_err(|e| e.message)?;
             (redo, CheckpointHeader { cut, next_xid: running.next_xid, running: running.xids }, snapshot)
         };
-        let (image, rows) = self.image(&session.reader(&snapshot));
+        let (payload, rows) = self.image_payload(&session.reader(&snapshot), &header);
         // Read-only: ending it by abort changes nothing. The guard stays
         // held until the file is written: checkpoints are serialized, so
         // that a later one never installs before (or removes) an earlier.
@@ -239,16 +239,15 @@ impl Database {
         // the log reaching the cut.
         let upto = log.insert_lsn();
         log.flush(upto).await.map_err(|e| format!("could not flush the WAL before a checkpoint: {e}"))?;
-        let payload = image.encode(&header);
         let dir = dir.clone();
         let log2 = Arc::clone(log);
         let bytes = payload.len();
         let keep = self.wal_kept_from(redo);
-        let file = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
-            let file = checkpoint::write(&dir, redo, &payload)
+        let payload = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, String> {
+            checkpoint::write(&dir, redo, &payload)
                 .map_err(|e| format!("could not write a checkpoint: {e}"))?;
             log2.remove_before(keep).map_err(|e| format!("could not remove old WAL: {e}"))?;
-            Ok(file)
+            Ok(payload)
         })
         .await
         .map_err(|e| e.to_string())??;
@@ -262,34 +261,41 @@ impl Database {
             ms = started.elapsed().as_millis() as u64,
             "checkpoint done"
         );
-        Ok(Some((redo, file)))
+        Ok(Some((redo, payload)))
     }
 
-    /// Every permanent relation and its rows as `reader` sees them (a
-    /// checkpoint's or a restartpoint's image), and how many rows.
-    pub(crate) fn image(&self, reader: &snapscale_txn::Reader<'_>) -> (Image, usize) {
+    /// The image payload (see `redo/image.rs`) of every permanent relation
+    /// and its rows as `reader` sees them, for a checkpoint or a
+    /// restartpoint at `header`, and how many rows it holds. Rows are
+    /// encoded as the scan reads them: the image never exists decoded.
+    pub(crate) fn image_payload(
+        &self,
+        reader: &snapscale_txn::Reader<'_>,
+        header: &CheckpointHeader,
+    ) -> (Vec<u8>, usize) {
         let (next_oid, next_storage) = self.catalog.next_ids();
-        let mut image = Image { next_oid, next_storage, ..Image::default() };
         // Every sequence's value, even one whose creating transaction is
         // still running: recovery may replay its creation from after the
         // cut, while its values were logged before it (SEQ-ORDER).
-        image.sequences.extend(self.catalog.sequence_values());
-        let mut rows = 0usize;
-        for (_, entry) in self.catalog.table.scan(reader) {
-            if entry.temp_owner.is_some() {
-                continue;
-            }
-            let Some(heap) = self.catalog.storage(entry.storage) else { continue };
-            let stored = image.storages.entry(entry.storage).or_default();
-            for (_, row) in heap.table.scan(reader) {
-                if let Some(Value::Int(id)) = row.last() {
-                    stored.insert(*id, row.to_vec());
-                    rows += 1;
-                }
-            }
-            image.catalog.insert(entry.oid, (*entry).clone());
+        let sequences = self.catalog.sequence_values();
+        let relations: Vec<_> = self
+            .catalog
+            .table
+            .scan(reader)
+            .into_iter()
+            .filter(|(_, entry)| entry.temp_owner.is_none())
+            .filter_map(|(_, entry)| Some((self.catalog.storage(entry.storage)?, entry)))
+            .collect();
+        let mut image =
+            ImageWriter::new(header, next_oid, next_storage, relations.iter().map(|(_, entry)| &**entry));
+        for (heap, entry) in &relations {
+            let rows = heap.table.scan(reader);
+            image.storage(
+                entry.storage,
+                rows.iter().map(|(_, row)| &**row).filter(|row| matches!(row.last(), Some(Value::Int(_)))),
+            );
         }
-        (image, rows)
+        image.finish(sequences.into_iter())
     }
 
     /// The oldest LSN whose segment a checkpoint at `redo` must keep: the

@@ -6,12 +6,16 @@
 //!   plan       access paths, operators → a physical plan    plan/
 //!   execute    operators over a transaction                 exec/
 //!   xact       the transaction manager: begin → commit      xact.rs
-//!   session    a connection: block, settings, statements    session.rs, control.rs, prepared.rs
-//!   database   what connections share; WAL and recovery     database.rs, redo.rs, catalog.rs
+//!   session    a connection: block, settings, statements    session/
+//!   guc        the settings a session may SET and SHOW      guc/
+//!   database   what connections share; WAL and recovery     database.rs, durable.rs, redo/, catalog.rs
 //! ```
 //!
 //! The invariants and interlocks are in this crate's README.md.
 
+mod activity;
+mod advisory;
+mod autovacuum;
 mod bind;
 mod cancel;
 mod catalog;
@@ -22,6 +26,7 @@ mod durable;
 mod error;
 mod exec;
 mod expr;
+pub mod guc;
 mod index;
 mod nesting;
 mod output;
@@ -31,10 +36,12 @@ mod recovery;
 mod redo;
 mod relcache;
 mod sequence;
+mod sequence_syntax;
 mod session;
 pub mod sqlstate;
 pub mod stack;
 mod standby;
+mod statement;
 pub mod types;
 mod wal_buffer;
 mod wal_retention;
@@ -42,6 +49,8 @@ mod wal_senders;
 pub mod wire;
 mod xact;
 
+pub use activity::ClientInfo;
+pub use autovacuum::{AutovacuumConfig, AutovacuumWorker, FrozenXid, XidLogState, XidLogs};
 pub use cancel::Cancel;
 pub use catalog::Row;
 pub use database::{Backend, Database, DatabaseConfig, Durability};

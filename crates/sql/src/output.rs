@@ -14,9 +14,9 @@ pub enum Output {
     Command(String),
     /// COPY FROM STDIN started: feed `Conn::copy_data`, then
     /// `Conn::copy_done` or `Conn::copy_fail`.
-    CopyIn { columns: usize },
-    /// COPY TO STDOUT: these lines, then the tag.
-    CopyOut { columns: usize, lines: Vec<Vec<u8>>, tag: String },
+    CopyIn { columns: usize, binary: bool },
+    /// COPY TO STDOUT: these chunks of data, then the tag.
+    CopyOut { columns: usize, lines: Vec<Vec<u8>>, tag: String, binary: bool },
     /// DEALLOCATE name (`None`: ALL): the protocol layer, which holds the
     /// prepared statements, removes them (26000 for an unknown name) and
     /// answers DEALLOCATE or DEALLOCATE ALL.

@@ -5,7 +5,6 @@
 //! here by their first word and parsed by hand; everything else goes to
 //! sqlparser.
 
-use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -17,71 +16,16 @@ use crate::stack::{parser_depth, too_deep, BigStack};
 
 static DIALECT: PostgreSqlDialect = PostgreSqlDialect {};
 
-/// Direction of a COPY.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum CopyDirection {
-    FromStdin,
-    ToStdout,
-}
-
-/// One statement as sqlparser parsed it. A statement whose source was
-/// long enough to hold a chain that sqlparser's recursive drop could not
-/// take apart on the thread's own stack is dropped on a stack of its own
-/// (see crate::stack).
-pub struct Ast {
-    statement: Option<Box<Statement>>,
-    stack: BigStack,
-}
-
-impl std::ops::Deref for Ast {
-    type Target = Statement;
-
-    fn deref(&self) -> &Statement {
-        self.statement.as_ref().expect("only Drop takes the statement")
-    }
-}
-
-impl Ast {
-    /// PREPARE name [(types)] AS statement: its parts, the statement as an
-    /// `Ast` of its own; any other statement comes back unchanged.
-    pub(crate) fn into_prepare(
-        mut self,
-    ) -> Result<(sqlparser::ast::Ident, Vec<sqlparser::ast::DataType>, Ast), Ast> {
-        if !matches!(self.statement.as_deref(), Some(Statement::Prepare { .. })) {
-            return Err(self);
-        }
-        let Some(Statement::Prepare { name, data_types, statement }) = self.statement.take().map(|s| *s)
-        else {
-            unreachable!("checked above")
-        };
-        Ok((name, data_types, Ast { statement: Some(statement), stack: self.stack }))
-    }
-}
-
-impl Drop for Ast {
-    fn drop(&mut self) {
-        let statement = self.statement.take();
-        self.stack.run(move || drop(statement));
-    }
-}
-
-impl std::fmt::Debug for Ast {
-    /// The statement's kind only: printing a deep tree recurses.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = self.to_string();
-        let kind: Vec<&str> = text.split_whitespace().take(2).collect();
-        write!(f, "Ast({} ...)", kind.join(" "))
-    }
-}
+pub use crate::statement::Ast;
 
 /// One parsed statement.
 #[derive(Debug)]
 pub enum Parsed {
     Sql(Ast),
-    Vacuum { tables: Vec<String>, analyze: bool },
+    Vacuum { tables: Vec<String>, analyze: bool, freeze: bool },
     Analyze,
     Checkpoint,
-    Copy { table: String, columns: Vec<String>, direction: CopyDirection },
+    Copy(crate::copy::CopyStatement),
 }
 
 fn syntax(near: &str) -> SqlError {
@@ -119,6 +63,17 @@ pub(crate) fn parse_expr(text: &str, max_stack_depth: usize) -> Result<sqlparser
     })
 }
 
+/// Parses the query of `COPY (query) TO STDOUT`: one statement, or `None`.
+pub(crate) fn copy_query(max_stack_depth: usize) -> impl FnOnce(&str) -> Result<Option<Ast>, SqlError> {
+    move |text| {
+        let mut parsed = parse(text, max_stack_depth)?;
+        Ok(match (parsed.pop(), parsed.is_empty()) {
+            (Some(Parsed::Sql(ast)), true) => Some(ast),
+            _ => None,
+        })
+    }
+}
+
 /// Splits `sql` into statements. A statement nested deeper than
 /// `max_stack_depth` allows sqlparser to go is refused with 54001.
 pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError> {
@@ -127,10 +82,17 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         let trimmed = piece.trim();
         let first =
             trimmed.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("").to_ascii_lowercase();
-        if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "copy" | "checkpoint") {
+        if first == "copy" {
+            out.push(Parsed::Copy(crate::copy::parse_statement(trimmed, copy_query(max_stack_depth))?));
+            continue;
+        }
+        if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "checkpoint") {
             out.push(hand_parse(trimmed)?);
             continue;
         }
+        // CREATE SEQUENCE's options in the order sqlparser reads them.
+        let reordered = crate::sequence_syntax::canonical_create_sequence(piece);
+        let piece = reordered.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
@@ -289,7 +251,7 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
     let mut t = toks.iter().map(String::as_str).peekable();
     match t.next() {
         Some("vacuum") => {
-            let mut analyze = false;
+            let (mut analyze, mut freeze) = (false, false);
             if t.peek() == Some(&"(") {
                 t.next();
                 loop {
@@ -297,7 +259,8 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
                         Some(")") => break,
                         Some(",") => {}
                         Some("analyze" | "analyse") => analyze = true,
-                        Some("verbose" | "freeze" | "full" | "true" | "on" | "1") => {}
+                        Some("freeze") => freeze = true,
+                        Some("verbose" | "full" | "true" | "on" | "1") => {}
                         Some(other) => {
                             return Err(SqlError::new(
                                 SqlState::SYNTAX_ERROR,
@@ -310,13 +273,14 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
             }
             while let Some(&w) = t.peek() {
                 match w {
-                    "full" | "freeze" | "verbose" => {}
+                    "full" | "verbose" => {}
+                    "freeze" => freeze = true,
                     "analyze" | "analyse" => analyze = true,
                     _ => break,
                 }
                 t.next();
             }
-            Ok(Parsed::Vacuum { tables: table_list(&mut t)?, analyze })
+            Ok(Parsed::Vacuum { tables: table_list(&mut t)?, analyze, freeze })
         }
         Some("checkpoint") => match t.next() {
             None => Ok(Parsed::Checkpoint),
@@ -325,77 +289,6 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
         Some("analyze" | "analyse") => {
             // Statistics are not used by this planner: accepted, nothing done.
             Ok(Parsed::Analyze)
-        }
-        Some("copy") => {
-            let table = t.next().filter(|w| *w != "(").ok_or_else(|| {
-                SqlError::new(
-                    SqlState::FEATURE_NOT_SUPPORTED,
-                    "COPY (query) is not supported; COPY a table instead",
-                )
-            })?;
-            let mut columns = Vec::new();
-            if t.peek() == Some(&"(") {
-                t.next();
-                loop {
-                    match t.next() {
-                        Some(")") => break,
-                        Some(",") => {}
-                        Some(c) => columns.push(name(c)),
-                        None => return Err(syntax("end of input")),
-                    }
-                }
-            }
-            let direction = match (t.next(), t.next()) {
-                (Some("from"), Some("stdin")) => CopyDirection::FromStdin,
-                (Some("to"), Some("stdout")) => CopyDirection::ToStdout,
-                (Some("from" | "to"), Some(_)) => {
-                    return Err(SqlError::new(
-                        SqlState::FEATURE_NOT_SUPPORTED,
-                        "COPY with a file or program is not supported; use COPY FROM STDIN or TO STDOUT",
-                    ))
-                }
-                (w, _) => return Err(syntax(w.unwrap_or("end of input"))),
-            };
-            if t.peek() == Some(&"with") {
-                t.next();
-            }
-            if t.peek() == Some(&"(") {
-                t.next();
-                loop {
-                    match t.next() {
-                        Some(")") => break,
-                        Some(",") => {}
-                        Some("freeze") => {
-                            // COPY FREEZE's only effect is on hint bits and
-                            // visibility maps; the rows are inserted normally.
-                            if matches!(t.peek(), Some(&("on" | "true" | "off" | "false" | "1" | "0"))) {
-                                t.next();
-                            }
-                        }
-                        Some("format") => match t.next() {
-                            Some("text") => {}
-                            Some(f) => {
-                                return Err(SqlError::new(
-                                    SqlState::FEATURE_NOT_SUPPORTED,
-                                    format!("COPY format \"{f}\" is not supported"),
-                                ))
-                            }
-                            None => return Err(syntax("end of input")),
-                        },
-                        Some(other) => {
-                            return Err(SqlError::new(
-                                SqlState::FEATURE_NOT_SUPPORTED,
-                                format!("COPY option \"{other}\" is not supported"),
-                            ))
-                        }
-                        None => return Err(syntax("end of input")),
-                    }
-                }
-            }
-            if let Some(extra) = t.next() {
-                return Err(syntax(extra));
-            }
-            Ok(Parsed::Copy { table: name(table), columns, direction })
         }
         _ => Err(syntax(s)),
     }
@@ -505,26 +398,29 @@ mod tests {
     #[test]
     fn pgbench_statements() {
         match &parse("vacuum analyze pgbench_branches").unwrap()[0] {
-            Parsed::Vacuum { tables, analyze } => {
+            Parsed::Vacuum { tables, analyze, .. } => {
                 assert_eq!(tables, &["pgbench_branches"]);
                 assert!(analyze);
             }
             other => panic!("{other:?}"),
         }
         match &parse("copy pgbench_accounts from stdin with (freeze on)").unwrap()[0] {
-            Parsed::Copy { table, direction, .. } => {
-                assert_eq!(table, "pgbench_accounts");
-                assert_eq!(*direction, CopyDirection::FromStdin);
+            Parsed::Copy(c) => {
+                assert!(
+                    matches!(&c.source, crate::copy::CopySource::Table { table, .. } if table == "pgbench_accounts")
+                );
+                assert_eq!(c.direction, crate::copy::CopyDirection::FromStdin);
             }
             other => panic!("{other:?}"),
         }
         match &parse("VACUUM").unwrap()[0] {
-            Parsed::Vacuum { tables, analyze } => assert!(tables.is_empty() && !analyze),
+            Parsed::Vacuum { tables, analyze, freeze } => assert!(tables.is_empty() && !analyze && !freeze),
             other => panic!("{other:?}"),
         }
-        assert!(
-            matches!(&parse("copy t (a, b) to stdout").unwrap()[0], Parsed::Copy { columns, .. } if columns.len() == 2)
-        );
+        assert!(matches!(
+            &parse("copy t (a, b) to stdout").unwrap()[0],
+            Parsed::Copy(c) if matches!(&c.source, crate::copy::CopySource::Table { columns, .. } if columns.len() == 2)
+        ));
         assert_eq!(parse("copy t from '/etc/passwd'").unwrap_err().code, "0A000");
     }
 }

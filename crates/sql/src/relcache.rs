@@ -19,6 +19,11 @@ use crate::plan::Rel;
 pub(crate) trait Resolver {
     /// The relation `name` (already normalised), if it exists.
     fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError>;
+    /// The session's TimeZone: literals of timestamptz are read in it when
+    /// the statement is bound, as PostgreSQL reads them at parse analysis.
+    fn zone(&self) -> crate::types::Zone {
+        crate::types::Zone::UTC
+    }
 }
 
 /// See the module documentation.

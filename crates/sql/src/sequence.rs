@@ -89,6 +89,11 @@ impl Sequence {
         self.state.lock().expect("sequence state poisoned").logged
     }
 
+    /// Where the sequence is now (pg_sequences' last_value).
+    pub(crate) fn current(&self) -> SeqValue {
+        self.state.lock().expect("sequence state poisoned").now
+    }
+
     /// Sets the state from a replayed record.
     pub(crate) fn replay(&self, v: SeqValue) {
         let mut s = self.state.lock().expect("sequence state poisoned");

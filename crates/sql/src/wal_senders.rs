@@ -95,8 +95,9 @@ impl Database {
             self.wal_insert_lsn().min(self.log.as_ref().ok_or_else(no_wal)?.oldest_lsn().unwrap_or(0)),
         );
         let retention = Retention { db: Arc::clone(self), id };
-        let (redo, checkpoint) = self.checkpoint_file().await.map_err(internal)?.ok_or_else(no_wal)?;
+        let (redo, payload) = self.checkpoint_file().await.map_err(internal)?.ok_or_else(no_wal)?;
         self.senders.update(id, redo);
+        let checkpoint = snapscale_storage::checkpoint::file_bytes(redo, &payload);
         Ok(BaseBackup { checkpoint, redo, retention })
     }
 

@@ -3,7 +3,7 @@
 
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use crate::types::{SqlType, Value, Zone};
 
 /// PostgreSQL's epoch (2000-01-01) is the origin of binary dates and
 /// timestamps, as it is of [`Value::Date`] and [`Value::Timestamp`].
@@ -14,8 +14,10 @@ fn protocol_violation(ty: SqlType) -> SqlError {
     )
 }
 
-/// Decodes a Bind parameter of type `ty`; `None` bytes are NULL.
-pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<Value, SqlError> {
+/// Decodes a Bind parameter of type `ty`; `None` bytes are NULL. Text
+/// input of a timestamptz without a zone is wall-clock time in `zone`, the
+/// session's TimeZone.
+pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>, zone: Zone) -> Result<Value, SqlError> {
     let Some(bytes) = bytes else { return Ok(Value::Null) };
     if !binary {
         let text = std::str::from_utf8(bytes).map_err(|_| {
@@ -24,7 +26,7 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<V
                 "invalid byte sequence for encoding \"UTF8\"",
             )
         })?;
-        return Value::parse(ty, text);
+        return Value::parse_in(ty, text, zone);
     }
     let fixed = |n: usize| -> Result<&[u8], SqlError> {
         if bytes.len() == n {
@@ -57,11 +59,85 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>) -> Result<V
             }
             Value::Interval(crate::types::Interval { days, micros })
         }
-        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1 => {
             let text = std::str::from_utf8(bytes).map_err(|_| protocol_violation(ty))?;
             Value::parse(ty, text)?
         }
+        SqlType::Oid => Value::Int(u32::from_be_bytes(fixed(4)?.try_into().expect("4 bytes")).into()),
+        // The oid; its name is looked up when the value is cast or printed
+        // (`types::Reg`), here it prints as the number.
+        SqlType::Reg(_) => {
+            let oid = u32::from_be_bytes(fixed(4)?.try_into().expect("4 bytes"));
+            Value::Reg(oid, oid.to_string().into())
+        }
+        SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector => decode_array(ty, bytes)?,
+        SqlType::Record(_) => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "input of anonymous composite types is not implemented",
+            ))
+        }
+        // PostgreSQL's void_recv takes any bytes.
+        SqlType::Void => Value::Text(String::new()),
     })
+}
+
+/// PostgreSQL's binary array: dimensions, a has-NULLs flag, the element
+/// type's OID, each dimension's length and lower bound, then each element
+/// as a length (-1 for NULL) and its binary form. One dimension at most.
+fn decode_array(ty: SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
+    let elem = ty.elem().expect("an array type");
+    let mut at = 0;
+    let int = |at: &mut usize| -> Result<i32, SqlError> {
+        let b = bytes.get(*at..*at + 4).ok_or_else(|| protocol_violation(ty))?;
+        *at += 4;
+        Ok(i32::from_be_bytes(b.try_into().expect("4 bytes")))
+    };
+    let ndim = int(&mut at)?;
+    let _has_nulls = int(&mut at)?;
+    let elem_oid = int(&mut at)? as u32;
+    if elem_oid != elem.oid() && !(elem_oid == 1043 && elem == SqlType::Text) {
+        return Err(SqlError::new(
+            SqlState::DATATYPE_MISMATCH,
+            format!("wrong element type in binary array: {elem_oid}, expected {}", elem.oid()),
+        ));
+    }
+    let count = match ndim {
+        0 => 0,
+        1 => {
+            let n = int(&mut at)?;
+            let _lower = int(&mut at)?;
+            usize::try_from(n).map_err(|_| protocol_violation(ty))?
+        }
+        _ => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "multidimensional arrays are not supported",
+            ))
+        }
+    };
+    // Each element takes at least its 4-byte length.
+    if count > bytes.len() / 4 {
+        return Err(protocol_violation(ty));
+    }
+    let mut items = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = int(&mut at)?;
+        if len < 0 {
+            items.push(Value::Null);
+            continue;
+        }
+        let end = at
+            .checked_add(len as usize)
+            .filter(|&e| e <= bytes.len())
+            .ok_or_else(|| protocol_violation(ty))?;
+        items.push(decode_param(elem, true, Some(&bytes[at..end]), Zone::UTC)?);
+        at = end;
+    }
+    if at != bytes.len() {
+        return Err(protocol_violation(ty));
+    }
+    Ok(Value::Array(items.into()))
 }
 
 /// Encodes a result value in binary format for a column of type `ty`;
@@ -85,7 +161,50 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
             b.extend_from_slice(&0i32.to_be_bytes());
             b
         }
-        (_, v) => v.to_text().unwrap_or_default().into_bytes(),
+        (SqlType::Oid, Value::Int(i)) => (*i as u32).to_be_bytes().to_vec(),
+        (SqlType::Reg(_), Value::Reg(oid, _)) => oid.to_be_bytes().to_vec(),
+        (SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector, Value::Array(items)) => {
+            let elem = ty.elem().expect("an array type");
+            let mut b = Vec::new();
+            b.extend_from_slice(&i32::from(!items.is_empty()).to_be_bytes());
+            b.extend_from_slice(&i32::from(items.iter().any(|v| matches!(v, Value::Null))).to_be_bytes());
+            b.extend_from_slice(&elem.oid().to_be_bytes());
+            if !items.is_empty() {
+                b.extend_from_slice(&(items.len() as i32).to_be_bytes());
+                let lower = if matches!(ty, SqlType::Array(_)) { 1i32 } else { 0 };
+                b.extend_from_slice(&lower.to_be_bytes());
+            }
+            for v in items.iter() {
+                match encode_binary(elem, v) {
+                    None => b.extend_from_slice(&(-1i32).to_be_bytes()),
+                    Some(e) => {
+                        b.extend_from_slice(&(e.len() as i32).to_be_bytes());
+                        b.extend_from_slice(&e);
+                    }
+                }
+            }
+            b
+        }
+        // PostgreSQL's binary record: the field count, then each field's
+        // type OID, length (-1 for NULL) and binary form.
+        (SqlType::Record(r), Value::Record(fields)) => {
+            let types = r.fields();
+            let mut b = (fields.len() as i32).to_be_bytes().to_vec();
+            for (v, (_, ty)) in fields.iter().zip(types) {
+                b.extend_from_slice(&ty.oid().to_be_bytes());
+                match encode_binary(ty, v) {
+                    None => b.extend_from_slice(&(-1i32).to_be_bytes()),
+                    Some(e) => {
+                        b.extend_from_slice(&(e.len() as i32).to_be_bytes());
+                        b.extend_from_slice(&e);
+                    }
+                }
+            }
+            b
+        }
+        // The binary form of the text types is their text, which no zone
+        // changes.
+        (ty, v) => v.to_text_as(ty, crate::types::Zone::UTC).unwrap_or_default().into_bytes(),
     })
 }
 
@@ -105,12 +224,16 @@ mod tests {
             (SqlType::Date, Value::Date(-3)),
             (SqlType::Timestamp, Value::Timestamp(123_456_789)),
             (SqlType::TimestampTz, Value::TimestampTz(-123_456_789)),
+            (SqlType::Oid, Value::Int(4_000_000_000)),
+            (SqlType::Array(crate::types::Elem::Int4), Value::Array(vec![Value::Int(1), Value::Null].into())),
+            (SqlType::Array(crate::types::Elem::Text), Value::Array(Vec::new().into())),
+            (SqlType::Int2Vector, Value::Array(vec![Value::Int(1), Value::Int(3)].into())),
         ] {
             let bytes = encode_binary(ty, &v);
-            assert_eq!(decode_param(ty, true, bytes.as_deref()).unwrap(), v, "{ty:?}");
+            assert_eq!(decode_param(ty, true, bytes.as_deref(), Zone::UTC).unwrap(), v, "{ty:?}");
         }
-        assert_eq!(decode_param(SqlType::Int4, true, Some(&[1, 2])).unwrap_err().code, "22P03");
-        assert_eq!(decode_param(SqlType::Int4, false, Some(b"42")).unwrap(), Value::Int(42));
-        assert_eq!(decode_param(SqlType::Int4, false, None).unwrap(), Value::Null);
+        assert_eq!(decode_param(SqlType::Int4, true, Some(&[1, 2]), Zone::UTC).unwrap_err().code, "22P03");
+        assert_eq!(decode_param(SqlType::Int4, false, Some(b"42"), Zone::UTC).unwrap(), Value::Int(42));
+        assert_eq!(decode_param(SqlType::Int4, false, None, Zone::UTC).unwrap(), Value::Null);
     }
 }

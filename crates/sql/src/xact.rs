@@ -38,6 +38,7 @@ use snapscale_storage::log::Lsn;
 use snapscale_storage::Tid;
 use snapscale_txn::{IsolationLevel, Session, Snapshot, Xid};
 
+use crate::advisory::SessionLocks;
 use crate::cancel::Cancel;
 use crate::catalog::{Heap, RelEntry};
 use crate::database::{Backend, Database};
@@ -81,6 +82,9 @@ struct Level {
     invalidations: Vec<Invalidation>,
     /// Xids registered with the lock manager at this level (XID-WAITABLE).
     xids: Vec<Xid>,
+    /// Transaction-level advisory locks taken at this level, one entry per
+    /// take: released if it rolls back (ADVISORY-LEVELS).
+    advisory: Vec<(LockTag, LockMode)>,
 }
 
 /// A notice or warning to send before the statement's result.
@@ -121,24 +125,28 @@ pub struct Xact {
     /// currval / lastval and the sequence WAL this transaction wrote
     /// (shared with every session view).
     pub(crate) sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
+    /// The session's advisory locks (shared with every session view, where
+    /// the evaluator takes them).
+    pub(crate) advisory: Arc<SessionLocks>,
 }
 
-/// PostgreSQL's epoch (2000-01-01) in Unix seconds.
-const PG_EPOCH: i64 = 946_684_800;
-
-pub(crate) fn now_micros() -> i64 {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    d.as_micros() as i64 - PG_EPOCH * 1_000_000
-}
+pub(crate) use crate::types::now_micros;
 
 impl Xact {
+    /// The session's TimeZone as of its last SET.
+    pub(crate) fn session_zone(&self) -> crate::types::Zone {
+        self.session_view.as_ref().map_or(crate::types::Zone::UTC, |v| v.zone)
+    }
+
     /// The transaction manager of a new connection's backend; it joins the
     /// invalidation queue.
     pub(crate) fn new(db: Arc<Database>, backend: Backend) -> Xact {
         let session = backend.session;
         db.sinval.attach(session.slot());
         let id = db.new_backend_id();
+        let advisory = Arc::new(SessionLocks::new(Arc::clone(&db.locks), session.slot()));
         Xact {
+            advisory,
             db,
             session,
             id,
@@ -187,6 +195,9 @@ impl Xact {
     }
 
     pub(crate) fn take_notices(&mut self) -> Vec<Notice> {
+        for message in self.advisory.take_warnings() {
+            self.warning(SqlState::WARNING, message);
+        }
         std::mem::take(&mut self.notices)
     }
 
@@ -206,14 +217,26 @@ impl Xact {
     /// Opens a subtransaction level (SAVEPOINT).
     pub(crate) fn savepoint(&mut self) -> Result<(), SqlError> {
         self.session.begin_subtransaction().map_err(txn_error)?;
+        self.collect_advisory();
         self.levels.push(Level::default());
         Ok(())
+    }
+
+    /// ADVISORY-LEVELS: the transaction-level advisory locks the
+    /// evaluator took since the levels last changed belong to the
+    /// innermost level (a statement runs within one level).
+    fn collect_advisory(&mut self) {
+        let taken = self.advisory.collect_taken();
+        if let Some(level) = self.levels.last_mut() {
+            level.advisory.extend(taken);
+        }
     }
 
     /// Commits the innermost level into its parent (RELEASE): the parent
     /// inherits what it created, dropped, logged, registered and locked.
     pub(crate) fn release(&mut self) -> Result<(), SqlError> {
         self.session.commit_subtransaction().map_err(txn_error)?;
+        self.collect_advisory();
         let done = self.levels.pop().expect("a subtransaction level");
         let level = self.levels.len();
         for owner in self.held.values_mut() {
@@ -226,6 +249,7 @@ impl Xact {
         parent.dropped.extend(done.dropped);
         parent.invalidations.extend(done.invalidations);
         parent.xids.extend(done.xids);
+        parent.advisory.extend(done.advisory);
         Ok(())
     }
 
@@ -241,10 +265,18 @@ impl Xact {
         // locks below, so a transaction that waited for these xids logs
         // its changes after it.
         self.log_abort(&aborted);
+        self.collect_advisory();
         let done = self.levels.pop().expect("a subtransaction level");
         let slot = self.session.slot();
         for xid in &done.xids {
             self.db.locks.unlock(slot, LockTag::Transaction(xid.0), LockMode::Exclusive);
+        }
+        // As PostgreSQL's resource owners release them: the advisory locks
+        // the aborted level took at transaction level; session-level ones
+        // stay (SESSION-HOLDS).
+        for &(tag, mode) in &done.advisory {
+            let released = self.db.locks.unlock(slot, tag, mode);
+            debug_assert!(released, "ADVISORY-LEVELS: {mode} on {tag} was not held");
         }
         let level = self.levels.len();
         let locks = &self.db.locks;
@@ -359,6 +391,7 @@ impl Xact {
         }
         self.db.locks.release_all(self.session.slot());
         self.held.clear();
+        self.advisory.collect_taken();
         if committed.is_ok() {
             self.prune_touched();
         }
@@ -379,6 +412,7 @@ impl Xact {
         self.forget(&levels);
         self.db.locks.release_all(self.session.slot());
         self.held.clear();
+        self.advisory.collect_taken();
         self.touched.clear();
     }
 
@@ -478,7 +512,9 @@ impl Xact {
             let Ok(_guard) = heap.pruning.try_lock() else { continue };
             // Relaxed: a heuristic counter, no data is published through it.
             heap.changes.store(0, std::sync::atomic::Ordering::Relaxed);
-            heap.prune(&mut self.session);
+            // Pruning freezes too, as vacuum does (FROZEN-XID).
+            let freeze_min_age = self.db.xid_limits().freeze_min_age;
+            heap.vacuum(&mut self.session, snapscale_storage::VacuumOptions { freeze_min_age, remove: true });
         }
     }
 
@@ -490,8 +526,19 @@ impl Xact {
         if let Some(e) = self.db.log.as_ref().and_then(|l| l.broken()) {
             return Err(SqlError::new(SqlState::from_code(e.sqlstate), e.message));
         }
-        let xid = self.session.assign_xid().map_err(txn_error)?;
+        let xid = match self.session.assign_xid() {
+            Ok(xid) => xid,
+            // FROZEN-XID: a status log that is full only because tables
+            // are not frozen yet is freed first, by this writer; one pinned
+            // by a session is named.
+            Err(e @ snapscale_txn::TxnError::XidSpaceExhausted { .. }) => {
+                self.db.freeze_for_xid_space(&mut self.session, &e);
+                self.session.assign_xid().map_err(|e| self.db.xid_space_error(e))?
+            }
+            Err(e) => return Err(txn_error(e)),
+        };
         if !self.levels.iter().any(|l| l.xids.contains(&xid)) {
+            self.db.note_xid(xid);
             self.db.locks.register_xid(self.session.slot(), xid.0).map_err(lock_error)?;
             self.level().xids.push(xid);
             if let Some(top) = self.session.xid().filter(|&top| top != xid) {
@@ -534,6 +581,59 @@ impl Xact {
             self.held.insert((oid, mode), self.levels.len().saturating_sub(1));
         }
         Ok(granted)
+    }
+
+    /// Waits for an advisory lock an expression could not take at once
+    /// (EVAL-REPLAY), under the session's lock_timeout and
+    /// deadlock_timeout; a cancel or statement_timeout ends the wait with
+    /// 57014. `xact`: a transaction-level hold, else session-level.
+    pub(crate) async fn wait_advisory(
+        &mut self,
+        tag: LockTag,
+        mode: LockMode,
+        xact: bool,
+    ) -> Result<(), SqlError> {
+        self.check_cancel()?;
+        let (locks, slot) = self.advisory.manager();
+        let locks = Arc::clone(locks);
+        let cancel = Arc::clone(&self.cancel);
+        let policy = self.config.wait;
+        tokio::select! {
+            r = async {
+                if xact {
+                    locks.lock_with(slot, tag, mode, policy).await
+                } else {
+                    locks.lock_session_with(slot, tag, mode, policy).await
+                }
+            } => r.map_err(lock_error)?,
+            () = cancel.wait() => return Err(cancel.error()),
+        }
+        if xact {
+            self.advisory.taken(tag, mode);
+        }
+        Ok(())
+    }
+
+    /// Takes a row version's tuple lock (TUPLE-QUEUE): the place in line
+    /// of the sessions waiting to change the row, under the session's
+    /// lock_timeout and deadlock_timeout. Held only while its holder waits
+    /// for the row's locker; [`Xact::unlock_tuple`] gives it back, and the
+    /// end of the transaction does if an error came first.
+    pub(crate) async fn lock_tuple(&mut self, tag: LockTag, mode: LockMode) -> Result<(), SqlError> {
+        self.check_cancel()?;
+        let slot = self.session.slot();
+        let locks = Arc::clone(&self.db.locks);
+        let cancel = Arc::clone(&self.cancel);
+        tokio::select! {
+            r = locks.lock_with(slot, tag, mode, self.config.wait) => r.map_err(lock_error)?,
+            () = cancel.wait() => return Err(cancel.error()),
+        }
+        Ok(())
+    }
+
+    /// Gives a tuple lock back (the row was changed, or given up).
+    pub(crate) fn unlock_tuple(&mut self, tag: LockTag, mode: LockMode) {
+        self.db.locks.unlock(self.session.slot(), tag, mode);
     }
 
     /// Waits until transaction `xid` ends (a row or key it holds), under
@@ -627,8 +727,10 @@ impl Xact {
         }
         debug_assert!(!self.wal.changed, "temporary tables are never logged");
         if self.db.log.is_some() {
-            // Not waited for, and outside the commit gate: the transaction
-            // changed nothing a checkpoint image or a standby holds.
+            // Not waited for, and outside the commit gate (this runs from
+            // Drop): the transaction changed nothing a checkpoint image or
+            // a standby holds (CHECKPOINT-CUT in the README says why that
+            // is enough).
             if let Err(e) = self.append_commit() {
                 tracing::warn!(error = %e, "could not log the commit of dropping temporary tables");
             }
@@ -646,12 +748,15 @@ impl Xact {
 impl Drop for Xact {
     fn drop(&mut self) {
         self.abort();
+        // The session's own advisory locks end with it.
+        self.advisory.unlock_all();
         self.cache.clear();
         if let Err(e) = self.drop_temp_tables() {
             tracing::warn!(error = %e, "dropping temporary tables at disconnect failed");
             self.abort();
         }
         self.db.sinval.detach(self.session.slot());
+        self.db.activity.set(self.session.slot(), None);
     }
 }
 
@@ -683,6 +788,10 @@ impl Resolver for Xact {
         let rel = Rel { entry, heap, catalog_tid: tid };
         self.cache.insert(name.to_owned(), rel.clone());
         Ok(Some(rel))
+    }
+
+    fn zone(&self) -> crate::types::Zone {
+        self.session_zone()
     }
 }
 

@@ -34,23 +34,35 @@ fn checkpoint_name(redo: Lsn) -> String {
     format!("checkpoint-{redo:016X}")
 }
 
-fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+/// Writes `parts`, one after the other, as the file `name` in `dir`, so
+/// that a crash leaves the old file or the new one (see the module docs).
+fn write_atomically(dir: &Path, name: &str, parts: &[&[u8]]) -> io::Result<()> {
     let tmp = dir.join(format!("{name}.tmp"));
     let mut f = File::create(&tmp)?;
-    f.write_all(bytes)?;
+    for part in parts {
+        f.write_all(part)?;
+    }
     f.sync_all()?;
     drop(f);
     fs::rename(&tmp, dir.join(name))?;
     File::open(dir)?.sync_all()
 }
 
-/// A checkpoint file's bytes for `payload` at `redo`.
-fn encode(redo: Lsn, payload: &[u8]) -> Vec<u8> {
+/// The 28 bytes before a checkpoint's payload.
+fn header(redo: Lsn, payload: &[u8]) -> [u8; 28] {
+    let mut header = [0u8; 28];
+    header[..8].copy_from_slice(CHECKPOINT_MAGIC);
+    header[8..16].copy_from_slice(&redo.to_le_bytes());
+    header[16..24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    header[24..].copy_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+    header
+}
+
+/// A checkpoint file's bytes for `payload` at `redo` (what a base backup
+/// sends, and [`install`] takes).
+pub fn file_bytes(redo: Lsn, payload: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(payload.len() + 28);
-    bytes.extend_from_slice(CHECKPOINT_MAGIC);
-    bytes.extend_from_slice(&redo.to_le_bytes());
-    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+    bytes.extend_from_slice(&header(redo, payload));
     bytes.extend_from_slice(payload);
     bytes
 }
@@ -71,25 +83,23 @@ fn decode(bytes: &[u8]) -> Option<(Lsn, &[u8])> {
 }
 
 /// Writes a checkpoint with redo point `redo`, makes it the latest, and
-/// removes older ones. Returns the file's bytes (what a base backup sends),
-/// so that nobody has to read back a file a later checkpoint may remove.
-/// Callers serialize checkpoints: two writers would race on the temporary
-/// name and the control file.
-pub fn write(dir: &Path, redo: Lsn, payload: &[u8]) -> io::Result<Vec<u8>> {
-    let bytes = encode(redo, payload);
-    install_bytes(dir, redo, &bytes)?;
-    Ok(bytes)
+/// removes older ones. The payload is written after its header, never
+/// copied behind it: it is the size of the database. Callers serialize
+/// checkpoints: two writers would race on the temporary name and the
+/// control file.
+pub fn write(dir: &Path, redo: Lsn, payload: &[u8]) -> io::Result<()> {
+    install_parts(dir, redo, &[&header(redo, payload), payload])
 }
 
-fn install_bytes(dir: &Path, redo: Lsn, bytes: &[u8]) -> io::Result<()> {
+fn install_parts(dir: &Path, redo: Lsn, parts: &[&[u8]]) -> io::Result<()> {
     let name = checkpoint_name(redo);
-    write_atomically(dir, &name, bytes)?;
+    write_atomically(dir, &name, parts)?;
     let mut control = Vec::with_capacity(20);
     control.extend_from_slice(CONTROL_MAGIC);
     control.extend_from_slice(&redo.to_le_bytes());
     let crc = crc32c::crc32c(&control);
     control.extend_from_slice(&crc.to_le_bytes());
-    write_atomically(dir, "control", &control)?;
+    write_atomically(dir, "control", &[&control])?;
     for entry in fs::read_dir(dir)? {
         let path = entry?.path();
         let Some(file) = path.file_name().and_then(|n| n.to_str()) else { continue };
@@ -105,7 +115,8 @@ fn install_bytes(dir: &Path, redo: Lsn, bytes: &[u8]) -> io::Result<()> {
 /// bytes are refused.
 pub fn install(dir: &Path, bytes: &[u8]) -> Result<Lsn, String> {
     let (redo, _) = decode(bytes).ok_or_else(|| "the received checkpoint is corrupt".to_owned())?;
-    install_bytes(dir, redo, bytes).map_err(|e| format!("could not write the received checkpoint: {e}"))?;
+    install_parts(dir, redo, &[bytes])
+        .map_err(|e| format!("could not write the received checkpoint: {e}"))?;
     Ok(redo)
 }
 
@@ -127,12 +138,14 @@ pub fn read_latest(dir: &Path) -> Result<Option<(Lsn, Vec<u8>)>, String> {
     }
     let redo = Lsn::from_le_bytes(control[8..16].try_into().expect("8 bytes"));
     let path = dir.join(checkpoint_name(redo));
-    let bytes = fs::read(&path)
+    let mut bytes = fs::read(&path)
         .map_err(|e| format!("the latest checkpoint \"{}\" cannot be read: {e}", path.display()))?;
-    match decode(&bytes) {
-        Some((stored, payload)) if stored == redo => Ok(Some((redo, payload.to_vec()))),
-        _ => Err(format!("the latest checkpoint \"{}\" is corrupt", path.display())),
+    if !matches!(decode(&bytes), Some((stored, _)) if stored == redo) {
+        return Err(format!("the latest checkpoint \"{}\" is corrupt", path.display()));
     }
+    // The payload in place: it is the size of the database.
+    bytes.drain(..28);
+    Ok(Some((redo, bytes)))
 }
 
 #[cfg(all(test, not(loom)))]
@@ -150,6 +163,11 @@ mod tests {
         write(&d, 99, b"second").unwrap();
         assert_eq!(read_latest(&d).unwrap(), Some((99, b"second".to_vec())));
         assert!(!d.join(checkpoint_name(10)).exists(), "older checkpoints are removed");
+        // What a base backup sends installs as the same checkpoint.
+        assert_eq!(install(&d, &file_bytes(120, b"third")), Ok(120));
+        assert_eq!(read_latest(&d).unwrap(), Some((120, b"third".to_vec())));
+        assert!(install(&d, &file_bytes(130, b"fourth")[..20]).is_err());
+        write(&d, 99, b"second").unwrap();
         let path = d.join(checkpoint_name(99));
         let mut bytes = fs::read(&path).unwrap();
         let last = bytes.len() - 1;

@@ -14,5 +14,5 @@ mod version;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use table::{Liveness, Outcome, StorageError, Table};
+pub use table::{Liveness, Outcome, StorageError, Table, VacuumOptions, VacuumStats};
 pub use version::Tid;

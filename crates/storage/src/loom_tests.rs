@@ -50,3 +50,64 @@ fn loom_new_xmax_comes_with_its_link() {
         writer.join().unwrap();
     });
 }
+
+/// FREEZE-TRUNCATE: a standby's reader scans a version whose inserter
+/// (xid 63, status-log page 0) committed long ago, while a vacuum freezes
+/// it and publishes the table's frozen xid, and another thread advances
+/// the engine's frozen xid from it, truncating the status log, and then
+/// replays xid 128, whose page reuses page 0's memory (XIDMAP-REUSE). A
+/// reader that finds the status gone reads the header again and finds it
+/// frozen: it sees the row, and nothing panics. Fails when the table's
+/// frozen xid is published Relaxed: the truncation then does not follow
+/// the mark, and the reader's second read may miss it.
+#[test]
+fn loom_freeze_then_truncate_vs_reader() {
+    use snapscale_txn::{Engine, EngineConfig, IsolationLevel, RunningXacts, SnapshotMode};
+
+    use crate::table::{Table, VacuumOptions};
+
+    // The start-up (65 xids' pages extended, 64 marked aborted) runs before
+    // any thread is spawned, but loom counts its accesses as branches too.
+    let mut model = loom::model::Builder::new();
+    model.max_branches = 20_000;
+    model.check(|| {
+        // Loom's status-log pages hold 64 xids; four in the ring.
+        let engine = Engine::new(EngineConfig {
+            max_sessions: 4,
+            snapshot_mode: SnapshotMode::KnownAssigned,
+            status_log_pages: 4,
+            standby: true,
+            ..EngineConfig::default()
+        });
+        // The xid space starts at 63, the last xid of page 0; 64..127
+        // finished before the start (pages 0 and 1 are resident).
+        let start =
+            RunningXacts { next_xid: Xid(128), oldest_running: Xid(63), xids: vec![(Xid(63), Xid::INVALID)] };
+        let mut replayer = engine.replayer(&start);
+        let table = Arc::new(Table::new(Xid(63)));
+        table.replay_insert(Xid(63), 1u8);
+        replayer.commit(Xid(63), &[]).unwrap();
+        let mut reader = engine.attach().unwrap();
+        reader.begin(IsolationLevel::RepeatableRead).unwrap();
+        let snapshot = reader.statement_snapshot().unwrap();
+        let vacuum = {
+            let (engine, table) = (Arc::clone(&engine), Arc::clone(&table));
+            thread::spawn(move || {
+                let mut s = engine.attach().unwrap();
+                let options = VacuumOptions { freeze_min_age: 0, remove: false };
+                assert_eq!(table.vacuum_with(&mut s, options, |_| {}).frozen, 1);
+            })
+        };
+        let truncator = {
+            let (engine, table) = (Arc::clone(&engine), Arc::clone(&table));
+            thread::spawn(move || {
+                engine.advance_frozen_xid(table.frozen_xid());
+                replayer.observe(Xid(128)).unwrap();
+            })
+        };
+        let rows = table.scan(&reader.reader(&snapshot));
+        assert_eq!(rows.len(), 1, "a committed row must stay visible");
+        vacuum.join().unwrap();
+        truncator.join().unwrap();
+    });
+}

@@ -23,10 +23,11 @@
 
 use std::sync::Arc;
 
+use snapscale_sync::atomic::{AtomicU64, Ordering::*};
 use snapscale_sync::{Mutex, RwLock};
-use snapscale_txn::{CommandId, Reader, Session, TxnError, Xid, XidState};
+use snapscale_txn::{CommandId, Engine, Reader, Session, TxnError, Xid, XidState, XidStatus};
 
-use crate::version::{Header, Tid, Version, NO_TID};
+use crate::version::{Tid, Version, NO_TID};
 
 /// What a write found (PostgreSQL's TM_Result).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -95,6 +96,40 @@ impl std::fmt::Display for StorageError {
 
 impl std::error::Error for StorageError {}
 
+/// How a vacuum pass freezes and what it does with dead versions.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct VacuumOptions {
+    /// Freeze committed xmins (and clear finished lock-only or aborted
+    /// xmaxes) older than this many xids before the newest completed xid,
+    /// and below the cutoff (PostgreSQL's `vacuum_freeze_min_age`; 0 is
+    /// VACUUM (FREEZE): everything below the cutoff).
+    pub freeze_min_age: u64,
+    /// Remove dead versions and reuse their tids. Without it they are only
+    /// marked dead (invisible to all, their xids' status no longer needed):
+    /// a table whose tids are held elsewhere (the catalog's), or a pass
+    /// that must not touch indexes.
+    pub remove: bool,
+}
+
+/// What a vacuum pass did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct VacuumStats {
+    /// The data horizon it fixed at its start (VACUUM-CUTOFF).
+    pub cutoff: Xid,
+    /// Versions removed (with `remove`).
+    pub removed: usize,
+    /// Versions found dead and marked, removed or not.
+    pub dead: usize,
+    /// Versions kept.
+    pub kept: usize,
+    /// Versions frozen by this pass.
+    pub frozen: usize,
+    /// Finished lock-only or aborted xmaxes cleared by this pass.
+    pub cleared: usize,
+    /// The table's frozen xid after the pass ([`Table::frozen_xid`]).
+    pub frozen_xid: Xid,
+}
+
 /// A table of `R` rows. See the module documentation.
 pub struct Table<R> {
     slots: RwLock<Vec<Option<Arc<Version<R>>>>>,
@@ -102,19 +137,33 @@ pub struct Table<R> {
     free: Mutex<Vec<Tid>>,
     /// Serialises xmax changes.
     write: Mutex<()>,
-}
-
-impl<R: Clone + Send + Sync + 'static> Default for Table<R> {
-    fn default() -> Self {
-        Self::new()
-    }
+    /// PostgreSQL's relfrozenxid: no version of this table needs the status
+    /// of an xid below it (FREEZE-TRUNCATE). Only rises.
+    frozen_xid: AtomicU64,
 }
 
 impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// An empty table. Its changes are logged by its user (the SQL layer's
     /// redo records): this layer keeps row versions in memory only.
-    pub fn new() -> Self {
-        Table { slots: RwLock::new(Vec::new()), free: Mutex::new(Vec::new()), write: Mutex::new(()) }
+    /// `frozen_xid` is its first frozen xid: at most every xid that may
+    /// still stamp one of its versions, such as the engine's
+    /// `oldest_considered_running` when it is created (FREEZE-TRUNCATE).
+    pub fn new(frozen_xid: Xid) -> Self {
+        Table {
+            slots: RwLock::new(Vec::new()),
+            free: Mutex::new(Vec::new()),
+            write: Mutex::new(()),
+            frozen_xid: AtomicU64::new(frozen_xid.0),
+        }
+    }
+
+    /// The table's frozen xid (PostgreSQL's relfrozenxid): every version
+    /// that carries an older xid has been frozen, cleared or marked dead.
+    pub fn frozen_xid(&self) -> Xid {
+        // Acquire (FREEZE-TRUNCATE): pairs with the Release fetch_max at
+        // the end of `vacuum_with`; whoever truncates the status log below
+        // the value read does so after that pass's marks.
+        Xid(self.frozen_xid.load(Acquire))
     }
 
     fn cid(session: &Session) -> Result<CommandId, StorageError> {
@@ -182,11 +231,16 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         true
     }
 
-    fn visible(reader: &Reader<'_>, v: &Version<R>, header: &Header) -> bool {
-        let hints = v.hints_for(header);
-        let visible = reader.sees(&header.xids, &hints);
-        v.keep_hints(header, &hints);
-        visible
+    /// Whether `reader` sees `v`; hints it learns are kept. A status
+    /// truncated meanwhile means the version was marked (FREEZE-TRUNCATE):
+    /// `decide` reads it again.
+    fn visible(reader: &Reader<'_>, v: &Version<R>) -> bool {
+        v.decide(|header| {
+            let hints = v.hints_for(header);
+            let visible = reader.try_sees(&header.xids, &hints)?;
+            v.keep_hints(header, &hints);
+            Ok(visible)
+        })
     }
 
     /// The versions present now, so decisions run without the slot lock.
@@ -203,7 +257,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     pub fn scan(&self, reader: &Reader<'_>) -> Vec<(Tid, R)> {
         self.versions()
             .into_iter()
-            .filter(|(_, v)| Self::visible(reader, v, &v.header()))
+            .filter(|(_, v)| Self::visible(reader, v))
             .map(|(tid, v)| (tid, v.data.clone()))
             .collect()
     }
@@ -211,7 +265,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// The version at `tid`, if `reader` sees it.
     pub fn fetch(&self, reader: &Reader<'_>, tid: Tid) -> Option<R> {
         let v = self.get(tid)?;
-        Self::visible(reader, &v, &v.header()).then(|| v.data.clone())
+        Self::visible(reader, &v).then(|| v.data.clone())
     }
 
     /// The version at `tid` as a uniqueness check sees it (see
@@ -219,20 +273,24 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// is `Dead`.
     pub fn liveness(&self, session: &Session, tid: Tid) -> Liveness {
         let Some(v) = self.get(tid) else { return Liveness::Dead };
-        match session.xid_state(v.xmin) {
-            XidState::Aborted => return Liveness::Dead,
-            XidState::InProgress => return Liveness::Inserting(v.xmin),
-            XidState::Current | XidState::Committed => {}
-        }
-        let h = v.header();
-        if !h.xids.xmax.is_valid() || h.xids.xmax_lock_only {
-            return Liveness::Live;
-        }
-        match session.xid_state(h.xids.xmax) {
-            XidState::Current | XidState::Committed => Liveness::Dead,
-            XidState::InProgress => Liveness::Deleting(h.xids.xmax),
-            XidState::Aborted => Liveness::Live,
-        }
+        v.decide(|h| {
+            if h.dead {
+                return Ok(Liveness::Dead);
+            }
+            match session.try_xid_state(h.xids.xmin)? {
+                XidState::Aborted => return Ok(Liveness::Dead),
+                XidState::InProgress => return Ok(Liveness::Inserting(h.xids.xmin)),
+                XidState::Current | XidState::Committed => {}
+            }
+            if !h.xids.xmax.is_valid() || h.xids.xmax_lock_only {
+                return Ok(Liveness::Live);
+            }
+            Ok(match session.try_xid_state(h.xids.xmax)? {
+                XidState::Current | XidState::Committed => Liveness::Dead,
+                XidState::InProgress => Liveness::Deleting(h.xids.xmax),
+                XidState::Aborted => Liveness::Live,
+            })
+        })
     }
 
     /// The data of the version at `tid`, whatever its visibility (a
@@ -258,16 +316,17 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         let mut tid = tid;
         let mut v = self.get(tid)?;
         loop {
-            let h = v.header();
-            if h.next == NO_TID
-                || h.xids.xmax_lock_only
-                || session.xid_state(h.xids.xmax) != XidState::Committed
-            {
-                return Some((tid, v.data.clone()));
-            }
-            match self.get(h.next) {
-                Some(n) if n.xmin == h.xids.xmax => {
-                    tid = h.next;
+            let link = v.decide(|h| {
+                if h.dead || h.next == NO_TID || h.xids.xmax_lock_only {
+                    return Ok(None);
+                }
+                Ok((session.try_xid_state(h.xids.xmax)? == XidState::Committed)
+                    .then_some((h.next, h.xids.xmax)))
+            });
+            let Some((next, updater)) = link else { return Some((tid, v.data.clone())) };
+            match self.get(next) {
+                Some(n) if n.raw_xmin() == updater => {
+                    tid = next;
                     v = n;
                 }
                 _ => return Some((tid, v.data.clone())),
@@ -306,29 +365,40 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         let cid = Self::cid(session)?;
         let _write = self.write.lock();
         let Some(v) = self.get(tid) else { return Ok(Outcome::Invisible) };
-        let h = v.header();
-        // The inserter must be visible to this command.
-        if session.is_current_xid(v.xmin) {
-            if v.cmin >= cid {
-                return Ok(Outcome::Invisible);
+        // `Err(outcome)`: decided without a change. Vacuum may freeze or
+        // mark the version meanwhile, but not clear its xmax: that needs
+        // the write lock we hold.
+        let decided = v.decide(|h| {
+            if h.dead {
+                return Ok(Err(Outcome::Invisible));
             }
-        } else if session.xid_state(v.xmin) != XidState::Committed {
-            return Ok(Outcome::Invisible);
-        }
-        // The current deleter or locker, if it still counts.
-        let xmax = h.xids.xmax;
-        if xmax.is_valid() {
-            match session.xid_state(xmax) {
-                XidState::Current if h.xids.xmax_lock_only => {} // our own lock
-                XidState::Current => return Ok(Outcome::SelfModified),
-                XidState::InProgress => return Ok(Outcome::BeingModified(xmax)),
-                XidState::Committed if h.xids.xmax_lock_only => {} // the locker ended
-                XidState::Committed if h.next != NO_TID => {
-                    return Ok(Outcome::Updated { xmax, next: h.next });
+            // The inserter must be visible to this command.
+            if session.is_current_xid(h.xids.xmin) {
+                if v.cmin >= cid {
+                    return Ok(Err(Outcome::Invisible));
                 }
-                XidState::Committed => return Ok(Outcome::Deleted(xmax)),
-                XidState::Aborted => {}
+            } else if session.try_xid_state(h.xids.xmin)? != XidState::Committed {
+                return Ok(Err(Outcome::Invisible));
             }
+            // The current deleter or locker, if it still counts.
+            let xmax = h.xids.xmax;
+            if xmax.is_valid() {
+                match session.try_xid_state(xmax)? {
+                    XidState::Current if h.xids.xmax_lock_only => {} // our own lock
+                    XidState::Current => return Ok(Err(Outcome::SelfModified)),
+                    XidState::InProgress => return Ok(Err(Outcome::BeingModified(xmax))),
+                    XidState::Committed if h.xids.xmax_lock_only => {} // the locker ended
+                    XidState::Committed if h.next != NO_TID => {
+                        return Ok(Err(Outcome::Updated { xmax, next: h.next }));
+                    }
+                    XidState::Committed => return Ok(Err(Outcome::Deleted(xmax))),
+                    XidState::Aborted => {}
+                }
+            }
+            Ok(Ok(()))
+        });
+        if let Err(outcome) = decided {
+            return Ok(outcome);
         }
         match change {
             Change::Lock => {
@@ -348,48 +418,147 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         }
     }
 
-    /// Removes versions no snapshot can see any more (PostgreSQL's VACUUM):
-    /// inserted by an aborted transaction, or deleted (not merely locked) by
-    /// a committed one below the data horizon. Like VACUUM it fixes one
-    /// accurate cutoff at the start (OldestXmin) rather than asking GlobalVis,
-    /// whose cheap test may answer "needed" conservatively; horizons can move
-    /// back later, but everything below the cutoff is removable for good
-    /// (pg-snapshot-internals §10.2). Returns how many were removed; their
-    /// tids are reused.
+    /// Removes versions no snapshot can see any more (PostgreSQL's VACUUM)
+    /// and freezes those every snapshot sees, with `freeze_min_age` 0 (see
+    /// [`Table::vacuum_with`]). Returns how many were removed; their tids
+    /// are reused.
     pub fn vacuum(&self, session: &mut Session) -> usize {
-        self.vacuum_with(session, |_| {})
+        self.vacuum_with(session, VacuumOptions { freeze_min_age: 0, remove: true }, |_| {}).removed
     }
 
-    /// [`Table::vacuum`], calling `before_reuse` with the removed versions
-    /// before their tids can be reused, so that indexes drop their entries
-    /// first.
-    pub fn vacuum_with(&self, session: &mut Session, before_reuse: impl FnOnce(&[(Tid, R)])) -> usize {
-        // VACUUM-CUTOFF: one accurate horizon, fixed at the start.
-        let cutoff = session.engine().compute_horizons().data_oldest_nonremovable;
+    /// One vacuum pass (PostgreSQL's lazy VACUUM), by one accurate cutoff
+    /// fixed at its start, the data horizon (VACUUM-CUTOFF: OldestXmin; not
+    /// GlobalVis, whose cheap test may answer "needed" conservatively;
+    /// horizons can move back later, but everything below the cutoff is
+    /// removable for good, pg-snapshot-internals §10.2):
+    ///
+    /// * a version whose inserter aborted, or whose deleter (not a mere
+    ///   locker) committed below the cutoff, is dead: marked so, and with
+    ///   `remove` taken out of the table, `before_reuse` getting the
+    ///   removed versions before their tids can be reused (so that indexes
+    ///   drop their entries first);
+    /// * a kept version whose inserter committed below the freeze limit
+    ///   (the cutoff, or `freeze_min_age` xids before the newest completed
+    ///   xid if that is older) is frozen, and a finished lock-only or
+    ///   aborted xmax below it is cleared, under the write lock;
+    /// * the table's frozen xid rises to the oldest xid a kept version
+    ///   still shows, or the cutoff (FREEZE-TRUNCATE): every version that
+    ///   shows an older one was marked, and versions added later carry xids
+    ///   of transactions running at the cutoff or after, none below it.
+    pub fn vacuum_with(
+        &self,
+        session: &mut Session,
+        options: VacuumOptions,
+        before_reuse: impl FnOnce(&[(Tid, R)]),
+    ) -> VacuumStats {
+        let horizons = session.engine().compute_horizons();
+        let cutoff = horizons.data_oldest_nonremovable;
+        let newest = horizons.latest_completed.next().0;
+        let freeze_limit = cutoff.min(Xid(newest.saturating_sub(options.freeze_min_age)));
+        let mut stats = VacuumStats { cutoff, ..VacuumStats::default() };
+        // The oldest xid a kept version still shows.
+        let mut oldest = cutoff;
         let mut dead = Vec::new();
+        let mut clear = Vec::new();
         for (tid, v) in self.versions() {
-            let h = v.header();
-            let inserter_aborted =
-                !session.is_current_xid(v.xmin) && session.xid_state(v.xmin) == XidState::Aborted;
-            let deleted_for_all = h.xids.xmax.is_valid()
-                && !h.xids.xmax_lock_only
-                && h.xids.xmax < cutoff
-                && session.xid_state(h.xids.xmax) == XidState::Committed;
-            if inserter_aborted || deleted_for_all {
-                dead.push((tid, v.data.clone()));
+            let verdict = v.decide(|h| {
+                if h.dead {
+                    return Ok(None);
+                }
+                let xmin = h.xids.xmin;
+                let xmin_state = session.try_xid_state(xmin)?;
+                if xmin_state == XidState::Aborted {
+                    return Ok(None);
+                }
+                let xmax = h.xids.xmax;
+                let xmax_state = if xmax.is_valid() { Some(session.try_xid_state(xmax)?) } else { None };
+                if xmax_state == Some(XidState::Committed) && !h.xids.xmax_lock_only && xmax < cutoff {
+                    return Ok(None);
+                }
+                let freeze = xmin_state == XidState::Committed && xmin.is_normal() && xmin < freeze_limit;
+                let finished_lock = h.xids.xmax_lock_only && xmax_state == Some(XidState::Committed);
+                let clear = xmax < freeze_limit && (finished_lock || xmax_state == Some(XidState::Aborted));
+                Ok(Some((freeze, clear, xmin, xmax)))
+            });
+            let Some((freeze, clear_xmax, xmin, xmax)) = verdict else {
+                v.mark_dead();
+                stats.dead += 1;
+                dead.push((tid, v));
+                continue;
+            };
+            stats.kept += 1;
+            if freeze {
+                v.mark_frozen();
+                stats.frozen += 1;
+            } else if xmin.is_normal() {
+                oldest = oldest.min(xmin);
+            }
+            if clear_xmax {
+                clear.push((v, xmax));
+            } else if xmax.is_valid() {
+                oldest = oldest.min(xmax);
             }
         }
-        if dead.is_empty() {
-            return 0;
+        if !clear.is_empty() {
+            // Under the write lock, as every xmax change: a writer that
+            // installed another xmax meanwhile (a transaction running now,
+            // so at or above the cutoff) keeps it.
+            let _write = self.write.lock();
+            for (v, xmax) in clear {
+                let h = v.header();
+                if h.xids.xmax == xmax {
+                    v.set_xmax(Xid::INVALID, 0, false, NO_TID);
+                    stats.cleared += 1;
+                } else if h.xids.xmax.is_valid() {
+                    oldest = oldest.min(h.xids.xmax);
+                }
+            }
         }
-        let mut slots = self.slots.write();
-        for (tid, _) in &dead {
-            slots[*tid as usize] = None;
+        // Release (FREEZE-TRUNCATE): pairs with the Acquire load in
+        // `frozen_xid`; whoever truncates the status log by the new value
+        // sees every mark and cleared xmax of this pass.
+        let before = self.frozen_xid.fetch_max(oldest.0, Release);
+        stats.frozen_xid = Xid(before.max(oldest.0));
+        if options.remove && !dead.is_empty() {
+            let mut removed = Vec::with_capacity(dead.len());
+            let mut slots = self.slots.write();
+            for (tid, v) in &dead {
+                // Another pass may have removed it (and the tid be reused).
+                let slot = &mut slots[*tid as usize];
+                if slot.as_ref().is_some_and(|held| Arc::ptr_eq(held, v)) {
+                    *slot = None;
+                    removed.push((*tid, v.data.clone()));
+                }
+            }
+            drop(slots);
+            before_reuse(&removed);
+            stats.removed = removed.len();
+            self.free.lock().extend(removed.iter().map(|(tid, _)| *tid));
         }
-        drop(slots);
-        before_reuse(&dead);
-        self.free.lock().extend(dead.iter().map(|(tid, _)| *tid));
-        dead.len()
+        stats
+    }
+
+    /// Versions present, live and dead: dead if vacuum marked it, if its
+    /// inserter aborted, or if a deleter (not a locker) committed
+    /// (PostgreSQL's n_dead_tup: some may still be visible to old
+    /// snapshots). Asks the status log, not the running set, so a running
+    /// transaction's versions count as live.
+    pub fn count_versions(&self, engine: &Engine) -> (usize, usize) {
+        let (mut live, mut dead) = (0, 0);
+        for (_, v) in self.versions() {
+            let is_dead = v.decide(|h| {
+                if h.dead || engine.try_status(h.xids.xmin)? == XidStatus::Aborted {
+                    return Ok(true);
+                }
+                Ok(h.xids.xmax.is_valid() && !h.xids.xmax_lock_only && engine.try_did_commit(h.xids.xmax)?)
+            });
+            if is_dead {
+                dead += 1;
+            } else {
+                live += 1;
+            }
+        }
+        (live, dead)
     }
 
     /// Versions present (not yet removed by vacuum).
@@ -400,5 +569,71 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// Slots in use, dead or alive (for memory checks).
     pub fn allocated_slots(&self) -> usize {
         self.slots.read().len()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use snapscale_txn::{EngineConfig, IsolationLevel, SnapshotMode};
+
+    use super::*;
+
+    /// FREEZE-TRUNCATE's re-read, deterministically: a reader reads a
+    /// header (not frozen yet), then vacuum freezes the version, the
+    /// engine's frozen xid passes it, and the status log reuses its page,
+    /// all before the reader asks the status log. The reader is told the
+    /// status is gone, reads the header again and finds it frozen.
+    #[test]
+    fn a_reader_that_finds_a_status_gone_reads_the_header_again() {
+        for mode in SnapshotMode::ALL {
+            let e = Engine::new(EngineConfig {
+                max_sessions: 4,
+                snapshot_mode: mode,
+                status_log_pages: 2,
+                csn_log_pages: 64,
+                log_page_bytes: 64,
+                ..EngineConfig::default()
+            });
+            let t = Table::<u8>::new(e.compute_horizons().oldest_considered_running);
+            let mut w = e.attach().unwrap();
+            w.begin(IsolationLevel::ReadCommitted).unwrap();
+            let tid = t.insert(&mut w, 1).unwrap();
+            w.commit().unwrap();
+            let per_page = 256;
+            for _ in 0..per_page {
+                w.begin(IsolationLevel::ReadCommitted).unwrap();
+                w.assign_xid().unwrap();
+                w.commit().unwrap();
+            }
+            let mut r = e.attach().unwrap();
+            r.begin(IsolationLevel::RepeatableRead).unwrap();
+            let snap = r.statement_snapshot().unwrap();
+            let reader = r.reader(&snap);
+            let v = t.get(tid).unwrap();
+            let mut calls = 0;
+            let seen = v.decide(|h| {
+                calls += 1;
+                if calls == 1 {
+                    assert_ne!(h.xids.xmin, Xid::FROZEN, "{mode}");
+                    // Everything happens between the header read and the
+                    // status lookup.
+                    let mut vac = e.attach().unwrap();
+                    let options = VacuumOptions { freeze_min_age: 0, remove: true };
+                    assert_eq!(t.vacuum_with(&mut vac, options, |_| {}).frozen, 1, "{mode}");
+                    e.advance_frozen_xid(t.frozen_xid());
+                    for _ in 0..per_page {
+                        w.begin(IsolationLevel::ReadCommitted).unwrap();
+                        w.assign_xid().unwrap();
+                        w.commit().unwrap();
+                    }
+                    assert!(e.try_did_commit(v.raw_xmin()).is_err(), "{mode}: the status is gone");
+                } else {
+                    assert_eq!(h.xids.xmin, Xid::FROZEN, "{mode}: read again, frozen");
+                }
+                reader.try_sees(&h.xids, &v.hints_for(h))
+            });
+            assert!(seen, "{mode}");
+            assert_eq!(calls, 2, "{mode}: one re-read");
+        }
     }
 }

@@ -20,7 +20,7 @@ fn engine(mode: SnapshotMode) -> Arc<Engine> {
 }
 
 fn table<R: Clone + Send + Sync + 'static>() -> Table<R> {
-    Table::new()
+    Table::new(snapscale_txn::Xid::FIRST_NORMAL)
 }
 
 /// Rows visible to a fresh READ COMMITTED statement of `s`.

@@ -24,6 +24,13 @@ use crate::sync::atomic::Ordering::*;
 use crate::xid::Xid;
 use crate::xidmap::{Lookup, XidMap};
 
+/// The status of an xid found on a row version was truncated before it was
+/// read: the version was frozen, cleared or marked dead meanwhile
+/// (FREEZE-TRUNCATE in the storage crate's README), and its reader reads
+/// it again.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct StatusTruncated(pub Xid);
+
 /// The stored status of one xid.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum XidStatus {
@@ -49,16 +56,15 @@ impl XidStatus {
     }
 }
 
-const XIDS_PER_WORD: u64 = 32;
-
 /// See the module documentation.
 pub(crate) struct Clog {
     map: XidMap,
 }
 
 impl Clog {
-    pub(crate) fn new(ring_pages: usize) -> Self {
-        Self { map: XidMap::new(XIDS_PER_WORD, ring_pages) }
+    /// A status log over `map`, a map of 32 xids per word.
+    pub(crate) fn new(map: XidMap) -> Self {
+        Self { map }
     }
 
     pub(crate) fn map(&self) -> &XidMap {
@@ -97,16 +103,45 @@ impl Clog {
     }
 
     /// True if `xid`'s tree has committed (resolving `SubCommitted` through
-    /// the parent chain).
+    /// the parent chain). Panics if `xid`'s status was truncated and its
+    /// page reused (XIDMAP-TRUNCATE).
     pub(crate) fn did_commit(&self, xid: Xid, subtrans: &SubTrans) -> bool {
+        self.try_did_commit(xid, subtrans).unwrap_or_else(|t| {
+            panic!(
+                "XIDMAP-TRUNCATE violated: status of {:?} asked after truncation to {:?}",
+                t.0,
+                self.map.oldest()
+            )
+        })
+    }
+
+    /// [`Clog::did_commit`], answering [`StatusTruncated`] instead of
+    /// panicking when `xid`'s status is gone: a caller that read `xid` off
+    /// a row version reads the version again, which was frozen, cleared or
+    /// marked dead before the truncation (FREEZE-TRUNCATE).
+    pub(crate) fn try_did_commit(&self, xid: Xid, subtrans: &SubTrans) -> Result<bool, StatusTruncated> {
+        let asked = xid;
         let mut xid = xid;
-        // Set when a parent link was found truncated: the tree has finished,
-        // so the next read of `xid` must be final.
+        // Set when a parent link or an ancestor's status was found
+        // truncated: the tree has finished, so the next read of the asked
+        // xid must be final.
         let mut tree_finished = false;
         loop {
-            match self.raw_status(xid) {
-                XidStatus::Committed => return true,
-                XidStatus::InProgress | XidStatus::Aborted => return false,
+            let status = match self.stored_status(xid) {
+                Some(status) => status,
+                None if xid == asked => return Err(StatusTruncated(asked)),
+                // An ancestor's status is gone: the truncation point passed
+                // it, so the horizon passed the whole tree and step 3 is
+                // done (XIDMAP-FLOOR). Read the asked xid again.
+                None => {
+                    tree_finished = true;
+                    xid = asked;
+                    continue;
+                }
+            };
+            match status {
+                XidStatus::Committed => return Ok(true),
+                XidStatus::InProgress | XidStatus::Aborted => return Ok(false),
                 XidStatus::SubCommitted => {
                     assert!(
                         !tree_finished,
@@ -128,8 +163,11 @@ impl Clog {
                         // The parent links were truncated past `xid` after we
                         // read its status: the horizon had passed the tree,
                         // so step 3 is done (and visible to us, XIDMAP-FLOOR).
-                        // Read `xid` again.
-                        Lookup::Truncated => tree_finished = true,
+                        // Read the asked xid again.
+                        Lookup::Truncated => {
+                            tree_finished = true;
+                            xid = asked;
+                        }
                         Lookup::Missing => {
                             panic!("SUBTRANS-PARENT violated: sub-committed {xid:?} has no parent link page")
                         }
@@ -203,8 +241,8 @@ mod tests {
     use super::*;
 
     fn logs() -> (Clog, SubTrans) {
-        let clog = Clog::new(4);
-        let subtrans = SubTrans::new(4);
+        let clog = Clog::new(XidMap::new(32, 4));
+        let subtrans = SubTrans::new(XidMap::new(1, 4));
         for x in 0..200 {
             assert!(clog.map().extend(Xid(x)));
             assert!(subtrans.map().extend(Xid(x)));
@@ -238,7 +276,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "XIDMAP-TRUNCATE violated")]
     fn a_recycled_status_reads_truncated() {
-        let clog = Clog::new(2);
+        let clog = Clog::new(XidMap::new(32, 2));
         let per_page = clog.map().xids_per_page();
         assert!(clog.map().extend(Xid(5)) && clog.map().extend(Xid(per_page)));
         clog.commit_tree(Xid(5), &[]);

@@ -5,15 +5,16 @@ use std::str::FromStr;
 
 use crate::clog::{Clog, XidStatus};
 use crate::csn::{CsnState, Memo, ACQUIRING};
-use crate::error::TxnError;
+use crate::error::{HeldBy, TxnError, XidLog};
 use crate::procarray::{Members, ProcArray, SubxidState};
 use crate::snapshot::{Builder, CacheOutcome, SharedCache, Snapshot};
 use crate::subtrans::SubTrans;
 use crate::sync::atomic::{
-    fence, AtomicBool,
-    Ordering::{AcqRel, Relaxed, Release, SeqCst},
+    fence, AtomicBool, AtomicU64,
+    Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst},
 };
 use crate::xid::Xid;
+use crate::xidmap::{Extend, XidMap, PAGE_WORDS};
 use std::sync::Arc;
 
 /// How snapshots are taken (DESIGN.md decision 3). Chosen when the engine is
@@ -103,12 +104,22 @@ pub struct EngineConfig {
     pub max_sessions: usize,
     /// The snapshot strategy.
     pub snapshot_mode: SnapshotMode,
-    /// Pages in the commit-status log ring (32 768 xids each): the bound on
-    /// how many xids may separate the oldest unfinished one from the newest.
+    /// Pages in the commit-status log ring (4 xids per byte: 32 768 xids
+    /// per 8 kB page): the bound on how many xids may separate the oldest
+    /// unfrozen one (or the horizon, if older) from the newest.
     pub status_log_pages: usize,
-    /// Pages in the CSN log ring (`csn` mode; 1 024 xids each): the bound on
-    /// how far the oldest snapshot or running xid may lag the next xid.
+    /// Pages in the CSN log ring (`csn` mode; one word per xid: 1 024 xids
+    /// per 8 kB page): the bound on how far the oldest snapshot or running
+    /// xid may lag the next xid.
     pub csn_log_pages: usize,
+    /// Pages in the parent-link ring (one word per xid, as the CSN log): the
+    /// same bound for subtransactions' parent links. 0: the status log's
+    /// capacity in xids (`status_log_pages` × 32).
+    pub parent_link_pages: usize,
+    /// Bytes per page of all three logs: a power of two, at least 64. 8 kB
+    /// (PostgreSQL's SLRU page) by default; tests shrink it, with the rings,
+    /// to drive many times a log's capacity through a server quickly.
+    pub log_page_bytes: usize,
     /// Debug check: whenever a snapshot is reused or copied from the shared
     /// cache, also build one from scratch under the same lock and assert that
     /// both give the same answer for every listed xid (SNAPSHOT-REUSE).
@@ -133,6 +144,8 @@ impl Default for EngineConfig {
             snapshot_mode: SnapshotMode::Csn,
             status_log_pages: 4096,
             csn_log_pages: 4096,
+            parent_link_pages: 0,
+            log_page_bytes: PAGE_WORDS * 8,
             verify_reuse: false,
             standby: false,
             first_xid: Xid::FIRST_NORMAL,
@@ -152,6 +165,11 @@ pub struct Engine {
     pub(crate) csn: Option<CsnState>,
     /// Standby: set once the replayer has been created (there is one).
     replayer_taken: AtomicBool,
+    /// The frozen xid (PostgreSQL's datfrozenxid): no row version needs
+    /// the status of an xid below it any more (FREEZE-TRUNCATE in the
+    /// storage README). Only rises; the status log is truncated to it, or
+    /// to the horizon if that is older.
+    frozen_xid: AtomicU64,
 }
 
 impl fmt::Debug for Engine {
@@ -162,10 +180,32 @@ impl fmt::Debug for Engine {
 
 /// Why an xid could not be assigned (or, on a standby, observed).
 pub(crate) enum Full {
-    /// The status log ring: only an explicit truncation frees it.
-    StatusLog,
-    /// The parent-link or CSN-log ring: freed by truncating to the horizon.
-    Recyclable,
+    /// This log's ring is full.
+    Ring(XidLog),
+    /// A log needs a new page and none below its truncation point is there
+    /// to reuse: truncating first may provide one (XIDMAP-REUSE).
+    WouldAllocate,
+}
+
+/// The resident pages of the xid logs, and their rings.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct LogPages {
+    /// Bytes per page.
+    pub page_bytes: usize,
+    /// Status log: pages allocated, pages in its ring.
+    pub status: (u64, usize),
+    /// Parent links: pages allocated, pages in the ring.
+    pub parent_links: (u64, usize),
+    /// CSN log (`csn` mode): pages allocated, pages in the ring.
+    pub csn: Option<(u64, usize)>,
+}
+
+impl LogPages {
+    /// Bytes held by the pages allocated.
+    pub fn resident_bytes(&self) -> u64 {
+        let pages = self.status.0 + self.parent_links.0 + self.csn.map_or(0, |c| c.0);
+        pages * self.page_bytes as u64
+    }
 }
 
 /// The session holding the oldest snapshot (see [`Engine::oldest_snapshot`]).
@@ -213,13 +253,24 @@ impl Engine {
         }
         let first = config.first_xid;
         assert!(first.is_normal(), "first_xid {first:?} is a reserved xid");
+        let page_bytes = config.log_page_bytes;
+        assert!(
+            page_bytes.is_power_of_two() && page_bytes >= 8 * PAGE_WORDS.min(8),
+            "log_page_bytes must be a power of two of at least 64 bytes"
+        );
+        let page_words = page_bytes / 8;
         // Parent links use one word per xid, 32 times the status log's
-        // density; give them the same xid capacity. They are recycled as the
-        // horizon advances, so only the pages in use are allocated.
-        let subtrans_pages = config.status_log_pages * 32;
-        let clog = Clog::new(config.status_log_pages);
-        let subtrans = SubTrans::new(subtrans_pages);
-        let csn = (mode == SnapshotMode::Csn).then(|| CsnState::new(config.csn_log_pages, first));
+        // density; by default they get the same xid capacity. They are
+        // truncated as the horizon advances, so only the pages in use are
+        // allocated (XIDMAP-REUSE).
+        let subtrans_pages = match config.parent_link_pages {
+            0 => config.status_log_pages * 32,
+            n => n,
+        };
+        let clog = Clog::new(XidMap::with_page_words(32, config.status_log_pages, page_words));
+        let subtrans = SubTrans::new(XidMap::with_page_words(1, subtrans_pages, page_words));
+        let csn = (mode == SnapshotMode::Csn)
+            .then(|| CsnState::new(XidMap::with_page_words(1, config.csn_log_pages, page_words), first));
         // XIDMAP-FLOOR: every xid below the first one has finished.
         clog.map().set_floor(first);
         subtrans.map().set_floor(first);
@@ -233,6 +284,7 @@ impl Engine {
             shared_cache: (mode == SnapshotMode::SharedCached).then(SharedCache::new),
             csn,
             replayer_taken: AtomicBool::new(false),
+            frozen_xid: AtomicU64::new(first.0),
             config,
         })
     }
@@ -295,6 +347,24 @@ impl Engine {
         self.clog.did_commit(xid, &self.subtrans)
     }
 
+    /// [`Engine::status`], answering [`StatusTruncated`](crate::StatusTruncated)
+    /// for a truncated status instead of panicking (FREEZE-TRUNCATE).
+    pub fn try_status(&self, xid: Xid) -> Result<XidStatus, crate::StatusTruncated> {
+        match self.clog.stored_status(xid) {
+            None => Err(crate::StatusTruncated(xid)),
+            Some(XidStatus::SubCommitted) => {
+                Ok(if self.try_did_commit(xid)? { XidStatus::Committed } else { XidStatus::InProgress })
+            }
+            Some(status) => Ok(status),
+        }
+    }
+
+    /// [`Engine::did_commit`], answering [`StatusTruncated`](crate::StatusTruncated)
+    /// for a truncated status instead of panicking (FREEZE-TRUNCATE).
+    pub fn try_did_commit(&self, xid: Xid) -> Result<bool, crate::StatusTruncated> {
+        self.clog.try_did_commit(xid, &self.subtrans)
+    }
+
     /// The parent of a subtransaction xid, or `Xid::INVALID` for a top-level one.
     pub fn parent_of(&self, xid: Xid) -> Xid {
         self.subtrans.parent(xid)
@@ -308,48 +378,79 @@ impl Engine {
 
     /// Hands out a new xid to `slot`, as a subxid of `parent` if given, and
     /// publishes it before the generator lock is released (XID-PUBLISH).
-    /// If the parent-link or CSN-log ring is full, they are first truncated
-    /// to the current horizon (always safe for them: no snapshot looks below
-    /// its xmin, and instantaneous checks go by the finished floor,
-    /// XIDMAP-FLOOR) and the assignment is retried once.
+    /// When a log needs a new page and has none below its truncation point
+    /// to reuse (XIDMAP-REUSE), or its ring is full, the logs are first
+    /// truncated ([`Engine::truncate_to_floor`]) and the assignment retried
+    /// once; it may then allocate. So each log holds the pages of the xids
+    /// it must still describe, plus one.
     pub(crate) fn assign_xid(
         &self,
         slot: u32,
         parent: Option<Xid>,
         state: &mut SubxidState,
     ) -> Result<Xid, TxnError> {
-        match self.try_assign_xid(slot, parent, state) {
+        match self.try_assign_xid(slot, parent, state, false) {
             Ok(xid) => Ok(xid),
-            Err(Full::StatusLog) => Err(self.exhausted()),
-            Err(Full::Recyclable) => {
-                self.truncate_recyclable();
-                self.try_assign_xid(slot, parent, state).map_err(|_| self.exhausted())
+            Err(_) => {
+                self.truncate_to_floor();
+                self.try_assign_xid(slot, parent, state, true).map_err(|full| match full {
+                    Full::Ring(log) => self.exhausted(log),
+                    Full::WouldAllocate => unreachable!("allowed to allocate"),
+                })
             }
         }
     }
 
-    /// Truncates the parent links and the CSN log to the current horizon
-    /// (the retry step of a full ring; safe for them, see `assign_xid`).
-    pub(crate) fn truncate_recyclable(&self) {
+    /// Truncates the parent links and the CSN log to the current horizon,
+    /// and the status log to the frozen xid or the horizon, whichever is
+    /// older. Safe for the first two because no snapshot looks below its
+    /// xmin and instantaneous checks go by the finished floor
+    /// (XIDMAP-FLOOR); for the status log by the frozen xid's promise
+    /// (FREEZE-TRUNCATE). Returns the status log's truncation point.
+    pub fn truncate_to_floor(&self) -> Xid {
         let horizon = self.compute_horizons().oldest_considered_running;
+        let status = horizon.min(self.frozen_xid());
         let _generator = self.procarray.next_xid.lock();
+        self.clog.map().truncate(status);
         self.subtrans.map().truncate(horizon);
         if let Some(csn) = &self.csn {
             csn.log.truncate(horizon);
         }
+        status
     }
 
-    fn try_assign_xid(&self, slot: u32, parent: Option<Xid>, state: &mut SubxidState) -> Result<Xid, Full> {
+    /// Extends the page of `xid` in `map`, allocating only if `may_allocate`
+    /// or the map holds fewer than two pages (generator lock held).
+    fn extend_log(map: &XidMap, log: XidLog, xid: Xid, may_allocate: bool) -> Result<(), Full> {
+        match map.extend_with(xid, may_allocate || map.resident_pages() < 2) {
+            Extend::Ready => Ok(()),
+            Extend::Full => Err(Full::Ring(log)),
+            Extend::WouldAllocate => Err(Full::WouldAllocate),
+        }
+    }
+
+    /// Extends every log's page for `xid` (generator lock held), before the
+    /// xid exists anywhere, so nobody can look it up on a page that is not
+    /// ready (XIDMAP-EXTEND).
+    pub(crate) fn extend_logs(&self, xid: Xid, may_allocate: bool) -> Result<(), Full> {
+        Self::extend_log(self.clog.map(), XidLog::Status, xid, may_allocate)?;
+        Self::extend_log(self.subtrans.map(), XidLog::ParentLinks, xid, may_allocate)?;
+        if let Some(csn) = &self.csn {
+            Self::extend_log(&csn.log, XidLog::Csn, xid, may_allocate)?;
+        }
+        Ok(())
+    }
+
+    fn try_assign_xid(
+        &self,
+        slot: u32,
+        parent: Option<Xid>,
+        state: &mut SubxidState,
+        may_allocate: bool,
+    ) -> Result<Xid, Full> {
         let mut next = self.procarray.next_xid.lock();
         let xid = *next;
-        // Extend every log before the xid exists anywhere, so nobody can look
-        // it up on a page that is not ready (XIDMAP-EXTEND).
-        if !self.clog.map().extend(xid) {
-            return Err(Full::StatusLog);
-        }
-        if !self.subtrans.map().extend(xid) || self.csn.as_ref().is_some_and(|c| !c.log.extend(xid)) {
-            return Err(Full::Recyclable);
-        }
+        self.extend_logs(xid, may_allocate)?;
         *next = xid.next();
         if let Some(parent) = parent {
             self.subtrans.set_parent(xid, parent);
@@ -365,16 +466,141 @@ impl Engine {
         Ok(xid)
     }
 
-    /// The error for a full ring, naming the oldest snapshot if one holds it.
-    pub(crate) fn exhausted(&self) -> TxnError {
-        let (oldest, capacity) = match &self.csn {
-            Some(csn) if csn.log.capacity_xids() < self.clog.map().capacity_xids() => {
-                (csn.log.oldest(), csn.log.capacity_xids())
-            }
-            _ => (self.clog.map().oldest(), self.clog.map().capacity_xids()),
+    /// The error for a full ring, naming what holds it back: the oldest
+    /// snapshot or running transaction when the horizon does, or the frozen
+    /// xid when the status log waits for tables to be frozen.
+    pub(crate) fn exhausted(&self, log: XidLog) -> TxnError {
+        let map = match (log, &self.csn) {
+            (XidLog::Status, _) => self.clog.map(),
+            (XidLog::ParentLinks, _) => self.subtrans.map(),
+            (XidLog::Csn, Some(csn)) => &csn.log,
+            (XidLog::Csn, None) => unreachable!("a CSN log only in csn mode"),
         };
-        let held_by = self.oldest_snapshot().map(|o| (o.slot, o.xmin));
-        TxnError::XidSpaceExhausted { oldest, capacity, held_by }
+        let next = self.lock_free_next_xid();
+        let horizon = self.compute_horizons().oldest_considered_running;
+        let frozen = self.frozen_xid();
+        let held_by = if log == XidLog::Status && frozen < horizon {
+            HeldBy::Unfrozen { frozen, age: next.0.saturating_sub(frozen.0) }
+        } else {
+            self.horizon_holder(horizon, next)
+        };
+        TxnError::XidSpaceExhausted { log, oldest: map.oldest(), capacity: map.capacity_xids(), held_by }
+    }
+
+    /// What holds the horizon at `horizon` back: the oldest running
+    /// transaction if it is that old (a snapshot's xmin then only follows
+    /// it), else the oldest snapshot.
+    pub fn horizon_holder(&self, horizon: Xid, next: Xid) -> HeldBy {
+        let age = |x: Xid| next.0.saturating_sub(x.0);
+        match self.oldest_running_xid() {
+            Some((xid, slot)) if xid <= horizon => return HeldBy::Transaction { slot, xid, age: age(xid) },
+            _ => {}
+        }
+        match self.oldest_snapshot().filter(|o| o.xmin <= horizon) {
+            Some(o) => HeldBy::Snapshot { slot: o.slot, xmin: o.xmin, age: o.age_xids },
+            None => HeldBy::Transaction { slot: None, xid: horizon, age: age(horizon) },
+        }
+    }
+
+    /// The oldest running xid, with its session's slot where the proc array
+    /// knows it (not in `csn` mode, nor on a standby).
+    fn oldest_running_xid(&self) -> Option<(Xid, Option<u32>)> {
+        if let Some(csn) = &self.csn {
+            let oldest = csn.oldest_active();
+            return (oldest < csn.next_xid()).then_some((oldest, None));
+        }
+        let members = self.procarray.lock.read();
+        if let Some(ka) = &members.ka {
+            return ka.first_valid().map(|x| (x, None));
+        }
+        members
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(pos, &slot)| {
+                // Relaxed: a diagnostic; a stale value is a recent truth.
+                let xid = Xid(self.procarray.xid_cell(slot, pos).load(Relaxed));
+                xid.is_valid().then_some((xid, Some(slot)))
+            })
+            .min_by_key(|&(xid, _)| xid)
+    }
+
+    /// The next xid, without the generator lock in `csn` mode.
+    pub(crate) fn lock_free_next_xid(&self) -> Xid {
+        match &self.csn {
+            Some(csn) => csn.next_xid(),
+            None => self.next_xid(),
+        }
+    }
+
+    /// The frozen xid's cell (`truncate_logs` raises it too).
+    pub(crate) fn frozen_xid_cell(&self) -> &AtomicU64 {
+        &self.frozen_xid
+    }
+
+    /// The frozen xid (see [`Engine::advance_frozen_xid`]).
+    pub fn frozen_xid(&self) -> Xid {
+        // Acquire (FREEZE-TRUNCATE): pairs with the Release fetch_max in
+        // `advance_frozen_xid`; a truncation below the value read comes
+        // after the freezing its caller promised.
+        Xid(self.frozen_xid.load(Acquire))
+    }
+
+    /// Raises the frozen xid to `xid` (PostgreSQL's datfrozenxid): the
+    /// caller promises that no row version still needs the status of an
+    /// older xid, because every version that carries one was frozen,
+    /// cleared or marked dead after its table's vacuum cutoff was computed
+    /// (FREEZE-TRUNCATE). The logs are then truncated
+    /// ([`Engine::truncate_to_floor`]); returns the status log's truncation
+    /// point.
+    pub fn advance_frozen_xid(&self, xid: Xid) -> Xid {
+        // Release (FREEZE-TRUNCATE): pairs with the Acquire load in
+        // `frozen_xid`: whoever truncates by the new value, in this thread
+        // or another, comes after the freezing that the caller did (or
+        // observed with Acquire) before this call.
+        self.frozen_xid.fetch_max(xid.0, Release);
+        self.truncate_to_floor()
+    }
+
+    /// The xid logs' resident pages and rings.
+    pub fn log_pages(&self) -> LogPages {
+        let pages = |m: &XidMap| (m.resident_pages(), m.ring_pages());
+        LogPages {
+            page_bytes: self.clog.map().page_bytes(),
+            status: pages(self.clog.map()),
+            parent_links: pages(self.subtrans.map()),
+            csn: self.csn.as_ref().map(|c| pages(&c.log)),
+        }
+    }
+
+    /// How many xids the status log's ring describes.
+    pub fn status_log_capacity(&self) -> u64 {
+        self.clog.map().capacity_xids()
+    }
+
+    /// How many xids separate the status log's truncation point from the
+    /// next xid: the span of xids whose status is kept, which must stay
+    /// below [`Engine::status_log_capacity`].
+    pub fn status_log_span(&self) -> u64 {
+        self.lock_free_next_xid().0.saturating_sub(self.clog.map().oldest().0)
+    }
+
+    /// What session `slot` advertises: its top-level xid and its xmin, if
+    /// any (pg_stat_activity's backend_xid and backend_xmin). A diagnostic:
+    /// the values are read under the proc-array lock, which pins the slot's
+    /// position, but may be stale by the time they are shown.
+    pub fn backend_xids(&self, slot: u32) -> (Option<Xid>, Option<Xid>) {
+        let members = self.procarray.lock.read();
+        if !members.slots.contains(&slot) {
+            return (None, None);
+        }
+        let pos = self.procarray.pos(slot);
+        // Relaxed: a diagnostic; a stale value is a recent truth.
+        let xid = Xid(self.procarray.xid_cell(slot, pos).load(Relaxed));
+        // Relaxed: as above.
+        let xmin = self.procarray.xmin_cell(slot).load(Relaxed);
+        drop(members);
+        (xid.is_valid().then_some(xid), (xmin != 0 && xmin != ACQUIRING).then_some(Xid(xmin)))
     }
 
     /// The session whose snapshots reach furthest back, and how far: what

@@ -13,16 +13,17 @@ pub enum TxnError {
         /// The configured capacity.
         max: usize,
     },
-    /// The xid range between the oldest unfinished xid and the next one would
-    /// exceed the status log's ring.
+    /// The xid range between the oldest xid a log must still describe and
+    /// the next one would exceed that log's ring.
     XidSpaceExhausted {
-        /// The oldest xid still tracked.
+        /// Which log is full.
+        log: XidLog,
+        /// The oldest xid it still describes.
         oldest: Xid,
-        /// How many xids the ring describes.
+        /// How many xids its ring describes.
         capacity: u64,
-        /// The session slot and xmin of the oldest snapshot, if one holds
-        /// the ring back.
-        held_by: Option<(u32, Xid)>,
+        /// What keeps it from being truncated.
+        held_by: HeldBy,
     },
     /// The operation needs a transaction and there is none.
     NoTransaction,
@@ -34,6 +35,69 @@ pub enum TxnError {
     TooManyCommands,
     /// An xid was asked for on a hot standby, whose sessions are read-only.
     ReadOnly,
+}
+
+/// One of the logs indexed by xid.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum XidLog {
+    /// The commit-status log (2 bits per xid): truncated below the frozen
+    /// xid and the horizon.
+    Status,
+    /// The subtransactions' parent links (PostgreSQL's pg_subtrans):
+    /// truncated below the horizon.
+    ParentLinks,
+    /// The CSN log (`csn` mode): truncated below the horizon.
+    Csn,
+}
+
+impl XidLog {
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            XidLog::Status => "status log",
+            XidLog::ParentLinks => "parent-link map",
+            XidLog::Csn => "CSN log",
+        }
+    }
+}
+
+/// What keeps a full log from being truncated (the real cause of an
+/// [`TxnError::XidSpaceExhausted`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum HeldBy {
+    /// The oldest snapshot: the session in `slot` advertises `xmin`, taken
+    /// `age` xids ago.
+    Snapshot { slot: u32, xmin: Xid, age: u64 },
+    /// The oldest running transaction, `age` xids old, in `slot` when the
+    /// proc array knows it (`csn` mode keeps xids in the CSN log only).
+    Transaction { slot: Option<u32>, xid: Xid, age: u64 },
+    /// Row versions older than `frozen` may still need their status: some
+    /// table has not been frozen past it yet (`age` xids ago). Vacuum
+    /// (autovacuum, or VACUUM (FREEZE)) frees the log.
+    Unfrozen { frozen: Xid, age: u64 },
+}
+
+impl fmt::Display for HeldBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeldBy::Snapshot { slot, xmin, age } => write!(
+                f,
+                "the oldest snapshot (session slot {slot}, xmin {xmin}, {age} xids old) holds them back: end \
+                 that transaction"
+            ),
+            HeldBy::Transaction { slot: Some(slot), xid, age } => write!(
+                f,
+                "transaction {xid} (session slot {slot}), running for {age} xids, holds them back: end it"
+            ),
+            HeldBy::Transaction { slot: None, xid, age } => {
+                write!(f, "transaction {xid}, running for {age} xids, holds them back: end it")
+            }
+            HeldBy::Unfrozen { frozen, age } => write!(
+                f,
+                "rows older than xid {frozen} ({age} xids old) are not frozen yet: run VACUUM (FREEZE)"
+            ),
+        }
+    }
 }
 
 impl TxnError {
@@ -60,21 +124,12 @@ impl fmt::Display for TxnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TxnError::TooManySessions { max } => write!(f, "sorry, too many clients already (max {max})"),
-            TxnError::XidSpaceExhausted { oldest, capacity, held_by } => {
-                write!(
-                    f,
-                    "cannot assign a transaction id: {capacity} xids since the oldest tracked one ({oldest}) \
-                     are in use"
-                )?;
-                match held_by {
-                    Some((slot, xmin)) => write!(
-                        f,
-                        "; the oldest snapshot (session slot {slot}, xmin {xmin}) holds them back: end that \
-                         transaction"
-                    ),
-                    None => f.write_str("; end long-running transactions"),
-                }
-            }
+            TxnError::XidSpaceExhausted { log, oldest, capacity, held_by } => write!(
+                f,
+                "cannot assign a transaction id: the {}'s {capacity} xids since xid {oldest} are in use; \
+                 {held_by}",
+                log.name()
+            ),
             TxnError::NoTransaction => f.write_str("there is no transaction in progress"),
             TxnError::AlreadyInTransaction => f.write_str("there is already a transaction in progress"),
             TxnError::NoSubtransaction => f.write_str("no such savepoint"),

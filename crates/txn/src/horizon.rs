@@ -21,7 +21,7 @@
 use crate::csn::{Csn, CsnState, ACQUIRING};
 use crate::engine::Engine;
 use crate::procarray::FLAG_IN_VACUUM;
-use crate::sync::atomic::Ordering::{Acquire, Relaxed};
+use crate::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use crate::sync::backoff;
 use crate::xid::Xid;
 
@@ -133,11 +133,15 @@ impl Engine {
     /// entries) below `below`, capped at the current
     /// `oldest_considered_running`. The caller guarantees that no row
     /// version stamped with an older xid still needs its status (it has been
-    /// removed or frozen), the XIDMAP-TRUNCATE rule. Every xid below the
-    /// point has finished and reads so from then on (XIDMAP-FLOOR). Returns
-    /// the point used.
+    /// removed, frozen or marked dead), the XIDMAP-TRUNCATE rule: `below`
+    /// becomes the frozen xid ([`Engine::advance_frozen_xid`]) if it is
+    /// newer. Every xid below the point has finished and reads so from then
+    /// on (XIDMAP-FLOOR). Returns the point used.
     pub fn truncate_logs(&self, below: Xid) -> Xid {
-        let below = below.min(self.compute_horizons().oldest_considered_running);
+        let horizon = self.compute_horizons().oldest_considered_running;
+        let below = below.min(horizon);
+        // Release (FREEZE-TRUNCATE): as in `advance_frozen_xid`.
+        self.frozen_xid_cell().fetch_max(below.0, Release);
         let _generator = self.procarray.next_xid.lock();
         self.clog.map().truncate(below);
         self.subtrans.map().truncate(below);

@@ -24,10 +24,10 @@ mod xidmap;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use clog::XidStatus;
+pub use clog::{StatusTruncated, XidStatus};
 pub use csn::{Csn, FIRST_CSN};
-pub use engine::{Engine, EngineConfig, OldestSnapshot, SnapshotMode};
-pub use error::TxnError;
+pub use engine::{Engine, EngineConfig, LogPages, OldestSnapshot, SnapshotMode};
+pub use error::{HeldBy, TxnError, XidLog};
 pub use horizon::{GlobalVis, Horizons};
 pub use procarray::{FLAG_IN_VACUUM, SUBXID_CACHE};
 pub use session::{IsolationLevel, Session, SessionCounters, SnapshotId};

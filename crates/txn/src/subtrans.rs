@@ -16,8 +16,9 @@ pub(crate) struct SubTrans {
 }
 
 impl SubTrans {
-    pub(crate) fn new(ring_pages: usize) -> Self {
-        Self { map: XidMap::new(1, ring_pages) }
+    /// Parent links over `map`, a map of one xid per word.
+    pub(crate) fn new(map: XidMap) -> Self {
+        Self { map }
     }
 
     pub(crate) fn map(&self) -> &XidMap {

@@ -19,7 +19,7 @@
 //! They never change an answer: a committed hint says "committed now", not
 //! "committed before my snapshot", so the snapshot is still asked.
 
-use crate::clog::XidStatus;
+use crate::clog::{StatusTruncated, XidStatus};
 use crate::engine::Engine;
 use crate::procarray::KnownAssignedXids;
 use crate::session::Session;
@@ -192,15 +192,29 @@ impl Session {
     /// whose status was itself truncated and recycled panics
     /// (XIDMAP-TRUNCATE).
     pub fn xid_state(&self, xid: Xid) -> XidState {
-        if self.is_current_xid(xid) {
+        self.try_xid_state(xid).unwrap_or_else(|t| {
+            panic!(
+                "XIDMAP-TRUNCATE violated: status of {:?} asked after truncation to {:?}",
+                t.0,
+                self.engine.oldest_tracked_xid()
+            )
+        })
+    }
+
+    /// [`Session::xid_state`], answering [`StatusTruncated`] for an xid
+    /// whose status was truncated and recycled: it has finished, and the
+    /// row version it was read from has been frozen, cleared or marked dead
+    /// since (FREEZE-TRUNCATE), so the caller reads the version again.
+    pub fn try_xid_state(&self, xid: Xid) -> Result<XidState, StatusTruncated> {
+        Ok(if self.is_current_xid(xid) {
             XidState::Current
         } else if self.is_in_progress(xid) {
             XidState::InProgress
-        } else if self.engine.did_commit(xid) {
+        } else if self.engine.try_did_commit(xid)? {
             XidState::Committed
         } else {
             XidState::Aborted
-        }
+        })
     }
 }
 
@@ -282,6 +296,14 @@ impl Reader<'_> {
     pub fn sees(&self, tuple: &TupleXids, hints: &Hints) -> bool {
         self.session.tuple_visible(tuple, hints, self.snapshot, self.cid)
     }
+
+    /// [`Reader::sees`], answering [`StatusTruncated`] instead of panicking
+    /// when the status of an xid of `tuple` was truncated meanwhile: the
+    /// caller reads the version's header again (FREEZE-TRUNCATE).
+    #[inline]
+    pub fn try_sees(&self, tuple: &TupleXids, hints: &Hints) -> Result<bool, StatusTruncated> {
+        self.session.try_tuple_visible(tuple, hints, self.snapshot, self.cid)
+    }
 }
 
 impl Session {
@@ -292,7 +314,8 @@ impl Session {
     }
 
     /// Is the row version visible to `snapshot` at command `curcid`?
-    /// (PostgreSQL's HeapTupleSatisfiesMVCC.) May set hint bits.
+    /// (PostgreSQL's HeapTupleSatisfiesMVCC.) May set hint bits. Panics if
+    /// the status of one of its xids was truncated (XIDMAP-TRUNCATE).
     pub fn tuple_visible(
         &self,
         tuple: &TupleXids,
@@ -300,56 +323,77 @@ impl Session {
         snapshot: &Snapshot,
         curcid: CommandId,
     ) -> bool {
+        self.try_tuple_visible(tuple, hints, snapshot, curcid).unwrap_or_else(|t| {
+            panic!(
+                "XIDMAP-TRUNCATE violated: status of {:?} asked after truncation to {:?}",
+                t.0,
+                self.engine.oldest_tracked_xid()
+            )
+        })
+    }
+
+    /// [`Session::tuple_visible`], answering [`StatusTruncated`] when the
+    /// status of one of the tuple's xids was truncated (FREEZE-TRUNCATE:
+    /// the caller read the header before the version was frozen, cleared or
+    /// marked dead, and reads it again). Hints learned before are kept: they
+    /// are final facts either way.
+    pub fn try_tuple_visible(
+        &self,
+        tuple: &TupleXids,
+        hints: &Hints,
+        snapshot: &Snapshot,
+        curcid: CommandId,
+    ) -> Result<bool, StatusTruncated> {
         let engine = &self.engine;
         // Inserter.
         if hints.has(Hints::XMIN_INVALID) {
-            return false;
+            return Ok(false);
         }
         if !hints.has(Hints::XMIN_COMMITTED) {
             if self.is_current_xid(tuple.xmin) {
                 if tuple.cmin >= curcid {
-                    return false; // inserted by a later command of ours
+                    return Ok(false); // inserted by a later command of ours
                 }
                 if !tuple.xmax.is_valid() || tuple.xmax_lock_only {
-                    return true;
+                    return Ok(true);
                 }
                 if !self.is_current_xid(tuple.xmax) {
                     // Deleted by one of our subtransactions that aborted.
                     hints.set(Hints::XMAX_INVALID);
-                    return true;
+                    return Ok(true);
                 }
-                return tuple.cmax >= curcid;
+                return Ok(tuple.cmax >= curcid);
             }
             if engine.xid_in_snapshot(tuple.xmin, snapshot) {
-                return false;
+                return Ok(false);
             }
-            if engine.did_commit(tuple.xmin) {
+            if engine.try_did_commit(tuple.xmin)? {
                 hints.set(Hints::XMIN_COMMITTED);
             } else {
                 hints.set(Hints::XMIN_INVALID);
-                return false;
+                return Ok(false);
             }
         } else if engine.xid_in_snapshot(tuple.xmin, snapshot) {
-            return false;
+            return Ok(false);
         }
         // Deleter; the inserter is visible from here on.
         if !tuple.xmax.is_valid() || tuple.xmax_lock_only || hints.has(Hints::XMAX_INVALID) {
-            return true;
+            return Ok(true);
         }
         if !hints.has(Hints::XMAX_COMMITTED) {
             if self.is_current_xid(tuple.xmax) {
-                return tuple.cmax >= curcid;
+                return Ok(tuple.cmax >= curcid);
             }
             if engine.xid_in_snapshot(tuple.xmax, snapshot) {
-                return true;
+                return Ok(true);
             }
-            if !engine.did_commit(tuple.xmax) {
+            if !engine.try_did_commit(tuple.xmax)? {
                 hints.set(Hints::XMAX_INVALID);
-                return true;
+                return Ok(true);
             }
             hints.set(Hints::XMAX_COMMITTED);
-            return false;
+            return Ok(false);
         }
-        engine.xid_in_snapshot(tuple.xmax, snapshot)
+        Ok(engine.xid_in_snapshot(tuple.xmax, snapshot))
     }
 }

@@ -3,7 +3,8 @@
 mod common;
 
 use snapscale_txn::{
-    Hints, IsolationLevel::*, SnapshotMode, TupleXids, TxnError, Xid, XidState, XidStatus, SUBXID_CACHE,
+    HeldBy, Hints, IsolationLevel::*, SnapshotMode, TupleXids, TxnError, Xid, XidState, XidStatus,
+    SUBXID_CACHE,
 };
 
 fn each_mode(test: impl Fn(SnapshotMode)) {
@@ -247,6 +248,95 @@ fn status_log_ring_exhaustion_is_an_error_not_a_crash() {
     assert!(s.assign_xid().is_ok());
 }
 
+/// The frozen xid (crate README, "Frozen xid"; FREEZE-TRUNCATE): with small
+/// pages, every mode drives 20 times the status log's capacity of xids
+/// through it, raising the frozen xid as a vacuum would. A ring that only
+/// waits for freezing names the frozen xid; one pinned by an old snapshot
+/// or an old transaction names that session. The logs hold the pages of
+/// the span in use, not their rings (XIDMAP-REUSE).
+#[test]
+fn the_frozen_xid_lets_the_status_log_go_round_forever() {
+    each_mode(|mode| {
+        let engine = snapscale_txn::Engine::new(snapscale_txn::EngineConfig {
+            max_sessions: 4,
+            snapshot_mode: mode,
+            status_log_pages: 4,
+            csn_log_pages: 64,
+            parent_link_pages: 256,
+            log_page_bytes: 64,
+            ..Default::default()
+        });
+        let capacity = engine.status_log_capacity();
+        assert_eq!(capacity, 4 * 256, "{mode}: 256 xids per 64-byte page");
+        let mut s = engine.attach().unwrap();
+        let assign = |s: &mut snapscale_txn::Session| {
+            s.begin(ReadCommitted).unwrap();
+            let r = s.assign_xid();
+            match r {
+                Ok(_) => s.commit().unwrap(),
+                Err(_) => s.abort(),
+            }
+            r
+        };
+        // Nothing frozen: the ring fills, and the error says why.
+        let err = loop {
+            if let Err(e) = assign(&mut s) {
+                break e;
+            }
+        };
+        assert!(
+            matches!(err, TxnError::XidSpaceExhausted { held_by: HeldBy::Unfrozen { .. }, .. }),
+            "{mode}: {err}"
+        );
+        assert!(err.to_string().contains("not frozen yet"), "{err}");
+        for round in 0..20 * capacity {
+            if engine.status_log_span() > capacity / 2 {
+                engine.advance_frozen_xid(engine.next_xid());
+            }
+            assign(&mut s).unwrap_or_else(|e| panic!("{mode}, xid {round}: {e}"));
+        }
+        let pages = engine.log_pages();
+        assert!(pages.status.0 <= 4, "{mode}: {pages:?}");
+        assert!(pages.parent_links.0 <= 3 * 256 / 8 + 2, "{mode}: parent links hold the span: {pages:?}");
+        // An old snapshot pins the status log: it is named.
+        let mut old = engine.attach().unwrap();
+        old.begin(RepeatableRead).unwrap();
+        let held = old.statement_snapshot().unwrap();
+        let err = loop {
+            engine.advance_frozen_xid(engine.next_xid());
+            if let Err(e) = assign(&mut s) {
+                break e;
+            }
+        };
+        assert!(
+            matches!(err, TxnError::XidSpaceExhausted { held_by: HeldBy::Snapshot { slot, xmin, .. }, .. }
+                if slot == old.slot() && xmin == held.xmin),
+            "{mode}: {err}"
+        );
+        old.commit().unwrap();
+        drop(held);
+        // So does an old transaction.
+        old.begin(ReadCommitted).unwrap();
+        let xid = old.assign_xid().unwrap();
+        let err = loop {
+            engine.advance_frozen_xid(engine.next_xid());
+            if let Err(e) = assign(&mut s) {
+                break e;
+            }
+        };
+        match err {
+            TxnError::XidSpaceExhausted { held_by: HeldBy::Transaction { xid: x, slot, .. }, .. } => {
+                assert_eq!(x, xid, "{mode}");
+                assert!(slot.is_none_or(|slot| slot == old.slot()), "{mode}");
+            }
+            other => panic!("{mode}: {other}"),
+        }
+        old.commit().unwrap();
+        engine.advance_frozen_xid(engine.next_xid());
+        assign(&mut s).unwrap();
+    });
+}
+
 /// The long-snapshot policy (crate README, "Failure behaviour"): the CSN log
 /// is a bounded ring that recycles itself below the horizon. A snapshot held
 /// long enough to pin a full ring makes new xids fail with 54000, naming the
@@ -279,7 +369,7 @@ fn a_long_snapshot_is_named_when_it_fills_the_csn_log() {
     w.abort();
     assert_eq!(err.sqlstate(), "54000");
     assert!(
-        matches!(err, TxnError::XidSpaceExhausted { held_by: Some((slot, xmin)), .. } if slot == holder.slot() && xmin == held.xmin),
+        matches!(err, TxnError::XidSpaceExhausted { held_by: HeldBy::Snapshot { slot, xmin, .. }, .. } if slot == holder.slot() && xmin == held.xmin),
         "{err:?}"
     );
     assert!(err.to_string().contains(&format!("session slot {}", holder.slot())), "{err}");

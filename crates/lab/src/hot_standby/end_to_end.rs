@@ -9,12 +9,22 @@
 //! a `csn` snapshot does not grow. Replay throughput is the WAL the primary
 //! wrote during the run divided by the time the standby took to replay it
 //! (from the run's start until the standby reached the primary's end LSN).
+//!
+//! Replay lag is sampled every [`SAMPLE_EVERY`] while the load runs, in
+//! bytes (the primary's WAL end minus the standby's replay position) and
+//! in time: each sample of the primary's WAL end is timed until the
+//! standby's replay position first reaches it (an upper bound, within one
+//! sampling interval). Catch-up is timed from the moment the primary's
+//! load stops (its pgbench exits) until the standby's replay position
+//! reaches the primary's WAL end then (`pg_current_wal_lsn`: with fsync
+//! off every commit there is flushed); the sampler is woken by the load's
+//! end, not by its next tick, and polls the standby without pausing.
 
+use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -39,9 +49,15 @@ pub struct Point {
     pub replay_tx_s: f64,
     /// The largest replay lag sampled (bytes of WAL not yet replayed).
     pub max_lag_bytes: u64,
+    /// Replay lag in time: the largest and the mean over the samples.
+    pub max_lag_ms: f64,
+    pub mean_lag_ms: f64,
     /// Time from the end of the load until the standby had replayed it.
     pub catch_up_ms: f64,
 }
+
+/// How often the lag sampler reads both positions.
+pub const SAMPLE_EVERY: Duration = Duration::from_millis(10);
 
 /// Replay of a backlog: the standby stopped (SIGSTOP) while the primary
 /// ran tpcb-like, then resumed (SIGCONT) and timed until it had replayed
@@ -220,19 +236,20 @@ async fn one_run(
     let io = |err: io::Error| err.to_string();
     let start_lsn = lsn(p, "pg_current_wal_lsn").await.map_err(io)?;
     let started = Instant::now();
-    let stop = Arc::new(AtomicBool::new(false));
-    let max_lag = Arc::new(AtomicU64::new(0));
-    let sampler = {
-        let (stop, max_lag) = (Arc::clone(&stop), Arc::clone(&max_lag));
-        thread::spawn(move || sample_lag(primary_port, standby_port, &stop, &max_lag))
-    };
+    // The writer sends the instant its load stopped.
+    let (load_end_tx, load_end_rx) = mpsc::channel::<Instant>();
+    let sampler = thread::spawn(move || sample_lag(primary_port, standby_port, &load_end_rx));
     let writer = {
         let pgbench = pgbench.clone();
         let args: Vec<String> =
             ["-n", "-M", "prepared", "-b", "tpcb-like", "-c", "1", "-j", "1", "-T", &seconds.to_string()]
                 .map(String::from)
                 .to_vec();
-        thread::spawn(move || pgbench.run_args(primary_port, &args, seconds))
+        thread::spawn(move || {
+            let outcome = pgbench.run_args(primary_port, &args, seconds);
+            let _ = load_end_tx.send(Instant::now());
+            outcome
+        })
     };
     let reader = {
         let pgbench = pgbench.clone();
@@ -244,11 +261,10 @@ async fn one_run(
     };
     let reader = reader.join().map_err(|_| "the standby's pgbench thread panicked".to_owned())??;
     let writer = writer.join().map_err(|_| "the primary's pgbench thread panicked".to_owned())??;
+    let lag = sampler.join().map_err(|_| "the lag sampler panicked".to_owned())?.map_err(io)?;
     let end_lsn = lsn(p, "pg_current_wal_lsn").await.map_err(io)?;
-    let catch_up = replayed(s, end_lsn, Duration::from_secs(300)).await.map_err(io)?;
-    let replay_secs = started.elapsed().as_secs_f64();
-    stop.store(true, Relaxed);
-    let _ = sampler.join();
+    replayed(s, end_lsn, Duration::from_secs(300)).await.map_err(io)?;
+    let replay_secs = (lag.caught_up - started).as_secs_f64();
     if let Some(problem) = reader.problem.or(writer.problem) {
         return Err(problem);
     }
@@ -260,30 +276,73 @@ async fn one_run(
         primary_tps: writer.tps,
         replay_mb_s: (end_lsn - start_lsn) as f64 / 1e6 / replay_secs,
         replay_tx_s: writer.processed as f64 / replay_secs,
-        max_lag_bytes: max_lag.load(Relaxed),
-        catch_up_ms: catch_up.as_secs_f64() * 1e3,
+        max_lag_bytes: lag.max_bytes,
+        max_lag_ms: lag.max_ms,
+        mean_lag_ms: lag.mean_ms,
+        catch_up_ms: lag.catch_up_ms,
     })
 }
 
-/// Polls both servers every 100 ms and keeps the largest gap between the
-/// primary's WAL end and the standby's replay position.
-fn sample_lag(
-    primary_port: u16,
-    standby_port: u16,
-    stop: &AtomicBool,
-    max_lag: &AtomicU64,
-) -> io::Result<()> {
+/// What the lag sampler saw.
+struct Lag {
+    max_bytes: u64,
+    max_ms: f64,
+    mean_ms: f64,
+    /// From the load's end until the standby had replayed it.
+    catch_up_ms: f64,
+    /// When the standby had replayed everything the load wrote.
+    caught_up: Instant,
+}
+
+/// Polls both servers every [`SAMPLE_EVERY`] until the load ends: the gap
+/// between the primary's WAL end and the standby's replay position in
+/// bytes, and in time (each primary sample until the standby first
+/// reports a replay position at or past it). Then times the catch-up:
+/// from the load's end until the standby replays the primary's WAL end.
+fn sample_lag(primary_port: u16, standby_port: u16, load_end: &mpsc::Receiver<Instant>) -> io::Result<Lag> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let mut p = connect(primary_port, "lab").await?;
         let mut s = connect(standby_port, "lab").await?;
-        // Relaxed: a stop flag and a report read after join.
-        while !stop.load(Relaxed) {
+        let (mut max_bytes, mut lags) = (0u64, Vec::new());
+        let mut waiting: VecDeque<(Instant, u64)> = VecDeque::new();
+        let ended = loop {
+            let sampled = Instant::now();
             let written = lsn(&mut p, "pg_current_wal_lsn").await?;
             let replayed = lsn(&mut s, "pg_last_wal_replay_lsn").await?;
-            max_lag.fetch_max(written.saturating_sub(replayed), Relaxed);
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            let seen = Instant::now();
+            max_bytes = max_bytes.max(written.saturating_sub(replayed));
+            waiting.push_back((sampled, written));
+            while waiting.front().is_some_and(|&(_, at)| at <= replayed) {
+                let (when, _) = waiting.pop_front().expect("checked");
+                lags.push((seen - when).as_secs_f64() * 1e3);
+            }
+            match load_end.recv_timeout(SAMPLE_EVERY) {
+                Ok(at) => break at,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(io::Error::other("the load ended without saying when"))
+                }
+            }
+        };
+        let target = lsn(&mut p, "pg_current_wal_lsn").await?;
+        let limit = Instant::now() + Duration::from_secs(300);
+        while lsn(&mut s, "pg_last_wal_replay_lsn").await? < target {
+            if Instant::now() > limit {
+                return Err(io::Error::other(format!("the standby did not replay up to {target:X}")));
+            }
+            tokio::task::yield_now().await;
         }
-        Ok(())
+        let caught_up = Instant::now();
+        // Samples still waiting were replayed by now at the latest.
+        lags.extend(waiting.iter().map(|&(when, _)| (caught_up - when).as_secs_f64() * 1e3));
+        let mean_ms = if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 };
+        Ok(Lag {
+            max_bytes,
+            max_ms: lags.iter().copied().fold(0.0, f64::max),
+            mean_ms,
+            catch_up_ms: (caught_up - ended).as_secs_f64() * 1e3,
+            caught_up,
+        })
     })
 }

@@ -14,6 +14,7 @@
 
 pub mod end_to_end;
 pub mod micro;
+mod report;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,12 +22,12 @@ use std::time::Duration;
 use snapscale_txn::SnapshotMode;
 
 use crate::pgbench::Pgbench;
-use crate::report::plot::{Figure, Panel, Series};
 use crate::report::progress::Progress;
 use crate::report::stats::{list, median};
 use crate::report::table::{Table, Value};
 use crate::report::{ResultSet, Written};
-use end_to_end::{Backlog, Plan, Point};
+use end_to_end::Plan;
+use report::EndToEnd;
 
 /// The experiment's settings.
 #[derive(Clone, Debug)]
@@ -84,17 +85,17 @@ impl Settings {
     }
 }
 
-const MODES: [(&str, SnapshotMode); 2] =
+pub(crate) const MODES: [(&str, SnapshotMode); 2] =
     [("known-assigned", SnapshotMode::KnownAssigned), ("csn", SnapshotMode::Csn)];
 
 /// One row of the results: which part, what, and its measurement.
-struct Row {
-    part: &'static str,
-    variant: String,
-    case: String,
-    n: usize,
-    value: f64,
-    unit: &'static str,
+pub(crate) struct Row {
+    pub(crate) part: &'static str,
+    pub(crate) variant: String,
+    pub(crate) case: String,
+    pub(crate) n: usize,
+    pub(crate) value: f64,
+    pub(crate) unit: &'static str,
 }
 
 fn snapshot_rows(settings: &Settings, progress: &Progress) -> Vec<Row> {
@@ -144,7 +145,7 @@ fn visibility_rows(settings: &Settings, progress: &Progress) -> Vec<Row> {
 }
 
 /// The end-to-end part, or why it did not run.
-fn end_to_end_points(settings: &Settings) -> Result<(Vec<Point>, Vec<Backlog>), String> {
+fn end_to_end_points(settings: &Settings) -> EndToEnd {
     let pgbench = Pgbench::find(&settings.pg_bin)?;
     let work = std::env::temp_dir().join(format!("snapscale-lab-standby-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
@@ -158,131 +159,10 @@ fn end_to_end_points(settings: &Settings) -> Result<(Vec<Point>, Vec<Backlog>), 
     Ok((points, backlogs))
 }
 
-fn find(rows: &[Row], part: &str, variant: &str, case: &str, n: usize) -> Option<f64> {
+pub(crate) fn find(rows: &[Row], part: &str, variant: &str, case: &str, n: usize) -> Option<f64> {
     rows.iter()
         .find(|r| r.part == part && r.variant == variant && r.case == case && r.n == n)
         .map(|r| r.value)
-}
-
-type EndToEnd = Result<(Vec<Point>, Vec<Backlog>), String>;
-
-fn summary(settings: &Settings, rows: &[Row], e2e: &EndToEnd) -> String {
-    let mut s = String::from(
-        "### Snapshot cost on the standby\n\nns per snapshot (begin, statement snapshot, commit) against the \
-         primary transactions known to be running; `known-assigned` copies them, `csn` does not.\n\n",
-    );
-    let cases: Vec<String> = rows.iter().filter(|r| r.part == "snapshot").map(|r| r.case.clone()).collect();
-    let mut seen = Vec::new();
-    s.push_str(
-        "| running | case | known-assigned | csn | known-assigned ÷ csn |\n|---:|---|---:|---:|---:|\n",
-    );
-    for case in cases {
-        if seen.contains(&case) {
-            continue;
-        }
-        for &n in &settings.running {
-            if let (Some(ka), Some(csn)) =
-                (find(rows, "snapshot", "known-assigned", &case, n), find(rows, "snapshot", "csn", &case, n))
-            {
-                s.push_str(&format!("| {n} | {case} | {ka:.0} | {csn:.0} | {:.2} |\n", ka / csn));
-            }
-        }
-        seen.push(case);
-    }
-    s.push_str(&format!(
-        "\n### Visibility checks on the standby\n\nns per `xid_in_snapshot` over {} rows, {} passes \
-         (the memo pays from the second look at an xid); one old transaction still runs, so every probe \
-         lies between xmin and xmax.\n\n| case | known-assigned | csn, no memo | csn + memo |\n|---|---:|---:|---:|\n",
-        settings.rows, settings.passes
-    ));
-    for case in micro::CASES {
-        let v: Vec<String> = micro::CHECKS
-            .iter()
-            .map(|c| {
-                find(rows, "visibility", c, case, settings.rows).map_or("–".into(), |x| format!("{x:.1}"))
-            })
-            .collect();
-        s.push_str(&format!("| {case} | {} |\n", v.join(" | ")));
-    }
-    s.push_str("\n### End to end\n\n");
-    match e2e {
-        Err(why) => s.push_str(&format!("Not run: {why}\n")),
-        Ok((points, backlogs)) => {
-            s.push_str(&format!(
-                "pgbench select-only on the standby (`-M prepared`, {} s) while the primary runs tpcb-like \
-                 (1 client) with `held` extra transactions open; scale {}.\n\n| standby mode | held | clients \
-                 | standby tps | primary tps | replay MB/s | replayed tx/s | max lag (kB) | catch-up (ms) |\n\
-                 |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-                settings.plan.seconds, settings.plan.scale
-            ));
-            for p in points {
-                s.push_str(&format!(
-                    "| {} | {} | {} | {:.0} | {:.0} | {:.2} | {:.0} | {:.0} | {:.0} |\n",
-                    p.mode,
-                    p.held,
-                    p.clients,
-                    p.standby_tps,
-                    p.primary_tps,
-                    p.replay_mb_s,
-                    p.replay_tx_s,
-                    p.max_lag_bytes as f64 / 1e3,
-                    p.catch_up_ms
-                ));
-            }
-            s.push_str(
-                "\nReplay of a backlog: the standby stopped (SIGSTOP) while the primary ran tpcb-like with 2 \
-                 clients, then resumed and timed until it had replayed it all.\n\n| standby mode | WAL (MB) | \
-                 transactions | replay (s) | MB/s | tx/s |\n|---|---:|---:|---:|---:|---:|\n",
-            );
-            for b in backlogs {
-                s.push_str(&format!(
-                    "| {} | {:.1} | {} | {:.2} | {:.1} | {:.0} |\n",
-                    b.mode,
-                    b.bytes as f64 / 1e6,
-                    b.transactions,
-                    b.secs,
-                    b.bytes as f64 / 1e6 / b.secs,
-                    b.transactions as f64 / b.secs
-                ));
-            }
-        }
-    }
-    s
-}
-
-fn figure(settings: &Settings, rows: &[Row]) -> Figure {
-    let panels = micro::SHAPES
-        .iter()
-        .map(|&shape| Panel {
-            title: shape.to_string(),
-            series: settings
-                .readers
-                .iter()
-                .flat_map(|&readers| MODES.iter().map(move |&(mode, _)| (readers, mode)))
-                .map(|(readers, mode)| {
-                    let case = format!("{shape}, {readers} reader{}", if readers == 1 { "" } else { "s" });
-                    Series {
-                        label: format!("{mode}, {readers} reader{}", if readers == 1 { "" } else { "s" }),
-                        points: settings
-                            .running
-                            .iter()
-                            .filter_map(|&n| {
-                                find(rows, "snapshot", mode, &case, n).map(|v| (n.max(1) as f64, v))
-                            })
-                            .collect(),
-                    }
-                })
-                .collect(),
-        })
-        .collect();
-    Figure {
-        title: "Standby snapshot cost: KnownAssignedXids vs CSN".into(),
-        x_label: "primary transactions running (0 drawn at 1)".into(),
-        y_label: "ns per snapshot".into(),
-        x_log: true,
-        y_log: true,
-        panels,
-    }
 }
 
 /// Runs the experiment and writes CSV, SVG and Markdown.
@@ -334,6 +214,8 @@ pub fn run(settings: &Settings) -> std::io::Result<Written> {
             (p.replay_mb_s, "replay MB/s"),
             (p.replay_tx_s, "replayed tx/s"),
             (p.max_lag_bytes as f64, "max lag bytes"),
+            (p.max_lag_ms, "max lag ms"),
+            (p.mean_lag_ms, "mean lag ms"),
             (p.catch_up_ms, "catch-up ms"),
         ] {
             table.push(vec![
@@ -352,6 +234,7 @@ pub fn run(settings: &Settings) -> std::io::Result<Written> {
         ("per snapshot measurement".to_string(), format!("{:?}", settings.duration)),
         ("visibility rows × passes".to_string(), format!("{} × {}", settings.rows, settings.passes)),
         ("repetitions (median reported)".to_string(), settings.repeats.to_string()),
+        ("replay lag sampled every".to_string(), format!("{:?}", end_to_end::SAMPLE_EVERY)),
         (
             "end to end".to_string(),
             format!(
@@ -363,10 +246,16 @@ pub fn run(settings: &Settings) -> std::io::Result<Written> {
             ),
         ),
     ];
+    let figures = report::extra_figures(settings, &rows, points);
+    for (suffix, figure) in &figures {
+        let path = settings.out_dir.join(format!("{}-{suffix}.svg", settings.name));
+        std::fs::create_dir_all(&settings.out_dir)?;
+        figure.write_svg(&path).map_err(std::io::Error::other)?;
+    }
     ResultSet::new(&settings.out_dir, &settings.name).write(
         &table,
-        &figure(settings, &rows),
-        &summary(settings, &rows, &e2e),
+        &report::figure(settings, &rows),
+        &report::summary(settings, &rows, &e2e),
         &settings_list,
     )
 }

@@ -107,6 +107,18 @@ impl Pgbench {
         })
     }
 
+    /// pgbench against 127.0.0.1:port as user postgres with `args`, then
+    /// database postgres, not started: for a caller that reads its output
+    /// as it comes (`lab endurance` follows `-P` progress lines).
+    pub(crate) fn command(&self, port: u16, args: &[String]) -> Command {
+        let mut command = Command::new(&self.program);
+        command
+            .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
+            .args(args)
+            .arg("postgres");
+        command
+    }
+
     /// Runs pgbench against 127.0.0.1:port as user postgres, database
     /// postgres, killing it after `limit`: a server that hangs must not hang
     /// the experiment, and what pgbench printed until then is the evidence.

@@ -80,6 +80,11 @@ pub(crate) struct FastPath {
     /// since its last `release_all`. An overestimate is harmless; an omission
     /// would leak a lock at transaction end.
     pub(crate) table_tags: HashSet<LockTag>,
+    /// Tags on which this session holds, or is requesting, a session-level
+    /// lock (SESSION-HOLDS). Exact once no request is in flight: a tag
+    /// leaves when its last session-level hold is released, or when the
+    /// request that added it fails. `release_all` does not touch it.
+    pub(crate) session_tags: HashSet<LockTag>,
     /// Waits this session has begun (queued requests), ever: a diagnostic
     /// count, so that a test can tell that a request waited even when the
     /// wait ended before anyone looked at the queue.

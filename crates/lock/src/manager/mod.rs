@@ -23,10 +23,11 @@ use tokio::sync::oneshot;
 
 use crate::error::LockError;
 mod fastpath;
+mod session;
 
 use crate::mode::LockMode;
 use crate::sync::Mutex;
-use crate::table::{LockTable, Waiter};
+use crate::table::{LockTable, Owner, Waiter};
 use crate::tag::LockTag;
 use fastpath::{FastPath, StrongCounters};
 
@@ -139,9 +140,21 @@ impl LockManager {
         mode: LockMode,
         policy: WaitPolicy,
     ) -> Result<(), LockError> {
-        match self.start(session, tag, mode, true)? {
+        self.lock_as(session, tag, mode, Owner::Transaction, policy).await
+    }
+
+    /// A request that may wait, in `owner`'s name.
+    pub(crate) async fn lock_as(
+        &self,
+        session: u32,
+        tag: LockTag,
+        mode: LockMode,
+        owner: Owner,
+        policy: WaitPolicy,
+    ) -> Result<(), LockError> {
+        match self.start(session, tag, mode, true, owner)? {
             Start::Granted => Ok(()),
-            Start::Wait(rx) => self.wait(session, tag, mode, rx, policy).await,
+            Start::Wait(rx) => self.wait(session, tag, mode, owner, rx, policy).await,
             Start::NotAvailable => unreachable!("a request that may wait is never refused"),
         }
     }
@@ -151,16 +164,17 @@ impl LockManager {
     /// was, except that a strong request may have moved other sessions'
     /// fast-path entries into the table, where they stay.
     pub fn try_lock(&self, session: u32, tag: LockTag, mode: LockMode) -> Result<bool, LockError> {
-        match self.start(session, tag, mode, false)? {
+        match self.start(session, tag, mode, false, Owner::Transaction)? {
             Start::Granted => Ok(true),
             Start::NotAvailable => Ok(false),
             Start::Wait(_) => unreachable!("a request that may not wait is never queued"),
         }
     }
 
-    /// Drops one hold of `mode` on `tag`. Returns false, changing nothing, if
-    /// the session holds no such lock (PostgreSQL warns "you don't own a lock
-    /// of type ...").
+    /// Drops one transaction-level hold of `mode` on `tag`. Returns false,
+    /// changing nothing, if the session's transaction holds no such lock
+    /// (PostgreSQL warns "you don't own a lock of type ..."); a session-level
+    /// hold is never taken by this ([`LockManager::unlock_session`] is).
     pub fn unlock(&self, session: u32, tag: LockTag, mode: LockMode) -> bool {
         self.assert_session(session);
         if let LockTag::Relation(oid) = tag {
@@ -168,15 +182,16 @@ impl LockManager {
                 return true;
             }
         }
-        let released = self.table.release(session, tag, mode);
+        let released = self.table.release(session, tag, mode, Owner::Transaction);
         if released {
             self.end_strong_for(tag, mode);
         }
         released
     }
 
-    /// Drops every lock the session holds, as at transaction end, including
-    /// its transaction-id locks and its vxid lock (`end_vxid`).
+    /// Drops every lock the session's transaction holds, as at transaction
+    /// end, including its transaction-id locks and its vxid lock
+    /// (`end_vxid`). Session-level locks stay (SESSION-HOLDS).
     pub fn release_all(&self, session: u32) {
         self.assert_session(session);
         let tags = {
@@ -191,7 +206,7 @@ impl LockManager {
         for tag in tags {
             let counts = {
                 let mut part = self.table.partition(tag).lock();
-                let counts = part.entries.get_mut(&tag).map(|e| e.release_session(session));
+                let counts = part.entries.get_mut(&tag).map(|e| e.release_transaction(session));
                 part.settle(tag);
                 counts
             };
@@ -270,7 +285,7 @@ impl LockManager {
         };
         if let (Some(local), true) = (local, in_table) {
             let tag = LockTag::VirtualTransaction { slot: session, local };
-            let released = self.table.release(session, tag, LockMode::Exclusive);
+            let released = self.table.release(session, tag, LockMode::Exclusive, Owner::Transaction);
             assert!(released, "LAZY-VXID: materialised lock on {tag} missing from the table");
         }
     }
@@ -310,8 +325,10 @@ impl LockManager {
             let tag = LockTag::VirtualTransaction { slot: session, local };
             held.push(HeldLock { tag, mode: LockMode::Exclusive, count: 1, fast_path: true });
         }
-        // Lock order: own fp mutex, then partitions (rule 1).
-        for &tag in &fp.table_tags {
+        // Lock order: own fp mutex, then partitions (rule 1). A tag held at
+        // both levels is listed in both sets, and read once.
+        let session_only = fp.session_tags.iter().filter(|t| !fp.table_tags.contains(t));
+        for &tag in fp.table_tags.iter().chain(session_only) {
             let part = self.table.partition(tag).lock();
             if let Some(counts) = part.entries.get(&tag).and_then(|e| e.holders.get(&session)) {
                 for mode in LockMode::ALL {
@@ -357,9 +374,28 @@ impl LockManager {
     }
 
     /// The synchronous part of a request: fast path, strong announcement and
-    /// transfer, then grant or (if `may_wait`) enqueue in the table.
-    fn start(&self, session: u32, tag: LockTag, mode: LockMode, may_wait: bool) -> Result<Start, LockError> {
+    /// transfer, then grant or (if `may_wait`) enqueue in the table, in
+    /// `owner`'s name. A session-level request lists its tag in
+    /// `session_tags` first, so that a grant made while it waits is found
+    /// by `release_session_locks`; a refusal takes it out again.
+    fn start(
+        &self,
+        session: u32,
+        tag: LockTag,
+        mode: LockMode,
+        may_wait: bool,
+        owner: Owner,
+    ) -> Result<Start, LockError> {
         self.check_session(session)?;
+        if owner == Owner::Session {
+            // SESSION-HOLDS: never in the fast path, never strong-counted, so
+            // only the table and `session_tags` know about it.
+            assert!(
+                tag.strong_counter().is_none(),
+                "SESSION-HOLDS: a session-level lock on {tag}, which may use the fast path"
+            );
+            self.fp(session).lock().session_tags.insert(tag);
+        }
         match (tag, tag.strong_counter()) {
             (LockTag::Relation(oid), Some(counter)) if mode.is_weak() => {
                 if self.fast_path_acquire(session, oid, mode, counter) {
@@ -370,23 +406,25 @@ impl LockManager {
                 self.fp(session).lock().table_tags.insert(tag);
                 self.begin_strong(oid, counter);
             }
+            _ if owner == Owner::Session => {}
             _ => {
                 self.fp(session).lock().table_tags.insert(tag);
             }
         }
         let mut part = self.table.partition(tag).lock();
         let entry = part.entry(tag);
-        if entry.try_grant(session, mode) {
+        if entry.try_grant(session, mode, owner) {
             return Ok(Start::Granted);
         }
         if may_wait {
             let (wake, rx) = oneshot::channel();
-            entry.enqueue(Waiter { session, mode, wake });
+            entry.enqueue(Waiter { session, mode, owner, wake });
             return Ok(Start::Wait(rx));
         }
         part.settle(tag);
         drop(part);
         self.end_strong_for(tag, mode);
+        self.request_failed(session, tag, owner);
         Ok(Start::NotAvailable)
     }
 

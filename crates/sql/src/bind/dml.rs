@@ -15,9 +15,7 @@ use crate::types::Value;
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn insert(&mut self, i: &ast::Insert) -> Result<Plan, SqlError> {
-        if i.on.is_some() {
-            return Err(not_supported("INSERT ... ON CONFLICT"));
-        }
+        super::clauses::insert(i)?;
         let TableObject::TableName(name) = &i.table else {
             return Err(not_supported("INSERT into a function"));
         };
@@ -41,7 +39,7 @@ impl<R: Resolver> Binder<'_, R> {
         let Some(source) = &i.source else {
             // DEFAULT VALUES: one row of defaults.
             let defaults = self.defaults(&rel, &[])?;
-            let returning = self.returning(i.returning.as_deref(), &rel, name)?;
+            let returning = self.returning(i.returning.as_deref(), &rel, name, i.table_alias.as_ref())?;
             let source = InsertSource::Values(vec![Vec::new()]);
             return Ok(Plan::Insert(Insert { rel, targets: Vec::new(), defaults, source, returning }));
         };
@@ -58,6 +56,10 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let source = match source.body.as_ref() {
             SetExpr::Values(values) if source.order_by.is_none() && source.limit_clause.is_none() => {
+                super::clauses::query(source)?;
+                if source.fetch.is_some() {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"FETCH\""));
+                }
                 let mut rows = Vec::new();
                 for row in &values.rows {
                     let row = &row.content;
@@ -119,7 +121,7 @@ impl<R: Resolver> Binder<'_, R> {
             }
         };
         let defaults = self.defaults(&rel, &targets)?;
-        let returning = self.returning(i.returning.as_deref(), &rel, name)?;
+        let returning = self.returning(i.returning.as_deref(), &rel, name, i.table_alias.as_ref())?;
         Ok(Plan::Insert(Insert { rel, targets, defaults, source, returning }))
     }
 
@@ -145,7 +147,8 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     pub(super) fn update(&mut self, u: &ast::Update) -> Result<Plan, SqlError> {
-        if u.from.is_some() || !u.table.joins.is_empty() {
+        super::clauses::update(u)?;
+        if !u.table.joins.is_empty() {
             return Err(not_supported("UPDATE ... FROM"));
         }
         let (rel, alias) = self.table_factor(&u.table.relation, LockMode::RowExclusive)?;
@@ -176,10 +179,11 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     pub(super) fn delete(&mut self, d: &ast::Delete) -> Result<Plan, SqlError> {
+        super::clauses::delete(d)?;
         let from = match &d.from {
             FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
         };
-        if d.using.is_some() || from.len() != 1 || !from[0].joins.is_empty() {
+        if from.len() != 1 || !from[0].joins.is_empty() {
             return Err(not_supported("DELETE ... USING"));
         }
         let (rel, alias) = self.table_factor(&from[0].relation, LockMode::RowExclusive)?;
@@ -189,13 +193,19 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(Plan::Delete(Delete { scan, returning }))
     }
 
+    /// INSERT's RETURNING: over the new row, named by the table's alias
+    /// (`INSERT INTO t AS x`) or else its name.
     pub(super) fn returning(
         &mut self,
         items: Option<&[SelectItem]>,
         rel: &Rel,
         name: &ObjectName,
+        alias: Option<&ast::TableAliasWithoutColumns>,
     ) -> Result<Option<Projection>, SqlError> {
-        let alias = relation_name(name)?;
+        let alias = match alias {
+            Some(a) => ident(&a.alias),
+            None => relation_name(name)?,
+        };
         let scope = Scope::table(&alias, rel);
         self.returning_scoped(items, &scope)
     }
@@ -215,6 +225,9 @@ impl<R: Resolver> Binder<'_, R> {
         t: &TableFactor,
         mode: LockMode,
     ) -> Result<(Rel, String), SqlError> {
+        let only = super::clauses::without_only(t);
+        let t = only.as_ref().unwrap_or(t);
+        super::clauses::table(t)?;
         let TableFactor::Table { name, alias, args: None, .. } = t else {
             return Err(not_supported("this kind of FROM item"));
         };

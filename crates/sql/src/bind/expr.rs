@@ -1,13 +1,14 @@
-//! Binding expressions: names, literals, operators, functions, and PostgreSQL's coercion rules
-//! (unknown literals and untyped parameters take the type their context needs).
+//! Binding expressions: names, literals, operators and the expression
+//! forms (CASE, IN, LIKE, …); the coercion rules they apply are in
+//! `coerce.rs`, the functions in `function.rs`.
 
 use sqlparser::ast::{self, BinaryOperator, DataType, Ident, UnaryOperator};
 
+use super::coerce::{arith_type, cmp_symbol, common_type, comparable, datetime, wider};
 use super::function::niladic;
 use super::*;
-use crate::catalog::ColumnDef;
 use crate::error::SqlError;
-use crate::expr::{cast, Arith, Cmp, Expr, Func, Step};
+use crate::expr::{Arith, Cmp, Expr, Func, Step};
 use crate::sqlstate::SqlState;
 use crate::types::{SqlType, Value};
 
@@ -49,12 +50,22 @@ impl<R: Resolver> Binder<'_, R> {
             E::Identifier(i) => self.column(&[i], scope),
             E::CompoundIdentifier(parts) => self.compound_column(parts, scope),
             E::Value(v) => self.literal(&v.value),
-            E::TypedString(ts) => typed_string(ts),
+            E::TypedString(ts) => typed_string(ts, self.zone),
             E::Interval(i) => interval_literal(i),
             E::Cast { expr, data_type: dt, .. } => self.cast(expr, dt, scope),
+            E::AtTimeZone { timestamp, time_zone } => self.at_time_zone_expr(timestamp, time_zone, scope),
+            E::Extract { field, expr, .. } => self.extract(field, expr, scope),
             E::UnaryOp { op, expr } => self.unary(op, expr, scope),
             E::BinaryOp { left, op, right } => self.binary(left, op, right, scope),
             E::IsNull(x) => self.is_null(x, false, scope),
+            E::IsTrue(x) => self.is_bool(x, Some(true), false, scope),
+            E::IsNotTrue(x) => self.is_bool(x, Some(true), true, scope),
+            E::IsFalse(x) => self.is_bool(x, Some(false), false, scope),
+            E::IsNotFalse(x) => self.is_bool(x, Some(false), true, scope),
+            E::IsUnknown(x) => self.is_bool(x, None, false, scope),
+            E::IsNotUnknown(x) => self.is_bool(x, None, true, scope),
+            E::IsDistinctFrom(a, b) => self.is_distinct(a, b, false, scope),
+            E::IsNotDistinctFrom(a, b) => self.is_distinct(a, b, true, scope),
             E::IsNotNull(x) => self.is_null(x, true, scope),
             E::Between { expr, negated, low, high } => self.between(expr, *negated, low, high, scope),
             E::InList { expr, list, negated } => self.in_list(expr, list, *negated, scope),
@@ -81,6 +92,9 @@ impl<R: Resolver> Binder<'_, R> {
                 self.quantified(left, compare_op, right, false, scope)
             }
             E::AllOp { left, compare_op, right } => self.quantified(left, compare_op, right, true, scope),
+            E::Array(a) => self.array(a, scope),
+            E::CompoundFieldAccess { root, access_chain } => self.subscript(root, access_chain, scope),
+            E::Collate { expr, collation } => self.collate(expr, collation, scope),
             other => Err(unsupported_expression(other)),
         }
     }
@@ -151,6 +165,43 @@ impl<R: Resolver> Binder<'_, R> {
         let t = self.expr(e, scope)?;
         let inner = self.settle(t)?;
         Ok(Typed { e: Expr::IsNull(Box::new(inner), negated), ty: Some(SqlType::Bool) })
+    }
+
+    /// `x IS [NOT] TRUE / FALSE / UNKNOWN`.
+    #[inline(never)]
+    pub(super) fn is_bool(
+        &mut self,
+        e: &ast::Expr,
+        want: Option<bool>,
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let t = self.expr(e, scope)?;
+        let what = match want {
+            Some(true) => "IS TRUE",
+            Some(false) => "IS FALSE",
+            None => "IS UNKNOWN",
+        };
+        let inner = self.coerce(t, SqlType::Bool, Coercion::Implicit, &format!("argument of {what}"))?;
+        Ok(Typed { e: Expr::Func(Func::IsBool { want, negated }, vec![inner]), ty: Some(SqlType::Bool) })
+    }
+
+    /// `a IS [NOT] DISTINCT FROM b`.
+    #[inline(never)]
+    pub(super) fn is_distinct(
+        &mut self,
+        a: &ast::Expr,
+        b: &ast::Expr,
+        negated: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let Expr::Compare(ea, _, eb, bpchar) = self.compare(a, Cmp::Eq, b, scope)? else {
+            unreachable!("compare makes a comparison")
+        };
+        Ok(Typed {
+            e: Expr::Func(Func::IsDistinct { negated, bpchar }, vec![*ea, *eb]),
+            ty: Some(SqlType::Bool),
+        })
     }
 
     #[inline(never)]
@@ -399,6 +450,7 @@ impl<R: Resolver> Binder<'_, R> {
         match cmp {
             Some(c) => self.comparison(l, c, r, scope),
             None if is_chain_operator(op) => self.chain(l, op, r, scope),
+            None if super::array::regex_operator(op).is_some() => self.regex(l, op, r, scope),
             None => Err(unsupported_operator(op)),
         }
     }
@@ -458,6 +510,22 @@ impl<R: Resolver> Binder<'_, R> {
                 let eb = self.coerce(b, SqlType::Bool, Coercion::Implicit, "argument of AND/OR")?;
                 Ok(Typed { e: ea.junction(eb, *op == BinaryOperator::Or), ty: Some(SqlType::Bool) })
             }
+            BinaryOperator::StringConcat if a.ty.is_some_and(is_array) || b.ty.is_some_and(is_array) => {
+                // Array concatenation: array || array, array || element,
+                // element || array.
+                let array = if a.ty.is_some_and(is_array) { a.ty } else { b.ty }.expect("one is an array");
+                let elem = array.elem().expect("an array");
+                let coerce_side = |me: &mut Self, t: Typed| -> Result<Expr, SqlError> {
+                    match t.ty {
+                        Some(ty) if is_array(ty) => me.coerce(t, array, Coercion::Implicit, "operand"),
+                        None => me.coerce(t, array, Coercion::Implicit, "operand"),
+                        Some(_) => me.coerce(t, elem, Coercion::Implicit, "operand"),
+                    }
+                };
+                let ea = coerce_side(self, a)?;
+                let eb = coerce_side(self, b)?;
+                Ok(Typed { e: Expr::Func(Func::ArrayCat, vec![ea, eb]), ty: Some(array) })
+            }
             BinaryOperator::StringConcat => {
                 let ea = self.coerce_any_text(a)?;
                 let eb = self.coerce_any_text(b)?;
@@ -494,198 +562,6 @@ impl<R: Resolver> Binder<'_, R> {
             }
         }
     }
-
-    pub(super) fn coerce_any_text(&mut self, t: Typed) -> Result<Expr, SqlError> {
-        match t.ty {
-            None | Some(SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
-                self.coerce(t, SqlType::Text, Coercion::Implicit, "operand")
-            }
-            Some(_) => Ok(Expr::Cast(Box::new(t.e), SqlType::Text, true)),
-        }
-    }
-
-    pub(super) fn coerce_to_column(&mut self, t: Typed, col: &ColumnDef) -> Result<Expr, SqlError> {
-        let ty = t.ty;
-        self.coerce(t, col.ty, Coercion::Assignment, "").map_err(|e| {
-            if e.code == SqlState::DATATYPE_MISMATCH {
-                SqlError::new(
-                    SqlState::DATATYPE_MISMATCH,
-                    format!(
-                        "column \"{}\" is of type {} but expression is of type {}",
-                        col.name,
-                        col.ty.name(),
-                        ty.map_or("unknown", SqlType::name)
-                    ),
-                )
-            } else {
-                e
-            }
-        })
-    }
-
-    /// Converts `t` to `target` in `context`: unknown literals are parsed
-    /// as `target` now (bad input fails at bind time, as in PostgreSQL),
-    /// untyped parameters take `target` as their type.
-    pub(super) fn coerce(
-        &mut self,
-        t: Typed,
-        target: SqlType,
-        how: Coercion,
-        what: &str,
-    ) -> Result<Expr, SqlError> {
-        let Some(from) = t.ty else {
-            return Ok(match t.e {
-                Expr::Const(Value::Text(s)) => Expr::Const(Value::parse(target, &s)?),
-                Expr::Param(i) => {
-                    self.params[i] = Some(target);
-                    Expr::Param(i)
-                }
-                other => other,
-            });
-        };
-        if from == target {
-            return Ok(t.e);
-        }
-        let family = |ty: SqlType| match ty {
-            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => 0,
-            SqlType::Float8 => 1,
-            SqlType::Bool => 2,
-            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => 3,
-            SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz => 4,
-            SqlType::Interval => 5,
-        };
-        let allowed = match (family(from), family(target), how) {
-            (a, b, _) if a == b => true,
-            (0, 1, _) => true,
-            (1, 0, Coercion::Assignment | Coercion::Explicit) => true,
-            (_, 3, Coercion::Assignment | Coercion::Explicit) => true,
-            (_, _, Coercion::Explicit) => true,
-            _ => false,
-        };
-        if !allowed {
-            let message = match how {
-                Coercion::Implicit => {
-                    format!("{what} must be type {}, not type {}", target.name(), from.name())
-                }
-                _ => format!("cannot cast type {} to {}", from.name(), target.name()),
-            };
-            return Err(SqlError::new(
-                if how == Coercion::Implicit { SqlState::DATATYPE_MISMATCH } else { SqlState::CANNOT_COERCE },
-                message,
-            ));
-        }
-        // Fold constants now so that range and length errors surface early.
-        if let Expr::Const(v) = &t.e {
-            return Ok(Expr::Const(cast(v.clone(), target, how == Coercion::Explicit)?));
-        }
-        // Widening an integer, or reading varchar/char as text, needs no
-        // run-time conversion.
-        let widening = family(from) == 0 && family(target) == 0 && rank(from) <= rank(target);
-        let as_text = matches!(from, SqlType::Varchar(_) | SqlType::Char(_)) && target == SqlType::Text;
-        let needs_cast = !widening && !as_text;
-        Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
-    }
-}
-
-/// PostgreSQL's resolution of one type for the branches of CASE, COALESCE,
-/// GREATEST and LEAST: unknown inputs take the others' type (text if all
-/// are unknown); known ones must share a category, and the one the others
-/// convert to implicitly wins (integers widen, numbers become double
-/// precision, strings text, a date a timestamp).
-pub(super) fn common_type(
-    types: impl Iterator<Item = Option<SqlType>>,
-    what: &str,
-) -> Result<SqlType, SqlError> {
-    let mut common: Option<SqlType> = None;
-    for ty in types.flatten() {
-        let Some(c) = common else {
-            common = Some(ty);
-            continue;
-        };
-        common = Some(wider(c, ty).ok_or_else(|| {
-            SqlError::new(
-                SqlState::DATATYPE_MISMATCH,
-                format!("{what} types {} and {} cannot be matched", c.name(), ty.name()),
-            )
-        })?);
-    }
-    Ok(common.unwrap_or(SqlType::Text))
-}
-
-fn wider(a: SqlType, b: SqlType) -> Option<SqlType> {
-    use SqlType::*;
-    let int = |t| matches!(t, Int2 | Int4 | Int8);
-    let string = |t| matches!(t, Text | Varchar(_) | Char(_));
-    Some(match (a, b) {
-        _ if a == b => a,
-        _ if int(a) && int(b) => {
-            if rank(a) >= rank(b) {
-                a
-            } else {
-                b
-            }
-        }
-        _ if (int(a) || a == Float8) && (int(b) || b == Float8) => Float8,
-        _ if string(a) && string(b) => Text,
-        (Date | Timestamp, Date | Timestamp) => Timestamp,
-        (Date | Timestamp | TimestampTz, Date | Timestamp | TimestampTz) => TimestampTz,
-        _ => return None,
-    })
-}
-
-pub(super) fn rank(t: SqlType) -> u8 {
-    match t {
-        SqlType::Int2 => 0,
-        SqlType::Int4 => 1,
-        _ => 2,
-    }
-}
-
-pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
-    let num = |t: SqlType| matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Float8);
-    let text = |t: SqlType| matches!(t, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_));
-    (num(a) && num(b)) || (text(a) && text(b)) || datetime(a) && datetime(b) || a == b
-}
-
-fn datetime(t: SqlType) -> bool {
-    matches!(t, SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz)
-}
-
-pub(super) fn cmp_symbol(op: Cmp) -> &'static str {
-    match op {
-        Cmp::Eq => "=",
-        Cmp::Ne => "<>",
-        Cmp::Lt => "<",
-        Cmp::Le => "<=",
-        Cmp::Gt => ">",
-        Cmp::Ge => ">=",
-    }
-}
-
-pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
-    use SqlType::*;
-    Some(match (a, b) {
-        (Int2 | Int4 | Int8, Int2 | Int4 | Int8) => {
-            if a == Int8 || b == Int8 {
-                Int8
-            } else if a == Int4 || b == Int4 {
-                Int4
-            } else {
-                Int2
-            }
-        }
-        (Int2 | Int4 | Int8 | Float8, Int2 | Int4 | Int8 | Float8) => Float8,
-        (Date, Int2 | Int4) if matches!(op, Arith::Add | Arith::Sub) => Date,
-        (Int2 | Int4, Date) if op == Arith::Add => Date,
-        (Date, Date) if op == Arith::Sub => Int4,
-        (Timestamp, Timestamp) | (TimestampTz, TimestampTz) if op == Arith::Sub => Interval,
-        (Timestamp, Interval) if matches!(op, Arith::Add | Arith::Sub) => Timestamp,
-        (Interval, Timestamp) if op == Arith::Add => Timestamp,
-        (TimestampTz, Interval) if matches!(op, Arith::Add | Arith::Sub) => TimestampTz,
-        (Interval, TimestampTz) if op == Arith::Add => TimestampTz,
-        (Interval, Interval) if matches!(op, Arith::Add | Arith::Sub) => Interval,
-        _ => return None,
-    })
 }
 
 #[inline(never)]
@@ -699,13 +575,13 @@ pub(super) fn unsupported_expression(e: &ast::Expr) -> SqlError {
 }
 
 /// `type 'literal'`: parsed as the type now.
-pub(super) fn typed_string(ts: &ast::TypedString) -> Result<Typed, SqlError> {
+pub(super) fn typed_string(ts: &ast::TypedString, zone: crate::types::Zone) -> Result<Typed, SqlError> {
     let ty = data_type(&ts.data_type)?;
     let text = match &ts.value.value {
         ast::Value::SingleQuotedString(s) => s.clone(),
         other => other.to_string(),
     };
-    Ok(Typed { e: Expr::Const(Value::parse(ty, &text)?), ty: Some(ty) })
+    Ok(Typed { e: Expr::Const(Value::parse_in(ty, &text, zone)?), ty: Some(ty) })
 }
 
 /// `INTERVAL '…'`: the text form only; the SQL standard's qualified forms
@@ -719,6 +595,10 @@ fn interval_literal(i: &ast::Interval) -> Result<Typed, SqlError> {
         _ => return Err(not_supported(format!("interval literal {i}"))),
     };
     Ok(Typed { e: Expr::Const(Value::parse(SqlType::Interval, &text)?), ty: Some(SqlType::Interval) })
+}
+
+fn is_array(t: SqlType) -> bool {
+    matches!(t, SqlType::Array(_))
 }
 
 /// Operators that fold left to right into one flat node (see `binary`).

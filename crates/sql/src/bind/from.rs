@@ -10,7 +10,7 @@ use super::scope::{Col, Named, Scope};
 use super::*;
 use crate::error::SqlError;
 use crate::expr::{Expr, Func};
-use crate::plan::{From, Join, JoinKind};
+use crate::plan::{From, Join, JoinKind, Srf};
 use crate::sqlstate::SqlState;
 use crate::types::SqlType;
 
@@ -35,7 +35,7 @@ impl<R: Resolver> Binder<'_, R> {
         let mut acc: Option<Item> = None;
         for twj in list {
             let offset = acc.as_ref().map_or(0, |a| a.from.width());
-            let item = self.joined(twj, offset, base, mode)?;
+            let item = self.joined(twj, offset, base, mode, acc.as_ref())?;
             acc = Some(match acc {
                 None => item,
                 Some(left) => combine(left, item, JoinKind::Inner, None, Vec::new())?,
@@ -44,15 +44,21 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(acc)
     }
 
-    /// A table with the joins that follow it, left to right.
+    /// A table with the joins that follow it, left to right. `before` is
+    /// the FROM list's items before it, which a LATERAL item that stands
+    /// alone may refer to.
     fn joined(
         &mut self,
         twj: &TableWithJoins,
         offset: usize,
         base: &Scope<'_>,
         mode: LockMode,
+        before: Option<&Item>,
     ) -> Result<Item, SqlError> {
-        let mut left = self.factor(&twj.relation, offset, base, mode)?;
+        // A LATERAL item followed by joins would sit inside the join tree,
+        // not beside the items it reads: it sees only its own join's left.
+        let before = if twj.joins.is_empty() { before } else { None };
+        let mut left = self.factor(&twj.relation, offset, base, mode, before)?;
         for join in &twj.joins {
             let (kind, constraint) = match &join.join_operator {
                 JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinKind::Inner, c),
@@ -66,7 +72,22 @@ impl<R: Resolver> Binder<'_, R> {
                     ))
                 }
             };
-            let right = self.factor(&join.relation, offset + left.from.width(), base, mode)?;
+            let right = self.factor(&join.relation, offset + left.from.width(), base, mode, Some(&left))?;
+            if let From::Lateral { args, .. } = &right.from {
+                if matches!(kind, JoinKind::Right | JoinKind::Full) {
+                    // The table its first reference reads.
+                    let table = left
+                        .named
+                        .iter()
+                        .find(|n| n.columns.iter().any(|c| args.contains(&c.expr)))
+                        .map_or(String::new(), |n| n.alias.clone());
+                    return Err(SqlError::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        format!("invalid reference to FROM-clause entry for table \"{table}\""),
+                    )
+                    .with_detail("The combining JOIN type must be INNER or LEFT for a LATERAL reference."));
+                }
+            }
             left = self.join(left, right, kind, constraint, base)?;
         }
         Ok(left)
@@ -174,7 +195,7 @@ impl<R: Resolver> Binder<'_, R> {
             used_left.push(li);
             used_right.push(ri);
             let (l, r) = (left.visible[li].clone(), right.visible[ri].clone());
-            let ty = super::expr::common_type([Some(l.ty), Some(r.ty)].into_iter(), "JOIN/USING")?;
+            let ty = super::coerce::common_type([Some(l.ty), Some(r.ty)].into_iter(), "JOIN/USING")?;
             let typed = |c: &Col| Typed { e: c.expr.clone(), ty: Some(c.ty) };
             conditions.push(self.compare_typed(typed(&l), crate::expr::Cmp::Eq, typed(&r))?);
             let expr = match kind {
@@ -208,13 +229,19 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// One FROM item: a table (or a `pg_catalog` view), a subquery, or a
     /// parenthesised join, at `offset` in the FROM row.
+    /// `left` is what a LATERAL item (or a function, always lateral) may
+    /// refer to: the items to its left.
     fn factor(
         &mut self,
         t: &TableFactor,
         offset: usize,
         base: &Scope<'_>,
         mode: LockMode,
+        left: Option<&Item>,
     ) -> Result<Item, SqlError> {
+        let only = super::clauses::without_only(t);
+        let t = only.as_ref().unwrap_or(t);
+        super::clauses::table(t)?;
         match t {
             TableFactor::Table {
                 name,
@@ -226,6 +253,9 @@ impl<R: Resolver> Binder<'_, R> {
                 sample: None,
                 ..
             } if with_hints.is_empty() && partitions.is_empty() => {
+                if let Some(k) = self.cte_named(name) {
+                    return self.cte_reference(k, alias.as_ref(), offset);
+                }
                 let default_alias = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
                 if let Some(view) = crate::catalog_views::View::named(name)? {
                     let alias_name = alias.as_ref().map_or(default_alias, |a| ident(&a.name));
@@ -258,15 +288,25 @@ impl<R: Resolver> Binder<'_, R> {
                 Ok(Item { visible: named.columns.clone(), named: vec![named], from: From::Table(rel) })
             }
             TableFactor::Derived { lateral, subquery, alias, sample: None } => {
-                if *lateral {
-                    return Err(not_supported("LATERAL"));
-                }
                 let Some(alias) = alias else {
                     return Err(SqlError::new(SqlState::SYNTAX_ERROR, "subquery in FROM must have an alias")
                         .with_hint("For example, FROM (SELECT ...) [AS] foo."));
                 };
-                let scope = base.derived();
-                let select = self.query_scoped(subquery, &scope)?;
+                let lateral = if *lateral { left } else { None };
+                let (select, args) = match lateral {
+                    None => match self.query_scoped(subquery, &base.derived()) {
+                        Ok(select) => (select, Vec::new()),
+                        Err(e) => return Err(sibling_reference(e, left)),
+                    },
+                    Some(left) => {
+                        // The items to the left are an enclosing query to
+                        // it: what it reads of them become its arguments.
+                        let outer = base.derived().with_items(left.named.clone(), left.visible.clone());
+                        let child = outer.child();
+                        let select = self.query_scoped(subquery, &child)?;
+                        (select, child.take_args())
+                    }
+                };
                 let columns = select
                     .columns
                     .iter()
@@ -280,11 +320,11 @@ impl<R: Resolver> Binder<'_, R> {
                 Ok(Item {
                     visible: named.columns.clone(),
                     named: vec![named],
-                    from: From::Derived(Box::new(select)),
+                    from: lateral_item(From::Derived(Box::new(select)), args),
                 })
             }
             TableFactor::NestedJoin { table_with_joins, alias } => {
-                let item = self.joined(table_with_joins, offset, base, mode)?;
+                let item = self.joined(table_with_joins, offset, base, mode, None)?;
                 match alias {
                     None => Ok(item),
                     // An aliased join hides the names inside it.
@@ -300,16 +340,161 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                 }
             }
-            TableFactor::Table { args: Some(_), .. }
-            | TableFactor::Function { .. }
-            | TableFactor::TableFunction { .. } => Err(not_supported("functions in FROM")),
+            TableFactor::Table { name, alias, args: Some(args), .. } => {
+                self.function_scan(name, alias.as_ref(), &args.args, offset, base, left)
+            }
+            TableFactor::UNNEST {
+                alias, array_exprs, with_offset: false, with_ordinality: false, ..
+            } => {
+                let args: Vec<ast::FunctionArg> = array_exprs
+                    .iter()
+                    .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                    .collect();
+                let name = ast::ObjectName::from(vec![ast::Ident::new("unnest")]);
+                self.function_scan(&name, alias.as_ref(), &args, offset, base, left)
+            }
+            TableFactor::Function { lateral: _, name, args, with_ordinality: false, alias } => {
+                self.function_scan(name, alias.as_ref(), args, offset, base, left)
+            }
+            TableFactor::Function { .. } | TableFactor::TableFunction { .. } => {
+                Err(not_supported("this function in FROM"))
+            }
             _ => Err(not_supported("this kind of FROM item")),
         }
     }
 }
 
+impl<R: Resolver> Binder<'_, R> {
+    /// A set-returning function call with its arguments bound: `None` if
+    /// `name` is not one. `generate_series` over integers, `unnest` of an
+    /// array, `information_schema._pg_expandarray` (records (x, n)).
+    pub(super) fn set_function(
+        &mut self,
+        name: &str,
+        mut bound: Vec<Typed>,
+    ) -> Result<Option<(Srf, Vec<Expr>, SqlType)>, SqlError> {
+        Ok(Some(match (name, bound.len()) {
+            ("generate_series", 2 | 3) => {
+                let args = bound
+                    .into_iter()
+                    .map(|t| self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of generate_series"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (Srf::GenerateSeries, args, SqlType::Int8)
+            }
+            ("unnest" | "_pg_expandarray", 1) => {
+                let t = bound.pop().expect("one argument");
+                let Some(elem) = t.ty.and_then(SqlType::elem) else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name}({}) does not exist", t.ty.map_or("unknown", SqlType::name)),
+                    ));
+                };
+                if name == "unnest" {
+                    (Srf::Unnest, vec![t.e], elem)
+                } else {
+                    let e = crate::types::Elem::of(elem)
+                        .ok_or_else(|| not_supported(format!("arrays of {}", elem.name())))?;
+                    (Srf::ExpandArray, vec![t.e], SqlType::Record(crate::types::Rec::ExpandArray(e)))
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// A set-returning function in FROM: `generate_series` over integers,
+    /// `unnest` of an array. A function in FROM is LATERAL in PostgreSQL:
+    /// its arguments may read the items to its `left`.
+    fn function_scan(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        args: &[ast::FunctionArg],
+        offset: usize,
+        base: &Scope<'_>,
+        left: Option<&Item>,
+    ) -> Result<Item, SqlError> {
+        let fname = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+        let outer = match left {
+            Some(left) => base.derived().with_items(left.named.clone(), left.visible.clone()),
+            None => Scope::empty(),
+        };
+        let scope = if left.is_some() { outer.child() } else { base.derived() };
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
+                return Err(not_supported(format!("argument {a}")));
+            };
+            bound.push(self.expr(e, &scope)?);
+        }
+        let Some((func, args, ty)) = self.set_function(&fname, bound)? else {
+            return Err(not_supported(format!("function {fname} in FROM")));
+        };
+        // A record's fields are columns of their own (x, n).
+        if let SqlType::Record(r) = ty {
+            let alias_name = alias.map_or_else(|| fname.clone(), |a| ident(&a.name));
+            let columns = r
+                .fields()
+                .into_iter()
+                .enumerate()
+                .map(|(i, (name, ty))| Col { name: name.to_owned(), expr: Expr::Column(offset + i), ty })
+                .collect();
+            let named = rename(Named { alias: alias_name, columns, table: None, nullable: false }, alias)?;
+            let from = lateral_item(From::Function { func, args }, taken(&scope, left.is_some()));
+            return Ok(Item { visible: named.columns.clone(), named: vec![named], from });
+        }
+        // A function of one column names it after the alias, else after
+        // itself, as PostgreSQL does.
+        let alias_name = alias.map_or_else(|| fname.clone(), |a| ident(&a.name));
+        let col = Col { name: alias_name.clone(), expr: Expr::Column(offset), ty };
+        let named =
+            rename(Named { alias: alias_name, columns: vec![col], table: None, nullable: false }, alias)?;
+        let from = lateral_item(From::Function { func, args }, taken(&scope, left.is_some()));
+        Ok(Item { visible: named.columns.clone(), named: vec![named], from })
+    }
+}
+
+/// A subquery in FROM that names a table to its left without LATERAL: the
+/// error says why, as PostgreSQL's does.
+fn sibling_reference(e: SqlError, left: Option<&Item>) -> SqlError {
+    let sibling = e
+        .message
+        .strip_prefix("missing FROM-clause entry for table \"")
+        .and_then(|rest| rest.strip_suffix('"'))
+        .filter(|t| left.is_some_and(|l| l.named.iter().any(|n| n.alias == *t)));
+    match sibling {
+        Some(table) => SqlError::new(
+            e.code,
+            format!("invalid reference to FROM-clause entry for table \"{table}\""),
+        )
+        .with_hint(format!(
+            "There is an entry for table \"{table}\", but it cannot be referenced from this part of the query."
+        )),
+        None => e,
+    }
+}
+
+/// The outer values a lateral item's own scope gathered (none if it is not
+/// lateral: a derived scope shares its query's, which are not its own).
+fn taken(scope: &Scope<'_>, lateral: bool) -> Vec<Expr> {
+    if lateral {
+        scope.take_args()
+    } else {
+        Vec::new()
+    }
+}
+
+/// A FROM item that reads the items to its left (`args`, over the FROM
+/// row) is re-run for each of their rows; one that reads none is plain.
+fn lateral_item(item: From, args: Vec<Expr>) -> From {
+    if args.is_empty() {
+        item
+    } else {
+        From::Lateral { item: Box::new(item), args }
+    }
+}
+
 /// `alias (a, b, …)` renames the first columns.
-fn rename(mut named: Named, alias: Option<&ast::TableAlias>) -> Result<Named, SqlError> {
+pub(super) fn rename(mut named: Named, alias: Option<&ast::TableAlias>) -> Result<Named, SqlError> {
     let Some(alias) = alias else { return Ok(named) };
     if alias.columns.len() > named.columns.len() {
         return Err(SqlError::new(

@@ -4,7 +4,7 @@
 
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
 
-use super::expr::common_type;
+use super::coerce::common_type;
 use super::*;
 use crate::expr::{AggFunc, Cmp, Expr, Func};
 use crate::plan::Aggregate;
@@ -14,10 +14,24 @@ use crate::types::{SqlType, Value};
 impl<R: Resolver> Binder<'_, R> {
     #[inline(never)]
     pub(super) fn function(&mut self, f: &ast::Function, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        super::clauses::function(f)?;
         let name = f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
-        if f.over.is_some() {
-            return Err(not_supported("window functions"));
+        if let Some(over) = &f.over {
+            return self.window_call(&name, f, over, scope);
         }
+        // An aggregate's ORDER BY (`clauses::function` lets only that
+        // clause through).
+        let order_by: &[ast::OrderByExpr] = match &f.args {
+            FunctionArguments::List(list) => list
+                .clauses
+                .iter()
+                .find_map(|c| match c {
+                    ast::FunctionArgumentClause::OrderBy(o) => Some(o.as_slice()),
+                    _ => None,
+                })
+                .unwrap_or_default(),
+            _ => &[],
+        };
         let (star, args, distinct) = match &f.args {
             FunctionArguments::None => (false, Vec::new(), false),
             FunctionArguments::List(list) => {
@@ -32,7 +46,8 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 (star, args, list.duplicate_treatment.is_some_and(|d| d == ast::DuplicateTreatment::Distinct))
             }
-            FunctionArguments::Subquery(_) => return Err(not_supported("subqueries")),
+            FunctionArguments::Subquery(q) if name == "array" => return self.array_subquery(q, scope),
+            FunctionArguments::Subquery(_) => return Err(not_supported("subqueries as function arguments")),
         };
         let agg = match name.as_str() {
             "count" if star => Some(AggFunc::CountStar),
@@ -41,6 +56,10 @@ impl<R: Resolver> Binder<'_, R> {
             "min" => Some(AggFunc::Min),
             "max" => Some(AggFunc::Max),
             "avg" => Some(AggFunc::Avg),
+            "string_agg" => Some(AggFunc::StringAgg),
+            "array_agg" => Some(AggFunc::ArrayAgg),
+            "bool_and" | "every" => Some(AggFunc::BoolAnd),
+            "bool_or" => Some(AggFunc::BoolOr),
             _ => None,
         };
         if let Some(func) = agg {
@@ -53,6 +72,25 @@ impl<R: Resolver> Binder<'_, R> {
                     "aggregate functions are not allowed here",
                 ));
             }
+            let (args, delimiter) = match (func, args.as_slice()) {
+                (AggFunc::StringAgg, [a, d]) => (vec![*a], Some(*d)),
+                (AggFunc::StringAgg, _) => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function string_agg with {} arguments does not exist", args.len()),
+                    ))
+                }
+                _ => (args, None),
+            };
+            let delimiter = match delimiter {
+                Some(d) => {
+                    let saved = self.aggs.take();
+                    let t = self.expr(d, scope);
+                    self.aggs = saved;
+                    Some(self.coerce(t?, SqlType::Text, Coercion::Implicit, "argument of string_agg")?)
+                }
+                None => None,
+            };
             let arg = match (func, args.as_slice()) {
                 (AggFunc::CountStar, []) => None,
                 (_, [a]) => {
@@ -80,34 +118,60 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             };
             let arg_ty = arg.as_ref().map(|t| t.ty.unwrap_or(SqlType::Text));
-            let ty = match (func, arg_ty) {
-                (AggFunc::CountStar | AggFunc::Count, _) => SqlType::Int8,
-                (AggFunc::Sum, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => SqlType::Int8,
-                (
-                    AggFunc::Sum | AggFunc::Avg,
-                    Some(SqlType::Float8 | SqlType::Int2 | SqlType::Int4 | SqlType::Int8),
-                ) => SqlType::Float8,
-                (AggFunc::Min | AggFunc::Max, Some(t)) => t,
-                (_, t) => {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!("function {name}({}) does not exist", t.map_or("unknown", SqlType::name)),
-                    ))
+            let ty = aggregate_type(func, arg_ty, &name)?;
+            let order = self.aggregate_order(order_by, scope)?;
+            let filter = match &f.filter {
+                Some(cond) => {
+                    let saved = self.aggs.take();
+                    let t = self.expr(cond, scope);
+                    self.aggs = saved;
+                    let t = t.map_err(|e| {
+                        if e.code == SqlState::GROUPING_ERROR {
+                            SqlError::new(
+                                SqlState::GROUPING_ERROR,
+                                "aggregate functions are not allowed in FILTER",
+                            )
+                        } else {
+                            e
+                        }
+                    })?;
+                    Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of FILTER")?)
                 }
+                None => None,
             };
             let arg = match arg {
+                Some(t) if func == AggFunc::StringAgg => {
+                    Some(self.coerce(t, SqlType::Text, Coercion::Implicit, "argument of string_agg")?)
+                }
                 Some(t) => Some(self.settle(t)?),
                 None => None,
             };
             let aggs = self.aggs.as_mut().expect("checked above");
-            let slot = match aggs.iter().position(|a| a.func == func && a.arg == arg) {
+            let aggregate = Aggregate { func, arg, delimiter, order, filter, ty };
+            let slot = match aggs.iter().position(|a| *a == aggregate) {
                 Some(i) => i,
                 None => {
-                    aggs.push(Aggregate { func, arg, ty });
+                    aggs.push(aggregate);
                     aggs.len() - 1
                 }
             };
             return Ok(Typed { e: Expr::Agg(slot), ty: Some(ty) });
+        }
+        // PostgreSQL's check, once the name is known not to be an aggregate.
+        if f.over.is_none() {
+            let clause = if !order_by.is_empty() {
+                Some("ORDER BY")
+            } else if f.filter.is_some() {
+                Some("FILTER")
+            } else {
+                None
+            };
+            if let Some(clause) = clause {
+                return Err(SqlError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("{clause} specified, but {name} is not an aggregate function"),
+                ));
+            }
         }
         if let Some(t) = self.sequence_function(&name, &args, scope)? {
             return Ok(t);
@@ -115,6 +179,20 @@ impl<R: Resolver> Binder<'_, R> {
         let mut bound = Vec::new();
         for a in args {
             bound.push(self.expr(a, scope)?);
+        }
+        if matches!(name.as_str(), "generate_series" | "unnest" | "_pg_expandarray") {
+            if self.srfs.is_none() {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "set-returning functions are not allowed here",
+                ));
+            }
+            if let Some((func, args, ty)) = self.set_function(&name, std::mem::take(&mut bound))? {
+                let call = crate::plan::SrfCall { func, args, ty };
+                let srfs = self.srfs.as_mut().expect("checked above");
+                srfs.push(call);
+                return Ok(Typed { e: Expr::SetFunc(srfs.len() - 1), ty: Some(ty) });
+            }
         }
         let one_arg = |bound: &Vec<Typed>| -> Result<(), SqlError> {
             if bound.len() == 1 {
@@ -127,8 +205,50 @@ impl<R: Resolver> Binder<'_, R> {
             }
         };
         Ok(match name.as_str() {
-            "now" | "current_timestamp" | "localtimestamp" | "transaction_timestamp" if bound.is_empty() => {
+            "now" | "current_timestamp" | "transaction_timestamp" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::Now, Vec::new()), ty: Some(SqlType::TimestampTz) }
+            }
+            // The transaction's start on the session's wall clock.
+            "localtimestamp" | "current_date" if bound.is_empty() => {
+                let ty = if name == "current_date" { SqlType::Date } else { SqlType::Timestamp };
+                let now = Expr::Func(Func::Now, Vec::new());
+                Typed { e: Expr::Cast(Box::new(now), ty, true), ty: Some(ty) }
+            }
+            "clock_timestamp" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::ClockTimestamp, Vec::new()), ty: Some(SqlType::TimestampTz) }
+            }
+            "timezone" if bound.len() == 2 => {
+                let value = bound.pop().expect("two arguments");
+                let zone = bound.pop().expect("two arguments");
+                self.at_time_zone(zone, value)?
+            }
+            "date_part" if bound.len() == 2 => {
+                let value = bound.pop().expect("two arguments");
+                let unit = bound.pop().expect("two arguments");
+                self.date_part(unit, value, false)?
+            }
+            "date_trunc" if (2..=3).contains(&bound.len()) => {
+                let named_zone = bound.len() == 3;
+                let mut bound = bound.into_iter();
+                let unit = self.coerce(
+                    bound.next().expect("checked"),
+                    SqlType::Text,
+                    Coercion::Implicit,
+                    "date_trunc",
+                )?;
+                let value = bound.next().expect("checked");
+                // A timestamp stays one; anything else is read as an
+                // instant (PostgreSQL's preferred type), as is the value
+                // when a zone is named.
+                let ty = match value.ty {
+                    Some(SqlType::Timestamp) if !named_zone => SqlType::Timestamp,
+                    _ => SqlType::TimestampTz,
+                };
+                let mut args = vec![unit, self.coerce(value, ty, Coercion::Implicit, "date_trunc")?];
+                if let Some(zone) = bound.next() {
+                    args.push(self.coerce(zone, SqlType::Text, Coercion::Implicit, "date_trunc")?);
+                }
+                Typed { e: Expr::Func(Func::DateTrunc, args), ty: Some(ty) }
             }
             "pg_is_in_recovery" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::InRecovery, Vec::new()), ty: Some(SqlType::Bool) }
@@ -174,10 +294,18 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 Typed { e: Expr::Func(Func::CurrentSetting, args), ty: Some(SqlType::Text) }
             }
-            // The argument's type, known now: a constant.
+            // The argument's type, known now; the argument is still
+            // evaluated, as PostgreSQL evaluates it (it may do something:
+            // `pg_typeof(pg_advisory_unlock_all())`), unless it is a constant.
             "pg_typeof" if bound.len() == 1 => {
-                let ty = bound[0].ty.map_or("unknown", SqlType::name);
-                Typed { e: Expr::Const(Value::Text(ty.to_owned())), ty: Some(SqlType::Text) }
+                let arg = bound.pop().expect("one argument");
+                let name = Expr::Const(Value::Text(arg.ty.map_or("unknown", SqlType::name).to_owned()));
+                let e = if arg.ty.is_some() && !matches!(arg.e, Expr::Const(_)) {
+                    Expr::Func(Func::TypeOf, vec![arg.e, name])
+                } else {
+                    name
+                };
+                Typed { e, ty: Some(SqlType::Text) }
             }
             "set_config" => {
                 return Err(SqlError::new(
@@ -243,6 +371,9 @@ impl<R: Resolver> Binder<'_, R> {
                 Typed { e: Expr::Func(Func::Substring, args), ty: Some(SqlType::Text) }
             }
             _ => {
+                if let Some(t) = self.builtin(&name, &mut bound)? {
+                    return Ok(t);
+                }
                 return Err(SqlError::new(
                     SqlState::UNDEFINED_FUNCTION,
                     format!(
@@ -253,10 +384,96 @@ impl<R: Resolver> Binder<'_, R> {
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                ))
+                ));
             }
         })
     }
+
+    /// `EXTRACT(field FROM value)`: date_part, but a date stays a date
+    /// (PostgreSQL's EXTRACT has a date version that refuses the time of
+    /// day's fields).
+    #[inline(never)]
+    pub(super) fn extract(
+        &mut self,
+        field: &ast::DateTimeField,
+        value: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let value = self.expr(value, scope)?;
+        let unit = Typed { e: Expr::Const(Value::Text(field.to_string())), ty: Some(SqlType::Text) };
+        self.date_part(unit, value, true)
+    }
+
+    /// date_part(unit, value) as double precision (EXTRACT's too, for want
+    /// of numeric); `keep_date` for EXTRACT.
+    fn date_part(&mut self, unit: Typed, value: Typed, keep_date: bool) -> Result<Typed, SqlError> {
+        let unit = self.coerce(unit, SqlType::Text, Coercion::Implicit, "date_part")?;
+        let ty = match value.ty {
+            Some(SqlType::Date) if keep_date => SqlType::Date,
+            Some(SqlType::Date | SqlType::Timestamp) => SqlType::Timestamp,
+            Some(SqlType::Interval) => SqlType::Interval,
+            _ => SqlType::TimestampTz,
+        };
+        let value = self.coerce(value, ty, Coercion::Implicit, "date_part")?;
+        Ok(Typed { e: Expr::Func(Func::DatePart, vec![unit, value]), ty: Some(SqlType::Float8) })
+    }
+
+    /// `value AT TIME ZONE zone` as written (out of line: the recursive
+    /// expression binder's frame stays small).
+    #[inline(never)]
+    pub(super) fn at_time_zone_expr(
+        &mut self,
+        value: &ast::Expr,
+        zone: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let zone = self.expr(zone, scope)?;
+        let value = self.expr(value, scope)?;
+        self.at_time_zone(zone, value)
+    }
+
+    /// `value AT TIME ZONE zone`: a timestamp becomes an instant, anything
+    /// else is read as an instant and becomes a timestamp; the zone is
+    /// text or an interval.
+    pub(super) fn at_time_zone(&mut self, zone: Typed, value: Typed) -> Result<Typed, SqlError> {
+        let zone = match zone.ty {
+            Some(SqlType::Interval) => zone.e,
+            _ => self.coerce(zone, SqlType::Text, Coercion::Implicit, "the time zone")?,
+        };
+        let (value, ty) = match value.ty {
+            Some(SqlType::Timestamp) => (value.e, SqlType::TimestampTz),
+            _ => (
+                self.coerce(value, SqlType::TimestampTz, Coercion::Implicit, "AT TIME ZONE")?,
+                SqlType::Timestamp,
+            ),
+        };
+        Ok(Typed { e: Expr::Func(Func::AtTimeZone, vec![zone, value]), ty: Some(ty) })
+    }
+}
+
+/// An aggregate's result type for an argument of type `arg` (`None`:
+/// unknown, or no argument).
+pub(super) fn aggregate_type(func: AggFunc, arg: Option<SqlType>, name: &str) -> Result<SqlType, SqlError> {
+    Ok(match (func, arg) {
+        (AggFunc::CountStar | AggFunc::Count, _) => SqlType::Int8,
+        (AggFunc::Sum, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => SqlType::Int8,
+        (
+            AggFunc::Sum | AggFunc::Avg,
+            Some(SqlType::Float8 | SqlType::Int2 | SqlType::Int4 | SqlType::Int8),
+        ) => SqlType::Float8,
+        (AggFunc::Min | AggFunc::Max, Some(t)) => t,
+        (AggFunc::StringAgg, Some(_)) => SqlType::Text,
+        (AggFunc::ArrayAgg, Some(t)) => SqlType::Array(
+            crate::types::Elem::of(t).ok_or_else(|| not_supported(format!("arrays of {}", t.name())))?,
+        ),
+        (AggFunc::BoolAnd | AggFunc::BoolOr, Some(SqlType::Bool)) => SqlType::Bool,
+        (_, t) => {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", t.map_or("unknown", SqlType::name)),
+            ))
+        }
+    })
 }
 
 /// `current_role`, `current_schema`, … written without parentheses.
@@ -266,5 +483,44 @@ pub(super) fn niladic(name: &str) -> Option<Func> {
         "current_catalog" => Some(Func::CurrentDatabase),
         "current_schema" => Some(Func::CurrentSchema),
         _ => None,
+    }
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// `agg(x ORDER BY …)`: the keys, bound in the aggregate's input row
+    /// (aggregates do not nest there).
+    fn aggregate_order(
+        &mut self,
+        order_by: &[ast::OrderByExpr],
+        scope: &Scope<'_>,
+    ) -> Result<Vec<crate::plan::SortKey>, SqlError> {
+        let mut order = Vec::with_capacity(order_by.len());
+        for o in order_by {
+            let saved = self.aggs.take();
+            let t = self.expr(&o.expr, scope);
+            self.aggs = saved;
+            let t = t.map_err(|e| {
+                if e.code == SqlState::GROUPING_ERROR {
+                    SqlError::new(SqlState::GROUPING_ERROR, "aggregate function calls cannot be nested")
+                } else {
+                    e
+                }
+            })?;
+            let expr = self.settle(t)?;
+            let desc = match &o.options.sort {
+                None | Some(ast::OrderBySort::Asc) => false,
+                Some(ast::OrderBySort::Desc) => true,
+                Some(ast::OrderBySort::Using(_)) => return Err(not_supported("ORDER BY USING")),
+            };
+            if o.with_fill.is_some() {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"WITH\""));
+            }
+            order.push(crate::plan::SortKey {
+                expr,
+                desc,
+                nulls_first: o.options.nulls_first.unwrap_or(desc),
+            });
+        }
+        Ok(order)
     }
 }

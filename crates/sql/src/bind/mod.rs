@@ -8,6 +8,10 @@
 //! `ddl` the DDL; this module holds the binder itself and the statements'
 //! dispatch.
 
+mod array;
+mod builtins;
+mod clauses;
+mod coerce;
 mod ddl;
 mod dml;
 mod expr;
@@ -16,16 +20,20 @@ mod function;
 mod query;
 mod scope;
 mod sequence;
+mod setop;
 mod subquery;
+mod window;
+mod with;
 
 pub use ddl::data_type;
 
 use snapscale_lock::LockMode;
 use sqlparser::ast::{self, Ident, ObjectName};
 
+use crate::copy::{CopyDirection, CopySource};
 use crate::error::SqlError;
 use crate::expr::Expr;
-use crate::parse::{CopyDirection, Parsed};
+use crate::parse::Parsed;
 use crate::plan::{Aggregate, Dep, Plan, Rel, Select, Utility};
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
@@ -43,6 +51,10 @@ pub struct BoundStatement {
     /// The subqueries its expressions use, by their [`crate::expr::SubLink`]
     /// plan numbers.
     pub subqueries: Vec<Select>,
+    /// It calls a function that may wait for a lock inside an expression
+    /// (`pg_advisory_lock`): its execution keeps a journal of volatile
+    /// calls (EVAL-REPLAY).
+    pub waits: bool,
 }
 
 pub(crate) fn not_supported(what: impl std::fmt::Display) -> SqlError {
@@ -95,6 +107,8 @@ pub(super) struct Binder<'r, R> {
     resolver: &'r mut R,
     /// The recursion's root (`max_stack_depth`).
     stack: StackDepth,
+    /// The session's TimeZone, for literals folded now.
+    zone: crate::types::Zone,
     params: Vec<Option<SqlType>>,
     deps: Vec<Dep>,
     /// Aggregates found while binding the current SELECT's expressions;
@@ -102,9 +116,26 @@ pub(super) struct Binder<'r, R> {
     aggs: Option<Vec<Aggregate>>,
     /// Subqueries bound so far (`SubLink::plan` numbers them).
     subqueries: Vec<Select>,
+    /// Window calls found while binding the current SELECT's select list
+    /// and ORDER BY; `None` where they are not allowed.
+    windows: Option<Vec<crate::plan::WindowCall>>,
+    /// Set-returning calls found while binding the current SELECT's select
+    /// list; `None` where they are not allowed.
+    srfs: Option<Vec<crate::plan::SrfCall>>,
+    /// The WINDOW clause of the SELECT being bound.
+    named_windows: Vec<ast::NamedWindowDefinition>,
     /// The outputs of the last select list bound that had no type of their
     /// own (quoted literals, NULL), by position.
     untyped: Vec<usize>,
+    /// The WITH items in scope, outermost first (`with.rs`).
+    ctes: Vec<with::Cte>,
+    /// How many subqueries (SubLinks) deep the binder is: a recursive WITH
+    /// item may not be referred to from one inside its recursive term.
+    sublink_depth: usize,
+    /// Work tables of recursive WITH items bound so far (their ids).
+    work_tables: usize,
+    /// A function that may wait was bound (`BoundStatement::waits`).
+    waits: bool,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -116,22 +147,35 @@ pub fn bind<R: Resolver>(
     param_types: &[Option<SqlType>],
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
-    let mut b = Binder {
-        resolver,
-        stack: StackDepth::here(max_stack_depth),
-        params: param_types.to_vec(),
-        deps: Vec::new(),
-        aggs: None,
-        subqueries: Vec::new(),
-        untyped: Vec::new(),
-    };
+    let mut b = Binder::new(resolver, max_stack_depth, param_types.to_vec());
     let plan = b.statement(statement)?;
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown".
     let params = b.params.iter().map(|t| t.unwrap_or(SqlType::Text)).collect();
-    Ok(BoundStatement { plan, params, deps: b.deps, subqueries: b.subqueries })
+    Ok(BoundStatement { plan, params, deps: b.deps, subqueries: b.subqueries, waits: b.waits })
 }
-impl<R: Resolver> Binder<'_, R> {
+impl<'r, R: Resolver> Binder<'r, R> {
+    fn new(resolver: &'r mut R, max_stack_depth: usize, params: Vec<Option<SqlType>>) -> Self {
+        let zone = resolver.zone();
+        Binder {
+            resolver,
+            stack: StackDepth::here(max_stack_depth),
+            zone,
+            params,
+            deps: Vec::new(),
+            aggs: None,
+            subqueries: Vec::new(),
+            windows: None,
+            srfs: None,
+            named_windows: Vec::new(),
+            untyped: Vec::new(),
+            ctes: Vec::new(),
+            sublink_depth: 0,
+            work_tables: 0,
+            waits: false,
+        }
+    }
+
     pub(super) fn rel(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
         let n = relation_name(name)?;
         let rel = self.resolver.resolve(&n)?.ok_or_else(|| {
@@ -175,7 +219,7 @@ impl<R: Resolver> Binder<'_, R> {
     fn statement(&mut self, s: &ast::Statement) -> Result<Plan, SqlError> {
         use ast::Statement as S;
         match s {
-            S::Query(q) => Ok(Plan::Select(self.query(q)?)),
+            S::Query(q) => Ok(Plan::Select(Box::new(self.query(q)?))),
             S::Insert(i) => self.insert(i),
             S::Update(u) => self.update(u),
             S::Delete(d) => self.delete(d),
@@ -195,8 +239,25 @@ impl<R: Resolver> Binder<'_, R> {
                 if_exists,
                 names,
                 cascade,
-                ..
+                // The default: nothing depends on a table but its own
+                // sequences, which go with it.
+                restrict: _,
+                purge,
+                temporary,
+                table,
             } => {
+                if *purge {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"PURGE\""));
+                }
+                if *temporary {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "syntax error at or near \"TEMPORARY\"",
+                    ));
+                }
+                if table.is_some() {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"ON\""));
+                }
                 let sequences = *object_type == ast::ObjectType::Sequence;
                 let what = if sequences { "sequence" } else { "table" };
                 let mut targets = Vec::new();
@@ -254,6 +315,7 @@ impl<R: Resolver> Binder<'_, R> {
             S::AlterTable(a) => self.alter_table(a),
             S::CreateIndex(c) => self.create_index(c),
             S::Truncate(t) => {
+                clauses::truncate(t)?;
                 let rels = t
                     .table_names
                     .iter()
@@ -301,6 +363,7 @@ pub fn bind_parsed<R: Resolver>(
         params: Vec::new(),
         deps,
         subqueries: Vec::new(),
+        waits: false,
     };
     let resolve = |resolver: &mut R, name: &str| {
         resolver.resolve(name)?.ok_or_else(|| {
@@ -311,7 +374,7 @@ pub fn bind_parsed<R: Resolver>(
         Parsed::Sql(s) => bind(resolver, s, declared, max_stack_depth),
         Parsed::Analyze => Ok(utility(Utility::Analyze, Vec::new())),
         Parsed::Checkpoint => Ok(utility(Utility::Checkpoint, Vec::new())),
-        Parsed::Vacuum { tables, analyze } => {
+        Parsed::Vacuum { tables, analyze, freeze } => {
             let mut rels = Vec::new();
             let mut deps = Vec::new();
             for t in tables {
@@ -324,9 +387,20 @@ pub fn bind_parsed<R: Resolver>(
                 });
                 rels.push(rel);
             }
-            Ok(utility(Utility::Vacuum { rels, analyze: *analyze }, deps))
+            Ok(utility(Utility::Vacuum { rels, analyze: *analyze, freeze: *freeze }, deps))
         }
-        Parsed::Copy { table, columns, direction } => {
+        Parsed::Copy(copy) => {
+            let options = copy.options.clone();
+            let (table, columns) = match &copy.source {
+                CopySource::Table { table, columns } => (table, columns),
+                CopySource::Query(ast) => {
+                    let bound = bind(resolver, ast, declared, max_stack_depth)?;
+                    let Plan::Select(select) = bound.plan else {
+                        return Err(not_supported("COPY of a statement other than a query"));
+                    };
+                    return Ok(BoundStatement { plan: Plan::CopyQuery(select, options), ..bound });
+                }
+            };
             let rel = resolve(resolver, table)?;
             let positions = if columns.is_empty() {
                 (0..rel.entry.columns.len()).collect()
@@ -343,18 +417,10 @@ pub fn bind_parsed<R: Resolver>(
                     })
                     .collect::<Result<Vec<_>, _>>()?
             };
-            let (plan, mode) = match direction {
+            let (plan, mode) = match copy.direction {
                 CopyDirection::FromStdin => {
                     // Columns not copied take their defaults, as in INSERT.
-                    let mut b = Binder {
-                        resolver,
-                        stack: StackDepth::here(max_stack_depth),
-                        params: Vec::new(),
-                        deps: Vec::new(),
-                        aggs: None,
-                        subqueries: Vec::new(),
-                        untyped: Vec::new(),
-                    };
+                    let mut b = Binder::new(resolver, max_stack_depth, Vec::new());
                     let defaults = b.defaults(&rel, &positions)?;
                     let mut deps = b.deps;
                     deps.push(Dep {
@@ -363,11 +429,12 @@ pub fn bind_parsed<R: Resolver>(
                         mode: LockMode::RowExclusive,
                         nowait: false,
                     });
-                    let plan = Utility::CopyFrom { rel, columns: positions, defaults };
-                    return Ok(utility(plan, deps));
+                    let waits = b.waits;
+                    let plan = Utility::CopyFrom { rel, columns: positions, defaults, options };
+                    return Ok(BoundStatement { waits, ..utility(plan, deps) });
                 }
                 CopyDirection::ToStdout => {
-                    (Utility::CopyTo { rel: rel.clone(), columns: positions }, LockMode::AccessShare)
+                    (Utility::CopyTo { rel: rel.clone(), columns: positions, options }, LockMode::AccessShare)
                 }
             };
             Ok(utility(plan, vec![Dep { name: table.clone(), rel, mode, nowait: false }]))
@@ -414,6 +481,7 @@ pub(crate) mod tests {
                 columns: vec![0],
                 unique: true,
                 primary: true,
+                constraint: true,
             }],
             sequence: None,
         };

@@ -22,43 +22,67 @@ impl<R: Resolver> Binder<'_, R> {
     /// Binds a query whose enclosing queries' names `base` shows (a
     /// subquery's scope is a child of its enclosing query's).
     pub(super) fn query_scoped(&mut self, q: &ast::Query, base: &Scope<'_>) -> Result<Select, SqlError> {
-        if q.with.is_some() {
-            return Err(not_supported("WITH"));
-        }
-        if q.fetch.is_some() {
-            return Err(not_supported("FETCH FIRST"));
-        }
-        let select = match q.body.as_ref() {
-            SetExpr::Select(s) => s,
-            SetExpr::Query(inner)
-                if q.order_by.is_none() && q.limit_clause.is_none() && q.locks.is_empty() =>
-            {
-                return self.query_scoped(inner, base);
+        // A WITH's items are in scope for this query only.
+        let outer_ctes = self.ctes.len();
+        let bound = self.query_with_ctes(q, base);
+        self.ctes.truncate(outer_ctes);
+        bound
+    }
+
+    fn query_with_ctes(&mut self, q: &ast::Query, base: &Scope<'_>) -> Result<Select, SqlError> {
+        super::clauses::query(q)?;
+        if let Some(with) = &q.with {
+            if matches!(q.body.as_ref(), SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_)) {
+                return Err(not_supported("WITH before INSERT, UPDATE or DELETE"));
             }
-            SetExpr::Values(_) => return Err(not_supported("VALUES as a query")),
-            SetExpr::SetOperation { op, .. } => return Err(not_supported(op.to_string().to_uppercase())),
-            _ => return Err(not_supported("this kind of query")),
-        };
-        let distinct = match &select.distinct {
-            None | Some(ast::Distinct::All) => false,
-            Some(ast::Distinct::Distinct) => true,
-            Some(_) => return Err(not_supported("SELECT DISTINCT ON")),
+            self.define_ctes(with)?;
+        }
+        let fetch = fetch_as_limit(q)?;
+        let limit = fetch.as_ref().or(q.limit_clause.as_ref());
+        let tail = Tail { order_by: q.order_by.as_ref(), limit, locks: &q.locks };
+        match q.body.as_ref() {
+            SetExpr::Select(s) => self.select(s, tail, base),
+            SetExpr::Query(inner) if tail.is_empty() => self.query_scoped(inner, base),
+            body => self.compound(body, tail, base),
+        }
+    }
+
+    /// Binds one SELECT, with the ORDER BY, LIMIT and locking that follow it.
+    pub(super) fn select(
+        &mut self,
+        select: &ast::Select,
+        tail: Tail<'_>,
+        base: &Scope<'_>,
+    ) -> Result<Select, SqlError> {
+        super::clauses::select(select)?;
+        let (distinct, distinct_on) = match &select.distinct {
+            None | Some(ast::Distinct::All) => (false, None),
+            Some(ast::Distinct::Distinct) => (true, None),
+            Some(ast::Distinct::On(exprs)) => (false, Some(exprs)),
         };
         if select.into.is_some() {
             return Err(not_supported("SELECT INTO"));
         }
-        let lock = !q.locks.is_empty();
+        let lock = !tail.locks.is_empty();
         // Aggregates are allowed in the select list, HAVING and ORDER BY,
         // not in FROM (a subquery there has its own).
         let outer_aggs = self.aggs.take();
+        let outer_windows = self.windows.take();
+        let outer_srfs = self.srfs.take();
         let from = self.bind_from(&select.from, base, LockMode::AccessShare)?;
         self.aggs = Some(Vec::new());
+        // Window calls are allowed in the select list and ORDER BY,
+        // set-returning calls in the select list.
+        self.windows = Some(Vec::new());
+        self.srfs = Some(Vec::new());
+        let outer_named = std::mem::replace(&mut self.named_windows, select.named_window.clone());
         let (from, scope) = match from {
             Some(item) => (Some(item.from), base.derived().with_items(item.named, item.visible)),
             None => (None, base.derived()),
         };
-        let locking = if lock { Some(self.locking(&q.locks, &scope)?) } else { None };
+        let locking = if lock { Some(self.locking(tail.locks, &scope)?) } else { None };
         let (mut outputs, columns) = self.projection(&select.projection, &scope)?;
+        let mut srfs = self.srfs.take().unwrap_or_default();
         // Subqueries bound below have select lists of their own.
         let untyped = std::mem::take(&mut self.untyped);
         let group_exprs = match &select.group_by {
@@ -67,6 +91,9 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let mut keys = Vec::new();
         for g in group_exprs {
+            if matches!(g, ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_)) {
+                return Err(not_supported("GROUP BY ROLLUP, CUBE or GROUPING SETS"));
+            }
             // GROUP BY 1 refers to the first output column.
             if let Some(n) = position_literal(g) {
                 let e = outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
@@ -77,44 +104,54 @@ impl<R: Resolver> Binder<'_, R> {
                 })?;
                 keys.push(e);
             } else {
-                let saved = self.aggs.take();
+                let saved = (self.aggs.take(), self.windows.take());
                 let k = self.expr(g, &scope);
-                self.aggs = saved;
+                (self.aggs, self.windows) = saved;
                 keys.push(no_aggregates(k, "GROUP BY")?.e);
             }
         }
         let having = match &select.having {
             Some(h) => {
-                let t = self.expr(h, &scope)?;
+                let saved = self.windows.take();
+                let t = self.expr(h, &scope);
+                self.windows = saved;
+                let t = t?;
                 Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of HAVING")?)
             }
             None => None,
         };
-        let mut order = Vec::new();
-        if let Some(ob) = &q.order_by {
-            let OrderByKind::Expressions(items) = &ob.kind else { return Err(not_supported("ORDER BY ALL")) };
-            for item in items {
-                let expr = if let Some(n) = position_literal(&item.expr) {
-                    outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
-                        SqlError::new(
-                            SqlState::INVALID_COLUMN_REFERENCE,
-                            format!("ORDER BY position {n} is not in select list"),
-                        )
-                    })?
-                } else if let Some(i) = output_named(&item.expr, &columns) {
-                    outputs[i].clone()
-                } else {
-                    self.expr(&item.expr, &scope)?.e
-                };
-                let desc = matches!(item.options.sort, Some(OrderBySort::Desc));
-                if matches!(item.options.sort, Some(OrderBySort::Using(_))) {
-                    return Err(not_supported("ORDER BY USING"));
-                }
-                order.push(SortKey { expr, desc, nulls_first: item.options.nulls_first.unwrap_or(desc) });
+        let mut order = self.order_by(tail.order_by, &outputs, &columns, &scope)?;
+        let distinct_on = match distinct_on {
+            Some(exprs) => self.distinct_on(exprs, &outputs, &columns, &scope, &mut order)?,
+            None => Vec::new(),
+        };
+        let aggs = std::mem::replace(&mut self.aggs, outer_aggs).unwrap_or_default();
+        let mut windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
+        self.named_windows = outer_named;
+        if !srfs.is_empty() && lock {
+            return Err(not_supported("FOR UPDATE with set-returning functions in the select list"));
+        }
+        if !windows.is_empty() && (distinct || lock) {
+            return Err(not_supported(if lock {
+                "FOR UPDATE with window functions"
+            } else {
+                "SELECT DISTINCT with window functions"
+            }));
+        }
+        let grouped = !(keys.is_empty() && aggs.is_empty() && having.is_none());
+        if !distinct_on.is_empty() {
+            if grouped || !windows.is_empty() {
+                return Err(not_supported(
+                    "SELECT DISTINCT ON with GROUP BY, aggregates or window functions",
+                ));
+            }
+            if lock {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "FOR UPDATE is not allowed with DISTINCT clause",
+                ));
             }
         }
-        let aggs = std::mem::replace(&mut self.aggs, outer_aggs).unwrap_or_default();
-        let grouped = !(keys.is_empty() && aggs.is_empty() && having.is_none());
         if distinct {
             if grouped {
                 return Err(not_supported("SELECT DISTINCT with GROUP BY or aggregates"));
@@ -146,6 +183,26 @@ impl<R: Resolver> Binder<'_, R> {
                 k.expr = grouper.rewrite(std::mem::replace(&mut k.expr, Expr::Const(Value::Null)))?;
             }
             let having = having.map(|h| grouper.rewrite(h)).transpose()?;
+            // Window calls run over the groups.
+            for w in &mut windows {
+                if let Some(a) = w.arg.take() {
+                    w.arg = Some(grouper.rewrite(a)?);
+                }
+                for m in &mut w.more {
+                    *m = grouper.rewrite(std::mem::replace(m, Expr::Const(Value::Null)))?;
+                }
+                for p in &mut w.partition {
+                    *p = grouper.rewrite(std::mem::replace(p, Expr::Const(Value::Null)))?;
+                }
+                for k in &mut w.order {
+                    k.expr = grouper.rewrite(std::mem::replace(&mut k.expr, Expr::Const(Value::Null)))?;
+                }
+            }
+            for s in &mut srfs {
+                for a in &mut s.args {
+                    *a = grouper.rewrite(std::mem::replace(a, Expr::Const(Value::Null)))?;
+                }
+            }
             Some(Grouping { keys, aggs, having })
         };
         if lock && grouping.is_some() {
@@ -154,32 +211,64 @@ impl<R: Resolver> Binder<'_, R> {
                 "FOR UPDATE is not allowed with GROUP BY clause",
             ));
         }
-        let (limit, offset) = match &q.limit_clause {
-            None => (None, None),
-            Some(LimitClause::LimitOffset { limit, offset, limit_by }) if limit_by.is_empty() => {
-                let limit = limit.as_ref().map(|l| self.count_expr(l, "LIMIT")).transpose()?.flatten();
-                let offset =
-                    offset.as_ref().map(|o| self.count_expr(&o.value, "OFFSET")).transpose()?.flatten();
-                (limit, offset)
-            }
-            Some(_) => return Err(not_supported("this LIMIT syntax")),
-        };
+        let (limit, offset) = self.limit(tail.limit)?;
         let filter = match &select.selection {
             Some(w) => Some(self.filter(w, &scope, "WHERE")?),
             None => None,
         };
         self.untyped = untyped;
+        self.srfs = outer_srfs;
         Ok(Select {
             from,
             filter,
             grouping,
+            windows,
+            srfs,
             outputs,
             columns: columns.into(),
             order,
             limit,
             offset,
             lock: locking,
+            distinct_on,
         })
+    }
+
+    /// DISTINCT ON (…): its expressions (a number is an output column, as
+    /// in ORDER BY). ORDER BY must begin with them, in any order; what it
+    /// lacks of them is sorted on after it, as PostgreSQL does.
+    fn distinct_on(
+        &mut self,
+        exprs: &[ast::Expr],
+        outputs: &[Expr],
+        columns: &[Column],
+        scope: &Scope<'_>,
+        order: &mut Vec<SortKey>,
+    ) -> Result<Vec<Expr>, SqlError> {
+        let items: Vec<ast::OrderByExpr> = exprs
+            .iter()
+            .map(|e| ast::OrderByExpr {
+                expr: e.clone(),
+                options: ast::OrderByOptions { sort: None, nulls_first: None },
+                with_fill: None,
+            })
+            .collect();
+        let as_order = ast::OrderBy { kind: OrderByKind::Expressions(items), interpolate: None };
+        let keys: Vec<Expr> =
+            self.order_by(Some(&as_order), outputs, columns, scope)?.into_iter().map(|k| k.expr).collect();
+        let leading = order.len().min(keys.len());
+        if order[..leading].iter().any(|k| !keys.contains(&k.expr)) {
+            return Err(SqlError::new(
+                SqlState::INVALID_COLUMN_REFERENCE,
+                "SELECT DISTINCT ON expressions must match initial ORDER BY expressions",
+            ));
+        }
+        for k in &keys {
+            if !order.iter().any(|o| &o.expr == k) {
+                order.push(SortKey { expr: k.clone(), desc: false, nulls_first: false });
+            }
+        }
+        Ok(keys)
     }
 
     /// FOR UPDATE / FOR SHARE [OF …]: the stored tables whose rows are
@@ -236,11 +325,62 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// A WHERE (or similar) condition: boolean, without aggregates.
     pub(super) fn filter(&mut self, w: &ast::Expr, scope: &Scope<'_>, what: &str) -> Result<Expr, SqlError> {
-        let saved = self.aggs.take();
+        let saved = (self.aggs.take(), self.windows.take());
         let t = self.expr(w, scope);
-        self.aggs = saved;
+        (self.aggs, self.windows) = saved;
         let t = no_aggregates(t, what)?;
         self.coerce(t, SqlType::Bool, Coercion::Implicit, &format!("argument of {what}"))
+    }
+
+    /// ORDER BY: a position or an output column's name refers to that
+    /// output; anything else is an expression over the query's row.
+    pub(super) fn order_by(
+        &mut self,
+        ob: Option<&ast::OrderBy>,
+        outputs: &[Expr],
+        columns: &[Column],
+        scope: &Scope<'_>,
+    ) -> Result<Vec<SortKey>, SqlError> {
+        let mut order = Vec::new();
+        let Some(ob) = ob else { return Ok(order) };
+        let OrderByKind::Expressions(items) = &ob.kind else { return Err(not_supported("ORDER BY ALL")) };
+        for item in items {
+            let expr = if let Some(n) = position_literal(&item.expr) {
+                outputs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        format!("ORDER BY position {n} is not in select list"),
+                    )
+                })?
+            } else if let Some(i) = output_named(&item.expr, columns) {
+                outputs[i].clone()
+            } else {
+                self.expr(&item.expr, scope)?.e
+            };
+            let desc = matches!(item.options.sort, Some(OrderBySort::Desc));
+            if matches!(item.options.sort, Some(OrderBySort::Using(_))) {
+                return Err(not_supported("ORDER BY USING"));
+            }
+            order.push(SortKey { expr, desc, nulls_first: item.options.nulls_first.unwrap_or(desc) });
+        }
+        Ok(order)
+    }
+
+    /// LIMIT and OFFSET.
+    pub(super) fn limit(
+        &mut self,
+        clause: Option<&LimitClause>,
+    ) -> Result<(Option<Expr>, Option<Expr>), SqlError> {
+        Ok(match clause {
+            None => (None, None),
+            Some(LimitClause::LimitOffset { limit, offset, limit_by }) if limit_by.is_empty() => {
+                let limit = limit.as_ref().map(|l| self.count_expr(l, "LIMIT")).transpose()?.flatten();
+                let offset =
+                    offset.as_ref().map(|o| self.count_expr(&o.value, "OFFSET")).transpose()?.flatten();
+                (limit, offset)
+            }
+            Some(_) => return Err(not_supported("this LIMIT syntax")),
+        })
     }
 
     /// LIMIT / OFFSET: a bigint expression; `LIMIT ALL` / `NULL` is none.
@@ -360,10 +500,61 @@ impl Grouper<'_> {
     }
 }
 
+/// `FETCH FIRST [n] ROW[S] ONLY` is `LIMIT n` (1 without a count), with
+/// the query's OFFSET. WITH TIES and PERCENT are refused by
+/// `clauses::query`.
+fn fetch_as_limit(q: &ast::Query) -> Result<Option<LimitClause>, SqlError> {
+    let Some(fetch) = &q.fetch else { return Ok(None) };
+    let offset = match &q.limit_clause {
+        None => None,
+        Some(LimitClause::LimitOffset { limit: None, offset, limit_by }) if limit_by.is_empty() => {
+            offset.clone()
+        }
+        // sqlparser reads LIMIT before FETCH; PostgreSQL's grammar takes
+        // no FETCH after a LIMIT.
+        Some(_) => return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"FETCH\"")),
+    };
+    let one = || ast::Expr::value(ast::Value::Number("1".into(), false));
+    Ok(Some(LimitClause::LimitOffset {
+        limit: Some(fetch.quantity.clone().unwrap_or_else(one)),
+        offset,
+        limit_by: Vec::new(),
+    }))
+}
+
+/// What follows a query's body: ORDER BY, LIMIT/OFFSET, FOR UPDATE.
+#[derive(Clone, Copy)]
+pub(super) struct Tail<'q> {
+    pub order_by: Option<&'q ast::OrderBy>,
+    pub limit: Option<&'q LimitClause>,
+    pub locks: &'q [ast::LockClause],
+}
+
+impl Tail<'_> {
+    pub const NONE: Tail<'static> = Tail { order_by: None, limit: None, locks: &[] };
+
+    fn is_empty(&self) -> bool {
+        self.order_by.is_none() && self.limit.is_none() && self.locks.is_empty()
+    }
+}
+
 /// A GROUPING_ERROR from an aggregate where none is allowed, reworded for
 /// the clause (`what`) as PostgreSQL words it.
 pub(super) fn no_aggregates(t: Result<Typed, SqlError>, what: &str) -> Result<Typed, SqlError> {
     match t {
+        Err(e)
+            if e.code == SqlState::FEATURE_NOT_SUPPORTED
+                && e.message.starts_with("set-returning functions") =>
+        {
+            Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("set-returning functions are not allowed in {what}"),
+            ))
+        }
+        Err(e) if e.code == SqlState::WINDOWING_ERROR => Err(SqlError::new(
+            SqlState::WINDOWING_ERROR,
+            format!("window functions are not allowed in {what}"),
+        )),
         Err(e) if e.code == SqlState::GROUPING_ERROR && e.message.starts_with("aggregate") => Err(
             SqlError::new(SqlState::GROUPING_ERROR, format!("aggregate functions are not allowed in {what}")),
         ),
@@ -423,10 +614,23 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
             _ => "?column?".into(),
         },
         ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Array(_) => "array".into(),
+        ast::Expr::CompoundFieldAccess { access_chain, .. }
+            if matches!(access_chain.last(), Some(ast::AccessExpr::Dot(ast::Expr::Identifier(_)))) =>
+        {
+            match access_chain.last() {
+                Some(ast::AccessExpr::Dot(ast::Expr::Identifier(i))) => ident(i),
+                _ => unreachable!("matched above"),
+            }
+        }
+        ast::Expr::CompoundFieldAccess { root, .. } => return column_name(root),
+        ast::Expr::Function(f) if matches!(f.args, ast::FunctionArguments::Subquery(_)) => "array".into(),
         ast::Expr::Identifier(i) => ident(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident).unwrap_or_default(),
         ast::Expr::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default(),
         ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::AtTimeZone { .. } => "timezone".into(),
+        ast::Expr::Extract { .. } => "extract".into(),
         ast::Expr::Substring { shorthand: true, .. } => "substr".into(),
         ast::Expr::Substring { .. } => "substring".into(),
         _ => "?column?".into(),

@@ -69,8 +69,9 @@ impl<'a> Scope<'a> {
     }
 
     /// A scope for a subquery in this query's FROM clause: it sees the
-    /// queries enclosing this one (not this one's other FROM items: LATERAL
-    /// is not supported), and its outer values are this query's.
+    /// queries enclosing this one (not this one's other FROM items: a
+    /// LATERAL item is bound as a child of a scope that shows them), and
+    /// its outer values are this query's.
     pub fn derived(&self) -> Scope<'a> {
         Scope { parent: self.parent, args: Rc::clone(&self.args), ..Scope::default() }
     }

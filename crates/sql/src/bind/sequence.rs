@@ -39,6 +39,7 @@ impl<R: Resolver> Binder<'_, R> {
             def.owned_by = self.owned_by(owner)?;
         }
         Ok(Plan::Utility(Utility::CreateTable(CreateTable {
+            global: false,
             name,
             temp,
             if_not_exists,

@@ -9,7 +9,7 @@
 
 use sqlparser::ast::{self, BinaryOperator};
 
-use super::expr::{cmp_symbol, comparable};
+use super::coerce::{cmp_symbol, comparable};
 use super::scope::Scope;
 use super::*;
 use crate::error::SqlError;
@@ -20,13 +20,16 @@ use crate::types::SqlType;
 impl<R: Resolver> Binder<'_, R> {
     /// Binds `q` as a subquery of the query `scope` belongs to: its plan
     /// number, its arguments, and its columns' types.
-    fn subquery(
+    pub(super) fn subquery(
         &mut self,
         q: &ast::Query,
         scope: &Scope<'_>,
     ) -> Result<(usize, Vec<Expr>, Vec<SqlType>), SqlError> {
         let child = scope.child();
-        let select = self.query_scoped(q, &child)?;
+        self.sublink_depth += 1;
+        let select = self.query_scoped(q, &child);
+        self.sublink_depth -= 1;
+        let select = select?;
         let args = child.take_args();
         let types = select.columns.iter().map(|c| c.ty).collect();
         self.subqueries.push(select);
@@ -94,8 +97,7 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(Typed { e: Expr::SubLink(Box::new(SubLink { kind, plan, args })), ty: Some(SqlType::Bool) })
     }
 
-    /// `x op ANY (…)` / `x op ALL (…)`: over a subquery (arrays are not
-    /// supported yet).
+    /// `x op ANY (…)` / `x op ALL (…)`: over a subquery or an array.
     #[inline(never)]
     pub(super) fn quantified(
         &mut self,
@@ -120,7 +122,7 @@ impl<R: Resolver> Binder<'_, R> {
         }
         match rhs {
             ast::Expr::Subquery(q) => self.quantified_subquery(lhs, cmp, all, q, scope),
-            _ => Err(not_supported("ANY/ALL over an array")),
+            array => self.quantified_array(lhs, cmp, all, array, scope),
         }
     }
 }

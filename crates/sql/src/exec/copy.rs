@@ -1,115 +1,258 @@
-//! COPY: TO STDOUT as one statement, and FROM STDIN as a sub-protocol of
-//! the session (the rows arrive in CopyData messages until CopyDone).
+//! COPY: TO STDOUT as one statement (of a table or a query), and FROM
+//! STDIN as a sub-protocol of the session (the rows arrive in CopyData
+//! messages until CopyDone), in the text, CSV and binary formats.
 
 use snapscale_storage::Tid;
 
 use super::Executor;
 use crate::catalog::Row;
+use crate::copy::{binary, csv, text, CopyFormat, CopyOptions};
 use crate::error::SqlError;
 use crate::expr::Expr;
 use crate::output::Output;
-use crate::plan::Rel;
+use crate::plan::{Column, Rel};
 use crate::sqlstate::SqlState;
-use crate::types::Value;
+use crate::types::{SqlType, Value, Zone};
 
 /// A COPY FROM STDIN in progress.
 pub(crate) struct CopyIn {
     rel: Rel,
     columns: Vec<usize>,
     defaults: Vec<(usize, Expr)>,
-    /// Bytes of a row not yet ended by a newline.
+    options: CopyOptions,
+    /// The session's TimeZone: timestamptz text without a zone is its.
+    zone: Zone,
+    /// The copied columns' types.
+    types: Vec<SqlType>,
+    /// Bytes of a row not yet complete.
     pub(crate) pending: Vec<u8>,
     pub(crate) rows: u64,
-    /// `\.` was seen: the rest is ignored.
+    /// The end of the data was seen (`\\.`, or binary's trailer): the rest
+    /// is ignored.
     ended: bool,
+    /// The CSV header line was skipped, or the binary header read.
+    started: bool,
     line: u64,
+    /// The defaults may wait for a lock (EVAL-REPLAY).
+    pub(crate) waits: bool,
 }
 
 impl CopyIn {
-    pub(crate) fn new(rel: Rel, columns: Vec<usize>, defaults: Vec<(usize, Expr)>) -> CopyIn {
-        CopyIn { rel, columns, defaults, pending: Vec::new(), rows: 0, ended: false, line: 0 }
+    pub(crate) fn new(
+        rel: Rel,
+        columns: Vec<usize>,
+        defaults: Vec<(usize, Expr)>,
+        options: CopyOptions,
+        zone: Zone,
+    ) -> CopyIn {
+        let types = columns.iter().map(|&c| rel.entry.columns[c].ty).collect();
+        let started = !(options.header || options.format == CopyFormat::Binary);
+        CopyIn {
+            rel,
+            columns,
+            defaults,
+            options,
+            zone,
+            types,
+            pending: Vec::new(),
+            rows: 0,
+            ended: false,
+            started,
+            line: 0,
+            waits: false,
+        }
+    }
+}
+
+/// COPY … TO STDOUT's output: `rows` (of `columns`) in the format.
+pub(crate) fn copy_out<'r>(
+    columns: &[Column],
+    rows: impl Iterator<Item = &'r [Value]>,
+    o: &CopyOptions,
+    zone: Zone,
+) -> Output {
+    let types: Vec<SqlType> = columns.iter().map(|c| c.ty).collect();
+    let mut lines = Vec::new();
+    match o.format {
+        CopyFormat::Binary => lines.push(binary::header()),
+        CopyFormat::Csv if o.header => {
+            lines.push(csv::format_header(&columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>(), o))
+        }
+        _ => {}
+    }
+    let mut n = 0;
+    for row in rows {
+        n += 1;
+        lines.push(match o.format {
+            CopyFormat::Text => text::format_row(row, o, zone),
+            CopyFormat::Csv => csv::format_row(row, o, zone),
+            CopyFormat::Binary => binary::format_row(row, &types),
+        });
+    }
+    if o.format == CopyFormat::Binary {
+        lines.push(binary::trailer());
+    }
+    Output::CopyOut {
+        columns: columns.len(),
+        lines,
+        tag: format!("COPY {n}"),
+        binary: o.format == CopyFormat::Binary,
     }
 }
 
 impl Executor<'_> {
-    /// COPY … TO STDOUT: every visible row, in the text format.
-    pub(crate) fn copy_to(&mut self, rel: &Rel, columns: &[usize]) -> Result<Output, SqlError> {
+    /// COPY table … TO STDOUT: every visible row.
+    pub(crate) fn copy_to(
+        &mut self,
+        rel: &Rel,
+        columns: &[usize],
+        o: &CopyOptions,
+    ) -> Result<Output, SqlError> {
         let snapshot = self.xact.statement_snapshot()?;
         let rows: Vec<(Tid, Row)> = rel.heap.table.scan(&self.xact.session.reader(&snapshot));
-        let lines: Vec<Vec<u8>> = rows
+        let cols: Vec<Column> = columns
             .iter()
-            .map(|(_, row)| {
-                crate::copy::format_row(&columns.iter().map(|&c| row[c].clone()).collect::<Vec<_>>())
-            })
+            .map(|&c| Column { name: rel.entry.columns[c].name.clone(), ty: rel.entry.columns[c].ty })
             .collect();
-        let tag = format!("COPY {}", lines.len());
-        Ok(Output::CopyOut { columns: columns.len(), lines, tag })
+        let picked: Vec<Vec<Value>> =
+            rows.iter().map(|(_, row)| columns.iter().map(|&c| row[c].clone()).collect()).collect();
+        Ok(copy_out(&cols, picked.iter().map(Vec::as_slice), o, self.xact.session_zone()))
     }
 
-    /// Inserts the whole lines buffered in `copy` (and, `at_end`, the last
-    /// unterminated one).
+    /// Inserts the whole rows buffered in `copy` (and, `at_end`, checks
+    /// that nothing is left unfinished).
     pub(crate) async fn copy_lines(&mut self, copy: &mut CopyIn, at_end: bool) -> Result<(), SqlError> {
         loop {
             if copy.ended {
                 copy.pending.clear();
                 return Ok(());
             }
-            let line: Vec<u8> = match copy.pending.iter().position(|&b| b == b'\n') {
-                Some(end) => {
-                    let mut line: Vec<u8> = copy.pending.drain(..=end).collect();
-                    line.pop();
-                    if line.last() == Some(&b'\r') {
-                        line.pop();
+            let fields: Vec<Value> = match copy.options.format {
+                CopyFormat::Binary => match binary::next(&copy.pending, copy.started, &copy.types)? {
+                    binary::Next::More if at_end && !copy.pending.is_empty() => {
+                        return Err(SqlError::new(
+                            SqlState::BAD_COPY_FILE_FORMAT,
+                            "unexpected EOF in COPY data",
+                        ))
                     }
-                    line
+                    binary::Next::More => return Ok(()),
+                    binary::Next::Header(n) => {
+                        copy.pending.drain(..n);
+                        copy.started = true;
+                        continue;
+                    }
+                    binary::Next::End(n) => {
+                        copy.pending.drain(..n);
+                        copy.ended = true;
+                        continue;
+                    }
+                    binary::Next::Row(n, values) => {
+                        copy.pending.drain(..n);
+                        copy.line += 1;
+                        values
+                    }
+                },
+                CopyFormat::Text | CopyFormat::Csv => {
+                    let end = match copy.options.format {
+                        CopyFormat::Csv => csv::record_end(&copy.pending, &copy.options),
+                        _ => copy.pending.iter().position(|&b| b == b'\n'),
+                    };
+                    let line: Vec<u8> = match end {
+                        Some(end) => {
+                            let mut line: Vec<u8> = copy.pending.drain(..=end).collect();
+                            line.pop();
+                            if line.last() == Some(&b'\r') {
+                                line.pop();
+                            }
+                            line
+                        }
+                        None if at_end && !copy.pending.is_empty() => std::mem::take(&mut copy.pending),
+                        None => return Ok(()),
+                    };
+                    copy.line += 1;
+                    if line == b"\\." {
+                        copy.ended = true;
+                        continue;
+                    }
+                    if !copy.started {
+                        // The CSV header line.
+                        copy.started = true;
+                        continue;
+                    }
+                    let text = String::from_utf8(line).map_err(|_| {
+                        SqlError::new(
+                            SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+                            "invalid byte sequence for encoding \"UTF8\"",
+                        )
+                    })?;
+                    let raw = match copy.options.format {
+                        CopyFormat::Csv => csv::parse_record(&text, &copy.options),
+                        _ => text::parse_line(&text, &copy.options),
+                    }
+                    .map_err(|e| copy.context(e))?;
+                    copy.parse(raw)?
                 }
-                None if at_end && !copy.pending.is_empty() => std::mem::take(&mut copy.pending),
-                None => return Ok(()),
             };
-            copy.line += 1;
-            if line == b"\\." {
-                copy.ended = true;
-                continue;
-            }
             let (line_no, rel) = (copy.line, &copy.rel);
-            let text = String::from_utf8(line).map_err(|_| {
-                SqlError::new(
-                    SqlState::CHARACTER_NOT_IN_REPERTOIRE,
-                    "invalid byte sequence for encoding \"UTF8\"",
-                )
-            })?;
-            let fields = crate::copy::parse_line(&text)?;
             let context = |e: SqlError| {
                 let message = format!("{} (COPY {}, line {line_no})", e.message, rel.entry.name);
                 SqlError { message, ..e }
             };
-            if fields.len() > copy.columns.len() {
-                return Err(context(SqlError::new(
-                    SqlState::BAD_COPY_FILE_FORMAT,
-                    "extra data after last expected column",
-                )));
-            }
-            if fields.len() < copy.columns.len() {
-                let missing = &rel.entry.columns[copy.columns[fields.len()]].name;
-                return Err(context(SqlError::new(
-                    SqlState::BAD_COPY_FILE_FORMAT,
-                    format!("missing data for column \"{missing}\""),
-                )));
-            }
             let mut row = vec![Value::Null; rel.entry.columns.len()];
-            for (&c, f) in copy.columns.iter().zip(fields) {
-                if let Some(f) = f {
-                    row[c] = Value::parse(rel.entry.columns[c].ty, &f).map_err(context)?;
-                }
+            for (&c, v) in copy.columns.iter().zip(fields) {
+                row[c] = v;
             }
             if !copy.defaults.is_empty() {
-                let cx = self.ctx(&[]);
-                for (c, e) in &copy.defaults {
-                    row[*c] = e.eval(&cx).map_err(context)?;
+                let defaults = &copy.defaults;
+                let values = self
+                    .evaluate(|ex| {
+                        let cx = ex.ctx(&[]);
+                        defaults
+                            .iter()
+                            .map(|(c, e)| Ok((*c, e.eval(&cx)?)))
+                            .collect::<Result<Vec<_>, SqlError>>()
+                    })
+                    .await
+                    .map_err(context)?;
+                for (c, v) in values {
+                    row[c] = v;
                 }
             }
             self.insert_row(rel, Row::from(row)).await.map_err(context)?;
             copy.rows += 1;
         }
+    }
+}
+
+impl CopyIn {
+    /// The error with the line it is about, as PostgreSQL's COPY context.
+    fn context(&self, e: SqlError) -> SqlError {
+        let message = format!("{} (COPY {}, line {})", e.message, self.rel.entry.name, self.line);
+        SqlError { message, ..e }
+    }
+
+    /// A text or CSV row's fields as the columns' values.
+    fn parse(&self, fields: Vec<Option<String>>) -> Result<Vec<Value>, SqlError> {
+        if fields.len() > self.columns.len() {
+            return Err(self.context(SqlError::new(
+                SqlState::BAD_COPY_FILE_FORMAT,
+                "extra data after last expected column",
+            )));
+        }
+        if fields.len() < self.columns.len() {
+            let missing = &self.rel.entry.columns[self.columns[fields.len()]].name;
+            return Err(self.context(SqlError::new(
+                SqlState::BAD_COPY_FILE_FORMAT,
+                format!("missing data for column \"{missing}\""),
+            )));
+        }
+        fields
+            .into_iter()
+            .zip(&self.types)
+            .map(|(f, ty)| match f {
+                None => Ok(Value::Null),
+                Some(f) => Value::parse_in(*ty, &f, self.zone).map_err(|e| self.context(e)),
+            })
+            .collect()
     }
 }

@@ -24,6 +24,9 @@ use crate::sqlstate::SqlState;
 impl Executor<'_> {
     pub(crate) async fn create_table(&mut self, c: &CreateTable) -> Result<Output, SqlError> {
         let tag = if c.sequence.is_some() { "CREATE SEQUENCE" } else { "CREATE TABLE" };
+        if c.global {
+            self.xact.warning(SqlState::WARNING, "GLOBAL is deprecated in temporary table creation");
+        }
         let Some(table) = self.create_relation(c).await? else {
             return Ok(Output::Command(tag.into()));
         };
@@ -34,6 +37,7 @@ impl Executor<'_> {
                 Some(OwnedBy { table_oid: table.oid, table: table.name.clone(), column: s.column.clone() });
             let sequence = CreateTable {
                 name: s.sequence.clone(),
+                global: false,
                 temp: c.temp,
                 if_not_exists: false,
                 columns: Vec::new(),
@@ -97,6 +101,7 @@ impl Executor<'_> {
                                 columns: i.columns.clone(),
                                 unique: i.unique,
                                 primary: i.primary,
+                                constraint: i.constraint,
                             })
                             .collect();
                         let entry = Arc::new(RelEntry {
@@ -302,6 +307,7 @@ impl Executor<'_> {
             columns: index.columns.clone(),
             unique: index.unique,
             primary: index.primary,
+            constraint: index.constraint,
         };
         new.indexes.push(def.clone());
         let new = Arc::new(new);

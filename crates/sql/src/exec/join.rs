@@ -61,6 +61,31 @@ impl Run<'_, '_> {
         Ok(out)
     }
 
+    /// LATERAL: the right side run again for each left row, with `args`
+    /// over that row as its outer values (an inner or left join).
+    pub(super) fn lateral(&self, j: &JoinNode, args: &[Expr]) -> Result<Vec<Row>, SqlError> {
+        let left = self.rows(&j.left)?.into_rows();
+        let mut out = Vec::new();
+        for l in &left {
+            self.ex.xact.check_cancel()?;
+            let cx = self.ctx(l);
+            let outer = args.iter().map(|a| a.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+            let inner = super::query::Run { ex: self.ex, outer: &outer, stack: self.stack };
+            let mut matched = false;
+            for r in inner.rows(&j.right)?.into_rows() {
+                let row = joined(l, &r);
+                if self.holds(j.cond.as_ref(), &row)? {
+                    matched = true;
+                    out.push(row);
+                }
+            }
+            if !matched && j.kind == JoinKind::Left {
+                out.push(joined(l, &nulls(j.right_width)));
+            }
+        }
+        Ok(out)
+    }
+
     /// Right and full joins: each right row without a partner, with NULLs
     /// on the left.
     fn unmatched_right(&self, j: &JoinNode, right: &[Row], matched: &[bool], out: &mut Vec<Row>) {

@@ -20,8 +20,10 @@ mod join;
 mod modify;
 mod query;
 mod scan;
+mod setop;
 mod subplan;
 mod vacuum;
+mod window;
 
 use std::sync::Arc;
 
@@ -31,7 +33,7 @@ use snapscale_txn::Snapshot;
 pub(crate) use copy::CopyIn;
 
 use crate::error::SqlError;
-use crate::expr::Ctx;
+use crate::expr::{Ctx, Replay};
 use crate::output::Output;
 use crate::plan::physical::{Query, Statement};
 use crate::plan::Utility;
@@ -52,12 +54,62 @@ pub(crate) struct Executor<'x> {
     snapshot: Option<Arc<Snapshot>>,
     /// The subqueries its expressions use, and the last rows each gave.
     subplans: subplan::Subplans<'x>,
+    /// The catalog as the statement's snapshot sees it, read on first use.
+    catalog: std::sync::OnceLock<crate::catalog_views::CatalogState>,
+    /// The rows each recursive WITH item's current round reads
+    /// (`Run::recursive_union`), by work table id.
+    work_tables: std::cell::RefCell<std::collections::HashMap<usize, Vec<crate::catalog::Row>>>,
+    /// The journal of volatile calls, if the statement may stop to wait
+    /// for an advisory lock (EVAL-REPLAY).
+    replay: Option<Replay>,
 }
 
 impl<'x> Executor<'x> {
-    /// An execution in `xact` with `params`; `in_block` inside BEGIN.
-    pub(crate) fn new(xact: &'x mut Xact, params: &'x [Value], in_block: bool) -> Executor<'x> {
-        Executor { xact, params, in_block, snapshot: None, subplans: subplan::Subplans::new(&[]) }
+    /// An execution in `xact` with `params`; `in_block` inside BEGIN;
+    /// `waits` if its expressions may wait for a lock.
+    pub(crate) fn new(xact: &'x mut Xact, params: &'x [Value], in_block: bool, waits: bool) -> Executor<'x> {
+        Executor {
+            xact,
+            params,
+            in_block,
+            snapshot: None,
+            subplans: subplan::Subplans::new(&[]),
+            catalog: std::sync::OnceLock::new(),
+            work_tables: Default::default(),
+            replay: waits.then(Replay::default),
+        }
+    }
+
+    /// Runs a synchronous evaluation `f` to its end (EVAL-REPLAY): when it
+    /// stops for an advisory lock it could not take at once, waits for
+    /// that lock (as any lock wait: queue order, deadlock detection,
+    /// lock_timeout, cancel) and runs it again, its volatile calls so far
+    /// replayed from the journal. Every synchronous evaluation the
+    /// executor starts goes through here; without a journal it is one
+    /// call of `f`.
+    pub(crate) async fn evaluate<T>(
+        &mut self,
+        f: impl Fn(&Executor<'x>) -> Result<T, SqlError>,
+    ) -> Result<T, SqlError> {
+        if self.replay.is_none() {
+            return f(self);
+        }
+        loop {
+            let replay = self.replay.as_ref().expect("checked above");
+            replay.rewind();
+            let result = f(self);
+            let replay = self.replay.as_ref().expect("checked above");
+            match (result, replay.take_pending()) {
+                (result, None) => {
+                    replay.finish()?;
+                    return result;
+                }
+                (_, Some(pending)) => {
+                    self.xact.wait_advisory(pending.tag, pending.mode, pending.xact).await?;
+                    self.replay.as_ref().expect("checked above").granted(pending);
+                }
+            }
+        }
     }
 
     /// Takes the statement's snapshot if it has none yet.
@@ -83,9 +135,18 @@ pub(crate) async fn run(
     subplans: &[Query],
     params: &[Value],
     in_block: bool,
+    waits: bool,
 ) -> Result<Output, SqlError> {
-    let mut exec =
-        Executor { xact, params, in_block, snapshot: None, subplans: subplan::Subplans::new(subplans) };
+    let mut exec = Executor {
+        xact,
+        params,
+        in_block,
+        snapshot: None,
+        subplans: subplan::Subplans::new(subplans),
+        catalog: std::sync::OnceLock::new(),
+        work_tables: Default::default(),
+        replay: waits.then(Replay::default),
+    };
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
     }
@@ -103,6 +164,11 @@ pub(crate) async fn run(
         Statement::Update { scan, sets, returning } => exec.update(scan, sets, returning.as_ref()).await,
         Statement::Delete { scan, returning } => exec.delete(scan, returning.as_ref()).await,
         Statement::Utility(u) => exec.utility(u).await,
+        Statement::CopyQuery { query, options } => {
+            let rows = exec.query(query).await?;
+            let zone = exec.xact.session_zone();
+            Ok(crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options, zone))
+        }
     }
 }
 
@@ -120,6 +186,8 @@ impl Executor<'_> {
             session: self.xact.session_view.as_deref(),
             outer: &[],
             subqueries: Some(self),
+            catalog: Some(self),
+            replay: self.replay.as_ref(),
         }
     }
 
@@ -132,11 +200,15 @@ impl Executor<'_> {
                 Ok(Output::Command((*tag).into()))
             }
             Utility::Truncate(rels) => self.truncate(rels).await,
-            Utility::Vacuum { rels, analyze } => self.vacuum(rels, *analyze),
+            Utility::Skip { notice, tag } => {
+                self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, notice.clone());
+                Ok(Output::Command((*tag).into()))
+            }
+            Utility::Vacuum { rels, analyze, freeze } => self.vacuum(rels, *analyze, *freeze),
             Utility::Analyze => Ok(Output::Command("ANALYZE".into())),
             Utility::Checkpoint => self.checkpoint().await,
             Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),
-            Utility::CopyTo { rel, columns } => self.copy_to(rel, columns),
+            Utility::CopyTo { rel, columns, options } => self.copy_to(rel, columns, options),
             Utility::CopyFrom { .. } => Err(SqlError::new(
                 SqlState::INTERNAL_ERROR,
                 "COPY FROM STDIN runs through the session's COPY sub-protocol",

@@ -6,6 +6,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
+use snapscale_lock::{LockMode, LockTag};
 use snapscale_storage::{Liveness, Outcome, Tid};
 use snapscale_txn::IsolationLevel;
 
@@ -29,6 +30,22 @@ pub(crate) enum Change<'a> {
     Lock(RowLock),
 }
 
+/// The tuple lock a waiter for a row takes, as PostgreSQL maps its row
+/// lock strengths to lock modes: an UPDATE that leaves every unique key as
+/// it was is a no-key update (ExclusiveLock); one that changes a key, a
+/// DELETE and a row lock take AccessExclusiveLock (FOR SHARE too: row
+/// locks are all exclusive here).
+fn tuple_lock_mode(entry: &RelEntry, old: &Row, new: Option<&Row>) -> LockMode {
+    let Some(new) = new else { return LockMode::AccessExclusive };
+    let key_changed =
+        entry.indexes.iter().filter(|i| i.unique).flat_map(|i| &i.columns).any(|&c| old[c] != new[c]);
+    if key_changed {
+        LockMode::AccessExclusive
+    } else {
+        LockMode::Exclusive
+    }
+}
+
 impl Executor<'_> {
     pub(crate) async fn insert(
         &mut self,
@@ -40,12 +57,15 @@ impl Executor<'_> {
     ) -> Result<Output, SqlError> {
         let sources: Vec<Row> = match source {
             Source::Values(rows) => {
-                let cx = self.ctx(&[]);
-                let mut out = Vec::with_capacity(rows.len());
-                for r in rows {
-                    out.push(Row::from(r.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?));
-                }
-                out
+                self.evaluate(|ex| {
+                    let cx = ex.ctx(&[]);
+                    let mut out = Vec::with_capacity(rows.len());
+                    for r in rows {
+                        out.push(Row::from(r.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?));
+                    }
+                    Ok(out)
+                })
+                .await?
             }
             Source::Query(q) => self.query(q).await?,
         };
@@ -57,15 +77,23 @@ impl Executor<'_> {
                 row[t] = v.clone();
             }
             if !defaults.is_empty() {
-                let cx = self.ctx(&[]);
-                for (c, e) in defaults {
-                    row[*c] = e.eval(&cx)?;
+                let filled = self
+                    .evaluate(|ex| {
+                        let cx = ex.ctx(&[]);
+                        defaults
+                            .iter()
+                            .map(|(c, e)| Ok((*c, e.eval(&cx)?)))
+                            .collect::<Result<Vec<_>, SqlError>>()
+                    })
+                    .await?;
+                for (c, v) in filled {
+                    row[c] = v;
                 }
             }
             let row: Row = Arc::from(row);
             self.insert_row(rel, row.clone()).await?;
             if let Some(r) = returning {
-                returned.push(self.project(&r.exprs, &row)?);
+                returned.push(self.evaluate(|ex| ex.project(&r.exprs, &row)).await?);
             }
         }
         let tag = format!("INSERT 0 {n}");
@@ -105,7 +133,8 @@ impl Executor<'_> {
         returning: Option<&Projection>,
         verb: &str,
     ) -> Result<Output, SqlError> {
-        let found = self.scan(scan)?;
+        self.ensure_snapshot()?;
+        let found = self.evaluate(|ex| ex.run(&[]).scan(scan)).await?;
         let mut n = 0u64;
         let mut returned = Vec::new();
         for (tid, row) in found {
@@ -114,7 +143,7 @@ impl Executor<'_> {
             {
                 n += 1;
                 if let Some(r) = returning {
-                    returned.push(self.project(&r.exprs, &row)?);
+                    returned.push(self.evaluate(|ex| ex.project(&r.exprs, &row)).await?);
                 }
             }
         }
@@ -133,20 +162,45 @@ impl Executor<'_> {
         &mut self,
         rel: &Rel,
         filter: Option<&Expr>,
+        tid: Tid,
+        row: Row,
+        change: Change<'_>,
+    ) -> Result<Option<(Tid, Row)>, SqlError> {
+        let mut place_in_line = None;
+        let changed = self.change_row_in_line(rel, filter, tid, row, change, &mut place_in_line).await;
+        if let Some((tag, mode)) = place_in_line {
+            self.xact.unlock_tuple(tag, mode);
+        }
+        changed
+    }
+
+    /// [`Executor::change_row`]; a wait for the row's locker first takes
+    /// the row's tuple lock into `place_in_line` (TUPLE-QUEUE), so that
+    /// the sessions waiting for one row get it in the order they came.
+    async fn change_row_in_line(
+        &mut self,
+        rel: &Rel,
+        filter: Option<&Expr>,
         mut tid: Tid,
         mut row: Row,
         change: Change<'_>,
+        place_in_line: &mut Option<(LockTag, LockMode)>,
     ) -> Result<Option<(Tid, Row)>, SqlError> {
         let table = &rel.heap.table;
         self.xact.prepare_write()?;
         loop {
             let new_row = match change {
                 Change::Update(sets) => {
-                    let cx = self.ctx(&row);
-                    let mut new: Vec<Value> = row.to_vec();
-                    for (c, e) in sets.iter() {
-                        new[*c] = e.eval(&cx)?;
-                    }
+                    let new = self
+                        .evaluate(|ex| {
+                            let cx = ex.ctx(&row);
+                            let mut new: Vec<Value> = row.to_vec();
+                            for (c, e) in sets.iter() {
+                                new[*c] = e.eval(&cx)?;
+                            }
+                            Ok(new)
+                        })
+                        .await?;
                     check_not_null(&rel.entry, &new)?;
                     Some(Row::from(new))
                 }
@@ -198,6 +252,15 @@ impl Executor<'_> {
                         ))
                     }
                     Change::Lock(RowLock::SkipLocked) => return Ok(None),
+                    // First a place in line behind the earlier waiters,
+                    // then (the row looked at again: the one before us may
+                    // have taken it meanwhile) the wait for its locker.
+                    _ if place_in_line.is_none() => {
+                        let tag = LockTag::Tuple { relation: rel.entry.oid, tid };
+                        let mode = tuple_lock_mode(&rel.entry, &row, new_row.as_ref());
+                        self.xact.lock_tuple(tag, mode).await?;
+                        *place_in_line = Some((tag, mode));
+                    }
                     _ => self.xact.wait_for_xid(xid).await?,
                 },
                 Outcome::Updated { .. } | Outcome::Deleted(_) => {
@@ -220,7 +283,7 @@ impl Executor<'_> {
                         return Ok(None);
                     }
                     if let Some(filter) = filter {
-                        if !passes(filter, &self.ctx(&newest))? {
+                        if !self.evaluate(|ex| passes(filter, &ex.ctx(&newest))).await? {
                             return Ok(None);
                         }
                     }

@@ -72,7 +72,7 @@ impl<'x> Executor<'x> {
     pub(crate) async fn query(&mut self, q: &Query) -> Result<Vec<Row>, SqlError> {
         self.ensure_snapshot()?;
         if !q.root.locks_rows() {
-            return Ok(self.run(&[]).rows(&q.root)?.into_rows());
+            return Ok(self.evaluate(|ex| ex.run(&[]).rows(&q.root)).await?.into_rows());
         }
         // Above LockRows only Project and Limit; Limit tells it how many
         // rows its parent takes.
@@ -82,7 +82,7 @@ impl<'x> Executor<'x> {
         let (input, targets, recheck, how) = loop {
             match node {
                 Node::Limit { input, offset, limit } => {
-                    let bounds = self.limit_bounds(offset.as_ref(), limit.as_ref())?;
+                    let bounds = self.evaluate(|ex| ex.limit_bounds(offset.as_ref(), limit.as_ref())).await?;
                     want = want.min(bounds.wanted());
                     above.push((node, bounds));
                     node = input;
@@ -100,12 +100,14 @@ impl<'x> Executor<'x> {
                 }
             }
         };
-        let rows = self.run(&[]).rows(input)?;
+        let rows = self.evaluate(|ex| ex.run(&[]).rows(input)).await?;
         let mut rows = self.lock_rows(rows, targets, recheck.as_ref(), *how, want).await?;
-        let run = self.run(&[]);
         for (node, bounds) in above.into_iter().rev() {
             rows = match node {
-                Node::Project { exprs, .. } => Rows::Computed(run.project(rows, exprs)?),
+                Node::Project { exprs, .. } => {
+                    let input = &rows;
+                    Rows::Computed(self.evaluate(|ex| ex.run(&[]).project(input, exprs)).await?)
+                }
                 _ => bounds.apply(rows),
             };
         }
@@ -179,7 +181,7 @@ impl<'x> Executor<'x> {
                     // still satisfy the join's conditions.
                     if changed {
                         if let Some(cond) = recheck {
-                            if !passes(cond, &self.ctx(&values))? {
+                            if !self.evaluate(|ex| passes(cond, &ex.ctx(&values))).await? {
                                 continue;
                             }
                         }
@@ -202,6 +204,22 @@ impl<'x> Executor<'x> {
 }
 
 impl Run<'_, '_> {
+    /// The first of each run of `rows` with equal `keys` (NULLs equal, as
+    /// DISTINCT compares them).
+    fn unique(&self, rows: Vec<Row>, keys: &[Expr]) -> Result<Vec<Row>, SqlError> {
+        let mut out = Vec::new();
+        let mut last: Option<crate::index::Key> = None;
+        for row in rows {
+            let cx = self.ctx(&row);
+            let key = crate::index::Key(keys.iter().map(|k| k.eval(&cx)).collect::<Result<Vec<_>, _>>()?);
+            if last.as_ref() != Some(&key) {
+                last = Some(key);
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
     /// The context to evaluate an expression over `row`.
     pub(super) fn ctx<'a>(&'a self, row: &'a [Value]) -> Ctx<'a> {
         Ctx { outer: self.outer, ..self.ex.ctx(row) }
@@ -222,11 +240,36 @@ impl Run<'_, '_> {
                 }
             }
             Node::Computed { view, filter } => Rows::Computed(self.computed(*view, filter.as_ref())?),
+            Node::SetOp { op, all, left, right } => {
+                let left = self.rows(left)?.into_rows();
+                let right = self.rows(right)?.into_rows();
+                Rows::Computed(super::setop::combine(*op, *all, left, right))
+            }
+            Node::RecursiveUnion { id, all, base, step } => {
+                Rows::Computed(self.recursive_union(*id, *all, base, step)?)
+            }
+            Node::WorkTable(id) => {
+                Rows::Computed(self.ex.work_tables.borrow().get(id).cloned().unwrap_or_default())
+            }
+            Node::Values(rows) => {
+                let cx = self.ctx(&[]);
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    out.push(Row::from(r.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?));
+                }
+                Rows::Computed(out)
+            }
+            Node::Function { func, args } => {
+                let cx = self.ctx(&[]);
+                let args = args.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+                Rows::Computed(super::setop::function(*func, &args)?)
+            }
             Node::Filter { input, cond } => {
                 let rows = self.rows(input)?;
                 Rows::Computed(self.filter(rows.into_rows(), cond)?)
             }
             Node::NestLoop { join } => Rows::Computed(self.nest_loop(join)?),
+            Node::Lateral { join, args } => Rows::Computed(self.lateral(join, args)?),
             Node::HashJoin { join, left_keys, right_keys } => {
                 Rows::Computed(self.hash_join(join, left_keys, right_keys)?)
             }
@@ -246,18 +289,92 @@ impl Run<'_, '_> {
                 };
                 Rows::Computed(groups?)
             }
+            Node::ProjectSet { input, calls } => {
+                let rows = self.rows(input)?.into_rows();
+                let mut out = Vec::new();
+                for row in rows {
+                    let cx = self.ctx(&row);
+                    let mut sets = Vec::with_capacity(calls.len());
+                    for call in calls {
+                        let args = call.args.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+                        let rows = super::setop::function(call.func, &args)?;
+                        // A call whose rows have several columns gives records.
+                        sets.push(
+                            rows.into_iter()
+                                .map(|r| {
+                                    if r.len() == 1 {
+                                        r[0].clone()
+                                    } else {
+                                        Value::Record(r.to_vec().into())
+                                    }
+                                })
+                                .collect::<Vec<_>>(),
+                        );
+                    }
+                    let n = sets.iter().map(Vec::len).max().unwrap_or(0);
+                    for i in 0..n {
+                        let mut values = row.to_vec();
+                        values.extend(sets.iter().map(|s| s.get(i).cloned().unwrap_or(Value::Null)));
+                        out.push(Row::from(values));
+                    }
+                }
+                Rows::Computed(out)
+            }
+            Node::Window { input, calls } => {
+                let rows = self.rows(input)?.into_rows();
+                Rows::Computed(self.windows(rows, calls)?)
+            }
             Node::Sort { input, keys } => match self.rows(input)? {
                 Rows::Versions(v) => Rows::Versions(self.sort(v, keys, |(_, row)| row)?),
                 Rows::Computed(v) => Rows::Computed(self.sort(v, keys, |row| row)?),
             },
             Node::Project { input, exprs } => {
                 let rows = self.rows(input)?;
-                Rows::Computed(self.project(rows, exprs)?)
+                Rows::Computed(self.project(&rows, exprs)?)
             }
             Node::Limit { input, offset, limit } => {
                 let bounds = self.limit_bounds(offset.as_ref(), limit.as_ref())?;
-                bounds.apply(self.rows(input)?)
+                bounds.apply(self.rows_upto(input, bounds.wanted())?)
             }
+            Node::Unique { input, keys } => Rows::Computed(self.unique(self.rows(input)?.into_rows(), keys)?),
+        })
+    }
+
+    /// At least the first `want` rows of `node` (all of them where the
+    /// operator cannot stop early). Project, Filter and Scan, PostgreSQL's
+    /// operators that a Limit stops as soon as it has enough, stop here
+    /// too: their expressions are not evaluated past the rows the Limit
+    /// takes, which matters when they do something (a volatile function:
+    /// `pg_try_advisory_lock`, `nextval`). Below a Sort or an Aggregate,
+    /// as in PostgreSQL, every row is computed.
+    fn rows_upto(&self, node: &Node, want: usize) -> Result<Rows, SqlError> {
+        if want == usize::MAX {
+            return self.rows(node);
+        }
+        self.stack.check()?;
+        Ok(match node {
+            Node::Scan(scan) if !scan.with_tid => {
+                let found = self.scan_upto(scan, want)?;
+                self.ex.xact.check_cancel()?;
+                Rows::Versions(found)
+            }
+            Node::Filter { input, cond } => {
+                let mut out = Vec::new();
+                for row in self.rows(input)?.into_rows() {
+                    if out.len() >= want {
+                        break;
+                    }
+                    if passes(cond, &self.ctx(&row))? {
+                        out.push(row);
+                    }
+                }
+                Rows::Computed(out)
+            }
+            Node::Project { input, exprs } => {
+                let rows = LimitBounds { offset: 0, limit: want }.apply(self.rows_upto(input, want)?);
+                Rows::Computed(self.project(&rows, exprs)?)
+            }
+            other => self.rows(other)?,
         })
     }
 
@@ -277,7 +394,7 @@ impl Run<'_, '_> {
         }
     }
 
-    fn project(&self, rows: Rows, exprs: &[Expr]) -> Result<Vec<Row>, SqlError> {
+    fn project(&self, rows: &Rows, exprs: &[Expr]) -> Result<Vec<Row>, SqlError> {
         let project = |row: &Row| -> Result<Row, SqlError> {
             let cx = self.ctx(row);
             let mut out = Vec::with_capacity(exprs.len());
@@ -287,7 +404,7 @@ impl Run<'_, '_> {
             Ok(Row::from(out))
         };
         let mut out = Vec::with_capacity(rows.len());
-        match &rows {
+        match rows {
             Rows::Versions(v) => {
                 for (_, row) in v {
                     out.push(project(row)?);
@@ -358,17 +475,36 @@ impl Run<'_, '_> {
             let key = Key(keys.iter().map(|k| k.eval(&cx)).collect::<Result<_, _>>()?);
             let accs = groups.entry(key).or_insert_with(|| aggs.iter().map(|_| Acc::default()).collect());
             for (acc, agg) in accs.iter_mut().zip(aggs) {
+                if let Some(f) = &agg.filter {
+                    if !passes(f, &cx)? {
+                        continue;
+                    }
+                }
                 let v = match &agg.arg {
                     Some(e) => e.eval(&cx)?,
                     None => Value::Bool(true),
                 };
-                acc.add(agg.func, v)?;
+                let delimiter = agg.delimiter.as_ref().map(|d| d.eval(&cx)).transpose()?;
+                if agg.order.is_empty() {
+                    acc.add(agg.func, v, delimiter)?;
+                } else {
+                    let sort_keys =
+                        agg.order.iter().map(|k| k.expr.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+                    acc.defer(sort_keys, v, delimiter);
+                }
             }
         }
         let mut out = Vec::with_capacity(groups.len());
         for (key, accs) in groups {
             let mut values = key.0;
-            for (acc, agg) in accs.into_iter().zip(aggs) {
+            for (mut acc, agg) in accs.into_iter().zip(aggs) {
+                // `agg(x ORDER BY …)`: the group's rows, sorted (stably:
+                // equal keys keep their input order), then fed.
+                let mut deferred = acc.take_deferred();
+                sort_by_keys(&mut deferred, &agg.order, |(keys, _, _)| keys)?;
+                for (_, v, delimiter) in deferred {
+                    acc.add(agg.func, v, delimiter)?;
+                }
                 values.push(acc.finish(agg.func, agg.ty)?);
             }
             let row = Row::from(values);

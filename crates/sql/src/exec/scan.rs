@@ -6,26 +6,25 @@ use std::ops::Bound;
 use snapscale_storage::Tid;
 
 use super::query::Run;
-use super::Executor;
 use crate::catalog::Row;
 use crate::error::SqlError;
 use crate::expr::{passes, Expr};
 use crate::plan::physical::{Access, ScanNode};
 use crate::types::Value;
 
-impl Executor<'_> {
-    /// Rows of `scan` visible to the statement snapshot that pass its
-    /// filter, with their tids.
-    pub(crate) fn scan(&mut self, scan: &ScanNode) -> Result<Vec<(Tid, Row)>, SqlError> {
-        self.ensure_snapshot()?;
-        self.run(&[]).scan(scan)
-    }
-}
-
 impl Run<'_, '_> {
     /// Rows of `scan` visible to the statement snapshot that pass its
     /// filter, with their tids.
     pub(super) fn scan(&self, scan: &ScanNode) -> Result<Vec<(Tid, Row)>, SqlError> {
+        self.scan_upto(scan, usize::MAX)
+    }
+
+    /// The first `want` rows of `scan` that pass its filter: the filter is
+    /// not evaluated past them (a Limit above needs no more, and the
+    /// filter may do something: `WHERE pg_try_advisory_lock(id) LIMIT 1`
+    /// takes one lock, as in PostgreSQL, where the scan stops when the
+    /// Limit does).
+    pub(super) fn scan_upto(&self, scan: &ScanNode, want: usize) -> Result<Vec<(Tid, Row)>, SqlError> {
         let snapshot = self.ex.snapshot()?;
         let table = &scan.rel.heap.table;
         let reader = self.ex.xact.session.reader(snapshot);
@@ -74,17 +73,24 @@ impl Run<'_, '_> {
                 tids.into_iter().filter_map(|t| table.fetch(&reader, t).map(|r| (t, r))).collect()
             }
         };
-        let Some(filter) = &scan.filter else { return Ok(found) };
+        let Some(filter) = &scan.filter else {
+            found.truncate(want);
+            return Ok(found);
+        };
         // Index paths re-check the whole filter: a tid may have been reused
         // for another row (INDEX-VERSIONS). In place; the first error ends
-        // the scan.
+        // the scan, and so does the `want`th row that passes.
         let mut error = None;
+        let mut passed = 0;
         found.retain(|(_, row)| {
-            error.is_none()
+            let keep = passed < want
+                && error.is_none()
                 && passes(filter, &self.ctx(row)).unwrap_or_else(|e| {
                     error = Some(e);
                     false
-                })
+                });
+            passed += usize::from(keep);
+            keep
         });
         match error {
             Some(e) => Err(e),

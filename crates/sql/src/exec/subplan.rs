@@ -11,10 +11,12 @@ use std::sync::{Arc, Mutex};
 use super::query::Run;
 use super::Executor;
 use crate::catalog::Row;
+use crate::catalog_views::CatalogState;
 use crate::catalog_views::View;
 use crate::error::SqlError;
-use crate::expr::{Expr, Subqueries};
+use crate::expr::{passes, Catalog, CatalogFunc, Expr, Subqueries};
 use crate::plan::physical::Query;
+use crate::types::Reg;
 use crate::types::Value;
 
 /// The arguments a subplan last ran with, and its first column then.
@@ -58,7 +60,64 @@ impl Subqueries for Executor<'_> {
 
 impl Run<'_, '_> {
     /// The rows of a computed relation that pass `filter`.
-    pub(super) fn computed(&self, view: View, _filter: Option<&Expr>) -> Result<Vec<Row>, SqlError> {
-        match view {}
+    pub(super) fn computed(&self, view: View, filter: Option<&Expr>) -> Result<Vec<Row>, SqlError> {
+        let rows = crate::catalog_views::rows(view, self.ex.catalog_state()?)?;
+        let Some(filter) = filter else { return Ok(rows) };
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            if passes(filter, &self.ctx(&row))? {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Executor<'_> {
+    /// The catalog as this statement sees it, read once.
+    pub(super) fn catalog_state(&self) -> Result<&CatalogState, SqlError> {
+        if let Some(state) = self.catalog.get() {
+            return Ok(state);
+        }
+        let snapshot = self.snapshot()?;
+        let reader = self.xact.session.reader(snapshot);
+        let me = self.xact.backend_id();
+        let relations = self
+            .xact
+            .db
+            .catalog
+            .table
+            .scan(&reader)
+            .into_iter()
+            .map(|(_, e)| e)
+            .filter(|e| e.temp_owner.is_none_or(|owner| owner == me))
+            .collect();
+        let session = self.xact.session_view.as_deref();
+        let state = CatalogState {
+            relations,
+            backend: me,
+            user: session.map_or_else(|| "postgres".into(), |s| s.user.clone()),
+            database: session.map_or_else(|| "postgres".into(), |s| s.database.clone()),
+            db: Arc::clone(&self.xact.db),
+            settings: session.map(|s| s.settings.clone()).unwrap_or_default(),
+        };
+        Ok(self.catalog.get_or_init(|| state))
+    }
+}
+
+/// The catalog functions and the oid alias types' names see the catalog as
+/// the statement does; without a snapshot (none is needed by the statement)
+/// they see nothing.
+impl Catalog for Executor<'_> {
+    fn oid_of(&self, reg: Reg, name: &str) -> Option<(u32, String)> {
+        self.catalog_state().ok()?.oid_of(reg, name)
+    }
+
+    fn name_of(&self, reg: Reg, oid: u32) -> Option<String> {
+        self.catalog_state().ok()?.name_of(reg, oid)
+    }
+
+    fn call(&self, f: CatalogFunc, args: &[Value]) -> Result<Value, SqlError> {
+        self.catalog_state()?.call(f, args)
     }
 }

@@ -1,5 +1,8 @@
-//! VACUUM: pruning the versions no snapshot can see (PRUNE in the crate
-//! README; the cutoff and the interlocks with readers are storage's).
+//! VACUUM: pruning the versions no snapshot can see and freezing the rest
+//! (PRUNE and FROZEN-XID in the crate README; the cutoff and the
+//! interlocks with readers are storage's).
+
+use std::sync::Arc;
 
 use super::Executor;
 use crate::error::SqlError;
@@ -8,34 +11,24 @@ use crate::plan::Rel;
 use crate::sqlstate::SqlState;
 
 impl Executor<'_> {
-    /// VACUUM [tables]: every relation this backend can see when none is
-    /// named. Not inside a transaction block, as in PostgreSQL.
-    pub(crate) fn vacuum(&mut self, rels: &[Rel], _analyze: bool) -> Result<Output, SqlError> {
+    /// VACUUM [(FREEZE)] [tables]: every relation when none is named, the
+    /// catalog's own table too; FREEZE freezes every version all snapshots
+    /// see. Then the database's frozen xid advances (FROZEN-XID). Not
+    /// inside a transaction block, as in PostgreSQL.
+    pub(crate) fn vacuum(&mut self, rels: &[Rel], _analyze: bool, freeze: bool) -> Result<Output, SqlError> {
         if self.in_block {
             return Err(SqlError::new(
                 SqlState::ACTIVE_SQL_TRANSACTION,
                 "VACUUM cannot run inside a transaction block",
             ));
         }
-        let rels: Vec<Rel> = if rels.is_empty() {
-            let me = self.xact.backend_id();
-            let mut all = Vec::new();
-            for (_, entry) in self.xact.catalog_entries()? {
-                if entry.temp_owner.is_some_and(|o| o != me) {
-                    continue;
-                }
-                if let Some(heap) = self.xact.db.catalog.storage(entry.storage) {
-                    all.push(Rel { entry, heap, catalog_tid: 0 });
-                }
-            }
-            all
-        } else {
-            rels.to_vec()
-        };
-        for rel in &rels {
-            self.xact.check_cancel()?;
-            rel.heap.prune(&mut self.xact.session);
-        }
+        let heaps = (!rels.is_empty()).then(|| rels.iter().map(|r| Arc::clone(&r.heap)).collect());
+        let db = Arc::clone(&self.xact.db);
+        let cancel = Arc::clone(&self.xact.cancel);
+        db.vacuum_relations(&mut self.xact.session, heaps, freeze, || match cancel.take() {
+            true => Err(cancel.error()),
+            false => Ok(()),
+        })?;
         Ok(Output::Command("VACUUM".into()))
     }
 }

@@ -30,11 +30,24 @@ fn snapshot_text(
     Ok(format!("{xmin}:{xmax}:{}", list.join(",")))
 }
 
+/// Calls `f`. A volatile call in a statement that keeps a journal goes
+/// through it, so that a run after a wait replays it (EVAL-REPLAY).
 pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    match cx.replay {
+        Some(replay) if f.is_volatile() => replay.call(f, &args, || live(f, args.clone(), cx)),
+        _ => live(f, args, cx),
+    }
+}
+
+fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
     let lsn = |l: u64| Value::Text(crate::wal_senders::format_lsn(l));
     let progress = cx.db.and_then(|db| db.replay_progress());
     Ok(match f {
         Func::Now => Value::TimestampTz(cx.now),
+        Func::ClockTimestamp => Value::TimestampTz(crate::types::now_micros()),
+        Func::AtTimeZone => super::datetime::at_zone(&args[0], &args[1])?,
+        Func::DateTrunc => super::datetime::date_trunc(&args, cx.zone())?,
+        Func::DatePart => super::datetime::date_part(&args, cx.zone())?,
         Func::InRecovery => Value::Bool(cx.db.is_some_and(|db| db.in_recovery())),
         Func::LastReceiveLsn => progress.map_or(Value::Null, |(received, _, _)| lsn(received)),
         Func::LastReplayLsn => progress.map_or(Value::Null, |(_, applied, _)| lsn(applied)),
@@ -85,7 +98,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
         Func::QuoteLiteral => match &args[0] {
             Value::Null => Value::Null,
             v => {
-                let text = v.to_text().unwrap_or_default();
+                let text = v.to_text_in(cx.zone()).unwrap_or_default();
                 let body = text.replace('\'', "''");
                 // A backslash makes PostgreSQL write an escape string.
                 if body.contains('\\') {
@@ -124,10 +137,60 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
         }
         Func::Substring => substring(&args)?,
         Func::NextVal | Func::CurrVal | Func::SetVal | Func::LastVal => sequence_call(f, &args, cx)?,
+        Func::Advisory(a) => super::advisory::call(a, &args, cx)?,
         Func::Abs => match &args[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
             Value::Float(x) => Value::Float(x.abs()),
             _ => Value::Null,
+        },
+        Func::ArrayCons
+        | Func::ArrayCat
+        | Func::Subscript { .. }
+        | Func::ArrayToString
+        | Func::ArrayUpper
+        | Func::ArrayLower
+        | Func::ArrayLength
+        | Func::Cardinality
+        | Func::Any { .. } => super::array::array_func(f, &args, cx.zone())?,
+        Func::Regex { negated, icase } => match (&args[0], &args[1]) {
+            (Value::Text(s), Value::Text(p)) => {
+                Value::Bool(super::array::regex_match(s, p, icase)? != negated)
+            }
+            _ => Value::Null,
+        },
+        Func::IsBool { want, negated } => {
+            let is = match (&args[0], want) {
+                (Value::Null, None) => true,
+                (Value::Bool(b), Some(w)) => *b == w,
+                _ => false,
+            };
+            Value::Bool(is != negated)
+        }
+        Func::IsDistinct { negated, bpchar } => {
+            let distinct = match (&args[0], &args[1]) {
+                (Value::Null, Value::Null) => false,
+                (Value::Null, _) | (_, Value::Null) => true,
+                (a, b) => compare(a, b, bpchar)?.is_ne(),
+            };
+            Value::Bool(distinct != negated)
+        }
+        Func::TypeOf => args[1].clone(),
+        Func::Field(i) => match &args[0] {
+            Value::Record(fields) => fields.get(i).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
+        },
+        Func::QuoteIdent => match &args[0] {
+            Value::Text(s) => Value::Text(crate::types::quote_ident(s)),
+            _ => Value::Null,
+        },
+        Func::Catalog(c) => match cx.catalog {
+            Some(catalog) => catalog.call(c, &args)?,
+            None => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "catalog functions are not available here",
+                ))
+            }
         },
         Func::Lower | Func::Upper | Func::Length => match &args[0] {
             Value::Null => Value::Null,

@@ -20,13 +20,25 @@ use std::sync::Arc;
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::{int_arith, IntOp, Interval, SqlType, Value};
+use cast::describe;
+pub use cast::{cast, cast_in};
+use operators::{arith, concat, like};
 
+use crate::types::{int_arith, IntOp, Reg, SqlType, Value, Zone};
+
+mod advisory;
+mod array;
+mod cast;
+mod datetime;
 mod func;
+mod operators;
+mod replay;
 mod subquery;
 mod walk;
 
+pub use advisory::{Advisory, AdvisoryOp};
 use func::func;
+pub use replay::{Pending, Replay};
 pub use walk::Rewrite;
 
 /// Arithmetic operators.
@@ -78,6 +90,14 @@ impl Cmp {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Func {
     Now,
+    /// `clock_timestamp()`: the time now, not the transaction's.
+    ClockTimestamp,
+    /// `timezone(zone, value)`, `value AT TIME ZONE zone`.
+    AtTimeZone,
+    /// `date_trunc(unit, value [, zone])`.
+    DateTrunc,
+    /// `date_part(unit, value)`, `EXTRACT(unit FROM value)`.
+    DatePart,
     /// `pg_is_in_recovery()`.
     InRecovery,
     /// `pg_last_wal_receive_lsn()`: NULL on a primary.
@@ -135,6 +155,95 @@ pub enum Func {
     SetVal,
     /// `lastval()`.
     LastVal,
+    /// `ARRAY[a, b, …]`.
+    ArrayCons,
+    /// `array || array`, `array || element`, `element || array`.
+    ArrayCat,
+    /// `array[i]`: from 1 for arrays, from 0 for the catalogs' vectors.
+    Subscript {
+        from: i64,
+    },
+    /// `array_to_string(array, delimiter [, null_string])`.
+    ArrayToString,
+    /// `array_upper(array, dim)`, `array_lower`, `array_length`, and
+    /// `cardinality(array)`.
+    ArrayUpper,
+    ArrayLower,
+    ArrayLength,
+    Cardinality,
+    /// `x op ANY (array)` / `x op ALL (array)`: arguments x and the array;
+    /// `bpchar` as in [`Expr::Compare`].
+    Any {
+        op: Cmp,
+        all: bool,
+        bpchar: bool,
+    },
+    /// POSIX regular expression match (`~`, `~*`, `!~`, `!~*`).
+    Regex {
+        negated: bool,
+        icase: bool,
+    },
+    /// `quote_ident(text)`.
+    QuoteIdent,
+    /// `(record).field`: the record's field number `0`.
+    Field(usize),
+    /// `pg_typeof(x)`: arguments x (evaluated for what it does) and its
+    /// type's name, which is the result.
+    TypeOf,
+    /// `x IS [NOT] TRUE` (`Some(true)`), `IS [NOT] FALSE`, `IS [NOT]
+    /// UNKNOWN` (`None`): never NULL.
+    IsBool {
+        want: Option<bool>,
+        negated: bool,
+    },
+    /// `a IS [NOT] DISTINCT FROM b`: `=` with NULL a value like any other.
+    IsDistinct {
+        negated: bool,
+        bpchar: bool,
+    },
+    /// A function that reads the catalog (`format_type`, `pg_get_indexdef`,
+    /// …): evaluated through [`Ctx::catalog`].
+    Catalog(CatalogFunc),
+    /// `pg_advisory_lock` and its family; the key is one bigint argument
+    /// or two integers.
+    Advisory(Advisory),
+}
+
+/// The functions over the catalog that [`Catalog::call`] evaluates.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CatalogFunc {
+    FormatType,
+    GetExpr,
+    GetIndexDef,
+    GetConstraintDef,
+    GetUserById,
+    TableIsVisible,
+    TypeIsVisible,
+    /// Visibility of the kinds of object this server has none of
+    /// (functions, operators, conversions, …): never.
+    FunctionIsVisible,
+    CollationIsVisible,
+    EncodingToChar,
+    GetFunctionResult,
+    GetFunctionArguments,
+    RelationIsPublishable,
+    StatisticsObjDefColumns,
+    ObjDescription,
+    ColDescription,
+    ShobjDescription,
+    GetSerialSequence,
+    HasPrivilege,
+    RelationSize,
+    SizePretty,
+    ToReg(Reg),
+    CurrentSchemas,
+    MyTempSchema,
+    IsOtherTempSchema,
+    GetViewDef,
+    TablespaceLocation,
+    PostmasterStartTime,
+    /// `age(xid)`: xids assigned since (PostgreSQL's, over 64-bit xids).
+    XidAge,
 }
 
 /// Aggregate functions.
@@ -146,6 +255,31 @@ pub enum AggFunc {
     Min,
     Max,
     Avg,
+    /// `string_agg(text, delimiter)`.
+    StringAgg,
+    /// `array_agg(x)`: NULLs kept.
+    ArrayAgg,
+    /// `bool_and` / `every`, `bool_or`.
+    BoolAnd,
+    BoolOr,
+}
+
+/// Window functions (aggregates are window functions too, over a window).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum WinFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    /// `lag(x [, offset [, default]])`, `lead(…)`.
+    Lag,
+    Lead,
+    /// `first_value(x)`, `last_value(x)` (the frame's last row: the current
+    /// row's last peer).
+    FirstValue,
+    LastValue,
+    /// An aggregate over the window frame: the partition up to the current
+    /// row's last peer with ORDER BY, the whole partition without.
+    Agg(AggFunc),
 }
 
 /// A bound expression.
@@ -178,6 +312,12 @@ pub enum Expr {
     Agg(usize),
     /// Value of a group key, as the binder writes it (likewise a column).
     GroupKey(usize),
+    /// Result of a window function call, as the binder writes it (the
+    /// planner makes it a column of the Window operator's rows).
+    Window(usize),
+    /// Value of a set-returning call of the select list, as the binder
+    /// writes it (likewise a column, of the ProjectSet operator's rows).
+    SetFunc(usize),
     /// The k-th argument of the subquery this expression belongs to: a
     /// value of the enclosing query's row, passed in (PostgreSQL's
     /// PARAM_EXEC parameter).
@@ -212,6 +352,8 @@ pub enum SubKind {
     Any { lhs: Expr, op: Cmp, bpchar: bool },
     /// `lhs op ALL (…)` (`NOT IN` is `<> ALL`).
     All { lhs: Expr, op: Cmp, bpchar: bool },
+    /// `ARRAY(…)`: the rows' values as an array.
+    Array,
 }
 
 /// The rows of subplans, as the executor computes them for the evaluator.
@@ -262,6 +404,19 @@ pub struct Ctx<'a> {
     /// Where subquery expressions get their rows; `None` where no
     /// statement runs (tests, defaults evaluated outside a query).
     pub subqueries: Option<&'a dyn Subqueries>,
+    /// The catalog as the statement sees it: names for the oid alias types
+    /// and the catalog functions; `None` outside a statement.
+    pub catalog: Option<&'a dyn Catalog>,
+    /// The journal of volatile calls, for a statement that may stop to
+    /// wait for an advisory lock ([`Replay`]); `None` otherwise.
+    pub replay: Option<&'a Replay>,
+}
+
+impl Ctx<'_> {
+    /// The session's TimeZone (UTC where no session runs).
+    pub fn zone(&self) -> Zone {
+        self.session.map_or(Zone::UTC, |s| s.zone)
+    }
 }
 
 /// What the session functions read: the session's user and database, its
@@ -270,11 +425,18 @@ pub struct SessionView {
     pub user: String,
     pub database: String,
     pub pid: i32,
+    /// TimeZone: where timestamptz text is read and shown.
+    pub zone: crate::types::Zone,
     /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
     pub show: ShowSetting,
+    /// Every setting, its value and its context (pg_settings).
+    pub settings: Vec<(&'static str, String, &'static str)>,
     /// currval / lastval, and the sequence WAL a commit must wait for:
     /// kept across the views a session makes.
     pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
+    /// The session's advisory locks; `None` where no lock manager is
+    /// attached.
+    pub advisory: Option<Arc<crate::advisory::SessionLocks>>,
 }
 
 /// A session's SHOW, as the evaluator calls it.
@@ -318,7 +480,7 @@ impl Expr {
             Expr::Param(i) => Ok(cx.params[*i].clone()),
             Expr::Outer(i) => Ok(cx.outer[*i].clone()),
             // The planner rewrites both into columns of the Aggregate's rows.
-            Expr::Agg(_) | Expr::GroupKey(_) => {
+            Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) | Expr::SetFunc(_) => {
                 Err(SqlError::new(SqlState::INTERNAL_ERROR, "a group reference outside a grouped query"))
             }
             inner => match cx.stack.check() {
@@ -340,7 +502,9 @@ impl Expr {
             | Expr::Param(_)
             | Expr::Outer(_)
             | Expr::Agg(_)
-            | Expr::GroupKey(_) => unreachable!("leaves are evaluated by Expr::eval"),
+            | Expr::GroupKey(_)
+            | Expr::Window(_)
+            | Expr::SetFunc(_) => unreachable!("leaves are evaluated by Expr::eval"),
             Expr::Chain(first, steps) => eval_chain(first, steps, cx),
             Expr::Neg(a, ty) => eval_neg(a, *ty, cx),
             Expr::Compare(a, op, b, bpchar) => eval_compare(a, *op, b, *bpchar, cx),
@@ -360,13 +524,13 @@ impl Expr {
     /// parameter function): usable as an index probe.
     pub fn is_row_free(&self) -> bool {
         match self {
-            Expr::Column(_) | Expr::Agg(_) | Expr::GroupKey(_) => false,
+            Expr::Column(_) | Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) | Expr::SetFunc(_) => false,
             Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
             Expr::SubLink(link) => {
                 link.args.iter().all(Expr::is_row_free)
                     && match &link.kind {
                         SubKind::Any { lhs, .. } | SubKind::All { lhs, .. } => lhs.is_row_free(),
-                        SubKind::Exists | SubKind::Scalar => true,
+                        SubKind::Exists | SubKind::Scalar | SubKind::Array => true,
                     }
             }
             Expr::Chain(first, steps) => {
@@ -414,9 +578,9 @@ fn eval_chain(first: &Expr, steps: &[Step], cx: &Ctx<'_>) -> Result<Value, SqlEr
     let mut value = first.eval(cx)?;
     for step in steps {
         value = match step {
-            Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty)?,
-            Step::Concat(e) => concat(value, e.eval(cx)?),
-            Step::Cast(ty, explicit) => cast(value, *ty, *explicit)?,
+            Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty, cx.zone())?,
+            Step::Concat(e) => concat(value, e.eval(cx)?, cx.zone()),
+            Step::Cast(ty, explicit) => cast_in(value, *ty, *explicit, cx)?,
         };
     }
     Ok(value)
@@ -449,7 +613,7 @@ fn eval_is_null(a: &Expr, negated: bool, cx: &Ctx<'_>) -> Result<Value, SqlError
 
 #[inline(never)]
 fn eval_cast(a: &Expr, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-    cast(a.eval(cx)?, ty, explicit)
+    cast_in(a.eval(cx)?, ty, explicit, cx)
 }
 
 #[inline(never)]
@@ -529,238 +693,21 @@ fn eval_func(f: Func, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, SqlError> {
     func(f, vals, cx)
 }
 
-fn concat(a: Value, b: Value) -> Value {
-    match (a, b) {
-        (Value::Null, _) | (_, Value::Null) => Value::Null,
-        (a, b) => {
-            Value::Text(format!("{}{}", a.to_text().unwrap_or_default(), b.to_text().unwrap_or_default()))
-        }
-    }
+/// The catalog as the running statement sees it: names of catalog objects
+/// (what the oid alias types read and print) and the catalog functions.
+pub trait Catalog {
+    /// The object of kind `reg` that `name` names (as written, possibly
+    /// schema-qualified or quoted), with its oid and its name as it prints.
+    fn oid_of(&self, reg: Reg, name: &str) -> Option<(u32, String)>;
+    /// The name of object `oid` of kind `reg`, as it prints.
+    fn name_of(&self, reg: Reg, oid: u32) -> Option<String>;
+    /// Evaluates a catalog function.
+    fn call(&self, f: CatalogFunc, args: &[Value]) -> Result<Value, SqlError>;
 }
 
 /// Evaluates a WHERE clause: only TRUE passes.
 pub fn passes(e: &Expr, cx: &Ctx<'_>) -> Result<bool, SqlError> {
     Ok(matches!(e.eval(cx)?, Value::Bool(true)))
-}
-
-fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType) -> Result<Value, SqlError> {
-    Ok(match (a, b) {
-        (Value::Null, _) | (_, Value::Null) => Value::Null,
-        (Value::Int(x), Value::Int(y)) => {
-            let op = match op {
-                Arith::Add => IntOp::Add,
-                Arith::Sub => IntOp::Sub,
-                Arith::Mul => IntOp::Mul,
-                Arith::Div => IntOp::Div,
-                Arith::Rem => IntOp::Rem,
-            };
-            Value::Int(int_arith(ty, op, *x, *y)?)
-        }
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
-            let x = as_f64(a);
-            let y = as_f64(b);
-            if matches!(op, Arith::Div | Arith::Rem) && y == 0.0 {
-                return Err(SqlError::division_by_zero());
-            }
-            let r = match op {
-                Arith::Add => x + y,
-                Arith::Sub => x - y,
-                Arith::Mul => x * y,
-                Arith::Div => x / y,
-                Arith::Rem => x % y,
-            };
-            if r.is_infinite() && x.is_finite() && y.is_finite() {
-                return Err(SqlError::new(
-                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
-                    "value out of range: overflow",
-                ));
-            }
-            Value::Float(r)
-        }
-        (Value::Timestamp(t), Value::Int(_)) | (Value::Int(_), Value::Timestamp(t)) if op == Arith::Add => {
-            let _ = t;
-            return Err(SqlError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                "operator does not exist: timestamp + integer",
-            ));
-        }
-        (Value::Date(d), Value::Int(n)) if matches!(op, Arith::Add | Arith::Sub) => {
-            let n = if op == Arith::Add { *n } else { -*n };
-            let days = i64::from(*d) + n;
-            Value::Date(
-                i32::try_from(days)
-                    .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
-            )
-        }
-        (Value::Date(x), Value::Date(y)) if op == Arith::Sub => Value::Int(i64::from(*x) - i64::from(*y)),
-        (Value::Timestamp(x), Value::Timestamp(y)) | (Value::TimestampTz(x), Value::TimestampTz(y))
-            if op == Arith::Sub =>
-        {
-            Value::Interval(Interval::between(*x, *y)?)
-        }
-        (Value::Timestamp(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
-            Value::Timestamp(i.shift(*t, op == Arith::Sub)?)
-        }
-        (Value::TimestampTz(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
-            Value::TimestampTz(i.shift(*t, op == Arith::Sub)?)
-        }
-        (Value::Interval(i), Value::Timestamp(t)) if op == Arith::Add => {
-            Value::Timestamp(i.shift(*t, false)?)
-        }
-        (Value::Interval(i), Value::TimestampTz(t)) if op == Arith::Add => {
-            Value::TimestampTz(i.shift(*t, false)?)
-        }
-        (Value::Interval(x), Value::Interval(y)) if matches!(op, Arith::Add | Arith::Sub) => {
-            Value::Interval(x.add(*y, op == Arith::Sub)?)
-        }
-        _ => {
-            return Err(SqlError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                "operator does not exist for these operand types",
-            ))
-        }
-    })
-}
-
-fn as_f64(v: &Value) -> f64 {
-    match v {
-        Value::Int(i) => *i as f64,
-        Value::Float(f) => *f,
-        _ => f64::NAN,
-    }
-}
-
-/// One element of a LIKE pattern.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum LikeToken {
-    /// `%`: any run of characters.
-    Any,
-    /// `_`: one character.
-    One,
-    Char(char),
-}
-
-/// SQL LIKE: `%` any run, `_` one character, `\` escapes the next one.
-///
-/// Greedy matching that backtracks only to the last `%` (O(len × pattern)
-/// at worst): a pattern like `%a%a%a…b` cannot make it exponential.
-fn like(s: &str, pattern: &str) -> Result<bool, SqlError> {
-    let mut p = Vec::with_capacity(pattern.len());
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        p.push(match c {
-            '%' => LikeToken::Any,
-            '_' => LikeToken::One,
-            '\\' => LikeToken::Char(chars.next().ok_or_else(|| {
-                SqlError::new(
-                    SqlState::INVALID_ESCAPE_SEQUENCE,
-                    "LIKE pattern must not end with escape character",
-                )
-            })?),
-            c => LikeToken::Char(c),
-        });
-    }
-    let s: Vec<char> = s.chars().collect();
-    let (mut si, mut pi) = (0, 0);
-    // After a `%`: the pattern position after it, and the string position
-    // it has absorbed up to.
-    let mut resume: Option<(usize, usize)> = None;
-    while si < s.len() {
-        match p.get(pi) {
-            Some(LikeToken::Any) => {
-                resume = Some((pi + 1, si));
-                pi += 1;
-                continue;
-            }
-            Some(LikeToken::One) => {
-                si += 1;
-                pi += 1;
-                continue;
-            }
-            Some(LikeToken::Char(c)) if *c == s[si] => {
-                si += 1;
-                pi += 1;
-                continue;
-            }
-            _ => {}
-        }
-        // Mismatch: let the last `%` absorb one more character.
-        let Some((after, absorbed)) = resume else { return Ok(false) };
-        resume = Some((after, absorbed + 1));
-        pi = after;
-        si = absorbed + 1;
-    }
-    Ok(p[pi..].iter().all(|t| *t == LikeToken::Any))
-}
-
-/// Converts `v` to `ty`. Assignment (`explicit = false`) refuses a too
-/// long string (22001); an explicit cast truncates it, as PostgreSQL does.
-pub fn cast(v: Value, ty: SqlType, explicit: bool) -> Result<Value, SqlError> {
-    let type_error = |v: &Value| {
-        SqlError::new(
-            SqlState::DATATYPE_MISMATCH,
-            format!("cannot convert {} to type {}", describe(v), ty.name()),
-        )
-    };
-    Ok(match (v, ty) {
-        (Value::Null, _) => Value::Null,
-        (Value::Int(i), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
-            Value::Int(int_arith(ty, IntOp::Add, i, 0)?)
-        }
-        (Value::Int(i), SqlType::Float8) => Value::Float(i as f64),
-        (Value::Float(f), SqlType::Float8) => Value::Float(f),
-        (Value::Float(f), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
-            let r = f.round_ties_even();
-            if !r.is_finite() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
-                return Err(SqlError::out_of_range(ty.name()));
-            }
-            Value::Int(int_arith(ty, IntOp::Add, r as i64, 0)?)
-        }
-        (Value::Bool(b), SqlType::Bool) => Value::Bool(b),
-        (Value::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) if explicit => {
-            let cut: String = s.chars().take(n as usize).collect();
-            Value::parse(ty, &cut)?
-        }
-        (Value::Text(s), _) => Value::parse(ty, &s)?,
-        // The session's zone is UTC: local time and the instant coincide.
-        (
-            v @ (Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_)),
-            SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz,
-        ) => {
-            let micros = match v {
-                Value::Date(d) => i64::from(d) * 86_400_000_000,
-                Value::Timestamp(t) | Value::TimestampTz(t) => t,
-                _ => unreachable!("matched above"),
-            };
-            match ty {
-                SqlType::Date => Value::Date(
-                    i32::try_from(micros.div_euclid(86_400_000_000))
-                        .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
-                ),
-                SqlType::Timestamp => Value::Timestamp(micros),
-                _ => Value::TimestampTz(micros),
-            }
-        }
-        (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
-            let text = v.to_text().unwrap_or_default();
-            Value::parse(ty, &text)?
-        }
-        (v, _) => return Err(type_error(&v)),
-    })
-}
-
-fn describe(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Int(_) => "integer",
-        Value::Float(_) => "double precision",
-        Value::Text(_) => "text",
-        Value::Date(_) => "date",
-        Value::Timestamp(_) => "timestamp",
-        Value::TimestampTz(_) => "timestamp with time zone",
-        Value::Interval(_) => "interval",
-    }
 }
 
 #[cfg(test)]
@@ -778,6 +725,8 @@ mod tests {
             session: None,
             outer: &[],
             subqueries: None,
+            catalog: None,
+            replay: None,
         }
     }
 

@@ -25,6 +25,7 @@ pub(super) fn eval(link: &SubLink, cx: &Ctx<'_>) -> Result<Value, SqlError> {
                 )),
             }
         }
+        SubKind::Array => Ok(Value::Array(subqueries.rows(link.plan, &args)?.to_vec().into())),
         SubKind::Any { lhs, op, bpchar } => quantified(lhs, *op, *bpchar, true, link, &args, cx),
         SubKind::All { lhs, op, bpchar } => quantified(lhs, *op, *bpchar, false, link, &args, cx),
     }

@@ -37,7 +37,9 @@ impl Expr {
             | Expr::Param(_)
             | Expr::Outer(_)
             | Expr::Agg(_)
-            | Expr::GroupKey(_)) => leaf,
+            | Expr::GroupKey(_)
+            | Expr::Window(_)
+            | Expr::SetFunc(_)) => leaf,
             Expr::Chain(first, steps) => {
                 let first = one(first)?;
                 let mut out = Vec::with_capacity(steps.len());
@@ -96,7 +98,9 @@ impl Expr {
             | Expr::Param(_)
             | Expr::Outer(_)
             | Expr::Agg(_)
-            | Expr::GroupKey(_) => {}
+            | Expr::GroupKey(_)
+            | Expr::Window(_)
+            | Expr::SetFunc(_) => {}
             Expr::Chain(first, steps) => {
                 first.visit(stack, f)?;
                 for s in steps {

@@ -21,10 +21,11 @@ use std::sync::Arc;
 
 use super::physical::{JoinNode, Node, ScanNode};
 use super::planner::{scan_node, Planner};
-use super::{From, Join, JoinKind, Rel, Scan};
+use super::{From, Join, JoinKind, Rel, Scan, SetOp};
 use crate::error::SqlError;
 use crate::expr::{Cmp, Expr};
 use crate::index::Index;
+use crate::sqlstate::SqlState;
 
 /// The layout of a FROM row whose locked tables carry their tids (for a
 /// join under FOR UPDATE): a column after each such table's row, so that
@@ -73,6 +74,14 @@ pub(super) fn inner_join_conditions(from: &From, out: &mut Vec<Expr>) {
     }
 }
 
+/// `node` with a Filter of `cond` on it, if there is one.
+fn filtered(node: Node, cond: Option<Expr>) -> Node {
+    match cond {
+        None => node,
+        Some(cond) => Node::Filter { input: Box::new(node), cond },
+    }
+}
+
 /// Which side of a join a condition reads.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
@@ -97,6 +106,13 @@ impl Planner {
                     on: on.map(|e| e.remap_columns(&self.stack, &|i| layout.map(i))).transpose()?,
                 }))
             }
+            From::Lateral { item, args } => From::Lateral {
+                item,
+                args: args
+                    .into_iter()
+                    .map(|e| e.remap_columns(&self.stack, &|i| layout.map(i)))
+                    .collect::<Result<_, _>>()?,
+            },
             other => other,
         })
     }
@@ -139,14 +155,37 @@ impl Planner {
                 Node::Scan(scan)
             }
             From::Computed(view) => Node::Computed { view, filter: local(conds)? },
-            From::Derived(select) => {
-                let node = self.query(*select)?.root;
-                match local(conds)? {
-                    None => node,
-                    Some(cond) => Node::Filter { input: Box::new(node), cond },
-                }
-            }
+            From::Derived(select) => filtered(self.query(*select)?.root, local(conds)?),
             From::Join(j) => self.join(*j, offset, conds, tids)?,
+            From::SetOp(s) => {
+                let SetOp { op, all, left, right, .. } = *s;
+                let node = Node::SetOp {
+                    op,
+                    all,
+                    left: Box::new(self.query(left)?.root),
+                    right: Box::new(self.query(right)?.root),
+                };
+                filtered(node, local(conds)?)
+            }
+            From::Values { rows, .. } => filtered(Node::Values(rows), local(conds)?),
+            From::Function { func, args } => filtered(Node::Function { func, args }, local(conds)?),
+            From::Recursive(r) => {
+                let super::Recursive { id, all, base, step, .. } = *r;
+                let node = Node::RecursiveUnion {
+                    id,
+                    all,
+                    base: Box::new(self.query(base)?.root),
+                    step: Box::new(self.query(step)?.root),
+                };
+                filtered(node, local(conds)?)
+            }
+            From::WorkTable { id, .. } => filtered(Node::WorkTable(id), local(conds)?),
+            From::Lateral { .. } => {
+                return Err(SqlError::new(
+                    SqlState::INTERNAL_ERROR,
+                    "a LATERAL item is planned only as the right side of a join",
+                ))
+            }
         })
     }
 
@@ -187,12 +226,34 @@ impl Planner {
             }
         }
         let left_node = self.plan_from(left, offset, to_left, tids)?;
+        let (right, lateral_args) = match right {
+            From::Lateral { item, args } => (*item, Some(args)),
+            other => (other, None),
+        };
         let right_node = self.plan_from(right, split, to_right, tids)?;
         let at_join = at_join
             .into_iter()
             .map(|c| c.remap_columns(&self.stack, &|i| i - offset))
             .collect::<Result<Vec<_>, _>>()?;
-        let node = self.join_method(left_node, right_node, kind, at_join, left_width, right_width)?;
+        let node = match lateral_args {
+            // Run again for each left row, with that row's values as its
+            // outer values: a nested loop whatever the conditions.
+            Some(args) => Node::Lateral {
+                join: JoinNode {
+                    left: Box::new(left_node),
+                    right: Box::new(right_node),
+                    kind,
+                    cond: Expr::conjunction(at_join),
+                    left_width,
+                    right_width,
+                },
+                args: args
+                    .into_iter()
+                    .map(|a| a.remap_columns(&self.stack, &|i| i - offset))
+                    .collect::<Result<Vec<_>, _>>()?,
+            },
+            None => self.join_method(left_node, right_node, kind, at_join, left_width, right_width)?,
+        };
         if above.is_empty() {
             return Ok(node);
         }

@@ -14,6 +14,7 @@ use snapscale_lock::LockMode;
 use snapscale_storage::Tid;
 
 use crate::catalog::{ColumnDef, Heap, RelEntry};
+use crate::copy::CopyOptions;
 use crate::expr::{AggFunc, Expr};
 use crate::sequence::SequenceDef;
 use crate::types::SqlType;
@@ -61,7 +62,7 @@ pub struct Scan {
 }
 
 /// One ORDER BY key, evaluated over the rows being sorted.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SortKey {
     pub expr: Expr,
     pub desc: bool,
@@ -73,6 +74,24 @@ pub struct SortKey {
 pub struct Aggregate {
     pub func: AggFunc,
     pub arg: Option<Expr>,
+    /// string_agg's delimiter (evaluated per row, as PostgreSQL does).
+    pub delimiter: Option<Expr>,
+    /// `agg(x ORDER BY …)`: the order the group's rows are fed in.
+    pub order: Vec<SortKey>,
+    /// `agg(x) FILTER (WHERE …)`: only the rows it holds for are fed.
+    pub filter: Option<Expr>,
+    pub ty: SqlType,
+}
+
+/// One window function call: over the rows of its partition, in its order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowCall {
+    pub func: crate::expr::WinFunc,
+    pub arg: Option<Expr>,
+    /// lag and lead: the offset and the default.
+    pub more: Vec<Expr>,
+    pub partition: Vec<Expr>,
+    pub order: Vec<SortKey>,
     pub ty: SqlType,
 }
 
@@ -106,12 +125,82 @@ pub enum From {
     Table(Rel),
     /// A relation computed when it is read (the `pg_catalog` views).
     Computed(crate::catalog_views::View),
-    /// A subquery in FROM, with the subplan it refers to outer rows through
-    /// (a LATERAL subquery is not supported, so it never does).
+    /// A subquery in FROM (one that reads the items to its left is wrapped
+    /// in [`From::Lateral`]).
     Derived(Box<Select>),
     /// Two items joined; `on` reads the row of both side by side, columns
     /// numbered as in the whole FROM clause.
     Join(Box<Join>),
+    /// UNION / INTERSECT / EXCEPT of two queries.
+    SetOp(Box<SetOp>),
+    /// `VALUES (…), (…)`: rows of expressions, of the columns' types.
+    Values { rows: Vec<Vec<Expr>>, columns: Vec<Column> },
+    /// A set-returning function's rows (one column).
+    Function { func: Srf, args: Vec<Expr> },
+    /// A recursive WITH item: its non-recursive term's rows, then its
+    /// recursive term's over and over, each round reading the rows the
+    /// round before it added (the work table `id`), until a round adds
+    /// none.
+    Recursive(Box<Recursive>),
+    /// The rows the current round of recursive WITH item `id` reads.
+    WorkTable { id: usize, columns: Vec<Column> },
+    /// A LATERAL item (a subquery or a function) that reads the items to
+    /// its left: `args`, over the FROM row, are its outer values
+    /// (`Expr::Outer`), and it is run again for each row on its left. It
+    /// is only ever the right side of an inner or left join.
+    Lateral { item: Box<From>, args: Vec<Expr> },
+}
+
+/// See [`From::Recursive`].
+#[derive(Debug)]
+pub struct Recursive {
+    pub id: usize,
+    /// UNION ALL keeps every row; UNION drops a row seen before (in any
+    /// round), which is also what ends a cycle.
+    pub all: bool,
+    pub base: Select,
+    pub step: Select,
+    pub columns: Vec<Column>,
+}
+
+/// A set operation: its queries' outputs have the columns' types.
+#[derive(Debug)]
+pub struct SetOp {
+    pub op: SetOpKind,
+    /// ALL keeps duplicates (counted, for INTERSECT and EXCEPT).
+    pub all: bool,
+    pub left: Select,
+    pub right: Select,
+    pub columns: Vec<Column>,
+}
+
+/// Which set operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOpKind {
+    Union,
+    Intersect,
+    Except,
+}
+
+/// A set-returning function in FROM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Srf {
+    /// `generate_series(start, stop [, step])` over integers.
+    GenerateSeries,
+    /// `unnest(array)`.
+    Unnest,
+    /// `information_schema._pg_expandarray(array)`: (element, position).
+    ExpandArray,
+}
+
+/// A set-returning function called in a select list: each input row
+/// becomes as many rows as the longest call returns (PostgreSQL's
+/// ProjectSet); expressions refer to its values as `Expr::SetFunc(i)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SrfCall {
+    pub func: Srf,
+    pub args: Vec<Expr>,
+    pub ty: SqlType,
 }
 
 /// A join of two FROM items.
@@ -146,6 +235,12 @@ impl From {
             From::Computed(view) => view.columns().len(),
             From::Derived(select) => select.outputs.len(),
             From::Join(j) => j.left.width() + j.right.width(),
+            From::SetOp(s) => s.columns.len(),
+            From::Values { columns, .. } => columns.len(),
+            From::Function { .. } => 1,
+            From::Recursive(r) => r.columns.len(),
+            From::WorkTable { columns, .. } => columns.len(),
+            From::Lateral { item, .. } => item.width(),
         }
     }
 }
@@ -167,6 +262,12 @@ pub struct Select {
     /// WHERE, over the FROM row.
     pub filter: Option<Expr>,
     pub grouping: Option<Grouping>,
+    /// Window function calls, computed over the (grouped) rows; above them
+    /// expressions refer to each as `Expr::Window(i)`.
+    pub windows: Vec<WindowCall>,
+    /// Set-returning function calls of the select list, computed after the
+    /// windows.
+    pub srfs: Vec<SrfCall>,
     pub outputs: Vec<Expr>,
     pub columns: Arc<[Column]>,
     pub order: Vec<SortKey>,
@@ -174,6 +275,9 @@ pub struct Select {
     pub offset: Option<Expr>,
     /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
     pub lock: Option<Locking>,
+    /// DISTINCT ON: of the rows in ORDER BY order, the first of each run
+    /// with equal values of these (over the FROM row); empty without it.
+    pub distinct_on: Vec<Expr>,
 }
 
 /// Where inserted rows come from.
@@ -226,12 +330,16 @@ pub struct NewIndex {
     pub columns: Vec<usize>,
     pub unique: bool,
     pub primary: bool,
+    /// Made for a PRIMARY KEY or UNIQUE constraint (not CREATE INDEX).
+    pub constraint: bool,
 }
 
 /// CREATE TABLE.
 #[derive(Debug)]
 pub struct CreateTable {
     pub name: String,
+    /// GLOBAL TEMPORARY: a temporary table, with PostgreSQL's warning.
+    pub global: bool,
     pub temp: bool,
     pub if_not_exists: bool,
     pub columns: Vec<ColumnDef>,
@@ -270,15 +378,23 @@ pub enum Utility {
         tag: &'static str,
     },
     Truncate(Vec<Rel>),
+    /// A statement with nothing to do (ALTER TABLE IF EXISTS of a missing
+    /// table): its notice and its tag.
+    Skip {
+        notice: String,
+        tag: &'static str,
+    },
     /// LOCK TABLE: the locks are the statement's dependencies, taken (in
     /// `mode`) before it runs; nothing is left to do but answer.
     LockTable {
         mode: LockMode,
     },
-    /// VACUUM: the relations (all if empty), and whether ANALYZE was asked.
+    /// VACUUM: the relations (all if empty), and whether ANALYZE and
+    /// FREEZE were asked.
     Vacuum {
         rels: Vec<Rel>,
         analyze: bool,
+        freeze: bool,
     },
     Analyze,
     /// CHECKPOINT: one now.
@@ -288,19 +404,23 @@ pub enum Utility {
         columns: Vec<usize>,
         /// The columns not copied that have a DEFAULT, bound.
         defaults: Vec<(usize, Expr)>,
+        options: CopyOptions,
     },
     CopyTo {
         rel: Rel,
         columns: Vec<usize>,
+        options: CopyOptions,
     },
 }
 
 /// A bound statement, before planning.
 #[derive(Debug)]
 pub enum Plan {
-    Select(Select),
+    Select(Box<Select>),
     Insert(Insert),
     Update(Update),
     Delete(Delete),
     Utility(Utility),
+    /// `COPY (query) TO STDOUT`.
+    CopyQuery(Box<Select>, CopyOptions),
 }

@@ -22,7 +22,10 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::{Aggregate, Column, JoinKind, Projection, Rel, RowLock, SortKey, Utility};
+use super::{
+    Aggregate, Column, JoinKind, Projection, Rel, RowLock, SetOpKind, SortKey, Srf, SrfCall, Utility,
+    WindowCall,
+};
 use crate::catalog_views::View;
 use crate::expr::Expr;
 use crate::index::Index;
@@ -77,6 +80,29 @@ pub enum Node {
         view: View,
         filter: Option<Expr>,
     },
+    /// UNION / INTERSECT / EXCEPT of two inputs.
+    SetOp {
+        op: SetOpKind,
+        all: bool,
+        left: Box<Node>,
+        right: Box<Node>,
+    },
+    /// Rows of expressions (VALUES).
+    Values(Vec<Vec<Expr>>),
+    /// A recursive WITH item (`plan::From::Recursive`).
+    RecursiveUnion {
+        id: usize,
+        all: bool,
+        base: Box<Node>,
+        step: Box<Node>,
+    },
+    /// The current round's rows of recursive WITH item `id`.
+    WorkTable(usize),
+    /// A set-returning function's rows.
+    Function {
+        func: Srf,
+        args: Vec<Expr>,
+    },
     /// The input rows that pass `cond`.
     Filter {
         input: Box<Node>,
@@ -97,6 +123,13 @@ pub enum Node {
         kind: JoinKind,
         /// Over the joined row.
         cond: Option<Expr>,
+    },
+    /// A join whose right side reads the left row (LATERAL): for each left
+    /// row, `args` over it are the right side's outer values, and the
+    /// right side is run again.
+    Lateral {
+        join: JoinNode,
+        args: Vec<Expr>,
     },
     /// A join on equal keys: the right rows in a table by `right_keys`,
     /// probed with each left row's `left_keys`.
@@ -124,6 +157,18 @@ pub enum Node {
         aggs: Vec<Aggregate>,
         having: Option<Expr>,
     },
+    /// Each input row as many times as its longest set-returning call has
+    /// rows, with a column per call (NULL once a shorter call runs out).
+    ProjectSet {
+        input: Box<Node>,
+        calls: Vec<SrfCall>,
+    },
+    /// Appends one column per window call to each input row, in the input's
+    /// order.
+    Window {
+        input: Box<Node>,
+        calls: Vec<WindowCall>,
+    },
     Sort {
         input: Box<Node>,
         keys: Vec<SortKey>,
@@ -136,6 +181,12 @@ pub enum Node {
         input: Box<Node>,
         offset: Option<Expr>,
         limit: Option<Expr>,
+    },
+    /// DISTINCT ON: the first of each run of input rows with equal `keys`
+    /// (NULLs equal), the input being sorted by them first.
+    Unique {
+        input: Box<Node>,
+        keys: Vec<Expr>,
     },
 }
 
@@ -188,6 +239,11 @@ pub enum Statement {
         returning: Option<Projection>,
     },
     Utility(Utility),
+    /// `COPY (query) TO STDOUT`.
+    CopyQuery {
+        query: Query,
+        options: crate::copy::CopyOptions,
+    },
 }
 
 impl Node {
@@ -198,30 +254,51 @@ impl Node {
             Node::Result => "Result",
             Node::Scan(_) => "Scan",
             Node::Computed { .. } => "Computed",
+            Node::SetOp { .. } => "SetOp",
+            Node::Values(_) => "Values",
+            Node::RecursiveUnion { .. } => "RecursiveUnion",
+            Node::WorkTable(_) => "WorkTable",
+            Node::Function { .. } => "Function",
             Node::Filter { .. } => "Filter",
             Node::NestLoop { .. } => "NestLoop",
             Node::IndexJoin { .. } => "IndexJoin",
             Node::HashJoin { .. } => "HashJoin",
+            Node::Lateral { .. } => "Lateral",
             Node::LockRows { .. } => "LockRows",
             Node::Aggregate { .. } => "Aggregate",
+            Node::Window { .. } => "Window",
+            Node::ProjectSet { .. } => "ProjectSet",
             Node::Sort { .. } => "Sort",
             Node::Project { .. } => "Project",
             Node::Limit { .. } => "Limit",
+            Node::Unique { .. } => "Unique",
         }
     }
 
     /// The operators directly below this one.
     pub fn inputs(&self) -> Vec<&Node> {
         match self {
-            Node::Result | Node::Scan(_) | Node::Computed { .. } => Vec::new(),
-            Node::NestLoop { join } | Node::HashJoin { join, .. } => vec![&join.left, &join.right],
+            Node::Result
+            | Node::Scan(_)
+            | Node::Computed { .. }
+            | Node::Values(_)
+            | Node::WorkTable(_)
+            | Node::Function { .. } => Vec::new(),
+            Node::SetOp { left, right, .. } => vec![left, right],
+            Node::RecursiveUnion { base, step, .. } => vec![base, step],
+            Node::NestLoop { join } | Node::HashJoin { join, .. } | Node::Lateral { join, .. } => {
+                vec![&join.left, &join.right]
+            }
             Node::IndexJoin { left, .. } => vec![left],
             Node::Filter { input, .. }
             | Node::LockRows { input, .. }
             | Node::Aggregate { input, .. }
+            | Node::Window { input, .. }
+            | Node::ProjectSet { input, .. }
             | Node::Sort { input, .. }
             | Node::Project { input, .. }
-            | Node::Limit { input, .. } => vec![input],
+            | Node::Limit { input, .. }
+            | Node::Unique { input, .. } => vec![input],
         }
     }
 
@@ -241,6 +318,7 @@ impl Statement {
             Statement::Insert { .. } => Some("INSERT"),
             Statement::Update { .. } => Some("UPDATE"),
             Statement::Delete { .. } => Some("DELETE"),
+            Statement::CopyQuery { .. } => None,
             Statement::Utility(u) => match u {
                 Utility::CreateTable(c) if c.sequence.is_some() => Some("CREATE SEQUENCE"),
                 Utility::CreateTable(_) => Some("CREATE TABLE"),
@@ -256,7 +334,9 @@ impl Statement {
                 Utility::LockTable { .. } => None,
                 Utility::Vacuum { .. } => Some("VACUUM"),
                 Utility::CopyFrom { .. } => Some("COPY FROM"),
-                Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } => None,
+                Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } | Utility::Skip { .. } => {
+                    None
+                }
             },
         }
     }
@@ -268,7 +348,7 @@ impl Statement {
             Statement::Insert { returning, .. }
             | Statement::Update { returning, .. }
             | Statement::Delete { returning, .. } => returning.as_ref().map(|r| Arc::clone(&r.columns)),
-            Statement::Utility(_) => None,
+            Statement::Utility(_) | Statement::CopyQuery { .. } => None,
         }
     }
 }

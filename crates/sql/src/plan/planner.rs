@@ -33,7 +33,7 @@ pub fn plan(
         ));
     }
     let statement = match logical {
-        Plan::Select(s) => Statement::Query(planner.query(s)?),
+        Plan::Select(s) => Statement::Query(planner.query(*s)?),
         Plan::Insert(i) => Statement::Insert {
             rel: i.rel,
             targets: i.targets,
@@ -49,6 +49,7 @@ pub fn plan(
         }
         Plan::Delete(d) => Statement::Delete { scan: scan_node(d.scan), returning: d.returning },
         Plan::Utility(u) => Statement::Utility(u),
+        Plan::CopyQuery(select, options) => Statement::CopyQuery { query: planner.query(*select)?, options },
     };
     Ok((statement, subplans))
 }
@@ -59,7 +60,21 @@ pub(super) struct Planner {
 
 impl Planner {
     pub(super) fn query(&self, s: Select) -> Result<Query, SqlError> {
-        let Select { from, filter, grouping, mut outputs, columns, mut order, limit, offset, lock } = s;
+        let Select {
+            from,
+            filter,
+            grouping,
+            mut windows,
+            mut srfs,
+            mut outputs,
+            columns,
+            mut order,
+            limit,
+            offset,
+            lock,
+            distinct_on,
+        } = s;
+        let from_width = from.as_ref().map_or(0, From::width);
         let mut input = match from {
             None => match filter {
                 None => Node::Result,
@@ -129,9 +144,82 @@ impl Planner {
             for k in &mut order {
                 k.expr = self.ungroup(take(&mut k.expr), width)?;
             }
+            for w in &mut windows {
+                if let Some(a) = w.arg.take() {
+                    w.arg = Some(self.ungroup(a, width)?);
+                }
+                for m in &mut w.more {
+                    *m = self.ungroup(take(m), width)?;
+                }
+                for p in &mut w.partition {
+                    *p = self.ungroup(take(p), width)?;
+                }
+                for k in &mut w.order {
+                    k.expr = self.ungroup(take(&mut k.expr), width)?;
+                }
+            }
+            for c in &mut srfs {
+                for a in &mut c.args {
+                    *a = self.ungroup(take(a), width)?;
+                }
+            }
             input = Node::Aggregate { input: Box::new(input), keys, aggs, having };
         }
+        if !windows.is_empty() {
+            // The Window operator adds a column per call to its input's row.
+            let width = match &input {
+                Node::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+                _ => from_width,
+            };
+            let at = |e: Expr| {
+                e.rewrite(&self.stack, &mut |e| {
+                    Ok(match e {
+                        Expr::Window(k) => Rewrite::Replace(Expr::Column(width + k)),
+                        other => Rewrite::Descend(other),
+                    })
+                })
+            };
+            for e in &mut outputs {
+                *e = at(take(e))?;
+            }
+            for k in &mut order {
+                k.expr = at(take(&mut k.expr))?;
+            }
+            input = Node::Window { input: Box::new(input), calls: windows };
+        }
+        if !srfs.is_empty() {
+            // ProjectSet adds a column per call after the input's.
+            let width = match &input {
+                Node::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+                Node::Window { input: below, calls } => {
+                    calls.len()
+                        + match below.as_ref() {
+                            Node::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+                            _ => from_width,
+                        }
+                }
+                _ => from_width,
+            };
+            let at = |e: Expr| {
+                e.rewrite(&self.stack, &mut |e| {
+                    Ok(match e {
+                        Expr::SetFunc(k) => Rewrite::Replace(Expr::Column(width + k)),
+                        other => Rewrite::Descend(other),
+                    })
+                })
+            };
+            for e in &mut outputs {
+                *e = at(take(e))?;
+            }
+            for k in &mut order {
+                k.expr = at(take(&mut k.expr))?;
+            }
+            input = Node::ProjectSet { input: Box::new(input), calls: srfs };
+        }
         let mut root = sorted(input, order);
+        if !distinct_on.is_empty() {
+            root = Node::Unique { input: Box::new(root), keys: distinct_on };
+        }
         root = Node::Project { input: Box::new(root), exprs: outputs };
         if limit.is_some() || offset.is_some() {
             root = Node::Limit { input: Box::new(root), offset, limit };

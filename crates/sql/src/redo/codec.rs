@@ -67,6 +67,26 @@ impl Writer {
                 self.u32(i.days as u32);
                 self.u64(i.micros as u64);
             }
+            Value::Array(items) => {
+                self.u8(9);
+                self.u32(items.len() as u32);
+                for v in items.iter() {
+                    self.value(v);
+                }
+            }
+            // Records are never stored: a query's values only.
+            Value::Record(fields) => {
+                self.u8(11);
+                self.u32(fields.len() as u32);
+                for v in fields.iter() {
+                    self.value(v);
+                }
+            }
+            Value::Reg(oid, name) => {
+                self.u8(10);
+                self.u32(*oid);
+                self.str(name);
+            }
         }
     }
     pub(crate) fn row(&mut self, row: &[Value]) {
@@ -89,6 +109,17 @@ impl Writer {
             SqlType::Timestamp => (9, u32::MAX),
             SqlType::Interval => (10, u32::MAX),
             SqlType::TimestampTz => (11, u32::MAX),
+            SqlType::Oid => (12, u32::MAX),
+            SqlType::Name => (13, u32::MAX),
+            SqlType::Char1 => (14, u32::MAX),
+            // An array's element type is the type with its code.
+            SqlType::Array(e) => (15, e.ty().oid()),
+            SqlType::Int2Vector => (16, u32::MAX),
+            SqlType::OidVector => (17, u32::MAX),
+            SqlType::Reg(r) => (18, SqlType::Reg(r).oid()),
+            SqlType::Record(crate::types::Rec::ExpandArray(e)) => (19, e.ty().oid()),
+            // No column has this type (`SqlType::storable`).
+            SqlType::Void => (20, u32::MAX),
         };
         self.u8(tag);
         self.u32(len);
@@ -118,7 +149,9 @@ impl Writer {
             for &c in &i.columns {
                 self.u16(c as u16);
             }
-            self.u8(u8::from(i.unique));
+            // Bit 0: unique; bit 1: a constraint's index (data written
+            // before the bit existed has it clear).
+            self.u8(u8::from(i.unique) | (u8::from(i.constraint) << 1));
             self.u8(u8::from(i.primary));
         }
         if let Some(s) = &e.sequence {
@@ -200,6 +233,23 @@ impl<'a> Reader<'a> {
                 days: self.u32()? as i32,
                 micros: self.u64()? as i64,
             }),
+            9 => {
+                let n = self.u32()? as usize;
+                // Every value takes at least a byte: a corrupt count cannot
+                // make this allocate more than what is left.
+                if n > self.b.len() - self.at {
+                    return Err(corrupt());
+                }
+                Value::Array((0..n).map(|_| self.value()).collect::<Result<Vec<_>, _>>()?.into())
+            }
+            10 => Value::Reg(self.u32()?, self.str()?.into()),
+            11 => {
+                let n = self.u32()? as usize;
+                if n > self.b.len() - self.at {
+                    return Err(corrupt());
+                }
+                Value::Record((0..n).map(|_| self.value()).collect::<Result<Vec<_>, _>>()?.into())
+            }
             _ => return Err(corrupt()),
         })
     }
@@ -223,6 +273,20 @@ impl<'a> Reader<'a> {
             9 => SqlType::Timestamp,
             10 => SqlType::Interval,
             11 => SqlType::TimestampTz,
+            12 => SqlType::Oid,
+            13 => SqlType::Name,
+            14 => SqlType::Char1,
+            15 => SqlType::from_oid(len)
+                .and_then(crate::types::Elem::of)
+                .map(SqlType::Array)
+                .ok_or_else(corrupt)?,
+            16 => SqlType::Int2Vector,
+            17 => SqlType::OidVector,
+            18 => SqlType::from_oid(len).filter(|t| matches!(t, SqlType::Reg(_))).ok_or_else(corrupt)?,
+            19 => SqlType::Record(crate::types::Rec::ExpandArray(
+                SqlType::from_oid(len).and_then(crate::types::Elem::of).ok_or_else(corrupt)?,
+            )),
+            20 => SqlType::Void,
             _ => return Err(corrupt()),
         })
     }
@@ -248,12 +312,20 @@ impl<'a> Reader<'a> {
             let oid = self.u32()?;
             let name = self.str()?;
             let cols = (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect::<Result<_, _>>()?;
+            let flags = self.u8()?;
+            if flags > 3 {
+                return Err(corrupt());
+            }
+            let primary = self.u8()? != 0;
+            // A primary key is a constraint whatever the bit says (data
+            // written before the bit existed).
             indexes.push(IndexDef {
                 oid,
                 name,
                 columns: cols,
-                unique: self.u8()? != 0,
-                primary: self.u8()? != 0,
+                unique: flags & 1 != 0,
+                primary,
+                constraint: flags & 2 != 0 || primary,
             });
         }
         let sequence = if is_sequence {

@@ -56,7 +56,7 @@ mod codec;
 mod image;
 
 pub(crate) use codec::{corrupt, Reader, Writer};
-pub(crate) use image::{CheckpointHeader, Image};
+pub(crate) use image::{CheckpointHeader, Image, ImageWriter};
 
 use std::sync::Arc;
 

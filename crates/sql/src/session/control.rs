@@ -28,6 +28,8 @@ pub(crate) fn is_control(s: &Statement) -> bool {
             | Statement::Reset(_)
             | Statement::Deallocate { .. }
             | Statement::Discard { .. }
+            | Statement::Close { .. }
+            | Statement::UNLISTEN { .. }
     )
 }
 
@@ -74,6 +76,17 @@ impl<G: Gucs> Conn<G> {
                 Ok(Output::Deallocate(if all { None } else { Some(name.value.clone()) }))
             }
             Statement::Discard { object_type } => self.discard(*object_type),
+            // There are no SQL cursors and no LISTEN here: closing all of
+            // them, or every listen, has nothing to do (connection poolers
+            // send both when they reset a session).
+            Statement::Close { cursor: ast::CloseCursor::All } => {
+                Ok(Output::Command("CLOSE CURSOR ALL".into()))
+            }
+            Statement::Close { cursor: ast::CloseCursor::Specific { name } } => Err(SqlError::new(
+                SqlState::INVALID_CURSOR_NAME,
+                format!("cursor \"{}\" does not exist", name.value),
+            )),
+            Statement::UNLISTEN { .. } => Ok(Output::Command("UNLISTEN".into())),
             other => Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{other} is not supported"))),
         };
         self.configure();
@@ -85,9 +98,12 @@ impl<G: Gucs> Conn<G> {
 
     fn begin(&mut self, modes: &[TransactionMode], begin: bool) -> Result<Output, SqlError> {
         let mut isolation = self.gucs.default_isolation();
+        let mut read_write = false;
         for mode in modes {
-            if let TransactionMode::IsolationLevel(level) = mode {
-                isolation = self::isolation(level)?;
+            match mode {
+                TransactionMode::IsolationLevel(level) => isolation = self::isolation(level)?,
+                TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => read_write = true,
+                TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly) => {}
             }
         }
         let tag = if begin { "BEGIN" } else { "START TRANSACTION" };
@@ -102,11 +118,49 @@ impl<G: Gucs> Conn<G> {
                 self.block = Block::Open;
             }
             Block::Idle => {
+                // PostgreSQL starts the block and then fails setting
+                // transaction_read_only, which ends the block again: the
+                // session is left idle, not in a failed block.
+                if read_write {
+                    self.refuse_read_write()?;
+                }
                 self.begin_transaction(isolation)?;
                 self.block = Block::Open;
+                return Ok(Output::Command(tag.into()));
             }
         }
+        if read_write {
+            self.refuse_read_write()?;
+        }
         Ok(Output::Command(tag.into()))
+    }
+
+    /// Making the transaction read-write (BEGIN READ WRITE, SET
+    /// TRANSACTION READ WRITE, SET transaction_read_only = off): nothing to
+    /// do on a primary, where every transaction is read-write; on a hot
+    /// standby, where every transaction is read-only, the errors of
+    /// PostgreSQL's check_transaction_read_only, in its order.
+    fn refuse_read_write(&self) -> Result<(), SqlError> {
+        if !self.xact.db.in_recovery() {
+            return Ok(());
+        }
+        let in_block = matches!(self.block, Block::Open | Block::Failed | Block::Implicit);
+        if in_block && !self.savepoints.is_empty() {
+            return Err(SqlError::new(
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                "cannot set transaction read-write mode inside a read-only transaction",
+            ));
+        }
+        if in_block && self.queried {
+            return Err(SqlError::new(
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                "transaction read-write mode must be set before any query",
+            ));
+        }
+        Err(SqlError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            "cannot set transaction read-write mode during recovery",
+        ))
     }
 
     async fn commit(&mut self) -> Result<Output, SqlError> {
@@ -292,6 +346,10 @@ impl<G: Gucs> Conn<G> {
                 SqlState::NO_ACTIVE_SQL_TRANSACTION,
                 "SET LOCAL can only be used in transaction blocks",
             );
+            if name == "transaction_read_only" {
+                // PostgreSQL still runs the setting's check.
+                return self.apply_value(name, values);
+            }
             return Ok(());
         }
         let session_value = self.gucs.show(name)?;
@@ -316,6 +374,15 @@ impl<G: Gucs> Conn<G> {
         let value = values.iter().map(text).collect::<Vec<_>>().join(", ");
         if value.eq_ignore_ascii_case("default") && values.len() == 1 {
             return self.reset_one(name);
+        }
+        if name == "transaction_read_only" {
+            match parse_bool(&value) {
+                // As SET TRANSACTION READ WRITE (PostgreSQL's check hook).
+                Some(false) => return self.refuse_read_write(),
+                // Every transaction on a standby is read-only already.
+                Some(true) if self.xact.db.in_recovery() => return Ok(()),
+                _ => {}
+            }
         }
         self.gucs.set(name, &value)
     }
@@ -350,7 +417,20 @@ impl<G: Gucs> Conn<G> {
                         self.xact.begin(level)?;
                     }
                 }
-                TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => {}
+                // SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE
+                // sets default_transaction_read_only, which PostgreSQL
+                // accepts on a standby too.
+                TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) if session => {}
+                TransactionMode::AccessMode(ast::TransactionAccessMode::ReadWrite) => {
+                    let warned = modes.iter().any(|m| matches!(m, TransactionMode::IsolationLevel(_)));
+                    if matches!(self.block, Block::Idle | Block::Implicit) && !warned {
+                        self.xact.warning(
+                            SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                            "SET TRANSACTION can only be used in transaction blocks",
+                        );
+                    }
+                    self.refuse_read_write()?;
+                }
                 other => {
                     return Err(SqlError::new(
                         SqlState::FEATURE_NOT_SUPPORTED,
@@ -375,6 +455,11 @@ impl<G: Gucs> Conn<G> {
     }
 
     fn reset_one(&mut self, name: &str) -> Result<(), SqlError> {
+        if name == "transaction_read_only" {
+            // Back to default_transaction_read_only (or recovery's "on"):
+            // what the transaction already has.
+            return Ok(());
+        }
         let value = self.initial_gucs.show(name)?;
         self.gucs.set(name, &value)
     }
@@ -384,8 +469,10 @@ impl<G: Gucs> Conn<G> {
     }
 
     /// DISCARD: ALL and TEMP drop this session's temporary tables, ALL
-    /// also resets the settings and deallocates every prepared statement
-    /// (the protocol layer does that part); PLANS and SEQUENCES have
+    /// also resets the settings, releases the session's advisory locks
+    /// (PostgreSQL's DISCARD ALL runs `pg_advisory_unlock_all()`) and
+    /// deallocates every prepared statement (the protocol layer does that
+    /// part); PLANS and SEQUENCES have
     /// nothing to drop (plans are re-made when the catalog changes; there
     /// are no sequences).
     fn discard(&mut self, what: ast::DiscardObject) -> Result<Output, SqlError> {
@@ -399,7 +486,9 @@ impl<G: Gucs> Conn<G> {
                 return Ok(Output::Command("DISCARD SEQUENCES".into()));
             }
         };
-        if what == D::ALL && self.block != Block::Idle {
+        // A query of several statements is one implicit block, as in
+        // PostgreSQL: DISCARD ALL is refused there too.
+        if what == D::ALL && (self.block != Block::Idle || self.multi_statement) {
             return Err(SqlError::new(
                 SqlState::ACTIVE_SQL_TRANSACTION,
                 "DISCARD ALL cannot run inside a transaction block",
@@ -415,6 +504,7 @@ impl<G: Gucs> Conn<G> {
         }
         if what == D::ALL {
             self.xact.sequences.lock().expect("session sequences poisoned").clear();
+            self.xact.advisory.unlock_all();
             self.reset_all();
             return Ok(Output::DiscardAll);
         }
@@ -424,6 +514,20 @@ impl<G: Gucs> Conn<G> {
 
 /// PostgreSQL's isolation levels as snapscale runs them: READ UNCOMMITTED
 /// is READ COMMITTED (as in PostgreSQL), SERIALIZABLE is refused.
+/// A boolean setting's value as PostgreSQL's parse_bool reads it: a
+/// unique prefix of true/false/yes/no, on/off, 1/0, in any case.
+fn parse_bool(value: &str) -> Option<bool> {
+    let v = value.trim().to_ascii_lowercase();
+    let prefix_of = |word: &str, min: usize| v.len() >= min && word.starts_with(v.as_str());
+    if prefix_of("true", 1) || prefix_of("yes", 1) || prefix_of("on", 2) || v == "1" {
+        Some(true)
+    } else if prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || v == "0" {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 fn isolation(level: &TransactionIsolationLevel) -> Result<IsolationLevel, SqlError> {
     Ok(match level {
         TransactionIsolationLevel::ReadUncommitted | TransactionIsolationLevel::ReadCommitted => {

@@ -61,7 +61,7 @@ impl<G: Gucs> Conn<G> {
         if let Some(data) = data {
             copy.pending.extend_from_slice(data);
         }
-        let mut exec = Executor::new(&mut self.xact, &[], false);
+        let mut exec = Executor::new(&mut self.xact, &[], false, copy.waits);
         exec.copy_lines(copy, data.is_none()).await
     }
 }

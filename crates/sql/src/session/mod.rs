@@ -67,6 +67,15 @@ pub trait Gucs: Clone + Send + Sync + 'static {
     fn database(&self) -> String {
         self.session_user()
     }
+    /// TimeZone: where timestamptz text is read and shown.
+    fn time_zone(&self) -> crate::types::Zone {
+        crate::types::Zone::UTC
+    }
+    /// Every setting SHOW knows, with its context as pg_settings names it
+    /// (`user`: SET changes it; `postmaster`: a restart; `internal`: never).
+    fn setting_names(&self) -> Vec<(&'static str, &'static str)> {
+        Vec::new()
+    }
     /// statement_timeout: the longest a statement may run (`None`: no
     /// limit).
     fn statement_timeout(&self) -> Option<std::time::Duration> {
@@ -199,9 +208,81 @@ impl<G: Gucs> Conn<G> {
             database: gucs.database(),
             // The pid BackendKeyData carried (Backend::pid).
             pid: self.xact.session.slot() as i32 + 1,
+            settings: gucs
+                .setting_names()
+                .into_iter()
+                .filter_map(|(name, context)| gucs.show(name).ok().map(|v| (name, v, context)))
+                .collect(),
+            zone: gucs.time_zone(),
             show: Box::new(move |name| gucs.show(name)),
             sequences: Arc::clone(&self.xact.sequences),
+            advisory: Some(Arc::clone(&self.xact.advisory)),
         }));
+    }
+
+    // ----------------------------------------------------- pg_stat_activity
+
+    /// The session's TimeZone: how result rows show timestamptz and how
+    /// text parameters without a zone are read.
+    pub fn time_zone(&self) -> crate::types::Zone {
+        self.gucs.time_zone()
+    }
+
+    /// The connection started: who it is (pg_stat_activity's row).
+    pub fn report_connected(&self, info: crate::activity::ClientInfo) {
+        let now = crate::types::now_micros();
+        self.xact.db.activity.set(
+            self.xact.slot(),
+            Some(crate::activity::BackendStatus {
+                user: self.gucs.session_user(),
+                database: self.gucs.database(),
+                application_name: info.application_name,
+                client_addr: info.client_addr,
+                client_port: info.client_port,
+                backend_start: now,
+                xact_start: None,
+                query_start: None,
+                state_change: now,
+                state: crate::activity::State::Idle,
+                query: Arc::from(""),
+            }),
+        );
+    }
+
+    /// A query starts (the text a Query message carried, or a prepared
+    /// statement's).
+    pub fn report_query(&self, text: &Arc<str>) {
+        let now = crate::types::now_micros();
+        let in_block = matches!(self.block, Block::Open | Block::Failed);
+        self.xact.db.activity.update(self.xact.slot(), |s| {
+            s.state = crate::activity::State::Active;
+            s.query = Arc::clone(text);
+            s.query_start = Some(now);
+            s.state_change = now;
+            if !in_block || s.xact_start.is_none() {
+                s.xact_start = Some(now);
+            }
+        });
+    }
+
+    /// The session waits for the client (ReadyForQuery), or for COPY data.
+    pub fn report_idle(&self) {
+        let now = crate::types::now_micros();
+        let (state, in_xact) = match (self.copy.is_some(), self.block) {
+            (true, _) => (crate::activity::State::Copying, true),
+            (false, Block::Idle) => (crate::activity::State::Idle, false),
+            (false, Block::Open | Block::Implicit) => (crate::activity::State::IdleInTransaction, true),
+            (false, Block::Failed) => (crate::activity::State::IdleInTransactionAborted, true),
+        };
+        self.xact.db.activity.update(self.xact.slot(), |s| {
+            if s.state != state {
+                s.state_change = now;
+            }
+            s.state = state;
+            if !in_xact {
+                s.xact_start = None;
+            }
+        });
     }
 
     /// The handle a CancelRequest uses.
@@ -255,6 +336,9 @@ impl<G: Gucs> Conn<G> {
     /// statement's parameter types). On error the transaction is marked
     /// failed (a block) or aborted (an implicit transaction).
     pub async fn execute(&mut self, p: &Prepared, params: &[Value]) -> Result<Output, SqlError> {
+        if let Some(text) = &p.text {
+            self.report_query(text);
+        }
         self.xact.cancel.clear();
         self.configure();
         let _timer = self.gucs.statement_timeout().map(|d| StatementTimer::start(d, &self.xact.cancel));
@@ -348,17 +432,34 @@ impl<G: Gucs> Conn<G> {
                 if let Parsed::Sql(ast) = parsed {
                     self.xact.db.maybe_panic(&**ast);
                 }
-                if let Statement::Utility(Utility::CopyFrom { rel, columns, defaults }) = &planned.statement {
+                if let Statement::Utility(Utility::CopyFrom { rel, columns, defaults, options }) =
+                    &planned.statement
+                {
                     // The rows arrive in CopyData messages: the statement
                     // stays open until CopyDone.
                     self.xact.statement_snapshot()?;
-                    self.copy = Some(CopyIn::new(rel.clone(), columns.clone(), defaults.clone()));
-                    return Ok(Output::CopyIn { columns: columns.len() });
+                    let binary = options.format == crate::copy::CopyFormat::Binary;
+                    let mut copy = CopyIn::new(
+                        rel.clone(),
+                        columns.clone(),
+                        defaults.clone(),
+                        options.clone(),
+                        self.xact.session_zone(),
+                    );
+                    copy.waits = planned.waits;
+                    self.copy = Some(copy);
+                    return Ok(Output::CopyIn { columns: columns.len(), binary });
                 }
                 let in_block = self.block == Block::Open;
-                let out =
-                    crate::exec::run(&mut self.xact, &planned.statement, &planned.subplans, params, in_block)
-                        .await?;
+                let out = crate::exec::run(
+                    &mut self.xact,
+                    &planned.statement,
+                    &planned.subplans,
+                    params,
+                    in_block,
+                    planned.waits,
+                )
+                .await?;
                 self.xact.end_statement()?;
                 Ok(out)
             }

@@ -25,6 +25,8 @@ pub struct Prepared {
     params: Vec<SqlType>,
     columns: Option<Arc<[Column]>>,
     planned: Mutex<Option<Arc<Planned>>>,
+    /// The statement's text, for pg_stat_activity (set by `prepare_sql`).
+    pub(crate) text: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -57,6 +59,8 @@ pub(crate) struct Planned {
     pub(crate) subplans: Vec<Query>,
     pub(crate) params: Vec<SqlType>,
     pub(crate) deps: Vec<Dep>,
+    /// Its expressions may wait for a lock (EVAL-REPLAY).
+    pub(crate) waits: bool,
 }
 
 impl Prepared {
@@ -106,8 +110,15 @@ impl<G: Gucs> Conn<G> {
                 params: Vec::new(),
                 columns: None,
                 planned: Mutex::new(None),
+                text: None,
             })),
-            Some(p) => self.prepare(p, declared),
+            Some(p) => {
+                let mut prepared = self.prepare(p, declared)?;
+                if let Some(p) = Arc::get_mut(&mut prepared) {
+                    p.text = Some(Arc::from(sql));
+                }
+                Ok(prepared)
+            }
         }
     }
 
@@ -165,6 +176,7 @@ impl<G: Gucs> Conn<G> {
                     params: declared.iter().map(|t| t.unwrap_or(SqlType::Text)).collect(),
                     columns,
                     planned: Mutex::new(None),
+                    text: None,
                 }));
             }
         }
@@ -181,16 +193,17 @@ impl<G: Gucs> Conn<G> {
             kind: Kind::Plan(parsed),
             declared: declared.to_vec(),
             planned: Mutex::new(Some(Arc::new(planned))),
+            text: None,
         }))
     }
 
     /// Binds and plans.
     fn plan(&mut self, parsed: &Parsed, declared: &[Option<SqlType>]) -> Result<Planned, SqlError> {
         let depth = self.gucs.max_stack_depth();
-        let BoundStatement { plan, params, deps, subqueries } =
+        let BoundStatement { plan, params, deps, subqueries, waits } =
             bind_parsed(&mut self.xact, parsed, declared, depth)?;
         let (statement, subplans) = planner::plan(plan, subqueries, StackDepth::here(depth))?;
-        Ok(Planned { statement, subplans, params, deps })
+        Ok(Planned { statement, subplans, params, deps, waits })
     }
 
     /// PLAN-FRESH: locks the plan's relations, then accepts invalidations,
@@ -241,7 +254,14 @@ impl<G: Gucs> Conn<G> {
 impl Prepared {
     /// A statement the protocol layer finishes (PREPARE, EXECUTE).
     fn utility(kind: Kind) -> Prepared {
-        Prepared { kind, declared: Vec::new(), params: Vec::new(), columns: None, planned: Mutex::new(None) }
+        Prepared {
+            kind,
+            declared: Vec::new(),
+            params: Vec::new(),
+            columns: None,
+            planned: Mutex::new(None),
+            text: None,
+        }
     }
 }
 

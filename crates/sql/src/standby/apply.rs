@@ -344,6 +344,8 @@ impl Applier {
     /// A tree committed: what its members dropped waits for the horizon,
     /// what they deleted leaves the maps, and other sessions' caches are
     /// told (after the commit is visible, as on the primary: PLAN-FRESH).
+    /// Not through `Xact`: this is another server's transaction, with no
+    /// proc-array transaction here to commit (COMMIT-ORDER in the README).
     fn settle_commit(&mut self, top: Xid, subxids: &[Xid]) {
         let mut invalidations = Vec::new();
         for xid in std::iter::once(top).chain(subxids.iter().copied()) {

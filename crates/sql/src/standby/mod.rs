@@ -113,6 +113,10 @@ impl Database {
         };
         let replayer = db.engine.replayer(&start);
         let mut applier = Applier::new(Arc::clone(&db), replayer, redo, header.cut, &start);
+        // Replay's own session, for pruning and freezing: attached before
+        // any client can take the slots.
+        let mut session =
+            db.engine.attach().map_err(|e| format!("replay could not attach a session: {e}"))?;
         // The local WAL from the redo point: what this standby received
         // before it stopped.
         let mut scan = Scan::new(&wal_dir, redo).map_err(|e| format!("could not read the WAL: {e}"))?;
@@ -125,6 +129,9 @@ impl Database {
             };
             applier.apply(r.lsn, record)?;
             replayed += 1;
+            if replayed.is_multiple_of(FREEZE_CHECK_RECORDS) {
+                db.standby_freeze(&mut session);
+            }
         }
         if let (Some(why), false) = (scan.stopped(), scan.torn_tail()) {
             return Err(format!("the WAL is damaged before its end ({why}); refusing to start"));
@@ -145,9 +152,6 @@ impl Database {
             ms = started.elapsed().as_millis() as u64,
             "standby replayed its local WAL; streaming resumes at its end"
         );
-        // Replay's own session, for pruning: attached before any client can
-        // take the slots.
-        let session = db.engine.attach().map_err(|e| format!("replay could not attach a session: {e}"))?;
         let (tx, rx) = mpsc::channel(64);
         let thread_db = Arc::clone(&db);
         let thread_log = Arc::clone(&log);
@@ -192,10 +196,17 @@ impl Standby {
     /// ones ended). Whole records are checked, written to the local WAL
     /// and queued for replay; a trailing partial record waits for the
     /// rest. Waits while replay is far behind (the queue is bounded).
+    ///
+    /// A stream that starts again at [`Standby::resume_lsn`] (the primary
+    /// went away, say it crashed, in the middle of a record) sends that
+    /// record again from its start: what was kept of it is dropped.
     pub async fn receive(&self, lsn: Lsn, bytes: &[u8]) -> Result<(), String> {
         let batch = {
             let mut partial = self.partial.lock().expect("partial record poisoned");
             let (start, buffer) = &mut *partial;
+            if lsn == *start {
+                buffer.clear();
+            }
             let expected = *start + buffer.len() as u64;
             if lsn != expected {
                 return Err(format!(
@@ -244,6 +255,10 @@ impl Drop for Standby {
     }
 }
 
+/// How many records replay applies between two looks at the status log
+/// (`Database::standby_freeze`: a round when it is half full).
+const FREEZE_CHECK_RECORDS: u64 = 64;
+
 /// The replay thread: applies batches of records (each tagged with the LSN
 /// just after it), prunes, and takes restartpoints.
 fn replay_loop(
@@ -259,7 +274,12 @@ fn replay_loop(
     let mut last_restartpoint = Instant::now();
     let mut last_prune = Instant::now();
     while let Some(batch) = rx.blocking_recv() {
-        for (lsn, end, record) in batch {
+        for (i, (lsn, end, record)) in batch.into_iter().enumerate() {
+            // FROZEN-XID: replay's xids fill the status log as a primary's
+            // do; it is frozen and truncated here, between records.
+            if (i as u64).is_multiple_of(FREEZE_CHECK_RECORDS) {
+                db.standby_freeze(&mut session);
+            }
             if let Err(e) = applier.apply(lsn, record) {
                 // A record replay cannot apply means the standby no longer
                 // mirrors the primary: stop, loudly, rather than serve it.

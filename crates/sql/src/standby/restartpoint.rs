@@ -19,9 +19,9 @@ use super::apply::Applier;
 use crate::database::Database;
 use crate::redo::CheckpointHeader;
 
-/// Removes versions no standby snapshot can see, in every heap that
-/// changed enough since its last prune, and frees dropped storage the
-/// horizon has passed (STANDBY-PRUNE). Runs on the replay thread, so
+/// Removes versions no standby snapshot can see (and freezes those all
+/// see), in every heap that changed enough since its last prune, and frees
+/// dropped storage the horizon has passed (STANDBY-PRUNE). Runs on the replay thread, so
 /// nothing is replayed meanwhile.
 pub(super) fn prune(db: &Database, session: &mut Session, applier: &mut Applier) {
     for heap in db.catalog.storages() {
@@ -32,7 +32,9 @@ pub(super) fn prune(db: &Database, session: &mut Session, applier: &mut Applier)
         }
         // Relaxed: a heuristic counter.
         heap.changes.store(0, std::sync::atomic::Ordering::Relaxed);
-        heap.prune(session);
+        // Pruning freezes too (FROZEN-XID).
+        let freeze_min_age = db.xid_limits().freeze_min_age;
+        heap.vacuum(session, snapscale_storage::VacuumOptions { freeze_min_age, remove: true });
     }
     applier.free_dropped(db.engine.compute_horizons().data_oldest_nonremovable);
 }
@@ -61,7 +63,7 @@ pub(super) fn take(
     let cut = applied;
     let redo = applier.oldest_running_start().map_or(cut, |start| start.min(cut));
     let header = CheckpointHeader { cut, next_xid: running.next_xid, running: running.xids };
-    let (image, rows) = db.image(&session.reader(&snapshot));
+    let (payload, rows) = db.image_payload(&session.reader(&snapshot), &header);
     session.abort();
     drop(guard);
     // The local WAL must reach the cut before a restartpoint names it.
@@ -71,7 +73,6 @@ pub(super) fn take(
     runtime
         .block_on(log.flush(cut))
         .map_err(|e| format!("could not flush the WAL before a restartpoint: {e}"))?;
-    let payload = image.encode(&header);
     checkpoint::write(&dir, redo, &payload).map_err(|e| format!("could not write a restartpoint: {e}"))?;
     log.remove_before(redo).map_err(|e| format!("could not remove old WAL: {e}"))?;
     info!(

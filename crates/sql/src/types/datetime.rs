@@ -5,6 +5,7 @@
 //! (`YYYY-MM-DD`, and for timestamps `YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]`);
 //! other styles answer 22007 until they are needed.
 
+use super::zone::{self, Zone};
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 
@@ -35,6 +36,17 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 const EPOCH_2000: i64 = 10_957; // days from 1970-01-01 to 2000-01-01
+
+/// The calendar date of a day counted from 2000-01-01.
+pub fn civil_date(days: i64) -> (i64, u32, u32) {
+    civil_from_days(days + EPOCH_2000)
+}
+
+/// The day, counted from 2000-01-01, of a calendar date (`d` may run past
+/// the month's end; it counts on).
+pub fn day_number(y: i64, m: u32, d: u32) -> i64 {
+    days_from_civil(y, m, 1) - EPOCH_2000 + i64::from(d) - 1
+}
 
 fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
@@ -80,62 +92,73 @@ pub fn parse_date(input: &str) -> Result<i32, SqlError> {
     })
 }
 
-/// Parses an ISO timestamp. A zone suffix (`Z`, `+00`, `-05:30`, `UTC`) is
-/// read and ignored, as PostgreSQL ignores it for timestamp without time
-/// zone.
+/// Parses an ISO timestamp. A zone suffix (`Z`, `+00`, `-05:30`, `UTC`,
+/// `Europe/Paris`) is read and ignored, as PostgreSQL ignores it for
+/// timestamp without time zone.
 pub fn parse_timestamp(input: &str) -> Result<i64, SqlError> {
     let (days, usecs, _) = parse_datetime("timestamp", input)?;
     Ok(days * USECS_PER_DAY + usecs)
 }
 
-/// Parses an ISO timestamp with time zone: the instant in UTC. A zone
-/// suffix gives the offset; without one the text is in the session's zone
-/// (UTC, the only one).
-pub fn parse_timestamptz(input: &str) -> Result<i64, SqlError> {
-    let (days, usecs, offset) = parse_datetime("timestamp with time zone", input)?;
-    Ok(days * USECS_PER_DAY + usecs - offset)
+/// Parses an ISO timestamp with time zone: the instant, in microseconds
+/// since 2000-01-01 UTC. A zone suffix says where the wall-clock time was
+/// read; without one it is `zone`'s, the session's.
+pub fn parse_timestamptz(input: &str, zone: Zone) -> Result<i64, SqlError> {
+    let (days, usecs, suffix) = parse_datetime("timestamp with time zone", input)?;
+    let local = days * USECS_PER_DAY + usecs;
+    Ok(match suffix {
+        Suffix::Offset(east) => local - east,
+        Suffix::Zone(z) => z.to_utc(local),
+        Suffix::None => zone.to_utc(local),
+    })
 }
 
-/// The clock part of `time` and the zone's offset east of UTC in
-/// microseconds, or `None` if what follows the clock is not a zone this
-/// parser knows.
-fn split_zone(time: &str) -> Option<(&str, i64)> {
-    let mut t = time.trim();
-    if let Some((clock, name)) = t.rsplit_once(' ') {
-        if ["utc", "gmt", "z", "zulu"].contains(&name.to_ascii_lowercase().as_str()) {
-            t = clock.trim_end();
+/// What follows the clock in date/time input.
+enum Suffix {
+    None,
+    /// `Z`, `+05:30`, …: microseconds east of UTC.
+    Offset(i64),
+    /// A named zone (`UTC`, `Europe/Paris`, `EST`).
+    Zone(Zone),
+}
+
+/// The clock part of `time` and the zone written after it. `Ok(None)` if
+/// what follows the clock is malformed (the caller's syntax error); a
+/// zone name that names no zone or an offset beyond 15:59:59 are errors of
+/// their own, as in PostgreSQL.
+fn split_zone<'t>(time: &'t str, input: &str) -> Result<Option<(&'t str, Suffix)>, SqlError> {
+    let t = time.trim();
+    let (clock, last) = t.rsplit_once(' ').map_or(("", t), |(c, l)| (c.trim_end(), l));
+    if last.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        if last.len() == 1 && last.eq_ignore_ascii_case("z") {
+            return Ok(Some((clock, Suffix::Offset(0))));
         }
-    } else if ["utc", "gmt"].contains(&t.to_ascii_lowercase().as_str()) {
-        return Some(("", 0));
+        return match Zone::named(last) {
+            Some(z) => Ok(Some((clock, Suffix::Zone(z)))),
+            None => Err(SqlError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                format!("time zone \"{}\" not recognized", last.to_ascii_lowercase()),
+            )),
+        };
     }
     if let Some(clock) = t.strip_suffix(['Z', 'z']) {
-        return Some((clock.trim_end(), 0));
+        return Ok(Some((clock.trim_end(), Suffix::Offset(0))));
     }
-    let Some(at) = t.find(['+', '-']) else { return Some((t, 0)) };
+    let Some(at) = t.find(['+', '-']) else { return Ok(Some((t, Suffix::None))) };
     let (clock, zone) = t.split_at(at);
-    let digits: Vec<&str> = zone[1..].split(':').collect();
-    let hours_ok = |h: &str| matches!(h.len(), 1 | 2 | 4) && h.bytes().all(|b| b.is_ascii_digit());
-    let rest_ok = digits[1..].iter().all(|d| d.len() == 2 && d.bytes().all(|b| b.is_ascii_digit()));
-    if digits.len() > 3 || !hours_ok(digits[0]) || !rest_ok {
-        return None;
+    let Some(secs) = zone::parse_offset(zone) else { return Ok(None) };
+    if secs.abs() > zone::MAX_OFFSET_SECS {
+        return Err(SqlError::new(
+            SqlState::INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
+            format!("time zone displacement out of range: \"{input}\""),
+        ));
     }
-    // +hh, +hhmm, +hh:mm, +hh:mm:ss.
-    let (h, m) = if digits[0].len() == 4 { digits[0].split_at(2) } else { (digits[0], "0") };
-    let n = |s: &str| s.parse::<i64>().unwrap_or(0);
-    let m = if digits.len() > 1 { n(digits[1]) } else { n(m) };
-    let s = if digits.len() > 2 { n(digits[2]) } else { 0 };
-    let secs = n(h) * 3600 + m * 60 + s;
-    // PostgreSQL refuses offsets beyond 15:59:59 (22009, below).
-    if secs >= 16 * 3600 {
-        return Some((clock.trim_end(), i64::MAX));
-    }
-    let sign = if zone.starts_with('-') { -1 } else { 1 };
-    Some((clock.trim_end(), sign * secs * 1_000_000))
+    Ok(Some((clock.trim_end(), Suffix::Offset(i64::from(secs) * 1_000_000))))
 }
 
-/// Days since 2000-01-01, microseconds into the day, and the zone offset
-/// written after the time (microseconds east of UTC; 0 without one).
-fn parse_datetime(kind: &str, input: &str) -> Result<(i64, i64, i64), SqlError> {
+/// Days since 2000-01-01, microseconds into the day, and the zone written
+/// after the time.
+fn parse_datetime(kind: &str, input: &str) -> Result<(i64, i64, Suffix), SqlError> {
     let t = input.trim();
     let bad = || {
         SqlError::new(
@@ -143,20 +166,14 @@ fn parse_datetime(kind: &str, input: &str) -> Result<(i64, i64, i64), SqlError> 
             format!("invalid input syntax for type {kind}: \"{input}\""),
         )
     };
-    let (date, (time, offset)) = match t.split_once([' ', 'T']) {
+    let (date, (time, suffix)) = match t.split_once([' ', 'T']) {
         Some((_, tm)) if tm.trim().is_empty() => return Err(bad()),
-        Some((d, tm)) => (d, split_zone(tm).ok_or_else(bad)?),
-        None => (t, ("", 0)),
+        Some((d, tm)) => (d, split_zone(tm, input)?.ok_or_else(bad)?),
+        None => (t, ("", Suffix::None)),
     };
-    if offset == i64::MAX {
-        return Err(SqlError::new(
-            SqlState::INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
-            format!("time zone displacement out of range: \"{input}\""),
-        ));
-    }
     let days = parse_ymd(kind, input, date)?;
     if time.is_empty() {
-        return Ok((days, 0, offset));
+        return Ok((days, 0, suffix));
     }
     let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
     let fields: Vec<&str> = hms.split(':').collect();
@@ -187,7 +204,7 @@ fn parse_datetime(kind: &str, input: &str) -> Result<(i64, i64, i64), SqlError> 
     for _ in frac.len().min(6)..6 {
         micros *= 10;
     }
-    Ok((days, ((h * 60 + mi) * 60 + s) * 1_000_000 + micros, offset))
+    Ok((days, ((h * 60 + mi) * 60 + s) * 1_000_000 + micros, suffix))
 }
 
 /// Formats a date as ISO `YYYY-MM-DD`.
@@ -210,5 +227,15 @@ pub fn format_timestamp(usecs: i64) -> String {
         s.push('.');
         s.push_str(frac.trim_end_matches('0'));
     }
+    s
+}
+
+/// Formats an instant as PostgreSQL shows a timestamp with time zone: the
+/// wall-clock time in `zone` and that zone's offset then (`+01`,
+/// `-03:30`, `-04:56:02` for local mean time).
+pub fn format_timestamptz(usecs: i64, zone: Zone) -> String {
+    let offset = zone.offset_at(usecs);
+    let mut s = format_timestamp(usecs.saturating_add(offset));
+    s.push_str(&zone::offset_text((offset / 1_000_000) as i32));
     s
 }

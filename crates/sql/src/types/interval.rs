@@ -59,6 +59,24 @@ impl Interval {
             .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))
     }
 
+    /// Adds (or with `negate` subtracts) the interval to an instant whose
+    /// wall clock runs in `zone`: the days move the wall clock, so a day
+    /// across a daylight-saving change keeps the time of day, and the rest
+    /// is elapsed time — PostgreSQL's timestamptz + interval.
+    pub fn shift_in(self, instant: i64, negate: bool, zone: super::Zone) -> Result<i64, SqlError> {
+        let (days, micros) =
+            if negate { (-i64::from(self.days), -self.micros) } else { (i64::from(self.days), self.micros) };
+        let overflow = || SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range");
+        let moved = if days == 0 {
+            instant
+        } else {
+            let local =
+                zone.local(instant).checked_add(days.checked_mul(86_400_000_000).ok_or_else(overflow)?);
+            zone.to_utc(local.ok_or_else(overflow)?)
+        };
+        moved.checked_add(micros).ok_or_else(overflow)
+    }
+
     /// Orders as PostgreSQL does: by the whole span.
     pub fn cmp_span(self, other: Interval) -> Ordering {
         self.total_micros().cmp(&other.total_micros())

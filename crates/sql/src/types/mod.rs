@@ -5,17 +5,35 @@
 //! syntax, 22003 out of range, 22001 too long, 22007/22008 bad dates).
 //! `numeric` is refused with 0A000 until an exact decimal type lands.
 
+mod array;
 mod datetime;
 mod float;
 mod interval;
+mod oid;
+mod zone;
 
 use std::cmp::Ordering;
 
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 
-pub use datetime::{format_date, format_timestamp, parse_date, parse_timestamp, parse_timestamptz};
+pub use array::{format_array, parse_array};
+pub use datetime::{
+    civil_date, day_number, format_date, format_timestamp, format_timestamptz, parse_date, parse_timestamp,
+    parse_timestamptz,
+};
 pub use interval::{format_interval, parse_interval, Interval};
+pub use oid::{quote_ident, Reg};
+pub use zone::Zone;
+
+/// PostgreSQL's epoch (2000-01-01) in Unix seconds.
+const PG_EPOCH: i64 = 946_684_800;
+
+/// Now, in microseconds since 2000-01-01 UTC (timestamptz's unit).
+pub fn now_micros() -> i64 {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    d.as_micros() as i64 - PG_EPOCH * 1_000_000
+}
 
 /// A column type.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -45,6 +63,135 @@ pub enum SqlType {
     TimestampTz,
     /// interval (days and time; no months).
     Interval,
+    /// oid: an object's identifier (an unsigned 32-bit number).
+    Oid,
+    /// name: an identifier, at most 63 bytes.
+    Name,
+    /// "char": one byte (the catalogs' kind codes).
+    Char1,
+    /// An oid alias type (regclass, regtype, …): compares as the oid,
+    /// reads and prints as the object's name.
+    Reg(Reg),
+    /// A one-dimensional array of `Elem` values.
+    Array(Elem),
+    /// int2vector and oidvector: the catalogs' zero-based arrays, printed
+    /// as space-separated numbers.
+    Int2Vector,
+    OidVector,
+    /// A record (row value) of a known shape: what its fields are named
+    /// and hold.
+    Record(Rec),
+    /// void: what a function that returns nothing returns
+    /// (`pg_advisory_lock`). Its one value is not NULL and prints as the
+    /// empty string (held as an empty text).
+    Void,
+}
+
+/// The shapes of record a function returns.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Rec {
+    /// `information_schema._pg_expandarray(array)`: (x, n), an element and
+    /// its position from 1.
+    ExpandArray(Elem),
+}
+
+impl Rec {
+    /// The fields' names and types.
+    pub fn fields(self) -> Vec<(&'static str, SqlType)> {
+        match self {
+            Rec::ExpandArray(e) => vec![("x", e.ty()), ("n", SqlType::Int4)],
+        }
+    }
+}
+
+/// The element type of an array.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Elem {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float8,
+    Text,
+    Varchar,
+    Bpchar,
+    Name,
+    Char1,
+    Oid,
+    Date,
+    Timestamp,
+    TimestampTz,
+    Interval,
+    RegType,
+}
+
+impl Elem {
+    /// The element's type.
+    pub fn ty(self) -> SqlType {
+        match self {
+            Elem::Bool => SqlType::Bool,
+            Elem::Int2 => SqlType::Int2,
+            Elem::Int4 => SqlType::Int4,
+            Elem::Int8 => SqlType::Int8,
+            Elem::Float8 => SqlType::Float8,
+            Elem::Text => SqlType::Text,
+            Elem::Varchar => SqlType::Varchar(None),
+            Elem::Bpchar => SqlType::Char(1),
+            Elem::Name => SqlType::Name,
+            Elem::Char1 => SqlType::Char1,
+            Elem::Oid => SqlType::Oid,
+            Elem::Date => SqlType::Date,
+            Elem::Timestamp => SqlType::Timestamp,
+            Elem::TimestampTz => SqlType::TimestampTz,
+            Elem::Interval => SqlType::Interval,
+            Elem::RegType => SqlType::Reg(Reg::Type),
+        }
+    }
+
+    /// The element type of arrays of `ty`, if there are such arrays.
+    pub fn of(ty: SqlType) -> Option<Elem> {
+        Some(match ty {
+            SqlType::Bool => Elem::Bool,
+            SqlType::Int2 => Elem::Int2,
+            SqlType::Int4 => Elem::Int4,
+            SqlType::Int8 => Elem::Int8,
+            SqlType::Float8 => Elem::Float8,
+            SqlType::Text => Elem::Text,
+            SqlType::Varchar(_) => Elem::Varchar,
+            SqlType::Char(_) => Elem::Bpchar,
+            SqlType::Name => Elem::Name,
+            SqlType::Char1 => Elem::Char1,
+            SqlType::Oid => Elem::Oid,
+            SqlType::Date => Elem::Date,
+            SqlType::Timestamp => Elem::Timestamp,
+            SqlType::TimestampTz => Elem::TimestampTz,
+            SqlType::Interval => Elem::Interval,
+            SqlType::Reg(Reg::Type) => Elem::RegType,
+            _ => return None,
+        })
+    }
+
+    /// The OID of the array type.
+    fn array_oid(self) -> u32 {
+        match self {
+            Elem::Bool => 1000,
+            Elem::Int2 => 1005,
+            Elem::Int4 => 1007,
+            Elem::Int8 => 1016,
+            Elem::Float8 => 1022,
+            Elem::Text => 1009,
+            Elem::Varchar => 1015,
+            Elem::Bpchar => 1014,
+            Elem::Name => 1003,
+            Elem::Char1 => 1002,
+            Elem::Oid => 1028,
+            Elem::Date => 1182,
+            Elem::Timestamp => 1115,
+            Elem::TimestampTz => 1185,
+            Elem::Interval => 1187,
+            Elem::RegType => 2211,
+        }
+    }
 }
 
 impl SqlType {
@@ -63,6 +210,59 @@ impl SqlType {
             SqlType::Timestamp => 1114,
             SqlType::TimestampTz => 1184,
             SqlType::Interval => 1186,
+            SqlType::Oid => 26,
+            SqlType::Name => 19,
+            SqlType::Char1 => 18,
+            SqlType::Reg(r) => r.type_oid(),
+            SqlType::Array(e) => e.array_oid(),
+            SqlType::Int2Vector => 22,
+            SqlType::OidVector => 30,
+            SqlType::Record(_) => 2249,
+            SqlType::Void => 2278,
+        }
+    }
+
+    /// The type an OID names, among the supported ones (PostgreSQL's
+    /// defaults for those with a length).
+    pub fn from_oid(oid: u32) -> Option<SqlType> {
+        let scalars = [
+            SqlType::Bool,
+            SqlType::Int2,
+            SqlType::Int4,
+            SqlType::Int8,
+            SqlType::Float8,
+            SqlType::Text,
+            SqlType::Varchar(None),
+            SqlType::Char(1),
+            SqlType::Date,
+            SqlType::Timestamp,
+            SqlType::TimestampTz,
+            SqlType::Interval,
+            SqlType::Oid,
+            SqlType::Name,
+            SqlType::Char1,
+            SqlType::Int2Vector,
+            SqlType::OidVector,
+        ];
+        scalars.into_iter().chain(Reg::ALL.into_iter().map(SqlType::Reg)).find(|t| t.oid() == oid).or_else(
+            || {
+                scalars
+                    .into_iter()
+                    .chain([SqlType::Reg(Reg::Type)])
+                    .filter_map(Elem::of)
+                    .map(SqlType::Array)
+                    .find(|t| t.oid() == oid)
+            },
+        )
+    }
+
+    /// The element type, for an array.
+    pub fn elem(self) -> Option<SqlType> {
+        match self {
+            SqlType::Array(e) => Some(e.ty()),
+            SqlType::Int2Vector => Some(SqlType::Int2),
+            SqlType::OidVector => Some(SqlType::Oid),
+            _ => None,
         }
     }
 
@@ -81,6 +281,32 @@ impl SqlType {
             SqlType::Timestamp => "timestamp without time zone",
             SqlType::TimestampTz => "timestamp with time zone",
             SqlType::Interval => "interval",
+            SqlType::Oid => "oid",
+            SqlType::Name => "name",
+            SqlType::Char1 => "\"char\"",
+            SqlType::Reg(r) => r.type_name(),
+            SqlType::Array(e) => match e {
+                Elem::Bool => "boolean[]",
+                Elem::Int2 => "smallint[]",
+                Elem::Int4 => "integer[]",
+                Elem::Int8 => "bigint[]",
+                Elem::Float8 => "double precision[]",
+                Elem::Text => "text[]",
+                Elem::Varchar => "character varying[]",
+                Elem::Bpchar => "character[]",
+                Elem::Name => "name[]",
+                Elem::Char1 => "\"char\"[]",
+                Elem::Oid => "oid[]",
+                Elem::Date => "date[]",
+                Elem::Timestamp => "timestamp without time zone[]",
+                Elem::TimestampTz => "timestamp with time zone[]",
+                Elem::Interval => "interval[]",
+                Elem::RegType => "regtype[]",
+            },
+            SqlType::Int2Vector => "int2vector",
+            SqlType::OidVector => "oidvector",
+            SqlType::Record(_) => "record",
+            SqlType::Void => "void",
         }
     }
 
@@ -100,7 +326,40 @@ impl SqlType {
             SqlType::Timestamp => "timestamp",
             SqlType::TimestampTz => "timestamptz",
             SqlType::Interval => "interval",
+            SqlType::Oid => "oid",
+            SqlType::Name => "name",
+            SqlType::Char1 => "char",
+            SqlType::Reg(r) => r.type_name(),
+            SqlType::Array(e) => match e {
+                Elem::Bool => "_bool",
+                Elem::Int2 => "_int2",
+                Elem::Int4 => "_int4",
+                Elem::Int8 => "_int8",
+                Elem::Float8 => "_float8",
+                Elem::Text => "_text",
+                Elem::Varchar => "_varchar",
+                Elem::Bpchar => "_bpchar",
+                Elem::Name => "_name",
+                Elem::Char1 => "_char",
+                Elem::Oid => "_oid",
+                Elem::Date => "_date",
+                Elem::Timestamp => "_timestamp",
+                Elem::TimestampTz => "_timestamptz",
+                Elem::Interval => "_interval",
+                Elem::RegType => "_regtype",
+            },
+            SqlType::Int2Vector => "int2vector",
+            SqlType::OidVector => "oidvector",
+            SqlType::Record(_) => "record",
+            SqlType::Void => "void",
         }
+    }
+
+    /// True for the types a stored table's column may have (the catalog's
+    /// own types, and arrays of them, are also allowed; the oid alias
+    /// types, whose values name catalog objects, are not).
+    pub fn storable(self) -> bool {
+        !matches!(self, SqlType::Reg(_) | SqlType::Array(Elem::RegType) | SqlType::Record(_) | SqlType::Void)
     }
 
     /// Resolves a type name as written in DDL (`int`, `int4`, `varchar`,
@@ -120,6 +379,18 @@ impl SqlType {
             "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
             "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
             "interval" => SqlType::Interval,
+            "oid" => SqlType::Oid,
+            "name" => SqlType::Name,
+            "\"char\"" => SqlType::Char1,
+            "int2vector" => SqlType::Int2Vector,
+            "oidvector" => SqlType::OidVector,
+            "regclass" => SqlType::Reg(Reg::Class),
+            "regtype" => SqlType::Reg(Reg::Type),
+            "regnamespace" => SqlType::Reg(Reg::Namespace),
+            "regproc" => SqlType::Reg(Reg::Proc),
+            "regprocedure" => SqlType::Reg(Reg::Procedure),
+            "regrole" => SqlType::Reg(Reg::Role),
+            "pg_node_tree" => SqlType::Text,
             "numeric" | "decimal" => {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
@@ -154,6 +425,12 @@ pub enum Value {
     TimestampTz(i64),
     /// A span of days and time.
     Interval(Interval),
+    /// An array's elements (one dimension), for any array type.
+    Array(std::sync::Arc<[Value]>),
+    /// A record's fields (a row value), for any record type.
+    Record(std::sync::Arc<[Value]>),
+    /// An oid alias value: the oid, and the object's name as it prints.
+    Reg(u32, std::sync::Arc<str>),
 }
 
 fn int_range(ty: SqlType) -> (i64, i64) {
@@ -218,8 +495,17 @@ fn fit_length(ty: SqlType, input: &str, limit: u32, pad: bool) -> Result<Value, 
 }
 
 impl Value {
-    /// Reads `input` as PostgreSQL's text format for `ty`.
+    /// Reads `input` as PostgreSQL's text format for `ty`, a timestamp
+    /// with time zone without a zone of its own in UTC (see
+    /// [`Value::parse_in`]).
     pub fn parse(ty: SqlType, input: &str) -> Result<Value, SqlError> {
+        Self::parse_in(ty, input, Zone::UTC)
+    }
+
+    /// Reads `input` as PostgreSQL's text format for `ty`; a timestamp
+    /// with time zone that names no zone is wall-clock time in `zone` (the
+    /// session's TimeZone).
+    pub fn parse_in(ty: SqlType, input: &str, zone: Zone) -> Result<Value, SqlError> {
         match ty {
             SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => parse_int(ty, input),
             SqlType::Float8 => float::parse(input).map(Value::Float),
@@ -229,13 +515,41 @@ impl Value {
             SqlType::Char(n) => fit_length(ty, input, n, true),
             SqlType::Date => parse_date(input).map(Value::Date),
             SqlType::Timestamp => parse_timestamp(input).map(Value::Timestamp),
-            SqlType::TimestampTz => parse_timestamptz(input).map(Value::TimestampTz),
+            SqlType::TimestampTz => parse_timestamptz(input, zone).map(Value::TimestampTz),
             SqlType::Interval => parse_interval(input).map(Value::Interval),
+            SqlType::Oid => oid::parse_oid(input).map(|o| Value::Int(o.into())),
+            SqlType::Name => Ok(Value::Text(oid::truncate_name(input))),
+            SqlType::Char1 => Ok(Value::Text(input.chars().next().map(String::from).unwrap_or_default())),
+            // Reading a name needs the catalog: the binder and the evaluator
+            // do it (`types::Reg`); a number is taken as the oid itself.
+            SqlType::Reg(r) => match oid::parse_oid(input) {
+                Ok(o) => Ok(Value::Reg(o, input.trim().into())),
+                Err(_) => Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("{} input of a name is resolved when the statement is bound", r.type_name()),
+                )),
+            },
+            SqlType::Array(e) => parse_array(e.ty(), input, zone),
+            SqlType::Int2Vector | SqlType::OidVector => oid::parse_vector(ty, input),
+            SqlType::Record(_) => Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "input of anonymous composite types is not implemented",
+            )),
+            // PostgreSQL's void_in takes any text.
+            SqlType::Void => Ok(Value::Text(String::new())),
         }
     }
 
-    /// Writes the value in PostgreSQL's text format; `None` for NULL.
+    /// Writes the value in PostgreSQL's text format, a timestamp with time
+    /// zone in UTC (see [`Value::to_text_in`]); `None` for NULL.
     pub fn to_text(&self) -> Option<String> {
+        self.to_text_in(Zone::UTC)
+    }
+
+    /// Writes the value in PostgreSQL's text format, a timestamp with time
+    /// zone as wall-clock time in `zone` (the session's TimeZone); `None`
+    /// for NULL.
+    pub fn to_text_in(&self, zone: Zone) -> Option<String> {
         Some(match self {
             Value::Null => return None,
             Value::Bool(b) => if *b { "t" } else { "f" }.to_owned(),
@@ -244,10 +558,23 @@ impl Value {
             Value::Text(s) => s.clone(),
             Value::Date(d) => format_date(*d),
             Value::Timestamp(t) => format_timestamp(*t),
-            // The session's zone is UTC.
-            Value::TimestampTz(t) => format!("{}+00", format_timestamp(*t)),
+            Value::TimestampTz(t) => format_timestamptz(*t, zone),
             Value::Interval(i) => format_interval(*i),
+            Value::Array(items) => format_array(items, zone),
+            Value::Record(fields) => array::format_record(fields, zone),
+            Value::Reg(_, name) => name.to_string(),
         })
+    }
+
+    /// The text form of a value of type `ty`: as [`Value::to_text_in`],
+    /// but int2vector and oidvector print as space-separated numbers.
+    pub fn to_text_as(&self, ty: SqlType, zone: Zone) -> Option<String> {
+        match (ty, self) {
+            (SqlType::Int2Vector | SqlType::OidVector, Value::Array(items)) => {
+                Some(items.iter().map(|v| v.to_text().unwrap_or_default()).collect::<Vec<_>>().join(" "))
+            }
+            _ => self.to_text_in(zone),
+        }
     }
 
     /// Compares two non-NULL values as SQL does: numbers across integer and
@@ -267,6 +594,10 @@ impl Value {
                 Some(a.cmp(b))
             }
             (Value::Interval(a), Value::Interval(b)) => Some(a.cmp_span(*b)),
+            (Value::Reg(a, _), Value::Reg(b, _)) => Some(a.cmp(b)),
+            (Value::Reg(a, _), Value::Int(b)) => Some(i64::from(*a).cmp(b)),
+            (Value::Int(a), Value::Reg(b, _)) => Some(a.cmp(&i64::from(*b))),
+            (Value::Array(a), Value::Array(b)) | (Value::Record(a), Value::Record(b)) => array::compare(a, b),
             _ => None,
         }
     }

@@ -81,9 +81,9 @@ pub(crate) struct Acquired {
 
 impl CsnState {
     /// The state of an engine whose first xid is `first_xid`.
-    pub(crate) fn new(log_pages: usize, first_xid: Xid) -> Self {
+    pub(crate) fn new(log: XidMap, first_xid: Xid) -> Self {
         Self {
-            log: XidMap::new(1, log_pages),
+            log,
             next_csn: CachePadded::new(AtomicU64::new(FIRST_CSN)),
             oldest_active: CachePadded::new(AtomicU64::new(first_xid.0)),
             next_xid: CachePadded::new(AtomicU64::new(first_xid.0)),

@@ -613,30 +613,29 @@ impl Replayer {
 
     /// Extends every log up to `xid` under the generator lock
     /// (XIDMAP-EXTEND), and in `csn` mode initialises the new CSN-log words
-    /// and publishes the lock-free next xid. A full parent-link or CSN-log
-    /// ring is truncated to the horizon and the extension retried once.
+    /// and publishes the lock-free next xid. A log that needs a new page
+    /// and has none to reuse, or whose ring is full, is first truncated to
+    /// its floor (`Engine::truncate_to_floor`), and the extension retried
+    /// once, allowed to allocate then.
     fn extend_through(&mut self, xid: Xid) -> Result<(), TxnError> {
-        match self.try_extend(xid) {
+        match self.try_extend(xid, false) {
             Ok(()) => Ok(()),
-            Err(Full::StatusLog) => Err(self.engine.exhausted()),
-            Err(Full::Recyclable) => {
-                self.engine.truncate_recyclable();
-                self.try_extend(xid).map_err(|_| self.engine.exhausted())
+            Err(_) => {
+                self.engine.truncate_to_floor();
+                self.try_extend(xid, true).map_err(|full| match full {
+                    Full::Ring(log) => self.engine.exhausted(log),
+                    Full::WouldAllocate => unreachable!("allowed to allocate"),
+                })
             }
         }
     }
 
-    fn try_extend(&mut self, xid: Xid) -> Result<(), Full> {
+    fn try_extend(&mut self, xid: Xid, may_allocate: bool) -> Result<(), Full> {
         let engine = &self.engine;
         let mut generator = engine.procarray.next_xid.lock();
         while self.extended < xid {
             let x = self.extended.next();
-            if !engine.clog.map().extend(x) {
-                return Err(Full::StatusLog);
-            }
-            if !engine.subtrans.map().extend(x) || engine.csn.as_ref().is_some_and(|c| !c.log.extend(x)) {
-                return Err(Full::Recyclable);
-            }
+            engine.extend_logs(x, may_allocate)?;
             if let Some(csn) = &engine.csn {
                 csn.replay_observe(x);
             }

@@ -445,7 +445,7 @@ fn a_full_ring_is_recycled_or_refused() {
     }
     let e = refused.expect("a pinned ring refuses");
     assert_eq!(e.sqlstate(), "54000");
-    assert!(matches!(e, TxnError::XidSpaceExhausted { held_by: Some(_), .. }), "{e}");
+    assert!(matches!(e, TxnError::XidSpaceExhausted { held_by: crate::HeldBy::Snapshot { .. }, .. }), "{e}");
     s.commit().unwrap();
     let next = replayer.latest_observed().next();
     replayer.observe(next).unwrap();

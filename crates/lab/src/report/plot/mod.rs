@@ -6,6 +6,7 @@
 //! so no font files are needed to label it.
 
 mod axis;
+mod bars;
 mod colours;
 mod legend;
 
@@ -15,6 +16,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use axis::{Axis, Scale};
+pub use bars::Bars;
 use colours::ColourKey;
 
 /// Panels per row: more would make each too narrow to read.

@@ -1,15 +1,19 @@
-//! COPY's text format: one line per row, columns separated by tabs, `\N`
-//! for NULL, backslash escapes, and an optional `\.` end-of-data line.
+//! COPY's text format: one line per row, columns separated by the
+//! delimiter (a tab by default), the NULL string (`\N` by default) for
+//! NULL, backslash escapes, and an optional `\.` end-of-data line.
 
+use super::CopyOptions;
 use crate::error::SqlError;
 use crate::sqlstate::SqlState;
-use crate::types::Value;
+use crate::types::{Value, Zone};
 
 /// Splits one line (without its newline) into fields; `None` is NULL.
-/// Data tabs are always escaped, so raw tabs separate fields, and a field
-/// is NULL exactly when it is the two characters `\N`.
-pub fn parse_line(line: &str) -> Result<Vec<Option<String>>, SqlError> {
-    line.split('\t').map(|raw| if raw == "\\N" { Ok(None) } else { unescape(raw).map(Some) }).collect()
+/// Data delimiters are always escaped, so raw ones separate fields, and a
+/// field is NULL exactly when its raw text is the NULL string.
+pub fn parse_line(line: &str, o: &CopyOptions) -> Result<Vec<Option<String>>, SqlError> {
+    line.split(o.delimiter)
+        .map(|raw| if raw == o.null { Ok(None) } else { unescape(raw).map(Some) })
+        .collect()
 }
 
 fn unescape(raw: &str) -> Result<String, SqlError> {
@@ -66,14 +70,14 @@ fn unescape(raw: &str) -> Result<String, SqlError> {
 }
 
 /// Formats one row.
-pub fn format_row(values: &[Value]) -> Vec<u8> {
+pub fn format_row(values: &[Value], o: &CopyOptions, zone: Zone) -> Vec<u8> {
     let mut out = String::new();
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
-            out.push('\t');
+            out.push(o.delimiter);
         }
-        match v.to_text() {
-            None => out.push_str("\\N"),
+        match v.to_text_in(zone) {
+            None => out.push_str(&o.null),
             Some(s) => {
                 for c in s.chars() {
                     match c {
@@ -84,6 +88,10 @@ pub fn format_row(values: &[Value]) -> Vec<u8> {
                         '\u{8}' => out.push_str("\\b"),
                         '\u{c}' => out.push_str("\\f"),
                         '\u{b}' => out.push_str("\\v"),
+                        c if c == o.delimiter => {
+                            out.push('\\');
+                            out.push(c);
+                        }
                         c => out.push(c),
                     }
                 }
@@ -98,23 +106,27 @@ pub fn format_row(values: &[Value]) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    fn text() -> CopyOptions {
+        CopyOptions::default()
+    }
+
     #[test]
     fn fields_nulls_and_escapes() {
         assert_eq!(
-            parse_line("1\t\\N\ta\\tb\\\\c\t").unwrap(),
+            parse_line("1\t\\N\ta\\tb\\\\c\t", &text()).unwrap(),
             vec![Some("1".into()), None, Some("a\tb\\c".into()), Some(String::new())]
         );
         // An escaped backslash followed by N is the text "\N", not NULL.
-        assert_eq!(parse_line("\\\\N").unwrap(), vec![Some("\\N".into())]);
-        assert_eq!(parse_line("\\101\\x41").unwrap(), vec![Some("AA".into())]);
+        assert_eq!(parse_line("\\\\N", &text()).unwrap(), vec![Some("\\N".into())]);
+        assert_eq!(parse_line("\\101\\x41", &text()).unwrap(), vec![Some("AA".into())]);
     }
 
     #[test]
     fn formats_round_trip() {
         let row = vec![Value::Int(1), Value::Null, Value::Text("a\tb\\".into())];
-        let line = String::from_utf8(format_row(&row)).unwrap();
+        let line = String::from_utf8(format_row(&row, &text(), Zone::UTC)).unwrap();
         assert_eq!(line, "1\t\\N\ta\\tb\\\\\n");
-        let back = parse_line(line.trim_end_matches('\n')).unwrap();
+        let back = parse_line(line.trim_end_matches('\n'), &text()).unwrap();
         assert_eq!(back, vec![Some("1".into()), None, Some("a\tb\\".into())]);
     }
 }

@@ -4,12 +4,14 @@
 //! search path, and the fixed facts drivers check (server_version_num,
 //! standard_conforming_strings, integer_datetimes, …).
 //!
-//! A value snapscale cannot honour is refused with 0A000 rather than stored
-//! and ignored: there are no time zones but UTC (no timestamptz yet), dates
-//! print only in ISO style, floats print shortest-exact (what
+//! TimeZone takes what PostgreSQL takes (tz database names, POSIX zones,
+//! hours east as a number; `types::Zone` reads them) and shows it as
+//! PostgreSQL does. A value snapscale cannot honour is refused with 0A000
+//! rather than stored and ignored: dates print only in ISO style, floats print shortest-exact (what
 //! extra_float_digits ≥ 1 asks), and the only encoding is UTF8.
 
 use super::{invalid, parse_bool, SettingError};
+use crate::types::Zone;
 
 /// Message levels, least severe first (client_min_messages).
 const LEVELS: [&str; 11] =
@@ -24,8 +26,10 @@ pub struct ClientSettings {
     pub extra_float_digits: i32,
     /// search_path, as set.
     pub search_path: String,
-    /// TimeZone, as set (a name for UTC).
+    /// TimeZone as SHOW prints it.
     pub time_zone: String,
+    /// The zone it names: how timestamptz is read and shown.
+    pub zone: Zone,
     /// DateStyle, normalised ("ISO, MDY").
     pub date_style: String,
     /// The user the session authenticated as (session_authorization).
@@ -41,6 +45,7 @@ impl Default for ClientSettings {
             extra_float_digits: 1,
             search_path: "\"$user\", public".into(),
             time_zone: "UTC".into(),
+            zone: Zone::UTC,
             date_style: "ISO, MDY".into(),
             session_user: "postgres".into(),
             database: "postgres".into(),
@@ -75,32 +80,6 @@ pub(super) const FIXED: [&str; 8] = [
 
 fn unsupported(name: &str, value: &str, why: &str) -> SettingError {
     SettingError::Unsupported { name: name.into(), value: value.into(), why: why.into() }
-}
-
-/// The names of UTC that TimeZone accepts.
-fn is_utc(zone: &str) -> bool {
-    let z = zone.trim().trim_matches('\'').to_ascii_lowercase();
-    matches!(
-        z.as_str(),
-        "utc"
-            | "gmt"
-            | "z"
-            | "zulu"
-            | "uct"
-            | "universal"
-            | "etc/utc"
-            | "etc/gmt"
-            | "etc/uct"
-            | "etc/universal"
-            | "etc/zulu"
-            | "gmt0"
-            | "etc/gmt0"
-            | "+00"
-            | "-00"
-            | "00:00"
-            | "+00:00"
-            | "0"
-    )
 }
 
 /// DateStyle: an output style and a field order, either or both.
@@ -147,11 +126,19 @@ impl ClientSettings {
                 self.extra_float_digits = n;
             }
             "search_path" => self.search_path = v.to_owned(),
+            // SET TIME ZONE LOCAL: the server's zone.
+            "timezone" if v.eq_ignore_ascii_case("local") => {
+                let d = ClientSettings::default();
+                (self.time_zone, self.zone) = (d.time_zone, d.zone);
+            }
             "timezone" => {
-                if !is_utc(v) {
-                    return Err(unsupported(name, v, "the only time zone is UTC"));
-                }
-                self.time_zone = v.trim_matches('\'').to_owned();
+                let (zone, shown) =
+                    Zone::setting(v.trim_matches('\'')).ok_or_else(|| SettingError::InvalidValue {
+                        message: format!("invalid value for parameter \"TimeZone\": \"{v}\""),
+                        detail: None,
+                        hint: None,
+                    })?;
+                (self.zone, self.time_zone) = (zone, shown);
             }
             "datestyle" => self.date_style = parse_date_style(name, v)?,
             "intervalstyle" if v.eq_ignore_ascii_case("postgres") => {}
@@ -213,6 +200,7 @@ impl ClientSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlstate::SqlState;
 
     #[test]
     fn values_clients_send_are_taken_and_the_rest_refused() {
@@ -231,16 +219,31 @@ mod tests {
         assert_eq!(c.show("datestyle").unwrap(), "ISO, DMY");
         assert_eq!(c.show("timezone").unwrap(), "Etc/UTC");
         assert!(!c.sends("NOTICE") && c.sends("WARNING"));
+        c.apply("timezone", "europe/paris").unwrap().unwrap();
+        assert_eq!(c.show("timezone").unwrap(), "Europe/Paris");
+        assert!(matches!(c.zone, Zone::Named(_)));
+        c.apply("timezone", "LOCAL").unwrap().unwrap();
+        assert_eq!((c.show("timezone").unwrap(), c.zone), ("UTC".into(), Zone::UTC));
+        assert_eq!(
+            c.apply("timezone", "Mars/Olympus").unwrap().unwrap_err().sqlstate(),
+            SqlState::INVALID_PARAMETER_VALUE
+        );
         for (name, value) in [
-            ("timezone", "Europe/Paris"),
             ("datestyle", "SQL, DMY"),
             ("extra_float_digits", "0"),
             ("client_encoding", "LATIN1"),
             ("standard_conforming_strings", "off"),
         ] {
-            assert_eq!(c.apply(name, value).unwrap().unwrap_err().sqlstate(), "0A000", "{name} = {value}");
+            assert_eq!(
+                c.apply(name, value).unwrap().unwrap_err().sqlstate(),
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "{name} = {value}"
+            );
         }
-        assert_eq!(c.apply("extra_float_digits", "9").unwrap().unwrap_err().sqlstate(), "22023");
+        assert_eq!(
+            c.apply("extra_float_digits", "9").unwrap().unwrap_err().sqlstate(),
+            SqlState::INVALID_PARAMETER_VALUE
+        );
         assert!(c.apply("port", "1").is_none());
     }
 }

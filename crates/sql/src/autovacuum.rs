@@ -1,0 +1,574 @@
+//! Freezing, the database's frozen xid, and autovacuum (PostgreSQL's
+//! names): what keeps the xid logs, the row versions and the memory
+//! bounded on a server left alone under write load (FROZEN-XID in the
+//! crate README; FREEZE-TRUNCATE in the storage crate's).
+//!
+//! ```text
+//!   vacuum pass (per heap)   freezes below min(cutoff, newest - vacuum_freeze_min_age),
+//!                            removes the dead, raises the heap's frozen xid
+//!   advance_frozen_xid       datfrozenxid = min(frozen xid of every reachable heap,
+//!                            the catalog's); the engine truncates its status log
+//!                            below min(datfrozenxid, horizon), parent links and
+//!                            CSN log below the horizon
+//!   autovacuum worker        every autovacuum_naptime, or when an xid passes
+//!                            datfrozenxid + autovacuum_freeze_max_age: vacuums
+//!                            heaps with many dead versions, freezes old ones,
+//!                            advances datfrozenxid, warns when the status log
+//!                            is three quarters full and names what holds it
+//!   a full status log        the writer freezes everything first, then retries;
+//!                            54000 names the session, xmin and age that pin it
+//! ```
+//!
+//! The limits follow the status log's capacity C: `autovacuum_freeze_max_age`
+//! is used up to C/2 and `vacuum_freeze_min_age` up to half of that, as
+//! PostgreSQL clamps the latter to half the former, so the worker has half
+//! the ring to catch up in.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use snapscale_lock::LockTag;
+use snapscale_storage::{VacuumOptions, VacuumStats};
+use snapscale_txn::{HeldBy, Session, TxnError, Xid};
+use tracing::{error, info, warn};
+
+use crate::catalog::Heap;
+use crate::database::Database;
+use crate::error::SqlError;
+use crate::sqlstate::SqlState;
+
+/// The autovacuum settings (PostgreSQL's names and defaults).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutovacuumConfig {
+    /// `autovacuum`: vacuum heaps with many dead versions. Off, the worker
+    /// still freezes heaps older than `autovacuum_freeze_max_age`, as
+    /// PostgreSQL still launches anti-wraparound vacuums.
+    pub enabled: bool,
+    /// `autovacuum_naptime`: the time between rounds.
+    pub naptime: Duration,
+    /// `autovacuum_vacuum_threshold`: dead versions (updates and deletes
+    /// since the last vacuum) a heap needs before its scale factor counts.
+    pub vacuum_threshold: u64,
+    /// `autovacuum_vacuum_scale_factor`: and this fraction of its versions.
+    pub vacuum_scale_factor: f64,
+    /// `vacuum_freeze_min_age`: xids younger than this are not frozen.
+    pub freeze_min_age: u64,
+    /// `autovacuum_freeze_max_age`: a heap whose frozen xid is older is
+    /// frozen whatever its dead versions.
+    pub freeze_max_age: u64,
+}
+
+impl Default for AutovacuumConfig {
+    fn default() -> Self {
+        AutovacuumConfig {
+            enabled: true,
+            naptime: Duration::from_secs(60),
+            vacuum_threshold: 50,
+            vacuum_scale_factor: 0.2,
+            freeze_min_age: 50_000_000,
+            freeze_max_age: 200_000_000,
+        }
+    }
+}
+
+/// The xid logs' sizes (restart-only settings; txn's `EngineConfig`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XidLogs {
+    /// `status_log_pages`: the status log's ring (4 xids per byte).
+    pub status_log_pages: usize,
+    /// `csn_log_pages`: the CSN log's ring (`csn` mode; 8 bytes per xid).
+    pub csn_log_pages: usize,
+    /// `parent_link_pages`: the parent links' ring (8 bytes per xid); 0
+    /// gives them the status log's capacity.
+    pub parent_link_pages: usize,
+    /// `xid_log_page_size`: bytes per page of all three (8kB).
+    pub page_bytes: usize,
+}
+
+impl Default for XidLogs {
+    fn default() -> Self {
+        let engine = snapscale_txn::EngineConfig::default();
+        XidLogs {
+            status_log_pages: engine.status_log_pages,
+            csn_log_pages: engine.csn_log_pages,
+            parent_link_pages: engine.parent_link_pages,
+            page_bytes: engine.log_page_bytes,
+        }
+    }
+}
+
+/// The effective limits, in xids, for a status log of `capacity`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub(crate) capacity: u64,
+    pub(crate) freeze_max_age: u64,
+    pub(crate) freeze_min_age: u64,
+    /// Beyond this span the log warns (three quarters of the capacity).
+    pub(crate) warn_span: u64,
+}
+
+/// The worker's wake-ups.
+#[derive(Default)]
+struct Signal {
+    /// (woken, stopping)
+    state: Mutex<(bool, bool)>,
+    cond: Condvar,
+}
+
+/// What the database keeps for freezing and autovacuum.
+pub(crate) struct State {
+    pub(crate) config: AutovacuumConfig,
+    /// The worker's own proc-array slot, attached with the database.
+    session: Mutex<Option<Session>>,
+    signal: Arc<Signal>,
+    /// An xid at or past this wakes the worker (datfrozenxid + the freeze
+    /// max age); a hint, read Relaxed.
+    wake_at: AtomicU64,
+    /// Set by the first writer that wakes the worker, cleared by the round.
+    wake_pending: AtomicBool,
+    /// One writer at a time freezes everything when the status log is full.
+    emergency: Mutex<()>,
+    /// When the last "nearly full" warning was logged (µs since start).
+    last_warning: AtomicI64,
+    /// Rounds done (tests wait for one).
+    rounds: AtomicU64,
+}
+
+impl State {
+    pub(crate) fn new(config: AutovacuumConfig, session: Option<Session>) -> State {
+        State {
+            config,
+            session: Mutex::new(session),
+            signal: Arc::new(Signal::default()),
+            wake_at: AtomicU64::new(u64::MAX),
+            wake_pending: AtomicBool::new(false),
+            emergency: Mutex::new(()),
+            last_warning: AtomicI64::new(i64::MIN),
+            rounds: AtomicU64::new(0),
+        }
+    }
+}
+
+/// What advancing the frozen xid found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrozenXid {
+    /// The database's frozen xid (datfrozenxid).
+    pub frozen: Xid,
+    /// The relation holding it back: its name, or how it is reached.
+    pub oldest: String,
+    /// Where the status log is truncated now.
+    pub status_log_from: Xid,
+}
+
+/// The xid logs' state (a diagnostic; the lab and tests read it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XidLogState {
+    /// The next xid.
+    pub next_xid: Xid,
+    /// The database's frozen xid.
+    pub frozen: Xid,
+    /// Xids whose status is kept (next xid − the status log's truncation
+    /// point), and how many the log can keep.
+    pub status_span: u64,
+    pub status_capacity: u64,
+    /// Resident pages of the status log, the parent links and the CSN log,
+    /// and their bytes.
+    pub resident_pages: (u64, u64, u64),
+    pub resident_bytes: u64,
+}
+
+/// The running autovacuum worker; dropping it stops it (and waits).
+pub struct AutovacuumWorker {
+    signal: Arc<Signal>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for AutovacuumWorker {
+    fn drop(&mut self) {
+        {
+            let mut state = self.signal.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.1 = true;
+        }
+        self.signal.cond.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Database {
+    /// The freeze limits now, clamped to the status log's capacity.
+    pub(crate) fn xid_limits(&self) -> Limits {
+        let capacity = self.engine.status_log_capacity();
+        let config = &self.autovacuum.config;
+        let freeze_max_age = config.freeze_max_age.min(capacity / 2).max(1);
+        let freeze_min_age = config.freeze_min_age.min(freeze_max_age / 2);
+        Limits { capacity, freeze_max_age, freeze_min_age, warn_span: capacity - capacity / 4 }
+    }
+
+    /// The xid logs' state now.
+    pub fn xid_log_state(&self) -> XidLogState {
+        let pages = self.engine.log_pages();
+        XidLogState {
+            next_xid: self.engine.next_xid(),
+            frozen: self.engine.frozen_xid(),
+            status_span: self.engine.status_log_span(),
+            status_capacity: self.engine.status_log_capacity(),
+            resident_pages: (pages.status.0, pages.parent_links.0, pages.csn.map_or(0, |c| c.0)),
+            resident_bytes: pages.resident_bytes(),
+        }
+    }
+
+    /// Autovacuum rounds done so far.
+    pub fn autovacuum_rounds(&self) -> u64 {
+        // Relaxed: a counter for tests.
+        self.autovacuum.rounds.load(Relaxed)
+    }
+
+    /// One vacuum pass over `heap` (VACUUM, autovacuum, or PRUNE's), one
+    /// pruner at a time; `freeze_min_age` 0 is VACUUM (FREEZE).
+    pub(crate) fn vacuum_heap(
+        &self,
+        session: &mut Session,
+        heap: &Heap,
+        freeze_min_age: u64,
+        auto: bool,
+    ) -> VacuumStats {
+        let _one = heap.pruning.lock().unwrap_or_else(|e| e.into_inner());
+        // Relaxed: a heuristic counter (PRUNE); the pass computes its own
+        // cutoff.
+        heap.changes.store(0, Relaxed);
+        let stats = heap.vacuum(session, VacuumOptions { freeze_min_age, remove: true });
+        heap.record_vacuum(auto);
+        stats
+    }
+
+    /// VACUUM of `heaps`, or of everything reachable (the catalog's own
+    /// table included) when `heaps` is `None`; then the frozen xid
+    /// advances.
+    pub(crate) fn vacuum_relations(
+        &self,
+        session: &mut Session,
+        heaps: Option<Vec<Arc<Heap>>>,
+        freeze: bool,
+        mut check: impl FnMut() -> Result<(), SqlError>,
+    ) -> Result<(), SqlError> {
+        let min_age = if freeze { 0 } else { self.xid_limits().freeze_min_age };
+        let all = heaps.is_none();
+        let heaps =
+            heaps.unwrap_or_else(|| self.catalog.reachable_storages().into_iter().map(|(_, h)| h).collect());
+        for heap in heaps {
+            check()?;
+            self.vacuum_heap(session, &heap, min_age, false);
+        }
+        if all {
+            self.catalog.table.vacuum_with(
+                session,
+                VacuumOptions { freeze_min_age: min_age, remove: false },
+                |_| {},
+            );
+        }
+        self.advance_frozen_xid();
+        Ok(())
+    }
+
+    /// Raises the database's frozen xid to the oldest reachable heap's (the
+    /// catalog's table included) and lets the engine truncate its logs
+    /// (FREEZE-TRUNCATE: every heap a reader can still reach counts,
+    /// dropped ones a reader holds too, and each heap is in the catalog's
+    /// map before anyone writes into it).
+    pub(crate) fn advance_frozen_xid(&self) -> FrozenXid {
+        let mut frozen = self.catalog.table.frozen_xid();
+        let mut holder = Holder::Catalog;
+        for (id, heap) in self.catalog.reachable_storages() {
+            let f = heap.table.frozen_xid();
+            if f < frozen {
+                frozen = f;
+                holder = id.map_or(Holder::Dropped, Holder::Storage);
+            }
+        }
+        let status_log_from = self.engine.advance_frozen_xid(frozen);
+        let wake_at = frozen.0.saturating_add(self.xid_limits().freeze_max_age);
+        // Relaxed: a hint for writers (see `note_xid`).
+        self.autovacuum.wake_at.store(wake_at, Relaxed);
+        FrozenXid { frozen, oldest: self.holder_name(holder), status_log_from }
+    }
+
+    fn holder_name(&self, holder: Holder) -> String {
+        match holder {
+            Holder::Catalog => "the catalog".into(),
+            Holder::Dropped => "a dropped table a session still reads".into(),
+            Holder::Storage(id) => self
+                .catalog
+                .table
+                .all_versions()
+                .into_iter()
+                .filter(|(_, e)| e.storage == id)
+                .map(|(_, e)| format!("table \"{}\"", e.name))
+                .last()
+                .unwrap_or_else(|| format!("storage {id}")),
+        }
+    }
+
+    /// A writer got `xid`: past datfrozenxid + the freeze max age, the
+    /// worker is woken rather than left to its naptime.
+    pub(crate) fn note_xid(&self, xid: Xid) {
+        let state = &self.autovacuum;
+        // Relaxed (both): hints; a late wake-up costs one naptime at most,
+        // and the full-log path below freezes anyway.
+        if xid.0 >= state.wake_at.load(Relaxed) && !state.wake_pending.swap(true, Relaxed) {
+            let mut s = state.signal.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.0 = true;
+            drop(s);
+            state.signal.cond.notify_all();
+        }
+    }
+
+    /// The status log is full: if only freezing is missing, freeze every
+    /// reachable heap now (autovacuum's work, done by the writer that needs
+    /// it: marking only, so no index is touched) and advance the frozen
+    /// xid. One writer at a time; the others wait for it and retry.
+    pub(crate) fn freeze_for_xid_space(&self, session: &mut Session, err: &TxnError) {
+        let TxnError::XidSpaceExhausted { held_by: HeldBy::Unfrozen { frozen, .. }, .. } = err else {
+            return;
+        };
+        let _one = self.autovacuum.emergency.lock().unwrap_or_else(|e| e.into_inner());
+        if self.engine.frozen_xid() > *frozen {
+            return; // another writer did it while we waited
+        }
+        let started = Instant::now();
+        let mark = VacuumOptions { freeze_min_age: 0, remove: false };
+        for (_, heap) in self.catalog.reachable_storages() {
+            heap.table.vacuum_with(session, mark, |_| {});
+        }
+        self.catalog.table.vacuum_with(session, mark, |_| {});
+        let now = self.advance_frozen_xid();
+        warn!(
+            frozen_xid = now.frozen.0,
+            oldest = %now.oldest,
+            ms = started.elapsed().as_millis() as u64,
+            "the status log was full with tables not yet frozen: a writer froze every table first"
+        );
+    }
+
+    /// The 54000 for an xid that cannot be assigned, naming the real cause:
+    /// the session (pid), xmin and age of the snapshot or transaction that
+    /// pins the log, or the table not frozen.
+    pub(crate) fn xid_space_error(&self, err: TxnError) -> SqlError {
+        let TxnError::XidSpaceExhausted { log, oldest, capacity, held_by } = err else {
+            return crate::xact::txn_error(err);
+        };
+        let head = format!(
+            "cannot assign a transaction id: the {}'s {capacity} xids since xid {oldest} are in use",
+            log.name()
+        );
+        let (cause, hint) = match held_by {
+            HeldBy::Snapshot { slot, xmin, age } => (
+                format!(
+                    "the session with pid {} holds a snapshot with xmin {xmin}, {age} xids old",
+                    slot + 1
+                ),
+                format!(
+                    "End that session's transaction, or its session: SELECT pg_terminate_backend({}).",
+                    slot + 1
+                ),
+            ),
+            HeldBy::Transaction { slot, xid, age } => {
+                let slot = slot.or_else(|| self.slot_of_xid(xid));
+                let who = slot
+                    .map_or_else(|| "a session".to_owned(), |s| format!("the session with pid {}", s + 1));
+                (
+                    format!("{who} has had transaction {xid} open for {age} xids"),
+                    "Commit or roll back that transaction.".to_owned(),
+                )
+            }
+            HeldBy::Unfrozen { frozen, age } => {
+                let now = self.advance_frozen_xid();
+                (
+                    format!("{} is not frozen past xid {frozen} ({age} xids old)", now.oldest),
+                    "Run VACUUM (FREEZE).".to_owned(),
+                )
+            }
+        };
+        SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, format!("{head}: {cause}")).with_hint(hint)
+    }
+
+    /// The slot of the session running `xid` (every xid is registered with
+    /// the lock manager: XID-WAITABLE).
+    fn slot_of_xid(&self, xid: Xid) -> Option<u32> {
+        (0..self.locks.config().max_sessions)
+            .find(|&slot| self.locks.held_locks(slot).iter().any(|h| h.tag == LockTag::Transaction(xid.0)))
+    }
+
+    /// Logs a warning, at most every 10 s, when the status log is three
+    /// quarters full, naming what holds it (PostgreSQL warns before
+    /// wraparound the same way).
+    fn warn_if_nearly_full(&self, limits: &Limits, frozen: &FrozenXid) {
+        let span = self.engine.status_log_span();
+        if span <= limits.warn_span {
+            return;
+        }
+        let now = crate::types::now_micros();
+        // Relaxed: only the worker writes it.
+        if now.saturating_sub(self.autovacuum.last_warning.load(Relaxed)) < 10_000_000 {
+            return;
+        }
+        self.autovacuum.last_warning.store(now, Relaxed);
+        let next = self.engine.next_xid();
+        let horizon = self.engine.compute_horizons().oldest_considered_running;
+        let cause = if frozen.frozen < horizon {
+            format!("{} is not frozen past xid {}", frozen.oldest, frozen.frozen)
+        } else {
+            match self.engine.horizon_holder(horizon, next) {
+                HeldBy::Snapshot { slot, xmin, age } => {
+                    format!(
+                        "the session with pid {} holds a snapshot with xmin {xmin}, {age} xids old",
+                        slot + 1
+                    )
+                }
+                HeldBy::Transaction { slot, xid, age } => {
+                    let slot = slot.or_else(|| self.slot_of_xid(xid));
+                    let who = slot.map_or_else(
+                        || "a session".to_owned(),
+                        |s| format!("the session with pid {}", s + 1),
+                    );
+                    format!("{who} has had transaction {xid} open for {age} xids")
+                }
+                HeldBy::Unfrozen { .. } => unreachable!("a horizon holder is a session"),
+            }
+        };
+        warn!(
+            span,
+            capacity = limits.capacity,
+            left = limits.capacity - span,
+            "the status log must be truncated within {} transactions: {cause}",
+            limits.capacity - span
+        );
+    }
+
+    /// One autovacuum round: vacuum every heap with enough dead versions,
+    /// freeze every heap older than the freeze max age (and the catalog's
+    /// table), advance the frozen xid, warn if the log is nearly full.
+    pub(crate) fn autovacuum_round(&self, session: &mut Session) {
+        let started = Instant::now();
+        let limits = self.xid_limits();
+        let config = &self.autovacuum.config;
+        let next = self.engine.next_xid();
+        let mut vacuumed = Vec::new();
+        let mut removed = 0;
+        let mut frozen_versions = 0;
+        for (id, heap) in self.catalog.reachable_storages() {
+            let age = next.0.saturating_sub(heap.table.frozen_xid().0);
+            // Relaxed: a heuristic counter (PRUNE).
+            let changes = heap.changes.load(Relaxed) as f64;
+            let size = heap.table.allocated_slots() as f64;
+            let dead_due = config.enabled
+                && changes > config.vacuum_threshold as f64 + config.vacuum_scale_factor * size;
+            if dead_due || age > limits.freeze_max_age {
+                let stats = self.vacuum_heap(session, &heap, limits.freeze_min_age, true);
+                removed += stats.removed;
+                frozen_versions += stats.frozen;
+                vacuumed.push(id);
+            }
+        }
+        if next.0.saturating_sub(self.catalog.table.frozen_xid().0) > limits.freeze_max_age {
+            let mark = VacuumOptions { freeze_min_age: limits.freeze_min_age, remove: false };
+            self.catalog.table.vacuum_with(session, mark, |_| {});
+        }
+        let frozen = self.advance_frozen_xid();
+        // Relaxed (both): see `note_xid`.
+        self.autovacuum.wake_pending.store(false, Relaxed);
+        self.autovacuum.rounds.fetch_add(1, Relaxed);
+        self.warn_if_nearly_full(&limits, &frozen);
+        let lagging = next.0.saturating_sub(frozen.frozen.0) > limits.freeze_max_age;
+        if !vacuumed.is_empty() || lagging {
+            let state = self.xid_log_state();
+            let message = "autovacuum round";
+            let (heaps, ms) = (vacuumed.len(), started.elapsed().as_millis() as u64);
+            let fields = (frozen.frozen.0, state.status_span, state.resident_bytes);
+            if lagging {
+                // The frozen xid lags: the log names what holds it.
+                info!(
+                    heaps, removed, frozen_versions, ms, frozen_xid = fields.0, status_span = fields.1,
+                    xid_log_bytes = fields.2, oldest = %frozen.oldest, "{message}: {} holds the frozen xid back",
+                    frozen.oldest
+                );
+            } else {
+                tracing::debug!(
+                    heaps, removed, frozen_versions, ms, frozen_xid = fields.0, status_span = fields.1,
+                    xid_log_bytes = fields.2, oldest = %frozen.oldest, "{message}"
+                );
+            }
+        }
+    }
+
+    /// Starts the autovacuum worker on a thread of its own, with the
+    /// proc-array slot the database attached for it (a primary only; a
+    /// standby freezes on its replay thread). Dropping the handle stops it.
+    pub fn start_autovacuum(self: &Arc<Self>) -> Result<AutovacuumWorker, String> {
+        let session = self
+            .autovacuum
+            .session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or("autovacuum has no session (a standby, or already started)")?;
+        let db = Arc::clone(self);
+        let signal = Arc::clone(&self.autovacuum.signal);
+        let thread = std::thread::Builder::new()
+            .name("autovacuum".into())
+            .spawn(move || worker(db, session))
+            .map_err(|e| format!("could not start autovacuum: {e}"))?;
+        Ok(AutovacuumWorker { signal, thread: Some(thread) })
+    }
+
+    /// A standby's freezing, on its replay thread between records: a round
+    /// when the status log is half full, or its frozen xid older than the
+    /// freeze max age (replay's xids need the log as a primary's do).
+    pub(crate) fn standby_freeze(&self, session: &mut Session) {
+        let limits = self.xid_limits();
+        let next = self.engine.next_xid();
+        let lagging = next.0.saturating_sub(self.engine.frozen_xid().0) > limits.freeze_max_age;
+        if lagging || self.engine.status_log_span() > limits.capacity / 2 {
+            self.autovacuum_round(session);
+        }
+    }
+}
+
+/// Which relation holds the frozen xid back.
+#[derive(Clone, Copy)]
+enum Holder {
+    Catalog,
+    Dropped,
+    Storage(u64),
+}
+
+/// The worker: a round every naptime or when woken, until stopped. A
+/// panic costs one round, never the process.
+fn worker(db: Arc<Database>, mut session: Session) {
+    let signal = Arc::clone(&db.autovacuum.signal);
+    let naptime = db.autovacuum.config.naptime;
+    loop {
+        {
+            let state = signal.state.lock().unwrap_or_else(|e| e.into_inner());
+            let (mut state, _) = signal
+                .cond
+                .wait_timeout_while(state, naptime, |s| !s.0 && !s.1)
+                .unwrap_or_else(|e| e.into_inner());
+            if state.1 {
+                return;
+            }
+            state.0 = false;
+        }
+        if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| db.autovacuum_round(&mut session))) {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            error!(panic = %what, "an autovacuum round panicked; the next one runs on time");
+        }
+    }
+}

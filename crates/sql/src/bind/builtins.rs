@@ -1,0 +1,179 @@
+//! Scalar functions with fixed signatures: the array functions, and the
+//! functions over the catalog that psql, drivers and tools call
+//! (`format_type`, `pg_get_indexdef`, `pg_table_is_visible`, …). Each entry
+//! is one signature; a call binds to the first entry with its name and
+//! number of arguments, its arguments coerced implicitly to the entry's
+//! types, as PostgreSQL resolves an unambiguous function.
+
+use super::*;
+use crate::expr::{Advisory, AdvisoryOp, CatalogFunc as C, Expr, Func};
+use crate::types::{Elem, Reg, SqlType};
+
+/// An argument's type in a signature.
+#[derive(Clone, Copy)]
+enum Arg {
+    Is(SqlType),
+    /// Any array (PostgreSQL's anyarray).
+    AnyArray,
+    /// Any type, taken as it is (an unknown literal as text).
+    Any,
+}
+
+use Arg::{Any, AnyArray, Is};
+
+const OID: Arg = Is(SqlType::Oid);
+const INT4: Arg = Is(SqlType::Int4);
+const INT8: Arg = Is(SqlType::Int8);
+const TEXT: Arg = Is(SqlType::Text);
+const BOOL: Arg = Is(SqlType::Bool);
+const NAME: Arg = Is(SqlType::Name);
+const REGCLASS: Arg = Is(SqlType::Reg(Reg::Class));
+
+struct Builtin {
+    name: &'static str,
+    args: &'static [Arg],
+    ret: SqlType,
+    func: Func,
+}
+
+const fn f(name: &'static str, args: &'static [Arg], ret: SqlType, func: Func) -> Builtin {
+    Builtin { name, args, ret, func }
+}
+
+/// An advisory lock function with a bigint key or a pair of integers.
+const fn lock_fn(name: &'static str, two: bool, op: AdvisoryOp, shared: bool, xact: bool) -> Builtin {
+    let args: &'static [Arg] = if two { &[INT4, INT4] } else { &[INT8] };
+    let ret = match op {
+        AdvisoryOp::TryLock | AdvisoryOp::Unlock => SqlType::Bool,
+        AdvisoryOp::Lock | AdvisoryOp::UnlockAll => SqlType::Void,
+    };
+    f(name, args, ret, Func::Advisory(Advisory { op, shared, xact }))
+}
+
+use AdvisoryOp::{Lock, TryLock, Unlock};
+
+static BUILTINS: &[Builtin] = &[
+    f("array_to_string", &[AnyArray, TEXT], SqlType::Text, Func::ArrayToString),
+    f("array_to_string", &[AnyArray, TEXT, TEXT], SqlType::Text, Func::ArrayToString),
+    f("array_upper", &[AnyArray, INT4], SqlType::Int4, Func::ArrayUpper),
+    f("array_lower", &[AnyArray, INT4], SqlType::Int4, Func::ArrayLower),
+    f("array_length", &[AnyArray, INT4], SqlType::Int4, Func::ArrayLength),
+    f("cardinality", &[AnyArray], SqlType::Int4, Func::Cardinality),
+    f("quote_ident", &[TEXT], SqlType::Text, Func::QuoteIdent),
+    f("format_type", &[OID, INT4], SqlType::Text, Func::Catalog(C::FormatType)),
+    f("pg_get_expr", &[TEXT, OID], SqlType::Text, Func::Catalog(C::GetExpr)),
+    f("pg_get_expr", &[TEXT, OID, BOOL], SqlType::Text, Func::Catalog(C::GetExpr)),
+    f("pg_get_indexdef", &[OID], SqlType::Text, Func::Catalog(C::GetIndexDef)),
+    f("pg_get_indexdef", &[OID, INT4, BOOL], SqlType::Text, Func::Catalog(C::GetIndexDef)),
+    f("pg_get_constraintdef", &[OID], SqlType::Text, Func::Catalog(C::GetConstraintDef)),
+    f("pg_get_constraintdef", &[OID, BOOL], SqlType::Text, Func::Catalog(C::GetConstraintDef)),
+    f("pg_get_userbyid", &[OID], SqlType::Name, Func::Catalog(C::GetUserById)),
+    f("pg_table_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::TableIsVisible)),
+    f("pg_type_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::TypeIsVisible)),
+    f("pg_function_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_operator_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_opclass_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_conversion_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_ts_config_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::FunctionIsVisible)),
+    f("pg_collation_is_visible", &[OID], SqlType::Bool, Func::Catalog(C::CollationIsVisible)),
+    f("pg_encoding_to_char", &[INT4], SqlType::Name, Func::Catalog(C::EncodingToChar)),
+    f("pg_get_function_result", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionResult)),
+    f("pg_get_function_arguments", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionArguments)),
+    f("pg_get_function_identity_arguments", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionArguments)),
+    f("pg_relation_is_publishable", &[REGCLASS], SqlType::Bool, Func::Catalog(C::RelationIsPublishable)),
+    f("pg_get_statisticsobjdef_columns", &[OID], SqlType::Text, Func::Catalog(C::StatisticsObjDefColumns)),
+    f("obj_description", &[OID], SqlType::Text, Func::Catalog(C::ObjDescription)),
+    f("obj_description", &[OID, NAME], SqlType::Text, Func::Catalog(C::ObjDescription)),
+    f("col_description", &[OID, INT4], SqlType::Text, Func::Catalog(C::ColDescription)),
+    f("shobj_description", &[OID, NAME], SqlType::Text, Func::Catalog(C::ShobjDescription)),
+    f("pg_get_serial_sequence", &[TEXT, TEXT], SqlType::Text, Func::Catalog(C::GetSerialSequence)),
+    f("age", &[INT8], SqlType::Int4, Func::Catalog(C::XidAge)),
+    f("has_table_privilege", &[Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_table_privilege", &[Any, Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_schema_privilege", &[Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_schema_privilege", &[Any, Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_database_privilege", &[Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_database_privilege", &[Any, Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_sequence_privilege", &[Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_sequence_privilege", &[Any, Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_column_privilege", &[Any, Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_column_privilege", &[Any, Any, Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("has_function_privilege", &[Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
+    f("pg_relation_size", &[REGCLASS], SqlType::Int8, Func::Catalog(C::RelationSize)),
+    f("pg_total_relation_size", &[REGCLASS], SqlType::Int8, Func::Catalog(C::RelationSize)),
+    f("pg_table_size", &[REGCLASS], SqlType::Int8, Func::Catalog(C::RelationSize)),
+    f("pg_indexes_size", &[REGCLASS], SqlType::Int8, Func::Catalog(C::RelationSize)),
+    f("pg_size_pretty", &[INT8], SqlType::Text, Func::Catalog(C::SizePretty)),
+    f("to_regclass", &[TEXT], SqlType::Reg(Reg::Class), Func::Catalog(C::ToReg(Reg::Class))),
+    f("to_regtype", &[TEXT], SqlType::Reg(Reg::Type), Func::Catalog(C::ToReg(Reg::Type))),
+    f("to_regnamespace", &[TEXT], SqlType::Reg(Reg::Namespace), Func::Catalog(C::ToReg(Reg::Namespace))),
+    f("to_regproc", &[TEXT], SqlType::Reg(Reg::Proc), Func::Catalog(C::ToReg(Reg::Proc))),
+    f("to_regrole", &[TEXT], SqlType::Reg(Reg::Role), Func::Catalog(C::ToReg(Reg::Role))),
+    f("current_schemas", &[BOOL], SqlType::Array(Elem::Name), Func::Catalog(C::CurrentSchemas)),
+    f("pg_my_temp_schema", &[], SqlType::Oid, Func::Catalog(C::MyTempSchema)),
+    f("pg_is_other_temp_schema", &[OID], SqlType::Bool, Func::Catalog(C::IsOtherTempSchema)),
+    f("pg_get_viewdef", &[OID], SqlType::Text, Func::Catalog(C::GetViewDef)),
+    f("pg_get_viewdef", &[OID, BOOL], SqlType::Text, Func::Catalog(C::GetViewDef)),
+    f("pg_tablespace_location", &[OID], SqlType::Text, Func::Catalog(C::TablespaceLocation)),
+    f("pg_postmaster_start_time", &[], SqlType::TimestampTz, Func::Catalog(C::PostmasterStartTime)),
+    // Advisory locks (explicit locking in the manual): session-level unless
+    // _xact_, exclusive unless _shared.
+    lock_fn("pg_advisory_lock", false, Lock, false, false),
+    lock_fn("pg_advisory_lock", true, Lock, false, false),
+    lock_fn("pg_advisory_lock_shared", false, Lock, true, false),
+    lock_fn("pg_advisory_lock_shared", true, Lock, true, false),
+    lock_fn("pg_advisory_xact_lock", false, Lock, false, true),
+    lock_fn("pg_advisory_xact_lock", true, Lock, false, true),
+    lock_fn("pg_advisory_xact_lock_shared", false, Lock, true, true),
+    lock_fn("pg_advisory_xact_lock_shared", true, Lock, true, true),
+    lock_fn("pg_try_advisory_lock", false, TryLock, false, false),
+    lock_fn("pg_try_advisory_lock", true, TryLock, false, false),
+    lock_fn("pg_try_advisory_lock_shared", false, TryLock, true, false),
+    lock_fn("pg_try_advisory_lock_shared", true, TryLock, true, false),
+    lock_fn("pg_try_advisory_xact_lock", false, TryLock, false, true),
+    lock_fn("pg_try_advisory_xact_lock", true, TryLock, false, true),
+    lock_fn("pg_try_advisory_xact_lock_shared", false, TryLock, true, true),
+    lock_fn("pg_try_advisory_xact_lock_shared", true, TryLock, true, true),
+    lock_fn("pg_advisory_unlock", false, Unlock, false, false),
+    lock_fn("pg_advisory_unlock", true, Unlock, false, false),
+    lock_fn("pg_advisory_unlock_shared", false, Unlock, true, false),
+    lock_fn("pg_advisory_unlock_shared", true, Unlock, true, false),
+    // Poolers call it when they reset a session (so does DISCARD ALL).
+    f(
+        "pg_advisory_unlock_all",
+        &[],
+        SqlType::Void,
+        Func::Advisory(Advisory { op: AdvisoryOp::UnlockAll, shared: false, xact: false }),
+    ),
+];
+
+impl<R: Resolver> Binder<'_, R> {
+    /// `name(args)` bound to a builtin with that many arguments, if there
+    /// is one.
+    pub(super) fn builtin(&mut self, name: &str, args: &mut Vec<Typed>) -> Result<Option<Typed>, SqlError> {
+        let Some(b) = BUILTINS.iter().find(|b| b.name == name && b.args.len() == args.len()) else {
+            return Ok(None);
+        };
+        let mut bound = Vec::with_capacity(args.len());
+        for (t, arg) in std::mem::take(args).into_iter().zip(b.args) {
+            bound.push(match arg {
+                Is(ty) => self.coerce(t, *ty, Coercion::Implicit, &format!("argument of {name}"))?,
+                AnyArray => match t.ty {
+                    Some(ty) if ty.elem().is_some() => t.e,
+                    None => self.coerce(t, SqlType::Array(Elem::Text), Coercion::Implicit, name)?,
+                    Some(ty) => {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function {name}({}, …) does not exist", ty.name()),
+                        ))
+                    }
+                },
+                Any => self.settle(t)?,
+            });
+        }
+        if let Func::Advisory(a) = b.func {
+            self.waits |= a.waits();
+        }
+        Ok(Some(Typed { e: Expr::Func(b.func, bound), ty: Some(b.ret) }))
+    }
+}

@@ -1,0 +1,257 @@
+//! PostgreSQL's coercion rules: unknown literals and untyped parameters
+//! take the type their context needs, implicit, assignment and explicit
+//! casts are allowed between the type categories as PostgreSQL allows
+//! them, and the branches of CASE, COALESCE, UNION … resolve to one type.
+
+use super::*;
+use crate::catalog::ColumnDef;
+use crate::error::SqlError;
+use crate::expr::{cast, Arith, Cmp, Expr};
+use crate::sqlstate::SqlState;
+use crate::types::{SqlType, Value};
+
+impl<R: Resolver> Binder<'_, R> {
+    pub(super) fn coerce_any_text(&mut self, t: Typed) -> Result<Expr, SqlError> {
+        match t.ty {
+            None | Some(SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
+                self.coerce(t, SqlType::Text, Coercion::Implicit, "operand")
+            }
+            Some(_) => Ok(Expr::Cast(Box::new(t.e), SqlType::Text, true)),
+        }
+    }
+
+    pub(super) fn coerce_to_column(&mut self, t: Typed, col: &ColumnDef) -> Result<Expr, SqlError> {
+        let ty = t.ty;
+        self.coerce(t, col.ty, Coercion::Assignment, "").map_err(|e| {
+            if e.code == SqlState::DATATYPE_MISMATCH {
+                SqlError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!(
+                        "column \"{}\" is of type {} but expression is of type {}",
+                        col.name,
+                        col.ty.name(),
+                        ty.map_or("unknown", SqlType::name)
+                    ),
+                )
+            } else {
+                e
+            }
+        })
+    }
+
+    /// Converts `t` to `target` in `context`: unknown literals are parsed
+    /// as `target` now (bad input fails at bind time, as in PostgreSQL),
+    /// untyped parameters take `target` as their type.
+    pub(super) fn coerce(
+        &mut self,
+        t: Typed,
+        target: SqlType,
+        how: Coercion,
+        what: &str,
+    ) -> Result<Expr, SqlError> {
+        let Some(from) = t.ty else {
+            return Ok(match t.e {
+                // A name of a catalog object is looked up when the
+                // statement runs, with its snapshot.
+                e @ Expr::Const(Value::Text(_)) if matches!(target, SqlType::Reg(_)) => {
+                    Expr::Cast(Box::new(e), target, true)
+                }
+                Expr::Const(Value::Text(s)) => Expr::Const(Value::parse_in(target, &s, self.zone)?),
+                Expr::Param(i) => {
+                    self.params[i] = Some(target);
+                    Expr::Param(i)
+                }
+                other => other,
+            });
+        };
+        if from == target {
+            return Ok(t.e);
+        }
+        let allowed = match (family(from), family(target), how) {
+            (a, b, _) if a == b && a != Family::Array => true,
+            (Family::Array, Family::Array, _) => {
+                let (a, b) = (from.elem().expect("an array"), target.elem().expect("an array"));
+                family(a) == family(b) || how == Coercion::Explicit
+            }
+            (Family::Integer, Family::Float | Family::Oid, _) => true,
+            (Family::Oid, Family::Integer, _) => true,
+            (Family::Float, Family::Integer, Coercion::Assignment | Coercion::Explicit) => true,
+            (_, Family::String, Coercion::Assignment | Coercion::Explicit) => true,
+            // void converts only to text (through its empty output).
+            (Family::Void, _, _) | (_, Family::Void, _) => false,
+            (_, _, Coercion::Explicit) => true,
+            _ => false,
+        };
+        if !allowed {
+            let message = match how {
+                Coercion::Implicit => {
+                    format!("{what} must be type {}, not type {}", target.name(), from.name())
+                }
+                _ => format!("cannot cast type {} to {}", from.name(), target.name()),
+            };
+            return Err(SqlError::new(
+                if how == Coercion::Implicit { SqlState::DATATYPE_MISMATCH } else { SqlState::CANNOT_COERCE },
+                message,
+            ));
+        }
+        // Objects are named as the statement's snapshot sees them.
+        if matches!(target, SqlType::Reg(_)) || matches!(from, SqlType::Reg(_)) {
+            return Ok(Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit));
+        }
+        // Fold constants now so that range and length errors surface early.
+        if let Expr::Const(v) = &t.e {
+            return Ok(Expr::Const(cast(v.clone(), target, how == Coercion::Explicit, self.zone)?));
+        }
+        // Widening an integer, or reading varchar/char as text, needs no
+        // run-time conversion.
+        let widening = family(from) == Family::Integer
+            && family(target) == Family::Integer
+            && rank(from) <= rank(target);
+        let as_text =
+            matches!(from, SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) && target == SqlType::Text;
+        let needs_cast = !widening && !as_text;
+        Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
+    }
+}
+
+/// PostgreSQL's resolution of one type for the branches of CASE, COALESCE,
+/// GREATEST and LEAST: unknown inputs take the others' type (text if all
+/// are unknown); known ones must share a category, and the one the others
+/// convert to implicitly wins (integers widen, numbers become double
+/// precision, strings text, a date a timestamp).
+pub(super) fn common_type(
+    types: impl Iterator<Item = Option<SqlType>>,
+    what: &str,
+) -> Result<SqlType, SqlError> {
+    let mut common: Option<SqlType> = None;
+    for ty in types.flatten() {
+        let Some(c) = common else {
+            common = Some(ty);
+            continue;
+        };
+        common = Some(wider(c, ty).ok_or_else(|| {
+            SqlError::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!("{what} types {} and {} cannot be matched", c.name(), ty.name()),
+            )
+        })?);
+    }
+    Ok(common.unwrap_or(SqlType::Text))
+}
+
+pub(super) fn wider(a: SqlType, b: SqlType) -> Option<SqlType> {
+    use SqlType::*;
+    let int = |t| matches!(t, Int2 | Int4 | Int8);
+    let string = |t| matches!(t, Text | Varchar(_) | Char(_) | Name | Char1);
+    let oid = |t| matches!(t, Oid | Reg(_));
+    Some(match (a, b) {
+        _ if a == b => a,
+        _ if oid(a) && (oid(b) || int(b)) || oid(b) && int(a) => Oid,
+        _ if int(a) && int(b) => {
+            if rank(a) >= rank(b) {
+                a
+            } else {
+                b
+            }
+        }
+        _ if (int(a) || a == Float8) && (int(b) || b == Float8) => Float8,
+        _ if string(a) && string(b) => Text,
+        (Date | Timestamp, Date | Timestamp) => Timestamp,
+        (Date | Timestamp | TimestampTz, Date | Timestamp | TimestampTz) => TimestampTz,
+        _ => return None,
+    })
+}
+
+pub(super) fn rank(t: SqlType) -> u8 {
+    match t {
+        SqlType::Int2 => 0,
+        SqlType::Int4 => 1,
+        _ => 2,
+    }
+}
+
+pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
+    let num = |t: SqlType| matches!(family(t), Family::Integer | Family::Float | Family::Oid);
+    match (family(a), family(b)) {
+        // PostgreSQL has no operators on void.
+        (Family::Void, _) | (_, Family::Void) => false,
+        (Family::Array, Family::Array) => comparable(a.elem().expect("array"), b.elem().expect("array")),
+        (x, y) if x == y => true,
+        _ => num(a) && num(b),
+    }
+}
+
+/// Type categories: casts within one are implicit (mostly), and values of
+/// one compare with each other.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Family {
+    Integer,
+    Float,
+    Bool,
+    String,
+    DateTime,
+    Interval,
+    /// oid and the oid alias types.
+    Oid,
+    Array,
+    Record,
+    Void,
+}
+
+pub(super) fn family(ty: SqlType) -> Family {
+    match ty {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => Family::Integer,
+        SqlType::Float8 => Family::Float,
+        SqlType::Bool => Family::Bool,
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1 => {
+            Family::String
+        }
+        SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz => Family::DateTime,
+        SqlType::Interval => Family::Interval,
+        SqlType::Oid | SqlType::Reg(_) => Family::Oid,
+        SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector => Family::Array,
+        SqlType::Record(_) => Family::Record,
+        SqlType::Void => Family::Void,
+    }
+}
+
+pub(super) fn datetime(t: SqlType) -> bool {
+    matches!(t, SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz)
+}
+
+pub(super) fn cmp_symbol(op: Cmp) -> &'static str {
+    match op {
+        Cmp::Eq => "=",
+        Cmp::Ne => "<>",
+        Cmp::Lt => "<",
+        Cmp::Le => "<=",
+        Cmp::Gt => ">",
+        Cmp::Ge => ">=",
+    }
+}
+
+pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
+    use SqlType::*;
+    Some(match (a, b) {
+        (Int2 | Int4 | Int8, Int2 | Int4 | Int8) => {
+            if a == Int8 || b == Int8 {
+                Int8
+            } else if a == Int4 || b == Int4 {
+                Int4
+            } else {
+                Int2
+            }
+        }
+        (Int2 | Int4 | Int8 | Float8, Int2 | Int4 | Int8 | Float8) => Float8,
+        (Date, Int2 | Int4) if matches!(op, Arith::Add | Arith::Sub) => Date,
+        (Int2 | Int4, Date) if op == Arith::Add => Date,
+        (Date, Date) if op == Arith::Sub => Int4,
+        (Timestamp, Timestamp) | (TimestampTz, TimestampTz) if op == Arith::Sub => Interval,
+        (Timestamp, Interval) if matches!(op, Arith::Add | Arith::Sub) => Timestamp,
+        (Interval, Timestamp) if op == Arith::Add => Timestamp,
+        (TimestampTz, Interval) if matches!(op, Arith::Add | Arith::Sub) => TimestampTz,
+        (Interval, TimestampTz) if op == Arith::Add => TimestampTz,
+        (Interval, Interval) if matches!(op, Arith::Add | Arith::Sub) => Interval,
+        _ => return None,
+    })
+}

@@ -1,0 +1,265 @@
+//! `WITH [RECURSIVE] name [(columns)] AS (query), …`: common table
+//! expressions.
+//!
+//! A WITH item is a name for a query, visible to the items after it and
+//! to the query the WITH belongs to (and that query's subqueries), hiding
+//! a table of the same name. Each reference binds the item's query afresh,
+//! as a subquery in FROM: every statement reads through one snapshot, so
+//! two references see the same rows, and a query with no side effects
+//! means the same whether it is computed once or twice (PostgreSQL
+//! inlines such items too, unless told MATERIALIZED, which changes only
+//! the plan).
+//!
+//! The item's query is bound where it was written, seeing only the items
+//! before it, never the query that refers to it: bound again at a
+//! reference, it gets the same scope (the empty one, since a WITH item
+//! that read an enclosing query's columns would need that query's row;
+//! such a reference is 42703 here, where PostgreSQL allows it).
+//!
+//! Under RECURSIVE, an item written `base UNION [ALL] step` whose step
+//! refers to the item itself is computed in rounds (`From::Recursive`):
+//! the base gives the columns (names, and types the step is coerced to);
+//! inside the step the item's name means the work table, the rows the
+//! round before added. The step may name it once, and not from inside a
+//! subquery expression, as in PostgreSQL (42P19). An item of a RECURSIVE
+//! WITH that does not refer to itself is an ordinary one.
+
+use sqlparser::ast::{self, SetExpr};
+
+use super::scope::{Col, Named, Scope};
+use super::*;
+use crate::expr::Expr;
+use crate::plan::{Column, From, Recursive};
+
+/// One WITH item in scope.
+#[derive(Clone)]
+pub(super) struct Cte {
+    name: String,
+    kind: Kind,
+}
+
+#[derive(Clone)]
+enum Kind {
+    /// An item as written.
+    Query {
+        query: Box<ast::Query>,
+        /// The column names written after the item's name.
+        columns: Vec<String>,
+        /// Written under WITH RECURSIVE.
+        recursive: bool,
+    },
+    /// Inside a recursive item's step: the item's work table.
+    Work {
+        id: usize,
+        columns: Vec<Column>,
+        /// The binder's subquery depth where the step began.
+        depth: usize,
+        /// References to it so far.
+        refs: usize,
+    },
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// Puts `with`'s items in scope (the caller truncates them away when
+    /// its query is bound), binding each once so that an error in one that
+    /// is never referenced is still reported, as PostgreSQL reports it.
+    pub(super) fn define_ctes(&mut self, with: &ast::With) -> Result<(), SqlError> {
+        let first = self.ctes.len();
+        for cte in &with.cte_tables {
+            let name = ident(&cte.alias.name);
+            if self.ctes[first..].iter().any(|c| c.name == name) {
+                return Err(SqlError::new(
+                    SqlState::DUPLICATE_ALIAS,
+                    format!("WITH query name \"{name}\" specified more than once"),
+                ));
+            }
+            if cte.from.is_some() {
+                return Err(not_supported("WITH … FROM"));
+            }
+            if matches!(
+                cte.query.body.as_ref(),
+                SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_)
+            ) {
+                return Err(not_supported("data-modifying statements in WITH"));
+            }
+            let item = Cte {
+                name,
+                kind: Kind::Query {
+                    query: cte.query.clone(),
+                    columns: cte.alias.columns.iter().map(|c| ident(&c.name)).collect(),
+                    recursive: with.recursive,
+                },
+            };
+            self.bind_cte(&item, self.ctes.len())?;
+            self.ctes.push(item);
+        }
+        Ok(())
+    }
+
+    /// The WITH item `name` refers to, if one is in scope (the innermost,
+    /// latest of that name): its position among the items in scope.
+    pub(super) fn cte_named(&self, name: &ast::ObjectName) -> Option<usize> {
+        let [part] = name.0.as_slice() else { return None };
+        let wanted = ident(part.as_ident()?);
+        self.ctes.iter().rposition(|c| c.name == wanted)
+    }
+
+    /// Binds item `k`'s query as it was written: with only the items
+    /// before it in scope.
+    fn bind_cte(&mut self, item: &Cte, k: usize) -> Result<Select, SqlError> {
+        let Kind::Query { query, columns, recursive } = &item.kind else {
+            unreachable!("work tables are not bound as queries")
+        };
+        let hidden = self.ctes.split_off(k);
+        let select = match (recursive, query.body.as_ref()) {
+            (true, SetExpr::SetOperation { op: ast::SetOperator::Union, set_quantifier, left, right })
+                if query.order_by.is_none() && query.limit_clause.is_none() && query.with.is_none() =>
+            {
+                let all = matches!(set_quantifier, ast::SetQuantifier::All);
+                self.recursive_cte(&item.name, columns, all, left, right)
+                    .transpose()
+                    .unwrap_or_else(|| self.query_scoped(query, &Scope::empty()))
+            }
+            _ => self.query_scoped(query, &Scope::empty()),
+        };
+        self.ctes.extend(hidden);
+        let select = select?;
+        check_column_count(&item.name, columns, select.columns.len())?;
+        Ok(select)
+    }
+
+    /// A recursive item's rounds; `None` if its step does not refer to it
+    /// (then it is an ordinary item).
+    fn recursive_cte(
+        &mut self,
+        name: &str,
+        aliases: &[String],
+        all: bool,
+        base: &SetExpr,
+        step: &SetExpr,
+    ) -> Result<Option<Select>, SqlError> {
+        let (mut base, untyped) = self.operand(base, &Scope::empty())?;
+        check_column_count(name, aliases, base.columns.len())?;
+        // The base decides the columns; a bare literal there is text.
+        let mut columns = Vec::with_capacity(base.outputs.len());
+        for (i, c) in base.columns.iter().enumerate() {
+            let ty = if untyped.contains(&i) { SqlType::Text } else { c.ty };
+            let e = std::mem::replace(&mut base.outputs[i], Expr::Const(crate::types::Value::Null));
+            let t = Typed { e, ty: (!untyped.contains(&i)).then_some(c.ty) };
+            base.outputs[i] = self.coerce(t, ty, Coercion::Implicit, "UNION")?;
+            columns.push(Column { name: aliases.get(i).cloned().unwrap_or_else(|| c.name.clone()), ty });
+        }
+        let id = self.work_tables;
+        self.work_tables += 1;
+        let work = Kind::Work { id, columns: columns.clone(), depth: self.sublink_depth, refs: 0 };
+        self.ctes.push(Cte { name: name.to_owned(), kind: work });
+        let bound = self.operand(step, &Scope::empty());
+        let marker = self.ctes.pop().expect("the work table pushed above");
+        let (mut step, step_untyped) = bound?;
+        if matches!(marker.kind, Kind::Work { refs: 0, .. }) {
+            return Ok(None);
+        }
+        if step.outputs.len() != columns.len() {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "each UNION query must have the same number of columns",
+            ));
+        }
+        for (i, c) in columns.iter().enumerate() {
+            let e = std::mem::replace(&mut step.outputs[i], Expr::Const(crate::types::Value::Null));
+            let t = Typed { e, ty: (!step_untyped.contains(&i)).then(|| step.columns[i].ty) };
+            step.outputs[i] = self.coerce(t, c.ty, Coercion::Implicit, "UNION")?;
+        }
+        base.columns = columns.clone().into();
+        step.columns = columns.clone().into();
+        let from = From::Recursive(Box::new(Recursive { id, all, base, step, columns: columns.clone() }));
+        Ok(Some(Select {
+            from: Some(from),
+            filter: None,
+            grouping: None,
+            windows: Vec::new(),
+            srfs: Vec::new(),
+            outputs: (0..columns.len()).map(Expr::Column).collect(),
+            columns: columns.into(),
+            order: Vec::new(),
+            limit: None,
+            offset: None,
+            lock: None,
+            distinct_on: Vec::new(),
+        }))
+    }
+
+    /// A reference to WITH item `k` in FROM, at `offset` in the FROM row:
+    /// its query, bound again, as a subquery named after the item (or the
+    /// reference's alias).
+    pub(super) fn cte_reference(
+        &mut self,
+        k: usize,
+        alias: Option<&ast::TableAlias>,
+        offset: usize,
+    ) -> Result<from::Item, SqlError> {
+        let item = self.ctes[k].clone();
+        let (from, names, types): (From, Vec<String>, Vec<SqlType>) = match &item.kind {
+            Kind::Work { id, columns, depth, refs } => {
+                if *refs > 0 {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_RECURSION,
+                        format!(
+                            "recursive reference to query \"{}\" must not appear more than once",
+                            item.name
+                        ),
+                    ));
+                }
+                if self.sublink_depth > *depth {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_RECURSION,
+                        format!(
+                            "recursive reference to query \"{}\" must not appear within a subquery",
+                            item.name
+                        ),
+                    ));
+                }
+                if let Kind::Work { refs, .. } = &mut self.ctes[k].kind {
+                    *refs += 1;
+                }
+                let names = columns.iter().map(|c| c.name.clone()).collect();
+                let types = columns.iter().map(|c| c.ty).collect();
+                (From::WorkTable { id: *id, columns: columns.clone() }, names, types)
+            }
+            Kind::Query { columns: aliases, .. } => {
+                let select = self.bind_cte(&item, k)?;
+                let names = select
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| aliases.get(i).cloned().unwrap_or_else(|| c.name.clone()))
+                    .collect();
+                let types = select.columns.iter().map(|c| c.ty).collect();
+                (From::Derived(Box::new(select)), names, types)
+            }
+        };
+        let columns = names
+            .into_iter()
+            .zip(types)
+            .enumerate()
+            .map(|(i, (name, ty))| Col { name, expr: Expr::Column(offset + i), ty })
+            .collect();
+        let name = alias.map_or(item.name, |a| ident(&a.name));
+        let named = from::rename(Named { alias: name, columns, table: None, nullable: false }, alias)?;
+        Ok(from::Item { visible: named.columns.clone(), named: vec![named], from })
+    }
+}
+
+/// 42P10 if more column names were written than the query has.
+fn check_column_count(name: &str, aliases: &[String], available: usize) -> Result<(), SqlError> {
+    if aliases.len() > available {
+        return Err(SqlError::new(
+            SqlState::INVALID_COLUMN_REFERENCE,
+            format!(
+                "WITH query \"{name}\" has {available} columns available but {} columns specified",
+                aliases.len()
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,551 @@
+//! The functions over the catalog (`format_type`, `pg_get_indexdef`,
+//! `pg_get_expr`, …) and the names of catalog objects for the oid alias
+//! types, as [`crate::expr::Catalog`] for one statement's view.
+
+use sqlparser::ast;
+
+use super::relations::typmod;
+use super::types::{type_by_name, type_name, type_name_of};
+use super::{catalog_relations, CatalogState, INFORMATION_SCHEMA, PG_CATALOG, PUBLIC};
+use crate::catalog::RelEntry;
+use crate::error::SqlError;
+use crate::expr::{Catalog, CatalogFunc};
+use crate::types::{quote_ident, Elem, Reg, SqlType, Value};
+
+/// PostgreSQL's `format_type(type, typmod)`.
+pub(crate) fn format_type(oid: u32, typmod: i32) -> String {
+    let Some(ty) = SqlType::from_oid(oid) else {
+        return type_name_of(oid).unwrap_or_else(|| "???".into());
+    };
+    let length = (typmod >= 4).then(|| typmod - 4);
+    match (ty, length) {
+        (SqlType::Varchar(_), Some(n)) => format!("character varying({n})"),
+        (SqlType::Char(_), Some(n)) => format!("character({n})"),
+        (SqlType::Char(_), None) => "bpchar".into(),
+        (SqlType::Array(e), _) => {
+            let elem = e.ty();
+            format!("{}[]", format_type(elem.oid(), typmod))
+        }
+        (SqlType::Char1, _) => "\"char\"".into(),
+        (other, _) => type_name(other),
+    }
+}
+
+/// A relation's name as `CREATE INDEX` and `\d` print it: schema-qualified.
+fn qualified(state: &CatalogState, e: &RelEntry) -> String {
+    let ns = state.namespace_name(state.namespace_of(e)).unwrap_or_default();
+    format!("{}.{}", quote_ident(&ns), quote_ident(&e.name))
+}
+
+/// `pg_get_indexdef` of index `i` of `e`.
+pub(super) fn index_def(state: &CatalogState, e: &RelEntry, i: usize) -> String {
+    let ix = &e.indexes[i];
+    let columns: Vec<String> = ix.columns.iter().map(|&c| quote_ident(&e.columns[c].name)).collect();
+    format!(
+        "CREATE {}INDEX {} ON {} USING btree ({})",
+        if ix.unique { "UNIQUE " } else { "" },
+        quote_ident(&ix.name),
+        qualified(state, e),
+        columns.join(", ")
+    )
+}
+
+/// `pg_get_constraintdef` of the constraint of index `i` of `e`.
+pub(super) fn constraint_def(e: &RelEntry, i: usize) -> Option<String> {
+    let ix = e.indexes.get(i).filter(|x| x.constraint)?;
+    let columns: Vec<String> = ix.columns.iter().map(|&c| quote_ident(&e.columns[c].name)).collect();
+    Some(format!("{} ({})", if ix.primary { "PRIMARY KEY" } else { "UNIQUE" }, columns.join(", ")))
+}
+
+/// A column default as pg_attrdef.adbin holds it: the column's type and
+/// the expression's text, which pg_get_expr prints as PostgreSQL would.
+pub(super) fn deparse_default(text: &str, ty: SqlType) -> Result<String, SqlError> {
+    Ok(format!("{{DEFAULT :typid {} :typmod {} :expr {text}}}", ty.oid(), typmod(ty)))
+}
+
+/// A default as information_schema.columns shows it (pg_get_expr's
+/// unpretty form).
+pub(super) fn print_default(adbin: &str) -> String {
+    get_expr(adbin, false)
+}
+
+/// pg_get_expr(adbin, relation, pretty): a default as PostgreSQL prints
+/// it; text that is not a default this server wrote prints as it is.
+fn get_expr(adbin: &str, pretty: bool) -> String {
+    let parsed = adbin.strip_prefix("{DEFAULT :typid ").and_then(|rest| {
+        let (typid, rest) = rest.split_once(" :typmod ")?;
+        let (typmod, rest) = rest.split_once(" :expr ")?;
+        let expr = rest.strip_suffix('}')?;
+        Some((typid.parse::<u32>().ok()?, typmod.parse::<i32>().ok()?, expr))
+    });
+    let Some((typid, typmod, text)) = parsed else { return adbin.to_owned() };
+    let ty = SqlType::from_oid(typid).map(|t| match (t, typmod) {
+        (SqlType::Varchar(_), m) if m >= 4 => SqlType::Varchar(Some((m - 4) as u32)),
+        (SqlType::Char(_), m) if m >= 4 => SqlType::Char((m - 4) as u32),
+        (t, _) => t,
+    });
+    match crate::parse::parse_expr(text, crate::stack::DEFAULT_MAX_STACK_DEPTH) {
+        Ok(e) => Deparse { pretty }.expr(&e, ty, true),
+        Err(_) => text.to_owned(),
+    }
+}
+
+/// Prints an expression as PostgreSQL's ruleutils prints a stored one:
+/// constants with their type (`'x'::text`, `'-1'::integer`), operators in
+/// parentheses unless pretty.
+struct Deparse {
+    pretty: bool,
+}
+
+impl Deparse {
+    /// `e` whose value becomes a `target` (a constant is typed by it);
+    /// `top`: not inside another operator.
+    fn expr(&self, e: &ast::Expr, target: Option<SqlType>, top: bool) -> String {
+        use ast::Expr as E;
+        match e {
+            E::Nested(inner) => self.expr(inner, target, top),
+            E::Value(v) => self.constant(&v.value, false, target),
+            E::UnaryOp { op: ast::UnaryOperator::Minus, expr } => match expr.as_ref() {
+                E::Value(v) => self.constant(&v.value, true, target),
+                other => format!("-{}", self.expr(other, target, false)),
+            },
+            E::Identifier(i) if i.quote_style.is_none() => {
+                let k = i.value.to_uppercase();
+                if ["CURRENT_TIMESTAMP", "CURRENT_DATE", "LOCALTIMESTAMP", "CURRENT_USER", "SESSION_USER"]
+                    .contains(&k.as_str())
+                {
+                    k
+                } else {
+                    quote_ident(&i.value.to_lowercase())
+                }
+            }
+            E::Function(f) if matches!(f.args, ast::FunctionArguments::None) => {
+                f.name.to_string().to_uppercase()
+            }
+            E::Function(f) => {
+                let name = f.name.to_string().to_lowercase();
+                let args: Vec<String> = match &f.args {
+                    ast::FunctionArguments::List(list) => list
+                        .args
+                        .iter()
+                        .map(|a| match a {
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                                self.expr(x, None, true)
+                            }
+                            other => other.to_string(),
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                format!("{name}({})", args.join(", "))
+            }
+            E::Cast { expr, data_type, .. } => {
+                let ty = SqlType::from_name(&data_type.to_string(), None).ok();
+                let inner = self.expr(expr, ty, false);
+                match (expr.as_ref(), ty) {
+                    // The constant already carries the type.
+                    (E::Value(_), Some(_)) => inner,
+                    (_, Some(t)) => format!("({inner})::{}", format_type(t.oid(), typmod(t))),
+                    _ => format!("({inner})::{data_type}"),
+                }
+            }
+            E::BinaryOp { left, op, right } => {
+                let s = format!("{} {op} {}", self.expr(left, None, false), self.expr(right, None, false));
+                if self.pretty && top {
+                    s
+                } else {
+                    format!("({s})")
+                }
+            }
+            other => other.to_string(),
+        }
+    }
+
+    fn constant(&self, v: &ast::Value, negative: bool, target: Option<SqlType>) -> String {
+        let sign = if negative { "-" } else { "" };
+        match v {
+            ast::Value::Number(n, _) => {
+                let integer = n.parse::<i64>().is_ok();
+                let ty = match (target, integer) {
+                    (Some(SqlType::Int8), true) => "bigint",
+                    (_, true) if n.parse::<i64>().is_ok_and(|i| i32::try_from(i).is_ok()) => "integer",
+                    (_, true) => "bigint",
+                    _ => "numeric",
+                };
+                if negative {
+                    format!("'-{n}'::{ty}")
+                } else {
+                    n.clone()
+                }
+            }
+            ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
+                let text = format!("{sign}{s}");
+                match target {
+                    Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Oid)
+                        if text.trim().parse::<i64>().is_ok() =>
+                    {
+                        let n: i64 = text.trim().parse().unwrap_or_default();
+                        if n < 0 {
+                            format!("'{n}'::{}", type_name(target.unwrap_or(SqlType::Int4)))
+                        } else {
+                            n.to_string()
+                        }
+                    }
+                    Some(SqlType::Bool) => match crate::types::Value::parse(SqlType::Bool, &text) {
+                        Ok(crate::types::Value::Bool(b)) => b.to_string(),
+                        _ => format!("'{}'::boolean", text.replace('\'', "''")),
+                    },
+                    Some(t) => {
+                        let name = match t {
+                            SqlType::Char(_) => "bpchar".to_owned(),
+                            SqlType::Array(Elem::Text) => "text[]".to_owned(),
+                            other => type_name(other),
+                        };
+                        format!("'{}'::{name}", text.replace('\'', "''"))
+                    }
+                    None => format!("'{}'::text", text.replace('\'', "''")),
+                }
+            }
+            ast::Value::Boolean(b) => b.to_string(),
+            ast::Value::Null => "NULL".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Splits a possibly qualified, possibly quoted name (`public."Foo"`) into
+/// its parts, folding unquoted ones to lower case.
+fn name_parts(name: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut chars = name.trim().chars().peekable();
+    let mut quoted = false;
+    let mut was_quoted = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                cur.push('"');
+            }
+            '"' => {
+                quoted = !quoted;
+                was_quoted = true;
+            }
+            '.' if !quoted => {
+                parts.push(if was_quoted {
+                    std::mem::take(&mut cur)
+                } else {
+                    std::mem::take(&mut cur).to_lowercase()
+                });
+                was_quoted = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    parts.push(if was_quoted { cur } else { cur.to_lowercase() });
+    parts
+}
+
+impl CatalogState {
+    /// A relation (or index, or sequence, or catalog relation) by name, as
+    /// regclass reads it: its oid and its name as regclass prints it.
+    fn relation_by_name(&self, name: &str) -> Option<(u32, String)> {
+        let parts = name_parts(name);
+        let (schema, rel) = match parts.as_slice() {
+            [rel] => (None, rel.as_str()),
+            [schema, rel] => (Some(schema.as_str()), rel.as_str()),
+            _ => return None,
+        };
+        let user = |temp: bool| {
+            self.relations.iter().filter(move |e| e.temp_owner.is_some() == temp).find_map(|e| {
+                if e.name == rel {
+                    return Some(e.oid);
+                }
+                e.indexes.iter().find(|i| i.name == rel).map(|i| i.oid)
+            })
+        };
+        let catalog =
+            |ns: u32| catalog_relations().find(|(_, n, s, _, _)| *n == rel && *s == ns).map(|r| r.0);
+        let oid = match schema {
+            None => catalog(PG_CATALOG).or_else(|| user(true)).or_else(|| user(false)),
+            Some("pg_catalog") => catalog(PG_CATALOG),
+            Some("information_schema") => catalog(INFORMATION_SCHEMA),
+            Some("public") => user(false),
+            Some(s) if s == self.temp_namespace_name() || s == "pg_temp" => user(true),
+            Some(_) => None,
+        }?;
+        Some((oid, self.class_name(oid)?))
+    }
+
+    /// How regclass prints relation `oid`: qualified unless its schema is
+    /// searched (pg_catalog, public, this session's temporary schema).
+    fn class_name(&self, oid: u32) -> Option<String> {
+        if let Some((e, index)) = self.relation(oid) {
+            let name = match index {
+                Some(i) => &e.indexes[i].name,
+                None => &e.name,
+            };
+            return Some(quote_ident(name));
+        }
+        catalog_relations().find(|r| r.0 == oid).map(|(_, name, ns, _, _)| {
+            if ns == PG_CATALOG {
+                name.to_owned()
+            } else {
+                format!("information_schema.{name}")
+            }
+        })
+    }
+
+    /// Is relation `oid` visible by its bare name (pg_table_is_visible)?
+    fn relation_visible(&self, oid: u32) -> bool {
+        if let Some((e, _)) = self.relation(oid) {
+            // A permanent table is hidden by a temporary one of its name.
+            return e.temp_owner.is_some()
+                || !self.relations.iter().any(|o| o.temp_owner.is_some() && o.name == e.name);
+        }
+        catalog_relations().any(|r| r.0 == oid && r.2 == PG_CATALOG)
+    }
+
+    fn role_by_name(&self, name: &str) -> Option<u32> {
+        let name = name_parts(name).pop()?;
+        match name.as_str() {
+            "postgres" => Some(super::POSTGRES_ROLE),
+            "pg_database_owner" => Some(super::DATABASE_OWNER_ROLE),
+            n if n == self.user => Some(self.role_of(n)),
+            _ => None,
+        }
+    }
+
+    fn namespace_by_name(&self, name: &str) -> Option<u32> {
+        let name = name_parts(name).pop()?;
+        [PG_CATALOG, PUBLIC, INFORMATION_SCHEMA, super::PG_TOAST, self.temp_namespace()]
+            .into_iter()
+            .find(|&oid| self.namespace_name(oid).as_deref() == Some(name.as_str()))
+    }
+}
+
+fn int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Reg(o, _) => Some(i64::from(*o)),
+        _ => None,
+    }
+}
+
+fn oid(v: &Value) -> Option<u32> {
+    int(v).and_then(|i| u32::try_from(i).ok())
+}
+
+fn text(v: &Value) -> Option<&str> {
+    match v {
+        Value::Text(s) => Some(s),
+        _ => None,
+    }
+}
+
+impl Catalog for CatalogState {
+    fn oid_of(&self, reg: Reg, name: &str) -> Option<(u32, String)> {
+        match reg {
+            Reg::Class => self.relation_by_name(name),
+            Reg::Type => type_by_name(name),
+            Reg::Namespace => {
+                self.namespace_by_name(name).map(|o| (o, self.namespace_name(o).unwrap_or_default()))
+            }
+            Reg::Role => self.role_by_name(name).map(|o| (o, self.role_name(o).unwrap_or_default())),
+            Reg::Proc | Reg::Procedure => None,
+        }
+    }
+
+    fn name_of(&self, reg: Reg, oid: u32) -> Option<String> {
+        match reg {
+            Reg::Class => self.class_name(oid),
+            Reg::Type => type_name_of(oid),
+            Reg::Namespace => self.namespace_name(oid).map(|n| quote_ident(&n)),
+            Reg::Role => self.role_name(oid).map(|n| quote_ident(&n)),
+            Reg::Proc | Reg::Procedure => None,
+        }
+    }
+
+    fn call(&self, f: CatalogFunc, args: &[Value]) -> Result<Value, SqlError> {
+        use CatalogFunc as C;
+        // Every one of these is strict: NULL in, NULL out (the privilege
+        // checks aside, which take a NULL user as "current").
+        // format_type takes a NULL modifier as none.
+        let strict_args = if f == C::FormatType { &args[..1] } else { args };
+        if !matches!(f, C::HasPrivilege) && strict_args.iter().any(|a| matches!(a, Value::Null)) {
+            return Ok(Value::Null);
+        }
+        Ok(match f {
+            C::FormatType => {
+                let typmod = args.get(1).and_then(int).unwrap_or(-1) as i32;
+                oid(&args[0]).map_or(Value::Null, |o| Value::Text(format_type(o, typmod)))
+            }
+            C::GetExpr => {
+                let pretty = matches!(args.get(2), Some(Value::Bool(true)));
+                text(&args[0]).map_or(Value::Null, |t| Value::Text(get_expr(t, pretty)))
+            }
+            C::GetIndexDef => {
+                let Some((e, Some(i))) = oid(&args[0]).and_then(|o| self.relation(o)) else {
+                    return Ok(Value::Null);
+                };
+                match args.get(1).and_then(int) {
+                    Some(col) if col > 0 => {
+                        e.indexes[i].columns.get(col as usize - 1).map_or(Value::Text(String::new()), |&c| {
+                            Value::Text(quote_ident(&e.columns[c].name))
+                        })
+                    }
+                    _ => Value::Text(index_def(self, e, i)),
+                }
+            }
+            C::GetConstraintDef => {
+                let Some((e, Some(i))) = oid(&args[0]).and_then(|o| self.relation(o)) else {
+                    return Ok(Value::Null);
+                };
+                constraint_def(e, i).map_or(Value::Null, Value::Text)
+            }
+            C::GetUserById => {
+                let o = oid(&args[0]).unwrap_or(0);
+                Value::Text(self.role_name(o).unwrap_or_else(|| format!("unknown (OID={o})")))
+            }
+            C::TableIsVisible => Value::Bool(oid(&args[0]).is_some_and(|o| self.relation_visible(o))),
+            C::TypeIsVisible => Value::Bool(oid(&args[0]).is_some_and(|o| type_name_of(o).is_some())),
+            C::FunctionIsVisible => Value::Bool(false),
+            C::CollationIsVisible => {
+                Value::Bool(oid(&args[0]).is_some_and(|o| [super::DEFAULT_COLLATION, 950, 951].contains(&o)))
+            }
+            C::EncodingToChar => Value::Text(if int(&args[0]) == Some(6) { "UTF8" } else { "" }.into()),
+            C::GetFunctionResult | C::GetFunctionArguments | C::GetViewDef => Value::Null,
+            C::RelationIsPublishable => Value::Bool(false),
+            C::StatisticsObjDefColumns => Value::Null,
+            C::ObjDescription | C::ColDescription | C::ShobjDescription => Value::Null,
+            C::GetSerialSequence => {
+                let (Some(table), Some(column)) = (text(&args[0]), text(&args[1])) else {
+                    return Ok(Value::Null);
+                };
+                let Some((table_oid, _)) = self.relation_by_name(table) else {
+                    return Err(Reg::Class.missing(table));
+                };
+                let column = name_parts(column).pop().unwrap_or_default();
+                let owned = self.relations.iter().find(|e| {
+                    e.sequence
+                        .as_ref()
+                        .and_then(|s| s.owned_by.as_ref())
+                        .is_some_and(|o| o.table_oid == table_oid && o.column == column)
+                });
+                match owned {
+                    Some(s) => Value::Text(format!("public.{}", quote_ident(&s.name))),
+                    None => Value::Null,
+                }
+            }
+            // One role, a superuser: every privilege.
+            C::HasPrivilege => Value::Bool(true),
+            // Data lives in memory: no relation has a size on disk.
+            C::RelationSize => Value::Int(0),
+            C::SizePretty => {
+                let n = int(&args[0]).unwrap_or(0);
+                Value::Text(size_pretty(n))
+            }
+            C::ToReg(reg) => {
+                let Some(name) = text(&args[0]) else { return Ok(Value::Null) };
+                match self.oid_of(reg, name) {
+                    Some((o, n)) => Value::Reg(o, n.into()),
+                    None => Value::Null,
+                }
+            }
+            C::CurrentSchemas => {
+                let implicit = matches!(args[0], Value::Bool(true));
+                let mut schemas = Vec::new();
+                if implicit {
+                    schemas.push(Value::Text("pg_catalog".into()));
+                }
+                schemas.push(Value::Text("public".into()));
+                Value::Array(schemas.into())
+            }
+            C::MyTempSchema => {
+                let has = self.relations.iter().any(|e| e.temp_owner.is_some());
+                Value::Int(if has { self.temp_namespace().into() } else { 0 })
+            }
+            C::IsOtherTempSchema => Value::Bool(false),
+            C::TablespaceLocation => Value::Text(String::new()),
+            C::PostmasterStartTime => Value::TimestampTz(self.db.started_at()),
+            // As PostgreSQL: the special xids (0, 1, 2) are infinitely old.
+            C::XidAge => match int(&args[0]) {
+                Some(x) if x >= 3 => {
+                    let age = (self.db.engine.next_xid().0 as i64).saturating_sub(x);
+                    Value::Int(age.clamp(0, i64::from(i32::MAX)))
+                }
+                _ => Value::Int(i64::from(i32::MAX)),
+            },
+        })
+    }
+}
+
+/// pg_size_pretty: bytes, kB, MB, GB, TB, rounding halves up, as
+/// PostgreSQL does.
+fn size_pretty(n: i64) -> String {
+    let units = ["bytes", "kB", "MB", "GB", "TB", "PB"];
+    let mut size = n;
+    let mut unit = 0;
+    // PostgreSQL switches unit below 10 240 of the next.
+    while size.unsigned_abs() >= 10 * 1024 && unit + 1 < units.len() {
+        size = if unit == 0 { size / 512 } else { size / 1024 };
+        if unit == 0 {
+            size = (size + size.signum()) / 2;
+        }
+        unit += 1;
+    }
+    format!("{size} {}", units[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_type_as_postgresql() {
+        assert_eq!(format_type(1042, -1), "bpchar");
+        assert_eq!(format_type(1042, 7), "character(3)");
+        assert_eq!(format_type(1043, -1), "character varying");
+        assert_eq!(format_type(1015, 14), "character varying(10)[]");
+        assert_eq!(format_type(1007, -1), "integer[]");
+        assert_eq!(format_type(18, -1), "\"char\"");
+        assert_eq!(format_type(19, -1), "name");
+        assert_eq!(format_type(2205, -1), "regclass");
+        assert_eq!(format_type(99999, -1), "???");
+        assert_eq!(format_type(1184, -1), "timestamp with time zone");
+    }
+
+    #[test]
+    fn defaults_print_as_postgresql() {
+        let show = |text: &str, ty: SqlType| get_expr(&deparse_default(text, ty).unwrap(), true);
+        assert_eq!(show("1", SqlType::Int4), "1");
+        assert_eq!(show("-1", SqlType::Int4), "'-1'::integer");
+        assert_eq!(show("1.5", SqlType::Float8), "1.5");
+        assert_eq!(show("'x'", SqlType::Text), "'x'::text");
+        assert_eq!(show("'y'", SqlType::Varchar(Some(5))), "'y'::character varying");
+        assert_eq!(show("true", SqlType::Bool), "true");
+        assert_eq!(show("now()", SqlType::TimestampTz), "now()");
+        assert_eq!(show("CURRENT_TIMESTAMP", SqlType::Timestamp), "CURRENT_TIMESTAMP");
+        assert_eq!(show("'2024-01-02'", SqlType::Date), "'2024-01-02'::date");
+        assert_eq!(show("1+2", SqlType::Int4), "1 + 2");
+        assert_eq!(get_expr(&deparse_default("1+2", SqlType::Int4).unwrap(), false), "(1 + 2)");
+        assert_eq!(show("'ab'", SqlType::Char(3)), "'ab'::bpchar");
+        assert_eq!(show("'1 day'", SqlType::Interval), "'1 day'::interval");
+        assert_eq!(show("nextval('t_a_seq'::regclass)", SqlType::Int4), "nextval('t_a_seq'::regclass)");
+    }
+
+    #[test]
+    fn sizes_print_as_postgresql() {
+        assert_eq!(size_pretty(0), "0 bytes");
+        assert_eq!(size_pretty(10239), "10239 bytes");
+        assert_eq!(size_pretty(10240), "10 kB");
+        assert_eq!(size_pretty(1 << 30), "1024 MB");
+    }
+
+    #[test]
+    fn qualified_names_split_as_identifiers() {
+        assert_eq!(name_parts("public.\"Foo\""), ["public", "Foo"]);
+        assert_eq!(name_parts("Pg_Class"), ["pg_class"]);
+        assert_eq!(name_parts("\"a\"\"b\""), ["a\"b"]);
+    }
+}

@@ -1,0 +1,424 @@
+//! The relations' catalogs: `pg_class`, `pg_attribute`, `pg_index`,
+//! `pg_constraint`, `pg_attrdef`, `pg_sequence`, and the views over them
+//! (`pg_tables`, `pg_indexes`, `pg_sequences`).
+
+use super::defs::{
+    PG_ATTRDEF, PG_ATTRIBUTE, PG_CLASS, PG_CONSTRAINT, PG_INDEX, PG_INDEXES, PG_SEQUENCE, PG_SEQUENCES,
+    PG_STAT_USER_TABLES, PG_TABLES,
+};
+use super::functions::{deparse_default, index_def};
+use super::types::{collation_of, storage_of};
+use super::{catalog_relations, CatalogState, RowBuilder, POSTGRES_ROLE};
+use crate::catalog::RelEntry;
+use crate::error::SqlError;
+use crate::types::{SqlType, Value};
+
+/// pg_attribute's typmod for a column type: the declared length + 4.
+pub(super) fn typmod(ty: SqlType) -> i32 {
+    match ty {
+        SqlType::Varchar(Some(n)) | SqlType::Char(n) => n as i32 + 4,
+        _ => -1,
+    }
+}
+
+/// The columns a sequence shows.
+const SEQUENCE_COLUMNS: &[(&str, SqlType)] =
+    &[("last_value", SqlType::Int8), ("log_cnt", SqlType::Int8), ("is_called", SqlType::Bool)];
+
+fn class(oid: u32, name: &str, namespace: u32, kind: char, natts: usize) -> RowBuilder {
+    RowBuilder::new(PG_CLASS)
+        .set("oid", oid)
+        .set("relname", name)
+        .set("relnamespace", namespace)
+        .set("reltype", 0u32)
+        .set("reloftype", 0u32)
+        .set("relowner", POSTGRES_ROLE)
+        .set(
+            "relam",
+            match kind {
+                'r' => 2u32,
+                'i' => 403,
+                _ => 0,
+            },
+        )
+        .set("relfilenode", if kind == 'v' { 0 } else { oid })
+        .set("reltablespace", 0u32)
+        .set("relpages", 0)
+        .set("reltuples", Value::Float(-1.0))
+        .set("relallvisible", 0)
+        .set("reltoastrelid", 0u32)
+        .set("relhasindex", false)
+        .set("relisshared", false)
+        .set("relpersistence", 'p')
+        .set("relkind", kind)
+        .set("relnatts", natts as i64)
+        .set("relchecks", 0)
+        .set("relhasrules", kind == 'v')
+        .set("relhastriggers", false)
+        .set("relhassubclass", false)
+        .set("relrowsecurity", false)
+        .set("relforcerowsecurity", false)
+        .set("relispopulated", true)
+        .set("relreplident", if kind == 'r' { 'd' } else { 'n' })
+        .set("relispartition", false)
+        .set("relrewrite", 0u32)
+        .set("relfrozenxid", 0i64)
+        .set("relminmxid", 0i64)
+}
+
+/// A relation's frozen xid (relfrozenxid): its storage's (FROZEN-XID).
+fn frozen_xid(state: &CatalogState, e: &RelEntry) -> i64 {
+    state.db.catalog.storage(e.storage).map_or(0, |h| h.table.frozen_xid().0 as i64)
+}
+
+/// pg_class: every user relation (tables, their indexes, sequences), then
+/// the catalog relations.
+pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in &state.relations {
+        let ns = state.namespace_of(e);
+        let persistence = if e.temp_owner.is_some() { 't' } else { 'p' };
+        if e.sequence.is_some() {
+            out.push(
+                class(e.oid, &e.name, ns, 'S', SEQUENCE_COLUMNS.len())
+                    .set("relpersistence", persistence)
+                    .set("relfrozenxid", frozen_xid(state, e))
+                    .build(),
+            );
+            continue;
+        }
+        out.push(
+            class(e.oid, &e.name, ns, 'r', e.columns.len())
+                .set("relpersistence", persistence)
+                .set("relhasindex", !e.indexes.is_empty())
+                .set("relfrozenxid", frozen_xid(state, e))
+                .build(),
+        );
+        for i in &e.indexes {
+            out.push(
+                class(i.oid, &i.name, ns, 'i', i.columns.len()).set("relpersistence", persistence).build(),
+            );
+        }
+    }
+    // The catalog relations are computed from the catalog's table: its
+    // frozen xid is theirs.
+    let catalog_frozen = state.db.catalog.table.frozen_xid().0 as i64;
+    for (oid, name, ns, kind, columns) in catalog_relations() {
+        let frozen = if kind == 'r' { catalog_frozen } else { 0 };
+        out.push(class(oid, name, ns, kind, columns.len()).set("relfrozenxid", frozen).build());
+    }
+    out
+}
+
+/// pg_stat_user_tables: per table, its live and dead versions (counted
+/// now, not estimated) and its vacuums; the counters this server does not
+/// keep are 0.
+pub(super) fn stat_user_tables(state: &CatalogState) -> Vec<Vec<Value>> {
+    let when = |micros: i64| if micros == 0 { Value::Null } else { Value::TimestampTz(micros) };
+    state
+        .relations
+        .iter()
+        .filter(|e| e.sequence.is_none())
+        .filter_map(|e| state.db.catalog.storage(e.storage).map(|heap| (e, heap)))
+        .map(|(e, heap)| {
+            let (live, dead) = heap.table.count_versions(&state.db.engine);
+            let v = &heap.vacuums;
+            let mut row = RowBuilder::new(PG_STAT_USER_TABLES)
+                .set("relid", e.oid)
+                .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
+                .set("relname", e.name.as_str())
+                .set("n_live_tup", live as i64)
+                .set("n_dead_tup", dead as i64)
+                // Relaxed (all four): statistics.
+                .set("last_vacuum", when(v.last.load(std::sync::atomic::Ordering::Relaxed)))
+                .set("last_autovacuum", when(v.last_auto.load(std::sync::atomic::Ordering::Relaxed)))
+                .set("vacuum_count", v.count.load(std::sync::atomic::Ordering::Relaxed) as i64)
+                .set("autovacuum_count", v.auto_count.load(std::sync::atomic::Ordering::Relaxed) as i64);
+            for counter in [
+                "seq_scan",
+                "seq_tup_read",
+                "idx_scan",
+                "idx_tup_fetch",
+                "n_tup_ins",
+                "n_tup_upd",
+                "n_tup_del",
+                "n_tup_hot_upd",
+                "n_mod_since_analyze",
+                "n_ins_since_vacuum",
+                "analyze_count",
+                "autoanalyze_count",
+            ] {
+                row = row.set(counter, 0i64);
+            }
+            row.build()
+        })
+        .collect()
+}
+
+fn attribute(rel: u32, name: &str, num: i64, ty: SqlType, not_null: bool) -> RowBuilder {
+    let (len, byval, align, storage) = storage_of(ty);
+    RowBuilder::new(PG_ATTRIBUTE)
+        .set("attrelid", rel)
+        .set("attname", name)
+        .set("atttypid", ty.oid())
+        .set("attstattarget", -1)
+        .set("attlen", len)
+        .set("attnum", num)
+        .set("attndims", i32::from(matches!(ty, SqlType::Array(_))))
+        .set("attcacheoff", -1)
+        .set("atttypmod", typmod(ty))
+        .set("attbyval", byval)
+        .set("attalign", align)
+        .set("attstorage", storage)
+        .set("attcompression", "")
+        .set("attnotnull", not_null)
+        .set("atthasdef", false)
+        .set("atthasmissing", false)
+        .set("attidentity", "")
+        .set("attgenerated", "")
+        .set("attisdropped", false)
+        .set("attislocal", true)
+        .set("attinhcount", 0)
+        .set("attcollation", collation_of(ty))
+}
+
+/// pg_attribute: the user columns of every relation (numbered from 1;
+/// system columns are not listed), the index columns, a sequence's three
+/// columns, and the catalog relations' columns.
+pub(super) fn attributes(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in &state.relations {
+        if e.sequence.is_some() {
+            for (i, (name, ty)) in SEQUENCE_COLUMNS.iter().enumerate() {
+                out.push(attribute(e.oid, name, i as i64 + 1, *ty, true).build());
+            }
+            continue;
+        }
+        for (i, c) in e.columns.iter().enumerate() {
+            out.push(
+                attribute(e.oid, &c.name, i as i64 + 1, c.ty, c.not_null)
+                    .set("atthasdef", c.default.is_some())
+                    .build(),
+            );
+        }
+        for ix in &e.indexes {
+            for (k, &c) in ix.columns.iter().enumerate() {
+                let col = &e.columns[c];
+                out.push(attribute(ix.oid, &col.name, k as i64 + 1, col.ty, false).build());
+            }
+        }
+    }
+    for (oid, _, _, _, columns) in catalog_relations() {
+        for (i, c) in columns.iter().enumerate() {
+            out.push(attribute(oid, c.name, i as i64 + 1, c.ty, false).build());
+        }
+    }
+    out
+}
+
+/// pg_index.
+pub(super) fn indexes(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in &state.relations {
+        for ix in &e.indexes {
+            let keys: Vec<Value> = ix.columns.iter().map(|&c| Value::Int(c as i64 + 1)).collect();
+            let collations: Vec<Value> =
+                ix.columns.iter().map(|&c| Value::Int(collation_of(e.columns[c].ty).into())).collect();
+            let zeros: Vec<Value> = ix.columns.iter().map(|_| Value::Int(0)).collect();
+            out.push(
+                RowBuilder::new(PG_INDEX)
+                    .set("indexrelid", ix.oid)
+                    .set("indrelid", e.oid)
+                    .set("indnatts", ix.columns.len() as i64)
+                    .set("indnkeyatts", ix.columns.len() as i64)
+                    .set("indisunique", ix.unique)
+                    .set("indnullsnotdistinct", false)
+                    .set("indisprimary", ix.primary)
+                    .set("indisexclusion", false)
+                    .set("indimmediate", true)
+                    .set("indisclustered", false)
+                    .set("indisvalid", true)
+                    .set("indcheckxmin", false)
+                    .set("indisready", true)
+                    .set("indislive", true)
+                    .set("indisreplident", false)
+                    .set("indkey", Value::Array(keys.into()))
+                    .set("indcollation", Value::Array(collations.into()))
+                    .set("indclass", Value::Array(zeros.clone().into()))
+                    .set("indoption", Value::Array(zeros.into()))
+                    .build(),
+            );
+        }
+    }
+    out
+}
+
+/// pg_constraint: the PRIMARY KEY and UNIQUE constraints (their indexes'
+/// oids).
+pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in &state.relations {
+        for ix in e.indexes.iter().filter(|i| i.constraint) {
+            let keys: Vec<Value> = ix.columns.iter().map(|&c| Value::Int(c as i64 + 1)).collect();
+            out.push(
+                RowBuilder::new(PG_CONSTRAINT)
+                    .set("oid", ix.oid)
+                    .set("conname", ix.name.as_str())
+                    .set("connamespace", state.namespace_of(e))
+                    .set("contype", if ix.primary { 'p' } else { 'u' })
+                    .set("condeferrable", false)
+                    .set("condeferred", false)
+                    .set("convalidated", true)
+                    .set("conrelid", e.oid)
+                    .set("contypid", 0u32)
+                    .set("conindid", ix.oid)
+                    .set("conparentid", 0u32)
+                    .set("confrelid", 0u32)
+                    .set("confupdtype", ' ')
+                    .set("confdeltype", ' ')
+                    .set("confmatchtype", ' ')
+                    .set("conislocal", true)
+                    .set("coninhcount", 0)
+                    .set("connoinherit", true)
+                    .set("conkey", Value::Array(keys.into()))
+                    .build(),
+            );
+        }
+    }
+    out
+}
+
+/// The oid of column `num`'s default of relation `rel`.
+pub(super) fn attrdef_oid(rel: u32, num: usize) -> u32 {
+    rel.wrapping_mul(1600).wrapping_add(num as u32)
+}
+
+/// pg_attrdef: each column default, as PostgreSQL prints it.
+pub(super) fn attrdefs(state: &CatalogState) -> Result<Vec<Vec<Value>>, SqlError> {
+    let mut out = Vec::new();
+    for e in &state.relations {
+        for (i, c) in e.columns.iter().enumerate() {
+            if let Some(d) = &c.default {
+                out.push(
+                    RowBuilder::new(PG_ATTRDEF)
+                        .set("oid", attrdef_oid(e.oid, i + 1))
+                        .set("adrelid", e.oid)
+                        .set("adnum", i as i64 + 1)
+                        .set("adbin", deparse_default(d, c.ty)?)
+                        .build(),
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// pg_sequence.
+pub(super) fn sequences(state: &CatalogState) -> Vec<Vec<Value>> {
+    state
+        .relations
+        .iter()
+        .filter_map(|e| {
+            let s = e.sequence.as_ref()?;
+            Some(
+                RowBuilder::new(PG_SEQUENCE)
+                    .set("seqrelid", e.oid)
+                    .set("seqtypid", s.ty.oid())
+                    .set("seqstart", s.start)
+                    .set("seqincrement", s.increment)
+                    .set("seqmax", s.max)
+                    .set("seqmin", s.min)
+                    .set("seqcache", 1i64)
+                    .set("seqcycle", s.cycle)
+                    .build(),
+            )
+        })
+        .collect()
+}
+
+/// pg_tables: the tables (not the catalogs'), with their schema and owner.
+pub(super) fn tables_view(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut out: Vec<Vec<Value>> = state
+        .relations
+        .iter()
+        .filter(|e| e.sequence.is_none())
+        .map(|e| {
+            RowBuilder::new(PG_TABLES)
+                .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
+                .set("tablename", e.name.as_str())
+                .set("tableowner", "postgres")
+                .set("hasindexes", !e.indexes.is_empty())
+                .set("hasrules", false)
+                .set("hastriggers", false)
+                .set("rowsecurity", false)
+                .build()
+        })
+        .collect();
+    for (_, name, ns, kind, _) in catalog_relations() {
+        if kind == 'r' {
+            out.push(
+                RowBuilder::new(PG_TABLES)
+                    .set("schemaname", state.namespace_name(ns).unwrap_or_default())
+                    .set("tablename", name)
+                    .set("tableowner", "postgres")
+                    .set("hasindexes", false)
+                    .set("hasrules", false)
+                    .set("hastriggers", false)
+                    .set("rowsecurity", false)
+                    .build(),
+            );
+        }
+    }
+    out
+}
+
+/// pg_indexes.
+pub(super) fn indexes_view(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in &state.relations {
+        for (i, ix) in e.indexes.iter().enumerate() {
+            out.push(
+                RowBuilder::new(PG_INDEXES)
+                    .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
+                    .set("tablename", e.name.as_str())
+                    .set("indexname", ix.name.as_str())
+                    .set("indexdef", index_def(state, e, i))
+                    .build(),
+            );
+        }
+    }
+    out
+}
+
+/// pg_sequences.
+pub(super) fn sequences_view(state: &CatalogState) -> Vec<Vec<Value>> {
+    state
+        .relations
+        .iter()
+        .filter_map(|e| {
+            let s = e.sequence.as_ref()?;
+            let last = state
+                .db
+                .catalog
+                .storage(e.storage)
+                .and_then(|h| h.sequence.get().map(|q| q.current()))
+                .filter(|v| v.called)
+                .map_or(Value::Null, |v| Value::Int(v.last));
+            Some(
+                RowBuilder::new(PG_SEQUENCES)
+                    .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
+                    .set("sequencename", e.name.as_str())
+                    .set("sequenceowner", "postgres")
+                    .set("data_type", crate::types::Reg::value(s.ty.oid(), s.ty.name()))
+                    .set("start_value", s.start)
+                    .set("min_value", s.min)
+                    .set("max_value", s.max)
+                    .set("increment_by", s.increment)
+                    .set("cycle", s.cycle)
+                    .set("cache_size", 1i64)
+                    .set("last_value", last)
+                    .build(),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,144 @@
+//! Set operations over two inputs' rows, and set-returning functions.
+//!
+//! Rows are compared as wholes, NULLs equal to NULLs (as PostgreSQL's set
+//! operations and DISTINCT compare them). Duplicates are counted: UNION ALL
+//! keeps all; INTERSECT ALL keeps min(m, n) of a row seen m times on the
+//! left and n on the right, EXCEPT ALL max(m - n, 0); without ALL each
+//! kept row appears once.
+
+use std::collections::BTreeMap;
+
+use crate::catalog::Row;
+use crate::error::SqlError;
+use crate::index::Key;
+use crate::plan::{SetOpKind, Srf};
+use crate::sqlstate::SqlState;
+use crate::types::Value;
+
+pub(super) fn combine(op: SetOpKind, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Row> {
+    if op == SetOpKind::Union && all {
+        let mut out = left;
+        out.extend(right);
+        return out;
+    }
+    // Per distinct row: the row, and its count on each side, in first-seen
+    // order.
+    let mut counts: BTreeMap<Key, usize> = BTreeMap::new();
+    let mut seen: Vec<(Row, usize, usize)> = Vec::new();
+    for (side, rows) in [(0, left), (1, right)] {
+        for row in rows {
+            let key = Key(row.to_vec());
+            let i = *counts.entry(key).or_insert_with(|| {
+                seen.push((row.clone(), 0, 0));
+                seen.len() - 1
+            });
+            if side == 0 {
+                seen[i].1 += 1;
+            } else {
+                seen[i].2 += 1;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (row, m, n) in seen {
+        let copies = match (op, all) {
+            (SetOpKind::Union, _) => 1,
+            (SetOpKind::Intersect, false) => usize::from(m > 0 && n > 0),
+            (SetOpKind::Intersect, true) => m.min(n),
+            (SetOpKind::Except, false) => usize::from(m > 0 && n == 0),
+            (SetOpKind::Except, true) => m.saturating_sub(n),
+        };
+        out.extend(std::iter::repeat_n(row, copies));
+    }
+    out
+}
+
+impl super::query::Run<'_, '_> {
+    /// A recursive WITH item's rows: the base's, then each round of the
+    /// step over the rows the round before added, until a round adds none.
+    /// Without ALL a row already produced is not added again (which is
+    /// what ends a walk round a cycle). Each round checks for a cancel:
+    /// a recursion that never ends runs until statement_timeout or a
+    /// cancel request, as in PostgreSQL.
+    pub(super) fn recursive_union(
+        &self,
+        id: usize,
+        all: bool,
+        base: &crate::plan::physical::Node,
+        step: &crate::plan::physical::Node,
+    ) -> Result<Vec<Row>, SqlError> {
+        let mut seen: std::collections::BTreeSet<Key> = std::collections::BTreeSet::new();
+        let mut fresh = |rows: Vec<Row>| -> Vec<Row> {
+            if all {
+                rows
+            } else {
+                rows.into_iter().filter(|r| seen.insert(Key(r.to_vec()))).collect()
+            }
+        };
+        let mut out = fresh(self.rows(base)?.into_rows());
+        let mut round = out.clone();
+        while !round.is_empty() {
+            self.ex.xact.check_cancel()?;
+            self.ex.work_tables.borrow_mut().insert(id, round);
+            let produced = self.rows(step);
+            self.ex.work_tables.borrow_mut().remove(&id);
+            round = fresh(produced?.into_rows());
+            out.extend(round.iter().cloned());
+        }
+        Ok(out)
+    }
+}
+
+/// Most rows a set-returning function may produce in one call (a bound on
+/// memory: its rows are materialised).
+const MAX_SERIES: i64 = 100_000_000;
+
+pub(super) fn function(func: Srf, args: &[Value]) -> Result<Vec<Row>, SqlError> {
+    let one = |v: Value| Row::from(vec![v]);
+    Ok(match func {
+        Srf::GenerateSeries => {
+            let int = |v: &Value| match v {
+                Value::Int(i) => Some(*i),
+                _ => None,
+            };
+            let (Some(start), Some(stop)) = (int(&args[0]), int(&args[1])) else { return Ok(Vec::new()) };
+            let step = match args.get(2) {
+                None => 1,
+                Some(v) => match int(v) {
+                    None => return Ok(Vec::new()),
+                    Some(0) => {
+                        return Err(SqlError::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            "step size cannot equal zero",
+                        ))
+                    }
+                    Some(s) => s,
+                },
+            };
+            let count = if step > 0 {
+                (stop - start).div_euclid(step) + 1
+            } else {
+                (start - stop).div_euclid(-step) + 1
+            };
+            if count > MAX_SERIES {
+                return Err(SqlError::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    format!("generate_series would return {count} rows, more than {MAX_SERIES}"),
+                ));
+            }
+            (0..count.max(0)).map(|k| one(Value::Int(start + k * step))).collect()
+        }
+        Srf::Unnest => match &args[0] {
+            Value::Array(items) => items.iter().cloned().map(one).collect(),
+            _ => Vec::new(),
+        },
+        Srf::ExpandArray => match &args[0] {
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Row::from(vec![v.clone(), Value::Int(i as i64 + 1)]))
+                .collect(),
+            _ => Vec::new(),
+        },
+    })
+}

@@ -1,0 +1,142 @@
+//! Casts: between the value types as PostgreSQL's cast functions convert
+//! them (text through each type's input and output, the date/time types on
+//! the session's wall clock), and to the oid alias types, whose names the
+//! statement's catalog gives.
+
+use super::Ctx;
+use crate::error::SqlError;
+use crate::sqlstate::SqlState;
+use crate::types::{int_arith, IntOp, SqlType, Value, Zone};
+
+/// Converts `v` to `ty` as [`cast`] does, looking names of catalog objects
+/// up for the oid alias types (`'t'::regclass`, `oid::regclass`).
+pub fn cast_in(v: Value, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let SqlType::Reg(reg) = ty else { return cast(v, ty, explicit, cx.zone()) };
+    let by_oid = |oid: u32| {
+        let name = match (oid, cx.catalog.and_then(|n| n.name_of(reg, oid))) {
+            (0, _) => "-".to_owned(),
+            (_, Some(name)) => name,
+            (_, None) => oid.to_string(),
+        };
+        Value::Reg(oid, name.into())
+    };
+    Ok(match v {
+        Value::Null => Value::Null,
+        Value::Reg(oid, _) => by_oid(oid),
+        Value::Int(i) => by_oid(u32::try_from(i).map_err(|_| SqlError::out_of_range("oid"))?),
+        Value::Text(s) => {
+            if let Ok(Value::Int(oid)) = Value::parse(SqlType::Oid, &s) {
+                return Ok(by_oid(oid as u32));
+            }
+            let found = cx.catalog.and_then(|n| n.oid_of(reg, &s));
+            match found {
+                Some((oid, name)) => Value::Reg(oid, name.into()),
+                None => return Err(reg.missing(&s)),
+            }
+        }
+        other => {
+            return Err(SqlError::new(
+                SqlState::CANNOT_COERCE,
+                format!("cannot cast type {} to {}", describe(&other), ty.name()),
+            ))
+        }
+    })
+}
+
+/// Converts `v` to `ty`. Assignment (`explicit = false`) refuses a too
+/// long string (22001); an explicit cast truncates it, as PostgreSQL does.
+/// `zone` is the session's TimeZone: where timestamptz meets text, date
+/// and timestamp.
+pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, SqlError> {
+    let type_error = |v: &Value| {
+        SqlError::new(
+            SqlState::DATATYPE_MISMATCH,
+            format!("cannot convert {} to type {}", describe(v), ty.name()),
+        )
+    };
+    Ok(match (v, ty) {
+        (Value::Null, _) => Value::Null,
+        (Value::Int(i), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
+            Value::Int(int_arith(ty, IntOp::Add, i, 0)?)
+        }
+        (Value::Int(i), SqlType::Float8) => Value::Float(i as f64),
+        (Value::Float(f), SqlType::Float8) => Value::Float(f),
+        (Value::Float(f), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
+            let r = f.round_ties_even();
+            if !r.is_finite() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
+                return Err(SqlError::out_of_range(ty.name()));
+            }
+            Value::Int(int_arith(ty, IntOp::Add, r as i64, 0)?)
+        }
+        (Value::Bool(b), SqlType::Bool) => Value::Bool(b),
+        (Value::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) if explicit => {
+            let cut: String = s.chars().take(n as usize).collect();
+            Value::parse_in(ty, &cut, zone)?
+        }
+        (Value::Text(s), _) => Value::parse_in(ty, &s, zone)?,
+        // Dates and timestamps are wall-clock times; a timestamptz is an
+        // instant, whose wall-clock time is the session zone's.
+        (
+            v @ (Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_)),
+            SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz,
+        ) => {
+            let local = match v {
+                Value::Date(d) => i64::from(d) * 86_400_000_000,
+                Value::Timestamp(t) => t,
+                Value::TimestampTz(t) if ty == SqlType::TimestampTz => return Ok(Value::TimestampTz(t)),
+                Value::TimestampTz(t) => zone.local(t),
+                _ => unreachable!("matched above"),
+            };
+            match ty {
+                SqlType::Date => Value::Date(
+                    i32::try_from(local.div_euclid(86_400_000_000))
+                        .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
+                ),
+                SqlType::Timestamp => Value::Timestamp(local),
+                _ => Value::TimestampTz(zone.to_utc(local)),
+            }
+        }
+        (Value::Int(i), SqlType::Oid) => {
+            Value::Int(u32::try_from(i).map_err(|_| SqlError::out_of_range("oid"))?.into())
+        }
+        (Value::Reg(oid, _), SqlType::Oid | SqlType::Int8) => Value::Int(oid.into()),
+        (Value::Reg(oid, _), SqlType::Int4) => Value::Int(i64::from(oid as i32)),
+        (Value::Reg(oid, _), SqlType::Reg(_)) => Value::Reg(oid, oid.to_string().into()),
+        (Value::Int(i), SqlType::Reg(_)) => Value::Reg(i as u32, i.to_string().into()),
+        (Value::Array(items), SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector) => {
+            let elem = ty.elem().expect("an array type");
+            Value::Array(
+                items
+                    .iter()
+                    .map(|v| cast(v.clone(), elem, explicit, zone))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
+            )
+        }
+        (v @ Value::Array(_), SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) => {
+            Value::parse(ty, &v.to_text_in(zone).unwrap_or_default())?
+        }
+        (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1) => {
+            let text = v.to_text_in(zone).unwrap_or_default();
+            Value::parse(ty, &text)?
+        }
+        (v, _) => return Err(type_error(&v)),
+    })
+}
+
+pub(super) fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Int(_) => "integer",
+        Value::Float(_) => "double precision",
+        Value::Text(_) => "text",
+        Value::Date(_) => "date",
+        Value::Timestamp(_) => "timestamp",
+        Value::TimestampTz(_) => "timestamp with time zone",
+        Value::Interval(_) => "interval",
+        Value::Array(_) => "array",
+        Value::Record(_) => "record",
+        Value::Reg(..) => "oid",
+    }
+}

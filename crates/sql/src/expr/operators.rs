@@ -1,0 +1,170 @@
+//! The operators over values: arithmetic with PostgreSQL's result types
+//! and errors (22003 out of range, 22012 division by zero), date and
+//! interval arithmetic, `||`, and LIKE.
+
+use super::Arith;
+use crate::error::SqlError;
+use crate::sqlstate::SqlState;
+use crate::types::{int_arith, IntOp, Interval, SqlType, Value, Zone};
+
+/// `a || b` over any two values' text forms; NULL if either is.
+pub(super) fn concat(a: Value, b: Value, zone: Zone) -> Value {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => Value::Null,
+        (a, b) => Value::Text(format!(
+            "{}{}",
+            a.to_text_in(zone).unwrap_or_default(),
+            b.to_text_in(zone).unwrap_or_default()
+        )),
+    }
+}
+
+pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) -> Result<Value, SqlError> {
+    Ok(match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => Value::Null,
+        (Value::Int(x), Value::Int(y)) => {
+            let op = match op {
+                Arith::Add => IntOp::Add,
+                Arith::Sub => IntOp::Sub,
+                Arith::Mul => IntOp::Mul,
+                Arith::Div => IntOp::Div,
+                Arith::Rem => IntOp::Rem,
+            };
+            Value::Int(int_arith(ty, op, *x, *y)?)
+        }
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            let x = as_f64(a);
+            let y = as_f64(b);
+            if matches!(op, Arith::Div | Arith::Rem) && y == 0.0 {
+                return Err(SqlError::division_by_zero());
+            }
+            let r = match op {
+                Arith::Add => x + y,
+                Arith::Sub => x - y,
+                Arith::Mul => x * y,
+                Arith::Div => x / y,
+                Arith::Rem => x % y,
+            };
+            if r.is_infinite() && x.is_finite() && y.is_finite() {
+                return Err(SqlError::new(
+                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: overflow",
+                ));
+            }
+            Value::Float(r)
+        }
+        (Value::Timestamp(t), Value::Int(_)) | (Value::Int(_), Value::Timestamp(t)) if op == Arith::Add => {
+            let _ = t;
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "operator does not exist: timestamp + integer",
+            ));
+        }
+        (Value::Date(d), Value::Int(n)) if matches!(op, Arith::Add | Arith::Sub) => {
+            let n = if op == Arith::Add { *n } else { -*n };
+            let days = i64::from(*d) + n;
+            Value::Date(
+                i32::try_from(days)
+                    .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
+            )
+        }
+        (Value::Date(x), Value::Date(y)) if op == Arith::Sub => Value::Int(i64::from(*x) - i64::from(*y)),
+        (Value::Timestamp(x), Value::Timestamp(y)) | (Value::TimestampTz(x), Value::TimestampTz(y))
+            if op == Arith::Sub =>
+        {
+            Value::Interval(Interval::between(*x, *y)?)
+        }
+        (Value::Timestamp(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
+            Value::Timestamp(i.shift(*t, op == Arith::Sub)?)
+        }
+        (Value::TimestampTz(t), Value::Interval(i)) if matches!(op, Arith::Add | Arith::Sub) => {
+            Value::TimestampTz(i.shift_in(*t, op == Arith::Sub, zone)?)
+        }
+        (Value::Interval(i), Value::Timestamp(t)) if op == Arith::Add => {
+            Value::Timestamp(i.shift(*t, false)?)
+        }
+        (Value::Interval(i), Value::TimestampTz(t)) if op == Arith::Add => {
+            Value::TimestampTz(i.shift_in(*t, false, zone)?)
+        }
+        (Value::Interval(x), Value::Interval(y)) if matches!(op, Arith::Add | Arith::Sub) => {
+            Value::Interval(x.add(*y, op == Arith::Sub)?)
+        }
+        _ => {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                "operator does not exist for these operand types",
+            ))
+        }
+    })
+}
+
+fn as_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => f64::NAN,
+    }
+}
+
+/// One element of a LIKE pattern.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LikeToken {
+    /// `%`: any run of characters.
+    Any,
+    /// `_`: one character.
+    One,
+    Char(char),
+}
+
+/// SQL LIKE: `%` any run, `_` one character, `\` escapes the next one.
+///
+/// Greedy matching that backtracks only to the last `%` (O(len × pattern)
+/// at worst): a pattern like `%a%a%a…b` cannot make it exponential.
+pub(super) fn like(s: &str, pattern: &str) -> Result<bool, SqlError> {
+    let mut p = Vec::with_capacity(pattern.len());
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        p.push(match c {
+            '%' => LikeToken::Any,
+            '_' => LikeToken::One,
+            '\\' => LikeToken::Char(chars.next().ok_or_else(|| {
+                SqlError::new(
+                    SqlState::INVALID_ESCAPE_SEQUENCE,
+                    "LIKE pattern must not end with escape character",
+                )
+            })?),
+            c => LikeToken::Char(c),
+        });
+    }
+    let s: Vec<char> = s.chars().collect();
+    let (mut si, mut pi) = (0, 0);
+    // After a `%`: the pattern position after it, and the string position
+    // it has absorbed up to.
+    let mut resume: Option<(usize, usize)> = None;
+    while si < s.len() {
+        match p.get(pi) {
+            Some(LikeToken::Any) => {
+                resume = Some((pi + 1, si));
+                pi += 1;
+                continue;
+            }
+            Some(LikeToken::One) => {
+                si += 1;
+                pi += 1;
+                continue;
+            }
+            Some(LikeToken::Char(c)) if *c == s[si] => {
+                si += 1;
+                pi += 1;
+                continue;
+            }
+            _ => {}
+        }
+        // Mismatch: let the last `%` absorb one more character.
+        let Some((after, absorbed)) = resume else { return Ok(false) };
+        resume = Some((after, absorbed + 1));
+        pi = after;
+        si = absorbed + 1;
+    }
+    Ok(p[pi..].iter().all(|t| *t == LikeToken::Any))
+}

@@ -1,0 +1,421 @@
+//! Session settings: the PostgreSQL settings (GUCs) a session may change
+//! with SET, how their values are read and shown, and why a value is
+//! refused, with PostgreSQL's names, spellings and SQLSTATEs.
+//!
+//! [`SessionSettings`] is one session's values and implements [`Gucs`].
+//! The server keeps one as the start-up values of every session (from its
+//! config file and flags) and adds the server-wide settings that only a
+//! restart changes (port, max_connections, …); the script runner
+//! (`tests/scripts.rs`) runs its sessions over it as it is.
+
+use std::fmt;
+use std::time::Duration;
+
+use snapscale_lock::WaitPolicy;
+use snapscale_txn::IsolationLevel;
+
+use crate::error::SqlError;
+use crate::session::Gucs;
+use crate::sqlstate::SqlState;
+use crate::stack::{DEFAULT_MAX_STACK_DEPTH, MAX_MAX_STACK_DEPTH};
+
+mod client;
+
+pub use client::ClientSettings;
+
+/// Why a setting could not be set or shown; each maps to PostgreSQL's
+/// SQLSTATE ([`SettingError::sqlstate`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SettingError {
+    /// No such setting (42704).
+    Unknown(String),
+    /// A bad value (22023): PostgreSQL's message, and what it would say
+    /// beside it.
+    InvalidValue { message: String, detail: Option<String>, hint: Option<String> },
+    /// Needs a restart (55P02).
+    RestartOnly(String),
+    /// Never changes (55P02).
+    Fixed(String),
+    /// A value PostgreSQL accepts that snapscale cannot honour (0A000).
+    Unsupported { name: String, value: String, why: String },
+}
+
+impl SettingError {
+    /// PostgreSQL's SQLSTATE.
+    pub fn sqlstate(&self) -> SqlState {
+        match self {
+            SettingError::Unknown(_) => SqlState::UNDEFINED_OBJECT,
+            SettingError::InvalidValue { .. } => SqlState::INVALID_PARAMETER_VALUE,
+            SettingError::RestartOnly(_) | SettingError::Fixed(_) => SqlState::CANT_CHANGE_RUNTIME_PARAM,
+            SettingError::Unsupported { .. } => SqlState::FEATURE_NOT_SUPPORTED,
+        }
+    }
+}
+
+impl fmt::Display for SettingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SettingError::Unknown(name) => write!(f, "unrecognized configuration parameter \"{name}\""),
+            SettingError::InvalidValue { message, detail, hint } => {
+                write!(f, "{message}")?;
+                match (detail, hint) {
+                    (Some(d), _) => write!(f, " ({})", d.trim_end_matches('.')),
+                    (None, Some(h)) => write!(f, " ({h})"),
+                    (None, None) => Ok(()),
+                }
+            }
+            SettingError::RestartOnly(name) => {
+                write!(f, "parameter \"{name}\" cannot be changed without restarting the server")
+            }
+            SettingError::Fixed(name) => write!(f, "parameter \"{name}\" cannot be changed"),
+            SettingError::Unsupported { name, value, why } => {
+                write!(f, "parameter \"{name}\" cannot be set to \"{value}\": {why}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SettingError {}
+
+impl From<SettingError> for SqlError {
+    fn from(e: SettingError) -> SqlError {
+        let code = e.sqlstate();
+        match e {
+            SettingError::InvalidValue { message, detail, hint } => {
+                let mut error = SqlError::new(code, message);
+                error.detail = detail;
+                error.hint = hint;
+                error
+            }
+            other => SqlError::new(code, other.to_string()),
+        }
+    }
+}
+
+/// A bad value, as PostgreSQL words it, with why as a hint.
+pub fn invalid(name: &str, value: &str, hint: &str) -> SettingError {
+    SettingError::InvalidValue {
+        message: format!("invalid value for parameter \"{name}\": \"{value}\""),
+        detail: None,
+        hint: Some(hint.to_owned()),
+    }
+}
+
+/// Parses a PostgreSQL time value: a number with an optional unit (ms, s,
+/// min, h, d); no unit means milliseconds, as for deadlock_timeout.
+pub fn parse_duration(name: &str, value: &str) -> Result<Duration, SettingError> {
+    let v = value.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, unit) = v.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| invalid(name, value, "expected a time such as 1s or 500ms"))?;
+    let ms = match unit.trim() {
+        "" | "ms" => n,
+        "s" => n * 1_000,
+        "min" => n * 60_000,
+        "h" => n * 3_600_000,
+        "d" => n * 86_400_000,
+        _ => return Err(invalid(name, value, "valid units are ms, s, min, h and d")),
+    };
+    Ok(Duration::from_millis(ms))
+}
+
+/// A time as PostgreSQL shows it: in the largest unit that divides it, and
+/// a disabled timeout (0) without a unit.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms == 0 {
+        return "0".to_owned();
+    }
+    for (unit, size) in [("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1_000)] {
+        if ms.is_multiple_of(size) {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
+
+/// A boolean as PostgreSQL reads one.
+pub fn parse_bool(name: &str, value: &str) -> Result<bool, SettingError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(invalid(name, value, "expected on or off")),
+    }
+}
+
+/// A boolean as PostgreSQL shows one.
+pub fn on_off(b: bool) -> String {
+    if b { "on" } else { "off" }.into()
+}
+
+/// A number of bytes with an optional unit (kB, MB, GB); a bare number is
+/// in units of `1 << default_shift` bytes.
+pub fn parse_bytes(name: &str, value: &str, default_shift: u32) -> Result<u64, SettingError> {
+    let v = value.trim();
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (digits, unit) = v.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| invalid(name, value, "expected a size such as 64MB"))?;
+    let shift = match unit.trim() {
+        "" => default_shift,
+        "kB" => 10,
+        "MB" => 20,
+        "GB" => 30,
+        _ => return Err(invalid(name, value, "valid units are kB, MB and GB")),
+    };
+    n.checked_mul(1 << shift).ok_or_else(|| invalid(name, value, "too large"))
+}
+
+/// A size as PostgreSQL shows it: the largest unit that divides it.
+pub fn format_bytes(bytes: u64) -> String {
+    if bytes != 0 && bytes.is_multiple_of(1 << 30) {
+        format!("{}GB", bytes >> 30)
+    } else if bytes != 0 && bytes.is_multiple_of(1 << 20) {
+        format!("{}MB", bytes >> 20)
+    } else {
+        format!("{}kB", bytes >> 10)
+    }
+}
+
+/// max_stack_depth: kB by default, PostgreSQL's lower bound, and no more
+/// than the statement threads' stacks hold (PostgreSQL's bound is the
+/// platform's stack limit; its messages, with our bound).
+fn parse_stack_depth(name: &str, value: &str) -> Result<usize, SettingError> {
+    let bytes = parse_bytes(name, value, 10)?;
+    let kb = bytes >> 10;
+    if kb < 100 || kb > i32::MAX as u64 {
+        return Err(SettingError::InvalidValue {
+            message: format!(
+                "{kb} kB is outside the valid range for parameter \"{name}\" (100 .. 2147483647)"
+            ),
+            detail: None,
+            hint: None,
+        });
+    }
+    if bytes > MAX_MAX_STACK_DEPTH as u64 {
+        return Err(SettingError::InvalidValue {
+            message: format!("invalid value for parameter \"{name}\": {kb}"),
+            detail: Some(format!("\"{name}\" must not exceed {}kB.", MAX_MAX_STACK_DEPTH >> 10)),
+            hint: Some("The threads that run statements leave no more for it.".into()),
+        });
+    }
+    Ok(bytes as usize)
+}
+
+/// Parses an isolation level as PostgreSQL spells it. SERIALIZABLE is
+/// refused (0A000 at the statement level; here an invalid value), never
+/// silently downgraded; READ UNCOMMITTED behaves as READ COMMITTED, as in
+/// PostgreSQL.
+pub fn parse_isolation(name: &str, value: &str) -> Result<IsolationLevel, SettingError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "read committed" | "read uncommitted" => Ok(IsolationLevel::ReadCommitted),
+        "repeatable read" => Ok(IsolationLevel::RepeatableRead),
+        "serializable" => Err(invalid(name, value, "SERIALIZABLE is not supported yet")),
+        _ => Err(invalid(name, value, "expected read committed or repeatable read")),
+    }
+}
+
+/// PostgreSQL's spelling of an isolation level.
+pub fn isolation_name(level: IsolationLevel) -> &'static str {
+    match level {
+        IsolationLevel::ReadCommitted => "read committed",
+        IsolationLevel::RepeatableRead => "repeatable read",
+    }
+}
+
+/// One session's settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// Longest statement, zero = no limit (`statement_timeout`).
+    pub statement_timeout: Duration,
+    /// Wait before checking for deadlock (`deadlock_timeout`).
+    pub deadlock_timeout: Duration,
+    /// Longest lock wait, zero = forever (`lock_timeout`).
+    pub lock_timeout: Duration,
+    /// Isolation of new transactions (`default_transaction_isolation`).
+    pub default_transaction_isolation: IsolationLevel,
+    /// The client's application name (`application_name`).
+    pub application_name: String,
+    /// Acknowledge a commit only after its WAL is durable
+    /// (`synchronous_commit`; off bounds the loss to one flush cycle).
+    pub synchronous_commit: bool,
+    /// How much stack statement work may use (`max_stack_depth`, bytes);
+    /// deeper recursion fails with 54001.
+    pub max_stack_depth: usize,
+    /// What clients set and read at start-up (TimeZone, DateStyle, …).
+    pub client: ClientSettings,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        Self {
+            statement_timeout: Duration::ZERO,
+            deadlock_timeout: Duration::from_secs(1),
+            lock_timeout: Duration::ZERO,
+            default_transaction_isolation: IsolationLevel::ReadCommitted,
+            application_name: String::new(),
+            synchronous_commit: true,
+            max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
+            client: ClientSettings::default(),
+        }
+    }
+}
+
+/// The session settings besides the client's.
+const NAMES: [&str; 7] = [
+    "statement_timeout",
+    "deadlock_timeout",
+    "lock_timeout",
+    "default_transaction_isolation",
+    "application_name",
+    "synchronous_commit",
+    "max_stack_depth",
+];
+
+impl SessionSettings {
+    /// Whether SET may change `name` (lower-case) in a session.
+    pub fn is_session(name: &str) -> bool {
+        NAMES.contains(&name) || client::SESSION.contains(&name)
+    }
+
+    /// Whether `name` (lower-case) is a read-only fact (55P02 for SET).
+    pub fn is_fixed(name: &str) -> bool {
+        client::FIXED.contains(&name)
+    }
+
+    /// SET name = value.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
+        if Self::is_fixed(name) {
+            return Err(SettingError::Fixed(name.into()));
+        }
+        if let Some(result) = self.client.apply(name, value) {
+            return result;
+        }
+        match name {
+            "statement_timeout" => self.statement_timeout = parse_duration(name, value)?,
+            "deadlock_timeout" => self.deadlock_timeout = parse_duration(name, value)?,
+            "lock_timeout" => self.lock_timeout = parse_duration(name, value)?,
+            "default_transaction_isolation" => {
+                self.default_transaction_isolation = parse_isolation(name, value)?
+            }
+            "application_name" => self.application_name = value.into(),
+            "synchronous_commit" => self.synchronous_commit = parse_bool(name, value)?,
+            "max_stack_depth" => self.max_stack_depth = parse_stack_depth(name, value)?,
+            _ => return Err(SettingError::Unknown(name.into())),
+        }
+        Ok(())
+    }
+
+    /// The value `SHOW name` prints.
+    pub fn show(&self, name: &str) -> Result<String, SettingError> {
+        if let Some(value) = self.client.show(name) {
+            return Ok(value);
+        }
+        Ok(match name {
+            "statement_timeout" => format_duration(self.statement_timeout),
+            "deadlock_timeout" => format_duration(self.deadlock_timeout),
+            "lock_timeout" => format_duration(self.lock_timeout),
+            "default_transaction_isolation" => isolation_name(self.default_transaction_isolation).into(),
+            "application_name" => self.application_name.clone(),
+            "synchronous_commit" => on_off(self.synchronous_commit),
+            "max_stack_depth" => format_bytes(self.max_stack_depth as u64),
+            _ => return Err(SettingError::Unknown(name.into())),
+        })
+    }
+}
+
+impl Gucs for SessionSettings {
+    fn set(&mut self, name: &str, value: &str) -> Result<(), SqlError> {
+        SessionSettings::set(self, name, value).map_err(SqlError::from)
+    }
+
+    fn show(&self, name: &str) -> Result<String, SqlError> {
+        SessionSettings::show(self, name).map_err(SqlError::from)
+    }
+
+    fn setting_names(&self) -> Vec<(&'static str, &'static str)> {
+        let user = NAMES.iter().chain(client::SESSION.iter()).map(|n| (*n, "user"));
+        user.chain(client::FIXED.iter().map(|n| (*n, "internal"))).collect()
+    }
+
+    fn default_isolation(&self) -> IsolationLevel {
+        self.default_transaction_isolation
+    }
+
+    fn synchronous_commit(&self) -> bool {
+        self.synchronous_commit
+    }
+
+    fn max_stack_depth(&self) -> usize {
+        self.max_stack_depth
+    }
+
+    fn statement_timeout(&self) -> Option<Duration> {
+        (!self.statement_timeout.is_zero()).then_some(self.statement_timeout)
+    }
+
+    fn session_user(&self) -> String {
+        self.client.session_user.clone()
+    }
+
+    fn database(&self) -> String {
+        self.client.database.clone()
+    }
+
+    fn time_zone(&self) -> crate::types::Zone {
+        self.client.zone
+    }
+
+    fn wait_policy(&self) -> WaitPolicy {
+        WaitPolicy {
+            deadlock_timeout: self.deadlock_timeout,
+            lock_timeout: (!self.lock_timeout.is_zero()).then_some(self.lock_timeout),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_settings_read_show_and_refuse_as_postgresql() {
+        let mut s = SessionSettings::default();
+        s.set("lock_timeout", "2s").unwrap();
+        assert_eq!(s.show("lock_timeout").unwrap(), "2s");
+        for (value, shown) in
+            [("1500", "1500ms"), ("2000ms", "2s"), ("60s", "1min"), ("90min", "90min"), ("24h", "1d")]
+        {
+            s.set("deadlock_timeout", value).unwrap();
+            assert_eq!(s.show("deadlock_timeout").unwrap(), shown, "{value}");
+        }
+        assert_eq!(s.show("statement_timeout").unwrap(), "0");
+        let e = s.set("lock_timeout", "2 fortnights").unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_PARAMETER_VALUE);
+        assert_eq!(
+            SqlError::from(e).message,
+            "invalid value for parameter \"lock_timeout\": \"2 fortnights\""
+        );
+        assert_eq!(
+            s.set("default_transaction_isolation", "serializable").unwrap_err().sqlstate(),
+            SqlState::INVALID_PARAMETER_VALUE
+        );
+        assert_eq!(s.show("max_stack_depth").unwrap(), "2MB");
+        s.set("max_stack_depth", "512").unwrap();
+        assert_eq!(s.max_stack_depth, 512 << 10);
+        let e = SqlError::from(s.set("max_stack_depth", "1GB").unwrap_err());
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (SqlState::INVALID_PARAMETER_VALUE, "invalid value for parameter \"max_stack_depth\": 1048576")
+        );
+        let e = SqlError::from(s.set("max_stack_depth", "10kB").unwrap_err());
+        assert_eq!(
+            e.message,
+            "10 kB is outside the valid range for parameter \"max_stack_depth\" (100 .. 2147483647)"
+        );
+        assert_eq!(s.set("no_such", "5").unwrap_err().sqlstate(), SqlState::UNDEFINED_OBJECT);
+        assert_eq!(s.show("no_such").unwrap_err().sqlstate(), SqlState::UNDEFINED_OBJECT);
+        let e = s.set("server_version_num", "1").unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::CANT_CHANGE_RUNTIME_PARAM);
+        assert_eq!(s.show("server_version_num").unwrap(), "150000");
+    }
+}

@@ -1,0 +1,214 @@
+"""asyncpg with its defaults (every statement prepared and cached), against
+the server named by PGHOST/PGPORT/PGUSER/PGDATABASE."""
+
+import asyncio
+from datetime import date, datetime, timedelta, timezone
+
+import asyncpg
+
+from steps import Scenario, check, check_eq
+
+T = "drv_asyncpg"
+COLS = "n, big, name, flag, score, day, at, at_tz"
+ROWS = [
+    (42, 9_000_000_000, "O'Hara ✓", True, 0.1 + 0.2, date(2024, 2, 29),
+     datetime(2024, 1, 2, 3, 4, 5, 678000),
+     datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=timezone(timedelta(hours=2)))),
+    (-7, -1, "beta", False, -1.5e300, date(1999, 12, 31), datetime(1999, 12, 31, 23, 59, 59),
+     datetime(2000, 1, 1, tzinfo=timezone.utc)),
+]
+
+
+async def main():
+    sc = Scenario("asyncpg")
+    st = {}
+    ids = []
+
+    async def reset():
+        conn = st.get("conn")
+        if conn is not None and not conn.is_closed() and conn.is_in_transaction():
+            await conn.execute("ROLLBACK")
+
+    sc.on_async_failure.append(reset)
+
+    async def connect():
+        st["conn"] = await asyncpg.connect()
+        check_eq(await st["conn"].fetchval("SELECT 1"), 1)
+
+    await sc.astep("connect", connect)
+    conn = st.get("conn")
+
+    async def create():
+        await conn.execute(f"DROP TABLE IF EXISTS {T}")
+        await conn.execute(
+            f"""CREATE TABLE {T} (
+                id serial PRIMARY KEY,
+                n integer, big bigint, name text UNIQUE, flag boolean,
+                score double precision, day date, at timestamp, at_tz timestamptz)""")
+
+    await sc.astep("create table (DROP IF EXISTS, SERIAL key, eight column types)", create)
+
+    async def insert():
+        for row in ROWS:
+            ids.append(await conn.fetchval(
+                f"INSERT INTO {T} ({COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                *row))
+        await conn.executemany(f"INSERT INTO {T} (n, name, day) VALUES ($1, $2, $3)",
+                               [(i, f"many{i}", date(2020, 1, i)) for i in range(1, 4)])
+
+    await sc.astep("insert with parameters of every type, RETURNING id; executemany", insert)
+
+    async def select():
+        for id_, row in zip(ids, ROWS):
+            got = await conn.fetchrow(f"SELECT {COLS} FROM {T} WHERE id = $1", id_)
+            check_eq(tuple(got), row, f"row {id_}")
+        count = await conn.fetchval(
+            f"SELECT count(*) FROM {T} WHERE day >= $1 AND flag = $2 AND at < $3 AND at_tz > $4",
+            date(2024, 1, 1), True, datetime(2025, 1, 1),
+            datetime(2023, 12, 31, tzinfo=timezone.utc))
+        check_eq(count, 1, "filtered count")
+
+    await sc.astep("select with parameters, values round-trip", select)
+
+    async def update():
+        new_tz = datetime(2030, 6, 1, 12, tzinfo=timezone.utc)
+        status = await conn.execute(
+            f"UPDATE {T} SET score = $1, at_tz = $2, big = big + $3 WHERE name = $4",
+            2.5, new_tz, 1, "beta")
+        check_eq(status, "UPDATE 1", "command tag")
+        got = await conn.fetchrow(f"SELECT score, at_tz, big FROM {T} WHERE name = $1", "beta")
+        check_eq(tuple(got), (2.5, new_tz, 0))
+
+    await sc.astep("update with parameters", update)
+
+    async def delete():
+        check_eq(await conn.execute(f"DELETE FROM {T} WHERE name LIKE $1", "many%"),
+                 "DELETE 3", "command tag")
+
+    await sc.astep("delete with parameters", delete)
+
+    async def transactions():
+        tx = conn.transaction()
+        await tx.start()
+        await conn.execute(f"INSERT INTO {T} (name) VALUES ($1)", "gone")
+        await tx.rollback()
+        async with conn.transaction():
+            await conn.execute(f"INSERT INTO {T} (name) VALUES ($1)", "kept")
+            sp = conn.transaction()  # nested: a SAVEPOINT
+            await sp.start()
+            await conn.execute(f"INSERT INTO {T} (name) VALUES ($1)", "undone")
+            await sp.rollback()
+        names = {r["name"] for r in await conn.fetch(f"SELECT name FROM {T}")}
+        check("gone" not in names and "undone" not in names, f"rolled back rows visible: {names}")
+        check("kept" in names, "committed row missing")
+
+    await sc.astep("transaction rolled back; savepoint rolled back inside a committed one",
+                   transactions)
+
+    async def unique():
+        try:
+            await conn.execute(f"INSERT INTO {T} (name) VALUES ($1)", "beta")
+        except asyncpg.UniqueViolationError as e:
+            check_eq(e.sqlstate, "23505", "sqlstate")
+            check_eq(e.constraint_name, f"{T}_name_key", "constraint_name")
+            check_eq(e.table_name, T, "table_name")
+        else:
+            raise AssertionError("no error for a duplicate key")
+        check_eq(await conn.fetchval("SELECT 2"), 2)
+
+    await sc.astep("unique violation caught, constraint name reported", unique)
+
+    async def prepared():
+        q = f"SELECT name, day FROM {T} WHERE id = $1"
+        tx = conn.transaction()
+        await tx.start()
+        for _ in range(10):  # asyncpg prepares every statement and caches it
+            check_eq(await conn.fetchval(q, ids[0]), ROWS[0][2])
+        stmt = await conn.prepare(q)  # the explicit API, also reused
+        for _ in range(10):
+            check_eq(await stmt.fetchval(ids[1]), "beta")
+        await tx.rollback()
+        for _ in range(10):
+            check_eq(await conn.fetchval(q, ids[1]), "beta")
+        check_eq(await stmt.fetchval(ids[0]), ROWS[0][2])
+
+    await sc.astep("prepared statements reused 10 times, ROLLBACK, reused again", prepared)
+
+    async def copy_in():
+        rows = [
+            (100 + i, 10**12 + i, f"copy{i}", i % 2 == 0, i / 4, date(2021, 3, i + 1),
+             datetime(2021, 3, i + 1, 8, 30), datetime(2021, 3, i + 1, 8, 30, tzinfo=timezone.utc))
+            for i in range(5)
+        ] + [(None, None, "copynull", None, None, None, None, None)]
+        status = await conn.copy_records_to_table(T, records=rows, columns=COLS.split(", "))
+        check_eq(status, "COPY 6", "copy in status")
+        got = await conn.fetch(f"SELECT {COLS} FROM {T} WHERE name LIKE 'copy%' ORDER BY name")
+        check_eq([tuple(r) for r in got], rows, "rows copied in")
+
+    await sc.astep("COPY in with copy_records_to_table (binary format)", copy_in)
+
+    chunks = []
+
+    async def sink(data):
+        chunks.append(data)
+
+    async def copy_out_table():
+        chunks.clear()
+        status = await conn.copy_from_table(T, columns=["name", "n"], output=sink)
+        lines = b"".join(chunks).decode().splitlines()
+        check_eq(status, f"COPY {len(lines)}", "copy out status")
+        check("beta\t-7" in lines, f"copied out {lines}")
+
+    await sc.astep("COPY out with copy_from_table", copy_out_table)
+
+    async def copy_out_query():
+        chunks.clear()
+        # a query with an argument: asyncpg quotes it into COPY (query) TO STDOUT
+        status = await conn.copy_from_query(
+            f"SELECT name, n FROM {T} WHERE id = $1", ids[1], output=sink)
+        check_eq(status, "COPY 1", "copy out status")
+        check_eq(b"".join(chunks).decode(), "beta\t-7\n", "copied out")
+
+    await sc.astep("COPY (query) out with copy_from_query and an argument", copy_out_query)
+
+    async def pool():
+        async with asyncpg.create_pool(min_size=1, max_size=2) as p:
+            for i in range(3):  # each release runs the pool's reset query
+                async with p.acquire() as c:
+                    check_eq(await c.fetchval(f"SELECT name FROM {T} WHERE id = $1", ids[1]),
+                             "beta")
+                    await c.execute("SET application_name = 'drv'")
+
+    await sc.astep("pool acquire, release (reset query), acquire again", pool)
+
+    async def repeatable_read():
+        a = await asyncpg.connect()
+        b = await asyncpg.connect()
+        try:
+            tx = a.transaction(isolation="repeatable_read")
+            await tx.start()
+            q = f"SELECT n FROM {T} WHERE id = $1"
+            before = await a.fetchval(q, ids[0])
+            await b.execute(f"UPDATE {T} SET n = n + 100 WHERE id = $1", ids[0])
+            check_eq(await a.fetchval(q, ids[0]), before, "A's second read")
+            try:
+                await a.execute(f"UPDATE {T} SET n = 0 WHERE id = $1", ids[0])
+            except asyncpg.SerializationError as e:
+                check_eq(e.sqlstate, "40001", "sqlstate")
+            else:
+                raise AssertionError("A's update of a row B changed succeeded")
+            await tx.rollback()
+            check_eq(await a.fetchval(q, ids[0]), before + 100, "A's read after the rollback")
+        finally:
+            await a.close()
+            await b.close()
+
+    await sc.astep("REPEATABLE READ, snapshot kept, update of a changed row fails with 40001",
+                   repeatable_read)
+
+    if conn is not None:
+        await conn.close()
+    sc.finish()
+
+
+asyncio.run(main())

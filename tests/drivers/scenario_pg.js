@@ -1,0 +1,168 @@
+// node-postgres (pg) with its defaults, against the server named by
+// PGHOST/PGPORT/PGUSER/PGDATABASE. COPY through pg-copy-streams.
+'use strict'
+
+const { Client } = require('pg')
+const { from: copyFrom, to: copyTo } = require('pg-copy-streams')
+const { Readable } = require('node:stream')
+const { pipeline } = require('node:stream/promises')
+const { Scenario, check, checkEq } = require('./steps')
+
+const T = 'drv_node_pg'
+const COLS = 'n, big, name, flag, score, day, at, at_tz'
+// dates are the language's Date: a date and a timestamp are local times
+const ROWS = [
+  [42, 9000000000n, "O'Hara ✓", true, 0.1 + 0.2, new Date(2024, 1, 29),
+    new Date(2024, 0, 2, 3, 4, 5, 678), new Date(Date.UTC(2024, 0, 2, 1, 4, 5, 678))],
+  [-7, -1n, 'beta', false, -1.5e300, new Date(1999, 11, 31),
+    new Date(1999, 11, 31, 23, 59, 59), new Date(Date.UTC(2000, 0, 1))]
+]
+
+// what comes back: int8 as a string, dates as Date
+function expected (row) {
+  return row.map((v) => (typeof v === 'bigint' ? v.toString() : v))
+}
+
+async function main () {
+  const sc = new Scenario('node-pg')
+  const client = new Client()
+  const ids = []
+  sc.onFailure.push(async () => { await client.query('ROLLBACK') })
+
+  await sc.step('connect', async () => {
+    await client.connect()
+    checkEq((await client.query('SELECT 1 AS one')).rows, [{ one: 1 }])
+  })
+
+  await sc.step('create table (DROP IF EXISTS, SERIAL key, eight column types)', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${T}`)
+    await client.query(`CREATE TABLE ${T} (
+      id serial PRIMARY KEY,
+      n integer, big bigint, name text UNIQUE, flag boolean,
+      score double precision, day date, at timestamp, at_tz timestamptz)`)
+  })
+
+  await sc.step('insert with parameters of every type, RETURNING id', async () => {
+    for (const row of ROWS) {
+      const r = await client.query(
+        `INSERT INTO ${T} (${COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, row)
+      ids.push(r.rows[0].id)
+    }
+    for (let i = 1; i <= 3; i++) {
+      await client.query(`INSERT INTO ${T} (n, name, day) VALUES ($1, $2, $3)`,
+        [i, `many${i}`, new Date(2020, 0, i)])
+    }
+    checkEq(ids.length, 2, 'ids returned')
+  })
+
+  await sc.step('select with parameters, values round-trip', async () => {
+    for (let k = 0; k < ids.length; k++) {
+      const r = await client.query({ text: `SELECT ${COLS} FROM ${T} WHERE id = $1`, values: [ids[k]], rowMode: 'array' })
+      checkEq(r.rows[0], expected(ROWS[k]), `row ${ids[k]}`)
+    }
+    const r = await client.query(
+      `SELECT count(*) FROM ${T} WHERE day >= $1 AND flag = $2 AND at < $3 AND at_tz > $4`,
+      [new Date(2024, 0, 1), true, new Date(2025, 0, 1), new Date(Date.UTC(2023, 11, 31))])
+    checkEq(r.rows[0].count, '1', 'filtered count')
+  })
+
+  await sc.step('update with parameters', async () => {
+    const newTz = new Date(Date.UTC(2030, 5, 1, 12))
+    const r = await client.query(
+      `UPDATE ${T} SET score = $1, at_tz = $2, big = big + $3 WHERE name = $4`,
+      [2.5, newTz, 1, 'beta'])
+    checkEq(r.rowCount, 1, 'rowCount')
+    const g = await client.query(`SELECT score, at_tz, big FROM ${T} WHERE name = $1`, ['beta'])
+    checkEq(g.rows[0], { score: 2.5, at_tz: newTz, big: '0' })
+  })
+
+  await sc.step('delete with parameters', async () => {
+    const r = await client.query(`DELETE FROM ${T} WHERE name LIKE $1`, ['many%'])
+    checkEq(r.rowCount, 3, 'rowCount')
+  })
+
+  await sc.step('transaction rolled back; savepoint rolled back inside a committed one', async () => {
+    await client.query('BEGIN')
+    await client.query(`INSERT INTO ${T} (name) VALUES ($1)`, ['gone'])
+    await client.query('ROLLBACK')
+    await client.query('BEGIN')
+    await client.query(`INSERT INTO ${T} (name) VALUES ($1)`, ['kept'])
+    await client.query('SAVEPOINT sp')
+    await client.query(`INSERT INTO ${T} (name) VALUES ($1)`, ['undone'])
+    await client.query('ROLLBACK TO SAVEPOINT sp')
+    await client.query('COMMIT')
+    const names = (await client.query(`SELECT name FROM ${T}`)).rows.map((r) => r.name)
+    check(!names.includes('gone') && !names.includes('undone'), `rolled back rows visible: ${names}`)
+    check(names.includes('kept'), 'committed row missing')
+  })
+
+  await sc.step('unique violation caught, constraint name reported', async () => {
+    let err = null
+    try {
+      await client.query(`INSERT INTO ${T} (name) VALUES ($1)`, ['beta'])
+    } catch (e) {
+      err = e
+    }
+    check(err !== null, 'no error for a duplicate key')
+    checkEq(err.code, '23505', 'code')
+    checkEq(err.constraint, `${T}_name_key`, 'constraint')
+    checkEq(err.table, T, 'table')
+    checkEq((await client.query('SELECT 2 AS two')).rows[0].two, 2)
+  })
+
+  await sc.step('named prepared statement run 10 times, ROLLBACK, reused', async () => {
+    const q = (id) => ({ name: 'drv_node_pg_by_id', text: `SELECT name, day FROM ${T} WHERE id = $1`, values: [id] })
+    await client.query('BEGIN')
+    for (let i = 0; i < 10; i++) checkEq((await client.query(q(ids[0]))).rows[0].name, ROWS[0][2])
+    await client.query('ROLLBACK')
+    for (let i = 0; i < 10; i++) checkEq((await client.query(q(ids[1]))).rows[0].name, 'beta')
+  })
+
+  await sc.step('COPY FROM STDIN and TO STDOUT (pg-copy-streams)', async () => {
+    const lines = []
+    for (let i = 0; i < 5; i++) {
+      lines.push(`${100 + i}\t${1e12 + i}\tcopy${i}\t${i % 2 === 0}\t${i / 4}\t2021-03-0${i + 1}\t2021-03-0${i + 1} 08:30:00\t2021-03-0${i + 1} 08:30:00+00\n`)
+    }
+    lines.push('\\N\t\\N\tcopynull\t\\N\t\\N\t\\N\t\\N\t\\N\n')
+    const inStream = client.query(copyFrom(`COPY ${T} (${COLS}) FROM STDIN`))
+    await pipeline(Readable.from(lines), inStream)
+    checkEq(inStream.rowCount, 6, 'rows copied in')
+    const chunks = []
+    const outStream = client.query(copyTo(`COPY ${T} (name, n) TO STDOUT`))
+    for await (const chunk of outStream) chunks.push(chunk)
+    const got = Buffer.concat(chunks).toString().split('\n').filter((l) => l.startsWith('copy')).sort()
+    checkEq(got, ['copy0\t100', 'copy1\t101', 'copy2\t102', 'copy3\t103', 'copy4\t104', 'copynull\t\\N'])
+  })
+
+  await sc.step('REPEATABLE READ, snapshot kept, update of a changed row fails with 40001', async () => {
+    const a = new Client()
+    const b = new Client()
+    await a.connect()
+    await b.connect()
+    try {
+      const q = `SELECT n FROM ${T} WHERE id = $1`
+      await a.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+      const before = (await a.query(q, [ids[0]])).rows[0].n
+      await b.query(`UPDATE ${T} SET n = n + 100 WHERE id = $1`, [ids[0]])
+      checkEq((await a.query(q, [ids[0]])).rows[0].n, before, "A's second read")
+      let err = null
+      try {
+        await a.query(`UPDATE ${T} SET n = 0 WHERE id = $1`, [ids[0]])
+      } catch (e) {
+        err = e
+      }
+      check(err !== null, "A's update of a row B changed succeeded")
+      checkEq(err.code, '40001', 'code')
+      await a.query('ROLLBACK')
+      checkEq((await a.query(q, [ids[0]])).rows[0].n, before + 100, "A's read after the rollback")
+    } finally {
+      await a.end()
+      await b.end()
+    }
+  })
+
+  await client.end().catch(() => {})
+  sc.finish()
+}
+
+main()

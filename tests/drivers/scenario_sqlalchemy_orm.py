@@ -1,0 +1,172 @@
+"""SQLAlchemy 2 ORM (declarative model) over psycopg 3 with its defaults.
+The URL names no host: psycopg takes PGHOST/PGPORT/PGUSER/PGDATABASE."""
+
+from datetime import date, datetime, timedelta, timezone
+from typing import Optional
+
+from sqlalchemy import BigInteger, DateTime, create_engine, func, select
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from steps import Scenario, check, check_eq
+
+sc = Scenario("sqlalchemy-orm")
+engine = create_engine("postgresql+psycopg://")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Item(Base):
+    __tablename__ = "drv_sa_orm"
+    id: Mapped[int] = mapped_column(primary_key=True)  # SERIAL
+    n: Mapped[Optional[int]]
+    big: Mapped[Optional[int]] = mapped_column(BigInteger)
+    name: Mapped[str] = mapped_column(unique=True)
+    flag: Mapped[Optional[bool]]
+    score: Mapped[Optional[float]]
+    day: Mapped[Optional[date]]
+    at: Mapped[Optional[datetime]]
+    at_tz: Mapped[Optional[datetime]] = mapped_column(DateTime(timezone=True))
+
+
+FIELDS = ("n", "big", "name", "flag", "score", "day", "at", "at_tz")
+ROW = dict(n=42, big=9_000_000_000, name="O'Hara ✓", flag=True, score=0.1 + 0.2,
+           day=date(2024, 2, 29), at=datetime(2024, 1, 2, 3, 4, 5, 678000),
+           at_tz=datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=timezone(timedelta(hours=2))))
+ROW2 = dict(n=-7, big=-1, name="beta", flag=False, score=-1.5e300, day=date(1999, 12, 31),
+            at=datetime(1999, 12, 31, 23, 59, 59),
+            at_tz=datetime(2000, 1, 1, tzinfo=timezone.utc))
+ids = []
+
+
+def fields(item):
+    return {k: getattr(item, k) for k in FIELDS}
+
+
+@sc.step("connect")
+def _():
+    with Session(engine) as s:
+        check_eq(s.scalar(select(1)), 1)
+
+
+@sc.step("create table with Base.metadata.drop_all + create_all (declarative model)")
+def _():
+    Base.metadata.drop_all(engine)
+    Base.metadata.create_all(engine)
+
+
+@sc.step("insert objects of every attribute type (ids from RETURNING)")
+def _():
+    with Session(engine) as s:
+        items = [Item(**ROW), Item(**ROW2)]
+        s.add_all(items)
+        s.flush()
+        ids.extend(i.id for i in items)
+        s.add_all([Item(n=i, name=f"many{i}", day=date(2020, 1, i)) for i in range(1, 4)])
+        s.commit()
+    check(all(ids), f"ids {ids}")
+
+
+@sc.step("select by primary key and by filters, values round-trip")
+def _():
+    with Session(engine) as s:
+        for id_, row in zip(ids, (ROW, ROW2)):
+            check_eq(fields(s.get(Item, id_)), row, f"item {id_}")
+        count = s.scalar(select(func.count()).select_from(Item).where(
+            Item.day >= date(2024, 1, 1), Item.flag.is_(True), Item.at < datetime(2025, 1, 1),
+            Item.at_tz > datetime(2023, 12, 31, tzinfo=timezone.utc)))
+        check_eq(count, 1, "filtered count")
+        check_eq(len(s.scalars(select(Item).where(Item.name.like("many%"))).all()), 3)
+
+
+@sc.step("update through attributes (unit of work)")
+def _():
+    new_tz = datetime(2030, 6, 1, 12, tzinfo=timezone.utc)
+    with Session(engine) as s:
+        item = s.scalars(select(Item).where(Item.name == "beta")).one()
+        item.score, item.at_tz, item.big = 2.5, new_tz, item.big + 1
+        s.commit()
+    with Session(engine) as s:
+        item = s.scalars(select(Item).where(Item.name == "beta")).one()
+        check_eq((item.score, item.at_tz, item.big), (2.5, new_tz, 0))
+
+
+@sc.step("delete objects")
+def _():
+    with Session(engine) as s:
+        for item in s.scalars(select(Item).where(Item.name.like("many%"))):
+            s.delete(item)
+        s.commit()
+        check_eq(s.scalar(select(func.count()).select_from(Item)), 2, "rows left")
+
+
+@sc.step("transaction rolled back; savepoint (begin_nested) rolled back")
+def _():
+    with Session(engine) as s:
+        s.add(Item(name="gone"))
+        s.flush()
+        s.rollback()
+        s.add(Item(name="kept"))
+        sp = s.begin_nested()
+        s.add(Item(name="undone"))
+        s.flush()
+        sp.rollback()
+        s.commit()
+        names = set(s.scalars(select(Item.name)))
+    check("gone" not in names and "undone" not in names, f"rolled back rows visible: {names}")
+    check("kept" in names, "committed row missing")
+
+
+@sc.step("unique violation caught at flush, constraint name reported")
+def _():
+    with Session(engine) as s:
+        s.add(Item(name="beta"))
+        try:
+            s.flush()
+        except IntegrityError as e:
+            check_eq(e.orig.sqlstate, "23505", "sqlstate")
+            check_eq(e.orig.diag.constraint_name, "drv_sa_orm_name_key",
+                     "diag.constraint_name")
+        else:
+            raise AssertionError("no error for a duplicate key")
+        s.rollback()
+        check_eq(s.scalar(select(func.count()).select_from(Item)), 3)
+
+
+@sc.step("query run past psycopg's prepare_threshold, rollback, reuse")
+def _():
+    with Session(engine) as s:
+        for _ in range(10):
+            s.expire_all()
+            check_eq(s.scalars(select(Item).where(Item.id == ids[0])).one().name, ROW["name"])
+        s.rollback()  # ROLLBACK, then psycopg's DEALLOCATE ALL
+        for _ in range(10):
+            s.expire_all()
+            check_eq(s.scalars(select(Item).where(Item.id == ids[1])).one().name, "beta")
+        s.commit()
+
+
+@sc.step("REPEATABLE READ, snapshot kept, update of a changed row fails with 40001")
+def _():
+    rr = engine.execution_options(isolation_level="REPEATABLE READ")
+    with Session(rr) as a, Session(engine) as b:
+        before = a.get(Item, ids[0]).n
+        b.get(Item, ids[0]).n += 100
+        b.commit()
+        a.expire_all()
+        check_eq(a.get(Item, ids[0]).n, before, "A's second read")
+        a.get(Item, ids[0]).n = 0
+        try:
+            a.flush()
+        except DBAPIError as e:
+            check_eq(getattr(e.orig, "sqlstate", None), "40001", f"error {e.orig!r}")
+        else:
+            raise AssertionError("A's update of a row B changed succeeded")
+        a.rollback()
+        check_eq(a.get(Item, ids[0]).n, before + 100, "A's read in a new transaction")
+
+
+engine.dispose()
+sc.finish()
