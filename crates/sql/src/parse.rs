@@ -317,6 +317,7 @@ impl From<SyntaxNear<'_>> for SqlError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nesting::tests::{big_stack, soups, FRAGMENTS};
 
     const DEPTH: usize = crate::stack::DEFAULT_MAX_STACK_DEPTH;
 
@@ -384,6 +385,57 @@ mod tests {
         let chain = vec!["1"; 30_000].join("+");
         let sql = format!("SELECT {}CASE WHEN true THEN {chain} garbage", "(".repeat(3_000));
         assert_eq!(parse(&sql).unwrap_err().code, "42601");
+    }
+
+    /// The random token soups of the nesting module's tests: what the
+    /// server does with each, well formed or not, takes no time to speak
+    /// of (sqlparser parses some levels of a failing statement again).
+    #[test]
+    fn token_soups_parse_quickly() {
+        big_stack(|| {
+            let slowest = std::time::Duration::from_secs(10);
+            for sql in soups() {
+                let started = std::time::Instant::now();
+                let _ = super::parse(&sql, DEPTH);
+                assert!(started.elapsed() < slowest, "{:?} for {sql}", started.elapsed());
+            }
+        });
+    }
+
+    /// A search for repeated patterns that the server parses in more than
+    /// linear time (run by hand, in a release build, after a sqlparser
+    /// upgrade): every fragment and pair of fragments, repeated 100 and 400
+    /// times, and 12 and 16 times for exponential growth.
+    /// `cargo test --release -p snapscale-sql --lib slow_patterns -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn slow_patterns() {
+        big_stack(|| {
+            let time = |sql: &str| {
+                let started = std::time::Instant::now();
+                let _ = super::parse(sql, DEPTH);
+                started.elapsed().as_secs_f64()
+            };
+            let mut slow = Vec::new();
+            for (i, a) in FRAGMENTS.iter().enumerate() {
+                for b in std::iter::once(&"").chain(FRAGMENTS[i..].iter()) {
+                    for unit in [format!("{a} {b} "), format!("{b} {a} ")] {
+                        let at = |n: usize| time(&format!("SELECT {}", unit.repeat(n)));
+                        let (t12, t16) = (at(12), at(16));
+                        let (t100, t400) = (at(100), at(400));
+                        // Doubling per level, or worse than quadratic, and slow
+                        // enough not to be noise (a deep statement's stack).
+                        if (t16 > 0.05 && t16 > 8.0 * t12) || (t400 > 0.5 && t400 > 40.0 * t100) {
+                            eprintln!(
+                                "slow: {unit:?} 12: {t12:.4} 16: {t16:.4} 100: {t100:.4} 400: {t400:.4}"
+                            );
+                            slow.push(unit);
+                        }
+                    }
+                }
+            }
+            assert!(slow.is_empty(), "{slow:?}");
+        });
     }
 
     #[test]

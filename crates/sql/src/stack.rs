@@ -101,7 +101,7 @@ pub fn too_deep(max: usize) -> SqlError {
 /// near 10 000 nested parentheses). sqlparser is given a stack for all of
 /// its recursion ([`BigStack::for_parse`]), so this bounds that stack (and
 /// the memory its tree takes), not the thread's; statements that would
-/// pass it are refused before sqlparser sees them (crate::nesting).
+/// pass it are refused before sqlparser sees them (the nesting module).
 pub fn parser_depth(max_stack_depth: usize) -> usize {
     (max_stack_depth / 128).max(64)
 }
@@ -110,14 +110,14 @@ pub fn parser_depth(max_stack_depth: usize) -> usize {
 /// shorter one cannot hold a chain whose drop overflows what the thread has
 /// left (measured below 128 bytes of stack per byte of source). The server
 /// also parses such a statement with its runtime worker handed to the other
-/// tasks: its parse may take seconds (see crate::nesting).
+/// tasks: its parse may take seconds (see the nesting module).
 pub const BIG_STATEMENT: usize = 8 << 10;
 
 /// Stack needed per byte of source to drop sqlparser's tree of it.
 const STACK_PER_BYTE: usize = 128;
 
-/// Stack sqlparser's recursion takes per level of nesting as
-/// crate::nesting measures it: at most about 15kB in a release build and
+/// Stack sqlparser's recursion takes per level of nesting as the nesting
+/// module measures it: at most about 15kB in a release build and
 /// 90kB unoptimised (a function's arguments, a CASE), with a margin.
 const PARSE_STACK_PER_LEVEL: usize = if cfg!(debug_assertions) { 128 << 10 } else { 24 << 10 };
 

@@ -720,4 +720,4 @@ pub(crate) fn measure(parser: &mut Parser<'_>, stop: Nesting) -> Nesting {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

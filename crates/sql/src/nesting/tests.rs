@@ -54,7 +54,7 @@ fn assert_bounds(sql: &str) -> Nesting {
 
 /// Runs `f` on a stack deep enough for sqlparser's trees and their
 /// Debug output.
-fn big_stack(f: impl FnOnce() + Send + 'static) {
+pub(crate) fn big_stack(f: impl FnOnce() + Send + 'static) {
     std::thread::Builder::new().stack_size(256 << 20).spawn(f).unwrap().join().unwrap();
 }
 
@@ -149,7 +149,7 @@ impl Rng {
     }
 }
 
-const FRAGMENTS: &[&str] = &[
+pub(crate) const FRAGMENTS: &[&str] = &[
     "(",
     ")",
     ")",
@@ -294,26 +294,27 @@ fn soup(rng: &mut Rng) -> String {
     parts.join(" ")
 }
 
+/// The soups of a run: 1 500, or `SNAPSCALE_NESTING_CASES`, from the
+/// seed `SNAPSCALE_NESTING_SEED` or a fixed one (the parse module's tests
+/// time the server's parse of the same soups).
+pub(crate) fn soups() -> impl Iterator<Item = String> {
+    let cases: usize =
+        std::env::var("SNAPSCALE_NESTING_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(1500);
+    let seed = std::env::var("SNAPSCALE_NESTING_SEED").ok().and_then(|n| n.parse().ok());
+    let mut rng = Rng(seed.unwrap_or(0x9e37_79b9_7f4a_7c15) | 1);
+    (0..cases).map(move |_| soup(&mut rng))
+}
+
 /// Random token soups, made mostly of repeated patterns (where a
 /// measure that undercounts one level per repetition would show): the
 /// measure always suffices for sqlparser.
 #[test]
 fn the_measure_bounds_sqlparser_for_random_token_soups() {
     big_stack(|| {
-        let cases: usize =
-            std::env::var("SNAPSCALE_NESTING_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(1500);
-        let seed = std::env::var("SNAPSCALE_NESTING_SEED").ok().and_then(|n| n.parse().ok());
-        let slowest = std::time::Duration::from_secs(10);
-        let mut rng = Rng(seed.unwrap_or(0x9e37_79b9_7f4a_7c15) | 1);
-        for _ in 0..cases {
-            let sql = soup(&mut rng);
+        for sql in soups() {
             if Tokenizer::new(&PostgreSqlDialect {}, &sql).tokenize().is_ok() {
                 assert_bounds(&sql);
             }
-            // What the server does with it takes no time to speak of.
-            let started = std::time::Instant::now();
-            let _ = crate::parse::parse(&sql, crate::stack::DEFAULT_MAX_STACK_DEPTH);
-            assert!(started.elapsed() < slowest, "{:?} for {sql}", started.elapsed());
         }
     });
 }
@@ -450,38 +451,4 @@ fn reparsed_levels() {
     assert_eq!(from("(SELECT * FROM ", 70), 0);
     assert_eq!(from("t JOIN (", 70), 70);
     assert_eq!(nesting("SELECT * FROM a, (b JOIN (c JOIN d ON true) ON true)").reparsed, 2);
-}
-
-/// A search for repeated patterns that the server parses in more than
-/// linear time (run by hand, in a release build, after a sqlparser
-/// upgrade): every fragment and pair of fragments, repeated 100 and 400
-/// times, and 12 and 16 times for exponential growth.
-/// `cargo test --release -p snapscale-sql --lib slow_patterns -- --ignored --nocapture`
-#[test]
-#[ignore]
-fn slow_patterns() {
-    big_stack(|| {
-        let time = |sql: &str| {
-            let started = std::time::Instant::now();
-            let _ = crate::parse::parse(sql, crate::stack::DEFAULT_MAX_STACK_DEPTH);
-            started.elapsed().as_secs_f64()
-        };
-        let mut slow = Vec::new();
-        for (i, a) in FRAGMENTS.iter().enumerate() {
-            for b in std::iter::once(&"").chain(FRAGMENTS[i..].iter()) {
-                for unit in [format!("{a} {b} "), format!("{b} {a} ")] {
-                    let at = |n: usize| time(&format!("SELECT {}", unit.repeat(n)));
-                    let (t12, t16) = (at(12), at(16));
-                    let (t100, t400) = (at(100), at(400));
-                    // Doubling per level, or worse than quadratic, and slow
-                    // enough not to be noise (a deep statement's stack).
-                    if (t16 > 0.05 && t16 > 8.0 * t12) || (t400 > 0.5 && t400 > 40.0 * t100) {
-                        eprintln!("slow: {unit:?} 12: {t12:.4} 16: {t16:.4} 100: {t100:.4} 400: {t400:.4}");
-                        slow.push(unit);
-                    }
-                }
-            }
-        }
-        assert!(slow.is_empty(), "{slow:?}");
-    });
 }
