@@ -29,6 +29,7 @@ mod expr;
 pub mod guc;
 mod index;
 mod limits;
+mod nesting;
 mod output;
 mod parse;
 mod plan;
