@@ -1,5 +1,5 @@
 //! sqlparser's syntax errors in PostgreSQL's words: "syntax error at or
-//! near "<token>"" or "syntax error at end of input", with the error's
+//! near "`token`"" or "syntax error at end of input", with the error's
 //! position (ErrorResponse's P field: the 1-based character offset into
 //! the query string, which psql turns into its `LINE 1: …` and caret).
 //!
