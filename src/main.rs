@@ -120,6 +120,9 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // Before any load: large buffers get mappings of their own, returned
+    // on free, instead of arena pages the process keeps (see the module).
+    snapscale_server::malloc::return_large_buffers();
     // The server runs on a runtime of its own (with the stacks statements
     // need); this one only waits for a signal.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");

@@ -9,6 +9,7 @@ mod conninfo;
 pub mod frontend;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod malloc;
 mod server;
 pub mod settings;
 mod shared;

@@ -215,12 +215,14 @@ impl Server {
 }
 
 /// Takes a checkpoint every `checkpoint_timeout`, or sooner once
-/// `max_wal_size` bytes of WAL were written since the last one.
+/// `max_wal_size` bytes of WAL were written since the last one; trims the
+/// allocator's arenas after each and every `malloc::TRIM_INTERVAL`.
 async fn checkpoint_loop(shared: Arc<Shared>, mut stop: tokio::sync::oneshot::Receiver<()>) {
     let timeout = shared.settings.checkpoint_timeout;
     let mut last = std::time::Instant::now();
     let mut redo = shared.db.wal_insert_lsn();
     let mut last_running = (std::time::Instant::now(), shared.db.wal_insert_lsn());
+    let mut last_trim = std::time::Instant::now();
     loop {
         tokio::select! {
             _ = &mut stop => return,
@@ -237,15 +239,21 @@ async fn checkpoint_loop(shared: Arc<Shared>, mut stop: tokio::sync::oneshot::Re
             last_running = (std::time::Instant::now(), shared.db.wal_insert_lsn());
         }
         let due = last.elapsed() >= timeout || shared.db.wal_since(redo) >= shared.settings.max_wal_size;
-        if !due {
-            continue;
+        if due {
+            match shared.db.checkpoint().await {
+                Ok(Some(at)) => redo = at,
+                Ok(None) => {}
+                Err(e) => warn!(error = %e, "checkpoint failed; the WAL is kept"),
+            }
+            last = std::time::Instant::now();
         }
-        match shared.db.checkpoint().await {
-            Ok(Some(at)) => redo = at,
-            Ok(None) => {}
-            Err(e) => warn!(error = %e, "checkpoint failed; the WAL is kept"),
+        // After a checkpoint (its image and scans just freed) and between
+        // them, the arenas' free pages go back to the system, or the
+        // resident set creeps up under a steady load (crate::malloc).
+        if due || last_trim.elapsed() >= crate::malloc::TRIM_INTERVAL {
+            let _ = tokio::task::spawn_blocking(crate::malloc::trim).await;
+            last_trim = std::time::Instant::now();
         }
-        last = std::time::Instant::now();
     }
 }
 
