@@ -120,9 +120,10 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // Before any load: large buffers get mappings of their own, returned
-    // on free, instead of arena pages the process keeps (see the module).
-    snapscale_server::malloc::return_large_buffers();
+    // Before any load and before the runtime's threads: large buffers get
+    // mappings of their own, returned on free, and one arena serves every
+    // thread, instead of arena pages the process keeps (see the module).
+    snapscale_server::malloc::configure();
     // The server runs on a runtime of its own (with the stacks statements
     // need); this one only waits for a signal.
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");

@@ -27,7 +27,7 @@ fn use_and_free(bytes: usize) {
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn a_freed_large_buffer_leaves_the_resident_set() {
-    snapscale_server::malloc::return_large_buffers();
+    snapscale_server::malloc::configure();
     const BUFFER: usize = 16 << 20;
     // The first one is where glibc would raise its thresholds.
     use_and_free(BUFFER);
