@@ -16,6 +16,8 @@ use crate::report::table::{Table, Value};
 pub(super) struct Cell {
     pub(super) workload: &'static str,
     pub(super) clients: usize,
+    /// pgbench and the server confined to one CPU.
+    pub(super) pinned: bool,
     pub(super) snapscale_tps: Option<f64>,
     pub(super) postgres_tps: Option<f64>,
     /// Median of the per-round ratios snapscale / PostgreSQL.
@@ -62,10 +64,15 @@ impl Cell {
 pub(super) fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
     let mut cells = Vec::new();
     for &workload in &settings.workloads {
-        for &clients in &settings.clients {
+        for (clients, pinned) in settings.cells() {
             let of = |kind: Kind| -> Vec<&Run> {
                 runs.iter()
-                    .filter(|r| r.workload == workload && r.clients == clients && r.server == kind)
+                    .filter(|r| {
+                        r.workload == workload
+                            && r.clients == clients
+                            && r.pinned == pinned
+                            && r.server == kind
+                    })
                     .collect()
             };
             let median_of = |v: Vec<f64>| (!v.is_empty()).then(|| median(v));
@@ -92,6 +99,7 @@ pub(super) fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
             cells.push(Cell {
                 workload,
                 clients,
+                pinned,
                 snapscale_tps: tps(Kind::Snapscale),
                 postgres_tps: tps(Kind::Postgres),
                 ratio: median_of(ratios.clone()),
@@ -129,7 +137,9 @@ pub(super) fn figure(settings: &Settings, cells: &[Cell], with_postgres: bool) -
                 label: kind.label().into(),
                 points: cells
                     .iter()
-                    .filter(|c| c.workload == workload)
+                    // Against clients, the pinned runs would be a second
+                    // line in one series: they are in the tables.
+                    .filter(|c| c.workload == workload && !c.pinned)
                     .filter_map(|c| Some((c.clients as f64, y(c, kind)?)))
                     .collect(),
             })
@@ -213,7 +223,7 @@ pub(super) fn durable_text(settings: &Settings, m: &Measurement, cells: &[Cell])
 
     let first = settings.clients.iter().min().copied().unwrap_or(1);
     let most = settings.clients.iter().max().copied().unwrap_or(1);
-    let cell = |clients: usize| cells.iter().find(|c| c.clients == clients);
+    let cell = |clients: usize| cells.iter().find(|c| c.clients == clients && !c.pinned);
     let kinds: Vec<Kind> = if m.postgres_skipped.is_none() {
         vec![Kind::Snapscale, Kind::Postgres]
     } else {
@@ -344,10 +354,11 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
             format!(", ratio **{r:.2}** (rounds: {})", ratios_text(&c.round_ratios))
         });
         sentences.push(format!(
-            "{}, {} {}: snapscale {ss} tps, PostgreSQL {pg} tps{ratio}",
+            "{}, {} {}{}: snapscale {ss} tps, PostgreSQL {pg} tps{ratio}",
             c.workload,
             c.clients,
-            plural(c.clients)
+            plural(c.clients),
+            if c.pinned { " pinned to one CPU" } else { "" }
         ));
     }
     out.push_str(&format!(
@@ -382,10 +393,11 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
             Err(why) => why.clone(),
         };
         out.push_str(&format!(
-            "**Round {} {} c={} {}:**\n\n```\n{text}\n```\n\n",
+            "**Round {} {} c={}{} {}:**\n\n```\n{text}\n```\n\n",
             r.round,
             r.workload,
             r.clients,
+            if r.pinned { " pinned" } else { "" },
             r.server.label()
         ));
     }
@@ -452,6 +464,7 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
     let mut columns = vec![
         "workload",
         "clients",
+        "pinned",
         "snapscale_tps",
         "postgres_tps",
         "ratio",
@@ -467,6 +480,7 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
         let mut row = vec![
             Value::from(c.workload),
             Value::from(c.clients),
+            Value::from(if c.pinned { "yes" } else { "no" }),
             number_or_na(c.snapscale_tps),
             number_or_na(c.postgres_tps),
             number_or_na(c.ratio),
