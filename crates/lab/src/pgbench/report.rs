@@ -447,19 +447,35 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
             settings.max_threads
         ));
     } else {
-        out.push_str(
+        let branches = if settings.scale == 1 {
+            " At scale 1 every tpcb-like transaction updates the single pgbench_branches row, so 2 \
+             clients serialize on its row lock on either server."
+                .to_string()
+        } else {
+            format!(
+                " At scale {} there are {} pgbench_branches rows, so concurrent tpcb-like clients \
+                 rarely wait for each other's row locks.",
+                settings.scale, settings.scale
+            )
+        };
+        let pinned = if settings.pinned.is_empty() {
+            ""
+        } else {
+            " Pinned runs share one CPU between pgbench and the server, so no statement waits for \
+             another CPU to wake: they measure the work per statement."
+        };
+        out.push_str(&format!(
             "Caveats. Neither server waits for a disk: snapscale runs with fsync and synchronous_commit \
              off (it appends its WAL to the OS page cache and never syncs it), and PostgreSQL with fsync, \
              synchronous_commit and full_page_writes off, so it too writes WAL and dirty pages to the \
              page cache only. The comparison is of two servers that never wait for a disk, not of \
-             durable ones (`lab pgbench --durable` measures those). pgbench runs on the same 2-CPU \
+             durable ones (`lab pgbench --durable` measures those). pgbench runs on the same {}-CPU \
              machine as the server, so at 2 clients the pgbench threads and the server backends share \
-             the two CPUs. At scale 1 every tpcb-like transaction updates the single pgbench_branches \
-             row, so 2 clients serialize on its row lock on either server. This VM alternates fast and \
-             slow phases; the per-round ratios show how far single runs move. Single-client runs move the \
-             most: at every statement one process waits for the other to be woken on an idle CPU, so \
-             they include the VM's wake-up latency.\n\n",
-        );
+             the CPUs.{branches} This VM alternates fast and slow phases; the per-round ratios show how \
+             far single runs move. Single-client runs move the most: at every statement one process waits \
+             for the other to be woken on an idle CPU, so they include the VM's wake-up latency.{pinned}\n\n",
+            thread::available_parallelism().map_or(1, |n| n.get()),
+        ));
     }
     let mut columns = vec![
         "workload",
