@@ -1,7 +1,7 @@
-//! What the database keeps for freezing and autovacuum, and their
-//! settings: a leaf module, so that the database (which holds this state)
-//! and autovacuum (which runs on the database) need not name each other.
-//! The worker itself is in `autovacuum.rs`.
+//! What the database keeps for freezing and autovacuum: the settings, the
+//! worker's state and signals, and the diagnostics it reports. The
+//! behaviour is in `autovacuum.rs`; this module names nothing of the
+//! database, which holds a [`State`].
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex};
