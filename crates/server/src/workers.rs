@@ -17,11 +17,16 @@
 //! a worker: the acceptor answers them itself, so a cancel is heard even
 //! while the statement it is for keeps its worker busy.
 //!
-//! The price: a statement that computes for a long time without waiting
-//! delays the other connections of its worker (PostgreSQL gives each its
-//! own process). Timers that must fire during such a statement
-//! (statement_timeout) run on a thread of their own (see
-//! `snapscale_sql::session`).
+//! Each worker is a tokio runtime with one worker thread. A statement whose
+//! plan does not bound its work (a scan, a join of scans, a series, DDL)
+//! hands the worker — its reactor and its other connections — to a fresh
+//! thread before it computes (`block_in_place`; OFF-THE-WORKER in
+//! snapscale_sql's exec module), so the worker's other connections are not
+//! held up by it, as PostgreSQL's other backends are not; point lookups
+//! and small inserts run where they are. A bounded statement that still
+//! computes long (a huge expression over one row) holds its worker up.
+//! Timers that must fire during a statement (statement_timeout) run on a
+//! thread of their own (see `snapscale_sql::session`).
 
 use std::io;
 use std::net::SocketAddr;
@@ -73,17 +78,24 @@ impl Workers {
     pub(crate) fn start(n: usize, stack: usize, shared: &Arc<Shared>) -> io::Result<Workers> {
         let mut workers = Vec::with_capacity(n);
         for i in 0..n.max(1) {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                // Its blocking pool (spawn_blocking) gets the same stacks.
+            // One worker thread: a connection's socket, statements and
+            // replies stay on it. Multi-threaded in name so that a long
+            // statement can hand the worker (its other connections, its
+            // reactor) to a fresh thread and go on computing where it is
+            // (`block_in_place`; OFF-THE-WORKER in snapscale_sql's exec).
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                // Its blocking threads, which become the worker after a
+                // hand-off, get the same stacks.
                 .thread_stack_size(stack)
-                .thread_name("snapscale-blocking")
+                .thread_name(format!("snapscale-conn-{i}"))
                 .enable_all()
                 .build()?;
             let (sockets, mut assigned) = mpsc::unbounded_channel::<Assigned>();
             let load = Arc::new(AtomicUsize::new(0));
             let counts = Arc::clone(&load);
             let shared = Arc::clone(shared);
-            std::thread::Builder::new().name(format!("snapscale-conn-{i}")).stack_size(stack).spawn(
+            std::thread::Builder::new().name(format!("snapscale-accept-{i}")).stack_size(stack).spawn(
                 move || {
                     runtime.block_on(async move {
                         while let Some(Assigned { socket, peer }) = assigned.recv().await {

@@ -4,6 +4,7 @@
 //! ([`physical::Statement`]): access paths chosen, and a query as a tree of
 //! operators ([`physical::Node`]) for the executor.
 
+mod bounded;
 mod join;
 pub mod physical;
 pub mod planner;
