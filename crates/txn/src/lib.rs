@@ -11,6 +11,7 @@ mod csn;
 mod engine;
 mod error;
 mod horizon;
+mod multixact;
 mod procarray;
 mod session;
 mod snapshot;
@@ -29,6 +30,9 @@ pub use csn::{Csn, FIRST_CSN};
 pub use engine::{Engine, EngineConfig, LogPages, OldestSnapshot, SnapshotMode};
 pub use error::{HeldBy, TxnError, XidLog};
 pub use horizon::{GlobalVis, Horizons};
+pub use multixact::{
+    Member, MemberStatus, MultiLogState, MultiTruncated, MultiXactId, RowLockMode, MAX_XID as MAX_ROW_XID,
+};
 pub use procarray::{FLAG_IN_VACUUM, SUBXID_CACHE};
 pub use session::{IsolationLevel, Session, SessionCounters, SnapshotId};
 pub use snapshot::Snapshot;

@@ -1,0 +1,470 @@
+//! Row-lock modes and multixacts: a row's xmax naming several transactions
+//! at once (PostgreSQL's MultiXactId), each with the lock it holds or the
+//! change it made.
+//!
+//! ```text
+//!   position:  M       M+1       M+2       M+3      M'= M+3+...
+//!   word:     [HEAD|2][x7 share][x9 share][HEAD|1]...
+//!              ^ the multi's id is the position of its head word
+//! ```
+//!
+//! The log is one [`XidMap`] indexed by position, not by xid: a multi of n
+//! members takes n + 1 consecutive words, its head (a count) and its
+//! members, and its id is the position of the head. Ids are therefore
+//! increasing but not consecutive, which costs nothing here (they are 64
+//! bits wide and never wrap) and saves PostgreSQL's second map from ids to
+//! member offsets. A multi never changes once created: adding a member to
+//! a row's lockers creates a new multi (PostgreSQL's MultiXactIdExpand).
+//!
+//! MULTI-PUBLISH (crate README): the creator stores the words, then the
+//! storage layer stores the id into a row header with Release; a reader
+//! loads the header with Acquire and then the words, which
+//! [`XidMap::load`] reads with Acquire and re-checks against a recycle.
+//! MULTI-TRUNCATE: the log is truncated only below the engine's oldest
+//! multi, which the SQL layer raises once no row version references an
+//! older one (the storage crate's vacuum replaces finished multis first);
+//! a reader that finds its multi gone gets [`MultiTruncated`] and reads
+//! the header again.
+
+use std::fmt;
+
+use crate::engine::Engine;
+use crate::error::TxnError;
+use crate::sync::atomic::{AtomicU64, Ordering::*};
+use crate::sync::Mutex;
+use crate::xid::Xid;
+use crate::xidmap::{Extend, Lookup, XidMap};
+
+/// The four row-lock modes, weakest first (PostgreSQL's LockTupleMode).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
+pub enum RowLockMode {
+    /// FOR KEY SHARE: what a foreign-key check takes; only a change of the
+    /// key (or a delete) conflicts.
+    KeyShare,
+    /// FOR SHARE.
+    Share,
+    /// FOR NO KEY UPDATE, and an UPDATE that changes no unique key.
+    NoKeyUpdate,
+    /// FOR UPDATE, a DELETE, and an UPDATE that changes a unique key.
+    Update,
+}
+
+impl RowLockMode {
+    /// PostgreSQL's conflict table: KEY SHARE conflicts only with UPDATE;
+    /// SHARE with NO KEY UPDATE and UPDATE; NO KEY UPDATE with everything
+    /// but KEY SHARE; UPDATE with everything.
+    pub fn conflicts_with(self, other: RowLockMode) -> bool {
+        use RowLockMode::*;
+        match (self, other) {
+            (KeyShare, m) | (m, KeyShare) => m == Update,
+            (Share, Share) => false,
+            _ => true,
+        }
+    }
+
+    /// The clause that takes it (`FOR <name>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RowLockMode::KeyShare => "KEY SHARE",
+            RowLockMode::Share => "SHARE",
+            RowLockMode::NoKeyUpdate => "NO KEY UPDATE",
+            RowLockMode::Update => "UPDATE",
+        }
+    }
+
+    /// 0..=3, weakest first (the row header packs it in two bits).
+    pub fn code(self) -> u64 {
+        self as u64
+    }
+
+    /// The mode of [`RowLockMode::code`].
+    pub fn from_code(code: u64) -> RowLockMode {
+        match code & 3 {
+            0 => RowLockMode::KeyShare,
+            1 => RowLockMode::Share,
+            2 => RowLockMode::NoKeyUpdate,
+            _ => RowLockMode::Update,
+        }
+    }
+}
+
+/// What one member of a multi did to the row (PostgreSQL's
+/// MultiXactStatus): held a lock, or changed it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum MemberStatus {
+    /// A row lock of this mode (FOR KEY SHARE … FOR UPDATE).
+    Lock(RowLockMode),
+    /// An update that left every unique key alone.
+    NoKeyUpdate,
+    /// A delete, or an update that changed a unique key.
+    Update,
+}
+
+impl MemberStatus {
+    /// The lock this status holds on the row, for conflicts.
+    pub fn mode(self) -> RowLockMode {
+        match self {
+            MemberStatus::Lock(m) => m,
+            MemberStatus::NoKeyUpdate => RowLockMode::NoKeyUpdate,
+            MemberStatus::Update => RowLockMode::Update,
+        }
+    }
+
+    /// True for the updater (or deleter) member: the only one readers ask
+    /// about.
+    pub fn is_update(self) -> bool {
+        !matches!(self, MemberStatus::Lock(_))
+    }
+
+    fn code(self) -> u64 {
+        match self {
+            MemberStatus::Lock(m) => m.code(),
+            MemberStatus::NoKeyUpdate => 4,
+            MemberStatus::Update => 5,
+        }
+    }
+
+    fn from_code(code: u64) -> MemberStatus {
+        match code {
+            4 => MemberStatus::NoKeyUpdate,
+            5 => MemberStatus::Update,
+            c => MemberStatus::Lock(RowLockMode::from_code(c)),
+        }
+    }
+}
+
+/// One member of a multi.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct Member {
+    pub xid: Xid,
+    pub status: MemberStatus,
+}
+
+/// A multixact id: the position of its head word in the log. 0 is none.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct MultiXactId(pub u64);
+
+impl MultiXactId {
+    /// No multi (and the first position is 1).
+    pub const INVALID: MultiXactId = MultiXactId(0);
+    const FIRST: u64 = 1;
+}
+
+impl fmt::Debug for MultiXactId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "m{}", self.0)
+    }
+}
+
+impl fmt::Display for MultiXactId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A multi looked up after the log was truncated past it: every row
+/// version that referenced it had it replaced first (MULTI-TRUNCATE), so
+/// the caller reads the version's header again.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MultiTruncated(pub MultiXactId);
+
+/// The highest xid a member word (and a row header) can hold: 58 bits,
+/// more than a server hands out in centuries.
+pub const MAX_XID: u64 = (1 << 58) - 1;
+
+/// A head word: this bit and the member count. Member words have it clear
+/// and are never zero (their status code is stored plus one), so a zero
+/// word read where a multi should be is a broken publication, caught.
+const HEAD: u64 = 1 << 63;
+const STATUS_SHIFT: u32 = 58;
+
+fn member_word(m: Member) -> u64 {
+    assert!(m.xid.0 <= MAX_XID, "xid {:?} does not fit a multixact member", m.xid);
+    m.xid.0 | ((m.status.code() + 1) << STATUS_SHIFT)
+}
+
+fn member_of(word: u64) -> Member {
+    let code = word >> STATUS_SHIFT;
+    assert!(
+        (1..=6).contains(&code),
+        "MULTI-PUBLISH violated: member word {word:#x} read before it was written"
+    );
+    Member { xid: Xid(word & MAX_XID), status: MemberStatus::from_code(code - 1) }
+}
+
+/// The multixact log. See the module documentation.
+pub(crate) struct MultiXactLog {
+    map: XidMap,
+    /// The next position: a new multi's id. Held while a multi's pages are
+    /// extended and its words written, and while the log is truncated
+    /// (PostgreSQL's MultiXactGenLock), which serialises the map's
+    /// extension and truncation as it requires.
+    next: Mutex<u64>,
+    /// A lock-free copy of `next` for vacuum's cutoff and statistics.
+    next_published: AtomicU64,
+    /// PostgreSQL's datminmxid: no row version references an older multi
+    /// (MULTI-TRUNCATE). Only rises; the log is truncated to it.
+    oldest: AtomicU64,
+}
+
+impl MultiXactLog {
+    pub(crate) fn new(ring_pages: usize, page_words: usize) -> Self {
+        let map = XidMap::with_page_words(1, ring_pages, page_words);
+        map.set_floor(Xid(MultiXactId::FIRST));
+        MultiXactLog {
+            map,
+            next: Mutex::new(MultiXactId::FIRST),
+            next_published: AtomicU64::new(MultiXactId::FIRST),
+            oldest: AtomicU64::new(MultiXactId::FIRST),
+        }
+    }
+
+    /// Makes every page of positions `[from, to)` ready (generator held).
+    fn extend(&self, from: u64, to: u64, may_allocate: bool) -> Extend {
+        let per_page = self.map.xids_per_page();
+        let mut pos = from;
+        while pos < to {
+            // Allocates only if allowed or if the map holds fewer than two
+            // pages, as the xid logs do (XIDMAP-REUSE).
+            match self.map.extend_with(Xid(pos), may_allocate || self.map.resident_pages() < 2) {
+                Extend::Ready => {}
+                other => return other,
+            }
+            pos = (pos / per_page + 1) * per_page;
+        }
+        Extend::Ready
+    }
+
+    fn create(&self, members: &[Member]) -> Result<MultiXactId, TxnError> {
+        let n = members.len() as u64;
+        assert!(n >= 1, "a multixact has members");
+        let mut next = self.next.lock();
+        let start = *next;
+        let end = start + n + 1;
+        if self.extend(start, end, false) != Extend::Ready {
+            // Truncate to the oldest multi still referenced, then allow an
+            // allocation: the log holds the pages it must, plus one.
+            self.map.truncate(Xid(self.oldest_multi().0));
+            if self.extend(start, end, true) != Extend::Ready {
+                return Err(TxnError::MultiXactSpaceExhausted {
+                    oldest: MultiXactId(self.map.oldest().0),
+                    capacity: self.map.capacity_xids(),
+                });
+            }
+        }
+        for (i, m) in members.iter().enumerate() {
+            let word = self.map.word(Xid(start + 1 + i as u64)).expect("extended above");
+            // Relaxed (MULTI-PUBLISH): published by the Release store of
+            // the id into a row header (storage's `set_xmax`), which a
+            // reader loads with Acquire before it reads these words.
+            word.store(member_word(*m), Relaxed);
+        }
+        let head = self.map.word(Xid(start)).expect("extended above");
+        // Relaxed: as the members above.
+        head.store(HEAD | n, Relaxed);
+        *next = end;
+        // Release: pairs with the Acquire in `next_multi`; a vacuum that
+        // reads this under the table's write lock finds every multi its
+        // table references below it (MULTI-TRUNCATE).
+        self.next_published.store(end, Release);
+        Ok(MultiXactId(start))
+    }
+
+    fn lookup(&self, pos: u64, multi: MultiXactId) -> Result<u64, MultiTruncated> {
+        match self.map.lookup(Xid(pos)) {
+            Lookup::Word(w) => Ok(w),
+            Lookup::Truncated => Err(MultiTruncated(multi)),
+            Lookup::Missing => panic!("multixact {multi:?} read before it was created"),
+        }
+    }
+
+    /// Calls `each` for every member of `multi` until it returns false.
+    fn members_with(
+        &self,
+        multi: MultiXactId,
+        mut each: impl FnMut(Member) -> bool,
+    ) -> Result<(), MultiTruncated> {
+        let head = self.lookup(multi.0, multi)?;
+        assert!(head & HEAD != 0, "MULTI-PUBLISH violated: {multi:?} has no head word ({head:#x})");
+        for i in 1..=(head & !HEAD) {
+            if !each(member_of(self.lookup(multi.0 + i, multi)?)) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn oldest_multi(&self) -> MultiXactId {
+        // Acquire (MULTI-TRUNCATE): pairs with the Release fetch_max in
+        // `advance_oldest_multi`; a truncation below the value read comes
+        // after the vacuum passes its caller observed.
+        MultiXactId(self.oldest.load(Acquire))
+    }
+}
+
+impl Engine {
+    /// Creates a multixact of `members` (at most one an updater). Fails
+    /// with 54000 when the log's ring cannot take it: the oldest multi
+    /// still referenced is too far back (the SQL layer then freezes and
+    /// retries, as for the status log).
+    pub fn create_multi(&self, members: &[Member]) -> Result<MultiXactId, TxnError> {
+        debug_assert!(members.iter().filter(|m| m.status.is_update()).count() <= 1);
+        self.multis.create(members)
+    }
+
+    /// The members of `multi`, read lock-free.
+    pub fn try_multi_members(&self, multi: MultiXactId) -> Result<Vec<Member>, MultiTruncated> {
+        let mut out = Vec::new();
+        self.multis.members_with(multi, |m| {
+            out.push(m);
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// The updater (or deleter) member of `multi`, if it has one: all a
+    /// reader needs (no allocation).
+    pub fn try_multi_updater(&self, multi: MultiXactId) -> Result<Option<Member>, MultiTruncated> {
+        let mut found = None;
+        self.multis.members_with(multi, |m| {
+            if m.status.is_update() {
+                found = Some(m);
+            }
+            found.is_none()
+        })?;
+        Ok(found)
+    }
+
+    /// The id the next multi will get: every multi created so far is
+    /// below it.
+    pub fn next_multi(&self) -> MultiXactId {
+        // Acquire: pairs with the Release store in `create`.
+        MultiXactId(self.multis.next_published.load(Acquire))
+    }
+
+    /// The oldest multi a row version may still reference (PostgreSQL's
+    /// datminmxid).
+    pub fn oldest_multi(&self) -> MultiXactId {
+        self.multis.oldest_multi()
+    }
+
+    /// Raises the oldest multi to `multi`: the caller promises that no row
+    /// version references an older one any more, because every vacuum pass
+    /// that raised a table's oldest multi past it replaced those references
+    /// first (MULTI-TRUNCATE). The log is then truncated to it. Returns the
+    /// oldest multi now.
+    pub fn advance_oldest_multi(&self, multi: MultiXactId) -> MultiXactId {
+        let multi = multi.min(self.next_multi());
+        // Release (MULTI-TRUNCATE): pairs with the Acquire load in
+        // `oldest_multi`; whoever truncates by the new value comes after
+        // the vacuum passes the caller observed.
+        let before = self.multis.oldest.fetch_max(multi.0, Release);
+        let now = before.max(multi.0);
+        let _generator = self.multis.next.lock();
+        self.multis.map.truncate(Xid(now));
+        MultiXactId(now)
+    }
+
+    /// The multixact log: (positions in use: next − truncation point, the
+    /// ring's capacity in positions, resident pages, bytes per page).
+    pub fn multi_log_state(&self) -> MultiLogState {
+        let map = &self.multis.map;
+        MultiLogState {
+            next: self.next_multi(),
+            oldest: self.oldest_multi(),
+            span: self.next_multi().0.saturating_sub(map.oldest().0),
+            capacity: map.capacity_xids(),
+            resident_pages: map.resident_pages(),
+            page_bytes: map.page_bytes(),
+        }
+    }
+}
+
+/// The multixact log's size (a diagnostic; tests check it stays bounded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MultiLogState {
+    /// The next multi's id.
+    pub next: MultiXactId,
+    /// The oldest multi a row version may reference.
+    pub oldest: MultiXactId,
+    /// Positions between the truncation point and the next multi.
+    pub span: u64,
+    /// Positions the ring holds at once.
+    pub capacity: u64,
+    /// Pages allocated (never freed; reused below the truncation point).
+    pub resident_pages: u64,
+    /// Bytes per page.
+    pub page_bytes: usize,
+}
+
+impl MultiLogState {
+    /// Bytes the log holds.
+    pub fn resident_bytes(&self) -> u64 {
+        self.resident_pages * self.page_bytes as u64
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::{EngineConfig, SnapshotMode};
+    use RowLockMode::*;
+
+    #[test]
+    fn the_conflict_table_is_postgresqls() {
+        let modes = [KeyShare, Share, NoKeyUpdate, Update];
+        let expected = [
+            [false, false, false, true],
+            [false, false, true, true],
+            [false, true, true, true],
+            [true, true, true, true],
+        ];
+        for (i, a) in modes.iter().enumerate() {
+            for (j, b) in modes.iter().enumerate() {
+                assert_eq!(a.conflicts_with(*b), expected[i][j], "{a:?} vs {b:?}");
+            }
+            assert_eq!(RowLockMode::from_code(a.code()), *a);
+        }
+    }
+
+    #[test]
+    fn multis_round_trip_fill_the_ring_and_truncate() {
+        let e = Engine::new(EngineConfig {
+            snapshot_mode: SnapshotMode::Dense,
+            multixact_log_pages: 4,
+            log_page_bytes: 64,
+            ..EngineConfig::default()
+        });
+        let m = |x: u64, s: MemberStatus| Member { xid: Xid(x), status: s };
+        let a = e.create_multi(&[m(7, MemberStatus::Lock(Share)), m(9, MemberStatus::NoKeyUpdate)]).unwrap();
+        assert_eq!(a, MultiXactId(1));
+        assert_eq!(
+            e.try_multi_members(a).unwrap(),
+            vec![m(7, MemberStatus::Lock(Share)), m(9, MemberStatus::NoKeyUpdate)]
+        );
+        assert_eq!(e.try_multi_updater(a).unwrap(), Some(m(9, MemberStatus::NoKeyUpdate)));
+        // 4 pages of 8 positions: 32 positions; multis of 3 words each.
+        let mut last = a;
+        let mut created = 1;
+        while let Ok(next) =
+            e.create_multi(&[m(11, MemberStatus::Lock(KeyShare)), m(12, MemberStatus::Update)])
+        {
+            last = next;
+            created += 1;
+        }
+        assert_eq!(created, 10, "the ring is full: nothing was truncated");
+        assert!(e.create_multi(&[m(1, MemberStatus::Update)]).is_err());
+        // Nothing references anything older than `last` any more.
+        e.advance_oldest_multi(last);
+        for _ in 0..100 {
+            last = e
+                .create_multi(&[m(13, MemberStatus::Lock(Share)), m(14, MemberStatus::Lock(Share))])
+                .unwrap();
+            e.advance_oldest_multi(last);
+        }
+        assert_eq!(e.try_multi_members(a), Err(MultiTruncated(a)));
+        assert_eq!(e.try_multi_updater(last).unwrap(), None);
+        let state = e.multi_log_state();
+        assert!(state.resident_pages <= 4 && state.span <= 3, "{state:?}");
+    }
+}
