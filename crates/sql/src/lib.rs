@@ -28,6 +28,7 @@ mod exec;
 mod expr;
 pub mod guc;
 mod index;
+mod lock_syntax;
 mod output;
 mod parse;
 mod plan;

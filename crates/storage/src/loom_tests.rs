@@ -7,7 +7,11 @@ use std::sync::Arc;
 use loom::thread;
 use snapscale_txn::{Hints, Xid};
 
-use crate::version::{Version, NO_TID};
+use crate::version::{NewXmax, Version, NO_TID};
+
+fn plain(x: u64) -> NewXmax {
+    NewXmax::Xid { xid: Xid(x), mode: snapscale_txn::RowLockMode::Update, lock_only: false }
+}
 
 /// HINT-XMAX: a reader that decided "xmax aborted" for one deleter never
 /// leaves that hint on a newer deleter installed concurrently.
@@ -15,10 +19,10 @@ use crate::version::{Version, NO_TID};
 fn loom_stale_xmax_hint_never_sticks() {
     loom::model(|| {
         let v = Arc::new(Version::new(Xid(5), 0, ()));
-        v.set_xmax(Xid(7), 0, false, NO_TID);
+        v.set_xmax(plain(7), 0, NO_TID);
         let writer = {
             let v = Arc::clone(&v);
-            thread::spawn(move || v.set_xmax(Xid(9), 0, false, 3))
+            thread::spawn(move || v.set_xmax(plain(9), 0, 3))
         };
         let seen = v.header();
         if seen.xids.xmax == Xid(7) {
@@ -41,7 +45,7 @@ fn loom_new_xmax_comes_with_its_link() {
         let v = Arc::new(Version::new(Xid(5), 0, ()));
         let writer = {
             let v = Arc::clone(&v);
-            thread::spawn(move || v.set_xmax(Xid(9), 4, false, 3))
+            thread::spawn(move || v.set_xmax(plain(9), 4, 3))
         };
         let h = v.header();
         if h.xids.xmax == Xid(9) {

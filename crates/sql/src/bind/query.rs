@@ -2,6 +2,7 @@
 //! LIMIT/OFFSET, and FOR UPDATE/SHARE.
 
 use snapscale_lock::LockMode;
+use snapscale_storage::RowLockMode;
 use sqlparser::ast::{self, GroupByExpr, LimitClause, OrderByKind, OrderBySort, SelectItem, SetExpr};
 
 use super::scope::{Named, Scope};
@@ -271,20 +272,41 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(keys)
     }
 
-    /// FOR UPDATE / FOR SHARE [OF …]: the stored tables whose rows are
-    /// locked, and how. When several clauses apply, NOWAIT wins over SKIP
-    /// LOCKED, which wins over waiting, as in PostgreSQL.
+    /// FOR [KEY] SHARE / FOR [NO KEY] UPDATE [OF …]: the stored tables
+    /// whose rows are locked, in which mode, and how. A table named by
+    /// several clauses gets the strongest; NOWAIT wins over SKIP LOCKED,
+    /// which wins over waiting, as in PostgreSQL.
     fn locking(&mut self, clauses: &[ast::LockClause], scope: &Scope<'_>) -> Result<Locking, SqlError> {
+        let strengths: Vec<RowLockMode> = match self.lock_strengths.take() {
+            None => clauses
+                .iter()
+                .map(|c| match c.lock_type {
+                    ast::LockType::Share => RowLockMode::Share,
+                    ast::LockType::Update => RowLockMode::Update,
+                })
+                .collect(),
+            // The pre-parser's list is this query's when it has as many
+            // clauses; an emptied list tells a second query it was taken.
+            Some(list) if list.len() == clauses.len() => {
+                self.lock_strengths = Some(Vec::new());
+                list
+            }
+            Some(_) => {
+                return Err(not_supported(
+                    "FOR KEY SHARE or FOR NO KEY UPDATE with locking clauses in more than one query",
+                ))
+            }
+        };
         let mut how = RowLock::Wait;
-        let mut tables: Vec<usize> = Vec::new();
+        let mut tables: Vec<(usize, RowLockMode)> = Vec::new();
         if scope.named.is_empty() {
             return Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
                 "FOR UPDATE must specify unqualified relation names",
             ));
         }
-        for clause in clauses {
-            let strength = clause.lock_type.to_string();
+        for (clause, &mode) in clauses.iter().zip(&strengths) {
+            let strength = mode.name();
             let targets: Vec<&Named> = match &clause.of {
                 None => scope.named.iter().collect(),
                 Some(of) => {
@@ -308,9 +330,12 @@ impl<R: Resolver> Binder<'_, R> {
                         format!("FOR {strength} cannot be applied to the nullable side of an outer join"),
                     ));
                 }
-                if !tables.contains(offset) {
-                    tables.push(*offset);
-                    self.dep(&rel.entry.name, rel, LockMode::RowShare);
+                match tables.iter_mut().find(|(o, _)| o == offset) {
+                    Some((_, held)) => *held = (*held).max(mode),
+                    None => {
+                        tables.push((*offset, mode));
+                        self.dep(&rel.entry.name, rel, LockMode::RowShare);
+                    }
                 }
             }
             how = match (how, clause.nonblock) {
@@ -320,7 +345,11 @@ impl<R: Resolver> Binder<'_, R> {
             };
         }
         tables.sort_unstable();
-        Ok(Locking { how, tables })
+        Ok(Locking {
+            how,
+            tables: tables.iter().map(|(o, _)| *o).collect(),
+            strengths: tables.iter().map(|(_, m)| *m).collect(),
+        })
     }
 
     /// A WHERE (or similar) condition: boolean, without aggregates.

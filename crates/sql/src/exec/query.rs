@@ -138,7 +138,13 @@ impl<'x> Executor<'x> {
                     self.xact.check_cancel()?;
                     // Locked, possibly as a newer version (EPQ).
                     if let Some(version) = self
-                        .change_row(&target.rel, target.filter.as_ref(), tid, row, Change::Lock(how))
+                        .change_row(
+                            &target.rel,
+                            target.filter.as_ref(),
+                            tid,
+                            row,
+                            Change::Lock(how, target.strength),
+                        )
                         .await?
                     {
                         locked.push(version);
@@ -166,7 +172,13 @@ impl<'x> Executor<'x> {
                         };
                         let version = Row::from(&values[offset..offset + width]);
                         let Some((new_tid, newest)) = self
-                            .change_row(&target.rel, None, tid as Tid, version.clone(), Change::Lock(how))
+                            .change_row(
+                                &target.rel,
+                                None,
+                                tid as Tid,
+                                version.clone(),
+                                Change::Lock(how, target.strength),
+                            )
                             .await?
                         else {
                             continue 'rows;

@@ -245,13 +245,24 @@ impl From {
     }
 }
 
-/// FOR UPDATE / FOR SHARE: which of the FROM clause's stored tables have
-/// their rows locked (by their offset in the FROM row), and how.
+/// FOR [KEY] SHARE / FOR [NO KEY] UPDATE: which of the FROM clause's
+/// stored tables have their rows locked (by their offset in the FROM row),
+/// in which mode, and how.
 #[derive(Debug)]
 pub struct Locking {
     pub how: RowLock,
     /// The offset of each locked table's columns in the FROM row.
     pub tables: Vec<usize>,
+    /// The mode each of `tables` is locked in.
+    pub strengths: Vec<snapscale_storage::RowLockMode>,
+}
+
+impl Locking {
+    /// The mode the table at `offset` is locked in.
+    pub fn strength_of(&self, offset: usize) -> snapscale_storage::RowLockMode {
+        let i = self.tables.iter().position(|&o| o == offset).expect("a locked table");
+        self.strengths[i]
+    }
 }
 
 /// A SELECT.
@@ -273,7 +284,7 @@ pub struct Select {
     pub order: Vec<SortKey>,
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
-    /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
+    /// FOR [KEY] SHARE / FOR [NO KEY] UPDATE.
     pub lock: Option<Locking>,
     /// DISTINCT ON: of the rows in ORDER BY order, the first of each run
     /// with equal values of these (over the FROM row); empty without it.

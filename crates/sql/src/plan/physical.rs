@@ -62,6 +62,8 @@ pub struct ScanNode {
 #[derive(Debug)]
 pub struct LockTarget {
     pub rel: Rel,
+    /// The row-lock mode (FOR KEY SHARE … FOR UPDATE).
+    pub strength: snapscale_storage::RowLockMode,
     /// Where the table's row starts; `None`: the input rows are versions.
     pub offset: Option<usize>,
     /// Re-checked on a newer version of the table's row.

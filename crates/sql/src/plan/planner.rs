@@ -88,7 +88,8 @@ impl Planner {
                     None => scan,
                     Some(locking) => {
                         let sorted = sorted(scan, std::mem::take(&mut order));
-                        let target = LockTarget { rel, offset: None, filter: lock_filter };
+                        let strength = locking.strength_of(0);
+                        let target = LockTarget { rel, strength, offset: None, filter: lock_filter };
                         Node::LockRows {
                             input: Box::new(sorted),
                             targets: vec![target],
@@ -117,7 +118,12 @@ impl Planner {
                     }
                     let targets: Vec<LockTarget> = tables
                         .into_iter()
-                        .map(|(o, rel)| LockTarget { rel, offset: Some(layout.map(o)), filter: None })
+                        .map(|(o, rel)| LockTarget {
+                            rel,
+                            strength: locking.strength_of(o),
+                            offset: Some(layout.map(o)),
+                            filter: None,
+                        })
                         .collect();
                     let with_tids: Vec<usize> = targets.iter().filter_map(|t| t.offset).collect();
                     let mut recheck = filter.clone().map(Expr::into_conjuncts).unwrap_or_default();

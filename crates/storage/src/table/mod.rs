@@ -25,9 +25,15 @@ use std::sync::Arc;
 
 use snapscale_sync::atomic::{AtomicU64, Ordering::*};
 use snapscale_sync::{Mutex, RwLock};
-use snapscale_txn::{CommandId, Engine, Reader, Session, TxnError, Xid, XidState, XidStatus};
+use snapscale_txn::{CommandId, Engine, MultiXactId, Reader, RowLockMode, Session, TupleXids, TxnError, Xid};
+use snapscale_txn::{XidState, XidStatus};
 
-use crate::version::{Tid, Version, NO_TID};
+use crate::version::{Gone, Header, NewXmax, Tid, Version, NO_TID};
+
+mod modify;
+mod vacuum;
+
+pub use vacuum::{VacuumOptions, VacuumStats};
 
 /// What a write found (PostgreSQL's TM_Result).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -62,14 +68,6 @@ pub enum Liveness {
     Deleting(Xid),
 }
 
-/// The kind of change.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Change {
-    Update,
-    Delete,
-    Lock,
-}
-
 /// Errors of the storage layer.
 #[derive(Debug)]
 pub enum StorageError {
@@ -96,40 +94,6 @@ impl std::fmt::Display for StorageError {
 
 impl std::error::Error for StorageError {}
 
-/// How a vacuum pass freezes and what it does with dead versions.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct VacuumOptions {
-    /// Freeze committed xmins (and clear finished lock-only or aborted
-    /// xmaxes) older than this many xids before the newest completed xid,
-    /// and below the cutoff (PostgreSQL's `vacuum_freeze_min_age`; 0 is
-    /// VACUUM (FREEZE): everything below the cutoff).
-    pub freeze_min_age: u64,
-    /// Remove dead versions and reuse their tids. Without it they are only
-    /// marked dead (invisible to all, their xids' status no longer needed):
-    /// a table whose tids are held elsewhere (the catalog's), or a pass
-    /// that must not touch indexes.
-    pub remove: bool,
-}
-
-/// What a vacuum pass did.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct VacuumStats {
-    /// The data horizon it fixed at its start (VACUUM-CUTOFF).
-    pub cutoff: Xid,
-    /// Versions removed (with `remove`).
-    pub removed: usize,
-    /// Versions found dead and marked, removed or not.
-    pub dead: usize,
-    /// Versions kept.
-    pub kept: usize,
-    /// Versions frozen by this pass.
-    pub frozen: usize,
-    /// Finished lock-only or aborted xmaxes cleared by this pass.
-    pub cleared: usize,
-    /// The table's frozen xid after the pass ([`Table::frozen_xid`]).
-    pub frozen_xid: Xid,
-}
-
 /// A table of `R` rows. See the module documentation.
 pub struct Table<R> {
     slots: RwLock<Vec<Option<Arc<Version<R>>>>>,
@@ -140,6 +104,9 @@ pub struct Table<R> {
     /// PostgreSQL's relfrozenxid: no version of this table needs the status
     /// of an xid below it (FREEZE-TRUNCATE). Only rises.
     frozen_xid: AtomicU64,
+    /// PostgreSQL's relminmxid: no version of this table names a multixact
+    /// below it (MULTI-TRUNCATE). Only rises.
+    min_multi: AtomicU64,
 }
 
 impl<R: Clone + Send + Sync + 'static> Table<R> {
@@ -148,13 +115,32 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// `frozen_xid` is its first frozen xid: at most every xid that may
     /// still stamp one of its versions, such as the engine's
     /// `oldest_considered_running` when it is created (FREEZE-TRUNCATE).
+    /// Its oldest multixact starts at 0, "any", until a vacuum pass raises
+    /// it ([`Table::with_min_multi`] starts it at the engine's next one).
     pub fn new(frozen_xid: Xid) -> Self {
+        Self::with_min_multi(frozen_xid, MultiXactId::INVALID)
+    }
+
+    /// [`Table::new`], whose versions will name no multixact below
+    /// `min_multi`: at most the engine's next multi when it is created,
+    /// before anyone can lock its rows (MULTI-TRUNCATE).
+    pub fn with_min_multi(frozen_xid: Xid, min_multi: MultiXactId) -> Self {
         Table {
             slots: RwLock::new(Vec::new()),
             free: Mutex::new(Vec::new()),
             write: Mutex::new(()),
             frozen_xid: AtomicU64::new(frozen_xid.0),
+            min_multi: AtomicU64::new(min_multi.0),
         }
+    }
+
+    /// The table's oldest multixact (PostgreSQL's relminmxid): no version
+    /// names an older one.
+    pub fn min_multi(&self) -> MultiXactId {
+        // Acquire (MULTI-TRUNCATE): pairs with the Release fetch_max at the
+        // end of `vacuum_with`; whoever truncates the multixact log below
+        // the value read does so after that pass's replacements.
+        MultiXactId(self.min_multi.load(Acquire))
     }
 
     /// The table's frozen xid (PostgreSQL's relfrozenxid): every version
@@ -219,7 +205,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         let _write = self.write.lock();
         let v = self.get(tid)?;
         let new_tid = self.put(Version::new(xid, 0, data));
-        v.set_xmax(xid, 0, false, new_tid);
+        v.set_xmax(NewXmax::Xid { xid, mode: RowLockMode::Update, lock_only: false }, 0, new_tid);
         Some(new_tid)
     }
 
@@ -227,7 +213,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     pub fn replay_delete(&self, tid: Tid, xid: Xid) -> bool {
         let _write = self.write.lock();
         let Some(v) = self.get(tid) else { return false };
-        v.set_xmax(xid, 0, false, NO_TID);
+        v.set_xmax(NewXmax::Xid { xid, mode: RowLockMode::Update, lock_only: false }, 0, NO_TID);
         true
     }
 
@@ -237,10 +223,39 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     fn visible(reader: &Reader<'_>, v: &Version<R>) -> bool {
         v.decide(|header| {
             let hints = v.hints_for(header);
-            let visible = reader.try_sees(&header.xids, &hints)?;
+            let xids = Self::readers_xids(reader.session.engine(), header)?;
+            let visible = reader.try_sees(&xids, &hints).map_err(|t| Self::gone(header, t.0))?;
             v.keep_hints(header, &hints);
             Ok(visible)
         })
+    }
+
+    /// The header as a reader decides on it: a multixact xmax is its
+    /// updater member (XMAX-MULTI: the lockers do not matter to readers),
+    /// or no xmax at all for a multi of lockers only.
+    fn readers_xids(engine: &Engine, h: &Header) -> Result<TupleXids, Gone> {
+        let Some(multi) = h.multi else { return Ok(h.xids) };
+        let updater = if h.xids.xmax_lock_only { None } else { engine.try_multi_updater(multi)? };
+        Ok(match updater {
+            Some(u) => TupleXids { xmax: u.xid, xmax_lock_only: false, ..h.xids },
+            None => TupleXids { xmax: Xid::INVALID, xmax_lock_only: true, ..h.xids },
+        })
+    }
+
+    /// A truncated status: the header's own xid's, or a member's.
+    fn gone(h: &Header, xid: Xid) -> Gone {
+        if h.multi.is_some() && xid != h.xids.xmin {
+            Gone::Member(xid)
+        } else {
+            Gone::Status(xid)
+        }
+    }
+
+    /// The xid of the header's updater or deleter (a multi's updater
+    /// member), if it has one.
+    fn updater(engine: &Engine, h: &Header) -> Result<Option<Xid>, Gone> {
+        let xids = Self::readers_xids(engine, h)?;
+        Ok((xids.xmax.is_valid() && !xids.xmax_lock_only).then_some(xids.xmax))
     }
 
     /// The versions present now, so decisions run without the slot lock.
@@ -282,12 +297,10 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
                 XidState::InProgress => return Ok(Liveness::Inserting(h.xids.xmin)),
                 XidState::Current | XidState::Committed => {}
             }
-            if !h.xids.xmax.is_valid() || h.xids.xmax_lock_only {
-                return Ok(Liveness::Live);
-            }
-            Ok(match session.try_xid_state(h.xids.xmax)? {
+            let Some(updater) = Self::updater(session.engine(), h)? else { return Ok(Liveness::Live) };
+            Ok(match session.try_xid_state(updater).map_err(|t| Self::gone(h, t.0))? {
                 XidState::Current | XidState::Committed => Liveness::Dead,
-                XidState::InProgress => Liveness::Deleting(h.xids.xmax),
+                XidState::InProgress => Liveness::Deleting(updater),
                 XidState::Aborted => Liveness::Live,
             })
         })
@@ -320,8 +333,9 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
                 if h.dead || h.next == NO_TID || h.xids.xmax_lock_only {
                     return Ok(None);
                 }
-                Ok((session.try_xid_state(h.xids.xmax)? == XidState::Committed)
-                    .then_some((h.next, h.xids.xmax)))
+                let Some(updater) = Self::updater(session.engine(), h)? else { return Ok(None) };
+                let state = session.try_xid_state(updater).map_err(|t| Self::gone(h, t.0))?;
+                Ok((state == XidState::Committed).then_some((h.next, updater)))
             });
             let Some((next, updater)) = link else { return Some((tid, v.data.clone())) };
             match self.get(next) {
@@ -332,210 +346,6 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
                 _ => return Some((tid, v.data.clone())),
             }
         }
-    }
-
-    /// Updates the version at `tid` to `data`.
-    pub fn update(&self, session: &mut Session, tid: Tid, data: R) -> Result<Outcome, StorageError> {
-        self.modify(session, tid, Change::Update, Some(data))
-    }
-
-    /// Deletes the version at `tid`.
-    pub fn delete(&self, session: &mut Session, tid: Tid) -> Result<Outcome, StorageError> {
-        self.modify(session, tid, Change::Delete, None)
-    }
-
-    /// Locks the version at `tid` (SELECT FOR UPDATE; FOR SHARE is treated
-    /// as FOR UPDATE until multixacts exist).
-    pub fn lock_row(&self, session: &mut Session, tid: Tid) -> Result<Outcome, StorageError> {
-        self.modify(session, tid, Change::Lock, None)
-    }
-
-    /// UPDATE-OUTCOME: decides as PostgreSQL's HeapTupleSatisfiesUpdate and
-    /// leaves waiting and re-checking to the caller.
-    fn modify(
-        &self,
-        session: &mut Session,
-        tid: Tid,
-        change: Change,
-        data: Option<R>,
-    ) -> Result<Outcome, StorageError> {
-        // The xid first: assignment may wait on nothing but must not happen
-        // under our write lock (it takes the xid generator lock).
-        let xid = session.assign_xid()?;
-        let cid = Self::cid(session)?;
-        let _write = self.write.lock();
-        let Some(v) = self.get(tid) else { return Ok(Outcome::Invisible) };
-        // `Err(outcome)`: decided without a change. Vacuum may freeze or
-        // mark the version meanwhile, but not clear its xmax: that needs
-        // the write lock we hold.
-        let decided = v.decide(|h| {
-            if h.dead {
-                return Ok(Err(Outcome::Invisible));
-            }
-            // The inserter must be visible to this command.
-            if session.is_current_xid(h.xids.xmin) {
-                if v.cmin >= cid {
-                    return Ok(Err(Outcome::Invisible));
-                }
-            } else if session.try_xid_state(h.xids.xmin)? != XidState::Committed {
-                return Ok(Err(Outcome::Invisible));
-            }
-            // The current deleter or locker, if it still counts.
-            let xmax = h.xids.xmax;
-            if xmax.is_valid() {
-                match session.try_xid_state(xmax)? {
-                    XidState::Current if h.xids.xmax_lock_only => {} // our own lock
-                    XidState::Current => return Ok(Err(Outcome::SelfModified)),
-                    XidState::InProgress => return Ok(Err(Outcome::BeingModified(xmax))),
-                    XidState::Committed if h.xids.xmax_lock_only => {} // the locker ended
-                    XidState::Committed if h.next != NO_TID => {
-                        return Ok(Err(Outcome::Updated { xmax, next: h.next }));
-                    }
-                    XidState::Committed => return Ok(Err(Outcome::Deleted(xmax))),
-                    XidState::Aborted => {}
-                }
-            }
-            Ok(Ok(()))
-        });
-        if let Err(outcome) = decided {
-            return Ok(outcome);
-        }
-        match change {
-            Change::Lock => {
-                v.set_xmax(xid, cid, true, NO_TID);
-                Ok(Outcome::Ok(tid))
-            }
-            Change::Delete => {
-                v.set_xmax(xid, cid, false, NO_TID);
-                Ok(Outcome::Ok(tid))
-            }
-            Change::Update => {
-                let new = Version::new(xid, cid, data.expect("an update carries a row"));
-                let new_tid = self.put(new);
-                v.set_xmax(xid, cid, false, new_tid);
-                Ok(Outcome::Ok(new_tid))
-            }
-        }
-    }
-
-    /// Removes versions no snapshot can see any more (PostgreSQL's VACUUM)
-    /// and freezes those every snapshot sees, with `freeze_min_age` 0 (see
-    /// [`Table::vacuum_with`]). Returns how many were removed; their tids
-    /// are reused.
-    pub fn vacuum(&self, session: &mut Session) -> usize {
-        self.vacuum_with(session, VacuumOptions { freeze_min_age: 0, remove: true }, |_| {}).removed
-    }
-
-    /// One vacuum pass (PostgreSQL's lazy VACUUM), by one accurate cutoff
-    /// fixed at its start, the data horizon (VACUUM-CUTOFF: OldestXmin; not
-    /// GlobalVis, whose cheap test may answer "needed" conservatively;
-    /// horizons can move back later, but everything below the cutoff is
-    /// removable for good, pg-snapshot-internals §10.2):
-    ///
-    /// * a version whose inserter aborted, or whose deleter (not a mere
-    ///   locker) committed below the cutoff, is dead: marked so, and with
-    ///   `remove` taken out of the table, `before_reuse` getting the
-    ///   removed versions before their tids can be reused (so that indexes
-    ///   drop their entries first);
-    /// * a kept version whose inserter committed below the freeze limit
-    ///   (the cutoff, or `freeze_min_age` xids before the newest completed
-    ///   xid if that is older) is frozen, and a finished lock-only or
-    ///   aborted xmax below it is cleared, under the write lock;
-    /// * the table's frozen xid rises to the oldest xid a kept version
-    ///   still shows, or the cutoff (FREEZE-TRUNCATE): every version that
-    ///   shows an older one was marked, and versions added later carry xids
-    ///   of transactions running at the cutoff or after, none below it.
-    pub fn vacuum_with(
-        &self,
-        session: &mut Session,
-        options: VacuumOptions,
-        before_reuse: impl FnOnce(&[(Tid, R)]),
-    ) -> VacuumStats {
-        let horizons = session.engine().compute_horizons();
-        let cutoff = horizons.data_oldest_nonremovable;
-        let newest = horizons.latest_completed.next().0;
-        let freeze_limit = cutoff.min(Xid(newest.saturating_sub(options.freeze_min_age)));
-        let mut stats = VacuumStats { cutoff, ..VacuumStats::default() };
-        // The oldest xid a kept version still shows.
-        let mut oldest = cutoff;
-        let mut dead = Vec::new();
-        let mut clear = Vec::new();
-        for (tid, v) in self.versions() {
-            let verdict = v.decide(|h| {
-                if h.dead {
-                    return Ok(None);
-                }
-                let xmin = h.xids.xmin;
-                let xmin_state = session.try_xid_state(xmin)?;
-                if xmin_state == XidState::Aborted {
-                    return Ok(None);
-                }
-                let xmax = h.xids.xmax;
-                let xmax_state = if xmax.is_valid() { Some(session.try_xid_state(xmax)?) } else { None };
-                if xmax_state == Some(XidState::Committed) && !h.xids.xmax_lock_only && xmax < cutoff {
-                    return Ok(None);
-                }
-                let freeze = xmin_state == XidState::Committed && xmin.is_normal() && xmin < freeze_limit;
-                let finished_lock = h.xids.xmax_lock_only && xmax_state == Some(XidState::Committed);
-                let clear = xmax < freeze_limit && (finished_lock || xmax_state == Some(XidState::Aborted));
-                Ok(Some((freeze, clear, xmin, xmax)))
-            });
-            let Some((freeze, clear_xmax, xmin, xmax)) = verdict else {
-                v.mark_dead();
-                stats.dead += 1;
-                dead.push((tid, v));
-                continue;
-            };
-            stats.kept += 1;
-            if freeze {
-                v.mark_frozen();
-                stats.frozen += 1;
-            } else if xmin.is_normal() {
-                oldest = oldest.min(xmin);
-            }
-            if clear_xmax {
-                clear.push((v, xmax));
-            } else if xmax.is_valid() {
-                oldest = oldest.min(xmax);
-            }
-        }
-        if !clear.is_empty() {
-            // Under the write lock, as every xmax change: a writer that
-            // installed another xmax meanwhile (a transaction running now,
-            // so at or above the cutoff) keeps it.
-            let _write = self.write.lock();
-            for (v, xmax) in clear {
-                let h = v.header();
-                if h.xids.xmax == xmax {
-                    v.set_xmax(Xid::INVALID, 0, false, NO_TID);
-                    stats.cleared += 1;
-                } else if h.xids.xmax.is_valid() {
-                    oldest = oldest.min(h.xids.xmax);
-                }
-            }
-        }
-        // Release (FREEZE-TRUNCATE): pairs with the Acquire load in
-        // `frozen_xid`; whoever truncates the status log by the new value
-        // sees every mark and cleared xmax of this pass.
-        let before = self.frozen_xid.fetch_max(oldest.0, Release);
-        stats.frozen_xid = Xid(before.max(oldest.0));
-        if options.remove && !dead.is_empty() {
-            let mut removed = Vec::with_capacity(dead.len());
-            let mut slots = self.slots.write();
-            for (tid, v) in &dead {
-                // Another pass may have removed it (and the tid be reused).
-                let slot = &mut slots[*tid as usize];
-                if slot.as_ref().is_some_and(|held| Arc::ptr_eq(held, v)) {
-                    *slot = None;
-                    removed.push((*tid, v.data.clone()));
-                }
-            }
-            drop(slots);
-            before_reuse(&removed);
-            stats.removed = removed.len();
-            self.free.lock().extend(removed.iter().map(|(tid, _)| *tid));
-        }
-        stats
     }
 
     /// Versions present, live and dead: dead if vacuum marked it, if its
@@ -550,7 +360,8 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
                 if h.dead || engine.try_status(h.xids.xmin)? == XidStatus::Aborted {
                     return Ok(true);
                 }
-                Ok(h.xids.xmax.is_valid() && !h.xids.xmax_lock_only && engine.try_did_commit(h.xids.xmax)?)
+                let Some(updater) = Self::updater(engine, h)? else { return Ok(false) };
+                engine.try_did_commit(updater).map_err(|t| Self::gone(h, t.0))
             });
             if is_dead {
                 dead += 1;
@@ -573,67 +384,4 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use snapscale_txn::{EngineConfig, IsolationLevel, SnapshotMode};
-
-    use super::*;
-
-    /// FREEZE-TRUNCATE's re-read, deterministically: a reader reads a
-    /// header (not frozen yet), then vacuum freezes the version, the
-    /// engine's frozen xid passes it, and the status log reuses its page,
-    /// all before the reader asks the status log. The reader is told the
-    /// status is gone, reads the header again and finds it frozen.
-    #[test]
-    fn a_reader_that_finds_a_status_gone_reads_the_header_again() {
-        for mode in SnapshotMode::ALL {
-            let e = Engine::new(EngineConfig {
-                max_sessions: 4,
-                snapshot_mode: mode,
-                status_log_pages: 2,
-                csn_log_pages: 64,
-                log_page_bytes: 64,
-                ..EngineConfig::default()
-            });
-            let t = Table::<u8>::new(e.compute_horizons().oldest_considered_running);
-            let mut w = e.attach().unwrap();
-            w.begin(IsolationLevel::ReadCommitted).unwrap();
-            let tid = t.insert(&mut w, 1).unwrap();
-            w.commit().unwrap();
-            let per_page = 256;
-            for _ in 0..per_page {
-                w.begin(IsolationLevel::ReadCommitted).unwrap();
-                w.assign_xid().unwrap();
-                w.commit().unwrap();
-            }
-            let mut r = e.attach().unwrap();
-            r.begin(IsolationLevel::RepeatableRead).unwrap();
-            let snap = r.statement_snapshot().unwrap();
-            let reader = r.reader(&snap);
-            let v = t.get(tid).unwrap();
-            let mut calls = 0;
-            let seen = v.decide(|h| {
-                calls += 1;
-                if calls == 1 {
-                    assert_ne!(h.xids.xmin, Xid::FROZEN, "{mode}");
-                    // Everything happens between the header read and the
-                    // status lookup.
-                    let mut vac = e.attach().unwrap();
-                    let options = VacuumOptions { freeze_min_age: 0, remove: true };
-                    assert_eq!(t.vacuum_with(&mut vac, options, |_| {}).frozen, 1, "{mode}");
-                    e.advance_frozen_xid(t.frozen_xid());
-                    for _ in 0..per_page {
-                        w.begin(IsolationLevel::ReadCommitted).unwrap();
-                        w.assign_xid().unwrap();
-                        w.commit().unwrap();
-                    }
-                    assert!(e.try_did_commit(v.raw_xmin()).is_err(), "{mode}: the status is gone");
-                } else {
-                    assert_eq!(h.xids.xmin, Xid::FROZEN, "{mode}: read again, frozen");
-                }
-                reader.try_sees(&h.xids, &v.hints_for(h))
-            });
-            assert!(seen, "{mode}");
-            assert_eq!(calls, 2, "{mode}: one re-read");
-        }
-    }
-}
+mod tests;
