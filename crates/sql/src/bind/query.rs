@@ -272,10 +272,11 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(keys)
     }
 
-    /// FOR [KEY] SHARE / FOR [NO KEY] UPDATE [OF …]: the stored tables
-    /// whose rows are locked, in which mode, and how. A table named by
-    /// several clauses gets the strongest; NOWAIT wins over SKIP LOCKED,
-    /// which wins over waiting, as in PostgreSQL.
+    /// FOR [KEY] SHARE / FOR [NO KEY] UPDATE [OF …] [NOWAIT | SKIP LOCKED]:
+    /// the stored tables whose rows are locked, each in its clause's mode
+    /// and with its clause's wait policy. A table named by several clauses
+    /// gets the strongest mode, and NOWAIT wins over SKIP LOCKED, which
+    /// wins over waiting, as in PostgreSQL.
     fn locking(&mut self, clauses: &[ast::LockClause], scope: &Scope<'_>) -> Result<Locking, SqlError> {
         let strengths: Vec<RowLockMode> = match self.lock_strengths.take() {
             None => clauses
@@ -297,8 +298,7 @@ impl<R: Resolver> Binder<'_, R> {
                 ))
             }
         };
-        let mut how = RowLock::Wait;
-        let mut tables: Vec<(usize, RowLockMode)> = Vec::new();
+        let mut tables: Vec<(usize, (RowLockMode, RowLock))> = Vec::new();
         if scope.named.is_empty() {
             return Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
@@ -307,6 +307,11 @@ impl<R: Resolver> Binder<'_, R> {
         }
         for (clause, &mode) in clauses.iter().zip(&strengths) {
             let strength = mode.name();
+            let how = match clause.nonblock {
+                Some(ast::NonBlock::Nowait) => RowLock::NoWait,
+                Some(ast::NonBlock::SkipLocked) => RowLock::SkipLocked,
+                None => RowLock::Wait,
+            };
             let targets: Vec<&Named> = match &clause.of {
                 None => scope.named.iter().collect(),
                 Some(of) => {
@@ -331,24 +336,23 @@ impl<R: Resolver> Binder<'_, R> {
                     ));
                 }
                 match tables.iter_mut().find(|(o, _)| o == offset) {
-                    Some((_, held)) => *held = (*held).max(mode),
+                    // Named twice: the stronger mode, and NOWAIT over
+                    // SKIP LOCKED over waiting.
+                    Some((_, (held, held_how))) => {
+                        *held = (*held).max(mode);
+                        *held_how = stricter(*held_how, how);
+                    }
                     None => {
-                        tables.push((*offset, mode));
+                        tables.push((*offset, (mode, how)));
                         self.dep(&rel.entry.name, rel, LockMode::RowShare);
                     }
                 }
             }
-            how = match (how, clause.nonblock) {
-                (_, Some(ast::NonBlock::Nowait)) | (RowLock::NoWait, _) => RowLock::NoWait,
-                (_, Some(ast::NonBlock::SkipLocked)) | (RowLock::SkipLocked, _) => RowLock::SkipLocked,
-                _ => RowLock::Wait,
-            };
         }
-        tables.sort_unstable();
+        tables.sort_unstable_by_key(|(o, _)| *o);
         Ok(Locking {
-            how,
             tables: tables.iter().map(|(o, _)| *o).collect(),
-            strengths: tables.iter().map(|(_, m)| *m).collect(),
+            modes: tables.iter().map(|(_, m)| *m).collect(),
         })
     }
 
@@ -667,5 +671,15 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
     match cast_to {
         Some(dt) if named == "?column?" => type_name(dt),
         _ => named,
+    }
+}
+
+/// The stricter of two wait policies (PostgreSQL's: NOWAIT, then SKIP
+/// LOCKED, then waiting).
+fn stricter(a: RowLock, b: RowLock) -> RowLock {
+    match (a, b) {
+        (RowLock::NoWait, _) | (_, RowLock::NoWait) => RowLock::NoWait,
+        (RowLock::SkipLocked, _) | (_, RowLock::SkipLocked) => RowLock::SkipLocked,
+        _ => RowLock::Wait,
     }
 }

@@ -23,7 +23,7 @@ use crate::error::SqlError;
 use crate::expr::{compare, passes, Ctx, Expr};
 use crate::index::Key;
 use crate::plan::physical::{LockTarget, Node, Query};
-use crate::plan::{Aggregate, RowLock, SortKey};
+use crate::plan::{Aggregate, SortKey};
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::Value;
@@ -79,7 +79,7 @@ impl<'x> Executor<'x> {
         let mut above = Vec::new();
         let mut want = usize::MAX;
         let mut node = &q.root;
-        let (input, targets, recheck, how) = loop {
+        let (input, targets, recheck) = loop {
             match node {
                 Node::Limit { input, offset, limit } => {
                     let bounds = self.evaluate(|ex| ex.limit_bounds(offset.as_ref(), limit.as_ref())).await?;
@@ -91,7 +91,7 @@ impl<'x> Executor<'x> {
                     above.push((node, LimitBounds::ALL));
                     node = input;
                 }
-                Node::LockRows { input, targets, recheck, how } => break (input, targets, recheck, how),
+                Node::LockRows { input, targets, recheck } => break (input, targets, recheck),
                 other => {
                     return Err(SqlError::new(
                         SqlState::INTERNAL_ERROR,
@@ -101,7 +101,7 @@ impl<'x> Executor<'x> {
             }
         };
         let rows = self.evaluate(|ex| ex.run(&[]).rows(input)).await?;
-        let mut rows = self.lock_rows(rows, targets, recheck.as_ref(), *how, want).await?;
+        let mut rows = self.lock_rows(rows, targets, recheck.as_ref(), want).await?;
         for (node, bounds) in above.into_iter().rev() {
             rows = match node {
                 Node::Project { exprs, .. } => {
@@ -122,7 +122,6 @@ impl<'x> Executor<'x> {
         rows: Rows,
         targets: &[LockTarget],
         recheck: Option<&Expr>,
-        how: RowLock,
         want: usize,
     ) -> Result<Rows, SqlError> {
         match rows {
@@ -143,7 +142,7 @@ impl<'x> Executor<'x> {
                             target.filter.as_ref(),
                             tid,
                             row,
-                            Change::Lock(how, target.strength),
+                            Change::Lock(target.how, target.strength),
                         )
                         .await?
                     {
@@ -177,7 +176,7 @@ impl<'x> Executor<'x> {
                                 None,
                                 tid as Tid,
                                 version.clone(),
-                                Change::Lock(how, target.strength),
+                                Change::Lock(target.how, target.strength),
                             )
                             .await?
                         else {

@@ -247,21 +247,21 @@ impl From {
 
 /// FOR [KEY] SHARE / FOR [NO KEY] UPDATE: which of the FROM clause's
 /// stored tables have their rows locked (by their offset in the FROM row),
-/// in which mode, and how.
+/// in which mode, and how (each table its own, as PostgreSQL's clauses).
 #[derive(Debug)]
 pub struct Locking {
-    pub how: RowLock,
     /// The offset of each locked table's columns in the FROM row.
     pub tables: Vec<usize>,
-    /// The mode each of `tables` is locked in.
-    pub strengths: Vec<snapscale_storage::RowLockMode>,
+    /// The mode each of `tables` is locked in, and what it does with a
+    /// row held in a conflicting one.
+    pub modes: Vec<(snapscale_storage::RowLockMode, RowLock)>,
 }
 
 impl Locking {
-    /// The mode the table at `offset` is locked in.
-    pub fn strength_of(&self, offset: usize) -> snapscale_storage::RowLockMode {
+    /// The mode and wait policy of the table at `offset`.
+    pub fn of(&self, offset: usize) -> (snapscale_storage::RowLockMode, RowLock) {
         let i = self.tables.iter().position(|&o| o == offset).expect("a locked table");
-        self.strengths[i]
+        self.modes[i]
     }
 }
 
