@@ -13,7 +13,7 @@
 //! one after another, each time after looking again, is its
 //! MultiXactIdWait.
 
-use snapscale_txn::{Member, MemberStatus, RowLockMode, Session, Xid, XidState};
+use snapscale_txn::{Member, MemberStatus, MultiXactId, RowLockMode, Session, Xid, XidState};
 
 use super::{Outcome, StorageError, Table};
 use crate::version::{Gone, Header, NewXmax, Tid, Version, NO_TID};
@@ -36,14 +36,18 @@ impl Change {
     }
 }
 
-/// What the writer decided, before it changes anything.
+/// What the writer decided, before it changes anything. `follow`: a
+/// FOR KEY SHARE lock also goes to the newer version (its tid, and the
+/// updater that made it).
 enum Decision {
     /// Answer without a change.
     Answer(Outcome),
+    /// Our transaction already holds the lock.
+    Held { follow: Option<(Tid, Xid)> },
     /// Install: `keep` are the holders that still count (running or ours,
     /// our own current xid's excepted), `own` the strongest lock our
     /// current xid already holds.
-    Install { keep: Vec<Member>, own: Option<RowLockMode>, updater_kept: bool },
+    Install { keep: Vec<Member>, own: Option<RowLockMode>, updater_kept: bool, follow: Option<(Tid, Xid)> },
 }
 
 /// The holders an xmax names: none, one plain xid, or a multi's members.
@@ -112,33 +116,92 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         self.modify(session, tid, Change::Lock(mode), None)
     }
 
+    /// Who holds the version at `tid` (PostgreSQL's pgrowlocks): the
+    /// multixact its xmax names, if any, and the holders, finished ones
+    /// included. `None` if the tid is empty.
+    pub fn holders(&self, session: &Session, tid: Tid) -> Option<(Option<MultiXactId>, Vec<Member>)> {
+        let v = self.get(tid)?;
+        Some(v.decide(|h| Ok((h.multi, holders(session, h)?))))
+    }
+
     /// UPDATE-OUTCOME: decides as PostgreSQL's HeapTupleSatisfiesUpdate and
-    /// leaves waiting and re-checking to the caller.
+    /// leaves waiting and re-checking to the caller. A FOR KEY SHARE lock
+    /// of a version whose updater changed no key (running or committed)
+    /// is granted, and follows the update chain to lock the newer versions
+    /// too (PostgreSQL's heap_lock_updated_tuple), so that their deleter or
+    /// key updater waits for it.
     fn modify(
         &self,
         session: &mut Session,
         tid: Tid,
         change: Change,
-        data: Option<R>,
+        mut data: Option<R>,
     ) -> Result<Outcome, StorageError> {
         // The xid first: assignment may wait on nothing but must not happen
         // under our write lock (it takes the xid generator lock).
         let xid = session.assign_xid()?;
         let cid = Self::cid(session)?;
         let _write = self.write.lock();
-        let Some(v) = self.get(tid) else { return Ok(Outcome::Invisible) };
-        // Vacuum may freeze or mark the version meanwhile, but not change
-        // its xmax: that needs the write lock we hold.
-        let header = std::cell::Cell::new(None);
-        let decided = v.decide(|h| {
-            header.set(Some(*h));
-            Self::decide_change(session, &v, h, (tid, xid, cid), change)
-        });
-        let h = header.get().expect("decided on a header");
-        let (keep, own, updater_kept) = match decided {
-            Decision::Answer(outcome) => return Ok(outcome),
-            Decision::Install { keep, own, updater_kept } => (keep, own, updater_kept),
-        };
+        let (mut at, mut chained_from) = (tid, None);
+        loop {
+            let v = match self.get(at) {
+                Some(v) if chained_from.is_none_or(|updater| v.raw_xmin() == updater) => v,
+                // The chain ends (a reused tid ends it too).
+                Some(_) => return Ok(Outcome::Ok(tid)),
+                None if chained_from.is_some() => return Ok(Outcome::Ok(tid)),
+                None => return Ok(Outcome::Invisible),
+            };
+            // Vacuum may freeze or mark the version meanwhile, but not change
+            // its xmax: that needs the write lock we hold.
+            let header = std::cell::Cell::new(None);
+            let decided = v.decide(|h| {
+                header.set(Some(*h));
+                Self::decide_change(session, &v, h, (xid, cid), change, chained_from.is_some())
+            });
+            let h = header.get().expect("decided on a header");
+            let follow = match decided {
+                Decision::Answer(outcome) if chained_from.is_none() => return Ok(outcome),
+                // A newer version we cannot see, or one we changed: ours
+                // already, or nothing to protect.
+                Decision::Answer(Outcome::Invisible | Outcome::SelfModified) => return Ok(Outcome::Ok(tid)),
+                Decision::Answer(outcome) => return Ok(outcome),
+                Decision::Held { follow } => follow,
+                Decision::Install { keep, own, updater_kept, follow } => {
+                    let installed = self.install(
+                        session,
+                        &v,
+                        &h,
+                        (at, xid, cid),
+                        change,
+                        data.take(),
+                        (keep, own, updater_kept),
+                    )?;
+                    if !matches!(change, Change::Lock(_)) {
+                        return Ok(installed);
+                    }
+                    follow
+                }
+            };
+            match follow {
+                Some((next, updater)) => (at, chained_from) = (next, Some(updater)),
+                None => return Ok(Outcome::Ok(tid)),
+            }
+        }
+    }
+
+    /// Installs the new xmax decided on (and, for an update, the new
+    /// version); returns the outcome.
+    #[allow(clippy::too_many_arguments, reason = "one caller; the parts of one decision")]
+    fn install(
+        &self,
+        session: &Session,
+        v: &Version<R>,
+        h: &Header,
+        (tid, xid, cid): (Tid, Xid, u32),
+        change: Change,
+        data: Option<R>,
+        (keep, own, updater_kept): (Vec<Member>, Option<RowLockMode>, bool),
+    ) -> Result<Outcome, StorageError> {
         let engine = session.engine();
         let xmax_of = |keep: &[Member], me: Option<Member>| -> Result<NewXmax, StorageError> {
             let all: Vec<Member> = keep.iter().copied().chain(me).collect();
@@ -155,7 +218,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
             Change::Lock(mode) => {
                 let mode = own.map_or(mode, |o| o.max(mode));
                 let xmax = xmax_of(&keep, Some(Member { xid, status: MemberStatus::Lock(mode) }))?;
-                // A running updater kept as a member keeps its link and its
+                // An updater kept as a member keeps its link and its
                 // command id (a later command of its own reads by it).
                 let (cmax, next) = if updater_kept { (v.cmax(), h.next) } else { (cid, NO_TID) };
                 v.set_xmax(xmax, cmax, next);
@@ -192,13 +255,18 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         }
     }
 
-    /// The decision on one header (see the module documentation).
+    /// The decision on one header (see the module documentation). In PostgreSQL's order: our own
+    /// update first, then running holders in a conflicting mode (waited
+    /// for even when the updater has committed), then a committed update.
+    /// A version reached by following the chain (`chained`) needs no
+    /// visible inserter: its inserter is the updater we passed.
     fn decide_change(
         session: &Session,
         v: &Version<R>,
         h: &Header,
-        (tid, xid, cid): (Tid, Xid, u32),
+        (xid, cid): (Xid, u32),
         change: Change,
+        chained: bool,
     ) -> Result<Decision, Gone> {
         let answer = |o| Ok(Decision::Answer(o));
         if h.dead {
@@ -206,24 +274,36 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         }
         // The inserter must be visible to this command.
         if session.is_current_xid(h.xids.xmin) {
-            if v.cmin >= cid {
+            if v.cmin >= cid && !chained {
                 return answer(Outcome::Invisible);
             }
-        } else if session.try_xid_state(h.xids.xmin)? != XidState::Committed {
+        } else if !chained && session.try_xid_state(h.xids.xmin)? != XidState::Committed {
             return answer(Outcome::Invisible);
         }
         let mode = change.mode();
+        let mut states = Vec::new();
+        for m in holders(session, h)? {
+            let state = state_of(session, h, m.xid)?;
+            if state == XidState::Current && m.status.is_update() {
+                // Our own update or delete: this version is behind us.
+                return answer(Outcome::SelfModified);
+            }
+            states.push((m, state));
+        }
+        if let Some((m, _)) =
+            states.iter().find(|(m, s)| *s == XidState::InProgress && mode.conflicts_with(m.status.mode()))
+        {
+            return answer(Outcome::BeingModified(m.xid));
+        }
         let mut keep = Vec::new();
         let mut own = None;
         let mut updater_kept = false;
         let mut own_suffices = false;
-        for m in holders(session, h)? {
-            let state = state_of(session, h, m.xid)?;
-            match (state, m.status.is_update()) {
-                // Our own update or delete: this version is behind us.
-                (XidState::Current, true) => return answer(Outcome::SelfModified),
-                (XidState::Current, false) => {
-                    let held = m.status.mode();
+        let mut follow = None;
+        for (m, state) in states {
+            match (state, m.status) {
+                (XidState::Current, status) => {
+                    let held = status.mode();
                     if let Change::Lock(_) = change {
                         // Any level of our transaction holding as strong a
                         // lock is enough (and must be: taking it again
@@ -236,24 +316,40 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
                         keep.push(m);
                     }
                 }
-                (XidState::InProgress, is_update) => {
-                    if mode.conflicts_with(m.status.mode()) {
-                        return answer(Outcome::BeingModified(m.xid));
+                // Not conflicting (checked above).
+                (XidState::InProgress, status) => {
+                    if status.is_update() {
+                        updater_kept = true;
+                        follow = Some((h.next, m.xid));
                     }
-                    updater_kept |= is_update;
                     keep.push(m);
                 }
-                (XidState::Committed, true) if h.next != NO_TID => {
+                // A key share beside a committed no-key update: granted on
+                // this version, and on the newer ones.
+                (XidState::Committed, MemberStatus::NoKeyUpdate)
+                    if mode == RowLockMode::KeyShare && h.next != NO_TID =>
+                {
+                    updater_kept = true;
+                    follow = Some((h.next, m.xid));
+                    keep.push(m);
+                }
+                (XidState::Committed, MemberStatus::NoKeyUpdate | MemberStatus::Update)
+                    if h.next != NO_TID =>
+                {
                     return answer(Outcome::Updated { xmax: m.xid, next: h.next });
                 }
-                (XidState::Committed, true) => return answer(Outcome::Deleted(m.xid)),
+                (XidState::Committed, MemberStatus::NoKeyUpdate | MemberStatus::Update) => {
+                    return answer(Outcome::Deleted(m.xid))
+                }
                 // A finished locker, an aborted updater: no longer count.
                 (XidState::Committed | XidState::Aborted, _) => {}
             }
         }
+        let follow = follow
+            .filter(|(next, _)| *next != NO_TID && matches!(change, Change::Lock(RowLockMode::KeyShare)));
         if own_suffices {
-            return answer(Outcome::Ok(tid));
+            return Ok(Decision::Held { follow });
         }
-        Ok(Decision::Install { keep, own, updater_kept })
+        Ok(Decision::Install { keep, own, updater_kept, follow })
     }
 }
