@@ -254,14 +254,20 @@ impl MultiXactLog {
         }
         for (i, m) in members.iter().enumerate() {
             let word = self.map.word(Xid(start + 1 + i as u64)).expect("extended above");
-            // Relaxed (MULTI-PUBLISH): published by the Release store of
-            // the id into a row header (storage's `set_xmax`), which a
-            // reader loads with Acquire before it reads these words.
-            word.store(member_word(*m), Relaxed);
+            // Release (XIDMAP-TRUNCATE): pairs with the Acquire word load
+            // in `XidMap::load`. A reader still asking about a multi whose
+            // page this one recycled, and that reads this word, then
+            // synchronises with the recycle before it (the zeroing and the
+            // new tag), so its tag re-check answers "truncated" instead of
+            // taking our member for its own; a Relaxed store would not
+            // carry that (loom found a reader reading this member as the
+            // head of the multi it asked about). The members' publication
+            // to readers of a row is the header's Release (MULTI-PUBLISH).
+            word.store(member_word(*m), Release);
         }
         let head = self.map.word(Xid(start)).expect("extended above");
-        // Relaxed: as the members above.
-        head.store(HEAD | n, Relaxed);
+        // Release: as the members above.
+        head.store(HEAD | n, Release);
         *next = end;
         // Release: pairs with the Acquire in `next_multi`; a vacuum that
         // reads this under the table's write lock finds every multi its
