@@ -88,8 +88,12 @@ pub struct XidLogs {
     /// `parent_link_pages`: the parent links' ring (8 bytes per xid); 0
     /// gives them the status log's capacity.
     pub parent_link_pages: usize,
-    /// `xid_log_page_size`: bytes per page of all three (8kB).
+    /// `xid_log_page_size`: bytes per page of all three, and of the
+    /// multixact log (8kB).
     pub page_bytes: usize,
+    /// `multixact_log_pages`: the multixact log's ring (8 bytes per member
+    /// and per multi; MULTI-TRUNCATE).
+    pub multixact_log_pages: usize,
 }
 
 impl Default for XidLogs {
@@ -100,6 +104,7 @@ impl Default for XidLogs {
             csn_log_pages: engine.csn_log_pages,
             parent_link_pages: engine.parent_link_pages,
             page_bytes: engine.log_page_bytes,
+            multixact_log_pages: engine.multixact_log_pages,
         }
     }
 }
@@ -227,6 +232,12 @@ impl Database {
             resident_pages: (pages.status.0, pages.parent_links.0, pages.csn.map_or(0, |c| c.0)),
             resident_bytes: pages.resident_bytes(),
         }
+    }
+
+    /// The multixact log's state now (a diagnostic; tests check it stays
+    /// bounded).
+    pub fn multi_log_state(&self) -> snapscale_txn::MultiLogState {
+        self.engine.multi_log_state()
     }
 
     /// Autovacuum rounds done so far.
