@@ -99,14 +99,14 @@ fn an_updater_waits_for_every_share_locker_and_relocking_is_idempotent() {
             assert_eq!(t.holders(l, tid).unwrap(), before, "{mode}");
         }
         w.begin(ReadCommitted).unwrap();
-        for i in 0..3 {
-            let x = lockers[i].xid().unwrap();
+        for l in &mut lockers {
+            let x = l.xid().unwrap();
             assert_eq!(
                 t.update_as(&mut w, tid, 2, NoKeyUpdate).unwrap(),
                 Outcome::BeingModified(x),
                 "{mode}"
             );
-            lockers[i].commit().unwrap();
+            l.commit().unwrap();
         }
         assert!(matches!(t.update_as(&mut w, tid, 2, NoKeyUpdate).unwrap(), Outcome::Ok(_)), "{mode}");
         w.commit().unwrap();
@@ -149,7 +149,7 @@ fn a_key_share_locker_and_a_no_key_updater_share_the_row() {
         assert_eq!(t.delete(&mut d, tid).unwrap(), Outcome::BeingModified(xk), "{mode}");
         u.commit().unwrap();
         assert_eq!(t.liveness(&k, tid), Liveness::Dead, "{mode}");
-        assert_eq!(t.latest(&d, tid).map(|(tid, v)| (tid, v)), Some((new, 2)), "{mode}");
+        assert_eq!(t.latest(&d, tid), Some((new, 2)), "{mode}");
         // Running holders in a conflicting mode are waited for first, as
         // PostgreSQL does, even though the updater committed; the new
         // version carries the key share.

@@ -12,6 +12,7 @@ mod engine;
 mod error;
 mod horizon;
 mod multixact;
+mod multixact_api;
 mod procarray;
 mod session;
 mod snapshot;
@@ -30,9 +31,8 @@ pub use csn::{Csn, FIRST_CSN};
 pub use engine::{Engine, EngineConfig, LogPages, OldestSnapshot, SnapshotMode};
 pub use error::{HeldBy, TxnError, XidLog};
 pub use horizon::{GlobalVis, Horizons};
-pub use multixact::{
-    Member, MemberStatus, MultiLogState, MultiTruncated, MultiXactId, RowLockMode, MAX_XID as MAX_ROW_XID,
-};
+pub use multixact::{Member, MemberStatus, MultiTruncated, MultiXactId, RowLockMode, MAX_XID as MAX_ROW_XID};
+pub use multixact_api::MultiLogState;
 pub use procarray::{FLAG_IN_VACUUM, SUBXID_CACHE};
 pub use session::{IsolationLevel, Session, SessionCounters, SnapshotId};
 pub use snapshot::Snapshot;
