@@ -315,9 +315,14 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
             if let NewXmax::Xid { xid, .. } = new {
                 *oldest = (*oldest).min(xid);
             }
-            // The link and command id stay: a committed or running updater
-            // kept as the plain xmax still names its new version.
-            v.set_xmax(new, v.cmax(), h.next);
+            // The link and command id stay while an updater does (kept as
+            // the plain xmax, it still names its new version); lockers
+            // alone have none.
+            let has_updater = match new {
+                NewXmax::None => false,
+                NewXmax::Xid { lock_only, .. } | NewXmax::Multi { lock_only, .. } => !lock_only,
+            };
+            v.set_xmax(new, v.cmax(), if has_updater { h.next } else { crate::version::NO_TID });
             stats.cleared += 1;
         }
     }
