@@ -21,6 +21,11 @@ cargo test --workspace --locked
 # a fresh data directory; a scenario whose client is not installed skips.
 bash scripts/drivers.sh --bin target/debug/snapscale
 
+# PostgreSQL's own regression SQL as hostile input: the server must stay up
+# and answer after every file, with no internal error (skips, with a
+# message, where the PostgreSQL 15 sources cannot be had).
+bash scripts/pg-regress-smoke.sh --bin target/debug/snapscale
+
 # Loom needs the whole crate built with `--cfg loom`; a separate target
 # directory keeps that build from invalidating the normal one.
 # Preemption bound 2, as tokio and crossbeam run theirs.

@@ -22,6 +22,9 @@ pub fn error(severity: &str, e: &SqlError) -> PgWireBackendMessage {
     if let Some(d) = &e.detail {
         fields.push((b'D', d.clone()));
     }
+    if let Some(p) = e.position {
+        fields.push((b'P', p.to_string()));
+    }
     if let Some(h) = &e.hint {
         fields.push((b'H', h.clone()));
     }

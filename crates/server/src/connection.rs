@@ -277,7 +277,7 @@ impl Protocol {
         match message {
             Frontend::Query(q) => self.simple_query(&q).await,
             Frontend::Parse { name, query, param_types } => {
-                let r = self.parse(name, &query, &param_types);
+                let r = off_the_worker(query.len(), || self.parse(name, &query, &param_types));
                 self.extended(r.map(|()| PgWireBackendMessage::ParseComplete(ParseComplete::new()))).await
             }
             Frontend::Bind(b) => {
@@ -503,7 +503,7 @@ impl Protocol {
         self.statements.remove("");
         self.portals.remove("");
         self.conn.report_query(&Arc::from(sql));
-        let parsed = match self.conn.parse(sql) {
+        let parsed = match off_the_worker(sql.len(), || self.conn.parse(sql)) {
             Ok(p) => p,
             Err(e) => {
                 self.conn.fail();
@@ -733,5 +733,21 @@ impl Protocol {
             }
             _ => Ok(Ok(())),
         }
+    }
+}
+
+/// Runs `f`, the parse of a statement of `len` bytes. A long statement's
+/// parse is synchronous work of up to seconds (sqlparser may parse some
+/// levels of a failing statement again; see snapscale_sql's nesting.rs):
+/// it runs with this runtime worker's other tasks handed to another thread,
+/// so that a few such statements at once cannot stop the server from
+/// serving everyone else.
+fn off_the_worker<R>(len: usize, f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let multi_thread = Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+    if len > snapscale_sql::stack::BIG_STATEMENT && multi_thread {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
     }
 }

@@ -6,9 +6,11 @@
 //!
 //! It first replays the corpus in `fuzz/corpus/protocol/` (seeds, and the
 //! inputs longer libFuzzer runs kept), then generates
-//! `SNAPSCALE_FUZZ_CASES` inputs (default 300; the suite's time bound).
+//! `SNAPSCALE_FUZZ_CASES` inputs (default 300), for at most
+//! `SNAPSCALE_FUZZ_SECONDS` (default 40; the suite's time bound).
 
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -72,9 +74,65 @@ fn sql() -> impl Strategy<Value = Vec<u8>> {
         6 => known,
         1 => (1usize..4000).prop_map(|n| format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n)).into_bytes()),
         1 => (1usize..20_000).prop_map(|n| format!("SELECT 1{}", "+1".repeat(n)).into_bytes()),
+        1 => nest(),
         1 => prop::collection::vec(any::<u8>(), 0..40),
         1 => "[ -~]{0,60}".prop_map(String::into_bytes),
     ]
+}
+
+/// Nests of the constructs that nest (brackets, reserved-word constructs,
+/// prefix operators), one or a few in turn, closed or not, with a tail
+/// that may break them: shallow, around the levels sqlparser parses again
+/// when the statement fails (64 are allowed), and past its depth (16 384
+/// at the default max_stack_depth), where sqlparser on its own retried for
+/// hours.
+fn nest() -> impl Strategy<Value = Vec<u8>> {
+    let construct = prop::sample::select(vec![
+        ("(", ")"),
+        ("CASE WHEN true THEN ", " END"),
+        ("CASE ", " WHEN 1 THEN 1 END"),
+        ("CASE WHEN ", " THEN 1 END"),
+        ("ARRAY[", "]"),
+        ("ARRAY(SELECT ", ")"),
+        ("ROW(", ")"),
+        ("NOT ", ""),
+        ("- ", ""),
+        ("~ ", ""),
+        ("EXISTS (SELECT ", ")"),
+        ("INTERVAL ", ""),
+        ("CAST(", " AS int)"),
+        ("abs(", ")"),
+        ("(SELECT ", ")"),
+        ("1 IN (", ")"),
+        ("NOT 1 = ", ""),
+        ("1 + (", ")"),
+        ("POSITION(", ")"),
+        ("x IN (SELECT - ", ")"),
+        ("CEIL(", " ORDER BY 1)"),
+        ("NOT (", " ORDER BY 1)"),
+        ("ARRAY< ", " >"),
+        ("SELECT * FROM (", ")"),
+    ]);
+    let depth =
+        prop_oneof![4 => 1usize..200, 1 => 60usize..70, 2 => 16_300usize..16_500, 1 => 16_500usize..30_000];
+    let inner = prop::sample::select(vec!["1", "true", "'1 day'", "x", ""]);
+    let tail = prop::sample::select(vec!["", " garbage", ")", " END", " + 1"]);
+    (prop::collection::vec(construct, 1..4), depth, inner, any::<bool>(), tail).prop_map(
+        |(constructs, depth, inner, closed, tail)| {
+            let mut sql = String::from("SELECT ");
+            for i in 0..depth {
+                sql.push_str(constructs[i % constructs.len()].0);
+            }
+            sql.push_str(inner);
+            if closed {
+                for i in (0..depth).rev() {
+                    sql.push_str(constructs[i % constructs.len()].1);
+                }
+            }
+            sql.push_str(tail);
+            sql.into_bytes()
+        },
+    )
 }
 
 fn name() -> impl Strategy<Value = Vec<u8>> {
@@ -222,14 +280,24 @@ fn the_corpus_leaves_the_server_serving() {
 
 #[test]
 fn random_streams_leave_the_server_serving() {
-    let cases = std::env::var("SNAPSCALE_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(300);
+    let env =
+        |name: &str, default: u64| std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default);
+    let cases = env("SNAPSCALE_FUZZ_CASES", 300) as u32;
+    let budget = Duration::from_secs(env("SNAPSCALE_FUZZ_SECONDS", 40));
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
     let h = harness();
+    let started = Instant::now();
+    let fed = std::sync::atomic::AtomicU32::new(0);
     runner
         .run(&input(), |bytes| {
-            h.feed(&bytes);
-            h.check();
+            // Past the time bound the remaining cases are generated but not fed.
+            if started.elapsed() < budget {
+                h.feed(&bytes);
+                h.check();
+                fed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             Ok(())
         })
         .unwrap();
+    eprintln!("fed {} generated inputs in {:?}", fed.into_inner(), started.elapsed());
 }

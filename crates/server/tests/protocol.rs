@@ -586,3 +586,27 @@ async fn startup_parameters_set_the_sessions_settings() {
         "{shown:?}"
     );
 }
+
+/// A syntax error is worded as PostgreSQL words it and carries its
+/// position (the P field, 1-based characters into the whole query string)
+/// for a client to point at: psql's `LINE 2:` and caret.
+#[tokio::test]
+async fn a_syntax_error_carries_its_position() {
+    use tokio_postgres::error::ErrorPosition;
+    let server = start(|_| {}).await;
+    let client = wire::connect(&server).await;
+    for (sql, message, position) in [
+        ("SELEC 1", "syntax error at or near \"SELEC\"", 1),
+        ("SELECT 1;\nSELECT é, 2 2", "syntax error at or near \"2\"", 23),
+        ("SELECT 1 +   ", "syntax error at end of input", 14),
+        ("SELECT 1 + ;", "syntax error at or near \";\"", 12),
+    ] {
+        let e = client.simple_query(sql).await.expect_err(sql);
+        let db = e.as_db_error().expect("a server error");
+        assert_eq!((db.code().code(), db.message()), ("42601", message), "{sql}");
+        assert_eq!(db.position(), Some(&ErrorPosition::Original(position)), "{sql}");
+    }
+    // The extended protocol reports it too (Parse of one statement).
+    let e = client.prepare("SELECT 1 1").await.expect_err("prepare");
+    assert_eq!(e.as_db_error().and_then(|d| d.position()), Some(&ErrorPosition::Original(10)));
+}

@@ -33,9 +33,9 @@ pub struct DatabaseConfig {
     /// `None`: in memory only, nothing survives the process.
     pub durability: Option<Durability>,
     /// The xid logs' sizes (restart-only).
-    pub xid_logs: crate::autovacuum::XidLogs,
+    pub xid_logs: crate::vacuum_state::XidLogs,
     /// Freezing and autovacuum.
-    pub autovacuum: crate::autovacuum::AutovacuumConfig,
+    pub autovacuum: crate::vacuum_state::AutovacuumConfig,
 }
 
 impl Default for DatabaseConfig {
@@ -46,8 +46,8 @@ impl Default for DatabaseConfig {
             deadlock_timeout: Duration::from_secs(1),
             lock_timeout: None,
             durability: None,
-            xid_logs: crate::autovacuum::XidLogs::default(),
-            autovacuum: crate::autovacuum::AutovacuumConfig::default(),
+            xid_logs: crate::vacuum_state::XidLogs::default(),
+            autovacuum: crate::vacuum_state::AutovacuumConfig::default(),
         }
     }
 }
@@ -94,7 +94,7 @@ pub struct Database {
     /// What each backend is doing (pg_stat_activity).
     pub(crate) activity: crate::activity::Activity,
     /// Freezing and autovacuum's state (autovacuum.rs).
-    pub(crate) autovacuum: crate::autovacuum::State,
+    pub(crate) autovacuum: crate::vacuum_state::State,
 }
 
 /// A client connection's place in the database: a proc-array slot, held
@@ -184,7 +184,7 @@ impl Database {
             faults: Faults::default(),
             started_at: crate::types::now_micros(),
             activity: crate::activity::Activity::new(max_sessions),
-            autovacuum: crate::autovacuum::State::new(config.autovacuum.clone(), autovacuum),
+            autovacuum: crate::vacuum_state::State::new(config.autovacuum.clone(), autovacuum),
             engine,
         }
     }

@@ -19,6 +19,9 @@ pub struct SqlError {
     /// PostgreSQL fills ErrorResponse's s, t, c and n fields (drivers
     /// report the violated constraint's name from them).
     pub object: Option<Box<ErrorObject>>,
+    /// Where in the query string the error is (1-based, in characters):
+    /// ErrorResponse's P field, which psql shows as `LINE n:` and a caret.
+    pub position: Option<usize>,
 }
 
 /// What an error is about (see [`SqlError::object`]).
@@ -33,7 +36,7 @@ pub struct ErrorObject {
 impl SqlError {
     /// An error with `code` and `message`.
     pub fn new(code: SqlState, message: impl Into<String>) -> SqlError {
-        SqlError { code, message: message.into(), detail: None, hint: None, object: None }
+        SqlError { code, message: message.into(), detail: None, hint: None, object: None, position: None }
     }
 
     /// Adds a DETAIL line.
@@ -45,6 +48,12 @@ impl SqlError {
     /// Adds a HINT line.
     pub fn with_hint(mut self, hint: impl Into<String>) -> SqlError {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Places the error at 1-based character `position` of the query.
+    pub fn at_position(mut self, position: usize) -> SqlError {
+        self.position = Some(position);
         self
     }
 

@@ -30,6 +30,11 @@ fn offset(line_starts: &[usize], sql: &str, at: Location) -> usize {
 /// all its locking clauses in order; `None` if it has no `FOR KEY SHARE`
 /// or `FOR NO KEY UPDATE` (sqlparser then reads every clause as it is).
 pub(crate) fn read_lock_strengths(sql: &str) -> Option<(String, Vec<RowLockMode>)> {
+    // Most statements have no word KEY at all: they skip the tokenizer
+    // (a second pass over every statement's text otherwise).
+    if !sql.as_bytes().windows(3).any(|w| w.eq_ignore_ascii_case(b"key")) {
+        return None;
+    }
     let tokens: Vec<_> = Tokenizer::new(&PostgreSqlDialect {}, sql)
         .tokenize_with_location()
         .ok()?

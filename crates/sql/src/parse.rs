@@ -7,10 +7,15 @@
 
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::error::SqlError;
+use crate::nesting::{measure, Nesting, MAX_REPARSED_LEVELS};
 use crate::sqlstate::SqlState;
 use crate::stack::{parser_depth, too_deep, BigStack};
+use crate::syntax_error::{locate, Source};
+
+static DIALECT: PostgreSqlDialect = PostgreSqlDialect {};
 
 pub use crate::statement::Ast;
 
@@ -28,16 +33,35 @@ fn syntax(near: &str) -> SqlError {
     SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{near}\""))
 }
 
+/// A parser of `text` that stays within its recursion limit (derived from
+/// `max_stack_depth`), and how deep the text nests: the text is tokenized,
+/// and a text nested too deep for that limit, or with too many levels
+/// sqlparser would parse again, is refused (as `RecursionLimitExceeded`)
+/// before sqlparser parses it; see crate::nesting for why sqlparser must
+/// not reach its limit.
+fn parser(text: &str, max_stack_depth: usize) -> Result<(Parser<'static>, Nesting), ParserError> {
+    let mut tokens = Tokenizer::new(&DIALECT, text).with_unescape(true).tokenize_with_location()?;
+    let blank = tokens.iter().take_while(|t| matches!(t.token, Token::Whitespace(_))).count();
+    tokens.drain(..blank);
+    let limit = parser_depth(max_stack_depth);
+    let mut parser = Parser::new(&DIALECT).with_recursion_limit(limit).with_tokens_with_locations(tokens);
+    let most = Nesting { depth: limit, reparsed: MAX_REPARSED_LEVELS };
+    let nesting = measure(&mut parser, most);
+    if nesting.depth > most.depth || nesting.reparsed > most.reparsed {
+        return Err(ParserError::RecursionLimitExceeded);
+    }
+    Ok((parser, nesting))
+}
+
 /// Parses one expression as stored in the catalog (a column's DEFAULT,
 /// written by sqlparser from an expression it parsed).
 pub(crate) fn parse_expr(text: &str, max_stack_depth: usize) -> Result<sqlparser::ast::Expr, SqlError> {
-    Parser::new(&PostgreSqlDialect {})
-        .with_recursion_limit(parser_depth(max_stack_depth))
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|e| {
-            SqlError::new(SqlState::INTERNAL_ERROR, format!("a stored expression does not parse: {e}"))
-        })
+    let parsed = parser(text, max_stack_depth)
+        .and_then(|(mut p, nesting)| BigStack::for_parse(text.len(), nesting.depth).run(|| p.parse_expr()));
+    parsed.map_err(|e| match e {
+        ParserError::RecursionLimitExceeded => too_deep(max_stack_depth),
+        e => SqlError::new(SqlState::INTERNAL_ERROR, format!("a stored expression does not parse: {e}")),
+    })
 }
 
 /// Parses the query of `COPY (query) TO STDOUT`: one statement, or `None`.
@@ -51,8 +75,8 @@ pub(crate) fn copy_query(max_stack_depth: usize) -> impl FnOnce(&str) -> Result<
     }
 }
 
-/// Splits `sql` into statements. sqlparser's recursion stops at a depth
-/// derived from `max_stack_depth`, with 54001.
+/// Splits `sql` into statements. A statement nested deeper than
+/// `max_stack_depth` allows sqlparser to go is refused with 54001.
 pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError> {
     let mut out = Vec::new();
     for piece in split(sql) {
@@ -67,6 +91,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             out.push(hand_parse(trimmed)?);
             continue;
         }
+        // Where the statement is in the query string, for an error's
+        // position (the pieces are slices of it).
+        let source =
+            Source { query: sql, start: piece.as_ptr() as usize - sql.as_ptr() as usize, len: piece.len() };
         // CREATE SEQUENCE's options in the order sqlparser reads them.
         let reordered = crate::sequence_syntax::canonical_create_sequence(piece);
         let piece = reordered.as_deref().unwrap_or(piece);
@@ -79,19 +107,17 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
-        let statements = stack.run(|| {
-            let parsed = Parser::new(&PostgreSqlDialect {})
-                .with_recursion_limit(parser_depth(max_stack_depth))
-                .try_with_sql(piece)
-                .and_then(|mut p| p.parse_statements());
-            parsed.map(|statements| {
-                statements
-                    .into_iter()
-                    .map(|s| {
-                        let lock_strengths = lock_strengths.clone();
-                        Parsed::Sql(Ast { statement: Some(Box::new(s)), stack, lock_strengths })
-                    })
-                    .collect::<Vec<_>>()
+        let statements = parser(piece, max_stack_depth).and_then(|(mut p, nesting)| {
+            BigStack::for_parse(piece.len(), nesting.depth).run(|| {
+                p.parse_statements().map(|statements| {
+                    statements
+                        .into_iter()
+                        .map(|s| {
+                            let lock_strengths = lock_strengths.clone();
+                            Parsed::Sql(Ast { statement: Some(Box::new(s)), stack, lock_strengths })
+                        })
+                        .collect::<Vec<_>>()
+                })
             })
         });
         match statements {
@@ -100,7 +126,11 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             Err(e) => {
                 let message = e.to_string();
                 let message = message.strip_prefix("sql parser error: ").unwrap_or(&message).to_owned();
-                return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error: {message}")));
+                // A reordered statement's locations are not the user's.
+                let located = if reordered.is_none() { locate(&message, &source) } else { None };
+                return Err(located.unwrap_or_else(|| {
+                    SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error: {message}"))
+                }));
             }
         }
     }
@@ -305,6 +335,7 @@ impl From<SyntaxNear<'_>> for SqlError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nesting::tests::{big_stack, soups, FRAGMENTS};
 
     const DEPTH: usize = crate::stack::DEFAULT_MAX_STACK_DEPTH;
 
@@ -321,6 +352,108 @@ mod tests {
         // sqlparser drops the chain it built when the statement fails.
         let broken = format!("{chain} +");
         assert_eq!(parse(&broken).unwrap_err().code, "42601");
+    }
+
+    /// Nests past sqlparser's depth are refused before sqlparser sees
+    /// them (it retried them for hours), NOT chains included (it called
+    /// them syntax errors); so are nests of levels sqlparser would parse
+    /// again, past 64. Below both, they parse.
+    #[test]
+    fn deep_nests_are_54001_before_sqlparser_sees_them() {
+        let too_deep = |sql: String| {
+            let err = parse(&sql).unwrap_err();
+            assert_eq!(err.code, "54001", "{}", &sql[..40]);
+            assert_eq!(err.message, "stack depth limit exceeded");
+            assert!(err.hint.is_some_and(|h| h.contains("\"max_stack_depth\" (currently 2048kB)")));
+        };
+        for open in
+            ["CASE WHEN true THEN ", "ARRAY[", "NOT ", "- ", "ROW(", "(SELECT ", "1 IN (", "INTERVAL "]
+        {
+            too_deep(format!("SELECT {}1", open.repeat(17_000)));
+            too_deep(format!("SELECT {}1", open.repeat(100_000)));
+        }
+        // 65 CASEs: 64 levels inside another's THEN branch.
+        let cases = |n: usize| format!("SELECT {}1{}", "CASE WHEN true THEN ".repeat(n), " END".repeat(n));
+        assert_eq!(parse(&cases(65)).unwrap().len(), 1);
+        too_deep(cases(66));
+        too_deep(format!("SELECT * FROM {}t JOIN u ON true{}", "(".repeat(65), ")".repeat(65)));
+        assert_eq!(
+            parse(&format!("SELECT * FROM {}t JOIN u ON true{}", "(".repeat(64), ")".repeat(64)))
+                .unwrap()
+                .len(),
+            1
+        );
+        // Levels sqlparser parsed again: 30 POSITIONs took it years, 1 000
+        // CEILs failing after their contents 5 s, 8 000 ARRAY< 8 s.
+        too_deep(format!("SELECT {}1{}", "POSITION(".repeat(30), ")".repeat(30)));
+        too_deep(format!("SELECT {}1{}", "CEIL(".repeat(1_000), " ORDER BY 1)".repeat(1_000)));
+        too_deep(format!("SELECT {}int{}", "ARRAY< ".repeat(8_000), " >".repeat(8_000)));
+        assert_eq!(parse(&format!("SELECT {}true", "NOT ".repeat(10_000))).unwrap().len(), 1);
+        // A lower max_stack_depth lowers sqlparser's depth with it.
+        let nots = format!("SELECT {}true", "NOT ".repeat(1_000));
+        assert_eq!(super::parse(&nots, 100 << 10).unwrap_err().code, "54001");
+        assert_eq!(parse(&nots).unwrap().len(), 1);
+    }
+
+    /// sqlparser drops the trees of alternatives it abandons deep in its
+    /// recursion; a long chain dropped where it had gone on on a small
+    /// stack of its own overflowed that stack (a SIGSEGV).
+    #[test]
+    fn a_long_chain_dropped_deep_in_a_failing_parse_does_not_overflow() {
+        let chain = vec!["1"; 30_000].join("+");
+        let sql = format!("SELECT {}CASE WHEN true THEN {chain} garbage", "(".repeat(3_000));
+        assert_eq!(parse(&sql).unwrap_err().code, "42601");
+    }
+
+    /// The random token soups of the nesting module's tests: what the
+    /// server does with each, well formed or not, takes no time to speak
+    /// of (sqlparser parses some levels of a failing statement again).
+    #[test]
+    fn token_soups_parse_quickly() {
+        big_stack(|| {
+            let slowest = std::time::Duration::from_secs(10);
+            for sql in soups() {
+                let started = std::time::Instant::now();
+                let _ = super::parse(&sql, DEPTH);
+                assert!(started.elapsed() < slowest, "{:?} for {sql}", started.elapsed());
+            }
+        });
+    }
+
+    /// A search for repeated patterns that the server parses in more than
+    /// linear time (run by hand, in a release build, after a sqlparser
+    /// upgrade): every fragment and pair of fragments, repeated 100 and 400
+    /// times, and 12 and 16 times for exponential growth.
+    /// `cargo test --release -p snapscale-sql --lib slow_patterns -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn slow_patterns() {
+        big_stack(|| {
+            let time = |sql: &str| {
+                let started = std::time::Instant::now();
+                let _ = super::parse(sql, DEPTH);
+                started.elapsed().as_secs_f64()
+            };
+            let mut slow = Vec::new();
+            for (i, a) in FRAGMENTS.iter().enumerate() {
+                for b in std::iter::once(&"").chain(FRAGMENTS[i..].iter()) {
+                    for unit in [format!("{a} {b} "), format!("{b} {a} ")] {
+                        let at = |n: usize| time(&format!("SELECT {}", unit.repeat(n)));
+                        let (t12, t16) = (at(12), at(16));
+                        let (t100, t400) = (at(100), at(400));
+                        // Doubling per level, or worse than quadratic, and slow
+                        // enough not to be noise (a deep statement's stack).
+                        if (t16 > 0.05 && t16 > 8.0 * t12) || (t400 > 0.5 && t400 > 40.0 * t100) {
+                            eprintln!(
+                                "slow: {unit:?} 12: {t12:.4} 16: {t16:.4} 100: {t100:.4} 400: {t400:.4}"
+                            );
+                            slow.push(unit);
+                        }
+                    }
+                }
+            }
+            assert!(slow.is_empty(), "{slow:?}");
+        });
     }
 
     #[test]

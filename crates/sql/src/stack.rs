@@ -98,19 +98,31 @@ pub fn too_deep(max: usize) -> SqlError {
 
 /// sqlparser's recursion limit for a given `max_stack_depth`: one level per
 /// 128 bytes (16 384 at the default, past PostgreSQL's grammar, which stops
-/// near 10 000 nested parentheses). sqlparser grows its own stack on the
-/// heap as it recurses, so this bounds memory, not the thread's stack.
+/// near 10 000 nested parentheses). sqlparser is given a stack for all of
+/// its recursion ([`BigStack::for_parse`]), so this bounds that stack (and
+/// the memory its tree takes), not the thread's; statements that would
+/// pass it are refused before sqlparser sees them (the nesting module).
 pub fn parser_depth(max_stack_depth: usize) -> usize {
     (max_stack_depth / 128).max(64)
 }
 
 /// Source text longer than this is parsed and dropped on a [`BigStack`]; a
 /// shorter one cannot hold a chain whose drop overflows what the thread has
-/// left (measured below 128 bytes of stack per byte of source).
-const BIG_STATEMENT: usize = 8 << 10;
+/// left (measured below 128 bytes of stack per byte of source). The server
+/// also parses such a statement with its runtime worker handed to the other
+/// tasks: its parse may take seconds (see the nesting module).
+pub const BIG_STATEMENT: usize = 8 << 10;
 
 /// Stack needed per byte of source to drop sqlparser's tree of it.
 const STACK_PER_BYTE: usize = 128;
+
+/// Stack sqlparser's recursion takes per level of nesting as the nesting
+/// module measures it: at most about 15kB in a release build and
+/// 90kB unoptimised (a function's arguments, a CASE), with a margin.
+const PARSE_STACK_PER_LEVEL: usize = if cfg!(debug_assertions) { 128 << 10 } else { 24 << 10 };
+
+/// The most a statement's parse may take of a statement thread's own stack.
+const THREAD_PARSE_STACK: usize = STATEMENT_THREAD_STACK / 2;
 
 /// A stack size for work on a statement of `len` bytes, or `None` if the
 /// thread's own stack suffices.
@@ -118,9 +130,26 @@ const STACK_PER_BYTE: usize = 128;
 pub struct BigStack(Option<usize>);
 
 impl BigStack {
-    /// What a statement of `len` bytes of source needs.
+    /// What a statement of `len` bytes of source needs to be dropped.
     pub fn for_source(len: usize) -> BigStack {
         BigStack((len > BIG_STATEMENT).then(|| STACK_RESERVE + len.saturating_mul(STACK_PER_BYTE)))
+    }
+
+    /// What parsing a statement of `len` bytes nested `depth` levels deep
+    /// needs: all of sqlparser's recursion, and below its deepest point the
+    /// drop of the longest chain the text can hold. sqlparser drops the
+    /// trees of the alternatives it abandons deep in its recursion. Where
+    /// the stack runs short it goes on, level by level, on stacks of its
+    /// own with only 128kB sure to be left (the `recursive` crate), and a
+    /// long chain dropped there overflowed it (a SIGSEGV that took the
+    /// server down: 3 000 parentheses around a failing CASE over a 30 000
+    /// term sum).
+    pub fn for_parse(len: usize, depth: usize) -> BigStack {
+        let need =
+            len.saturating_mul(STACK_PER_BYTE).saturating_add(depth.saturating_mul(PARSE_STACK_PER_LEVEL));
+        BigStack(
+            (len > BIG_STATEMENT || need > THREAD_PARSE_STACK).then(|| STACK_RESERVE.saturating_add(need)),
+        )
     }
 
     /// Runs `f` on a stack of this size (a fresh mapping, released after).
@@ -157,6 +186,8 @@ mod tests {
     #[test]
     fn big_statements_get_a_stack_of_their_own() {
         assert_eq!(BigStack::for_source(100), BigStack(None));
+        assert_eq!(BigStack::for_parse(100, 10), BigStack(None));
+        assert!(BigStack::for_parse(4000, 4000).0.is_some_and(|s| s > 4000 * PARSE_STACK_PER_LEVEL));
         let big = BigStack::for_source(1 << 20);
         assert_eq!(big.run(|| 7), 7);
     }

@@ -32,7 +32,7 @@
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use snapscale_lock::{LockMode, LockTag, WaitPolicy};
+use snapscale_lock::{LockMode, LockTag};
 use snapscale_sinval::Invalidation;
 use snapscale_storage::log::Lsn;
 use snapscale_storage::Tid;
@@ -47,29 +47,9 @@ use crate::plan::Rel;
 use crate::redo::{self, Redo};
 use crate::relcache::{RelCache, Resolver};
 use crate::sqlstate::SqlState;
-use crate::stack::DEFAULT_MAX_STACK_DEPTH;
 use crate::wal_buffer::WalBuffer;
 
-/// The settings a transaction's work reads, copied from the session's
-/// before each statement (SET may change them between statements).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct XactConfig {
-    pub(crate) wait: WaitPolicy,
-    pub(crate) synchronous_commit: bool,
-    pub(crate) max_stack_depth: usize,
-    pub(crate) max_message_size: usize,
-}
-
-impl Default for XactConfig {
-    fn default() -> Self {
-        XactConfig {
-            wait: WaitPolicy { deadlock_timeout: std::time::Duration::from_secs(1), lock_timeout: None },
-            synchronous_commit: true,
-            max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
-            max_message_size: 64 << 20,
-        }
-    }
-}
+pub(crate) use crate::limits::XactConfig;
 
 /// What one (sub)transaction level did that its end must settle.
 #[derive(Debug, Default)]

@@ -9,28 +9,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use snapscale_sql::guc::SessionSettings;
 use snapscale_sql::{
-    AutovacuumConfig, Conn, Database, DatabaseConfig, Gucs, IsolationLevel, Output, SnapshotMode, SqlError,
-    Value, XidLogs,
+    AutovacuumConfig, Conn, Database, DatabaseConfig, Output, SnapshotMode, SqlError, Value, XidLogs,
 };
 
-#[derive(Clone)]
-struct Defaults;
-
-impl Gucs for Defaults {
-    fn set(&mut self, _: &str, _: &str) -> Result<(), SqlError> {
-        Ok(())
-    }
-    fn show(&self, _: &str) -> Result<String, SqlError> {
-        Ok(String::new())
-    }
-    fn default_isolation(&self) -> IsolationLevel {
-        IsolationLevel::ReadCommitted
-    }
-}
-
 /// Runs `sql`; the last statement's rows, or its error.
-async fn run(conn: &mut Conn<Defaults>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
+async fn run(conn: &mut Conn<SessionSettings>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
     let mut rows = Vec::new();
     for statement in conn.parse(sql)? {
         match conn.execute_parsed(statement).await {
@@ -46,7 +31,7 @@ async fn run(conn: &mut Conn<Defaults>, sql: &str) -> Result<Vec<Vec<Value>>, Sq
     Ok(rows)
 }
 
-async fn int(conn: &mut Conn<Defaults>, sql: &str) -> i64 {
+async fn int(conn: &mut Conn<SessionSettings>, sql: &str) -> i64 {
     match run(conn, sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).as_slice() {
         [row] => match row.as_slice() {
             [Value::Int(i)] => *i,
@@ -91,7 +76,7 @@ fn writers_go_round_the_status_log_without_failing() {
     let rt = runtime();
     for mode in SnapshotMode::ALL {
         let db = database(mode);
-        let mut c = Conn::new(Arc::clone(&db), db.attach().unwrap(), Defaults);
+        let mut c = Conn::new(Arc::clone(&db), db.attach().unwrap(), SessionSettings::default());
         rt.block_on(async {
             run(&mut c, SETUP).await.unwrap();
             let capacity = db.xid_log_state().status_capacity;
@@ -145,8 +130,8 @@ fn the_session_that_pins_the_log_is_named() {
     let rt = runtime();
     for mode in SnapshotMode::ALL {
         let db = database(mode);
-        let mut c = Conn::new(Arc::clone(&db), db.attach().unwrap(), Defaults);
-        let mut old = Conn::new(Arc::clone(&db), db.attach().unwrap(), Defaults);
+        let mut c = Conn::new(Arc::clone(&db), db.attach().unwrap(), SessionSettings::default());
+        let mut old = Conn::new(Arc::clone(&db), db.attach().unwrap(), SessionSettings::default());
         rt.block_on(async {
             run(&mut c, SETUP).await.unwrap();
             run(&mut old, "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM acct").await.unwrap();
@@ -183,7 +168,7 @@ fn the_autovacuum_worker_keeps_up() {
     let rt = runtime();
     let db = database(SnapshotMode::Csn);
     let worker = db.start_autovacuum().unwrap();
-    let mut c = Conn::new(Arc::clone(&db), db.attach().unwrap(), Defaults);
+    let mut c = Conn::new(Arc::clone(&db), db.attach().unwrap(), SessionSettings::default());
     rt.block_on(async {
         run(&mut c, SETUP).await.unwrap();
         let first = db.xid_log_state().next_xid;

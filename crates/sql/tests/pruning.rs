@@ -3,24 +3,10 @@
 
 use std::sync::Arc;
 
-use snapscale_sql::{Conn, Database, DatabaseConfig, Gucs, IsolationLevel, SnapshotMode, SqlError, Value};
+use snapscale_sql::guc::SessionSettings;
+use snapscale_sql::{Conn, Database, DatabaseConfig, SnapshotMode, Value};
 
-#[derive(Clone)]
-struct Defaults;
-
-impl Gucs for Defaults {
-    fn set(&mut self, _: &str, _: &str) -> Result<(), SqlError> {
-        Ok(())
-    }
-    fn show(&self, _: &str) -> Result<String, SqlError> {
-        Ok(String::new())
-    }
-    fn default_isolation(&self) -> IsolationLevel {
-        IsolationLevel::ReadCommitted
-    }
-}
-
-async fn run(conn: &mut Conn<Defaults>, sql: &str) {
+async fn run(conn: &mut Conn<SessionSettings>, sql: &str) {
     for statement in conn.parse(sql).unwrap() {
         conn.execute_parsed(statement).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
@@ -36,7 +22,7 @@ fn pruning_keeps_memory_flat_under_updates() {
         .unwrap();
     for mode in SnapshotMode::ALL {
         let db = Database::in_memory(DatabaseConfig { snapshot_mode: mode, ..DatabaseConfig::default() });
-        let mut c = Conn::new(Arc::clone(&db), db.attach().unwrap(), Defaults);
+        let mut c = Conn::new(Arc::clone(&db), db.attach().unwrap(), SessionSettings::default());
         runtime.block_on(async {
             run(
                 &mut c,

@@ -485,6 +485,10 @@ impl snapscale_sql::Gucs for Settings {
         self.session.max_stack_depth()
     }
 
+    fn temp_file_limit(&self) -> Option<u64> {
+        self.session.temp_file_limit()
+    }
+
     fn max_message_size(&self) -> usize {
         self.max_message_size
     }

@@ -113,12 +113,22 @@ impl<R: Resolver> Binder<'_, R> {
         let hidden = self.ctes.split_off(k);
         let select = match (recursive, query.body.as_ref()) {
             (true, SetExpr::SetOperation { op: ast::SetOperator::Union, set_quantifier, left, right })
-                if query.order_by.is_none() && query.limit_clause.is_none() && query.with.is_none() =>
+                if query.with.is_none() =>
             {
                 let all = matches!(set_quantifier, ast::SetQuantifier::All);
-                self.recursive_cte(&item.name, columns, all, left, right)
-                    .transpose()
-                    .unwrap_or_else(|| self.query_scoped(query, &Scope::empty()))
+                match self.recursive_cte(&item.name, columns, all, left, right) {
+                    // Self-referencing: PostgreSQL runs the rounds only for
+                    // `base UNION [ALL] step` alone.
+                    Ok(Some(select)) => match recursive_query_tail(query) {
+                        Some(clause) => Err(SqlError::new(
+                            SqlState::FEATURE_NOT_SUPPORTED,
+                            format!("{clause} in a recursive query is not implemented"),
+                        )),
+                        None => Ok(select),
+                    },
+                    Ok(None) => self.query_scoped(query, &Scope::empty()),
+                    Err(e) => Err(e),
+                }
             }
             _ => self.query_scoped(query, &Scope::empty()),
         };
@@ -158,6 +168,16 @@ impl<R: Resolver> Binder<'_, R> {
         let (mut step, step_untyped) = bound?;
         if matches!(marker.kind, Kind::Work { refs: 0, .. }) {
             return Ok(None);
+        }
+        // Each round reads the rows the round before added, one at a time
+        // in PostgreSQL: a step that combines them (an aggregate, a window)
+        // has no meaning there.
+        if step.grouping.is_some() || !step.windows.is_empty() {
+            let what = if step.grouping.is_some() { "aggregate functions" } else { "window functions" };
+            return Err(SqlError::new(
+                SqlState::INVALID_RECURSION,
+                format!("{what} are not allowed in a recursive query's recursive term"),
+            ));
         }
         if step.outputs.len() != columns.len() {
             return Err(SqlError::new(
@@ -201,20 +221,20 @@ impl<R: Resolver> Binder<'_, R> {
         let item = self.ctes[k].clone();
         let (from, names, types): (From, Vec<String>, Vec<SqlType>) = match &item.kind {
             Kind::Work { id, columns, depth, refs } => {
-                if *refs > 0 {
-                    return Err(SqlError::new(
-                        SqlState::INVALID_RECURSION,
-                        format!(
-                            "recursive reference to query \"{}\" must not appear more than once",
-                            item.name
-                        ),
-                    ));
-                }
                 if self.sublink_depth > *depth {
                     return Err(SqlError::new(
                         SqlState::INVALID_RECURSION,
                         format!(
                             "recursive reference to query \"{}\" must not appear within a subquery",
+                            item.name
+                        ),
+                    ));
+                }
+                if *refs > 0 {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_RECURSION,
+                        format!(
+                            "recursive reference to query \"{}\" must not appear more than once",
                             item.name
                         ),
                     ));
@@ -262,4 +282,18 @@ fn check_column_count(name: &str, aliases: &[String], available: usize) -> Resul
         ));
     }
     Ok(())
+}
+
+/// The clause around `base UNION [ALL] step` that PostgreSQL does not
+/// implement for a recursive item (0A000), if any.
+fn recursive_query_tail(query: &ast::Query) -> Option<&'static str> {
+    if query.order_by.is_some() {
+        return Some("ORDER BY");
+    }
+    match &query.limit_clause {
+        Some(ast::LimitClause::LimitOffset { offset: Some(_), .. }) => return Some("OFFSET"),
+        Some(_) => return Some("LIMIT"),
+        None => {}
+    }
+    (!query.locks.is_empty()).then_some("FOR UPDATE/SHARE")
 }

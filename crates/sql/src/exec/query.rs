@@ -17,6 +17,7 @@ use snapscale_storage::Tid;
 
 use super::agg::Acc;
 use super::modify::Change;
+use super::setop::Enough;
 use super::Executor;
 use crate::catalog::Row;
 use crate::error::SqlError;
@@ -257,7 +258,7 @@ impl Run<'_, '_> {
                 Rows::Computed(super::setop::combine(*op, *all, left, right))
             }
             Node::RecursiveUnion { id, all, base, step } => {
-                Rows::Computed(self.recursive_union(*id, *all, base, step)?)
+                Rows::Computed(self.recursive_union(*id, *all, base, step, None)?)
             }
             Node::WorkTable(id) => {
                 Rows::Computed(self.ex.work_tables.borrow().get(id).cloned().unwrap_or_default())
@@ -369,9 +370,25 @@ impl Run<'_, '_> {
                 self.ex.xact.check_cancel()?;
                 Rows::Versions(found)
             }
+            Node::RecursiveUnion { id, all, base, step } => {
+                let enough = Enough { want, accept: None };
+                Rows::Computed(self.recursive_union(*id, *all, base, step, Some(enough))?)
+            }
             Node::Filter { input, cond } => {
+                let rows = match recursion_under(input) {
+                    // The recursion's rows become the filter's input through
+                    // the projections between them (a WITH item's columns).
+                    Some((Node::RecursiveUnion { id, all, base, step }, projections)) => {
+                        let shape = |row: &Row| self.project_through(row, &projections);
+                        let accept = |row: &Row| passes(cond, &self.ctx(&shape(row)?));
+                        let enough = Enough { want, accept: Some(&accept) };
+                        let rows = self.recursive_union(*id, *all, base, step, Some(enough))?;
+                        rows.iter().map(shape).collect::<Result<Vec<_>, _>>()?
+                    }
+                    _ => self.rows(input)?.into_rows(),
+                };
                 let mut out = Vec::new();
-                for row in self.rows(input)?.into_rows() {
+                for row in rows {
                     if out.len() >= want {
                         break;
                     }
@@ -387,6 +404,18 @@ impl Run<'_, '_> {
             }
             other => self.rows(other)?,
         })
+    }
+
+    /// `row` of a node below `projections` (outermost first), as the node
+    /// above them sees it.
+    fn project_through(&self, row: &Row, projections: &[&[Expr]]) -> Result<Row, SqlError> {
+        let mut row = row.clone();
+        for exprs in projections.iter().rev() {
+            let cx = self.ctx(&row);
+            let values = exprs.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+            row = Row::from(values);
+        }
+        Ok(row)
     }
 
     /// The rows that pass `cond`.
@@ -609,5 +638,21 @@ impl LimitBounds {
     /// How many input rows the Limit takes at most.
     fn wanted(&self) -> usize {
         self.offset.saturating_add(self.limit)
+    }
+}
+
+/// A recursive union under `node` through projections only, and those
+/// projections (outermost first): what a Filter above may stop early.
+fn recursion_under(mut node: &Node) -> Option<(&Node, Vec<&[Expr]>)> {
+    let mut projections = Vec::new();
+    loop {
+        match node {
+            Node::Project { input, exprs } => {
+                projections.push(exprs.as_slice());
+                node = input;
+            }
+            Node::RecursiveUnion { .. } => return Some((node, projections)),
+            _ => return None,
+        }
     }
 }

@@ -53,19 +53,55 @@ pub(super) fn combine(op: SetOpKind, all: bool, left: Vec<Row>, right: Vec<Row>)
     out
 }
 
+/// When a recursive union may stop before its recursion ends: a Limit
+/// above it takes `want` rows, of those `accept` passes if a Filter sits
+/// between them. PostgreSQL's executor pulls rows from the recursion one
+/// at a time, so `WITH RECURSIVE t AS (… UNION ALL SELECT n + 1 FROM t)
+/// SELECT * FROM t LIMIT 10` ends although the recursion alone would not;
+/// here a round's rows are produced together, and the recursion stops
+/// after the round that completes the Limit (the same rows, in the same
+/// order, reach it).
+pub(super) struct Enough<'a> {
+    pub(super) want: usize,
+    pub(super) accept: Option<&'a Accept<'a>>,
+}
+
+/// Whether the Limit above takes a row (it passes the Filter between).
+pub(super) type Accept<'a> = dyn Fn(&Row) -> Result<bool, SqlError> + 'a;
+
+/// About how much memory `row` holds.
+fn approx_bytes(row: &[Value]) -> usize {
+    row.iter()
+        .map(|v| {
+            std::mem::size_of::<Value>()
+                + match v {
+                    Value::Text(t) => t.len(),
+                    Value::Array(items) | Value::Record(items) => approx_bytes(items),
+                    Value::Reg(_, name) => name.len(),
+                    _ => 0,
+                }
+        })
+        .sum::<usize>()
+        + 16
+}
+
 impl super::query::Run<'_, '_> {
     /// A recursive WITH item's rows: the base's, then each round of the
-    /// step over the rows the round before added, until a round adds none.
-    /// Without ALL a row already produced is not added again (which is
-    /// what ends a walk round a cycle). Each round checks for a cancel:
-    /// a recursion that never ends runs until statement_timeout or a
-    /// cancel request, as in PostgreSQL.
+    /// step over the rows the round before added, until a round adds none
+    /// or a Limit above has `enough`. Without ALL a row already produced
+    /// is not added again (which is what ends a walk round a cycle). Each
+    /// round checks for a cancel: a recursion that never ends runs until
+    /// statement_timeout or a cancel request, as in PostgreSQL, or until
+    /// its rows pass temp_file_limit: PostgreSQL spills them to temporary
+    /// files, snapscale holds them in memory every session shares, and
+    /// counts them against the same limit (53400 past it).
     pub(super) fn recursive_union(
         &self,
         id: usize,
         all: bool,
         base: &crate::plan::physical::Node,
         step: &crate::plan::physical::Node,
+        enough: Option<Enough<'_>>,
     ) -> Result<Vec<Row>, SqlError> {
         let mut seen: std::collections::BTreeSet<Key> = std::collections::BTreeSet::new();
         let mut fresh = |rows: Vec<Row>| -> Vec<Row> {
@@ -75,14 +111,35 @@ impl super::query::Run<'_, '_> {
                 rows.into_iter().filter(|r| seen.insert(Key(r.to_vec()))).collect()
             }
         };
+        let limit = self.ex.xact.config.temp_file_limit;
+        let (mut bytes, mut accepted) = (0u64, 0usize);
+        // Whether the rows so far are all anyone will read.
+        let mut done = |rows: &[Row]| -> Result<bool, SqlError> {
+            bytes += rows.iter().map(|r| approx_bytes(r) as u64).sum::<u64>();
+            if let Some(limit) = limit.filter(|limit| bytes > *limit) {
+                return Err(SqlError::new(
+                    SqlState::CONFIGURATION_LIMIT_EXCEEDED,
+                    format!("temporary file size exceeds temp_file_limit ({}kB)", limit >> 10),
+                ));
+            }
+            let Some(enough) = &enough else { return Ok(false) };
+            for row in rows {
+                if enough.accept.map_or(Ok(true), |accept| accept(row))? {
+                    accepted += 1;
+                }
+            }
+            Ok(accepted >= enough.want)
+        };
         let mut out = fresh(self.rows(base)?.into_rows());
         let mut round = out.clone();
-        while !round.is_empty() {
+        let mut stop = done(&out)?;
+        while !round.is_empty() && !stop {
             self.ex.xact.check_cancel()?;
             self.ex.work_tables.borrow_mut().insert(id, round);
             let produced = self.rows(step);
             self.ex.work_tables.borrow_mut().remove(&id);
             round = fresh(produced?.into_rows());
+            stop = done(&round)?;
             out.extend(round.iter().cloned());
         }
         Ok(out)

@@ -81,7 +81,12 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
             SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz,
         ) => {
             let local = match v {
-                Value::Date(d) => i64::from(d) * 86_400_000_000,
+                Value::Date(d) => i64::from(d)
+                    .checked_mul(86_400_000_000)
+                    .filter(|t| crate::types::timestamp_in_range(*t))
+                    .ok_or_else(|| {
+                        SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range for timestamp")
+                    })?,
                 Value::Timestamp(t) => t,
                 Value::TimestampTz(t) if ty == SqlType::TimestampTz => return Ok(Value::TimestampTz(t)),
                 Value::TimestampTz(t) => zone.local(t),

@@ -201,6 +201,25 @@ fn parse_stack_depth(name: &str, value: &str) -> Result<usize, SettingError> {
     Ok(bytes as usize)
 }
 
+/// temp_file_limit: kB by default, -1 for no limit, PostgreSQL's range.
+fn parse_temp_file_limit(name: &str, value: &str) -> Result<Option<u64>, SettingError> {
+    if value.trim() == "-1" {
+        return Ok(None);
+    }
+    let bytes = parse_bytes(name, value, 10)?;
+    if bytes >> 10 > i32::MAX as u64 {
+        return Err(SettingError::InvalidValue {
+            message: format!(
+                "{} kB is outside the valid range for parameter \"{name}\" (-1 .. 2147483647)",
+                bytes >> 10
+            ),
+            detail: None,
+            hint: None,
+        });
+    }
+    Ok(Some(bytes))
+}
+
 /// Parses an isolation level as PostgreSQL spells it. SERIALIZABLE is
 /// refused (0A000 at the statement level; here an invalid value), never
 /// silently downgraded; READ UNCOMMITTED behaves as READ COMMITTED, as in
@@ -241,6 +260,9 @@ pub struct SessionSettings {
     /// How much stack statement work may use (`max_stack_depth`, bytes);
     /// deeper recursion fails with 54001.
     pub max_stack_depth: usize,
+    /// How much a statement may hold of what PostgreSQL would spill to
+    /// temporary files (`temp_file_limit`, bytes; `None`: -1, no limit).
+    pub temp_file_limit: Option<u64>,
     /// What clients set and read at start-up (TimeZone, DateStyle, …).
     pub client: ClientSettings,
 }
@@ -255,13 +277,14 @@ impl Default for SessionSettings {
             application_name: String::new(),
             synchronous_commit: true,
             max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
+            temp_file_limit: Some(crate::limits::DEFAULT_TEMP_FILE_LIMIT),
             client: ClientSettings::default(),
         }
     }
 }
 
 /// The session settings besides the client's.
-const NAMES: [&str; 7] = [
+const NAMES: [&str; 8] = [
     "statement_timeout",
     "deadlock_timeout",
     "lock_timeout",
@@ -269,6 +292,7 @@ const NAMES: [&str; 7] = [
     "application_name",
     "synchronous_commit",
     "max_stack_depth",
+    "temp_file_limit",
 ];
 
 impl SessionSettings {
@@ -300,6 +324,7 @@ impl SessionSettings {
             "application_name" => self.application_name = value.into(),
             "synchronous_commit" => self.synchronous_commit = parse_bool(name, value)?,
             "max_stack_depth" => self.max_stack_depth = parse_stack_depth(name, value)?,
+            "temp_file_limit" => self.temp_file_limit = parse_temp_file_limit(name, value)?,
             _ => return Err(SettingError::Unknown(name.into())),
         }
         Ok(())
@@ -318,6 +343,7 @@ impl SessionSettings {
             "application_name" => self.application_name.clone(),
             "synchronous_commit" => on_off(self.synchronous_commit),
             "max_stack_depth" => format_bytes(self.max_stack_depth as u64),
+            "temp_file_limit" => self.temp_file_limit.map_or_else(|| "-1".into(), format_bytes),
             _ => return Err(SettingError::Unknown(name.into())),
         })
     }
@@ -347,6 +373,10 @@ impl Gucs for SessionSettings {
 
     fn max_stack_depth(&self) -> usize {
         self.max_stack_depth
+    }
+
+    fn temp_file_limit(&self) -> Option<u64> {
+        self.temp_file_limit
     }
 
     fn statement_timeout(&self) -> Option<Duration> {

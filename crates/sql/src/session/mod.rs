@@ -55,6 +55,11 @@ pub trait Gucs: Clone + Send + Sync + 'static {
     fn max_stack_depth(&self) -> usize {
         crate::stack::DEFAULT_MAX_STACK_DEPTH
     }
+    /// temp_file_limit, in bytes (`None`: no limit): the most a statement
+    /// may hold of what PostgreSQL would spill to temporary files.
+    fn temp_file_limit(&self) -> Option<u64> {
+        Some(crate::limits::DEFAULT_TEMP_FILE_LIMIT)
+    }
     /// max_message_size, in bytes: also the longest row COPY buffers.
     fn max_message_size(&self) -> usize {
         64 << 20
@@ -194,6 +199,7 @@ impl<G: Gucs> Conn<G> {
             synchronous_commit: self.gucs.synchronous_commit(),
             max_stack_depth: self.gucs.max_stack_depth(),
             max_message_size: self.gucs.max_message_size(),
+            temp_file_limit: self.gucs.temp_file_limit(),
         };
     }
 

@@ -97,7 +97,24 @@ pub fn parse_date(input: &str) -> Result<i32, SqlError> {
 /// timestamp without time zone.
 pub fn parse_timestamp(input: &str) -> Result<i64, SqlError> {
     let (days, usecs, _) = parse_datetime("timestamp", input)?;
-    Ok(days * USECS_PER_DAY + usecs)
+    in_timestamp_range(days.checked_mul(USECS_PER_DAY).and_then(|d| d.checked_add(usecs)), input)
+}
+
+/// PostgreSQL's timestamp range, in microseconds since 2000-01-01:
+/// 4714-11-24 00:00:00 BC up to, not including, 294277-01-01 00:00:00.
+const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
+const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
+
+/// Whether `usecs` is a timestamp PostgreSQL can hold.
+pub(crate) fn timestamp_in_range(usecs: i64) -> bool {
+    (MIN_TIMESTAMP..END_TIMESTAMP).contains(&usecs)
+}
+
+/// `usecs` if it is a timestamp PostgreSQL can hold, else its 22008.
+fn in_timestamp_range(usecs: Option<i64>, input: &str) -> Result<i64, SqlError> {
+    usecs.filter(|t| timestamp_in_range(*t)).ok_or_else(|| {
+        SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("timestamp out of range: \"{input}\""))
+    })
 }
 
 /// Parses an ISO timestamp with time zone: the instant, in microseconds
@@ -105,12 +122,22 @@ pub fn parse_timestamp(input: &str) -> Result<i64, SqlError> {
 /// read; without one it is `zone`'s, the session's.
 pub fn parse_timestamptz(input: &str, zone: Zone) -> Result<i64, SqlError> {
     let (days, usecs, suffix) = parse_datetime("timestamp with time zone", input)?;
-    let local = days * USECS_PER_DAY + usecs;
-    Ok(match suffix {
-        Suffix::Offset(east) => local - east,
-        Suffix::Zone(z) => z.to_utc(local),
-        Suffix::None => zone.to_utc(local),
-    })
+    // The wall-clock time may lie a zone's offset outside the range; the
+    // instant may not.
+    let local = days
+        .checked_mul(USECS_PER_DAY)
+        .and_then(|d| d.checked_add(usecs))
+        // A day's margin holds every zone's offset, and stays inside i64.
+        .filter(|l| (MIN_TIMESTAMP - USECS_PER_DAY..END_TIMESTAMP + USECS_PER_DAY).contains(l));
+    let Some(local) = local else { return in_timestamp_range(None, input) };
+    in_timestamp_range(
+        Some(match suffix {
+            Suffix::Offset(east) => local - east,
+            Suffix::Zone(z) => z.to_utc(local),
+            Suffix::None => zone.to_utc(local),
+        }),
+        input,
+    )
 }
 
 /// What follows the clock in date/time input.

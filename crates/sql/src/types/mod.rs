@@ -18,6 +18,7 @@ use crate::error::SqlError;
 use crate::sqlstate::SqlState;
 
 pub use array::{format_array, parse_array};
+pub(crate) use datetime::timestamp_in_range;
 pub use datetime::{
     civil_date, day_number, format_date, format_timestamp, format_timestamptz, parse_date, parse_timestamp,
     parse_timestamptz,

@@ -1,0 +1,37 @@
+//! The settings and limits a transaction's work runs under, and their
+//! defaults, which more than one layer needs (the settings, the session,
+//! the transaction manager): kept apart so that none of them has to import
+//! another for them.
+
+use snapscale_lock::WaitPolicy;
+
+use crate::stack::DEFAULT_MAX_STACK_DEPTH;
+
+/// temp_file_limit's default, in bytes. PostgreSQL's is -1 (no limit: its
+/// spill files go to disk); what snapscale holds instead is memory every
+/// session shares, so one statement gets at most 1GB of it unless its
+/// session lifts the limit.
+pub const DEFAULT_TEMP_FILE_LIMIT: u64 = 1 << 30;
+
+/// The settings a transaction's work reads, copied from the session's
+/// before each statement (SET may change them between statements).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct XactConfig {
+    pub(crate) wait: WaitPolicy,
+    pub(crate) synchronous_commit: bool,
+    pub(crate) max_stack_depth: usize,
+    pub(crate) max_message_size: usize,
+    pub(crate) temp_file_limit: Option<u64>,
+}
+
+impl Default for XactConfig {
+    fn default() -> Self {
+        XactConfig {
+            wait: WaitPolicy { deadlock_timeout: std::time::Duration::from_secs(1), lock_timeout: None },
+            synchronous_commit: true,
+            max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
+            max_message_size: 64 << 20,
+            temp_file_limit: Some(DEFAULT_TEMP_FILE_LIMIT),
+        }
+    }
+}
