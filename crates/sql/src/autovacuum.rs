@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use snapscale_lock::LockTag;
 use snapscale_storage::{VacuumOptions, VacuumStats};
-use snapscale_txn::{HeldBy, MultiXactId, Session, TxnError, Xid};
+use snapscale_txn::{HeldBy, Session, TxnError, Xid};
 use tracing::{error, info, warn};
 
 use crate::catalog::Heap;
