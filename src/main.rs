@@ -185,9 +185,27 @@ enum Experiment {
         /// pgbench -i scale (overrides the preset: 1, or 10 with --durable).
         #[arg(long)]
         scale: Option<u32>,
+        /// Client counts, e.g. 1,2 (overrides the preset: 1,2, or 1,2,8
+        /// with --durable).
+        #[arg(long, value_delimiter = ',')]
+        clients: Option<Vec<usize>>,
+        /// Client counts run again with pgbench and both servers pinned to
+        /// one CPU (overrides the preset: 1, or none with --durable); an
+        /// empty value runs none.
+        #[arg(long, value_delimiter = ',', num_args = 0..)]
+        pinned: Option<Vec<usize>>,
+        /// Seconds per run (overrides the preset: 20, or 3 with --quick).
+        #[arg(long)]
+        seconds: Option<u32>,
+        /// Rounds (overrides the preset: 3, or 1 with --quick).
+        #[arg(long)]
+        rounds: Option<usize>,
         /// Directory for the CSV, SVG and Markdown files.
         #[arg(long, default_value = "docs/results")]
         out: PathBuf,
+        /// Base name of the output files (overrides the preset).
+        #[arg(long)]
+        name: Option<String>,
     },
     /// Invalidation-check cost: the has-messages fast path vs the locked read
     /// path, against sessions, with and without pending messages (seed 003).
@@ -278,7 +296,7 @@ fn main() -> ExitCode {
             let settings = if quick { idle::Settings::quick(out) } else { idle::Settings::full(out) };
             report("idle", idle::run(&settings))
         }
-        Experiment::Pgbench { quick, durable, scale, out } => {
+        Experiment::Pgbench { quick, durable, scale, clients, pinned, seconds, rounds, out, name } => {
             let mut settings = match (durable, quick) {
                 (false, false) => pgbench::Settings::full(out),
                 (false, true) => pgbench::Settings::quick(out),
@@ -287,6 +305,21 @@ fn main() -> ExitCode {
             };
             if let Some(scale) = scale {
                 settings.scale = scale.max(1);
+            }
+            if let Some(clients) = clients {
+                settings.clients = clients.into_iter().filter(|&c| c > 0).collect();
+            }
+            if let Some(pinned) = pinned {
+                settings.pinned = pinned.into_iter().filter(|&c| c > 0).collect();
+            }
+            if let Some(seconds) = seconds {
+                settings.seconds = seconds.max(1);
+            }
+            if let Some(rounds) = rounds {
+                settings.rounds = rounds.max(1);
+            }
+            if let Some(name) = name {
+                settings.name = name;
             }
             report("pgbench", pgbench::run(&settings))
         }

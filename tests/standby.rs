@@ -450,6 +450,26 @@ async fn scenario(mode: &str) {
         assert_identical(&p, &c, &format!("{mode} → {sm}: after the load")).await;
     }
 
+    // A row updated beside FOR KEY SHARE lockers (on the primary its xmax
+    // names a multixact of them and the updater) replays as an update by
+    // the updater's own xid: the standby shows the committed value while
+    // the lockers still run, and nothing of their locks (MULTI-WAL in the
+    // storage crate's README).
+    let (l1, l2) = (primary.connect().await, primary.connect().await);
+    for l in [&l1, &l2] {
+        l.batch_execute("BEGIN; SELECT bid FROM pgbench_branches WHERE bid = 1 FOR KEY SHARE").await.unwrap();
+    }
+    p.batch_execute("UPDATE pgbench_branches SET filler = 'multi' WHERE bid = 1").await.unwrap();
+    for (s, sm) in standbys.iter_mut().zip(STANDBY_MODES) {
+        catch_up(&p, s, &format!("{mode} → {sm}: after an update beside share locks")).await;
+        let c = s.connect().await;
+        let filler = one(&c, "SELECT filler FROM pgbench_branches WHERE bid = 1").await;
+        assert_eq!(filler.as_deref().map(str::trim), Some("multi"), "{mode} → {sm}: the committed update");
+    }
+    for l in [&l1, &l2] {
+        l.batch_execute("COMMIT").await.unwrap();
+    }
+
     // Both standbys, killed with SIGKILL, resume from their own
     // restartpoints (the csn standby's running list is
     // `Replayer::running()`), without a new base backup.

@@ -17,6 +17,7 @@ mod startup;
 mod transport;
 mod walreceiver;
 mod walsender;
+mod workers;
 
 pub use server::Server;
 pub use settings::{AuthMethod, ConfigError, SessionSettings, SettingError, Settings};

@@ -1,9 +1,12 @@
-//! The listener: accepts connections and runs each on its own task.
+//! The listener: accepts connections and hands each to a connection
+//! worker (`workers.rs`), on whose thread it stays for its life.
 //!
-//! The server runs on a runtime of its own, whatever runtime its caller
+//! The server runs on threads of its own, whatever runtime its caller
 //! uses, because statement work needs threads whose stacks hold
 //! `max_stack_depth` (see `snapscale_sql::stack`): the caller's threads
-//! (a test's, say) may have the 2 MiB default.
+//! (a test's, say) may have the 2 MiB default. Its background runtime
+//! accepts, answers cancel requests, and runs the checkpointer and a
+//! standby's WAL receiver; connections run on the workers.
 
 use std::future::Future;
 use std::io;
@@ -11,13 +14,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use snapscale_sql::{AutovacuumWorker, Database, DatabaseConfig, Durability, Standby, StandbyConfig};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tracing::{info, warn};
 
 use crate::auth::scram;
 use crate::connection::serve;
 use crate::settings::{AuthMethod, Settings};
 use crate::shared::Shared;
+use crate::workers::Workers;
 
 /// A bound server, ready to run.
 pub struct Server {
@@ -172,6 +176,11 @@ impl Server {
         let shared = Arc::clone(&self.shared);
         let standby = self.standby.take();
         let autovacuum = self.autovacuum.take();
+        let workers = Arc::new(Workers::start(
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            snapscale_sql::stack::STATEMENT_THREAD_STACK,
+            &shared,
+        )?);
         let main = runtime.spawn(async move {
             let (stop_checkpoints, stopped) = tokio::sync::oneshot::channel::<()>();
             let checkpoints = match standby {
@@ -186,7 +195,7 @@ impl Server {
                 }
                 None => tokio::spawn(checkpoint_loop(Arc::clone(&shared), stopped)),
             };
-            let result = accept_loop(&shared, &listener, async {
+            let result = accept_loop(&shared, &workers, &listener, async {
                 let _ = stop.await;
             })
             .await;
@@ -199,6 +208,9 @@ impl Server {
                 warn!(error = %e, "the shutdown checkpoint failed; the next start replays the WAL");
             }
             shared.db.shutdown();
+            // Open connections end with their workers, as they did with
+            // the runtime they shared: each `Conn` releases what it holds.
+            drop(workers);
             result
         });
         tokio::pin!(main);
@@ -259,6 +271,7 @@ async fn checkpoint_loop(shared: Arc<Shared>, mut stop: tokio::sync::oneshot::Re
 
 async fn accept_loop(
     shared: &Arc<Shared>,
+    workers: &Arc<Workers>,
     listener: &TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
@@ -290,14 +303,35 @@ async fn accept_loop(
                         }
                     };
                     let _ = socket.set_nodelay(true);
-                    let shared = Arc::clone(shared);
-                    tokio::spawn(async move {
-                        if let Err(e) = serve(socket, shared).await {
-                            info!(%peer, error = %e, "connection ended with an error");
-                        }
-                    });
+                    tokio::spawn(route(socket, peer, Arc::clone(shared), Arc::clone(workers)));
                 }
             }
         }
+    }
+}
+
+/// The length and code of a CancelRequest packet: it is always 16 bytes,
+/// and is the first thing on its connection.
+const CANCEL_REQUEST_HEADER: [u8; 8] = [0, 0, 0, 16, 0x04, 0xd2, 0x16, 0x2e];
+
+/// Serves a cancel request here, on the background runtime, and hands
+/// every other connection to a worker. A cancel must not queue behind the
+/// very statement it is for, which may keep its worker's thread busy.
+async fn route(socket: TcpStream, peer: SocketAddr, shared: Arc<Shared>, workers: Arc<Workers>) {
+    let mut head = [0u8; 8];
+    // Only peeked: whoever serves the connection reads it from the start.
+    // A client that never sends anything is dropped after as long as its
+    // startup would have been allowed.
+    let peeked = tokio::time::timeout(crate::startup::STARTUP_TIMEOUT, socket.peek(&mut head)).await;
+    match peeked {
+        Ok(Ok(n)) if n == head.len() && head == CANCEL_REQUEST_HEADER => {
+            if let Err(e) = serve(socket, shared).await {
+                info!(%peer, error = %e, "a cancel request ended with an error");
+            }
+        }
+        // Anything else, even a short first read, is a worker's to judge.
+        Ok(Ok(_)) => workers.assign(socket, peer),
+        Ok(Err(e)) => info!(%peer, error = %e, "connection ended with an error"),
+        Err(_) => {}
     }
 }

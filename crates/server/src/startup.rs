@@ -29,7 +29,7 @@ use crate::settings::{session_settings, Settings};
 use crate::shared::Shared;
 
 /// How long a client may take to start up.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn fatal(code: SqlState, message: impl Into<String>) -> PgWireError {
     PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), code.code().into(), message.into())))

@@ -17,6 +17,11 @@
 //!                            is three quarters full and names what holds it
 //!   a full status log        the writer freezes everything first, then retries;
 //!                            54000 names the session, xmin and age that pin it
+//!   the multixact log        the same passes replace finished multixacts; the
+//!                            oldest multi = min(every reachable heap's), and the
+//!                            log is truncated below it; a heap whose oldest multi
+//!                            lags by a quarter of the log's ring is vacuumed; a
+//!                            full log makes the writer freeze everything first
 //! ```
 //!
 //! The limits follow the status log's capacity C: `autovacuum_freeze_max_age`
@@ -61,6 +66,12 @@ impl Database {
             resident_pages: (pages.status.0, pages.parent_links.0, pages.csn.map_or(0, |c| c.0)),
             resident_bytes: pages.resident_bytes(),
         }
+    }
+
+    /// The multixact log's state now (a diagnostic; tests check it stays
+    /// bounded).
+    pub fn multi_log_state(&self) -> snapscale_txn::MultiLogState {
+        self.engine.multi_log_state()
     }
 
     /// Autovacuum rounds done so far.
@@ -123,6 +134,7 @@ impl Database {
     /// map before anyone writes into it).
     pub(crate) fn advance_frozen_xid(&self) -> FrozenXid {
         let mut frozen = self.catalog.table.frozen_xid();
+        let mut oldest_multi = self.catalog.table.min_multi();
         let mut holder = Holder::Catalog;
         for (id, heap) in self.catalog.reachable_storages() {
             let f = heap.table.frozen_xid();
@@ -130,12 +142,15 @@ impl Database {
                 frozen = f;
                 holder = id.map_or(Holder::Dropped, Holder::Storage);
             }
+            // MULTI-TRUNCATE: as the frozen xid, over the same heaps.
+            oldest_multi = oldest_multi.min(heap.table.min_multi());
         }
         let status_log_from = self.engine.advance_frozen_xid(frozen);
+        let oldest_multi = self.engine.advance_oldest_multi(oldest_multi);
         let wake_at = frozen.0.saturating_add(self.xid_limits().freeze_max_age);
         // Relaxed: a hint for writers (see `note_xid`).
         self.autovacuum.wake_at.store(wake_at, Relaxed);
-        FrozenXid { frozen, oldest: self.holder_name(holder), status_log_from }
+        FrozenXid { frozen, oldest: self.holder_name(holder), status_log_from, oldest_multi }
     }
 
     fn holder_name(&self, holder: Holder) -> String {
@@ -193,6 +208,32 @@ impl Database {
             ms = started.elapsed().as_millis() as u64,
             "the status log was full with tables not yet frozen: a writer froze every table first"
         );
+    }
+
+    /// The multixact log is full (MULTI-TRUNCATE): freeze every reachable
+    /// heap now, which replaces every multi whose members finished and
+    /// rebuilds the others from their live members, and advance the oldest
+    /// multi. One writer at a time; true if the log has room again (the
+    /// caller retries), false if live multis fill it.
+    pub(crate) fn freeze_for_multi_space(&self, session: &mut Session, err: &TxnError) -> bool {
+        let TxnError::MultiXactSpaceExhausted { oldest, .. } = err else { return false };
+        let _one = self.autovacuum.emergency.lock().unwrap_or_else(|e| e.into_inner());
+        if self.engine.oldest_multi() > *oldest {
+            return true; // another writer did it while we waited
+        }
+        let started = Instant::now();
+        let mark = VacuumOptions { freeze_min_age: 0, remove: false };
+        for (_, heap) in self.catalog.reachable_storages() {
+            heap.table.vacuum_with(session, mark, |_| {});
+        }
+        self.catalog.table.vacuum_with(session, mark, |_| {});
+        let now = self.advance_frozen_xid();
+        warn!(
+            oldest_multi = now.oldest_multi.0,
+            ms = started.elapsed().as_millis() as u64,
+            "the multixact log was full with old multixacts not yet replaced: a writer froze every table first"
+        );
+        now.oldest_multi > *oldest
     }
 
     /// The 54000 for an xid that cannot be assigned, naming the real cause:
@@ -301,6 +342,11 @@ impl Database {
         let mut vacuumed = Vec::new();
         let mut removed = 0;
         let mut frozen_versions = 0;
+        // A heap whose oldest multixact lags by a quarter of the log's ring
+        // is vacuumed too (PostgreSQL's multixact freeze max age).
+        let multis = self.engine.multi_log_state();
+        let multi_lag =
+            |heap: &Heap| multis.next.0.saturating_sub(heap.table.min_multi().0) > multis.capacity / 4;
         for (id, heap) in self.catalog.reachable_storages() {
             let age = next.0.saturating_sub(heap.table.frozen_xid().0);
             // Relaxed: a heuristic counter (PRUNE).
@@ -308,7 +354,7 @@ impl Database {
             let size = heap.table.allocated_slots() as f64;
             let dead_due = config.enabled
                 && changes > config.vacuum_threshold as f64 + config.vacuum_scale_factor * size;
-            if dead_due || age > limits.freeze_max_age {
+            if dead_due || age > limits.freeze_max_age || multi_lag(&heap) {
                 let stats = self.vacuum_heap(session, &heap, limits.freeze_min_age, true);
                 removed += stats.removed;
                 frozen_versions += stats.frozen;

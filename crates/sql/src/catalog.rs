@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use snapscale_storage::{Table, VacuumOptions, VacuumStats};
-use snapscale_txn::{Engine, Session, Xid};
+use snapscale_txn::{Engine, MultiXactId, Session, Xid};
 
 use crate::index::Index;
 use crate::sequence::{SeqValue, Sequence, SequenceDef};
@@ -107,10 +107,11 @@ pub(crate) struct VacuumRecord {
 
 impl Heap {
     /// Empty storage whose first frozen xid is `frozen_xid` (at most the
-    /// oldest xid that may still write into it: FREEZE-TRUNCATE).
-    fn new(frozen_xid: Xid) -> Heap {
+    /// oldest xid that may still write into it: FREEZE-TRUNCATE), and whose
+    /// versions will name no multixact below `min_multi` (MULTI-TRUNCATE).
+    fn new(frozen_xid: Xid, min_multi: MultiXactId) -> Heap {
         Heap {
-            table: Table::new(frozen_xid),
+            table: Table::with_min_multi(frozen_xid, min_multi),
             indexes: RwLock::new(HashMap::new()),
             changes: AtomicU64::new(0),
             pruning: Mutex::new(()),
@@ -209,7 +210,10 @@ pub(crate) struct Catalog {
 impl Catalog {
     pub(crate) fn new(engine: Arc<Engine>) -> Catalog {
         Catalog {
-            table: Table::new(engine.compute_horizons().oldest_considered_running),
+            table: Table::with_min_multi(
+                engine.compute_horizons().oldest_considered_running,
+                engine.next_multi(),
+            ),
             engine,
             names: Mutex::new(()),
             storages: RwLock::new(HashMap::new()),
@@ -250,9 +254,10 @@ impl Catalog {
     /// New storage: its first frozen xid is the horizon now, at most the
     /// xid of every transaction that may still write into it. It is in
     /// `storages` before anyone can write into it, so every frozen-xid
-    /// computation that could pass its rows' xids sees it.
+    /// computation that could pass its rows' xids sees it. Its oldest
+    /// multi is the next one now: any multi naming its rows comes later.
     fn new_heap(&self) -> Heap {
-        Heap::new(self.engine.compute_horizons().oldest_considered_running)
+        Heap::new(self.engine.compute_horizons().oldest_considered_running, self.engine.next_multi())
     }
 
     /// Creates empty storage with a recovered id.

@@ -155,6 +155,7 @@ impl Database {
             csn_log_pages: logs.csn_log_pages,
             parent_link_pages: logs.parent_link_pages,
             log_page_bytes: logs.page_bytes,
+            multixact_log_pages: logs.multixact_log_pages,
             ..EngineConfig::default()
         }
     }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, RwLock};
 
+use smallvec::SmallVec;
 use snapscale_storage::Tid;
 
 use crate::types::{SqlType, Value};
@@ -46,15 +47,21 @@ fn kind(v: &Value) -> u8 {
     }
 }
 
+/// Column by column, then shorter first (a prefix sorts before the keys
+/// that extend it).
+fn values_order(a: &[Value], b: &[Value]) -> Ordering {
+    for (a, b) in a.iter().zip(b) {
+        match value_order(a, b) {
+            Ordering::Equal => {}
+            unequal => return unequal,
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
 impl Ord for Key {
     fn cmp(&self, other: &Self) -> Ordering {
-        for (a, b) in self.0.iter().zip(&other.0) {
-            match value_order(a, b) {
-                Ordering::Equal => {}
-                unequal => return unequal,
-            }
-        }
-        self.0.len().cmp(&other.0.len())
+        values_order(&self.0, &other.0)
     }
 }
 
@@ -79,6 +86,65 @@ impl Key {
     }
 }
 
+/// A key as the index's tree holds it, ordered as [`Key`]. A one-column
+/// key sits in the tree's node itself: the comparisons on the way down a
+/// point lookup then read the node they are in, where a `Vec` per key cost
+/// a pointer chase (and at a million keys a cache miss) per comparison.
+#[derive(Debug)]
+enum Stored {
+    One(Value),
+    Many(Box<[Value]>),
+}
+
+impl Stored {
+    fn of(values: Vec<Value>) -> Stored {
+        match <[Value; 1]>::try_from(values) {
+            Ok([v]) => Stored::One(v),
+            Err(values) => Stored::Many(values.into_boxed_slice()),
+        }
+    }
+
+    /// The stored form of probe values (a copy: an integer costs no
+    /// allocation, a one-column key no vector).
+    fn probe(values: &[Value]) -> Stored {
+        match values {
+            [v] => Stored::One(v.clone()),
+            _ => Stored::Many(values.into()),
+        }
+    }
+
+    fn values(&self) -> &[Value] {
+        match self {
+            Stored::One(v) => std::slice::from_ref(v),
+            Stored::Many(values) => values,
+        }
+    }
+}
+
+impl Ord for Stored {
+    fn cmp(&self, other: &Self) -> Ordering {
+        values_order(self.values(), other.values())
+    }
+}
+
+impl PartialOrd for Stored {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Stored {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Stored {}
+
+/// The versions under one key: inline up to two (a row and its newest
+/// update, until VACUUM), so that reading them is no second pointer chase.
+type Tids = SmallVec<[Tid; 2]>;
+
 /// One index's entries. See the module documentation.
 #[derive(Debug)]
 pub struct Index {
@@ -87,7 +153,7 @@ pub struct Index {
     /// The column types (char(n) keys compare without trailing blanks).
     types: Vec<SqlType>,
     pub unique: bool,
-    entries: RwLock<BTreeMap<Key, Vec<Tid>>>,
+    entries: RwLock<BTreeMap<Stored, Tids>>,
     /// Serialises check-then-insert of unique keys (PostgreSQL holds the
     /// btree leaf page lock across the check and the insertion).
     unique_check: Mutex<()>,
@@ -111,16 +177,17 @@ impl Index {
 
     /// Adds an entry.
     pub fn insert(&self, key: Key, tid: Tid) {
-        self.entries.write().expect("index lock poisoned").entry(key).or_default().push(tid);
+        self.entries.write().expect("index lock poisoned").entry(Stored::of(key.0)).or_default().push(tid);
     }
 
     /// Removes the entries of removed versions.
     pub fn remove(&self, key: &Key, tid: Tid) {
         let mut entries = self.entries.write().expect("index lock poisoned");
-        if let Some(tids) = entries.get_mut(key) {
-            tids.retain(|&t| t != tid);
+        let key = Stored::probe(&key.0);
+        if let Some(tids) = entries.get_mut(&key) {
+            tids.retain(|t| *t != tid);
             if tids.is_empty() {
-                entries.remove(key);
+                entries.remove(&key);
             }
         }
     }
@@ -128,14 +195,14 @@ impl Index {
     /// Tids under keys whose leading columns equal `prefix`.
     pub fn lookup_prefix(&self, prefix: &[Value]) -> Vec<Tid> {
         let entries = self.entries.read().expect("index lock poisoned");
+        let probe = Stored::probe(prefix);
         if prefix.len() == self.columns.len() {
-            return entries.get(&Key(prefix.to_vec())).cloned().unwrap_or_default();
+            return entries.get(&probe).map_or_else(Vec::new, |tids| tids.to_vec());
         }
-        let start = Key(prefix.to_vec());
         entries
-            .range(start..)
+            .range(probe..)
             .take_while(|(k, _)| {
-                k.0[..prefix.len()].iter().zip(prefix).all(|(a, b)| value_order(a, b).is_eq())
+                k.values()[..prefix.len()].iter().zip(prefix).all(|(a, b)| value_order(a, b).is_eq())
             })
             .flat_map(|(_, tids)| tids.iter().copied())
             .collect()
@@ -144,7 +211,7 @@ impl Index {
     /// Tids whose first column lies within the bounds.
     pub fn lookup_range(&self, lower: Bound<Value>, upper: Bound<Value>) -> Vec<Tid> {
         let entries = self.entries.read().expect("index lock poisoned");
-        let first = |k: &Key| k.0[0].clone();
+        let first = |k: &Stored| k.values()[0].clone();
         entries
             .iter()
             .skip_while(|(k, _)| match &lower {
@@ -157,7 +224,7 @@ impl Index {
                 Bound::Excluded(v) => value_order(&first(k), v).is_lt(),
                 Bound::Unbounded => true,
             })
-            .filter(|(k, _)| !matches!(k.0[0], Value::Null))
+            .filter(|(k, _)| !matches!(k.values()[0], Value::Null))
             .flat_map(|(_, tids)| tids.iter().copied())
             .collect()
     }
@@ -195,5 +262,29 @@ mod tests {
         );
         ix.remove(&Key(vec![Value::Int(3)]), 3);
         assert!(ix.lookup_prefix(&[Value::Int(3)]).is_empty());
+    }
+
+    #[test]
+    fn keys_of_one_and_many_columns_order_alike() {
+        // Two columns: a one-column prefix finds every key it starts.
+        let ix = Index::new(vec![0, 1], vec![SqlType::Int4, SqlType::Text], false);
+        for (i, (a, b)) in [(2, "b"), (1, "z"), (2, "a"), (3, "a"), (2, "c")].into_iter().enumerate() {
+            ix.insert(Key(vec![Value::Int(a), Value::Text(b.into())]), i as Tid);
+        }
+        ix.insert(Key(vec![Value::Int(2), Value::Null]), 9);
+        assert_eq!(ix.lookup_prefix(&[Value::Int(2)]), vec![2, 0, 4, 9], "in key order, NULL last");
+        assert_eq!(ix.lookup_prefix(&[Value::Int(2), Value::Text("b".into())]), vec![0]);
+        // Several versions under one key, beyond what is held inline.
+        let one = Index::new(vec![0], vec![SqlType::Int8], true);
+        for tid in 0..5 {
+            one.insert(Key(vec![Value::Int(7)]), tid);
+        }
+        one.remove(&Key(vec![Value::Int(7)]), 1);
+        assert_eq!(one.lookup_prefix(&[Value::Int(7)]), vec![0, 2, 3, 4]);
+        assert_eq!(
+            values_order(&[Value::Int(1)], &[Value::Int(1), Value::Int(0)]),
+            Ordering::Less,
+            "a prefix first"
+        );
     }
 }

@@ -29,6 +29,7 @@ mod expr;
 pub mod guc;
 mod index;
 mod limits;
+mod lock_syntax;
 mod nesting;
 mod output;
 mod parse;

@@ -98,6 +98,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // CREATE SEQUENCE's options in the order sqlparser reads them.
         let reordered = crate::sequence_syntax::canonical_create_sequence(piece);
         let piece = reordered.as_deref().unwrap_or(piece);
+        // FOR KEY SHARE / FOR NO KEY UPDATE, which sqlparser lacks.
+        let (rewritten, lock_strengths) = match crate::lock_syntax::read_lock_strengths(piece) {
+            Some((text, strengths)) => (Some(text), Some(strengths)),
+            None => (None, None),
+        };
+        let piece = rewritten.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
@@ -106,7 +112,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                 p.parse_statements().map(|statements| {
                     statements
                         .into_iter()
-                        .map(|s| Parsed::Sql(Ast { statement: Some(Box::new(s)), stack }))
+                        .map(|s| {
+                            let lock_strengths = lock_strengths.clone();
+                            Parsed::Sql(Ast { statement: Some(Box::new(s)), stack, lock_strengths })
+                        })
                         .collect::<Vec<_>>()
                 })
             })

@@ -11,6 +11,10 @@ use crate::stack::BigStack;
 pub struct Ast {
     pub(crate) statement: Option<Box<Statement>>,
     pub(crate) stack: BigStack,
+    /// The strengths of its locking clauses in the order they are written,
+    /// when one of them is `FOR KEY SHARE` or `FOR NO KEY UPDATE`, which
+    /// sqlparser reads as `FOR SHARE` and `FOR UPDATE` (lock_syntax.rs).
+    pub(crate) lock_strengths: Option<Vec<snapscale_storage::RowLockMode>>,
 }
 
 impl std::ops::Deref for Ast {
@@ -34,7 +38,8 @@ impl Ast {
         else {
             unreachable!("checked above")
         };
-        Ok((name, data_types, Ast { statement: Some(statement), stack: self.stack }))
+        let lock_strengths = self.lock_strengths.take();
+        Ok((name, data_types, Ast { statement: Some(statement), stack: self.stack, lock_strengths }))
     }
 }
 

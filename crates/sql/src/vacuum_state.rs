@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use snapscale_txn::{Session, Xid};
+use snapscale_txn::{MultiXactId, Session, Xid};
 
 /// The autovacuum settings (PostgreSQL's names and defaults).
 #[derive(Clone, Debug, PartialEq)]
@@ -53,8 +53,12 @@ pub struct XidLogs {
     /// `parent_link_pages`: the parent links' ring (8 bytes per xid); 0
     /// gives them the status log's capacity.
     pub parent_link_pages: usize,
-    /// `xid_log_page_size`: bytes per page of all three (8kB).
+    /// `xid_log_page_size`: bytes per page of all three, and of the
+    /// multixact log (8kB).
     pub page_bytes: usize,
+    /// `multixact_log_pages`: the multixact log's ring (8 bytes per member
+    /// and per multi; MULTI-TRUNCATE).
+    pub multixact_log_pages: usize,
 }
 
 impl Default for XidLogs {
@@ -65,6 +69,7 @@ impl Default for XidLogs {
             csn_log_pages: engine.csn_log_pages,
             parent_link_pages: engine.parent_link_pages,
             page_bytes: engine.log_page_bytes,
+            multixact_log_pages: engine.multixact_log_pages,
         }
     }
 }
@@ -130,6 +135,9 @@ pub struct FrozenXid {
     pub oldest: String,
     /// Where the status log is truncated now.
     pub status_log_from: Xid,
+    /// The database's oldest multixact (datminmxid): the multixact log is
+    /// truncated below it.
+    pub oldest_multi: MultiXactId,
 }
 
 /// The xid logs' state (a diagnostic; the lab and tests read it).

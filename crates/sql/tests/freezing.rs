@@ -44,7 +44,13 @@ async fn int(conn: &mut Conn<SessionSettings>, sql: &str) -> i64 {
 fn database(mode: SnapshotMode) -> Arc<Database> {
     Database::in_memory(DatabaseConfig {
         snapshot_mode: mode,
-        xid_logs: XidLogs { status_log_pages: 4, csn_log_pages: 64, parent_link_pages: 1024, page_bytes: 64 },
+        xid_logs: XidLogs {
+            status_log_pages: 4,
+            csn_log_pages: 64,
+            parent_link_pages: 1024,
+            page_bytes: 64,
+            ..XidLogs::default()
+        },
         autovacuum: AutovacuumConfig { naptime: Duration::from_secs(1), ..AutovacuumConfig::default() },
         ..DatabaseConfig::default()
     })

@@ -14,5 +14,6 @@ mod version;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+pub use snapscale_txn::{MultiXactId, RowLockMode};
 pub use table::{Liveness, Outcome, StorageError, Table, VacuumOptions, VacuumStats};
 pub use version::Tid;

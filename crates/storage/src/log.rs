@@ -540,7 +540,7 @@ impl Log {
     /// durable up to `lsn` means every earlier record too).
     pub async fn flush(&self, lsn: Lsn) -> Result<(), LogError> {
         let mut rx = self.durable.subscribe();
-        {
+        if !self.publish_written() {
             let mut f = self.flush.lock().expect("log flush state poisoned");
             if f.requested < lsn {
                 f.requested = lsn;
@@ -568,11 +568,43 @@ impl Log {
     /// waiting (synchronous_commit = off: the loss window is one flusher
     /// cycle).
     pub fn flush_soon(&self, lsn: Lsn) {
+        if self.publish_written() {
+            return;
+        }
         let mut f = self.flush.lock().expect("log flush state poisoned");
         if f.requested < lsn {
             f.requested = lsn;
             self.wake.notify_one();
         }
+    }
+
+    /// With fsync off, "durable" means written to the page cache, which
+    /// every append already is by the time it returns: publishes the end
+    /// of what was appended as durable here, rather than waking the flusher
+    /// thread to do the same at the cost of a thread wake-up per commit.
+    /// False (and nothing published) with fsync on, or while a fault is
+    /// injected or the log is broken: then the flusher decides.
+    fn publish_written(&self) -> bool {
+        if self.fsync {
+            return false;
+        }
+        let upto = {
+            let a = self.appender();
+            if a.fault.is_some() || a.broken.is_some() {
+                return false;
+            }
+            a.next
+        };
+        // Only forward, as the flusher moves it; waiters are woken only
+        // when it moved.
+        self.durable.send_if_modified(|d| match d {
+            Ok(v) if *v < upto => {
+                *v = upto;
+                true
+            }
+            _ => false,
+        });
+        true
     }
 
     /// The durable end of the log, or the error that broke it.
@@ -682,114 +714,5 @@ impl Log {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    fn dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("snapscale-log-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        d
-    }
-
-    #[tokio::test]
-    #[cfg_attr(miri, ignore = "file I/O and threads")]
-    async fn records_round_trip_across_segments_and_a_torn_tail_is_cut() {
-        let d = dir("roundtrip");
-        let log = Log::open(&d, 0, 256, true).unwrap();
-        let mut ends = Vec::new();
-        for i in 0..40u8 {
-            let payload = vec![i; i as usize];
-            ends.push(log.append(&[(i, &payload), (7, b"x")]).unwrap());
-        }
-        log.flush(*ends.last().unwrap()).await.unwrap();
-        assert!(segments(&d).unwrap().len() > 3, "the log spans segments");
-        let read1 = read(&d, 0).unwrap();
-        assert_eq!(read1.records.len(), 80);
-        assert_eq!(read1.end, *ends.last().unwrap());
-        assert!(read1.stopped.is_none());
-        assert_eq!(read1.records[2], Record { lsn: read1.records[2].lsn, kind: 1, payload: vec![1] });
-        // Reading from a later LSN starts there.
-        let from = read1.records[50].lsn;
-        assert_eq!(read(&d, from).unwrap().records.len(), 30);
-        log.shutdown();
-        // Tear the last record: recovery stops before it, and appending
-        // resumes at that point.
-        let (_, last) = segments(&d).unwrap().pop().unwrap();
-        let len = fs::metadata(&last).unwrap().len();
-        OpenOptions::new().write(true).open(&last).unwrap().set_len(len - 1).unwrap();
-        let read2 = read(&d, 0).unwrap();
-        assert_eq!(read2.records.len(), 79);
-        assert!(read2.stopped.is_some() && read2.torn_tail);
-        let log = Log::open(&d, read2.end, 256, true).unwrap();
-        let end = log.append(&[(9, b"after")]).unwrap();
-        log.flush(end).await.unwrap();
-        let read3 = read(&d, 0).unwrap();
-        assert_eq!(read3.records.len(), 80);
-        assert_eq!(read3.records.last().unwrap().payload, b"after");
-        assert!(read3.stopped.is_none());
-        // A flipped byte is a checksum mismatch: reading stops there.
-        let (_, first) = segments(&d).unwrap().remove(0);
-        let mut bytes = fs::read(&first).unwrap();
-        bytes[8] ^= 0xff;
-        fs::write(&first, bytes).unwrap();
-        let damaged = read(&d, 0).unwrap();
-        assert!(damaged.stopped.unwrap().contains("checksum"));
-        assert!(!damaged.torn_tail, "damage before the last segment is not a torn tail");
-        log.shutdown();
-        // Segments before a redo point go away.
-        let log = Log::open(&d, read3.end, 256, true).unwrap();
-        let removed = log.remove_before(read3.records[60].lsn).unwrap();
-        assert!(removed > 0);
-        log.shutdown();
-        let _ = fs::remove_dir_all(&d);
-    }
-
-    #[tokio::test]
-    #[cfg_attr(miri, ignore = "file I/O and threads")]
-    async fn concurrent_flushes_share_fsyncs() {
-        let d = dir("group");
-        let log = Log::open(&d, 0, 1 << 20, true).unwrap();
-        let mut tasks = Vec::new();
-        for i in 0..32u8 {
-            let log = Arc::clone(&log);
-            tasks.push(tokio::spawn(async move {
-                let end = log.append(&[(1, &[i; 10])]).unwrap();
-                log.flush(end).await.unwrap();
-                end
-            }));
-        }
-        for t in tasks {
-            let end = t.await.unwrap();
-            assert!(log.durable().unwrap() >= end);
-        }
-        assert_eq!(read(&d, 0).unwrap().records.len(), 32);
-        log.shutdown();
-        let _ = fs::remove_dir_all(&d);
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod shutdown_tests {
-    use super::*;
-
-    #[tokio::test]
-    #[cfg_attr(miri, ignore = "file I/O and threads")]
-    async fn shutdown_syncs_what_was_appended_and_refuses_more() {
-        let d = std::env::temp_dir().join(format!("snapscale-log-shutdown-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        let log = Log::open(&d, 0, 1 << 20, true).unwrap();
-        // Appended, never waited for (an abort record, an asynchronous commit).
-        let end = log.append(&[(1, b"unwaited")]).unwrap();
-        log.shutdown();
-        let mut tries = 0;
-        while log.durable().unwrap() < end {
-            tries += 1;
-            assert!(tries < 500, "the last sync never came");
-            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-        }
-        assert_eq!(log.append(&[(1, b"late")]).unwrap_err().sqlstate, "57P01");
-        assert_eq!(log.flush(end + 1).await.unwrap_err().sqlstate, "57P01", "no wait forever");
-        log.flush(end).await.unwrap();
-        let _ = fs::remove_dir_all(&d);
-    }
-}
+#[path = "log_tests.rs"]
+mod tests;

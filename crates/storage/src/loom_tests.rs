@@ -7,7 +7,11 @@ use std::sync::Arc;
 use loom::thread;
 use snapscale_txn::{Hints, Xid};
 
-use crate::version::{Version, NO_TID};
+use crate::version::{NewXmax, Version, NO_TID};
+
+fn plain(x: u64) -> NewXmax {
+    NewXmax::Xid { xid: Xid(x), mode: snapscale_txn::RowLockMode::Update, lock_only: false }
+}
 
 /// HINT-XMAX: a reader that decided "xmax aborted" for one deleter never
 /// leaves that hint on a newer deleter installed concurrently.
@@ -15,10 +19,10 @@ use crate::version::{Version, NO_TID};
 fn loom_stale_xmax_hint_never_sticks() {
     loom::model(|| {
         let v = Arc::new(Version::new(Xid(5), 0, ()));
-        v.set_xmax(Xid(7), 0, false, NO_TID);
+        v.set_xmax(plain(7), 0, NO_TID);
         let writer = {
             let v = Arc::clone(&v);
-            thread::spawn(move || v.set_xmax(Xid(9), 0, false, 3))
+            thread::spawn(move || v.set_xmax(plain(9), 0, 3))
         };
         let seen = v.header();
         if seen.xids.xmax == Xid(7) {
@@ -41,7 +45,7 @@ fn loom_new_xmax_comes_with_its_link() {
         let v = Arc::new(Version::new(Xid(5), 0, ()));
         let writer = {
             let v = Arc::clone(&v);
-            thread::spawn(move || v.set_xmax(Xid(9), 4, false, 3))
+            thread::spawn(move || v.set_xmax(plain(9), 4, 3))
         };
         let h = v.header();
         if h.xids.xmax == Xid(9) {
@@ -107,6 +111,115 @@ fn loom_freeze_then_truncate_vs_reader() {
         };
         let rows = table.scan(&reader.reader(&snapshot));
         assert_eq!(rows.len(), 1, "a committed row must stay visible");
+        vacuum.join().unwrap();
+        truncator.join().unwrap();
+    });
+}
+
+/// MULTI-PUBLISH: a reader that finds a multixact in a row's xmax finds its
+/// members in the log. A FOR KEY SHARE locker holds the row; another
+/// session's FOR SHARE creates a multi of both and installs it while a
+/// reader asks who holds the row. Fails when `set_xmax` publishes the word
+/// Relaxed: the reader then finds the multi's page missing or its words
+/// unwritten ("read before it was created", "MULTI-PUBLISH violated").
+#[test]
+fn loom_multi_members_come_with_its_id() {
+    use snapscale_txn::{Engine, EngineConfig, IsolationLevel, RowLockMode, SnapshotMode};
+
+    use crate::table::{Outcome, Table};
+
+    let mut model = loom::model::Builder::new();
+    model.max_branches = 20_000;
+    model.check(|| {
+        let engine = Engine::new(EngineConfig {
+            max_sessions: 4,
+            snapshot_mode: SnapshotMode::Dense,
+            status_log_pages: 4,
+            ..EngineConfig::default()
+        });
+        let table = Arc::new(Table::new(Xid::FIRST_NORMAL));
+        let mut k = engine.attach().unwrap();
+        k.begin(IsolationLevel::ReadCommitted).unwrap();
+        let tid = table.insert(&mut k, 1u8).unwrap();
+        k.commit().unwrap();
+        k.begin(IsolationLevel::ReadCommitted).unwrap();
+        assert_eq!(table.lock_row(&mut k, tid, RowLockMode::KeyShare).unwrap(), Outcome::Ok(tid));
+        let mut s = engine.attach().unwrap();
+        s.begin(IsolationLevel::ReadCommitted).unwrap();
+        s.assign_xid().unwrap();
+        let locker = {
+            let table = Arc::clone(&table);
+            thread::spawn(move || {
+                assert_eq!(table.lock_row(&mut s, tid, RowLockMode::Share).unwrap(), Outcome::Ok(tid));
+                s
+            })
+        };
+        let (multi, members) = table.holders(&k, tid).unwrap();
+        assert_eq!(members.len(), if multi.is_some() { 2 } else { 1 });
+        drop(locker.join().unwrap());
+    });
+}
+
+/// MULTI-TRUNCATE: a reader scans a row whose xmax is a multi of a
+/// finished key-share locker and an aborted no-key updater, while vacuum
+/// replaces it and publishes the table's oldest multi, and another thread
+/// advances the engine's oldest multi from it and creates a multi whose
+/// page reuses the old one's (two-word pages, a ring of two). A reader
+/// that finds the multi gone reads the header again and finds it
+/// replaced: it sees the row, and nothing panics. Fails when the table's
+/// oldest multi is published Relaxed ("MULTI-TRUNCATE violated").
+#[test]
+fn loom_multi_replaced_then_truncated_vs_reader() {
+    use snapscale_txn::{
+        Engine, EngineConfig, IsolationLevel, Member, MemberStatus, RowLockMode, SnapshotMode,
+    };
+
+    use crate::table::{Outcome, Table, VacuumOptions};
+
+    let mut model = loom::model::Builder::new();
+    model.max_branches = 20_000;
+    model.check(|| {
+        let engine = Engine::new(EngineConfig {
+            max_sessions: 4,
+            snapshot_mode: SnapshotMode::Dense,
+            status_log_pages: 4,
+            multixact_log_pages: 2,
+            ..EngineConfig::default()
+        });
+        let table = Arc::new(Table::new(Xid::FIRST_NORMAL));
+        let mut k = engine.attach().unwrap();
+        k.begin(IsolationLevel::ReadCommitted).unwrap();
+        let tid = table.insert(&mut k, 1u8).unwrap();
+        k.commit().unwrap();
+        k.begin(IsolationLevel::ReadCommitted).unwrap();
+        table.lock_row(&mut k, tid, RowLockMode::KeyShare).unwrap();
+        let mut u = engine.attach().unwrap();
+        u.begin(IsolationLevel::ReadCommitted).unwrap();
+        assert!(matches!(table.update_as(&mut u, tid, 2, RowLockMode::NoKeyUpdate).unwrap(), Outcome::Ok(_)));
+        u.abort();
+        k.commit().unwrap();
+        // The multi {k, u} sits at positions 1..=3, pages 0 and 1.
+        let mut reader = engine.attach().unwrap();
+        reader.begin(IsolationLevel::RepeatableRead).unwrap();
+        let snapshot = reader.statement_snapshot().unwrap();
+        let vacuum = {
+            let (engine, table) = (Arc::clone(&engine), Arc::clone(&table));
+            thread::spawn(move || {
+                let mut s = engine.attach().unwrap();
+                let options = VacuumOptions { freeze_min_age: 0, remove: false };
+                table.vacuum_with(&mut s, options, |_| {});
+            })
+        };
+        let truncator = {
+            let (engine, table) = (Arc::clone(&engine), Arc::clone(&table));
+            thread::spawn(move || {
+                engine.advance_oldest_multi(table.min_multi());
+                // Reuses page 0 if the log was truncated past it.
+                let _ = engine.create_multi(&[Member { xid: Xid(9), status: MemberStatus::Update }]);
+            })
+        };
+        let rows = table.scan(&reader.reader(&snapshot));
+        assert_eq!(rows, [(tid, 1)], "the row stays visible");
         vacuum.join().unwrap();
         truncator.join().unwrap();
     });

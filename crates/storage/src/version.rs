@@ -4,10 +4,30 @@
 //!   xmin, cmin        set at insert, immutable
 //!   xmin_hints        XMIN_COMMITTED / XMIN_INVALID: facts about xmin, and
 //!                     FROZEN / DEAD, vacuum's marks (FREEZE-TRUNCATE); only OR-ed in
-//!   xmax_word         xmax | XMAX_COMMITTED | XMAX_INVALID | LOCK_ONLY, one atomic word
+//!   xmax_word         one atomic word (below)
 //!   cmax              the deleting command (meaningful to the deleter's own session only)
 //!   next              the tid this version was updated into (PostgreSQL's t_ctid)
 //! ```
+//!
+//! The xmax word:
+//!
+//! ```text
+//!   bit 63  XMAX_COMMITTED   hint: xmax (a multi's updater) committed
+//!   bit 62  XMAX_INVALID     hint: xmax (a multi's updater) aborted
+//!   bit 61  LOCK_ONLY        xmax only locks the row (a multi: no updater member)
+//!   bit 60  IS_MULTI         bits 0-57 are a multixact id, not an xid
+//!   59-58   mode             a plain xmax's lock mode (KEY SHARE .. UPDATE);
+//!                            an updater's: NO KEY UPDATE or UPDATE
+//!   57-0    xid or multixact id
+//! ```
+//!
+//! A row locked by several transactions, or locked by some and updated by
+//! one, names a multixact (snapscale-txn's multixact log) whose members
+//! carry their own modes. A multi never changes: a new locker installs a
+//! new one (XMAX-MULTI in the crate README). Readers ask the log for the
+//! updater member only, and the xmax hints of a multi word describe that
+//! member: the word names one immutable multi, and a hint is published
+//! only by a compare-and-swap against the exact word (HINT-XMAX).
 //!
 //! Why the xmax hints live inside the xmax word (HINT-XMAX): a reader that
 //! found xmax X1 aborted wants to record XMAX_INVALID, but meanwhile a writer
@@ -27,8 +47,8 @@
 //! truncated reads the header again and finds the mark.
 
 use snapscale_sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::*};
-use snapscale_txn::StatusTruncated;
-use snapscale_txn::{CommandId, Hints, TupleXids, Xid};
+use snapscale_txn::{CommandId, Hints, MultiTruncated, MultiXactId, RowLockMode, TupleXids, Xid};
+use snapscale_txn::{StatusTruncated, MAX_ROW_XID};
 
 /// A row version's address in its table (PostgreSQL's ctid).
 pub type Tid = u64;
@@ -46,7 +66,62 @@ const XMIN_HINTS: u8 = Hints::XMIN_COMMITTED | Hints::XMIN_INVALID;
 const XMAX_COMMITTED: u64 = 1 << 63;
 const XMAX_INVALID: u64 = 1 << 62;
 const LOCK_ONLY: u64 = 1 << 61;
-const XID_MASK: u64 = LOCK_ONLY - 1;
+const IS_MULTI: u64 = 1 << 60;
+const MODE_SHIFT: u32 = 58;
+const XID_MASK: u64 = MAX_ROW_XID;
+
+/// What a writer installs as a version's xmax.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum NewXmax {
+    /// Nobody (vacuum clearing finished lockers).
+    None,
+    /// One transaction, locking the row in `mode` or (not `lock_only`)
+    /// updating or deleting it with that strength.
+    Xid { xid: Xid, mode: RowLockMode, lock_only: bool },
+    /// A multixact; `lock_only` if it has no updater member.
+    Multi { multi: MultiXactId, lock_only: bool },
+}
+
+impl NewXmax {
+    fn word(self) -> u64 {
+        match self {
+            NewXmax::None => 0,
+            NewXmax::Xid { xid, mode, lock_only } => {
+                assert!(xid.0 <= XID_MASK, "xid {xid:?} does not fit a row header");
+                xid.0 | (mode.code() << MODE_SHIFT) | if lock_only { LOCK_ONLY } else { 0 }
+            }
+            NewXmax::Multi { multi, lock_only } => {
+                assert!(multi.0 <= XID_MASK, "multixact {multi:?} does not fit a row header");
+                multi.0 | IS_MULTI | if lock_only { LOCK_ONLY } else { 0 }
+            }
+        }
+    }
+}
+
+/// Why a decision on a header must be made again on a newer one
+/// (FREEZE-TRUNCATE, MULTI-TRUNCATE): a status or a multi it needed was
+/// truncated, so the version was changed before that truncation.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Gone {
+    /// The status of the header's own xmin or plain xmax.
+    Status(Xid),
+    /// The status of a member of the header's multi.
+    Member(Xid),
+    /// The header's multi itself.
+    Multi(MultiXactId),
+}
+
+impl From<StatusTruncated> for Gone {
+    fn from(t: StatusTruncated) -> Self {
+        Gone::Status(t.0)
+    }
+}
+
+impl From<MultiTruncated> for Gone {
+    fn from(t: MultiTruncated) -> Self {
+        Gone::Multi(t.0)
+    }
+}
 
 /// A row version. See the module documentation.
 pub(crate) struct Version<R> {
@@ -68,6 +143,11 @@ pub(crate) struct Header {
     pub(crate) dead: bool,
     /// The xmin hint bits read (FROZEN and DEAD included).
     xmin_bits: u8,
+    /// The multixact xmax names, if it is one (`xids.xmax` is then
+    /// INVALID and `xids.xmax_lock_only` says whether it has an updater).
+    pub(crate) multi: Option<MultiXactId>,
+    /// A plain xmax's mode (its lock's, or its update's strength).
+    pub(crate) mode: RowLockMode,
     /// The xmax word as read (hints included), for hint publication.
     pub(crate) xmax_word: u64,
     pub(crate) next: Tid,
@@ -100,12 +180,15 @@ impl<R> Version<R> {
         // engine's frozen xid and the status log's page tags), so the
         // second read sees the mark.
         let xmin_bits = self.xmin_hints.load(Relaxed);
+        let multi = (word & IS_MULTI != 0).then_some(MultiXactId(word & XID_MASK));
         Header {
+            multi,
+            mode: RowLockMode::from_code(word >> MODE_SHIFT),
             dead: xmin_bits & DEAD != 0,
             xmin_bits,
             xids: TupleXids {
                 xmin: if xmin_bits & FROZEN != 0 { Xid::FROZEN } else { self.xmin },
-                xmax: Xid(word & XID_MASK),
+                xmax: if multi.is_some() { Xid::INVALID } else { Xid(word & XID_MASK) },
                 cmin: self.cmin,
                 // Relaxed: ordered by the Acquire above. (cmax only matters
                 // when xmax is the reader's own xid, written by itself.)
@@ -185,49 +268,79 @@ impl<R> Version<R> {
         self.xmin_hints.fetch_or(DEAD, Relaxed);
     }
 
-    /// Installs a new deleter or locker (the caller holds the table's write
-    /// lock, so xmax changes are serialised). Clears the xmax hints by
-    /// replacing the whole word.
-    pub(crate) fn set_xmax(&self, xmax: Xid, cmax: CommandId, lock_only: bool, next: Tid) {
+    /// Installs a new deleter, updater or locker (the caller holds the
+    /// table's write lock, so xmax changes are serialised). Clears the xmax
+    /// hints by replacing the whole word.
+    pub(crate) fn set_xmax(&self, xmax: NewXmax, cmax: CommandId, next: Tid) {
         // Relaxed: published by the Release store of the word below.
         self.cmax.store(cmax, Relaxed);
         self.next.store(next, Relaxed);
-        let word = xmax.0 | if lock_only { LOCK_ONLY } else { 0 };
-        // Release (XMAX-PUBLISH): pairs with the Acquire in `header`. A swap,
-        // not a store: both sides of HINT-XMAX are then read-modify-writes,
+        // Release (XMAX-PUBLISH, MULTI-PUBLISH): pairs with the Acquire in
+        // `header`; a reader that sees the new word sees cmax, next and,
+        // for a multi, the members its creator wrote before. A swap, not a
+        // store: both sides of HINT-XMAX are then read-modify-writes,
         // whose atomicity loom models; a plain store racing a CAS hits loom
         // bug tokio-rs/loom#254 (the store may land between the CAS's read
         // and write). Same cost here: the writer holds the table lock.
-        self.xmax_word.swap(word, Release);
+        self.xmax_word.swap(xmax.word(), Release);
+    }
+
+    /// The current cmax (the writer keeps it when it installs a new xmax
+    /// that keeps the updater it belongs to).
+    pub(crate) fn cmax(&self) -> CommandId {
+        // Relaxed: read by the writer under the table lock, which ordered
+        // the last store.
+        self.cmax.load(Relaxed)
     }
 }
 
 impl Header {
     /// Whether this header still needs the status of `xid` (it shows `xid`
-    /// as an unfrozen xmin or as xmax, and is not dead).
+    /// as an unfrozen xmin or as a plain xmax, and is not dead).
     pub(crate) fn needs_status_of(&self, xid: Xid) -> bool {
         !self.dead && (self.xids.xmin == xid || self.xids.xmax == xid)
+    }
+
+    /// The xmax as the writer would install it again.
+    pub(crate) fn xmax(&self) -> NewXmax {
+        match (self.multi, self.xids.xmax.is_valid()) {
+            (Some(multi), _) => NewXmax::Multi { multi, lock_only: self.xids.xmax_lock_only },
+            (None, true) => {
+                NewXmax::Xid { xid: self.xids.xmax, mode: self.mode, lock_only: self.xids.xmax_lock_only }
+            }
+            (None, false) => NewXmax::None,
+        }
     }
 }
 
 impl<R> Version<R> {
-    /// Runs `decide` on the header. If a status it needs was truncated
-    /// meanwhile, the version was frozen, cleared or marked dead before
-    /// that truncation (FREEZE-TRUNCATE), so the header read again no
-    /// longer needs it: `decide` runs again on the new header.
-    pub(crate) fn decide<T>(&self, mut decide: impl FnMut(&Header) -> Result<T, StatusTruncated>) -> T {
+    /// Runs `decide` on the header. If a status or multi it needs was
+    /// truncated meanwhile, the version was frozen, cleared, marked dead or
+    /// given another xmax before that truncation (FREEZE-TRUNCATE,
+    /// MULTI-TRUNCATE), so the header read again no longer needs it:
+    /// `decide` runs again on the new header.
+    pub(crate) fn decide<T>(&self, mut decide: impl FnMut(&Header) -> Result<T, Gone>) -> T {
         let mut header = self.header();
         loop {
             match decide(&header) {
                 Ok(t) => return t,
-                Err(StatusTruncated(xid)) => {
+                Err(gone) => {
                     let again = self.header();
+                    let still_needed = match gone {
+                        Gone::Status(xid) => again.needs_status_of(xid),
+                        // A member's status: the same multi word would
+                        // still need it.
+                        Gone::Member(xid) => {
+                            again.needs_status_of(xid)
+                                || (!again.dead && again.multi.is_some() && again.multi == header.multi)
+                        }
+                        Gone::Multi(m) => !again.dead && again.multi == Some(m),
+                    };
                     assert!(
-                        !again.needs_status_of(xid),
-                        "FREEZE-TRUNCATE violated: the status of {xid:?} was truncated, and the version \
-                         (xmin {:?}, xmax {:?}) still needs it",
-                        again.xids.xmin,
-                        again.xids.xmax
+                        !still_needed,
+                        "FREEZE-TRUNCATE/MULTI-TRUNCATE violated: {gone:?} was truncated, and the version \
+                         (xmin {:?}, xmax {:?}, multi {:?}) still needs it",
+                        again.xids.xmin, again.xids.xmax, again.multi
                     );
                     header = again;
                 }
@@ -240,14 +353,18 @@ impl<R> Version<R> {
 mod tests {
     use super::*;
 
+    pub(crate) fn plain(x: u64) -> NewXmax {
+        NewXmax::Xid { xid: Xid(x), mode: RowLockMode::Update, lock_only: false }
+    }
+
     #[test]
     fn a_stale_xmax_hint_is_dropped() {
         let v = Version::new(Xid(5), 0, ());
-        v.set_xmax(Xid(7), 0, false, NO_TID);
+        v.set_xmax(plain(7), 0, NO_TID);
         let old = v.header();
         let learned = v.hints_for(&old);
         learned.set_bits(Hints::XMAX_INVALID); // "7 aborted"
-        v.set_xmax(Xid(9), 0, false, 3); // a new deleter meanwhile
+        v.set_xmax(plain(9), 0, 3); // a new deleter meanwhile
         v.keep_hints(&old, &learned);
         let now = v.header();
         assert_eq!(now.xids.xmax, Xid(9));

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use snapscale_storage::{Liveness, Outcome, Table, VacuumOptions};
+use snapscale_storage::{Liveness, Outcome, RowLockMode, Table, VacuumOptions};
 use snapscale_txn::{Engine, EngineConfig, IsolationLevel::*, Reader, Session, SnapshotMode, Xid};
 
 /// Status-log pages of 64 bytes (256 xids), four in the ring.
@@ -64,7 +64,7 @@ fn frozen_rows_outlive_their_status() {
         assert!(matches!(t.delete(&mut s, tids[1]).unwrap(), Outcome::Ok(_)));
         s.abort();
         s.begin(ReadCommitted).unwrap();
-        assert!(matches!(t.lock_row(&mut s, tids[2]).unwrap(), Outcome::Ok(_)));
+        assert!(matches!(t.lock_row(&mut s, tids[2], RowLockMode::Update).unwrap(), Outcome::Ok(_)));
         s.commit().unwrap();
         // 1 updated into 10: its old version is dead.
         s.begin(ReadCommitted).unwrap();

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use snapscale_storage::{Outcome, Table, Tid};
+use snapscale_storage::{Outcome, RowLockMode, Table, Tid};
 use snapscale_txn::{Engine, EngineConfig, IsolationLevel::*, Reader, Session, SnapshotMode};
 
 fn engine(mode: SnapshotMode) -> Arc<Engine> {
@@ -103,7 +103,7 @@ fn row_locks_block_writers_until_the_locker_ends() {
     a.commit().unwrap();
     a.begin(ReadCommitted).unwrap();
     b.begin(ReadCommitted).unwrap();
-    assert_eq!(t.lock_row(&mut a, tid).unwrap(), Outcome::Ok(tid));
+    assert_eq!(t.lock_row(&mut a, tid, RowLockMode::Update).unwrap(), Outcome::Ok(tid));
     let xa = a.xid().unwrap();
     assert_eq!(t.update(&mut b, tid, 2).unwrap(), Outcome::BeingModified(xa));
     // A locked row stays visible: a lock is not a delete.

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use crate::clog::{Clog, XidStatus};
 use crate::csn::{CsnState, Memo, ACQUIRING};
 use crate::error::{HeldBy, TxnError, XidLog};
+use crate::multixact::MultiXactLog;
 use crate::procarray::{Members, ProcArray, SubxidState};
 use crate::snapshot::{Builder, CacheOutcome, SharedCache, Snapshot};
 use crate::subtrans::SubTrans;
@@ -133,6 +134,10 @@ pub struct EngineConfig {
     /// truncation floor starts there, XIDMAP-FLOOR). A standby's xid space
     /// starts where its replayer's start list says instead.
     pub first_xid: Xid,
+    /// Pages in the multixact log's ring (one word per member, plus one
+    /// per multi): the bound on how far the oldest multi a row version
+    /// still references may lag the newest (MULTI-TRUNCATE).
+    pub multixact_log_pages: usize,
 }
 
 impl Default for EngineConfig {
@@ -149,6 +154,9 @@ impl Default for EngineConfig {
             verify_reuse: false,
             standby: false,
             first_xid: Xid::FIRST_NORMAL,
+            // Loom models every ring slot as an atomic, which the map's
+            // drop visits: models that do not use the log keep it small.
+            multixact_log_pages: if cfg!(loom) { 4 } else { 4096 },
         }
     }
 }
@@ -170,6 +178,8 @@ pub struct Engine {
     /// storage README). Only rises; the status log is truncated to it, or
     /// to the horizon if that is older.
     frozen_xid: AtomicU64,
+    /// The multixact log (multixact.rs).
+    pub(crate) multis: MultiXactLog,
 }
 
 impl fmt::Debug for Engine {
@@ -285,6 +295,7 @@ impl Engine {
             csn,
             replayer_taken: AtomicBool::new(false),
             frozen_xid: AtomicU64::new(first.0),
+            multis: MultiXactLog::new(config.multixact_log_pages, page_words),
             config,
         })
     }

@@ -25,6 +25,15 @@ pub enum TxnError {
         /// What keeps it from being truncated.
         held_by: HeldBy,
     },
+    /// The multixact log's ring cannot take another multi: the oldest one
+    /// a row version may still reference is too far back (vacuum replaces
+    /// finished ones; MULTI-TRUNCATE).
+    MultiXactSpaceExhausted {
+        /// The log's truncation point.
+        oldest: crate::MultiXactId,
+        /// Positions (members plus one per multi) its ring holds.
+        capacity: u64,
+    },
     /// The operation needs a transaction and there is none.
     NoTransaction,
     /// `begin` inside a transaction.
@@ -107,7 +116,9 @@ impl TxnError {
             // too_many_connections: PostgreSQL refuses the connection.
             TxnError::TooManySessions { .. } => "53300",
             // program_limit_exceeded: a hard limit of this build.
-            TxnError::XidSpaceExhausted { .. } | TxnError::TooManyCommands => "54000",
+            TxnError::XidSpaceExhausted { .. }
+            | TxnError::MultiXactSpaceExhausted { .. }
+            | TxnError::TooManyCommands => "54000",
             // no_active_sql_transaction.
             TxnError::NoTransaction => "25P01",
             // active_sql_transaction.
@@ -129,6 +140,11 @@ impl fmt::Display for TxnError {
                 "cannot assign a transaction id: the {}'s {capacity} xids since xid {oldest} are in use; \
                  {held_by}",
                 log.name()
+            ),
+            TxnError::MultiXactSpaceExhausted { oldest, capacity } => write!(
+                f,
+                "cannot create a multixact: the multixact log's {capacity} members since multixact {oldest} \
+                 are in use; rows locked by several transactions long ago are not frozen yet"
             ),
             TxnError::NoTransaction => f.write_str("there is no transaction in progress"),
             TxnError::AlreadyInTransaction => f.write_str("there is already a transaction in progress"),

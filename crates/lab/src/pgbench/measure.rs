@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::runner::{Outcome, Pgbench};
 use super::servers::{show, start_postgres, start_snapscale, Kind};
-use super::Settings;
+use super::{Settings, PINNED_CPU};
 use crate::disk::{self, SyncLatency, SyncPattern};
 
 /// One timed run.
@@ -17,6 +17,8 @@ pub(super) struct Run {
     pub(super) workload: &'static str,
     pub(super) clients: usize,
     pub(super) threads: usize,
+    /// pgbench and the server confined to one CPU.
+    pub(super) pinned: bool,
     pub(super) server: Kind,
     pub(super) result: Result<Outcome, String>,
     /// Flush requests the data directories' block device completed during
@@ -187,8 +189,9 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
     let mut runs = Vec::new();
     for round in 1..=settings.rounds {
         for &workload in &settings.workloads {
-            for &clients in &settings.clients {
-                let threads = settings.threads(clients);
+            for (clients, pinned) in settings.cells() {
+                let threads = settings.threads(clients, pinned);
+                let runner = if pinned { pgbench.pinned_to(PINNED_CPU) } else { pgbench.clone() };
                 // Alternate who goes first, so neither always follows the other.
                 let order: Vec<usize> = if round % 2 == 1 {
                     (0..servers.len()).collect()
@@ -200,9 +203,12 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
                     let before = flushes();
                     let result = match server.check_gone() {
                         Some(why) => Err(why),
-                        None => {
-                            pgbench.run_threads(server.port, workload, clients, threads, settings.seconds)
-                        }
+                        None if pinned => server.pin(Some(PINNED_CPU)).and_then(|()| {
+                            let run =
+                                runner.run_threads(server.port, workload, clients, threads, settings.seconds);
+                            server.pin(None).and(run)
+                        }),
+                        None => runner.run_threads(server.port, workload, clients, threads, settings.seconds),
                     };
                     let disk_flushes = before.zip(flushes()).map(|(b, a)| a.saturating_sub(b));
                     let result = match result {
@@ -213,11 +219,20 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
                         }),
                         ok => ok,
                     };
-                    let run =
-                        Run { round, workload, clients, threads, server: server.kind, result, disk_flushes };
+                    let run = Run {
+                        round,
+                        workload,
+                        clients,
+                        threads,
+                        pinned,
+                        server: server.kind,
+                        result,
+                        disk_flushes,
+                    };
+                    let place = if pinned { " pinned" } else { "" };
                     match &run.result {
                         Ok(o) => eprintln!(
-                            "lab pgbench: round {round}/{} {workload} c={clients} {}: {:.0} tps, {} failed{}{}",
+                            "lab pgbench: round {round}/{} {workload} c={clients}{place} {}: {:.0} tps, {} failed{}{}",
                             settings.rounds,
                             server.kind.label(),
                             o.tps,
@@ -228,7 +243,7 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
                             o.problem.as_deref().map(|p| format!(" ({p})")).unwrap_or_default()
                         ),
                         Err(why) => eprintln!(
-                            "lab pgbench: round {round} {workload} c={clients} {}: FAILED: {why}",
+                            "lab pgbench: round {round} {workload} c={clients}{place} {}: FAILED: {why}",
                             server.kind.label()
                         ),
                     }

@@ -47,6 +47,9 @@ use servers::Kind;
 /// pgbench's built-in scripts, in report order.
 pub const WORKLOADS: [&str; 2] = ["select-only", "tpcb-like"];
 
+/// The CPU that pinned runs put pgbench and the server on.
+pub const PINNED_CPU: usize = 0;
+
 /// Where Debian's PostgreSQL 15 packages put the server binaries.
 pub const PG15_BIN: &str = "/usr/lib/postgresql/15/bin";
 
@@ -59,8 +62,13 @@ pub struct Settings {
     pub rounds: usize,
     /// pgbench's built-in scripts, in report order.
     pub workloads: Vec<&'static str>,
-    /// Client counts (`-c`).
+    /// Client counts (`-c`), with pgbench and the server free to use every
+    /// CPU.
     pub clients: Vec<usize>,
+    /// Client counts run again with pgbench and the server pinned to one
+    /// CPU ([`PINNED_CPU`]): the cost of a statement without the cost of
+    /// waking another CPU.
+    pub pinned: Vec<usize>,
     /// Most pgbench threads (`-j`): a run uses min(clients, this). More
     /// threads than CPUs would only take turns on them.
     pub max_threads: usize,
@@ -87,6 +95,7 @@ impl Settings {
             rounds: 3,
             workloads: WORKLOADS.to_vec(),
             clients: vec![1, 2],
+            pinned: vec![1],
             max_threads: thread::available_parallelism().map_or(2, |n| n.get()),
             scale: 1,
             pg_bin: PG15_BIN.into(),
@@ -115,6 +124,7 @@ impl Settings {
         Self {
             workloads: vec!["tpcb-like"],
             clients: vec![1, 2, 8],
+            pinned: Vec::new(),
             scale: 10,
             name: "pgbench-durable".into(),
             durable: true,
@@ -134,9 +144,21 @@ impl Settings {
         }
     }
 
-    /// pgbench threads for `clients` clients.
-    fn threads(&self, clients: usize) -> usize {
-        clients.min(self.max_threads.max(1))
+    /// pgbench threads for `clients` clients; pinned runs have one CPU,
+    /// so one thread.
+    fn threads(&self, clients: usize, pinned: bool) -> usize {
+        if pinned {
+            1
+        } else {
+            clients.min(self.max_threads.max(1))
+        }
+    }
+
+    /// Every (clients, pinned) pair a round runs per workload: the free
+    /// runs, then the pinned ones.
+    pub(crate) fn cells(&self) -> Vec<(usize, bool)> {
+        let free = self.clients.iter().map(|&c| (c, false));
+        free.chain(self.pinned.iter().map(|&c| (c, true))).collect()
     }
 
     /// snapscale's `--set` flags. Both variants name every setting that
@@ -168,6 +190,7 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
         "workload",
         "clients",
         "threads",
+        "pinned",
         "server",
         "tps",
         "latency_ms",
@@ -193,6 +216,7 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
             Value::from(r.workload),
             Value::from(r.clients),
             Value::from(r.threads),
+            Value::from(if r.pinned { "yes" } else { "no" }),
             Value::from(r.server.label()),
             tps,
             latency,
@@ -224,6 +248,19 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
                 settings.seconds,
                 list(&settings.clients)
             ),
+        ),
+        (
+            "pinned runs".to_string(),
+            if settings.pinned.is_empty() {
+                "none".to_string()
+            } else {
+                format!(
+                    "N in {{{}}} again with pgbench (`taskset -c {PINNED_CPU}`, -j 1) and every thread of the \
+                     server's processes (`taskset -a -p`, PostgreSQL's postmaster and the backends it forks) \
+                     confined to CPU {PINNED_CPU} for the run, then released",
+                    list(&settings.pinned)
+                )
+            },
         ),
         (
             "scale".to_string(),
@@ -354,13 +391,19 @@ tps = 2222.229630 (without initial connection time)
 
     #[test]
     fn ratios_are_taken_within_a_round() {
-        let settings = Settings { rounds: 2, clients: vec![1], ..Settings::quick(PathBuf::from("unused")) };
+        let settings = Settings {
+            rounds: 2,
+            clients: vec![1],
+            pinned: vec![],
+            ..Settings::quick(PathBuf::from("unused"))
+        };
         let outcome = |tps| Ok(Outcome { tps, latency_ms: 1.0, processed: 1, failed: 0, problem: None });
         let run = |round, server, tps| Run {
             round,
             workload: "select-only",
             clients: 1,
             threads: 1,
+            pinned: false,
             server,
             result: outcome(tps),
             disk_flushes: Some(50),
@@ -399,7 +442,42 @@ tps = 2222.229630 (without initial connection time)
         assert_eq!((quick.seconds, quick.rounds, quick.name.as_str()), (3, 1, "pgbench-durable-quick"));
         assert!(!Settings::full(PathBuf::from("unused")).snapscale_settings().contains(&("fsync", "on")));
         let two = Settings { max_threads: 2, ..s };
-        assert_eq!([1, 2, 8].map(|c| two.threads(c)), [1, 2, 2]);
+        assert_eq!([1, 2, 8].map(|c| two.threads(c, false)), [1, 2, 2]);
+        assert_eq!(two.threads(2, true), 1, "one CPU, one pgbench thread");
+        assert!(two.cells().iter().all(|(_, pinned)| !pinned), "the durable text reads unpinned cells only");
+    }
+
+    #[test]
+    fn pinned_runs_are_cells_of_their_own() {
+        let settings = Settings {
+            rounds: 1,
+            clients: vec![1, 2],
+            pinned: vec![1],
+            workloads: vec!["select-only"],
+            ..Settings::quick(PathBuf::from("unused"))
+        };
+        assert_eq!(settings.cells(), [(1, false), (2, false), (1, true)]);
+        let run = |pinned, server, tps| Run {
+            round: 1,
+            workload: "select-only",
+            clients: 1,
+            threads: 1,
+            pinned,
+            server,
+            result: Ok(Outcome { tps, latency_ms: 1.0, processed: 1, failed: 0, problem: None }),
+            disk_flushes: None,
+        };
+        let runs = vec![
+            run(false, Kind::Snapscale, 100.0),
+            run(false, Kind::Postgres, 200.0),
+            run(true, Kind::Snapscale, 300.0),
+            run(true, Kind::Postgres, 100.0),
+        ];
+        let c = cells(&settings, &runs);
+        assert_eq!(
+            c.iter().map(|c| (c.clients, c.pinned, c.ratio)).collect::<Vec<_>>(),
+            [(1, false, Some(0.5)), (2, false, None), (1, true, Some(3.0))]
+        );
     }
 
     #[test]

@@ -16,6 +16,8 @@ use crate::report::table::{Table, Value};
 pub(super) struct Cell {
     pub(super) workload: &'static str,
     pub(super) clients: usize,
+    /// pgbench and the server confined to one CPU.
+    pub(super) pinned: bool,
     pub(super) snapscale_tps: Option<f64>,
     pub(super) postgres_tps: Option<f64>,
     /// Median of the per-round ratios snapscale / PostgreSQL.
@@ -62,10 +64,15 @@ impl Cell {
 pub(super) fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
     let mut cells = Vec::new();
     for &workload in &settings.workloads {
-        for &clients in &settings.clients {
+        for (clients, pinned) in settings.cells() {
             let of = |kind: Kind| -> Vec<&Run> {
                 runs.iter()
-                    .filter(|r| r.workload == workload && r.clients == clients && r.server == kind)
+                    .filter(|r| {
+                        r.workload == workload
+                            && r.clients == clients
+                            && r.pinned == pinned
+                            && r.server == kind
+                    })
                     .collect()
             };
             let median_of = |v: Vec<f64>| (!v.is_empty()).then(|| median(v));
@@ -92,6 +99,7 @@ pub(super) fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
             cells.push(Cell {
                 workload,
                 clients,
+                pinned,
                 snapscale_tps: tps(Kind::Snapscale),
                 postgres_tps: tps(Kind::Postgres),
                 ratio: median_of(ratios.clone()),
@@ -129,7 +137,9 @@ pub(super) fn figure(settings: &Settings, cells: &[Cell], with_postgres: bool) -
                 label: kind.label().into(),
                 points: cells
                     .iter()
-                    .filter(|c| c.workload == workload)
+                    // Against clients, the pinned runs would be a second
+                    // line in one series: they are in the tables.
+                    .filter(|c| c.workload == workload && !c.pinned)
                     .filter_map(|c| Some((c.clients as f64, y(c, kind)?)))
                     .collect(),
             })
@@ -213,7 +223,7 @@ pub(super) fn durable_text(settings: &Settings, m: &Measurement, cells: &[Cell])
 
     let first = settings.clients.iter().min().copied().unwrap_or(1);
     let most = settings.clients.iter().max().copied().unwrap_or(1);
-    let cell = |clients: usize| cells.iter().find(|c| c.clients == clients);
+    let cell = |clients: usize| cells.iter().find(|c| c.clients == clients && !c.pinned);
     let kinds: Vec<Kind> = if m.postgres_skipped.is_none() {
         vec![Kind::Snapscale, Kind::Postgres]
     } else {
@@ -344,10 +354,11 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
             format!(", ratio **{r:.2}** (rounds: {})", ratios_text(&c.round_ratios))
         });
         sentences.push(format!(
-            "{}, {} {}: snapscale {ss} tps, PostgreSQL {pg} tps{ratio}",
+            "{}, {} {}{}: snapscale {ss} tps, PostgreSQL {pg} tps{ratio}",
             c.workload,
             c.clients,
-            plural(c.clients)
+            plural(c.clients),
+            if c.pinned { " pinned to one CPU" } else { "" }
         ));
     }
     out.push_str(&format!(
@@ -382,10 +393,11 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
             Err(why) => why.clone(),
         };
         out.push_str(&format!(
-            "**Round {} {} c={} {}:**\n\n```\n{text}\n```\n\n",
+            "**Round {} {} c={}{} {}:**\n\n```\n{text}\n```\n\n",
             r.round,
             r.workload,
             r.clients,
+            if r.pinned { " pinned" } else { "" },
             r.server.label()
         ));
     }
@@ -435,23 +447,40 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
             settings.max_threads
         ));
     } else {
-        out.push_str(
+        let branches = if settings.scale == 1 {
+            " At scale 1 every tpcb-like transaction updates the single pgbench_branches row, so 2 \
+             clients serialize on its row lock on either server."
+                .to_string()
+        } else {
+            format!(
+                " At scale {} there are {} pgbench_branches rows, so concurrent tpcb-like clients \
+                 rarely wait for each other's row locks.",
+                settings.scale, settings.scale
+            )
+        };
+        let pinned = if settings.pinned.is_empty() {
+            ""
+        } else {
+            " Pinned runs share one CPU between pgbench and the server, so no statement waits for \
+             another CPU to wake: they measure the work per statement."
+        };
+        out.push_str(&format!(
             "Caveats. Neither server waits for a disk: snapscale runs with fsync and synchronous_commit \
              off (it appends its WAL to the OS page cache and never syncs it), and PostgreSQL with fsync, \
              synchronous_commit and full_page_writes off, so it too writes WAL and dirty pages to the \
              page cache only. The comparison is of two servers that never wait for a disk, not of \
-             durable ones (`lab pgbench --durable` measures those). pgbench runs on the same 2-CPU \
+             durable ones (`lab pgbench --durable` measures those). pgbench runs on the same {}-CPU \
              machine as the server, so at 2 clients the pgbench threads and the server backends share \
-             the two CPUs. At scale 1 every tpcb-like transaction updates the single pgbench_branches \
-             row, so 2 clients serialize on its row lock on either server. This VM alternates fast and \
-             slow phases; the per-round ratios show how far single runs move. Single-client runs move the \
-             most: at every statement one process waits for the other to be woken on an idle CPU, so \
-             they include the VM's wake-up latency.\n\n",
-        );
+             the CPUs.{branches} This VM alternates fast and slow phases; the per-round ratios show how \
+             far single runs move. Single-client runs move the most: at every statement one process waits \
+             for the other to be woken on an idle CPU, so they include the VM's wake-up latency.{pinned}\n\n",
+            thread::available_parallelism().map_or(1, |n| n.get()),
+        ));
     }
     let mut columns = vec![
         "workload",
         "clients",
+        "pinned",
         "snapscale_tps",
         "postgres_tps",
         "ratio",
@@ -467,6 +496,7 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
         let mut row = vec![
             Value::from(c.workload),
             Value::from(c.clients),
+            Value::from(if c.pinned { "yes" } else { "no" }),
             number_or_na(c.snapscale_tps),
             number_or_na(c.postgres_tps),
             number_or_na(c.ratio),

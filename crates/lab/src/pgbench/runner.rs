@@ -36,6 +36,8 @@ pub struct Pgbench {
     pub(super) program: PathBuf,
     /// `pgbench --version`.
     pub version: String,
+    /// Runs under `taskset -c` on this CPU only.
+    pub(super) pin: Option<usize>,
 }
 
 impl Pgbench {
@@ -46,7 +48,7 @@ impl Pgbench {
             let Ok(out) = Command::new(&program).arg("--version").output() else { continue };
             if out.status.success() {
                 let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-                return Ok(Pgbench { program, version });
+                return Ok(Pgbench { program, version, pin: None });
             }
         }
         Err(format!("no pgbench in {} or on PATH", pg_bin.display()))
@@ -60,6 +62,23 @@ impl Pgbench {
         }
         let done = output.stdout.lines().chain(output.stderr.lines()).find(|l| l.starts_with("done in "));
         Ok(done.unwrap_or("done").trim().to_owned())
+    }
+
+    /// The same pgbench confined to `cpu`.
+    pub(super) fn pinned_to(&self, cpu: usize) -> Pgbench {
+        Pgbench { pin: Some(cpu), ..self.clone() }
+    }
+
+    /// pgbench, under `taskset -c` when pinned.
+    fn program(&self) -> Command {
+        match self.pin {
+            None => Command::new(&self.program),
+            Some(cpu) => {
+                let mut command = Command::new("taskset");
+                command.args(["-c", &cpu.to_string()]).arg(&self.program);
+                command
+            }
+        }
     }
 
     /// One timed run: `-M prepared -b workload -c clients -j clients -T seconds`.
@@ -111,7 +130,7 @@ impl Pgbench {
     /// database postgres, not started: for a caller that reads its output
     /// as it comes (`lab endurance` follows `-P` progress lines).
     pub(crate) fn command(&self, port: u16, args: &[String]) -> Command {
-        let mut command = Command::new(&self.program);
+        let mut command = self.program();
         command
             .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
             .args(args)
@@ -123,7 +142,8 @@ impl Pgbench {
     /// postgres, killing it after `limit`: a server that hangs must not hang
     /// the experiment, and what pgbench printed until then is the evidence.
     pub(super) fn execute(&self, port: u16, args: &[String], limit: Duration) -> Result<Output, String> {
-        let mut child = Command::new(&self.program)
+        let mut child = self
+            .program()
             .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
             .args(args)
             .arg("postgres")

@@ -222,3 +222,57 @@ pub(super) fn show(pg_bin: &Path, port: u16, settings: &[(&str, &str)]) -> Strin
         Err(e) => format!("not checked: cannot run psql: {e}"),
     }
 }
+
+/// The process `root` and every descendant of it, from /proc: PostgreSQL's
+/// postmaster (under `runuser`) and the processes it forked.
+fn process_tree(root: u32) -> Vec<u32> {
+    let mut parents = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+            // The command name is in parentheses and may hold spaces: the
+            // parent id is the second field after its closing one.
+            let ppid: Option<u32> =
+                stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok());
+            if let Some(ppid) = ppid {
+                parents.push((pid, ppid));
+            }
+        }
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(pid, _)| *pid));
+        i += 1;
+    }
+    tree
+}
+
+impl Server {
+    /// Confines every thread of the server's processes to `cpu`, or with
+    /// `None` lets them use every CPU again. Processes forked later
+    /// (PostgreSQL's backends) inherit the postmaster's setting, threads
+    /// started later (snapscale's) their creator's.
+    pub(super) fn pin(&mut self, cpu: Option<usize>) -> Result<(), String> {
+        let cpus = match cpu {
+            Some(cpu) => cpu.to_string(),
+            None => format!("0-{}", std::thread::available_parallelism().map_or(1, |n| n.get()) - 1),
+        };
+        for pid in process_tree(self.child().id()) {
+            let out = Command::new("taskset")
+                .args(["-a", "-p", "-c", &cpus, &pid.to_string()])
+                .output()
+                .map_err(|e| format!("cannot run taskset: {e}"))?;
+            // A process that exited meanwhile (a backend closing) is fine.
+            if !out.status.success() && std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return Err(format!(
+                    "taskset -a -p -c {cpus} {pid} failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+        }
+        Ok(())
+    }
+}

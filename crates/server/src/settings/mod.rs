@@ -146,7 +146,7 @@ impl std::error::Error for ConfigError {}
 
 /// The server's own settings: `SHOW` shows them, only a restart changes
 /// them (55P02 for `SET`).
-const SERVER_NAMES: [&str; 26] = [
+const SERVER_NAMES: [&str; 27] = [
     "auth_method",
     "password",
     "listen_addresses",
@@ -173,6 +173,7 @@ const SERVER_NAMES: [&str; 26] = [
     "csn_log_pages",
     "parent_link_pages",
     "xid_log_page_size",
+    "multixact_log_pages",
 ];
 
 /// A count of at least `min`.
@@ -343,6 +344,7 @@ impl Settings {
             "csn_log_pages" => self.xid_logs.csn_log_pages = parse_pages(name, value)?,
             "parent_link_pages" => self.xid_logs.parent_link_pages = parse_pages(name, value)?,
             "xid_log_page_size" => self.xid_logs.page_bytes = parse_page_size(name, value)?,
+            "multixact_log_pages" => self.xid_logs.multixact_log_pages = parse_pages(name, value)?,
             "server_version" | "in_hot_standby" | "transaction_read_only" => {
                 return Err(SettingError::RestartOnly(name.into()))
             }
@@ -387,6 +389,7 @@ impl Settings {
                 n => n.to_string(),
             },
             "xid_log_page_size" => format_size(self.xid_logs.page_bytes as u64),
+            "multixact_log_pages" => self.xid_logs.multixact_log_pages.to_string(),
             _ => return self.session.show(name),
         })
     }

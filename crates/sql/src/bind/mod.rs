@@ -33,7 +33,7 @@ use sqlparser::ast::{self, Ident, ObjectName};
 use crate::copy::{CopyDirection, CopySource};
 use crate::error::SqlError;
 use crate::expr::Expr;
-use crate::parse::Parsed;
+use crate::parse::{Ast, Parsed};
 use crate::plan::{Aggregate, Dep, Plan, Rel, Select, Utility};
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
@@ -136,18 +136,45 @@ pub(super) struct Binder<'r, R> {
     work_tables: usize,
     /// A function that may wait was bound (`BoundStatement::waits`).
     waits: bool,
+    /// The strengths of the statement's locking clauses, in the order they
+    /// are written, when sqlparser could not read them all (`Ast`'s
+    /// `lock_strengths`); taken by the query whose clauses they are.
+    lock_strengths: Option<Vec<snapscale_storage::RowLockMode>>,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
 /// (`None` for "infer"); recursion stops at `max_stack_depth` bytes of
 /// stack with 54001.
+#[cfg(test)]
 pub fn bind<R: Resolver>(
     resolver: &mut R,
     statement: &ast::Statement,
     param_types: &[Option<SqlType>],
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
+    bind_with_locks(resolver, statement, None, param_types, max_stack_depth)
+}
+
+/// Binds a parsed statement, with the locking clauses' strengths the
+/// pre-parser read (lock_syntax.rs).
+pub fn bind_ast<R: Resolver>(
+    resolver: &mut R,
+    ast: &Ast,
+    param_types: &[Option<SqlType>],
+    max_stack_depth: usize,
+) -> Result<BoundStatement, SqlError> {
+    bind_with_locks(resolver, ast, ast.lock_strengths.clone(), param_types, max_stack_depth)
+}
+
+fn bind_with_locks<R: Resolver>(
+    resolver: &mut R,
+    statement: &ast::Statement,
+    lock_strengths: Option<Vec<snapscale_storage::RowLockMode>>,
+    param_types: &[Option<SqlType>],
+    max_stack_depth: usize,
+) -> Result<BoundStatement, SqlError> {
     let mut b = Binder::new(resolver, max_stack_depth, param_types.to_vec());
+    b.lock_strengths = lock_strengths;
     let plan = b.statement(statement)?;
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown".
@@ -173,6 +200,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             sublink_depth: 0,
             work_tables: 0,
             waits: false,
+            lock_strengths: None,
         }
     }
 
@@ -371,7 +399,7 @@ pub fn bind_parsed<R: Resolver>(
         })
     };
     match parsed {
-        Parsed::Sql(s) => bind(resolver, s, declared, max_stack_depth),
+        Parsed::Sql(s) => bind_ast(resolver, s, declared, max_stack_depth),
         Parsed::Analyze => Ok(utility(Utility::Analyze, Vec::new())),
         Parsed::Checkpoint => Ok(utility(Utility::Checkpoint, Vec::new())),
         Parsed::Vacuum { tables, analyze, freeze } => {
@@ -394,7 +422,7 @@ pub fn bind_parsed<R: Resolver>(
             let (table, columns) = match &copy.source {
                 CopySource::Table { table, columns } => (table, columns),
                 CopySource::Query(ast) => {
-                    let bound = bind(resolver, ast, declared, max_stack_depth)?;
+                    let bound = bind_ast(resolver, ast, declared, max_stack_depth)?;
                     let Plan::Select(select) = bound.plan else {
                         return Err(not_supported("COPY of a statement other than a query"));
                     };

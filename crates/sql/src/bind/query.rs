@@ -2,6 +2,7 @@
 //! LIMIT/OFFSET, and FOR UPDATE/SHARE.
 
 use snapscale_lock::LockMode;
+use snapscale_storage::RowLockMode;
 use sqlparser::ast::{self, GroupByExpr, LimitClause, OrderByKind, OrderBySort, SelectItem, SetExpr};
 
 use super::scope::{Named, Scope};
@@ -271,20 +272,46 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(keys)
     }
 
-    /// FOR UPDATE / FOR SHARE [OF …]: the stored tables whose rows are
-    /// locked, and how. When several clauses apply, NOWAIT wins over SKIP
-    /// LOCKED, which wins over waiting, as in PostgreSQL.
+    /// FOR [KEY] SHARE / FOR [NO KEY] UPDATE [OF …] [NOWAIT | SKIP LOCKED]:
+    /// the stored tables whose rows are locked, each in its clause's mode
+    /// and with its clause's wait policy. A table named by several clauses
+    /// gets the strongest mode, and NOWAIT wins over SKIP LOCKED, which
+    /// wins over waiting, as in PostgreSQL.
     fn locking(&mut self, clauses: &[ast::LockClause], scope: &Scope<'_>) -> Result<Locking, SqlError> {
-        let mut how = RowLock::Wait;
-        let mut tables: Vec<usize> = Vec::new();
+        let strengths: Vec<RowLockMode> = match self.lock_strengths.take() {
+            None => clauses
+                .iter()
+                .map(|c| match c.lock_type {
+                    ast::LockType::Share => RowLockMode::Share,
+                    ast::LockType::Update => RowLockMode::Update,
+                })
+                .collect(),
+            // The pre-parser's list is this query's when it has as many
+            // clauses; an emptied list tells a second query it was taken.
+            Some(list) if list.len() == clauses.len() => {
+                self.lock_strengths = Some(Vec::new());
+                list
+            }
+            Some(_) => {
+                return Err(not_supported(
+                    "FOR KEY SHARE or FOR NO KEY UPDATE with locking clauses in more than one query",
+                ))
+            }
+        };
+        let mut tables: Vec<(usize, (RowLockMode, RowLock))> = Vec::new();
         if scope.named.is_empty() {
             return Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
                 "FOR UPDATE must specify unqualified relation names",
             ));
         }
-        for clause in clauses {
-            let strength = clause.lock_type.to_string();
+        for (clause, &mode) in clauses.iter().zip(&strengths) {
+            let strength = mode.name();
+            let how = match clause.nonblock {
+                Some(ast::NonBlock::Nowait) => RowLock::NoWait,
+                Some(ast::NonBlock::SkipLocked) => RowLock::SkipLocked,
+                None => RowLock::Wait,
+            };
             let targets: Vec<&Named> = match &clause.of {
                 None => scope.named.iter().collect(),
                 Some(of) => {
@@ -308,19 +335,25 @@ impl<R: Resolver> Binder<'_, R> {
                         format!("FOR {strength} cannot be applied to the nullable side of an outer join"),
                     ));
                 }
-                if !tables.contains(offset) {
-                    tables.push(*offset);
-                    self.dep(&rel.entry.name, rel, LockMode::RowShare);
+                match tables.iter_mut().find(|(o, _)| o == offset) {
+                    // Named twice: the stronger mode, and NOWAIT over
+                    // SKIP LOCKED over waiting.
+                    Some((_, (held, held_how))) => {
+                        *held = (*held).max(mode);
+                        *held_how = stricter(*held_how, how);
+                    }
+                    None => {
+                        tables.push((*offset, (mode, how)));
+                        self.dep(&rel.entry.name, rel, LockMode::RowShare);
+                    }
                 }
             }
-            how = match (how, clause.nonblock) {
-                (_, Some(ast::NonBlock::Nowait)) | (RowLock::NoWait, _) => RowLock::NoWait,
-                (_, Some(ast::NonBlock::SkipLocked)) | (RowLock::SkipLocked, _) => RowLock::SkipLocked,
-                _ => RowLock::Wait,
-            };
         }
-        tables.sort_unstable();
-        Ok(Locking { how, tables })
+        tables.sort_unstable_by_key(|(o, _)| *o);
+        Ok(Locking {
+            tables: tables.iter().map(|(o, _)| *o).collect(),
+            modes: tables.iter().map(|(_, m)| *m).collect(),
+        })
     }
 
     /// A WHERE (or similar) condition: boolean, without aggregates.
@@ -638,5 +671,15 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
     match cast_to {
         Some(dt) if named == "?column?" => type_name(dt),
         _ => named,
+    }
+}
+
+/// The stricter of two wait policies (PostgreSQL's: NOWAIT, then SKIP
+/// LOCKED, then waiting).
+fn stricter(a: RowLock, b: RowLock) -> RowLock {
+    match (a, b) {
+        (RowLock::NoWait, _) | (_, RowLock::NoWait) => RowLock::NoWait,
+        (RowLock::SkipLocked, _) | (_, RowLock::SkipLocked) => RowLock::SkipLocked,
+        _ => RowLock::Wait,
     }
 }

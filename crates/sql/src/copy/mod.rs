@@ -438,9 +438,11 @@ mod tests {
             let mut statements =
                 sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::PostgreSqlDialect {}, text)
                     .map_err(|e| SqlError::new(SqlState::SYNTAX_ERROR, e.to_string()))?;
-            Ok(statements
-                .pop()
-                .map(|s| Ast { statement: Some(Box::new(s)), stack: crate::stack::BigStack::for_source(0) }))
+            Ok(statements.pop().map(|s| Ast {
+                statement: Some(Box::new(s)),
+                stack: crate::stack::BigStack::for_source(0),
+                lock_strengths: None,
+            }))
         };
         parse_statement(sql, query)
     }

@@ -129,7 +129,35 @@ impl<'x> Executor<'x> {
 }
 
 /// Runs `statement` in `xact`, its subqueries being `subplans`.
+///
+/// OFF-THE-WORKER: a statement whose work is not bounded by its plan
+/// (`Statement::is_bounded`) runs with the runtime worker handed to
+/// another thread first (`block_in_place`): the worker's other
+/// connections go on being served while it computes, on this thread,
+/// which then leaves the runtime's workers when the statement's task next
+/// waits. Its waits (locks, WAL) block this thread meanwhile, not the
+/// worker. A bounded statement runs where it is (a hand-off costs more
+/// than a point lookup). On a single-threaded runtime (tests) there is no
+/// worker to hand off.
 pub(crate) async fn run(
+    xact: &mut Xact,
+    statement: &Statement,
+    subplans: &[Query],
+    params: &[Value],
+    in_block: bool,
+    waits: bool,
+) -> Result<Output, SqlError> {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let handle = Handle::try_current().ok().filter(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+    match handle {
+        Some(handle) if !statement.is_bounded(subplans) => tokio::task::block_in_place(|| {
+            handle.block_on(run_here(xact, statement, subplans, params, in_block, waits))
+        }),
+        _ => run_here(xact, statement, subplans, params, in_block, waits).await,
+    }
+}
+
+async fn run_here(
     xact: &mut Xact,
     statement: &Statement,
     subplans: &[Query],

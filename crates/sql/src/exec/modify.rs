@@ -1,5 +1,5 @@
-//! Writes: INSERT, UPDATE and DELETE, and the row locks of FOR UPDATE,
-//! with PostgreSQL's rules for rows a concurrent transaction changed (EPQ
+//! Writes: INSERT, UPDATE and DELETE, and the row locks of FOR KEY SHARE
+//! … FOR UPDATE (ROW-LOCKS in the crate README), with PostgreSQL's rules for rows a concurrent transaction changed (EPQ
 //! in the crate README), unique checks (UNIQUE-CHECK), and the redo each
 //! change logs as it happens (WAL-TAGGED).
 
@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use snapscale_lock::{LockMode, LockTag};
-use snapscale_storage::{Liveness, Outcome, Tid};
-use snapscale_txn::IsolationLevel;
+use snapscale_storage::{Liveness, Outcome, RowLockMode, StorageError, Tid};
+use snapscale_txn::{IsolationLevel, TxnError};
 
 use super::{serialization_failure, storage_error, Executor};
 use crate::catalog::{RelEntry, Row};
@@ -27,22 +27,41 @@ use crate::types::Value;
 pub(crate) enum Change<'a> {
     Update(&'a [(usize, Expr)]),
     Delete,
-    Lock(RowLock),
+    Lock(RowLock, RowLockMode),
+}
+
+/// The strength of a change: an UPDATE that leaves every column of a
+/// unique index (primary key or unique) as it was is a no-key update, one
+/// that changes such a column a key update, as a DELETE; a row lock is its
+/// clause's.
+fn strength(change: Change<'_>, entry: &RelEntry, old: &Row, new: Option<&Row>) -> RowLockMode {
+    match (change, new) {
+        (Change::Lock(_, mode), _) => mode,
+        (Change::Update(_), Some(new))
+            if !entry
+                .indexes
+                .iter()
+                .filter(|i| i.unique)
+                .flat_map(|i| &i.columns)
+                .any(|&c| old[c] != new[c]) =>
+        {
+            RowLockMode::NoKeyUpdate
+        }
+        _ => RowLockMode::Update,
+    }
 }
 
 /// The tuple lock a waiter for a row takes, as PostgreSQL maps its row
-/// lock strengths to lock modes: an UPDATE that leaves every unique key as
-/// it was is a no-key update (ExclusiveLock); one that changes a key, a
-/// DELETE and a row lock take AccessExclusiveLock (FOR SHARE too: row
-/// locks are all exclusive here).
-fn tuple_lock_mode(entry: &RelEntry, old: &Row, new: Option<&Row>) -> LockMode {
-    let Some(new) = new else { return LockMode::AccessExclusive };
-    let key_changed =
-        entry.indexes.iter().filter(|i| i.unique).flat_map(|i| &i.columns).any(|&c| old[c] != new[c]);
-    if key_changed {
-        LockMode::AccessExclusive
-    } else {
-        LockMode::Exclusive
+/// lock strengths to lock modes: FOR KEY SHARE AccessShareLock, FOR SHARE
+/// RowShareLock, FOR NO KEY UPDATE (and a no-key UPDATE) ExclusiveLock,
+/// FOR UPDATE (a key UPDATE, a DELETE) AccessExclusiveLock. Waiters whose
+/// modes are compatible wait side by side.
+fn tuple_lock_mode(strength: RowLockMode) -> LockMode {
+    match strength {
+        RowLockMode::KeyShare => LockMode::AccessShare,
+        RowLockMode::Share => LockMode::RowShare,
+        RowLockMode::NoKeyUpdate => LockMode::Exclusive,
+        RowLockMode::Update => LockMode::AccessExclusive,
     }
 }
 
@@ -206,13 +225,25 @@ impl Executor<'_> {
                 }
                 _ => None,
             };
+            let strength = strength(change, &rel.entry, &row, new_row.as_ref());
             let session = &mut self.xact.session;
             let outcome = match (change, &new_row) {
-                (Change::Update(_), Some(new)) => table.update(session, tid, new.clone()),
+                (Change::Update(_), Some(new)) => table.update_as(session, tid, new.clone(), strength),
                 (Change::Delete, _) => table.delete(session, tid),
-                _ => table.lock_row(session, tid),
-            }
-            .map_err(storage_error)?;
+                _ => table.lock_row(session, tid, strength),
+            };
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                // MULTI-TRUNCATE: a multixact log full only because old
+                // multis were not replaced yet is freed by this writer.
+                Err(StorageError::Txn(e @ TxnError::MultiXactSpaceExhausted { .. })) => {
+                    if self.xact.db.freeze_for_multi_space(&mut self.xact.session, &e) {
+                        continue;
+                    }
+                    return Err(storage_error(StorageError::Txn(e)));
+                }
+                Err(e) => return Err(storage_error(e)),
+            };
             match outcome {
                 Outcome::Ok(new_tid) => {
                     if let Some(new) = new_row {
@@ -245,19 +276,19 @@ impl Executor<'_> {
                 }
                 Outcome::Invisible | Outcome::SelfModified => return Ok(None),
                 Outcome::BeingModified(xid) => match change {
-                    Change::Lock(RowLock::NoWait) => {
+                    Change::Lock(RowLock::NoWait, _) => {
                         return Err(SqlError::new(
                             SqlState::LOCK_NOT_AVAILABLE,
                             format!("could not obtain lock on row in relation \"{}\"", rel.entry.name),
                         ))
                     }
-                    Change::Lock(RowLock::SkipLocked) => return Ok(None),
+                    Change::Lock(RowLock::SkipLocked, _) => return Ok(None),
                     // First a place in line behind the earlier waiters,
                     // then (the row looked at again: the one before us may
                     // have taken it meanwhile) the wait for its locker.
                     _ if place_in_line.is_none() => {
                         let tag = LockTag::Tuple { relation: rel.entry.oid, tid };
-                        let mode = tuple_lock_mode(&rel.entry, &row, new_row.as_ref());
+                        let mode = tuple_lock_mode(strength);
                         self.xact.lock_tuple(tag, mode).await?;
                         *place_in_line = Some((tag, mode));
                     }

@@ -24,7 +24,7 @@ use crate::error::SqlError;
 use crate::expr::{compare, passes, Ctx, Expr};
 use crate::index::Key;
 use crate::plan::physical::{LockTarget, Node, Query};
-use crate::plan::{Aggregate, RowLock, SortKey};
+use crate::plan::{Aggregate, SortKey};
 use crate::sqlstate::SqlState;
 use crate::stack::StackDepth;
 use crate::types::Value;
@@ -80,7 +80,7 @@ impl<'x> Executor<'x> {
         let mut above = Vec::new();
         let mut want = usize::MAX;
         let mut node = &q.root;
-        let (input, targets, recheck, how) = loop {
+        let (input, targets, recheck) = loop {
             match node {
                 Node::Limit { input, offset, limit } => {
                     let bounds = self.evaluate(|ex| ex.limit_bounds(offset.as_ref(), limit.as_ref())).await?;
@@ -92,7 +92,7 @@ impl<'x> Executor<'x> {
                     above.push((node, LimitBounds::ALL));
                     node = input;
                 }
-                Node::LockRows { input, targets, recheck, how } => break (input, targets, recheck, how),
+                Node::LockRows { input, targets, recheck } => break (input, targets, recheck),
                 other => {
                     return Err(SqlError::new(
                         SqlState::INTERNAL_ERROR,
@@ -102,7 +102,7 @@ impl<'x> Executor<'x> {
             }
         };
         let rows = self.evaluate(|ex| ex.run(&[]).rows(input)).await?;
-        let mut rows = self.lock_rows(rows, targets, recheck.as_ref(), *how, want).await?;
+        let mut rows = self.lock_rows(rows, targets, recheck.as_ref(), want).await?;
         for (node, bounds) in above.into_iter().rev() {
             rows = match node {
                 Node::Project { exprs, .. } => {
@@ -123,7 +123,6 @@ impl<'x> Executor<'x> {
         rows: Rows,
         targets: &[LockTarget],
         recheck: Option<&Expr>,
-        how: RowLock,
         want: usize,
     ) -> Result<Rows, SqlError> {
         match rows {
@@ -139,7 +138,13 @@ impl<'x> Executor<'x> {
                     self.xact.check_cancel()?;
                     // Locked, possibly as a newer version (EPQ).
                     if let Some(version) = self
-                        .change_row(&target.rel, target.filter.as_ref(), tid, row, Change::Lock(how))
+                        .change_row(
+                            &target.rel,
+                            target.filter.as_ref(),
+                            tid,
+                            row,
+                            Change::Lock(target.how, target.strength),
+                        )
                         .await?
                     {
                         locked.push(version);
@@ -167,7 +172,13 @@ impl<'x> Executor<'x> {
                         };
                         let version = Row::from(&values[offset..offset + width]);
                         let Some((new_tid, newest)) = self
-                            .change_row(&target.rel, None, tid as Tid, version.clone(), Change::Lock(how))
+                            .change_row(
+                                &target.rel,
+                                None,
+                                tid as Tid,
+                                version.clone(),
+                                Change::Lock(target.how, target.strength),
+                            )
                             .await?
                         else {
                             continue 'rows;

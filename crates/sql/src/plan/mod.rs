@@ -4,6 +4,7 @@
 //! ([`physical::Statement`]): access paths chosen, and a query as a tree of
 //! operators ([`physical::Node`]) for the executor.
 
+mod bounded;
 mod join;
 pub mod physical;
 pub mod planner;
@@ -245,13 +246,24 @@ impl From {
     }
 }
 
-/// FOR UPDATE / FOR SHARE: which of the FROM clause's stored tables have
-/// their rows locked (by their offset in the FROM row), and how.
+/// FOR [KEY] SHARE / FOR [NO KEY] UPDATE: which of the FROM clause's
+/// stored tables have their rows locked (by their offset in the FROM row),
+/// in which mode, and how (each table its own, as PostgreSQL's clauses).
 #[derive(Debug)]
 pub struct Locking {
-    pub how: RowLock,
     /// The offset of each locked table's columns in the FROM row.
     pub tables: Vec<usize>,
+    /// The mode each of `tables` is locked in, and what it does with a
+    /// row held in a conflicting one.
+    pub modes: Vec<(snapscale_storage::RowLockMode, RowLock)>,
+}
+
+impl Locking {
+    /// The mode and wait policy of the table at `offset`.
+    pub fn of(&self, offset: usize) -> (snapscale_storage::RowLockMode, RowLock) {
+        let i = self.tables.iter().position(|&o| o == offset).expect("a locked table");
+        self.modes[i]
+    }
 }
 
 /// A SELECT.
@@ -273,7 +285,7 @@ pub struct Select {
     pub order: Vec<SortKey>,
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
-    /// FOR UPDATE / FOR SHARE (both lock the row exclusively for now).
+    /// FOR [KEY] SHARE / FOR [NO KEY] UPDATE.
     pub lock: Option<Locking>,
     /// DISTINCT ON: of the rows in ORDER BY order, the first of each run
     /// with equal values of these (over the FROM row); empty without it.

@@ -62,6 +62,10 @@ pub struct ScanNode {
 #[derive(Debug)]
 pub struct LockTarget {
     pub rel: Rel,
+    /// The row-lock mode (FOR KEY SHARE … FOR UPDATE).
+    pub strength: snapscale_storage::RowLockMode,
+    /// What to do with a row held in a conflicting mode.
+    pub how: RowLock,
     /// Where the table's row starts; `None`: the input rows are versions.
     pub offset: Option<usize>,
     /// Re-checked on a newer version of the table's row.
@@ -147,7 +151,6 @@ pub enum Node {
         /// For a join: its conditions, over the row, re-checked when a
         /// locked part changed.
         recheck: Option<Expr>,
-        how: RowLock,
     },
     /// One row per group: the key values, then the aggregates; groups that
     /// fail `having` (over that row) are left out.

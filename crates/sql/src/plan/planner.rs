@@ -88,13 +88,9 @@ impl Planner {
                     None => scan,
                     Some(locking) => {
                         let sorted = sorted(scan, std::mem::take(&mut order));
-                        let target = LockTarget { rel, offset: None, filter: lock_filter };
-                        Node::LockRows {
-                            input: Box::new(sorted),
-                            targets: vec![target],
-                            recheck: None,
-                            how: locking.how,
-                        }
+                        let (strength, how) = locking.of(0);
+                        let target = LockTarget { rel, strength, how, offset: None, filter: lock_filter };
+                        Node::LockRows { input: Box::new(sorted), targets: vec![target], recheck: None }
                     }
                 }
             }
@@ -117,7 +113,10 @@ impl Planner {
                     }
                     let targets: Vec<LockTarget> = tables
                         .into_iter()
-                        .map(|(o, rel)| LockTarget { rel, offset: Some(layout.map(o)), filter: None })
+                        .map(|(o, rel)| {
+                            let (strength, how) = locking.of(o);
+                            LockTarget { rel, strength, how, offset: Some(layout.map(o)), filter: None }
+                        })
                         .collect();
                     let with_tids: Vec<usize> = targets.iter().filter_map(|t| t.offset).collect();
                     let mut recheck = filter.clone().map(Expr::into_conjuncts).unwrap_or_default();
@@ -125,12 +124,7 @@ impl Planner {
                     let conds = filter.map(Expr::into_conjuncts).unwrap_or_default();
                     let node = self.plan_from(from, 0, conds, &with_tids)?;
                     let sorted = sorted(node, std::mem::take(&mut order));
-                    Node::LockRows {
-                        input: Box::new(sorted),
-                        targets,
-                        recheck: Expr::conjunction(recheck),
-                        how: locking.how,
-                    }
+                    Node::LockRows { input: Box::new(sorted), targets, recheck: Expr::conjunction(recheck) }
                 }
             },
         };

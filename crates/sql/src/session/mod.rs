@@ -98,10 +98,31 @@ pub trait Gucs: Clone + Send + Sync + 'static {
 /// the end is cleared by the next statement's start.
 struct StatementTimer(Option<tokio::task::JoinHandle<()>>);
 
+/// The runtime statement_timeout's clocks run on, on a thread of its own.
+/// Not the session's runtime: the server runs each connection on a
+/// single-threaded runtime, where a timer could not fire while the
+/// statement it is for computes without a pause. None if the thread could
+/// not be started: the session's own runtime then keeps the clock.
+fn timers() -> Option<&'static tokio::runtime::Handle> {
+    static TIMERS: std::sync::OnceLock<Option<tokio::runtime::Handle>> = std::sync::OnceLock::new();
+    TIMERS
+        .get_or_init(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().ok()?;
+            let handle = runtime.handle().clone();
+            std::thread::Builder::new()
+                .name("snapscale-timers".into())
+                .spawn(move || runtime.block_on(std::future::pending::<()>()))
+                .ok()?;
+            Some(handle)
+        })
+        .as_ref()
+}
+
 impl StatementTimer {
     fn start(limit: std::time::Duration, cancel: &Arc<Cancel>) -> StatementTimer {
         let cancel = Arc::clone(cancel);
-        let task = tokio::runtime::Handle::try_current().ok().map(|rt| {
+        let runtime = timers().cloned().or_else(|| tokio::runtime::Handle::try_current().ok());
+        let task = runtime.map(|rt| {
             rt.spawn(async move {
                 tokio::time::sleep(limit).await;
                 cancel.request_timeout();

@@ -1,0 +1,99 @@
+//! `FOR KEY SHARE` and `FOR NO KEY UPDATE`, which sqlparser's grammar
+//! lacks (its lock clause knows only UPDATE and SHARE). Before sqlparser
+//! reads a statement, the words `KEY` and `NO KEY` of these clauses are
+//! blanked out (so every other position in the text stays where it was),
+//! and the strength of every locking clause is recorded in the order the
+//! clauses are written. The binder then takes each clause's strength from
+//! that list by position (`Binder::locking`), refusing the one case where
+//! position cannot tell: clauses of several queries in one statement.
+
+use snapscale_storage::RowLockMode;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Location, Token, Tokenizer};
+
+fn keyword(t: &Token) -> Option<Keyword> {
+    match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    }
+}
+
+/// The byte offset of a tokenizer location (1-based line and column, the
+/// column counted in characters).
+fn offset(line_starts: &[usize], sql: &str, at: Location) -> usize {
+    let start = line_starts[at.line as usize - 1];
+    sql[start..].char_indices().nth(at.column as usize - 1).map_or(sql.len(), |(i, _)| start + i)
+}
+
+/// `sql` with the clauses' extra words blanked out, and the strengths of
+/// all its locking clauses in order; `None` if it has no `FOR KEY SHARE`
+/// or `FOR NO KEY UPDATE` (sqlparser then reads every clause as it is).
+pub(crate) fn read_lock_strengths(sql: &str) -> Option<(String, Vec<RowLockMode>)> {
+    // Most statements have no word KEY at all: they skip the tokenizer
+    // (a second pass over every statement's text otherwise).
+    if !sql.as_bytes().windows(3).any(|w| w.eq_ignore_ascii_case(b"key")) {
+        return None;
+    }
+    let tokens: Vec<_> = Tokenizer::new(&PostgreSqlDialect {}, sql)
+        .tokenize_with_location()
+        .ok()?
+        .into_iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
+    let mut strengths = Vec::new();
+    let mut blank = Vec::new();
+    for i in 0..tokens.len() {
+        if kw(i) != Some(Keyword::FOR) {
+            continue;
+        }
+        match (kw(i + 1), kw(i + 2), kw(i + 3)) {
+            (Some(Keyword::UPDATE), ..) => strengths.push(RowLockMode::Update),
+            (Some(Keyword::SHARE), ..) => strengths.push(RowLockMode::Share),
+            (Some(Keyword::KEY), Some(Keyword::SHARE), _) => {
+                strengths.push(RowLockMode::KeyShare);
+                blank.push(i + 1);
+            }
+            (Some(Keyword::NO), Some(Keyword::KEY), Some(Keyword::UPDATE)) => {
+                strengths.push(RowLockMode::NoKeyUpdate);
+                blank.extend([i + 1, i + 2]);
+            }
+            _ => {}
+        }
+    }
+    if blank.is_empty() {
+        return None;
+    }
+    let line_starts: Vec<usize> =
+        std::iter::once(0).chain(sql.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let mut out = sql.as_bytes().to_vec();
+    for i in blank {
+        let span = tokens[i].span;
+        let (from, to) = (offset(&line_starts, sql, span.start), offset(&line_starts, sql, span.end));
+        out[from..to].fill(b' ');
+    }
+    // Only ASCII keyword bytes were replaced by ASCII spaces.
+    Some((String::from_utf8(out).expect("still UTF-8"), strengths))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use RowLockMode::*;
+
+    #[test]
+    fn key_share_and_no_key_update_are_read_in_order() {
+        let (text, strengths) =
+            read_lock_strengths("select * from t, u for key share of t for no key update of u nowait")
+                .unwrap();
+        assert_eq!(text, "select * from t, u for     share of t for        update of u nowait");
+        assert_eq!(strengths, vec![KeyShare, NoKeyUpdate]);
+        let (text, strengths) =
+            read_lock_strengths("select 'é'\n  from t for update of t\n  FOR KEY SHARE skip locked").unwrap();
+        assert_eq!(text, "select 'é'\n  from t for update of t\n  FOR     SHARE skip locked");
+        assert_eq!(strengths, vec![Update, KeyShare]);
+        assert_eq!(read_lock_strengths("select * from t for update"), None);
+        assert_eq!(read_lock_strengths("select 'for key share' from t"), None);
+    }
+}
