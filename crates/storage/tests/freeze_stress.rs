@@ -18,16 +18,42 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::thread;
 
-use snapscale_storage::{Outcome, Table, VacuumOptions};
-use snapscale_txn::{Engine, EngineConfig, IsolationLevel::*, Reader, Session, SnapshotMode};
+use snapscale_storage::{Outcome, StorageError, Table, VacuumOptions};
+use snapscale_txn::{Engine, EngineConfig, IsolationLevel::*, Reader, Session, SnapshotMode, TxnError};
 
 const ACCOUNTS: u32 = 8;
 const WRITERS: u32 = 3;
 
-/// One READ COMMITTED transfer with PostgreSQL's retry rules: wait for a
-/// running updater, re-read the newest version after a committed one. The
+/// One READ COMMITTED transfer, retried while the status log is full: a
+/// writer that outruns the vacuum thread (or a reader's snapshot) finds
+/// no xid to take until they catch up, which is the log working as meant,
+/// not a failure (the server freezes first and reports 54000 only when a
+/// snapshot or transaction pins the log). Returns the retries.
+fn transfer(t: &Table<(u32, i64)>, s: &mut Session, from: u32, to: u32, amount: i64) -> u64 {
+    let mut retries = 0;
+    loop {
+        match try_transfer(t, s, from, to, amount) {
+            Ok(()) => return retries,
+            Err(StorageError::Txn(TxnError::XidSpaceExhausted { .. })) => {
+                s.abort();
+                retries += 1;
+                thread::sleep(std::time::Duration::from_micros(100));
+            }
+            Err(e) => panic!("transfer failed: {e}"),
+        }
+    }
+}
+
+/// The transfer itself, with PostgreSQL's retry rules: wait for a running
+/// updater, re-read the newest version after a committed one. The
 /// statement's snapshot keeps the versions it found from being removed.
-fn transfer(t: &Table<(u32, i64)>, s: &mut Session, from: u32, to: u32, amount: i64) {
+fn try_transfer(
+    t: &Table<(u32, i64)>,
+    s: &mut Session,
+    from: u32,
+    to: u32,
+    amount: i64,
+) -> Result<(), StorageError> {
     s.begin(ReadCommitted).unwrap();
     let snap = s.statement_snapshot().unwrap();
     let cid = s.command_id().unwrap();
@@ -39,7 +65,7 @@ fn transfer(t: &Table<(u32, i64)>, s: &mut Session, from: u32, to: u32, amount: 
     ] {
         let (mut tid, mut row) = rows.iter().find(|(_, r)| r.0 == account).copied().expect("account visible");
         loop {
-            match t.update(s, tid, (row.0, row.1 + delta)).unwrap() {
+            match t.update(s, tid, (row.0, row.1 + delta))? {
                 Outcome::Ok(_) => break,
                 Outcome::BeingModified(x) => {
                     while s.is_in_progress(x) {
@@ -57,6 +83,7 @@ fn transfer(t: &Table<(u32, i64)>, s: &mut Session, from: u32, to: u32, amount: 
     }
     s.end_statement().unwrap();
     s.commit().unwrap();
+    Ok(())
 }
 
 fn run(mode: SnapshotMode, transfers: u32) {
@@ -83,11 +110,13 @@ fn run(mode: SnapshotMode, transfers: u32) {
             let (e, t) = (Arc::clone(&e), Arc::clone(&t));
             thread::spawn(move || {
                 let mut s = e.attach().unwrap();
+                let mut retries = 0;
                 for n in 0..transfers {
                     let from = (n * 7 + w) % ACCOUNTS;
                     let to = (from + 1 + n % (ACCOUNTS - 1)) % ACCOUNTS;
-                    transfer(&t, &mut s, from, to, i64::from(n % 13));
+                    retries += transfer(&t, &mut s, from, to, i64::from(n % 13));
                 }
+                retries
             })
         })
         .collect();
@@ -131,9 +160,8 @@ fn run(mode: SnapshotMode, transfers: u32) {
             passes
         })
     };
-    for w in writers {
-        w.join().expect("a writer failed");
-    }
+    let retries: u64 = writers.into_iter().map(|w| w.join().expect("a writer failed")).sum();
+    println!("{mode}: {retries} transfers waited for the status log to have room");
     stop.store(true, SeqCst);
     for r in readers {
         assert!(r.join().expect("a reader failed its check") > 0, "{mode}: a reader made no progress");
