@@ -65,7 +65,7 @@ pub fn configure() {
 /// entries freed by vacuum and of statements' smaller buffers, scattered
 /// between live ones where the top-of-arena trim never reaches them: the
 /// server calls this after each checkpoint and every
-/// [`TRIM_INTERVAL`](crate::malloc::TRIM_INTERVAL). Does nothing with
+/// [`TRIM_INTERVAL`]. Does nothing with
 /// another C library.
 pub fn trim() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -263,7 +263,14 @@ async fn checkpoint_loop(shared: Arc<Shared>, mut stop: tokio::sync::oneshot::Re
         // them, the arenas' free pages go back to the system, or the
         // resident set creeps up under a steady load (crate::malloc).
         if due || last_trim.elapsed() >= crate::malloc::TRIM_INTERVAL {
+            let started = std::time::Instant::now();
             let _ = tokio::task::spawn_blocking(crate::malloc::trim).await;
+            // The trim holds the one arena's lock (crate::malloc): every
+            // allocation its thread cache misses waits for it meanwhile.
+            let ms = started.elapsed().as_millis() as u64;
+            if ms >= 100 {
+                warn!(ms, "trimming the allocator's arena took long; allocations waited for it");
+            }
             last_trim = std::time::Instant::now();
         }
     }
