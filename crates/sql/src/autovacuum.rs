@@ -196,18 +196,24 @@ impl Database {
             return; // another writer did it while we waited
         }
         let started = Instant::now();
-        let mark = VacuumOptions { freeze_min_age: 0, remove: false };
-        for (_, heap) in self.catalog.reachable_storages() {
-            heap.table.vacuum_with(session, mark, |_| {});
-        }
-        self.catalog.table.vacuum_with(session, mark, |_| {});
-        let now = self.advance_frozen_xid();
+        let now = self.freeze_everything(session);
         warn!(
             frozen_xid = now.frozen.0,
             oldest = %now.oldest,
             ms = started.elapsed().as_millis() as u64,
             "the status log was full with tables not yet frozen: a writer froze every table first"
         );
+    }
+
+    /// Freezes every reachable heap and the catalog at once (a writer that
+    /// found a log full), then advances the frozen xid and oldest multi.
+    fn freeze_everything(&self, session: &mut Session) -> FrozenXid {
+        let mark = VacuumOptions { freeze_min_age: 0, remove: false };
+        for (_, heap) in self.catalog.reachable_storages() {
+            heap.table.vacuum_with(session, mark, |_| {});
+        }
+        self.catalog.table.vacuum_with(session, mark, |_| {});
+        self.advance_frozen_xid()
     }
 
     /// The multixact log is full (MULTI-TRUNCATE): freeze every reachable
@@ -222,12 +228,7 @@ impl Database {
             return true; // another writer did it while we waited
         }
         let started = Instant::now();
-        let mark = VacuumOptions { freeze_min_age: 0, remove: false };
-        for (_, heap) in self.catalog.reachable_storages() {
-            heap.table.vacuum_with(session, mark, |_| {});
-        }
-        self.catalog.table.vacuum_with(session, mark, |_| {});
-        let now = self.advance_frozen_xid();
+        let now = self.freeze_everything(session);
         warn!(
             oldest_multi = now.oldest_multi.0,
             ms = started.elapsed().as_millis() as u64,

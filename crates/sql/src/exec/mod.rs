@@ -149,11 +149,12 @@ pub(crate) async fn run(
 ) -> Result<Output, SqlError> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let handle = Handle::try_current().ok().filter(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+    let running = run_here(xact, statement, subplans, params, in_block, waits);
     match handle {
-        Some(handle) if !statement.is_bounded(subplans) => tokio::task::block_in_place(|| {
-            handle.block_on(run_here(xact, statement, subplans, params, in_block, waits))
-        }),
-        _ => run_here(xact, statement, subplans, params, in_block, waits).await,
+        Some(handle) if !statement.is_bounded(subplans) => {
+            tokio::task::block_in_place(|| handle.block_on(running))
+        }
+        _ => running.await,
     }
 }
 
