@@ -1,52 +1,260 @@
-//! Backend messages built from the SQL layer's values: errors and notices
-//! with their fields, row descriptions with PostgreSQL's type OIDs and
-//! sizes, data rows in text or binary.
+//! Backend messages of the query phase, written straight into the
+//! connection's output buffer: errors and notices with their fields, row
+//! descriptions with PostgreSQL's type OIDs and sizes, data rows in text or
+//! binary, and the short acknowledgements of the extended protocol.
+//!
+//! Why not pgwire's message types: each of those is built as an owned
+//! value (a `Vec` of fields, a `BytesMut` per data row, a `String` per
+//! tag) and then copied into the buffer; at a point lookup per round trip
+//! those allocations and copies were a tenth of the server's instructions
+//! (docs/results/speed.md). A message here borrows what it describes and
+//! is encoded once, in place. pgwire still runs startup and
+//! authentication (`startup.rs`).
 
-use bytes::{BufMut, BytesMut};
-use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
-use pgwire::messages::response::{ErrorResponse, NoticeResponse};
-use pgwire::messages::PgWireBackendMessage;
+use std::io;
+
 use snapscale_sql::types::Zone;
 use snapscale_sql::wire::encode_binary;
 use snapscale_sql::SqlState;
 use snapscale_sql::{Column, Notice, SqlError, SqlType, Value};
 
-/// An ErrorResponse; `severity` is ERROR or FATAL.
-pub fn error(severity: &str, e: &SqlError) -> PgWireBackendMessage {
-    let mut fields = vec![
-        (b'S', severity.to_owned()),
-        (b'V', severity.to_owned()),
-        (b'C', e.code.code().to_owned()),
-        (b'M', e.message.clone()),
-    ];
-    if let Some(d) = &e.detail {
-        fields.push((b'D', d.clone()));
-    }
-    if let Some(p) = e.position {
-        fields.push((b'P', p.to_string()));
-    }
-    if let Some(h) = &e.hint {
-        fields.push((b'H', h.clone()));
-    }
-    if let Some(o) = &e.object {
-        for (tag, value) in [(b's', &o.schema), (b't', &o.table), (b'c', &o.column), (b'n', &o.constraint)] {
-            if let Some(v) = value {
-                fields.push((tag, v.clone()));
-            }
-        }
-    }
-    PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields))
+/// A message the server writes: its type byte, its length, its body.
+pub trait Message {
+    /// Appends the whole message to `out`.
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()>;
 }
 
-/// A NoticeResponse (NOTICE or WARNING).
-pub fn notice(n: Notice) -> PgWireBackendMessage {
-    let fields = vec![
-        (b'S', n.severity.to_owned()),
-        (b'V', n.severity.to_owned()),
-        (b'C', n.code.code().to_owned()),
-        (b'M', n.message),
-    ];
-    PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields))
+/// Writes a message of type `ty` whose body `body` appends, then fills in
+/// the length. A body past the protocol's int32 length is refused (the
+/// connection then ends, as it would for any write error) and `out` is left
+/// as it was.
+fn framed(out: &mut Vec<u8>, ty: u8, body: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+    let start = out.len();
+    out.push(ty);
+    put_be(out, 0i32);
+    body(out);
+    let Ok(len) = i32::try_from(out.len() - start - 1) else {
+        out.truncate(start);
+        return Err(io::Error::other("a backend message longer than the protocol allows"));
+    };
+    out[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+/// An integer of the protocol, in network byte order.
+trait NetInt: Copy {
+    fn put(self, out: &mut Vec<u8>);
+}
+
+macro_rules! net_int {
+    ($($t:ty),*) => {$(
+        impl NetInt for $t {
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_be_bytes());
+            }
+        }
+    )*};
+}
+
+net_int!(i16, u16, i32, u32);
+
+/// Appends `v` in network byte order (a store of its width, not a copy
+/// through a slice of unknown length).
+fn put_be(out: &mut Vec<u8>, v: impl NetInt) {
+    v.put(out);
+}
+
+/// A NUL-terminated string. The protocol cannot carry a NUL inside one, so
+/// an interior NUL (from a client's bytes quoted in a message) ends the
+/// string there rather than shift every field after it.
+fn put_cstr(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    let end = memchr_nul(bytes).unwrap_or(bytes.len());
+    out.extend_from_slice(&bytes[..end]);
+    out.push(0);
+}
+
+fn memchr_nul(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == 0)
+}
+
+/// A message with no body: ParseComplete, BindComplete, CloseComplete,
+/// NoData, PortalSuspended, EmptyQueryResponse, CopyDone.
+#[derive(Clone, Copy, Debug)]
+pub struct Bare(u8);
+
+pub const PARSE_COMPLETE: Bare = Bare(b'1');
+pub const BIND_COMPLETE: Bare = Bare(b'2');
+pub const CLOSE_COMPLETE: Bare = Bare(b'3');
+pub const NO_DATA: Bare = Bare(b'n');
+pub const PORTAL_SUSPENDED: Bare = Bare(b's');
+pub const EMPTY_QUERY: Bare = Bare(b'I');
+pub const COPY_DONE: Bare = Bare(b'c');
+
+impl Message for Bare {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        out.push(self.0);
+        put_be(out, 4i32);
+        Ok(())
+    }
+}
+
+/// CommandComplete with its tag (`SELECT 1`, `UPDATE 3`, …).
+pub struct CommandComplete<'a>(pub &'a str);
+
+impl Message for CommandComplete<'_> {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        framed(out, b'C', |out| put_cstr(out, self.0))
+    }
+}
+
+/// ReadyForQuery with the transaction status byte (I, T or E).
+pub struct ReadyForQuery(pub u8);
+
+impl Message for ReadyForQuery {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        out.push(b'Z');
+        put_be(out, 5i32);
+        out.push(self.0);
+        Ok(())
+    }
+}
+
+/// ParameterStatus: a reported setting's name and value.
+pub struct ParameterStatus<'a>(pub &'a str, pub &'a str);
+
+impl Message for ParameterStatus<'_> {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        framed(out, b'S', |out| {
+            put_cstr(out, self.0);
+            put_cstr(out, self.1);
+        })
+    }
+}
+
+/// ParameterDescription: the type OIDs of a statement's parameters.
+pub struct ParameterDescription<'a>(pub &'a [SqlType]);
+
+impl Message for ParameterDescription<'_> {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        framed(out, b't', |out| {
+            // At most 65 535 parameters (42P02 past that, at parse).
+            put_be(out, self.0.len() as u16);
+            for ty in self.0 {
+                put_be(out, ty.oid());
+            }
+        })
+    }
+}
+
+/// ErrorResponse (severity ERROR or FATAL) with PostgreSQL's fields.
+pub struct ErrorResponse<'a> {
+    pub severity: &'a str,
+    pub error: &'a SqlError,
+}
+
+/// An ERROR.
+pub fn error(e: &SqlError) -> ErrorResponse<'_> {
+    ErrorResponse { severity: "ERROR", error: e }
+}
+
+/// A FATAL error (the connection ends after it).
+pub fn fatal(e: &SqlError) -> ErrorResponse<'_> {
+    ErrorResponse { severity: "FATAL", error: e }
+}
+
+impl Message for ErrorResponse<'_> {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        let e = self.error;
+        framed(out, b'E', |out| {
+            let mut field = |tag: u8, value: &str| {
+                out.push(tag);
+                put_cstr(out, value);
+            };
+            field(b'S', self.severity);
+            field(b'V', self.severity);
+            field(b'C', e.code.code());
+            field(b'M', &e.message);
+            if let Some(d) = &e.detail {
+                field(b'D', d);
+            }
+            if let Some(p) = e.position {
+                field(b'P', itoa::Buffer::new().format(p));
+            }
+            if let Some(h) = &e.hint {
+                field(b'H', h);
+            }
+            if let Some(o) = &e.object {
+                for (tag, value) in
+                    [(b's', &o.schema), (b't', &o.table), (b'c', &o.column), (b'n', &o.constraint)]
+                {
+                    if let Some(v) = value {
+                        field(tag, v);
+                    }
+                }
+            }
+            out.push(0);
+        })
+    }
+}
+
+/// NoticeResponse (NOTICE or WARNING).
+pub struct NoticeResponse<'a>(pub &'a Notice);
+
+impl Message for NoticeResponse<'_> {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        let n = self.0;
+        framed(out, b'N', |out| {
+            for (tag, value) in
+                [(b'S', n.severity), (b'V', n.severity), (b'C', n.code.code()), (b'M', &n.message)]
+            {
+                out.push(tag);
+                put_cstr(out, value);
+            }
+            out.push(0);
+        })
+    }
+}
+
+/// Result formats per column, as Bind gave them: every column in text (no
+/// codes, or one 0), every column in binary (one 1), or one code each.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Formats {
+    #[default]
+    Text,
+    Binary,
+    Each(Box<[bool]>),
+}
+
+impl Formats {
+    /// True if column (or parameter) `i` is in binary.
+    pub fn binary(&self, i: usize) -> bool {
+        match self {
+            Formats::Text => false,
+            Formats::Binary => true,
+            Formats::Each(each) => each.get(i).copied().unwrap_or(false),
+        }
+    }
+}
+
+/// Format codes as Bind sends them: none = all text, one = all columns,
+/// else one per column. A count that is neither 0, 1 nor `n` is 08P01 with
+/// the message `mismatch` words; codes other than 0 and 1 are 22023.
+pub fn formats(codes: &[i16], n: usize, mismatch: impl FnOnce() -> String) -> Result<Formats, SqlError> {
+    if codes.len() > 1 && codes.len() != n {
+        return Err(SqlError::new(SqlState::PROTOCOL_VIOLATION, mismatch()));
+    }
+    if let Some(bad) = codes.iter().find(|c| !matches!(c, 0 | 1)) {
+        return Err(SqlError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("unsupported format code: {bad}"),
+        ));
+    }
+    Ok(match codes {
+        [] | [0] => Formats::Text,
+        [_] => Formats::Binary,
+        many => Formats::Each(many.iter().map(|c| *c == 1).collect()),
+    })
 }
 
 fn type_size(ty: SqlType) -> i16 {
@@ -77,66 +285,106 @@ fn type_modifier(ty: SqlType) -> i32 {
     }
 }
 
-/// RowDescription; `binary[i]` says column i is sent in binary.
-pub fn row_description(columns: &[Column], binary: &[bool]) -> PgWireBackendMessage {
-    let fields = columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            FieldDescription::new(
-                c.name.clone(),
-                0,
-                0,
-                c.ty.oid(),
-                type_size(c.ty),
-                type_modifier(c.ty),
-                i16::from(binary.get(i).copied().unwrap_or(false)),
-            )
-        })
-        .collect();
-    PgWireBackendMessage::RowDescription(RowDescription::new(fields))
+/// RowDescription of `columns` sent in `formats`.
+pub struct RowDescription<'a> {
+    pub columns: &'a [Column],
+    pub formats: &'a Formats,
 }
 
-/// DataRow.
-/// DataRow; text columns show timestamptz in `zone`, the session's
-/// TimeZone.
-pub fn data_row(columns: &[Column], binary: &[bool], row: &[Value], zone: Zone) -> PgWireBackendMessage {
-    let mut data = BytesMut::new();
-    for (i, v) in row.iter().enumerate() {
-        let bytes = if binary.get(i).copied().unwrap_or(false) {
-            encode_binary(columns[i].ty, v)
-        } else {
-            v.to_text_as(columns[i].ty, zone).map(String::into_bytes)
-        };
-        match bytes {
-            None => data.put_i32(-1),
-            Some(b) => {
-                data.put_i32(b.len() as i32);
-                data.put_slice(&b);
+impl Message for RowDescription<'_> {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        framed(out, b'T', |out| {
+            // A select list has at most 1 664 columns (54011 at bind).
+            put_be(out, self.columns.len() as u16);
+            for (i, c) in self.columns.iter().enumerate() {
+                put_cstr(out, &c.name);
+                // Table OID and column number: not tracked (0), as for an
+                // expression.
+                put_be(out, 0u32);
+                put_be(out, 0i16);
+                put_be(out, c.ty.oid());
+                put_be(out, type_size(c.ty));
+                put_be(out, type_modifier(c.ty));
+                put_be(out, i16::from(self.formats.binary(i)));
             }
+        })
+    }
+}
+
+/// DataRow: `row`'s values in `formats`, text columns showing timestamptz
+/// in `zone`, the session's TimeZone.
+pub struct DataRow<'a> {
+    pub columns: &'a [Column],
+    pub formats: &'a Formats,
+    pub row: &'a [Value],
+    pub zone: Zone,
+}
+
+impl Message for DataRow<'_> {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        framed(out, b'D', |out| {
+            put_be(out, self.row.len() as u16);
+            for (i, v) in self.row.iter().enumerate() {
+                let ty = self.columns[i].ty;
+                if self.formats.binary(i) {
+                    put_value(out, encode_binary(ty, v).as_deref());
+                    continue;
+                }
+                // The common kinds are written in place; the rest through
+                // their text form (the same text: Value::to_text_as).
+                match v {
+                    Value::Null => put_be(out, -1i32),
+                    Value::Int(n) => put_value(out, Some(itoa::Buffer::new().format(*n).as_bytes())),
+                    Value::Text(s) => put_value(out, Some(s.as_bytes())),
+                    Value::Bool(b) => put_value(out, Some(if *b { b"t" } else { b"f" })),
+                    other => put_value(out, other.to_text_as(ty, self.zone).as_deref().map(str::as_bytes)),
+                }
+            }
+        })
+    }
+}
+
+/// One DataRow field: its length and bytes, or −1 for NULL.
+fn put_value(out: &mut Vec<u8>, bytes: Option<&[u8]>) {
+    match bytes {
+        None => put_be(out, -1i32),
+        Some(b) => {
+            // A value of a gigabyte or more is refused by `framed`, whose
+            // length check covers the whole message.
+            put_be(out, i32::try_from(b.len()).unwrap_or(i32::MAX));
+            out.extend_from_slice(b);
         }
     }
-    PgWireBackendMessage::DataRow(DataRow::new(data, row.len() as i16))
 }
 
-/// Format codes as Bind sends them: none = all text, one = all columns,
-/// else one per column. A count that is neither 0, 1 nor `n` is 08P01 with
-/// the message `mismatch` words; codes other than 0 and 1 are 22023.
-pub fn formats(codes: &[i16], n: usize, mismatch: impl FnOnce() -> String) -> Result<Vec<bool>, SqlError> {
-    if codes.len() > 1 && codes.len() != n {
-        return Err(SqlError::new(SqlState::PROTOCOL_VIOLATION, mismatch()));
+/// CopyInResponse ('G'), CopyOutResponse ('H') or CopyBothResponse ('W'):
+/// the overall format and as many column formats, all the same.
+pub struct CopyResponse {
+    pub kind: u8,
+    pub binary: bool,
+    pub columns: usize,
+}
+
+impl Message for CopyResponse {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        framed(out, self.kind, |out| {
+            let format = i16::from(self.binary);
+            out.push(u8::from(self.binary));
+            put_be(out, self.columns as u16);
+            for _ in 0..self.columns {
+                put_be(out, format);
+            }
+        })
     }
-    if let Some(bad) = codes.iter().find(|c| !matches!(c, 0 | 1)) {
-        return Err(SqlError::new(
-            SqlState::INVALID_PARAMETER_VALUE,
-            format!("unsupported format code: {bad}"),
-        ));
+}
+
+/// CopyData.
+pub struct CopyData<'a>(pub &'a [u8]);
+
+impl Message for CopyData<'_> {
+    fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        framed(out, b'd', |out| out.extend_from_slice(self.0))
     }
-    Ok(match codes {
-        [] => vec![false; n],
-        [one] => vec![*one == 1; n],
-        many => many.iter().map(|c| *c == 1).collect(),
-    })
 }
 
 /// The type a Parse message declares for a parameter: `None` to infer it.
@@ -173,12 +421,60 @@ mod tests {
     #[test]
     fn format_counts_and_codes() {
         let never = || unreachable!();
-        assert_eq!(formats(&[], 2, never).unwrap(), [false, false]);
-        assert_eq!(formats(&[1], 2, never).unwrap(), [true, true]);
-        assert_eq!(formats(&[0, 1], 2, never).unwrap(), [false, true]);
+        assert_eq!(formats(&[], 2, never).unwrap(), Formats::Text);
+        assert_eq!(formats(&[1], 2, never).unwrap(), Formats::Binary);
+        assert_eq!(formats(&[0], 2, never).unwrap(), Formats::Text);
+        assert_eq!(formats(&[0, 1], 2, never).unwrap(), Formats::Each(Box::new([false, true])));
         let e = formats(&[0, 1], 3, || "two for three".into()).unwrap_err();
         assert_eq!((e.code, e.message.as_str()), (SqlState::PROTOCOL_VIOLATION, "two for three"));
         assert_eq!(formats(&[7], 1, never).unwrap_err().message, "unsupported format code: 7");
         assert_eq!(formats(&[0, -1], 2, never).unwrap_err().code, SqlState::INVALID_PARAMETER_VALUE);
+    }
+
+    fn encoded(m: impl Message) -> Vec<u8> {
+        let mut out = Vec::new();
+        m.encode(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn messages_are_framed_as_the_protocol_says() {
+        assert_eq!(encoded(BIND_COMPLETE), b"2\0\0\0\x04");
+        assert_eq!(encoded(ReadyForQuery(b'I')), b"Z\0\0\0\x05I");
+        assert_eq!(encoded(CommandComplete("SELECT 1")), b"C\0\0\0\x0dSELECT 1\0");
+        let columns = [
+            Column { name: "a".into(), ty: SqlType::Int4 },
+            Column { name: "b".into(), ty: SqlType::Text },
+            Column { name: "c".into(), ty: SqlType::Bool },
+        ];
+        let row = [Value::Int(-42), Value::Null, Value::Bool(true)];
+        let text = DataRow { columns: &columns, formats: &Formats::Text, row: &row, zone: Zone::UTC };
+        assert_eq!(encoded(text), b"D\0\0\0\x16\0\x03\0\0\0\x03-42\xff\xff\xff\xff\0\0\0\x01t");
+        let binary =
+            DataRow { columns: &columns[..1], formats: &Formats::Binary, row: &row[..1], zone: Zone::UTC };
+        assert_eq!(encoded(binary), b"D\0\0\0\x0e\0\x01\0\0\0\x04\xff\xff\xff\xd6");
+        let description = RowDescription { columns: &columns[..1], formats: &Formats::Text };
+        assert_eq!(
+            encoded(description),
+            b"T\0\0\0\x1a\0\x01a\0\0\0\0\0\0\0\0\0\0\x17\0\x04\xff\xff\xff\xff\0\0"
+        );
+    }
+
+    #[test]
+    fn an_interior_nul_ends_the_string_instead_of_shifting_the_fields() {
+        let e = SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "bad\0value");
+        let bytes = encoded(error(&e));
+        let len = i32::from_be_bytes(bytes[1..5].try_into().unwrap()) as usize;
+        assert_eq!(len + 1, bytes.len(), "the length matches what was written");
+        assert!(bytes.windows(4).any(|w| w == b"Mbad"));
+        assert!(!bytes.windows(5).any(|w| w == b"value"));
+        assert_eq!(bytes.last(), Some(&0));
+    }
+
+    #[test]
+    fn fields_of_an_error_in_postgresql_order() {
+        let e = SqlError::new(SqlState::UNIQUE_VIOLATION, "dup").with_detail("Key exists.");
+        let bytes = encoded(error(&e));
+        assert_eq!(&bytes[5..], b"SERROR\0VERROR\0C23505\0Mdup\0DKey exists.\0\0");
     }
 }

@@ -15,25 +15,23 @@
 //! temporary tables and invalidation slot, and then its proc-array slot.
 
 use std::any::Any;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
-use pgwire::messages::data::{NoData, ParameterDescription};
-use pgwire::messages::extendedquery::{BindComplete, CloseComplete, ParseComplete, PortalSuspended};
-use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery, TransactionStatus};
-use pgwire::messages::startup::ParameterStatus;
-use pgwire::messages::PgWireBackendMessage;
 use snapscale_sql::wire::decode_param;
 use snapscale_sql::SqlState;
 use snapscale_sql::{Conn, Output, Prepared, Row, SqlError, Value};
 use tokio::net::TcpStream;
 use tracing::error;
 
-use crate::backend::{self, data_row, declared_type, formats, row_description};
+use crate::backend::{
+    self, declared_type, formats, Bare, CommandComplete, CopyData, CopyResponse, DataRow, Formats, Message,
+    ParameterDescription, ParameterStatus, ReadyForQuery, RowDescription,
+};
 use crate::frontend::{Bind, Frontend, Refused, Target};
+use crate::named::Named;
 use crate::settings::Settings;
 use crate::shared::Shared;
 use crate::startup::{start, Role};
@@ -89,8 +87,8 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     let mut protocol = Protocol {
         transport,
         conn,
-        statements: HashMap::new(),
-        portals: HashMap::new(),
+        statements: Named::new(),
+        portals: Named::new(),
         skipping: false,
         reported,
         reported_at,
@@ -113,8 +111,8 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
 struct Portal {
     statement: Arc<Prepared>,
     params: Vec<Value>,
-    /// Result formats per column (true = binary).
-    binary: Vec<bool>,
+    /// Result formats per column.
+    formats: Formats,
     /// Rows not yet sent (a suspended portal) and the tag to send after.
     pending: Option<(VecDeque<Row>, String)>,
 }
@@ -122,8 +120,8 @@ struct Portal {
 struct Protocol {
     transport: Transport,
     conn: Conn<Settings>,
-    statements: HashMap<String, Arc<Prepared>>,
-    portals: HashMap<String, Portal>,
+    statements: Named<Arc<Prepared>>,
+    portals: Named<Portal>,
     /// After an error in the extended protocol: discard until Sync.
     skipping: bool,
     /// The reported settings' values the client was last told of, and
@@ -153,7 +151,7 @@ fn is_extended_type(ty: u8) -> bool {
 }
 
 impl Protocol {
-    async fn send(&mut self, m: PgWireBackendMessage) -> std::io::Result<()> {
+    async fn send(&mut self, m: impl Message) -> std::io::Result<()> {
         self.transport.send(m).await
     }
 
@@ -165,14 +163,14 @@ impl Protocol {
     /// client waiting after Flush (or before its Sync) sees it.
     async fn send_error(&mut self, e: &SqlError) -> std::io::Result<()> {
         self.send_notices().await?;
-        self.send(backend::error("ERROR", e)).await?;
+        self.send(backend::error(e)).await?;
         self.flush().await
     }
 
     async fn send_notices(&mut self) -> std::io::Result<()> {
         for n in self.conn.take_notices() {
             if self.conn.gucs().session.client.sends(n.severity) {
-                self.send(backend::notice(n)).await?;
+                self.send(backend::NoticeResponse(&n)).await?;
             }
         }
         Ok(())
@@ -186,28 +184,25 @@ impl Protocol {
             let now = reported(self.conn.gucs());
             for (i, (name, value)) in now.iter().enumerate() {
                 if self.reported[i].1 != *value {
-                    self.send(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
-                        (*name).to_owned(),
-                        value.clone(),
-                    )))
-                    .await?;
+                    self.send(ParameterStatus(name, value)).await?;
                 }
             }
             self.reported = now;
         }
         self.conn.report_idle();
         let status = match self.conn.status() {
-            b'I' => TransactionStatus::Idle,
-            b'T' => TransactionStatus::Transaction,
-            _ => TransactionStatus::Error,
+            s @ (b'I' | b'T') => s,
+            _ => b'E',
         };
-        self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status))).await?;
+        self.send(ReadyForQuery(status)).await?;
         self.flush().await
     }
 
     async fn run(&mut self) -> std::io::Result<()> {
         loop {
             let message = tokio::select! {
+                // Messages first; no random choice between the branches.
+                biased;
                 m = self.transport.read() => m?,
                 // An idle session still reads the invalidation queue when it
                 // falls behind, so writers never wait for it.
@@ -221,7 +216,7 @@ impl Protocol {
                 Some(Ok(m)) => m,
                 Some(Err(Refused::Fatal(e))) => {
                     // The stream is no longer at a message boundary.
-                    let _ = self.send(backend::error("FATAL", &e)).await;
+                    let _ = self.send(backend::fatal(&e)).await;
                     let _ = self.flush().await;
                     return Ok(());
                 }
@@ -278,17 +273,16 @@ impl Protocol {
             Frontend::Query(q) => self.simple_query(&q).await,
             Frontend::Parse { name, query, param_types } => {
                 let r = off_the_worker(query.len(), || self.parse(name, &query, &param_types));
-                self.extended(r.map(|()| PgWireBackendMessage::ParseComplete(ParseComplete::new()))).await
+                self.extended(r.map(|()| backend::PARSE_COMPLETE)).await
             }
             Frontend::Bind(b) => {
                 let r = self.bind(b);
-                self.extended(r.map(|()| PgWireBackendMessage::BindComplete(BindComplete::new()))).await
+                self.extended(r.map(|()| backend::BIND_COMPLETE)).await
             }
-            Frontend::Describe { target, name } => {
-                let r = self.describe(target, &name).await?;
-                let r = r.map(|m| m.unwrap_or_else(|| PgWireBackendMessage::NoData(NoData::new())));
-                self.extended(r).await
-            }
+            Frontend::Describe { target, name } => match self.describe(target, &name).await? {
+                Ok(()) => Ok(()),
+                Err(e) => self.extended(Err(e)).await,
+            },
             Frontend::Execute { portal, max_rows } => {
                 let r = self.execute(&portal, max_rows).await?;
                 if let Err(e) = r {
@@ -309,7 +303,7 @@ impl Protocol {
                     Target::Statement => self.statements.remove(&name).map(drop),
                     Target::Portal => self.portals.remove(&name).map(drop),
                 };
-                self.send(PgWireBackendMessage::CloseComplete(CloseComplete::new())).await
+                self.send(backend::CLOSE_COMPLETE).await
             }
             Frontend::Flush => self.flush().await,
             // COPY messages outside a COPY are ignored, as PostgreSQL does.
@@ -329,7 +323,7 @@ impl Protocol {
 
     /// Sends an extended-protocol reply, or the error (and then discards
     /// messages until Sync).
-    async fn extended(&mut self, r: Result<PgWireBackendMessage, SqlError>) -> std::io::Result<()> {
+    async fn extended(&mut self, r: Result<Bare, SqlError>) -> std::io::Result<()> {
         match r {
             Ok(m) => self.send(m).await,
             Err(e) => {
@@ -386,11 +380,11 @@ impl Protocol {
             .params
             .iter()
             .zip(types)
-            .zip(&binary)
-            .map(|((p, &ty), &bin)| decode_param(ty, bin, p.as_deref(), zone))
+            .enumerate()
+            .map(|(i, (p, &ty))| decode_param(ty, binary.binary(i), p.as_deref(), zone))
             .collect::<Result<Vec<_>, _>>()?;
         let columns = statement.columns().map_or(0, |c| c.len());
-        let binary = formats(&b.result_formats, columns, || {
+        let result_formats = formats(&b.result_formats, columns, || {
             format!(
                 "bind message has {} result formats but query has {columns} columns",
                 b.result_formats.len()
@@ -402,16 +396,14 @@ impl Protocol {
                 format!("cursor \"{}\" already exists", b.portal),
             ));
         }
-        self.portals.insert(b.portal, Portal { statement, params, binary, pending: None });
+        self.portals.insert(b.portal, Portal { statement, params, formats: result_formats, pending: None });
         Ok(())
     }
 
-    async fn describe(
-        &mut self,
-        target: Target,
-        name: &str,
-    ) -> std::io::Result<Result<Option<PgWireBackendMessage>, SqlError>> {
-        match target {
+    /// Describe: ParameterDescription (of a statement) and RowDescription
+    /// or NoData, sent; or the error, for the caller to send.
+    async fn describe(&mut self, target: Target, name: &str) -> std::io::Result<Result<(), SqlError>> {
+        let (statement, formats) = match target {
             Target::Statement => {
                 let Some(statement) = self.statements.get(name).cloned() else {
                     return Ok(Err(SqlError::new(
@@ -419,19 +411,26 @@ impl Protocol {
                         format!("prepared statement \"{name}\" does not exist"),
                     )));
                 };
-                let types = statement.param_types().iter().map(|t| t.oid()).collect();
-                self.send(PgWireBackendMessage::ParameterDescription(ParameterDescription::new(types)))
-                    .await?;
-                Ok(Ok(statement.columns().map(|c| row_description(c, &[]))))
+                self.transport.send(ParameterDescription(statement.param_types())).await?;
+                // A statement's columns are described in text: its result
+                // formats come with Bind.
+                (statement, Formats::Text)
             }
-            Target::Portal => Ok(match self.portals.get(name) {
-                None => Err(SqlError::new(
-                    SqlState::INVALID_CURSOR_NAME,
-                    format!("portal \"{name}\" does not exist"),
-                )),
-                Some(portal) => Ok(portal.statement.columns().map(|c| row_description(c, &portal.binary))),
-            }),
+            Target::Portal => match self.portals.get(name) {
+                None => {
+                    return Ok(Err(SqlError::new(
+                        SqlState::INVALID_CURSOR_NAME,
+                        format!("portal \"{name}\" does not exist"),
+                    )))
+                }
+                Some(portal) => (Arc::clone(&portal.statement), portal.formats.clone()),
+            },
+        };
+        match statement.columns() {
+            Some(columns) => self.transport.send(RowDescription { columns, formats: &formats }).await?,
+            None => self.transport.send(backend::NO_DATA).await?,
         }
+        Ok(Ok(()))
     }
 
     async fn execute(&mut self, name: &str, max_rows: i32) -> std::io::Result<Result<(), SqlError>> {
@@ -442,20 +441,17 @@ impl Protocol {
             )));
         };
         let statement = Arc::clone(&portal.statement);
-        let binary = portal.binary.clone();
-        let pending = portal.pending.take();
-        let (rows, tag) = match pending {
+        let (rows, tag) = match portal.pending.take() {
             Some(p) => p,
             None => {
-                let params = portal.params.clone();
-                let out = self.conn.execute(&statement, &params).await;
+                // The parameters stay with the portal (it may run again).
+                let out = self.conn.execute(&statement, &portal.params).await;
                 self.send_notices().await?;
                 match out {
                     Err(e) => return Ok(Err(e)),
                     Ok(Output::Rows { rows, tag, .. }) => (rows.into(), tag),
                     Ok(Output::Command(tag)) if tag.is_empty() => {
-                        self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()))
-                            .await?;
+                        self.send(backend::EMPTY_QUERY).await?;
                         return Ok(Ok(()));
                     }
                     Ok(Output::Command(tag)) => (VecDeque::new(), tag),
@@ -477,23 +473,29 @@ impl Protocol {
                 }
             }
         };
-        let columns = statement.columns().cloned().unwrap_or_else(|| Arc::from(Vec::new()));
-        let mut rows = rows;
-        let limit = if max_rows > 0 { max_rows as usize } else { usize::MAX };
-        let mut sent = 0;
-        while sent < limit {
-            let Some(row) = rows.pop_front() else { break };
-            self.send(data_row(&columns, &binary, &row, self.conn.time_zone())).await?;
-            sent += 1;
+        let mut rows: VecDeque<Row> = rows;
+        if !rows.is_empty() {
+            let limit = if max_rows > 0 { max_rows as usize } else { usize::MAX };
+            let columns = statement.columns().map_or(&[][..], |c| &c[..]);
+            // The portal's formats (it is still there: only `release`,
+            // which returns no rows, drops portals).
+            let formats = self.portals.get(name).map(|p| p.formats.clone()).unwrap_or_default();
+            let zone = self.conn.time_zone();
+            let mut sent = 0;
+            while sent < limit {
+                let Some(row) = rows.pop_front() else { break };
+                self.transport.send(DataRow { columns, formats: &formats, row: &row, zone }).await?;
+                sent += 1;
+            }
         }
         if !rows.is_empty() {
             if let Some(p) = self.portals.get_mut(name) {
                 p.pending = Some((rows, tag));
             }
-            self.send(PgWireBackendMessage::PortalSuspended(PortalSuspended::new())).await?;
+            self.send(backend::PORTAL_SUSPENDED).await?;
             return Ok(Ok(()));
         }
-        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
+        self.send(CommandComplete(&tag)).await?;
         Ok(Ok(()))
     }
 
@@ -512,7 +514,7 @@ impl Protocol {
             }
         };
         if parsed.is_empty() {
-            self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+            self.send(backend::EMPTY_QUERY).await?;
             return self.ready().await;
         }
         self.conn.set_multi_statement(parsed.len() > 1);
@@ -525,22 +527,22 @@ impl Protocol {
             };
             let result = match out {
                 Ok(Output::Rows { columns, rows, tag }) => {
-                    self.send(row_description(&columns, &[])).await?;
+                    self.send(RowDescription { columns: &columns, formats: &Formats::Text }).await?;
+                    let zone = self.conn.time_zone();
                     for row in &rows {
-                        self.send(data_row(&columns, &[], row, self.conn.time_zone())).await?;
+                        self.send(DataRow { columns: &columns, formats: &Formats::Text, row, zone }).await?;
                     }
-                    self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
+                    self.send(CommandComplete(&tag)).await?;
                     Ok(())
                 }
                 Ok(Output::Command(tag)) => {
-                    self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
+                    self.send(CommandComplete(&tag)).await?;
                     Ok(())
                 }
                 Ok(out @ (Output::Deallocate(_) | Output::DiscardAll | Output::Prepared { .. })) => {
                     match self.release(out) {
                         Ok(tag) => {
-                            self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)))
-                                .await?;
+                            self.send(CommandComplete(&tag)).await?;
                             Ok(())
                         }
                         Err(e) => Err(e),
@@ -649,37 +651,23 @@ impl Protocol {
     async fn copy(&mut self, out: Output, extended: bool) -> std::io::Result<Result<(), SqlError>> {
         match out {
             Output::CopyOut { columns, lines, tag, binary } => {
-                let format = i16::from(binary);
-                let formats = vec![format; columns];
-                self.send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
-                    format as i8,
-                    columns as i16,
-                    formats,
-                )))
-                .await?;
+                self.send(CopyResponse { kind: b'H', binary, columns }).await?;
                 for line in lines {
-                    self.send(PgWireBackendMessage::CopyData(CopyData::new(line.into()))).await?;
+                    self.send(CopyData(&line)).await?;
                 }
-                self.send(PgWireBackendMessage::CopyDone(CopyDone::new())).await?;
-                self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))).await?;
+                self.send(backend::COPY_DONE).await?;
+                self.send(CommandComplete(&tag)).await?;
                 Ok(Ok(()))
             }
             Output::CopyIn { columns, binary } => {
-                let format = i16::from(binary);
-                let formats = vec![format; columns];
-                self.send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
-                    format as i8,
-                    columns as i16,
-                    formats,
-                )))
-                .await?;
+                self.send(CopyResponse { kind: b'G', binary, columns }).await?;
                 self.flush().await?;
                 let mut failed: Option<SqlError> = None;
                 loop {
                     let message = match self.transport.read().await? {
                         Some(Ok(m)) => m,
                         Some(Err(Refused::Fatal(e))) => {
-                            let _ = self.send(backend::error("FATAL", &e)).await;
+                            let _ = self.send(backend::fatal(&e)).await;
                             let _ = self.flush().await;
                             return Err(std::io::ErrorKind::InvalidData.into());
                         }
@@ -704,10 +692,7 @@ impl Protocol {
                             }
                             return Ok(match self.conn.copy_done().await {
                                 Ok(Output::Command(tag)) => {
-                                    self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
-                                        tag,
-                                    )))
-                                    .await?;
+                                    self.send(CommandComplete(&tag)).await?;
                                     Ok(())
                                 }
                                 Ok(_) => Ok(()),

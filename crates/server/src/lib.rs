@@ -1,6 +1,6 @@
-//! snapscale's server: the PostgreSQL wire protocol (through pgwire, wrapped
-//! here and nowhere else), one proc-array session per connection, and the
-//! settings. See README.md in this crate for what is implemented so far.
+//! snapscale's server: the PostgreSQL wire protocol (startup through
+//! pgwire, wrapped here and nowhere else; the query phase our own), one
+//! proc-array session per connection, and the settings. See README.md in this crate for what is implemented so far.
 
 mod auth;
 mod backend;
@@ -10,6 +10,7 @@ pub mod frontend;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod malloc;
+mod named;
 mod server;
 pub mod settings;
 mod shared;

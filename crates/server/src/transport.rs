@@ -1,13 +1,13 @@
 //! One connection's socket after startup: frontend messages framed and
-//! decoded by [`crate::frontend`], backend messages encoded by pgwire into
-//! one output buffer that is written out when the protocol says so (at
-//! ReadyForQuery, Flush, an error, or when it grows large).
+//! decoded by [`crate::frontend`], backend messages ([`crate::backend`])
+//! encoded into one output buffer that is written out when the protocol
+//! says so (at ReadyForQuery, Flush, an error, or when it grows large).
 
 use bytes::BytesMut;
-use pgwire::messages::PgWireBackendMessage;
 use pgwire::tokio::server::MaybeTls;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::backend::Message;
 use crate::frontend::{decode, frame, Frame, Frontend, Refused};
 
 /// Output is written once this much is buffered, even mid-result.
@@ -17,14 +17,17 @@ const WRITE_BATCH: usize = 64 << 10;
 pub struct Transport {
     io: MaybeTls,
     input: BytesMut,
-    output: BytesMut,
+    /// Encoded backend messages not yet written (a `Vec`: the encoders'
+    /// fixed-width stores inline into it, where `BytesMut` went through
+    /// a slice copy per field).
+    output: Vec<u8>,
     max_message_size: usize,
 }
 
 impl Transport {
     /// Takes over `io` from startup, with whatever it had already read.
     pub fn new(io: MaybeTls, input: BytesMut, max_message_size: usize) -> Transport {
-        Transport { io, input, output: BytesMut::with_capacity(8 << 10), max_message_size }
+        Transport { io, input, output: Vec::with_capacity(8 << 10), max_message_size }
     }
 
     /// The next message: `Ok(None)` at the end of the stream. Cancel-safe:
@@ -49,8 +52,8 @@ impl Transport {
     }
 
     /// Queues `message`; writes the buffer out if it has grown large.
-    pub async fn send(&mut self, message: PgWireBackendMessage) -> std::io::Result<()> {
-        message.encode(&mut self.output).map_err(std::io::Error::other)?;
+    pub async fn send(&mut self, message: impl Message) -> std::io::Result<()> {
+        message.encode(&mut self.output)?;
         if self.output.len() >= WRITE_BATCH {
             self.flush().await?;
         }

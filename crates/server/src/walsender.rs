@@ -24,14 +24,13 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use pgwire::messages::copy::{CopyBothResponse, CopyData, CopyDone, CopyOutResponse};
-use pgwire::messages::response::{CommandComplete, ReadyForQuery, TransactionStatus};
-use pgwire::messages::PgWireBackendMessage;
 use snapscale_sql::types::Zone;
 use snapscale_sql::{format_lsn, parse_lsn, Column, Retention, SqlError, SqlState, SqlType, Value};
 use tracing::info;
 
-use crate::backend::{self, data_row, row_description};
+use crate::backend::{
+    self, CommandComplete, CopyData, CopyResponse, DataRow, Formats, ReadyForQuery, RowDescription,
+};
 use crate::frontend::{Frontend, Refused};
 use crate::shared::Shared;
 use crate::transport::Transport;
@@ -117,20 +116,17 @@ impl WalSender {
     }
 
     async fn ready(&mut self) -> std::io::Result<()> {
-        self.transport
-            .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(TransactionStatus::Idle)))
-            .await?;
+        self.transport.send(ReadyForQuery(b'I')).await?;
         self.transport.flush().await
     }
 
     async fn rows(&mut self, columns: &[Column], rows: &[Vec<Value>], tag: &str) -> std::io::Result<()> {
-        let binary = vec![false; columns.len()];
-        self.transport.send(row_description(columns, &binary)).await?;
+        self.transport.send(RowDescription { columns, formats: &Formats::Text }).await?;
         for row in rows {
             // Replication commands return no timestamptz columns.
-            self.transport.send(data_row(columns, &binary, row, Zone::UTC)).await?;
+            self.transport.send(DataRow { columns, formats: &Formats::Text, row, zone: Zone::UTC }).await?;
         }
-        self.transport.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag.into()))).await
+        self.transport.send(CommandComplete(tag)).await
     }
 
     /// Serves commands until the standby leaves.
@@ -144,15 +140,15 @@ impl WalSender {
                         SqlState::PROTOCOL_VIOLATION,
                         "a replication connection accepts only simple queries",
                     );
-                    self.transport.send(backend::error("FATAL", &e)).await?;
+                    self.transport.send(backend::fatal(&e)).await?;
                     return self.transport.flush().await;
                 }
                 Some(Err(Refused::Fatal(e))) => {
-                    self.transport.send(backend::error("FATAL", &e)).await?;
+                    self.transport.send(backend::fatal(&e)).await?;
                     return self.transport.flush().await;
                 }
                 Some(Err(Refused::Error { error, .. })) => {
-                    self.transport.send(backend::error("ERROR", &error)).await?;
+                    self.transport.send(backend::error(&error)).await?;
                     self.ready().await?;
                     continue;
                 }
@@ -173,7 +169,7 @@ impl WalSender {
             };
             match result? {
                 Ok(()) => {}
-                Err(e) => self.transport.send(backend::error("ERROR", &e)).await?,
+                Err(e) => self.transport.send(backend::error(&e)).await?,
             }
             self.ready().await?;
         }
@@ -208,18 +204,12 @@ impl WalSender {
         let columns = [text_column("redo"), Column { name: "size".into(), ty: SqlType::Int8 }];
         let row = vec![Value::Text(format_lsn(backup.redo)), Value::Int(backup.checkpoint.len() as i64)];
         self.rows(&columns, &[row], "SELECT 1").await?;
-        self.transport
-            .send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(1, 0, vec![])))
-            .await?;
+        self.transport.send(CopyResponse { kind: b'H', binary: true, columns: 0 }).await?;
         for chunk in backup.checkpoint.chunks(MAX_SEND) {
-            self.transport
-                .send(PgWireBackendMessage::CopyData(CopyData::new(Bytes::copy_from_slice(chunk))))
-                .await?;
+            self.transport.send(CopyData(chunk)).await?;
         }
-        self.transport.send(PgWireBackendMessage::CopyDone(CopyDone::new())).await?;
-        self.transport
-            .send(PgWireBackendMessage::CommandComplete(CommandComplete::new("BASE_BACKUP".into())))
-            .await?;
+        self.transport.send(backend::COPY_DONE).await?;
+        self.transport.send(CommandComplete("BASE_BACKUP")).await?;
         self.retention = Some(backup.retention);
         Ok(Ok(()))
     }
@@ -233,9 +223,7 @@ impl WalSender {
         // Streaming keeps the WAL from here: the base backup's hold goes.
         self.retention = None;
         info!(from = %format_lsn(from), "a standby started streaming");
-        self.transport
-            .send(PgWireBackendMessage::CopyBothResponse(CopyBothResponse::new(0, 0, vec![])))
-            .await?;
+        self.transport.send(CopyResponse { kind: b'W', binary: false, columns: 0 }).await?;
         self.transport.flush().await?;
         loop {
             tokio::select! {
@@ -259,27 +247,25 @@ impl WalSender {
                             m
                         }
                         Err(e) => {
-                            self.transport.send(backend::error("ERROR", &e)).await?;
+                            self.transport.send(backend::error(&e)).await?;
                             self.transport.flush().await?;
                             return Ok(Ok(()));
                         }
                     };
-                    self.transport.send(PgWireBackendMessage::CopyData(CopyData::new(message.freeze()))).await?;
+                    self.transport.send(CopyData(&message)).await?;
                     self.transport.flush().await?;
                 }
                 message = self.transport.read() => match message? {
                     None | Some(Ok(Frontend::Terminate)) => return Ok(Ok(())),
                     Some(Ok(Frontend::CopyData(data))) => standby_message(&sender, data),
                     Some(Ok(Frontend::CopyDone)) => {
-                        self.transport.send(PgWireBackendMessage::CopyDone(CopyDone::new())).await?;
-                        self.transport
-                            .send(PgWireBackendMessage::CommandComplete(CommandComplete::new("START_REPLICATION".into())))
-                            .await?;
+                        self.transport.send(backend::COPY_DONE).await?;
+                        self.transport.send(CommandComplete("START_REPLICATION")).await?;
                         return Ok(Ok(()));
                     }
                     Some(Ok(_)) | Some(Err(_)) => {
                         let e = SqlError::new(SqlState::PROTOCOL_VIOLATION, "unexpected message in replication streaming");
-                        self.transport.send(backend::error("FATAL", &e)).await?;
+                        self.transport.send(backend::fatal(&e)).await?;
                         self.transport.flush().await?;
                         return Err(std::io::Error::other("protocol violation"));
                     }
