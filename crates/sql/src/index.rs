@@ -145,6 +145,79 @@ impl Eq for Stored {}
 /// update, until VACUUM), so that reading them is no second pointer chase.
 type Tids = SmallVec<[Tid; 2]>;
 
+/// The key of a one-column integer index: the integer itself, NULLs last
+/// (the derived order compares `null` first: false before true).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+struct IntKey {
+    null: bool,
+    value: i64,
+}
+
+impl IntKey {
+    /// The key of an integer or NULL; `None` for any other value.
+    fn of(v: &Value) -> Option<IntKey> {
+        match v {
+            Value::Int(i) => Some(IntKey { null: false, value: *i }),
+            Value::Null => Some(IntKey { null: true, value: 0 }),
+            _ => None,
+        }
+    }
+
+    fn value(self) -> Value {
+        if self.null {
+            Value::Null
+        } else {
+            Value::Int(self.value)
+        }
+    }
+}
+
+/// An index's entries, in the form its key columns allow.
+#[derive(Debug)]
+enum Entries {
+    /// One column of an integer type (smallint, integer, bigint): a point
+    /// lookup's comparisons on the way down are of machine integers held in
+    /// the nodes. A value of another kind (none is expected: columns hold
+    /// their type's values) turns the index into `Values` first.
+    Int(BTreeMap<IntKey, Tids>),
+    /// Every other index.
+    Values(BTreeMap<Stored, Tids>),
+}
+
+impl Entries {
+    /// The integer form becomes the general one.
+    fn generalize(&mut self) -> &mut BTreeMap<Stored, Tids> {
+        if let Entries::Int(ints) = self {
+            let values =
+                std::mem::take(ints).into_iter().map(|(k, tids)| (Stored::One(k.value()), tids)).collect();
+            *self = Entries::Values(values);
+        }
+        match self {
+            Entries::Values(values) => values,
+            Entries::Int(_) => unreachable!("generalized above"),
+        }
+    }
+}
+
+/// True if no key lies between `lo` and `hi` (`BTreeMap::range` panics
+/// on such bounds: a lower bound above the upper, or one key excluded).
+fn is_empty<K: Ord>(lo: &Bound<K>, hi: &Bound<K>) -> bool {
+    match (lo, hi) {
+        (Bound::Included(a), Bound::Included(b)) => a > b,
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => a >= b,
+        _ => false,
+    }
+}
+
+/// The integer key of `values` if it is the key of a one-column integer
+/// index.
+fn int_key(values: &[Value]) -> Option<IntKey> {
+    match values {
+        [v] => IntKey::of(v),
+        _ => None,
+    }
+}
+
 /// One index's entries. See the module documentation.
 #[derive(Debug)]
 pub struct Index {
@@ -153,7 +226,7 @@ pub struct Index {
     /// The column types (char(n) keys compare without trailing blanks).
     types: Vec<SqlType>,
     pub unique: bool,
-    entries: RwLock<BTreeMap<Stored, Tids>>,
+    entries: RwLock<Entries>,
     /// Serialises check-then-insert of unique keys (PostgreSQL holds the
     /// btree leaf page lock across the check and the insertion).
     unique_check: Mutex<()>,
@@ -162,12 +235,27 @@ pub struct Index {
 impl Index {
     /// An empty index over `columns` of types `types`.
     pub fn new(columns: Vec<usize>, types: Vec<SqlType>, unique: bool) -> Index {
-        Index { columns, types, unique, entries: RwLock::new(BTreeMap::new()), unique_check: Mutex::new(()) }
+        let entries = match types[..] {
+            [SqlType::Int2 | SqlType::Int4 | SqlType::Int8] => Entries::Int(BTreeMap::new()),
+            _ => Entries::Values(BTreeMap::new()),
+        };
+        Index { columns, types, unique, entries: RwLock::new(entries), unique_check: Mutex::new(()) }
     }
 
     /// The key of `row`.
     pub fn key_of(&self, row: &[Value]) -> Key {
         Key(self.columns.iter().zip(&self.types).map(|(&c, &ty)| normalize(ty, row[c].clone())).collect())
+    }
+
+    /// True if `row`'s key is `key` (`key_of(row) == key`, without building
+    /// the key).
+    pub fn row_has_key(&self, row: &[Value], key: &[Value]) -> bool {
+        self.columns.len() == key.len()
+            && self.columns.iter().zip(&self.types).zip(key).all(|((&c, &ty), k)| match (ty, &row[c], k) {
+                // char(n) keys are held without their padding (`normalize`).
+                (SqlType::Char(_), Value::Text(s), Value::Text(k)) => s.trim_end_matches(' ') == k,
+                (_, v, k) => value_order(v, k).is_eq(),
+            })
     }
 
     /// Normalises probe values for column `i` of the key.
@@ -177,29 +265,63 @@ impl Index {
 
     /// Adds an entry.
     pub fn insert(&self, key: Key, tid: Tid) {
-        self.entries.write().expect("index lock poisoned").entry(Stored::of(key.0)).or_default().push(tid);
+        let mut entries = self.entries.write().expect("index lock poisoned");
+        if let (Entries::Int(ints), Some(k)) = (&mut *entries, int_key(&key.0)) {
+            ints.entry(k).or_default().push(tid);
+            return;
+        }
+        entries.generalize().entry(Stored::of(key.0)).or_default().push(tid);
     }
 
     /// Removes the entries of removed versions.
     pub fn remove(&self, key: &Key, tid: Tid) {
         let mut entries = self.entries.write().expect("index lock poisoned");
-        let key = Stored::probe(&key.0);
-        if let Some(tids) = entries.get_mut(&key) {
-            tids.retain(|t| *t != tid);
-            if tids.is_empty() {
-                entries.remove(&key);
+        fn take<K: Ord>(map: &mut BTreeMap<K, Tids>, key: &K, tid: Tid) {
+            if let Some(tids) = map.get_mut(key) {
+                tids.retain(|t| *t != tid);
+                if tids.is_empty() {
+                    map.remove(key);
+                }
             }
+        }
+        match &mut *entries {
+            Entries::Int(ints) => {
+                // A key of another kind was never inserted here.
+                if let Some(k) = int_key(&key.0) {
+                    take(ints, &k, tid);
+                }
+            }
+            Entries::Values(values) => take(values, &Stored::probe(&key.0), tid),
         }
     }
 
     /// Tids under keys whose leading columns equal `prefix`.
     pub fn lookup_prefix(&self, prefix: &[Value]) -> Vec<Tid> {
         let entries = self.entries.read().expect("index lock poisoned");
+        let values = match &*entries {
+            Entries::Int(ints) => {
+                return match prefix {
+                    [] => ints.values().flatten().copied().collect(),
+                    [v] => match IntKey::of(v) {
+                        Some(k) => ints.get(&k).map_or_else(Vec::new, |tids| tids.to_vec()),
+                        // A probe of another kind (a float, an oid): compared
+                        // as the general form compares, entry by entry.
+                        None => ints
+                            .iter()
+                            .filter(|(k, _)| value_order(&k.value(), v).is_eq())
+                            .flat_map(|(_, tids)| tids.iter().copied())
+                            .collect(),
+                    },
+                    _ => Vec::new(),
+                };
+            }
+            Entries::Values(values) => values,
+        };
         let probe = Stored::probe(prefix);
         if prefix.len() == self.columns.len() {
-            return entries.get(&probe).map_or_else(Vec::new, |tids| tids.to_vec());
+            return values.get(&probe).map_or_else(Vec::new, |tids| tids.to_vec());
         }
-        entries
+        values
             .range(probe..)
             .take_while(|(k, _)| {
                 k.values()[..prefix.len()].iter().zip(prefix).all(|(a, b)| value_order(a, b).is_eq())
@@ -208,25 +330,63 @@ impl Index {
             .collect()
     }
 
-    /// Tids whose first column lies within the bounds.
+    /// Tids whose first column lies within the bounds, NULLs excepted.
     pub fn lookup_range(&self, lower: Bound<Value>, upper: Bound<Value>) -> Vec<Tid> {
         let entries = self.entries.read().expect("index lock poisoned");
-        let first = |k: &Stored| k.values()[0].clone();
-        entries
-            .iter()
-            .skip_while(|(k, _)| match &lower {
-                Bound::Included(v) => value_order(&first(k), v).is_lt(),
-                Bound::Excluded(v) => value_order(&first(k), v).is_le(),
-                Bound::Unbounded => false,
-            })
-            .take_while(|(k, _)| match &upper {
-                Bound::Included(v) => value_order(&first(k), v).is_le(),
-                Bound::Excluded(v) => value_order(&first(k), v).is_lt(),
-                Bound::Unbounded => true,
-            })
-            .filter(|(k, _)| !matches!(k.values()[0], Value::Null))
-            .flat_map(|(_, tids)| tids.iter().copied())
-            .collect()
+        let above = |first: &Value| match &lower {
+            Bound::Included(v) => value_order(first, v).is_ge(),
+            Bound::Excluded(v) => value_order(first, v).is_gt(),
+            Bound::Unbounded => true,
+        };
+        let below = |first: &Value| match &upper {
+            Bound::Included(v) => value_order(first, v).is_le(),
+            Bound::Excluded(v) => value_order(first, v).is_lt(),
+            Bound::Unbounded => true,
+        };
+        match &*entries {
+            Entries::Int(ints) => {
+                let int_bound = |b: &Bound<Value>| match b {
+                    Bound::Included(v) => IntKey::of(v).map(Bound::Included),
+                    Bound::Excluded(v) => IntKey::of(v).map(Bound::Excluded),
+                    Bound::Unbounded => Some(Bound::Unbounded),
+                };
+                match (int_bound(&lower), int_bound(&upper)) {
+                    // Integer bounds: the tree's own range (which must not
+                    // be handed an empty one), NULLs (last) cut off.
+                    (Some(lo), Some(hi)) if is_empty(&lo, &hi) => Vec::new(),
+                    (Some(lo), Some(hi)) => ints
+                        .range((lo, hi))
+                        .take_while(|(k, _)| !k.null)
+                        .flat_map(|(_, tids)| tids.iter().copied())
+                        .collect(),
+                    // Bounds of another kind: compared as values.
+                    _ => ints
+                        .iter()
+                        .take_while(|(k, _)| !k.null)
+                        .filter(|(k, _)| {
+                            let v = k.value();
+                            above(&v) && below(&v)
+                        })
+                        .flat_map(|(_, tids)| tids.iter().copied())
+                        .collect(),
+                }
+            }
+            Entries::Values(values) => {
+                // From the first key whose first column reaches the lower
+                // bound (a one-value key sorts before the keys it starts).
+                let start = match &lower {
+                    Bound::Included(v) | Bound::Excluded(v) => Bound::Included(Stored::One(v.clone())),
+                    Bound::Unbounded => Bound::Unbounded,
+                };
+                values
+                    .range((start, Bound::Unbounded))
+                    .skip_while(|(k, _)| !above(&k.values()[0]))
+                    .take_while(|(k, _)| below(&k.values()[0]))
+                    .filter(|(k, _)| !matches!(k.values()[0], Value::Null))
+                    .flat_map(|(_, tids)| tids.iter().copied())
+                    .collect()
+            }
+        }
     }
 
     /// Holds off other unique checks of this index.
@@ -245,7 +405,109 @@ fn normalize(ty: SqlType, v: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    impl Index {
+        /// Range lookup by a walk from the first key (what lookup_range
+        /// did before it started at the lower bound): the reference.
+        fn range_by_walk(&self, lower: &Bound<Value>, upper: &Bound<Value>) -> Vec<Tid> {
+            let mut entries = self.entries.write().unwrap();
+            entries
+                .generalize()
+                .iter()
+                .skip_while(|(k, _)| match lower {
+                    Bound::Included(v) => value_order(&k.values()[0], v).is_lt(),
+                    Bound::Excluded(v) => value_order(&k.values()[0], v).is_le(),
+                    Bound::Unbounded => false,
+                })
+                .take_while(|(k, _)| match upper {
+                    Bound::Included(v) => value_order(&k.values()[0], v).is_le(),
+                    Bound::Excluded(v) => value_order(&k.values()[0], v).is_lt(),
+                    Bound::Unbounded => true,
+                })
+                .filter(|(k, _)| !matches!(k.values()[0], Value::Null))
+                .flat_map(|(_, tids)| tids.iter().copied())
+                .collect()
+        }
+
+        /// The same index in the general form, whatever its types.
+        fn general(columns: Vec<usize>, types: Vec<SqlType>, unique: bool) -> Index {
+            let ix = Index::new(columns, types, unique);
+            ix.entries.write().unwrap().generalize();
+            ix
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(Value, Tid),
+        Remove(Value, Tid),
+        Prefix(Value),
+        Range(Bound<Value>, Bound<Value>),
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            6 => (-8i64..8).prop_map(Value::Int),
+            1 => Just(Value::Null),
+            1 => (-16i64..16).prop_map(|h| Value::Float(h as f64 / 2.0)),
+        ]
+    }
+
+    fn bound() -> impl Strategy<Value = Bound<Value>> {
+        prop_oneof![
+            value().prop_map(Bound::Included),
+            value().prop_map(Bound::Excluded),
+            Just(Bound::Unbounded),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        // Stored keys are integers or NULL, as in an integer column, and
+        // once in a while a float, which turns the index general.
+        let stored = prop_oneof![20 => (-8i64..8).prop_map(Value::Int), 2 => Just(Value::Null), 1 => Just(Value::Float(0.5))];
+        prop_oneof![
+            4 => (stored.clone(), 0u32..6).prop_map(|(v, t)| Op::Insert(v, Tid::from(t))),
+            2 => (stored, 0u32..6).prop_map(|(v, t)| Op::Remove(v, Tid::from(t))),
+            2 => value().prop_map(Op::Prefix),
+            2 => (bound(), bound()).prop_map(|(lo, hi)| Op::Range(lo, hi)),
+        ]
+    }
+
+    proptest! {
+        /// The integer form answers every lookup as the general form does
+        /// (which orders keys as PostgreSQL's btree), including probes and
+        /// bounds of other numeric kinds, NULLs, empty ranges and the turn
+        /// to the general form.
+        #[test]
+        fn integer_keys_answer_as_the_general_form(ops in proptest::collection::vec(op(), 1..60)) {
+            let int = Index::new(vec![0], vec![SqlType::Int8], false);
+            let general = Index::general(vec![0], vec![SqlType::Int8], false);
+            for op in ops {
+                match op {
+                    Op::Insert(v, t) => {
+                        int.insert(Key(vec![v.clone()]), t);
+                        general.insert(Key(vec![v]), t);
+                    }
+                    Op::Remove(v, t) => {
+                        int.remove(&Key(vec![v.clone()]), t);
+                        general.remove(&Key(vec![v]), t);
+                    }
+                    Op::Prefix(v) => {
+                        prop_assert_eq!(int.lookup_prefix(std::slice::from_ref(&v)), general.lookup_prefix(&[v]));
+                        prop_assert_eq!(int.lookup_prefix(&[]), general.lookup_prefix(&[]));
+                    }
+                    Op::Range(lo, hi) => {
+                        let walked = general.range_by_walk(&lo, &hi);
+                        prop_assert_eq!(general.lookup_range(lo.clone(), hi.clone()), walked.clone());
+                        prop_assert_eq!(int.lookup_range(lo, hi), walked);
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn range_and_prefix_lookups() {
