@@ -32,3 +32,15 @@ pub enum Output {
     /// portal and answers DISCARD ALL.
     DiscardAll,
 }
+
+/// A command tag with a row count (`SELECT 1`, `UPDATE 3`): one statement
+/// each, so written without the formatting machinery.
+pub(crate) fn counted_tag(verb: &str, n: impl itoa::Integer) -> String {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(n);
+    let mut tag = String::with_capacity(verb.len() + 1 + digits.len());
+    tag.push_str(verb);
+    tag.push(' ');
+    tag.push_str(digits);
+    tag
+}

@@ -540,11 +540,19 @@ impl Xact {
             return Ok(());
         }
         let slot = self.session.slot();
-        let locks = Arc::clone(&self.db.locks);
-        let cancel = Arc::clone(&self.cancel);
-        tokio::select! {
-            r = locks.lock_with(slot, LockTag::Relation(oid), mode, self.config.wait) => r.map_err(lock_error)?,
-            () = cancel.wait() => return Err(cancel.error()),
+        // A weak mode is first asked for without waiting: what a free
+        // relation costs (the session's fast path, usually) without the
+        // wait's futures. The answer is the one `lock_with` would give now;
+        // only a refusal goes on to queue and wait.
+        let granted = mode.is_weak()
+            && self.db.locks.try_lock(slot, LockTag::Relation(oid), mode).map_err(lock_error)?;
+        if !granted {
+            let locks = Arc::clone(&self.db.locks);
+            let cancel = Arc::clone(&self.cancel);
+            tokio::select! {
+                r = locks.lock_with(slot, LockTag::Relation(oid), mode, self.config.wait) => r.map_err(lock_error)?,
+                () = cancel.wait() => return Err(cancel.error()),
+            }
         }
         self.held.insert((oid, mode), self.levels.len().saturating_sub(1));
         Ok(())

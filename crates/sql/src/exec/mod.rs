@@ -184,7 +184,7 @@ async fn run_here(
             // Every statement reads with a snapshot, even one with no table
             // (what `SELECT pg_current_snapshot()` shows).
             let rows = exec.query(q).await?;
-            let tag = format!("SELECT {}", rows.len());
+            let tag = crate::output::counted_tag("SELECT", rows.len());
             Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
         }
         Statement::Insert { rel, targets, defaults, source, returning } => {

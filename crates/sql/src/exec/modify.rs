@@ -115,7 +115,7 @@ impl Executor<'_> {
                 returned.push(self.evaluate(|ex| ex.project(&r.exprs, &row)).await?);
             }
         }
-        let tag = format!("INSERT 0 {n}");
+        let tag = crate::output::counted_tag("INSERT 0", n);
         Ok(match returning {
             Some(r) => Output::Rows { columns: Arc::clone(&r.columns), rows: returned, tag },
             None => Output::Command(tag),
@@ -166,7 +166,7 @@ impl Executor<'_> {
                 }
             }
         }
-        let tag = format!("{verb} {n}");
+        let tag = crate::output::counted_tag(verb, n);
         Ok(match returning {
             Some(r) => Output::Rows { columns: Arc::clone(&r.columns), rows: returned, tag },
             None => Output::Command(tag),

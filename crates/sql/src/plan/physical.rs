@@ -279,20 +279,21 @@ impl Node {
     }
 
     /// The operators directly below this one.
-    pub fn inputs(&self) -> Vec<&Node> {
+    pub fn inputs(&self) -> smallvec::SmallVec<[&Node; 2]> {
+        use smallvec::smallvec;
         match self {
             Node::Result
             | Node::Scan(_)
             | Node::Computed { .. }
             | Node::Values(_)
             | Node::WorkTable(_)
-            | Node::Function { .. } => Vec::new(),
-            Node::SetOp { left, right, .. } => vec![left, right],
-            Node::RecursiveUnion { base, step, .. } => vec![base, step],
+            | Node::Function { .. } => smallvec![],
+            Node::SetOp { left, right, .. } => smallvec![&**left, &**right],
+            Node::RecursiveUnion { base, step, .. } => smallvec![&**base, &**step],
             Node::NestLoop { join } | Node::HashJoin { join, .. } | Node::Lateral { join, .. } => {
-                vec![&join.left, &join.right]
+                smallvec![&*join.left, &*join.right]
             }
-            Node::IndexJoin { left, .. } => vec![left],
+            Node::IndexJoin { left, .. } => smallvec![&**left],
             Node::Filter { input, .. }
             | Node::LockRows { input, .. }
             | Node::Aggregate { input, .. }
@@ -301,7 +302,7 @@ impl Node {
             | Node::Sort { input, .. }
             | Node::Project { input, .. }
             | Node::Limit { input, .. }
-            | Node::Unique { input, .. } => vec![input],
+            | Node::Unique { input, .. } => smallvec![&**input],
         }
     }
 

@@ -446,7 +446,9 @@ impl<G: Gucs> Conn<G> {
                 self.ensure_transaction()?;
                 self.queried = true;
                 let planned = self.ready(p, parsed).await?;
-                if let (true, Some(command)) = (self.xact.db.in_recovery(), planned.statement.writes()) {
+                if let Some(command) =
+                    self.xact.db.in_recovery().then(|| planned.statement.writes()).flatten()
+                {
                     // A hot standby serves reads only (PostgreSQL's
                     // PreventCommandIfReadOnly / during recovery).
                     let message = if command == "VACUUM" || command == "LOCK TABLE" {
