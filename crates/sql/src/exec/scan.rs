@@ -40,7 +40,25 @@ impl Run<'_, '_> {
                     }
                     key.push(index.normalize_probe(i, v));
                 }
-                Some(index.lookup_prefix(&key))
+                let tids = index.lookup_prefix(&key);
+                if index.unique && key.len() == index.columns.len() {
+                    // UNIQUE-ONE-VISIBLE: a snapshot sees at most one
+                    // version under a whole key of a unique index (the
+                    // versions of one row follow each other in time, and
+                    // two rows never hold the key at once), so the search
+                    // stops at it. Newest first: a key's entries are in the
+                    // order their versions were made, and a recent snapshot
+                    // sees the newest, where the walk of a hot row's
+                    // versions in tid order cost one visibility test each.
+                    let visible = tids.iter().rev().find_map(|&t| {
+                        // A tid reused under another key (INDEX-VERSIONS)
+                        // holds a row this snapshot cannot see; the key
+                        // check makes that not matter.
+                        table.fetch(&reader, t).filter(|row| index.row_has_key(row, &key)).map(|row| (t, row))
+                    });
+                    return self.filtered(scan, visible.into_iter().collect(), want);
+                }
+                Some(tids)
             }
             Access::IndexRange { index, lower, upper } => {
                 let cx = self.ctx(&[]);
@@ -65,7 +83,7 @@ impl Run<'_, '_> {
                 Some(index.lookup_range(lo, hi))
             }
         };
-        let mut found: Vec<(Tid, Row)> = match tids {
+        let found: Vec<(Tid, Row)> = match tids {
             None => table.scan(&reader),
             Some(mut tids) => {
                 tids.sort_unstable();
@@ -73,6 +91,16 @@ impl Run<'_, '_> {
                 tids.into_iter().filter_map(|t| table.fetch(&reader, t).map(|r| (t, r))).collect()
             }
         };
+        self.filtered(scan, found, want)
+    }
+
+    /// The first `want` of `found` that pass `scan`'s filter.
+    fn filtered(
+        &self,
+        scan: &ScanNode,
+        mut found: Vec<(Tid, Row)>,
+        want: usize,
+    ) -> Result<Vec<(Tid, Row)>, SqlError> {
         let Some(filter) = &scan.filter else {
             found.truncate(want);
             return Ok(found);
