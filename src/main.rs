@@ -206,6 +206,11 @@ enum Experiment {
         /// Base name of the output files (overrides the preset).
         #[arg(long)]
         name: Option<String>,
+        /// Also run snapscale in every free cell with this many idle
+        /// connections open (each checked with SELECT 1 afterwards), and
+        /// report its throughput against its own idle-free runs.
+        #[arg(long)]
+        idle: Option<usize>,
     },
     /// Invalidation-check cost: the has-messages fast path vs the locked read
     /// path, against sessions, with and without pending messages (seed 003).
@@ -296,7 +301,7 @@ fn main() -> ExitCode {
             let settings = if quick { idle::Settings::quick(out) } else { idle::Settings::full(out) };
             report("idle", idle::run(&settings))
         }
-        Experiment::Pgbench { quick, durable, scale, clients, pinned, seconds, rounds, out, name } => {
+        Experiment::Pgbench { quick, durable, scale, clients, pinned, seconds, rounds, out, name, idle } => {
             let mut settings = match (durable, quick) {
                 (false, false) => pgbench::Settings::full(out),
                 (false, true) => pgbench::Settings::quick(out),
@@ -320,6 +325,9 @@ fn main() -> ExitCode {
             }
             if let Some(name) = name {
                 settings.name = name;
+            }
+            if let Some(idle) = idle {
+                settings.idle = idle;
             }
             report("pgbench", pgbench::run(&settings))
         }

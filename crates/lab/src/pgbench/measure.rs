@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use super::idle_runs::{check_open_files, Idle};
 use super::runner::{Outcome, Pgbench};
-use super::servers::{show, start_postgres, start_snapscale, Kind};
+use super::servers::{show, start_postgres, start_snapscale, Kind, Server};
 use super::{Settings, PINNED_CPU};
 use crate::disk::{self, SyncLatency, SyncPattern};
 
@@ -20,6 +21,9 @@ pub(super) struct Run {
     /// pgbench and the server confined to one CPU.
     pub(super) pinned: bool,
     pub(super) server: Kind,
+    /// Idle connections open during the run (`--idle`; 0 for the runs
+    /// compared with PostgreSQL).
+    pub(super) idle: usize,
     pub(super) result: Result<Outcome, String>,
     /// Flush requests the data directories' block device completed during
     /// the run (pgbench's untimed vacuum included), where the kernel counts
@@ -134,6 +138,9 @@ pub(super) fn load_average() -> String {
 }
 
 pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> io::Result<Measurement> {
+    if settings.idle > 0 {
+        check_open_files(settings.idle)?;
+    }
     let load_before = load_average();
     let mut disk = settings.durable.then(|| probe_disk(settings, work));
     let mut servers = vec![start_snapscale(settings, work).map_err(io::Error::other)?];
@@ -186,29 +193,40 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
     }
 
     let flushes = || device.and_then(disk::disk_stats).map(|d| d.flushes);
+    let idle_runtime = match settings.idle {
+        0 => None,
+        _ => Some(tokio::runtime::Builder::new_current_thread().enable_all().build()?),
+    };
     let mut runs = Vec::new();
     for round in 1..=settings.rounds {
         for &workload in &settings.workloads {
             for (clients, pinned) in settings.cells() {
                 let threads = settings.threads(clients, pinned);
                 let runner = if pinned { pgbench.pinned_to(PINNED_CPU) } else { pgbench.clone() };
-                // Alternate who goes first, so neither always follows the other.
-                let order: Vec<usize> = if round % 2 == 1 {
-                    (0..servers.len()).collect()
-                } else {
-                    (0..servers.len()).rev().collect()
-                };
-                for i in order {
+                // Every server, then (free cells, `--idle`) snapscale with
+                // the idle connections open; the order alternates from
+                // round to round, so neither always follows the other.
+                let mut order: Vec<(usize, usize)> = (0..servers.len()).map(|i| (i, 0)).collect();
+                if let (Some(_), false) = (&idle_runtime, pinned) {
+                    let snapscale = servers.iter().position(|s| s.kind == Kind::Snapscale).unwrap_or(0);
+                    order.push((snapscale, settings.idle));
+                }
+                if round % 2 == 0 {
+                    order.reverse();
+                }
+                for (i, idle) in order {
                     let server = &mut servers[i];
                     let before = flushes();
-                    let result = match server.check_gone() {
-                        Some(why) => Err(why),
-                        None if pinned => server.pin(Some(PINNED_CPU)).and_then(|()| {
-                            let run =
-                                runner.run_threads(server.port, workload, clients, threads, settings.seconds);
-                            server.pin(None).and(run)
-                        }),
-                        None => runner.run_threads(server.port, workload, clients, threads, settings.seconds),
+                    let result = match (idle, &idle_runtime) {
+                        (0, _) | (_, None) => {
+                            timed(&runner, server, workload, clients, threads, pinned, settings.seconds)
+                        }
+                        (n, Some(rt)) => {
+                            let port = server.port;
+                            with_idle(rt, n, server, || {
+                                runner.run_threads(port, workload, clients, threads, settings.seconds)
+                            })
+                        }
                     };
                     let disk_flushes = before.zip(flushes()).map(|(b, a)| a.saturating_sub(b));
                     let result = match result {
@@ -226,10 +244,15 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
                         threads,
                         pinned,
                         server: server.kind,
+                        idle,
                         result,
                         disk_flushes,
                     };
-                    let place = if pinned { " pinned" } else { "" };
+                    let place = match (pinned, idle) {
+                        (true, _) => " pinned".to_string(),
+                        (false, 0) => String::new(),
+                        (false, n) => format!(" with {n} idle"),
+                    };
                     match &run.result {
                         Ok(o) => eprintln!(
                             "lab pgbench: round {round}/{} {workload} c={clients}{place} {}: {:.0} tps, {} failed{}{}",
@@ -270,5 +293,53 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
         snapscale_checkpoint,
         load: (load_before, load_average()),
         runs,
+    })
+}
+
+/// One run of `runner` against `server`, pinned to [`PINNED_CPU`] with it
+/// if `pinned`.
+fn timed(
+    runner: &Pgbench,
+    server: &mut Server,
+    workload: &str,
+    clients: usize,
+    threads: usize,
+    pinned: bool,
+    seconds: u32,
+) -> Result<Outcome, String> {
+    match server.check_gone() {
+        Some(why) => Err(why),
+        None if pinned => server.pin(Some(PINNED_CPU)).and_then(|()| {
+            let run = runner.run_threads(server.port, workload, clients, threads, seconds);
+            server.pin(None).and(run)
+        }),
+        None => runner.run_threads(server.port, workload, clients, threads, seconds),
+    }
+}
+
+/// `run` with `n` idle connections open to `server`; afterwards each must
+/// answer `SELECT 1`, and a run after which some did not reports it as its
+/// problem.
+fn with_idle(
+    runtime: &tokio::runtime::Runtime,
+    n: usize,
+    server: &mut Server,
+    run: impl FnOnce() -> Result<Outcome, String>,
+) -> Result<Outcome, String> {
+    if let Some(why) = server.check_gone() {
+        return Err(why);
+    }
+    let idle = Idle::open(runtime, server.port, n)?;
+    let result = run();
+    let (answered, first_error) = idle.check_and_close(runtime);
+    result.map(|mut o| {
+        if answered < n {
+            let why = format!(
+                "{answered} of {n} idle connections answered SELECT 1 after the run{}",
+                first_error.map_or(String::new(), |e| format!(" (first failure: {e})"))
+            );
+            o.problem = Some(o.problem.map_or(why.clone(), |p| format!("{p}; {why}")));
+        }
+        o
     })
 }

@@ -24,9 +24,14 @@
 //! flushes during every run: flushes per transaction below one at 8 clients
 //! is group commit at work.
 //!
+//! With `--idle N`, every free cell also runs snapscale with N idle
+//! connections open (`idle_runs.rs`), and the report compares it with
+//! snapscale's own idle-free run of the same round.
+//!
 //! The pgbench runner ([`Pgbench`]) is shared with `lab idle`, which runs
-//! the same clients next to 10 000 idle connections.
+//! the same clients next to 10 000 idle connections and measures memory.
 
+mod idle_runs;
 mod measure;
 mod report;
 mod runner;
@@ -40,7 +45,7 @@ use crate::report::stats::list;
 use crate::report::table::{Table, Value};
 use crate::report::{ResultSet, Written};
 use measure::measure;
-use report::{cells, figure, flags, number_or_na, summary};
+use report::{cells, figure, flags, idle_cells, number_or_na, summary};
 pub use runner::{Outcome, Pgbench};
 use servers::Kind;
 
@@ -85,6 +90,12 @@ pub struct Settings {
     pub durable: bool,
     /// Seconds the fsync probe times each write pattern (durable only).
     pub probe_seconds: u32,
+    /// Idle connections (0: none): each free cell runs snapscale once more
+    /// with this many connections open and silent next to pgbench, and the
+    /// report gives that run's throughput against snapscale's own
+    /// idle-free run of the same round (seed 001's experiment, on the same
+    /// settings as the comparison with PostgreSQL).
+    pub idle: usize,
 }
 
 impl Settings {
@@ -103,6 +114,7 @@ impl Settings {
             name: "pgbench".into(),
             durable: false,
             probe_seconds: 0,
+            idle: 0,
         }
     }
 
@@ -185,6 +197,7 @@ impl Settings {
 pub fn run(settings: &Settings) -> io::Result<Written> {
     let m = measure(settings)?;
     let cells = cells(settings, &m.runs);
+    let idle = idle_cells(settings, &m.runs);
     let mut table = Table::new(&[
         "round",
         "workload",
@@ -192,6 +205,7 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
         "threads",
         "pinned",
         "server",
+        "idle_connections",
         "tps",
         "latency_ms",
         "transactions",
@@ -218,6 +232,7 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
             Value::from(r.threads),
             Value::from(if r.pinned { "yes" } else { "no" }),
             Value::from(r.server.label()),
+            Value::from(r.idle),
             tps,
             latency,
             processed,
@@ -276,6 +291,16 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
             },
         ),
         (
+            "idle connections".to_string(),
+            match settings.idle {
+                0 => "none".to_string(),
+                n => format!(
+                    "{n}, in an extra snapscale run of every free cell (opened before the run, checked with \
+                     SELECT 1 after it, closed); the other runs have none"
+                ),
+            },
+        ),
+        (
             "vacuum".to_string(),
             "pgbench's default before each run (no -n): VACUUM pgbench_branches and pgbench_tellers, \
              TRUNCATE pgbench_history; not timed"
@@ -293,7 +318,8 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
             "snapscale".to_string(),
             format!(
                 "snapscale serve (release build of this binary), default snapshot_mode (csn), \
-                 max_connections 100, {}; SHOW gives {}",
+                 max_connections {}, {}; SHOW gives {}",
+                servers::max_connections(settings),
                 flags("--set", settings.snapscale_settings()),
                 shown(Kind::Snapscale)
             ),
@@ -345,8 +371,8 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
     let with_postgres = m.postgres_skipped.is_none();
     ResultSet::new(&settings.out_dir, &settings.name).write(
         &table,
-        &figure(settings, &cells, with_postgres),
-        &summary(settings, &m, &cells),
+        &figure(settings, &cells, &idle, with_postgres),
+        &summary(settings, &m, &cells, &idle),
         &settings_list,
     )
 }
@@ -405,6 +431,7 @@ tps = 2222.229630 (without initial connection time)
             threads: 1,
             pinned: false,
             server,
+            idle: 0,
             result: outcome(tps),
             disk_flushes: Some(50),
         };
@@ -464,6 +491,7 @@ tps = 2222.229630 (without initial connection time)
             threads: 1,
             pinned,
             server,
+            idle: 0,
             result: Ok(Outcome { tps, latency_ms: 1.0, processed: 1, failed: 0, problem: None }),
             disk_flushes: None,
         };
@@ -478,6 +506,50 @@ tps = 2222.229630 (without initial connection time)
             c.iter().map(|c| (c.clients, c.pinned, c.ratio)).collect::<Vec<_>>(),
             [(1, false, Some(0.5)), (2, false, None), (1, true, Some(3.0))]
         );
+    }
+
+    #[test]
+    fn idle_runs_are_compared_with_snapscale_in_their_own_round_only() {
+        let settings = Settings {
+            rounds: 2,
+            clients: vec![2],
+            pinned: vec![1],
+            workloads: vec!["select-only"],
+            idle: 1000,
+            ..Settings::quick(PathBuf::from("unused"))
+        };
+        let run = |round, server, idle, pinned, tps| Run {
+            round,
+            workload: "select-only",
+            clients: if pinned { 1 } else { 2 },
+            threads: 1,
+            pinned,
+            server,
+            idle,
+            result: Ok(Outcome { tps, latency_ms: 1.0, processed: 1, failed: 0, problem: None }),
+            disk_flushes: None,
+        };
+        let runs = vec![
+            run(1, Kind::Snapscale, 0, false, 100.0),
+            run(1, Kind::Postgres, 0, false, 50.0),
+            run(1, Kind::Snapscale, 1000, false, 99.0),
+            run(2, Kind::Snapscale, 1000, false, 45.0),
+            run(2, Kind::Postgres, 0, false, 25.0),
+            run(2, Kind::Snapscale, 0, false, 50.0),
+            run(1, Kind::Snapscale, 0, true, 10.0),
+            run(1, Kind::Postgres, 0, true, 10.0),
+        ];
+        // The runs with idle connections stay out of the comparison with PostgreSQL ...
+        let c = cells(&settings, &runs);
+        assert_eq!((c[0].snapscale_tps, c[0].ratio), (Some(75.0), Some(2.0)));
+        // ... and are compared, round by round, with snapscale's idle-free runs (0.99, 0.90).
+        let idle = idle_cells(&settings, &runs);
+        assert_eq!(idle.len(), 1, "pinned cells run no idle variant");
+        assert_eq!((idle[0].with_tps, idle[0].without_tps), (Some(72.0), Some(75.0)));
+        assert_eq!(ratios_text(&idle[0].round_ratios), "0.99, 0.90");
+        assert!((idle[0].ratio.unwrap() - 0.945).abs() < 1e-9);
+        assert!(report::idle_text(&idle).contains("1000 idle connections"));
+        assert!(idle_cells(&Settings { idle: 0, ..settings }, &runs).is_empty());
     }
 
     #[test]

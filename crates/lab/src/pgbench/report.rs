@@ -72,6 +72,7 @@ pub(super) fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
                             && r.clients == clients
                             && r.pinned == pinned
                             && r.server == kind
+                            && r.idle == 0
                     })
                     .collect()
             };
@@ -116,6 +117,117 @@ pub(super) fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
     cells
 }
 
+/// snapscale with `--idle` connections open against its own idle-free
+/// runs, for one free cell.
+#[derive(Clone, Debug)]
+pub(super) struct IdleCell {
+    pub(super) workload: &'static str,
+    pub(super) clients: usize,
+    pub(super) idle: usize,
+    /// Medians over rounds.
+    pub(super) without_tps: Option<f64>,
+    pub(super) with_tps: Option<f64>,
+    /// Median of the per-round ratios with / without.
+    pub(super) ratio: Option<f64>,
+    pub(super) round_ratios: Vec<f64>,
+}
+
+pub(super) fn idle_cells(settings: &Settings, runs: &[Run]) -> Vec<IdleCell> {
+    if settings.idle == 0 {
+        return Vec::new();
+    }
+    let mut cells = Vec::new();
+    for &workload in &settings.workloads {
+        for (clients, pinned) in settings.cells() {
+            if pinned {
+                continue;
+            }
+            let tps = |idle: usize, round: Option<usize>| -> Vec<f64> {
+                runs.iter()
+                    .filter(|r| {
+                        r.workload == workload
+                            && r.clients == clients
+                            && !r.pinned
+                            && r.server == Kind::Snapscale
+                            && r.idle == idle
+                            && round.is_none_or(|n| r.round == n)
+                    })
+                    .filter_map(|r| r.result.as_ref().ok().map(|o| o.tps))
+                    .collect()
+            };
+            let median_of = |v: Vec<f64>| (!v.is_empty()).then(|| median(v));
+            let ratios: Vec<f64> = (1..=settings.rounds)
+                .filter_map(|round| {
+                    Some(tps(settings.idle, Some(round)).first()? / tps(0, Some(round)).first()?)
+                })
+                .collect();
+            cells.push(IdleCell {
+                workload,
+                clients,
+                idle: settings.idle,
+                without_tps: median_of(tps(0, None)),
+                with_tps: median_of(tps(settings.idle, None)),
+                ratio: median_of(ratios.clone()),
+                round_ratios: ratios,
+            });
+        }
+    }
+    cells
+}
+
+/// The `--idle` paragraph and table.
+pub(super) fn idle_text(cells: &[IdleCell]) -> String {
+    let Some(first) = cells.first() else { return String::new() };
+    let mut out = format!(
+        "**{} idle connections.** Every free cell ran snapscale once more with {} connections open \
+         next to pgbench (each through PostgreSQL's startup exchange, then silent, each holding a \
+         proc-array slot; opened before the run, asked `SELECT 1` after it, then closed). Median tps \
+         over rounds, and the median of the per-round ratios of snapscale with them to snapscale \
+         without them: ",
+        first.idle, first.idle
+    );
+    let sentences: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            format!(
+                "{}, {} client{}: {} tps with, {} tps without, ratio **{}** (rounds: {})",
+                c.workload,
+                c.clients,
+                if c.clients == 1 { "" } else { "s" },
+                fmt_opt(c.with_tps, 0),
+                fmt_opt(c.without_tps, 0),
+                fmt_opt(c.ratio, 2),
+                ratios_text(&c.round_ratios)
+            )
+        })
+        .collect();
+    out.push_str(&sentences.join("; "));
+    out.push_str(". PostgreSQL was not run with idle connections.\n\n");
+    let mut table = Table::new(&[
+        "workload",
+        "clients",
+        "idle_connections",
+        "with_idle_tps",
+        "without_idle_tps",
+        "ratio",
+        "round_ratios",
+    ]);
+    for c in cells {
+        table.push(vec![
+            Value::from(c.workload),
+            Value::from(c.clients),
+            Value::from(c.idle),
+            number_or_na(c.with_tps),
+            number_or_na(c.without_tps),
+            number_or_na(c.ratio),
+            Value::from(ratios_text(&c.round_ratios)),
+        ]);
+    }
+    out.push_str(&table.markdown());
+    out.push('\n');
+    out
+}
+
 pub(super) fn ratios_text(ratios: &[f64]) -> String {
     ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", ")
 }
@@ -124,7 +236,7 @@ pub(super) fn number_or_na(x: Option<f64>) -> Value {
     x.map_or(Value::from("n/a"), Value::from)
 }
 
-pub(super) fn figure(settings: &Settings, cells: &[Cell], with_postgres: bool) -> Figure {
+pub(super) fn figure(settings: &Settings, cells: &[Cell], idle: &[IdleCell], with_postgres: bool) -> Figure {
     let mut kinds = vec![Kind::Snapscale];
     if with_postgres {
         kinds.push(Kind::Postgres);
@@ -145,6 +257,18 @@ pub(super) fn figure(settings: &Settings, cells: &[Cell], with_postgres: bool) -
             })
             .collect(),
     };
+    // snapscale with the idle connections open, in the throughput panels.
+    let with_idle = |workload: &str| -> Option<Series> {
+        let first = idle.first()?;
+        Some(Series {
+            label: format!("snapscale, {} idle", first.idle),
+            points: idle
+                .iter()
+                .filter(|c| c.workload == workload)
+                .filter_map(|c| Some((c.clients as f64, c.with_tps?)))
+                .collect(),
+        })
+    };
     let mut panels: Vec<Panel> = settings
         .workloads
         .iter()
@@ -154,7 +278,9 @@ pub(super) fn figure(settings: &Settings, cells: &[Cell], with_postgres: bool) -
             } else {
                 format!("{workload}, -M prepared")
             };
-            panel(title, workload, &|c: &Cell, kind| c.tps(kind))
+            let mut p = panel(title, workload, &|c: &Cell, kind| c.tps(kind));
+            p.series.extend(with_idle(workload));
+            p
         })
         .collect();
     if settings.durable {
@@ -343,7 +469,7 @@ pub(super) fn durable_text(settings: &Settings, m: &Measurement, cells: &[Cell])
     out
 }
 
-pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> String {
+pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell], idle: &[IdleCell]) -> String {
     let mut out = String::new();
     let plural = |n: usize| if n == 1 { "client" } else { "clients" };
     let mut sentences = Vec::new();
@@ -368,6 +494,7 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
         settings.seconds,
         sentences.join("; ")
     ));
+    out.push_str(&idle_text(idle));
     let failed_ss: u64 = cells.iter().map(|c| c.snapscale_failed).sum();
     let failed_pg: u64 = cells.iter().map(|c| c.postgres_failed).sum();
     let problems: Vec<&Run> =

@@ -170,14 +170,25 @@ impl Server {
 }
 
 /// Starts snapscale, the same way as `lab idle`, with its log in `work`.
+/// snapscale's max_connections: 100, or room for `--idle`'s connections
+/// and pgbench's.
+pub(super) fn max_connections(settings: &Settings) -> usize {
+    100.max(settings.idle + super::idle_runs::HEADROOM)
+}
+
 pub(super) fn start_snapscale(settings: &Settings, work: &Path) -> Result<Server, String> {
     let port = free_port().map_err(|e| e.to_string())?;
     let log = work.join("snapscale.log");
     let log_file = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let data_dir = work.join("snapscale-data");
-    let mut child =
-        ServerChild::spawn_with(port, 100, data_dir.clone(), log_file.into(), settings.snapscale_settings())
-            .map_err(|e| format!("cannot start snapscale serve: {e}"))?;
+    let mut child = ServerChild::spawn_with(
+        port,
+        max_connections(settings),
+        data_dir.clone(),
+        log_file.into(),
+        settings.snapscale_settings(),
+    )
+    .map_err(|e| format!("cannot start snapscale serve: {e}"))?;
     wait_until_accepting(port, "postgres", child.child())
         .map_err(|e| format!("snapscale did not start: {e}\n{}", log_tail(&log)))?;
     Ok(Server { kind: Kind::Snapscale, port, process: Process::Snapscale(child), log, gone: None, data_dir })
