@@ -105,6 +105,12 @@ notices = {}
 STEP_WAIT = 0.5
 
 
+def expand(sql):
+    """The step's text with each `{{repeat N text}}` written out, as the
+    in-process runner writes it (the text runs to the closing `}}`)."""
+    return re.sub(r"\{\{repeat (\d+) (.*?)\}\}", lambda m: m.group(2) * int(m.group(1)), sql)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
@@ -147,7 +153,7 @@ def main():
                 waiting.discard(session)
                 printed += [f"{session}: {line}" for line in results(conn)]
             printed.append(f"> {session}: {sql}")
-            conn.send_query(sql.encode())
+            conn.send_query(expand(sql).encode())
             if finished(conn, STEP_WAIT):
                 printed += results(conn)
             else:

@@ -64,6 +64,17 @@ fn put_be(out: &mut Vec<u8>, v: impl NetInt) {
     v.put(out);
 }
 
+/// A count of columns or parameters, which the protocol carries in 16 bits
+/// and clients read as signed. The binder keeps rows within 1 664 columns
+/// and parameters within 65 535 (PostgreSQL's limits), so a larger count is
+/// a bug; it ends the connection rather than desynchronise the client.
+fn count(n: usize, max: usize) -> io::Result<u16> {
+    match u16::try_from(n) {
+        Ok(c) if n <= max => Ok(c),
+        _ => Err(io::Error::other(format!("a backend message counting {n} fields, more than {max}"))),
+    }
+}
+
 /// A NUL-terminated string. The protocol cannot carry a NUL inside one, so
 /// an interior NUL (from a client's bytes quoted in a message) ends the
 /// string there rather than shift every field after it.
@@ -137,9 +148,10 @@ pub struct ParameterDescription<'a>(pub &'a [SqlType]);
 
 impl Message for ParameterDescription<'_> {
     fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        // At most 65 535 parameters (42P02 past that, at parse).
+        let n = count(self.0.len(), usize::from(u16::MAX))?;
         framed(out, b't', |out| {
-            // At most 65 535 parameters (42P02 past that, at parse).
-            put_be(out, self.0.len() as u16);
+            put_be(out, n);
             for ty in self.0 {
                 put_be(out, ty.oid());
             }
@@ -293,9 +305,10 @@ pub struct RowDescription<'a> {
 
 impl Message for RowDescription<'_> {
     fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        // A select list has at most 1 664 columns (54011 at bind).
+        let n = count(self.columns.len(), i16::MAX as usize)?;
         framed(out, b'T', |out| {
-            // A select list has at most 1 664 columns (54011 at bind).
-            put_be(out, self.columns.len() as u16);
+            put_be(out, n);
             for (i, c) in self.columns.iter().enumerate() {
                 put_cstr(out, &c.name);
                 // Table OID and column number: not tracked (0), as for an
@@ -322,8 +335,9 @@ pub struct DataRow<'a> {
 
 impl Message for DataRow<'_> {
     fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        let n = count(self.row.len(), i16::MAX as usize)?;
         framed(out, b'D', |out| {
-            put_be(out, self.row.len() as u16);
+            put_be(out, n);
             for (i, v) in self.row.iter().enumerate() {
                 let ty = self.columns[i].ty;
                 if self.formats.binary(i) {
@@ -367,10 +381,11 @@ pub struct CopyResponse {
 
 impl Message for CopyResponse {
     fn encode(&self, out: &mut Vec<u8>) -> io::Result<()> {
+        let n = count(self.columns, i16::MAX as usize)?;
         framed(out, self.kind, |out| {
             let format = i16::from(self.binary);
             out.push(u8::from(self.binary));
-            put_be(out, self.columns as u16);
+            put_be(out, n);
             for _ in 0..self.columns {
                 put_be(out, format);
             }
@@ -458,6 +473,21 @@ mod tests {
             encoded(description),
             b"T\0\0\0\x1a\0\x01a\0\0\0\0\0\0\0\0\0\0\x17\0\x04\xff\xff\xff\xff\0\0"
         );
+    }
+
+    #[test]
+    fn a_count_the_protocol_cannot_carry_is_refused_not_wrapped() {
+        let columns: Vec<Column> =
+            (0..40_000).map(|i| Column { name: format!("c{i}"), ty: SqlType::Int4 }).collect();
+        let mut out = b"before".to_vec();
+        assert!(RowDescription { columns: &columns, formats: &Formats::Text }.encode(&mut out).is_err());
+        assert_eq!(out, b"before", "nothing of it is left in the buffer");
+        let row = vec![Value::Null; 40_000];
+        let data = DataRow { columns: &columns, formats: &Formats::Text, row: &row, zone: Zone::UTC };
+        assert!(data.encode(&mut out).is_err());
+        assert!(RowDescription { columns: &columns[..1664], formats: &Formats::Text }
+            .encode(&mut out)
+            .is_ok());
     }
 
     #[test]

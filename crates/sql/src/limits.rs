@@ -5,7 +5,28 @@
 
 use snapscale_lock::WaitPolicy;
 
+use crate::error::SqlError;
+use crate::sqlstate::SqlState;
 use crate::stack::DEFAULT_MAX_STACK_DEPTH;
+
+/// The most entries a target list (a select list, VALUES, RETURNING) may
+/// have: PostgreSQL's MaxTupleAttributeNumber. The protocol counts a row's
+/// columns in 16 bits, so a wider row could not be described at all.
+pub(crate) const MAX_TARGET_LIST: usize = 1664;
+
+/// The most columns a table may have (PostgreSQL's MaxHeapAttributeNumber).
+pub(crate) const MAX_TABLE_COLUMNS: usize = 1600;
+
+/// 54011 for a target list of `n` entries, PostgreSQL's words.
+pub(crate) fn check_target_list(n: usize) -> Result<(), SqlError> {
+    if n > MAX_TARGET_LIST {
+        return Err(SqlError::new(
+            SqlState::TOO_MANY_COLUMNS,
+            format!("target lists can have at most {MAX_TARGET_LIST} entries"),
+        ));
+    }
+    Ok(())
+}
 
 /// temp_file_limit's default, in bytes. PostgreSQL's is -1 (no limit: its
 /// spill files go to disk); what snapscale holds instead is memory every

@@ -16,6 +16,12 @@ impl<R: Resolver> Binder<'_, R> {
         super::clauses::create_table(c)?;
         check_table_options(&c.table_options)?;
         let name = relation_name(&c.name)?;
+        if c.columns.len() > crate::limits::MAX_TABLE_COLUMNS {
+            return Err(SqlError::new(
+                SqlState::TOO_MANY_COLUMNS,
+                format!("tables can have at most {} columns", crate::limits::MAX_TABLE_COLUMNS),
+            ));
+        }
         let mut columns: Vec<ColumnDef> = Vec::new();
         let mut indexes = Vec::new();
         let mut serials = Vec::new();

@@ -431,6 +431,9 @@ impl<R: Resolver> Binder<'_, R> {
         items: &[SelectItem],
         scope: &Scope<'_>,
     ) -> Result<(Vec<Expr>, Vec<Column>), SqlError> {
+        // Each item is at least one entry: a list too long is refused
+        // before any of it is bound, and again after `*` has expanded.
+        crate::limits::check_target_list(items.len())?;
         let mut outputs = Vec::new();
         let mut columns = Vec::new();
         self.untyped.clear();
@@ -470,6 +473,7 @@ impl<R: Resolver> Binder<'_, R> {
                 SelectItem::ExprWithAliases { .. } => return Err(not_supported("multiple aliases")),
             }
         }
+        crate::limits::check_target_list(outputs.len())?;
         Ok((outputs, columns))
     }
 

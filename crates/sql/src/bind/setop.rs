@@ -164,6 +164,7 @@ impl<R: Resolver> Binder<'_, R> {
     ) -> Result<(From, Vec<Column>, Vec<usize>), SqlError> {
         let scope = base.derived();
         let width = v.rows.first().map_or(0, |r| r.content.len());
+        crate::limits::check_target_list(width)?;
         let mut typed: Vec<Vec<Typed>> = Vec::with_capacity(v.rows.len());
         for row in &v.rows {
             if row.content.len() != width {
