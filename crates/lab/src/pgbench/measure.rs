@@ -203,13 +203,17 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
             for (clients, pinned) in settings.cells() {
                 let threads = settings.threads(clients, pinned);
                 let runner = if pinned { pgbench.pinned_to(PINNED_CPU) } else { pgbench.clone() };
-                // Every server, then (free cells, `--idle`) snapscale with
-                // the idle connections open; the order alternates from
-                // round to round, so neither always follows the other.
-                let mut order: Vec<(usize, usize)> = (0..servers.len()).map(|i| (i, 0)).collect();
-                if let (Some(_), false) = (&idle_runtime, pinned) {
-                    let snapscale = servers.iter().position(|s| s.kind == Kind::Snapscale).unwrap_or(0);
-                    order.push((snapscale, settings.idle));
+                // Every server; in free cells with `--idle`, snapscale once
+                // more with the idle connections open, right after its
+                // idle-free run, so that the two runs compared are back to
+                // back. The order alternates from round to round, so that
+                // no run always follows the same one.
+                let mut order: Vec<(usize, usize)> = Vec::new();
+                for (i, server) in servers.iter().enumerate() {
+                    order.push((i, 0));
+                    if server.kind == Kind::Snapscale && idle_runtime.is_some() && !pinned {
+                        order.push((i, settings.idle));
+                    }
                 }
                 if round % 2 == 0 {
                     order.reverse();

@@ -295,8 +295,9 @@ pub fn run(settings: &Settings) -> io::Result<Written> {
             match settings.idle {
                 0 => "none".to_string(),
                 n => format!(
-                    "{n}, in an extra snapscale run of every free cell (opened before the run, checked with \
-                     SELECT 1 after it, closed); the other runs have none"
+                    "{n}, in an extra snapscale run of every free cell, right after its idle-free run (before \
+                     it in even rounds); opened before the run, checked with SELECT 1 after it, closed; the \
+                     other runs have none"
                 ),
             },
         ),
