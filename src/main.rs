@@ -206,7 +206,7 @@ enum Experiment {
         /// Base name of the output files (overrides the preset).
         #[arg(long)]
         name: Option<String>,
-        /// Also run snapscale in every free cell with this many idle
+        /// Also run snapscale in every cell with this many idle
         /// connections open (each checked with SELECT 1 afterwards), and
         /// report its throughput against its own idle-free runs.
         #[arg(long)]

@@ -203,15 +203,15 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
             for (clients, pinned) in settings.cells() {
                 let threads = settings.threads(clients, pinned);
                 let runner = if pinned { pgbench.pinned_to(PINNED_CPU) } else { pgbench.clone() };
-                // Every server; in free cells with `--idle`, snapscale once
-                // more with the idle connections open, right after its
-                // idle-free run, so that the two runs compared are back to
-                // back. The order alternates from round to round, so that
-                // no run always follows the same one.
+                // Every server; with `--idle`, snapscale once more with the
+                // idle connections open, right after its idle-free run, so
+                // that the two runs compared are back to back. The order
+                // alternates from round to round, so that no run always
+                // follows the same one.
                 let mut order: Vec<(usize, usize)> = Vec::new();
                 for (i, server) in servers.iter().enumerate() {
                     order.push((i, 0));
-                    if server.kind == Kind::Snapscale && idle_runtime.is_some() && !pinned {
+                    if server.kind == Kind::Snapscale && idle_runtime.is_some() {
                         order.push((i, settings.idle));
                     }
                 }
@@ -221,16 +221,12 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
                 for (i, idle) in order {
                     let server = &mut servers[i];
                     let before = flushes();
+                    let run = |server: &mut Server| {
+                        timed(&runner, server, workload, clients, threads, pinned, settings.seconds)
+                    };
                     let result = match (idle, &idle_runtime) {
-                        (0, _) | (_, None) => {
-                            timed(&runner, server, workload, clients, threads, pinned, settings.seconds)
-                        }
-                        (n, Some(rt)) => {
-                            let port = server.port;
-                            with_idle(rt, n, server, || {
-                                runner.run_threads(port, workload, clients, threads, settings.seconds)
-                            })
-                        }
+                        (0, _) | (_, None) => run(server),
+                        (n, Some(rt)) => with_idle(rt, n, server, run),
                     };
                     let disk_flushes = before.zip(flushes()).map(|(b, a)| a.saturating_sub(b));
                     let result = match result {
@@ -328,13 +324,13 @@ fn with_idle(
     runtime: &tokio::runtime::Runtime,
     n: usize,
     server: &mut Server,
-    run: impl FnOnce() -> Result<Outcome, String>,
+    run: impl FnOnce(&mut Server) -> Result<Outcome, String>,
 ) -> Result<Outcome, String> {
     if let Some(why) = server.check_gone() {
         return Err(why);
     }
     let idle = Idle::open(runtime, server.port, n)?;
-    let result = run();
+    let result = run(server);
     let (answered, first_error) = idle.check_and_close(runtime);
     result.map(|mut o| {
         if answered < n {

@@ -118,11 +118,12 @@ pub(super) fn cells(settings: &Settings, runs: &[Run]) -> Vec<Cell> {
 }
 
 /// snapscale with `--idle` connections open against its own idle-free
-/// runs, for one free cell.
+/// runs, for one cell.
 #[derive(Clone, Debug)]
 pub(super) struct IdleCell {
     pub(super) workload: &'static str,
     pub(super) clients: usize,
+    pub(super) pinned: bool,
     pub(super) idle: usize,
     /// Medians over rounds.
     pub(super) without_tps: Option<f64>,
@@ -139,15 +140,12 @@ pub(super) fn idle_cells(settings: &Settings, runs: &[Run]) -> Vec<IdleCell> {
     let mut cells = Vec::new();
     for &workload in &settings.workloads {
         for (clients, pinned) in settings.cells() {
-            if pinned {
-                continue;
-            }
             let tps = |idle: usize, round: Option<usize>| -> Vec<f64> {
                 runs.iter()
                     .filter(|r| {
                         r.workload == workload
                             && r.clients == clients
-                            && !r.pinned
+                            && r.pinned == pinned
                             && r.server == Kind::Snapscale
                             && r.idle == idle
                             && round.is_none_or(|n| r.round == n)
@@ -164,6 +162,7 @@ pub(super) fn idle_cells(settings: &Settings, runs: &[Run]) -> Vec<IdleCell> {
             cells.push(IdleCell {
                 workload,
                 clients,
+                pinned,
                 idle: settings.idle,
                 without_tps: median_of(tps(0, None)),
                 with_tps: median_of(tps(settings.idle, None)),
@@ -179,7 +178,7 @@ pub(super) fn idle_cells(settings: &Settings, runs: &[Run]) -> Vec<IdleCell> {
 pub(super) fn idle_text(cells: &[IdleCell]) -> String {
     let Some(first) = cells.first() else { return String::new() };
     let mut out = format!(
-        "**{} idle connections.** Every free cell ran snapscale once more with {} connections open \
+        "**{} idle connections.** Every cell ran snapscale once more with {} connections open \
          next to pgbench (each through PostgreSQL's startup exchange, then silent, each holding a \
          proc-array slot; opened before the run, asked `SELECT 1` after it, then closed). Median tps \
          over rounds, and the median of the per-round ratios of snapscale with them to snapscale \
@@ -190,10 +189,11 @@ pub(super) fn idle_text(cells: &[IdleCell]) -> String {
         .iter()
         .map(|c| {
             format!(
-                "{}, {} client{}: {} tps with, {} tps without, ratio **{}** (rounds: {})",
+                "{}, {} client{}{}: {} tps with, {} tps without, ratio **{}** (rounds: {})",
                 c.workload,
                 c.clients,
                 if c.clients == 1 { "" } else { "s" },
+                if c.pinned { " pinned to one CPU" } else { "" },
                 fmt_opt(c.with_tps, 0),
                 fmt_opt(c.without_tps, 0),
                 fmt_opt(c.ratio, 2),
@@ -206,6 +206,7 @@ pub(super) fn idle_text(cells: &[IdleCell]) -> String {
     let mut table = Table::new(&[
         "workload",
         "clients",
+        "pinned",
         "idle_connections",
         "with_idle_tps",
         "without_idle_tps",
@@ -216,6 +217,7 @@ pub(super) fn idle_text(cells: &[IdleCell]) -> String {
         table.push(vec![
             Value::from(c.workload),
             Value::from(c.clients),
+            Value::from(if c.pinned { "yes" } else { "no" }),
             Value::from(c.idle),
             number_or_na(c.with_tps),
             number_or_na(c.without_tps),
@@ -264,7 +266,7 @@ pub(super) fn figure(settings: &Settings, cells: &[Cell], idle: &[IdleCell], wit
             label: format!("snapscale, {} idle", first.idle),
             points: idle
                 .iter()
-                .filter(|c| c.workload == workload)
+                .filter(|c| c.workload == workload && !c.pinned)
                 .filter_map(|c| Some((c.clients as f64, c.with_tps?)))
                 .collect(),
         })
