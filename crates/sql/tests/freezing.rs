@@ -6,6 +6,8 @@
 //! xid, and age); VACUUM (FREEZE), age(relfrozenxid) and
 //! pg_stat_user_tables show the state.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,6 +15,8 @@ use snapscale_sql::guc::SessionSettings;
 use snapscale_sql::{
     AutovacuumConfig, Conn, Database, DatabaseConfig, Output, SnapshotMode, SqlError, Value, XidLogs,
 };
+
+use common::runtime;
 
 /// Runs `sql`; the last statement's rows, or its error.
 async fn run(conn: &mut Conn<SessionSettings>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {
@@ -54,14 +58,6 @@ fn database(mode: SnapshotMode) -> Arc<Database> {
         autovacuum: AutovacuumConfig { naptime: Duration::from_secs(1), ..AutovacuumConfig::default() },
         ..DatabaseConfig::default()
     })
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .thread_stack_size(snapscale_sql::stack::STATEMENT_THREAD_STACK)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 const SETUP: &str = "CREATE TABLE acct (id int PRIMARY KEY, n int); \

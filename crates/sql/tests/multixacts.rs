@@ -5,6 +5,8 @@
 //! want of replacing finished multis, the locker freezes first; the log's
 //! pages stay within its ring and no lock fails.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +14,8 @@ use snapscale_sql::{
     AutovacuumConfig, Conn, Database, DatabaseConfig, Gucs, IsolationLevel, Output, SnapshotMode, SqlError,
     Value, XidLogs,
 };
+
+use common::runtime;
 
 #[derive(Clone)]
 struct Defaults;
@@ -52,14 +56,6 @@ fn database(mode: SnapshotMode) -> Arc<Database> {
         autovacuum: AutovacuumConfig { naptime: Duration::from_millis(200), ..AutovacuumConfig::default() },
         ..DatabaseConfig::default()
     })
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .thread_stack_size(snapscale_sql::stack::STATEMENT_THREAD_STACK)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// Rounds of three sessions holding one row FOR SHARE at once (two new

@@ -5,25 +5,21 @@
 //! keys up: a key that always exists is always found exactly once, and a
 //! REPEATABLE READ transaction reads the same value for it every time.
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use snapscale_sql::guc::SessionSettings;
 use snapscale_sql::{Conn, Database, DatabaseConfig, Output, SnapshotMode, Value};
 
+use common::runtime;
+
 /// Keys that are never deleted.
 const KEPT: i64 = 6;
 /// Keys deleted and inserted again, which free and take tids: eight per
 /// writer, each writer its own.
 const CHURNED: std::ops::Range<i64> = 100..116;
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .thread_stack_size(snapscale_sql::stack::STATEMENT_THREAD_STACK)
-        .enable_all()
-        .build()
-        .unwrap()
-}
 
 async fn run(conn: &mut Conn<SessionSettings>, sql: &str) -> Vec<Vec<Value>> {
     let mut rows = Vec::new();
