@@ -85,6 +85,7 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     let reported = reported(conn.gucs());
     let reported_at = conn.settings_generation();
     let mut protocol = Protocol {
+        shared: Arc::clone(&shared),
         transport,
         conn,
         statements: Named::new(),
@@ -95,6 +96,10 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     };
     protocol.run().await
 }
+
+/// The message of the FATAL that ends connections at a shutdown
+/// (PostgreSQL's wording).
+const TERMINATED: &str = "terminating connection due to administrator command";
 
 /// The text of a panic's payload.
 fn panic_message(panic: &(dyn Any + Send)) -> String {
@@ -118,6 +123,7 @@ struct Portal {
 }
 
 struct Protocol {
+    shared: Arc<Shared>,
     transport: Transport,
     conn: Conn<Settings>,
     statements: Named<Arc<Prepared>>,
@@ -163,8 +169,24 @@ impl Protocol {
     /// client waiting after Flush (or before its Sync) sees it.
     async fn send_error(&mut self, e: &SqlError) -> std::io::Result<()> {
         self.send_notices().await?;
+        if e.code == SqlState::ADMIN_SHUTDOWN && self.shared.is_terminating() {
+            // The statement stopped because the server is shutting down:
+            // the connection ends with this error, as FATAL.
+            self.send(backend::fatal(e)).await?;
+            self.flush().await?;
+            return Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, TERMINATED));
+        }
         self.send(backend::error(e)).await?;
         self.flush().await
+    }
+
+    /// Ends the connection because the server is shutting down, as
+    /// PostgreSQL's fast shutdown does: FATAL 57P01, then the socket closes.
+    async fn terminated(&mut self) -> std::io::Result<()> {
+        let e = SqlError::new(SqlState::ADMIN_SHUTDOWN, TERMINATED);
+        let _ = self.send(backend::fatal(&e)).await;
+        let _ = self.flush().await;
+        Ok(())
     }
 
     async fn send_notices(&mut self) -> std::io::Result<()> {
@@ -201,8 +223,12 @@ impl Protocol {
     async fn run(&mut self) -> std::io::Result<()> {
         loop {
             let message = tokio::select! {
-                // Messages first; no random choice between the branches.
+                // A shutdown first, then messages; no random choice between
+                // the branches.
                 biased;
+                () = self.shared.terminating() => {
+                    return self.terminated().await;
+                }
                 m = self.transport.read() => m?,
                 // An idle session still reads the invalidation queue when it
                 // falls behind, so writers never wait for it.
@@ -664,7 +690,16 @@ impl Protocol {
                 self.flush().await?;
                 let mut failed: Option<SqlError> = None;
                 loop {
-                    let message = match self.transport.read().await? {
+                    let read = tokio::select! {
+                        biased;
+                        () = self.shared.terminating() => {
+                            self.conn.copy_fail("the server is shutting down");
+                            self.terminated().await?;
+                            return Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, TERMINATED));
+                        }
+                        read = self.transport.read() => read?,
+                    };
+                    let message = match read {
                         Some(Ok(m)) => m,
                         Some(Err(Refused::Fatal(e))) => {
                             let _ = self.send(backend::fatal(&e)).await;

@@ -199,7 +199,8 @@ impl Server {
                 let _ = stop.await;
             })
             .await;
-            // A final checkpoint, so the next start replays nothing.
+            // A final checkpoint, so the next start replays (next to)
+            // nothing.
             let _ = stop_checkpoints.send(());
             let _ = checkpoints.await;
             // Stopping autovacuum waits for its round: off the async workers.
@@ -207,10 +208,20 @@ impl Server {
             if let Err(e) = shared.db.checkpoint().await {
                 warn!(error = %e, "the shutdown checkpoint failed; the next start replays the WAL");
             }
+            // Then the connections end, as PostgreSQL's fast shutdown ends
+            // them: each statement stops at its next check or wait, and each
+            // connection gets a FATAL 57P01. The log refuses appends from
+            // here on (57P01 too). They end after the final checkpoint, not
+            // before it: a commit whose task is dropped while it waits for
+            // its flush leaves a COMMIT record that the next start replays,
+            // never an image that says otherwise.
+            shared.terminate_all();
             shared.db.shutdown();
-            // Open connections end with their workers, as they did with
-            // the runtime they shared: each `Conn` releases what it holds.
-            drop(workers);
+            // Each `Conn` releases what it holds as its worker's runtime
+            // drops it. Waited for, so that when `run` returns nothing holds
+            // the database (a next server on the same directory finds its
+            // lock file free).
+            let _ = tokio::task::spawn_blocking(move || workers.stop()).await;
             result
         });
         tokio::pin!(main);

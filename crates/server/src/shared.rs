@@ -23,6 +23,8 @@ pub struct Shared {
     random: RandomState,
     /// Replication connections now (bounded by max_wal_senders).
     senders: Arc<AtomicUsize>,
+    /// Cancelled when the server shuts down (`terminate_all`).
+    terminating: tokio_util::sync::CancellationToken,
 }
 
 /// A replication connection's place among `max_wal_senders`, given back
@@ -45,6 +47,7 @@ impl Shared {
             cancels: Mutex::new(HashMap::new()),
             random: RandomState::new(),
             senders: Arc::new(AtomicUsize::new(0)),
+            terminating: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -66,7 +69,14 @@ impl Shared {
 
     /// Registers a connection's cancel key.
     pub fn register_cancel(&self, pid: i32, secret: i32, cancel: Arc<Cancel>) {
-        self.cancels().insert(pid, (secret, cancel));
+        let mut cancels = self.cancels();
+        // A connection registered after `terminate_all` went through the
+        // map is terminated here: that call cancelled the token before it
+        // took the map's lock, which this one holds now.
+        if self.terminating.is_cancelled() {
+            cancel.terminate();
+        }
+        cancels.insert(pid, (secret, cancel));
     }
 
     /// Forgets a connection's cancel key (it ended).
@@ -78,6 +88,26 @@ impl Shared {
         // A panic never happens under this lock (map operations only), but
         // a poisoned registry must not stop cancels: the map is whole.
         self.cancels.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The server is shutting down: every connection's statement stops at
+    /// its next check or wait, and every connection ends with a FATAL
+    /// 57P01, as PostgreSQL's fast shutdown ends them.
+    pub fn terminate_all(&self) {
+        self.terminating.cancel();
+        for (_, cancel) in self.cancels().values() {
+            cancel.terminate();
+        }
+    }
+
+    /// Resolves once `terminate_all` was called (at once if it was).
+    pub fn terminating(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
+        self.terminating.cancelled()
+    }
+
+    /// Whether `terminate_all` was called.
+    pub fn is_terminating(&self) -> bool {
+        self.terminating.is_cancelled()
     }
 
     /// A CancelRequest: wakes the statement of the connection with this

@@ -31,14 +31,20 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
 use crate::connection::serve;
 use crate::shared::Shared;
+
+/// How long a shutdown waits for connections to end on their own after
+/// they were told to (`Shared::terminate_all`) before their workers drop
+/// them.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A socket handed to a worker.
 struct Assigned {
@@ -48,17 +54,25 @@ struct Assigned {
 
 /// One worker thread, as the acceptor sees it.
 struct Worker {
-    /// Closed (dropped) to stop the worker: its loop ends, and its runtime
-    /// drops the connections' tasks on the worker's own thread.
+    /// Where the acceptor hands the worker sockets. When the worker's loop
+    /// ends (`Workers::stop`, or this is dropped), its runtime drops the
+    /// connections' tasks on the worker's own thread.
     sockets: mpsc::UnboundedSender<Assigned>,
     /// Connections the worker serves.
     load: Arc<AtomicUsize>,
 }
 
-/// The connection workers. Dropping this stops them (without waiting, as
-/// the server's own runtime is shut down).
+/// The connection workers. `stop` ends them and waits; dropping this
+/// without `stop` ends them without waiting.
 pub(crate) struct Workers {
     workers: Vec<Worker>,
+    /// Ends every worker's loop (`stop`): connections still being routed
+    /// hold the `Workers`, so closing the channels would wait for them.
+    stopping: CancellationToken,
+    /// The workers' threads: joined by `stop`, so that a server whose `run`
+    /// returned holds nothing of the database any more (its data
+    /// directory's lock file included).
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 /// Gives a worker's count back when its connection ends, however it ends.
@@ -77,6 +91,8 @@ impl Workers {
     /// work recurses up to `max_stack_depth`).
     pub(crate) fn start(n: usize, stack: usize, shared: &Arc<Shared>) -> io::Result<Workers> {
         let mut workers = Vec::with_capacity(n);
+        let mut threads = Vec::with_capacity(n);
+        let stopping = CancellationToken::new();
         for i in 0..n.max(1) {
             // One worker thread: a connection's socket, statements and
             // replies stay on it. Multi-threaded in name so that a long
@@ -95,10 +111,21 @@ impl Workers {
             let load = Arc::new(AtomicUsize::new(0));
             let counts = Arc::clone(&load);
             let shared = Arc::clone(shared);
-            std::thread::Builder::new().name(format!("snapscale-accept-{i}")).stack_size(stack).spawn(
-                move || {
+            let stopping = stopping.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("snapscale-accept-{i}"))
+                .stack_size(stack)
+                .spawn(move || {
                     runtime.block_on(async move {
-                        while let Some(Assigned { socket, peer }) = assigned.recv().await {
+                        loop {
+                            let Assigned { socket, peer } = tokio::select! {
+                                biased;
+                                () = stopping.cancelled() => break,
+                                next = assigned.recv() => match next {
+                                    Some(next) => next,
+                                    None => break,
+                                },
+                            };
                             let counted = Counted(Arc::clone(&counts));
                             spawn_connection(socket, peer, Arc::clone(&shared), counted);
                         }
@@ -106,11 +133,37 @@ impl Workers {
                     // The connections still open are dropped here, with the
                     // runtime: each `Conn` releases what it holds.
                     drop(runtime);
-                },
-            )?;
+                })?;
+            threads.push(thread);
             workers.push(Worker { sockets, load });
         }
-        Ok(Workers { workers })
+        Ok(Workers { workers, stopping, threads: Mutex::new(threads) })
+    }
+
+    /// Stops the workers and waits until their threads are gone: each
+    /// worker's runtime has dropped its connections' tasks (every `Conn`
+    /// released what it held) and waited for the statements that had
+    /// handed it off. Blocks; the caller asked the statements to stop
+    /// (`Shared::terminate_all`) so that none keeps this waiting long.
+    pub(crate) fn stop(&self) {
+        // The connections end on their own first (each answers the
+        // termination with its FATAL), for at most `STOP_GRACE`; what is
+        // left then is dropped with its worker's runtime.
+        let deadline = std::time::Instant::now() + STOP_GRACE;
+        // Relaxed: a count (see `Counted`); nothing is read through it.
+        while self.workers.iter().any(|w| w.load.load(Ordering::Relaxed) > 0)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        self.stopping.cancel();
+        let threads =
+            std::mem::take(&mut *self.threads.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for thread in threads {
+            if thread.join().is_err() {
+                warn!("a connection worker panicked while it stopped");
+            }
+        }
     }
 
     /// Hands an accepted socket to the worker with the fewest connections

@@ -293,3 +293,61 @@ async fn a_row_updated_under_share_locks_keeps_its_committed_value_after_a_crash
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A clean shutdown ends its connections (FATAL 57P01, as PostgreSQL's fast
+/// shutdown) and lets go of the data directory before it returns: one
+/// connection idle inside a transaction that wrote, one running a long
+/// statement. The next server on the directory starts at once (no retry:
+/// the lock file is free), with the committed row and without the
+/// unfinished one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_server_lets_go_of_its_data_directory_with_connections_open() {
+    let d = std::env::temp_dir().join(format!("snapscale-durability-release-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let server = start_in(Some(&d), |_| {}).await;
+    let idle = connect(&server).await;
+    idle.batch_execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)").await.unwrap();
+    idle.batch_execute("BEGIN; INSERT INTO t VALUES (2)").await.unwrap();
+    let busy = connect(&server).await;
+    let long = tokio::spawn(async move {
+        busy.simple_query("SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b")
+            .await
+    });
+    // The long statement is running before the shutdown begins.
+    // (Asked on a connection of its own: one inside a transaction sees
+    // the activity of its first look, as in PostgreSQL.)
+    let watcher = connect(&server).await;
+    let active =
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%generate_series%'";
+    while rows(&watcher, active).await != [[Some("2".to_owned())]] {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    server.shutdown().await;
+    let settings = snapscale_server::Settings { port: 0, data_directory: d.clone(), ..Default::default() };
+    let next = snapscale_server::Server::bind(settings).await.expect("the directory is free");
+    let e = long.await.unwrap().expect_err("the long statement did not finish");
+    // Ended as PostgreSQL's fast shutdown ends a backend.
+    assert_eq!(e.code().map(|c| c.code()), Some("57P01"), "{e:?}");
+    assert!(
+        idle.is_closed() || idle.simple_query("SELECT 1").await.is_err(),
+        "the idle connection ended too"
+    );
+    drop(idle);
+    let addr = next.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(next.run(async move {
+        let _ = stopped.await;
+    }));
+    let (c, conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester dbname=tests", addr.ip(), addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+    assert_eq!(rows(&c, "SELECT id FROM t ORDER BY id").await, [[Some("1".to_owned())]]);
+    drop(c);
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -2,6 +2,8 @@
 //!
 //! CANCEL (in the server's README): a request reaches only a statement that
 //! is waiting, or checks for it; it is never stored for the next statement.
+//! A termination (the server shutting down) is the exception: it stays, so
+//! every statement of the connection from then on stops at its first check.
 
 use tokio::sync::Notify;
 
@@ -15,6 +17,8 @@ pub struct Cancel {
     requested: AtomicBool,
     /// The request came from statement_timeout, not from a client.
     timed_out: AtomicBool,
+    /// The server is shutting down: every check from now on fails (57P01).
+    terminating: AtomicBool,
     wake: Notify,
 }
 
@@ -38,8 +42,25 @@ impl Cancel {
         self.request();
     }
 
+    /// Stops the running statement, and every later one, because the
+    /// server is shutting down.
+    pub fn terminate(&self) {
+        // Relaxed: a flag read on its own by `take` and `error` (it
+        // publishes no other data); the Release store in `request` that
+        // follows wakes statements that wait.
+        self.terminating.store(true, Ordering::Relaxed);
+        self.request();
+    }
+
     /// The error for a request `take` or `wait` consumed.
     pub(crate) fn error(&self) -> SqlError {
+        // Relaxed: see `terminate`.
+        if self.terminating.load(Ordering::Relaxed) {
+            return SqlError::new(
+                SqlState::ADMIN_SHUTDOWN,
+                "terminating connection due to administrator command",
+            );
+        }
         // Relaxed: see `request_timeout`.
         if self.timed_out.swap(false, Ordering::Relaxed) {
             SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to statement timeout")
@@ -55,10 +76,11 @@ impl Cancel {
         self.timed_out.store(false, Ordering::Relaxed);
     }
 
-    /// Consumes a pending request.
+    /// Consumes a pending request (a termination is never consumed).
     pub(crate) fn take(&self) -> bool {
-        // Acquire: pairs with the Release store in `request`.
-        self.requested.swap(false, Ordering::Acquire)
+        // Acquire: pairs with the Release store in `request`. Relaxed: see
+        // `terminate`.
+        self.requested.swap(false, Ordering::Acquire) || self.terminating.load(Ordering::Relaxed)
     }
 
     /// Resolves when a cancel is requested (consuming the request).

@@ -362,7 +362,8 @@ pub async fn start_in(dir: Option<&std::path::Path>, configure: impl FnOnce(&mut
     let mut settings = Settings { port: 0, data_directory, ..Settings::default() };
     configure(&mut settings);
     // The previous server on this directory may still be letting go of it
-    // (its connection tasks end asynchronously).
+    // after a `crash` (an aborted run leaves its connection workers to end
+    // on their own); a `shutdown` has released it before returning.
     let mut tries = 0;
     let server = loop {
         match Server::bind(settings.clone()).await {
