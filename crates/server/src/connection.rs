@@ -33,7 +33,7 @@ use crate::backend::{
 use crate::frontend::{Bind, Frontend, Refused, Target};
 use crate::named::Named;
 use crate::settings::Settings;
-use crate::shared::Shared;
+use crate::shared::{terminated, Shared, TERMINATED};
 use crate::startup::{start, Role};
 use crate::transport::Transport;
 use crate::walsender::WalSender;
@@ -96,10 +96,6 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     };
     protocol.run().await
 }
-
-/// The message of the FATAL that ends connections at a shutdown
-/// (PostgreSQL's wording).
-const TERMINATED: &str = "terminating connection due to administrator command";
 
 /// The text of a panic's payload.
 fn panic_message(panic: &(dyn Any + Send)) -> String {
@@ -183,8 +179,7 @@ impl Protocol {
     /// Ends the connection because the server is shutting down, as
     /// PostgreSQL's fast shutdown does: FATAL 57P01, then the socket closes.
     async fn terminated(&mut self) -> std::io::Result<()> {
-        let e = SqlError::new(SqlState::ADMIN_SHUTDOWN, TERMINATED);
-        let _ = self.send(backend::fatal(&e)).await;
+        let _ = self.send(backend::fatal(&terminated())).await;
         let _ = self.flush().await;
         Ok(())
     }

@@ -27,6 +27,15 @@ pub struct Shared {
     terminating: tokio_util::sync::CancellationToken,
 }
 
+/// The message of the FATAL that ends connections at a shutdown
+/// (PostgreSQL's wording).
+pub(crate) const TERMINATED: &str = "terminating connection due to administrator command";
+
+/// The FATAL that ends connections at a shutdown (57P01).
+pub(crate) fn terminated() -> snapscale_sql::SqlError {
+    snapscale_sql::SqlError::new(snapscale_sql::SqlState::ADMIN_SHUTDOWN, TERMINATED)
+}
+
 /// A replication connection's place among `max_wal_senders`, given back
 /// when dropped.
 pub struct SenderSlot(Arc<AtomicUsize>);

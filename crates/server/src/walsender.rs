@@ -32,7 +32,7 @@ use crate::backend::{
     self, CommandComplete, CopyData, CopyResponse, DataRow, Formats, ReadyForQuery, RowDescription,
 };
 use crate::frontend::{Frontend, Refused};
-use crate::shared::Shared;
+use crate::shared::{terminated, Shared, TERMINATED};
 use crate::transport::Transport;
 
 /// The most WAL one XLogData message carries.
@@ -40,6 +40,10 @@ const MAX_SEND: usize = 128 << 10;
 /// How long the sender waits for new WAL before sending a keepalive
 /// (PostgreSQL sends one at half its wal_sender_timeout).
 const KEEPALIVE: Duration = Duration::from_secs(1);
+
+/// At a shutdown, how long a WAL sender waits for more WAL to become
+/// durable (the log's last sync) before it ends the stream.
+const DRAIN: Duration = Duration::from_millis(200);
 
 /// Microseconds since 2000-01-01, as replication messages carry time.
 pub fn pg_now() -> i64 {
@@ -132,7 +136,12 @@ impl WalSender {
     /// Serves commands until the standby leaves.
     pub async fn run(mut self) -> std::io::Result<()> {
         loop {
-            let query = match self.transport.read().await? {
+            let read = tokio::select! {
+                biased;
+                () = self.shared.terminating() => return self.terminate().await,
+                read = self.transport.read() => read?,
+            };
+            let query = match read {
                 None | Some(Ok(Frontend::Terminate)) => return Ok(()),
                 Some(Ok(Frontend::Query(q))) => q,
                 Some(Ok(_)) => {
@@ -214,6 +223,14 @@ impl WalSender {
         Ok(Ok(()))
     }
 
+    /// Ends the connection at a shutdown: FATAL 57P01, as PostgreSQL's
+    /// fast shutdown ends a WAL sender's standby connection.
+    async fn terminate(&mut self) -> std::io::Result<()> {
+        self.transport.send(backend::fatal(&terminated())).await?;
+        self.transport.flush().await?;
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, TERMINATED))
+    }
+
     /// START_REPLICATION: CopyBoth until the standby ends it or leaves.
     async fn stream(&mut self, from: u64) -> std::io::Result<Result<(), SqlError>> {
         let mut sender = match self.shared.db.wal_sender(from) {
@@ -225,9 +242,15 @@ impl WalSender {
         info!(from = %format_lsn(from), "a standby started streaming");
         self.transport.send(CopyResponse { kind: b'W', binary: false, columns: 0 }).await?;
         self.transport.flush().await?;
+        // Set at a shutdown: the WAL that becomes durable still goes out
+        // (the final checkpoint's included), then the connection ends.
+        let mut terminating = false;
         loop {
+            let wait = if terminating { DRAIN } else { KEEPALIVE };
             tokio::select! {
-                next = sender.next(MAX_SEND, KEEPALIVE) => {
+                biased;
+                () = self.shared.terminating(), if !terminating => terminating = true,
+                next = sender.next(MAX_SEND, wait) => {
                     let message = match next {
                         Ok(Some((start, bytes))) => {
                             let mut m = BytesMut::with_capacity(25 + bytes.len());
@@ -238,6 +261,7 @@ impl WalSender {
                             m.put_slice(&bytes);
                             m
                         }
+                        Ok(None) if terminating => return self.terminate().await.map(Ok),
                         Ok(None) => {
                             let mut m = BytesMut::with_capacity(18);
                             m.put_u8(b'k');
@@ -245,6 +269,9 @@ impl WalSender {
                             m.put_i64(pg_now());
                             m.put_u8(0);
                             m
+                        }
+                        Err(e) if terminating && e.code == SqlState::ADMIN_SHUTDOWN => {
+                            return self.terminate().await.map(Ok);
                         }
                         Err(e) => {
                             self.transport.send(backend::error(&e)).await?;
