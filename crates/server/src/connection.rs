@@ -79,13 +79,14 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
         client_addr: peer.map(|p| p.ip().to_string()),
         client_port: peer.map(|p| i32::from(p.port())),
     });
-    shared.register_cancel(pid, started.secret, conn.cancel_handle());
+    let cancel = conn.cancel_handle();
+    shared.register_cancel(pid, started.secret, Arc::clone(&cancel));
     let _key = CancelKey { shared: Arc::clone(&shared), pid };
     // What the startup's ParameterStatus messages said (auth::parameters).
     let reported = reported(conn.gucs());
     let reported_at = conn.settings_generation();
     let mut protocol = Protocol {
-        shared: Arc::clone(&shared),
+        cancel,
         transport,
         conn,
         statements: Named::new(),
@@ -119,7 +120,9 @@ struct Portal {
 }
 
 struct Protocol {
-    shared: Arc<Shared>,
+    /// The connection's cancel handle: a shutdown terminates through it
+    /// (`Shared::terminate_all`).
+    cancel: Arc<snapscale_sql::Cancel>,
     transport: Transport,
     conn: Conn<Settings>,
     statements: Named<Arc<Prepared>>,
@@ -165,7 +168,7 @@ impl Protocol {
     /// client waiting after Flush (or before its Sync) sees it.
     async fn send_error(&mut self, e: &SqlError) -> std::io::Result<()> {
         self.send_notices().await?;
-        if e.code == SqlState::ADMIN_SHUTDOWN && self.shared.is_terminating() {
+        if e.code == SqlState::ADMIN_SHUTDOWN && self.cancel.is_terminating() {
             // The statement stopped because the server is shutting down:
             // the connection ends with this error, as FATAL.
             self.send(backend::fatal(e)).await?;
@@ -217,13 +220,14 @@ impl Protocol {
 
     async fn run(&mut self) -> std::io::Result<()> {
         loop {
+            // A shutdown is seen between messages (a client that pipelines
+            // without pause) and while waiting for one (below).
+            if self.cancel.is_terminating() {
+                return self.terminated().await;
+            }
             let message = tokio::select! {
-                // A shutdown first, then messages; no random choice between
-                // the branches.
+                // Messages first; no random choice between the branches.
                 biased;
-                () = self.shared.terminating() => {
-                    return self.terminated().await;
-                }
                 m = self.transport.read() => m?,
                 // An idle session still reads the invalidation queue when it
                 // falls behind, so writers never wait for it.
@@ -231,6 +235,8 @@ impl Protocol {
                     self.conn.catch_up();
                     continue;
                 }
+                // The server is shutting down.
+                () = self.cancel.terminated() => return self.terminated().await,
             };
             let message = match message {
                 None | Some(Ok(Frontend::Terminate)) => return Ok(()),
@@ -685,14 +691,21 @@ impl Protocol {
                 self.flush().await?;
                 let mut failed: Option<SqlError> = None;
                 loop {
-                    let read = tokio::select! {
-                        biased;
-                        () = self.shared.terminating() => {
-                            self.conn.copy_fail("the server is shutting down");
-                            self.terminated().await?;
-                            return Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, TERMINATED));
+                    // A shutdown is seen between messages (a client that
+                    // streams without pause) and while waiting for one.
+                    let read = if self.cancel.is_terminating() {
+                        None
+                    } else {
+                        tokio::select! {
+                            biased;
+                            read = self.transport.read() => Some(read?),
+                            () = self.cancel.terminated() => None,
                         }
-                        read = self.transport.read() => read?,
+                    };
+                    let Some(read) = read else {
+                        self.conn.copy_fail("the server is shutting down");
+                        self.terminated().await?;
+                        return Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, TERMINATED));
                     };
                     let message = match read {
                         Some(Ok(m)) => m,

@@ -109,14 +109,11 @@ impl Shared {
         }
     }
 
-    /// Resolves once `terminate_all` was called (at once if it was).
+    /// Resolves once `terminate_all` was called (at once if it was). For
+    /// WAL senders; a client connection waits on its own `Cancel`
+    /// (`Cancel::terminated`), not on this server-wide token.
     pub fn terminating(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
         self.terminating.cancelled()
-    }
-
-    /// Whether `terminate_all` was called.
-    pub fn is_terminating(&self) -> bool {
-        self.terminating.is_cancelled()
     }
 
     /// A CancelRequest: wakes the statement of the connection with this

@@ -296,8 +296,8 @@ async fn a_row_updated_under_share_locks_keeps_its_committed_value_after_a_crash
 
 /// A clean shutdown ends its connections (FATAL 57P01, as PostgreSQL's fast
 /// shutdown) and lets go of the data directory before it returns: one
-/// connection idle inside a transaction that wrote, one running a long
-/// statement. The next server on the directory starts at once (no retry:
+/// connection idle inside a transaction that wrote, one inside COPY FROM
+/// STDIN, one running a long statement. The next server on the directory starts at once (no retry:
 /// the lock file is free), with the committed row and without the
 /// unfinished one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -308,6 +308,8 @@ async fn a_stopped_server_lets_go_of_its_data_directory_with_connections_open() 
     let idle = connect(&server).await;
     idle.batch_execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)").await.unwrap();
     idle.batch_execute("BEGIN; INSERT INTO t VALUES (2)").await.unwrap();
+    let copying = connect(&server).await;
+    let mut sink = Box::pin(copying.copy_in::<_, bytes::Bytes>("COPY t FROM STDIN").await.unwrap());
     let busy = connect(&server).await;
     let long = tokio::spawn(async move {
         busy.simple_query("SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b")
@@ -332,6 +334,8 @@ async fn a_stopped_server_lets_go_of_its_data_directory_with_connections_open() 
         idle.is_closed() || idle.simple_query("SELECT 1").await.is_err(),
         "the idle connection ended too"
     );
+    let e = sink.as_mut().finish().await.expect_err("the COPY was ended");
+    assert!(e.code().is_none_or(|c| c.code() == "57P01"), "{e:?}");
     drop(idle);
     let addr = next.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -45,17 +45,41 @@ impl Cancel {
     /// Stops the running statement, and every later one, because the
     /// server is shutting down.
     pub fn terminate(&self) {
-        // Relaxed: a flag read on its own by `take` and `error` (it
-        // publishes no other data); the Release store in `request` that
-        // follows wakes statements that wait.
-        self.terminating.store(true, Ordering::Relaxed);
+        // Release: pairs with the Acquire loads in `terminated` and
+        // `is_terminating`; the flag publishes nothing else. `request`
+        // then wakes whatever waits (statements and `terminated`).
+        self.terminating.store(true, Ordering::Release);
         self.request();
+    }
+
+    /// Whether `terminate` was called.
+    pub fn is_terminating(&self) -> bool {
+        // Acquire: pairs with the Release store in `terminate`.
+        self.terminating.load(Ordering::Acquire)
+    }
+
+    /// Resolves once `terminate` was called (at once if it was). The
+    /// connection's idle loop waits on this next to its socket: one
+    /// uncontended registration on this connection's own `Notify` per
+    /// wait, where a server-wide token would be a lock every connection
+    /// takes for every message.
+    pub async fn terminated(&self) {
+        let notified = self.wake.notified();
+        tokio::pin!(notified);
+        // Registered before the flag is checked: a `terminate` after the
+        // check wakes it (notify_waiters), one before it is seen by it.
+        notified.as_mut().enable();
+        while !self.is_terminating() {
+            notified.as_mut().await;
+            // Woken by a plain cancel request, not a termination: wait again.
+            notified.set(self.wake.notified());
+            notified.as_mut().enable();
+        }
     }
 
     /// The error for a request `take` or `wait` consumed.
     pub(crate) fn error(&self) -> SqlError {
-        // Relaxed: see `terminate`.
-        if self.terminating.load(Ordering::Relaxed) {
+        if self.is_terminating() {
             return SqlError::new(
                 SqlState::ADMIN_SHUTDOWN,
                 "terminating connection due to administrator command",
@@ -78,9 +102,8 @@ impl Cancel {
 
     /// Consumes a pending request (a termination is never consumed).
     pub(crate) fn take(&self) -> bool {
-        // Acquire: pairs with the Release store in `request`. Relaxed: see
-        // `terminate`.
-        self.requested.swap(false, Ordering::Acquire) || self.terminating.load(Ordering::Relaxed)
+        // Acquire: pairs with the Release store in `request`.
+        self.requested.swap(false, Ordering::Acquire) || self.is_terminating()
     }
 
     /// Resolves when a cancel is requested (consuming the request).
@@ -101,4 +124,58 @@ impl Cancel {
 /// 57014, worded as PostgreSQL words a user's cancel.
 pub(crate) fn canceled() -> SqlError {
     SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to user request")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+    }
+
+    #[test]
+    fn a_termination_before_the_wait_is_seen_at_once() {
+        let cancel = Cancel::default();
+        cancel.terminate();
+        runtime().block_on(async {
+            tokio::time::timeout(Duration::from_secs(5), cancel.terminated()).await.expect("resolves");
+        });
+        assert!(cancel.is_terminating());
+    }
+
+    #[test]
+    fn a_termination_wakes_a_waiter_and_a_plain_cancel_does_not() {
+        runtime().block_on(async {
+            for _ in 0..200 {
+                let cancel = Arc::new(Cancel::default());
+                let waiter = tokio::spawn({
+                    let cancel = Arc::clone(&cancel);
+                    async move { cancel.terminated().await }
+                });
+                tokio::task::yield_now().await;
+                cancel.request();
+                tokio::task::yield_now().await;
+                assert!(!waiter.is_finished(), "a user's cancel does not end the connection");
+                assert!(cancel.take(), "the plain request is still there for the statement");
+                let from = Arc::clone(&cancel);
+                std::thread::spawn(move || from.terminate());
+                tokio::time::timeout(Duration::from_secs(5), waiter).await.expect("woken").unwrap();
+            }
+        });
+    }
+
+    #[test]
+    fn every_check_after_a_termination_fails_with_57p01() {
+        let cancel = Cancel::default();
+        cancel.terminate();
+        for _ in 0..3 {
+            assert!(cancel.take(), "never consumed");
+            assert_eq!(cancel.error().code, SqlState::ADMIN_SHUTDOWN);
+        }
+        cancel.clear();
+        assert!(cancel.take());
+    }
 }
