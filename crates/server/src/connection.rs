@@ -220,8 +220,10 @@ impl Protocol {
 
     async fn run(&mut self) -> std::io::Result<()> {
         loop {
-            // A shutdown is seen between messages (a client that pipelines
-            // without pause) and while waiting for one (below).
+            // A shutdown is seen here: between messages, and after the
+            // wait below, which `Cancel::terminate` ends through the
+            // catch-up branch (no branch of its own: this wait is on every
+            // statement's path).
             if self.cancel.is_terminating() {
                 return self.terminated().await;
             }
@@ -230,13 +232,12 @@ impl Protocol {
                 biased;
                 m = self.transport.read() => m?,
                 // An idle session still reads the invalidation queue when it
-                // falls behind, so writers never wait for it.
+                // falls behind, so writers never wait for it (and is woken
+                // here by a shutdown: see the top of the loop).
                 () = self.conn.catchup_requested() => {
                     self.conn.catch_up();
                     continue;
                 }
-                // The server is shutting down.
-                () = self.cancel.terminated() => return self.terminated().await,
             };
             let message = match message {
                 None | Some(Ok(Frontend::Terminate)) => return Ok(()),

@@ -305,7 +305,14 @@ async fn a_stopped_server_lets_go_of_its_data_directory_with_connections_open() 
     let d = std::env::temp_dir().join(format!("snapscale-durability-release-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     let server = start_in(Some(&d), |_| {}).await;
-    let idle = connect(&server).await;
+    // Its connection task is kept: it ends with the FATAL the server sends.
+    let (idle, idle_conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester dbname=tests", server.addr.ip(), server.addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .unwrap();
+    let idle_conn = tokio::spawn(idle_conn);
     idle.batch_execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)").await.unwrap();
     idle.batch_execute("BEGIN; INSERT INTO t VALUES (2)").await.unwrap();
     let copying = connect(&server).await;
@@ -330,10 +337,8 @@ async fn a_stopped_server_lets_go_of_its_data_directory_with_connections_open() 
     let e = long.await.unwrap().expect_err("the long statement did not finish");
     // Ended as PostgreSQL's fast shutdown ends a backend.
     assert_eq!(e.code().map(|c| c.code()), Some("57P01"), "{e:?}");
-    assert!(
-        idle.is_closed() || idle.simple_query("SELECT 1").await.is_err(),
-        "the idle connection ended too"
-    );
+    let e = idle_conn.await.unwrap().expect_err("the idle connection was ended");
+    assert_eq!(e.code().map(|c| c.code()), Some("57P01"), "the idle connection's FATAL: {e:?}");
     let e = sink.as_mut().finish().await.expect_err("the COPY was ended");
     assert!(e.code().is_none_or(|c| c.code() == "57P01"), "{e:?}");
     drop(idle);

@@ -329,6 +329,16 @@ impl Sinval {
         self.slots[slot as usize].catchup.notified().await;
     }
 
+    /// Wakes `slot`'s idle wait as a catch-up request would, for a reason
+    /// of its owner's (a server shutting down ends idle sessions through
+    /// it, at no cost to their wait). Spurious as a catch-up: the owner
+    /// reads the queue and finds what it finds. `signaled` is left alone,
+    /// so senders' requests go on as before. A slot reused by a later
+    /// session gets one spurious catch-up at most.
+    pub fn wake_idle(&self, slot: u32) {
+        self.slots[slot as usize].catchup.notify_one();
+    }
+
     /// How far behind `slot` is (diagnostics and tests).
     pub fn lag(&self, slot: u32) -> u64 {
         // Relaxed: a diagnostic.

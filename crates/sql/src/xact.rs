@@ -125,6 +125,17 @@ impl Xact {
         db.sinval.attach(session.slot());
         let id = db.new_backend_id();
         let advisory = Arc::new(SessionLocks::new(Arc::clone(&db.locks), session.slot()));
+        let cancel = Arc::new(Cancel::default());
+        // A shutdown wakes the idle connection through its catch-up wait.
+        // Weak: a handle that outlives the connection (a statement timer
+        // not yet reaped) must not keep the database, and its data
+        // directory's lock, alive.
+        let (db_weak, slot) = (Arc::downgrade(&db), session.slot());
+        cancel.set_idle_wake(move || {
+            if let Some(db) = db_weak.upgrade() {
+                db.sinval.wake_idle(slot);
+            }
+        });
         Xact {
             advisory,
             db,
@@ -133,7 +144,7 @@ impl Xact {
             levels: Vec::new(),
             held: FxHashMap::default(),
             cache: RelCache::default(),
-            cancel: Arc::new(Cancel::default()),
+            cancel,
             touched: Vec::new(),
             now: 0,
             notices: Vec::new(),
