@@ -6,7 +6,7 @@ mod wire;
 
 use snapscale_sql::SnapshotMode;
 use tokio_postgres::Client;
-use wire::{connect, rows, start_in};
+use wire::{connect, connect_with_task, rows, serve, start_in};
 
 /// Everything the workload left, as text.
 async fn state(c: &Client) -> Vec<Vec<Vec<Option<String>>>> {
@@ -297,22 +297,16 @@ async fn a_row_updated_under_share_locks_keeps_its_committed_value_after_a_crash
 /// A clean shutdown ends its connections (FATAL 57P01, as PostgreSQL's fast
 /// shutdown) and lets go of the data directory before it returns: one
 /// connection idle inside a transaction that wrote, one inside COPY FROM
-/// STDIN, one running a long statement. The next server on the directory starts at once (no retry:
-/// the lock file is free), with the committed row and without the
-/// unfinished one.
+/// STDIN, one running a long statement. The next server on the directory
+/// starts at once (no retry: the lock file is free), with the committed
+/// row and without the unfinished one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_server_lets_go_of_its_data_directory_with_connections_open() {
     let d = std::env::temp_dir().join(format!("snapscale-durability-release-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     let server = start_in(Some(&d), |_| {}).await;
     // Its connection task is kept: it ends with the FATAL the server sends.
-    let (idle, idle_conn) = tokio_postgres::connect(
-        &format!("host={} port={} user=tester dbname=tests", server.addr.ip(), server.addr.port()),
-        tokio_postgres::NoTls,
-    )
-    .await
-    .unwrap();
-    let idle_conn = tokio::spawn(idle_conn);
+    let (idle, idle_conn) = connect_with_task(&server).await;
     idle.batch_execute("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)").await.unwrap();
     idle.batch_execute("BEGIN; INSERT INTO t VALUES (2)").await.unwrap();
     let copying = connect(&server).await;
@@ -342,21 +336,10 @@ async fn a_stopped_server_lets_go_of_its_data_directory_with_connections_open() 
     let e = sink.as_mut().finish().await.expect_err("the COPY was ended");
     assert!(e.code().is_none_or(|c| c.code() == "57P01"), "{e:?}");
     drop(idle);
-    let addr = next.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(next.run(async move {
-        let _ = stopped.await;
-    }));
-    let (c, conn) = tokio_postgres::connect(
-        &format!("host={} port={} user=tester dbname=tests", addr.ip(), addr.port()),
-        tokio_postgres::NoTls,
-    )
-    .await
-    .unwrap();
-    tokio::spawn(conn);
+    let next = serve(next);
+    let c = connect(&next).await;
     assert_eq!(rows(&c, "SELECT id FROM t ORDER BY id").await, [[Some("1".to_owned())]]);
     drop(c);
-    let _ = stop.send(());
-    task.await.unwrap().unwrap();
+    next.shutdown().await;
     let _ = std::fs::remove_dir_all(&d);
 }

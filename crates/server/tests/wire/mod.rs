@@ -375,6 +375,11 @@ pub async fn start_in(dir: Option<&std::path::Path>, configure: impl FnOnce(&mut
             Err(e) => panic!("bind: {e}"),
         }
     };
+    serve(server)
+}
+
+/// Runs a bound `server` until its guard stops it.
+pub fn serve(server: Server) -> TestServer {
     let addr = server.local_addr().unwrap();
     let db = std::sync::Arc::clone(server.database());
     let (stop, stopped) = oneshot::channel::<()>();
@@ -386,14 +391,21 @@ pub async fn start_in(dir: Option<&std::path::Path>, configure: impl FnOnce(&mut
 
 /// A tokio-postgres client of `server` (its connection task spawned).
 pub async fn connect(server: &TestServer) -> tokio_postgres::Client {
+    connect_with_task(server).await.0
+}
+
+/// A tokio-postgres client of `server` and its spawned connection task,
+/// whose result tells how the server ended the connection.
+pub async fn connect_with_task(
+    server: &TestServer,
+) -> (tokio_postgres::Client, tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>) {
     let (client, conn) = tokio_postgres::connect(
         &format!("host={} port={} user=tester dbname=tests", server.addr.ip(), server.addr.port()),
         tokio_postgres::NoTls,
     )
     .await
     .expect("connects");
-    tokio::spawn(conn);
-    client
+    (client, tokio::spawn(conn))
 }
 
 /// The SQLSTATE of a statement that must fail.
