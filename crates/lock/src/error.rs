@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use snapscale_sqlstate::SqlState;
+
 /// Why a lock request failed. Every variant leaves the requester holding
 /// nothing it did not hold before the request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,14 +28,14 @@ pub enum LockError {
 
 impl LockError {
     /// The SQLSTATE a server reports for this error.
-    pub fn sqlstate(&self) -> &'static str {
+    pub fn sqlstate(&self) -> SqlState {
         match self {
-            // deadlock_detected: the transaction is rolled back; a retry may succeed.
-            LockError::Deadlock { .. } => "40P01",
-            // lock_not_available, as PostgreSQL reports lock_timeout.
-            LockError::LockTimeout => "55P03",
-            // internal_error: a caller bug, not a condition a client can fix.
-            LockError::SessionOutOfRange { .. } => "XX000",
+            // The transaction is rolled back; a retry may succeed.
+            LockError::Deadlock { .. } => SqlState::DEADLOCK_DETECTED,
+            // As PostgreSQL reports lock_timeout.
+            LockError::LockTimeout => SqlState::LOCK_NOT_AVAILABLE,
+            // A caller bug, not a condition a client can fix.
+            LockError::SessionOutOfRange { .. } => SqlState::INTERNAL_ERROR,
         }
     }
 

@@ -13,7 +13,7 @@
 
 use std::io;
 
-use snapscale_sql::types::Zone;
+use snapscale_sql::Zone;
 use snapscale_sql::wire::encode_binary;
 use snapscale_sql::SqlState;
 use snapscale_sql::{Column, Notice, SqlError, SqlType, Value};

@@ -123,18 +123,18 @@ impl StartupHandler for Startup<'_> {
 /// pgwire's other messages start with a capital letter, PostgreSQL's
 /// never do.
 fn postgres_message(e: PgWireError, user: &str) -> ErrorInfo {
-    let fatal = |code: &str, message: String| ErrorInfo::new("FATAL".into(), code.into(), message);
+    let fatal = |code: SqlState, message: String| ErrorInfo::new("FATAL".into(), code.code().into(), message);
     match e {
         PgWireError::InvalidPassword(_) => {
-            fatal("28P01", format!("password authentication failed for user \"{user}\""))
+            fatal(SqlState::INVALID_PASSWORD, format!("password authentication failed for user \"{user}\""))
         }
         PgWireError::InvalidScramMessage(detail) => {
-            let mut info = fatal("08P01", "malformed SCRAM message".into());
+            let mut info = fatal(SqlState::PROTOCOL_VIOLATION, "malformed SCRAM message".into());
             info.detail = Some(detail);
             info
         }
         PgWireError::UnsupportedSASLAuthMethod(_) => {
-            fatal("08P01", "client selected an invalid SASL authentication mechanism".into())
+            fatal(SqlState::PROTOCOL_VIOLATION, "client selected an invalid SASL authentication mechanism".into())
         }
         other => {
             let mut info = ErrorInfo::from(other);

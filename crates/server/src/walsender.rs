@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use snapscale_sql::types::Zone;
+use snapscale_sql::Zone;
 use snapscale_sql::{format_lsn, parse_lsn, Column, Retention, SqlError, SqlState, SqlType, Value};
 use tracing::info;
 

@@ -21,8 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use snapscale_lock::{LockManager, LockMode, LockTag};
 
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 /// A session's view of its advisory locks. Shared (behind an `Arc`) by
 /// the transaction manager and the session view the evaluator reads.
@@ -69,7 +68,7 @@ impl SessionLocks {
             self.locks.try_lock_session(self.slot, tag, mode)
         }
         // Only a slot out of range fails here: a caller bug (XX000).
-        .map_err(|e| SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string()))?;
+        .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
         if granted && xact {
             self.taken(tag, mode);
         }

@@ -41,8 +41,8 @@ use tracing::{error, info, warn};
 
 use crate::catalog::Heap;
 use crate::database::Database;
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
 use crate::vacuum_state::{AutovacuumWorker, FrozenXid, Limits, XidLogState};
 
 impl Database {
@@ -294,7 +294,7 @@ impl Database {
         if span <= limits.warn_span {
             return;
         }
-        let now = crate::types::now_micros();
+        let now = snapscale_values::now_micros();
         // Relaxed: only the worker writes it.
         if now.saturating_sub(self.autovacuum.last_warning.load(Relaxed)) < 10_000_000 {
             return;

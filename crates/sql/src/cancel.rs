@@ -12,8 +12,8 @@ use std::task::{Context, Poll};
 use futures_util::task::AtomicWaker;
 use tokio::sync::Notify;
 
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A connection's cancel flag and the wake-up of its waits.

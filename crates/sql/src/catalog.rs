@@ -24,7 +24,7 @@ use snapscale_txn::{Engine, MultiXactId, Session, Xid};
 
 use crate::index::Index;
 use crate::sequence::{SeqValue, Sequence, SequenceDef};
-use crate::types::{SqlType, Value};
+use snapscale_values::{SqlType, Value};
 
 /// A stored row: values in column order, then the hidden row id.
 pub type Row = Arc<[Value]>;
@@ -123,7 +123,7 @@ impl Heap {
 
     /// Counts a vacuum pass, by autovacuum if `auto`.
     pub(crate) fn record_vacuum(&self, auto: bool) {
-        let now = crate::types::now_micros();
+        let now = snapscale_values::now_micros();
         let r = &self.vacuums;
         // Relaxed (all four): statistics, nothing is published through them.
         if auto {

@@ -17,8 +17,7 @@ use snapscale_storage::log::{Log, Lsn};
 use snapscale_txn::{Engine, EngineConfig, Session, SnapshotMode, Xid};
 
 use crate::catalog::Catalog;
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 /// How a database is built.
 #[derive(Clone, Debug)]
@@ -182,7 +181,7 @@ impl Database {
             system_id: 0,
             recovery: None,
             faults: Faults::default(),
-            started_at: crate::types::now_micros(),
+            started_at: snapscale_values::now_micros(),
             activity: crate::activity::Activity::new(max_sessions),
             autovacuum: crate::vacuum_state::State::new(config.autovacuum.clone(), autovacuum),
             engine,
@@ -195,7 +194,7 @@ impl Database {
         let session = self
             .engine
             .attach()
-            .map_err(|e| SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string()))?;
+            .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
         Ok(Backend { session })
     }
 

@@ -14,7 +14,7 @@ use tracing::info;
 use crate::catalog::Row;
 use crate::database::{Database, DatabaseConfig};
 use crate::redo::{self, CheckpointHeader, Image, ImageWriter};
-use crate::types::Value;
+use snapscale_values::Value;
 use crate::xact::now_micros;
 
 fn startup_error(what: &str, e: impl std::fmt::Display) -> String {
@@ -190,7 +190,7 @@ impl Database {
         let Some(log) = &self.log else { return Ok(()) };
         let running = self.engine.running_xacts();
         let payload = redo::encode_running_xacts(running.next_xid, running.oldest_running, now_micros());
-        let end = log.append(&[(redo::RUNNING_XACTS, &payload)]).map_err(|e| e.message)?;
+        let end = log.append(&[(redo::RUNNING_XACTS, &payload)]).map_err(|e| e.to_string())?;
         log.flush_soon(end);
         Ok(())
     }
@@ -225,7 +225,7 @@ impl Database {
             };
             // For standbys streaming past the cut: what finished before it.
             let record = redo::encode_running_xacts(running.next_xid, running.oldest_running, now_micros());
-            log.append(&[(redo::RUNNING_XACTS, &record)]).map_err(|e| e.message)?;
+            log.append(&[(redo::RUNNING_XACTS, &record)]).map_err(|e| e.to_string())?;
             (redo, CheckpointHeader { cut, next_xid: running.next_xid, running: running.xids }, snapshot)
         };
         let (payload, rows) = self.image_payload(&session.reader(&snapshot), &header);

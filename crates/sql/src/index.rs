@@ -15,7 +15,7 @@ use std::sync::{Mutex, MutexGuard, RwLock};
 use smallvec::SmallVec;
 use snapscale_storage::Tid;
 
-use crate::types::{SqlType, Value};
+use snapscale_values::{SqlType, Value};
 
 /// An index key: one value per indexed column, ordered as PostgreSQL's
 /// default btree operator classes order them (NULLs last).

@@ -5,8 +5,8 @@
 
 use snapscale_lock::WaitPolicy;
 
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
 use crate::stack::DEFAULT_MAX_STACK_DEPTH;
 
 /// The most entries a target list (a select list, VALUES, RETURNING) may

@@ -9,9 +9,9 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::nesting::{measure, Nesting, MAX_REPARSED_LEVELS};
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 use crate::stack::{parser_depth, too_deep, BigStack};
 use crate::syntax_error::{locate, Source};
 

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use snapscale_sinval::{Invalidation, Received, Sinval};
 
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::plan::Rel;
 
 /// Where the binder finds relations.
@@ -21,8 +21,8 @@ pub(crate) trait Resolver {
     fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError>;
     /// The session's TimeZone: literals of timestamptz are read in it when
     /// the statement is bound, as PostgreSQL reads them at parse analysis.
-    fn zone(&self) -> crate::types::Zone {
-        crate::types::Zone::UTC
+    fn zone(&self) -> snapscale_values::Zone {
+        snapscale_values::Zone::UTC
     }
 }
 

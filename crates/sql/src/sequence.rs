@@ -17,9 +17,9 @@
 
 use std::sync::Mutex;
 
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::SqlType;
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlType;
 
 /// How many values one WAL record covers ahead (PostgreSQL's
 /// SEQ_LOG_VALS).

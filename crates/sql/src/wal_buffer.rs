@@ -126,7 +126,7 @@ impl WalBuffer {
 mod tests {
     use super::*;
     use crate::catalog::Row;
-    use crate::types::Value;
+    use snapscale_values::Value;
 
     #[test]
     fn rolled_back_records_are_dropped_and_the_rest_keep_their_order() {

@@ -19,8 +19,8 @@ use snapscale_storage::log::{LogError, Lsn};
 use tokio::sync::watch;
 
 use crate::database::Database;
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
 
 /// Keeps WAL from one LSN on disk while held (WAL-RETAIN).
 pub struct Retention {
@@ -63,7 +63,7 @@ pub struct SystemIdentity {
 }
 
 fn log_error(e: LogError) -> SqlError {
-    SqlError::new(SqlState::from_code(e.sqlstate), e.message)
+    SqlError::new(e.sqlstate(), e.to_string())
 }
 
 fn no_wal() -> SqlError {

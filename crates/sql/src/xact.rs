@@ -42,11 +42,11 @@ use crate::advisory::SessionLocks;
 use crate::cancel::Cancel;
 use crate::catalog::{Heap, RelEntry};
 use crate::database::{Backend, Database};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::plan::Rel;
 use crate::redo::{self, Redo};
 use crate::relcache::{RelCache, Resolver};
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 use crate::wal_buffer::WalBuffer;
 
 pub(crate) use crate::limits::XactConfig;
@@ -110,12 +110,12 @@ pub struct Xact {
     pub(crate) advisory: Arc<SessionLocks>,
 }
 
-pub(crate) use crate::types::now_micros;
+pub(crate) use snapscale_values::now_micros;
 
 impl Xact {
     /// The session's TimeZone as of its last SET.
-    pub(crate) fn session_zone(&self) -> crate::types::Zone {
-        self.session_view.as_ref().map_or(crate::types::Zone::UTC, |v| v.zone)
+    pub(crate) fn session_zone(&self) -> snapscale_values::Zone {
+        self.session_view.as_ref().map_or(snapscale_values::Zone::UTC, |v| v.zone)
     }
 
     /// The transaction manager of a new connection's backend; it joins the
@@ -515,7 +515,7 @@ impl Xact {
     /// (XID-WAITABLE). A broken WAL refuses every write until a restart.
     pub(crate) fn prepare_write(&mut self) -> Result<Xid, SqlError> {
         if let Some(e) = self.db.log.as_ref().and_then(|l| l.broken()) {
-            return Err(SqlError::new(SqlState::from_code(e.sqlstate), e.message));
+            return Err(SqlError::new(e.sqlstate(), e.to_string()));
         }
         let xid = match self.session.assign_xid() {
             Ok(xid) => xid,
@@ -789,22 +789,22 @@ impl Resolver for Xact {
         Ok(Some(rel))
     }
 
-    fn zone(&self) -> crate::types::Zone {
+    fn zone(&self) -> snapscale_values::Zone {
         self.session_zone()
     }
 }
 
 pub(crate) fn txn_error(e: snapscale_txn::TxnError) -> SqlError {
-    SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string())
+    SqlError::new(e.sqlstate(), e.to_string())
 }
 
 pub(crate) fn log_error(e: snapscale_storage::log::LogError) -> SqlError {
-    SqlError::new(SqlState::from_code(e.sqlstate), e.message)
+    SqlError::new(e.sqlstate(), e.to_string())
 }
 
 pub(crate) fn lock_error(e: snapscale_lock::LockError) -> SqlError {
     let detail = e.detail().map(str::to_owned);
-    let mut err = SqlError::new(SqlState::from_code(e.sqlstate()), e.to_string());
+    let mut err = SqlError::new(e.sqlstate(), e.to_string());
     err.detail = detail;
     err
 }

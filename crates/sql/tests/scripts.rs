@@ -77,7 +77,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snapscale_sql::guc::SessionSettings;
-use snapscale_sql::types::Zone;
+use snapscale_sql::Zone;
 use snapscale_sql::{Conn, Database, DatabaseConfig, Output, Prepared, SnapshotMode, SqlError, SqlState};
 use tokio::sync::{mpsc, oneshot};
 

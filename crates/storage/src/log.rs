@@ -43,6 +43,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
+use snapscale_sqlstate::SqlState;
 use tokio::sync::watch;
 
 /// A log position.
@@ -51,28 +52,52 @@ pub type Lsn = u64;
 /// Bytes of the record header.
 pub const HEADER: usize = 17;
 
-/// Why the log refuses work.
+/// Why the log refuses work. Each says which SQLSTATE a statement that
+/// needed the log fails with ([`LogError::sqlstate`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogError {
-    /// PostgreSQL's SQLSTATE: 53100 disk full, 58030 other I/O errors.
-    pub sqlstate: &'static str,
-    pub message: String,
+pub enum LogError {
+    /// The disk (or the quota) is full: ENOSPC, EDQUOT.
+    DiskFull(String),
+    /// Another I/O failure; the message says what and why.
+    Io(String),
+    /// The server is shutting down: appends are refused, and waits for a
+    /// flush end.
+    ShuttingDown,
+    /// The log was dropped while a flush was awaited.
+    Closed,
+}
+
+impl LogError {
+    /// PostgreSQL's SQLSTATE for this error.
+    pub fn sqlstate(&self) -> SqlState {
+        match self {
+            LogError::DiskFull(_) => SqlState::DISK_FULL,
+            LogError::Io(_) | LogError::Closed => SqlState::IO_ERROR,
+            // What PostgreSQL's fast shutdown tells each session.
+            LogError::ShuttingDown => SqlState::ADMIN_SHUTDOWN,
+        }
+    }
 }
 
 impl std::fmt::Display for LogError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+        match self {
+            LogError::DiskFull(m) | LogError::Io(m) => f.write_str(m),
+            LogError::ShuttingDown => f.write_str("terminating connection due to administrator command"),
+            LogError::Closed => f.write_str("the write-ahead log is closed"),
+        }
     }
 }
 
 impl std::error::Error for LogError {}
 
 fn io_error(what: &str, e: &io::Error) -> LogError {
+    let message = format!("{what}: {e}; the server accepts no more writes until it is restarted");
     // ENOSPC (28) and EDQUOT (122): PostgreSQL's disk_full.
-    let disk_full = matches!(e.raw_os_error(), Some(28 | 122));
-    LogError {
-        sqlstate: if disk_full { "53100" } else { "58030" },
-        message: format!("{what}: {e}; the server accepts no more writes until it is restarted"),
+    if matches!(e.raw_os_error(), Some(28 | 122)) {
+        LogError::DiskFull(message)
+    } else {
+        LogError::Io(message)
     }
 }
 
@@ -95,10 +120,6 @@ pub fn encode(lsn: Lsn, kind: u8, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(payload);
     let crc = crc32c::crc32c(&out[start + 8..]);
     out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
-}
-
-fn shutting_down() -> LogError {
-    LogError { sqlstate: "57P01", message: "terminating connection due to administrator command".into() }
 }
 
 fn segment_name(start: Lsn) -> String {
@@ -413,7 +434,7 @@ impl Log {
         }
         // Acquire: pairs with the Release store in `flusher` at shutdown.
         if self.closed.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(shutting_down());
+            return Err(LogError::ShuttingDown);
         }
         let mut buf = Vec::with_capacity(records.iter().map(|(_, p)| p.len() + HEADER).sum());
         let mut lsn = a.next;
@@ -457,7 +478,7 @@ impl Log {
         }
         // Acquire: pairs with the Release store in `flusher` at shutdown.
         if self.closed.load(std::sync::atomic::Ordering::Acquire) {
-            return Err(shutting_down());
+            return Err(LogError::ShuttingDown);
         }
         if let Err(e) = a.file.write_all(bytes) {
             let err = io_error("could not write to the write-ahead log", &e);
@@ -556,10 +577,10 @@ impl Log {
             // Acquire: pairs with the Release store in `flusher`; the last
             // durable LSN was published before it.
             if self.closed.load(std::sync::atomic::Ordering::Acquire) {
-                return Err(shutting_down());
+                return Err(LogError::ShuttingDown);
             }
             if rx.changed().await.is_err() {
-                return Err(LogError { sqlstate: "58030", message: "the write-ahead log is closed".into() });
+                return Err(LogError::Closed);
             }
         }
     }

@@ -99,8 +99,8 @@ async fn shutdown_syncs_what_was_appended_and_refuses_more() {
         assert!(tries < 500, "the last sync never came");
         tokio::time::sleep(std::time::Duration::from_millis(2)).await;
     }
-    assert_eq!(log.append(&[(1, b"late")]).unwrap_err().sqlstate, "57P01");
-    assert_eq!(log.flush(end + 1).await.unwrap_err().sqlstate, "57P01", "no wait forever");
+    assert_eq!(log.append(&[(1, b"late")]).unwrap_err().sqlstate(), "57P01");
+    assert_eq!(log.flush(end + 1).await.unwrap_err().sqlstate(), "57P01", "no wait forever");
     log.flush(end).await.unwrap();
     let _ = fs::remove_dir_all(&d);
 }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use snapscale_sqlstate::SqlState;
+
 use crate::xid::Xid;
 
 /// What can go wrong in the transaction layer.
@@ -111,22 +113,19 @@ impl fmt::Display for HeldBy {
 
 impl TxnError {
     /// PostgreSQL's SQLSTATE for this error.
-    pub fn sqlstate(&self) -> &'static str {
+    pub fn sqlstate(&self) -> SqlState {
         match self {
-            // too_many_connections: PostgreSQL refuses the connection.
-            TxnError::TooManySessions { .. } => "53300",
-            // program_limit_exceeded: a hard limit of this build.
+            // PostgreSQL refuses the connection.
+            TxnError::TooManySessions { .. } => SqlState::TOO_MANY_CONNECTIONS,
+            // A hard limit of this build.
             TxnError::XidSpaceExhausted { .. }
             | TxnError::MultiXactSpaceExhausted { .. }
-            | TxnError::TooManyCommands => "54000",
-            // no_active_sql_transaction.
-            TxnError::NoTransaction => "25P01",
-            // active_sql_transaction.
-            TxnError::AlreadyInTransaction => "25001",
-            // savepoint_exception / invalid_savepoint_specification.
-            TxnError::NoSubtransaction => "3B001",
-            // read_only_sql_transaction.
-            TxnError::ReadOnly => "25006",
+            | TxnError::TooManyCommands => SqlState::PROGRAM_LIMIT_EXCEEDED,
+            TxnError::NoTransaction => SqlState::NO_ACTIVE_SQL_TRANSACTION,
+            TxnError::AlreadyInTransaction => SqlState::ACTIVE_SQL_TRANSACTION,
+            // savepoint_exception's invalid_savepoint_specification.
+            TxnError::NoSubtransaction => SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+            TxnError::ReadOnly => SqlState::READ_ONLY_SQL_TRANSACTION,
         }
     }
 }

@@ -505,7 +505,7 @@ impl snapscale_sql::Gucs for Settings {
         self.session.database()
     }
 
-    fn time_zone(&self) -> snapscale_sql::types::Zone {
+    fn time_zone(&self) -> snapscale_sql::Zone {
         self.session.time_zone()
     }
 

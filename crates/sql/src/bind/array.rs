@@ -6,10 +6,10 @@ use sqlparser::ast::{self, AccessExpr, BinaryOperator, Subscript};
 use super::coerce::{common_type, comparable, family, Family};
 use super::scope::Scope;
 use super::*;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{Cmp, Expr, Func, SubKind, SubLink};
-use crate::sqlstate::SqlState;
-use crate::types::{Elem, SqlType};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{Elem, SqlType};
 
 /// The array type of elements of `ty`, or 0A000.
 fn array_of(ty: SqlType) -> Result<SqlType, SqlError> {

@@ -7,7 +7,7 @@
 
 use super::*;
 use crate::expr::{Advisory, AdvisoryOp, CatalogFunc as C, Expr, Func};
-use crate::types::{Elem, Reg, SqlType};
+use snapscale_values::{Elem, Reg, SqlType};
 
 /// An argument's type in a signature.
 #[derive(Clone, Copy)]

@@ -5,10 +5,10 @@
 
 use super::*;
 use crate::catalog::ColumnDef;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{cast, Arith, Cmp, Expr};
-use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn coerce_any_text(&mut self, t: Typed) -> Result<Expr, SqlError> {

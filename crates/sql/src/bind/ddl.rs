@@ -6,10 +6,10 @@ use sqlparser::ast::{self, CharacterLength, DataType, ExactNumberInfo, TableCons
 
 use super::*;
 use crate::catalog::ColumnDef;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::plan::{CreateTable, NewIndex, Plan, Rel, Utility};
-use crate::sqlstate::SqlState;
-use crate::types::SqlType;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn create_table(&mut self, c: &ast::CreateTable) -> Result<Plan, SqlError> {
@@ -445,13 +445,13 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
             let _ = ExactNumberInfo::None;
             return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "type numeric is not supported yet"));
         }
-        DataType::Regclass => SqlType::Reg(crate::types::Reg::Class),
+        DataType::Regclass => SqlType::Reg(snapscale_values::Reg::Class),
         DataType::Array(
             ast::ArrayElemTypeDef::SquareBracket(inner, _) | ast::ArrayElemTypeDef::AngleBracket(inner),
         ) => {
             let elem = data_type(inner)?;
             SqlType::Array(
-                crate::types::Elem::of(elem)
+                snapscale_values::Elem::of(elem)
                     .ok_or_else(|| not_supported(format!("arrays of {}", elem.name())))?,
             )
         }

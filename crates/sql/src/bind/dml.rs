@@ -7,11 +7,11 @@ use sqlparser::ast::{
 
 use super::*;
 use crate::catalog::ColumnDef;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::Expr;
 use crate::plan::{Delete, Insert, InsertSource, Plan, Projection, Rel, Update};
-use crate::sqlstate::SqlState;
-use crate::types::Value;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::Value;
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn insert(&mut self, i: &ast::Insert) -> Result<Plan, SqlError> {

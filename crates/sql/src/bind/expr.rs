@@ -7,10 +7,10 @@ use sqlparser::ast::{self, BinaryOperator, DataType, Ident, UnaryOperator};
 use super::coerce::{arith_type, cmp_symbol, common_type, comparable, datetime, wider};
 use super::function::niladic;
 use super::*;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{Arith, Cmp, Expr, Func, Step};
-use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn column(&self, parts: &[&Ident], scope: &Scope<'_>) -> Result<Typed, SqlError> {
@@ -575,7 +575,7 @@ pub(super) fn unsupported_expression(e: &ast::Expr) -> SqlError {
 }
 
 /// `type 'literal'`: parsed as the type now.
-pub(super) fn typed_string(ts: &ast::TypedString, zone: crate::types::Zone) -> Result<Typed, SqlError> {
+pub(super) fn typed_string(ts: &ast::TypedString, zone: snapscale_values::Zone) -> Result<Typed, SqlError> {
     let ty = data_type(&ts.data_type)?;
     let text = match &ts.value.value {
         ast::Value::SingleQuotedString(s) => s.clone(),

@@ -8,11 +8,11 @@ use sqlparser::ast::{self, JoinConstraint, JoinOperator, TableFactor, TableWithJ
 
 use super::scope::{Col, Named, Scope};
 use super::*;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{Expr, Func};
 use crate::plan::{From, Join, JoinKind, Srf};
-use crate::sqlstate::SqlState;
-use crate::types::SqlType;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlType;
 
 /// A bound FROM item: what it computes, its named parts, and the columns
 /// an unqualified name can mean, in `*` order.
@@ -392,9 +392,9 @@ impl<R: Resolver> Binder<'_, R> {
                 if name == "unnest" {
                     (Srf::Unnest, vec![t.e], elem)
                 } else {
-                    let e = crate::types::Elem::of(elem)
+                    let e = snapscale_values::Elem::of(elem)
                         .ok_or_else(|| not_supported(format!("arrays of {}", elem.name())))?;
-                    (Srf::ExpandArray, vec![t.e], SqlType::Record(crate::types::Rec::ExpandArray(e)))
+                    (Srf::ExpandArray, vec![t.e], SqlType::Record(snapscale_values::Rec::ExpandArray(e)))
                 }
             }
             _ => return Ok(None),

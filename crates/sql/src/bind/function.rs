@@ -8,8 +8,8 @@ use super::coerce::common_type;
 use super::*;
 use crate::expr::{AggFunc, Cmp, Expr, Func};
 use crate::plan::Aggregate;
-use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {
     #[inline(never)]
@@ -464,7 +464,7 @@ pub(super) fn aggregate_type(func: AggFunc, arg: Option<SqlType>, name: &str) ->
         (AggFunc::Min | AggFunc::Max, Some(t)) => t,
         (AggFunc::StringAgg, Some(_)) => SqlType::Text,
         (AggFunc::ArrayAgg, Some(t)) => SqlType::Array(
-            crate::types::Elem::of(t).ok_or_else(|| not_supported(format!("arrays of {}", t.name())))?,
+            snapscale_values::Elem::of(t).ok_or_else(|| not_supported(format!("arrays of {}", t.name())))?,
         ),
         (AggFunc::BoolAnd | AggFunc::BoolOr, Some(SqlType::Bool)) => SqlType::Bool,
         (_, t) => {

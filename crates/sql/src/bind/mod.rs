@@ -31,13 +31,13 @@ use snapscale_lock::LockMode;
 use sqlparser::ast::{self, Ident, ObjectName};
 
 use crate::copy::{CopyDirection, CopySource};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::Expr;
 use crate::parse::{Ast, Parsed};
 use crate::plan::{Aggregate, Dep, Plan, Rel, Select, Utility};
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::SqlType;
+use snapscale_values::SqlType;
 use scope::Scope;
 
 pub(crate) use crate::relcache::Resolver;
@@ -108,7 +108,7 @@ pub(super) struct Binder<'r, R> {
     /// The recursion's root (`max_stack_depth`).
     stack: StackDepth,
     /// The session's TimeZone, for literals folded now.
-    zone: crate::types::Zone,
+    zone: snapscale_values::Zone,
     params: Vec<Option<SqlType>>,
     deps: Vec<Dep>,
     /// Aggregates found while binding the current SELECT's expressions;

@@ -7,12 +7,12 @@ use sqlparser::ast::{self, GroupByExpr, LimitClause, OrderByKind, OrderBySort, S
 
 use super::scope::{Named, Scope};
 use super::*;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{Expr, Rewrite};
 use crate::plan::{Column, Grouping, Locking, Rel, RowLock, Scan, Select, SortKey};
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::{SqlType, Value};
+use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {
     /// Binds a top-level query.

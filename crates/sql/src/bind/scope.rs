@@ -13,11 +13,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::Expr;
 use crate::plan::Rel;
-use crate::sqlstate::SqlState;
-use crate::types::SqlType;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlType;
 
 /// A column a name can refer to: how to read it from the FROM row.
 #[derive(Clone, Debug)]

@@ -9,7 +9,7 @@ use super::*;
 use crate::expr::Func;
 use crate::plan::{CreateTable, Serial};
 use crate::sequence::{type_bounds, OwnedBy, SequenceDef};
-use crate::types::Value;
+use snapscale_values::Value;
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn create_sequence(

@@ -12,10 +12,10 @@ use sqlparser::ast::{self, BinaryOperator};
 use super::coerce::{cmp_symbol, comparable};
 use super::scope::Scope;
 use super::*;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{Cmp, Expr, SubKind, SubLink};
-use crate::sqlstate::SqlState;
-use crate::types::SqlType;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {
     /// Binds `q` as a subquery of the query `scope` belongs to: its plan

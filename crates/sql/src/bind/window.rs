@@ -7,11 +7,11 @@ use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, Orde
 
 use super::function::aggregate_type;
 use super::*;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{AggFunc, Expr, WinFunc};
 use crate::plan::{SortKey, WindowCall};
-use crate::sqlstate::SqlState;
-use crate::types::SqlType;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {
     #[inline(never)]

@@ -154,7 +154,7 @@ impl<R: Resolver> Binder<'_, R> {
         let mut columns = Vec::with_capacity(base.outputs.len());
         for (i, c) in base.columns.iter().enumerate() {
             let ty = if untyped.contains(&i) { SqlType::Text } else { c.ty };
-            let e = std::mem::replace(&mut base.outputs[i], Expr::Const(crate::types::Value::Null));
+            let e = std::mem::replace(&mut base.outputs[i], Expr::Const(snapscale_values::Value::Null));
             let t = Typed { e, ty: (!untyped.contains(&i)).then_some(c.ty) };
             base.outputs[i] = self.coerce(t, ty, Coercion::Implicit, "UNION")?;
             columns.push(Column { name: aliases.get(i).cloned().unwrap_or_else(|| c.name.clone()), ty });
@@ -186,7 +186,7 @@ impl<R: Resolver> Binder<'_, R> {
             ));
         }
         for (i, c) in columns.iter().enumerate() {
-            let e = std::mem::replace(&mut step.outputs[i], Expr::Const(crate::types::Value::Null));
+            let e = std::mem::replace(&mut step.outputs[i], Expr::Const(snapscale_values::Value::Null));
             let t = Typed { e, ty: (!step_untyped.contains(&i)).then(|| step.columns[i].ty) };
             step.outputs[i] = self.coerce(t, c.ty, Coercion::Implicit, "UNION")?;
         }

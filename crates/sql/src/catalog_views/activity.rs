@@ -7,7 +7,7 @@ use snapscale_lock::{LockMode, LockTag};
 
 use super::defs::{PG_LOCKS, PG_STAT_ACTIVITY};
 use super::{CatalogState, RowBuilder};
-use crate::types::Value;
+use snapscale_values::Value;
 
 /// The database oid pg_database shows for a name.
 fn database_oid(name: &str) -> u32 {

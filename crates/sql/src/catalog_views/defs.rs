@@ -4,7 +4,7 @@
 //! anyarray as text).
 
 use super::ViewColumn;
-use crate::types::{Elem, Reg, SqlType};
+use snapscale_values::{Elem, Reg, SqlType};
 
 pub(super) const fn c(name: &'static str, ty: SqlType) -> ViewColumn {
     ViewColumn { name, ty }

@@ -8,9 +8,9 @@ use super::relations::typmod;
 use super::types::{type_by_name, type_name, type_name_of};
 use super::{catalog_relations, CatalogState, INFORMATION_SCHEMA, PG_CATALOG, PUBLIC};
 use crate::catalog::RelEntry;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{Catalog, CatalogFunc};
-use crate::types::{quote_ident, Elem, Reg, SqlType, Value};
+use snapscale_values::{quote_ident, Elem, Reg, SqlType, Value};
 
 /// PostgreSQL's `format_type(type, typmod)`.
 pub(crate) fn format_type(oid: u32, typmod: i32) -> String {
@@ -191,8 +191,8 @@ impl Deparse {
                             n.to_string()
                         }
                     }
-                    Some(SqlType::Bool) => match crate::types::Value::parse(SqlType::Bool, &text) {
-                        Ok(crate::types::Value::Bool(b)) => b.to_string(),
+                    Some(SqlType::Bool) => match snapscale_values::Value::parse(SqlType::Bool, &text) {
+                        Ok(snapscale_values::Value::Bool(b)) => b.to_string(),
                         _ => format!("'{}'::boolean", text.replace('\'', "''")),
                     },
                     Some(t) => {

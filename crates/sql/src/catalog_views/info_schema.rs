@@ -4,8 +4,8 @@ use super::defs::{c, CARDINAL, CHARDATA, SQL_ID, YESNO};
 use super::functions::deparse_default;
 use super::{CatalogState, RowBuilder, ViewColumn};
 use crate::catalog::RelEntry;
-use crate::error::SqlError;
-use crate::types::{SqlType, Value};
+use snapscale_values::SqlError;
+use snapscale_values::{SqlType, Value};
 
 fn yes_no(b: bool) -> &'static str {
     if b {

@@ -35,9 +35,9 @@ use sqlparser::ast::ObjectName;
 
 use crate::catalog::{RelEntry, Row};
 use crate::database::Database;
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlType, Value};
 
 /// A column of a computed relation.
 #[derive(Clone, Copy, Debug)]
@@ -340,48 +340,6 @@ impl RowBuilder {
 
     pub(crate) fn build(self) -> Vec<Value> {
         self.values
-    }
-}
-
-impl From<bool> for Value {
-    fn from(b: bool) -> Value {
-        Value::Bool(b)
-    }
-}
-
-impl From<&str> for Value {
-    fn from(s: &str) -> Value {
-        Value::Text(s.to_owned())
-    }
-}
-
-impl From<String> for Value {
-    fn from(s: String) -> Value {
-        Value::Text(s)
-    }
-}
-
-impl From<u32> for Value {
-    fn from(i: u32) -> Value {
-        Value::Int(i.into())
-    }
-}
-
-impl From<i64> for Value {
-    fn from(i: i64) -> Value {
-        Value::Int(i)
-    }
-}
-
-impl From<i32> for Value {
-    fn from(i: i32) -> Value {
-        Value::Int(i.into())
-    }
-}
-
-impl From<char> for Value {
-    fn from(c: char) -> Value {
-        Value::Text(c.to_string())
     }
 }
 

@@ -10,8 +10,8 @@ use super::functions::{deparse_default, index_def};
 use super::types::{collation_of, storage_of};
 use super::{catalog_relations, CatalogState, RowBuilder, POSTGRES_ROLE};
 use crate::catalog::RelEntry;
-use crate::error::SqlError;
-use crate::types::{SqlType, Value};
+use snapscale_values::SqlError;
+use snapscale_values::{SqlType, Value};
 
 /// pg_attribute's typmod for a column type: the declared length + 4.
 pub(super) fn typmod(ty: SqlType) -> i32 {
@@ -409,7 +409,7 @@ pub(super) fn sequences_view(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
                     .set("sequencename", e.name.as_str())
                     .set("sequenceowner", "postgres")
-                    .set("data_type", crate::types::Reg::value(s.ty.oid(), s.ty.name()))
+                    .set("data_type", snapscale_values::Reg::value(s.ty.oid(), s.ty.name()))
                     .set("start_value", s.start)
                     .set("min_value", s.min)
                     .set("max_value", s.max)

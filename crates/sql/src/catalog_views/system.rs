@@ -8,7 +8,7 @@ use super::{
     CatalogState, RowBuilder, DATABASE_OWNER_ROLE, DEFAULT_COLLATION, INFORMATION_SCHEMA, PG_CATALOG,
     PG_TOAST, POSTGRES_ROLE, PUBLIC,
 };
-use crate::types::Value;
+use snapscale_values::Value;
 
 /// pg_namespace: the built-in schemas, and this session's temporary one
 /// once it has a temporary table.

@@ -3,7 +3,7 @@
 
 use super::defs::PG_TYPE;
 use super::{RowBuilder, DEFAULT_COLLATION, PG_CATALOG, POSTGRES_ROLE};
-use crate::types::{Elem, Reg, SqlType, Value};
+use snapscale_values::{Elem, Reg, SqlType, Value};
 
 /// A base type's attributes: (type, name, length, by value, category,
 /// preferred, alignment, storage, input function prefix).

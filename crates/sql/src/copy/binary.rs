@@ -2,10 +2,10 @@
 //! each row as a field count and each field as a length (-1 for NULL) and
 //! its binary form, then -1 as the count. Integers are big-endian.
 
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
-use crate::wire::{decode_param, encode_binary};
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlType, Value};
+use snapscale_values::wire::{decode_param, encode_binary};
 
 /// The 11-byte signature that starts the data.
 pub(crate) const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";
@@ -102,7 +102,7 @@ pub(crate) fn next(data: &[u8], header_done: bool, types: &[SqlType]) -> Result<
             return Ok(Next::More);
         }
         // Binary forms carry no zone.
-        values.push(decode_param(*ty, true, Some(&data[at..at + len]), crate::types::Zone::UTC)?);
+        values.push(decode_param(*ty, true, Some(&data[at..at + len]), snapscale_values::Zone::UTC)?);
         at += len;
     }
     Ok(Next::Row(at, values))

@@ -6,9 +6,9 @@
 //! is NULL; a quoted one never is.
 
 use super::CopyOptions;
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::{Value, Zone};
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{Value, Zone};
 
 /// Writes one record (with its newline).
 pub(crate) fn format_row(values: &[Value], o: &CopyOptions, zone: Zone) -> Vec<u8> {

@@ -12,8 +12,8 @@ pub(crate) mod binary;
 pub(crate) mod csv;
 pub(crate) mod text;
 
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
 use crate::statement::Ast;
 
 /// The data format.

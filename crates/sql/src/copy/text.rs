@@ -3,9 +3,9 @@
 //! NULL, backslash escapes, and an optional `\.` end-of-data line.
 
 use super::CopyOptions;
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::{Value, Zone};
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{Value, Zone};
 
 /// Splits one line (without its newline) into fields; `None` is NULL.
 /// Data delimiters are always escaped, so raw ones separate fields, and a

@@ -1,8 +1,8 @@
 //! Aggregates: each one's running state over a group's rows.
 
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{compare, AggFunc};
-use crate::types::{SqlType, Value};
+use snapscale_values::{SqlType, Value};
 
 /// One aggregate's running state.
 #[derive(Default)]

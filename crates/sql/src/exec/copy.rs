@@ -7,12 +7,12 @@ use snapscale_storage::Tid;
 use super::Executor;
 use crate::catalog::Row;
 use crate::copy::{binary, csv, text, CopyFormat, CopyOptions};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::Expr;
 use crate::output::Output;
 use crate::plan::{Column, Rel};
-use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value, Zone};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlType, Value, Zone};
 
 /// A COPY FROM STDIN in progress.
 pub(crate) struct CopyIn {

@@ -13,13 +13,13 @@ use snapscale_storage::{Liveness, Outcome};
 
 use super::Executor;
 use crate::catalog::{IndexDef, RelEntry};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::index::Key;
 use crate::output::Output;
 use crate::plan::{CreateTable, NewIndex, Rel};
 use crate::redo::Redo;
 use crate::sequence::OwnedBy;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
 impl Executor<'_> {
     pub(crate) async fn create_table(&mut self, c: &CreateTable) -> Result<Output, SqlError> {
@@ -264,7 +264,7 @@ impl Executor<'_> {
                 }
                 if index.primary {
                     for &c in &index.columns {
-                        if matches!(row[c], crate::types::Value::Null) {
+                        if matches!(row[c], snapscale_values::Value::Null) {
                             return Err(SqlError::new(
                                 SqlState::NOT_NULL_VIOLATION,
                                 format!(

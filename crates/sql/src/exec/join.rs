@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use super::query::{with_tid, Run};
 use crate::catalog::Row;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{passes, Expr};
 use crate::index::{Index, Key};
 use crate::plan::physical::{JoinNode, Node, ScanNode};
 use crate::plan::JoinKind;
-use crate::types::Value;
+use snapscale_values::Value;
 
 /// `left` then `right` as one row.
 fn joined(left: &[Value], right: &[Value]) -> Row {

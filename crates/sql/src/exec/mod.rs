@@ -32,14 +32,14 @@ use snapscale_txn::Snapshot;
 
 pub(crate) use copy::CopyIn;
 
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{Ctx, Replay};
 use crate::output::Output;
 use crate::plan::physical::{Query, Statement};
 use crate::plan::Utility;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::Value;
+use snapscale_values::Value;
 use crate::xact::{txn_error, Xact};
 
 /// One statement's execution: the transaction it runs in, its parameters

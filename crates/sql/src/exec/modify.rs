@@ -12,15 +12,15 @@ use snapscale_txn::{IsolationLevel, TxnError};
 
 use super::{serialization_failure, storage_error, Executor};
 use crate::catalog::{RelEntry, Row};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{passes, Expr};
 use crate::index::{Index, Key};
 use crate::output::Output;
 use crate::plan::physical::{ScanNode, Source};
 use crate::plan::{Projection, Rel, RowLock};
 use crate::redo::Redo;
-use crate::sqlstate::SqlState;
-use crate::types::Value;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::Value;
 
 /// What to do with a row found by a scan.
 #[derive(Clone, Copy)]

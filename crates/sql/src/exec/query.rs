@@ -20,14 +20,14 @@ use super::modify::Change;
 use super::setop::Enough;
 use super::Executor;
 use crate::catalog::Row;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{compare, passes, Ctx, Expr};
 use crate::index::Key;
 use crate::plan::physical::{LockTarget, Node, Query};
 use crate::plan::{Aggregate, SortKey};
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::Value;
+use snapscale_values::Value;
 
 /// What flows between operators: row versions as a Scan found them, with
 /// their tids (what LockRows locks), or rows computed from them. Each
@@ -59,7 +59,7 @@ impl Rows {
 /// (`outer`), and the recursion's root.
 pub(super) struct Run<'r, 'x> {
     pub(super) ex: &'r Executor<'x>,
-    pub(super) outer: &'r [crate::types::Value],
+    pub(super) outer: &'r [snapscale_values::Value],
     pub(super) stack: StackDepth,
 }
 

@@ -7,10 +7,10 @@ use snapscale_storage::Tid;
 
 use super::query::Run;
 use crate::catalog::Row;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{passes, Expr};
 use crate::plan::physical::{Access, ScanNode};
-use crate::types::Value;
+use snapscale_values::Value;
 
 impl Run<'_, '_> {
     /// Rows of `scan` visible to the statement snapshot that pass its

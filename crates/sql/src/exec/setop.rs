@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 
 use crate::catalog::Row;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::index::Key;
 use crate::plan::{SetOpKind, Srf};
-use crate::sqlstate::SqlState;
-use crate::types::Value;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::Value;
 
 pub(super) fn combine(op: SetOpKind, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Row> {
     if op == SetOpKind::Union && all {

@@ -13,11 +13,11 @@ use super::Executor;
 use crate::catalog::Row;
 use crate::catalog_views::CatalogState;
 use crate::catalog_views::View;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{passes, Catalog, CatalogFunc, Expr, Subqueries};
 use crate::plan::physical::Query;
-use crate::types::Reg;
-use crate::types::Value;
+use snapscale_values::Reg;
+use snapscale_values::Value;
 
 /// The arguments a subplan last ran with, and its first column then.
 type LastRun = Option<(Vec<Value>, Arc<[Value]>)>;

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use super::Executor;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::output::Output;
 use crate::plan::Rel;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
 impl Executor<'_> {
     /// VACUUM [(FREEZE)] [tables]: every relation when none is named, the

@@ -14,11 +14,11 @@ use std::cmp::Ordering;
 use super::agg::Acc;
 use super::query::{sort_by_keys, Run};
 use crate::catalog::Row;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{compare, WinFunc};
 use crate::index::Key;
 use crate::plan::{SortKey, WindowCall};
-use crate::types::Value;
+use snapscale_values::Value;
 
 /// A row's place in a window: its partition key, its order values, the
 /// call's argument, its index, and lag/lead's offset and default.

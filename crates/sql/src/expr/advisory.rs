@@ -12,9 +12,9 @@
 use snapscale_lock::{LockMode, LockTag};
 
 use super::{Ctx, Func, Pending};
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::Value;
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::Value;
 
 /// One of the advisory lock functions: what it does, in which mode, held
 /// by whom.

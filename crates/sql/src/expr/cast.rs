@@ -4,9 +4,9 @@
 //! statement's catalog gives.
 
 use super::Ctx;
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::{int_arith, IntOp, SqlType, Value, Zone};
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{int_arith, IntOp, SqlType, Value, Zone};
 
 /// Converts `v` to `ty` as [`cast`] does, looking names of catalog objects
 /// up for the oid alias types (`'t'::regclass`, `oid::regclass`).
@@ -83,7 +83,7 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
             let local = match v {
                 Value::Date(d) => i64::from(d)
                     .checked_mul(86_400_000_000)
-                    .filter(|t| crate::types::timestamp_in_range(*t))
+                    .filter(|t| snapscale_values::timestamp_in_range(*t))
                     .ok_or_else(|| {
                         SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range for timestamp")
                     })?,

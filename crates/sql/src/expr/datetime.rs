@@ -7,9 +7,9 @@
 //! functions work on the wall clock: truncating an instant to the day
 //! means midnight where the session is.
 
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::{civil_date, day_number, Interval, Value, Zone};
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{civil_date, day_number, Interval, Value, Zone};
 
 const USECS_PER_DAY: i64 = 86_400_000_000;
 
@@ -298,7 +298,7 @@ pub(super) fn date_part(args: &[Value], zone: Zone) -> Result<Value, SqlError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{format_timestamp, parse_timestamp};
+    use snapscale_values::{format_timestamp, parse_timestamp};
 
     #[test]
     fn truncation_follows_postgresql_calendar() {

@@ -44,7 +44,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
     let progress = cx.db.and_then(|db| db.replay_progress());
     Ok(match f {
         Func::Now => Value::TimestampTz(cx.now),
-        Func::ClockTimestamp => Value::TimestampTz(crate::types::now_micros()),
+        Func::ClockTimestamp => Value::TimestampTz(snapscale_values::now_micros()),
         Func::AtTimeZone => super::datetime::at_zone(&args[0], &args[1])?,
         Func::DateTrunc => super::datetime::date_trunc(&args, cx.zone())?,
         Func::DatePart => super::datetime::date_part(&args, cx.zone())?,
@@ -180,7 +180,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             _ => Value::Null,
         },
         Func::QuoteIdent => match &args[0] {
-            Value::Text(s) => Value::Text(crate::types::quote_ident(s)),
+            Value::Text(s) => Value::Text(snapscale_values::quote_ident(s)),
             _ => Value::Null,
         },
         Func::Catalog(c) => match cx.catalog {
@@ -243,7 +243,7 @@ impl crate::sequence::SeqLog for WalLog<'_> {
         let end = self
             .log
             .append(&[(crate::redo::SEQUENCE, &record)])
-            .map_err(|e| SqlError::new(SqlState::from_code(e.sqlstate), e.message))?;
+            .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
         self.log.flush_soon(end);
         Ok(end)
     }

@@ -17,14 +17,14 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
 use cast::describe;
 pub use cast::{cast, cast_in};
 use operators::{arith, concat, like};
 
-use crate::types::{int_arith, IntOp, Reg, SqlType, Value, Zone};
+use snapscale_values::{int_arith, IntOp, Reg, SqlType, Value, Zone};
 
 mod advisory;
 mod array;
@@ -426,7 +426,7 @@ pub struct SessionView {
     pub database: String,
     pub pid: i32,
     /// TimeZone: where timestamptz text is read and shown.
-    pub zone: crate::types::Zone,
+    pub zone: snapscale_values::Zone,
     /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
     pub show: ShowSetting,
     /// Every setting, its value and its context (pg_settings).

@@ -3,9 +3,9 @@
 //! interval arithmetic, `||`, and LIKE.
 
 use super::Arith;
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::{int_arith, IntOp, Interval, SqlType, Value, Zone};
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{int_arith, IntOp, Interval, SqlType, Value, Zone};
 
 /// `a || b` over any two values' text forms; NULL if either is.
 pub(super) fn concat(a: Value, b: Value, zone: Zone) -> Value {

@@ -32,9 +32,9 @@ use std::sync::Mutex;
 use snapscale_lock::{LockMode, LockTag};
 
 use super::Func;
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::Value;
+use snapscale_values::SqlError;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::Value;
 
 impl Func {
     /// A function whose call does something, or may answer differently

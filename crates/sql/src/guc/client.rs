@@ -11,7 +11,7 @@
 //! extra_float_digits ≥ 1 asks), and the only encoding is UTF8.
 
 use super::{invalid, parse_bool, SettingError};
-use crate::types::Zone;
+use snapscale_values::Zone;
 
 /// Message levels, least severe first (client_min_messages).
 const LEVELS: [&str; 11] =
@@ -200,7 +200,7 @@ impl ClientSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sqlstate::SqlState;
+    use snapscale_sqlstate::SqlState;
 
     #[test]
     fn values_clients_send_are_taken_and_the_rest_refused() {

@@ -14,9 +14,9 @@ use std::time::Duration;
 use snapscale_lock::WaitPolicy;
 use snapscale_txn::IsolationLevel;
 
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::session::Gucs;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 use crate::stack::{DEFAULT_MAX_STACK_DEPTH, MAX_MAX_STACK_DEPTH};
 
 mod client;
@@ -391,7 +391,7 @@ impl Gucs for SessionSettings {
         self.client.database.clone()
     }
 
-    fn time_zone(&self) -> crate::types::Zone {
+    fn time_zone(&self) -> snapscale_values::Zone {
         self.client.zone
     }
 

@@ -18,7 +18,7 @@ use crate::catalog::{ColumnDef, Heap, RelEntry};
 use crate::copy::CopyOptions;
 use crate::expr::{AggFunc, Expr};
 use crate::sequence::SequenceDef;
-use crate::types::SqlType;
+use snapscale_values::SqlType;
 
 /// A result column.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,9 +10,9 @@ use std::ops::Bound;
 use super::join::{inner_join_conditions, locked_tables, width, TidLayout};
 use super::physical::{Access, LockTarget, Node, Query, ScanNode, Source, Statement};
 use super::{From, Grouping, InsertSource, Plan, Rel, Scan, Select, SortKey};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::expr::{Cmp, Expr, Rewrite};
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
 
 /// Plans a bound statement and the subqueries its expressions use (the
@@ -236,7 +236,7 @@ impl Planner {
 
 /// Takes an expression out of its place, leaving a NULL constant.
 fn take(e: &mut Expr) -> Expr {
-    std::mem::replace(e, Expr::Const(crate::types::Value::Null))
+    std::mem::replace(e, Expr::Const(snapscale_values::Value::Null))
 }
 
 fn sorted(input: Node, keys: Vec<SortKey>) -> Node {

@@ -3,10 +3,10 @@
 //! entries (formats in `mod.rs`).
 
 use crate::catalog::{ColumnDef, IndexDef, RelEntry};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::sequence::{OwnedBy, SequenceDef};
-use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlType, Value};
 
 #[derive(Default)]
 pub(crate) struct Writer(pub(crate) Vec<u8>);
@@ -117,7 +117,7 @@ impl Writer {
             SqlType::Int2Vector => (16, u32::MAX),
             SqlType::OidVector => (17, u32::MAX),
             SqlType::Reg(r) => (18, SqlType::Reg(r).oid()),
-            SqlType::Record(crate::types::Rec::ExpandArray(e)) => (19, e.ty().oid()),
+            SqlType::Record(snapscale_values::Rec::ExpandArray(e)) => (19, e.ty().oid()),
             // No column has this type (`SqlType::storable`).
             SqlType::Void => (20, u32::MAX),
         };
@@ -229,7 +229,7 @@ impl<'a> Reader<'a> {
             5 => Value::Date(self.u32()? as i32),
             6 => Value::Timestamp(self.u64()? as i64),
             8 => Value::TimestampTz(self.u64()? as i64),
-            7 => Value::Interval(crate::types::Interval {
+            7 => Value::Interval(snapscale_values::Interval {
                 days: self.u32()? as i32,
                 micros: self.u64()? as i64,
             }),
@@ -277,14 +277,14 @@ impl<'a> Reader<'a> {
             13 => SqlType::Name,
             14 => SqlType::Char1,
             15 => SqlType::from_oid(len)
-                .and_then(crate::types::Elem::of)
+                .and_then(snapscale_values::Elem::of)
                 .map(SqlType::Array)
                 .ok_or_else(corrupt)?,
             16 => SqlType::Int2Vector,
             17 => SqlType::OidVector,
             18 => SqlType::from_oid(len).filter(|t| matches!(t, SqlType::Reg(_))).ok_or_else(corrupt)?,
-            19 => SqlType::Record(crate::types::Rec::ExpandArray(
-                SqlType::from_oid(len).and_then(crate::types::Elem::of).ok_or_else(corrupt)?,
+            19 => SqlType::Record(snapscale_values::Rec::ExpandArray(
+                SqlType::from_oid(len).and_then(snapscale_values::Elem::of).ok_or_else(corrupt)?,
             )),
             20 => SqlType::Void,
             _ => return Err(corrupt()),

@@ -30,9 +30,9 @@ use snapscale_txn::Xid;
 use super::codec::{corrupt, Reader, Writer};
 use super::Redo;
 use crate::catalog::RelEntry;
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::sequence::SeqValue;
-use crate::types::Value;
+use snapscale_values::Value;
 
 const MAGIC: &[u8; 4] = b"IMG2";
 
@@ -151,7 +151,7 @@ impl Image {
     pub(crate) fn decode(b: &[u8]) -> Result<(CheckpointHeader, Image), SqlError> {
         if b.get(..4) != Some(MAGIC.as_slice()) {
             return Err(SqlError::new(
-                crate::sqlstate::SqlState::DATA_CORRUPTED,
+                snapscale_sqlstate::SqlState::DATA_CORRUPTED,
                 "the checkpoint was written by an older, incompatible version of snapscale",
             ));
         }
@@ -239,7 +239,7 @@ mod tests {
 
     use super::*;
     use crate::catalog::{ColumnDef, IndexDef, Row};
-    use crate::types::SqlType;
+    use snapscale_values::SqlType;
 
     #[test]
     fn images_apply_changes_and_round_trip() {

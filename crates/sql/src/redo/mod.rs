@@ -63,7 +63,7 @@ use std::sync::Arc;
 use snapscale_txn::Xid;
 
 use crate::catalog::{RelEntry, Row};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::sequence::SeqValue;
 
 pub(crate) const INSERT: u8 = 1;
@@ -253,7 +253,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::Value;
+    use snapscale_values::Value;
 
     fn round_trip(xid: Xid, r: Redo) -> Record {
         let mut w = Writer::default();

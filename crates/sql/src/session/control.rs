@@ -8,11 +8,11 @@ use snapscale_txn::IsolationLevel;
 use sqlparser::ast::{self, Expr as AstExpr, Set, Statement, TransactionIsolationLevel, TransactionMode};
 
 use super::{aborted_block, Block, Conn, Gucs, Savepoint};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::output::Output;
 use crate::plan::Column;
-use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlType, Value};
 
 /// Statements the session runs itself.
 pub(crate) fn is_control(s: &Statement) -> bool {

@@ -2,10 +2,10 @@
 //! between the statement's start and CopyDone.
 
 use super::{Conn, Gucs};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::exec::Executor;
 use crate::output::Output;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
 impl<G: Gucs> Conn<G> {
     /// COPY FROM STDIN data.

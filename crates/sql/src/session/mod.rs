@@ -21,14 +21,14 @@ use snapscale_txn::IsolationLevel;
 
 use crate::cancel::Cancel;
 use crate::database::{Backend, Database};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::exec::CopyIn;
 use crate::output::Output;
 use crate::parse::Parsed;
 use crate::plan::physical::Statement;
 use crate::plan::Utility;
-use crate::sqlstate::SqlState;
-use crate::types::Value;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::Value;
 use crate::xact::{Notice, Xact, XactConfig};
 
 mod control;
@@ -73,8 +73,8 @@ pub trait Gucs: Clone + Send + Sync + 'static {
         self.session_user()
     }
     /// TimeZone: where timestamptz text is read and shown.
-    fn time_zone(&self) -> crate::types::Zone {
-        crate::types::Zone::UTC
+    fn time_zone(&self) -> snapscale_values::Zone {
+        snapscale_values::Zone::UTC
     }
     /// Every setting SHOW knows, with its context as pg_settings names it
     /// (`user`: SET changes it; `postmaster`: a restart; `internal`: never).
@@ -251,13 +251,13 @@ impl<G: Gucs> Conn<G> {
 
     /// The session's TimeZone: how result rows show timestamptz and how
     /// text parameters without a zone are read.
-    pub fn time_zone(&self) -> crate::types::Zone {
+    pub fn time_zone(&self) -> snapscale_values::Zone {
         self.gucs.time_zone()
     }
 
     /// The connection started: who it is (pg_stat_activity's row).
     pub fn report_connected(&self, info: crate::activity::ClientInfo) {
-        let now = crate::types::now_micros();
+        let now = snapscale_values::now_micros();
         self.xact.db.activity.set(
             self.xact.slot(),
             Some(crate::activity::BackendStatus {
@@ -279,7 +279,7 @@ impl<G: Gucs> Conn<G> {
     /// A query starts (the text a Query message carried, or a prepared
     /// statement's).
     pub fn report_query(&self, text: &Arc<str>) {
-        let now = crate::types::now_micros();
+        let now = snapscale_values::now_micros();
         let in_block = matches!(self.block, Block::Open | Block::Failed);
         self.xact.db.activity.update(self.xact.slot(), |s| {
             s.state = crate::activity::State::Active;
@@ -294,7 +294,7 @@ impl<G: Gucs> Conn<G> {
 
     /// The session waits for the client (ReadyForQuery), or for COPY data.
     pub fn report_idle(&self) {
-        let now = crate::types::now_micros();
+        let now = snapscale_values::now_micros();
         let (state, in_xact) = match (self.copy.is_some(), self.block) {
             (true, _) => (crate::activity::State::Copying, true),
             (false, Block::Idle) => (crate::activity::State::Idle, false),

@@ -8,14 +8,14 @@ use sqlparser::ast::Statement as AstStatement;
 use super::control::{is_control, show_column};
 use super::{aborted_block, Block, Conn, Gucs};
 use crate::bind::{bind_parsed, BoundStatement};
-use crate::error::SqlError;
+use snapscale_values::SqlError;
 use crate::parse::{Ast, Parsed};
 use crate::plan::physical::{Query, Statement};
 use crate::plan::{planner, Column, Dep};
 use crate::relcache::Resolver;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
-use crate::types::SqlType;
+use snapscale_values::SqlType;
 
 /// A prepared statement. Binding and planning happen at prepare time; a
 /// plan whose relations changed is bound and planned again at execution.

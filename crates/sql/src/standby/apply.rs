@@ -34,7 +34,7 @@ use crate::catalog::{Heap, RelEntry, Row};
 use crate::database::Database;
 use crate::redo::{Record, Redo};
 use crate::sequence::SeqValue;
-use crate::types::Value;
+use snapscale_values::Value;
 
 /// What to undo if an xid aborts: a map entry's previous value.
 #[derive(Clone, Copy, Debug)]

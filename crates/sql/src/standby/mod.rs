@@ -219,7 +219,7 @@ impl Standby {
             let (records, whole) = split_records(*start, buffer)
                 .map_err(|e| format!("the primary sent a damaged WAL record: {e}"))?;
             if whole > 0 {
-                self.log.append_raw(&buffer[..whole]).map_err(|e| e.message)?;
+                self.log.append_raw(&buffer[..whole]).map_err(|e| e.to_string())?;
                 *start += whole as u64;
                 buffer.drain(..whole);
                 let progress = self.db.recovery.as_ref().expect("a standby");

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
 /// An error a statement reports to the client.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::{SqlType, Value};
 use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
 /// An oid alias type: what kind of object its oid names.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]

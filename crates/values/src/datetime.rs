@@ -7,7 +7,7 @@
 
 use super::zone::{self, Zone};
 use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
 const USECS_PER_DAY: i64 = 86_400_000_000;
 
@@ -106,7 +106,7 @@ const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
 const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
 
 /// Whether `usecs` is a timestamp PostgreSQL can hold.
-pub(crate) fn timestamp_in_range(usecs: i64) -> bool {
+pub fn timestamp_in_range(usecs: i64) -> bool {
     (MIN_TIMESTAMP..END_TIMESTAMP).contains(&usecs)
 }
 

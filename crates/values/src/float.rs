@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
 /// Parses float8 input: decimal or exponent notation, NaN, [+-]Infinity
 /// (case-insensitive), surrounding whitespace. Overflow is 22003.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{SqlType, Value, Zone};
 use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
 fn malformed(input: &str, detail: &str) -> SqlError {
     SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, format!("malformed array literal: \"{input}\""))

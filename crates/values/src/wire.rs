@@ -2,8 +2,8 @@
 //! results leave as text or binary (rust-postgres asks for binary).
 
 use crate::error::SqlError;
-use crate::sqlstate::SqlState;
-use crate::types::{SqlType, Value, Zone};
+use snapscale_sqlstate::SqlState;
+use crate::{SqlType, Value, Zone};
 
 /// PostgreSQL's epoch (2000-01-01) is the origin of binary dates and
 /// timestamps, as it is of [`Value::Date`] and [`Value::Timestamp`].
@@ -57,7 +57,7 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>, zone: Zone)
                     "interval months are not supported",
                 ));
             }
-            Value::Interval(crate::types::Interval { days, micros })
+            Value::Interval(crate::Interval { days, micros })
         }
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1 => {
             let text = std::str::from_utf8(bytes).map_err(|_| protocol_violation(ty))?;
@@ -204,7 +204,7 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
         }
         // The binary form of the text types is their text, which no zone
         // changes.
-        (ty, v) => v.to_text_as(ty, crate::types::Zone::UTC).unwrap_or_default().into_bytes(),
+        (ty, v) => v.to_text_as(ty, crate::Zone::UTC).unwrap_or_default().into_bytes(),
     })
 }
 
@@ -225,8 +225,8 @@ mod tests {
             (SqlType::Timestamp, Value::Timestamp(123_456_789)),
             (SqlType::TimestampTz, Value::TimestampTz(-123_456_789)),
             (SqlType::Oid, Value::Int(4_000_000_000)),
-            (SqlType::Array(crate::types::Elem::Int4), Value::Array(vec![Value::Int(1), Value::Null].into())),
-            (SqlType::Array(crate::types::Elem::Text), Value::Array(Vec::new().into())),
+            (SqlType::Array(crate::Elem::Int4), Value::Array(vec![Value::Int(1), Value::Null].into())),
+            (SqlType::Array(crate::Elem::Text), Value::Array(Vec::new().into())),
             (SqlType::Int2Vector, Value::Array(vec![Value::Int(1), Value::Int(3)].into())),
         ] {
             let bytes = encode_binary(ty, &v);

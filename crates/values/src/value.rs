@@ -1,31 +1,19 @@
-//! SQL types and values, with PostgreSQL's text input and output.
+//! The column types and the values of SQL, with PostgreSQL's text input
+//! and output.
 //!
 //! Each type reads and writes the text format PostgreSQL 15 uses, and
 //! rejects bad input with PostgreSQL's SQLSTATE and wording (22P02 invalid
 //! syntax, 22003 out of range, 22001 too long, 22007/22008 bad dates).
 //! `numeric` is refused with 0A000 until an exact decimal type lands.
 
-mod array;
-mod datetime;
-mod float;
-mod interval;
-mod oid;
-mod zone;
-
 use std::cmp::Ordering;
 
-use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
-pub use array::{format_array, parse_array};
-pub(crate) use datetime::timestamp_in_range;
-pub use datetime::{
-    civil_date, day_number, format_date, format_timestamp, format_timestamptz, parse_date, parse_timestamp,
-    parse_timestamptz,
-};
-pub use interval::{format_interval, parse_interval, Interval};
-pub use oid::{quote_ident, Reg};
-pub use zone::Zone;
+use crate::error::SqlError;
+use crate::{array, float, oid, Interval, Reg, Zone};
+use crate::{format_array, format_date, format_interval, format_timestamp, format_timestamptz};
+use crate::{parse_array, parse_date, parse_interval, parse_timestamp, parse_timestamptz};
 
 /// PostgreSQL's epoch (2000-01-01) in Unix seconds.
 const PG_EPOCH: i64 = 946_684_800;
@@ -635,4 +623,47 @@ pub fn int_arith(ty: SqlType, op: IntOp, a: i64, b: i64) -> Result<i64, SqlError
     };
     let (lo, hi) = int_range(ty);
     r.filter(|v| *v >= lo && *v <= hi).ok_or_else(|| SqlError::out_of_range(ty.name()))
+}
+
+// Rows of the catalog views are built from Rust values.
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::Text(s.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::Text(s)
+    }
+}
+
+impl From<u32> for Value {
+    fn from(i: u32) -> Value {
+        Value::Int(i.into())
+    }
+}
+
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Int(i)
+    }
+}
+
+impl From<i32> for Value {
+    fn from(i: i32) -> Value {
+        Value::Int(i.into())
+    }
+}
+
+impl From<char> for Value {
+    fn from(c: char) -> Value {
+        Value::Text(c.to_string())
+    }
 }

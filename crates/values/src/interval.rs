@@ -11,7 +11,7 @@
 use std::cmp::Ordering;
 
 use crate::error::SqlError;
-use crate::sqlstate::SqlState;
+use snapscale_sqlstate::SqlState;
 
 const USECS_PER_SEC: i64 = 1_000_000;
 const USECS_PER_DAY: i64 = 86_400 * USECS_PER_SEC;
