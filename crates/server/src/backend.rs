@@ -13,9 +13,9 @@
 
 use std::io;
 
-use snapscale_sql::Zone;
 use snapscale_sql::wire::encode_binary;
 use snapscale_sql::SqlState;
+use snapscale_sql::Zone;
 use snapscale_sql::{Column, Notice, SqlError, SqlType, Value};
 
 /// A message the server writes: its type byte, its length, its body.

@@ -11,13 +11,12 @@ pub mod frontend;
 pub mod fuzzing;
 pub mod malloc;
 mod named;
+mod replication;
 mod server;
 pub mod settings;
 mod shared;
 mod startup;
 mod transport;
-mod walreceiver;
-mod walsender;
 mod workers;
 
 pub use server::Server;

@@ -13,7 +13,8 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use snapscale_sql::{AutovacuumWorker, Database, DatabaseConfig, Durability, Standby, StandbyConfig};
+use snapscale_replication::{Standby, StandbyConfig};
+use snapscale_sql::{AutovacuumWorker, Database, DatabaseConfig, Durability};
 use tokio::net::{TcpListener, TcpStream};
 use tracing::{info, warn};
 
@@ -112,9 +113,11 @@ impl Server {
             }
             Some(conninfo) => {
                 let dir = settings.data_directory.clone();
-                if !snapscale_sql::has_checkpoint(&dir) {
+                if !snapscale_replication::has_checkpoint(&dir) {
                     runtime
-                        .spawn(async move { crate::walreceiver::base_backup(&conninfo, &dir).await })
+                        .spawn(
+                            async move { crate::replication::receiver::base_backup(&conninfo, &dir).await },
+                        )
                         .await
                         .map_err(io::Error::other)?
                         .map_err(|e| io::Error::other(format!("the base backup failed: {e}")))?;
@@ -124,7 +127,7 @@ impl Server {
                     max_wal_size: settings.max_wal_size,
                 };
                 let (db, standby) = runtime
-                    .spawn_blocking(move || Database::open_standby(config, standby_config))
+                    .spawn_blocking(move || Standby::open(config, standby_config))
                     .await
                     .map_err(io::Error::other)?
                     .map_err(|e| io::Error::other(format!("standby start-up failed: {e}")))?;
@@ -187,7 +190,7 @@ impl Server {
                 // A standby's restartpoints are replay's; it streams instead.
                 Some(standby) => {
                     let conninfo = shared.settings.primary_conninfo.clone().expect("a standby has a primary");
-                    let receiver = tokio::spawn(crate::walreceiver::run(standby, conninfo));
+                    let receiver = tokio::spawn(crate::replication::receiver::run(standby, conninfo));
                     tokio::spawn(async move {
                         let _ = stopped.await;
                         receiver.abort();

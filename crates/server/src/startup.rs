@@ -133,9 +133,10 @@ fn postgres_message(e: PgWireError, user: &str) -> ErrorInfo {
             info.detail = Some(detail);
             info
         }
-        PgWireError::UnsupportedSASLAuthMethod(_) => {
-            fatal(SqlState::PROTOCOL_VIOLATION, "client selected an invalid SASL authentication mechanism".into())
-        }
+        PgWireError::UnsupportedSASLAuthMethod(_) => fatal(
+            SqlState::PROTOCOL_VIOLATION,
+            "client selected an invalid SASL authentication mechanism".into(),
+        ),
         other => {
             let mut info = ErrorInfo::from(other);
             let mut chars = info.message.chars();

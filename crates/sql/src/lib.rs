@@ -13,57 +13,37 @@
 //!
 //! The invariants and interlocks are in this crate's README.md.
 
-mod activity;
-mod advisory;
-mod autovacuum;
 mod bind;
-mod cancel;
-mod catalog;
 mod catalog_views;
 mod copy;
-mod database;
-mod durable;
 mod exec;
 mod expr;
 pub mod guc;
-mod index;
 mod limits;
 mod lock_syntax;
 mod nesting;
 mod output;
 mod parse;
 mod plan;
-mod recovery;
-mod redo;
-mod relcache;
-mod sequence;
 mod sequence_syntax;
 mod session;
 pub mod stack;
-mod standby;
 mod statement;
 mod syntax_error;
-mod vacuum_state;
-mod wal_buffer;
-mod wal_retention;
-mod wal_senders;
-mod xact;
 
-pub use activity::ClientInfo;
-pub use cancel::Cancel;
-pub use catalog::Row;
-pub use database::{Backend, Database, DatabaseConfig, Durability};
-pub use snapscale_values::{wire, ErrorObject, SqlError, Zone};
 pub use output::Output;
 pub use parse::Parsed;
 pub use plan::Column;
 pub use session::{Conn, Gucs, Prepared};
-pub use snapscale_lock::WaitPolicy;
-pub use snapscale_storage::log::{Fault as WalFault, Lsn};
-pub use snapscale_txn::{IsolationLevel, SnapshotMode};
+
+// What the server works with from the layers below: the database it
+// opens and attaches connections to, values and their formats, and the
+// one SQLSTATE type. The server depends on this crate alone (and on
+// snapscale-replication for the network ends of replication).
+pub use snapscale_engine::{
+    format_lsn, parse_lsn, AutovacuumConfig, AutovacuumWorker, Backend, Cancel, ClientInfo, Database,
+    DatabaseConfig, Durability, FrozenXid, IsolationLevel, Lsn, Notice, Row, SnapshotMode, WaitPolicy,
+    WalFault, XidLogState, XidLogs,
+};
 pub use snapscale_sqlstate::SqlState;
-pub use standby::{has_checkpoint, install_base_backup, Standby, StandbyConfig};
-pub use snapscale_values::{int_arith, IntOp, SqlType, Value};
-pub use vacuum_state::{AutovacuumConfig, AutovacuumWorker, FrozenXid, XidLogState, XidLogs};
-pub use wal_senders::{format_lsn, parse_lsn, BaseBackup, Retention, SystemIdentity, WalSender};
-pub use xact::Notice;
+pub use snapscale_values::{int_arith, wire, ErrorObject, IntOp, SqlError, SqlType, Value, Zone};

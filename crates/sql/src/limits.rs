@@ -1,12 +1,11 @@
-//! The settings and limits a transaction's work runs under, and their
-//! defaults, which more than one layer needs (the settings, the session,
-//! the transaction manager): kept apart so that none of them has to import
-//! another for them.
+//! The limits a statement's work runs under, and their defaults, which
+//! more than one module needs (the settings, the session, the binder, the
+//! executor): kept apart so that none of them has to import another for
+//! them.
 
-use snapscale_lock::WaitPolicy;
-
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
+
 use crate::stack::DEFAULT_MAX_STACK_DEPTH;
 
 /// The most entries a target list (a select list, VALUES, RETURNING) may
@@ -34,22 +33,20 @@ pub(crate) fn check_target_list(n: usize) -> Result<(), SqlError> {
 /// session lifts the limit.
 pub const DEFAULT_TEMP_FILE_LIMIT: u64 = 1 << 30;
 
-/// The settings a transaction's work reads, copied from the session's
-/// before each statement (SET may change them between statements).
+/// The limits a statement's execution reads, copied from the session's
+/// settings before each statement (SET may change them between
+/// statements). The transaction manager's own settings are its
+/// `XactConfig`.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct XactConfig {
-    pub(crate) wait: WaitPolicy,
-    pub(crate) synchronous_commit: bool,
+pub(crate) struct StatementLimits {
     pub(crate) max_stack_depth: usize,
     pub(crate) max_message_size: usize,
     pub(crate) temp_file_limit: Option<u64>,
 }
 
-impl Default for XactConfig {
+impl Default for StatementLimits {
     fn default() -> Self {
-        XactConfig {
-            wait: WaitPolicy { deadlock_timeout: std::time::Duration::from_secs(1), lock_timeout: None },
-            synchronous_commit: true,
+        StatementLimits {
             max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
             max_message_size: 64 << 20,
             temp_file_limit: Some(DEFAULT_TEMP_FILE_LIMIT),

@@ -7,7 +7,7 @@
 //! that list by position (`Binder::locking`), refusing the one case where
 //! position cannot tell: clauses of several queries in one statement.
 
-use snapscale_storage::RowLockMode;
+use snapscale_engine::RowLockMode;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Location, Token, Tokenizer};

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::catalog::Row;
 use crate::plan::Column;
+use snapscale_engine::catalog::Row;
 
 /// What a statement produced.
 #[derive(Debug)]

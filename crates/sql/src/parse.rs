@@ -9,11 +9,11 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use snapscale_values::SqlError;
 use crate::nesting::{measure, Nesting, MAX_REPARSED_LEVELS};
-use snapscale_sqlstate::SqlState;
 use crate::stack::{parser_depth, too_deep, BigStack};
 use crate::syntax_error::{locate, Source};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 static DIALECT: PostgreSqlDialect = PostgreSqlDialect {};
 

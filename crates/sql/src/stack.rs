@@ -24,8 +24,8 @@
 
 use std::marker::PhantomData;
 
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 /// PostgreSQL's default `max_stack_depth`.
 pub const DEFAULT_MAX_STACK_DEPTH: usize = 2 << 20;

@@ -14,7 +14,7 @@ pub struct Ast {
     /// The strengths of its locking clauses in the order they are written,
     /// when one of them is `FOR KEY SHARE` or `FOR NO KEY UPDATE`, which
     /// sqlparser reads as `FOR SHARE` and `FOR UPDATE` (lock_syntax.rs).
-    pub(crate) lock_strengths: Option<Vec<snapscale_storage::RowLockMode>>,
+    pub(crate) lock_strengths: Option<Vec<snapscale_engine::RowLockMode>>,
 }
 
 impl std::ops::Deref for Ast {

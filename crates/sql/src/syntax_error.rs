@@ -8,8 +8,8 @@
 //! is taken from the query string at that place, as the user wrote it
 //! (PostgreSQL quotes the source text, not a normalised token).
 
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 /// The statement that failed, as a slice of the whole query string.
 pub(crate) struct Source<'a> {

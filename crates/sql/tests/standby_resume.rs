@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use snapscale_replication::{install_base_backup, Standby, StandbyConfig};
 use snapscale_sql::guc::SessionSettings;
-use snapscale_sql::{install_base_backup, Conn, Database, DatabaseConfig, Durability, StandbyConfig};
+use snapscale_sql::{Conn, Database, DatabaseConfig, Durability};
 
 fn data_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("snapscale-{name}-{}", std::process::id()));
@@ -34,12 +35,12 @@ fn a_stream_resumed_in_the_middle_of_a_record_sends_it_again() {
     let (primary_dir, standby_dir) = (data_dir("resume-primary"), data_dir("resume-standby"));
     runtime.block_on(async {
         let primary = Database::open(config(&primary_dir)).unwrap();
-        let backup = primary.base_backup().await.unwrap();
-        let system_id = primary.system_identity().unwrap().system_id;
+        let backup = snapscale_replication::base_backup(&primary).await.unwrap();
+        let system_id = snapscale_replication::identify_system(&primary).unwrap().system_id;
         install_base_backup(&standby_dir, &backup.checkpoint, system_id).unwrap();
         let standby_config =
             StandbyConfig { restartpoint_interval: Duration::from_secs(3600), max_wal_size: 1 << 30 };
-        let (_standby_db, standby) = Database::open_standby(config(&standby_dir), standby_config).unwrap();
+        let (_standby_db, standby) = Standby::open(config(&standby_dir), standby_config).unwrap();
 
         let mut conn = Conn::new(Arc::clone(&primary), primary.attach().unwrap(), SessionSettings::default());
         for statement in conn.parse("CREATE TABLE t (x int); INSERT INTO t VALUES (1)").unwrap() {
@@ -48,7 +49,7 @@ fn a_stream_resumed_in_the_middle_of_a_record_sends_it_again() {
         conn.sync().await.unwrap();
 
         let from = standby.resume_lsn();
-        let mut sender = primary.wal_sender(from).unwrap();
+        let mut sender = snapscale_replication::wal_sender(&primary, from).unwrap();
         let (lsn, bytes) = sender.next(1 << 20, Duration::from_secs(5)).await.unwrap().expect("WAL to send");
         assert_eq!(lsn, from);
         assert!(bytes.len() > 8, "a record, whole");

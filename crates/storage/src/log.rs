@@ -49,6 +49,19 @@ use tokio::sync::watch;
 /// A log position.
 pub type Lsn = u64;
 
+/// An LSN as PostgreSQL prints one: high and low 32 bits in hex.
+pub fn format_lsn(lsn: Lsn) -> String {
+    format!("{:X}/{:X}", lsn >> 32, lsn & 0xFFFF_FFFF)
+}
+
+/// Parses PostgreSQL's `X/Y` LSN notation.
+pub fn parse_lsn(text: &str) -> Option<Lsn> {
+    let (hi, lo) = text.split_once('/')?;
+    let hi = u32::from_str_radix(hi, 16).ok()?;
+    let lo = u32::from_str_radix(lo, 16).ok()?;
+    Some((u64::from(hi) << 32) | u64::from(lo))
+}
+
 /// Bytes of the record header.
 pub const HEADER: usize = 17;
 

@@ -127,3 +127,13 @@ async fn without_fsync_an_append_is_durable_as_soon_as_it_is_asked_to_be() {
     log.shutdown();
     let _ = fs::remove_dir_all(&d);
 }
+
+#[test]
+fn lsns_print_and_parse_as_postgresql_does() {
+    assert_eq!(format_lsn(0x1_0000_00A0), "1/A0");
+    assert_eq!(format_lsn(0x16B3748), "0/16B3748");
+    assert_eq!(parse_lsn("0/16B3748"), Some(0x16B3748));
+    assert_eq!(parse_lsn("1/A0"), Some(0x1_0000_00A0));
+    assert_eq!(parse_lsn("bad"), None);
+    assert_eq!(parse_lsn("1/G"), None);
+}

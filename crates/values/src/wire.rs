@@ -2,8 +2,8 @@
 //! results leave as text or binary (rust-postgres asks for binary).
 
 use crate::error::SqlError;
-use snapscale_sqlstate::SqlState;
 use crate::{SqlType, Value, Zone};
+use snapscale_sqlstate::SqlState;
 
 /// PostgreSQL's epoch (2000-01-01) is the origin of binary dates and
 /// timestamps, as it is of [`Value::Date`] and [`Value::Timestamp`].

@@ -6,9 +6,9 @@ use sqlparser::ast::{self, AccessExpr, BinaryOperator, Subscript};
 use super::coerce::{common_type, comparable, family, Family};
 use super::scope::Scope;
 use super::*;
-use snapscale_values::SqlError;
 use crate::expr::{Cmp, Expr, Func, SubKind, SubLink};
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{Elem, SqlType};
 
 /// The array type of elements of `ty`, or 0A000.

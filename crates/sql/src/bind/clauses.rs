@@ -21,8 +21,8 @@
 use sqlparser::ast::{self, TableFactor};
 
 use super::not_supported;
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 /// PostgreSQL's syntax error at `token`, for a clause only another
 /// dialect has.

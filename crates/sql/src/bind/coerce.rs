@@ -4,10 +4,10 @@
 //! them, and the branches of CASE, COALESCE, UNION … resolve to one type.
 
 use super::*;
-use crate::catalog::ColumnDef;
-use snapscale_values::SqlError;
 use crate::expr::{cast, Arith, Cmp, Expr};
+use snapscale_engine::catalog::ColumnDef;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {

@@ -1,14 +1,14 @@
 //! Binding DDL: CREATE TABLE, ALTER TABLE ADD PRIMARY KEY/UNIQUE, CREATE INDEX, and the
 //! column types they name.
 
-use snapscale_lock::LockMode;
+use snapscale_engine::LockMode;
 use sqlparser::ast::{self, CharacterLength, DataType, ExactNumberInfo, TableConstraint};
 
 use super::*;
-use crate::catalog::ColumnDef;
-use snapscale_values::SqlError;
 use crate::plan::{CreateTable, NewIndex, Plan, Rel, Utility};
+use snapscale_engine::catalog::ColumnDef;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {

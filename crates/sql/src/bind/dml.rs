@@ -1,16 +1,16 @@
 //! Binding INSERT, UPDATE and DELETE, with RETURNING.
 
-use snapscale_lock::LockMode;
+use snapscale_engine::LockMode;
 use sqlparser::ast::{
     self, AssignmentTarget, FromTable, ObjectName, SelectItem, SetExpr, TableFactor, TableObject,
 };
 
 use super::*;
-use crate::catalog::ColumnDef;
-use snapscale_values::SqlError;
 use crate::expr::Expr;
 use crate::plan::{Delete, Insert, InsertSource, Plan, Projection, Rel, Update};
+use snapscale_engine::catalog::ColumnDef;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 impl<R: Resolver> Binder<'_, R> {

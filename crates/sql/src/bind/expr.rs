@@ -7,9 +7,9 @@ use sqlparser::ast::{self, BinaryOperator, DataType, Ident, UnaryOperator};
 use super::coerce::{arith_type, cmp_symbol, common_type, comparable, datetime, wider};
 use super::function::niladic;
 use super::*;
-use snapscale_values::SqlError;
 use crate::expr::{Arith, Cmp, Expr, Func, Step};
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {

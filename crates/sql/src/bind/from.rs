@@ -3,15 +3,15 @@
 //! cross; a comma is a cross join), with PostgreSQL's rules for aliases and
 //! for the names a join shows.
 
-use snapscale_lock::LockMode;
+use snapscale_engine::LockMode;
 use sqlparser::ast::{self, JoinConstraint, JoinOperator, TableFactor, TableWithJoins};
 
 use super::scope::{Col, Named, Scope};
 use super::*;
-use snapscale_values::SqlError;
 use crate::expr::{Expr, Func};
 use crate::plan::{From, Join, JoinKind, Srf};
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::SqlType;
 
 /// A bound FROM item: what it computes, its named parts, and the columns

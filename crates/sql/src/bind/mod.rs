@@ -27,20 +27,40 @@ mod with;
 
 pub use ddl::data_type;
 
-use snapscale_lock::LockMode;
+use snapscale_engine::LockMode;
 use sqlparser::ast::{self, Ident, ObjectName};
 
 use crate::copy::{CopyDirection, CopySource};
-use snapscale_values::SqlError;
 use crate::expr::Expr;
 use crate::parse::{Ast, Parsed};
 use crate::plan::{Aggregate, Dep, Plan, Rel, Select, Utility};
-use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
-use snapscale_values::SqlType;
 use scope::Scope;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
+use snapscale_values::SqlType;
 
-pub(crate) use crate::relcache::Resolver;
+/// Where the binder finds relations.
+pub(crate) trait Resolver {
+    /// The relation `name` (already normalised), if it exists.
+    fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError>;
+    /// The session's TimeZone: literals of timestamptz are read in it when
+    /// the statement is bound, as PostgreSQL reads them at parse analysis.
+    fn zone(&self) -> snapscale_values::Zone {
+        snapscale_values::Zone::UTC
+    }
+}
+
+/// A session binds against its transaction's catalog cache.
+impl Resolver for snapscale_engine::Xact {
+    fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
+        self.relation(name)
+    }
+
+    fn zone(&self) -> snapscale_values::Zone {
+        self.session_zone()
+    }
+}
 
 /// A statement bound for execution.
 #[derive(Debug)]
@@ -139,7 +159,7 @@ pub(super) struct Binder<'r, R> {
     /// The strengths of the statement's locking clauses, in the order they
     /// are written, when sqlparser could not read them all (`Ast`'s
     /// `lock_strengths`); taken by the query whose clauses they are.
-    lock_strengths: Option<Vec<snapscale_storage::RowLockMode>>,
+    lock_strengths: Option<Vec<snapscale_engine::RowLockMode>>,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -169,7 +189,7 @@ pub fn bind_ast<R: Resolver>(
 fn bind_with_locks<R: Resolver>(
     resolver: &mut R,
     statement: &ast::Statement,
-    lock_strengths: Option<Vec<snapscale_storage::RowLockMode>>,
+    lock_strengths: Option<Vec<snapscale_engine::RowLockMode>>,
     param_types: &[Option<SqlType>],
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
@@ -479,8 +499,8 @@ pub(crate) mod tests {
     use sqlparser::parser::Parser;
 
     use super::*;
-    use crate::catalog::{ColumnDef, IndexDef, RelEntry};
-    use crate::database::{Database, DatabaseConfig};
+    use snapscale_engine::catalog::{ColumnDef, IndexDef, RelEntry};
+    use snapscale_engine::database::{Database, DatabaseConfig};
 
     /// A resolver that knows one table: t (a int4 PRIMARY KEY, b text).
     pub(crate) struct One(Rel);

@@ -1,17 +1,17 @@
 //! Binding SELECT: the select list, WHERE, GROUP BY and HAVING (rewritten over groups), ORDER BY,
 //! LIMIT/OFFSET, and FOR UPDATE/SHARE.
 
-use snapscale_lock::LockMode;
-use snapscale_storage::RowLockMode;
+use snapscale_engine::LockMode;
+use snapscale_engine::RowLockMode;
 use sqlparser::ast::{self, GroupByExpr, LimitClause, OrderByKind, OrderBySort, SelectItem, SetExpr};
 
 use super::scope::{Named, Scope};
 use super::*;
-use snapscale_values::SqlError;
 use crate::expr::{Expr, Rewrite};
 use crate::plan::{Column, Grouping, Locking, Rel, RowLock, Scan, Select, SortKey};
-use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {

@@ -13,10 +13,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use snapscale_values::SqlError;
 use crate::expr::Expr;
 use crate::plan::Rel;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::SqlType;
 
 /// A column a name can refer to: how to read it from the FROM row.

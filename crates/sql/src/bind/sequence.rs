@@ -1,14 +1,14 @@
 //! Binding sequences: CREATE SEQUENCE, SERIAL and identity columns,
 //! DROP SEQUENCE, and nextval / currval / setval / lastval (see
-//! crate::sequence for how their values behave).
+//! snapscale_engine::sequence for how their values behave).
 
-use snapscale_lock::LockMode;
+use snapscale_engine::LockMode;
 use sqlparser::ast::{self, DataType, SequenceOptions};
 
 use super::*;
 use crate::expr::Func;
 use crate::plan::{CreateTable, Serial};
-use crate::sequence::{type_bounds, OwnedBy, SequenceDef};
+use snapscale_engine::sequence::{type_bounds, OwnedBy, SequenceDef};
 use snapscale_values::Value;
 
 impl<R: Resolver> Binder<'_, R> {

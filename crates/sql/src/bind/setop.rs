@@ -9,10 +9,10 @@ use super::coerce::common_type;
 use super::query::Tail;
 use super::scope::{Col, Named, Scope};
 use super::*;
-use snapscale_values::SqlError;
 use crate::expr::Expr;
 use crate::plan::{Column, From, SetOp, SetOpKind};
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {
@@ -105,8 +105,10 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                     let ty = common_type([lt, rt].into_iter(), &what)?;
                     for (side, t) in [(&mut l, lt), (&mut r, rt)] {
-                        let e =
-                            std::mem::replace(&mut side.outputs[i], Expr::Const(snapscale_values::Value::Null));
+                        let e = std::mem::replace(
+                            &mut side.outputs[i],
+                            Expr::Const(snapscale_values::Value::Null),
+                        );
                         side.outputs[i] = self.coerce(Typed { e, ty: t }, ty, Coercion::Implicit, &what)?;
                     }
                     columns.push(Column { name: l.columns[i].name.clone(), ty });

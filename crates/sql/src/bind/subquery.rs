@@ -12,9 +12,9 @@ use sqlparser::ast::{self, BinaryOperator};
 use super::coerce::{cmp_symbol, comparable};
 use super::scope::Scope;
 use super::*;
-use snapscale_values::SqlError;
 use crate::expr::{Cmp, Expr, SubKind, SubLink};
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {

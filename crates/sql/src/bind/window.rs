@@ -7,10 +7,10 @@ use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, Orde
 
 use super::function::aggregate_type;
 use super::*;
-use snapscale_values::SqlError;
 use crate::expr::{AggFunc, Expr, WinFunc};
 use crate::plan::{SortKey, WindowCall};
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {

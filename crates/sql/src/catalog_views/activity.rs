@@ -3,7 +3,7 @@
 //! held or awaited, from the lock manager). Both are diagnostic views, read
 //! a session or a lock partition at a time, not at one instant.
 
-use snapscale_lock::{LockMode, LockTag};
+use snapscale_engine::{LockMode, LockTag};
 
 use super::defs::{PG_LOCKS, PG_STAT_ACTIVITY};
 use super::{CatalogState, RowBuilder};
@@ -129,7 +129,7 @@ pub(super) fn locks(state: &CatalogState) -> Vec<Vec<Value>> {
         b.build()
     };
     // The session's virtual transaction names its locks, held and awaited.
-    let vxid = |slot: u32, held: &[snapscale_lock::HeldLock]| {
+    let vxid = |slot: u32, held: &[snapscale_engine::HeldLock]| {
         held.iter()
             .find_map(|h| match h.tag {
                 LockTag::VirtualTransaction { slot, local } => Some(format!("{}/{local}", slot + 1)),

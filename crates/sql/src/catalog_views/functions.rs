@@ -7,9 +7,9 @@ use sqlparser::ast;
 use super::relations::typmod;
 use super::types::{type_by_name, type_name, type_name_of};
 use super::{catalog_relations, CatalogState, INFORMATION_SCHEMA, PG_CATALOG, PUBLIC};
-use crate::catalog::RelEntry;
-use snapscale_values::SqlError;
 use crate::expr::{Catalog, CatalogFunc};
+use snapscale_engine::catalog::RelEntry;
+use snapscale_values::SqlError;
 use snapscale_values::{quote_ident, Elem, Reg, SqlType, Value};
 
 /// PostgreSQL's `format_type(type, typmod)`.

@@ -3,7 +3,7 @@
 use super::defs::{c, CARDINAL, CHARDATA, SQL_ID, YESNO};
 use super::functions::deparse_default;
 use super::{CatalogState, RowBuilder, ViewColumn};
-use crate::catalog::RelEntry;
+use snapscale_engine::catalog::RelEntry;
 use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value};
 

@@ -33,10 +33,10 @@ use std::sync::Arc;
 
 use sqlparser::ast::ObjectName;
 
-use crate::catalog::{RelEntry, Row};
-use crate::database::Database;
-use snapscale_values::SqlError;
+use snapscale_engine::catalog::{RelEntry, Row};
+use snapscale_engine::database::Database;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value};
 
 /// A column of a computed relation.

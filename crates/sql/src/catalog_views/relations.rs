@@ -9,7 +9,7 @@ use super::defs::{
 use super::functions::{deparse_default, index_def};
 use super::types::{collation_of, storage_of};
 use super::{catalog_relations, CatalogState, RowBuilder, POSTGRES_ROLE};
-use crate::catalog::RelEntry;
+use snapscale_engine::catalog::RelEntry;
 use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value};
 

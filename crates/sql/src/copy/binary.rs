@@ -2,10 +2,10 @@
 //! each row as a field count and each field as a length (-1 for NULL) and
 //! its binary form, then -1 as the count. Integers are big-endian.
 
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{SqlType, Value};
 use snapscale_values::wire::{decode_param, encode_binary};
+use snapscale_values::SqlError;
+use snapscale_values::{SqlType, Value};
 
 /// The 11-byte signature that starts the data.
 pub(crate) const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";

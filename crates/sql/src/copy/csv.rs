@@ -6,8 +6,8 @@
 //! is NULL; a quoted one never is.
 
 use super::CopyOptions;
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{Value, Zone};
 
 /// Writes one record (with its newline).

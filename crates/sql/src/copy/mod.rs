@@ -12,9 +12,9 @@ pub(crate) mod binary;
 pub(crate) mod csv;
 pub(crate) mod text;
 
-use snapscale_values::SqlError;
-use snapscale_sqlstate::SqlState;
 use crate::statement::Ast;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 /// The data format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

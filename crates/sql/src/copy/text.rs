@@ -3,8 +3,8 @@
 //! NULL, backslash escapes, and an optional `\.` end-of-data line.
 
 use super::CopyOptions;
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{Value, Zone};
 
 /// Splits one line (without its newline) into fields; `None` is NULL.

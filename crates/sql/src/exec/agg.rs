@@ -1,7 +1,7 @@
 //! Aggregates: each one's running state over a group's rows.
 
-use snapscale_values::SqlError;
 use crate::expr::{compare, AggFunc};
+use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value};
 
 /// One aggregate's running state.

@@ -2,16 +2,16 @@
 //! STDIN as a sub-protocol of the session (the rows arrive in CopyData
 //! messages until CopyDone), in the text, CSV and binary formats.
 
-use snapscale_storage::Tid;
+use snapscale_engine::Tid;
 
 use super::Executor;
-use crate::catalog::Row;
 use crate::copy::{binary, csv, text, CopyFormat, CopyOptions};
-use snapscale_values::SqlError;
 use crate::expr::Expr;
 use crate::output::Output;
 use crate::plan::{Column, Rel};
+use snapscale_engine::catalog::Row;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value, Zone};
 
 /// A COPY FROM STDIN in progress.

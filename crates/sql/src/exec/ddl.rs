@@ -1,4 +1,4 @@
-//! DDL: catalog rows changed inside the transaction (see crate::catalog).
+//! DDL: catalog rows changed inside the transaction (see snapscale_engine::catalog).
 //!
 //! Each statement holds AccessExclusive (Share for CREATE INDEX) on the
 //! relation until commit, so no reader or writer acts on a definition
@@ -8,18 +8,18 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use snapscale_lock::LockMode;
-use snapscale_storage::{Liveness, Outcome};
+use snapscale_engine::LockMode;
+use snapscale_engine::{Liveness, Outcome};
 
 use super::Executor;
-use crate::catalog::{IndexDef, RelEntry};
-use snapscale_values::SqlError;
-use crate::index::Key;
 use crate::output::Output;
 use crate::plan::{CreateTable, NewIndex, Rel};
-use crate::redo::Redo;
-use crate::sequence::OwnedBy;
+use snapscale_engine::catalog::{IndexDef, RelEntry};
+use snapscale_engine::index::Key;
+use snapscale_engine::redo::Redo;
+use snapscale_engine::sequence::OwnedBy;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 impl Executor<'_> {
     pub(crate) async fn create_table(&mut self, c: &CreateTable) -> Result<Output, SqlError> {

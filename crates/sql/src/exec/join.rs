@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::query::{with_tid, Run};
-use crate::catalog::Row;
-use snapscale_values::SqlError;
 use crate::expr::{passes, Expr};
-use crate::index::{Index, Key};
 use crate::plan::physical::{JoinNode, Node, ScanNode};
 use crate::plan::JoinKind;
+use snapscale_engine::catalog::Row;
+use snapscale_engine::index::{Index, Key};
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 /// `left` then `right` as one row.

@@ -27,25 +27,28 @@ mod window;
 
 use std::sync::Arc;
 
-use snapscale_storage::StorageError;
-use snapscale_txn::Snapshot;
+use snapscale_engine::Snapshot;
+use snapscale_engine::StorageError;
 
 pub(crate) use copy::CopyIn;
 
-use snapscale_values::SqlError;
 use crate::expr::{Ctx, Replay};
+use crate::limits::StatementLimits;
 use crate::output::Output;
 use crate::plan::physical::{Query, Statement};
 use crate::plan::Utility;
-use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
+use snapscale_engine::xact::{txn_error, Xact};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
-use crate::xact::{txn_error, Xact};
 
 /// One statement's execution: the transaction it runs in, its parameters
 /// and its subplans.
 pub(crate) struct Executor<'x> {
     pub(crate) xact: &'x mut Xact,
+    /// The session's limits on the statement's work.
+    pub(crate) limits: StatementLimits,
     pub(crate) params: &'x [Value],
     /// Inside BEGIN … COMMIT (VACUUM refuses to run there).
     in_block: bool,
@@ -58,7 +61,7 @@ pub(crate) struct Executor<'x> {
     catalog: std::sync::OnceLock<crate::catalog_views::CatalogState>,
     /// The rows each recursive WITH item's current round reads
     /// (`Run::recursive_union`), by work table id.
-    work_tables: std::cell::RefCell<std::collections::HashMap<usize, Vec<crate::catalog::Row>>>,
+    work_tables: std::cell::RefCell<std::collections::HashMap<usize, Vec<snapscale_engine::catalog::Row>>>,
     /// The journal of volatile calls, if the statement may stop to wait
     /// for an advisory lock (EVAL-REPLAY).
     replay: Option<Replay>,
@@ -67,9 +70,16 @@ pub(crate) struct Executor<'x> {
 impl<'x> Executor<'x> {
     /// An execution in `xact` with `params`; `in_block` inside BEGIN;
     /// `waits` if its expressions may wait for a lock.
-    pub(crate) fn new(xact: &'x mut Xact, params: &'x [Value], in_block: bool, waits: bool) -> Executor<'x> {
+    pub(crate) fn new(
+        xact: &'x mut Xact,
+        limits: StatementLimits,
+        params: &'x [Value],
+        in_block: bool,
+        waits: bool,
+    ) -> Executor<'x> {
         Executor {
             xact,
+            limits,
             params,
             in_block,
             snapshot: None,
@@ -141,6 +151,7 @@ impl<'x> Executor<'x> {
 /// worker to hand off.
 pub(crate) async fn run(
     xact: &mut Xact,
+    limits: StatementLimits,
     statement: &Statement,
     subplans: &[Query],
     params: &[Value],
@@ -149,7 +160,7 @@ pub(crate) async fn run(
 ) -> Result<Output, SqlError> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let handle = Handle::try_current().ok().filter(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
-    let running = run_here(xact, statement, subplans, params, in_block, waits);
+    let running = run_here(xact, limits, statement, subplans, params, in_block, waits);
     match handle {
         Some(handle) if !statement.is_bounded(subplans) => {
             tokio::task::block_in_place(|| handle.block_on(running))
@@ -160,6 +171,7 @@ pub(crate) async fn run(
 
 async fn run_here(
     xact: &mut Xact,
+    limits: StatementLimits,
     statement: &Statement,
     subplans: &[Query],
     params: &[Value],
@@ -168,6 +180,7 @@ async fn run_here(
 ) -> Result<Output, SqlError> {
     let mut exec = Executor {
         xact,
+        limits,
         params,
         in_block,
         snapshot: None,
@@ -209,7 +222,7 @@ impl Executor<'_> {
             row,
             params: self.params,
             now: self.xact.now(),
-            stack: StackDepth::here(self.xact.config.max_stack_depth),
+            stack: StackDepth::here(self.limits.max_stack_depth),
             db: Some(&self.xact.db),
             snapshot: self.xact.session.current_snapshot().map(|s| &**s),
             session: self.xact.session_view.as_deref(),

@@ -6,20 +6,20 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use snapscale_lock::{LockMode, LockTag};
-use snapscale_storage::{Liveness, Outcome, RowLockMode, StorageError, Tid};
-use snapscale_txn::{IsolationLevel, TxnError};
+use snapscale_engine::{IsolationLevel, TxnError};
+use snapscale_engine::{Liveness, Outcome, RowLockMode, StorageError, Tid};
+use snapscale_engine::{LockMode, LockTag};
 
 use super::{serialization_failure, storage_error, Executor};
-use crate::catalog::{RelEntry, Row};
-use snapscale_values::SqlError;
 use crate::expr::{passes, Expr};
-use crate::index::{Index, Key};
 use crate::output::Output;
 use crate::plan::physical::{ScanNode, Source};
 use crate::plan::{Projection, Rel, RowLock};
-use crate::redo::Redo;
+use snapscale_engine::catalog::{RelEntry, Row};
+use snapscale_engine::index::{Index, Key};
+use snapscale_engine::redo::Redo;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 /// What to do with a row found by a scan.

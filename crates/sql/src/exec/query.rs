@@ -13,20 +13,20 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use snapscale_storage::Tid;
+use snapscale_engine::Tid;
 
 use super::agg::Acc;
 use super::modify::Change;
 use super::setop::Enough;
 use super::Executor;
-use crate::catalog::Row;
-use snapscale_values::SqlError;
 use crate::expr::{compare, passes, Ctx, Expr};
-use crate::index::Key;
 use crate::plan::physical::{LockTarget, Node, Query};
 use crate::plan::{Aggregate, SortKey};
-use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
+use snapscale_engine::catalog::Row;
+use snapscale_engine::index::Key;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 /// What flows between operators: row versions as a Scan found them, with
@@ -66,7 +66,7 @@ pub(super) struct Run<'r, 'x> {
 impl<'x> Executor<'x> {
     /// A synchronous evaluation with `outer` as the enclosing row's values.
     pub(super) fn run<'r>(&'r self, outer: &'r [Value]) -> Run<'r, 'x> {
-        Run { ex: self, outer, stack: StackDepth::here(self.xact.config.max_stack_depth) }
+        Run { ex: self, outer, stack: StackDepth::here(self.limits.max_stack_depth) }
     }
 
     /// The rows of a query.
@@ -220,10 +220,12 @@ impl Run<'_, '_> {
     /// DISTINCT compares them).
     fn unique(&self, rows: Vec<Row>, keys: &[Expr]) -> Result<Vec<Row>, SqlError> {
         let mut out = Vec::new();
-        let mut last: Option<crate::index::Key> = None;
+        let mut last: Option<snapscale_engine::index::Key> = None;
         for row in rows {
             let cx = self.ctx(&row);
-            let key = crate::index::Key(keys.iter().map(|k| k.eval(&cx)).collect::<Result<Vec<_>, _>>()?);
+            let key = snapscale_engine::index::Key(
+                keys.iter().map(|k| k.eval(&cx)).collect::<Result<Vec<_>, _>>()?,
+            );
             if last.as_ref() != Some(&key) {
                 last = Some(key);
                 out.push(row);

@@ -3,13 +3,13 @@
 
 use std::ops::Bound;
 
-use snapscale_storage::Tid;
+use snapscale_engine::Tid;
 
 use super::query::Run;
-use crate::catalog::Row;
-use snapscale_values::SqlError;
 use crate::expr::{passes, Expr};
 use crate::plan::physical::{Access, ScanNode};
+use snapscale_engine::catalog::Row;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 impl Run<'_, '_> {

@@ -8,11 +8,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::catalog::Row;
-use snapscale_values::SqlError;
-use crate::index::Key;
 use crate::plan::{SetOpKind, Srf};
+use snapscale_engine::catalog::Row;
+use snapscale_engine::index::Key;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 pub(super) fn combine(op: SetOpKind, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Row> {
@@ -111,7 +111,7 @@ impl super::query::Run<'_, '_> {
                 rows.into_iter().filter(|r| seen.insert(Key(r.to_vec()))).collect()
             }
         };
-        let limit = self.ex.xact.config.temp_file_limit;
+        let limit = self.ex.limits.temp_file_limit;
         let (mut bytes, mut accepted) = (0u64, 0usize);
         // Whether the rows so far are all anyone will read.
         let mut done = |rows: &[Row]| -> Result<bool, SqlError> {

@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use super::Executor;
-use snapscale_values::SqlError;
 use crate::output::Output;
 use crate::plan::Rel;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 impl Executor<'_> {
     /// VACUUM [(FREEZE)] [tables]: every relation when none is named, the

@@ -13,11 +13,11 @@ use std::cmp::Ordering;
 
 use super::agg::Acc;
 use super::query::{sort_by_keys, Run};
-use crate::catalog::Row;
-use snapscale_values::SqlError;
 use crate::expr::{compare, WinFunc};
-use crate::index::Key;
 use crate::plan::{SortKey, WindowCall};
+use snapscale_engine::catalog::Row;
+use snapscale_engine::index::Key;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 /// A row's place in a window: its partition key, its order values, the

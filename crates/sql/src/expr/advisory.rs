@@ -7,13 +7,13 @@
 //! returns NULL. A blocking call that cannot be granted at once stops the
 //! evaluation for the executor to wait and run it again (EVAL-REPLAY).
 //!
-//! [`SessionLocks`]: crate::advisory::SessionLocks
+//! [`SessionLocks`]: snapscale_engine::advisory::SessionLocks
 
-use snapscale_lock::{LockMode, LockTag};
+use snapscale_engine::{LockMode, LockTag};
 
 use super::{Ctx, Func, Pending};
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 /// One of the advisory lock functions: what it does, in which mode, held

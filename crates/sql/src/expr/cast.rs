@@ -4,8 +4,8 @@
 //! statement's catalog gives.
 
 use super::Ctx;
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{int_arith, IntOp, SqlType, Value, Zone};
 
 /// Converts `v` to `ty` as [`cast`] does, looking names of catalog objects

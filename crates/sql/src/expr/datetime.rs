@@ -7,8 +7,8 @@
 //! functions work on the wall clock: truncating an instant to the day
 //! means midnight where the session is.
 
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{civil_date, day_number, Interval, Value, Zone};
 
 const USECS_PER_DAY: i64 = 86_400_000_000;

@@ -1,6 +1,6 @@
 //! Scalar functions: the session's and the server's state, text
 //! functions, and the sequence functions (whose values are in
-//! crate::sequence).
+//! snapscale_engine::sequence).
 
 use super::*;
 
@@ -8,8 +8,8 @@ use super::*;
 /// snapshot keeps no list, so the xids between its bounds are asked one by
 /// one (refused past a million: this is a diagnostic, not a scan).
 fn snapshot_text(
-    db: &crate::database::Database,
-    snapshot: &snapscale_txn::Snapshot,
+    db: &snapscale_engine::database::Database,
+    snapshot: &snapscale_engine::Snapshot,
 ) -> Result<String, SqlError> {
     let (xmin, xmax) = (snapshot.xmin.0, snapshot.xmax.0);
     let running: Vec<u64> = if snapshot.csn() != 0 {
@@ -19,7 +19,7 @@ fn snapshot_text(
                 format!("the snapshot spans {} xids, too many to list", xmax - xmin),
             ));
         }
-        (xmin..xmax).filter(|&x| db.engine.xid_in_snapshot(snapscale_txn::Xid(x), snapshot)).collect()
+        (xmin..xmax).filter(|&x| db.engine.xid_in_snapshot(snapscale_engine::Xid(x), snapshot)).collect()
     } else {
         let mut xids: Vec<u64> =
             snapshot.xip().iter().chain(snapshot.subxip()).map(|x| x.0).filter(|&x| x < xmax).collect();
@@ -40,7 +40,7 @@ pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, Sql
 }
 
 fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-    let lsn = |l: u64| Value::Text(crate::wal_senders::format_lsn(l));
+    let lsn = |l: u64| Value::Text(snapscale_engine::format_lsn(l));
     let progress = cx.db.and_then(|db| db.replay_progress());
     Ok(match f {
         Func::Now => Value::TimestampTz(cx.now),
@@ -231,24 +231,6 @@ fn substring(args: &[Value]) -> Result<Value, SqlError> {
     Ok(Value::Text(s.chars().skip(skip).take(take).collect()))
 }
 
-/// The WAL as a sequence's log.
-struct WalLog<'a> {
-    log: &'a snapscale_storage::log::Log,
-    storage: u64,
-}
-
-impl crate::sequence::SeqLog for WalLog<'_> {
-    fn log(&self, v: crate::sequence::SeqValue) -> Result<u64, SqlError> {
-        let record = crate::redo::encode_sequence(self.storage, v);
-        let end = self
-            .log
-            .append(&[(crate::redo::SEQUENCE, &record)])
-            .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
-        self.log.flush_soon(end);
-        Ok(end)
-    }
-}
-
 /// Evaluates nextval / currval / setval / lastval (arguments as the binder
 /// makes them, see `Func::NextVal`).
 #[inline(never)]
@@ -294,10 +276,10 @@ fn sequence_call(f: Func, args: &[Value], cx: &Ctx<'_>) -> Result<Value, SqlErro
         .get()
         .ok_or_else(|| SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a sequence")))?;
     let wal = match (&db.log, *logged) {
-        (Some(log), true) => Some(WalLog { log, storage }),
+        (Some(log), true) => Some(snapscale_engine::redo::SequenceWal { log, storage }),
         _ => None,
     };
-    let log = wal.as_ref().map(|w| w as &dyn crate::sequence::SeqLog);
+    let log = wal.as_ref().map(|w| w as &dyn snapscale_engine::sequence::SeqLog);
     let (value, set, end) = if f == Func::NextVal {
         let (v, end) = sequence.next(name, log)?;
         (v, true, end)

@@ -17,13 +17,14 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use snapscale_values::SqlError;
-use snapscale_sqlstate::SqlState;
 use crate::stack::StackDepth;
 use cast::describe;
 pub use cast::{cast, cast_in};
 use operators::{arith, concat, like};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
+use snapscale_engine::SessionView;
 use snapscale_values::{int_arith, IntOp, Reg, SqlType, Value, Zone};
 
 mod advisory;
@@ -393,9 +394,9 @@ pub struct Ctx<'a> {
     pub stack: StackDepth,
     /// The database, for functions that report its state (replay
     /// progress); `None` where no statement runs (tests).
-    pub db: Option<&'a crate::database::Database>,
+    pub db: Option<&'a snapscale_engine::database::Database>,
     /// The statement's snapshot, if it took one (`pg_current_snapshot()`).
-    pub snapshot: Option<&'a snapscale_txn::Snapshot>,
+    pub snapshot: Option<&'a snapscale_engine::Snapshot>,
     /// Who and where the session is, and its settings (`current_user`,
     /// `current_setting()`); `None` in tests.
     pub session: Option<&'a SessionView>,
@@ -416,35 +417,6 @@ impl Ctx<'_> {
     /// The session's TimeZone (UTC where no session runs).
     pub fn zone(&self) -> Zone {
         self.session.map_or(Zone::UTC, |s| s.zone)
-    }
-}
-
-/// What the session functions read: the session's user and database, its
-/// process id, and its settings as of the last SET (a SET re-makes it).
-pub struct SessionView {
-    pub user: String,
-    pub database: String,
-    pub pid: i32,
-    /// TimeZone: where timestamptz text is read and shown.
-    pub zone: snapscale_values::Zone,
-    /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
-    pub show: ShowSetting,
-    /// Every setting, its value and its context (pg_settings).
-    pub settings: Vec<(&'static str, String, &'static str)>,
-    /// currval / lastval, and the sequence WAL a commit must wait for:
-    /// kept across the views a session makes.
-    pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
-    /// The session's advisory locks; `None` where no lock manager is
-    /// attached.
-    pub advisory: Option<Arc<crate::advisory::SessionLocks>>,
-}
-
-/// A session's SHOW, as the evaluator calls it.
-pub type ShowSetting = Box<dyn Fn(&str) -> Result<String, SqlError> + Send + Sync>;
-
-impl std::fmt::Debug for SessionView {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionView").field("user", &self.user).field("database", &self.database).finish()
     }
 }
 

@@ -3,8 +3,8 @@
 //! interval arithmetic, `||`, and LIKE.
 
 use super::Arith;
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{int_arith, IntOp, Interval, SqlType, Value, Zone};
 
 /// `a || b` over any two values' text forms; NULL if either is.

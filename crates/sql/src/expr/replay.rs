@@ -29,11 +29,11 @@
 
 use std::sync::Mutex;
 
-use snapscale_lock::{LockMode, LockTag};
+use snapscale_engine::{LockMode, LockTag};
 
 use super::Func;
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 impl Func {

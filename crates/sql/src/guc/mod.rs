@@ -11,13 +11,13 @@
 use std::fmt;
 use std::time::Duration;
 
-use snapscale_lock::WaitPolicy;
-use snapscale_txn::IsolationLevel;
+use snapscale_engine::IsolationLevel;
+use snapscale_engine::WaitPolicy;
 
-use snapscale_values::SqlError;
 use crate::session::Gucs;
-use snapscale_sqlstate::SqlState;
 use crate::stack::{DEFAULT_MAX_STACK_DEPTH, MAX_MAX_STACK_DEPTH};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 mod client;
 

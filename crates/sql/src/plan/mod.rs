@@ -11,13 +11,13 @@ pub mod planner;
 
 use std::sync::Arc;
 
-use snapscale_lock::LockMode;
-use snapscale_storage::Tid;
+use snapscale_engine::LockMode;
 
-use crate::catalog::{ColumnDef, Heap, RelEntry};
 use crate::copy::CopyOptions;
 use crate::expr::{AggFunc, Expr};
-use crate::sequence::SequenceDef;
+use snapscale_engine::catalog::ColumnDef;
+pub use snapscale_engine::catalog::Rel;
+use snapscale_engine::sequence::SequenceDef;
 use snapscale_values::SqlType;
 
 /// A result column.
@@ -25,21 +25,6 @@ use snapscale_values::SqlType;
 pub struct Column {
     pub name: String,
     pub ty: SqlType,
-}
-
-/// A resolved relation: its catalog row (and where it lives in the
-/// catalog) and its storage.
-#[derive(Clone)]
-pub struct Rel {
-    pub entry: Arc<RelEntry>,
-    pub heap: Arc<Heap>,
-    pub catalog_tid: Tid,
-}
-
-impl std::fmt::Debug for Rel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Rel({})", self.entry.name)
-    }
 }
 
 /// A relation a plan depends on: locked in `mode` before execution, and
@@ -255,12 +240,12 @@ pub struct Locking {
     pub tables: Vec<usize>,
     /// The mode each of `tables` is locked in, and what it does with a
     /// row held in a conflicting one.
-    pub modes: Vec<(snapscale_storage::RowLockMode, RowLock)>,
+    pub modes: Vec<(snapscale_engine::RowLockMode, RowLock)>,
 }
 
 impl Locking {
     /// The mode and wait policy of the table at `offset`.
-    pub fn of(&self, offset: usize) -> (snapscale_storage::RowLockMode, RowLock) {
+    pub fn of(&self, offset: usize) -> (snapscale_engine::RowLockMode, RowLock) {
         let i = self.tables.iter().position(|&o| o == offset).expect("a locked table");
         self.modes[i]
     }

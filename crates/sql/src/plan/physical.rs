@@ -28,7 +28,7 @@ use super::{
 };
 use crate::catalog_views::View;
 use crate::expr::Expr;
-use crate::index::Index;
+use snapscale_engine::index::Index;
 
 /// How rows are found.
 #[derive(Debug)]
@@ -63,7 +63,7 @@ pub struct ScanNode {
 pub struct LockTarget {
     pub rel: Rel,
     /// The row-lock mode (FOR KEY SHARE … FOR UPDATE).
-    pub strength: snapscale_storage::RowLockMode,
+    pub strength: snapscale_engine::RowLockMode,
     /// What to do with a row held in a conflicting mode.
     pub how: RowLock,
     /// Where the table's row starts; `None`: the input rows are versions.
@@ -332,7 +332,7 @@ impl Statement {
                 Utility::Truncate(_) => Some("TRUNCATE TABLE"),
                 // A standby takes the modes that do not conflict with
                 // replay's reads (PostgreSQL: up to ROW EXCLUSIVE).
-                Utility::LockTable { mode } if *mode > snapscale_lock::LockMode::RowExclusive => {
+                Utility::LockTable { mode } if *mode > snapscale_engine::LockMode::RowExclusive => {
                     Some("LOCK TABLE")
                 }
                 Utility::LockTable { .. } => None,

@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use snapscale_txn::IsolationLevel;
+use snapscale_engine::IsolationLevel;
 use sqlparser::ast::{self, Expr as AstExpr, Set, Statement, TransactionIsolationLevel, TransactionMode};
 
 use super::{aborted_block, Block, Conn, Gucs, Savepoint};
-use snapscale_values::SqlError;
 use crate::output::Output;
 use crate::plan::Column;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value};
 
 /// Statements the session runs itself.

@@ -2,10 +2,10 @@
 //! between the statement's start and CopyDone.
 
 use super::{Conn, Gucs};
-use snapscale_values::SqlError;
 use crate::exec::Executor;
 use crate::output::Output;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 impl<G: Gucs> Conn<G> {
     /// COPY FROM STDIN data.
@@ -13,7 +13,7 @@ impl<G: Gucs> Conn<G> {
         let mut result = self.copy_step(Some(data)).await;
         // What is left is one unfinished row: bounded like a message, so a
         // client cannot grow it without end.
-        let limit = self.xact.config.max_message_size;
+        let limit = self.limits.max_message_size;
         if let (Ok(()), Some(copy)) = (&result, &self.copy) {
             if copy.pending.len() > limit {
                 result = Err(SqlError::new(SqlState::PROGRAM_LIMIT_EXCEEDED, "COPY row is too long")
@@ -61,7 +61,7 @@ impl<G: Gucs> Conn<G> {
         if let Some(data) = data {
             copy.pending.extend_from_slice(data);
         }
-        let mut exec = Executor::new(&mut self.xact, &[], false, copy.waits);
+        let mut exec = Executor::new(&mut self.xact, self.limits, &[], false, copy.waits);
         exec.copy_lines(copy, data.is_none()).await
     }
 }

@@ -16,20 +16,23 @@
 
 use std::sync::Arc;
 
-use snapscale_lock::WaitPolicy;
-use snapscale_txn::IsolationLevel;
+use snapscale_engine::IsolationLevel;
+use snapscale_engine::WaitPolicy;
 
-use crate::cancel::Cancel;
-use crate::database::{Backend, Database};
-use snapscale_values::SqlError;
 use crate::exec::CopyIn;
 use crate::output::Output;
 use crate::parse::Parsed;
 use crate::plan::physical::Statement;
 use crate::plan::Utility;
+use snapscale_engine::cancel::Cancel;
+use snapscale_engine::database::{Backend, Database};
+use snapscale_engine::xact::{Notice, Xact, XactConfig};
+use snapscale_engine::SessionView;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
-use crate::xact::{Notice, Xact, XactConfig};
+
+use crate::limits::StatementLimits;
 
 mod control;
 mod copy;
@@ -167,6 +170,8 @@ pub(crate) struct Savepoint<G> {
 /// The SQL session of one connection.
 pub struct Conn<G: Gucs> {
     pub(crate) xact: Xact,
+    /// The limits on each statement's work, from the settings.
+    pub(crate) limits: StatementLimits,
     pub(crate) gucs: G,
     /// The settings as the transaction began: restored if it aborts (SET
     /// is transactional).
@@ -197,6 +202,7 @@ impl<G: Gucs> Conn<G> {
     pub fn new(db: Arc<Database>, backend: Backend, gucs: G) -> Conn<G> {
         let mut conn = Conn {
             xact: Xact::new(db, backend),
+            limits: StatementLimits::default(),
             initial_gucs: gucs.clone(),
             queried: false,
             settings_generation: 0,
@@ -215,9 +221,9 @@ impl<G: Gucs> Conn<G> {
 
     /// Copies the settings the transaction manager reads (after SET).
     pub(crate) fn configure(&mut self) {
-        self.xact.config = XactConfig {
-            wait: self.gucs.wait_policy(),
-            synchronous_commit: self.gucs.synchronous_commit(),
+        self.xact.config =
+            XactConfig { wait: self.gucs.wait_policy(), synchronous_commit: self.gucs.synchronous_commit() };
+        self.limits = StatementLimits {
             max_stack_depth: self.gucs.max_stack_depth(),
             max_message_size: self.gucs.max_message_size(),
             temp_file_limit: self.gucs.temp_file_limit(),
@@ -230,7 +236,7 @@ impl<G: Gucs> Conn<G> {
     pub(crate) fn refresh_session_view(&mut self) {
         self.settings_generation += 1;
         let gucs = self.gucs.clone();
-        self.xact.session_view = Some(Arc::new(crate::expr::SessionView {
+        self.xact.session_view = Some(Arc::new(SessionView {
             user: gucs.session_user(),
             database: gucs.database(),
             // The pid BackendKeyData carried (Backend::pid).
@@ -256,11 +262,11 @@ impl<G: Gucs> Conn<G> {
     }
 
     /// The connection started: who it is (pg_stat_activity's row).
-    pub fn report_connected(&self, info: crate::activity::ClientInfo) {
+    pub fn report_connected(&self, info: snapscale_engine::activity::ClientInfo) {
         let now = snapscale_values::now_micros();
         self.xact.db.activity.set(
             self.xact.slot(),
-            Some(crate::activity::BackendStatus {
+            Some(snapscale_engine::activity::BackendStatus {
                 user: self.gucs.session_user(),
                 database: self.gucs.database(),
                 application_name: info.application_name,
@@ -270,7 +276,7 @@ impl<G: Gucs> Conn<G> {
                 xact_start: None,
                 query_start: None,
                 state_change: now,
-                state: crate::activity::State::Idle,
+                state: snapscale_engine::activity::State::Idle,
                 query: Arc::from(""),
             }),
         );
@@ -282,7 +288,7 @@ impl<G: Gucs> Conn<G> {
         let now = snapscale_values::now_micros();
         let in_block = matches!(self.block, Block::Open | Block::Failed);
         self.xact.db.activity.update(self.xact.slot(), |s| {
-            s.state = crate::activity::State::Active;
+            s.state = snapscale_engine::activity::State::Active;
             s.query = Arc::clone(text);
             s.query_start = Some(now);
             s.state_change = now;
@@ -296,10 +302,12 @@ impl<G: Gucs> Conn<G> {
     pub fn report_idle(&self) {
         let now = snapscale_values::now_micros();
         let (state, in_xact) = match (self.copy.is_some(), self.block) {
-            (true, _) => (crate::activity::State::Copying, true),
-            (false, Block::Idle) => (crate::activity::State::Idle, false),
-            (false, Block::Open | Block::Implicit) => (crate::activity::State::IdleInTransaction, true),
-            (false, Block::Failed) => (crate::activity::State::IdleInTransactionAborted, true),
+            (true, _) => (snapscale_engine::activity::State::Copying, true),
+            (false, Block::Idle) => (snapscale_engine::activity::State::Idle, false),
+            (false, Block::Open | Block::Implicit) => {
+                (snapscale_engine::activity::State::IdleInTransaction, true)
+            }
+            (false, Block::Failed) => (snapscale_engine::activity::State::IdleInTransactionAborted, true),
         };
         self.xact.db.activity.update(self.xact.slot(), |s| {
             if s.state != state {
@@ -482,6 +490,7 @@ impl<G: Gucs> Conn<G> {
                 let in_block = self.block == Block::Open;
                 let out = crate::exec::run(
                     &mut self.xact,
+                    self.limits,
                     &planned.statement,
                     &planned.subplans,
                     params,

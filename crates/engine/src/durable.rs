@@ -14,8 +14,8 @@ use tracing::info;
 use crate::catalog::Row;
 use crate::database::{Database, DatabaseConfig};
 use crate::redo::{self, CheckpointHeader, Image, ImageWriter};
-use snapscale_values::Value;
 use crate::xact::now_micros;
+use snapscale_values::Value;
 
 fn startup_error(what: &str, e: impl std::fmt::Display) -> String {
     format!("{what}: {e}")
@@ -23,7 +23,7 @@ fn startup_error(what: &str, e: impl std::fmt::Display) -> String {
 
 /// Takes the data directory's lock file: a second server on the same
 /// directory is refused.
-pub(crate) fn lock_data_dir(dir: &Path) -> Result<std::fs::File, String> {
+pub fn lock_data_dir(dir: &Path) -> Result<std::fs::File, String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| startup_error(&format!("could not create \"{}\"", dir.display()), e))?;
     let lock_path = dir.join("snapscale.lock");
@@ -45,7 +45,7 @@ pub(crate) fn lock_data_dir(dir: &Path) -> Result<std::fs::File, String> {
 
 /// The latest checkpoint of `dir`: its redo point, header and image (an
 /// empty database at LSN 0 if it never had one).
-pub(crate) fn read_checkpoint(dir: &Path) -> Result<(Lsn, CheckpointHeader, Image), String> {
+pub fn read_checkpoint(dir: &Path) -> Result<(Lsn, CheckpointHeader, Image), String> {
     match checkpoint::read_latest(dir)? {
         Some((redo, payload)) => {
             let (header, image) =
@@ -64,7 +64,7 @@ pub(crate) fn read_checkpoint(dir: &Path) -> Result<(Lsn, CheckpointHeader, Imag
 /// opened (PostgreSQL's initdb does the same: seconds since 1970 in the
 /// high bits, something varying in the low ones) and kept in
 /// `system_identifier`.
-pub(crate) fn system_identifier(dir: &Path) -> Result<u64, String> {
+pub fn system_identifier(dir: &Path) -> Result<u64, String> {
     let path = dir.join("system_identifier");
     match std::fs::read_to_string(&path) {
         Ok(text) => {
@@ -82,7 +82,7 @@ pub(crate) fn system_identifier(dir: &Path) -> Result<u64, String> {
 
 /// Records `id` as the data directory's system identifier (a standby
 /// takes its primary's).
-pub(crate) fn write_system_identifier(dir: &Path, id: u64) -> Result<(), String> {
+pub fn write_system_identifier(dir: &Path, id: u64) -> Result<(), String> {
     let path = dir.join("system_identifier");
     let tmp = dir.join("system_identifier.tmp");
     std::fs::write(&tmp, format!("{id:016X}\n"))
@@ -163,7 +163,7 @@ impl Database {
 
     /// Loads a recovered image into tables as frozen versions, visible to
     /// every snapshot.
-    pub(crate) fn load(&self, image: Image) -> Result<(), String> {
+    pub fn load(&self, image: Image) -> Result<(), String> {
         self.catalog.resume_ids(image.next_oid, image.next_storage);
         let mut storages = image.storages;
         for entry in image.catalog.into_values() {
@@ -205,7 +205,7 @@ impl Database {
     }
 
     /// [`Self::checkpoint`], returning the checkpoint's payload too.
-    pub(crate) async fn checkpoint_file(&self) -> Result<Option<(Lsn, Vec<u8>)>, String> {
+    pub async fn checkpoint_file(&self) -> Result<Option<(Lsn, Vec<u8>)>, String> {
         let (Some(log), Some(dir)) = (&self.log, &self.data_dir) else { return Ok(None) };
         let mut guard = self.checkpointer.lock().await;
         let Some(session) = guard.as_mut() else { return Ok(None) };
@@ -268,7 +268,7 @@ impl Database {
     /// and its rows as `reader` sees them, for a checkpoint or a
     /// restartpoint at `header`, and how many rows it holds. Rows are
     /// encoded as the scan reads them: the image never exists decoded.
-    pub(crate) fn image_payload(
+    pub fn image_payload(
         &self,
         reader: &snapscale_txn::Reader<'_>,
         header: &CheckpointHeader,
@@ -300,7 +300,7 @@ impl Database {
 
     /// The oldest LSN whose segment a checkpoint at `redo` must keep: the
     /// redo point, or older WAL a connected standby has not received yet.
-    pub(crate) fn wal_kept_from(&self, redo: Lsn) -> Lsn {
+    pub fn wal_kept_from(&self, redo: Lsn) -> Lsn {
         redo.min(self.senders.oldest_needed().unwrap_or(redo))
     }
 

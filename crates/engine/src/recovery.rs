@@ -27,17 +27,17 @@ use snapscale_txn::Xid;
 use crate::redo::{self, CheckpointHeader, Image, Record};
 
 /// What replaying the WAL after a checkpoint found.
-pub(crate) struct Replayed {
+pub struct Replayed {
     /// Where the valid log ends (appending resumes here).
-    pub(crate) end: Lsn,
+    pub end: Lsn,
     /// The next xid to hand out: after every xid the image or the log names.
-    pub(crate) next_xid: Xid,
+    pub next_xid: Xid,
     /// COMMIT records applied.
-    pub(crate) committed: u64,
+    pub committed: u64,
     /// Bytes read from the redo point.
-    pub(crate) bytes: u64,
+    pub bytes: u64,
     /// Why the log ended where it did, if not at the end of its files.
-    pub(crate) stopped: Option<String>,
+    pub stopped: Option<String>,
 }
 
 fn scan_error(e: std::io::Error) -> String {
@@ -47,7 +47,7 @@ fn scan_error(e: std::io::Error) -> String {
 /// Applies to `image` every transaction that committed at or after the
 /// checkpoint's cut (see the module docs). Refuses damage before the last
 /// segment: committed WAL after it would be lost.
-pub(crate) fn replay(
+pub fn replay(
     wal_dir: &Path,
     redo: Lsn,
     header: &CheckpointHeader,

@@ -30,10 +30,10 @@ use snapscale_storage::log::Lsn;
 use snapscale_storage::Tid;
 use snapscale_txn::{Replayer, RunningXacts, Xid};
 
-use crate::catalog::{Heap, RelEntry, Row};
-use crate::database::Database;
-use crate::redo::{Record, Redo};
-use crate::sequence::SeqValue;
+use snapscale_engine::catalog::{Heap, RelEntry, Row};
+use snapscale_engine::database::Database;
+use snapscale_engine::redo::{Record, Redo};
+use snapscale_engine::sequence::SeqValue;
 use snapscale_values::Value;
 
 /// What to undo if an xid aborts: a map entry's previous value.
@@ -88,7 +88,7 @@ pub(crate) struct Applier {
 }
 
 fn replay_error(lsn: Lsn, what: impl std::fmt::Display) -> String {
-    format!("replay of the WAL record at {}: {what}", crate::wal_senders::format_lsn(lsn))
+    format!("replay of the WAL record at {}: {what}", snapscale_engine::format_lsn(lsn))
 }
 
 impl Applier {

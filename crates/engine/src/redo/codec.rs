@@ -3,31 +3,31 @@
 //! entries (formats in `mod.rs`).
 
 use crate::catalog::{ColumnDef, IndexDef, RelEntry};
-use snapscale_values::SqlError;
 use crate::sequence::{OwnedBy, SequenceDef};
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::{SqlType, Value};
 
 #[derive(Default)]
-pub(crate) struct Writer(pub(crate) Vec<u8>);
+pub struct Writer(pub Vec<u8>);
 
 impl Writer {
-    pub(crate) fn u8(&mut self, v: u8) {
+    pub fn u8(&mut self, v: u8) {
         self.0.push(v);
     }
-    pub(crate) fn u16(&mut self, v: u16) {
+    pub fn u16(&mut self, v: u16) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    pub(crate) fn u32(&mut self, v: u32) {
+    pub fn u32(&mut self, v: u32) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    pub(crate) fn i64(&mut self, v: i64) {
+    pub fn i64(&mut self, v: i64) {
         self.u64(v as u64);
     }
-    pub(crate) fn u64(&mut self, v: u64) {
+    pub fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    pub(crate) fn str(&mut self, s: &str) {
+    pub fn str(&mut self, s: &str) {
         self.u32(s.len() as u32);
         self.0.extend_from_slice(s.as_bytes());
     }
@@ -89,7 +89,7 @@ impl Writer {
             }
         }
     }
-    pub(crate) fn row(&mut self, row: &[Value]) {
+    pub fn row(&mut self, row: &[Value]) {
         self.u16(row.len() as u16);
         for v in row {
             self.value(v);
@@ -124,7 +124,7 @@ impl Writer {
         self.u8(tag);
         self.u32(len);
     }
-    pub(crate) fn entry(&mut self, e: &RelEntry) {
+    pub fn entry(&mut self, e: &RelEntry) {
         self.u32(e.oid);
         self.str(&e.name);
         self.u64(e.storage);
@@ -174,17 +174,17 @@ impl Writer {
     }
 }
 
-pub(crate) struct Reader<'a> {
+pub struct Reader<'a> {
     b: &'a [u8],
     at: usize,
 }
 
-pub(crate) fn corrupt() -> SqlError {
+pub fn corrupt() -> SqlError {
     SqlError::new(SqlState::DATA_CORRUPTED, "a write-ahead log record or checkpoint is malformed")
 }
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(b: &'a [u8]) -> Reader<'a> {
+    pub fn new(b: &'a [u8]) -> Reader<'a> {
         Reader { b, at: 0 }
     }
     fn take(&mut self, n: usize) -> Result<&'a [u8], SqlError> {
@@ -192,30 +192,30 @@ impl<'a> Reader<'a> {
         self.at += n;
         Ok(s)
     }
-    pub(crate) fn u8(&mut self) -> Result<u8, SqlError> {
+    pub fn u8(&mut self) -> Result<u8, SqlError> {
         Ok(self.take(1)?[0])
     }
-    pub(crate) fn u16(&mut self) -> Result<u16, SqlError> {
+    pub fn u16(&mut self) -> Result<u16, SqlError> {
         Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
     }
-    pub(crate) fn u32(&mut self) -> Result<u32, SqlError> {
+    pub fn u32(&mut self) -> Result<u32, SqlError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
     }
-    pub(crate) fn i64(&mut self) -> Result<i64, SqlError> {
+    pub fn i64(&mut self) -> Result<i64, SqlError> {
         Ok(self.u64()? as i64)
     }
     /// Bytes not yet read.
-    pub(crate) fn remaining(&self) -> usize {
+    pub fn remaining(&self) -> usize {
         self.b.len() - self.at
     }
     /// True once every byte was read (a record with trailing bytes is malformed).
-    pub(crate) fn done(&self) -> bool {
+    pub fn done(&self) -> bool {
         self.at == self.b.len()
     }
-    pub(crate) fn u64(&mut self) -> Result<u64, SqlError> {
+    pub fn u64(&mut self) -> Result<u64, SqlError> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
-    pub(crate) fn str(&mut self) -> Result<String, SqlError> {
+    pub fn str(&mut self) -> Result<String, SqlError> {
         let n = self.u32()? as usize;
         String::from_utf8(self.take(n)?.to_vec()).map_err(|_| corrupt())
     }
@@ -253,7 +253,7 @@ impl<'a> Reader<'a> {
             _ => return Err(corrupt()),
         })
     }
-    pub(crate) fn row(&mut self) -> Result<Vec<Value>, SqlError> {
+    pub fn row(&mut self) -> Result<Vec<Value>, SqlError> {
         let n = self.u16()?;
         (0..n).map(|_| self.value()).collect()
     }
@@ -290,7 +290,7 @@ impl<'a> Reader<'a> {
             _ => return Err(corrupt()),
         })
     }
-    pub(crate) fn entry(&mut self) -> Result<RelEntry, SqlError> {
+    pub fn entry(&mut self) -> Result<RelEntry, SqlError> {
         let oid = self.u32()?;
         let name = self.str()?;
         let storage = self.u64()?;

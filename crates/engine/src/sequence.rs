@@ -17,13 +17,13 @@
 
 use std::sync::Mutex;
 
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use snapscale_values::SqlType;
 
 /// How many values one WAL record covers ahead (PostgreSQL's
 /// SEQ_LOG_VALS).
-pub(crate) const LOG_AHEAD: i64 = 32;
+pub const LOG_AHEAD: i64 = 32;
 
 /// A sequence's parameters (fixed at CREATE SEQUENCE).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,9 +50,9 @@ pub struct OwnedBy {
 /// The value a sequence is at: `last` is the last value handed out if
 /// `called`, else the next one to hand out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct SeqValue {
-    pub(crate) last: i64,
-    pub(crate) called: bool,
+pub struct SeqValue {
+    pub last: i64,
+    pub called: bool,
 }
 
 struct State {
@@ -65,37 +65,37 @@ struct State {
 }
 
 /// A sequence's live value.
-pub(crate) struct Sequence {
+pub struct Sequence {
     def: SequenceDef,
     state: Mutex<State>,
 }
 
 /// Where `nextval` and `setval` write their records.
-pub(crate) trait SeqLog {
+pub trait SeqLog {
     /// Appends a record that the sequence is at `v`; returns its end LSN.
     fn log(&self, v: SeqValue) -> Result<u64, SqlError>;
 }
 
 impl Sequence {
     /// A sequence at `at`, as created (`start`, not called) or recovered.
-    pub(crate) fn new(def: SequenceDef, at: Option<SeqValue>) -> Sequence {
+    pub fn new(def: SequenceDef, at: Option<SeqValue>) -> Sequence {
         let at = at.unwrap_or(SeqValue { last: def.start, called: false });
         Sequence { def, state: Mutex::new(State { now: at, logged_ahead: 0, logged: at }) }
     }
 
     /// The state a checkpoint records: what the WAL has promised, never
     /// less than what was handed out.
-    pub(crate) fn logged(&self) -> SeqValue {
+    pub fn logged(&self) -> SeqValue {
         self.state.lock().expect("sequence state poisoned").logged
     }
 
     /// Where the sequence is now (pg_sequences' last_value).
-    pub(crate) fn current(&self) -> SeqValue {
+    pub fn current(&self) -> SeqValue {
         self.state.lock().expect("sequence state poisoned").now
     }
 
     /// Sets the state from a replayed record.
-    pub(crate) fn replay(&self, v: SeqValue) {
+    pub fn replay(&self, v: SeqValue) {
         let mut s = self.state.lock().expect("sequence state poisoned");
         *s = State { now: v, logged_ahead: 0, logged: v };
     }
@@ -113,7 +113,7 @@ impl Sequence {
     /// The next value; `log` gets a record when the values logged ahead
     /// run out (SEQ-ORDER: under the state's mutex). Returns the value and
     /// the end of the record written, if one was.
-    pub(crate) fn next(&self, name: &str, log: Option<&dyn SeqLog>) -> Result<(i64, Option<u64>), SqlError> {
+    pub fn next(&self, name: &str, log: Option<&dyn SeqLog>) -> Result<(i64, Option<u64>), SqlError> {
         let mut s = self.state.lock().expect("sequence state poisoned");
         let value = if s.now.called {
             self.step(s.now.last).ok_or_else(|| {
@@ -155,7 +155,7 @@ impl Sequence {
     }
 
     /// `setval(v, called)`: 22003 outside the bounds. Always logged.
-    pub(crate) fn set(
+    pub fn set(
         &self,
         name: &str,
         v: i64,
@@ -181,7 +181,7 @@ impl Sequence {
 
 /// The bounds of a sequence's type (PostgreSQL's defaults for MINVALUE and
 /// MAXVALUE when ascending: 1 .. the type's maximum).
-pub(crate) fn type_bounds(ty: SqlType) -> (i64, i64) {
+pub fn type_bounds(ty: SqlType) -> (i64, i64) {
     match ty {
         SqlType::Int2 => (i16::MIN.into(), i16::MAX.into()),
         SqlType::Int4 => (i32::MIN.into(), i32::MAX.into()),
@@ -195,25 +195,25 @@ pub(crate) fn type_bounds(ty: SqlType) -> (i64, i64) {
 #[derive(Debug, Default)]
 pub struct SessionSequences {
     /// storage → the last value nextval (or setval with called) gave.
-    pub(crate) current: std::collections::HashMap<u64, i64>,
-    pub(crate) last: Option<i64>,
+    pub current: std::collections::HashMap<u64, i64>,
+    pub last: Option<i64>,
     unflushed: Option<u64>,
 }
 
 impl SessionSequences {
     /// DISCARD SEQUENCES / ALL.
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.current.clear();
         self.last = None;
     }
 
     /// The WAL end a commit must wait for, once.
-    pub(crate) fn take_unflushed(&mut self) -> Option<u64> {
+    pub fn take_unflushed(&mut self) -> Option<u64> {
         self.unflushed.take()
     }
 
     /// Notes sequence WAL written up to `end`.
-    pub(crate) fn wrote(&mut self, end: Option<u64>) {
+    pub fn wrote(&mut self, end: Option<u64>) {
         if let Some(end) = end {
             self.unflushed = Some(self.unflushed.map_or(end, |u| u.max(end)));
         }

@@ -30,31 +30,31 @@ use snapscale_txn::Xid;
 use super::codec::{corrupt, Reader, Writer};
 use super::Redo;
 use crate::catalog::RelEntry;
-use snapscale_values::SqlError;
 use crate::sequence::SeqValue;
+use snapscale_values::SqlError;
 use snapscale_values::Value;
 
 const MAGIC: &[u8; 4] = b"IMG2";
 
 /// Where replay continues from a checkpoint (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CheckpointHeader {
-    pub(crate) cut: u64,
-    pub(crate) next_xid: Xid,
+pub struct CheckpointHeader {
+    pub cut: u64,
+    pub next_xid: Xid,
     /// (xid, parent or `Xid::INVALID`).
-    pub(crate) running: Vec<(Xid, Xid)>,
+    pub running: Vec<(Xid, Xid)>,
 }
 
 /// The database as recovery rebuilds it before loading it into tables.
 #[derive(Debug, Default)]
-pub(crate) struct Image {
-    pub(crate) catalog: BTreeMap<u32, RelEntry>,
+pub struct Image {
+    pub catalog: BTreeMap<u32, RelEntry>,
     /// storage → row id → row (the row id included as its last value).
-    pub(crate) storages: HashMap<u64, BTreeMap<i64, Vec<Value>>>,
-    pub(crate) next_oid: u32,
-    pub(crate) next_storage: u64,
+    pub storages: HashMap<u64, BTreeMap<i64, Vec<Value>>>,
+    pub next_oid: u32,
+    pub next_storage: u64,
     /// storage → a sequence's value, as last logged.
-    pub(crate) sequences: HashMap<u64, SeqValue>,
+    pub sequences: HashMap<u64, SeqValue>,
 }
 
 fn row_id(row: &[Value]) -> Result<i64, SqlError> {
@@ -71,7 +71,7 @@ fn row_id(row: &[Value]) -> Result<i64, SqlError> {
 /// not a second one decoded as rows besides: the decoded copy was millions
 /// of small allocations that the allocator kept after the checkpoint,
 /// and the server's resident set grew with every checkpoint.
-pub(crate) struct ImageWriter {
+pub struct ImageWriter {
     w: Writer,
     /// Where the storage count goes, and the count so far.
     storages_at: usize,
@@ -80,7 +80,7 @@ pub(crate) struct ImageWriter {
 }
 
 impl ImageWriter {
-    pub(crate) fn new<'a>(
+    pub fn new<'a>(
         header: &CheckpointHeader,
         next_oid: u32,
         next_storage: u64,
@@ -107,7 +107,7 @@ impl ImageWriter {
     }
 
     /// One storage and its rows (each with its row id last).
-    pub(crate) fn storage<'r>(&mut self, id: u64, rows: impl IntoIterator<Item = &'r [Value]>) {
+    pub fn storage<'r>(&mut self, id: u64, rows: impl IntoIterator<Item = &'r [Value]>) {
         self.storages += 1;
         self.w.u64(id);
         let count_at = self.w.0.len();
@@ -122,10 +122,7 @@ impl ImageWriter {
     }
 
     /// The payload, and how many rows it holds.
-    pub(crate) fn finish(
-        mut self,
-        sequences: impl ExactSizeIterator<Item = (u64, SeqValue)>,
-    ) -> (Vec<u8>, usize) {
+    pub fn finish(mut self, sequences: impl ExactSizeIterator<Item = (u64, SeqValue)>) -> (Vec<u8>, usize) {
         let at = self.storages_at;
         self.w.0[at..at + 4].copy_from_slice(&self.storages.to_le_bytes());
         self.w.u32(sequences.len() as u32);
@@ -140,7 +137,7 @@ impl ImageWriter {
 
 impl Image {
     /// Serialises the image with its header (the checkpoint payload).
-    pub(crate) fn encode(&self, header: &CheckpointHeader) -> Vec<u8> {
+    pub fn encode(&self, header: &CheckpointHeader) -> Vec<u8> {
         let mut w = ImageWriter::new(header, self.next_oid, self.next_storage, self.catalog.values());
         for (id, rows) in &self.storages {
             w.storage(*id, rows.values().map(Vec::as_slice));
@@ -148,7 +145,7 @@ impl Image {
         w.finish(self.sequences.iter().map(|(id, v)| (*id, *v))).0
     }
 
-    pub(crate) fn decode(b: &[u8]) -> Result<(CheckpointHeader, Image), SqlError> {
+    pub fn decode(b: &[u8]) -> Result<(CheckpointHeader, Image), SqlError> {
         if b.get(..4) != Some(MAGIC.as_slice()) {
             return Err(SqlError::new(
                 snapscale_sqlstate::SqlState::DATA_CORRUPTED,
@@ -201,7 +198,7 @@ impl Image {
     }
 
     /// Applies one committed change.
-    pub(crate) fn apply(&mut self, change: &Redo) -> Result<(), SqlError> {
+    pub fn apply(&mut self, change: &Redo) -> Result<(), SqlError> {
         match change {
             Redo::Insert { storage, row } | Redo::Update { storage, row } => {
                 self.storages.entry(*storage).or_default().insert(row_id(row)?, row.to_vec());

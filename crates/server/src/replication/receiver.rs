@@ -16,13 +16,13 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use postgres_protocol::message::frontend;
-use snapscale_sql::{format_lsn, Standby};
+use snapscale_replication::{format_lsn, Standby};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tracing::{info, warn};
 
+use super::sender::pg_now;
 use crate::conninfo::Conninfo;
-use crate::walsender::pg_now;
 
 /// How long to wait before reconnecting (PostgreSQL's
 /// wal_retrieve_retry_interval).
@@ -264,10 +264,11 @@ pub async fn base_backup(conninfo: &str, dir: &Path) -> Result<(), Error> {
     }
     let dir = dir.to_owned();
     let bytes = checkpoint.len();
-    let redo =
-        tokio::task::spawn_blocking(move || snapscale_sql::install_base_backup(&dir, &checkpoint, system_id))
-            .await
-            .map_err(|e| e.to_string())??;
+    let redo = tokio::task::spawn_blocking(move || {
+        snapscale_replication::install_base_backup(&dir, &checkpoint, system_id)
+    })
+    .await
+    .map_err(|e| e.to_string())??;
     info!(redo = %format_lsn(redo), bytes, "base backup installed");
     Ok(())
 }

@@ -19,7 +19,7 @@ use snapscale_txn::Xid;
 use crate::redo::{self, Redo, Writer};
 
 /// Buffered bytes that trigger an append.
-pub(crate) const SPILL_BYTES: usize = 256 << 10;
+pub const SPILL_BYTES: usize = 256 << 10;
 
 /// One buffered record: its kind, the xid whose changes it carries (a
 /// rollback of that xid drops it), and its payload's range in `bytes`.
@@ -33,15 +33,15 @@ struct Pending {
 
 /// See the module documentation.
 #[derive(Debug, Default)]
-pub(crate) struct WalBuffer {
+pub struct WalBuffer {
     bytes: Vec<u8>,
     records: Vec<Pending>,
     /// Some record of the current transaction tree is in the WAL already
     /// (the database knows where its first one is: TREE-START).
-    pub(crate) appended: bool,
+    pub appended: bool,
     /// The tree logged a change (not only xid assignments): its commit must
     /// be durable before it is acknowledged.
-    pub(crate) changed: bool,
+    pub changed: bool,
 }
 
 impl WalBuffer {
@@ -55,13 +55,13 @@ impl WalBuffer {
     }
 
     /// Buffers a change made by `xid`.
-    pub(crate) fn change(&mut self, xid: Xid, change: &Redo) {
+    pub fn change(&mut self, xid: Xid, change: &Redo) {
         self.changed = true;
         self.push(xid, |w| redo::encode_change(xid, change, w));
     }
 
     /// Buffers the record that makes `sub` a subtransaction of `top`.
-    pub(crate) fn assignment(&mut self, top: Xid, sub: Xid) {
+    pub fn assignment(&mut self, top: Xid, sub: Xid) {
         self.push(sub, |w| {
             w.0.extend_from_slice(&redo::encode_assignment(top, sub));
             redo::ASSIGNMENT
@@ -69,12 +69,12 @@ impl WalBuffer {
     }
 
     /// Whether the buffer should be appended now.
-    pub(crate) fn full(&self) -> bool {
+    pub fn full(&self) -> bool {
         self.bytes.len() >= SPILL_BYTES
     }
 
     /// Drops the buffered records of rolled-back xids.
-    pub(crate) fn forget(&mut self, xids: &[Xid]) {
+    pub fn forget(&mut self, xids: &[Xid]) {
         if xids.is_empty() || !self.records.iter().any(|r| xids.contains(&r.xid)) {
             return;
         }
@@ -95,7 +95,7 @@ impl WalBuffer {
     /// Appends the buffered records followed by `extra`, as one contiguous
     /// batch, and empties the buffer. Returns the batch's first LSN and the
     /// LSN after it.
-    pub(crate) fn append(&mut self, log: &Log, extra: &[(u8, &[u8])]) -> Result<(Lsn, Lsn), LogError> {
+    pub fn append(&mut self, log: &Log, extra: &[(u8, &[u8])]) -> Result<(Lsn, Lsn), LogError> {
         let mut batch: Vec<(u8, &[u8])> =
             self.records.iter().map(|r| (r.kind, &self.bytes[r.start..r.end])).collect();
         batch.extend_from_slice(extra);
@@ -106,7 +106,7 @@ impl WalBuffer {
     }
 
     /// Forgets everything (the transaction ended).
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.bytes.clear();
         self.records.clear();
         if self.bytes.capacity() > 4 * SPILL_BYTES {
@@ -115,7 +115,7 @@ impl WalBuffer {
     }
 
     /// Resets the per-transaction flags (a new transaction begins).
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.clear();
         self.appended = false;
         self.changed = false;

@@ -12,8 +12,8 @@ use std::task::{Context, Poll};
 use futures_util::task::AtomicWaker;
 use tokio::sync::Notify;
 
-use snapscale_values::SqlError;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A connection's cancel flag and the wake-up of its waits.
@@ -45,7 +45,7 @@ impl Cancel {
 
     /// Asks the running statement to stop because statement_timeout
     /// passed: its 57014 says so.
-    pub(crate) fn request_timeout(&self) {
+    pub fn request_timeout(&self) {
         // Relaxed: read after `take` returned true, whose Acquire pairs
         // with the Release store in `request` that follows this store.
         self.timed_out.store(true, Ordering::Relaxed);
@@ -75,7 +75,7 @@ impl Cancel {
 
     /// Sets how `terminate` wakes the connection's idle loop (once; later
     /// calls are ignored).
-    pub(crate) fn set_idle_wake(&self, wake: impl Fn() + Send + Sync + 'static) {
+    pub fn set_idle_wake(&self, wake: impl Fn() + Send + Sync + 'static) {
         let _ = self.idle.0.set(Box::new(wake));
     }
 
@@ -96,7 +96,7 @@ impl Cancel {
     }
 
     /// The error for a request `take` or `wait` consumed.
-    pub(crate) fn error(&self) -> SqlError {
+    pub fn error(&self) -> SqlError {
         if self.is_terminating() {
             return SqlError::new(
                 SqlState::ADMIN_SHUTDOWN,
@@ -112,20 +112,20 @@ impl Cancel {
     }
 
     /// Forgets a request that arrived after its statement ended.
-    pub(crate) fn clear(&self) {
+    pub fn clear(&self) {
         self.take();
         // Relaxed: see `request_timeout`.
         self.timed_out.store(false, Ordering::Relaxed);
     }
 
     /// Consumes a pending request (a termination is never consumed).
-    pub(crate) fn take(&self) -> bool {
+    pub fn take(&self) -> bool {
         // Acquire: pairs with the Release store in `request`.
         self.requested.swap(false, Ordering::Acquire) || self.is_terminating()
     }
 
     /// Resolves when a cancel is requested (consuming the request).
-    pub(crate) async fn wait(&self) {
+    pub async fn wait(&self) {
         let notified = self.wake.notified();
         tokio::pin!(notified);
         // Registered before the flag is checked, so a request between the
@@ -173,7 +173,7 @@ impl Future for Terminated<'_> {
 }
 
 /// 57014, worded as PostgreSQL words a user's cancel.
-pub(crate) fn canceled() -> SqlError {
+pub fn canceled() -> SqlError {
     SqlError::new(SqlState::QUERY_CANCELED, "canceling statement due to user request")
 }
 

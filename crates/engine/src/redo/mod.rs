@@ -55,31 +55,32 @@
 mod codec;
 mod image;
 
-pub(crate) use codec::{corrupt, Reader, Writer};
-pub(crate) use image::{CheckpointHeader, Image, ImageWriter};
+pub use codec::{corrupt, Reader, Writer};
+pub use image::{CheckpointHeader, Image, ImageWriter};
 
 use std::sync::Arc;
 
+use snapscale_storage::log::Log;
 use snapscale_txn::Xid;
 
 use crate::catalog::{RelEntry, Row};
-use snapscale_values::SqlError;
 use crate::sequence::SeqValue;
+use snapscale_values::SqlError;
 
-pub(crate) const INSERT: u8 = 1;
-pub(crate) const UPDATE: u8 = 2;
-pub(crate) const DELETE: u8 = 3;
-pub(crate) const CATALOG: u8 = 4;
-pub(crate) const DROP: u8 = 5;
-pub(crate) const COMMIT: u8 = 6;
-pub(crate) const ABORT: u8 = 7;
-pub(crate) const ASSIGNMENT: u8 = 9;
-pub(crate) const RUNNING_XACTS: u8 = 10;
-pub(crate) const SEQUENCE: u8 = 11;
+pub const INSERT: u8 = 1;
+pub const UPDATE: u8 = 2;
+pub const DELETE: u8 = 3;
+pub const CATALOG: u8 = 4;
+pub const DROP: u8 = 5;
+pub const COMMIT: u8 = 6;
+pub const ABORT: u8 = 7;
+pub const ASSIGNMENT: u8 = 9;
+pub const RUNNING_XACTS: u8 = 10;
+pub const SEQUENCE: u8 = 11;
 
 /// One change to a permanent relation.
 #[derive(Clone, Debug)]
-pub(crate) enum Redo {
+pub enum Redo {
     Insert { storage: u64, row: Row },
     Update { storage: u64, row: Row },
     Delete { storage: u64, row_id: i64 },
@@ -89,7 +90,7 @@ pub(crate) enum Redo {
 
 /// A decoded record.
 #[derive(Clone, Debug)]
-pub(crate) enum Record {
+pub enum Record {
     /// A change made by `xid` (a top-level or subtransaction xid).
     Change { xid: Xid, change: Redo },
     /// `sub` is a subtransaction of `top`.
@@ -106,7 +107,7 @@ pub(crate) enum Record {
 }
 
 /// Encodes a change made by `xid`, appending (kind, payload) to `out`.
-pub(crate) fn encode_change(xid: Xid, r: &Redo, out: &mut Writer) -> u8 {
+pub fn encode_change(xid: Xid, r: &Redo, out: &mut Writer) -> u8 {
     out.u64(xid.0);
     match r {
         Redo::Insert { storage, row } | Redo::Update { storage, row } => {
@@ -134,7 +135,7 @@ pub(crate) fn encode_change(xid: Xid, r: &Redo, out: &mut Writer) -> u8 {
     }
 }
 
-pub(crate) fn encode_commit(xid: Xid, subxids: &[Xid], time: i64) -> Vec<u8> {
+pub fn encode_commit(xid: Xid, subxids: &[Xid], time: i64) -> Vec<u8> {
     let mut w = Writer::default();
     w.u64(xid.0);
     w.i64(time);
@@ -145,7 +146,7 @@ pub(crate) fn encode_commit(xid: Xid, subxids: &[Xid], time: i64) -> Vec<u8> {
     w.0
 }
 
-pub(crate) fn encode_abort(xids: &[Xid]) -> Vec<u8> {
+pub fn encode_abort(xids: &[Xid]) -> Vec<u8> {
     let mut w = Writer::default();
     w.u32(xids.len() as u32);
     for x in xids {
@@ -154,14 +155,14 @@ pub(crate) fn encode_abort(xids: &[Xid]) -> Vec<u8> {
     w.0
 }
 
-pub(crate) fn encode_assignment(top: Xid, sub: Xid) -> Vec<u8> {
+pub fn encode_assignment(top: Xid, sub: Xid) -> Vec<u8> {
     let mut w = Writer::default();
     w.u64(top.0);
     w.u64(sub.0);
     w.0
 }
 
-pub(crate) fn encode_sequence(storage: u64, value: SeqValue) -> Vec<u8> {
+pub fn encode_sequence(storage: u64, value: SeqValue) -> Vec<u8> {
     let mut w = Writer::default();
     w.u64(storage);
     w.i64(value.last);
@@ -169,7 +170,7 @@ pub(crate) fn encode_sequence(storage: u64, value: SeqValue) -> Vec<u8> {
     w.0
 }
 
-pub(crate) fn encode_running_xacts(next_xid: Xid, oldest_running: Xid, time: i64) -> Vec<u8> {
+pub fn encode_running_xacts(next_xid: Xid, oldest_running: Xid, time: i64) -> Vec<u8> {
     let mut w = Writer::default();
     w.u64(next_xid.0);
     w.u64(oldest_running.0);
@@ -189,7 +190,7 @@ fn xids(r: &mut Reader<'_>) -> Result<Vec<Xid>, SqlError> {
 
 /// Decodes one record; `None` for kinds that carry nothing to replay (the
 /// retired CSN record).
-pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Option<Record>, SqlError> {
+pub fn decode(kind: u8, payload: &[u8]) -> Result<Option<Record>, SqlError> {
     let mut r = Reader::new(payload);
     let record = match kind {
         INSERT | UPDATE | DELETE | CATALOG | DROP => {
@@ -238,7 +239,7 @@ pub(crate) fn decode(kind: u8, payload: &[u8]) -> Result<Option<Record>, SqlErro
 
 impl Record {
     /// The largest xid the record names (recovery continues after it).
-    pub(crate) fn max_xid(&self) -> Xid {
+    pub fn max_xid(&self) -> Xid {
         match self {
             Record::Change { xid, .. } => *xid,
             Record::Assignment { top, sub } => (*top).max(*sub),
@@ -247,6 +248,26 @@ impl Record {
             Record::RunningXacts { next_xid, .. } => Xid(next_xid.0.saturating_sub(1)),
             Record::Sequence { .. } => Xid::INVALID,
         }
+    }
+}
+
+/// The WAL as a sequence's log: `nextval` and `setval` append a SEQUENCE
+/// record when the values they logged ahead run out, and the commit of
+/// the transaction that used them waits for it (SEQ-ORDER).
+pub struct SequenceWal<'a> {
+    pub log: &'a Log,
+    pub storage: u64,
+}
+
+impl crate::sequence::SeqLog for SequenceWal<'_> {
+    fn log(&self, v: SeqValue) -> Result<u64, SqlError> {
+        let record = encode_sequence(self.storage, v);
+        let end = self
+            .log
+            .append(&[(SEQUENCE, &record)])
+            .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
+        self.log.flush_soon(end);
+        Ok(end)
     }
 }
 

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
-use snapscale_storage::{Table, VacuumOptions, VacuumStats};
+use snapscale_storage::{Table, Tid, VacuumOptions, VacuumStats};
 use snapscale_txn::{Engine, MultiXactId, Session, Xid};
 
 use crate::index::Index;
@@ -88,21 +88,36 @@ pub struct Heap {
     /// across its versions in the WAL: ROW-ID).
     pub next_row_id: AtomicI64,
     /// A sequence's value, installed with its definition.
-    pub(crate) sequence: OnceLock<Sequence>,
+    pub sequence: OnceLock<Sequence>,
     /// Its vacuum passes (pg_stat_user_tables).
-    pub(crate) vacuums: VacuumRecord,
+    pub vacuums: VacuumRecord,
 }
 
 /// How often and when a heap was vacuumed, by VACUUM and by autovacuum
 /// (PostgreSQL's vacuum_count, last_vacuum, autovacuum_count,
 /// last_autovacuum). Statistics: written and read Relaxed.
+/// A resolved relation: its catalog row (and where it lives in the
+/// catalog) and its storage.
+#[derive(Clone)]
+pub struct Rel {
+    pub entry: Arc<RelEntry>,
+    pub heap: Arc<Heap>,
+    pub catalog_tid: Tid,
+}
+
+impl std::fmt::Debug for Rel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rel({})", self.entry.name)
+    }
+}
+
 #[derive(Debug, Default)]
-pub(crate) struct VacuumRecord {
-    pub(crate) count: AtomicU64,
-    pub(crate) auto_count: AtomicU64,
+pub struct VacuumRecord {
+    pub count: AtomicU64,
+    pub auto_count: AtomicU64,
     /// Microseconds since 2000-01-01, or 0 for never.
-    pub(crate) last: AtomicI64,
-    pub(crate) last_auto: AtomicI64,
+    pub last: AtomicI64,
+    pub last_auto: AtomicI64,
 }
 
 impl Heap {
@@ -122,7 +137,7 @@ impl Heap {
     }
 
     /// Counts a vacuum pass, by autovacuum if `auto`.
-    pub(crate) fn record_vacuum(&self, auto: bool) {
+    pub fn record_vacuum(&self, auto: bool) {
         let now = snapscale_values::now_micros();
         let r = &self.vacuums;
         // Relaxed (all four): statistics, nothing is published through them.
@@ -137,7 +152,7 @@ impl Heap {
 
     /// Makes this storage hold the value of the sequence `entry` defines
     /// (at `at`, or its start); a storage that already holds one keeps it.
-    pub(crate) fn install_sequence(&self, entry: &RelEntry, at: Option<SeqValue>) {
+    pub fn install_sequence(&self, entry: &RelEntry, at: Option<SeqValue>) {
         if let Some(def) = &entry.sequence {
             let _ = self.sequence.set(Sequence::new(def.clone(), at));
         }
@@ -191,14 +206,14 @@ impl Heap {
 const FIRST_OID: u32 = 16384;
 
 /// The catalog table, the storages it names, and the id counters.
-pub(crate) struct Catalog {
+pub struct Catalog {
     /// The transaction engine: new storage's first frozen xid is its horizon.
     engine: Arc<Engine>,
     /// One row per relation (CATALOG-MVCC).
-    pub(crate) table: Table<Arc<RelEntry>>,
+    pub table: Table<Arc<RelEntry>>,
     /// Serialises "is this name free?" with the insert that takes it
     /// (NAME-UNIQUE).
-    pub(crate) names: Mutex<()>,
+    pub names: Mutex<()>,
     storages: RwLock<HashMap<u64, Arc<Heap>>>,
     /// Storage dropped from `storages` that a reader may still hold: its
     /// frozen xid counts until the last reader lets go (FREEZE-TRUNCATE).
@@ -208,7 +223,7 @@ pub(crate) struct Catalog {
 }
 
 impl Catalog {
-    pub(crate) fn new(engine: Arc<Engine>) -> Catalog {
+    pub fn new(engine: Arc<Engine>) -> Catalog {
         Catalog {
             table: Table::with_min_multi(
                 engine.compute_horizons().oldest_considered_running,
@@ -224,27 +239,27 @@ impl Catalog {
     }
 
     /// A new object id.
-    pub(crate) fn new_oid(&self) -> u32 {
+    pub fn new_oid(&self) -> u32 {
         // Relaxed: only uniqueness matters.
         self.next_oid.fetch_add(1, Relaxed)
     }
 
     /// The next ids to hand out (a checkpoint records them).
-    pub(crate) fn next_ids(&self) -> (u32, u64) {
+    pub fn next_ids(&self) -> (u32, u64) {
         // Relaxed: any value at least as large as every id already handed
         // out will do, and ids taken meanwhile are larger still.
         (self.next_oid.load(Relaxed), self.next_storage.load(Relaxed))
     }
 
     /// Raises the id counters to at least these (recovery).
-    pub(crate) fn resume_ids(&self, next_oid: u32, next_storage: u64) {
+    pub fn resume_ids(&self, next_oid: u32, next_storage: u64) {
         // Relaxed: recovery runs before any session exists.
         self.next_oid.fetch_max(next_oid, Relaxed);
         self.next_storage.fetch_max(next_storage, Relaxed);
     }
 
     /// Creates empty storage and returns its id.
-    pub(crate) fn create_storage(&self) -> u64 {
+    pub fn create_storage(&self) -> u64 {
         // Relaxed: only uniqueness matters.
         let id = self.next_storage.fetch_add(1, Relaxed);
         self.storages.write().expect("storage map poisoned").insert(id, Arc::new(self.new_heap()));
@@ -261,32 +276,32 @@ impl Catalog {
     }
 
     /// Creates empty storage with a recovered id.
-    pub(crate) fn create_storage_with_id(&self, id: u64) -> Arc<Heap> {
+    pub fn create_storage_with_id(&self, id: u64) -> Arc<Heap> {
         let heap = Arc::new(self.new_heap());
         self.storages.write().expect("storage map poisoned").insert(id, Arc::clone(&heap));
         heap
     }
 
     /// The storage `id`, if it still exists.
-    pub(crate) fn storage(&self, id: u64) -> Option<Arc<Heap>> {
+    pub fn storage(&self, id: u64) -> Option<Arc<Heap>> {
         self.storages.read().expect("storage map poisoned").get(&id).cloned()
     }
 
     /// Every storage (a standby's pruning visits them all).
-    pub(crate) fn storages(&self) -> Vec<Arc<Heap>> {
+    pub fn storages(&self) -> Vec<Arc<Heap>> {
         self.storages.read().expect("storage map poisoned").values().cloned().collect()
     }
 
     /// Every sequence's logged value, whether or not its creation has
     /// committed (a checkpoint's image: see SEQ-ORDER).
-    pub(crate) fn sequence_values(&self) -> Vec<(u64, SeqValue)> {
+    pub fn sequence_values(&self) -> Vec<(u64, SeqValue)> {
         let storages = self.storages.read().expect("storage map poisoned");
         storages.iter().filter_map(|(id, h)| h.sequence.get().map(|s| (*id, s.logged()))).collect()
     }
 
     /// Frees storage `id` (its last reader frees the memory; until then it
     /// is kept among the dropped, whose frozen xids still count).
-    pub(crate) fn drop_storage(&self, id: u64) {
+    pub fn drop_storage(&self, id: u64) {
         let heap = self.storages.write().expect("storage map poisoned").remove(&id);
         if let Some(heap) = heap {
             let mut dropped = self.dropped.lock().expect("dropped storage poisoned");
@@ -298,7 +313,7 @@ impl Catalog {
     /// Every storage a reader may still reach: the catalog's, and dropped
     /// storage someone still holds (vacuum freezes them all, and the
     /// database's frozen xid is their minimum).
-    pub(crate) fn reachable_storages(&self) -> Vec<(Option<u64>, Arc<Heap>)> {
+    pub fn reachable_storages(&self) -> Vec<(Option<u64>, Arc<Heap>)> {
         // The dropped list first: storage dropped meanwhile moves from the
         // map to the list, and is then found in the map (FREEZE-TRUNCATE
         // needs every reachable heap, not each exactly once).
@@ -313,7 +328,7 @@ impl Catalog {
     }
 
     /// Row-version slots allocated over all storages, and versions present.
-    pub(crate) fn version_counts(&self) -> (usize, usize) {
+    pub fn version_counts(&self) -> (usize, usize) {
         let storages = self.storages.read().expect("storage map poisoned");
         storages.values().fold((0, 0), |(slots, present), h| {
             (slots + h.table.allocated_slots(), present + h.table.versions_present())
@@ -321,7 +336,7 @@ impl Catalog {
     }
 
     /// Number of storages.
-    pub(crate) fn storage_count(&self) -> usize {
+    pub fn storage_count(&self) -> usize {
         self.storages.read().expect("storage map poisoned").len()
     }
 }

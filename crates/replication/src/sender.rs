@@ -15,12 +15,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use snapscale_storage::log::{LogError, Lsn};
+use snapscale_engine::{format_lsn, Lsn};
+use snapscale_storage::log::LogError;
 use tokio::sync::watch;
 
-use crate::database::Database;
-use snapscale_values::SqlError;
+use snapscale_engine::database::Database;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 /// Keeps WAL from one LSN on disk while held (WAL-RETAIN).
 pub struct Retention {
@@ -73,65 +74,53 @@ fn no_wal() -> SqlError {
     )
 }
 
-impl Database {
-    /// IDENTIFY_SYSTEM.
-    pub fn system_identity(&self) -> Result<SystemIdentity, SqlError> {
-        let log = self.log.as_ref().ok_or_else(no_wal)?;
-        Ok(SystemIdentity {
-            system_id: self.system_id,
-            timeline: 1,
-            flushed: log.durable().map_err(log_error)?,
-        })
-    }
+/// IDENTIFY_SYSTEM.
+pub fn identify_system(db: &Database) -> Result<SystemIdentity, SqlError> {
+    let log = db.log.as_ref().ok_or_else(no_wal)?;
+    Ok(SystemIdentity { system_id: db.system_id, timeline: 1, flushed: log.durable().map_err(log_error)? })
+}
 
-    /// BASE_BACKUP: takes a checkpoint for the standby and returns it, with
-    /// the WAL from its redo point kept until the returned retention is
-    /// dropped.
-    pub async fn base_backup(self: &Arc<Self>) -> Result<BaseBackup, SqlError> {
-        let internal = |e: String| SqlError::new(SqlState::INTERNAL_ERROR, e);
-        // Registered before the checkpoint, so that no checkpoint in
-        // between removes what the standby will ask for.
-        let id = self.senders.register(
-            self.wal_insert_lsn().min(self.log.as_ref().ok_or_else(no_wal)?.oldest_lsn().unwrap_or(0)),
-        );
-        let retention = Retention { db: Arc::clone(self), id };
-        let (redo, payload) = self.checkpoint_file().await.map_err(internal)?.ok_or_else(no_wal)?;
-        self.senders.update(id, redo);
-        let checkpoint = snapscale_storage::checkpoint::file_bytes(redo, &payload);
-        Ok(BaseBackup { checkpoint, redo, retention })
-    }
+/// BASE_BACKUP: takes a checkpoint for the standby and returns it, with the
+/// WAL from its redo point kept until the returned retention is dropped.
+pub async fn base_backup(db: &Arc<Database>) -> Result<BaseBackup, SqlError> {
+    let internal = |e: String| SqlError::new(SqlState::INTERNAL_ERROR, e);
+    // Registered before the checkpoint, so that no checkpoint in between
+    // removes what the standby will ask for.
+    let id = db
+        .senders
+        .register(db.wal_insert_lsn().min(db.log.as_ref().ok_or_else(no_wal)?.oldest_lsn().unwrap_or(0)));
+    let retention = Retention { db: Arc::clone(db), id };
+    let (redo, payload) = db.checkpoint_file().await.map_err(internal)?.ok_or_else(no_wal)?;
+    db.senders.update(id, redo);
+    let checkpoint = snapscale_storage::checkpoint::file_bytes(redo, &payload);
+    Ok(BaseBackup { checkpoint, redo, retention })
+}
 
-    /// START_REPLICATION: a sender of the WAL from `from`. Refused if that
-    /// WAL was removed, or lies beyond the durable end.
-    pub fn wal_sender(self: &Arc<Self>, from: Lsn) -> Result<WalSender, SqlError> {
-        let log = self.log.as_ref().ok_or_else(no_wal)?;
-        let durable = log.durable().map_err(log_error)?;
-        if from > durable {
-            return Err(SqlError::new(
-                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!(
-                    "requested starting point {} is ahead of the WAL flush position of this server {}",
-                    format_lsn(from),
-                    format_lsn(durable)
-                ),
-            ));
-        }
-        let oldest = log.oldest_lsn().map_err(|e| SqlError::new(SqlState::IO_ERROR, e.to_string()))?;
-        if from < oldest {
-            return Err(removed(from));
-        }
-        let id = self.senders.register(from);
-        Ok(WalSender {
-            retention: Retention { db: Arc::clone(self), id },
-            sent: from,
-            durable: log.watch_durable(),
-        })
+/// START_REPLICATION: a sender of the WAL from `from`. Refused if that WAL
+/// was removed, or lies beyond the durable end.
+pub fn wal_sender(db: &Arc<Database>, from: Lsn) -> Result<WalSender, SqlError> {
+    let log = db.log.as_ref().ok_or_else(no_wal)?;
+    let durable = log.durable().map_err(log_error)?;
+    if from > durable {
+        return Err(SqlError::new(
+            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!(
+                "requested starting point {} is ahead of the WAL flush position of this server {}",
+                format_lsn(from),
+                format_lsn(durable)
+            ),
+        ));
     }
-
-    /// Standbys streaming now.
-    pub fn wal_senders(&self) -> usize {
-        self.senders.count()
+    let oldest = log.oldest_lsn().map_err(|e| SqlError::new(SqlState::IO_ERROR, e.to_string()))?;
+    if from < oldest {
+        return Err(removed(from));
     }
+    let id = db.senders.register(from);
+    Ok(WalSender {
+        retention: Retention { db: Arc::clone(db), id },
+        sent: from,
+        durable: log.watch_durable(),
+    })
 }
 
 fn removed(lsn: Lsn) -> SqlError {
@@ -139,19 +128,6 @@ fn removed(lsn: Lsn) -> SqlError {
         SqlState::UNDEFINED_FILE,
         format!("requested WAL segment containing {} has already been removed", format_lsn(lsn)),
     )
-}
-
-/// An LSN as PostgreSQL prints one: high and low 32 bits in hex.
-pub fn format_lsn(lsn: Lsn) -> String {
-    format!("{:X}/{:X}", lsn >> 32, lsn & 0xFFFF_FFFF)
-}
-
-/// Parses PostgreSQL's `X/Y` LSN notation.
-pub fn parse_lsn(text: &str) -> Option<Lsn> {
-    let (hi, lo) = text.split_once('/')?;
-    let hi = u32::from_str_radix(hi, 16).ok()?;
-    let lo = u32::from_str_radix(lo, 16).ok()?;
-    Some((u64::from(hi) << 32) | u64::from(lo))
 }
 
 /// Streams the durable WAL to one standby (see the module docs).
@@ -221,20 +197,5 @@ impl WalSender {
                 Ok(Ok(())) => {}
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lsns_print_and_parse_as_postgresql_does() {
-        assert_eq!(format_lsn(0x1_0000_00A0), "1/A0");
-        assert_eq!(format_lsn(0x16B3748), "0/16B3748");
-        assert_eq!(parse_lsn("0/16B3748"), Some(0x16B3748));
-        assert_eq!(parse_lsn("1/A0"), Some(0x1_0000_00A0));
-        assert_eq!(parse_lsn("bad"), None);
-        assert_eq!(parse_lsn("1/G"), None);
     }
 }

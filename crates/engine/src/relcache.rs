@@ -12,47 +12,35 @@ use std::collections::HashMap;
 
 use snapscale_sinval::{Invalidation, Received, Sinval};
 
-use snapscale_values::SqlError;
-use crate::plan::Rel;
-
-/// Where the binder finds relations.
-pub(crate) trait Resolver {
-    /// The relation `name` (already normalised), if it exists.
-    fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError>;
-    /// The session's TimeZone: literals of timestamptz are read in it when
-    /// the statement is bound, as PostgreSQL reads them at parse analysis.
-    fn zone(&self) -> snapscale_values::Zone {
-        snapscale_values::Zone::UTC
-    }
-}
+use crate::catalog::Rel;
 
 /// See the module documentation.
 #[derive(Default)]
-pub(crate) struct RelCache {
+pub struct RelCache {
     by_name: HashMap<String, Rel>,
     received: Vec<Invalidation>,
 }
 
 impl RelCache {
-    pub(crate) fn get(&self, name: &str) -> Option<&Rel> {
+    pub fn get(&self, name: &str) -> Option<&Rel> {
         self.by_name.get(name)
     }
 
-    pub(crate) fn insert(&mut self, name: String, rel: Rel) {
+    pub fn insert(&mut self, name: String, rel: Rel) {
         self.by_name.insert(name, rel);
     }
 
     /// Forgets relation `oid` under any name.
-    pub(crate) fn remove_oid(&mut self, oid: u32) {
+    pub fn remove_oid(&mut self, oid: u32) {
         self.by_name.retain(|_, r| r.entry.oid != oid);
     }
 
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.by_name.clear();
     }
 
     /// Reads this backend's invalidation messages and drops what they name.
-    pub(crate) fn accept(&mut self, sinval: &Sinval, slot: u32) {
+    pub fn accept(&mut self, sinval: &Sinval, slot: u32) {
         self.received.clear();
         match sinval.receive(slot, &mut self.received) {
             Received::Nothing => {}

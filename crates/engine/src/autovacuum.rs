@@ -41,13 +41,13 @@ use tracing::{error, info, warn};
 
 use crate::catalog::Heap;
 use crate::database::Database;
-use snapscale_values::SqlError;
-use snapscale_sqlstate::SqlState;
 use crate::vacuum_state::{AutovacuumWorker, FrozenXid, Limits, XidLogState};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 impl Database {
     /// The freeze limits now, clamped to the status log's capacity.
-    pub(crate) fn xid_limits(&self) -> Limits {
+    pub fn xid_limits(&self) -> Limits {
         let capacity = self.engine.status_log_capacity();
         let config = &self.autovacuum.config;
         let freeze_max_age = config.freeze_max_age.min(capacity / 2).max(1);
@@ -82,7 +82,7 @@ impl Database {
 
     /// One vacuum pass over `heap` (VACUUM, autovacuum, or PRUNE's), one
     /// pruner at a time; `freeze_min_age` 0 is VACUUM (FREEZE).
-    pub(crate) fn vacuum_heap(
+    pub fn vacuum_heap(
         &self,
         session: &mut Session,
         heap: &Heap,
@@ -101,7 +101,7 @@ impl Database {
     /// VACUUM of `heaps`, or of everything reachable (the catalog's own
     /// table included) when `heaps` is `None`; then the frozen xid
     /// advances.
-    pub(crate) fn vacuum_relations(
+    pub fn vacuum_relations(
         &self,
         session: &mut Session,
         heaps: Option<Vec<Arc<Heap>>>,
@@ -132,7 +132,7 @@ impl Database {
     /// (FREEZE-TRUNCATE: every heap a reader can still reach counts,
     /// dropped ones a reader holds too, and each heap is in the catalog's
     /// map before anyone writes into it).
-    pub(crate) fn advance_frozen_xid(&self) -> FrozenXid {
+    pub fn advance_frozen_xid(&self) -> FrozenXid {
         let mut frozen = self.catalog.table.frozen_xid();
         let mut oldest_multi = self.catalog.table.min_multi();
         let mut holder = Holder::Catalog;
@@ -171,7 +171,7 @@ impl Database {
 
     /// A writer got `xid`: past datfrozenxid + the freeze max age, the
     /// worker is woken rather than left to its naptime.
-    pub(crate) fn note_xid(&self, xid: Xid) {
+    pub fn note_xid(&self, xid: Xid) {
         let state = &self.autovacuum;
         // Relaxed (both): hints; a late wake-up costs one naptime at most,
         // and the full-log path below freezes anyway.
@@ -187,7 +187,7 @@ impl Database {
     /// reachable heap now (autovacuum's work, done by the writer that needs
     /// it: marking only, so no index is touched) and advance the frozen
     /// xid. One writer at a time; the others wait for it and retry.
-    pub(crate) fn freeze_for_xid_space(&self, session: &mut Session, err: &TxnError) {
+    pub fn freeze_for_xid_space(&self, session: &mut Session, err: &TxnError) {
         let TxnError::XidSpaceExhausted { held_by: HeldBy::Unfrozen { frozen, .. }, .. } = err else {
             return;
         };
@@ -221,7 +221,7 @@ impl Database {
     /// rebuilds the others from their live members, and advance the oldest
     /// multi. One writer at a time; true if the log has room again (the
     /// caller retries), false if live multis fill it.
-    pub(crate) fn freeze_for_multi_space(&self, session: &mut Session, err: &TxnError) -> bool {
+    pub fn freeze_for_multi_space(&self, session: &mut Session, err: &TxnError) -> bool {
         let TxnError::MultiXactSpaceExhausted { oldest, .. } = err else { return false };
         let _one = self.autovacuum.emergency.lock().unwrap_or_else(|e| e.into_inner());
         if self.engine.oldest_multi() > *oldest {
@@ -240,7 +240,7 @@ impl Database {
     /// The 54000 for an xid that cannot be assigned, naming the real cause:
     /// the session (pid), xmin and age of the snapshot or transaction that
     /// pins the log, or the table not frozen.
-    pub(crate) fn xid_space_error(&self, err: TxnError) -> SqlError {
+    pub fn xid_space_error(&self, err: TxnError) -> SqlError {
         let TxnError::XidSpaceExhausted { log, oldest, capacity, held_by } = err else {
             return crate::xact::txn_error(err);
         };
@@ -335,7 +335,7 @@ impl Database {
     /// One autovacuum round: vacuum every heap with enough dead versions,
     /// freeze every heap older than the freeze max age (and the catalog's
     /// table), advance the frozen xid, warn if the log is nearly full.
-    pub(crate) fn autovacuum_round(&self, session: &mut Session) {
+    pub fn autovacuum_round(&self, session: &mut Session) {
         let started = Instant::now();
         let limits = self.xid_limits();
         let config = &self.autovacuum.config;
@@ -416,7 +416,7 @@ impl Database {
     /// A standby's freezing, on its replay thread between records: a round
     /// when the status log is half full, or its frozen xid older than the
     /// freeze max age (replay's xids need the log as a primary's do).
-    pub(crate) fn standby_freeze(&self, session: &mut Session) {
+    pub fn standby_freeze(&self, session: &mut Session) {
         let limits = self.xid_limits();
         let next = self.engine.next_xid();
         let lagging = next.0.saturating_sub(self.engine.frozen_xid().0) > limits.freeze_max_age;

@@ -76,43 +76,43 @@ impl Default for XidLogs {
 
 /// The effective limits, in xids, for a status log of `capacity`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Limits {
-    pub(crate) capacity: u64,
-    pub(crate) freeze_max_age: u64,
-    pub(crate) freeze_min_age: u64,
+pub struct Limits {
+    pub capacity: u64,
+    pub freeze_max_age: u64,
+    pub freeze_min_age: u64,
     /// Beyond this span the log warns (three quarters of the capacity).
-    pub(crate) warn_span: u64,
+    pub warn_span: u64,
 }
 
 /// The worker's wake-ups.
 #[derive(Default)]
-pub(crate) struct Signal {
+pub struct Signal {
     /// (woken, stopping)
-    pub(crate) state: Mutex<(bool, bool)>,
-    pub(crate) cond: Condvar,
+    pub state: Mutex<(bool, bool)>,
+    pub cond: Condvar,
 }
 
 /// What the database keeps for freezing and autovacuum.
-pub(crate) struct State {
-    pub(crate) config: AutovacuumConfig,
+pub struct State {
+    pub config: AutovacuumConfig,
     /// The worker's own proc-array slot, attached with the database.
-    pub(crate) session: Mutex<Option<Session>>,
-    pub(crate) signal: Arc<Signal>,
+    pub session: Mutex<Option<Session>>,
+    pub signal: Arc<Signal>,
     /// An xid at or past this wakes the worker (datfrozenxid + the freeze
     /// max age); a hint, read Relaxed.
-    pub(crate) wake_at: AtomicU64,
+    pub wake_at: AtomicU64,
     /// Set by the first writer that wakes the worker, cleared by the round.
-    pub(crate) wake_pending: AtomicBool,
+    pub wake_pending: AtomicBool,
     /// One writer at a time freezes everything when the status log is full.
-    pub(crate) emergency: Mutex<()>,
+    pub emergency: Mutex<()>,
     /// When the last "nearly full" warning was logged (µs since start).
-    pub(crate) last_warning: AtomicI64,
+    pub last_warning: AtomicI64,
     /// Rounds done (tests wait for one).
-    pub(crate) rounds: AtomicU64,
+    pub rounds: AtomicU64,
 }
 
 impl State {
-    pub(crate) fn new(config: AutovacuumConfig, session: Option<Session>) -> State {
+    pub fn new(config: AutovacuumConfig, session: Option<Session>) -> State {
         State {
             config,
             session: Mutex::new(session),
@@ -159,8 +159,8 @@ pub struct XidLogState {
 
 /// The running autovacuum worker; dropping it stops it (and waits).
 pub struct AutovacuumWorker {
-    pub(crate) signal: Arc<Signal>,
-    pub(crate) thread: Option<std::thread::JoinHandle<()>>,
+    pub signal: Arc<Signal>,
+    pub thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Drop for AutovacuumWorker {

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 /// A backend's state as pg_stat_activity shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum State {
+pub enum State {
     Active,
     Idle,
     IdleInTransaction,
@@ -22,7 +22,7 @@ pub(crate) enum State {
 }
 
 impl State {
-    pub(crate) fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             State::Active | State::Copying => "active",
             State::Idle => "idle",
@@ -34,7 +34,7 @@ impl State {
 
 /// One backend's record.
 #[derive(Clone, Debug)]
-pub(crate) struct BackendStatus {
+pub struct BackendStatus {
     pub user: String,
     pub database: String,
     pub application_name: String,
@@ -59,24 +59,24 @@ pub struct ClientInfo {
 }
 
 /// The records of every slot.
-pub(crate) struct Activity {
+pub struct Activity {
     slots: Box<[Mutex<Option<BackendStatus>>]>,
 }
 
 impl Activity {
-    pub(crate) fn new(slots: usize) -> Activity {
+    pub fn new(slots: usize) -> Activity {
         Activity { slots: (0..slots).map(|_| Mutex::new(None)).collect() }
     }
 
     /// Sets slot `slot`'s record (a connection started), or clears it.
-    pub(crate) fn set(&self, slot: u32, status: Option<BackendStatus>) {
+    pub fn set(&self, slot: u32, status: Option<BackendStatus>) {
         if let Some(s) = self.slots.get(slot as usize) {
             *s.lock().expect("activity record poisoned") = status;
         }
     }
 
     /// Changes slot `slot`'s record, if it has one.
-    pub(crate) fn update(&self, slot: u32, f: impl FnOnce(&mut BackendStatus)) {
+    pub fn update(&self, slot: u32, f: impl FnOnce(&mut BackendStatus)) {
         if let Some(s) = self.slots.get(slot as usize) {
             if let Some(status) = s.lock().expect("activity record poisoned").as_mut() {
                 f(status);
@@ -85,7 +85,7 @@ impl Activity {
     }
 
     /// A copy of every record, with its slot.
-    pub(crate) fn all(&self) -> Vec<(u32, BackendStatus)> {
+    pub fn all(&self) -> Vec<(u32, BackendStatus)> {
         self.slots
             .iter()
             .enumerate()

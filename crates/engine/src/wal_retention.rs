@@ -10,36 +10,36 @@ use snapscale_storage::log::Lsn;
 
 /// The oldest LSN each connected standby (or base backup) still needs.
 #[derive(Debug, Default)]
-pub(crate) struct Senders {
+pub struct Senders {
     needed: Mutex<HashMap<u64, Lsn>>,
     next_id: AtomicU64,
 }
 
 impl Senders {
-    pub(crate) fn register(&self, from: Lsn) -> u64 {
+    pub fn register(&self, from: Lsn) -> u64 {
         // Relaxed: only uniqueness matters.
         let id = self.next_id.fetch_add(1, Relaxed);
         self.needed.lock().expect("senders poisoned").insert(id, from);
         id
     }
 
-    pub(crate) fn update(&self, id: u64, needed: Lsn) {
+    pub fn update(&self, id: u64, needed: Lsn) {
         if let Some(n) = self.needed.lock().expect("senders poisoned").get_mut(&id) {
             *n = (*n).max(needed);
         }
     }
 
-    pub(crate) fn remove(&self, id: u64) {
+    pub fn remove(&self, id: u64) {
         self.needed.lock().expect("senders poisoned").remove(&id);
     }
 
     /// The oldest LSN some standby still needs.
-    pub(crate) fn oldest_needed(&self) -> Option<Lsn> {
+    pub fn oldest_needed(&self) -> Option<Lsn> {
         self.needed.lock().expect("senders poisoned").values().copied().min()
     }
 
     /// Connected senders.
-    pub(crate) fn count(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.needed.lock().expect("senders poisoned").len()
     }
 }

@@ -42,7 +42,7 @@ struct State {
 }
 
 /// What `pg_advisory_unlock` and friends name in their warning.
-pub(crate) fn mode_name(mode: LockMode) -> &'static str {
+pub fn mode_name(mode: LockMode) -> &'static str {
     if mode == LockMode::Share {
         "ShareLock"
     } else {
@@ -51,7 +51,7 @@ pub(crate) fn mode_name(mode: LockMode) -> &'static str {
 }
 
 impl SessionLocks {
-    pub(crate) fn new(locks: Arc<LockManager>, slot: u32) -> SessionLocks {
+    pub fn new(locks: Arc<LockManager>, slot: u32) -> SessionLocks {
         SessionLocks { locks, slot, state: Mutex::default() }
     }
 
@@ -61,7 +61,7 @@ impl SessionLocks {
 
     /// Takes the lock if nobody holds it in a conflicting mode; true if it
     /// did. `xact`: a transaction-level hold, else session-level.
-    pub(crate) fn try_take(&self, tag: LockTag, mode: LockMode, xact: bool) -> Result<bool, SqlError> {
+    pub fn try_take(&self, tag: LockTag, mode: LockMode, xact: bool) -> Result<bool, SqlError> {
         let granted = if xact {
             self.locks.try_lock(self.slot, tag, mode)
         } else {
@@ -76,14 +76,14 @@ impl SessionLocks {
     }
 
     /// Records a transaction-level hold that a wait obtained.
-    pub(crate) fn taken(&self, tag: LockTag, mode: LockMode) {
+    pub fn taken(&self, tag: LockTag, mode: LockMode) {
         self.state().taken.push((tag, mode));
     }
 
     /// Drops one session-level hold (`pg_advisory_unlock`); false, with
     /// PostgreSQL's warning, if the session holds none (a
     /// transaction-level hold does not count).
-    pub(crate) fn unlock(&self, tag: LockTag, mode: LockMode) -> bool {
+    pub fn unlock(&self, tag: LockTag, mode: LockMode) -> bool {
         let released = self.locks.unlock_session(self.slot, tag, mode);
         if !released {
             self.state().warnings.push(format!("you don't own a lock of type {}", mode_name(mode)));
@@ -94,23 +94,23 @@ impl SessionLocks {
     /// Drops every session-level hold (`pg_advisory_unlock_all`, DISCARD
     /// ALL, disconnect); transaction-level ones stay until the transaction
     /// ends.
-    pub(crate) fn unlock_all(&self) {
+    pub fn unlock_all(&self) {
         self.locks.release_session_locks(self.slot);
     }
 
     /// The transaction-level holds taken since the last call: the
     /// innermost level's to release if it rolls back.
-    pub(crate) fn collect_taken(&self) -> Vec<(LockTag, LockMode)> {
+    pub fn collect_taken(&self) -> Vec<(LockTag, LockMode)> {
         std::mem::take(&mut self.state().taken)
     }
 
     /// The warnings since the last call.
-    pub(crate) fn take_warnings(&self) -> Vec<String> {
+    pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut self.state().warnings)
     }
 
     /// The lock manager and the session's slot, for a wait.
-    pub(crate) fn manager(&self) -> (&Arc<LockManager>, u32) {
+    pub fn manager(&self) -> (&Arc<LockManager>, u32) {
         (&self.locks, self.slot)
     }
 }

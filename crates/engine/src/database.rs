@@ -61,39 +61,39 @@ pub struct Durability {
 
 /// Everything the connections share.
 pub struct Database {
-    pub(crate) engine: Arc<Engine>,
-    pub(crate) locks: Arc<LockManager>,
-    pub(crate) sinval: Sinval,
+    pub engine: Arc<Engine>,
+    pub locks: Arc<LockManager>,
+    pub sinval: Sinval,
     /// The write-ahead log; `None` keeps everything in memory.
-    pub(crate) log: Option<Arc<Log>>,
+    pub log: Option<Arc<Log>>,
     /// Commits hold it shared from appending their records until they are
     /// visible; a checkpoint takes it exclusively to read its redo point
     /// and take its snapshot (CHECKPOINT-CUT in the README).
-    pub(crate) commit_gate: tokio::sync::RwLock<()>,
-    pub(crate) catalog: Catalog,
-    pub(crate) data_dir: Option<PathBuf>,
+    pub commit_gate: tokio::sync::RwLock<()>,
+    pub catalog: Catalog,
+    pub data_dir: Option<PathBuf>,
     /// Keeps the data directory locked against a second server.
-    pub(crate) _lock: Option<std::fs::File>,
+    pub _lock: Option<std::fs::File>,
     /// The checkpointer's own proc-array session, attached at open.
-    pub(crate) checkpointer: tokio::sync::Mutex<Option<Session>>,
+    pub checkpointer: tokio::sync::Mutex<Option<Session>>,
     /// Per proc-array slot: 1 + the LSN of the first record its running
     /// transaction tree appended, or 0 (TREE-START).
     trees: Box<[AtomicU64]>,
     /// Standbys streaming from this server (WAL-RETAIN).
-    pub(crate) senders: crate::wal_retention::Senders,
+    pub senders: crate::wal_retention::Senders,
     /// Chosen when the data directory was created (IDENTIFY_SYSTEM).
-    pub(crate) system_id: u64,
+    pub system_id: u64,
     /// A standby's replay progress; `None` on a primary.
-    pub(crate) recovery: Option<Arc<Progress>>,
+    pub recovery: Option<Arc<Progress>>,
     next_backend: AtomicU64,
     faults: Faults,
     /// When this server started (`pg_postmaster_start_time()`), in
     /// microseconds since 2000-01-01 UTC.
     started_at: i64,
     /// What each backend is doing (pg_stat_activity).
-    pub(crate) activity: crate::activity::Activity,
+    pub activity: crate::activity::Activity,
     /// Freezing and autovacuum's state (autovacuum.rs).
-    pub(crate) autovacuum: crate::vacuum_state::State,
+    pub autovacuum: crate::vacuum_state::State,
 }
 
 /// A client connection's place in the database: a proc-array slot, held
@@ -101,7 +101,7 @@ pub struct Database {
 /// authentication) until its connection ends. It becomes a
 /// [`crate::Conn`].
 pub struct Backend {
-    pub(crate) session: Session,
+    pub session: Session,
 }
 
 impl Backend {
@@ -118,7 +118,7 @@ impl Database {
         Arc::new(db)
     }
 
-    pub(crate) fn build(config: &DatabaseConfig, first_xid: Xid) -> Database {
+    pub fn build(config: &DatabaseConfig, first_xid: Xid) -> Database {
         // Two more slots: the checkpointer and the autovacuum worker
         // (PostgreSQL's auxiliary processes).
         let max_sessions = config.max_connections + 2;
@@ -133,7 +133,7 @@ impl Database {
     }
 
     /// A standby's database: its engine replays the primary's xids.
-    pub(crate) fn build_standby(config: &DatabaseConfig) -> Database {
+    pub fn build_standby(config: &DatabaseConfig) -> Database {
         // Two more slots: the checkpointer (restartpoints) and replay's
         // pruning and freezing session.
         let max_sessions = config.max_connections + 2;
@@ -191,21 +191,18 @@ impl Database {
     /// Attaches a backend for a new connection: 53300 when every slot is
     /// taken.
     pub fn attach(&self) -> Result<Backend, SqlError> {
-        let session = self
-            .engine
-            .attach()
-            .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
+        let session = self.engine.attach().map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
         Ok(Backend { session })
     }
 
     /// A new backend id (temporary tables' owner).
-    pub(crate) fn new_backend_id(&self) -> u64 {
+    pub fn new_backend_id(&self) -> u64 {
         // Relaxed: only uniqueness matters.
         self.next_backend.fetch_add(1, Relaxed)
     }
 
     /// When the server started, in microseconds since 2000-01-01 UTC.
-    pub(crate) fn started_at(&self) -> i64 {
+    pub fn started_at(&self) -> i64 {
         self.started_at
     }
 
@@ -269,7 +266,7 @@ impl Database {
 impl Database {
     /// TREE-START: the transaction tree of `slot` appended its first record
     /// at `lsn`. Called under the commit gate held shared, with the append.
-    pub(crate) fn begin_tree(&self, slot: u32, lsn: Lsn) {
+    pub fn begin_tree(&self, slot: u32, lsn: Lsn) {
         // Relaxed: written under the commit gate held shared and read under
         // it held exclusively (`oldest_tree_start`); the gate orders them.
         self.trees[slot as usize].store(lsn + 1, Relaxed);
@@ -277,7 +274,7 @@ impl Database {
 
     /// The transaction tree of `slot` ended (its COMMIT or ABORT record is
     /// appended).
-    pub(crate) fn end_tree(&self, slot: u32) {
+    pub fn end_tree(&self, slot: u32) {
         // Relaxed: a checkpoint that still reads the old start keeps more
         // WAL than it needs, never less; the next start of this slot is
         // stored under the gate.
@@ -286,7 +283,7 @@ impl Database {
 
     /// The first record of the oldest transaction tree that has appended
     /// any; called under the commit gate held exclusively.
-    pub(crate) fn oldest_tree_start(&self) -> Option<Lsn> {
+    pub fn oldest_tree_start(&self) -> Option<Lsn> {
         // Relaxed: see `begin_tree`.
         self.trees.iter().map(|t| t.load(Relaxed)).filter(|&v| v != 0).min().map(|v| v - 1)
     }
@@ -331,7 +328,7 @@ impl Database {
     }
 
     /// Panics if `statement` carries the injected marker.
-    pub(crate) fn maybe_panic(&self, statement: &dyn std::fmt::Display) {
+    pub fn maybe_panic(&self, statement: &dyn std::fmt::Display) {
         // Relaxed: see `inject_panic`.
         if !self.faults.panic_armed.load(Relaxed) {
             return;
@@ -350,18 +347,18 @@ impl Database {
 /// or the replay thread) and read Relaxed: a stale value is a recent truth,
 /// and nothing else is published through them.
 #[derive(Debug)]
-pub(crate) struct Progress {
+pub struct Progress {
     /// The end of the WAL received and written locally.
-    pub(crate) received: AtomicU64,
+    pub received: AtomicU64,
     /// The end of the last record replayed.
-    pub(crate) applied: AtomicU64,
+    pub applied: AtomicU64,
     /// The commit time of the last transaction replayed (microseconds since
     /// 2000-01-01), or `i64::MIN` before the first.
-    pub(crate) last_commit: AtomicI64,
+    pub last_commit: AtomicI64,
 }
 
-impl Progress {
-    pub(crate) fn new() -> Progress {
+impl Default for Progress {
+    fn default() -> Progress {
         Progress {
             received: AtomicU64::new(0),
             applied: AtomicU64::new(0),

@@ -16,8 +16,8 @@ use snapscale_txn::{IsolationLevel, Session};
 use tracing::info;
 
 use super::apply::Applier;
-use crate::database::Database;
-use crate::redo::CheckpointHeader;
+use snapscale_engine::database::Database;
+use snapscale_engine::redo::CheckpointHeader;
 
 /// Removes versions no standby snapshot can see (and freezes those all
 /// see), in every heap that changed enough since its last prune, and frees

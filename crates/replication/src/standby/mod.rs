@@ -38,10 +38,10 @@ use snapscale_txn::RunningXacts;
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
-use crate::database::{Database, DatabaseConfig, Progress};
-use crate::durable::{lock_data_dir, read_checkpoint, write_system_identifier};
-use crate::redo;
 use apply::Applier;
+use snapscale_engine::database::{Database, DatabaseConfig, Progress};
+use snapscale_engine::durable::{lock_data_dir, read_checkpoint, write_system_identifier};
+use snapscale_engine::redo;
 
 /// How often and after how much WAL the standby takes a restartpoint.
 #[derive(Clone, Copy, Debug)]
@@ -81,28 +81,25 @@ impl std::fmt::Debug for Standby {
     }
 }
 
-impl Database {
+impl Standby {
     /// Opens a standby's data directory (which holds a checkpoint: its own
     /// restartpoint or a base backup), replays its local WAL, and starts
     /// the replay thread. Reads files: call it where blocking is allowed.
-    pub fn open_standby(
-        config: DatabaseConfig,
-        standby: StandbyConfig,
-    ) -> Result<(Arc<Database>, Standby), String> {
+    pub fn open(config: DatabaseConfig, standby: StandbyConfig) -> Result<(Arc<Database>, Standby), String> {
         let durability =
             config.durability.clone().ok_or_else(|| "a standby needs a data directory".to_owned())?;
         let started = Instant::now();
         let dir = durability.data_dir.clone();
         let lock = lock_data_dir(&dir)?;
         let (redo, header, image) = read_checkpoint(&dir)?;
-        let system_id = crate::durable::system_identifier(&dir)?;
+        let system_id = snapscale_engine::durable::system_identifier(&dir)?;
         let wal_dir = dir.join("wal");
         std::fs::create_dir_all(&wal_dir).map_err(|e| format!("could not create the WAL directory: {e}"))?;
         let mut db = Database::build_standby(&config);
         db.system_id = system_id;
         db.data_dir = Some(dir.clone());
         db._lock = Some(lock);
-        let progress = Arc::new(Progress::new());
+        let progress = Arc::new(Progress::default());
         db.recovery = Some(Arc::clone(&progress));
         let db = Arc::new(db);
         db.load(image)?;
@@ -168,9 +165,7 @@ impl Database {
         };
         Ok((db, handle))
     }
-}
 
-impl Standby {
     /// Where streaming must resume: the end of the WAL received (whole
     /// records).
     pub fn resume_lsn(&self) -> Lsn {
@@ -211,8 +206,8 @@ impl Standby {
             if lsn != expected {
                 return Err(format!(
                     "the primary sent WAL at {} but the standby expected {}",
-                    crate::wal_senders::format_lsn(lsn),
-                    crate::wal_senders::format_lsn(expected)
+                    snapscale_engine::format_lsn(lsn),
+                    snapscale_engine::format_lsn(expected)
                 ));
             }
             buffer.extend_from_slice(bytes);

@@ -32,7 +32,7 @@
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use snapscale_lock::{LockMode, LockTag};
+use snapscale_lock::{LockMode, LockTag, WaitPolicy};
 use snapscale_sinval::Invalidation;
 use snapscale_storage::log::Lsn;
 use snapscale_storage::Tid;
@@ -40,16 +40,32 @@ use snapscale_txn::{IsolationLevel, Session, Snapshot, Xid};
 
 use crate::advisory::SessionLocks;
 use crate::cancel::Cancel;
-use crate::catalog::{Heap, RelEntry};
+use crate::catalog::{Heap, Rel, RelEntry};
 use crate::database::{Backend, Database};
-use snapscale_values::SqlError;
-use crate::plan::Rel;
 use crate::redo::{self, Redo};
-use crate::relcache::{RelCache, Resolver};
-use snapscale_sqlstate::SqlState;
+use crate::relcache::RelCache;
 use crate::wal_buffer::WalBuffer;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
-pub(crate) use crate::limits::XactConfig;
+/// The settings the transaction manager reads, copied from the session's
+/// before each statement (SET may change them between statements).
+#[derive(Clone, Copy, Debug)]
+pub struct XactConfig {
+    /// deadlock_timeout and lock_timeout, for this transaction's waits.
+    pub wait: WaitPolicy,
+    /// Commit waits for its record to be durable.
+    pub synchronous_commit: bool,
+}
+
+impl Default for XactConfig {
+    fn default() -> Self {
+        XactConfig {
+            wait: WaitPolicy { deadlock_timeout: std::time::Duration::from_secs(1), lock_timeout: None },
+            synchronous_commit: true,
+        }
+    }
+}
 
 /// What one (sub)transaction level did that its end must settle.
 #[derive(Debug, Default)]
@@ -77,8 +93,8 @@ pub struct Notice {
 
 /// One backend's transaction manager. See the module documentation.
 pub struct Xact {
-    pub(crate) db: Arc<Database>,
-    pub(crate) session: Session,
+    pub db: Arc<Database>,
+    pub session: Session,
     /// This backend's id (the owner of its temporary tables).
     id: u64,
     /// One per open (sub)transaction level; empty between transactions.
@@ -90,37 +106,37 @@ pub struct Xact {
     /// collide).
     held: FxHashMap<(u32, LockMode), usize>,
     /// Name → relation, as of the last accepted invalidations.
-    pub(crate) cache: RelCache,
-    pub(crate) cancel: Arc<Cancel>,
+    pub cache: RelCache,
+    pub cancel: Arc<Cancel>,
     /// Heaps changed by this transaction (pruned after commit if due).
     touched: Vec<Arc<Heap>>,
     /// The transaction's start (now()), microseconds since 2000-01-01.
     now: i64,
     notices: Vec<Notice>,
-    pub(crate) config: XactConfig,
+    pub config: XactConfig,
     /// The transaction's WAL records not yet appended.
     wal: WalBuffer,
     /// What the session functions read (`current_user`, `current_setting()`).
-    pub(crate) session_view: Option<Arc<crate::expr::SessionView>>,
+    pub session_view: Option<Arc<crate::session_view::SessionView>>,
     /// currval / lastval and the sequence WAL this transaction wrote
     /// (shared with every session view).
-    pub(crate) sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
+    pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
     /// The session's advisory locks (shared with every session view, where
     /// the evaluator takes them).
-    pub(crate) advisory: Arc<SessionLocks>,
+    pub advisory: Arc<SessionLocks>,
 }
 
-pub(crate) use snapscale_values::now_micros;
+pub use snapscale_values::now_micros;
 
 impl Xact {
     /// The session's TimeZone as of its last SET.
-    pub(crate) fn session_zone(&self) -> snapscale_values::Zone {
+    pub fn session_zone(&self) -> snapscale_values::Zone {
         self.session_view.as_ref().map_or(snapscale_values::Zone::UTC, |v| v.zone)
     }
 
     /// The transaction manager of a new connection's backend; it joins the
     /// invalidation queue.
-    pub(crate) fn new(db: Arc<Database>, backend: Backend) -> Xact {
+    pub fn new(db: Arc<Database>, backend: Backend) -> Xact {
         let session = backend.session;
         db.sinval.attach(session.slot());
         let id = db.new_backend_id();
@@ -156,36 +172,36 @@ impl Xact {
     }
 
     /// This backend's id (temporary tables' owner).
-    pub(crate) fn backend_id(&self) -> u64 {
+    pub fn backend_id(&self) -> u64 {
         self.id
     }
 
     /// The proc-array slot.
-    pub(crate) fn slot(&self) -> u32 {
+    pub fn slot(&self) -> u32 {
         self.session.slot()
     }
 
     /// The transaction's timestamp (now()).
-    pub(crate) fn now(&self) -> i64 {
+    pub fn now(&self) -> i64 {
         self.now
     }
 
     /// The open transaction's isolation level.
-    pub(crate) fn isolation(&self) -> Option<IsolationLevel> {
+    pub fn isolation(&self) -> Option<IsolationLevel> {
         self.session.isolation()
     }
 
     // ------------------------------------------------------------ notices
 
-    pub(crate) fn notice(&mut self, code: SqlState, message: impl Into<String>) {
+    pub fn notice(&mut self, code: SqlState, message: impl Into<String>) {
         self.notices.push(Notice { severity: "NOTICE", code, message: message.into() });
     }
 
-    pub(crate) fn warning(&mut self, code: SqlState, message: impl Into<String>) {
+    pub fn warning(&mut self, code: SqlState, message: impl Into<String>) {
         self.notices.push(Notice { severity: "WARNING", code, message: message.into() });
     }
 
-    pub(crate) fn take_notices(&mut self) -> Vec<Notice> {
+    pub fn take_notices(&mut self) -> Vec<Notice> {
         for message in self.advisory.take_warnings() {
             self.warning(SqlState::WARNING, message);
         }
@@ -196,7 +212,7 @@ impl Xact {
 
     /// Begins a transaction: a new top level, the transaction's timestamp,
     /// and the invalidations sent since the last one.
-    pub(crate) fn begin(&mut self, isolation: IsolationLevel) -> Result<(), SqlError> {
+    pub fn begin(&mut self, isolation: IsolationLevel) -> Result<(), SqlError> {
         self.session.begin(isolation).map_err(txn_error)?;
         self.levels = vec![Level::default()];
         self.wal.reset();
@@ -206,7 +222,7 @@ impl Xact {
     }
 
     /// Opens a subtransaction level (SAVEPOINT).
-    pub(crate) fn savepoint(&mut self) -> Result<(), SqlError> {
+    pub fn savepoint(&mut self) -> Result<(), SqlError> {
         self.session.begin_subtransaction().map_err(txn_error)?;
         self.collect_advisory();
         self.levels.push(Level::default());
@@ -225,7 +241,7 @@ impl Xact {
 
     /// Commits the innermost level into its parent (RELEASE): the parent
     /// inherits what it created, dropped, logged, registered and locked.
-    pub(crate) fn release(&mut self) -> Result<(), SqlError> {
+    pub fn release(&mut self) -> Result<(), SqlError> {
         self.session.commit_subtransaction().map_err(txn_error)?;
         self.collect_advisory();
         let done = self.levels.pop().expect("a subtransaction level");
@@ -248,7 +264,7 @@ impl Xact {
     /// records are dropped and an ABORT record names its xids, its storage
     /// is freed, and its xid and relation locks are released so that
     /// whoever waited for them goes on (SUBXACT-LOCKS).
-    pub(crate) fn rollback_level(&mut self) -> Result<(), SqlError> {
+    pub fn rollback_level(&mut self) -> Result<(), SqlError> {
         let aborted = self.session.innermost_xids();
         self.session.abort_subtransaction().map_err(txn_error)?;
         self.wal.forget(&aborted);
@@ -283,7 +299,7 @@ impl Xact {
     }
 
     /// Commits the transaction (COMMIT-ORDER in the module docs).
-    pub(crate) async fn commit(&mut self) -> Result<(), SqlError> {
+    pub async fn commit(&mut self) -> Result<(), SqlError> {
         let db = Arc::clone(&self.db);
         // SEQ-DURABLE: values nextval handed out are durable before a
         // commit is acknowledged. A transaction whose COMMIT record is
@@ -392,7 +408,7 @@ impl Xact {
 
     /// Aborts the transaction, if one is open: its rows die, its storage is
     /// freed, its locks and xid locks are released (FAIL-FAST).
-    pub(crate) fn abort(&mut self) {
+    pub fn abort(&mut self) {
         let xids = self.session.tree_xids();
         self.session.abort();
         self.wal.reset();
@@ -429,24 +445,24 @@ impl Xact {
     }
 
     /// Storage created by this level: freed if it aborts.
-    pub(crate) fn created_storage(&mut self, id: u64) {
+    pub fn created_storage(&mut self, id: u64) {
         self.level().created.push(id);
     }
 
     /// Storage this level dropped or replaced: freed at commit.
-    pub(crate) fn dropped_storage(&mut self, id: u64) {
+    pub fn dropped_storage(&mut self, id: u64) {
         self.level().dropped.push(id);
     }
 
     /// An invalidation to send at commit.
-    pub(crate) fn invalidate(&mut self, oid: u32) {
+    pub fn invalidate(&mut self, oid: u32) {
         self.level().invalidations.push(Invalidation::Relation(oid));
     }
 
     /// Logs a change of a permanent relation, tagged with the writing
     /// (sub)transaction's xid (WAL-TAGGED); temporary tables are never
     /// logged. The buffer is appended when it fills.
-    pub(crate) async fn log_change(&mut self, rel: &RelEntry, change: Redo) -> Result<(), SqlError> {
+    pub async fn log_change(&mut self, rel: &RelEntry, change: Redo) -> Result<(), SqlError> {
         if rel.temp_owner.is_some() || self.db.log.is_none() {
             return Ok(());
         }
@@ -481,7 +497,7 @@ impl Xact {
     }
 
     /// A heap this transaction changed: pruned after commit if due.
-    pub(crate) fn touch(&mut self, heap: &Arc<Heap>) {
+    pub fn touch(&mut self, heap: &Arc<Heap>) {
         if !self.touched.iter().any(|h| Arc::ptr_eq(h, heap)) {
             self.touched.push(Arc::clone(heap));
         }
@@ -513,7 +529,7 @@ impl Xact {
 
     /// Before a write: the xid exists and other sessions can wait for it
     /// (XID-WAITABLE). A broken WAL refuses every write until a restart.
-    pub(crate) fn prepare_write(&mut self) -> Result<Xid, SqlError> {
+    pub fn prepare_write(&mut self) -> Result<Xid, SqlError> {
         if let Some(e) = self.db.log.as_ref().and_then(|l| l.broken()) {
             return Err(SqlError::new(e.sqlstate(), e.to_string()));
         }
@@ -546,7 +562,7 @@ impl Xact {
     /// Takes a relation lock until the end of the transaction, or of the
     /// subtransaction if it rolls back (SUBXACT-LOCKS). A lock already held
     /// in `mode` costs nothing: the lock manager is not asked again.
-    pub(crate) async fn lock_relation(&mut self, oid: u32, mode: LockMode) -> Result<(), SqlError> {
+    pub async fn lock_relation(&mut self, oid: u32, mode: LockMode) -> Result<(), SqlError> {
         if self.held.contains_key(&(oid, mode)) {
             return Ok(());
         }
@@ -570,7 +586,7 @@ impl Xact {
     }
 
     /// Takes a relation lock only if nobody holds a conflicting one.
-    pub(crate) fn try_lock_relation(&mut self, oid: u32, mode: LockMode) -> Result<bool, SqlError> {
+    pub fn try_lock_relation(&mut self, oid: u32, mode: LockMode) -> Result<bool, SqlError> {
         if self.held.contains_key(&(oid, mode)) {
             return Ok(true);
         }
@@ -586,12 +602,7 @@ impl Xact {
     /// (EVAL-REPLAY), under the session's lock_timeout and
     /// deadlock_timeout; a cancel or statement_timeout ends the wait with
     /// 57014. `xact`: a transaction-level hold, else session-level.
-    pub(crate) async fn wait_advisory(
-        &mut self,
-        tag: LockTag,
-        mode: LockMode,
-        xact: bool,
-    ) -> Result<(), SqlError> {
+    pub async fn wait_advisory(&mut self, tag: LockTag, mode: LockMode, xact: bool) -> Result<(), SqlError> {
         self.check_cancel()?;
         let (locks, slot) = self.advisory.manager();
         let locks = Arc::clone(locks);
@@ -618,7 +629,7 @@ impl Xact {
     /// lock_timeout and deadlock_timeout. Held only while its holder waits
     /// for the row's locker; [`Xact::unlock_tuple`] gives it back, and the
     /// end of the transaction does if an error came first.
-    pub(crate) async fn lock_tuple(&mut self, tag: LockTag, mode: LockMode) -> Result<(), SqlError> {
+    pub async fn lock_tuple(&mut self, tag: LockTag, mode: LockMode) -> Result<(), SqlError> {
         self.check_cancel()?;
         let slot = self.session.slot();
         let locks = Arc::clone(&self.db.locks);
@@ -631,13 +642,13 @@ impl Xact {
     }
 
     /// Gives a tuple lock back (the row was changed, or given up).
-    pub(crate) fn unlock_tuple(&mut self, tag: LockTag, mode: LockMode) {
+    pub fn unlock_tuple(&mut self, tag: LockTag, mode: LockMode) {
         self.db.locks.unlock(self.session.slot(), tag, mode);
     }
 
     /// Waits until transaction `xid` ends (a row or key it holds), under
     /// the session's lock_timeout and deadlock_timeout.
-    pub(crate) async fn wait_for_xid(&mut self, xid: Xid) -> Result<(), SqlError> {
+    pub async fn wait_for_xid(&mut self, xid: Xid) -> Result<(), SqlError> {
         if self.cancel.take() {
             return Err(self.cancel.error());
         }
@@ -655,7 +666,7 @@ impl Xact {
     }
 
     /// A pending cancel request, as 57014.
-    pub(crate) fn check_cancel(&self) -> Result<(), SqlError> {
+    pub fn check_cancel(&self) -> Result<(), SqlError> {
         if self.cancel.take() {
             return Err(self.cancel.error());
         }
@@ -664,17 +675,17 @@ impl Xact {
 
     // ---------------------------------------------------------- snapshots
 
-    pub(crate) fn statement_snapshot(&mut self) -> Result<Arc<Snapshot>, SqlError> {
+    pub fn statement_snapshot(&mut self) -> Result<Arc<Snapshot>, SqlError> {
         self.session.statement_snapshot().map_err(txn_error)
     }
 
     /// The end of a statement: the next one sees its changes.
-    pub(crate) fn end_statement(&mut self) -> Result<(), SqlError> {
+    pub fn end_statement(&mut self) -> Result<(), SqlError> {
         self.session.end_statement().map_err(txn_error)
     }
 
     /// Every catalog row visible now, with its tid.
-    pub(crate) fn catalog_entries(&mut self) -> Result<Vec<(Tid, Arc<RelEntry>)>, SqlError> {
+    pub fn catalog_entries(&mut self) -> Result<Vec<(Tid, Arc<RelEntry>)>, SqlError> {
         let (id, snapshot) = self.session.register_snapshot().map_err(txn_error)?;
         let rows = self.db.catalog.table.scan(&self.session.reader(&snapshot));
         self.session.unregister_snapshot(id).map_err(txn_error)?;
@@ -683,7 +694,7 @@ impl Xact {
 
     /// Drops cached entries other sessions invalidated (PostgreSQL's
     /// AcceptInvalidationMessages).
-    pub(crate) fn accept_invalidations(&mut self) {
+    pub fn accept_invalidations(&mut self) {
         self.cache.accept(&self.db.sinval, self.session.slot());
     }
 
@@ -693,7 +704,7 @@ impl Xact {
     /// Synchronous (it runs from `Drop`): nothing here waits, because no
     /// other session can name these tables, and nothing is logged, because
     /// temporary tables never are.
-    pub(crate) fn drop_temp_tables(&mut self) -> Result<(), SqlError> {
+    pub fn drop_temp_tables(&mut self) -> Result<(), SqlError> {
         self.begin(IsolationLevel::ReadCommitted)?;
         let temps: Vec<(Tid, Arc<RelEntry>)> =
             self.catalog_entries()?.into_iter().filter(|(_, e)| e.temp_owner == Some(self.id)).collect();
@@ -759,11 +770,11 @@ impl Drop for Xact {
     }
 }
 
-impl Resolver for Xact {
+impl Xact {
     /// A relation by name: the cache, or else the catalog as of a fresh
     /// snapshot. This backend's temporary table hides a permanent one of
     /// the same name (pg_temp is searched first).
-    fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
+    pub fn relation(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
         if let Some(rel) = self.cache.get(name) {
             return Ok(Some(rel.clone()));
         }
@@ -788,21 +799,17 @@ impl Resolver for Xact {
         self.cache.insert(name.to_owned(), rel.clone());
         Ok(Some(rel))
     }
-
-    fn zone(&self) -> snapscale_values::Zone {
-        self.session_zone()
-    }
 }
 
-pub(crate) fn txn_error(e: snapscale_txn::TxnError) -> SqlError {
+pub fn txn_error(e: snapscale_txn::TxnError) -> SqlError {
     SqlError::new(e.sqlstate(), e.to_string())
 }
 
-pub(crate) fn log_error(e: snapscale_storage::log::LogError) -> SqlError {
+pub fn log_error(e: snapscale_storage::log::LogError) -> SqlError {
     SqlError::new(e.sqlstate(), e.to_string())
 }
 
-pub(crate) fn lock_error(e: snapscale_lock::LockError) -> SqlError {
+pub fn lock_error(e: snapscale_lock::LockError) -> SqlError {
     let detail = e.detail().map(str::to_owned);
     let mut err = SqlError::new(e.sqlstate(), e.to_string());
     err.detail = detail;

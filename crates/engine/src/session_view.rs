@@ -1,0 +1,38 @@
+//! What the session functions read (`current_user`, `current_setting()`,
+//! `currval`, the advisory lock functions): the session as the evaluator
+//! sees it. The SQL session makes one after every change of its settings
+//! and hands it to its transaction manager, which gives it to each
+//! statement's evaluation.
+
+use std::sync::Arc;
+
+use snapscale_values::{SqlError, Zone};
+
+/// What the session functions read: the session's user and database, its
+/// process id, and its settings as of the last SET (a SET re-makes it).
+pub struct SessionView {
+    pub user: String,
+    pub database: String,
+    pub pid: i32,
+    /// TimeZone: where timestamptz text is read and shown.
+    pub zone: Zone,
+    /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
+    pub show: ShowSetting,
+    /// Every setting, its value and its context (pg_settings).
+    pub settings: Vec<(&'static str, String, &'static str)>,
+    /// currval / lastval, and the sequence WAL a commit must wait for:
+    /// kept across the views a session makes.
+    pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
+    /// The session's advisory locks; `None` where no lock manager is
+    /// attached.
+    pub advisory: Option<Arc<crate::advisory::SessionLocks>>,
+}
+
+/// A session's SHOW, as the evaluator calls it.
+pub type ShowSetting = Box<dyn Fn(&str) -> Result<String, SqlError> + Send + Sync>;
+
+impl std::fmt::Debug for SessionView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionView").field("user", &self.user).field("database", &self.database).finish()
+    }
+}
