@@ -242,7 +242,7 @@ impl Database {
     /// pins the log, or the table not frozen.
     pub fn xid_space_error(&self, err: TxnError) -> SqlError {
         let TxnError::XidSpaceExhausted { log, oldest, capacity, held_by } = err else {
-            return crate::xact::txn_error(err);
+            return crate::errors::txn_error(err);
         };
         let head = format!(
             "cannot assign a transaction id: the {}'s {capacity} xids since xid {oldest} are in use",

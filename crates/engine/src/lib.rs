@@ -33,6 +33,7 @@ pub mod cancel;
 pub mod catalog;
 pub mod database;
 pub mod durable;
+pub mod errors;
 pub mod index;
 pub mod recovery;
 pub mod redo;

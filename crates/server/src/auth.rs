@@ -14,7 +14,7 @@ use pgwire::api::auth::{
 use pgwire::api::ClientInfo;
 use pgwire::error::PgWireResult;
 
-use crate::settings::{session_settings, Settings, SERVER_VERSION};
+use snapscale_sql::guc::{session_settings, Settings, SERVER_VERSION};
 
 /// The SCRAM handler shared by every connection (its per-connection state
 /// lives in the client's metadata).

@@ -33,10 +33,10 @@ use crate::backend::{
 use crate::frontend::{Bind, Frontend, Refused, Target};
 use crate::named::Named;
 use crate::replication::WalSender;
-use crate::settings::Settings;
 use crate::shared::{terminated, Shared, TERMINATED};
 use crate::startup::{start, Role};
 use crate::transport::Transport;
+use snapscale_sql::guc::Settings;
 
 /// A connection's cancel key, registered for its life (removed on every
 /// exit path, as the drop of this guard).

@@ -5,7 +5,6 @@
 mod auth;
 mod backend;
 mod connection;
-mod conninfo;
 pub mod frontend;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -13,11 +12,10 @@ pub mod malloc;
 mod named;
 mod replication;
 mod server;
-pub mod settings;
 mod shared;
 mod startup;
 mod transport;
 mod workers;
 
 pub use server::Server;
-pub use settings::{AuthMethod, ConfigError, SessionSettings, SettingError, Settings};
+pub use snapscale_sql::guc::{AuthMethod, ConfigError, SessionSettings, SettingError, Settings};

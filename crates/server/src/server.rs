@@ -20,9 +20,9 @@ use tracing::{info, warn};
 
 use crate::auth::scram;
 use crate::connection::serve;
-use crate::settings::{AuthMethod, Settings};
 use crate::shared::Shared;
 use crate::workers::Workers;
+use snapscale_sql::guc::{AuthMethod, Settings};
 
 /// A bound server, ready to run.
 pub struct Server {

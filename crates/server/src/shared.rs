@@ -10,7 +10,7 @@ use pgwire::messages::startup::SecretKey;
 use snapscale_sql::{Cancel, Database};
 
 use crate::auth::Scram;
-use crate::settings::Settings;
+use snapscale_sql::guc::Settings;
 
 /// What every connection shares.
 pub struct Shared {

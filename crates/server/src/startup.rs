@@ -25,8 +25,8 @@ use tokio::net::TcpStream;
 use tracing::debug;
 
 use crate::auth::parameters;
-use crate::settings::{session_settings, Settings};
 use crate::shared::Shared;
+use snapscale_sql::guc::{session_settings, Settings};
 
 /// How long a client may take to start up.
 pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);

@@ -29,6 +29,9 @@
 //! released. Whatever ends the connection drops the `Xact`, and its
 //! `Drop` runs the abort (CONNECTION-GUARD in the server's README).
 
+mod lookup;
+mod waits;
+
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -36,12 +39,13 @@ use snapscale_lock::{LockMode, LockTag, WaitPolicy};
 use snapscale_sinval::Invalidation;
 use snapscale_storage::log::Lsn;
 use snapscale_storage::Tid;
-use snapscale_txn::{IsolationLevel, Session, Snapshot, Xid};
+use snapscale_txn::{IsolationLevel, Session, Xid};
 
 use crate::advisory::SessionLocks;
 use crate::cancel::Cancel;
-use crate::catalog::{Heap, Rel, RelEntry};
+use crate::catalog::{Heap, RelEntry};
 use crate::database::{Backend, Database};
+use crate::errors::{lock_error, log_error, txn_error};
 use crate::redo::{self, Redo};
 use crate::relcache::RelCache;
 use crate::wal_buffer::WalBuffer;
@@ -557,147 +561,6 @@ impl Xact {
         Ok(xid)
     }
 
-    // ------------------------------------------------------------ waiting
-
-    /// Takes a relation lock until the end of the transaction, or of the
-    /// subtransaction if it rolls back (SUBXACT-LOCKS). A lock already held
-    /// in `mode` costs nothing: the lock manager is not asked again.
-    pub async fn lock_relation(&mut self, oid: u32, mode: LockMode) -> Result<(), SqlError> {
-        if self.held.contains_key(&(oid, mode)) {
-            return Ok(());
-        }
-        let slot = self.session.slot();
-        // A weak mode is first asked for without waiting: what a free
-        // relation costs (the session's fast path, usually) without the
-        // wait's futures. The answer is the one `lock_with` would give now;
-        // only a refusal goes on to queue and wait.
-        let granted = mode.is_weak()
-            && self.db.locks.try_lock(slot, LockTag::Relation(oid), mode).map_err(lock_error)?;
-        if !granted {
-            let locks = Arc::clone(&self.db.locks);
-            let cancel = Arc::clone(&self.cancel);
-            tokio::select! {
-                r = locks.lock_with(slot, LockTag::Relation(oid), mode, self.config.wait) => r.map_err(lock_error)?,
-                () = cancel.wait() => return Err(cancel.error()),
-            }
-        }
-        self.held.insert((oid, mode), self.levels.len().saturating_sub(1));
-        Ok(())
-    }
-
-    /// Takes a relation lock only if nobody holds a conflicting one.
-    pub fn try_lock_relation(&mut self, oid: u32, mode: LockMode) -> Result<bool, SqlError> {
-        if self.held.contains_key(&(oid, mode)) {
-            return Ok(true);
-        }
-        let granted =
-            self.db.locks.try_lock(self.session.slot(), LockTag::Relation(oid), mode).map_err(lock_error)?;
-        if granted {
-            self.held.insert((oid, mode), self.levels.len().saturating_sub(1));
-        }
-        Ok(granted)
-    }
-
-    /// Waits for an advisory lock an expression could not take at once
-    /// (EVAL-REPLAY), under the session's lock_timeout and
-    /// deadlock_timeout; a cancel or statement_timeout ends the wait with
-    /// 57014. `xact`: a transaction-level hold, else session-level.
-    pub async fn wait_advisory(&mut self, tag: LockTag, mode: LockMode, xact: bool) -> Result<(), SqlError> {
-        self.check_cancel()?;
-        let (locks, slot) = self.advisory.manager();
-        let locks = Arc::clone(locks);
-        let cancel = Arc::clone(&self.cancel);
-        let policy = self.config.wait;
-        tokio::select! {
-            r = async {
-                if xact {
-                    locks.lock_with(slot, tag, mode, policy).await
-                } else {
-                    locks.lock_session_with(slot, tag, mode, policy).await
-                }
-            } => r.map_err(lock_error)?,
-            () = cancel.wait() => return Err(cancel.error()),
-        }
-        if xact {
-            self.advisory.taken(tag, mode);
-        }
-        Ok(())
-    }
-
-    /// Takes a row version's tuple lock (TUPLE-QUEUE): the place in line
-    /// of the sessions waiting to change the row, under the session's
-    /// lock_timeout and deadlock_timeout. Held only while its holder waits
-    /// for the row's locker; [`Xact::unlock_tuple`] gives it back, and the
-    /// end of the transaction does if an error came first.
-    pub async fn lock_tuple(&mut self, tag: LockTag, mode: LockMode) -> Result<(), SqlError> {
-        self.check_cancel()?;
-        let slot = self.session.slot();
-        let locks = Arc::clone(&self.db.locks);
-        let cancel = Arc::clone(&self.cancel);
-        tokio::select! {
-            r = locks.lock_with(slot, tag, mode, self.config.wait) => r.map_err(lock_error)?,
-            () = cancel.wait() => return Err(cancel.error()),
-        }
-        Ok(())
-    }
-
-    /// Gives a tuple lock back (the row was changed, or given up).
-    pub fn unlock_tuple(&mut self, tag: LockTag, mode: LockMode) {
-        self.db.locks.unlock(self.session.slot(), tag, mode);
-    }
-
-    /// Waits until transaction `xid` ends (a row or key it holds), under
-    /// the session's lock_timeout and deadlock_timeout.
-    pub async fn wait_for_xid(&mut self, xid: Xid) -> Result<(), SqlError> {
-        if self.cancel.take() {
-            return Err(self.cancel.error());
-        }
-        let slot = self.session.slot();
-        let locks = Arc::clone(&self.db.locks);
-        let cancel = Arc::clone(&self.cancel);
-        tokio::select! {
-            r = locks.wait_for_xid_with(slot, xid.0, self.config.wait) => r.map_err(lock_error)?,
-            () = cancel.wait() => return Err(cancel.error()),
-        }
-        // The owner registers its xid just after assigning it: a waiter
-        // that came in between found no lock. Yield so it does not spin.
-        tokio::task::yield_now().await;
-        Ok(())
-    }
-
-    /// A pending cancel request, as 57014.
-    pub fn check_cancel(&self) -> Result<(), SqlError> {
-        if self.cancel.take() {
-            return Err(self.cancel.error());
-        }
-        Ok(())
-    }
-
-    // ---------------------------------------------------------- snapshots
-
-    pub fn statement_snapshot(&mut self) -> Result<Arc<Snapshot>, SqlError> {
-        self.session.statement_snapshot().map_err(txn_error)
-    }
-
-    /// The end of a statement: the next one sees its changes.
-    pub fn end_statement(&mut self) -> Result<(), SqlError> {
-        self.session.end_statement().map_err(txn_error)
-    }
-
-    /// Every catalog row visible now, with its tid.
-    pub fn catalog_entries(&mut self) -> Result<Vec<(Tid, Arc<RelEntry>)>, SqlError> {
-        let (id, snapshot) = self.session.register_snapshot().map_err(txn_error)?;
-        let rows = self.db.catalog.table.scan(&self.session.reader(&snapshot));
-        self.session.unregister_snapshot(id).map_err(txn_error)?;
-        Ok(rows)
-    }
-
-    /// Drops cached entries other sessions invalidated (PostgreSQL's
-    /// AcceptInvalidationMessages).
-    pub fn accept_invalidations(&mut self) {
-        self.cache.accept(&self.db.sinval, self.session.slot());
-    }
-
     // --------------------------------------------------------- disconnect
 
     /// Drops this backend's temporary tables, in a transaction of its own.
@@ -768,50 +631,4 @@ impl Drop for Xact {
         self.db.sinval.detach(self.session.slot());
         self.db.activity.set(self.session.slot(), None);
     }
-}
-
-impl Xact {
-    /// A relation by name: the cache, or else the catalog as of a fresh
-    /// snapshot. This backend's temporary table hides a permanent one of
-    /// the same name (pg_temp is searched first).
-    pub fn relation(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
-        if let Some(rel) = self.cache.get(name) {
-            return Ok(Some(rel.clone()));
-        }
-        let me = self.backend_id();
-        let mut found = None;
-        for (tid, entry) in self.catalog_entries()? {
-            if entry.name != name {
-                continue;
-            }
-            match entry.temp_owner {
-                Some(owner) if owner == me => found = Some((tid, entry)),
-                Some(_) => {}
-                None if found.is_none() => found = Some((tid, entry)),
-                None => {}
-            }
-        }
-        let Some((tid, entry)) = found else { return Ok(None) };
-        let heap = self.db.catalog.storage(entry.storage).ok_or_else(|| {
-            SqlError::new(SqlState::INTERNAL_ERROR, format!("storage of relation \"{name}\" is missing"))
-        })?;
-        let rel = Rel { entry, heap, catalog_tid: tid };
-        self.cache.insert(name.to_owned(), rel.clone());
-        Ok(Some(rel))
-    }
-}
-
-pub fn txn_error(e: snapscale_txn::TxnError) -> SqlError {
-    SqlError::new(e.sqlstate(), e.to_string())
-}
-
-pub fn log_error(e: snapscale_storage::log::LogError) -> SqlError {
-    SqlError::new(e.sqlstate(), e.to_string())
-}
-
-pub fn lock_error(e: snapscale_lock::LockError) -> SqlError {
-    let detail = e.detail().map(str::to_owned);
-    let mut err = SqlError::new(e.sqlstate(), e.to_string());
-    err.detail = detail;
-    err
 }

@@ -22,7 +22,7 @@ use tokio::net::TcpStream;
 use tracing::{info, warn};
 
 use super::sender::pg_now;
-use crate::conninfo::Conninfo;
+use snapscale_sql::guc::Conninfo;
 
 /// How long to wait before reconnecting (PostgreSQL's
 /// wal_retrieve_retry_interval).

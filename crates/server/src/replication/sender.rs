@@ -166,7 +166,7 @@ impl WalSender {
                 Ok(Command::IdentifySystem) => self.identify_system().await,
                 Ok(Command::BaseBackup) => self.base_backup().await,
                 Ok(Command::Show(name)) => {
-                    match crate::settings::Settings::show(&self.shared.settings, &name) {
+                    match snapscale_sql::guc::Settings::show(&self.shared.settings, &name) {
                         Ok(v) => {
                             self.rows(&[text_column(&name)], &[vec![Value::Text(v)]], "SHOW").await.map(Ok)
                         }

@@ -28,7 +28,6 @@ mod window;
 use std::sync::Arc;
 
 use snapscale_engine::Snapshot;
-use snapscale_engine::StorageError;
 
 pub(crate) use copy::CopyIn;
 
@@ -38,7 +37,7 @@ use crate::output::Output;
 use crate::plan::physical::{Query, Statement};
 use crate::plan::Utility;
 use crate::stack::StackDepth;
-use snapscale_engine::xact::{txn_error, Xact};
+use snapscale_engine::xact::Xact;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 use snapscale_values::Value;
@@ -272,15 +271,6 @@ impl Executor<'_> {
         }
         db.checkpoint().await.map_err(|e| SqlError::new(SqlState::IO_ERROR, e))?;
         Ok(Output::Command("CHECKPOINT".into()))
-    }
-}
-
-fn storage_error(e: StorageError) -> SqlError {
-    match e {
-        StorageError::Txn(e) => txn_error(e),
-        StorageError::NoTransaction => {
-            SqlError::new(SqlState::NO_ACTIVE_SQL_TRANSACTION, "there is no transaction in progress")
-        }
     }
 }
 

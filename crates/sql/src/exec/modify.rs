@@ -10,12 +10,13 @@ use snapscale_engine::{IsolationLevel, TxnError};
 use snapscale_engine::{Liveness, Outcome, RowLockMode, StorageError, Tid};
 use snapscale_engine::{LockMode, LockTag};
 
-use super::{serialization_failure, storage_error, Executor};
+use super::{serialization_failure, Executor};
 use crate::expr::{passes, Expr};
 use crate::output::Output;
 use crate::plan::physical::{ScanNode, Source};
 use crate::plan::{Projection, Rel, RowLock};
 use snapscale_engine::catalog::{RelEntry, Row};
+use snapscale_engine::errors::storage_error;
 use snapscale_engine::index::{Index, Key};
 use snapscale_engine::redo::Redo;
 use snapscale_sqlstate::SqlState;

@@ -23,6 +23,7 @@
 
 use std::sync::Arc;
 
+use snapscale_sqlstate::SqlState;
 use snapscale_sync::atomic::{AtomicU64, Ordering::*};
 use snapscale_sync::{Mutex, RwLock};
 use snapscale_txn::{CommandId, Engine, MultiXactId, Reader, RowLockMode, Session, TupleXids, TxnError, Xid};
@@ -80,6 +81,16 @@ pub enum StorageError {
 impl From<TxnError> for StorageError {
     fn from(e: TxnError) -> Self {
         StorageError::Txn(e)
+    }
+}
+
+impl StorageError {
+    /// PostgreSQL's SQLSTATE for this error.
+    pub fn sqlstate(&self) -> SqlState {
+        match self {
+            StorageError::Txn(e) => e.sqlstate(),
+            StorageError::NoTransaction => SqlState::NO_ACTIVE_SQL_TRANSACTION,
+        }
     }
 }
 

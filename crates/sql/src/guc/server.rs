@@ -1,24 +1,21 @@
-//! Server settings: PostgreSQL's names, from a config file, flags and `SET`.
+//! The server's settings: from a config file, flags and `SET`.
 //!
 //! A config file holds `name = value` lines (`#` starts a comment, values
 //! may be single-quoted), as postgresql.conf does. Flags override the file.
-//! The settings a session may change with `SET` are the SQL layer's
-//! ([`SessionSettings`]); here they are every session's start-up values.
+//! The settings a session may change with `SET` are its
+//! [`SessionSettings`]; here they are every session's start-up values.
 //! The others are the server's own and change only with a restart.
-
-mod startup;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use snapscale_sql::guc::{
-    format_bytes, format_duration, invalid, on_off, parse_bool, parse_bytes, parse_duration,
-};
-use snapscale_sql::{AutovacuumConfig, IsolationLevel, SnapshotMode, SqlError, SqlState, XidLogs};
+use snapscale_engine::{AutovacuumConfig, IsolationLevel, SnapshotMode, WaitPolicy, XidLogs};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, Zone};
 
-pub use snapscale_sql::guc::{ClientSettings, SessionSettings, SettingError};
-pub use startup::session_settings;
+use super::{format_bytes, format_duration, invalid, on_off, parse_bool, parse_bytes, parse_duration};
+use super::{SessionSettings, SettingError};
 
 /// Every setting the server knows.
 #[derive(Clone, Debug)]
@@ -416,7 +413,7 @@ impl Settings {
                 ))
             }
             Some(conninfo) => {
-                crate::conninfo::Conninfo::parse(conninfo)
+                super::Conninfo::parse(conninfo)
                     .map_err(|e| invalid("primary_conninfo", &hide_password(conninfo), &e))?;
             }
             None => {}
@@ -458,7 +455,7 @@ impl Settings {
 
 /// A session's settings are [`SessionSettings`]; what the server adds is
 /// SHOW of its own settings, 55P02 for SET of them, and max_message_size.
-impl snapscale_sql::Gucs for Settings {
+impl crate::Gucs for Settings {
     fn set(&mut self, name: &str, value: &str) -> Result<(), SqlError> {
         self.set_in_session(name, value).map_err(SqlError::from)
     }
@@ -505,11 +502,11 @@ impl snapscale_sql::Gucs for Settings {
         self.session.database()
     }
 
-    fn time_zone(&self) -> snapscale_sql::Zone {
+    fn time_zone(&self) -> Zone {
         self.session.time_zone()
     }
 
-    fn wait_policy(&self) -> snapscale_sql::WaitPolicy {
+    fn wait_policy(&self) -> WaitPolicy {
         self.session.wait_policy()
     }
 }

@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use snapscale_sql::{SqlError, SqlState};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 
 use super::{SettingError, Settings};
 

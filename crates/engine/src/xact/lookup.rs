@@ -1,0 +1,68 @@
+//! What a transaction reads of the catalog: the statement snapshot, the
+//! catalog rows visible now, invalidations from other sessions (PLAN-FRESH),
+//! and a relation by name through the backend's cache.
+
+use std::sync::Arc;
+
+use snapscale_sqlstate::SqlState;
+use snapscale_storage::Tid;
+use snapscale_txn::Snapshot;
+use snapscale_values::SqlError;
+
+use super::Xact;
+use crate::catalog::{Rel, RelEntry};
+use crate::errors::txn_error;
+
+impl Xact {
+    pub fn statement_snapshot(&mut self) -> Result<Arc<Snapshot>, SqlError> {
+        self.session.statement_snapshot().map_err(txn_error)
+    }
+
+    /// The end of a statement: the next one sees its changes.
+    pub fn end_statement(&mut self) -> Result<(), SqlError> {
+        self.session.end_statement().map_err(txn_error)
+    }
+
+    /// Every catalog row visible now, with its tid.
+    pub fn catalog_entries(&mut self) -> Result<Vec<(Tid, Arc<RelEntry>)>, SqlError> {
+        let (id, snapshot) = self.session.register_snapshot().map_err(txn_error)?;
+        let rows = self.db.catalog.table.scan(&self.session.reader(&snapshot));
+        self.session.unregister_snapshot(id).map_err(txn_error)?;
+        Ok(rows)
+    }
+
+    /// Drops cached entries other sessions invalidated (PostgreSQL's
+    /// AcceptInvalidationMessages).
+    pub fn accept_invalidations(&mut self) {
+        self.cache.accept(&self.db.sinval, self.session.slot());
+    }
+
+    /// A relation by name: the cache, or else the catalog as of a fresh
+    /// snapshot. This backend's temporary table hides a permanent one of
+    /// the same name (pg_temp is searched first).
+    pub fn relation(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
+        if let Some(rel) = self.cache.get(name) {
+            return Ok(Some(rel.clone()));
+        }
+        let me = self.backend_id();
+        let mut found = None;
+        for (tid, entry) in self.catalog_entries()? {
+            if entry.name != name {
+                continue;
+            }
+            match entry.temp_owner {
+                Some(owner) if owner == me => found = Some((tid, entry)),
+                Some(_) => {}
+                None if found.is_none() => found = Some((tid, entry)),
+                None => {}
+            }
+        }
+        let Some((tid, entry)) = found else { return Ok(None) };
+        let heap = self.db.catalog.storage(entry.storage).ok_or_else(|| {
+            SqlError::new(SqlState::INTERNAL_ERROR, format!("storage of relation \"{name}\" is missing"))
+        })?;
+        let rel = Rel { entry, heap, catalog_tid: tid };
+        self.cache.insert(name.to_owned(), rel.clone());
+        Ok(Some(rel))
+    }
+}
