@@ -20,7 +20,6 @@
 use std::sync::{Arc, Mutex};
 
 use snapscale_lock::{LockManager, LockMode, LockTag};
-
 use snapscale_values::SqlError;
 
 /// A session's view of its advisory locks. Shared (behind an `Arc`) by

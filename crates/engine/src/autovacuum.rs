@@ -35,15 +35,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use snapscale_lock::LockTag;
+use snapscale_sqlstate::SqlState;
 use snapscale_storage::{VacuumOptions, VacuumStats};
 use snapscale_txn::{HeldBy, Session, TxnError, Xid};
+use snapscale_values::SqlError;
 use tracing::{error, info, warn};
 
 use crate::catalog::Heap;
 use crate::database::Database;
 use crate::vacuum_state::{AutovacuumWorker, FrozenXid, Limits, XidLogState};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
 
 impl Database {
     /// The freeze limits now, clamped to the status log's capacity.

@@ -7,14 +7,13 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
 use futures_util::task::AtomicWaker;
-use tokio::sync::Notify;
-
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
-use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::Notify;
 
 /// A connection's cancel flag and the wake-up of its waits.
 #[derive(Debug, Default)]

@@ -21,10 +21,10 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use snapscale_storage::{Table, Tid, VacuumOptions, VacuumStats};
 use snapscale_txn::{Engine, MultiXactId, Session, Xid};
+use snapscale_values::{SqlType, Value};
 
 use crate::index::Index;
 use crate::sequence::{SeqValue, Sequence, SequenceDef};
-use snapscale_values::{SqlType, Value};
 
 /// A stored row: values in column order, then the hidden row id.
 pub type Row = Arc<[Value]>;

@@ -15,9 +15,9 @@ use snapscale_lock::{LockConfig, LockManager};
 use snapscale_sinval::{Sinval, SinvalConfig};
 use snapscale_storage::log::{Log, Lsn};
 use snapscale_txn::{Engine, EngineConfig, Session, SnapshotMode, Xid};
+use snapscale_values::SqlError;
 
 use crate::catalog::Catalog;
-use snapscale_values::SqlError;
 
 /// How a database is built.
 #[derive(Clone, Debug)]

@@ -9,13 +9,13 @@ use std::time::Instant;
 use snapscale_storage::checkpoint;
 use snapscale_storage::log::{Log, Lsn};
 use snapscale_txn::{IsolationLevel, Xid};
+use snapscale_values::Value;
 use tracing::info;
 
 use crate::catalog::Row;
 use crate::database::{Database, DatabaseConfig};
 use crate::redo::{self, CheckpointHeader, Image, ImageWriter};
 use crate::xact::now_micros;
-use snapscale_values::Value;
 
 fn startup_error(what: &str, e: impl std::fmt::Display) -> String {
     format!("{what}: {e}")

@@ -14,7 +14,6 @@ use std::sync::{Mutex, MutexGuard, RwLock};
 
 use smallvec::SmallVec;
 use snapscale_storage::Tid;
-
 use snapscale_values::{SqlType, Value};
 
 /// An index key: one value per indexed column, ordered as PostgreSQL's

@@ -50,10 +50,9 @@ pub use cancel::Cancel;
 pub use catalog::{Rel, Row};
 pub use database::{Backend, Database, DatabaseConfig, Durability};
 pub use session_view::SessionView;
-pub use vacuum_state::{AutovacuumConfig, AutovacuumWorker, FrozenXid, XidLogState, XidLogs};
-pub use xact::{Notice, Xact, XactConfig};
-
 pub use snapscale_lock::{HeldLock, LockMode, LockTag, WaitPolicy};
 pub use snapscale_storage::log::{format_lsn, parse_lsn, Fault as WalFault, Lsn};
 pub use snapscale_storage::{Liveness, Outcome, RowLockMode, StorageError, Tid};
 pub use snapscale_txn::{IsolationLevel, Snapshot, SnapshotMode, TxnError, Xid};
+pub use vacuum_state::{AutovacuumConfig, AutovacuumWorker, FrozenXid, XidLogState, XidLogs};
+pub use xact::{Notice, Xact, XactConfig};

@@ -18,8 +18,7 @@
 use std::sync::Mutex;
 
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::SqlType;
+use snapscale_values::{SqlError, SqlType};
 
 /// How many values one WAL record covers ahead (PostgreSQL's
 /// SEQ_LOG_VALS).

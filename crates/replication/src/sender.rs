@@ -15,13 +15,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use snapscale_engine::{format_lsn, Lsn};
-use snapscale_storage::log::LogError;
-use tokio::sync::watch;
-
 use snapscale_engine::database::Database;
+use snapscale_engine::{format_lsn, Lsn};
 use snapscale_sqlstate::SqlState;
+use snapscale_storage::log::LogError;
 use snapscale_values::SqlError;
+use tokio::sync::watch;
 
 /// Keeps WAL from one LSN on disk while held (WAL-RETAIN).
 pub struct Retention {

@@ -13,7 +13,6 @@ use pgwire::api::auth::{
 };
 use pgwire::api::ClientInfo;
 use pgwire::error::PgWireResult;
-
 use snapscale_sql::guc::{session_settings, Settings, SERVER_VERSION};
 
 /// The SCRAM handler shared by every connection (its per-connection state

@@ -14,9 +14,7 @@
 use std::io;
 
 use snapscale_sql::wire::encode_binary;
-use snapscale_sql::SqlState;
-use snapscale_sql::Zone;
-use snapscale_sql::{Column, Notice, SqlError, SqlType, Value};
+use snapscale_sql::{Column, Notice, SqlError, SqlState, SqlType, Value, Zone};
 
 /// A message the server writes: its type byte, its length, its body.
 pub trait Message {

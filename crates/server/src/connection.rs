@@ -20,9 +20,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
+use snapscale_sql::guc::Settings;
 use snapscale_sql::wire::decode_param;
-use snapscale_sql::SqlState;
-use snapscale_sql::{Conn, Output, Prepared, Row, SqlError, Value};
+use snapscale_sql::{Conn, Output, Prepared, Row, SqlError, SqlState, Value};
 use tokio::net::TcpStream;
 use tracing::error;
 
@@ -36,7 +36,6 @@ use crate::replication::WalSender;
 use crate::shared::{terminated, Shared, TERMINATED};
 use crate::startup::{start, Role};
 use crate::transport::Transport;
-use snapscale_sql::guc::Settings;
 
 /// A connection's cancel key, registered for its life (removed on every
 /// exit path, as the drop of this guard).

@@ -17,8 +17,7 @@
 //! format codes) are made where the message is executed.
 
 use bytes::{Buf, Bytes, BytesMut};
-use snapscale_sql::SqlError;
-use snapscale_sql::SqlState;
+use snapscale_sql::{SqlError, SqlState};
 
 /// PostgreSQL's PQ_SMALL_MESSAGE_LIMIT: control messages are short.
 pub const SMALL_MESSAGE_LIMIT: usize = 10_000;

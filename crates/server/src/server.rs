@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use snapscale_replication::{Standby, StandbyConfig};
+use snapscale_sql::guc::{AuthMethod, Settings};
 use snapscale_sql::{AutovacuumWorker, Database, DatabaseConfig, Durability};
 use tokio::net::{TcpListener, TcpStream};
 use tracing::{info, warn};
@@ -22,7 +23,6 @@ use crate::auth::scram;
 use crate::connection::serve;
 use crate::shared::Shared;
 use crate::workers::Workers;
-use snapscale_sql::guc::{AuthMethod, Settings};
 
 /// A bound server, ready to run.
 pub struct Server {

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use pgwire::messages::startup::SecretKey;
+use snapscale_sql::guc::Settings;
 use snapscale_sql::{Cancel, Database};
 
 use crate::auth::Scram;
-use snapscale_sql::guc::Settings;
 
 /// What every connection shares.
 pub struct Shared {

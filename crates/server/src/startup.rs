@@ -20,13 +20,13 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{negotiate_tls, MaybeTls};
+use snapscale_sql::guc::{session_settings, Settings};
 use snapscale_sql::{Backend, SqlState};
 use tokio::net::TcpStream;
 use tracing::debug;
 
 use crate::auth::parameters;
 use crate::shared::Shared;
-use snapscale_sql::guc::{session_settings, Settings};
 
 /// How long a client may take to start up.
 pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);

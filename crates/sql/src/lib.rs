@@ -20,16 +20,12 @@ mod exec;
 mod expr;
 pub mod guc;
 mod limits;
-mod lock_syntax;
-mod nesting;
 mod output;
 mod parse;
 mod plan;
-mod sequence_syntax;
 mod session;
 pub mod stack;
 mod statement;
-mod syntax_error;
 
 pub use output::Output;
 pub use parse::Parsed;

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
-use crate::plan::Column;
 use snapscale_engine::catalog::Row;
+
+use crate::plan::Column;
 
 /// What a statement produced.
 #[derive(Debug)]

@@ -11,12 +11,11 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::runtime;
 use snapscale_sql::guc::SessionSettings;
 use snapscale_sql::{
     AutovacuumConfig, Conn, Database, DatabaseConfig, Output, SnapshotMode, SqlError, Value, XidLogs,
 };
-
-use common::runtime;
 
 /// Runs `sql`; the last statement's rows, or its error.
 async fn run(conn: &mut Conn<SessionSettings>, sql: &str) -> Result<Vec<Vec<Value>>, SqlError> {

@@ -10,12 +10,11 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::runtime;
 use snapscale_sql::{
     AutovacuumConfig, Conn, Database, DatabaseConfig, Gucs, IsolationLevel, Output, SnapshotMode, SqlError,
     Value, XidLogs,
 };
-
-use common::runtime;
 
 #[derive(Clone)]
 struct Defaults;

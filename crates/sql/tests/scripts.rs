@@ -77,8 +77,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snapscale_sql::guc::SessionSettings;
-use snapscale_sql::Zone;
-use snapscale_sql::{Conn, Database, DatabaseConfig, Output, Prepared, SnapshotMode, SqlError, SqlState};
+use snapscale_sql::{
+    Conn, Database, DatabaseConfig, Output, Prepared, SnapshotMode, SqlError, SqlState, Zone,
+};
 use tokio::sync::{mpsc, oneshot};
 
 /// How long a step may take to finish or be seen waiting.

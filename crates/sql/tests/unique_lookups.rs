@@ -10,10 +10,9 @@ mod common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use common::runtime;
 use snapscale_sql::guc::SessionSettings;
 use snapscale_sql::{Conn, Database, DatabaseConfig, Output, SnapshotMode, Value};
-
-use common::runtime;
 
 /// Keys that are never deleted.
 const KEPT: i64 = 6;

@@ -5,9 +5,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use snapscale_sqlstate::SqlState;
+
 use super::{SqlType, Value, Zone};
 use crate::error::SqlError;
-use snapscale_sqlstate::SqlState;
 
 fn malformed(input: &str, detail: &str) -> SqlError {
     SqlError::new(SqlState::INVALID_TEXT_REPRESENTATION, format!("malformed array literal: \"{input}\""))

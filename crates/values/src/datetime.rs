@@ -5,9 +5,10 @@
 //! (`YYYY-MM-DD`, and for timestamps `YYYY-MM-DD[ T]HH:MM[:SS[.ffffff]]`);
 //! other styles answer 22007 until they are needed.
 
+use snapscale_sqlstate::SqlState;
+
 use super::zone::{self, Zone};
 use crate::error::SqlError;
-use snapscale_sqlstate::SqlState;
 
 const USECS_PER_DAY: i64 = 86_400_000_000;
 

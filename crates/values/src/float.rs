@@ -3,8 +3,9 @@
 
 use std::cmp::Ordering;
 
-use crate::error::SqlError;
 use snapscale_sqlstate::SqlState;
+
+use crate::error::SqlError;
 
 /// Parses float8 input: decimal or exponent notation, NaN, [+-]Infinity
 /// (case-insensitive), surrounding whitespace. Overflow is 22003.

@@ -10,8 +10,9 @@
 
 use std::cmp::Ordering;
 
-use crate::error::SqlError;
 use snapscale_sqlstate::SqlState;
+
+use crate::error::SqlError;
 
 const USECS_PER_SEC: i64 = 1_000_000;
 const USECS_PER_DAY: i64 = 86_400 * USECS_PER_SEC;

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use snapscale_sqlstate::SqlState;
+
 use super::{SqlType, Value};
 use crate::error::SqlError;
-use snapscale_sqlstate::SqlState;
 
 /// An oid alias type: what kind of object its oid names.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]

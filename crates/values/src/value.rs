@@ -11,9 +11,10 @@ use std::cmp::Ordering;
 use snapscale_sqlstate::SqlState;
 
 use crate::error::SqlError;
-use crate::{array, float, oid, Interval, Reg, Zone};
-use crate::{format_array, format_date, format_interval, format_timestamp, format_timestamptz};
-use crate::{parse_array, parse_date, parse_interval, parse_timestamp, parse_timestamptz};
+use crate::{
+    array, float, format_array, format_date, format_interval, format_timestamp, format_timestamptz, oid,
+    parse_array, parse_date, parse_interval, parse_timestamp, parse_timestamptz, Interval, Reg, Zone,
+};
 
 /// PostgreSQL's epoch (2000-01-01) in Unix seconds.
 const PG_EPOCH: i64 = 946_684_800;

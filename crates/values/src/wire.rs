@@ -1,9 +1,10 @@
 //! Values in the protocol's formats: parameters arrive as text or binary,
 //! results leave as text or binary (rust-postgres asks for binary).
 
+use snapscale_sqlstate::SqlState;
+
 use crate::error::SqlError;
 use crate::{SqlType, Value, Zone};
-use snapscale_sqlstate::SqlState;
 
 /// PostgreSQL's epoch (2000-01-01) is the origin of binary dates and
 /// timestamps, as it is of [`Value::Date`] and [`Value::Timestamp`].

@@ -2,11 +2,11 @@
 //! integers, strings as a u32 length and UTF-8, rows, types and relation
 //! entries (formats in `mod.rs`).
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType, Value};
+
 use crate::catalog::{ColumnDef, IndexDef, RelEntry};
 use crate::sequence::{OwnedBy, SequenceDef};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
 
 #[derive(Default)]
 pub struct Writer(pub Vec<u8>);

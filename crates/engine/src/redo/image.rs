@@ -26,13 +26,12 @@
 use std::collections::{BTreeMap, HashMap};
 
 use snapscale_txn::Xid;
+use snapscale_values::{SqlError, Value};
 
 use super::codec::{corrupt, Reader, Writer};
 use super::Redo;
 use crate::catalog::RelEntry;
 use crate::sequence::SeqValue;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 const MAGIC: &[u8; 4] = b"IMG2";
 

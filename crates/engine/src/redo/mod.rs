@@ -55,17 +55,17 @@
 mod codec;
 mod image;
 
-pub use codec::{corrupt, Reader, Writer};
-pub use image::{CheckpointHeader, Image, ImageWriter};
-
 use std::sync::Arc;
 
 use snapscale_storage::log::Log;
 use snapscale_txn::Xid;
+use snapscale_values::SqlError;
 
 use crate::catalog::{RelEntry, Row};
 use crate::sequence::SeqValue;
-use snapscale_values::SqlError;
+
+pub use codec::{corrupt, Reader, Writer};
+pub use image::{CheckpointHeader, Image, ImageWriter};
 
 pub const INSERT: u8 = 1;
 pub const UPDATE: u8 = 2;

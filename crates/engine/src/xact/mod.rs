@@ -37,9 +37,11 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use snapscale_lock::{LockMode, LockTag, WaitPolicy};
 use snapscale_sinval::Invalidation;
+use snapscale_sqlstate::SqlState;
 use snapscale_storage::log::Lsn;
 use snapscale_storage::Tid;
 use snapscale_txn::{IsolationLevel, Session, Xid};
+use snapscale_values::SqlError;
 
 use crate::advisory::SessionLocks;
 use crate::cancel::Cancel;
@@ -49,8 +51,6 @@ use crate::errors::{lock_error, log_error, txn_error};
 use crate::redo::{self, Redo};
 use crate::relcache::RelCache;
 use crate::wal_buffer::WalBuffer;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
 
 /// The settings the transaction manager reads, copied from the session's
 /// before each statement (SET may change them between statements).

@@ -25,15 +25,14 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use snapscale_sinval::Invalidation;
-use snapscale_storage::log::Lsn;
-use snapscale_storage::Tid;
-use snapscale_txn::{Replayer, RunningXacts, Xid};
-
 use snapscale_engine::catalog::{Heap, RelEntry, Row};
 use snapscale_engine::database::Database;
 use snapscale_engine::redo::{Record, Redo};
 use snapscale_engine::sequence::SeqValue;
+use snapscale_sinval::Invalidation;
+use snapscale_storage::log::Lsn;
+use snapscale_storage::Tid;
+use snapscale_txn::{Replayer, RunningXacts, Xid};
 use snapscale_values::Value;
 
 /// What to undo if an xid aborts: a map entry's previous value.

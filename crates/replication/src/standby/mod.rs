@@ -33,15 +33,14 @@ use std::sync::atomic::Ordering::*;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use snapscale_storage::log::{split_records, Log, Lsn, Scan};
-use snapscale_txn::RunningXacts;
-use tokio::sync::mpsc;
-use tracing::{info, warn};
-
 use apply::Applier;
 use snapscale_engine::database::{Database, DatabaseConfig, Progress};
 use snapscale_engine::durable::{lock_data_dir, read_checkpoint, write_system_identifier};
 use snapscale_engine::redo;
+use snapscale_storage::log::{split_records, Log, Lsn, Scan};
+use snapscale_txn::RunningXacts;
+use tokio::sync::mpsc;
+use tracing::{info, warn};
 
 /// How often and after how much WAL the standby takes a restartpoint.
 #[derive(Clone, Copy, Debug)]

@@ -10,14 +10,14 @@
 
 use std::sync::Arc;
 
+use snapscale_engine::database::Database;
+use snapscale_engine::redo::CheckpointHeader;
 use snapscale_storage::checkpoint;
 use snapscale_storage::log::{Log, Lsn};
 use snapscale_txn::{IsolationLevel, Session};
 use tracing::info;
 
 use super::apply::Applier;
-use snapscale_engine::database::Database;
-use snapscale_engine::redo::CheckpointHeader;
 
 /// Removes versions no standby snapshot can see (and freezes those all
 /// see), in every heap that changed enough since its last prune, and frees

@@ -17,12 +17,12 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use postgres_protocol::message::frontend;
 use snapscale_replication::{format_lsn, Standby};
+use snapscale_sql::guc::Conninfo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tracing::{info, warn};
 
 use super::sender::pg_now;
-use snapscale_sql::guc::Conninfo;
 
 /// How long to wait before reconnecting (PostgreSQL's
 /// wal_retrieve_retry_interval).

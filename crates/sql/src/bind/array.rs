@@ -1,15 +1,14 @@
 //! Binding arrays (`ARRAY[…]`, `ARRAY(SELECT …)`, subscripts, `op ANY/ALL
 //! (array)`), regular expression matches and COLLATE.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{Elem, SqlError, SqlType};
 use sqlparser::ast::{self, AccessExpr, BinaryOperator, Subscript};
 
 use super::coerce::{common_type, comparable, family, Family};
 use super::scope::Scope;
-use super::*;
+use super::{not_supported, Binder, Coercion, Resolver, Typed};
 use crate::expr::{Cmp, Expr, Func, SubKind, SubLink};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{Elem, SqlType};
 
 /// The array type of elements of `ty`, or 0A000.
 fn array_of(ty: SqlType) -> Result<SqlType, SqlError> {

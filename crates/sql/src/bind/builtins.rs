@@ -5,9 +5,11 @@
 //! number of arguments, its arguments coerced implicitly to the entry's
 //! types, as PostgreSQL resolves an unambiguous function.
 
-use super::*;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{Elem, Reg, SqlError, SqlType};
+
+use super::{Binder, Coercion, Resolver, Typed};
 use crate::expr::{Advisory, AdvisoryOp, CatalogFunc as C, Expr, Func};
-use snapscale_values::{Elem, Reg, SqlType};
 
 /// An argument's type in a signature.
 #[derive(Clone, Copy)]
@@ -172,7 +174,7 @@ impl<R: Resolver> Binder<'_, R> {
             });
         }
         if let Func::Advisory(a) = b.func {
-            self.waits |= a.waits();
+            self.statement.waits |= a.waits();
         }
         Ok(Some(Typed { e: Expr::Func(b.func, bound), ty: Some(b.ret) }))
     }

@@ -18,11 +18,11 @@
 //! LIMIT`) gets PostgreSQL's own error, usually its syntax error at the
 //! clause's keyword.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use sqlparser::ast::{self, TableFactor};
 
 use super::not_supported;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
 
 /// PostgreSQL's syntax error at `token`, for a clause only another
 /// dialect has.

@@ -3,12 +3,12 @@
 //! casts are allowed between the type categories as PostgreSQL allows
 //! them, and the branches of CASE, COALESCE, UNION … resolve to one type.
 
-use super::*;
-use crate::expr::{cast, Arith, Cmp, Expr};
 use snapscale_engine::catalog::ColumnDef;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
+use snapscale_values::{SqlError, SqlType, Value};
+
+use super::{Binder, Coercion, Resolver, Typed};
+use crate::expr::{cast, Arith, Cmp, Expr};
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn coerce_any_text(&mut self, t: Typed) -> Result<Expr, SqlError> {
@@ -58,7 +58,7 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 Expr::Const(Value::Text(s)) => Expr::Const(Value::parse_in(target, &s, self.zone)?),
                 Expr::Param(i) => {
-                    self.params[i] = Some(target);
+                    self.statement.params[i] = Some(target);
                     Expr::Param(i)
                 }
                 other => other,

@@ -1,15 +1,15 @@
 //! Binding DDL: CREATE TABLE, ALTER TABLE ADD PRIMARY KEY/UNIQUE, CREATE INDEX, and the
 //! column types they name.
 
+use snapscale_engine::catalog::ColumnDef;
 use snapscale_engine::LockMode;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, CharacterLength, DataType, ExactNumberInfo, TableConstraint};
 
-use super::*;
+use super::scope::Scope;
+use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver};
 use crate::plan::{CreateTable, NewIndex, Plan, Rel, Utility};
-use snapscale_engine::catalog::ColumnDef;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn create_table(&mut self, c: &ast::CreateTable) -> Result<Plan, SqlError> {
@@ -210,7 +210,7 @@ impl<R: Resolver> Binder<'_, R> {
             ),
             _ => err,
         })?;
-        if !self.params.is_empty() {
+        if !self.statement.params.is_empty() {
             return Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
                 "cannot use parameters in a DEFAULT expression",

@@ -1,17 +1,17 @@
 //! Binding INSERT, UPDATE and DELETE, with RETURNING.
 
+use snapscale_engine::catalog::ColumnDef;
 use snapscale_engine::LockMode;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, Value};
 use sqlparser::ast::{
     self, AssignmentTarget, FromTable, ObjectName, SelectItem, SetExpr, TableFactor, TableObject,
 };
 
-use super::*;
+use super::scope::Scope;
+use super::{ident, not_supported, relation_name, Binder, Resolver, Typed};
 use crate::expr::Expr;
 use crate::plan::{Delete, Insert, InsertSource, Plan, Projection, Rel, Update};
-use snapscale_engine::catalog::ColumnDef;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn insert(&mut self, i: &ast::Insert) -> Result<Plan, SqlError> {
@@ -92,7 +92,7 @@ impl<R: Resolver> Binder<'_, R> {
             }
             _ => {
                 let mut q = self.query(source)?;
-                let untyped = std::mem::take(&mut self.untyped);
+                let untyped = std::mem::take(&mut self.query.untyped);
                 if q.outputs.len() != targets.len() {
                     return Err(SqlError::new(
                         SqlState::SYNTAX_ERROR,

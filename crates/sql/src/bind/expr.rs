@@ -2,15 +2,16 @@
 //! forms (CASE, IN, LIKE, …); the coercion rules they apply are in
 //! `coerce.rs`, the functions in `function.rs`.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType, Value};
 use sqlparser::ast::{self, BinaryOperator, DataType, Ident, UnaryOperator};
 
 use super::coerce::{arith_type, cmp_symbol, common_type, comparable, datetime, wider};
+use super::ddl::data_type;
 use super::function::niladic;
-use super::*;
+use super::scope::Scope;
+use super::{ident, not_supported, Binder, Coercion, Resolver, Typed};
 use crate::expr::{Arith, Cmp, Expr, Func, Step};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn column(&self, parts: &[&Ident], scope: &Scope<'_>) -> Result<Typed, SqlError> {
@@ -375,10 +376,10 @@ impl<R: Resolver> Binder<'_, R> {
                         format!("there is no parameter ${n}"),
                     ));
                 }
-                if self.params.len() < n {
-                    self.params.resize(n, None);
+                if self.statement.params.len() < n {
+                    self.statement.params.resize(n, None);
                 }
-                Typed { e: Expr::Param(n - 1), ty: self.params[n - 1] }
+                Typed { e: Expr::Param(n - 1), ty: self.statement.params[n - 1] }
             }
             other => return Err(not_supported(format!("literal {other}"))),
         })

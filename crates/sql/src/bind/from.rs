@@ -4,15 +4,14 @@
 //! for the names a join shows.
 
 use snapscale_engine::LockMode;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, JoinConstraint, JoinOperator, TableFactor, TableWithJoins};
 
 use super::scope::{Col, Named, Scope};
-use super::*;
+use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::{Expr, Func};
 use crate::plan::{From, Join, JoinKind, Srf};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::SqlType;
 
 /// A bound FROM item: what it computes, its named parts, and the columns
 /// an unqualified name can mean, in `*` order.
@@ -109,9 +108,9 @@ impl<R: Resolver> Binder<'_, R> {
                 let mut visible = left.visible.clone();
                 visible.extend(right.visible.iter().cloned());
                 let scope = base.derived().with_items(named, visible);
-                let saved = self.aggs.take();
+                let saved = self.query.aggs.take();
                 let t = self.expr(e, &scope);
-                self.aggs = saved;
+                self.query.aggs = saved;
                 let t = match t {
                     Err(e) if e.code == SqlState::GROUPING_ERROR => {
                         return Err(SqlError::new(

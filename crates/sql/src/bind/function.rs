@@ -2,14 +2,15 @@
 //! slots), the sequence functions, and scalar functions with PostgreSQL's
 //! argument coercions.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType, Value};
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
 
 use super::coerce::common_type;
-use super::*;
+use super::scope::Scope;
+use super::{ident, not_supported, Binder, Coercion, Resolver, Typed};
 use crate::expr::{AggFunc, Cmp, Expr, Func};
 use crate::plan::Aggregate;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {
     #[inline(never)]
@@ -66,7 +67,7 @@ impl<R: Resolver> Binder<'_, R> {
             if distinct {
                 return Err(not_supported("aggregates with DISTINCT"));
             }
-            if self.aggs.is_none() {
+            if self.query.aggs.is_none() {
                 return Err(SqlError::new(
                     SqlState::GROUPING_ERROR,
                     "aggregate functions are not allowed here",
@@ -84,9 +85,9 @@ impl<R: Resolver> Binder<'_, R> {
             };
             let delimiter = match delimiter {
                 Some(d) => {
-                    let saved = self.aggs.take();
+                    let saved = self.query.aggs.take();
                     let t = self.expr(d, scope);
-                    self.aggs = saved;
+                    self.query.aggs = saved;
                     Some(self.coerce(t?, SqlType::Text, Coercion::Implicit, "argument of string_agg")?)
                 }
                 None => None,
@@ -95,9 +96,9 @@ impl<R: Resolver> Binder<'_, R> {
                 (AggFunc::CountStar, []) => None,
                 (_, [a]) => {
                     // Aggregates do not nest.
-                    let saved = self.aggs.take();
+                    let saved = self.query.aggs.take();
                     let t = self.expr(a, scope);
-                    self.aggs = saved;
+                    self.query.aggs = saved;
                     let t = t.map_err(|e| {
                         if e.code == SqlState::GROUPING_ERROR {
                             SqlError::new(
@@ -122,9 +123,9 @@ impl<R: Resolver> Binder<'_, R> {
             let order = self.aggregate_order(order_by, scope)?;
             let filter = match &f.filter {
                 Some(cond) => {
-                    let saved = self.aggs.take();
+                    let saved = self.query.aggs.take();
                     let t = self.expr(cond, scope);
-                    self.aggs = saved;
+                    self.query.aggs = saved;
                     let t = t.map_err(|e| {
                         if e.code == SqlState::GROUPING_ERROR {
                             SqlError::new(
@@ -146,7 +147,7 @@ impl<R: Resolver> Binder<'_, R> {
                 Some(t) => Some(self.settle(t)?),
                 None => None,
             };
-            let aggs = self.aggs.as_mut().expect("checked above");
+            let aggs = self.query.aggs.as_mut().expect("checked above");
             let aggregate = Aggregate { func, arg, delimiter, order, filter, ty };
             let slot = match aggs.iter().position(|a| *a == aggregate) {
                 Some(i) => i,
@@ -181,7 +182,7 @@ impl<R: Resolver> Binder<'_, R> {
             bound.push(self.expr(a, scope)?);
         }
         if matches!(name.as_str(), "generate_series" | "unnest" | "_pg_expandarray") {
-            if self.srfs.is_none() {
+            if self.query.srfs.is_none() {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
                     "set-returning functions are not allowed here",
@@ -189,7 +190,7 @@ impl<R: Resolver> Binder<'_, R> {
             }
             if let Some((func, args, ty)) = self.set_function(&name, std::mem::take(&mut bound))? {
                 let call = crate::plan::SrfCall { func, args, ty };
-                let srfs = self.srfs.as_mut().expect("checked above");
+                let srfs = self.query.srfs.as_mut().expect("checked above");
                 srfs.push(call);
                 return Ok(Typed { e: Expr::SetFunc(srfs.len() - 1), ty: Some(ty) });
             }
@@ -496,9 +497,9 @@ impl<R: Resolver> Binder<'_, R> {
     ) -> Result<Vec<crate::plan::SortKey>, SqlError> {
         let mut order = Vec::with_capacity(order_by.len());
         for o in order_by {
-            let saved = self.aggs.take();
+            let saved = self.query.aggs.take();
             let t = self.expr(&o.expr, scope);
-            self.aggs = saved;
+            self.query.aggs = saved;
             let t = t.map_err(|e| {
                 if e.code == SqlState::GROUPING_ERROR {
                     SqlError::new(SqlState::GROUPING_ERROR, "aggregate function calls cannot be nested")

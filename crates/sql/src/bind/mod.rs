@@ -21,24 +21,24 @@ mod query;
 mod scope;
 mod sequence;
 mod setop;
+mod state;
 mod subquery;
 mod window;
 mod with;
 
-pub use ddl::data_type;
-
 use snapscale_engine::LockMode;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, Ident, ObjectName};
+use state::{QueryState, StatementState};
 
 use crate::copy::{CopyDirection, CopySource};
 use crate::expr::Expr;
 use crate::parse::{Ast, Parsed};
-use crate::plan::{Aggregate, Dep, Plan, Rel, Select, Utility};
+use crate::plan::{Dep, Plan, Rel, Select, Utility};
 use crate::stack::StackDepth;
-use scope::Scope;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::SqlType;
+
+pub use ddl::data_type;
 
 /// Where the binder finds relations.
 pub(crate) trait Resolver {
@@ -129,37 +129,15 @@ pub(super) struct Binder<'r, R> {
     stack: StackDepth,
     /// The session's TimeZone, for literals folded now.
     zone: snapscale_values::Zone,
-    params: Vec<Option<SqlType>>,
-    deps: Vec<Dep>,
-    /// Aggregates found while binding the current SELECT's expressions;
-    /// `None` where aggregates are not allowed.
-    aggs: Option<Vec<Aggregate>>,
-    /// Subqueries bound so far (`SubLink::plan` numbers them).
-    subqueries: Vec<Select>,
-    /// Window calls found while binding the current SELECT's select list
-    /// and ORDER BY; `None` where they are not allowed.
-    windows: Option<Vec<crate::plan::WindowCall>>,
-    /// Set-returning calls found while binding the current SELECT's select
-    /// list; `None` where they are not allowed.
-    srfs: Option<Vec<crate::plan::SrfCall>>,
-    /// The WINDOW clause of the SELECT being bound.
-    named_windows: Vec<ast::NamedWindowDefinition>,
-    /// The outputs of the last select list bound that had no type of their
-    /// own (quoted literals, NULL), by position.
-    untyped: Vec<usize>,
+    /// What the whole statement collects (state.rs).
+    statement: StatementState,
+    /// What the SELECT being bound collects (state.rs).
+    query: QueryState,
     /// The WITH items in scope, outermost first (`with.rs`).
     ctes: Vec<with::Cte>,
     /// How many subqueries (SubLinks) deep the binder is: a recursive WITH
     /// item may not be referred to from one inside its recursive term.
     sublink_depth: usize,
-    /// Work tables of recursive WITH items bound so far (their ids).
-    work_tables: usize,
-    /// A function that may wait was bound (`BoundStatement::waits`).
-    waits: bool,
-    /// The strengths of the statement's locking clauses, in the order they
-    /// are written, when sqlparser could not read them all (`Ast`'s
-    /// `lock_strengths`); taken by the query whose clauses they are.
-    lock_strengths: Option<Vec<snapscale_engine::RowLockMode>>,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -194,12 +172,13 @@ fn bind_with_locks<R: Resolver>(
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
     let mut b = Binder::new(resolver, max_stack_depth, param_types.to_vec());
-    b.lock_strengths = lock_strengths;
+    b.statement.lock_strengths = lock_strengths;
     let plan = b.statement(statement)?;
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown".
-    let params = b.params.iter().map(|t| t.unwrap_or(SqlType::Text)).collect();
-    Ok(BoundStatement { plan, params, deps: b.deps, subqueries: b.subqueries, waits: b.waits })
+    let StatementState { params, deps, subqueries, waits, .. } = b.statement;
+    let params = params.iter().map(|t| t.unwrap_or(SqlType::Text)).collect();
+    Ok(BoundStatement { plan, params, deps, subqueries, waits })
 }
 impl<'r, R: Resolver> Binder<'r, R> {
     fn new(resolver: &'r mut R, max_stack_depth: usize, params: Vec<Option<SqlType>>) -> Self {
@@ -208,19 +187,10 @@ impl<'r, R: Resolver> Binder<'r, R> {
             resolver,
             stack: StackDepth::here(max_stack_depth),
             zone,
-            params,
-            deps: Vec::new(),
-            aggs: None,
-            subqueries: Vec::new(),
-            windows: None,
-            srfs: None,
-            named_windows: Vec::new(),
-            untyped: Vec::new(),
+            statement: StatementState { params, ..StatementState::default() },
+            query: QueryState::default(),
             ctes: Vec::new(),
             sublink_depth: 0,
-            work_tables: 0,
-            waits: false,
-            lock_strengths: None,
         }
     }
 
@@ -261,7 +231,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
     }
 
     pub(super) fn dep(&mut self, name: &str, rel: &Rel, mode: LockMode) {
-        self.deps.push(Dep { name: name.to_owned(), rel: rel.clone(), mode, nowait: false });
+        self.statement.deps.push(Dep { name: name.to_owned(), rel: rel.clone(), mode, nowait: false });
     }
 
     fn statement(&mut self, s: &ast::Statement) -> Result<Plan, SqlError> {
@@ -385,7 +355,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 };
                 for target in &l.tables {
                     self.rel(&target.name, mode)?;
-                    self.deps.last_mut().expect("just pushed").nowait = l.nowait;
+                    self.statement.deps.last_mut().expect("just pushed").nowait = l.nowait;
                 }
                 Ok(Plan::Utility(Utility::LockTable { mode }))
             }
@@ -470,14 +440,14 @@ pub fn bind_parsed<R: Resolver>(
                     // Columns not copied take their defaults, as in INSERT.
                     let mut b = Binder::new(resolver, max_stack_depth, Vec::new());
                     let defaults = b.defaults(&rel, &positions)?;
-                    let mut deps = b.deps;
+                    let mut deps = b.statement.deps;
                     deps.push(Dep {
                         name: table.clone(),
                         rel: rel.clone(),
                         mode: LockMode::RowExclusive,
                         nowait: false,
                     });
-                    let waits = b.waits;
+                    let waits = b.statement.waits;
                     let plan = Utility::CopyFrom { rel, columns: positions, defaults, options };
                     return Ok(BoundStatement { waits, ..utility(plan, deps) });
                 }

@@ -1,18 +1,16 @@
 //! Binding SELECT: the select list, WHERE, GROUP BY and HAVING (rewritten over groups), ORDER BY,
 //! LIMIT/OFFSET, and FOR UPDATE/SHARE.
 
-use snapscale_engine::LockMode;
-use snapscale_engine::RowLockMode;
+use snapscale_engine::{LockMode, RowLockMode};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType, Value};
 use sqlparser::ast::{self, GroupByExpr, LimitClause, OrderByKind, OrderBySort, SelectItem, SetExpr};
 
 use super::scope::{Named, Scope};
-use super::*;
+use super::{ident, not_supported, Binder, Coercion, Resolver, Typed};
 use crate::expr::{Expr, Rewrite};
 use crate::plan::{Column, Grouping, Locking, Rel, RowLock, Scan, Select, SortKey};
 use crate::stack::StackDepth;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
 
 impl<R: Resolver> Binder<'_, R> {
     /// Binds a top-level query.
@@ -67,25 +65,25 @@ impl<R: Resolver> Binder<'_, R> {
         let lock = !tail.locks.is_empty();
         // Aggregates are allowed in the select list, HAVING and ORDER BY,
         // not in FROM (a subquery there has its own).
-        let outer_aggs = self.aggs.take();
-        let outer_windows = self.windows.take();
-        let outer_srfs = self.srfs.take();
+        let outer_aggs = self.query.aggs.take();
+        let outer_windows = self.query.windows.take();
+        let outer_srfs = self.query.srfs.take();
         let from = self.bind_from(&select.from, base, LockMode::AccessShare)?;
-        self.aggs = Some(Vec::new());
+        self.query.aggs = Some(Vec::new());
         // Window calls are allowed in the select list and ORDER BY,
         // set-returning calls in the select list.
-        self.windows = Some(Vec::new());
-        self.srfs = Some(Vec::new());
-        let outer_named = std::mem::replace(&mut self.named_windows, select.named_window.clone());
+        self.query.windows = Some(Vec::new());
+        self.query.srfs = Some(Vec::new());
+        let outer_named = std::mem::replace(&mut self.query.named_windows, select.named_window.clone());
         let (from, scope) = match from {
             Some(item) => (Some(item.from), base.derived().with_items(item.named, item.visible)),
             None => (None, base.derived()),
         };
         let locking = if lock { Some(self.locking(tail.locks, &scope)?) } else { None };
         let (mut outputs, columns) = self.projection(&select.projection, &scope)?;
-        let mut srfs = self.srfs.take().unwrap_or_default();
+        let mut srfs = self.query.srfs.take().unwrap_or_default();
         // Subqueries bound below have select lists of their own.
-        let untyped = std::mem::take(&mut self.untyped);
+        let untyped = std::mem::take(&mut self.query.untyped);
         let group_exprs = match &select.group_by {
             GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs,
             _ => return Err(not_supported("GROUP BY ALL")),
@@ -105,17 +103,17 @@ impl<R: Resolver> Binder<'_, R> {
                 })?;
                 keys.push(e);
             } else {
-                let saved = (self.aggs.take(), self.windows.take());
+                let saved = (self.query.aggs.take(), self.query.windows.take());
                 let k = self.expr(g, &scope);
-                (self.aggs, self.windows) = saved;
+                (self.query.aggs, self.query.windows) = saved;
                 keys.push(no_aggregates(k, "GROUP BY")?.e);
             }
         }
         let having = match &select.having {
             Some(h) => {
-                let saved = self.windows.take();
+                let saved = self.query.windows.take();
                 let t = self.expr(h, &scope);
-                self.windows = saved;
+                self.query.windows = saved;
                 let t = t?;
                 Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of HAVING")?)
             }
@@ -126,9 +124,9 @@ impl<R: Resolver> Binder<'_, R> {
             Some(exprs) => self.distinct_on(exprs, &outputs, &columns, &scope, &mut order)?,
             None => Vec::new(),
         };
-        let aggs = std::mem::replace(&mut self.aggs, outer_aggs).unwrap_or_default();
-        let mut windows = std::mem::replace(&mut self.windows, outer_windows).unwrap_or_default();
-        self.named_windows = outer_named;
+        let aggs = std::mem::replace(&mut self.query.aggs, outer_aggs).unwrap_or_default();
+        let mut windows = std::mem::replace(&mut self.query.windows, outer_windows).unwrap_or_default();
+        self.query.named_windows = outer_named;
         if !srfs.is_empty() && lock {
             return Err(not_supported("FOR UPDATE with set-returning functions in the select list"));
         }
@@ -217,8 +215,8 @@ impl<R: Resolver> Binder<'_, R> {
             Some(w) => Some(self.filter(w, &scope, "WHERE")?),
             None => None,
         };
-        self.untyped = untyped;
-        self.srfs = outer_srfs;
+        self.query.untyped = untyped;
+        self.query.srfs = outer_srfs;
         Ok(Select {
             from,
             filter,
@@ -278,7 +276,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// gets the strongest mode, and NOWAIT wins over SKIP LOCKED, which
     /// wins over waiting, as in PostgreSQL.
     fn locking(&mut self, clauses: &[ast::LockClause], scope: &Scope<'_>) -> Result<Locking, SqlError> {
-        let strengths: Vec<RowLockMode> = match self.lock_strengths.take() {
+        let strengths: Vec<RowLockMode> = match self.statement.lock_strengths.take() {
             None => clauses
                 .iter()
                 .map(|c| match c.lock_type {
@@ -289,7 +287,7 @@ impl<R: Resolver> Binder<'_, R> {
             // The pre-parser's list is this query's when it has as many
             // clauses; an emptied list tells a second query it was taken.
             Some(list) if list.len() == clauses.len() => {
-                self.lock_strengths = Some(Vec::new());
+                self.statement.lock_strengths = Some(Vec::new());
                 list
             }
             Some(_) => {
@@ -358,9 +356,9 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// A WHERE (or similar) condition: boolean, without aggregates.
     pub(super) fn filter(&mut self, w: &ast::Expr, scope: &Scope<'_>, what: &str) -> Result<Expr, SqlError> {
-        let saved = (self.aggs.take(), self.windows.take());
+        let saved = (self.query.aggs.take(), self.query.windows.take());
         let t = self.expr(w, scope);
-        (self.aggs, self.windows) = saved;
+        (self.query.aggs, self.query.windows) = saved;
         let t = no_aggregates(t, what)?;
         self.coerce(t, SqlType::Bool, Coercion::Implicit, &format!("argument of {what}"))
     }
@@ -436,7 +434,7 @@ impl<R: Resolver> Binder<'_, R> {
         crate::limits::check_target_list(items.len())?;
         let mut outputs = Vec::new();
         let mut columns = Vec::new();
-        self.untyped.clear();
+        self.query.untyped.clear();
         for item in items {
             match item {
                 SelectItem::Wildcard(_) => {
@@ -481,7 +479,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// or NULL): INSERT … SELECT reads it as the target column's type.
     fn note_untyped(&mut self, i: usize, t: &Typed) {
         if t.ty.is_none() && matches!(t.e, Expr::Const(_)) {
-            self.untyped.push(i);
+            self.query.untyped.push(i);
         }
     }
 

@@ -13,11 +13,11 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
+
 use crate::expr::Expr;
 use crate::plan::Rel;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::SqlType;
 
 /// A column a name can refer to: how to read it from the FROM row.
 #[derive(Clone, Debug)]

@@ -2,14 +2,16 @@
 //! DROP SEQUENCE, and nextval / currval / setval / lastval (see
 //! snapscale_engine::sequence for how their values behave).
 
-use snapscale_engine::LockMode;
-use sqlparser::ast::{self, DataType, SequenceOptions};
-
-use super::*;
-use crate::expr::Func;
-use crate::plan::{CreateTable, Serial};
 use snapscale_engine::sequence::{type_bounds, OwnedBy, SequenceDef};
-use snapscale_values::Value;
+use snapscale_engine::LockMode;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType, Value};
+use sqlparser::ast::{self, DataType, ObjectName, SequenceOptions};
+
+use super::scope::Scope;
+use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
+use crate::expr::{Expr, Func};
+use crate::plan::{CreateTable, Plan, Serial, Utility};
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn create_sequence(

@@ -3,17 +3,16 @@
 //! LIMIT: each becomes a FROM item that a plain query reads, so ORDER BY
 //! and LIMIT apply to its rows as to any query's.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier};
 
 use super::coerce::common_type;
 use super::query::Tail;
 use super::scope::{Col, Named, Scope};
-use super::*;
+use super::{not_supported, Binder, Coercion, Resolver, Typed};
 use crate::expr::Expr;
-use crate::plan::{Column, From, SetOp, SetOpKind};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::SqlType;
+use crate::plan::{Column, From, Select, SetOp, SetOpKind};
 
 impl<R: Resolver> Binder<'_, R> {
     /// A query whose body is a set operation, a VALUES list or a
@@ -44,12 +43,12 @@ impl<R: Resolver> Binder<'_, R> {
         let named = Named { alias: String::new(), columns: cols.clone(), table: None, nullable: false };
         let scope = base.derived().with_items(vec![named], cols);
         let outputs: Vec<Expr> = (0..columns.len()).map(Expr::Column).collect();
-        let saved = self.aggs.take();
+        let saved = self.query.aggs.take();
         let order = self.order_by(tail.order_by, &outputs, &columns, &scope);
-        self.aggs = saved;
+        self.query.aggs = saved;
         let order = order?;
         let (limit, offset) = self.limit(tail.limit)?;
-        self.untyped = untyped;
+        self.query.untyped = untyped;
         Ok(Select {
             from: Some(from),
             filter: None,
@@ -121,13 +120,13 @@ impl<R: Resolver> Binder<'_, R> {
             SetExpr::Values(v) => self.values(v, base),
             SetExpr::Query(q) => {
                 let select = self.query_scoped(q, base)?;
-                let untyped = std::mem::take(&mut self.untyped);
+                let untyped = std::mem::take(&mut self.query.untyped);
                 let columns = select.columns.to_vec();
                 Ok((From::Derived(Box::new(select)), columns, untyped))
             }
             SetExpr::Select(s) => {
                 let select = self.select(s, Tail::NONE, base)?;
-                let untyped = std::mem::take(&mut self.untyped);
+                let untyped = std::mem::take(&mut self.query.untyped);
                 let columns = select.columns.to_vec();
                 Ok((From::Derived(Box::new(select)), columns, untyped))
             }
@@ -144,15 +143,15 @@ impl<R: Resolver> Binder<'_, R> {
         match e {
             SetExpr::Select(s) => {
                 let select = self.select(s, Tail::NONE, base)?;
-                Ok((select, std::mem::take(&mut self.untyped)))
+                Ok((select, std::mem::take(&mut self.query.untyped)))
             }
             SetExpr::Query(q) => {
                 let select = self.query_scoped(q, base)?;
-                Ok((select, std::mem::take(&mut self.untyped)))
+                Ok((select, std::mem::take(&mut self.query.untyped)))
             }
             other => {
                 let select = self.compound(other, Tail::NONE, base)?;
-                Ok((select, std::mem::take(&mut self.untyped)))
+                Ok((select, std::mem::take(&mut self.query.untyped)))
             }
         }
     }

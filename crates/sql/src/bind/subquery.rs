@@ -7,15 +7,14 @@
 //! (see `scope.rs`). The bound query joins the statement's list of
 //! subqueries, which the planner plans one by one.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, BinaryOperator};
 
 use super::coerce::{cmp_symbol, comparable};
 use super::scope::Scope;
-use super::*;
+use super::{not_supported, Binder, Coercion, Resolver, Typed};
 use crate::expr::{Cmp, Expr, SubKind, SubLink};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {
     /// Binds `q` as a subquery of the query `scope` belongs to: its plan
@@ -32,8 +31,8 @@ impl<R: Resolver> Binder<'_, R> {
         let select = select?;
         let args = child.take_args();
         let types = select.columns.iter().map(|c| c.ty).collect();
-        self.subqueries.push(select);
-        Ok((self.subqueries.len() - 1, args, types))
+        self.statement.subqueries.push(select);
+        Ok((self.statement.subqueries.len() - 1, args, types))
     }
 
     #[inline(never)]

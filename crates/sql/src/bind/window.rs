@@ -3,15 +3,15 @@
 //! peer with ORDER BY, all of it without). The calls join the SELECT's
 //! window list; expressions refer to their results as `Expr::Window(i)`.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments, OrderBySort, WindowType};
 
 use super::function::aggregate_type;
-use super::*;
+use super::scope::Scope;
+use super::{ident, not_supported, Binder, Coercion, Resolver, Typed};
 use crate::expr::{AggFunc, Expr, WinFunc};
 use crate::plan::{SortKey, WindowCall};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::SqlType;
 
 impl<R: Resolver> Binder<'_, R> {
     #[inline(never)]
@@ -22,7 +22,7 @@ impl<R: Resolver> Binder<'_, R> {
         over: &WindowType,
         scope: &Scope<'_>,
     ) -> Result<Typed, SqlError> {
-        if self.windows.is_none() {
+        if self.query.windows.is_none() {
             return Err(SqlError::new(SqlState::WINDOWING_ERROR, "window functions are not allowed here"));
         }
         let spec = self.resolve_window(over)?;
@@ -50,12 +50,12 @@ impl<R: Resolver> Binder<'_, R> {
             FunctionArguments::Subquery(_) => return Err(not_supported("subqueries as function arguments")),
         };
         // Window calls do not nest; aggregates may appear inside them.
-        let saved = self.windows.take();
+        let saved = self.query.windows.take();
         let bound = self.window_parts(name, star, &args, spec, scope);
-        self.windows = saved;
+        self.query.windows = saved;
         let call = bound?;
         let ty = call.ty;
-        let windows = self.windows.as_mut().expect("checked above");
+        let windows = self.query.windows.as_mut().expect("checked above");
         let slot = match windows.iter().position(|w| *w == call) {
             Some(i) => i,
             None => {
@@ -72,7 +72,7 @@ impl<R: Resolver> Binder<'_, R> {
     fn resolve_window(&self, over: &WindowType) -> Result<ast::WindowSpec, SqlError> {
         let named = |name: &ast::Ident| -> Result<ast::WindowSpec, SqlError> {
             let wanted = ident(name);
-            let def = self.named_windows.iter().find(|d| ident(&d.0) == wanted).ok_or_else(|| {
+            let def = self.query.named_windows.iter().find(|d| ident(&d.0) == wanted).ok_or_else(|| {
                 SqlError::new(SqlState::UNDEFINED_OBJECT, format!("window \"{wanted}\" does not exist"))
             })?;
             match &def.1 {

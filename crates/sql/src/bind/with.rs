@@ -24,12 +24,14 @@
 //! subquery expression, as in PostgreSQL (42P19). An item of a RECURSIVE
 //! WITH that does not refer to itself is an ordinary one.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, SetExpr};
 
 use super::scope::{Col, Named, Scope};
-use super::*;
+use super::{from, ident, not_supported, Binder, Coercion, Resolver, Typed};
 use crate::expr::Expr;
-use crate::plan::{Column, From, Recursive};
+use crate::plan::{Column, From, Recursive, Select};
 
 /// One WITH item in scope.
 #[derive(Clone)]
@@ -159,8 +161,8 @@ impl<R: Resolver> Binder<'_, R> {
             base.outputs[i] = self.coerce(t, ty, Coercion::Implicit, "UNION")?;
             columns.push(Column { name: aliases.get(i).cloned().unwrap_or_else(|| c.name.clone()), ty });
         }
-        let id = self.work_tables;
-        self.work_tables += 1;
+        let id = self.statement.work_tables;
+        self.statement.work_tables += 1;
         let work = Kind::Work { id, columns: columns.clone(), depth: self.sublink_depth, refs: 0 };
         self.ctes.push(Cte { name: name.to_owned(), kind: work });
         let bound = self.operand(step, &Scope::empty());

@@ -4,10 +4,10 @@
 //! a session or a lock partition at a time, not at one instant.
 
 use snapscale_engine::{LockMode, LockTag};
+use snapscale_values::Value;
 
 use super::defs::{PG_LOCKS, PG_STAT_ACTIVITY};
 use super::{CatalogState, RowBuilder};
-use snapscale_values::Value;
 
 /// The database oid pg_database shows for a name.
 fn database_oid(name: &str) -> u32 {

@@ -3,8 +3,9 @@
 //! double precision, xid as bigint, aclitem[] as text[], pg_node_tree and
 //! anyarray as text).
 
-use super::ViewColumn;
 use snapscale_values::{Elem, Reg, SqlType};
+
+use super::ViewColumn;
 
 pub(super) const fn c(name: &'static str, ty: SqlType) -> ViewColumn {
     ViewColumn { name, ty }

@@ -2,15 +2,14 @@
 //! `pg_get_expr`, …) and the names of catalog objects for the oid alias
 //! types, as [`crate::expr::Catalog`] for one statement's view.
 
+use snapscale_engine::catalog::RelEntry;
+use snapscale_values::{quote_ident, Elem, Reg, SqlError, SqlType, Value};
 use sqlparser::ast;
 
 use super::relations::typmod;
 use super::types::{type_by_name, type_name, type_name_of};
 use super::{catalog_relations, CatalogState, INFORMATION_SCHEMA, PG_CATALOG, PUBLIC};
 use crate::expr::{Catalog, CatalogFunc};
-use snapscale_engine::catalog::RelEntry;
-use snapscale_values::SqlError;
-use snapscale_values::{quote_ident, Elem, Reg, SqlType, Value};
 
 /// PostgreSQL's `format_type(type, typmod)`.
 pub(crate) fn format_type(oid: u32, typmod: i32) -> String {

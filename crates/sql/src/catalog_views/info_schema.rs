@@ -1,11 +1,11 @@
 //! `information_schema`: the SQL standard's views of the same catalog.
 
+use snapscale_engine::catalog::RelEntry;
+use snapscale_values::{SqlError, SqlType, Value};
+
 use super::defs::{c, CARDINAL, CHARDATA, SQL_ID, YESNO};
 use super::functions::deparse_default;
 use super::{CatalogState, RowBuilder, ViewColumn};
-use snapscale_engine::catalog::RelEntry;
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
 
 fn yes_no(b: bool) -> &'static str {
     if b {

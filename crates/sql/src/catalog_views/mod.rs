@@ -31,13 +31,11 @@ mod types;
 
 use std::sync::Arc;
 
-use sqlparser::ast::ObjectName;
-
 use snapscale_engine::catalog::{RelEntry, Row};
 use snapscale_engine::database::Database;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
+use snapscale_values::{SqlError, SqlType, Value};
+use sqlparser::ast::ObjectName;
 
 /// A column of a computed relation.
 #[derive(Clone, Copy, Debug)]

@@ -2,6 +2,9 @@
 //! `pg_constraint`, `pg_attrdef`, `pg_sequence`, and the views over them
 //! (`pg_tables`, `pg_indexes`, `pg_sequences`).
 
+use snapscale_engine::catalog::RelEntry;
+use snapscale_values::{SqlError, SqlType, Value};
+
 use super::defs::{
     PG_ATTRDEF, PG_ATTRIBUTE, PG_CLASS, PG_CONSTRAINT, PG_INDEX, PG_INDEXES, PG_SEQUENCE, PG_SEQUENCES,
     PG_STAT_USER_TABLES, PG_TABLES,
@@ -9,9 +12,6 @@ use super::defs::{
 use super::functions::{deparse_default, index_def};
 use super::types::{collation_of, storage_of};
 use super::{catalog_relations, CatalogState, RowBuilder, POSTGRES_ROLE};
-use snapscale_engine::catalog::RelEntry;
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
 
 /// pg_attribute's typmod for a column type: the declared length + 4.
 pub(super) fn typmod(ty: SqlType) -> i32 {

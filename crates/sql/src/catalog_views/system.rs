@@ -1,6 +1,8 @@
 //! The cluster's catalogs: namespaces, databases, roles, access methods,
 //! collations and tablespaces.
 
+use snapscale_values::Value;
+
 use super::defs::{
     PG_AM, PG_AUTHID, PG_COLLATION, PG_DATABASE, PG_NAMESPACE, PG_ROLES, PG_SETTINGS, PG_TABLESPACE, PG_USER,
 };
@@ -8,7 +10,6 @@ use super::{
     CatalogState, RowBuilder, DATABASE_OWNER_ROLE, DEFAULT_COLLATION, INFORMATION_SCHEMA, PG_CATALOG,
     PG_TOAST, POSTGRES_ROLE, PUBLIC,
 };
-use snapscale_values::Value;
 
 /// pg_namespace: the built-in schemas, and this session's temporary one
 /// once it has a temporary table.

@@ -1,9 +1,10 @@
 //! `pg_type`: the types this server has, with PostgreSQL's oids and
 //! attributes, their array types, and the few pseudo-types clients look up.
 
+use snapscale_values::{Elem, Reg, SqlType, Value};
+
 use super::defs::PG_TYPE;
 use super::{RowBuilder, DEFAULT_COLLATION, PG_CATALOG, POSTGRES_ROLE};
-use snapscale_values::{Elem, Reg, SqlType, Value};
 
 /// A base type's attributes: (type, name, length, by value, category,
 /// preferred, alignment, storage, input function prefix).

@@ -4,8 +4,7 @@
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::wire::{decode_param, encode_binary};
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
+use snapscale_values::{SqlError, SqlType, Value};
 
 /// The 11-byte signature that starts the data.
 pub(crate) const SIGNATURE: &[u8; 11] = b"PGCOPY\n\xff\r\n\0";

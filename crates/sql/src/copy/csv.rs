@@ -5,10 +5,10 @@
 //! a quote. An unquoted field equal to the NULL string (by default empty)
 //! is NULL; a quoted one never is.
 
-use super::CopyOptions;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{Value, Zone};
+use snapscale_values::{SqlError, Value, Zone};
+
+use super::CopyOptions;
 
 /// Writes one record (with its newline).
 pub(crate) fn format_row(values: &[Value], o: &CopyOptions, zone: Zone) -> Vec<u8> {

@@ -12,9 +12,10 @@ pub(crate) mod binary;
 pub(crate) mod csv;
 pub(crate) mod text;
 
-use crate::statement::Ast;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
+
+use crate::statement::Ast;
 
 /// The data format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

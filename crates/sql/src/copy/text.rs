@@ -2,10 +2,10 @@
 //! delimiter (a tab by default), the NULL string (`\N` by default) for
 //! NULL, backslash escapes, and an optional `\.` end-of-data line.
 
-use super::CopyOptions;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{Value, Zone};
+use snapscale_values::{SqlError, Value, Zone};
+
+use super::CopyOptions;
 
 /// Splits one line (without its newline) into fields; `None` is NULL.
 /// Data delimiters are always escaped, so raw ones separate fields, and a

@@ -1,8 +1,8 @@
 //! Aggregates: each one's running state over a group's rows.
 
+use snapscale_values::{SqlError, SqlType, Value};
+
 use crate::expr::{compare, AggFunc};
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
 
 /// One aggregate's running state.
 #[derive(Default)]

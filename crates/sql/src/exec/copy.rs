@@ -2,17 +2,16 @@
 //! STDIN as a sub-protocol of the session (the rows arrive in CopyData
 //! messages until CopyDone), in the text, CSV and binary formats.
 
+use snapscale_engine::catalog::Row;
 use snapscale_engine::Tid;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType, Value, Zone};
 
 use super::Executor;
 use crate::copy::{binary, csv, text, CopyFormat, CopyOptions};
 use crate::expr::Expr;
 use crate::output::Output;
 use crate::plan::{Column, Rel};
-use snapscale_engine::catalog::Row;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value, Zone};
 
 /// A COPY FROM STDIN in progress.
 pub(crate) struct CopyIn {

@@ -8,18 +8,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use snapscale_engine::LockMode;
-use snapscale_engine::{Liveness, Outcome};
-
-use super::Executor;
-use crate::output::Output;
-use crate::plan::{CreateTable, NewIndex, Rel};
 use snapscale_engine::catalog::{IndexDef, RelEntry};
 use snapscale_engine::index::Key;
 use snapscale_engine::redo::Redo;
 use snapscale_engine::sequence::OwnedBy;
+use snapscale_engine::{Liveness, LockMode, Outcome};
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
+
+use super::Executor;
+use crate::output::Output;
+use crate::plan::{CreateTable, NewIndex, Rel};
 
 impl Executor<'_> {
     pub(crate) async fn create_table(&mut self, c: &CreateTable) -> Result<Output, SqlError> {

@@ -7,14 +7,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use snapscale_engine::catalog::Row;
+use snapscale_engine::index::{Index, Key};
+use snapscale_values::{SqlError, Value};
+
 use super::query::{with_tid, Run};
 use crate::expr::{passes, Expr};
 use crate::plan::physical::{JoinNode, Node, ScanNode};
 use crate::plan::JoinKind;
-use snapscale_engine::catalog::Row;
-use snapscale_engine::index::{Index, Key};
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 /// `left` then `right` as one row.
 fn joined(left: &[Value], right: &[Value]) -> Row {

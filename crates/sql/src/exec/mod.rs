@@ -27,9 +27,10 @@ mod window;
 
 use std::sync::Arc;
 
+use snapscale_engine::xact::Xact;
 use snapscale_engine::Snapshot;
-
-pub(crate) use copy::CopyIn;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, Value};
 
 use crate::expr::{Ctx, Replay};
 use crate::limits::StatementLimits;
@@ -37,10 +38,8 @@ use crate::output::Output;
 use crate::plan::physical::{Query, Statement};
 use crate::plan::Utility;
 use crate::stack::StackDepth;
-use snapscale_engine::xact::Xact;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
+
+pub(crate) use copy::CopyIn;
 
 /// One statement's execution: the transaction it runs in, its parameters
 /// and its subplans.

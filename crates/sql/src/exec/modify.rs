@@ -6,22 +6,21 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use snapscale_engine::{IsolationLevel, TxnError};
-use snapscale_engine::{Liveness, Outcome, RowLockMode, StorageError, Tid};
-use snapscale_engine::{LockMode, LockTag};
+use snapscale_engine::catalog::{RelEntry, Row};
+use snapscale_engine::errors::storage_error;
+use snapscale_engine::index::{Index, Key};
+use snapscale_engine::redo::Redo;
+use snapscale_engine::{
+    IsolationLevel, Liveness, LockMode, LockTag, Outcome, RowLockMode, StorageError, Tid, TxnError,
+};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, Value};
 
 use super::{serialization_failure, Executor};
 use crate::expr::{passes, Expr};
 use crate::output::Output;
 use crate::plan::physical::{ScanNode, Source};
 use crate::plan::{Projection, Rel, RowLock};
-use snapscale_engine::catalog::{RelEntry, Row};
-use snapscale_engine::errors::storage_error;
-use snapscale_engine::index::{Index, Key};
-use snapscale_engine::redo::Redo;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 /// What to do with a row found by a scan.
 #[derive(Clone, Copy)]

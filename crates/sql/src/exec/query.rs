@@ -13,7 +13,11 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use snapscale_engine::catalog::Row;
+use snapscale_engine::index::Key;
 use snapscale_engine::Tid;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, Value};
 
 use super::agg::Acc;
 use super::modify::Change;
@@ -23,11 +27,6 @@ use crate::expr::{compare, passes, Ctx, Expr};
 use crate::plan::physical::{LockTarget, Node, Query};
 use crate::plan::{Aggregate, SortKey};
 use crate::stack::StackDepth;
-use snapscale_engine::catalog::Row;
-use snapscale_engine::index::Key;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 /// What flows between operators: row versions as a Scan found them, with
 /// their tids (what LockRows locks), or rows computed from them. Each

@@ -3,14 +3,13 @@
 
 use std::ops::Bound;
 
+use snapscale_engine::catalog::Row;
 use snapscale_engine::Tid;
+use snapscale_values::{SqlError, Value};
 
 use super::query::Run;
 use crate::expr::{passes, Expr};
 use crate::plan::physical::{Access, ScanNode};
-use snapscale_engine::catalog::Row;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 impl Run<'_, '_> {
     /// Rows of `scan` visible to the statement snapshot that pass its

@@ -8,12 +8,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::plan::{SetOpKind, Srf};
 use snapscale_engine::catalog::Row;
 use snapscale_engine::index::Key;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
+use snapscale_values::{SqlError, Value};
+
+use crate::plan::{SetOpKind, Srf};
 
 pub(super) fn combine(op: SetOpKind, all: bool, left: Vec<Row>, right: Vec<Row>) -> Vec<Row> {
     if op == SetOpKind::Union && all {

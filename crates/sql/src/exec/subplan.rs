@@ -8,16 +8,14 @@
 
 use std::sync::{Arc, Mutex};
 
+use snapscale_engine::catalog::Row;
+use snapscale_values::{Reg, SqlError, Value};
+
 use super::query::Run;
 use super::Executor;
-use crate::catalog_views::CatalogState;
-use crate::catalog_views::View;
+use crate::catalog_views::{CatalogState, View};
 use crate::expr::{passes, Catalog, CatalogFunc, Expr, Subqueries};
 use crate::plan::physical::Query;
-use snapscale_engine::catalog::Row;
-use snapscale_values::Reg;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 /// The arguments a subplan last ran with, and its first column then.
 type LastRun = Option<(Vec<Value>, Arc<[Value]>)>;

@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
+
 use super::Executor;
 use crate::output::Output;
 use crate::plan::Rel;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
 
 impl Executor<'_> {
     /// VACUUM [(FREEZE)] [tables]: every relation when none is named, the

@@ -11,14 +11,14 @@
 
 use std::cmp::Ordering;
 
+use snapscale_engine::catalog::Row;
+use snapscale_engine::index::Key;
+use snapscale_values::{SqlError, Value};
+
 use super::agg::Acc;
 use super::query::{sort_by_keys, Run};
 use crate::expr::{compare, WinFunc};
 use crate::plan::{SortKey, WindowCall};
-use snapscale_engine::catalog::Row;
-use snapscale_engine::index::Key;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 /// A row's place in a window: its partition key, its order values, the
 /// call's argument, its index, and lag/lead's offset and default.

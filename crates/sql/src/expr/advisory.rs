@@ -10,11 +10,10 @@
 //! [`SessionLocks`]: snapscale_engine::advisory::SessionLocks
 
 use snapscale_engine::{LockMode, LockTag};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, Value};
 
 use super::{Ctx, Func, Pending};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 /// One of the advisory lock functions: what it does, in which mode, held
 /// by whom.

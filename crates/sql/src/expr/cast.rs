@@ -3,10 +3,10 @@
 //! the session's wall clock), and to the oid alias types, whose names the
 //! statement's catalog gives.
 
-use super::Ctx;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{int_arith, IntOp, SqlType, Value, Zone};
+use snapscale_values::{int_arith, IntOp, SqlError, SqlType, Value, Zone};
+
+use super::Ctx;
 
 /// Converts `v` to `ty` as [`cast`] does, looking names of catalog objects
 /// up for the oid alias types (`'t'::regclass`, `oid::regclass`).

@@ -8,8 +8,7 @@
 //! means midnight where the session is.
 
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{civil_date, day_number, Interval, Value, Zone};
+use snapscale_values::{civil_date, day_number, Interval, SqlError, Value, Zone};
 
 const USECS_PER_DAY: i64 = 86_400_000_000;
 

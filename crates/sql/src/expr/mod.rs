@@ -17,15 +17,15 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::stack::StackDepth;
 use cast::describe;
-pub use cast::{cast, cast_in};
 use operators::{arith, concat, like};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-
 use snapscale_engine::SessionView;
-use snapscale_values::{int_arith, IntOp, Reg, SqlType, Value, Zone};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{int_arith, IntOp, Reg, SqlError, SqlType, Value, Zone};
+
+use crate::stack::StackDepth;
+
+pub use cast::{cast, cast_in};
 
 mod advisory;
 mod array;
@@ -37,8 +37,9 @@ mod replay;
 mod subquery;
 mod walk;
 
-pub use advisory::{Advisory, AdvisoryOp};
 use func::func;
+
+pub use advisory::{Advisory, AdvisoryOp};
 pub use replay::{Pending, Replay};
 pub use walk::Rewrite;
 

@@ -2,10 +2,10 @@
 //! and errors (22003 out of range, 22012 division by zero), date and
 //! interval arithmetic, `||`, and LIKE.
 
-use super::Arith;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{int_arith, IntOp, Interval, SqlType, Value, Zone};
+use snapscale_values::{int_arith, IntOp, Interval, SqlError, SqlType, Value, Zone};
+
+use super::Arith;
 
 /// `a || b` over any two values' text forms; NULL if either is.
 pub(super) fn concat(a: Value, b: Value, zone: Zone) -> Value {

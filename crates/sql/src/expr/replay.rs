@@ -30,11 +30,10 @@
 use std::sync::Mutex;
 
 use snapscale_engine::{LockMode, LockTag};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, Value};
 
 use super::Func;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
 
 impl Func {
     /// A function whose call does something, or may answer differently

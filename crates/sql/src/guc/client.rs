@@ -10,8 +10,9 @@
 //! rather than stored and ignored: dates print only in ISO style, floats print shortest-exact (what
 //! extra_float_digits ≥ 1 asks), and the only encoding is UTF8.
 
-use super::{invalid, parse_bool, SettingError};
 use snapscale_values::Zone;
+
+use super::{invalid, parse_bool, SettingError};
 
 /// Message levels, least severe first (client_min_messages).
 const LEVELS: [&str; 11] =

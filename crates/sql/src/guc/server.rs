@@ -14,8 +14,10 @@ use snapscale_engine::{AutovacuumConfig, IsolationLevel, SnapshotMode, WaitPolic
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, Zone};
 
-use super::{format_bytes, format_duration, invalid, on_off, parse_bool, parse_bytes, parse_duration};
-use super::{SessionSettings, SettingError};
+use super::{
+    format_bytes, format_duration, invalid, on_off, parse_bool, parse_bytes, parse_duration, SessionSettings,
+    SettingError,
+};
 
 /// Every setting the server knows.
 #[derive(Clone, Debug)]

@@ -9,8 +9,10 @@ use snapscale_engine::{IsolationLevel, WaitPolicy};
 use snapscale_values::SqlError;
 
 use super::client::{self, ClientSettings};
-use super::{format_bytes, format_duration, isolation_name, on_off, parse_bool, parse_bytes, parse_duration};
-use super::{parse_isolation, SettingError};
+use super::{
+    format_bytes, format_duration, isolation_name, on_off, parse_bool, parse_bytes, parse_duration,
+    parse_isolation, SettingError,
+};
 use crate::session::Gucs;
 use crate::stack::{DEFAULT_MAX_STACK_DEPTH, MAX_MAX_STACK_DEPTH};
 

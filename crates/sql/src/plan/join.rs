@@ -19,13 +19,14 @@
 
 use std::sync::Arc;
 
+use snapscale_engine::index::Index;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
+
 use super::physical::{JoinNode, Node, ScanNode};
 use super::planner::{scan_node, Planner};
 use super::{From, Join, JoinKind, Rel, Scan, SetOp};
 use crate::expr::{Cmp, Expr};
-use snapscale_engine::index::Index;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
 
 /// The layout of a FROM row whose locked tables carry their tids (for a
 /// join under FOR UPDATE): a column after each such table's row, so that

@@ -11,14 +11,15 @@ pub mod planner;
 
 use std::sync::Arc;
 
+use snapscale_engine::catalog::ColumnDef;
+use snapscale_engine::sequence::SequenceDef;
 use snapscale_engine::LockMode;
+use snapscale_values::SqlType;
 
 use crate::copy::CopyOptions;
 use crate::expr::{AggFunc, Expr};
-use snapscale_engine::catalog::ColumnDef;
+
 pub use snapscale_engine::catalog::Rel;
-use snapscale_engine::sequence::SequenceDef;
-use snapscale_values::SqlType;
 
 /// A result column.
 #[derive(Clone, Debug, PartialEq)]

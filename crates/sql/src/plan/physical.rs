@@ -22,13 +22,14 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
+use snapscale_engine::index::Index;
+
 use super::{
     Aggregate, Column, JoinKind, Projection, Rel, RowLock, SetOpKind, SortKey, Srf, SrfCall, Utility,
     WindowCall,
 };
 use crate::catalog_views::View;
 use crate::expr::Expr;
-use snapscale_engine::index::Index;
 
 /// How rows are found.
 #[derive(Debug)]

@@ -7,13 +7,14 @@
 
 use std::ops::Bound;
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
+
 use super::join::{inner_join_conditions, locked_tables, width, TidLayout};
 use super::physical::{Access, LockTarget, Node, Query, ScanNode, Source, Statement};
 use super::{From, Grouping, InsertSource, Plan, Rel, Scan, Select, SortKey};
 use crate::expr::{Cmp, Expr, Rewrite};
 use crate::stack::StackDepth;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
 
 /// Plans a bound statement and the subqueries its expressions use (the
 /// executor's subplans, by their `SubLink::plan` numbers). `stack` bounds

@@ -5,14 +5,13 @@
 use std::sync::Arc;
 
 use snapscale_engine::IsolationLevel;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType, Value};
 use sqlparser::ast::{self, Expr as AstExpr, Set, Statement, TransactionIsolationLevel, TransactionMode};
 
 use super::{aborted_block, Block, Conn, Gucs, Savepoint};
 use crate::output::Output;
 use crate::plan::Column;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::{SqlType, Value};
 
 /// Statements the session runs itself.
 pub(crate) fn is_control(s: &Statement) -> bool {

@@ -1,11 +1,12 @@
 //! COPY FROM STDIN in a session: the rows arrive in CopyData messages,
 //! between the statement's start and CopyDone.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
+
 use super::{Conn, Gucs};
 use crate::exec::Executor;
 use crate::output::Output;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
 
 impl<G: Gucs> Conn<G> {
     /// COPY FROM STDIN data.

@@ -16,29 +16,26 @@
 
 use std::sync::Arc;
 
-use snapscale_engine::IsolationLevel;
-use snapscale_engine::WaitPolicy;
+use snapscale_engine::cancel::Cancel;
+use snapscale_engine::database::{Backend, Database};
+use snapscale_engine::xact::{Notice, Xact, XactConfig};
+use snapscale_engine::{IsolationLevel, SessionView, WaitPolicy};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, Value};
 
 use crate::exec::CopyIn;
+use crate::limits::StatementLimits;
 use crate::output::Output;
 use crate::parse::Parsed;
 use crate::plan::physical::Statement;
 use crate::plan::Utility;
-use snapscale_engine::cancel::Cancel;
-use snapscale_engine::database::{Backend, Database};
-use snapscale_engine::xact::{Notice, Xact, XactConfig};
-use snapscale_engine::SessionView;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::Value;
-
-use crate::limits::StatementLimits;
 
 mod control;
 mod copy;
 mod prepared;
 
 use prepared::Kind;
+
 pub use prepared::Prepared;
 
 /// Session settings the SQL layer reads and changes (SET / SHOW); the

@@ -3,19 +3,17 @@
 
 use std::sync::{Arc, Mutex};
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::Statement as AstStatement;
 
 use super::control::{is_control, show_column};
 use super::{aborted_block, Block, Conn, Gucs};
-use crate::bind::Resolver;
-use crate::bind::{bind_parsed, BoundStatement};
+use crate::bind::{bind_parsed, BoundStatement, Resolver};
 use crate::parse::{Ast, Parsed};
 use crate::plan::physical::{Query, Statement};
 use crate::plan::{planner, Column, Dep};
 use crate::stack::StackDepth;
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
-use snapscale_values::SqlType;
 
 /// A prepared statement. Binding and planning happen at prepare time; a
 /// plan whose relations changed is bound and planned again at execution.

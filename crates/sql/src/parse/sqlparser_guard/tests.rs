@@ -1,7 +1,8 @@
 //! The nesting measure against sqlparser itself.
 
-use super::*;
 use sqlparser::tokenizer::Tokenizer;
+
+use super::*;
 
 fn parser(sql: &str, limit: usize) -> Parser<'static> {
     static PG: PostgreSqlDialect = PostgreSqlDialect {};

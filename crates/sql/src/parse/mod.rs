@@ -1,3 +1,19 @@
+//! From a Query message's text to statements: the pre-parser ahead of
+//! sqlparser.
+//!
+//! ```text
+//!   split        at semicolons outside quotes, comments and dollar quotes
+//!   guard        sqlparser_guard/: how deep each statement nests, measured
+//!                over its tokens; past max_stack_depth (or past what
+//!                sqlparser would parse again and again) 54001, before
+//!                sqlparser sees it
+//!   by hand      VACUUM, ANALYZE, COPY options, CREATE SEQUENCE options
+//!                (sequence_syntax.rs), FOR KEY SHARE / FOR NO KEY UPDATE
+//!                (lock_syntax.rs)
+//!   sqlparser    everything else; its errors placed as PostgreSQL places
+//!                them (syntax_error.rs)
+//! ```
+//!
 //! Statements sqlparser does not read the way PostgreSQL does: VACUUM and
 //! ANALYZE (its grammar is another dialect's, and it reads `vacuum
 //! analyze` as a table named "analyze"), and COPY, whose options
@@ -5,15 +21,20 @@
 //! here by their first word and parsed by hand; everything else goes to
 //! sqlparser.
 
+mod lock_syntax;
+mod sequence_syntax;
+mod sqlparser_guard;
+mod syntax_error;
+
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use crate::nesting::{measure, Nesting, MAX_REPARSED_LEVELS};
+use self::sqlparser_guard::{measure, Nesting, MAX_REPARSED_LEVELS};
+use self::syntax_error::{locate, Source};
 use crate::stack::{parser_depth, too_deep, BigStack};
-use crate::syntax_error::{locate, Source};
-use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
 
 static DIALECT: PostgreSqlDialect = PostgreSqlDialect {};
 
@@ -37,7 +58,7 @@ fn syntax(near: &str) -> SqlError {
 /// `max_stack_depth`), and how deep the text nests: the text is tokenized,
 /// and a text nested too deep for that limit, or with too many levels
 /// sqlparser would parse again, is refused (as `RecursionLimitExceeded`)
-/// before sqlparser parses it; see crate::nesting for why sqlparser must
+/// before sqlparser parses it; see sqlparser_guard for why sqlparser must
 /// not reach its limit.
 fn parser(text: &str, max_stack_depth: usize) -> Result<(Parser<'static>, Nesting), ParserError> {
     let mut tokens = Tokenizer::new(&DIALECT, text).with_unescape(true).tokenize_with_location()?;
@@ -96,10 +117,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         let source =
             Source { query: sql, start: piece.as_ptr() as usize - sql.as_ptr() as usize, len: piece.len() };
         // CREATE SEQUENCE's options in the order sqlparser reads them.
-        let reordered = crate::sequence_syntax::canonical_create_sequence(piece);
+        let reordered = sequence_syntax::canonical_create_sequence(piece);
         let piece = reordered.as_deref().unwrap_or(piece);
         // FOR KEY SHARE / FOR NO KEY UPDATE, which sqlparser lacks.
-        let (rewritten, lock_strengths) = match crate::lock_syntax::read_lock_strengths(piece) {
+        let (rewritten, lock_strengths) = match lock_syntax::read_lock_strengths(piece) {
             Some((text, strengths)) => (Some(text), Some(strengths)),
             None => (None, None),
         };
@@ -334,8 +355,8 @@ impl From<SyntaxNear<'_>> for SqlError {
 
 #[cfg(test)]
 mod tests {
+    use super::sqlparser_guard::tests::{big_stack, soups, FRAGMENTS};
     use super::*;
-    use crate::nesting::tests::{big_stack, soups, FRAGMENTS};
 
     const DEPTH: usize = crate::stack::DEFAULT_MAX_STACK_DEPTH;
 

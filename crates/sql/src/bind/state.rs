@@ -1,0 +1,58 @@
+//! What the binder collects as it walks a statement, in two parts that
+//! live for different spans:
+//!
+//! * [`StatementState`]: for the whole statement, whatever query it is
+//!   in: the parameters' types as they are inferred, the relations the
+//!   plan depends on (PLAN-FRESH), the subqueries, the recursive WITH
+//!   items' work tables, whether an expression may wait for a lock
+//!   (EVAL-REPLAY), and the locking clauses' strengths the pre-parser read.
+//! * [`QueryState`]: for the one SELECT being bound (PostgreSQL's
+//!   per-query-level parse state): the aggregates, window calls and
+//!   set-returning calls found in its expressions (each `None` where the
+//!   clause being bound does not allow them), its WINDOW clause, and which
+//!   outputs have no type of their own yet. A SELECT nested in another
+//!   saves its outer query's state and puts it back when it is done.
+
+use snapscale_engine::RowLockMode;
+use snapscale_values::SqlType;
+use sqlparser::ast;
+
+use crate::plan::{Aggregate, Dep, Select, SrfCall, WindowCall};
+
+/// See the module documentation.
+#[derive(Default)]
+pub(super) struct StatementState {
+    /// `$n`'s type, once known (`None`: to be inferred from its context).
+    pub(super) params: Vec<Option<SqlType>>,
+    /// The relations the plan uses, in the lock mode each needs.
+    pub(super) deps: Vec<Dep>,
+    /// Subqueries bound so far (`SubLink::plan` numbers them).
+    pub(super) subqueries: Vec<Select>,
+    /// Work tables of recursive WITH items bound so far (their ids).
+    pub(super) work_tables: usize,
+    /// A function that may wait was bound (`BoundStatement::waits`).
+    pub(super) waits: bool,
+    /// The strengths of the statement's locking clauses, in the order they
+    /// are written, when sqlparser could not read them all (`Ast`'s
+    /// `lock_strengths`); taken by the query whose clauses they are.
+    pub(super) lock_strengths: Option<Vec<RowLockMode>>,
+}
+
+/// See the module documentation.
+#[derive(Default)]
+pub(super) struct QueryState {
+    /// Aggregates found while binding the current SELECT's expressions;
+    /// `None` where aggregates are not allowed.
+    pub(super) aggs: Option<Vec<Aggregate>>,
+    /// Window calls found while binding the current SELECT's select list
+    /// and ORDER BY; `None` where they are not allowed.
+    pub(super) windows: Option<Vec<WindowCall>>,
+    /// Set-returning calls found while binding the current SELECT's select
+    /// list; `None` where they are not allowed.
+    pub(super) srfs: Option<Vec<SrfCall>>,
+    /// The WINDOW clause of the SELECT being bound.
+    pub(super) named_windows: Vec<ast::NamedWindowDefinition>,
+    /// The outputs of the last select list bound that had no type of their
+    /// own (quoted literals, NULL), by position.
+    pub(super) untyped: Vec<usize>,
+}
