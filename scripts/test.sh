@@ -7,12 +7,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # House rules: formatting, lints as errors (with each concurrency crate's
-# clippy.toml ban on direct std::sync primitives), warning-free docs, and
-# no import cycle between a crate's modules.
+# clippy.toml ban on direct std::sync primitives), warning-free docs, no
+# import cycle between a crate's modules, the crate layers, and no SQLSTATE
+# spelled as a string.
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace --locked --quiet
 python3 scripts/module-cycles.py crates/*/src
+# The crate graph is the architecture: each crate depends on its own layer
+# and the one below only; every error names a SqlState variant, never a
+# code spelled as a string.
+python3 scripts/crate-layers.py
+python3 scripts/sqlstate-literals.py crates src
 
 cargo test --workspace --locked
 

@@ -19,7 +19,7 @@
 //! Nothing here knows SQL text, the binder, the planner or the executor:
 //! the SQL layer (`snapscale-sql`) works through [`Xact`] and
 //! [`Database`]. Replication (senders, a standby's replay) is
-//! `snapscale-replication`, above this crate. The invariants and
+//! `snapscale-replication`, built on this crate. The invariants and
 //! interlocks are in README.md.
 //!
 //! The types of the layer below that the SQL layer works with (snapshots,

@@ -37,9 +37,4 @@ impl Senders {
     pub fn oldest_needed(&self) -> Option<Lsn> {
         self.needed.lock().expect("senders poisoned").values().copied().min()
     }
-
-    /// Connected senders.
-    pub fn count(&self) -> usize {
-        self.needed.lock().expect("senders poisoned").len()
-    }
 }

@@ -13,8 +13,8 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use snapscale_replication::{Standby, StandbyConfig};
 use snapscale_sql::guc::{AuthMethod, Settings};
+use snapscale_sql::replication::{Standby, StandbyConfig};
 use snapscale_sql::{AutovacuumWorker, Database, DatabaseConfig, Durability};
 use tokio::net::{TcpListener, TcpStream};
 use tracing::{info, warn};
@@ -113,7 +113,7 @@ impl Server {
             }
             Some(conninfo) => {
                 let dir = settings.data_directory.clone();
-                if !snapscale_replication::has_checkpoint(&dir) {
+                if !snapscale_sql::replication::has_checkpoint(&dir) {
                     runtime
                         .spawn(
                             async move { crate::replication::receiver::base_backup(&conninfo, &dir).await },

@@ -96,7 +96,7 @@ impl StartupHandler for Startup<'_> {
             }
             false => {
                 // One proc-array slot for the connection's whole life, as a
-                // PostgreSQL backend holds its PGPROC (DESIGN.md decision 2).
+                // PostgreSQL backend holds its PGPROC.
                 let backend = self.shared.db.attach().map_err(|e| fatal(e.code, e.message))?;
                 client.set_pid_and_secret_key(backend.pid(), SecretKey::I32(self.secret));
                 *self.backend.lock().expect("startup state") = Some(backend);

@@ -1,4 +1,4 @@
-//! Runs forever (FROZEN-XID in the SQL layer's README): a server whose
+//! Runs forever (FROZEN-XID in the engine's README): a server whose
 //! status log holds 1 024 xids (four pages of 64 bytes) takes more than
 //! ten times that many transactions over the wire, in every snapshot mode,
 //! with 0 failed transactions. Four clients move money between accounts,

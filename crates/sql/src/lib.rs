@@ -1,17 +1,19 @@
-//! snapscale's SQL layer: from SQL text to work on MVCC storage.
+//! snapscale's SQL layer: from SQL text to work on the database.
 //!
 //! ```text
-//!   parse      the pre-parser and sqlparser                  parse.rs
-//!   bind       names and types → a logical plan             bind/
-//!   plan       access paths, operators → a physical plan    plan/
-//!   execute    operators over a transaction                 exec/
-//!   xact       the transaction manager: begin → commit      xact.rs
-//!   session    a connection: block, settings, statements    session/
-//!   guc        the settings a session may SET and SHOW      guc/
-//!   database   what connections share; WAL and recovery     database.rs, durable.rs, redo/, catalog.rs
+//!   parse      the pre-parser, its guard ahead of sqlparser,   parse/
+//!              and sqlparser
+//!   bind       names and types → a logical plan               bind/
+//!   plan       access paths, operators → a physical plan      plan/
+//!   execute    operators over a transaction                   exec/, expr/
+//!   session    a connection: block, settings, statements      session/
+//!   guc        every setting: the server's and a session's    guc/
 //! ```
 //!
-//! The invariants and interlocks are in this crate's README.md.
+//! What lies under SQL (the database, the transaction manager, the
+//! catalog, the WAL) is `snapscale-engine`'s; this crate reaches it, and
+//! the layers below, through that crate. The invariants and interlocks are
+//! in this crate's README.md.
 
 mod bind;
 mod catalog_views;
@@ -33,13 +35,14 @@ pub use plan::Column;
 pub use session::{Conn, Gucs, Prepared};
 
 // What the server works with from the layers below: the database it
-// opens and attaches connections to, values and their formats, and the
-// one SQLSTATE type. The server depends on this crate alone (and on
-// snapscale-replication for the network ends of replication).
+// opens and attaches connections to, values and their formats, the one
+// SQLSTATE type, and replication, whose network ends are the server's.
+// The server depends on this crate alone.
 pub use snapscale_engine::{
     format_lsn, parse_lsn, AutovacuumConfig, AutovacuumWorker, Backend, Cancel, ClientInfo, Database,
     DatabaseConfig, Durability, FrozenXid, IsolationLevel, Lsn, Notice, Row, SnapshotMode, WaitPolicy,
     WalFault, XidLogState, XidLogs,
 };
+pub use snapscale_replication as replication;
 pub use snapscale_sqlstate::SqlState;
 pub use snapscale_values::{int_arith, wire, ErrorObject, IntOp, SqlError, SqlType, Value, Zone};

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use snapscale_replication::{install_base_backup, Standby, StandbyConfig};
 use snapscale_sql::guc::SessionSettings;
+use snapscale_sql::replication::{install_base_backup, Standby, StandbyConfig};
 use snapscale_sql::{Conn, Database, DatabaseConfig, Durability};
 
 fn data_dir(name: &str) -> PathBuf {
@@ -35,8 +35,8 @@ fn a_stream_resumed_in_the_middle_of_a_record_sends_it_again() {
     let (primary_dir, standby_dir) = (data_dir("resume-primary"), data_dir("resume-standby"));
     runtime.block_on(async {
         let primary = Database::open(config(&primary_dir)).unwrap();
-        let backup = snapscale_replication::base_backup(&primary).await.unwrap();
-        let system_id = snapscale_replication::identify_system(&primary).unwrap().system_id;
+        let backup = snapscale_sql::replication::base_backup(&primary).await.unwrap();
+        let system_id = snapscale_sql::replication::identify_system(&primary).unwrap().system_id;
         install_base_backup(&standby_dir, &backup.checkpoint, system_id).unwrap();
         let standby_config =
             StandbyConfig { restartpoint_interval: Duration::from_secs(3600), max_wal_size: 1 << 30 };
@@ -49,7 +49,7 @@ fn a_stream_resumed_in_the_middle_of_a_record_sends_it_again() {
         conn.sync().await.unwrap();
 
         let from = standby.resume_lsn();
-        let mut sender = snapscale_replication::wal_sender(&primary, from).unwrap();
+        let mut sender = snapscale_sql::replication::wal_sender(&primary, from).unwrap();
         let (lsn, bytes) = sender.next(1 << 20, Duration::from_secs(5)).await.unwrap().expect("WAL to send");
         assert_eq!(lsn, from);
         assert!(bytes.len() > 8, "a record, whole");

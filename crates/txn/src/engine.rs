@@ -18,8 +18,8 @@ use crate::xid::Xid;
 use crate::xidmap::{Extend, XidMap, PAGE_WORDS};
 use std::sync::Arc;
 
-/// How snapshots are taken (DESIGN.md decision 3). Chosen when the engine is
-/// built, so every strategy can be compared on one binary.
+/// How snapshots are taken: one strategy per PostgreSQL era. Chosen when
+/// the engine is built, so every strategy can be compared on one binary.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum SnapshotMode {
     /// PostgreSQL before 9.2: one large struct per session.

@@ -1,8 +1,8 @@
 //! Transaction identifiers and command ids.
 //!
-//! Xids are 64-bit and never wrap (DESIGN.md decision 1), so they compare as
-//! plain integers: none of PostgreSQL's circular arithmetic, epochs or
-//! freezing. The three lowest values are reserved as in PostgreSQL.
+//! Xids are 64-bit and never wrap, so they compare as plain integers: none
+//! of PostgreSQL's circular arithmetic, epochs or freezing. The three
+//! lowest values are reserved as in PostgreSQL.
 
 use std::fmt;
 

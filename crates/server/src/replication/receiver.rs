@@ -16,8 +16,8 @@ use std::time::Duration;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use postgres_protocol::message::frontend;
-use snapscale_replication::{format_lsn, Standby};
 use snapscale_sql::guc::Conninfo;
+use snapscale_sql::replication::{format_lsn, Standby};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tracing::{info, warn};
@@ -265,7 +265,7 @@ pub async fn base_backup(conninfo: &str, dir: &Path) -> Result<(), Error> {
     let dir = dir.to_owned();
     let bytes = checkpoint.len();
     let redo = tokio::task::spawn_blocking(move || {
-        snapscale_replication::install_base_backup(&dir, &checkpoint, system_id)
+        snapscale_sql::replication::install_base_backup(&dir, &checkpoint, system_id)
     })
     .await
     .map_err(|e| e.to_string())??;

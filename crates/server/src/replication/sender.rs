@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use snapscale_replication::{format_lsn, parse_lsn, Retention};
+use snapscale_sql::replication::{format_lsn, parse_lsn, Retention};
 use snapscale_sql::{Column, SqlError, SqlState, SqlType, Value, Zone};
 use tracing::info;
 
@@ -185,7 +185,7 @@ impl WalSender {
     }
 
     async fn identify_system(&mut self) -> std::io::Result<Result<(), SqlError>> {
-        let id = match snapscale_replication::identify_system(&self.shared.db) {
+        let id = match snapscale_sql::replication::identify_system(&self.shared.db) {
             Ok(id) => id,
             Err(e) => return Ok(Err(e)),
         };
@@ -205,7 +205,7 @@ impl WalSender {
     }
 
     async fn base_backup(&mut self) -> std::io::Result<Result<(), SqlError>> {
-        let backup = match snapscale_replication::base_backup(&self.shared.db).await {
+        let backup = match snapscale_sql::replication::base_backup(&self.shared.db).await {
             Ok(b) => b,
             Err(e) => return Ok(Err(e)),
         };
@@ -233,7 +233,7 @@ impl WalSender {
 
     /// START_REPLICATION: CopyBoth until the standby ends it or leaves.
     async fn stream(&mut self, from: u64) -> std::io::Result<Result<(), SqlError>> {
-        let mut sender = match snapscale_replication::wal_sender(&self.shared.db, from) {
+        let mut sender = match snapscale_sql::replication::wal_sender(&self.shared.db, from) {
             Ok(s) => s,
             Err(e) => return Ok(Err(e)),
         };
@@ -306,7 +306,7 @@ impl WalSender {
 /// releases WAL the standby has made durable; hot standby feedback ('h')
 /// is not needed (the standby prunes by its own horizon). Malformed ones
 /// are ignored, as PostgreSQL ignores what it cannot use.
-fn standby_message(sender: &snapscale_replication::WalSender, mut data: Bytes) {
+fn standby_message(sender: &snapscale_sql::replication::WalSender, mut data: Bytes) {
     if data.first() == Some(&b'r') && data.len() >= 34 {
         data.advance(1);
         let _written = data.get_u64();
