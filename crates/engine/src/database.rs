@@ -99,7 +99,7 @@ pub struct Database {
 /// A client connection's place in the database: a proc-array slot, held
 /// from startup (so that `max_connections` is enforced before
 /// authentication) until its connection ends. It becomes a
-/// [`crate::Conn`].
+/// `Conn` (snapscale-sql).
 pub struct Backend {
     pub session: Session,
 }
