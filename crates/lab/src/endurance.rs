@@ -113,8 +113,8 @@ impl Settings {
             server: vec![
                 ("autovacuum_naptime", "5s".into()),
                 ("autovacuum_vacuum_scale_factor", "0.02".into()),
-                // Written as a number: "20000" reads as a SQLSTATE to
-                // scripts/sqlstate-literals.py.
+                // Written as a number: as a string, 20 000 reads as a
+                // SQLSTATE (case_not_found) to scripts/sqlstate-literals.py.
                 ("autovacuum_freeze_max_age", 20_000.to_string()),
                 ("vacuum_freeze_min_age", "2000".into()),
                 ("checkpoint_timeout", "30s".into()),
