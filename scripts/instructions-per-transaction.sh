@@ -18,7 +18,8 @@ port=${2:-6099}
 scale=${3:-1}
 clients=${4:-1}
 work=$(mktemp -d)
-trap 'kill $vpid 2>/dev/null || true; rm -rf "$work"' EXIT
+# Waits for the server to exit, so that the next run can bind the port.
+trap 'kill $vpid 2>/dev/null || true; wait $vpid 2>/dev/null || true; rm -rf "$work"' EXIT
 valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" --instr-atstart=no \
     "$bin" serve --port "$port" --data-dir "$work/data" \
     --set fsync=off --set synchronous_commit=off >"$work/server.log" 2>&1 &
