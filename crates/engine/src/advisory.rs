@@ -67,7 +67,7 @@ impl SessionLocks {
             self.locks.try_lock_session(self.slot, tag, mode)
         }
         // Only a slot out of range fails here: a caller bug (XX000).
-        .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
+        .map_err(crate::errors::lock_error)?;
         if granted && xact {
             self.taken(tag, mode);
         }

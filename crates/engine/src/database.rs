@@ -191,7 +191,7 @@ impl Database {
     /// Attaches a backend for a new connection: 53300 when every slot is
     /// taken.
     pub fn attach(&self) -> Result<Backend, SqlError> {
-        let session = self.engine.attach().map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
+        let session = self.engine.attach().map_err(crate::errors::txn_error)?;
         Ok(Backend { session })
     }
 

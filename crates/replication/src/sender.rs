@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use snapscale_engine::database::Database;
+use snapscale_engine::errors::log_error;
 use snapscale_engine::{format_lsn, Lsn};
 use snapscale_sqlstate::SqlState;
 use snapscale_storage::log::LogError;
@@ -60,10 +61,6 @@ pub struct SystemIdentity {
     pub timeline: u32,
     /// The durable end of the WAL.
     pub flushed: Lsn,
-}
-
-fn log_error(e: LogError) -> SqlError {
-    SqlError::new(e.sqlstate(), e.to_string())
 }
 
 fn no_wal() -> SqlError {

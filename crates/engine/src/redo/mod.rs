@@ -262,10 +262,7 @@ pub struct SequenceWal<'a> {
 impl crate::sequence::SeqLog for SequenceWal<'_> {
     fn log(&self, v: SeqValue) -> Result<u64, SqlError> {
         let record = encode_sequence(self.storage, v);
-        let end = self
-            .log
-            .append(&[(SEQUENCE, &record)])
-            .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
+        let end = self.log.append(&[(SEQUENCE, &record)]).map_err(crate::errors::log_error)?;
         self.log.flush_soon(end);
         Ok(end)
     }

@@ -535,7 +535,7 @@ impl Xact {
     /// (XID-WAITABLE). A broken WAL refuses every write until a restart.
     pub fn prepare_write(&mut self) -> Result<Xid, SqlError> {
         if let Some(e) = self.db.log.as_ref().and_then(|l| l.broken()) {
-            return Err(SqlError::new(e.sqlstate(), e.to_string()));
+            return Err(log_error(e));
         }
         let xid = match self.session.assign_xid() {
             Ok(xid) => xid,
