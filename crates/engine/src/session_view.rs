@@ -18,6 +18,10 @@ pub struct SessionView {
     pub zone: Zone,
     /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
     pub show: ShowSetting,
+    /// `set_config(name, value, is_local)`: sets it for the rest of the
+    /// statement (SHOW sees it at once) and asks the session to keep it
+    /// once the statement succeeds; the value as SHOW prints it.
+    pub set: SetSetting,
     /// Every setting, its value and its context (pg_settings).
     pub settings: Vec<(&'static str, String, &'static str)>,
     /// currval / lastval, and the sequence WAL a commit must wait for:
@@ -30,6 +34,10 @@ pub struct SessionView {
 
 /// A session's SHOW, as the evaluator calls it.
 pub type ShowSetting = Box<dyn Fn(&str) -> Result<String, SqlError> + Send + Sync>;
+
+/// A session's `set_config()`, as the evaluator calls it: name, value
+/// (`None`: back to the value at connection, as RESET), is_local.
+pub type SetSetting = Box<dyn Fn(&str, Option<&str>, bool) -> Result<String, SqlError> + Send + Sync>;
 
 impl std::fmt::Debug for SessionView {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -308,11 +308,16 @@ impl<R: Resolver> Binder<'_, R> {
                 };
                 Typed { e, ty: Some(SqlType::Text) }
             }
-            "set_config" => {
-                return Err(SqlError::new(
-                    SqlState::FEATURE_NOT_SUPPORTED,
-                    "set_config() is not supported yet: use SET",
-                ))
+            "set_config" if bound.len() == 3 => {
+                let local = bound.pop().expect("three arguments");
+                let value = bound.pop().expect("three arguments");
+                let name = bound.pop().expect("three arguments");
+                let args = vec![
+                    self.coerce(name, SqlType::Text, Coercion::Implicit, "set_config")?,
+                    self.coerce(value, SqlType::Text, Coercion::Implicit, "set_config")?,
+                    self.coerce(local, SqlType::Bool, Coercion::Implicit, "set_config")?,
+                ];
+                Typed { e: Expr::Func(Func::SetConfig, args), ty: Some(SqlType::Text) }
             }
             "quote_literal" => {
                 one_arg(&bound)?;

@@ -95,6 +95,26 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
                 _ => Value::Null,
             }
         }
+        Func::SetConfig => {
+            let name = match &args[0] {
+                Value::Text(name) => name.to_ascii_lowercase(),
+                _ => {
+                    return Err(SqlError::new(
+                        SqlState::NULL_VALUE_NOT_ALLOWED,
+                        "SET requires parameter name",
+                    ))
+                }
+            };
+            let value = match &args[1] {
+                Value::Text(v) => Some(v.as_str()),
+                _ => None,
+            };
+            let local = matches!(args[2], Value::Bool(true));
+            match session(cx)? {
+                Some(s) => Value::Text((s.set)(&name, value, local)?),
+                None => Value::Null,
+            }
+        }
         Func::QuoteLiteral => match &args[0] {
             Value::Null => Value::Null,
             v => {

@@ -125,6 +125,8 @@ pub enum Func {
     CurrentSchema,
     /// `current_setting(name [, missing_ok])`.
     CurrentSetting,
+    /// `set_config(name, value, is_local)`.
+    SetConfig,
     /// `pg_backend_pid()`.
     BackendPid,
     /// `quote_literal(text)`.

@@ -54,6 +54,9 @@ pub enum SettingError {
     Fixed(String),
     /// A value PostgreSQL accepts that snapscale cannot honour (0A000).
     Unsupported { name: String, value: String, why: String },
+    /// A custom setting's name that is not identifiers joined by dots
+    /// (42602).
+    BadName(String),
 }
 
 impl SettingError {
@@ -64,6 +67,7 @@ impl SettingError {
             SettingError::InvalidValue { .. } => SqlState::INVALID_PARAMETER_VALUE,
             SettingError::RestartOnly(_) | SettingError::Fixed(_) => SqlState::CANT_CHANGE_RUNTIME_PARAM,
             SettingError::Unsupported { .. } => SqlState::FEATURE_NOT_SUPPORTED,
+            SettingError::BadName(_) => SqlState::INVALID_NAME,
         }
     }
 }
@@ -87,6 +91,7 @@ impl fmt::Display for SettingError {
             SettingError::Unsupported { name, value, why } => {
                 write!(f, "parameter \"{name}\" cannot be set to \"{value}\": {why}")
             }
+            SettingError::BadName(name) => write!(f, "invalid configuration parameter name \"{name}\""),
         }
     }
 }
@@ -103,6 +108,9 @@ impl From<SettingError> for SqlError {
                 error.hint = hint;
                 error
             }
+            SettingError::BadName(_) => SqlError::new(code, e.to_string()).with_detail(
+                "Custom parameter names must be two or more simple identifiers separated by dots.",
+            ),
             other => SqlError::new(code, other.to_string()),
         }
     }

@@ -60,6 +60,21 @@ fn parse_temp_file_limit(name: &str, value: &str) -> Result<Option<u64>, Setting
     Ok(Some(bytes))
 }
 
+/// A custom setting's name is two or more identifiers joined by dots
+/// (PostgreSQL's placeholder rule; SET folds case before it gets here).
+fn check_custom_name(name: &str) -> Result<(), SettingError> {
+    let identifier = |part: &str| {
+        let mut chars = part.chars();
+        chars.next().is_some_and(|c| c.is_alphabetic() || c == '_' || !c.is_ascii())
+            && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$' || !c.is_ascii())
+    };
+    if name.split('.').all(identifier) {
+        Ok(())
+    } else {
+        Err(SettingError::BadName(name.into()))
+    }
+}
+
 /// One session's settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionSettings {
@@ -84,6 +99,10 @@ pub struct SessionSettings {
     pub temp_file_limit: Option<u64>,
     /// What clients set and read at start-up (TimeZone, DateStyle, …).
     pub client: ClientSettings,
+    /// Settings no module defines, named `prefix.name` (`SET app.user_id
+    /// = '42'`): applications and row-level-security policies keep their
+    /// own values here, as PostgreSQL's placeholder variables.
+    pub custom: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for SessionSettings {
@@ -98,6 +117,7 @@ impl Default for SessionSettings {
             max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
             temp_file_limit: Some(crate::limits::DEFAULT_TEMP_FILE_LIMIT),
             client: ClientSettings::default(),
+            custom: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -144,6 +164,10 @@ impl SessionSettings {
             "synchronous_commit" => self.synchronous_commit = parse_bool(name, value)?,
             "max_stack_depth" => self.max_stack_depth = parse_stack_depth(name, value)?,
             "temp_file_limit" => self.temp_file_limit = parse_temp_file_limit(name, value)?,
+            _ if name.contains('.') => {
+                check_custom_name(name)?;
+                self.custom.insert(name.into(), value.into());
+            }
             _ => return Err(SettingError::Unknown(name.into())),
         }
         Ok(())
@@ -163,7 +187,10 @@ impl SessionSettings {
             "synchronous_commit" => on_off(self.synchronous_commit),
             "max_stack_depth" => format_bytes(self.max_stack_depth as u64),
             "temp_file_limit" => self.temp_file_limit.map_or_else(|| "-1".into(), format_bytes),
-            _ => return Err(SettingError::Unknown(name.into())),
+            _ => match self.custom.get(name) {
+                Some(value) => value.clone(),
+                None => return Err(SettingError::Unknown(name.into())),
+            },
         })
     }
 }

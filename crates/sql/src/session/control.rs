@@ -34,7 +34,7 @@ pub(crate) fn is_control(s: &Statement) -> bool {
 
 /// The column `SHOW name` returns (PostgreSQL names it after the setting).
 pub(crate) fn show_column(variable: &[ast::Ident]) -> String {
-    let name = variable.iter().map(|i| i.value.to_ascii_lowercase()).collect::<Vec<_>>().join(" ");
+    let name = show_name(variable);
     // PostgreSQL names the column as the setting is spelled in its
     // documentation, whatever case the SHOW used.
     match name.as_str() {
@@ -43,6 +43,29 @@ pub(crate) fn show_column(variable: &[ast::Ident]) -> String {
         "datestyle" => "DateStyle".to_owned(),
         "intervalstyle" => "IntervalStyle".to_owned(),
         _ => name,
+    }
+}
+
+/// The setting SET and RESET name: a custom one's parts joined by dots,
+/// each unquoted (PostgreSQL folds the case of unquoted parts only, but
+/// looks settings up without regard to case).
+fn setting_name(name: &ast::ObjectName) -> String {
+    let parts = name.0.iter().map(|part| match part.as_ident() {
+        Some(ident) => ident.value.to_ascii_lowercase(),
+        None => part.to_string().to_ascii_lowercase(),
+    });
+    parts.collect::<Vec<_>>().join(".")
+}
+
+/// The setting SHOW names: the parser hands over its words, which are
+/// either one of SQL's phrases (`TRANSACTION ISOLATION LEVEL`, `TIME
+/// ZONE`) or the parts of a custom setting's dotted name (`app.user_id`).
+fn show_name(variable: &[ast::Ident]) -> String {
+    let words: Vec<String> = variable.iter().map(|i| i.value.to_ascii_lowercase()).collect();
+    let phrase = words.join(" ");
+    match phrase.as_str() {
+        "transaction isolation level" | "time zone" | "session authorization" => phrase,
+        _ => words.join("."),
     }
 }
 
@@ -269,7 +292,7 @@ impl<G: Gucs> Conn<G> {
     }
 
     fn show(&mut self, variable: &[ast::Ident]) -> Result<Output, SqlError> {
-        let name = variable.iter().map(|i| i.value.to_ascii_lowercase()).collect::<Vec<_>>().join(" ");
+        let name = show_name(variable);
         let value = match name.as_str() {
             "transaction isolation level" | "transaction_isolation" => {
                 let level = self.xact.isolation().unwrap_or(self.gucs.default_isolation());
@@ -290,7 +313,7 @@ impl<G: Gucs> Conn<G> {
     fn set(&mut self, set: &Set) -> Result<Output, SqlError> {
         match set {
             Set::SingleAssignment { variable, values, scope, .. } => {
-                let name = variable.to_string().to_ascii_lowercase();
+                let name = setting_name(variable);
                 if *scope == Some(ast::ContextModifier::Local) {
                     self.assign_local(&name, values)?
                 } else {
@@ -299,7 +322,7 @@ impl<G: Gucs> Conn<G> {
             }
             Set::MultipleAssignments { assignments } => {
                 for a in assignments {
-                    self.assign(&a.name.to_string().to_ascii_lowercase(), std::slice::from_ref(&a.value))?;
+                    self.assign(&setting_name(&a.name), std::slice::from_ref(&a.value))?;
                 }
             }
             Set::SetTimeZone { value, local: true } => {
@@ -322,6 +345,31 @@ impl<G: Gucs> Conn<G> {
             }
         }
         Ok(Output::Command("SET".into()))
+    }
+
+    /// A statement that called set_config() succeeded: its calls take
+    /// effect as SET and SET LOCAL would (transactional, restored at the
+    /// end of the transaction for is_local). The values were checked when
+    /// the calls were made.
+    pub(crate) fn keep_set_config(&mut self, calls: Vec<(String, String, bool)>) -> Result<(), SqlError> {
+        if self.block != Block::Idle {
+            self.save_settings();
+        }
+        for (name, value, local) in calls {
+            if local {
+                let session_value = self.gucs.show(&name).unwrap_or_default();
+                self.gucs.set(&name, &value)?;
+                if !self.local_settings.iter().any(|(n, _)| *n == name) {
+                    self.local_settings.push((name, session_value));
+                }
+            } else {
+                self.gucs.set(&name, &value)?;
+                if let Some(i) = self.local_settings.iter().position(|(n, _)| *n == name) {
+                    self.local_settings[i].1 = value;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// SET name = value(s) for the session.
@@ -445,9 +493,7 @@ impl<G: Gucs> Conn<G> {
     fn reset(&mut self, r: &ast::Reset) -> Result<Output, SqlError> {
         match r {
             ast::Reset::ALL => self.reset_all(),
-            ast::Reset::ConfigurationParameter(name) => {
-                self.reset_one(&name.to_string().to_ascii_lowercase())?
-            }
+            ast::Reset::ConfigurationParameter(name) => self.reset_one(&setting_name(name))?,
             ast::Reset::SessionAuthorization => {}
         }
         Ok(Output::Command("RESET".into()))
@@ -459,7 +505,12 @@ impl<G: Gucs> Conn<G> {
             // what the transaction already has.
             return Ok(());
         }
-        let value = self.initial_gucs.show(name)?;
+        let value = match self.initial_gucs.show(name) {
+            Ok(value) => value,
+            // A custom setting's value at connection is empty.
+            Err(_) if name.contains('.') => String::new(),
+            Err(e) => return Err(e),
+        };
         self.gucs.set(name, &value)
     }
 

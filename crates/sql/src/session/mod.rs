@@ -192,6 +192,9 @@ pub struct Conn<G: Gucs> {
     /// runs them in one implicit transaction block, where statements that
     /// need a block (LOCK TABLE) are allowed.
     pub(crate) multi_statement: bool,
+    /// The set_config() calls of the running statement (name, value as
+    /// SHOW prints it, is_local), applied when it succeeds.
+    pub(crate) set_calls: Arc<std::sync::Mutex<Vec<(String, String, bool)>>>,
 }
 
 impl<G: Gucs> Conn<G> {
@@ -210,6 +213,7 @@ impl<G: Gucs> Conn<G> {
             savepoints: Vec::new(),
             copy: None,
             multi_statement: false,
+            set_calls: Arc::default(),
         };
         conn.configure();
         conn.refresh_session_view();
@@ -232,7 +236,13 @@ impl<G: Gucs> Conn<G> {
     /// them), not per statement: it clones the settings.
     pub(crate) fn refresh_session_view(&mut self) {
         self.settings_generation += 1;
-        let gucs = self.gucs.clone();
+        // The statement's own copy of the settings: set_config() changes
+        // it, so that the statement sees its change at once, and records
+        // the call for the session to apply when the statement succeeds.
+        let gucs = Arc::new(std::sync::Mutex::new(self.gucs.clone()));
+        let (shown, calls) = (Arc::clone(&gucs), Arc::clone(&self.set_calls));
+        let initial = self.initial_gucs.clone();
+        let gucs = gucs.lock().expect("session settings poisoned").clone();
         self.xact.session_view = Some(Arc::new(SessionView {
             user: gucs.session_user(),
             database: gucs.database(),
@@ -244,7 +254,26 @@ impl<G: Gucs> Conn<G> {
                 .filter_map(|(name, context)| gucs.show(name).ok().map(|v| (name, v, context)))
                 .collect(),
             zone: gucs.time_zone(),
-            show: Box::new(move |name| gucs.show(name)),
+            show: Box::new({
+                let shown = Arc::clone(&shown);
+                move |name| shown.lock().expect("session settings poisoned").show(name)
+            }),
+            set: Box::new(move |name, value, local| {
+                let mut g = shown.lock().expect("session settings poisoned");
+                let value = match value {
+                    Some(v) => v.to_owned(),
+                    // A custom setting's value at connection is empty.
+                    None => initial.show(name).unwrap_or_default(),
+                };
+                g.set(name, &value)?;
+                let value = g.show(name)?;
+                calls.lock().expect("set_config calls poisoned").push((
+                    name.to_owned(),
+                    value.clone(),
+                    local,
+                ));
+                Ok(value)
+            }),
             sequences: Arc::clone(&self.xact.sequences),
             advisory: Some(Arc::clone(&self.xact.advisory)),
         }));
@@ -374,7 +403,19 @@ impl<G: Gucs> Conn<G> {
         self.xact.cancel.clear();
         self.configure();
         let _timer = self.gucs.statement_timeout().map(|d| StatementTimer::start(d, &self.xact.cancel));
-        let result = self.execute_inner(p, params).await;
+        let mut result = self.execute_inner(p, params).await;
+        let calls = std::mem::take(&mut *self.set_calls.lock().expect("set_config calls poisoned"));
+        if !calls.is_empty() {
+            if result.is_ok() {
+                if let Err(e) = self.keep_set_config(calls) {
+                    result = Err(e);
+                }
+            }
+            // The statement's copy of the settings saw its calls: a new
+            // one starts from the session's.
+            self.configure();
+            self.refresh_session_view();
+        }
         if result.is_err() {
             self.fail();
         }
