@@ -43,6 +43,8 @@ fn kind(v: &Value) -> u8 {
         Value::TimestampTz(_) => 7,
         Value::Array(_) => 8,
         Value::Record(_) => 9,
+        Value::Uuid(_) => 10,
+        Value::Bytes(_) => 11,
     }
 }
 

@@ -273,7 +273,7 @@ fn type_size(ty: SqlType) -> i16 {
         SqlType::Int2 => 2,
         SqlType::Int4 | SqlType::Date => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
-        SqlType::Interval => 16,
+        SqlType::Interval | SqlType::Uuid => 16,
         SqlType::Char1 => 1,
         // void is pass-by-value with PostgreSQL's typlen 4.
         SqlType::Oid | SqlType::Reg(_) | SqlType::Void => 4,
@@ -284,7 +284,8 @@ fn type_size(ty: SqlType) -> i16 {
         | SqlType::Array(_)
         | SqlType::Int2Vector
         | SqlType::OidVector
-        | SqlType::Record(_) => -1,
+        | SqlType::Record(_)
+        | SqlType::Bytea => -1,
     }
 }
 

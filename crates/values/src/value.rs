@@ -71,6 +71,10 @@ pub enum SqlType {
     /// A record (row value) of a known shape: what its fields are named
     /// and hold.
     Record(Rec),
+    /// uuid: 16 bytes.
+    Uuid,
+    /// bytea: a binary string.
+    Bytea,
     /// void: what a function that returns nothing returns
     /// (`pg_advisory_lock`). Its one value is not NULL and prints as the
     /// empty string (held as an empty text).
@@ -113,6 +117,8 @@ pub enum Elem {
     TimestampTz,
     Interval,
     RegType,
+    Uuid,
+    Bytea,
 }
 
 impl Elem {
@@ -135,6 +141,8 @@ impl Elem {
             Elem::TimestampTz => SqlType::TimestampTz,
             Elem::Interval => SqlType::Interval,
             Elem::RegType => SqlType::Reg(Reg::Type),
+            Elem::Uuid => SqlType::Uuid,
+            Elem::Bytea => SqlType::Bytea,
         }
     }
 
@@ -157,6 +165,8 @@ impl Elem {
             SqlType::TimestampTz => Elem::TimestampTz,
             SqlType::Interval => Elem::Interval,
             SqlType::Reg(Reg::Type) => Elem::RegType,
+            SqlType::Uuid => Elem::Uuid,
+            SqlType::Bytea => Elem::Bytea,
             _ => return None,
         })
     }
@@ -180,6 +190,8 @@ impl Elem {
             Elem::TimestampTz => 1185,
             Elem::Interval => 1187,
             Elem::RegType => 2211,
+            Elem::Uuid => 2951,
+            Elem::Bytea => 1001,
         }
     }
 }
@@ -209,6 +221,8 @@ impl SqlType {
             SqlType::OidVector => 30,
             SqlType::Record(_) => 2249,
             SqlType::Void => 2278,
+            SqlType::Uuid => 2950,
+            SqlType::Bytea => 17,
         }
     }
 
@@ -233,6 +247,8 @@ impl SqlType {
             SqlType::Char1,
             SqlType::Int2Vector,
             SqlType::OidVector,
+            SqlType::Uuid,
+            SqlType::Bytea,
         ];
         scalars.into_iter().chain(Reg::ALL.into_iter().map(SqlType::Reg)).find(|t| t.oid() == oid).or_else(
             || {
@@ -292,11 +308,15 @@ impl SqlType {
                 Elem::TimestampTz => "timestamp with time zone[]",
                 Elem::Interval => "interval[]",
                 Elem::RegType => "regtype[]",
+                Elem::Uuid => "uuid[]",
+                Elem::Bytea => "bytea[]",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
             SqlType::Record(_) => "record",
             SqlType::Void => "void",
+            SqlType::Uuid => "uuid",
+            SqlType::Bytea => "bytea",
         }
     }
 
@@ -337,11 +357,15 @@ impl SqlType {
                 Elem::TimestampTz => "_timestamptz",
                 Elem::Interval => "_interval",
                 Elem::RegType => "_regtype",
+                Elem::Uuid => "_uuid",
+                Elem::Bytea => "_bytea",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
             SqlType::Record(_) => "record",
             SqlType::Void => "void",
+            SqlType::Uuid => "uuid",
+            SqlType::Bytea => "bytea",
         }
     }
 
@@ -381,6 +405,8 @@ impl SqlType {
             "regprocedure" => SqlType::Reg(Reg::Procedure),
             "regrole" => SqlType::Reg(Reg::Role),
             "pg_node_tree" => SqlType::Text,
+            "uuid" => SqlType::Uuid,
+            "bytea" => SqlType::Bytea,
             "numeric" | "decimal" => {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
@@ -421,6 +447,10 @@ pub enum Value {
     Record(std::sync::Arc<[Value]>),
     /// An oid alias value: the oid, and the object's name as it prints.
     Reg(u32, std::sync::Arc<str>),
+    /// A uuid.
+    Uuid([u8; 16]),
+    /// A bytea.
+    Bytes(std::sync::Arc<[u8]>),
 }
 
 fn int_range(ty: SqlType) -> (i64, i64) {
@@ -527,6 +557,8 @@ impl Value {
             )),
             // PostgreSQL's void_in takes any text.
             SqlType::Void => Ok(Value::Text(String::new())),
+            SqlType::Uuid => crate::uuid::parse_uuid(input).map(Value::Uuid),
+            SqlType::Bytea => crate::bytea::parse_bytea(input).map(|b| Value::Bytes(b.into())),
         }
     }
 
@@ -553,6 +585,8 @@ impl Value {
             Value::Array(items) => format_array(items, zone),
             Value::Record(fields) => array::format_record(fields, zone),
             Value::Reg(_, name) => name.to_string(),
+            Value::Uuid(u) => crate::uuid::format_uuid(u),
+            Value::Bytes(b) => crate::bytea::format_bytea_hex(b),
         })
     }
 
@@ -588,6 +622,8 @@ impl Value {
             (Value::Reg(a, _), Value::Int(b)) => Some(i64::from(*a).cmp(b)),
             (Value::Int(a), Value::Reg(b, _)) => Some(a.cmp(&i64::from(*b))),
             (Value::Array(a), Value::Array(b)) | (Value::Record(a), Value::Record(b)) => array::compare(a, b),
+            (Value::Uuid(a), Value::Uuid(b)) => Some(a.cmp(b)),
+            (Value::Bytes(a), Value::Bytes(b)) => Some(a.cmp(b)),
             _ => None,
         }
     }

@@ -80,6 +80,8 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>, zone: Zone)
         }
         // PostgreSQL's void_recv takes any bytes.
         SqlType::Void => Value::Text(String::new()),
+        SqlType::Uuid => Value::Uuid(fixed(16)?.try_into().expect("16 bytes")),
+        SqlType::Bytea => Value::Bytes(bytes.into()),
     })
 }
 
@@ -163,6 +165,8 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
             b
         }
         (SqlType::Oid, Value::Int(i)) => (*i as u32).to_be_bytes().to_vec(),
+        (SqlType::Uuid, Value::Uuid(u)) => u.to_vec(),
+        (SqlType::Bytea, Value::Bytes(b)) => b.to_vec(),
         (SqlType::Reg(_), Value::Reg(oid, _)) => oid.to_be_bytes().to_vec(),
         (SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector, Value::Array(items)) => {
             let elem = ty.elem().expect("an array type");
@@ -229,6 +233,9 @@ mod tests {
             (SqlType::Array(crate::Elem::Int4), Value::Array(vec![Value::Int(1), Value::Null].into())),
             (SqlType::Array(crate::Elem::Text), Value::Array(Vec::new().into())),
             (SqlType::Int2Vector, Value::Array(vec![Value::Int(1), Value::Int(3)].into())),
+            (SqlType::Uuid, Value::Uuid([7; 16])),
+            (SqlType::Bytea, Value::Bytes(vec![0, 255, 92].into())),
+            (SqlType::Array(crate::Elem::Uuid), Value::Array(vec![Value::Uuid([1; 16]), Value::Null].into())),
         ] {
             let bytes = encode_binary(ty, &v);
             assert_eq!(decode_param(ty, true, bytes.as_deref(), Zone::UTC).unwrap(), v, "{ty:?}");

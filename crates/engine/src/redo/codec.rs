@@ -87,6 +87,15 @@ impl Writer {
                 self.u32(*oid);
                 self.str(name);
             }
+            Value::Uuid(u) => {
+                self.u8(12);
+                self.0.extend_from_slice(u);
+            }
+            Value::Bytes(b) => {
+                self.u8(13);
+                self.u32(b.len() as u32);
+                self.0.extend_from_slice(b);
+            }
         }
     }
     pub fn row(&mut self, row: &[Value]) {
@@ -120,6 +129,8 @@ impl Writer {
             SqlType::Record(snapscale_values::Rec::ExpandArray(e)) => (19, e.ty().oid()),
             // No column has this type (`SqlType::storable`).
             SqlType::Void => (20, u32::MAX),
+            SqlType::Uuid => (21, u32::MAX),
+            SqlType::Bytea => (22, u32::MAX),
         };
         self.u8(tag);
         self.u32(len);
@@ -250,6 +261,11 @@ impl<'a> Reader<'a> {
                 }
                 Value::Record((0..n).map(|_| self.value()).collect::<Result<Vec<_>, _>>()?.into())
             }
+            12 => Value::Uuid(self.take(16)?.try_into().expect("16 bytes")),
+            13 => {
+                let n = self.u32()? as usize;
+                Value::Bytes(self.take(n)?.into())
+            }
             _ => return Err(corrupt()),
         })
     }
@@ -287,6 +303,8 @@ impl<'a> Reader<'a> {
                 SqlType::from_oid(len).and_then(snapscale_values::Elem::of).ok_or_else(corrupt)?,
             )),
             20 => SqlType::Void,
+            21 => SqlType::Uuid,
+            22 => SqlType::Bytea,
             _ => return Err(corrupt()),
         })
     }

@@ -1,19 +1,23 @@
 //! Scalar functions with fixed signatures: the array functions, and the
 //! functions over the catalog that psql, drivers and tools call
 //! (`format_type`, `pg_get_indexdef`, `pg_table_is_visible`, …). Each entry
-//! is one signature; a call binds to the first entry with its name and
-//! number of arguments, its arguments coerced implicitly to the entry's
-//! types, as PostgreSQL resolves an unambiguous function.
+//! is one signature. A call binds to the entry with its name and number of
+//! arguments whose types its arguments match best: every argument must
+//! convert implicitly (an unknown literal converts to anything), and among
+//! those the entry with the most exact matches wins, the first listed on a
+//! tie, as PostgreSQL's function resolution narrows its candidates.
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{Elem, Reg, SqlError, SqlType};
 
+use super::coerce::castable;
 use super::{Binder, Coercion, Resolver, Typed};
+use crate::expr::scalar::{self, Scalar};
 use crate::expr::{Advisory, AdvisoryOp, CatalogFunc as C, Expr, Func};
 
 /// An argument's type in a signature.
 #[derive(Clone, Copy)]
-enum Arg {
+pub(super) enum Arg {
     Is(SqlType),
     /// Any array (PostgreSQL's anyarray).
     AnyArray,
@@ -21,17 +25,18 @@ enum Arg {
     Any,
 }
 
-use Arg::{Any, AnyArray, Is};
+pub(super) use Arg::{Any, AnyArray, Is};
 
-const OID: Arg = Is(SqlType::Oid);
-const INT4: Arg = Is(SqlType::Int4);
-const INT8: Arg = Is(SqlType::Int8);
-const TEXT: Arg = Is(SqlType::Text);
-const BOOL: Arg = Is(SqlType::Bool);
-const NAME: Arg = Is(SqlType::Name);
-const REGCLASS: Arg = Is(SqlType::Reg(Reg::Class));
+pub(super) const OID: Arg = Is(SqlType::Oid);
+pub(super) const INT4: Arg = Is(SqlType::Int4);
+pub(super) const INT8: Arg = Is(SqlType::Int8);
+pub(super) const TEXT: Arg = Is(SqlType::Text);
+pub(super) const BOOL: Arg = Is(SqlType::Bool);
+pub(super) const NAME: Arg = Is(SqlType::Name);
+pub(super) const REGCLASS: Arg = Is(SqlType::Reg(Reg::Class));
+pub(super) const BYTEA: Arg = Is(SqlType::Bytea);
 
-struct Builtin {
+pub(super) struct Builtin {
     name: &'static str,
     args: &'static [Arg],
     ret: SqlType,
@@ -40,6 +45,11 @@ struct Builtin {
 
 const fn f(name: &'static str, args: &'static [Arg], ret: SqlType, func: Func) -> Builtin {
     Builtin { name, args, ret, func }
+}
+
+/// A function of its arguments alone.
+pub(super) const fn s(name: &'static str, args: &'static [Arg], ret: SqlType, func: Scalar) -> Builtin {
+    Builtin { name, args, ret, func: Func::Scalar(func) }
 }
 
 /// An advisory lock function with a bigint key or a pair of integers.
@@ -55,6 +65,28 @@ const fn lock_fn(name: &'static str, two: bool, op: AdvisoryOp, shared: bool, xa
 use AdvisoryOp::{Lock, TryLock, Unlock};
 
 static BUILTINS: &[Builtin] = &[
+    // bytea and uuid.
+    s("encode", &[BYTEA, TEXT], SqlType::Text, scalar::ENCODE),
+    s("decode", &[TEXT, TEXT], SqlType::Bytea, scalar::DECODE),
+    s("md5", &[TEXT], SqlType::Text, scalar::MD5),
+    s("md5", &[BYTEA], SqlType::Text, scalar::MD5),
+    s("sha224", &[BYTEA], SqlType::Bytea, scalar::SHA224),
+    s("sha256", &[BYTEA], SqlType::Bytea, scalar::SHA256),
+    s("sha384", &[BYTEA], SqlType::Bytea, scalar::SHA384),
+    s("sha512", &[BYTEA], SqlType::Bytea, scalar::SHA512),
+    s("get_byte", &[BYTEA, INT4], SqlType::Int4, scalar::GET_BYTE),
+    s("set_byte", &[BYTEA, INT4, INT4], SqlType::Bytea, scalar::SET_BYTE),
+    s("octet_length", &[BYTEA], SqlType::Int4, scalar::OCTET_LENGTH),
+    s("length", &[BYTEA], SqlType::Int4, scalar::OCTET_LENGTH),
+    s("substr", &[BYTEA, INT4], SqlType::Bytea, scalar::BYTEA_SUBSTR),
+    s("substr", &[BYTEA, INT4, INT4], SqlType::Bytea, scalar::BYTEA_SUBSTR),
+    s("substring", &[BYTEA, INT4], SqlType::Bytea, scalar::BYTEA_SUBSTR),
+    s("substring", &[BYTEA, INT4, INT4], SqlType::Bytea, scalar::BYTEA_SUBSTR),
+    s("position", &[TEXT, TEXT], SqlType::Int4, scalar::TEXT_POSITION),
+    s("strpos", &[TEXT, TEXT], SqlType::Int4, scalar::STRPOS),
+    s("position", &[BYTEA, BYTEA], SqlType::Int4, scalar::BYTEA_POSITION),
+    s("byteacat", &[BYTEA, BYTEA], SqlType::Bytea, scalar::BYTEA_CONCAT),
+    s("gen_random_uuid", &[], SqlType::Uuid, scalar::GEN_RANDOM_UUID),
     f("array_to_string", &[AnyArray, TEXT], SqlType::Text, Func::ArrayToString),
     f("array_to_string", &[AnyArray, TEXT, TEXT], SqlType::Text, Func::ArrayToString),
     f("array_upper", &[AnyArray, INT4], SqlType::Int4, Func::ArrayUpper),
@@ -149,11 +181,14 @@ static BUILTINS: &[Builtin] = &[
     ),
 ];
 
+/// Every table of builtins: this file's, and one per family of types.
+static TABLES: &[&[Builtin]] = &[BUILTINS, super::builtins_text::STRINGS];
+
 impl<R: Resolver> Binder<'_, R> {
     /// `name(args)` bound to a builtin with that many arguments, if there
     /// is one.
     pub(super) fn builtin(&mut self, name: &str, args: &mut Vec<Typed>) -> Result<Option<Typed>, SqlError> {
-        let Some(b) = BUILTINS.iter().find(|b| b.name == name && b.args.len() == args.len()) else {
+        let Some(b) = best_match(name, args) else {
             return Ok(None);
         };
         let mut bound = Vec::with_capacity(args.len());
@@ -178,4 +213,33 @@ impl<R: Resolver> Binder<'_, R> {
         }
         Ok(Some(Typed { e: Expr::Func(b.func, bound), ty: Some(b.ret) }))
     }
+}
+
+/// The entry `name(args)` binds to: with the arguments' count, each
+/// argument converting implicitly, the most exact matches first (the
+/// first listed on a tie); `None` if there is none.
+fn best_match(name: &str, args: &[Typed]) -> Option<&'static Builtin> {
+    let exact = |b: &Builtin| -> Option<usize> {
+        let mut exact = 0;
+        for (t, arg) in args.iter().zip(b.args) {
+            match (t.ty, arg) {
+                (Some(from), Is(to)) if from == *to => exact += 1,
+                (Some(from), Is(to)) if !castable(from, *to, Coercion::Implicit) => return None,
+                _ => {}
+            }
+        }
+        Some(exact)
+    };
+    let all = || TABLES.iter().flat_map(|t| t.iter());
+    let candidates = all().filter(|b| b.name == name && b.args.len() == args.len());
+    let mut best: Option<(&'static Builtin, usize)> = None;
+    for b in candidates {
+        if let Some(score) = exact(b) {
+            if best.is_none_or(|(_, s)| score > s) {
+                best = Some((b, score));
+            }
+        }
+    }
+    // No candidate fits: the first one reports the mismatch, as before.
+    best.map(|(b, _)| b).or_else(|| all().find(|b| b.name == name && b.args.len() == args.len()))
 }

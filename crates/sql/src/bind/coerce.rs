@@ -67,22 +67,7 @@ impl<R: Resolver> Binder<'_, R> {
         if from == target {
             return Ok(t.e);
         }
-        let allowed = match (family(from), family(target), how) {
-            (a, b, _) if a == b && a != Family::Array => true,
-            (Family::Array, Family::Array, _) => {
-                let (a, b) = (from.elem().expect("an array"), target.elem().expect("an array"));
-                family(a) == family(b) || how == Coercion::Explicit
-            }
-            (Family::Integer, Family::Float | Family::Oid, _) => true,
-            (Family::Oid, Family::Integer, _) => true,
-            (Family::Float, Family::Integer, Coercion::Assignment | Coercion::Explicit) => true,
-            (_, Family::String, Coercion::Assignment | Coercion::Explicit) => true,
-            // void converts only to text (through its empty output).
-            (Family::Void, _, _) | (_, Family::Void, _) => false,
-            (_, _, Coercion::Explicit) => true,
-            _ => false,
-        };
-        if !allowed {
+        if !castable(from, target, how) {
             let message = match how {
                 Coercion::Implicit => {
                     format!("{what} must be type {}, not type {}", target.name(), from.name())
@@ -111,6 +96,28 @@ impl<R: Resolver> Binder<'_, R> {
             matches!(from, SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) && target == SqlType::Text;
         let needs_cast = !widening && !as_text;
         Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
+    }
+}
+
+/// Whether a value of `from` converts to `target` in context `how`: within
+/// a category always (but arrays by their elements), integers to floats
+/// and oids implicitly, floats to integers by assignment, anything to a
+/// string by assignment, and anything else only explicitly.
+pub(super) fn castable(from: SqlType, target: SqlType, how: Coercion) -> bool {
+    match (family(from), family(target), how) {
+        (a, b, _) if a == b && a != Family::Array => true,
+        (Family::Array, Family::Array, _) => {
+            let (a, b) = (from.elem().expect("an array"), target.elem().expect("an array"));
+            family(a) == family(b) || how == Coercion::Explicit
+        }
+        (Family::Integer, Family::Float | Family::Oid, _) => true,
+        (Family::Oid, Family::Integer, _) => true,
+        (Family::Float, Family::Integer, Coercion::Assignment | Coercion::Explicit) => true,
+        (_, Family::String, Coercion::Assignment | Coercion::Explicit) => true,
+        // void converts only to text (through its empty output).
+        (Family::Void, _, _) | (_, Family::Void, _) => false,
+        (_, _, Coercion::Explicit) => true,
+        _ => false,
     }
 }
 
@@ -196,6 +203,8 @@ pub(super) enum Family {
     Array,
     Record,
     Void,
+    Uuid,
+    Bytea,
 }
 
 pub(super) fn family(ty: SqlType) -> Family {
@@ -212,6 +221,8 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector => Family::Array,
         SqlType::Record(_) => Family::Record,
         SqlType::Void => Family::Void,
+        SqlType::Uuid => Family::Uuid,
+        SqlType::Bytea => Family::Bytea,
     }
 }
 

@@ -446,6 +446,8 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
             return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "type numeric is not supported yet"));
         }
         DataType::Regclass => SqlType::Reg(snapscale_values::Reg::Class),
+        DataType::Uuid => SqlType::Uuid,
+        DataType::Bytea => SqlType::Bytea,
         DataType::Array(
             ast::ArrayElemTypeDef::SquareBracket(inner, _) | ast::ArrayElemTypeDef::AngleBracket(inner),
         ) => {

@@ -83,6 +83,7 @@ impl<R: Resolver> Binder<'_, R> {
                 self.substring(expr, substring_from.as_deref(), substring_for.as_deref(), scope)
             }
             E::Function(f) => self.function(f, scope),
+            E::Position { expr, r#in } => self.position(expr, r#in, scope),
             E::Exists { subquery, negated } => self.exists(subquery, *negated, scope),
             E::Subquery(q) => self.scalar_subquery(q, scope),
             E::InSubquery { expr, subquery, negated } => {
@@ -326,6 +327,29 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(Typed { e: Expr::Func(Func::Case, args), ty: Some(ty) })
     }
 
+    /// `position(needle IN haystack)`, of text or of bytea. Out of line:
+    /// `expr` recurses, and its frame is what bounds nesting.
+    #[inline(never)]
+    fn position(
+        &mut self,
+        needle: &ast::Expr,
+        haystack: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let mut args = vec![self.expr(needle, scope)?, self.expr(haystack, scope)?];
+        match self.builtin("position", &mut args)? {
+            Some(t) => Ok(t),
+            None => Err(super::function::no_such_function("position", &args)),
+        }
+    }
+
+    /// `bytea || bytea`.
+    #[inline(never)]
+    fn byteacat(&mut self, a: Typed, b: Typed) -> Result<Typed, SqlError> {
+        let mut args = vec![a, b];
+        Ok(self.builtin("byteacat", &mut args)?.expect("byteacat(bytea, bytea) is a builtin"))
+    }
+
     /// `substring(s FROM start FOR count)` and `substring(s, start, count)`.
     #[inline(never)]
     pub(super) fn substring(
@@ -336,10 +360,20 @@ impl<R: Resolver> Binder<'_, R> {
         scope: &Scope<'_>,
     ) -> Result<Typed, SqlError> {
         let s = self.expr(e, scope)?;
-        let mut args = vec![self.coerce_any_text(s)?];
         let Some(from) = from else {
             return Err(not_supported("substring without FROM"));
         };
+        if s.ty == Some(SqlType::Bytea) {
+            let mut args = vec![s];
+            for arg in std::iter::once(from).chain(count) {
+                args.push(self.expr(arg, scope)?);
+            }
+            return match self.builtin("substring", &mut args)? {
+                Some(t) => Ok(t),
+                None => Err(super::function::no_such_function("substring", &args)),
+            };
+        }
+        let mut args = vec![self.coerce_any_text(s)?];
         for arg in std::iter::once(from).chain(count) {
             let t = self.expr(arg, scope)?;
             args.push(self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of substring")?);
@@ -526,6 +560,12 @@ impl<R: Resolver> Binder<'_, R> {
                 let ea = coerce_side(self, a)?;
                 let eb = coerce_side(self, b)?;
                 Ok(Typed { e: Expr::Func(Func::ArrayCat, vec![ea, eb]), ty: Some(array) })
+            }
+            BinaryOperator::StringConcat
+                if a.ty == Some(SqlType::Bytea) && matches!(b.ty, None | Some(SqlType::Bytea))
+                    || b.ty == Some(SqlType::Bytea) && a.ty.is_none() =>
+            {
+                self.byteacat(a, b)
             }
             BinaryOperator::StringConcat => {
                 let ea = self.coerce_any_text(a)?;

@@ -332,6 +332,12 @@ impl<R: Resolver> Binder<'_, R> {
                 let e = self.coerce(t, ty, Coercion::Implicit, "abs")?;
                 Typed { e: Expr::Func(Func::Abs, vec![e]), ty: Some(ty) }
             }
+            "length" | "substr" if bound.first().is_some_and(|t| t.ty == Some(SqlType::Bytea)) => {
+                return match self.builtin(&name, &mut bound)? {
+                    Some(t) => Ok(t),
+                    None => Err(no_such_function(&name, &bound)),
+                };
+            }
             "lower" | "upper" | "length" => {
                 one_arg(&bound)?;
                 let t = bound.pop().expect("one argument");
@@ -380,17 +386,7 @@ impl<R: Resolver> Binder<'_, R> {
                 if let Some(t) = self.builtin(&name, &mut bound)? {
                     return Ok(t);
                 }
-                return Err(SqlError::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!(
-                        "function {name}({}) does not exist",
-                        bound
-                            .iter()
-                            .map(|t| t.ty.map_or("unknown", SqlType::name))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
+                return Err(no_such_function(&name, &bound));
             }
         })
     }
@@ -529,4 +525,16 @@ impl<R: Resolver> Binder<'_, R> {
         }
         Ok(order)
     }
+}
+
+/// 42883 for a call no function takes, naming its argument types.
+pub(super) fn no_such_function(name: &str, args: &[Typed]) -> SqlError {
+    let types: Vec<&str> = args.iter().map(|t| t.ty.map_or("unknown", SqlType::name)).collect();
+    SqlError::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!("function {name}({}) does not exist", types.join(", ")),
+    )
+    .with_hint(
+        "No function matches the given name and argument types. You might need to add explicit type casts.",
+    )
 }

@@ -668,6 +668,7 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Extract { .. } => "extract".into(),
         ast::Expr::Substring { shorthand: true, .. } => "substr".into(),
         ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Position { .. } => "position".into(),
         _ => "?column?".into(),
     };
     match cast_to {

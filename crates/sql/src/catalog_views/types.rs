@@ -38,6 +38,7 @@ const fn b(
 
 static BASES: &[Base] = &[
     b(SqlType::Bool, "bool", 1, true, 'B', true, 'c', 'p', "bool"),
+    b(SqlType::Bytea, "bytea", -1, false, 'U', false, 'i', 'x', "bytea"),
     b(SqlType::Char1, "char", 1, true, 'Z', false, 'c', 'p', "char"),
     b(SqlType::Name, "name", 64, false, 'S', false, 'c', 'p', "name"),
     b(SqlType::Int8, "int8", 8, true, 'N', false, 'd', 'p', "int8"),
@@ -60,6 +61,7 @@ static BASES: &[Base] = &[
     b(SqlType::Reg(Reg::Type), "regtype", 4, true, 'N', false, 'i', 'p', "regtype"),
     b(SqlType::Reg(Reg::Namespace), "regnamespace", 4, true, 'N', false, 'i', 'p', "regnamespace"),
     b(SqlType::Reg(Reg::Role), "regrole", 4, true, 'N', false, 'i', 'p', "regrole"),
+    b(SqlType::Uuid, "uuid", 16, false, 'U', false, 'c', 'p', "uuid"),
 ];
 
 /// Pseudo-types: (oid, name, input function prefix).

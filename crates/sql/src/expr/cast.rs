@@ -69,6 +69,7 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
             Value::Int(int_arith(ty, IntOp::Add, r as i64, 0)?)
         }
         (Value::Bool(b), SqlType::Bool) => Value::Bool(b),
+        (v @ Value::Uuid(_), SqlType::Uuid) | (v @ Value::Bytes(_), SqlType::Bytea) => v,
         (Value::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) if explicit => {
             let cut: String = s.chars().take(n as usize).collect();
             Value::parse_in(ty, &cut, zone)?
@@ -143,5 +144,7 @@ pub(super) fn describe(v: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Record(_) => "record",
         Value::Reg(..) => "oid",
+        Value::Uuid(_) => "uuid",
+        Value::Bytes(_) => "bytea",
     }
 }

@@ -34,6 +34,7 @@ mod datetime;
 mod func;
 mod operators;
 mod replay;
+pub mod scalar;
 mod subquery;
 mod walk;
 
@@ -41,6 +42,7 @@ use func::func;
 
 pub use advisory::{Advisory, AdvisoryOp};
 pub use replay::{Pending, Replay};
+pub use scalar::Scalar;
 pub use walk::Rewrite;
 
 /// Arithmetic operators.
@@ -127,6 +129,8 @@ pub enum Func {
     CurrentSetting,
     /// `set_config(name, value, is_local)`.
     SetConfig,
+    /// A function of its arguments alone ([`Scalar`]).
+    Scalar(Scalar),
     /// `pg_backend_pid()`.
     BackendPid,
     /// `quote_literal(text)`.

@@ -48,7 +48,7 @@ impl Func {
                 | Func::LastVal
                 | Func::ClockTimestamp
                 | Func::Advisory(_)
-        )
+        ) || matches!(self, Func::Scalar(s) if s.volatile)
     }
 }
 
