@@ -285,7 +285,8 @@ fn type_size(ty: SqlType) -> i16 {
         | SqlType::Int2Vector
         | SqlType::OidVector
         | SqlType::Record(_)
-        | SqlType::Bytea => -1,
+        | SqlType::Bytea
+        | SqlType::Numeric(_) => -1,
     }
 }
 

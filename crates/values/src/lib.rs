@@ -13,6 +13,7 @@ mod datetime;
 mod error;
 mod float;
 mod interval;
+pub mod numeric;
 mod oid;
 mod uuid;
 mod value;

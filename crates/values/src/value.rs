@@ -71,6 +71,9 @@ pub enum SqlType {
     /// A record (row value) of a known shape: what its fields are named
     /// and hold.
     Record(Rec),
+    /// numeric, with PostgreSQL's type modifier (`(precision << 16 |
+    /// scale) + 4`, -1 for none): an exact decimal.
+    Numeric(i32),
     /// uuid: 16 bytes.
     Uuid,
     /// bytea: a binary string.
@@ -119,6 +122,7 @@ pub enum Elem {
     RegType,
     Uuid,
     Bytea,
+    Numeric,
 }
 
 impl Elem {
@@ -143,6 +147,7 @@ impl Elem {
             Elem::RegType => SqlType::Reg(Reg::Type),
             Elem::Uuid => SqlType::Uuid,
             Elem::Bytea => SqlType::Bytea,
+            Elem::Numeric => SqlType::Numeric(-1),
         }
     }
 
@@ -167,6 +172,7 @@ impl Elem {
             SqlType::Reg(Reg::Type) => Elem::RegType,
             SqlType::Uuid => Elem::Uuid,
             SqlType::Bytea => Elem::Bytea,
+            SqlType::Numeric(_) => Elem::Numeric,
             _ => return None,
         })
     }
@@ -192,6 +198,7 @@ impl Elem {
             Elem::RegType => 2211,
             Elem::Uuid => 2951,
             Elem::Bytea => 1001,
+            Elem::Numeric => 1231,
         }
     }
 }
@@ -223,6 +230,7 @@ impl SqlType {
             SqlType::Void => 2278,
             SqlType::Uuid => 2950,
             SqlType::Bytea => 17,
+            SqlType::Numeric(_) => 1700,
         }
     }
 
@@ -249,6 +257,7 @@ impl SqlType {
             SqlType::OidVector,
             SqlType::Uuid,
             SqlType::Bytea,
+            SqlType::Numeric(-1),
         ];
         scalars.into_iter().chain(Reg::ALL.into_iter().map(SqlType::Reg)).find(|t| t.oid() == oid).or_else(
             || {
@@ -260,6 +269,27 @@ impl SqlType {
                     .find(|t| t.oid() == oid)
             },
         )
+    }
+
+    /// PostgreSQL's type modifier (pg_attribute.atttypmod): a length + 4
+    /// for varchar(n) and char(n), numeric's encoded precision and scale,
+    /// -1 for none.
+    pub fn typmod(self) -> i32 {
+        match self {
+            SqlType::Varchar(Some(n)) | SqlType::Char(n) => n as i32 + 4,
+            SqlType::Numeric(typmod) => typmod,
+            _ => -1,
+        }
+    }
+
+    /// The type with modifier `typmod` (as [`SqlType::typmod`] gives it).
+    pub fn with_typmod(self, typmod: i32) -> SqlType {
+        match (self, typmod) {
+            (SqlType::Varchar(_), m) if m >= 4 => SqlType::Varchar(Some((m - 4) as u32)),
+            (SqlType::Char(_), m) if m >= 4 => SqlType::Char((m - 4) as u32),
+            (SqlType::Numeric(_), m) => SqlType::Numeric(m),
+            (t, _) => t,
+        }
     }
 
     /// The element type, for an array.
@@ -310,6 +340,7 @@ impl SqlType {
                 Elem::RegType => "regtype[]",
                 Elem::Uuid => "uuid[]",
                 Elem::Bytea => "bytea[]",
+                Elem::Numeric => "numeric[]",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -317,6 +348,7 @@ impl SqlType {
             SqlType::Void => "void",
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
+            SqlType::Numeric(_) => "numeric",
         }
     }
 
@@ -359,6 +391,7 @@ impl SqlType {
                 Elem::RegType => "_regtype",
                 Elem::Uuid => "_uuid",
                 Elem::Bytea => "_bytea",
+                Elem::Numeric => "_numeric",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -366,6 +399,7 @@ impl SqlType {
             SqlType::Void => "void",
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
+            SqlType::Numeric(_) => "numeric",
         }
     }
 
@@ -407,12 +441,7 @@ impl SqlType {
             "pg_node_tree" => SqlType::Text,
             "uuid" => SqlType::Uuid,
             "bytea" => SqlType::Bytea,
-            "numeric" | "decimal" => {
-                return Err(SqlError::new(
-                    SqlState::FEATURE_NOT_SUPPORTED,
-                    "type numeric is not supported yet",
-                ))
-            }
+            "numeric" | "decimal" => SqlType::Numeric(-1),
             _ => {
                 return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{n}\" does not exist")))
             }
@@ -451,6 +480,8 @@ pub enum Value {
     Uuid([u8; 16]),
     /// A bytea.
     Bytes(std::sync::Arc<[u8]>),
+    /// A numeric.
+    Numeric(crate::numeric::Numeric),
 }
 
 fn int_range(ty: SqlType) -> (i64, i64) {
@@ -559,6 +590,10 @@ impl Value {
             SqlType::Void => Ok(Value::Text(String::new())),
             SqlType::Uuid => crate::uuid::parse_uuid(input).map(Value::Uuid),
             SqlType::Bytea => crate::bytea::parse_bytea(input).map(|b| Value::Bytes(b.into())),
+            SqlType::Numeric(typmod) => {
+                let n = crate::numeric::Numeric::parse(input)?;
+                Ok(Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n }))
+            }
         }
     }
 
@@ -587,6 +622,7 @@ impl Value {
             Value::Reg(_, name) => name.to_string(),
             Value::Uuid(u) => crate::uuid::format_uuid(u),
             Value::Bytes(b) => crate::bytea::format_bytea_hex(b),
+            Value::Numeric(n) => n.to_string(),
         })
     }
 
@@ -623,6 +659,12 @@ impl Value {
             (Value::Int(a), Value::Reg(b, _)) => Some(a.cmp(&i64::from(*b))),
             (Value::Array(a), Value::Array(b)) | (Value::Record(a), Value::Record(b)) => array::compare(a, b),
             (Value::Uuid(a), Value::Uuid(b)) => Some(a.cmp(b)),
+            (Value::Numeric(a), Value::Numeric(b)) => Some(a.cmp(b)),
+            (Value::Numeric(a), Value::Int(b)) => Some(a.cmp(&crate::numeric::Numeric::from(*b))),
+            (Value::Int(a), Value::Numeric(b)) => Some(crate::numeric::Numeric::from(*a).cmp(b)),
+            // numeric meets float8 as float8, PostgreSQL's implicit cast.
+            (Value::Numeric(a), Value::Float(b)) => Some(float::pg_cmp(a.to_f64().unwrap_or(f64::NAN), *b)),
+            (Value::Float(a), Value::Numeric(b)) => Some(float::pg_cmp(*a, b.to_f64().unwrap_or(f64::NAN))),
             (Value::Bytes(a), Value::Bytes(b)) => Some(a.cmp(b)),
             _ => None,
         }

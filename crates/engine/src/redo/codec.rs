@@ -96,6 +96,10 @@ impl Writer {
                 self.u32(b.len() as u32);
                 self.0.extend_from_slice(b);
             }
+            Value::Numeric(n) => {
+                self.u8(14);
+                n.encode(&mut self.0);
+            }
         }
     }
     pub fn row(&mut self, row: &[Value]) {
@@ -131,6 +135,8 @@ impl Writer {
             SqlType::Void => (20, u32::MAX),
             SqlType::Uuid => (21, u32::MAX),
             SqlType::Bytea => (22, u32::MAX),
+            // The type modifier, -1 (none) as u32::MAX.
+            SqlType::Numeric(typmod) => (23, typmod as u32),
         };
         self.u8(tag);
         self.u32(len);
@@ -266,6 +272,12 @@ impl<'a> Reader<'a> {
                 let n = self.u32()? as usize;
                 Value::Bytes(self.take(n)?.into())
             }
+            14 => {
+                let (n, used) =
+                    snapscale_values::numeric::Numeric::decode(&self.b[self.at..]).map_err(|_| corrupt())?;
+                self.at += used;
+                Value::Numeric(n)
+            }
             _ => return Err(corrupt()),
         })
     }
@@ -305,6 +317,7 @@ impl<'a> Reader<'a> {
             20 => SqlType::Void,
             21 => SqlType::Uuid,
             22 => SqlType::Bytea,
+            23 => SqlType::Numeric(len as i32),
             _ => return Err(corrupt()),
         })
     }

@@ -182,7 +182,7 @@ static BUILTINS: &[Builtin] = &[
 ];
 
 /// Every table of builtins: this file's, and one per family of types.
-static TABLES: &[&[Builtin]] = &[BUILTINS, super::builtins_text::STRINGS];
+static TABLES: &[&[Builtin]] = &[BUILTINS, super::builtins_text::STRINGS, super::builtins_math::MATH];
 
 impl<R: Resolver> Binder<'_, R> {
     /// `name(args)` bound to a builtin with that many arguments, if there
@@ -219,20 +219,25 @@ impl<R: Resolver> Binder<'_, R> {
 /// argument converting implicitly, the most exact matches first (the
 /// first listed on a tie); `None` if there is none.
 fn best_match(name: &str, args: &[Typed]) -> Option<&'static Builtin> {
-    let exact = |b: &Builtin| -> Option<usize> {
-        let mut exact = 0;
+    // (exact matches, conversions to a preferred type): PostgreSQL keeps
+    // the candidates with the most exact matches, then those converting
+    // to their category's preferred type most often (an integer goes to
+    // double precision before numeric).
+    let exact = |b: &Builtin| -> Option<(usize, usize)> {
+        let (mut exact, mut preferred) = (0, 0);
         for (t, arg) in args.iter().zip(b.args) {
             match (t.ty, arg) {
-                (Some(from), Is(to)) if from == *to => exact += 1,
+                (Some(from), Is(to)) if from == *to || same_type(from, *to) => exact += 1,
                 (Some(from), Is(to)) if !castable(from, *to, Coercion::Implicit) => return None,
+                (Some(_), Is(to)) if is_preferred(*to) => preferred += 1,
                 _ => {}
             }
         }
-        Some(exact)
+        Some((exact, preferred))
     };
     let all = || TABLES.iter().flat_map(|t| t.iter());
     let candidates = all().filter(|b| b.name == name && b.args.len() == args.len());
-    let mut best: Option<(&'static Builtin, usize)> = None;
+    let mut best: Option<(&'static Builtin, (usize, usize))> = None;
     for b in candidates {
         if let Some(score) = exact(b) {
             if best.is_none_or(|(_, s)| score > s) {
@@ -242,4 +247,22 @@ fn best_match(name: &str, args: &[Typed]) -> Option<&'static Builtin> {
     }
     // No candidate fits: the first one reports the mismatch, as before.
     best.map(|(b, _)| b).or_else(|| all().find(|b| b.name == name && b.args.len() == args.len()))
+}
+
+/// The same type but for a modifier (`numeric(10,2)` is a `numeric`).
+fn same_type(a: SqlType, b: SqlType) -> bool {
+    matches!((a, b), (SqlType::Numeric(_), SqlType::Numeric(_)) | (SqlType::Varchar(_), SqlType::Varchar(_)))
+}
+
+/// Each category's preferred type, which PostgreSQL's resolution favours.
+fn is_preferred(t: SqlType) -> bool {
+    matches!(
+        t,
+        SqlType::Float8
+            | SqlType::Text
+            | SqlType::Bool
+            | SqlType::TimestampTz
+            | SqlType::Interval
+            | SqlType::Oid
+    )
 }

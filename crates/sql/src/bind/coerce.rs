@@ -110,7 +110,10 @@ pub(super) fn castable(from: SqlType, target: SqlType, how: Coercion) -> bool {
             let (a, b) = (from.elem().expect("an array"), target.elem().expect("an array"));
             family(a) == family(b) || how == Coercion::Explicit
         }
-        (Family::Integer, Family::Float | Family::Oid, _) => true,
+        (Family::Integer, Family::Float | Family::Oid | Family::Numeric, _) => true,
+        (Family::Numeric, Family::Float, _) => true,
+        (Family::Numeric, Family::Integer, Coercion::Assignment | Coercion::Explicit) => true,
+        (Family::Float, Family::Numeric, Coercion::Assignment | Coercion::Explicit) => true,
         (Family::Oid, Family::Integer, _) => true,
         (Family::Float, Family::Integer, Coercion::Assignment | Coercion::Explicit) => true,
         (_, Family::String, Coercion::Assignment | Coercion::Explicit) => true,
@@ -161,7 +164,12 @@ pub(super) fn wider(a: SqlType, b: SqlType) -> Option<SqlType> {
                 b
             }
         }
-        _ if (int(a) || a == Float8) && (int(b) || b == Float8) => Float8,
+        (Numeric(_), Numeric(_)) => Numeric(-1),
+        (Numeric(_), _) if int(b) => a,
+        (_, Numeric(_)) if int(a) => b,
+        _ if (int(a) || matches!(a, Float8 | Numeric(_))) && (int(b) || matches!(b, Float8 | Numeric(_))) => {
+            Float8
+        }
         _ if string(a) && string(b) => Text,
         (Date | Timestamp, Date | Timestamp) => Timestamp,
         (Date | Timestamp | TimestampTz, Date | Timestamp | TimestampTz) => TimestampTz,
@@ -178,7 +186,8 @@ pub(super) fn rank(t: SqlType) -> u8 {
 }
 
 pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
-    let num = |t: SqlType| matches!(family(t), Family::Integer | Family::Float | Family::Oid);
+    let num =
+        |t: SqlType| matches!(family(t), Family::Integer | Family::Numeric | Family::Float | Family::Oid);
     match (family(a), family(b)) {
         // PostgreSQL has no operators on void.
         (Family::Void, _) | (_, Family::Void) => false,
@@ -193,6 +202,7 @@ pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Family {
     Integer,
+    Numeric,
     Float,
     Bool,
     String,
@@ -223,6 +233,7 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Void => Family::Void,
         SqlType::Uuid => Family::Uuid,
         SqlType::Bytea => Family::Bytea,
+        SqlType::Numeric(_) => Family::Numeric,
     }
 }
 
@@ -253,7 +264,8 @@ pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
                 Int2
             }
         }
-        (Int2 | Int4 | Int8 | Float8, Int2 | Int4 | Int8 | Float8) => Float8,
+        (Int2 | Int4 | Int8 | Numeric(_), Int2 | Int4 | Int8 | Numeric(_)) => Numeric(-1),
+        (Int2 | Int4 | Int8 | Float8 | Numeric(_), Int2 | Int4 | Int8 | Float8 | Numeric(_)) => Float8,
         (Date, Int2 | Int4) if matches!(op, Arith::Add | Arith::Sub) => Date,
         (Int2 | Int4, Date) if op == Arith::Add => Date,
         (Date, Date) if op == Arith::Sub => Int4,

@@ -4,6 +4,7 @@
 use snapscale_engine::catalog::ColumnDef;
 use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
+use snapscale_values::numeric::numeric_typmod_in;
 use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, CharacterLength, DataType, ExactNumberInfo, TableConstraint};
 
@@ -441,9 +442,14 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
             SqlType::TimestampTz
         }
         DataType::Interval { fields: None, precision: None } => SqlType::Interval,
-        DataType::Numeric(_) | DataType::Decimal(_) | DataType::Dec(_) => {
-            let _ = ExactNumberInfo::None;
-            return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "type numeric is not supported yet"));
+        DataType::Numeric(info) | DataType::Decimal(info) | DataType::Dec(info) => {
+            // Checked as PostgreSQL's numerictypmodin checks it (22023).
+            let int = |n: i64| i32::try_from(n).unwrap_or(if n < 0 { i32::MIN } else { i32::MAX });
+            SqlType::Numeric(match *info {
+                ExactNumberInfo::None => -1,
+                ExactNumberInfo::Precision(p) => numeric_typmod_in(int(p as i64), None)?,
+                ExactNumberInfo::PrecisionAndScale(p, s) => numeric_typmod_in(int(p as i64), Some(int(s)))?,
+            })
         }
         DataType::Regclass => SqlType::Reg(snapscale_values::Reg::Class),
         DataType::Uuid => SqlType::Uuid,

@@ -84,6 +84,12 @@ impl<R: Resolver> Binder<'_, R> {
             }
             E::Function(f) => self.function(f, scope),
             E::Position { expr, r#in } => self.position(expr, r#in, scope),
+            E::Ceil { expr, field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+                self.call_builtin("ceil", &[expr], scope)
+            }
+            E::Floor { expr, field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
+                self.call_builtin("floor", &[expr], scope)
+            }
             E::Exists { subquery, negated } => self.exists(subquery, *negated, scope),
             E::Subquery(q) => self.scalar_subquery(q, scope),
             E::InSubquery { expr, subquery, negated } => {
@@ -136,6 +142,7 @@ impl<R: Resolver> Binder<'_, R> {
                 let t = self.expr(e, scope)?;
                 let ty = match t.ty {
                     Some(ty @ (SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Float8)) => ty,
+                    Some(SqlType::Numeric(_)) => SqlType::Numeric(-1),
                     None => SqlType::Int4,
                     Some(other) => {
                         return Err(SqlError::new(
@@ -388,10 +395,10 @@ impl<R: Resolver> Binder<'_, R> {
                     let ty = if i32::try_from(i).is_ok() { SqlType::Int4 } else { SqlType::Int8 };
                     Typed { e: Expr::Const(Value::Int(i)), ty: Some(ty) }
                 } else {
-                    // PostgreSQL types these as numeric; without numeric,
-                    // double precision is the closest we have.
-                    let f = Value::parse(SqlType::Float8, n)?;
-                    Typed { e: Expr::Const(f), ty: Some(SqlType::Float8) }
+                    // A fraction, an exponent or an integer beyond bigint:
+                    // numeric, as PostgreSQL types it.
+                    let ty = SqlType::Numeric(-1);
+                    Typed { e: Expr::Const(Value::parse(ty, n)?), ty: Some(ty) }
                 }
             }
             ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
@@ -486,7 +493,33 @@ impl<R: Resolver> Binder<'_, R> {
             Some(c) => self.comparison(l, c, r, scope),
             None if is_chain_operator(op) => self.chain(l, op, r, scope),
             None if super::array::regex_operator(op).is_some() => self.regex(l, op, r, scope),
+            None if *op == BinaryOperator::PGExp => self.exponent(l, r, scope),
             None => Err(unsupported_operator(op)),
+        }
+    }
+
+    /// `a ^ b`: power(a, b), numeric or double precision as the operands
+    /// resolve.
+    fn exponent(&mut self, l: &ast::Expr, r: &ast::Expr, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        self.call_builtin("power", &[l, r], scope)
+    }
+
+    /// A builtin function written as SQL syntax (`CEIL(x)`, `a ^ b`).
+    /// Out of line: `expr` recurses, and its frame is what bounds nesting.
+    #[inline(never)]
+    fn call_builtin(
+        &mut self,
+        name: &str,
+        args: &[&ast::Expr],
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            bound.push(self.expr(a, scope)?);
+        }
+        match self.builtin(name, &mut bound)? {
+            Some(t) => Ok(t),
+            None => Err(super::function::no_such_function(name, &bound)),
         }
     }
 

@@ -50,19 +50,7 @@ impl<R: Resolver> Binder<'_, R> {
             FunctionArguments::Subquery(q) if name == "array" => return self.array_subquery(q, scope),
             FunctionArguments::Subquery(_) => return Err(not_supported("subqueries as function arguments")),
         };
-        let agg = match name.as_str() {
-            "count" if star => Some(AggFunc::CountStar),
-            "count" => Some(AggFunc::Count),
-            "sum" => Some(AggFunc::Sum),
-            "min" => Some(AggFunc::Min),
-            "max" => Some(AggFunc::Max),
-            "avg" => Some(AggFunc::Avg),
-            "string_agg" => Some(AggFunc::StringAgg),
-            "array_agg" => Some(AggFunc::ArrayAgg),
-            "bool_and" | "every" => Some(AggFunc::BoolAnd),
-            "bool_or" => Some(AggFunc::BoolOr),
-            _ => None,
-        };
+        let agg = AggFunc::named(&name, star);
         if let Some(func) = agg {
             if distinct {
                 return Err(not_supported("aggregates with DISTINCT"));
@@ -458,10 +446,26 @@ impl<R: Resolver> Binder<'_, R> {
 pub(super) fn aggregate_type(func: AggFunc, arg: Option<SqlType>, name: &str) -> Result<SqlType, SqlError> {
     Ok(match (func, arg) {
         (AggFunc::CountStar | AggFunc::Count, _) => SqlType::Int8,
-        (AggFunc::Sum, Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)) => SqlType::Int8,
+        (AggFunc::Sum, Some(SqlType::Int2 | SqlType::Int4)) => SqlType::Int8,
+        // PostgreSQL's exact results: a bigint sum, any integer average,
+        // and every statistic of integers or numerics is numeric.
         (
-            AggFunc::Sum | AggFunc::Avg,
-            Some(SqlType::Float8 | SqlType::Int2 | SqlType::Int4 | SqlType::Int8),
+            AggFunc::Sum
+            | AggFunc::Avg
+            | AggFunc::VarSamp
+            | AggFunc::VarPop
+            | AggFunc::StddevSamp
+            | AggFunc::StddevPop,
+            Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Numeric(_)),
+        ) => SqlType::Numeric(-1),
+        (
+            AggFunc::Sum
+            | AggFunc::Avg
+            | AggFunc::VarSamp
+            | AggFunc::VarPop
+            | AggFunc::StddevSamp
+            | AggFunc::StddevPop,
+            Some(SqlType::Float8),
         ) => SqlType::Float8,
         (AggFunc::Min | AggFunc::Max, Some(t)) => t,
         (AggFunc::StringAgg, Some(_)) => SqlType::Text,

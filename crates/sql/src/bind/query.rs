@@ -669,6 +669,8 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Substring { shorthand: true, .. } => "substr".into(),
         ast::Expr::Substring { .. } => "substring".into(),
         ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Ceil { .. } => "ceil".into(),
+        ast::Expr::Floor { .. } => "floor".into(),
         _ => "?column?".into(),
     };
     match cast_to {

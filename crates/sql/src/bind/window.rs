@@ -161,15 +161,8 @@ impl<R: Resolver> Binder<'_, R> {
                 ))
             }
             None => {
-                let agg = match (name, star) {
-                    ("count", true) => AggFunc::CountStar,
-                    ("count", false) => AggFunc::Count,
-                    ("sum", _) => AggFunc::Sum,
-                    ("min", _) => AggFunc::Min,
-                    ("max", _) => AggFunc::Max,
-                    ("avg", _) => AggFunc::Avg,
-                    ("bool_and" | "every", _) => AggFunc::BoolAnd,
-                    ("bool_or", _) => AggFunc::BoolOr,
+                let agg = match AggFunc::named(name, star) {
+                    Some(agg) if !matches!(agg, AggFunc::StringAgg | AggFunc::ArrayAgg) => agg,
                     _ => {
                         return Err(SqlError::new(
                             SqlState::WRONG_OBJECT_TYPE,

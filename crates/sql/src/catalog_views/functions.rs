@@ -21,6 +21,9 @@ pub(crate) fn format_type(oid: u32, typmod: i32) -> String {
         (SqlType::Varchar(_), Some(n)) => format!("character varying({n})"),
         (SqlType::Char(_), Some(n)) => format!("character({n})"),
         (SqlType::Char(_), None) => "bpchar".into(),
+        (SqlType::Numeric(_), Some(_)) => {
+            format!("numeric{}", snapscale_values::numeric::numeric_typmod_out(typmod))
+        }
         (SqlType::Array(e), _) => {
             let elem = e.ty();
             format!("{}[]", format_type(elem.oid(), typmod))
@@ -78,11 +81,7 @@ fn get_expr(adbin: &str, pretty: bool) -> String {
         Some((typid.parse::<u32>().ok()?, typmod.parse::<i32>().ok()?, expr))
     });
     let Some((typid, typmod, text)) = parsed else { return adbin.to_owned() };
-    let ty = SqlType::from_oid(typid).map(|t| match (t, typmod) {
-        (SqlType::Varchar(_), m) if m >= 4 => SqlType::Varchar(Some((m - 4) as u32)),
-        (SqlType::Char(_), m) if m >= 4 => SqlType::Char((m - 4) as u32),
-        (t, _) => t,
-    });
+    let ty = SqlType::from_oid(typid).map(|t| t.with_typmod(typmod));
     match crate::parse::parse_expr(text, crate::stack::DEFAULT_MAX_STACK_DEPTH) {
         Ok(e) => Deparse { pretty }.expr(&e, ty, true),
         Err(_) => text.to_owned(),
@@ -512,6 +511,8 @@ mod tests {
         assert_eq!(format_type(2205, -1), "regclass");
         assert_eq!(format_type(99999, -1), "???");
         assert_eq!(format_type(1184, -1), "timestamp with time zone");
+        assert_eq!(format_type(1700, -1), "numeric");
+        assert_eq!(format_type(1700, (12 << 16 | 2) + 4), "numeric(12,2)");
     }
 
     #[test]

@@ -81,6 +81,10 @@ pub(super) fn columns(state: &CatalogState) -> Result<Vec<Vec<Value>>, SqlError>
                 SqlType::Int4 => (Value::Int(32), Value::Int(2), Value::Int(0)),
                 SqlType::Int8 => (Value::Int(64), Value::Int(2), Value::Int(0)),
                 SqlType::Float8 => (Value::Int(53), Value::Int(2), Value::Null),
+                SqlType::Numeric(m) => match snapscale_values::numeric::numeric_typmod_decode(m) {
+                    Some((p, s)) => (Value::Int(p.into()), Value::Int(10), Value::Int(s.into())),
+                    None => (Value::Null, Value::Int(10), Value::Null),
+                },
                 _ => (Value::Null, Value::Null, Value::Null),
             };
             let length = match c.ty {

@@ -15,10 +15,7 @@ use super::{catalog_relations, CatalogState, RowBuilder, POSTGRES_ROLE};
 
 /// pg_attribute's typmod for a column type: the declared length + 4.
 pub(super) fn typmod(ty: SqlType) -> i32 {
-    match ty {
-        SqlType::Varchar(Some(n)) | SqlType::Char(n) => n as i32 + 4,
-        _ => -1,
-    }
+    ty.typmod()
 }
 
 /// The columns a sequence shows.

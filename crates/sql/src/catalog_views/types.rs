@@ -62,6 +62,7 @@ static BASES: &[Base] = &[
     b(SqlType::Reg(Reg::Namespace), "regnamespace", 4, true, 'N', false, 'i', 'p', "regnamespace"),
     b(SqlType::Reg(Reg::Role), "regrole", 4, true, 'N', false, 'i', 'p', "regrole"),
     b(SqlType::Uuid, "uuid", 16, false, 'U', false, 'c', 'p', "uuid"),
+    b(SqlType::Numeric(-1), "numeric", -1, false, 'N', false, 'i', 'm', "numeric"),
 ];
 
 /// Pseudo-types: (oid, name, input function prefix).

@@ -1,5 +1,7 @@
 //! Aggregates: each one's running state over a group's rows.
 
+use snapscale_sqlstate::SqlState;
+use snapscale_values::numeric::{Numeric, NumericSum, NumericVariance};
 use snapscale_values::{SqlError, SqlType, Value};
 
 use crate::expr::{compare, AggFunc};
@@ -8,8 +10,17 @@ use crate::expr::{compare, AggFunc};
 #[derive(Default)]
 pub(super) struct Acc {
     count: i64,
+    /// Integer inputs' exact sum (sum and avg of integers).
     int_sum: i128,
     float_sum: f64,
+    /// numeric inputs' sum (sum and avg of numeric).
+    numeric: NumericSum,
+    /// The statistics' state for integer and numeric inputs.
+    variance: NumericVariance,
+    /// The statistics' state for float inputs: PostgreSQL's Youngs-Cramer
+    /// sum of squared deviations (with `float_sum` and `count`), which
+    /// gives its results to the last bit.
+    float_sxx: f64,
     extreme: Option<Value>,
     /// array_agg's values, string_agg's text.
     items: Vec<Value>,
@@ -49,6 +60,13 @@ impl Acc {
                     self.float_sum += i as f64;
                 }
                 Value::Float(f) => self.float_sum += f,
+                Value::Numeric(n) => self.numeric.add(&n),
+                _ => {}
+            },
+            AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => match v {
+                Value::Int(i) => self.variance.add_i64(i),
+                Value::Numeric(n) => self.variance.add(&n),
+                Value::Float(f) => self.float_accum(f)?,
                 _ => {}
             },
             AggFunc::StringAgg => {
@@ -100,6 +118,9 @@ impl Acc {
             count: self.count,
             int_sum: self.int_sum,
             float_sum: self.float_sum,
+            numeric: self.numeric.clone(),
+            variance: self.variance.clone(),
+            float_sxx: self.float_sxx,
             extreme: self.extreme.clone(),
             items: self.items.clone(),
             text: self.text.clone(),
@@ -117,13 +138,85 @@ impl Acc {
             AggFunc::Sum if ty == SqlType::Int8 => {
                 Value::Int(i64::try_from(self.int_sum).map_err(|_| SqlError::out_of_range("bigint"))?)
             }
+            AggFunc::Sum | AggFunc::Avg if matches!(ty, SqlType::Numeric(_)) => {
+                Value::Numeric(self.numeric_sum_or_avg(func)?)
+            }
             AggFunc::Sum => Value::Float(self.float_sum),
             AggFunc::Avg => Value::Float(self.float_sum / self.count as f64),
+            AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop
+                if matches!(ty, SqlType::Numeric(_)) =>
+            {
+                let v = match func {
+                    AggFunc::VarSamp => self.variance.var_samp()?,
+                    AggFunc::VarPop => self.variance.var_pop()?,
+                    AggFunc::StddevSamp => self.variance.stddev_samp()?,
+                    _ => self.variance.stddev_pop()?,
+                };
+                v.map_or(Value::Null, Value::Numeric)
+            }
+            AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => {
+                self.float_statistic(func)
+            }
             AggFunc::Min | AggFunc::Max | AggFunc::BoolAnd | AggFunc::BoolOr => {
                 self.extreme.unwrap_or(Value::Null)
             }
             AggFunc::StringAgg => self.text.map_or(Value::Null, Value::Text),
             AggFunc::ArrayAgg => Value::Array(self.items.into()),
         })
+    }
+}
+
+impl Acc {
+    /// sum or avg finished as numeric: of numeric inputs from their
+    /// state, of integers from their exact sum (avg divides as numeric
+    /// division does, PostgreSQL's int8_avg).
+    fn numeric_sum_or_avg(&self, func: AggFunc) -> Result<Numeric, SqlError> {
+        if self.numeric.count() > 0 {
+            let r = if func == AggFunc::Sum { self.numeric.sum()? } else { self.numeric.avg()? };
+            return Ok(r.unwrap_or(Numeric::NAN));
+        }
+        let sum = Numeric::parse(&self.int_sum.to_string())?;
+        if func == AggFunc::Sum {
+            Ok(sum)
+        } else {
+            sum.div(&Numeric::from(self.count))
+        }
+    }
+
+    /// One float input of a statistic: PostgreSQL's float8_accum, whose
+    /// update keeps the sum of squared deviations directly (Youngs and
+    /// Cramer), so that large offsets do not cancel.
+    fn float_accum(&mut self, x: f64) -> Result<(), SqlError> {
+        // `count` already includes this input.
+        let (n, before) = (self.count as f64, self.float_sum);
+        self.float_sum += x;
+        if n > 1.0 {
+            let d = x * n - self.float_sum;
+            self.float_sxx += d * d / (n * (n - 1.0));
+            if self.float_sum.is_infinite() || self.float_sxx.is_infinite() {
+                if !before.is_infinite() && !x.is_infinite() {
+                    return Err(SqlError::new(
+                        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                        "value out of range: overflow",
+                    ));
+                }
+                self.float_sxx = f64::NAN;
+            }
+        } else if !x.is_finite() {
+            self.float_sxx = f64::NAN;
+        }
+        Ok(())
+    }
+
+    /// var_samp / var_pop / stddev_samp / stddev_pop of float inputs:
+    /// NULL for too few rows (fewer than two for the sample forms).
+    fn float_statistic(&self, func: AggFunc) -> Value {
+        let n = self.count as f64;
+        let sample = matches!(func, AggFunc::VarSamp | AggFunc::StddevSamp);
+        if sample && self.count < 2 {
+            return Value::Null;
+        }
+        let var = self.float_sxx / if sample { n - 1.0 } else { n };
+        Value::Float(if matches!(func, AggFunc::StddevSamp | AggFunc::StddevPop) { var.sqrt() } else { var })
     }
 }

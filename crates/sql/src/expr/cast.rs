@@ -4,6 +4,7 @@
 //! statement's catalog gives.
 
 use snapscale_sqlstate::SqlState;
+use snapscale_values::numeric::Numeric;
 use snapscale_values::{int_arith, IntOp, SqlError, SqlType, Value, Zone};
 
 use super::Ctx;
@@ -70,6 +71,21 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
         }
         (Value::Bool(b), SqlType::Bool) => Value::Bool(b),
         (v @ Value::Uuid(_), SqlType::Uuid) | (v @ Value::Bytes(_), SqlType::Bytea) => v,
+        (Value::Numeric(n), SqlType::Numeric(typmod)) => {
+            Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n })
+        }
+        (Value::Int(i), SqlType::Numeric(typmod)) => {
+            let n = Numeric::from(i);
+            Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n })
+        }
+        (Value::Float(f), SqlType::Numeric(typmod)) => {
+            let n = Numeric::from_f64(f);
+            Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n })
+        }
+        (Value::Numeric(n), SqlType::Float8) => Value::Float(n.to_f64()?),
+        (Value::Numeric(n), SqlType::Int2) => Value::Int(n.to_i16()?.into()),
+        (Value::Numeric(n), SqlType::Int4) => Value::Int(n.to_i32()?.into()),
+        (Value::Numeric(n), SqlType::Int8) => Value::Int(n.to_i64()?),
         (Value::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) if explicit => {
             let cut: String = s.chars().take(n as usize).collect();
             Value::parse_in(ty, &cut, zone)?
@@ -146,5 +162,6 @@ pub(super) fn describe(v: &Value) -> &'static str {
         Value::Reg(..) => "oid",
         Value::Uuid(_) => "uuid",
         Value::Bytes(_) => "bytea",
+        Value::Numeric(_) => "numeric",
     }
 }

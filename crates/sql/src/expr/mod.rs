@@ -270,6 +270,35 @@ pub enum AggFunc {
     /// `bool_and` / `every`, `bool_or`.
     BoolAnd,
     BoolOr,
+    /// `var_samp` / `variance`, `var_pop`, `stddev_samp` / `stddev`,
+    /// `stddev_pop`.
+    VarSamp,
+    VarPop,
+    StddevSamp,
+    StddevPop,
+}
+
+impl AggFunc {
+    /// The aggregate a call names (`count(*)` is `star`).
+    pub fn named(name: &str, star: bool) -> Option<AggFunc> {
+        Some(match name {
+            "count" if star => AggFunc::CountStar,
+            "count" => AggFunc::Count,
+            "sum" => AggFunc::Sum,
+            "min" => AggFunc::Min,
+            "max" => AggFunc::Max,
+            "avg" => AggFunc::Avg,
+            "string_agg" => AggFunc::StringAgg,
+            "array_agg" => AggFunc::ArrayAgg,
+            "bool_and" | "every" => AggFunc::BoolAnd,
+            "bool_or" => AggFunc::BoolOr,
+            "var_samp" | "variance" => AggFunc::VarSamp,
+            "var_pop" => AggFunc::VarPop,
+            "stddev_samp" | "stddev" => AggFunc::StddevSamp,
+            "stddev_pop" => AggFunc::StddevPop,
+            _ => return None,
+        })
+    }
 }
 
 /// Window functions (aggregates are window functions too, over a window).
@@ -571,6 +600,7 @@ fn eval_neg(a: &Expr, ty: SqlType, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         Value::Null => Value::Null,
         Value::Int(i) => Value::Int(int_arith(ty, IntOp::Sub, 0, i)?),
         Value::Float(f) => Value::Float(-f),
+        Value::Numeric(n) => Value::Numeric(n.neg()),
         _ => {
             return Err(SqlError::new(
                 SqlState::UNDEFINED_FUNCTION,

@@ -3,6 +3,7 @@
 //! interval arithmetic, `||`, and LIKE.
 
 use snapscale_sqlstate::SqlState;
+use snapscale_values::numeric::Numeric;
 use snapscale_values::{int_arith, IntOp, Interval, SqlError, SqlType, Value, Zone};
 
 use super::Arith;
@@ -32,7 +33,20 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
             };
             Value::Int(int_arith(ty, op, *x, *y)?)
         }
-        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+        (Value::Numeric(_), Value::Numeric(_) | Value::Int(_)) | (Value::Int(_), Value::Numeric(_)) => {
+            let (x, y) = (as_numeric(a), as_numeric(b));
+            Value::Numeric(match op {
+                Arith::Add => x.add(&y)?,
+                Arith::Sub => x.sub(&y)?,
+                Arith::Mul => x.mul(&y)?,
+                Arith::Div => x.div(&y)?,
+                Arith::Rem => x.rem(&y)?,
+            })
+        }
+        (
+            Value::Int(_) | Value::Float(_) | Value::Numeric(_),
+            Value::Int(_) | Value::Float(_) | Value::Numeric(_),
+        ) => {
             let x = as_f64(a);
             let y = as_f64(b);
             if matches!(op, Arith::Div | Arith::Rem) && y == 0.0 {
@@ -102,7 +116,19 @@ fn as_f64(v: &Value) -> f64 {
     match v {
         Value::Int(i) => *i as f64,
         Value::Float(f) => *f,
+        // Beyond float8's range it is ±Infinity, which the caller's
+        // overflow check then refuses as PostgreSQL's cast would.
+        Value::Numeric(n) => n.to_f64().unwrap_or(f64::NAN),
         _ => f64::NAN,
+    }
+}
+
+/// An integer or numeric operand as numeric (PostgreSQL's implicit cast).
+fn as_numeric(v: &Value) -> std::borrow::Cow<'_, Numeric> {
+    match v {
+        Value::Numeric(n) => std::borrow::Cow::Borrowed(n),
+        Value::Int(i) => std::borrow::Cow::Owned(Numeric::from(*i)),
+        _ => std::borrow::Cow::Owned(Numeric::NAN),
     }
 }
 

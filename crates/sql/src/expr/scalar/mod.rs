@@ -9,9 +9,11 @@ use std::fmt;
 use snapscale_values::{SqlError, Value};
 
 mod bytea;
+mod math;
 mod text;
 
 pub use bytea::*;
+pub use math::*;
 pub use text::*;
 
 /// One SQL function's implementation.

@@ -1,0 +1,65 @@
+//! The mathematical functions' signatures (implementations in
+//! `expr/scalar/math.rs`): a numeric and a double precision version of
+//! most, as PostgreSQL has them; an integer argument binds to the double
+//! precision one, the numeric category's preferred type, as PostgreSQL
+//! resolves it.
+
+use snapscale_values::SqlType;
+
+use super::builtins::{s, Arg, Builtin, Is, INT4, INT8};
+use crate::expr::scalar;
+
+const NUMERIC: Arg = Is(SqlType::Numeric(-1));
+const FLOAT8: Arg = Is(SqlType::Float8);
+const N: SqlType = SqlType::Numeric(-1);
+const F: SqlType = SqlType::Float8;
+
+pub(super) static MATH: &[Builtin] = &[
+    s("round", &[NUMERIC], N, scalar::ROUND_NUMERIC),
+    s("round", &[FLOAT8], F, scalar::ROUND_FLOAT),
+    s("round", &[NUMERIC, INT4], N, scalar::ROUND_NUMERIC),
+    s("trunc", &[NUMERIC], N, scalar::TRUNC_NUMERIC),
+    s("trunc", &[FLOAT8], F, scalar::TRUNC_FLOAT),
+    s("trunc", &[NUMERIC, INT4], N, scalar::TRUNC_NUMERIC),
+    s("ceil", &[NUMERIC], N, scalar::CEIL_NUMERIC),
+    s("ceil", &[FLOAT8], F, scalar::CEIL_FLOAT),
+    s("ceiling", &[NUMERIC], N, scalar::CEIL_NUMERIC),
+    s("ceiling", &[FLOAT8], F, scalar::CEIL_FLOAT),
+    s("floor", &[NUMERIC], N, scalar::FLOOR_NUMERIC),
+    s("floor", &[FLOAT8], F, scalar::FLOOR_FLOAT),
+    s("sign", &[NUMERIC], N, scalar::SIGN_NUMERIC),
+    s("sign", &[FLOAT8], F, scalar::SIGN_FLOAT),
+    s("sqrt", &[NUMERIC], N, scalar::SQRT_NUMERIC),
+    s("sqrt", &[FLOAT8], F, scalar::SQRT_FLOAT),
+    s("cbrt", &[FLOAT8], F, scalar::CBRT_FLOAT),
+    s("exp", &[NUMERIC], N, scalar::EXP_NUMERIC),
+    s("exp", &[FLOAT8], F, scalar::EXP_FLOAT),
+    s("ln", &[NUMERIC], N, scalar::LN_NUMERIC),
+    s("ln", &[FLOAT8], F, scalar::LN_FLOAT),
+    s("log", &[NUMERIC], N, scalar::LOG10_NUMERIC),
+    s("log", &[FLOAT8], F, scalar::LOG10_FLOAT),
+    s("log10", &[NUMERIC], N, scalar::LOG10_NUMERIC),
+    s("log10", &[FLOAT8], F, scalar::LOG10_FLOAT),
+    s("log", &[NUMERIC, NUMERIC], N, scalar::LOG_NUMERIC),
+    s("power", &[NUMERIC, NUMERIC], N, scalar::POWER_NUMERIC),
+    s("power", &[FLOAT8, FLOAT8], F, scalar::POWER_FLOAT),
+    s("pow", &[NUMERIC, NUMERIC], N, scalar::POWER_NUMERIC),
+    s("pow", &[FLOAT8, FLOAT8], F, scalar::POWER_FLOAT),
+    s("mod", &[Is(SqlType::Int2), Is(SqlType::Int2)], SqlType::Int2, scalar::MOD_INT),
+    s("mod", &[INT4, INT4], SqlType::Int4, scalar::MOD_INT),
+    s("mod", &[INT8, INT8], SqlType::Int8, scalar::MOD_INT),
+    s("mod", &[NUMERIC, NUMERIC], N, scalar::MOD_NUMERIC),
+    s("div", &[NUMERIC, NUMERIC], N, scalar::DIV_NUMERIC),
+    s("gcd", &[INT4, INT4], SqlType::Int4, scalar::GCD_INT),
+    s("gcd", &[INT8, INT8], SqlType::Int8, scalar::GCD_INT),
+    s("gcd", &[NUMERIC, NUMERIC], N, scalar::GCD_NUMERIC),
+    s("lcm", &[INT4, INT4], SqlType::Int4, scalar::LCM_INT),
+    s("lcm", &[INT8, INT8], SqlType::Int8, scalar::LCM_INT),
+    s("lcm", &[NUMERIC, NUMERIC], N, scalar::LCM_NUMERIC),
+    s("factorial", &[INT8], N, scalar::FACTORIAL),
+    s("scale", &[NUMERIC], SqlType::Int4, scalar::SCALE),
+    s("min_scale", &[NUMERIC], SqlType::Int4, scalar::MIN_SCALE),
+    s("trim_scale", &[NUMERIC], N, scalar::TRIM_SCALE),
+    s("width_bucket", &[NUMERIC, NUMERIC, NUMERIC, INT4], SqlType::Int4, scalar::WIDTH_BUCKET_NUMERIC),
+    s("width_bucket", &[FLOAT8, FLOAT8, FLOAT8, INT4], SqlType::Int4, scalar::WIDTH_BUCKET_FLOAT),
+];
