@@ -15,6 +15,44 @@ pub struct Ast {
     /// when one of them is `FOR KEY SHARE` or `FOR NO KEY UPDATE`, which
     /// sqlparser reads as `FOR SHARE` and `FOR UPDATE` (lock_syntax.rs).
     pub(crate) lock_strengths: Option<Vec<snapscale_engine::RowLockMode>>,
+    /// Where the statement's text is in the query string, for the
+    /// positions of errors found after parsing; `None` when the text
+    /// sqlparser read was rewritten (its locations are not the user's).
+    pub(crate) origin: Option<std::sync::Arc<Origin>>,
+}
+
+/// The text a statement was parsed from, and how many characters of the
+/// query string come before it: an error's position (ErrorResponse's P
+/// field, 1-based in characters) is counted from the start of the whole
+/// query string, and sqlparser's locations from the start of the piece.
+#[derive(Debug)]
+pub struct Origin {
+    pub(crate) text: String,
+    pub(crate) chars_before: usize,
+}
+
+impl Origin {
+    /// The position of sqlparser's 1-based (line, column) in the query
+    /// string; `None` for an unknown location (line 0).
+    pub(crate) fn position(&self, line: u64, column: u64) -> Option<usize> {
+        if line == 0 || column == 0 {
+            return None;
+        }
+        let mut chars = 0;
+        let mut lines = self.text.split_inclusive('\n');
+        for _ in 1..line {
+            chars += lines.next()?.chars().count();
+        }
+        Some(self.chars_before + chars + column as usize)
+    }
+
+    /// The position of the last `needle` before (line, column).
+    pub(crate) fn position_before(&self, needle: &str, line: u64, column: u64) -> Option<usize> {
+        let before = self.position(line, column)? - self.chars_before - 1;
+        let byte = self.text.char_indices().nth(before).map_or(self.text.len(), |(i, _)| i);
+        let at = self.text[..byte].rfind(needle)?;
+        Some(self.chars_before + self.text[..at].chars().count() + 1)
+    }
 }
 
 impl std::ops::Deref for Ast {
@@ -39,7 +77,8 @@ impl Ast {
             unreachable!("checked above")
         };
         let lock_strengths = self.lock_strengths.take();
-        Ok((name, data_types, Ast { statement: Some(statement), stack: self.stack, lock_strengths }))
+        let origin = self.origin.take();
+        Ok((name, data_types, Ast { statement: Some(statement), stack: self.stack, lock_strengths, origin }))
     }
 }
 

@@ -42,7 +42,7 @@ impl<R: Resolver> Binder<'_, R> {
         while let E::Nested(inner) = e {
             e = inner;
         }
-        match e {
+        let bound = match e {
             // SQL's niladic functions: keywords, never column names unquoted.
             E::Identifier(i) if i.quote_style.is_none() && niladic(&i.value).is_some() => {
                 let func = niladic(&i.value).expect("checked");
@@ -104,6 +104,12 @@ impl<R: Resolver> Binder<'_, R> {
             E::CompoundFieldAccess { root, access_chain } => self.subscript(root, access_chain, scope),
             E::Collate { expr, collation } => self.collate(expr, collation, scope),
             other => Err(unsupported_expression(other)),
+        };
+        // The innermost expression that failed says where (an error found
+        // deeper already has its position).
+        match bound {
+            Err(err) if err.position.is_none() => Err(locate(self.origin.as_deref(), err, e)),
+            other => other,
         }
     }
 
@@ -635,6 +641,70 @@ impl<R: Resolver> Binder<'_, R> {
                 Ok(Typed { e: flat(ea).then(Step::Arith(arith, eb, result)), ty: Some(result) })
             }
         }
+    }
+}
+
+/// `err` with the position of `e` in the query string: the expression's
+/// start, but an operator's own symbol for an operator that does not
+/// exist, as PostgreSQL places them. 54001 has none (and its expression
+/// may be too deep to walk).
+#[cold]
+#[inline(never)]
+pub(super) fn locate(origin: Option<&crate::statement::Origin>, err: SqlError, e: &ast::Expr) -> SqlError {
+    let mut err = err;
+    let missing_operator = err.message.starts_with("operator does not exist: ");
+    if missing_operator && err.hint.is_none() {
+        err.hint = Some(
+            "No operator matches the given name and argument types. You might need to add explicit type casts."
+                .into(),
+        );
+    }
+    let Some(origin) = origin.filter(|_| err.code != SqlState::STATEMENT_TOO_COMPLEX) else { return err };
+    let position = match e {
+        // The operator's symbol: the last one before the right operand.
+        ast::Expr::BinaryOp { op, right, .. } if missing_operator => {
+            start_of(right).and_then(|at| origin.position_before(&op.to_string(), at.line, at.column))
+        }
+        _ => start_of(e).and_then(|at| origin.position(at.line, at.column)),
+    };
+    match position {
+        Some(p) => err.at_position(p),
+        None => err,
+    }
+}
+
+/// Where an expression starts, found down its left edge without
+/// recursion (sqlparser's `Spanned` walks the whole subtree, which a deep
+/// expression cannot afford on the error path); `None` where the start is
+/// a keyword or a parenthesis sqlparser keeps no location for.
+fn start_of(mut e: &ast::Expr) -> Option<sqlparser::tokenizer::Location> {
+    use ast::Expr as E;
+    loop {
+        let at = match e {
+            E::Identifier(i) => i.span.start,
+            E::CompoundIdentifier(parts) => parts.first()?.span.start,
+            E::Value(v) => v.span.start,
+            E::Function(f) => f.name.0.first()?.as_ident()?.span.start,
+            E::Cast { kind: ast::CastKind::DoubleColon, expr, .. } => {
+                e = expr;
+                continue;
+            }
+            E::Cast { expr, .. } => {
+                // CAST(x AS t): PostgreSQL places errors of the cast at x.
+                e = expr;
+                continue;
+            }
+            E::BinaryOp { left, .. } => {
+                e = left;
+                continue;
+            }
+            E::IsNull(x) | E::IsNotNull(x) | E::IsTrue(x) | E::IsFalse(x) => {
+                e = x;
+                continue;
+            }
+            _ => return None,
+        };
+        return (at.line > 0).then_some(at);
     }
 }
 

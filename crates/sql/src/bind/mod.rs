@@ -140,6 +140,9 @@ pub(super) struct Binder<'r, R> {
     /// How many subqueries (SubLinks) deep the binder is: a recursive WITH
     /// item may not be referred to from one inside its recursive term.
     sublink_depth: usize,
+    /// Where the statement is in the query string, to give errors their
+    /// positions (`None`: unknown).
+    origin: Option<std::sync::Arc<crate::statement::Origin>>,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -152,7 +155,7 @@ pub fn bind<R: Resolver>(
     param_types: &[Option<SqlType>],
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
-    bind_with_locks(resolver, statement, None, param_types, max_stack_depth)
+    finish(Binder::new(resolver, max_stack_depth, param_types.to_vec()), statement)
 }
 
 /// Binds a parsed statement, with the locking clauses' strengths the
@@ -163,18 +166,13 @@ pub fn bind_ast<R: Resolver>(
     param_types: &[Option<SqlType>],
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
-    bind_with_locks(resolver, ast, ast.lock_strengths.clone(), param_types, max_stack_depth)
+    let mut b = Binder::new(resolver, max_stack_depth, param_types.to_vec());
+    b.origin = ast.origin.clone();
+    b.statement.lock_strengths = ast.lock_strengths.clone();
+    finish(b, ast)
 }
 
-fn bind_with_locks<R: Resolver>(
-    resolver: &mut R,
-    statement: &ast::Statement,
-    lock_strengths: Option<Vec<snapscale_engine::RowLockMode>>,
-    param_types: &[Option<SqlType>],
-    max_stack_depth: usize,
-) -> Result<BoundStatement, SqlError> {
-    let mut b = Binder::new(resolver, max_stack_depth, param_types.to_vec());
-    b.statement.lock_strengths = lock_strengths;
+fn finish<R: Resolver>(mut b: Binder<'_, R>, statement: &ast::Statement) -> Result<BoundStatement, SqlError> {
     let plan = b.statement(statement)?;
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown".
@@ -193,14 +191,22 @@ impl<'r, R: Resolver> Binder<'r, R> {
             query: QueryState::default(),
             ctes: Vec::new(),
             sublink_depth: 0,
+            origin: None,
         }
     }
 
     pub(super) fn rel(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
         let n = relation_name(name)?;
-        let rel = self.resolver.resolve(&n)?.ok_or_else(|| {
-            SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist"))
-        })?;
+        let Some(rel) = self.resolver.resolve(&n)? else {
+            let err = SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist"));
+            // PostgreSQL places it at the name, where the statement reads
+            // a relation (not for DDL naming one).
+            let start = sqlparser::ast::Spanned::span(name).start;
+            return Err(match self.origin.as_deref().and_then(|o| o.position(start.line, start.column)) {
+                Some(p) if mode != LockMode::AccessExclusive => err.at_position(p),
+                _ => err,
+            });
+        };
         if rel.entry.sequence.is_some() {
             return Err(match mode {
                 LockMode::AccessShare | LockMode::RowShare => {

@@ -124,6 +124,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             Some((text, strengths)) => (Some(text), Some(strengths)),
             None => (None, None),
         };
+        let origin = (reordered.is_none() && rewritten.is_none()).then(|| {
+            let chars_before = sql[..source.start].chars().count();
+            std::sync::Arc::new(crate::statement::Origin { text: piece.to_owned(), chars_before })
+        });
         let piece = rewritten.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
@@ -135,7 +139,8 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                         .into_iter()
                         .map(|s| {
                             let lock_strengths = lock_strengths.clone();
-                            Parsed::Sql(Ast { statement: Some(Box::new(s)), stack, lock_strengths })
+                            let origin = origin.clone();
+                            Parsed::Sql(Ast { statement: Some(Box::new(s)), stack, lock_strengths, origin })
                         })
                         .collect::<Vec<_>>()
                 })
