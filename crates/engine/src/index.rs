@@ -45,6 +45,8 @@ fn kind(v: &Value) -> u8 {
         Value::Record(_) => 9,
         Value::Uuid(_) => 10,
         Value::Bytes(_) => 11,
+        Value::Json(_) => 12,
+        Value::Jsonb(_) => 13,
     }
 }
 

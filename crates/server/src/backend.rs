@@ -194,6 +194,9 @@ impl Message for ErrorResponse<'_> {
             if let Some(h) = &e.hint {
                 field(b'H', h);
             }
+            if let Some(w) = &e.context {
+                field(b'W', w);
+            }
             if let Some(o) = &e.object {
                 for (tag, value) in
                     [(b's', &o.schema), (b't', &o.table), (b'c', &o.column), (b'n', &o.constraint)]
@@ -286,15 +289,14 @@ fn type_size(ty: SqlType) -> i16 {
         | SqlType::OidVector
         | SqlType::Record(_)
         | SqlType::Bytea
-        | SqlType::Numeric(_) => -1,
+        | SqlType::Numeric(_)
+        | SqlType::Json
+        | SqlType::Jsonb => -1,
     }
 }
 
 fn type_modifier(ty: SqlType) -> i32 {
-    match ty {
-        SqlType::Varchar(Some(n)) | SqlType::Char(n) => n as i32 + 4,
-        _ => -1,
-    }
+    ty.typmod()
 }
 
 /// RowDescription of `columns` sent in `formats`.

@@ -15,13 +15,16 @@ pub struct SqlError {
     pub detail: Option<String>,
     /// PostgreSQL's HINT line, if any.
     pub hint: Option<String>,
+    /// PostgreSQL's CONTEXT line (ErrorResponse's W field): where in its
+    /// input the error arose (`JSON data, line 1: …`).
+    pub context: Option<String>,
     /// The schema, table, column and constraint the error is about, as
     /// PostgreSQL fills ErrorResponse's s, t, c and n fields (drivers
     /// report the violated constraint's name from them).
     pub object: Option<Box<ErrorObject>>,
     /// Where in the query string the error is (1-based, in characters):
     /// ErrorResponse's P field, which psql shows as `LINE n:` and a caret.
-    pub position: Option<usize>,
+    pub position: Option<u32>,
 }
 
 /// What an error is about (see [`SqlError::object`]).
@@ -36,7 +39,15 @@ pub struct ErrorObject {
 impl SqlError {
     /// An error with `code` and `message`.
     pub fn new(code: SqlState, message: impl Into<String>) -> SqlError {
-        SqlError { code, message: message.into(), detail: None, hint: None, object: None, position: None }
+        SqlError {
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+            context: None,
+            object: None,
+            position: None,
+        }
     }
 
     /// Adds a DETAIL line.
@@ -53,7 +64,8 @@ impl SqlError {
 
     /// Places the error at 1-based character `position` of the query.
     pub fn at_position(mut self, position: usize) -> SqlError {
-        self.position = Some(position);
+        // A query string is at most 1 GB: its positions fit.
+        self.position = u32::try_from(position).ok();
         self
     }
 

@@ -13,6 +13,7 @@ mod datetime;
 mod error;
 mod float;
 mod interval;
+pub mod json;
 pub mod numeric;
 mod oid;
 mod uuid;

@@ -74,6 +74,10 @@ pub enum SqlType {
     /// numeric, with PostgreSQL's type modifier (`(precision << 16 |
     /// scale) + 4`, -1 for none): an exact decimal.
     Numeric(i32),
+    /// json: validated text, kept as written.
+    Json,
+    /// jsonb: a normalised JSON value.
+    Jsonb,
     /// uuid: 16 bytes.
     Uuid,
     /// bytea: a binary string.
@@ -90,6 +94,9 @@ pub enum Rec {
     /// `information_schema._pg_expandarray(array)`: (x, n), an element and
     /// its position from 1.
     ExpandArray(Elem),
+    /// `json[b]_each[_text](value)`: (key, value), the value json, jsonb
+    /// or text.
+    KeyValue(Elem),
 }
 
 impl Rec {
@@ -97,6 +104,7 @@ impl Rec {
     pub fn fields(self) -> Vec<(&'static str, SqlType)> {
         match self {
             Rec::ExpandArray(e) => vec![("x", e.ty()), ("n", SqlType::Int4)],
+            Rec::KeyValue(e) => vec![("key", SqlType::Text), ("value", e.ty())],
         }
     }
 }
@@ -123,6 +131,8 @@ pub enum Elem {
     Uuid,
     Bytea,
     Numeric,
+    Json,
+    Jsonb,
 }
 
 impl Elem {
@@ -148,6 +158,8 @@ impl Elem {
             Elem::Uuid => SqlType::Uuid,
             Elem::Bytea => SqlType::Bytea,
             Elem::Numeric => SqlType::Numeric(-1),
+            Elem::Json => SqlType::Json,
+            Elem::Jsonb => SqlType::Jsonb,
         }
     }
 
@@ -173,6 +185,8 @@ impl Elem {
             SqlType::Uuid => Elem::Uuid,
             SqlType::Bytea => Elem::Bytea,
             SqlType::Numeric(_) => Elem::Numeric,
+            SqlType::Json => Elem::Json,
+            SqlType::Jsonb => Elem::Jsonb,
             _ => return None,
         })
     }
@@ -199,6 +213,8 @@ impl Elem {
             Elem::Uuid => 2951,
             Elem::Bytea => 1001,
             Elem::Numeric => 1231,
+            Elem::Json => 199,
+            Elem::Jsonb => 3807,
         }
     }
 }
@@ -231,6 +247,8 @@ impl SqlType {
             SqlType::Uuid => 2950,
             SqlType::Bytea => 17,
             SqlType::Numeric(_) => 1700,
+            SqlType::Json => 114,
+            SqlType::Jsonb => 3802,
         }
     }
 
@@ -258,6 +276,8 @@ impl SqlType {
             SqlType::Uuid,
             SqlType::Bytea,
             SqlType::Numeric(-1),
+            SqlType::Json,
+            SqlType::Jsonb,
         ];
         scalars.into_iter().chain(Reg::ALL.into_iter().map(SqlType::Reg)).find(|t| t.oid() == oid).or_else(
             || {
@@ -341,6 +361,8 @@ impl SqlType {
                 Elem::Uuid => "uuid[]",
                 Elem::Bytea => "bytea[]",
                 Elem::Numeric => "numeric[]",
+                Elem::Json => "json[]",
+                Elem::Jsonb => "jsonb[]",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -349,6 +371,8 @@ impl SqlType {
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
             SqlType::Numeric(_) => "numeric",
+            SqlType::Json => "json",
+            SqlType::Jsonb => "jsonb",
         }
     }
 
@@ -392,6 +416,8 @@ impl SqlType {
                 Elem::Uuid => "_uuid",
                 Elem::Bytea => "_bytea",
                 Elem::Numeric => "_numeric",
+                Elem::Json => "_json",
+                Elem::Jsonb => "_jsonb",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -400,6 +426,8 @@ impl SqlType {
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
             SqlType::Numeric(_) => "numeric",
+            SqlType::Json => "json",
+            SqlType::Jsonb => "jsonb",
         }
     }
 
@@ -440,6 +468,8 @@ impl SqlType {
             "regrole" => SqlType::Reg(Reg::Role),
             "pg_node_tree" => SqlType::Text,
             "uuid" => SqlType::Uuid,
+            "json" => SqlType::Json,
+            "jsonb" => SqlType::Jsonb,
             "bytea" => SqlType::Bytea,
             "numeric" | "decimal" => SqlType::Numeric(-1),
             _ => {
@@ -482,6 +512,10 @@ pub enum Value {
     Bytes(std::sync::Arc<[u8]>),
     /// A numeric.
     Numeric(crate::numeric::Numeric),
+    /// A json value: its text as written (validated).
+    Json(std::sync::Arc<str>),
+    /// A jsonb value.
+    Jsonb(crate::json::Jsonb),
 }
 
 fn int_range(ty: SqlType) -> (i64, i64) {
@@ -590,6 +624,8 @@ impl Value {
             SqlType::Void => Ok(Value::Text(String::new())),
             SqlType::Uuid => crate::uuid::parse_uuid(input).map(Value::Uuid),
             SqlType::Bytea => crate::bytea::parse_bytea(input).map(|b| Value::Bytes(b.into())),
+            SqlType::Json => crate::json::json_in(input).map(|()| Value::Json(input.into())),
+            SqlType::Jsonb => crate::json::jsonb_in(input).map(Value::Jsonb),
             SqlType::Numeric(typmod) => {
                 let n = crate::numeric::Numeric::parse(input)?;
                 Ok(Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n }))
@@ -623,6 +659,8 @@ impl Value {
             Value::Uuid(u) => crate::uuid::format_uuid(u),
             Value::Bytes(b) => crate::bytea::format_bytea_hex(b),
             Value::Numeric(n) => n.to_string(),
+            Value::Json(j) => j.to_string(),
+            Value::Jsonb(j) => j.to_text(),
         })
     }
 
@@ -660,6 +698,7 @@ impl Value {
             (Value::Array(a), Value::Array(b)) | (Value::Record(a), Value::Record(b)) => array::compare(a, b),
             (Value::Uuid(a), Value::Uuid(b)) => Some(a.cmp(b)),
             (Value::Numeric(a), Value::Numeric(b)) => Some(a.cmp(b)),
+            (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp(b)),
             (Value::Numeric(a), Value::Int(b)) => Some(a.cmp(&crate::numeric::Numeric::from(*b))),
             (Value::Int(a), Value::Numeric(b)) => Some(crate::numeric::Numeric::from(*a).cmp(b)),
             // numeric meets float8 as float8, PostgreSQL's implicit cast.

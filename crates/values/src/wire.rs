@@ -82,6 +82,10 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>, zone: Zone)
         SqlType::Void => Value::Text(String::new()),
         SqlType::Uuid => Value::Uuid(fixed(16)?.try_into().expect("16 bytes")),
         SqlType::Bytea => Value::Bytes(bytes.into()),
+        SqlType::Json => {
+            Value::Json(crate::json::json_from_wire(bytes)?.into())
+        }
+        SqlType::Jsonb => Value::Jsonb(crate::json::Jsonb::from_wire(bytes)?),
         SqlType::Numeric(typmod) => {
             let n = crate::numeric::Numeric::from_wire(bytes)?;
             Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n })
@@ -171,6 +175,11 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
         (SqlType::Oid, Value::Int(i)) => (*i as u32).to_be_bytes().to_vec(),
         (SqlType::Uuid, Value::Uuid(u)) => u.to_vec(),
         (SqlType::Bytea, Value::Bytes(b)) => b.to_vec(),
+        (SqlType::Jsonb, Value::Jsonb(j)) => {
+            let mut b = Vec::new();
+            j.to_wire(&mut b);
+            b
+        }
         (SqlType::Numeric(_), Value::Numeric(n)) => {
             let mut b = Vec::new();
             n.to_wire(&mut b);

@@ -100,6 +100,14 @@ impl Writer {
                 self.u8(14);
                 n.encode(&mut self.0);
             }
+            Value::Json(text) => {
+                self.u8(15);
+                self.str(text);
+            }
+            Value::Jsonb(j) => {
+                self.u8(16);
+                j.encode(&mut self.0);
+            }
         }
     }
     pub fn row(&mut self, row: &[Value]) {
@@ -131,12 +139,15 @@ impl Writer {
             SqlType::OidVector => (17, u32::MAX),
             SqlType::Reg(r) => (18, SqlType::Reg(r).oid()),
             SqlType::Record(snapscale_values::Rec::ExpandArray(e)) => (19, e.ty().oid()),
+            SqlType::Record(snapscale_values::Rec::KeyValue(e)) => (26, e.ty().oid()),
             // No column has this type (`SqlType::storable`).
             SqlType::Void => (20, u32::MAX),
             SqlType::Uuid => (21, u32::MAX),
             SqlType::Bytea => (22, u32::MAX),
             // The type modifier, -1 (none) as u32::MAX.
             SqlType::Numeric(typmod) => (23, typmod as u32),
+            SqlType::Json => (24, u32::MAX),
+            SqlType::Jsonb => (25, u32::MAX),
         };
         self.u8(tag);
         self.u32(len);
@@ -278,6 +289,13 @@ impl<'a> Reader<'a> {
                 self.at += used;
                 Value::Numeric(n)
             }
+            15 => Value::Json(self.str()?.into()),
+            16 => {
+                let (j, used) =
+                    snapscale_values::json::Jsonb::decode(&self.b[self.at..]).map_err(|_| corrupt())?;
+                self.at += used;
+                Value::Jsonb(j)
+            }
             _ => return Err(corrupt()),
         })
     }
@@ -315,9 +333,14 @@ impl<'a> Reader<'a> {
                 SqlType::from_oid(len).and_then(snapscale_values::Elem::of).ok_or_else(corrupt)?,
             )),
             20 => SqlType::Void,
+            26 => SqlType::Record(snapscale_values::Rec::KeyValue(
+                SqlType::from_oid(len).and_then(snapscale_values::Elem::of).ok_or_else(corrupt)?,
+            )),
             21 => SqlType::Uuid,
             22 => SqlType::Bytea,
             23 => SqlType::Numeric(len as i32),
+            24 => SqlType::Json,
+            25 => SqlType::Jsonb,
             _ => return Err(corrupt()),
         })
     }

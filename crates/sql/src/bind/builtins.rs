@@ -41,15 +41,35 @@ pub(super) struct Builtin {
     args: &'static [Arg],
     ret: SqlType,
     func: Func,
+    /// The last argument repeats (PostgreSQL's VARIADIC "any"): any
+    /// number of them, none included.
+    variadic: bool,
+}
+
+impl Builtin {
+    /// Whether a call with `n` arguments fits the signature's count.
+    fn takes(&self, n: usize) -> bool {
+        n == self.args.len() || self.variadic && n + 1 >= self.args.len()
+    }
+
+    /// The type argument `i` must have.
+    fn arg(&self, i: usize) -> Arg {
+        self.args[i.min(self.args.len() - 1)]
+    }
 }
 
 const fn f(name: &'static str, args: &'static [Arg], ret: SqlType, func: Func) -> Builtin {
-    Builtin { name, args, ret, func }
+    Builtin { name, args, ret, func, variadic: false }
 }
 
 /// A function of its arguments alone.
 pub(super) const fn s(name: &'static str, args: &'static [Arg], ret: SqlType, func: Scalar) -> Builtin {
-    Builtin { name, args, ret, func: Func::Scalar(func) }
+    Builtin { name, args, ret, func: Func::Scalar(func), variadic: false }
+}
+
+/// A function of its arguments alone whose last argument repeats.
+pub(super) const fn sv(name: &'static str, args: &'static [Arg], ret: SqlType, func: Scalar) -> Builtin {
+    Builtin { name, args, ret, func: Func::Scalar(func), variadic: true }
 }
 
 /// An advisory lock function with a bigint key or a pair of integers.
@@ -182,19 +202,38 @@ static BUILTINS: &[Builtin] = &[
 ];
 
 /// Every table of builtins: this file's, and one per family of types.
-static TABLES: &[&[Builtin]] = &[BUILTINS, super::builtins_text::STRINGS, super::builtins_math::MATH];
+static TABLES: &[&[Builtin]] = &[
+    BUILTINS,
+    super::builtins_text::STRINGS,
+    super::builtins_math::MATH,
+    super::builtins_json::JSON_FUNCTIONS,
+];
 
 impl<R: Resolver> Binder<'_, R> {
     /// `name(args)` bound to a builtin with that many arguments, if there
     /// is one.
     pub(super) fn builtin(&mut self, name: &str, args: &mut Vec<Typed>) -> Result<Option<Typed>, SqlError> {
-        let Some(b) = best_match(name, args) else {
+        let Some((b, fits)) = best_match(name, args) else {
             return Ok(None);
         };
+        // An operator (an entry named by its symbol) that takes no such
+        // operands is PostgreSQL's "operator does not exist".
+        if !fits && !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            let ty = |t: &Typed| t.ty.map_or("unknown", SqlType::name);
+            let operands = match args.as_slice() {
+                [a, b] => format!("{} {name} {}", ty(a), ty(b)),
+                _ => format!("{name} …"),
+            };
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {operands}"),
+            ));
+        }
         let mut bound = Vec::with_capacity(args.len());
-        for (t, arg) in std::mem::take(args).into_iter().zip(b.args) {
+        for (i, t) in std::mem::take(args).into_iter().enumerate() {
+            let arg = b.arg(i);
             bound.push(match arg {
-                Is(ty) => self.coerce(t, *ty, Coercion::Implicit, &format!("argument of {name}"))?,
+                Is(ty) => self.coerce(t, ty, Coercion::Implicit, &format!("argument of {name}"))?,
                 AnyArray => match t.ty {
                     Some(ty) if ty.elem().is_some() => t.e,
                     None => self.coerce(t, SqlType::Array(Elem::Text), Coercion::Implicit, name)?,
@@ -217,26 +256,28 @@ impl<R: Resolver> Binder<'_, R> {
 
 /// The entry `name(args)` binds to: with the arguments' count, each
 /// argument converting implicitly, the most exact matches first (the
-/// first listed on a tie); `None` if there is none.
-fn best_match(name: &str, args: &[Typed]) -> Option<&'static Builtin> {
+/// first listed on a tie), and `true`; else the first with the count,
+/// and `false` (its coercions then report the mismatch); `None` if no
+/// entry has the count.
+fn best_match(name: &str, args: &[Typed]) -> Option<(&'static Builtin, bool)> {
     // (exact matches, conversions to a preferred type): PostgreSQL keeps
     // the candidates with the most exact matches, then those converting
     // to their category's preferred type most often (an integer goes to
     // double precision before numeric).
     let exact = |b: &Builtin| -> Option<(usize, usize)> {
         let (mut exact, mut preferred) = (0, 0);
-        for (t, arg) in args.iter().zip(b.args) {
-            match (t.ty, arg) {
-                (Some(from), Is(to)) if from == *to || same_type(from, *to) => exact += 1,
-                (Some(from), Is(to)) if !castable(from, *to, Coercion::Implicit) => return None,
-                (Some(_), Is(to)) if is_preferred(*to) => preferred += 1,
+        for (i, t) in args.iter().enumerate() {
+            match (t.ty, b.arg(i)) {
+                (Some(from), Is(to)) if from == to || same_type(from, to) => exact += 1,
+                (Some(from), Is(to)) if !castable(from, to, Coercion::Implicit) => return None,
+                (Some(_), Is(to)) if is_preferred(to) => preferred += 1,
                 _ => {}
             }
         }
         Some((exact, preferred))
     };
     let all = || TABLES.iter().flat_map(|t| t.iter());
-    let candidates = all().filter(|b| b.name == name && b.args.len() == args.len());
+    let candidates = all().filter(|b| b.name == name && b.takes(args.len()));
     let mut best: Option<(&'static Builtin, (usize, usize))> = None;
     for b in candidates {
         if let Some(score) = exact(b) {
@@ -246,7 +287,8 @@ fn best_match(name: &str, args: &[Typed]) -> Option<&'static Builtin> {
         }
     }
     // No candidate fits: the first one reports the mismatch, as before.
-    best.map(|(b, _)| b).or_else(|| all().find(|b| b.name == name && b.args.len() == args.len()))
+    best.map(|(b, _)| (b, true))
+        .or_else(|| all().find(|b| b.name == name && b.takes(args.len())).map(|b| (b, false)))
 }
 
 /// The same type but for a modifier (`numeric(10,2)` is a `numeric`).

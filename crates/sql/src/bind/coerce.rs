@@ -215,6 +215,8 @@ pub(super) enum Family {
     Void,
     Uuid,
     Bytea,
+    Json,
+    Jsonb,
 }
 
 pub(super) fn family(ty: SqlType) -> Family {
@@ -234,6 +236,8 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Uuid => Family::Uuid,
         SqlType::Bytea => Family::Bytea,
         SqlType::Numeric(_) => Family::Numeric,
+        SqlType::Json => Family::Json,
+        SqlType::Jsonb => Family::Jsonb,
     }
 }
 

@@ -453,6 +453,8 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
         }
         DataType::Regclass => SqlType::Reg(snapscale_values::Reg::Class),
         DataType::Uuid => SqlType::Uuid,
+        DataType::JSON => SqlType::Json,
+        DataType::JSONB => SqlType::Jsonb,
         DataType::Bytea => SqlType::Bytea,
         DataType::Array(
             ast::ArrayElemTypeDef::SquareBracket(inner, _) | ast::ArrayElemTypeDef::AngleBracket(inner),

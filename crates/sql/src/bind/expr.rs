@@ -356,6 +356,16 @@ impl<R: Resolver> Binder<'_, R> {
         }
     }
 
+    /// jsonb's `||` and `-`.
+    #[inline(never)]
+    fn jsonb_operator(&mut self, name: &str, a: Typed, b: Typed) -> Result<Typed, SqlError> {
+        let mut args = vec![a, b];
+        match self.builtin(name, &mut args)? {
+            Some(t) => Ok(t),
+            None => Err(super::function::no_such_function(name, &args)),
+        }
+    }
+
     /// `bytea || bytea`.
     #[inline(never)]
     fn byteacat(&mut self, a: Typed, b: Typed) -> Result<Typed, SqlError> {
@@ -500,6 +510,9 @@ impl<R: Resolver> Binder<'_, R> {
             None if is_chain_operator(op) => self.chain(l, op, r, scope),
             None if super::array::regex_operator(op).is_some() => self.regex(l, op, r, scope),
             None if *op == BinaryOperator::PGExp => self.exponent(l, r, scope),
+            None if json_operator(op).is_some() => {
+                self.call_builtin(json_operator(op).expect("checked"), &[l, r], scope)
+            }
             None => Err(unsupported_operator(op)),
         }
     }
@@ -605,6 +618,13 @@ impl<R: Resolver> Binder<'_, R> {
                     || b.ty == Some(SqlType::Bytea) && a.ty.is_none() =>
             {
                 self.byteacat(a, b)
+            }
+            // jsonb's || and - (delete), bound as its builtins.
+            BinaryOperator::StringConcat | BinaryOperator::Minus
+                if a.ty == Some(SqlType::Jsonb)
+                    || b.ty == Some(SqlType::Jsonb) && *op == BinaryOperator::StringConcat =>
+            {
+                self.jsonb_operator(if *op == BinaryOperator::Minus { "-" } else { "||" }, a, b)
             }
             BinaryOperator::StringConcat => {
                 let ea = self.coerce_any_text(a)?;
@@ -739,6 +759,24 @@ fn interval_literal(i: &ast::Interval) -> Result<Typed, SqlError> {
         _ => return Err(not_supported(format!("interval literal {i}"))),
     };
     Ok(Typed { e: Expr::Const(Value::parse(SqlType::Interval, &text)?), ty: Some(SqlType::Interval) })
+}
+
+/// The json and jsonb operators, by the names their builtin entries have
+/// (builtins_json.rs).
+fn json_operator(op: &BinaryOperator) -> Option<&'static str> {
+    Some(match op {
+        BinaryOperator::Arrow => "->",
+        BinaryOperator::LongArrow => "->>",
+        BinaryOperator::HashArrow => "#>",
+        BinaryOperator::HashLongArrow => "#>>",
+        BinaryOperator::AtArrow => "@>",
+        BinaryOperator::ArrowAt => "<@",
+        BinaryOperator::Question => "?",
+        BinaryOperator::QuestionPipe => "?|",
+        BinaryOperator::QuestionAnd => "?&",
+        BinaryOperator::HashMinus => "#-",
+        _ => return None,
+    })
 }
 
 fn is_array(t: SqlType) -> bool {

@@ -396,6 +396,38 @@ impl<R: Resolver> Binder<'_, R> {
                     (Srf::ExpandArray, vec![t.e], SqlType::Record(snapscale_values::Rec::ExpandArray(e)))
                 }
             }
+            (
+                "jsonb_each"
+                | "jsonb_each_text"
+                | "json_each"
+                | "json_each_text"
+                | "jsonb_array_elements"
+                | "jsonb_array_elements_text"
+                | "json_array_elements"
+                | "json_array_elements_text"
+                | "jsonb_object_keys"
+                | "json_object_keys",
+                1,
+            ) => {
+                let jsonb = name.starts_with("jsonb");
+                let ty = if jsonb { SqlType::Jsonb } else { SqlType::Json };
+                let t = bound.pop().expect("one argument");
+                let arg = self.coerce(t, ty, Coercion::Implicit, &format!("argument of {name}"))?;
+                let text = name.ends_with("_text");
+                let value = if text { SqlType::Text } else { ty };
+                let elem = snapscale_values::Elem::of(value).expect("json, jsonb and text have arrays");
+                if name.contains("_each") {
+                    (
+                        Srf::JsonEach { jsonb, text },
+                        vec![arg],
+                        SqlType::Record(snapscale_values::Rec::KeyValue(elem)),
+                    )
+                } else if name.contains("_array_elements") {
+                    (Srf::JsonElements { jsonb, text }, vec![arg], value)
+                } else {
+                    (Srf::JsonKeys { jsonb }, vec![arg], SqlType::Text)
+                }
+            }
             _ => return Ok(None),
         }))
     }
@@ -442,9 +474,12 @@ impl<R: Resolver> Binder<'_, R> {
             return Ok(Item { visible: named.columns.clone(), named: vec![named], from });
         }
         // A function of one column names it after the alias, else after
-        // itself, as PostgreSQL does.
+        // itself, as PostgreSQL does; one with a named output column
+        // (json[b]_array_elements' `value`) after that.
         let alias_name = alias.map_or_else(|| fname.clone(), |a| ident(&a.name));
-        let col = Col { name: alias_name.clone(), expr: Expr::Column(offset), ty };
+        let column =
+            if matches!(func, Srf::JsonElements { .. }) { "value".to_owned() } else { alias_name.clone() };
+        let col = Col { name: column, expr: Expr::Column(offset), ty };
         let named =
             rename(Named { alias: alias_name, columns: vec![col], table: None, nullable: false }, alias)?;
         let from = lateral_item(From::Function { func, args }, taken(&scope, left.is_some()));

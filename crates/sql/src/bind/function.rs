@@ -62,11 +62,13 @@ impl<R: Resolver> Binder<'_, R> {
                 ));
             }
             let (args, delimiter) = match (func, args.as_slice()) {
-                (AggFunc::StringAgg, [a, d]) => (vec![*a], Some(*d)),
-                (AggFunc::StringAgg, _) => {
+                (AggFunc::StringAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg, [a, d]) => {
+                    (vec![*a], Some(*d))
+                }
+                (AggFunc::StringAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg, _) => {
                     return Err(SqlError::new(
                         SqlState::UNDEFINED_FUNCTION,
-                        format!("function string_agg with {} arguments does not exist", args.len()),
+                        format!("function {name} with {} arguments does not exist", args.len()),
                     ))
                 }
                 _ => (args, None),
@@ -76,7 +78,11 @@ impl<R: Resolver> Binder<'_, R> {
                     let saved = self.query.aggs.take();
                     let t = self.expr(d, scope);
                     self.query.aggs = saved;
-                    Some(self.coerce(t?, SqlType::Text, Coercion::Implicit, "argument of string_agg")?)
+                    Some(if func == AggFunc::StringAgg {
+                        self.coerce(t?, SqlType::Text, Coercion::Implicit, "argument of string_agg")?
+                    } else {
+                        self.settle(t?)?
+                    })
                 }
                 None => None,
             };
@@ -169,7 +175,20 @@ impl<R: Resolver> Binder<'_, R> {
         for a in args {
             bound.push(self.expr(a, scope)?);
         }
-        if matches!(name.as_str(), "generate_series" | "unnest" | "_pg_expandarray") {
+        let json_srf = matches!(
+            name.as_str(),
+            "jsonb_each"
+                | "jsonb_each_text"
+                | "json_each"
+                | "json_each_text"
+                | "jsonb_array_elements"
+                | "jsonb_array_elements_text"
+                | "json_array_elements"
+                | "json_array_elements_text"
+                | "jsonb_object_keys"
+                | "json_object_keys"
+        );
+        if json_srf || matches!(name.as_str(), "generate_series" | "unnest" | "_pg_expandarray") {
             if self.query.srfs.is_none() {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
@@ -473,6 +492,8 @@ pub(super) fn aggregate_type(func: AggFunc, arg: Option<SqlType>, name: &str) ->
             snapscale_values::Elem::of(t).ok_or_else(|| not_supported(format!("arrays of {}", t.name())))?,
         ),
         (AggFunc::BoolAnd | AggFunc::BoolOr, Some(SqlType::Bool)) => SqlType::Bool,
+        (AggFunc::JsonAgg | AggFunc::JsonObjectAgg, Some(_)) => SqlType::Json,
+        (AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg, Some(_)) => SqlType::Jsonb,
         (_, t) => {
             return Err(SqlError::new(
                 SqlState::UNDEFINED_FUNCTION,

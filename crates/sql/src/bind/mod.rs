@@ -10,6 +10,7 @@
 
 mod array;
 mod builtins;
+mod builtins_json;
 mod builtins_math;
 mod builtins_text;
 mod clauses;

@@ -63,6 +63,8 @@ static BASES: &[Base] = &[
     b(SqlType::Reg(Reg::Role), "regrole", 4, true, 'N', false, 'i', 'p', "regrole"),
     b(SqlType::Uuid, "uuid", 16, false, 'U', false, 'c', 'p', "uuid"),
     b(SqlType::Numeric(-1), "numeric", -1, false, 'N', false, 'i', 'm', "numeric"),
+    b(SqlType::Json, "json", -1, false, 'U', false, 'i', 'x', "json"),
+    b(SqlType::Jsonb, "jsonb", -1, false, 'U', false, 'i', 'x', "jsonb"),
 ];
 
 /// Pseudo-types: (oid, name, input function prefix).

@@ -1,10 +1,20 @@
 //! Aggregates: each one's running state over a group's rows.
 
 use snapscale_sqlstate::SqlState;
+use snapscale_values::json::{JsonAgg, JsonObjectAgg, JsonbAgg, JsonbObjectAgg};
 use snapscale_values::numeric::{Numeric, NumericSum, NumericVariance};
 use snapscale_values::{SqlError, SqlType, Value};
 
 use crate::expr::{compare, AggFunc};
+
+/// The json aggregates' states.
+#[derive(Clone)]
+enum JsonState {
+    Json(JsonAgg),
+    Jsonb(JsonbAgg),
+    JsonObject(JsonObjectAgg),
+    JsonbObject(JsonbObjectAgg),
+}
 
 /// One aggregate's running state.
 #[derive(Default)]
@@ -21,6 +31,8 @@ pub(super) struct Acc {
     /// sum of squared deviations (with `float_sum` and `count`), which
     /// gives its results to the last bit.
     float_sxx: f64,
+    /// json_agg's and the other json aggregates' state.
+    json: Option<JsonState>,
     extreme: Option<Value>,
     /// array_agg's values, string_agg's text.
     items: Vec<Value>,
@@ -47,6 +59,13 @@ impl Acc {
             self.count += 1;
             self.items.push(v);
             return Ok(());
+        }
+        if matches!(
+            func,
+            AggFunc::JsonAgg | AggFunc::JsonbAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg
+        ) {
+            self.count += 1;
+            return self.json_add(func, &v, delimiter.as_ref());
         }
         if matches!(v, Value::Null) {
             return Ok(());
@@ -81,7 +100,11 @@ impl Acc {
                     }
                 }
             }
-            AggFunc::ArrayAgg => unreachable!("handled above"),
+            AggFunc::ArrayAgg
+            | AggFunc::JsonAgg
+            | AggFunc::JsonbAgg
+            | AggFunc::JsonObjectAgg
+            | AggFunc::JsonbObjectAgg => unreachable!("handled above"),
             AggFunc::BoolAnd | AggFunc::BoolOr => {
                 let b = matches!(v, Value::Bool(true));
                 let acc = matches!(self.extreme, Some(Value::Bool(true)));
@@ -121,6 +144,7 @@ impl Acc {
             numeric: self.numeric.clone(),
             variance: self.variance.clone(),
             float_sxx: self.float_sxx,
+            json: self.json.clone(),
             extreme: self.extreme.clone(),
             items: self.items.clone(),
             text: self.text.clone(),
@@ -161,6 +185,9 @@ impl Acc {
                 self.extreme.unwrap_or(Value::Null)
             }
             AggFunc::StringAgg => self.text.map_or(Value::Null, Value::Text),
+            AggFunc::JsonAgg | AggFunc::JsonbAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg => {
+                self.json_finish()
+            }
             AggFunc::ArrayAgg => Value::Array(self.items.into()),
         })
     }
@@ -218,5 +245,40 @@ impl Acc {
         }
         let var = self.float_sxx / if sample { n - 1.0 } else { n };
         Value::Float(if matches!(func, AggFunc::StddevSamp | AggFunc::StddevPop) { var.sqrt() } else { var })
+    }
+}
+
+impl Acc {
+    /// A row of a json aggregate: the value (and the object aggregates'
+    /// value for key `v`). Values become json as the builders make them;
+    /// a timestamptz is written in UTC (the aggregate sees no session).
+    fn json_add(&mut self, func: AggFunc, v: &Value, value: Option<&Value>) -> Result<(), SqlError> {
+        use crate::expr::scalar::json_input;
+        let zone = snapscale_values::Zone::UTC;
+        let state = self.json.get_or_insert_with(|| match func {
+            AggFunc::JsonAgg => JsonState::Json(JsonAgg::new()),
+            AggFunc::JsonbAgg => JsonState::Jsonb(JsonbAgg::new()),
+            AggFunc::JsonObjectAgg => JsonState::JsonObject(JsonObjectAgg::new()),
+            _ => JsonState::JsonbObject(JsonbObjectAgg::new()),
+        });
+        let input = json_input(v, zone);
+        let second = || json_input(value.unwrap_or(&Value::Null), zone);
+        match state {
+            JsonState::Json(a) => a.add(&input),
+            JsonState::Jsonb(a) => a.add(&input)?,
+            JsonState::JsonObject(a) => a.add(&input, &second())?,
+            JsonState::JsonbObject(a) => a.add(&input, &second())?,
+        }
+        Ok(())
+    }
+
+    fn json_finish(&self) -> Value {
+        match &self.json {
+            None => Value::Null,
+            Some(JsonState::Json(a)) => a.finish().map_or(Value::Null, |t| Value::Json(t.into())),
+            Some(JsonState::Jsonb(a)) => a.finish().map_or(Value::Null, Value::Jsonb),
+            Some(JsonState::JsonObject(a)) => a.finish().map_or(Value::Null, |t| Value::Json(t.into())),
+            Some(JsonState::JsonbObject(a)) => a.finish().map_or(Value::Null, Value::Jsonb),
+        }
     }
 }

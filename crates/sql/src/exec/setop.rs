@@ -189,6 +189,7 @@ pub(super) fn function(func: Srf, args: &[Value]) -> Result<Vec<Row>, SqlError> 
             Value::Array(items) => items.iter().cloned().map(one).collect(),
             _ => Vec::new(),
         },
+        Srf::JsonEach { .. } | Srf::JsonElements { .. } | Srf::JsonKeys { .. } => json_rows(func, &args[0])?,
         Srf::ExpandArray => match &args[0] {
             Value::Array(items) => items
                 .iter()
@@ -197,5 +198,49 @@ pub(super) fn function(func: Srf, args: &[Value]) -> Result<Vec<Row>, SqlError> 
                 .collect(),
             _ => Vec::new(),
         },
+    })
+}
+
+/// The json set-returning functions' rows, with PostgreSQL's errors for
+/// the wrong kind of value ("cannot call jsonb_each on a non-object").
+fn json_rows(func: Srf, v: &Value) -> Result<Vec<Row>, SqlError> {
+    use snapscale_values::json;
+    let text = |t: Option<String>| t.map_or(Value::Null, Value::Text);
+    Ok(match (func, v) {
+        (_, Value::Null) => Vec::new(),
+        (Srf::JsonEach { jsonb: true, text: false }, Value::Jsonb(j)) => {
+            j.each()?.into_iter().map(|(k, v)| Row::from(vec![Value::Text(k), Value::Jsonb(v)])).collect()
+        }
+        (Srf::JsonEach { jsonb: true, text: true }, Value::Jsonb(j)) => {
+            j.each_text()?.into_iter().map(|(k, v)| Row::from(vec![Value::Text(k), text(v)])).collect()
+        }
+        (Srf::JsonEach { text: false, .. }, Value::Json(t)) => json::json_each(t)?
+            .into_iter()
+            .map(|(k, v)| Row::from(vec![Value::Text(k), Value::Json(v.into())]))
+            .collect(),
+        (Srf::JsonEach { .. }, Value::Json(t)) => json::json_each_text(t)?
+            .into_iter()
+            .map(|(k, v)| Row::from(vec![Value::Text(k), text(v)]))
+            .collect(),
+        (Srf::JsonElements { text: false, .. }, Value::Jsonb(j)) => {
+            j.array_elements()?.into_iter().map(|v| Row::from(vec![Value::Jsonb(v)])).collect()
+        }
+        (Srf::JsonElements { .. }, Value::Jsonb(j)) => {
+            j.array_elements_text()?.into_iter().map(|v| Row::from(vec![text(v)])).collect()
+        }
+        (Srf::JsonElements { text: false, .. }, Value::Json(t)) => json::json_array_elements(t)?
+            .into_iter()
+            .map(|v| Row::from(vec![Value::Json(v.into())]))
+            .collect(),
+        (Srf::JsonElements { .. }, Value::Json(t)) => {
+            json::json_array_elements_text(t)?.into_iter().map(|v| Row::from(vec![text(v)])).collect()
+        }
+        (Srf::JsonKeys { .. }, Value::Jsonb(j)) => {
+            j.object_keys()?.into_iter().map(|k| Row::from(vec![Value::Text(k)])).collect()
+        }
+        (Srf::JsonKeys { .. }, Value::Json(t)) => {
+            json::json_object_keys(t)?.into_iter().map(|k| Row::from(vec![Value::Text(k)])).collect()
+        }
+        _ => Vec::new(),
     })
 }

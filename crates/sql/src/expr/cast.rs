@@ -70,7 +70,24 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
             Value::Int(int_arith(ty, IntOp::Add, r as i64, 0)?)
         }
         (Value::Bool(b), SqlType::Bool) => Value::Bool(b),
-        (v @ Value::Uuid(_), SqlType::Uuid) | (v @ Value::Bytes(_), SqlType::Bytea) => v,
+        (v @ Value::Uuid(_), SqlType::Uuid)
+        | (v @ Value::Bytes(_), SqlType::Bytea)
+        | (v @ Value::Json(_), SqlType::Json)
+        | (v @ Value::Jsonb(_), SqlType::Jsonb) => v,
+        // json and jsonb convert through their text (jsonb normalises).
+        (Value::Json(text), SqlType::Jsonb) => Value::Jsonb(snapscale_values::json::jsonb_in(&text)?),
+        (Value::Jsonb(j), SqlType::Json) => Value::Json(j.to_text().into()),
+        // A jsonb scalar converts to the SQL type it holds, with
+        // PostgreSQL's error for any other kind.
+        (
+            Value::Jsonb(j),
+            ty @ (SqlType::Numeric(_)
+            | SqlType::Int2
+            | SqlType::Int4
+            | SqlType::Int8
+            | SqlType::Float8
+            | SqlType::Bool),
+        ) => jsonb_scalar(&j, ty, zone)?,
         (Value::Numeric(n), SqlType::Numeric(typmod)) => {
             Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n })
         }
@@ -163,5 +180,37 @@ pub(super) fn describe(v: &Value) -> &'static str {
         Value::Uuid(_) => "uuid",
         Value::Bytes(_) => "bytea",
         Value::Numeric(_) => "numeric",
+        Value::Json(_) => "json",
+        Value::Jsonb(_) => "jsonb",
+    }
+}
+
+/// `jsonb::numeric` and its kin: the scalar as the SQL type, or 22023
+/// "cannot cast jsonb object to type numeric".
+fn jsonb_scalar(j: &snapscale_values::json::Jsonb, ty: SqlType, zone: Zone) -> Result<Value, SqlError> {
+    use snapscale_values::json::Jsonb;
+    let target = match ty {
+        SqlType::Bool => "boolean",
+        SqlType::Numeric(_) => "numeric",
+        SqlType::Int2 => "smallint",
+        SqlType::Int4 => "integer",
+        SqlType::Int8 => "bigint",
+        _ => "double precision",
+    };
+    let kind = match j {
+        Jsonb::Null => "null",
+        Jsonb::Bool(_) => "boolean",
+        Jsonb::Number(_) => "numeric",
+        Jsonb::String(_) => "string",
+        Jsonb::Array(_) => "array",
+        Jsonb::Object(_) => "object",
+    };
+    let wrong = || {
+        SqlError::new(SqlState::INVALID_PARAMETER_VALUE, format!("cannot cast jsonb {kind} to type {target}"))
+    };
+    match (j, ty) {
+        (Jsonb::Bool(b), SqlType::Bool) => Ok(Value::Bool(*b)),
+        (Jsonb::Number(n), ty) if ty != SqlType::Bool => cast(Value::Numeric(n.clone()), ty, true, zone),
+        _ => Err(wrong()),
     }
 }

@@ -276,6 +276,13 @@ pub enum AggFunc {
     VarPop,
     StddevSamp,
     StddevPop,
+    /// `json_agg(x)`, `jsonb_agg(x)`: NULLs kept (as json null).
+    JsonAgg,
+    JsonbAgg,
+    /// `json_object_agg(key, value)`, `jsonb_object_agg(…)`: the value in
+    /// the second-argument slot string_agg's delimiter uses.
+    JsonObjectAgg,
+    JsonbObjectAgg,
 }
 
 impl AggFunc {
@@ -296,6 +303,10 @@ impl AggFunc {
             "var_pop" => AggFunc::VarPop,
             "stddev_samp" | "stddev" => AggFunc::StddevSamp,
             "stddev_pop" => AggFunc::StddevPop,
+            "json_agg" => AggFunc::JsonAgg,
+            "jsonb_agg" => AggFunc::JsonbAgg,
+            "json_object_agg" => AggFunc::JsonObjectAgg,
+            "jsonb_object_agg" => AggFunc::JsonbObjectAgg,
             _ => return None,
         })
     }

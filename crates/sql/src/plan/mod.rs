@@ -178,6 +178,12 @@ pub enum Srf {
     Unnest,
     /// `information_schema._pg_expandarray(array)`: (element, position).
     ExpandArray,
+    /// `json[b]_each[_text](value)`: (key, value) per member.
+    JsonEach { jsonb: bool, text: bool },
+    /// `json[b]_array_elements[_text](value)`: each element.
+    JsonElements { jsonb: bool, text: bool },
+    /// `json[b]_object_keys(value)`.
+    JsonKeys { jsonb: bool },
 }
 
 /// A set-returning function called in a select list: each input row

@@ -9,10 +9,12 @@ use std::fmt;
 use snapscale_values::{SqlError, Value};
 
 mod bytea;
+mod json;
 mod math;
 mod text;
 
 pub use bytea::*;
+pub use json::*;
 pub use math::*;
 pub use text::*;
 
