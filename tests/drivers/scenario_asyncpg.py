@@ -3,10 +3,12 @@ the server named by PGHOST/PGPORT/PGUSER/PGDATABASE."""
 
 import asyncio
 from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from uuid import UUID
 
 import asyncpg
 
-from steps import Scenario, check, check_eq
+from steps import Scenario, check, check_eq, check_exact
 
 T = "drv_asyncpg"
 COLS = "n, big, name, flag, score, day, at, at_tz"
@@ -17,6 +19,23 @@ ROWS = [
     (-7, -1, "beta", False, -1.5e300, date(1999, 12, 31), datetime(1999, 12, 31, 23, 59, 59),
      datetime(2000, 1, 1, tzinfo=timezone.utc)),
 ]
+
+# application types: numeric (unconstrained and numeric(12,2)), uuid, bytea
+TT = f"{T}_types"
+TYPE_COLS = "amount, price, u, data, n, big"
+UUID_A = UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+TYPE_ROWS = [
+    # amount numeric, price numeric(12,2) as inserted, u uuid, data bytea, n int, big bigint
+    (Decimal("12345678901234567890.123456789"), Decimal("1234.565"), UUID_A,
+     b"\x00\xff\x01'\\\x7f\x80end", 1, 9_000_000_000_000_000_000),
+    (Decimal("-0.000000001"), Decimal("-0.005"), UUID(int=0), b"", 2,
+     9_000_000_000_000_000_000),
+    (Decimal("NaN"), Decimal("7"), UUID(int=2**128 - 1), bytes(range(256)), 2, -5),
+    (Decimal("Infinity"), Decimal("9999999999.994"), UUID("00000000-0000-4000-8000-000000000001"),
+     b"\x00", None, None),
+]
+# price as numeric(12,2) stores it: rounded half away from zero to 2 places
+PRICES = [Decimal("1234.57"), Decimal("-0.01"), Decimal("7.00"), Decimal("9999999999.99")]
 
 
 async def main():
@@ -205,6 +224,65 @@ async def main():
 
     await sc.astep("REPEATABLE READ, snapshot kept, update of a changed row fails with 40001",
                    repeatable_read)
+
+    async def application_types():
+        await conn.execute(f"DROP TABLE IF EXISTS {TT}")
+        await conn.execute(f"""CREATE TABLE {TT} (id serial PRIMARY KEY, amount numeric,
+                               price numeric(12,2), u uuid UNIQUE, data bytea, n integer,
+                               big bigint)""")
+        await conn.executemany(
+            f"INSERT INTO {TT} ({TYPE_COLS}) VALUES ($1, $2, $3, $4, $5, $6)", TYPE_ROWS)
+        want = [row[:1] + (price,) + row[2:] for row, price in zip(TYPE_ROWS, PRICES)]
+        stmt = await conn.prepare(f"SELECT {TYPE_COLS} FROM {TT} ORDER BY id")
+        check_eq([a.type.name for a in stmt.get_attributes()],
+                 ["numeric", "numeric", "uuid", "bytea", "int4", "int8"], "result types")
+        got = [tuple(r) for r in await stmt.fetch()]
+        check_eq(len(got), 4, "rows")
+        for g, w in zip(got, want):
+            check_exact(g, w, f"row of {w[2]}")
+        # each type as a parameter in WHERE (numeric NaN equals NaN in PostgreSQL)
+        for col, i in (("amount", 0), ("u", 2), ("data", 3)):
+            for k, row in enumerate(TYPE_ROWS):
+                r = await conn.fetch(f"SELECT n, price FROM {TT} WHERE {col} = $1", row[i])
+                check_exact([tuple(x) for x in r], [(row[4], PRICES[k])],
+                            f"WHERE {col} = {row[i]!r}")
+        check_exact(await conn.fetchval(f"SELECT u FROM {TT} WHERE price = $1",
+                                        Decimal("1234.57")), UUID_A, "WHERE price = 1234.57")
+        # a uuid parameter given as a string (asyncpg encodes it)
+        check_exact(await conn.fetchval(f"SELECT n FROM {TT} WHERE u = $1",
+                                        "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11"), 1,
+                    "WHERE u = an upper-case string")
+        # parameters straight back as results
+        r = await conn.fetchrow("SELECT $1::numeric, $2::numeric, $3::uuid, $4::bytea",
+                                Decimal("-Infinity"), Decimal("-98765432109876543210.0000000001"),
+                                UUID_A, b"\x00\x00\xff\xff")
+        check_exact(tuple(r), (Decimal("-Infinity"), Decimal("-98765432109876543210.0000000001"),
+                               UUID_A, b"\x00\x00\xff\xff"), "parameters echoed")
+        # sum(bigint) and avg(integer) are numeric; sum(integer) is bigint
+        r = await conn.fetchrow(
+            f"SELECT sum(big), avg(n), sum(n), sum(price), avg(big) FROM {TT}")
+        check_exact(tuple(r), (Decimal("17999999999999999995"), Decimal("1.6666666666666667"), 5,
+                               Decimal("10000001241.55"), Decimal("5999999999999999998")),
+                    "sum(big), avg(n), sum(n), sum(price), avg(big)")
+        # COPY in of these types (binary format), read back
+        await conn.execute(f"DELETE FROM {TT}")
+        status = await conn.copy_records_to_table(TT, records=TYPE_ROWS,
+                                                  columns=TYPE_COLS.split(", "))
+        check_eq(status, "COPY 4", "copy in status")
+        got = [tuple(r) for r in await stmt.fetch()]
+        check_eq(len(got), 4, "rows copied in")
+        for g, w in zip(got, want):
+            check_exact(g, w, f"row of {w[2]} copied in")
+        # a price that rounds past numeric(12,2)'s 10 integer digits
+        try:
+            await conn.execute(f"INSERT INTO {TT} (price) VALUES ($1)", Decimal("9999999999.995"))
+        except asyncpg.NumericValueOutOfRangeError as e:
+            check_eq(e.sqlstate, "22003", "sqlstate")
+        else:
+            raise AssertionError("no error for 9999999999.995 in numeric(12,2)")
+
+    await sc.astep("application types numeric, uuid, bytea, sum/avg as Decimal (binary format)",
+                   application_types)
 
     if conn is not None:
         await conn.close()

@@ -18,6 +18,25 @@ const ROWS = [
     new Date(1999, 11, 31, 23, 59, 59), new Date(Date.UTC(2000, 0, 1))]
 ]
 
+// application types: numeric (unconstrained and numeric(12,2)), uuid, bytea.
+// node-postgres sends a string as text and a Buffer as a binary parameter; it
+// returns numeric and int8 as strings (its default), uuid as a string, bytea
+// as a Buffer.
+const TT = `${T}_types`
+const TYPE_COLS = 'amount, price, u, data, n, big'
+const UUID_A = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'
+const TYPE_ROWS = [
+  // amount numeric, price numeric(12,2) as inserted, u uuid, data bytea, n int, big bigint
+  ['12345678901234567890.123456789', '1234.565', UUID_A,
+    Buffer.from([0, 0xff, 1, 0x27, 0x5c, 0x7f, 0x80, ...Buffer.from('end')]), 1, 9000000000000000000n],
+  ['-0.000000001', '-0.005', '00000000-0000-0000-0000-000000000000', Buffer.alloc(0), 2,
+    9000000000000000000n],
+  ['NaN', '7', 'ffffffff-ffff-ffff-ffff-ffffffffffff', Buffer.from([...Array(256).keys()]), 2, -5n],
+  ['Infinity', '9999999999.994', '00000000-0000-4000-8000-000000000001', Buffer.from([0]), null, null]
+]
+// price as numeric(12,2) stores it: rounded half away from zero to 2 places
+const PRICES = ['1234.57', '-0.01', '7.00', '9999999999.99']
+
 // what comes back: int8 as a string, dates as Date
 function expected (row) {
   return row.map((v) => (typeof v === 'bigint' ? v.toString() : v))
@@ -159,6 +178,60 @@ async function main () {
       await a.end()
       await b.end()
     }
+  })
+
+  await sc.step('application types numeric, uuid, bytea, sum/avg as strings (text results, Buffer sent in binary)', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${TT}`)
+    await client.query(`CREATE TABLE ${TT} (id serial PRIMARY KEY, amount numeric,
+      price numeric(12,2), u uuid UNIQUE, data bytea, n integer, big bigint)`)
+    for (const row of TYPE_ROWS) {
+      await client.query(`INSERT INTO ${TT} (${TYPE_COLS}) VALUES ($1, $2, $3, $4, $5, $6)`, row)
+    }
+    const r = await client.query({ text: `SELECT ${TYPE_COLS} FROM ${TT} ORDER BY id`, rowMode: 'array' })
+    checkEq(r.fields.map((f) => f.dataTypeID), [1700, 1700, 2950, 17, 23, 20], 'result type oids')
+    checkEq(r.rows, TYPE_ROWS.map((row, k) =>
+      [row[0], PRICES[k], row[2], row[3], row[4], row[5] === null ? null : row[5].toString()]), 'rows')
+    // each type as a parameter in WHERE (numeric NaN equals NaN in PostgreSQL)
+    for (const [col, i] of [['amount', 0], ['u', 2], ['data', 3]]) {
+      for (let k = 0; k < TYPE_ROWS.length; k++) {
+        const g = await client.query({
+          text: `SELECT n, price FROM ${TT} WHERE ${col} = $1`, values: [TYPE_ROWS[k][i]], rowMode: 'array'
+        })
+        checkEq(g.rows, [[TYPE_ROWS[k][4], PRICES[k]]], `WHERE ${col} = row ${k}'s`)
+      }
+    }
+    checkEq((await client.query(`SELECT u FROM ${TT} WHERE price = $1`, ['1234.57'])).rows, [{ u: UUID_A }],
+      'WHERE price = 1234.57')
+    // uuid in PostgreSQL's other input forms, returned in the canonical one
+    for (const text of ['A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', '{a0eebc99-9c0b4ef8-bb6d6bb9-bd380a11}',
+      'a0eebc999c0b4ef8bb6d6bb9bd380a11']) {
+      checkEq((await client.query(`SELECT u, n FROM ${TT} WHERE u = $1`, [text])).rows, [{ u: UUID_A, n: 1 }],
+        `WHERE u = '${text}'`)
+    }
+    // parameters straight back as results
+    const e = await client.query({
+      text: "SELECT $1::numeric, $2::numeric, $3::numeric, $4::uuid, $5::bytea, encode($5::bytea, 'hex')",
+      values: ['-Infinity', '-98765432109876543210.0000000001', 0.1, UUID_A, Buffer.from([0, 0, 0xff, 0xff])],
+      rowMode: 'array'
+    })
+    checkEq(e.rows[0], ['-Infinity', '-98765432109876543210.0000000001', '0.1', UUID_A,
+      Buffer.from([0, 0, 0xff, 0xff]), '0000ffff'], 'parameters echoed')
+    // sum(bigint) and avg(integer) are numeric (strings); sum(integer) is bigint
+    const a = await client.query({
+      text: `SELECT sum(big), avg(n), sum(n), sum(price), avg(big) FROM ${TT}`, rowMode: 'array'
+    })
+    checkEq(a.fields.map((f) => f.dataTypeID), [1700, 1700, 20, 1700, 1700], 'aggregate type oids')
+    checkEq(a.rows[0], ['17999999999999999995', '1.6666666666666667', '5', '10000001241.55',
+      '5999999999999999998'], 'sum(big), avg(n), sum(n), sum(price), avg(big)')
+    // a price that rounds past numeric(12,2)'s 10 integer digits
+    let err = null
+    try {
+      await client.query(`INSERT INTO ${TT} (price) VALUES ($1)`, ['9999999999.995'])
+    } catch (x) {
+      err = x
+    }
+    check(err !== null, 'no error for 9999999999.995 in numeric(12,2)')
+    checkEq(err.code, '22003', 'code')
   })
 
   await client.end().catch(() => {})

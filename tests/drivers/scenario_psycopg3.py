@@ -2,11 +2,13 @@
 PGUSER/PGDATABASE (libpq's environment variables)."""
 
 from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from uuid import UUID
 
 import psycopg
 from psycopg import errors
 
-from steps import Scenario, check, check_eq
+from steps import Scenario, check, check_eq, check_exact
 
 T = "drv_psycopg3"
 sc = Scenario("psycopg3")
@@ -203,6 +205,113 @@ def _():
     finally:
         a.close()
         b.close()
+
+
+# application types: numeric (unconstrained and numeric(12,2)), uuid, bytea
+TT = f"{T}_types"
+TYPE_COLS = "amount, price, u, data, n, big"
+UUID_A = UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+TYPE_ROWS = [
+    # amount numeric, price numeric(12,2) as inserted, u uuid, data bytea, n int, big bigint
+    (Decimal("12345678901234567890.123456789"), Decimal("1234.565"), UUID_A,
+     b"\x00\xff\x01'\\\x7f\x80end", 1, 9_000_000_000_000_000_000),
+    (Decimal("-0.000000001"), Decimal("-0.005"), UUID(int=0), b"", 2,
+     9_000_000_000_000_000_000),
+    (Decimal("NaN"), Decimal("7"), UUID(int=2**128 - 1), bytes(range(256)), 2, -5),
+    (Decimal("Infinity"), Decimal("9999999999.994"), UUID("00000000-0000-4000-8000-000000000001"),
+     b"\x00", None, None),
+]
+# price as numeric(12,2) stores it: rounded half away from zero to 2 places
+PRICES = [Decimal("1234.57"), Decimal("-0.01"), Decimal("7.00"), Decimal("9999999999.99")]
+
+
+def application_types(fmt, binary):
+    """Parameters in `fmt` (%t text, %b binary), results in binary or text."""
+    p = f"%{fmt}"
+    with conn.cursor(binary=binary) as cur:
+        cur.execute(f"DROP TABLE IF EXISTS {TT}")
+        cur.execute(f"""CREATE TABLE {TT} (id serial PRIMARY KEY, amount numeric,
+                        price numeric(12,2), u uuid UNIQUE, data bytea, n integer, big bigint)""")
+        cur.executemany(f"INSERT INTO {TT} ({TYPE_COLS}) VALUES ({', '.join([p] * 6)})",
+                        TYPE_ROWS)
+        cur.execute(f"SELECT {TYPE_COLS} FROM {TT} ORDER BY id")
+        check_eq([cur.pgresult.fformat(i) for i in range(6)], [int(binary)] * 6, "result formats")
+        check_eq([d.type_code for d in cur.description], [1700, 1700, 2950, 17, 23, 20],
+                 "result type oids")
+        got = cur.fetchall()
+        check_eq(len(got), 4, "rows")
+        want = [row[:1] + (price,) + row[2:] for row, price in zip(TYPE_ROWS, PRICES)]
+        for g, w in zip(got, want):
+            check_exact(g, w, f"row of {w[2]}")
+        # each type as a parameter in WHERE (numeric NaN equals NaN in PostgreSQL)
+        for col, i in (("amount", 0), ("u", 2), ("data", 3)):
+            for k, row in enumerate(TYPE_ROWS):
+                cur.execute(f"SELECT n, price FROM {TT} WHERE {col} = {p}", (row[i],))
+                check_exact(cur.fetchall(), [(row[4], PRICES[k])], f"WHERE {col} = {row[i]!r}")
+        cur.execute(f"SELECT u FROM {TT} WHERE price = {p}", (Decimal("1234.57"),))
+        check_exact(cur.fetchone(), (UUID_A,), "WHERE price = 1234.57")
+        # parameters straight back as results
+        cur.execute(f"SELECT {p}, {p}, {p}, {p}",
+                    (Decimal("-Infinity"), Decimal("-98765432109876543210.0000000001"),
+                     UUID_A, b"\x00\x00\xff\xff"))
+        check_exact(cur.fetchone(), (Decimal("-Infinity"),
+                                     Decimal("-98765432109876543210.0000000001"),
+                                     UUID_A, b"\x00\x00\xff\xff"), "parameters echoed")
+        # sum(bigint) and avg(integer) are numeric; sum(integer) is bigint
+        cur.execute(f"SELECT sum(big), avg(n), sum(n), sum(price), avg(big) FROM {TT}")
+        check_eq([d.type_code for d in cur.description], [1700, 1700, 20, 1700, 1700],
+                 "aggregate type oids")
+        check_exact(cur.fetchone(), (Decimal("17999999999999999995"),
+                                     Decimal("1.6666666666666667"), 5,
+                                     Decimal("10000001241.55"),
+                                     Decimal("5999999999999999998")),
+                    "sum(big), avg(n), sum(n), sum(price), avg(big)")
+    conn.commit()
+    # a price that rounds past numeric(12,2)'s 10 integer digits
+    try:
+        conn.execute(f"INSERT INTO {TT} (price) VALUES ({p})", (Decimal("9999999999.995"),))
+    except errors.NumericValueOutOfRange as e:
+        check_eq(e.sqlstate, "22003", "sqlstate")
+    else:
+        raise AssertionError("no error for 9999999999.995 in numeric(12,2)")
+    finally:
+        conn.rollback()
+
+
+@sc.step("application types numeric, uuid, bytea, sum/avg as Decimal (text format)")
+def _():
+    application_types("t", binary=False)
+    # uuid as a string (sent as unknown: any of PostgreSQL's input forms), bytea's text form
+    with conn.cursor() as cur:
+        for text in ("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11",
+                     "{a0eebc99-9c0b4ef8-bb6d6bb9-bd380a11}", "a0eebc999c0b4ef8bb6d6bb9bd380a11"):
+            cur.execute(f"SELECT u, u::text FROM {TT} WHERE u = %s", (text,))
+            check_exact(cur.fetchall(), [(UUID_A, str(UUID_A))], f"WHERE u = {text!r}")
+        cur.execute(f"SELECT data::text, amount::text FROM {TT} WHERE n = 1")
+        check_exact(cur.fetchone(), ("\\x00ff01275c7f80656e64", "12345678901234567890.123456789"),
+                    "bytea and numeric as text")
+    conn.commit()
+
+
+@sc.step("application types numeric, uuid, bytea, sum/avg as Decimal (binary format)")
+def _():
+    application_types("b", binary=True)
+
+
+@sc.step("numeric(12,2) precision and scale in cursor.description (the type modifier)")
+def _():
+    with conn.cursor() as cur:
+        # an expression over the column has none, as in PostgreSQL
+        cur.execute(f"""SELECT amount, price, price::numeric(6,1), %s::numeric(5), price + 1,
+                               round(price, 1), u FROM {TT} WHERE n = 1""", (Decimal("1.5"),))
+        check_eq([(d.name, d.type_code, d.precision, d.scale) for d in cur.description],
+                 [("amount", 1700, None, None), ("price", 1700, 12, 2), ("price", 1700, 6, 1),
+                  ("numeric", 1700, 5, 0), ("?column?", 1700, None, None),
+                  ("round", 1700, None, None), ("u", 2950, None, None)], "description")
+        check_exact(cur.fetchone(), (TYPE_ROWS[0][0], Decimal("1234.57"), Decimal("1234.6"),
+                                     Decimal("2"), Decimal("1235.57"), Decimal("1234.6"), UUID_A),
+                    "values")
+    conn.commit()
 
 
 if conn is not None:

@@ -2,14 +2,17 @@
 The URL names no host: psycopg takes PGHOST/PGPORT/PGUSER/PGDATABASE."""
 
 from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from uuid import UUID
 
 from sqlalchemy import (
-    BigInteger, Boolean, Column, Date, DateTime, Double, Integer, MetaData, Table, Text,
-    create_engine, delete, func, insert, inspect, select, text, update,
+    BigInteger, Boolean, Column, Date, DateTime, Double, Integer, LargeBinary, MetaData,
+    Numeric, Table, Text, Uuid, create_engine, delete, func, insert, inspect, literal, select,
+    text, update,
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from steps import Scenario, check, check_eq
+from steps import Scenario, check, check_eq, check_exact
 
 T = "drv_sa_core"
 sc = Scenario("sqlalchemy-core")
@@ -161,6 +164,77 @@ def _():
         a.rollback()
         check_eq(a.execute(select(tbl.c.n).where(tbl.c.id == ids[0])).scalar(), before + 100,
                  "A's read in a new transaction")
+
+
+# application types: Numeric (unconstrained and Numeric(12, 2)), Uuid, LargeBinary
+types_metadata = MetaData()
+ttbl = Table(
+    f"{T}_types", types_metadata,
+    Column("id", Integer, primary_key=True),
+    Column("amount", Numeric),  # NUMERIC, values as Decimal
+    Column("price", Numeric(12, 2)),
+    Column("u", Uuid, unique=True),  # UUID, values as uuid.UUID
+    Column("data", LargeBinary),  # BYTEA
+    Column("n", Integer),
+    Column("big", BigInteger),
+)
+UUID_A = UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+TYPE_ROWS = [
+    # price as inserted; PRICES: as numeric(12,2) stores it (rounded half away from zero)
+    dict(amount=Decimal("12345678901234567890.123456789"), price=Decimal("1234.565"), u=UUID_A,
+         data=b"\x00\xff\x01'\\\x7f\x80end", n=1, big=9_000_000_000_000_000_000),
+    dict(amount=Decimal("-0.000000001"), price=Decimal("-0.005"), u=UUID(int=0), data=b"", n=2,
+         big=9_000_000_000_000_000_000),
+    dict(amount=Decimal("NaN"), price=Decimal("7"), u=UUID(int=2**128 - 1),
+         data=bytes(range(256)), n=2, big=-5),
+    dict(amount=Decimal("Infinity"), price=Decimal("9999999999.994"),
+         u=UUID("00000000-0000-4000-8000-000000000001"), data=b"\x00", n=None, big=None),
+]
+PRICES = [Decimal("1234.57"), Decimal("-0.01"), Decimal("7.00"), Decimal("9999999999.99")]
+
+
+@sc.step("application types Numeric, Numeric(12,2), Uuid, LargeBinary, sum/avg as Decimal")
+def _():
+    types_metadata.drop_all(engine)
+    types_metadata.create_all(engine)
+    cols = [ttbl.c[k] for k in TYPE_ROWS[0]]
+    want = [dict(row, price=price) for row, price in zip(TYPE_ROWS, PRICES)]
+    with engine.begin() as conn:
+        res = conn.execute(insert(ttbl).returning(ttbl.c.id), TYPE_ROWS)  # insertmanyvalues
+        check_eq(len(res.all()), 4, "ids of the executemany")
+        got = [r._asdict() for r in conn.execute(select(*cols).order_by(ttbl.c.id))]
+        check_exact(got, want, "rows")
+        # each type as a parameter in WHERE (numeric NaN equals NaN in PostgreSQL)
+        for col in ("amount", "u", "data"):
+            for row, price in zip(TYPE_ROWS, PRICES):
+                got = conn.execute(select(ttbl.c.n, ttbl.c.price)
+                                   .where(ttbl.c[col] == row[col])).all()
+                check_exact([tuple(r) for r in got], [(row["n"], price)],
+                            f"WHERE {col} = {row[col]!r}")
+        check_exact(conn.execute(select(ttbl.c.u).where(ttbl.c.price == Decimal("1234.57")))
+                    .scalar_one(), UUID_A, "WHERE price = 1234.57")
+        # parameters straight back as results, typed by SQLAlchemy
+        got = conn.execute(select(
+            literal(Decimal("-Infinity"), Numeric),
+            literal(Decimal("-98765432109876543210.0000000001"), Numeric),
+            literal(UUID_A, Uuid), literal(b"\x00\x00\xff\xff", LargeBinary))).one()
+        check_exact(tuple(got), (Decimal("-Infinity"), Decimal("-98765432109876543210.0000000001"),
+                                 UUID_A, b"\x00\x00\xff\xff"), "parameters echoed")
+        # sum(bigint) and avg(integer) arrive as Decimal; sum(integer) is bigint
+        got = conn.execute(select(func.sum(ttbl.c.big), func.avg(ttbl.c.n), func.sum(ttbl.c.n),
+                                  func.sum(ttbl.c.price), func.avg(ttbl.c.big))).one()
+        check_exact(tuple(got), (Decimal("17999999999999999995"), Decimal("1.6666666666666667"), 5,
+                                 Decimal("10000001241.55"), Decimal("5999999999999999998")),
+                    "sum(big), avg(n), sum(n), sum(price), avg(big)")
+    # a price that rounds past numeric(12,2)'s 10 integer digits
+    with engine.connect() as conn:
+        try:
+            conn.execute(insert(ttbl), dict(price=Decimal("9999999999.995")))
+        except DBAPIError as e:
+            check_eq(getattr(e.orig, "sqlstate", None), "22003", f"error {e.orig!r}")
+        else:
+            raise AssertionError("no error for 9999999999.995 in numeric(12,2)")
+        conn.rollback()
 
 
 engine.dispose()

@@ -2,13 +2,15 @@
 The URL names no host: psycopg takes PGHOST/PGPORT/PGUSER/PGDATABASE."""
 
 from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Optional
+from uuid import UUID
 
-from sqlalchemy import BigInteger, DateTime, create_engine, func, select
+from sqlalchemy import BigInteger, DateTime, Numeric, create_engine, func, select
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from steps import Scenario, check, check_eq
+from steps import Scenario, check, check_eq, check_exact
 
 sc = Scenario("sqlalchemy-orm")
 engine = create_engine("postgresql+psycopg://")
@@ -166,6 +168,88 @@ def _():
             raise AssertionError("A's update of a row B changed succeeded")
         a.rollback()
         check_eq(a.get(Item, ids[0]).n, before + 100, "A's read in a new transaction")
+
+
+# application types: Decimal, uuid.UUID and bytes attributes, mapped by their
+# annotations to NUMERIC, UUID and BYTEA, and a Numeric(12, 2) column. The
+# model is declared here, after the create step: its own step creates it.
+class Payment(Base):
+    __tablename__ = "drv_sa_orm_types"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    amount: Mapped[Optional[Decimal]]
+    price: Mapped[Optional[Decimal]] = mapped_column(Numeric(12, 2))
+    key: Mapped[UUID] = mapped_column(unique=True)
+    data: Mapped[Optional[bytes]]
+    n: Mapped[Optional[int]]
+    big: Mapped[Optional[int]] = mapped_column(BigInteger)
+
+
+PAY_FIELDS = ("amount", "price", "key", "data", "n", "big")
+KEY_A = UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+PAYMENTS = [
+    # price as set; PRICES: as numeric(12,2) stores it (rounded half away from zero)
+    dict(amount=Decimal("12345678901234567890.123456789"), price=Decimal("1234.565"), key=KEY_A,
+         data=b"\x00\xff\x01'\\\x7f\x80end", n=1, big=9_000_000_000_000_000_000),
+    dict(amount=Decimal("-0.000000001"), price=Decimal("-0.005"), key=UUID(int=0), data=b"",
+         n=2, big=9_000_000_000_000_000_000),
+    dict(amount=Decimal("NaN"), price=Decimal("7"), key=UUID(int=2**128 - 1),
+         data=bytes(range(256)), n=2, big=-5),
+    dict(amount=Decimal("Infinity"), price=Decimal("9999999999.994"),
+         key=UUID("00000000-0000-4000-8000-000000000001"), data=b"\x00", n=None, big=None),
+]
+PRICES = [Decimal("1234.57"), Decimal("-0.01"), Decimal("7.00"), Decimal("9999999999.99")]
+
+
+@sc.step("application types Decimal, Numeric(12,2), UUID, bytes attributes, sum/avg as Decimal")
+def _():
+    Payment.__table__.drop(engine, checkfirst=True)
+    Payment.__table__.create(engine)
+    check_eq([c.type.compile(dialect=engine.dialect) for c in Payment.__table__.columns],
+             ["INTEGER", "NUMERIC", "NUMERIC(12, 2)", "UUID", "BYTEA", "INTEGER", "BIGINT"],
+             "column types from the annotations")
+    pay_ids = []
+    with Session(engine) as s:
+        items = [Payment(**p) for p in PAYMENTS]
+        s.add_all(items)
+        s.commit()  # expires the objects: their next read reloads what was stored
+        pay_ids.extend(i.id for i in items)
+        check_exact([i.price for i in items], PRICES, "prices reloaded after commit")
+    with Session(engine) as s:
+        for id_, p, price in zip(pay_ids, PAYMENTS, PRICES):
+            item = s.get(Payment, id_)
+            check_exact({k: getattr(item, k) for k in PAY_FIELDS}, dict(p, price=price),
+                        f"payment {id_}")
+        # each type as a parameter in a filter (numeric NaN equals NaN in PostgreSQL)
+        for attr in ("amount", "key", "data"):
+            for id_, p in zip(pay_ids, PAYMENTS):
+                got = s.scalars(select(Payment.id).where(getattr(Payment, attr) == p[attr])).all()
+                check_eq(got, [id_], f"where {attr} == {p[attr]!r}")
+        check_exact(s.scalar(select(Payment.key).where(Payment.price == Decimal("1234.57"))),
+                    KEY_A, "where price == 1234.57")
+        # an update through an attribute: rounded again on the way in
+        s.get(Payment, pay_ids[0]).price = Decimal("0.125")
+        s.get(Payment, pay_ids[1]).key = UUID("11111111-2222-3333-4444-555555555555")
+        s.get(Payment, pay_ids[1]).data = b"\xff\x00"
+        s.commit()
+        check_exact((s.get(Payment, pay_ids[0]).price, s.get(Payment, pay_ids[1]).key,
+                     s.get(Payment, pay_ids[1]).data),
+                    (Decimal("0.13"), UUID("11111111-2222-3333-4444-555555555555"), b"\xff\x00"),
+                    "updated price, key, data")
+        # sum(bigint) and avg(integer) arrive as Decimal; sum(integer) is bigint
+        got = s.execute(select(func.sum(Payment.big), func.avg(Payment.n), func.sum(Payment.n),
+                               func.sum(Payment.price), func.avg(Payment.big))).one()
+        check_exact(tuple(got), (Decimal("17999999999999999995"), Decimal("1.6666666666666667"),
+                                 5, Decimal("10000000007.11"), Decimal("5999999999999999998")),
+                    "sum(big), avg(n), sum(n), sum(price), avg(big)")
+        # a price that rounds past numeric(12,2)'s 10 integer digits, caught at flush
+        s.add(Payment(key=UUID(int=5), price=Decimal("9999999999.995")))
+        try:
+            s.flush()
+        except DBAPIError as e:
+            check_eq(getattr(e.orig, "sqlstate", None), "22003", f"error {e.orig!r}")
+        else:
+            raise AssertionError("no error for 9999999999.995 in numeric(12,2)")
+        s.rollback()
 
 
 engine.dispose()

@@ -93,6 +93,13 @@ def check_eq(got, want, what="value"):
         raise AssertionError(f"{what}: got {got!r}, want {want!r}")
 
 
+def check_exact(got, want, what="value"):
+    """Equal and written the same: a Decimal's scale and NaN (which equals
+    nothing) count, bytes and UUIDs compare by their repr."""
+    if repr(got) != repr(want):
+        raise AssertionError(f"{what}: got {got!r}, want {want!r}")
+
+
 def describe_target():
     host = os.environ.get("PGHOST", "(default host)")
     port = os.environ.get("PGPORT", "(default port)")
