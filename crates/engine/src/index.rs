@@ -35,7 +35,7 @@ fn kind(v: &Value) -> u8 {
     match v {
         Value::Null => 0,
         Value::Bool(_) => 1,
-        Value::Int(_) | Value::Float(_) | Value::Reg(..) | Value::Numeric(_) => 2,
+        Value::Int(_) | Value::Float(_) | Value::Float4(_) | Value::Reg(..) | Value::Numeric(_) => 2,
         Value::Text(_) => 3,
         Value::Date(_) => 4,
         Value::Timestamp(_) => 5,

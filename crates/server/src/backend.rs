@@ -274,7 +274,7 @@ fn type_size(ty: SqlType) -> i16 {
     match ty {
         SqlType::Bool => 1,
         SqlType::Int2 => 2,
-        SqlType::Int4 | SqlType::Date => 4,
+        SqlType::Int4 | SqlType::Date | SqlType::Float4 => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Interval | SqlType::Uuid => 16,
         SqlType::Char1 => 1,

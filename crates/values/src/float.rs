@@ -32,6 +32,41 @@ pub(crate) fn parse(input: &str) -> Result<f64, SqlError> {
     Ok(v)
 }
 
+/// Parses float4 input (real) as PostgreSQL's float4in: the text as
+/// float8 reads it, then out of range (22003) if it overflows real or
+/// underflows to zero from non-zero digits.
+pub(crate) fn parse_f32(input: &str) -> Result<f32, SqlError> {
+    let v = parse(input).map_err(|e| {
+        if e.code == SqlState::INVALID_TEXT_REPRESENTATION {
+            SqlError::invalid_input("real", input)
+        } else {
+            real_out_of_range(input)
+        }
+    })?;
+    let r = v as f32;
+    let underflow = r == 0.0 && v != 0.0;
+    if (r.is_infinite() && v.is_finite()) || underflow {
+        return Err(real_out_of_range(input));
+    }
+    Ok(r)
+}
+
+fn real_out_of_range(input: &str) -> SqlError {
+    SqlError::new(
+        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+        format!("\"{}\" is out of range for type real", input.trim()),
+    )
+}
+
+/// Formats a real like PostgreSQL 15: its shortest exact digits, fixed
+/// between exponents -4 and 6, else d.ddde±XX.
+pub(crate) fn format_f32(v: f32) -> String {
+    if v.is_nan() || v.is_infinite() || v == 0.0 {
+        return format(f64::from(v));
+    }
+    shortest(&format!("{v:e}"), 6)
+}
+
 /// Formats like PostgreSQL 15: the shortest digits that read back exactly,
 /// in fixed notation when the decimal exponent is in [-4, 15), else as
 /// d.ddde±XX.
@@ -46,13 +81,18 @@ pub(crate) fn format(v: f64) -> String {
         return if v.is_sign_negative() { "-0" } else { "0" }.into();
     }
     // Rust's `{:e}` gives the shortest round-trip digits: "d.ddde±x".
-    let sci = format!("{v:e}");
+    shortest(&format!("{v:e}"), 15)
+}
+
+/// Rust's shortest scientific form (`{:e}`) as PostgreSQL writes it:
+/// fixed notation for decimal exponents in [-4, `fixed_below`).
+fn shortest(sci: &str, fixed_below: i32) -> String {
     let (mantissa, exp) = sci.split_once('e').expect("`{:e}` has an exponent");
     let exp: i32 = exp.parse().expect("an integer exponent");
     let negative = mantissa.starts_with('-');
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     let sign = if negative { "-" } else { "" };
-    if !(-4..15).contains(&exp) {
+    if !(-4..fixed_below).contains(&exp) {
         let (first, rest) = digits.split_at(1);
         let frac = if rest.is_empty() { String::new() } else { format!(".{rest}") };
         let esign = if exp < 0 { '-' } else { '+' };

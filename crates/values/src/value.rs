@@ -36,6 +36,8 @@ pub enum SqlType {
     Int8,
     /// double precision / float8.
     Float8,
+    /// real / float4.
+    Float4,
     /// boolean.
     Bool,
     /// text.
@@ -133,6 +135,7 @@ pub enum Elem {
     Numeric,
     Json,
     Jsonb,
+    Float4,
 }
 
 impl Elem {
@@ -160,6 +163,7 @@ impl Elem {
             Elem::Numeric => SqlType::Numeric(-1),
             Elem::Json => SqlType::Json,
             Elem::Jsonb => SqlType::Jsonb,
+            Elem::Float4 => SqlType::Float4,
         }
     }
 
@@ -187,6 +191,7 @@ impl Elem {
             SqlType::Numeric(_) => Elem::Numeric,
             SqlType::Json => Elem::Json,
             SqlType::Jsonb => Elem::Jsonb,
+            SqlType::Float4 => Elem::Float4,
             _ => return None,
         })
     }
@@ -215,6 +220,7 @@ impl Elem {
             Elem::Numeric => 1231,
             Elem::Json => 199,
             Elem::Jsonb => 3807,
+            Elem::Float4 => 1021,
         }
     }
 }
@@ -249,6 +255,7 @@ impl SqlType {
             SqlType::Numeric(_) => 1700,
             SqlType::Json => 114,
             SqlType::Jsonb => 3802,
+            SqlType::Float4 => 700,
         }
     }
 
@@ -278,6 +285,7 @@ impl SqlType {
             SqlType::Numeric(-1),
             SqlType::Json,
             SqlType::Jsonb,
+            SqlType::Float4,
         ];
         scalars.into_iter().chain(Reg::ALL.into_iter().map(SqlType::Reg)).find(|t| t.oid() == oid).or_else(
             || {
@@ -363,6 +371,7 @@ impl SqlType {
                 Elem::Numeric => "numeric[]",
                 Elem::Json => "json[]",
                 Elem::Jsonb => "jsonb[]",
+                Elem::Float4 => "real[]",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -373,6 +382,7 @@ impl SqlType {
             SqlType::Numeric(_) => "numeric",
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
+            SqlType::Float4 => "real",
         }
     }
 
@@ -418,6 +428,7 @@ impl SqlType {
                 Elem::Numeric => "_numeric",
                 Elem::Json => "_json",
                 Elem::Jsonb => "_jsonb",
+                Elem::Float4 => "_float4",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -428,6 +439,7 @@ impl SqlType {
             SqlType::Numeric(_) => "numeric",
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
+            SqlType::Float4 => "float4",
         }
     }
 
@@ -447,6 +459,7 @@ impl SqlType {
             "integer" | "int" | "int4" => SqlType::Int4,
             "bigint" | "int8" => SqlType::Int8,
             "double precision" | "float8" | "float" => SqlType::Float8,
+            "real" | "float4" => SqlType::Float4,
             "boolean" | "bool" => SqlType::Bool,
             "text" => SqlType::Text,
             "varchar" | "character varying" => SqlType::Varchar(length),
@@ -490,6 +503,8 @@ pub enum Value {
     Int(i64),
     /// double precision.
     Float(f64),
+    /// real.
+    Float4(f32),
     /// text, varchar and char (char values are stored padded).
     Text(String),
     /// Days since 2000-01-01 (PostgreSQL's epoch).
@@ -594,6 +609,7 @@ impl Value {
         match ty {
             SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => parse_int(ty, input),
             SqlType::Float8 => float::parse(input).map(Value::Float),
+            SqlType::Float4 => float::parse_f32(input).map(Value::Float4),
             SqlType::Bool => parse_bool(input),
             SqlType::Text | SqlType::Varchar(None) => Ok(Value::Text(input.to_owned())),
             SqlType::Varchar(Some(n)) => fit_length(ty, input, n, false),
@@ -648,6 +664,7 @@ impl Value {
             Value::Bool(b) => if *b { "t" } else { "f" }.to_owned(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => float::format(*f),
+            Value::Float4(f) => float::format_f32(*f),
             Value::Text(s) => s.clone(),
             Value::Date(d) => format_date(*d),
             Value::Timestamp(t) => format_timestamp(*t),
@@ -685,6 +702,9 @@ impl Value {
             (Value::Int(a), Value::Float(b)) => (*a as f64).partial_cmp(b),
             (Value::Float(a), Value::Int(b)) => a.partial_cmp(&(*b as f64)),
             (Value::Float(a), Value::Float(b)) => Some(float::pg_cmp(*a, *b)),
+            // real meets the other numbers as double precision (exactly).
+            (Value::Float4(a), b) if b.is_number() => Value::Float(f64::from(*a)).compare(b),
+            (a, Value::Float4(b)) if a.is_number() => a.compare(&Value::Float(f64::from(*b))),
             (Value::Bool(a), Value::Bool(b)) => Some(a.cmp(b)),
             (Value::Text(a), Value::Text(b)) => Some(a.cmp(b)),
             (Value::Date(a), Value::Date(b)) => Some(a.cmp(b)),
@@ -707,6 +727,13 @@ impl Value {
             (Value::Bytes(a), Value::Bytes(b)) => Some(a.cmp(b)),
             _ => None,
         }
+    }
+}
+
+impl Value {
+    /// An integer, float or numeric value.
+    pub fn is_number(&self) -> bool {
+        matches!(self, Value::Int(_) | Value::Float(_) | Value::Float4(_) | Value::Numeric(_))
     }
 }
 

@@ -100,6 +100,10 @@ impl Writer {
                 self.u8(14);
                 n.encode(&mut self.0);
             }
+            Value::Float4(f) => {
+                self.u8(18);
+                self.u32(f.to_bits());
+            }
             Value::Json(text) => {
                 self.u8(15);
                 self.str(text);
@@ -147,6 +151,7 @@ impl Writer {
             // The type modifier, -1 (none) as u32::MAX.
             SqlType::Numeric(typmod) => (23, typmod as u32),
             SqlType::Json => (24, u32::MAX),
+            SqlType::Float4 => (27, u32::MAX),
             SqlType::Jsonb => (25, u32::MAX),
         };
         self.u8(tag);
@@ -290,6 +295,7 @@ impl<'a> Reader<'a> {
                 Value::Numeric(n)
             }
             15 => Value::Json(self.str()?.into()),
+            18 => Value::Float4(f32::from_bits(self.u32()?)),
             16 => {
                 let (j, used) =
                     snapscale_values::json::Jsonb::decode(&self.b[self.at..]).map_err(|_| corrupt())?;
@@ -340,6 +346,7 @@ impl<'a> Reader<'a> {
             22 => SqlType::Bytea,
             23 => SqlType::Numeric(len as i32),
             24 => SqlType::Json,
+            27 => SqlType::Float4,
             25 => SqlType::Jsonb,
             _ => return Err(corrupt()),
         })

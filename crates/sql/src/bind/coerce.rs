@@ -83,9 +83,13 @@ impl<R: Resolver> Binder<'_, R> {
         if matches!(target, SqlType::Reg(_)) || matches!(from, SqlType::Reg(_)) {
             return Ok(Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit));
         }
-        // Fold constants now so that range and length errors surface early.
+        // Fold constants now. A cast that fails is left to run: its error
+        // is the cast's, which PostgreSQL reports without a position (only
+        // a literal's input has one).
         if let Expr::Const(v) = &t.e {
-            return Ok(Expr::Const(cast(v.clone(), target, how == Coercion::Explicit, self.zone)?));
+            if let Ok(folded) = cast(v.clone(), target, how == Coercion::Explicit, self.zone) {
+                return Ok(Expr::Const(folded));
+            }
         }
         // Widening an integer, or reading varchar/char as text, needs no
         // run-time conversion.
@@ -105,6 +109,8 @@ impl<R: Resolver> Binder<'_, R> {
 /// string by assignment, and anything else only explicitly.
 pub(super) fn castable(from: SqlType, target: SqlType, how: Coercion) -> bool {
     match (family(from), family(target), how) {
+        // double precision narrows to real by assignment only.
+        _ if from == SqlType::Float8 && target == SqlType::Float4 => how != Coercion::Implicit,
         (a, b, _) if a == b && a != Family::Array => true,
         (Family::Array, Family::Array, _) => {
             let (a, b) = (from.elem().expect("an array"), target.elem().expect("an array"));
@@ -165,6 +171,9 @@ pub(super) fn wider(a: SqlType, b: SqlType) -> Option<SqlType> {
             }
         }
         (Numeric(_), Numeric(_)) => Numeric(-1),
+        (Float4, Float8) | (Float8, Float4) => Float8,
+        (Float4, _) if int(b) || matches!(b, Numeric(_)) => Float4,
+        (_, Float4) if int(a) || matches!(a, Numeric(_)) => Float4,
         (Numeric(_), _) if int(b) => a,
         (_, Numeric(_)) if int(a) => b,
         _ if (int(a) || matches!(a, Float8 | Numeric(_))) && (int(b) || matches!(b, Float8 | Numeric(_))) => {
@@ -222,7 +231,7 @@ pub(super) enum Family {
 pub(super) fn family(ty: SqlType) -> Family {
     match ty {
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => Family::Integer,
-        SqlType::Float8 => Family::Float,
+        SqlType::Float8 | SqlType::Float4 => Family::Float,
         SqlType::Bool => Family::Bool,
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1 => {
             Family::String
@@ -269,7 +278,10 @@ pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
             }
         }
         (Int2 | Int4 | Int8 | Numeric(_), Int2 | Int4 | Int8 | Numeric(_)) => Numeric(-1),
-        (Int2 | Int4 | Int8 | Float8 | Numeric(_), Int2 | Int4 | Int8 | Float8 | Numeric(_)) => Float8,
+        (Float4, Float4) => Float4,
+        (Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_), Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_)) => {
+            Float8
+        }
         (Date, Int2 | Int4) if matches!(op, Arith::Add | Arith::Sub) => Date,
         (Int2 | Int4, Date) if op == Arith::Add => Date,
         (Date, Date) if op == Arith::Sub => Int4,

@@ -429,6 +429,15 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
         DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => SqlType::Int4,
         DataType::BigInt(_) | DataType::Int8(_) => SqlType::Int8,
         DataType::DoublePrecision | DataType::Float8 | DataType::Double(_) => SqlType::Float8,
+        DataType::Real | DataType::Float4 => SqlType::Float4,
+        // float(p): real up to 24 bits of precision, as PostgreSQL maps it.
+        DataType::Float(ExactNumberInfo::Precision(p)) if (1..=24).contains(p) => SqlType::Float4,
+        DataType::Float(ExactNumberInfo::Precision(p)) if *p < 1 => {
+            return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "precision for type float must be at least 1 bit"))
+        }
+        DataType::Float(ExactNumberInfo::Precision(p)) if *p > 53 => {
+            return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "precision for type float must be less than 54 bits"))
+        }
         DataType::Float(_) => SqlType::Float8,
         DataType::Boolean | DataType::Bool => SqlType::Bool,
         DataType::Text | DataType::String(_) => SqlType::Text,

@@ -149,6 +149,7 @@ impl<R: Resolver> Binder<'_, R> {
                 let ty = match t.ty {
                     Some(ty @ (SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Float8)) => ty,
                     Some(SqlType::Numeric(_)) => SqlType::Numeric(-1),
+                    Some(SqlType::Float4) => SqlType::Float4,
                     None => SqlType::Int4,
                     Some(other) => {
                         return Err(SqlError::new(

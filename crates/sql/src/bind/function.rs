@@ -466,6 +466,9 @@ pub(super) fn aggregate_type(func: AggFunc, arg: Option<SqlType>, name: &str) ->
     Ok(match (func, arg) {
         (AggFunc::CountStar | AggFunc::Count, _) => SqlType::Int8,
         (AggFunc::Sum, Some(SqlType::Int2 | SqlType::Int4)) => SqlType::Int8,
+        // sum(real) adds in real, as PostgreSQL's float4pl; the rest of
+        // real's statistics are double precision.
+        (AggFunc::Sum, Some(SqlType::Float4)) => SqlType::Float4,
         // PostgreSQL's exact results: a bigint sum, any integer average,
         // and every statistic of integers or numerics is numeric.
         (
@@ -484,7 +487,7 @@ pub(super) fn aggregate_type(func: AggFunc, arg: Option<SqlType>, name: &str) ->
             | AggFunc::VarPop
             | AggFunc::StddevSamp
             | AggFunc::StddevPop,
-            Some(SqlType::Float8),
+            Some(SqlType::Float8 | SqlType::Float4),
         ) => SqlType::Float8,
         (AggFunc::Min | AggFunc::Max, Some(t)) => t,
         (AggFunc::StringAgg, Some(_)) => SqlType::Text,

@@ -634,7 +634,12 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         }
     }
     let type_name = |dt: &ast::DataType| {
-        super::ddl::data_type(dt).map_or_else(|_| "?column?".to_owned(), |t| t.internal_name().to_owned())
+        // An array cast is named for its element type (`'{1}'::int[]` is
+        // int4), as PostgreSQL names it.
+        super::ddl::data_type(dt).map_or_else(
+            |_| "?column?".to_owned(),
+            |t| t.elem().filter(|_| matches!(t, SqlType::Array(_))).unwrap_or(t).internal_name().to_owned(),
+        )
     };
     if let ast::Expr::TypedString(ts) = e {
         return type_name(&ts.data_type);

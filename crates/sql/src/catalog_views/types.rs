@@ -49,6 +49,7 @@ static BASES: &[Base] = &[
     b(SqlType::Text, "text", -1, false, 'S', true, 'i', 'x', "text"),
     b(SqlType::Oid, "oid", 4, true, 'N', true, 'i', 'p', "oid"),
     b(SqlType::OidVector, "oidvector", -1, false, 'A', false, 'i', 'p', "oidvector"),
+    b(SqlType::Float4, "float4", 4, true, 'N', false, 'i', 'p', "float4"),
     b(SqlType::Float8, "float8", 8, true, 'N', true, 'd', 'p', "float8"),
     b(SqlType::Char(1), "bpchar", -1, false, 'S', false, 'i', 'x', "bpchar"),
     b(SqlType::Varchar(None), "varchar", -1, false, 'S', false, 'i', 'x', "varchar"),

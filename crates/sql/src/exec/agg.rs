@@ -23,6 +23,8 @@ pub(super) struct Acc {
     /// Integer inputs' exact sum (sum and avg of integers).
     int_sum: i128,
     float_sum: f64,
+    /// sum(real)'s sum, added in real as PostgreSQL adds it.
+    float4_sum: f32,
     /// numeric inputs' sum (sum and avg of numeric).
     numeric: NumericSum,
     /// The statistics' state for integer and numeric inputs.
@@ -79,6 +81,10 @@ impl Acc {
                     self.float_sum += i as f64;
                 }
                 Value::Float(f) => self.float_sum += f,
+                Value::Float4(f) => {
+                    self.float4_sum += f;
+                    self.float_sum += f64::from(f);
+                }
                 Value::Numeric(n) => self.numeric.add(&n),
                 _ => {}
             },
@@ -86,6 +92,7 @@ impl Acc {
                 Value::Int(i) => self.variance.add_i64(i),
                 Value::Numeric(n) => self.variance.add(&n),
                 Value::Float(f) => self.float_accum(f)?,
+                Value::Float4(f) => self.float_accum(f64::from(f))?,
                 _ => {}
             },
             AggFunc::StringAgg => {
@@ -141,6 +148,7 @@ impl Acc {
             count: self.count,
             int_sum: self.int_sum,
             float_sum: self.float_sum,
+            float4_sum: self.float4_sum,
             numeric: self.numeric.clone(),
             variance: self.variance.clone(),
             float_sxx: self.float_sxx,
@@ -165,6 +173,7 @@ impl Acc {
             AggFunc::Sum | AggFunc::Avg if matches!(ty, SqlType::Numeric(_)) => {
                 Value::Numeric(self.numeric_sum_or_avg(func)?)
             }
+            AggFunc::Sum if ty == SqlType::Float4 => Value::Float4(self.float4_sum),
             AggFunc::Sum => Value::Float(self.float_sum),
             AggFunc::Avg => Value::Float(self.float_sum / self.count as f64),
             AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop

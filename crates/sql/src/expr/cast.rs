@@ -61,6 +61,18 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
             Value::Int(int_arith(ty, IntOp::Add, i, 0)?)
         }
         (Value::Int(i), SqlType::Float8) => Value::Float(i as f64),
+        (Value::Int(i), SqlType::Float4) => Value::Float4(i as f32),
+        (Value::Float4(f), SqlType::Float4) => Value::Float4(f),
+        (Value::Float4(f), SqlType::Float8) => Value::Float(f64::from(f)),
+        (Value::Float(f), SqlType::Float4) => Value::Float4(narrow(f)?),
+        (Value::Float4(f), SqlType::Numeric(typmod)) => {
+            let n = Numeric::from_f32(f);
+            Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n })
+        }
+        (Value::Numeric(n), SqlType::Float4) => Value::Float4(n.to_f32()?),
+        (Value::Float4(f), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
+            return cast(Value::Float(f64::from(f)), ty, explicit, zone)
+        }
         (Value::Float(f), SqlType::Float8) => Value::Float(f),
         (Value::Float(f), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
             let r = f.round_ties_even();
@@ -169,6 +181,7 @@ pub(super) fn describe(v: &Value) -> &'static str {
         Value::Bool(_) => "boolean",
         Value::Int(_) => "integer",
         Value::Float(_) => "double precision",
+        Value::Float4(_) => "real",
         Value::Text(_) => "text",
         Value::Date(_) => "date",
         Value::Timestamp(_) => "timestamp",
@@ -213,4 +226,17 @@ fn jsonb_scalar(j: &snapscale_values::json::Jsonb, ty: SqlType, zone: Zone) -> R
         (Jsonb::Number(n), ty) if ty != SqlType::Bool => cast(Value::Numeric(n.clone()), ty, true, zone),
         _ => Err(wrong()),
     }
+}
+
+/// double precision to real, with PostgreSQL's overflow and underflow
+/// errors (22003).
+fn narrow(f: f64) -> Result<f32, SqlError> {
+    let r = f as f32;
+    if r.is_infinite() && f.is_finite() {
+        return Err(SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow"));
+    }
+    if r == 0.0 && f != 0.0 {
+        return Err(SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow"));
+    }
+    Ok(r)
 }

@@ -163,6 +163,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
             Value::Float(x) => Value::Float(x.abs()),
             Value::Numeric(n) => Value::Numeric(n.abs()),
+            Value::Float4(x) => Value::Float4(x.abs()),
             _ => Value::Null,
         },
         Func::ArrayCons

@@ -612,6 +612,7 @@ fn eval_neg(a: &Expr, ty: SqlType, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         Value::Int(i) => Value::Int(int_arith(ty, IntOp::Sub, 0, i)?),
         Value::Float(f) => Value::Float(-f),
         Value::Numeric(n) => Value::Numeric(n.neg()),
+        Value::Float4(f) => Value::Float4(-f),
         _ => {
             return Err(SqlError::new(
                 SqlState::UNDEFINED_FUNCTION,

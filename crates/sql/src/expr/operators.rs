@@ -33,6 +33,22 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
             };
             Value::Int(int_arith(ty, op, *x, *y)?)
         }
+        (Value::Float4(x), Value::Float4(y)) => {
+            if matches!(op, Arith::Div | Arith::Rem) && *y == 0.0 {
+                return Err(SqlError::division_by_zero());
+            }
+            let r = match op {
+                Arith::Add => x + y,
+                Arith::Sub => x - y,
+                Arith::Mul => x * y,
+                Arith::Div => x / y,
+                Arith::Rem => x % y,
+            };
+            if r.is_infinite() && x.is_finite() && y.is_finite() {
+                return Err(SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow"));
+            }
+            Value::Float4(r)
+        }
         (Value::Numeric(_), Value::Numeric(_) | Value::Int(_)) | (Value::Int(_), Value::Numeric(_)) => {
             let (x, y) = (as_numeric(a), as_numeric(b));
             Value::Numeric(match op {
@@ -43,10 +59,7 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
                 Arith::Rem => x.rem(&y)?,
             })
         }
-        (
-            Value::Int(_) | Value::Float(_) | Value::Numeric(_),
-            Value::Int(_) | Value::Float(_) | Value::Numeric(_),
-        ) => {
+        (a, b) if a.is_number() && b.is_number() => {
             let x = as_f64(a);
             let y = as_f64(b);
             if matches!(op, Arith::Div | Arith::Rem) && y == 0.0 {
@@ -116,6 +129,7 @@ fn as_f64(v: &Value) -> f64 {
     match v {
         Value::Int(i) => *i as f64,
         Value::Float(f) => *f,
+        Value::Float4(f) => f64::from(*f),
         // Beyond float8's range it is ±Infinity, which the caller's
         // overflow check then refuses as PostgreSQL's cast would.
         Value::Numeric(n) => n.to_f64().unwrap_or(f64::NAN),

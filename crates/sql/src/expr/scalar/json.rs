@@ -56,7 +56,7 @@ pub fn json_input(v: &Value, zone: Zone) -> JsonInput {
         Value::Null => JsonInput::Null,
         Value::Bool(b) => JsonInput::Bool(*b),
         Value::Int(i) => JsonInput::NumberText(i.to_string()),
-        Value::Float(_) => JsonInput::NumberText(v.to_text().unwrap_or_default()),
+        Value::Float(_) | Value::Float4(_) => JsonInput::NumberText(v.to_text().unwrap_or_default()),
         Value::Numeric(n) => JsonInput::Numeric(n.clone()),
         Value::Json(t) => JsonInput::Json(t.to_string()),
         Value::Jsonb(j) => JsonInput::Jsonb(j.clone()),
