@@ -271,6 +271,8 @@ fn best_match(name: &str, args: &[Typed]) -> Option<(&'static Builtin, bool)> {
                 (Some(from), Is(to)) if from == to || same_type(from, to) => exact += 1,
                 (Some(from), Is(to)) if !castable(from, to, Coercion::Implicit) => return None,
                 (Some(_), Is(to)) if is_preferred(to) => preferred += 1,
+                // An unknown literal goes to the string category first.
+                (None, Is(SqlType::Text)) => preferred += 1,
                 _ => {}
             }
         }

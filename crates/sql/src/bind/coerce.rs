@@ -86,6 +86,17 @@ impl<R: Resolver> Binder<'_, R> {
         // Fold constants now. A cast that fails is left to run: its error
         // is the cast's, which PostgreSQL reports without a position (only
         // a literal's input has one).
+        // char(n) read as text or varchar loses its trailing blanks, as
+        // PostgreSQL's rtrim1 cast drops them.
+        let t = if matches!(from, SqlType::Char(_)) && matches!(target, SqlType::Text | SqlType::Varchar(_)) {
+            let e = match t.e {
+                Expr::Const(Value::Text(s)) => Expr::Const(Value::Text(s.trim_end_matches(' ').to_owned())),
+                e => Expr::Func(crate::expr::Func::Scalar(crate::expr::scalar::BPCHAR_TO_TEXT), vec![e]),
+            };
+            Typed { e, ty: Some(SqlType::Text) }
+        } else {
+            t
+        };
         if let Expr::Const(v) = &t.e {
             if let Ok(folded) = cast(v.clone(), target, how == Coercion::Explicit, self.zone) {
                 return Ok(Expr::Const(folded));
@@ -96,8 +107,8 @@ impl<R: Resolver> Binder<'_, R> {
         let widening = family(from) == Family::Integer
             && family(target) == Family::Integer
             && rank(from) <= rank(target);
-        let as_text =
-            matches!(from, SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) && target == SqlType::Text;
+        let as_text = matches!(from, SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name)
+            && target == SqlType::Text;
         let needs_cast = !widening && !as_text;
         Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
     }

@@ -222,6 +222,11 @@ fn strpos(args: &[Value]) -> Result<Value, SqlError> {
     text_position(&[args[1].clone(), args[0].clone()])
 }
 
+/// char(n) as text: without its trailing blanks.
+fn bpchar_to_text(args: &[Value]) -> Result<Value, SqlError> {
+    Ok(Value::Text(text(&args[0]).trim_end_matches(' ').to_owned()))
+}
+
 fn concat(args: &[Value]) -> Result<Value, SqlError> {
     let mut data = bytes(&args[0]).to_vec();
     data.extend_from_slice(bytes(&args[1]));
@@ -253,6 +258,7 @@ pub const BYTEA_SUBSTR: Scalar = Scalar::new("substr", substr);
 pub const BYTEA_POSITION: Scalar = Scalar::new("position", position);
 pub const TEXT_POSITION: Scalar = Scalar::new("position", text_position);
 pub const STRPOS: Scalar = Scalar::new("strpos", strpos);
+pub const BPCHAR_TO_TEXT: Scalar = Scalar::new("text", bpchar_to_text);
 pub const BYTEA_CONCAT: Scalar = Scalar::new("byteacat", concat);
 pub const GEN_RANDOM_UUID: Scalar = Scalar::volatile("gen_random_uuid", gen_random_uuid);
 
