@@ -1,86 +1,62 @@
-//! interval: a span of days and microseconds, in PostgreSQL's default
-//! (`IntervalStyle = postgres`) text format.
+//! interval: months, days and microseconds kept apart, as PostgreSQL keeps
+//! them, because neither a month nor a day has a fixed length (a day
+//! across a daylight-saving change lasts 23 or 25 hours).
 //!
-//! PostgreSQL keeps months, days and microseconds apart because a month
-//! and a day have no fixed length under time zones. snapscale has no time
-//! zones, so a day is always 24 hours; it keeps days apart from the time
-//! only so that `'1 day'` and `'24 hours'` print as written (they compare
-//! equal, as in PostgreSQL). Months and years are refused with 0A000 rather
-//! than approximated.
+//! Comparison treats a month as 30 days and a day as 24 hours (so
+//! `'1 mon' = '30 days'` and `'1 day' = '24 hours'`), as PostgreSQL's
+//! interval_cmp_value does. Text input and output are in
+//! `datetime::decode` and `datetime::encode`, under every IntervalStyle.
 
 use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
 
 use snapscale_sqlstate::SqlState;
 
+use crate::datetime::{civil_date, day_number, days_in_month, is_finite_timestamp};
 use crate::error::SqlError;
+use crate::style::Style;
+use crate::zone::Zone;
 
 const USECS_PER_SEC: i64 = 1_000_000;
 const USECS_PER_DAY: i64 = 86_400 * USECS_PER_SEC;
+const DAYS_PER_MONTH: i32 = 30;
 
-/// An interval value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An interval value, PostgreSQL's layout.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Interval {
+    /// Months (a year is 12).
+    pub months: i32,
     /// Whole days.
     pub days: i32,
     /// The time part, in microseconds (may exceed a day: `'25 hours'`).
     pub micros: i64,
 }
 
-impl Interval {
-    /// The span as microseconds (a day = 24 hours), for comparison and
-    /// timestamp arithmetic.
-    pub fn total_micros(self) -> i128 {
-        i128::from(self.days) * i128::from(USECS_PER_DAY) + i128::from(self.micros)
+/// Equal when the spans are (interval_cmp_value): `'1 mon' = '30 days'`.
+impl PartialEq for Interval {
+    fn eq(&self, other: &Interval) -> bool {
+        self.cmp_value() == other.cmp_value()
     }
+}
 
-    /// The difference of two timestamps, whole days split out as
-    /// PostgreSQL's `timestamp - timestamp` does (hours below 24).
-    pub fn between(later: i64, earlier: i64) -> Result<Interval, SqlError> {
-        let diff = later.checked_sub(earlier).ok_or_else(out_of_range)?;
-        let days = i32::try_from(diff / USECS_PER_DAY).map_err(|_| out_of_range())?;
-        Ok(Interval { days, micros: diff % USECS_PER_DAY })
+impl Eq for Interval {}
+
+impl PartialOrd for Interval {
+    fn partial_cmp(&self, other: &Interval) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
+}
 
-    /// `self + other` (component-wise), or `self - other` if `negate`.
-    pub fn add(self, other: Interval, negate: bool) -> Result<Interval, SqlError> {
-        let (d, m) = if negate {
-            (other.days.checked_neg(), other.micros.checked_neg())
-        } else {
-            (Some(other.days), Some(other.micros))
-        };
-        let days = d.and_then(|d| self.days.checked_add(d)).ok_or_else(out_of_range)?;
-        let micros = m.and_then(|m| self.micros.checked_add(m)).ok_or_else(out_of_range)?;
-        Ok(Interval { days, micros })
+impl Ord for Interval {
+    fn cmp(&self, other: &Interval) -> Ordering {
+        self.cmp_value().cmp(&other.cmp_value())
     }
+}
 
-    /// A timestamp moved by this interval (backwards if `negate`).
-    pub fn shift(self, timestamp: i64, negate: bool) -> Result<i64, SqlError> {
-        let span = if negate { -self.total_micros() } else { self.total_micros() };
-        i64::try_from(i128::from(timestamp) + span)
-            .map_err(|_| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))
-    }
-
-    /// Adds (or with `negate` subtracts) the interval to an instant whose
-    /// wall clock runs in `zone`: the days move the wall clock, so a day
-    /// across a daylight-saving change keeps the time of day, and the rest
-    /// is elapsed time — PostgreSQL's timestamptz + interval.
-    pub fn shift_in(self, instant: i64, negate: bool, zone: super::Zone) -> Result<i64, SqlError> {
-        let (days, micros) =
-            if negate { (-i64::from(self.days), -self.micros) } else { (i64::from(self.days), self.micros) };
-        let overflow = || SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range");
-        let moved = if days == 0 {
-            instant
-        } else {
-            let local =
-                zone.local(instant).checked_add(days.checked_mul(86_400_000_000).ok_or_else(overflow)?);
-            zone.to_utc(local.ok_or_else(overflow)?)
-        };
-        moved.checked_add(micros).ok_or_else(overflow)
-    }
-
-    /// Orders as PostgreSQL does: by the whole span.
-    pub fn cmp_span(self, other: Interval) -> Ordering {
-        self.total_micros().cmp(&other.total_micros())
+/// Hashes the span, so equal intervals hash alike.
+impl Hash for Interval {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.cmp_value().hash(state);
     }
 }
 
@@ -88,173 +64,316 @@ fn out_of_range() -> SqlError {
     SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "interval out of range")
 }
 
-fn bad_input(input: &str) -> SqlError {
-    SqlError::new(
-        SqlState::INVALID_DATETIME_FORMAT,
-        format!("invalid input syntax for type interval: \"{input}\""),
-    )
+fn timestamp_out_of_range() -> SqlError {
+    SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range")
 }
 
-/// Formats as PostgreSQL: `3 days`, `1 day 02:03:04.5`, `-00:00:01`,
-/// `00:00:00` for zero.
-pub fn format_interval(v: Interval) -> String {
-    let mut out = String::new();
-    if v.days != 0 {
-        out.push_str(&format!("{} day{}", v.days, if v.days == 1 { "" } else { "s" }));
+impl Interval {
+    /// An interval of days and microseconds.
+    pub fn new(months: i32, days: i32, micros: i64) -> Interval {
+        Interval { months, days, micros }
     }
-    if v.micros != 0 || v.days == 0 {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        // A negative time after positive days keeps its own sign, as in
-        // PostgreSQL ("1 day -02:00:00").
-        if v.micros < 0 {
-            out.push('-');
-        }
-        let m = v.micros.unsigned_abs();
-        let secs = m / USECS_PER_SEC as u64;
-        out.push_str(&format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60));
-        let frac = m % USECS_PER_SEC as u64;
-        if frac != 0 {
-            let digits = format!("{frac:06}");
-            out.push('.');
-            out.push_str(digits.trim_end_matches('0'));
-        }
-    }
-    out
-}
 
-/// Parses PostgreSQL's interval input: number–unit pairs (`1 day`,
-/// `5 minutes`, `-3 hours`, `1.5 seconds`) and an optional `[-]HH:MM[:SS[.f]]`
-/// time, with an optional trailing `ago`. Months and years answer 0A000.
-pub fn parse_interval(input: &str) -> Result<Interval, SqlError> {
-    let mut tokens: Vec<&str> = input.split_whitespace().collect();
-    if tokens.is_empty() {
-        return Err(bad_input(input));
+    /// The span in microseconds with a month as 30 days and a day as 24
+    /// hours: what PostgreSQL compares, sorts and hashes.
+    pub fn cmp_value(self) -> i128 {
+        let days = i128::from(self.months) * 30 + i128::from(self.days);
+        days * i128::from(USECS_PER_DAY) + i128::from(self.micros)
     }
-    let ago = tokens.last().is_some_and(|t| t.eq_ignore_ascii_case("ago"));
-    if ago {
-        tokens.pop();
+
+    /// The same as [`Interval::cmp_value`] (kept for callers of the
+    /// month-less interval).
+    pub fn total_micros(self) -> i128 {
+        self.cmp_value()
     }
-    let mut days: i64 = 0;
-    let mut micros: i128 = 0;
-    let mut i = 0;
-    while i < tokens.len() {
-        let token = tokens[i];
-        if token.contains(':') {
-            micros += parse_clock(token).ok_or_else(|| bad_input(input))?;
-            i += 1;
-            continue;
+
+    /// Orders as PostgreSQL does: by [`Interval::cmp_value`].
+    pub fn cmp_span(self, other: Interval) -> Ordering {
+        self.cmp_value().cmp(&other.cmp_value())
+    }
+
+    /// The difference of two timestamps, whole days split out as
+    /// PostgreSQL's `timestamp - timestamp` does (hours below 24, no
+    /// months). Infinite timestamps cannot be subtracted.
+    pub fn between(later: i64, earlier: i64) -> Result<Interval, SqlError> {
+        if !is_finite_timestamp(later) || !is_finite_timestamp(earlier) {
+            return Err(SqlError::new(
+                SqlState::DATETIME_FIELD_OVERFLOW,
+                "cannot subtract infinite timestamps",
+            ));
         }
-        // A number glued to its unit ("5min") or followed by it.
-        let split = token.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(token.len());
-        let (number, mut unit) = token.split_at(split);
-        if unit.is_empty() {
-            i += 1;
-            unit = tokens.get(i).copied().unwrap_or("second");
+        // PostgreSQL subtracts without an overflow check.
+        let diff = later.wrapping_sub(earlier);
+        Interval { months: 0, days: 0, micros: diff }.justify_hours()
+    }
+
+    /// `self + other` (field by field), or `self - other` if `negate`.
+    pub fn add(self, other: Interval, negate: bool) -> Result<Interval, SqlError> {
+        let other = if negate { other.negate()? } else { other };
+        Ok(Interval {
+            months: self.months.checked_add(other.months).ok_or_else(out_of_range)?,
+            days: self.days.checked_add(other.days).ok_or_else(out_of_range)?,
+            micros: self.micros.checked_add(other.micros).ok_or_else(out_of_range)?,
+        })
+    }
+
+    /// `-self` (interval_um).
+    pub fn negate(self) -> Result<Interval, SqlError> {
+        Ok(Interval {
+            months: self.months.checked_neg().ok_or_else(out_of_range)?,
+            days: self.days.checked_neg().ok_or_else(out_of_range)?,
+            micros: self.micros.checked_neg().ok_or_else(out_of_range)?,
+        })
+    }
+
+    /// A timestamp moved by this interval (backwards if `negate`), as
+    /// PostgreSQL's timestamp + interval: the months first (the day of the
+    /// month kept, or the month's last day if it is shorter), then the
+    /// days, then the time. Infinite timestamps stay as they are.
+    pub fn shift(self, timestamp: i64, negate: bool) -> Result<i64, SqlError> {
+        self.shift_with(timestamp, negate, None)
+    }
+
+    /// Adds (or with `negate` subtracts) the interval to an instant whose
+    /// wall clock runs in `zone`, as PostgreSQL's timestamptz + interval:
+    /// months and days move the wall clock (a day across a daylight-saving
+    /// change keeps the time of day), the time part is elapsed time.
+    pub fn shift_in(self, instant: i64, negate: bool, zone: Zone) -> Result<i64, SqlError> {
+        self.shift_with(instant, negate, Some(zone))
+    }
+
+    fn shift_with(self, t: i64, negate: bool, zone: Option<Zone>) -> Result<i64, SqlError> {
+        if !is_finite_timestamp(t) {
+            return Ok(t);
         }
-        let n: f64 = number.parse().map_err(|_| bad_input(input))?;
-        if !n.is_finite() {
-            return Err(bad_input(input));
-        }
-        let per = match unit.to_ascii_lowercase().as_str() {
-            "us" | "usec" | "usecs" | "microsecond" | "microseconds" => 1.0,
-            "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => 1e3,
-            "s" | "sec" | "secs" | "second" | "seconds" => 1e6,
-            "m" | "min" | "mins" | "minute" | "minutes" => 60e6,
-            "h" | "hour" | "hours" => 3600e6,
-            "d" | "day" | "days" => {
-                if n.fract() == 0.0 {
-                    days += n as i64;
-                    i += 1;
-                    continue;
-                }
-                86_400e6
+        let span = if negate {
+            // PostgreSQL negates each field without a check.
+            Interval {
+                months: self.months.wrapping_neg(),
+                days: self.days.wrapping_neg(),
+                micros: self.micros.wrapping_neg(),
             }
-            "w" | "week" | "weeks" => {
-                days += (n * 7.0) as i64;
-                micros += ((n * 7.0).fract() * 86_400e6).round() as i128;
-                i += 1;
-                continue;
-            }
-            "mon" | "mons" | "month" | "months" | "y" | "year" | "years" => {
-                return Err(SqlError::new(
-                    SqlState::FEATURE_NOT_SUPPORTED,
-                    "interval months and years are not supported",
-                ))
-            }
-            _ => return Err(bad_input(input)),
+        } else {
+            self
         };
-        micros += (n * per).round() as i128;
-        i += 1;
+        let to_local = |t: i64| zone.map_or(t, |z| z.local(t));
+        let from_local = |l: i64| zone.map_or(l, |z| z.to_utc(l));
+        let mut t = t;
+        if span.months != 0 {
+            let local = to_local(t);
+            let (days, time) = (local.div_euclid(USECS_PER_DAY), local.rem_euclid(USECS_PER_DAY));
+            let (y, m, d) = civil_date(days);
+            let month = i64::from(m) + i64::from(span.months);
+            if month > i64::from(i32::MAX) || month < i64::from(i32::MIN) {
+                return Err(timestamp_out_of_range());
+            }
+            let y = y + (month - 1).div_euclid(12);
+            let m = (month - 1).rem_euclid(12) as u32 + 1;
+            let d = d.min(days_in_month(y, m));
+            let local = tm_to_timestamp(y, m, d, time)?;
+            t = from_local(local);
+        }
+        if span.days != 0 {
+            let local = to_local(t);
+            let (days, time) = (local.div_euclid(USECS_PER_DAY), local.rem_euclid(USECS_PER_DAY));
+            let julian = days + 2_451_545 + i64::from(span.days);
+            let min_julian = if zone.is_some() { -1 } else { 0 };
+            if julian < min_julian || julian > i64::from(i32::MAX) {
+                return Err(timestamp_out_of_range());
+            }
+            let (y, m, d) = civil_date(julian - 2_451_545);
+            t = from_local(tm_to_timestamp(y, m, d, time)?);
+        }
+        let t = t.checked_add(span.micros).ok_or_else(timestamp_out_of_range)?;
+        if !crate::datetime::timestamp_in_range(t) {
+            return Err(timestamp_out_of_range());
+        }
+        Ok(t)
     }
-    let sign = if ago { -1 } else { 1 };
-    let days = i32::try_from(days * sign).map_err(|_| out_of_range())?;
-    let micros = i64::try_from(micros * i128::from(sign)).map_err(|_| out_of_range())?;
-    Ok(Interval { days, micros })
+
+    /// justify_hours: whole days out of the time part into the days, the
+    /// signs of days and time made to agree.
+    pub fn justify_hours(self) -> Result<Interval, SqlError> {
+        let mut r = self;
+        let whole = r.micros / USECS_PER_DAY;
+        r.micros -= whole * USECS_PER_DAY;
+        r.days = i32::try_from(i64::from(r.days) + whole).map_err(|_| out_of_range())?;
+        if r.days > 0 && r.micros < 0 {
+            r.micros += USECS_PER_DAY;
+            r.days -= 1;
+        } else if r.days < 0 && r.micros > 0 {
+            r.micros -= USECS_PER_DAY;
+            r.days += 1;
+        }
+        Ok(r)
+    }
+
+    /// justify_days: whole 30-day months out of the days into the months,
+    /// the signs of months and days made to agree.
+    pub fn justify_days(self) -> Result<Interval, SqlError> {
+        let mut r = self;
+        let whole = r.days / DAYS_PER_MONTH;
+        r.days -= whole * DAYS_PER_MONTH;
+        r.months = r.months.checked_add(whole).ok_or_else(out_of_range)?;
+        if r.months > 0 && r.days < 0 {
+            r.days += DAYS_PER_MONTH;
+            r.months -= 1;
+        } else if r.months < 0 && r.days > 0 {
+            r.days -= DAYS_PER_MONTH;
+            r.months += 1;
+        }
+        Ok(r)
+    }
+
+    /// justify_interval: both of the above, every field given one sign.
+    pub fn justify_interval(self) -> Result<Interval, SqlError> {
+        let mut r = self;
+        if (r.days > 0 && r.micros > 0) || (r.days < 0 && r.micros < 0) {
+            let whole = r.days / DAYS_PER_MONTH;
+            r.days -= whole * DAYS_PER_MONTH;
+            r.months = r.months.checked_add(whole).ok_or_else(out_of_range)?;
+        }
+        let whole_days = r.micros / USECS_PER_DAY;
+        r.micros -= whole_days * USECS_PER_DAY;
+        // |days| < 30 here, or days and time differ in sign: no overflow
+        // beyond i64, but it may leave i32 (PostgreSQL wraps; we refuse).
+        let days = i64::from(r.days) + whole_days;
+        let whole = days / i64::from(DAYS_PER_MONTH);
+        let days = days - whole * i64::from(DAYS_PER_MONTH);
+        r.days = days as i32;
+        r.months = i32::try_from(i64::from(r.months) + whole).map_err(|_| out_of_range())?;
+        if r.months > 0 && (r.days < 0 || (r.days == 0 && r.micros < 0)) {
+            r.days += DAYS_PER_MONTH;
+            r.months -= 1;
+        } else if r.months < 0 && (r.days > 0 || (r.days == 0 && r.micros > 0)) {
+            r.days -= DAYS_PER_MONTH;
+            r.months += 1;
+        }
+        if r.days > 0 && r.micros < 0 {
+            r.micros += USECS_PER_DAY;
+            r.days -= 1;
+        } else if r.days < 0 && r.micros > 0 {
+            r.micros -= USECS_PER_DAY;
+            r.days += 1;
+        }
+        Ok(r)
+    }
+
+    /// `interval * factor` (interval_mul): fractions of months cascade
+    /// into days (30 to a month) and fractions of days into the time.
+    pub fn mul_f64(self, factor: f64) -> Result<Interval, SqlError> {
+        self.scale(factor, |x, f| x * f)
+    }
+
+    /// `interval / factor` (interval_div), 22012 for zero.
+    pub fn div_f64(self, factor: f64) -> Result<Interval, SqlError> {
+        if factor == 0.0 {
+            return Err(SqlError::division_by_zero());
+        }
+        self.scale(factor, |x, f| x / f)
+    }
+
+    fn scale(self, factor: f64, op: impl Fn(f64, f64) -> f64) -> Result<Interval, SqlError> {
+        let fits_i32 = |x: f64| (-2_147_483_648.0..2_147_483_648.0).contains(&x);
+        let round = |x: f64| (x * 1e6).round_ties_even() / 1e6;
+        let month_product = op(f64::from(self.months), factor);
+        if !fits_i32(month_product) {
+            return Err(out_of_range());
+        }
+        let months = month_product as i32;
+        let day_product = op(f64::from(self.days), factor);
+        if !fits_i32(day_product) {
+            return Err(out_of_range());
+        }
+        let mut days = day_product as i32;
+        let month_remainder_days = round((month_product - f64::from(months)) * 30.0);
+        let mut sec_remainder = round(
+            (day_product - f64::from(days) + month_remainder_days - f64::from(month_remainder_days as i32))
+                * 86_400.0,
+        );
+        if sec_remainder.abs() >= 86_400.0 {
+            let whole = (sec_remainder / 86_400.0) as i32;
+            days = days.checked_add(whole).ok_or_else(out_of_range)?;
+            sec_remainder -= f64::from(whole) * 86_400.0;
+        }
+        days = days.checked_add(month_remainder_days as i32).ok_or_else(out_of_range)?;
+        let micros = (op(self.micros as f64, factor) + sec_remainder * 1e6).round_ties_even();
+        if micros.is_nan() || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&micros) {
+            return Err(out_of_range());
+        }
+        Ok(Interval { months, days, micros: micros as i64 })
+    }
 }
 
-/// `[-]HH:MM[:SS[.ffffff]]` as microseconds.
-fn parse_clock(token: &str) -> Option<i128> {
-    let (negative, body) = match token.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, token.strip_prefix('+').unwrap_or(token)),
-    };
-    let parts: Vec<&str> = body.split(':').collect();
-    if !(2..=3).contains(&parts.len()) {
-        return None;
+/// Local date and time of day as a timestamp, with PostgreSQL's range
+/// checks (tm2timestamp).
+fn tm_to_timestamp(y: i64, m: u32, d: u32, time: i64) -> Result<i64, SqlError> {
+    if !crate::datetime::valid_julian(y, m) {
+        return Err(timestamp_out_of_range());
     }
-    let hours: i128 = parts[0].parse().ok()?;
-    let minutes: i128 = parts[1].parse().ok()?;
-    let seconds: f64 = parts.get(2).map_or(Some(0.0), |s| s.parse().ok())?;
-    if !(0..60).contains(&minutes) || !(0.0..60.0).contains(&seconds) || parts[0].starts_with('-') {
-        return None;
+    let t = day_number(y, m, d)
+        .checked_mul(USECS_PER_DAY)
+        .and_then(|t| t.checked_add(time))
+        .ok_or_else(timestamp_out_of_range)?;
+    if !crate::datetime::timestamp_in_range(t) {
+        return Err(timestamp_out_of_range());
     }
-    let total = (hours * 3600 + minutes * 60) * 1_000_000 + (seconds * 1e6).round() as i128;
-    Some(if negative { -total } else { total })
+    Ok(t)
+}
+
+/// Formats in PostgreSQL's default IntervalStyle, `postgres`:
+/// `1 year 2 mons 3 days 04:05:06`, `00:00:00` for zero.
+pub fn format_interval(v: Interval) -> String {
+    crate::datetime::format_interval_styled(&v, &Style::default())
+}
+
+/// Parses interval input as PostgreSQL does under IntervalStyle
+/// `postgres` (see `parse_interval_styled`).
+pub fn parse_interval(input: &str) -> Result<Interval, SqlError> {
+    crate::datetime::parse_interval_styled(input, &Style::default())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn text(input: &str) -> String {
-        format_interval(parse_interval(input).unwrap())
+    fn iv(s: &str) -> Interval {
+        parse_interval(s).unwrap()
     }
 
     #[test]
-    fn prints_as_postgres_does() {
-        assert_eq!(text("1 day"), "1 day");
-        assert_eq!(text("3 days 4 hours"), "3 days 04:00:00");
-        assert_eq!(text("24 hours"), "24:00:00");
-        assert_eq!(text("1.5 seconds"), "00:00:01.5");
-        assert_eq!(text("-1 second"), "-00:00:01");
-        assert_eq!(text("1 day -2 hours"), "1 day -02:00:00");
-        assert_eq!(text("01:02:03.25"), "01:02:03.25");
-        assert_eq!(text("5 minutes ago"), "-00:05:00");
-        assert_eq!(text("2 weeks"), "14 days");
-        assert_eq!(text("0 seconds"), "00:00:00");
-        assert_eq!(text("-1 days"), "-1 days");
-    }
-
-    #[test]
-    fn refuses_bad_input_and_months() {
-        assert_eq!(parse_interval("soon").unwrap_err().code, SqlState::INVALID_DATETIME_FORMAT);
-        assert_eq!(parse_interval("").unwrap_err().code, SqlState::INVALID_DATETIME_FORMAT);
-        assert_eq!(parse_interval("1:99").unwrap_err().code, SqlState::INVALID_DATETIME_FORMAT);
-        assert_eq!(parse_interval("1 month").unwrap_err().code, SqlState::FEATURE_NOT_SUPPORTED);
-        assert_eq!(parse_interval("99999999999 days").unwrap_err().code, SqlState::DATETIME_FIELD_OVERFLOW);
-    }
-
-    #[test]
-    fn differences_split_whole_days_and_compare_by_span() {
+    fn compares_by_span() {
+        assert_eq!(iv("1 mon"), iv("30 days"));
+        assert_eq!(iv("1 day"), iv("24 hours"));
+        assert!(iv("1 year") > iv("359 days"));
+        assert_eq!(iv("1 day").cmp_span(iv("24 hours")), Ordering::Equal);
         let d = Interval::between(USECS_PER_DAY + 3_600_000_000, 0).unwrap();
-        assert_eq!(d, Interval { days: 1, micros: 3_600_000_000 });
+        assert_eq!((d.months, d.days, d.micros), (0, 1, 3_600_000_000));
         assert_eq!(format_interval(Interval::between(0, 1_500_000).unwrap()), "-00:00:01.5");
-        let a = parse_interval("1 day").unwrap();
-        let b = parse_interval("24 hours").unwrap();
-        assert_eq!(a.cmp_span(b), Ordering::Equal);
-        assert_eq!(a.shift(0, false).unwrap(), USECS_PER_DAY);
-        assert_eq!(a.add(b, true).unwrap().total_micros(), 0);
+    }
+
+    #[test]
+    fn justify_and_scale() {
+        let j = |s: &str, f: fn(Interval) -> Result<Interval, SqlError>| format_interval(f(iv(s)).unwrap());
+        assert_eq!(j("1 mon -1 hour", Interval::justify_interval), "29 days 23:00:00");
+        assert_eq!(
+            j("6 months 3 days 52 hours 3 minutes 2 seconds", Interval::justify_hours),
+            "6 mons 5 days 04:03:02"
+        );
+        assert_eq!(j("35 days", Interval::justify_days), "1 mon 5 days");
+        assert_eq!(format_interval(iv("1 mon").mul_f64(0.5).unwrap()), "15 days");
+        assert_eq!(format_interval(iv("1 day").div_f64(3.0).unwrap()), "08:00:00");
+        assert_eq!(format_interval(iv("1 mon 1 day").mul_f64(1.5).unwrap()), "1 mon 16 days 12:00:00");
+        assert_eq!(iv("1 day").div_f64(0.0).unwrap_err().code, SqlState::DIVISION_BY_ZERO);
+    }
+
+    #[test]
+    fn shifts_months_first() {
+        let ts = crate::parse_timestamp("2000-01-31 10:00").unwrap();
+        let t = iv("1 mon 1 day 1 hour").shift(ts, false).unwrap();
+        assert_eq!(crate::format_timestamp(t), "2000-03-01 11:00:00");
+        let t = iv("1 mon").shift(ts, true).unwrap();
+        assert_eq!(crate::format_timestamp(t), "1999-12-31 10:00:00");
+        assert_eq!(iv("1 day").shift(i64::MAX, false).unwrap(), i64::MAX);
     }
 }

@@ -48,18 +48,13 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>, zone: Zone)
         SqlType::TimestampTz => {
             Value::TimestampTz(i64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes")))
         }
-        // PostgreSQL's layout: microseconds, days, months (refused if set).
+        // PostgreSQL's layout: microseconds, days, months.
         SqlType::Interval => {
             let b = fixed(16)?;
             let micros = i64::from_be_bytes(b[..8].try_into().expect("8 bytes"));
             let days = i32::from_be_bytes(b[8..12].try_into().expect("4 bytes"));
-            if b[12..16] != [0; 4] {
-                return Err(SqlError::new(
-                    SqlState::FEATURE_NOT_SUPPORTED,
-                    "interval months are not supported",
-                ));
-            }
-            Value::Interval(crate::Interval { days, micros })
+            let months = i32::from_be_bytes(b[12..16].try_into().expect("4 bytes"));
+            Value::Interval(crate::Interval { months, days, micros })
         }
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1 => {
             let text = std::str::from_utf8(bytes).map_err(|_| protocol_violation(ty))?;
@@ -171,7 +166,7 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
         (SqlType::Interval, Value::Interval(i)) => {
             let mut b = i.micros.to_be_bytes().to_vec();
             b.extend_from_slice(&i.days.to_be_bytes());
-            b.extend_from_slice(&0i32.to_be_bytes());
+            b.extend_from_slice(&i.months.to_be_bytes());
             b
         }
         (SqlType::Oid, Value::Int(i)) => (*i as u32).to_be_bytes().to_vec(),

@@ -34,35 +34,27 @@ pub enum Zone {
     Named(Tz),
 }
 
-/// Abbreviations timestamp input reads as fixed offsets (seconds east),
-/// a subset of PostgreSQL's `Default` set: the zones clients commonly
-/// print.
-const ABBREVIATIONS: [(&str, i32); 24] = [
-    ("est", -5 * 3600),
-    ("edt", -4 * 3600),
-    ("cst", -6 * 3600),
-    ("cdt", -5 * 3600),
-    ("mst", -7 * 3600),
-    ("mdt", -6 * 3600),
-    ("pst", -8 * 3600),
-    ("pdt", -7 * 3600),
-    ("akst", -9 * 3600),
-    ("akdt", -8 * 3600),
-    ("hst", -10 * 3600),
-    ("ast", -4 * 3600),
-    ("adt", -3 * 3600),
-    ("wet", 0),
-    ("west", 3600),
-    ("bst", 3600),
-    ("cet", 3600),
-    ("cest", 2 * 3600),
-    ("met", 3600),
-    ("eet", 2 * 3600),
-    ("eest", 3 * 3600),
-    ("msk", 3 * 3600),
-    ("jst", 9 * 3600),
-    ("aest", 10 * 3600),
-];
+mod abbrevs;
+
+/// A time zone abbreviation of PostgreSQL's `Default` set.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Abbreviation {
+    /// Seconds east of UTC (today's, for a dynamic one).
+    pub east: i32,
+    /// Whether it names daylight-saving time.
+    pub dst: bool,
+    /// The zone a dynamic abbreviation is resolved in, at the date given.
+    pub zone: Option<Zone>,
+}
+
+/// Looks up an abbreviation (`lower` already in lower case): `pst`,
+/// `cest`, `z`, `msk`, ….
+pub(crate) fn abbreviation(lower: &str) -> Option<Abbreviation> {
+    let i = abbrevs::ABBREVIATIONS.binary_search_by(|(a, ..)| (*a).cmp(lower)).ok()?;
+    let (_, east, dst, zone) = abbrevs::ABBREVIATIONS[i];
+    let zone = zone.and_then(|z| by_lower_name().get(&z.to_ascii_lowercase())).map(|tz| Zone::Named(*tz));
+    Some(Abbreviation { east, dst, zone })
+}
 
 /// The tz database's names by lower case (chrono-tz matches them exactly).
 fn by_lower_name() -> &'static HashMap<String, Tz> {
@@ -112,11 +104,18 @@ impl Zone {
     /// database name, an abbreviation, or a POSIX zone.
     pub fn named(name: &str) -> Option<Zone> {
         let lower = name.trim().to_ascii_lowercase();
+        // An abbreviation first, then a zone name, as PostgreSQL looks.
+        if let Some(a) = abbreviation(&lower) {
+            return Some(a.zone.unwrap_or(Zone::Fixed(a.east)));
+        }
+        Zone::full_name(name)
+    }
+
+    /// A tz database name or a POSIX zone (not an abbreviation).
+    pub(crate) fn full_name(name: &str) -> Option<Zone> {
+        let lower = name.trim().to_ascii_lowercase();
         if let Some(tz) = by_lower_name().get(&lower) {
             return Some(Zone::Named(*tz));
-        }
-        if let Some((_, secs)) = ABBREVIATIONS.iter().find(|(a, _)| *a == lower) {
-            return Some(Zone::Fixed(*secs));
         }
         posix(name.trim())
     }
@@ -148,13 +147,68 @@ impl Zone {
     pub fn offset_at(self, utc: i64) -> i64 {
         match self {
             Zone::Fixed(secs) => i64::from(secs) * 1_000_000,
-            Zone::Named(tz) => match naive(utc) {
+            Zone::Named(tz) => match naive(in_chrono_range(utc)) {
                 Some(t) => i64::from(tz.offset_from_utc_datetime(&t).fix().local_minus_utc()) * 1_000_000,
                 // Beyond chrono's calendar (±262 000 years): the zone's
                 // rules say nothing there; read it as UTC.
                 None => 0,
             },
         }
+    }
+
+    /// The zone's abbreviation at the instant `utc` (`PST`, `CEST`), as
+    /// Postgres, SQL and German DateStyles print it; `None` where the tz
+    /// database has only a numeric one, or the zone is a fixed offset
+    /// (then the offset is printed).
+    pub fn abbreviation_at(self, utc: i64) -> Option<String> {
+        use chrono_tz::OffsetName;
+        match self {
+            Zone::Fixed(secs) => Some(offset_text(secs)),
+            Zone::Named(tz) => {
+                let t = naive(in_chrono_range(utc))?;
+                let off = tz.offset_from_utc_datetime(&t);
+                match off.abbreviation() {
+                    Some(a) => Some(a.to_owned()),
+                    // The tz database's numeric abbreviations: `+11`, `+0530`.
+                    None => {
+                        let east = off.fix().local_minus_utc();
+                        let a = east.unsigned_abs();
+                        let sign = if east < 0 { '-' } else { '+' };
+                        Some(match (a / 60 % 60, a % 60) {
+                            (0, 0) => format!("{sign}{:02}", a / 3600),
+                            (m, 0) => format!("{sign}{:02}{m:02}", a / 3600),
+                            (m, s) => format!("{sign}{:02}{m:02}{s:02}", a / 3600),
+                        })
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a dynamic abbreviation (`msk` resolved in Europe/Moscow) means
+    /// at the wall-clock time `local`: seconds east, from the zone's time
+    /// type in effect at the instant `local` means in the zone if it has
+    /// that abbreviation, or the latest earlier one (looked for a day at a
+    /// time, up to two years back).
+    pub(crate) fn abbreviation_offset(self, lower: &str, local: i64) -> Option<i32> {
+        use chrono_tz::OffsetName;
+        let Zone::Named(tz) = self else { return None };
+        // Probed at the instant the wall-clock time means in the zone.
+        let utc = self.to_utc(local);
+        (0..731i64).find_map(|k| {
+            let t = naive(in_chrono_range(utc.checked_sub(k * 86_400_000_000)?))?;
+            let off = tz.offset_from_utc_datetime(&t);
+            off.abbreviation().filter(|a| a.eq_ignore_ascii_case(lower)).map(|_| off.fix().local_minus_utc())
+        })
+    }
+
+    /// The zone's offset (seconds east) if it has only ever had one (UTC,
+    /// `Etc/GMT+3`, a fixed offset): what a timetz can take without a date.
+    pub(crate) fn single_offset(self) -> Option<i32> {
+        const YEAR: i64 = 365 * 86_400_000_000;
+        let first = self.offset_at(0);
+        let probes = [-200 * YEAR, -100 * YEAR, -50 * YEAR, -20 * YEAR, 20 * YEAR, 20 * YEAR + YEAR / 2];
+        probes.iter().all(|t| self.offset_at(*t) == first).then_some((first / 1_000_000) as i32)
     }
 
     /// The wall-clock time in this zone at the instant `utc`.
@@ -170,7 +224,8 @@ impl Zone {
     pub fn to_utc(self, local: i64) -> i64 {
         let offset = match self {
             Zone::Fixed(secs) => i64::from(secs) * 1_000_000,
-            Zone::Named(tz) => match naive(local).map(|t| tz.offset_from_local_datetime(&t)) {
+            Zone::Named(tz) => match naive(in_chrono_range(local)).map(|t| tz.offset_from_local_datetime(&t))
+            {
                 Some(chrono::LocalResult::Single(o)) => i64::from(o.fix().local_minus_utc()) * 1_000_000,
                 Some(chrono::LocalResult::Ambiguous(_, later)) => {
                     i64::from(later.fix().local_minus_utc()) * 1_000_000
@@ -216,6 +271,25 @@ pub(super) fn offset_text(secs: i32) -> String {
         (_, 0) => format!("{sign}{h:02}:{m:02}"),
         _ => format!("{sign}{h:02}:{m:02}:{s:02}"),
     }
+}
+
+/// chrono-tz's transitions end with 2099; later years follow the zones'
+/// current rules, which depend only on the weekday of January 1 and
+/// whether the year is a leap year: moves such an instant to the same
+/// date of a year among 2072–2099 that matches on both.
+fn in_chrono_range(usecs: i64) -> i64 {
+    const DAY: i64 = 86_400_000_000;
+    let days = usecs.div_euclid(DAY);
+    let (y, _, _) = crate::datetime::civil_date(days);
+    if y < 2100 {
+        return usecs;
+    }
+    let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let jan1 = |y: i64| crate::datetime::day_number(y, 1, 1);
+    let weekday = |d: i64| d.rem_euclid(7);
+    let like =
+        (2072..2100).find(|&c| leap(c) == leap(y) && weekday(jan1(c)) == weekday(jan1(y))).unwrap_or(2072);
+    usecs + (jan1(like) - jan1(y)) * DAY
 }
 
 /// Microseconds since 2000-01-01 as chrono's date-time, `None` outside its

@@ -62,8 +62,11 @@ impl Writer {
                 self.u8(8);
                 self.u64(*t as u64);
             }
+            // Tag 7 (no months) stays readable; intervals are written
+            // under 17 with their months.
             Value::Interval(i) => {
-                self.u8(7);
+                self.u8(17);
+                self.u32(i.months as u32);
                 self.u32(i.days as u32);
                 self.u64(i.micros as u64);
             }
@@ -263,6 +266,12 @@ impl<'a> Reader<'a> {
             6 => Value::Timestamp(self.u64()? as i64),
             8 => Value::TimestampTz(self.u64()? as i64),
             7 => Value::Interval(snapscale_values::Interval {
+                months: 0,
+                days: self.u32()? as i32,
+                micros: self.u64()? as i64,
+            }),
+            17 => Value::Interval(snapscale_values::Interval {
+                months: self.u32()? as i32,
                 days: self.u32()? as i32,
                 micros: self.u64()? as i64,
             }),

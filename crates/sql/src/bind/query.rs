@@ -674,6 +674,7 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Substring { shorthand: true, .. } => "substr".into(),
         ast::Expr::Substring { .. } => "substring".into(),
         ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Interval(_) => "interval".into(),
         ast::Expr::Ceil { .. } => "ceil".into(),
         ast::Expr::Floor { .. } => "floor".into(),
         _ => "?column?".into(),

@@ -19,7 +19,7 @@ fn zone_of(v: &Value) -> Result<Zone, SqlError> {
         Value::Text(name) => Zone::named(name).ok_or_else(|| {
             SqlError::new(SqlState::INVALID_PARAMETER_VALUE, format!("time zone \"{name}\" not recognized"))
         }),
-        Value::Interval(Interval { days: 0, micros }) => i32::try_from(micros / 1_000_000)
+        Value::Interval(Interval { months: 0, days: 0, micros }) => i32::try_from(micros / 1_000_000)
             .ok()
             .filter(|s| s.abs() < 16 * 3600)
             .map(Zone::Fixed)

@@ -17,6 +17,7 @@ mod ops;
 mod ord;
 mod out;
 mod parse;
+pub mod path;
 mod text;
 mod value;
 mod wire;
@@ -30,6 +31,7 @@ pub use build::{
     JsonObjectAgg, JsonbAgg, JsonbObjectAgg,
 };
 pub use ops::PathStep;
+pub use path::JsonPath;
 pub use ord::compare;
 pub use out::escape_json;
 pub use text::{

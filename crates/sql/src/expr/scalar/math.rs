@@ -233,13 +233,44 @@ fn width_bucket_float(a: &[Value]) -> Result<Value, SqlError> {
 
 // -------------------------------------------------------- integers
 
-fn gcd_int(a: &[Value]) -> Result<Value, SqlError> {
+/// gcd of two integers of a type whose range is `lo..=hi`: PostgreSQL's
+/// 22003 when the answer does not fit (gcd(minimum, 0) is its magnitude).
+fn gcd_in(a: &[Value], lo: i64, hi: i64, name: &str) -> Result<i64, SqlError> {
     let (mut x, mut y) = (int(&a[0]).unsigned_abs(), int(&a[1]).unsigned_abs());
     while y != 0 {
         (x, y) = (y, x % y);
     }
-    Ok(Value::Int(x as i64))
+    i64::try_from(x).ok().filter(|g| (lo..=hi).contains(g)).ok_or_else(|| SqlError::out_of_range(name))
 }
+
+/// lcm of two integers of a type whose range is `lo..=hi`, 22003 when
+/// it does not fit.
+fn lcm_in(a: &[Value], lo: i64, hi: i64, name: &str) -> Result<i64, SqlError> {
+    let (x, y) = (int(&a[0]), int(&a[1]));
+    if x == 0 || y == 0 {
+        return Ok(0);
+    }
+    let g = gcd_in(a, i64::MIN, i64::MAX, name)?;
+    (x / g)
+        .checked_mul(y)
+        .and_then(i64::checked_abs)
+        .filter(|l| (lo..=hi).contains(l))
+        .ok_or_else(|| SqlError::out_of_range(name))
+}
+
+fn gcd_int4(a: &[Value]) -> Result<Value, SqlError> {
+    gcd_in(a, i32::MIN.into(), i32::MAX.into(), "integer").map(Value::Int)
+}
+fn gcd_int8(a: &[Value]) -> Result<Value, SqlError> {
+    gcd_in(a, i64::MIN, i64::MAX, "bigint").map(Value::Int)
+}
+fn lcm_int4(a: &[Value]) -> Result<Value, SqlError> {
+    lcm_in(a, i32::MIN.into(), i32::MAX.into(), "integer").map(Value::Int)
+}
+fn lcm_int8(a: &[Value]) -> Result<Value, SqlError> {
+    lcm_in(a, i64::MIN, i64::MAX, "bigint").map(Value::Int)
+}
+
 /// `mod` of integers: PostgreSQL's `%`, with its division by zero and
 /// `x % -1 = 0`.
 fn mod_int(a: &[Value]) -> Result<Value, SqlError> {
@@ -248,15 +279,6 @@ fn mod_int(a: &[Value]) -> Result<Value, SqlError> {
         return Err(SqlError::division_by_zero());
     }
     Ok(Value::Int(if y == -1 { 0 } else { x % y }))
-}
-
-fn lcm_int(a: &[Value]) -> Result<Value, SqlError> {
-    let (x, y) = (int(&a[0]), int(&a[1]));
-    if x == 0 || y == 0 {
-        return Ok(Value::Int(0));
-    }
-    let Value::Int(g) = gcd_int(a)? else { unreachable!("gcd is an integer") };
-    Ok(Value::Int((x / g).checked_mul(y).map(i64::abs).unwrap_or(i64::MAX)))
 }
 
 pub const ROUND_NUMERIC: Scalar = Scalar::new("round", round_numeric);
@@ -292,5 +314,7 @@ pub const LOG10_FLOAT: Scalar = Scalar::new("log10", log10_float);
 pub const POWER_FLOAT: Scalar = Scalar::new("power", power_float);
 pub const WIDTH_BUCKET_FLOAT: Scalar = Scalar::new("width_bucket", width_bucket_float);
 pub const MOD_INT: Scalar = Scalar::new("mod", mod_int);
-pub const GCD_INT: Scalar = Scalar::new("gcd", gcd_int);
-pub const LCM_INT: Scalar = Scalar::new("lcm", lcm_int);
+pub const GCD_INT4: Scalar = Scalar::new("gcd", gcd_int4);
+pub const GCD_INT8: Scalar = Scalar::new("gcd", gcd_int8);
+pub const LCM_INT4: Scalar = Scalar::new("lcm", lcm_int4);
+pub const LCM_INT8: Scalar = Scalar::new("lcm", lcm_int8);
