@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use snapscale_values::{SqlError, Zone};
+use snapscale_values::{SqlError, Style};
 
 /// What the session functions read: the session's user and database, its
 /// process id, and its settings as of the last SET (a SET re-makes it).
@@ -14,8 +14,9 @@ pub struct SessionView {
     pub user: String,
     pub database: String,
     pub pid: i32,
-    /// TimeZone: where timestamptz text is read and shown.
-    pub zone: Zone,
+    /// TimeZone, DateStyle and IntervalStyle: how date and time text is
+    /// read and shown.
+    pub style: Style,
     /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
     pub show: ShowSetting,
     /// `set_config(name, value, is_local)`: sets it for the rest of the

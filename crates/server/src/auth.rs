@@ -71,7 +71,7 @@ pub(crate) fn parameters(settings: &Settings) -> DefaultServerParameterProvider 
     // As SHOW answers (snapscale_sql::guc::ClientSettings), so that
     // ParameterStatus after a SET starts from what the client was told.
     params.time_zone = settings.session.client.time_zone.clone();
-    params.date_style = settings.session.client.date_style.clone();
+    params.date_style = settings.session.client.style().show_datestyle();
     params.search_path = settings.session.client.search_path.clone();
     params.in_hot_standby = settings.primary_conninfo.is_some();
     params.default_transaction_read_only = settings.primary_conninfo.is_some();

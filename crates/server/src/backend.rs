@@ -14,7 +14,7 @@
 use std::io;
 
 use snapscale_sql::wire::encode_binary;
-use snapscale_sql::{Column, Notice, SqlError, SqlState, SqlType, Value, Zone};
+use snapscale_sql::{Column, Notice, SqlError, SqlState, SqlType, Value};
 
 /// A message the server writes: its type byte, its length, its body.
 pub trait Message {
@@ -332,7 +332,7 @@ pub struct DataRow<'a> {
     pub columns: &'a [Column],
     pub formats: &'a Formats,
     pub row: &'a [Value],
-    pub zone: Zone,
+    pub zone: snapscale_sql::Style,
 }
 
 impl Message for DataRow<'_> {
@@ -465,10 +465,19 @@ mod tests {
             Column { name: "c".into(), ty: SqlType::Bool },
         ];
         let row = [Value::Int(-42), Value::Null, Value::Bool(true)];
-        let text = DataRow { columns: &columns, formats: &Formats::Text, row: &row, zone: Zone::UTC };
+        let text = DataRow {
+            columns: &columns,
+            formats: &Formats::Text,
+            row: &row,
+            zone: snapscale_sql::Style::default(),
+        };
         assert_eq!(encoded(text), b"D\0\0\0\x16\0\x03\0\0\0\x03-42\xff\xff\xff\xff\0\0\0\x01t");
-        let binary =
-            DataRow { columns: &columns[..1], formats: &Formats::Binary, row: &row[..1], zone: Zone::UTC };
+        let binary = DataRow {
+            columns: &columns[..1],
+            formats: &Formats::Binary,
+            row: &row[..1],
+            zone: snapscale_sql::Style::default(),
+        };
         assert_eq!(encoded(binary), b"D\0\0\0\x0e\0\x01\0\0\0\x04\xff\xff\xff\xd6");
         let description = RowDescription { columns: &columns[..1], formats: &Formats::Text };
         assert_eq!(
@@ -485,7 +494,12 @@ mod tests {
         assert!(RowDescription { columns: &columns, formats: &Formats::Text }.encode(&mut out).is_err());
         assert_eq!(out, b"before", "nothing of it is left in the buffer");
         let row = vec![Value::Null; 40_000];
-        let data = DataRow { columns: &columns, formats: &Formats::Text, row: &row, zone: Zone::UTC };
+        let data = DataRow {
+            columns: &columns,
+            formats: &Formats::Text,
+            row: &row,
+            zone: snapscale_sql::Style::default(),
+        };
         assert!(data.encode(&mut out).is_err());
         assert!(RowDescription { columns: &columns[..1664], formats: &Formats::Text }
             .encode(&mut out)

@@ -402,7 +402,7 @@ impl Protocol {
             ));
         }
         let binary = binary?;
-        let zone = self.conn.time_zone();
+        let zone = self.conn.style();
         let params = b
             .params
             .iter()
@@ -507,7 +507,7 @@ impl Protocol {
             // The portal's formats (it is still there: only `release`,
             // which returns no rows, drops portals).
             let formats = self.portals.get(name).map(|p| p.formats.clone()).unwrap_or_default();
-            let zone = self.conn.time_zone();
+            let zone = self.conn.style();
             let mut sent = 0;
             while sent < limit {
                 let Some(row) = rows.pop_front() else { break };
@@ -555,7 +555,7 @@ impl Protocol {
             let result = match out {
                 Ok(Output::Rows { columns, rows, tag }) => {
                     self.send(RowDescription { columns: &columns, formats: &Formats::Text }).await?;
-                    let zone = self.conn.time_zone();
+                    let zone = self.conn.style();
                     for row in &rows {
                         self.send(DataRow { columns: &columns, formats: &Formats::Text, row, zone }).await?;
                     }
@@ -619,7 +619,7 @@ impl Protocol {
             ))),
             Some(statement) => {
                 let statement = Arc::clone(statement);
-                let zone = self.conn.time_zone();
+                let zone = self.conn.style();
                 statement
                     .param_types()
                     .iter()

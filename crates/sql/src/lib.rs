@@ -45,4 +45,4 @@ pub use snapscale_engine::{
 };
 pub use snapscale_replication as replication;
 pub use snapscale_sqlstate::SqlState;
-pub use snapscale_values::{int_arith, wire, ErrorObject, IntOp, SqlError, SqlType, Value, Zone};
+pub use snapscale_values::{int_arith, wire, ErrorObject, IntOp, SqlError, SqlType, Style, Value, Zone};

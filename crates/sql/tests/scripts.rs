@@ -77,9 +77,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use snapscale_sql::guc::SessionSettings;
-use snapscale_sql::{
-    Conn, Database, DatabaseConfig, Output, Prepared, SnapshotMode, SqlError, SqlState, Zone,
-};
+use snapscale_sql::{Conn, Database, DatabaseConfig, Output, Prepared, SnapshotMode, SqlError, SqlState};
 use tokio::sync::{mpsc, oneshot};
 
 /// How long a step may take to finish or be seen waiting.
@@ -110,7 +108,7 @@ struct Session {
 
 /// Formats one statement's outcome, timestamptz in `zone` (the session's,
 /// as the server shows it).
-fn format_output(out: &Result<Output, SqlError>, zone: Zone, lines: &mut Vec<String>) {
+fn format_output(out: &Result<Output, SqlError>, zone: snapscale_sql::Style, lines: &mut Vec<String>) {
     match out {
         Ok(Output::Rows { columns, rows, tag }) => {
             lines.push(columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(" | "));
@@ -182,7 +180,7 @@ async fn simple_query(
             notices(conn, lines);
         }
         let failed = out.is_err();
-        format_output(&out, conn.time_zone(), lines);
+        format_output(&out, conn.style(), lines);
         if failed {
             break;
         }
@@ -245,7 +243,7 @@ fn spawn_session(db: &Arc<Database>) -> Session {
                     let p = Arc::clone(prepared.get(&name).expect("a prepared statement"));
                     let out = conn.execute(&p, &[]).await;
                     notices(&mut conn, &mut lines);
-                    format_output(&out, conn.time_zone(), &mut lines);
+                    format_output(&out, conn.style(), &mut lines);
                     let _ = conn.sync().await;
                 }
             }

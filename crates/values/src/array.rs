@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use snapscale_sqlstate::SqlState;
 
-use super::{SqlType, Value, Zone};
+use super::{SqlType, Style, Value};
 use crate::error::SqlError;
 
 fn malformed(input: &str, detail: &str) -> SqlError {
@@ -16,7 +16,7 @@ fn malformed(input: &str, detail: &str) -> SqlError {
 }
 
 /// Reads an array of `elem` from its text form.
-pub fn parse_array(elem: SqlType, input: &str, zone: Zone) -> Result<Value, SqlError> {
+pub fn parse_array(elem: SqlType, input: &str, zone: impl Into<Style> + Copy) -> Result<Value, SqlError> {
     let t = input.trim();
     let Some(body) = t.strip_prefix('{') else {
         return Err(malformed(input, "Array value must start with \"{\" or dimension information."));
@@ -111,7 +111,7 @@ pub fn parse_array(elem: SqlType, input: &str, zone: Zone) -> Result<Value, SqlE
 }
 
 /// Writes an array's text form.
-pub fn format_array(items: &[Value], zone: Zone) -> String {
+pub fn format_array(items: &[Value], zone: impl Into<Style> + Copy) -> String {
     let mut out = String::from("{");
     for (i, v) in items.iter().enumerate() {
         if i > 0 {
@@ -145,7 +145,7 @@ pub fn format_array(items: &[Value], zone: Zone) -> String {
 /// A record's text form: `(a,b)`, a NULL field empty, a field quoted when
 /// it is empty or holds a parenthesis, a comma, a quote, a backslash or
 /// white space.
-pub fn format_record(fields: &[Value], zone: Zone) -> String {
+pub fn format_record(fields: &[Value], zone: impl Into<Style> + Copy) -> String {
     let mut out = String::from("(");
     for (i, v) in fields.iter().enumerate() {
         if i > 0 {
@@ -192,6 +192,7 @@ pub(super) fn compare(a: &[Value], b: &[Value]) -> Option<Ordering> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Zone;
 
     fn round(elem: SqlType, text: &str) -> String {
         match parse_array(elem, text, Zone::UTC).unwrap() {

@@ -11,10 +11,7 @@ use std::cmp::Ordering;
 use snapscale_sqlstate::SqlState;
 
 use crate::error::SqlError;
-use crate::{
-    array, float, format_array, format_date, format_interval, format_timestamp, format_timestamptz, oid,
-    parse_array, parse_date, parse_interval, parse_timestamp, parse_timestamptz, Interval, Reg, Zone,
-};
+use crate::{array, float, format_array, oid, parse_array, Interval, Reg, Style, Zone};
 
 /// PostgreSQL's epoch (2000-01-01) in Unix seconds.
 const PG_EPOCH: i64 = 946_684_800;
@@ -605,7 +602,8 @@ impl Value {
     /// Reads `input` as PostgreSQL's text format for `ty`; a timestamp
     /// with time zone that names no zone is wall-clock time in `zone` (the
     /// session's TimeZone).
-    pub fn parse_in(ty: SqlType, input: &str, zone: Zone) -> Result<Value, SqlError> {
+    pub fn parse_in(ty: SqlType, input: &str, style: impl Into<Style> + Copy) -> Result<Value, SqlError> {
+        let style: Style = style.into();
         match ty {
             SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => parse_int(ty, input),
             SqlType::Float8 => float::parse(input).map(Value::Float),
@@ -614,10 +612,15 @@ impl Value {
             SqlType::Text | SqlType::Varchar(None) => Ok(Value::Text(input.to_owned())),
             SqlType::Varchar(Some(n)) => fit_length(ty, input, n, false),
             SqlType::Char(n) => fit_length(ty, input, n, true),
-            SqlType::Date => parse_date(input).map(Value::Date),
-            SqlType::Timestamp => parse_timestamp(input).map(Value::Timestamp),
-            SqlType::TimestampTz => parse_timestamptz(input, zone).map(Value::TimestampTz),
-            SqlType::Interval => parse_interval(input).map(Value::Interval),
+            SqlType::Date => {
+                crate::parse_date_styled(input, &style, crate::current_instant()).map(Value::Date)
+            }
+            SqlType::Timestamp => {
+                crate::parse_timestamp_styled(input, &style, crate::current_instant()).map(Value::Timestamp)
+            }
+            SqlType::TimestampTz => crate::parse_timestamptz_styled(input, &style, crate::current_instant())
+                .map(Value::TimestampTz),
+            SqlType::Interval => crate::parse_interval_styled(input, &style).map(Value::Interval),
             SqlType::Oid => oid::parse_oid(input).map(|o| Value::Int(o.into())),
             SqlType::Name => Ok(Value::Text(oid::truncate_name(input))),
             SqlType::Char1 => Ok(Value::Text(input.chars().next().map(String::from).unwrap_or_default())),
@@ -630,7 +633,7 @@ impl Value {
                     format!("{} input of a name is resolved when the statement is bound", r.type_name()),
                 )),
             },
-            SqlType::Array(e) => parse_array(e.ty(), input, zone),
+            SqlType::Array(e) => parse_array(e.ty(), input, style),
             SqlType::Int2Vector | SqlType::OidVector => oid::parse_vector(ty, input),
             SqlType::Record(_) => Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
@@ -658,7 +661,8 @@ impl Value {
     /// Writes the value in PostgreSQL's text format, a timestamp with time
     /// zone as wall-clock time in `zone` (the session's TimeZone); `None`
     /// for NULL.
-    pub fn to_text_in(&self, zone: Zone) -> Option<String> {
+    pub fn to_text_in(&self, style: impl Into<Style> + Copy) -> Option<String> {
+        let style: Style = style.into();
         Some(match self {
             Value::Null => return None,
             Value::Bool(b) => if *b { "t" } else { "f" }.to_owned(),
@@ -666,12 +670,12 @@ impl Value {
             Value::Float(f) => float::format(*f),
             Value::Float4(f) => float::format_f32(*f),
             Value::Text(s) => s.clone(),
-            Value::Date(d) => format_date(*d),
-            Value::Timestamp(t) => format_timestamp(*t),
-            Value::TimestampTz(t) => format_timestamptz(*t, zone),
-            Value::Interval(i) => format_interval(*i),
-            Value::Array(items) => format_array(items, zone),
-            Value::Record(fields) => array::format_record(fields, zone),
+            Value::Date(d) => crate::format_date_styled(*d, &style),
+            Value::Timestamp(t) => crate::format_timestamp_styled(*t, &style),
+            Value::TimestampTz(t) => crate::format_timestamptz_styled(*t, &style),
+            Value::Interval(i) => crate::format_interval_styled(i, &style),
+            Value::Array(items) => format_array(items, style),
+            Value::Record(fields) => array::format_record(fields, style),
             Value::Reg(_, name) => name.to_string(),
             Value::Uuid(u) => crate::uuid::format_uuid(u),
             Value::Bytes(b) => crate::bytea::format_bytea_hex(b),
@@ -683,7 +687,7 @@ impl Value {
 
     /// The text form of a value of type `ty`: as [`Value::to_text_in`],
     /// but int2vector and oidvector print as space-separated numbers.
-    pub fn to_text_as(&self, ty: SqlType, zone: Zone) -> Option<String> {
+    pub fn to_text_as(&self, ty: SqlType, zone: impl Into<Style> + Copy) -> Option<String> {
         match (ty, self) {
             (SqlType::Int2Vector | SqlType::OidVector, Value::Array(items)) => {
                 Some(items.iter().map(|v| v.to_text().unwrap_or_default()).collect::<Vec<_>>().join(" "))

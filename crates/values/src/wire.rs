@@ -18,7 +18,12 @@ fn protocol_violation(ty: SqlType) -> SqlError {
 /// Decodes a Bind parameter of type `ty`; `None` bytes are NULL. Text
 /// input of a timestamptz without a zone is wall-clock time in `zone`, the
 /// session's TimeZone.
-pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>, zone: Zone) -> Result<Value, SqlError> {
+pub fn decode_param(
+    ty: SqlType,
+    binary: bool,
+    bytes: Option<&[u8]>,
+    zone: impl Into<crate::Style> + Copy,
+) -> Result<Value, SqlError> {
     let Some(bytes) = bytes else { return Ok(Value::Null) };
     if !binary {
         let text = std::str::from_utf8(bytes).map_err(|_| {
@@ -78,9 +83,7 @@ pub fn decode_param(ty: SqlType, binary: bool, bytes: Option<&[u8]>, zone: Zone)
         SqlType::Void => Value::Text(String::new()),
         SqlType::Uuid => Value::Uuid(fixed(16)?.try_into().expect("16 bytes")),
         SqlType::Bytea => Value::Bytes(bytes.into()),
-        SqlType::Json => {
-            Value::Json(crate::json::json_from_wire(bytes)?.into())
-        }
+        SqlType::Json => Value::Json(crate::json::json_from_wire(bytes)?.into()),
         SqlType::Jsonb => Value::Jsonb(crate::json::Jsonb::from_wire(bytes)?),
         SqlType::Numeric(typmod) => {
             let n = crate::numeric::Numeric::from_wire(bytes)?;

@@ -135,7 +135,12 @@ pub use snapscale_values::now_micros;
 impl Xact {
     /// The session's TimeZone as of its last SET.
     pub fn session_zone(&self) -> snapscale_values::Zone {
-        self.session_view.as_ref().map_or(snapscale_values::Zone::UTC, |v| v.zone)
+        self.session_style().zone
+    }
+
+    /// The session's TimeZone, DateStyle and IntervalStyle.
+    pub fn session_style(&self) -> snapscale_values::Style {
+        self.session_view.as_ref().map_or_else(snapscale_values::Style::default, |v| v.style)
     }
 
     /// The transaction manager of a new connection's backend; it joins the

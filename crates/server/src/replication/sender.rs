@@ -128,7 +128,9 @@ impl WalSender {
         self.transport.send(RowDescription { columns, formats: &Formats::Text }).await?;
         for row in rows {
             // Replication commands return no timestamptz columns.
-            self.transport.send(DataRow { columns, formats: &Formats::Text, row, zone: Zone::UTC }).await?;
+            self.transport
+                .send(DataRow { columns, formats: &Formats::Text, row, zone: Zone::UTC.into() })
+                .await?;
         }
         self.transport.send(CommandComplete(tag)).await
     }

@@ -107,8 +107,8 @@ impl<R: Resolver> Binder<'_, R> {
         let widening = family(from) == Family::Integer
             && family(target) == Family::Integer
             && rank(from) <= rank(target);
-        let as_text = matches!(from, SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name)
-            && target == SqlType::Text;
+        let as_text =
+            matches!(from, SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) && target == SqlType::Text;
         let needs_cast = !widening && !as_text;
         Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
     }
@@ -290,9 +290,10 @@ pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
         }
         (Int2 | Int4 | Int8 | Numeric(_), Int2 | Int4 | Int8 | Numeric(_)) => Numeric(-1),
         (Float4, Float4) => Float4,
-        (Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_), Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_)) => {
-            Float8
-        }
+        (
+            Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_),
+            Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_),
+        ) => Float8,
         (Date, Int2 | Int4) if matches!(op, Arith::Add | Arith::Sub) => Date,
         (Int2 | Int4, Date) if op == Arith::Add => Date,
         (Date, Date) if op == Arith::Sub => Int4,

@@ -433,10 +433,16 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
         // float(p): real up to 24 bits of precision, as PostgreSQL maps it.
         DataType::Float(ExactNumberInfo::Precision(p)) if (1..=24).contains(p) => SqlType::Float4,
         DataType::Float(ExactNumberInfo::Precision(p)) if *p < 1 => {
-            return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "precision for type float must be at least 1 bit"))
+            return Err(SqlError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "precision for type float must be at least 1 bit",
+            ))
         }
         DataType::Float(ExactNumberInfo::Precision(p)) if *p > 53 => {
-            return Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, "precision for type float must be less than 54 bits"))
+            return Err(SqlError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "precision for type float must be less than 54 bits",
+            ))
         }
         DataType::Float(_) => SqlType::Float8,
         DataType::Boolean | DataType::Bool => SqlType::Bool,

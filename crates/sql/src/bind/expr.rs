@@ -651,6 +651,19 @@ impl<R: Resolver> Binder<'_, R> {
                         ))
                     }
                 };
+                // date ± interval is timestamp ± interval (PostgreSQL's
+                // date_pl_interval casts the date).
+                let date_interval = matches!(arith, Arith::Add | Arith::Sub)
+                    && matches!(
+                        (ta, tb),
+                        (SqlType::Date, SqlType::Interval) | (SqlType::Interval, SqlType::Date)
+                    );
+                let (ta, tb) = if date_interval {
+                    let ts = |t| if t == SqlType::Date { SqlType::Timestamp } else { t };
+                    (ts(ta), ts(tb))
+                } else {
+                    (ta, tb)
+                };
                 let result = arith_type(ta, arith, tb).ok_or_else(|| {
                     SqlError::new(
                         SqlState::UNDEFINED_FUNCTION,
@@ -740,7 +753,7 @@ pub(super) fn unsupported_expression(e: &ast::Expr) -> SqlError {
 }
 
 /// `type 'literal'`: parsed as the type now.
-pub(super) fn typed_string(ts: &ast::TypedString, zone: snapscale_values::Zone) -> Result<Typed, SqlError> {
+pub(super) fn typed_string(ts: &ast::TypedString, zone: snapscale_values::Style) -> Result<Typed, SqlError> {
     let ty = data_type(&ts.data_type)?;
     let text = match &ts.value.value {
         ast::Value::SingleQuotedString(s) => s.clone(),

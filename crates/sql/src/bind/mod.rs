@@ -49,8 +49,8 @@ pub(crate) trait Resolver {
     fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError>;
     /// The session's TimeZone: literals of timestamptz are read in it when
     /// the statement is bound, as PostgreSQL reads them at parse analysis.
-    fn zone(&self) -> snapscale_values::Zone {
-        snapscale_values::Zone::UTC
+    fn zone(&self) -> snapscale_values::Style {
+        snapscale_values::Style::default()
     }
 }
 
@@ -60,8 +60,8 @@ impl Resolver for snapscale_engine::Xact {
         self.relation(name)
     }
 
-    fn zone(&self) -> snapscale_values::Zone {
-        self.session_zone()
+    fn zone(&self) -> snapscale_values::Style {
+        self.session_style()
     }
 }
 
@@ -131,7 +131,7 @@ pub(super) struct Binder<'r, R> {
     /// The recursion's root (`max_stack_depth`).
     stack: StackDepth,
     /// The session's TimeZone, for literals folded now.
-    zone: snapscale_values::Zone,
+    zone: snapscale_values::Style,
     /// What the whole statement collects (state.rs).
     statement: StatementState,
     /// What the SELECT being bound collects (state.rs).

@@ -6,12 +6,16 @@
 //! is NULL; a quoted one never is.
 
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{SqlError, Value, Zone};
+use snapscale_values::{SqlError, Value};
 
 use super::CopyOptions;
 
 /// Writes one record (with its newline).
-pub(crate) fn format_row(values: &[Value], o: &CopyOptions, zone: Zone) -> Vec<u8> {
+pub(crate) fn format_row(
+    values: &[Value],
+    o: &CopyOptions,
+    zone: impl Into<snapscale_values::Style> + Copy,
+) -> Vec<u8> {
     let mut out = String::new();
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
@@ -149,7 +153,7 @@ mod tests {
         let o = csv();
         let row =
             vec![Value::Int(1), Value::Null, Value::Text("a,\"b\"\nc".into()), Value::Text(String::new())];
-        let text = String::from_utf8(format_row(&row, &o, Zone::UTC)).unwrap();
+        let text = String::from_utf8(format_row(&row, &o, snapscale_values::Zone::UTC)).unwrap();
         assert_eq!(text, "1,,\"a,\"\"b\"\"\nc\",\"\"\n");
         let end = record_end(text.as_bytes(), &o).unwrap();
         assert_eq!(end, text.len() - 1);

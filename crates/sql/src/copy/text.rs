@@ -3,7 +3,7 @@
 //! NULL, backslash escapes, and an optional `\.` end-of-data line.
 
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{SqlError, Value, Zone};
+use snapscale_values::{SqlError, Value};
 
 use super::CopyOptions;
 
@@ -70,7 +70,11 @@ fn unescape(raw: &str) -> Result<String, SqlError> {
 }
 
 /// Formats one row.
-pub fn format_row(values: &[Value], o: &CopyOptions, zone: Zone) -> Vec<u8> {
+pub fn format_row(
+    values: &[Value],
+    o: &CopyOptions,
+    zone: impl Into<snapscale_values::Style> + Copy,
+) -> Vec<u8> {
     let mut out = String::new();
     for (i, v) in values.iter().enumerate() {
         if i > 0 {
@@ -124,7 +128,7 @@ mod tests {
     #[test]
     fn formats_round_trip() {
         let row = vec![Value::Int(1), Value::Null, Value::Text("a\tb\\".into())];
-        let line = String::from_utf8(format_row(&row, &text(), Zone::UTC)).unwrap();
+        let line = String::from_utf8(format_row(&row, &text(), snapscale_values::Zone::UTC)).unwrap();
         assert_eq!(line, "1\t\\N\ta\\tb\\\\\n");
         let back = parse_line(line.trim_end_matches('\n'), &text()).unwrap();
         assert_eq!(back, vec![Some("1".into()), None, Some("a\tb\\".into())]);

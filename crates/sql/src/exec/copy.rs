@@ -5,7 +5,7 @@
 use snapscale_engine::catalog::Row;
 use snapscale_engine::Tid;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{SqlError, SqlType, Value, Zone};
+use snapscale_values::{SqlError, SqlType, Value};
 
 use super::Executor;
 use crate::copy::{binary, csv, text, CopyFormat, CopyOptions};
@@ -20,7 +20,7 @@ pub(crate) struct CopyIn {
     defaults: Vec<(usize, Expr)>,
     options: CopyOptions,
     /// The session's TimeZone: timestamptz text without a zone is its.
-    zone: Zone,
+    zone: snapscale_values::Style,
     /// The copied columns' types.
     types: Vec<SqlType>,
     /// Bytes of a row not yet complete.
@@ -42,7 +42,7 @@ impl CopyIn {
         columns: Vec<usize>,
         defaults: Vec<(usize, Expr)>,
         options: CopyOptions,
-        zone: Zone,
+        zone: snapscale_values::Style,
     ) -> CopyIn {
         let types = columns.iter().map(|&c| rel.entry.columns[c].ty).collect();
         let started = !(options.header || options.format == CopyFormat::Binary);
@@ -68,7 +68,7 @@ pub(crate) fn copy_out<'r>(
     columns: &[Column],
     rows: impl Iterator<Item = &'r [Value]>,
     o: &CopyOptions,
-    zone: Zone,
+    zone: snapscale_values::Style,
 ) -> Output {
     let types: Vec<SqlType> = columns.iter().map(|c| c.ty).collect();
     let mut lines = Vec::new();
@@ -115,7 +115,7 @@ impl Executor<'_> {
             .collect();
         let picked: Vec<Vec<Value>> =
             rows.iter().map(|(_, row)| columns.iter().map(|&c| row[c].clone()).collect()).collect();
-        Ok(copy_out(&cols, picked.iter().map(Vec::as_slice), o, self.xact.session_zone()))
+        Ok(copy_out(&cols, picked.iter().map(Vec::as_slice), o, self.xact.session_style()))
     }
 
     /// Inserts the whole rows buffered in `copy` (and, `at_end`, checks

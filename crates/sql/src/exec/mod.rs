@@ -206,7 +206,7 @@ async fn run_here(
         Statement::Utility(u) => exec.utility(u).await,
         Statement::CopyQuery { query, options } => {
             let rows = exec.query(query).await?;
-            let zone = exec.xact.session_zone();
+            let zone = exec.xact.session_style();
             Ok(crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options, zone))
         }
     }

@@ -18,7 +18,7 @@ fn elements(v: &Value) -> Result<Option<&Arc<[Value]>>, SqlError> {
     }
 }
 
-pub(super) fn array_func(f: Func, args: &[Value], zone: snapscale_values::Zone) -> Result<Value, SqlError> {
+pub(super) fn array_func(f: Func, args: &[Value], zone: snapscale_values::Style) -> Result<Value, SqlError> {
     Ok(match f {
         Func::ArrayCons => Value::Array(args.to_vec().into()),
         Func::ArrayCat => match (&args[0], &args[1]) {

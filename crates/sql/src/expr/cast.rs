@@ -5,14 +5,14 @@
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::numeric::Numeric;
-use snapscale_values::{int_arith, IntOp, SqlError, SqlType, Value, Zone};
+use snapscale_values::{int_arith, IntOp, SqlError, SqlType, Style, Value};
 
 use super::Ctx;
 
 /// Converts `v` to `ty` as [`cast`] does, looking names of catalog objects
 /// up for the oid alias types (`'t'::regclass`, `oid::regclass`).
 pub fn cast_in(v: Value, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-    let SqlType::Reg(reg) = ty else { return cast(v, ty, explicit, cx.zone()) };
+    let SqlType::Reg(reg) = ty else { return cast(v, ty, explicit, cx.style()) };
     let by_oid = |oid: u32| {
         let name = match (oid, cx.catalog.and_then(|n| n.name_of(reg, oid))) {
             (0, _) => "-".to_owned(),
@@ -48,7 +48,14 @@ pub fn cast_in(v: Value, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Va
 /// long string (22001); an explicit cast truncates it, as PostgreSQL does.
 /// `zone` is the session's TimeZone: where timestamptz meets text, date
 /// and timestamp.
-pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, SqlError> {
+pub fn cast(
+    v: Value,
+    ty: SqlType,
+    explicit: bool,
+    style: impl Into<Style> + Copy,
+) -> Result<Value, SqlError> {
+    let style: Style = style.into();
+    let zone = style.zone;
     let type_error = |v: &Value| {
         SqlError::new(
             SqlState::DATATYPE_MISMATCH,
@@ -71,7 +78,7 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
         }
         (Value::Numeric(n), SqlType::Float4) => Value::Float4(n.to_f32()?),
         (Value::Float4(f), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
-            return cast(Value::Float(f64::from(f)), ty, explicit, zone)
+            return cast(Value::Float(f64::from(f)), ty, explicit, style)
         }
         (Value::Float(f), SqlType::Float8) => Value::Float(f),
         (Value::Float(f), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => {
@@ -99,7 +106,7 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
             | SqlType::Int8
             | SqlType::Float8
             | SqlType::Bool),
-        ) => jsonb_scalar(&j, ty, zone)?,
+        ) => jsonb_scalar(&j, ty, style)?,
         (Value::Numeric(n), SqlType::Numeric(typmod)) => {
             Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n })
         }
@@ -117,9 +124,9 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
         (Value::Numeric(n), SqlType::Int8) => Value::Int(n.to_i64()?),
         (Value::Text(s), SqlType::Varchar(Some(n)) | SqlType::Char(n)) if explicit => {
             let cut: String = s.chars().take(n as usize).collect();
-            Value::parse_in(ty, &cut, zone)?
+            Value::parse_in(ty, &cut, style)?
         }
-        (Value::Text(s), _) => Value::parse_in(ty, &s, zone)?,
+        (Value::Text(s), _) => Value::parse_in(ty, &s, style)?,
         // Dates and timestamps are wall-clock times; a timestamptz is an
         // instant, whose wall-clock time is the session zone's.
         (
@@ -159,16 +166,16 @@ pub fn cast(v: Value, ty: SqlType, explicit: bool, zone: Zone) -> Result<Value, 
             Value::Array(
                 items
                     .iter()
-                    .map(|v| cast(v.clone(), elem, explicit, zone))
+                    .map(|v| cast(v.clone(), elem, explicit, style))
                     .collect::<Result<Vec<_>, _>>()?
                     .into(),
             )
         }
         (v @ Value::Array(_), SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) => {
-            Value::parse(ty, &v.to_text_in(zone).unwrap_or_default())?
+            Value::parse(ty, &v.to_text_in(style).unwrap_or_default())?
         }
         (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1) => {
-            let text = v.to_text_in(zone).unwrap_or_default();
+            let text = v.to_text_in(style).unwrap_or_default();
             Value::parse(ty, &text)?
         }
         (v, _) => return Err(type_error(&v)),
@@ -200,7 +207,7 @@ pub(super) fn describe(v: &Value) -> &'static str {
 
 /// `jsonb::numeric` and its kin: the scalar as the SQL type, or 22023
 /// "cannot cast jsonb object to type numeric".
-fn jsonb_scalar(j: &snapscale_values::json::Jsonb, ty: SqlType, zone: Zone) -> Result<Value, SqlError> {
+fn jsonb_scalar(j: &snapscale_values::json::Jsonb, ty: SqlType, style: Style) -> Result<Value, SqlError> {
     use snapscale_values::json::Jsonb;
     let target = match ty {
         SqlType::Bool => "boolean",
@@ -223,7 +230,7 @@ fn jsonb_scalar(j: &snapscale_values::json::Jsonb, ty: SqlType, zone: Zone) -> R
     };
     match (j, ty) {
         (Jsonb::Bool(b), SqlType::Bool) => Ok(Value::Bool(*b)),
-        (Jsonb::Number(n), ty) if ty != SqlType::Bool => cast(Value::Numeric(n.clone()), ty, true, zone),
+        (Jsonb::Number(n), ty) if ty != SqlType::Bool => cast(Value::Numeric(n.clone()), ty, true, style),
         _ => Err(wrong()),
     }
 }

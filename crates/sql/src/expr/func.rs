@@ -119,7 +119,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         Func::QuoteLiteral => match &args[0] {
             Value::Null => Value::Null,
             v => {
-                let text = v.to_text_in(cx.zone()).unwrap_or_default();
+                let text = v.to_text_in(cx.style()).unwrap_or_default();
                 let body = text.replace('\'', "''");
                 // A backslash makes PostgreSQL write an escape string.
                 if body.contains('\\') {
@@ -174,7 +174,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         | Func::ArrayLower
         | Func::ArrayLength
         | Func::Cardinality
-        | Func::Any { .. } => super::array::array_func(f, &args, cx.zone())?,
+        | Func::Any { .. } => super::array::array_func(f, &args, cx.style())?,
         Func::Regex { negated, icase } => match (&args[0], &args[1]) {
             (Value::Text(s), Value::Text(p)) => {
                 Value::Bool(super::array::regex_match(s, p, icase)? != negated)

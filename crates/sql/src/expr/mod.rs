@@ -463,7 +463,13 @@ pub struct Ctx<'a> {
 impl Ctx<'_> {
     /// The session's TimeZone (UTC where no session runs).
     pub fn zone(&self) -> Zone {
-        self.session.map_or(Zone::UTC, |s| s.zone)
+        self.style().zone
+    }
+
+    /// The session's TimeZone, DateStyle and IntervalStyle (UTC, ISO and
+    /// postgres where no session runs): how values become text.
+    pub fn style(&self) -> snapscale_values::Style {
+        self.session.map_or_else(snapscale_values::Style::default, |s| s.style)
     }
 }
 
@@ -598,7 +604,7 @@ fn eval_chain(first: &Expr, steps: &[Step], cx: &Ctx<'_>) -> Result<Value, SqlEr
     for step in steps {
         value = match step {
             Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty, cx.zone())?,
-            Step::Concat(e) => concat(value, e.eval(cx)?, cx.zone()),
+            Step::Concat(e) => concat(value, e.eval(cx)?, cx.style()),
             Step::Cast(ty, explicit) => cast_in(value, *ty, *explicit, cx)?,
         };
     }

@@ -9,7 +9,7 @@ use snapscale_values::{int_arith, IntOp, Interval, SqlError, SqlType, Value, Zon
 use super::Arith;
 
 /// `a || b` over any two values' text forms; NULL if either is.
-pub(super) fn concat(a: Value, b: Value, zone: Zone) -> Value {
+pub(super) fn concat(a: Value, b: Value, zone: snapscale_values::Style) -> Value {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => Value::Null,
         (a, b) => Value::Text(format!(
@@ -45,7 +45,10 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
                 Arith::Rem => x % y,
             };
             if r.is_infinite() && x.is_finite() && y.is_finite() {
-                return Err(SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow"));
+                return Err(SqlError::new(
+                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: overflow",
+                ));
             }
             Value::Float4(r)
         }

@@ -10,7 +10,7 @@
 //! rather than stored and ignored: dates print only in ISO style, floats print shortest-exact (what
 //! extra_float_digits ≥ 1 asks), and the only encoding is UTF8.
 
-use snapscale_values::Zone;
+use snapscale_values::{DateOrder, DateStyle, IntervalStyle, Style, Zone};
 
 use super::{invalid, parse_bool, SettingError};
 
@@ -31,8 +31,11 @@ pub struct ClientSettings {
     pub time_zone: String,
     /// The zone it names: how timestamptz is read and shown.
     pub zone: Zone,
-    /// DateStyle, normalised ("ISO, MDY").
-    pub date_style: String,
+    /// DateStyle's output style and field order.
+    pub date: DateStyle,
+    pub order: DateOrder,
+    /// IntervalStyle.
+    pub interval: IntervalStyle,
     /// The user the session authenticated as (session_authorization).
     pub session_user: String,
     /// The database it connected to.
@@ -47,7 +50,9 @@ impl Default for ClientSettings {
             search_path: "\"$user\", public".into(),
             time_zone: "UTC".into(),
             zone: Zone::UTC,
-            date_style: "ISO, MDY".into(),
+            date: DateStyle::Iso,
+            order: DateOrder::Mdy,
+            interval: IntervalStyle::Postgres,
             session_user: "postgres".into(),
             database: "postgres".into(),
         }
@@ -83,25 +88,22 @@ fn unsupported(name: &str, value: &str, why: &str) -> SettingError {
     SettingError::Unsupported { name: name.into(), value: value.into(), why: why.into() }
 }
 
-/// DateStyle: an output style and a field order, either or both.
-fn parse_date_style(name: &str, value: &str) -> Result<String, SettingError> {
-    let mut order = "MDY";
-    for part in value.split(',').map(|p| p.trim().to_ascii_lowercase()) {
-        match part.as_str() {
-            "iso" | "default" => {}
-            "mdy" | "us" | "noneuropean" | "noneuro" => order = "MDY",
-            "dmy" | "european" | "euro" => order = "DMY",
-            "ymd" => order = "YMD",
-            "sql" | "postgres" | "german" => {
-                return Err(unsupported(name, value, "only the ISO output style is supported"))
-            }
-            _ => return Err(invalid(name, value, "expected a style such as ISO, MDY")),
-        }
+/// A bad DateStyle or IntervalStyle, in PostgreSQL's words.
+fn style_error(name: &str, value: &str, text: String, hint: bool) -> SettingError {
+    let message = format!("invalid value for parameter \"{name}\": \"{value}\"");
+    if hint {
+        SettingError::InvalidValue { message, detail: None, hint: Some(text) }
+    } else {
+        SettingError::InvalidValue { message, detail: Some(text), hint: None }
     }
-    Ok(format!("ISO, {order}"))
 }
 
 impl ClientSettings {
+    /// How values are read and shown: TimeZone, DateStyle, IntervalStyle.
+    pub fn style(&self) -> Style {
+        Style { zone: self.zone, date: self.date, order: self.order, interval: self.interval }
+    }
+
     /// SET for one of [`SESSION`]; `None` if the name is not one of them.
     pub(super) fn apply(&mut self, name: &str, value: &str) -> Option<Result<(), SettingError>> {
         SESSION.contains(&name).then(|| self.set(name, value.trim()))
@@ -141,9 +143,15 @@ impl ClientSettings {
                     })?;
                 (self.zone, self.time_zone) = (zone, shown);
             }
-            "datestyle" => self.date_style = parse_date_style(name, v)?,
-            "intervalstyle" if v.eq_ignore_ascii_case("postgres") => {}
-            "intervalstyle" => return Err(unsupported(name, v, "only the postgres style is supported")),
+            // What DateStyle does not name keeps its value, as in PostgreSQL.
+            "datestyle" => {
+                (self.date, self.order) = Style::parse_datestyle_over(v, self.date, self.order)
+                    .map_err(|detail| style_error("DateStyle", v, detail, false))?
+            }
+            "intervalstyle" => {
+                self.interval = Style::parse_intervalstyle(v)
+                    .map_err(|hint| style_error("intervalstyle", v, hint, true))?
+            }
             "client_encoding" => {
                 let e = v.trim_matches('\'').to_ascii_lowercase().replace(['-', '_'], "");
                 if e != "utf8" && e != "unicode" {
@@ -172,8 +180,8 @@ impl ClientSettings {
             "extra_float_digits" => self.extra_float_digits.to_string(),
             "search_path" => self.search_path.clone(),
             "timezone" => self.time_zone.clone(),
-            "datestyle" => self.date_style.clone(),
-            "intervalstyle" => "postgres".into(),
+            "datestyle" => self.style().show_datestyle(),
+            "intervalstyle" => self.style().show_intervalstyle().into(),
             "client_encoding" | "server_encoding" => "UTF8".into(),
             "standard_conforming_strings" | "integer_datetimes" | "is_superuser" => "on".into(),
             "idle_in_transaction_session_timeout" => "0".into(),
@@ -229,8 +237,13 @@ mod tests {
             c.apply("timezone", "Mars/Olympus").unwrap().unwrap_err().sqlstate(),
             SqlState::INVALID_PARAMETER_VALUE
         );
+        c.apply("datestyle", "Postgres").unwrap().unwrap();
+        assert_eq!(c.show("datestyle").unwrap(), "Postgres, DMY", "the order not named is kept");
+        c.apply("intervalstyle", "iso_8601").unwrap().unwrap();
+        assert_eq!(c.show("intervalstyle").unwrap(), "iso_8601");
+        let e = snapscale_values::SqlError::from(c.apply("datestyle", "ISO, Postgres").unwrap().unwrap_err());
+        assert_eq!(e.detail.as_deref(), Some("Conflicting \"datestyle\" specifications."));
         for (name, value) in [
-            ("datestyle", "SQL, DMY"),
             ("extra_float_digits", "0"),
             ("client_encoding", "LATIN1"),
             ("standard_conforming_strings", "off"),

@@ -508,6 +508,10 @@ impl crate::Gucs for Settings {
         self.session.time_zone()
     }
 
+    fn style(&self) -> snapscale_values::Style {
+        self.session.style()
+    }
+
     fn wait_policy(&self) -> WaitPolicy {
         self.session.wait_policy()
     }

@@ -241,6 +241,10 @@ impl Gucs for SessionSettings {
         self.client.zone
     }
 
+    fn style(&self) -> snapscale_values::Style {
+        self.client.style()
+    }
+
     fn wait_policy(&self) -> WaitPolicy {
         WaitPolicy {
             deadlock_timeout: self.deadlock_timeout,

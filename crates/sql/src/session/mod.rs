@@ -73,6 +73,11 @@ pub trait Gucs: Clone + Send + Sync + 'static {
         self.session_user()
     }
     /// TimeZone: where timestamptz text is read and shown.
+    /// TimeZone, DateStyle and IntervalStyle: how date and time text is
+    /// read and shown.
+    fn style(&self) -> snapscale_values::Style {
+        self.time_zone().into()
+    }
     fn time_zone(&self) -> snapscale_values::Zone {
         snapscale_values::Zone::UTC
     }
@@ -253,7 +258,7 @@ impl<G: Gucs> Conn<G> {
                 .into_iter()
                 .filter_map(|(name, context)| gucs.show(name).ok().map(|v| (name, v, context)))
                 .collect(),
-            zone: gucs.time_zone(),
+            style: gucs.style(),
             show: Box::new({
                 let shown = Arc::clone(&shown);
                 move |name| shown.lock().expect("session settings poisoned").show(name)
@@ -285,6 +290,12 @@ impl<G: Gucs> Conn<G> {
     /// text parameters without a zone are read.
     pub fn time_zone(&self) -> snapscale_values::Zone {
         self.gucs.time_zone()
+    }
+
+    /// The session's TimeZone, DateStyle and IntervalStyle: how result
+    /// rows show dates and times and how text parameters are read.
+    pub fn style(&self) -> snapscale_values::Style {
+        self.gucs.style()
     }
 
     /// The connection started: who it is (pg_stat_activity's row).
@@ -519,7 +530,7 @@ impl<G: Gucs> Conn<G> {
                         columns.clone(),
                         defaults.clone(),
                         options.clone(),
-                        self.xact.session_zone(),
+                        self.xact.session_style(),
                     );
                     copy.waits = planned.waits;
                     self.copy = Some(copy);

@@ -31,9 +31,9 @@ pub use build::{
     JsonObjectAgg, JsonbAgg, JsonbObjectAgg,
 };
 pub use ops::PathStep;
-pub use path::JsonPath;
 pub use ord::compare;
 pub use out::escape_json;
+pub use path::JsonPath;
 pub use text::{
     json_array_elements, json_array_elements_text, json_array_length, json_each, json_each_text,
     json_extract_path, json_extract_path_text, json_object_keys, json_strip_nulls, json_typeof, JsonText,
