@@ -6,7 +6,7 @@
 
 use snapscale_values::SqlType;
 
-use super::builtins::{s, Arg, Builtin, Is, INT4, INT8};
+use super::builtins::{s, Arg, Builtin, Is, INT4, INT8, TEXT};
 use crate::expr::scalar;
 
 const NUMERIC: Arg = Is(SqlType::Numeric(-1));
@@ -62,4 +62,17 @@ pub(super) static MATH: &[Builtin] = &[
     s("trim_scale", &[NUMERIC], N, scalar::TRIM_SCALE),
     s("width_bucket", &[NUMERIC, NUMERIC, NUMERIC, INT4], SqlType::Int4, scalar::WIDTH_BUCKET_NUMERIC),
     s("width_bucket", &[FLOAT8, FLOAT8, FLOAT8, INT4], SqlType::Int4, scalar::WIDTH_BUCKET_FLOAT),
+    // The formatting functions.
+    s("to_char", &[INT4, TEXT], SqlType::Text, scalar::TO_CHAR_INT4),
+    s("to_char", &[INT8, TEXT], SqlType::Text, scalar::TO_CHAR),
+    s("to_char", &[NUMERIC, TEXT], SqlType::Text, scalar::TO_CHAR),
+    s("to_char", &[Is(SqlType::Float4), TEXT], SqlType::Text, scalar::TO_CHAR),
+    s("to_char", &[FLOAT8, TEXT], SqlType::Text, scalar::TO_CHAR),
+    s("to_char", &[Is(SqlType::Timestamp), TEXT], SqlType::Text, scalar::TO_CHAR),
+    s("to_char", &[Is(SqlType::TimestampTz), TEXT], SqlType::Text, scalar::TO_CHAR),
+    s("to_char", &[Is(SqlType::Interval), TEXT], SqlType::Text, scalar::TO_CHAR),
+    s("to_number", &[TEXT, TEXT], N, scalar::TO_NUMBER),
+    s("to_date", &[TEXT, TEXT], SqlType::Date, scalar::TO_DATE),
+    s("to_timestamp", &[TEXT, TEXT], SqlType::TimestampTz, scalar::TO_TIMESTAMP),
+    s("to_timestamp", &[FLOAT8], SqlType::TimestampTz, scalar::TO_TIMESTAMP_EPOCH),
 ];

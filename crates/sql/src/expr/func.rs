@@ -115,7 +115,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
                 None => Value::Null,
             }
         }
-        Func::Scalar(s) => s.apply(&args)?,
+        Func::Scalar(s) => s.apply(&args, cx.style())?,
         Func::QuoteLiteral => match &args[0] {
             Value::Null => Value::Null,
             v => {

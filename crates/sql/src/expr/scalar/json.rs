@@ -221,7 +221,7 @@ fn jsonb_build_array(a: &[Value]) -> Result<Value, SqlError> {
 
 /// A builder's NULL arguments are values, not a reason to skip the call.
 const fn lenient(name: &'static str, call: fn(&[Value]) -> Result<Value, SqlError>) -> Scalar {
-    Scalar { name, call, strict: false, volatile: false }
+    Scalar { name, call, styled: None, strict: false, volatile: false }
 }
 
 pub const JSONB_FIELD: Scalar = Scalar::new("->", field);

@@ -6,14 +6,21 @@
 
 use std::fmt;
 
-use snapscale_values::{SqlError, Value};
+use snapscale_values::{SqlError, Style, Value};
+
+/// `call` of a function that has only a styled implementation.
+fn unstyled(_: &[Value]) -> Result<Value, SqlError> {
+    unreachable!("a styled function is called with its style")
+}
 
 mod bytea;
+mod formatting;
 mod json;
 mod math;
 mod text;
 
 pub use bytea::*;
+pub use formatting::*;
 pub use json::*;
 pub use math::*;
 pub use text::*;
@@ -27,6 +34,10 @@ pub struct Scalar {
     /// The implementation, given non-NULL arguments (all of them, for a
     /// non-strict one).
     pub call: fn(&[Value]) -> Result<Value, SqlError>,
+    /// The implementation of one that reads the session's TimeZone,
+    /// DateStyle or IntervalStyle (`to_char` of a timestamptz); `call` is
+    /// then unused.
+    pub styled: Option<fn(&[Value], Style) -> Result<Value, SqlError>>,
     /// A NULL argument gives NULL without a call.
     pub strict: bool,
     /// Each call may answer differently (`gen_random_uuid()`): a statement
@@ -37,20 +48,28 @@ pub struct Scalar {
 impl Scalar {
     /// A strict, immutable function.
     pub const fn new(name: &'static str, call: fn(&[Value]) -> Result<Value, SqlError>) -> Scalar {
-        Scalar { name, call, strict: true, volatile: false }
+        Scalar { name, call, styled: None, strict: true, volatile: false }
+    }
+
+    /// A strict, stable function of the session's style.
+    pub const fn styled(name: &'static str, call: fn(&[Value], Style) -> Result<Value, SqlError>) -> Scalar {
+        Scalar { name, call: unstyled, styled: Some(call), strict: true, volatile: false }
     }
 
     /// A strict function whose calls may each answer differently.
     pub const fn volatile(name: &'static str, call: fn(&[Value]) -> Result<Value, SqlError>) -> Scalar {
-        Scalar { name, call, strict: true, volatile: true }
+        Scalar { name, call, styled: None, strict: true, volatile: true }
     }
 
-    /// Calls it on `args`.
-    pub fn apply(&self, args: &[Value]) -> Result<Value, SqlError> {
+    /// Calls it on `args` in the session's `style`.
+    pub fn apply(&self, args: &[Value], style: Style) -> Result<Value, SqlError> {
         if self.strict && args.iter().any(|a| matches!(a, Value::Null)) {
             return Ok(Value::Null);
         }
-        (self.call)(args)
+        match self.styled {
+            Some(f) => f(args, style),
+            None => (self.call)(args),
+        }
     }
 }
 

@@ -95,7 +95,7 @@ impl Builder {
 
 /// A non-strict function: it is called with NULL arguments too.
 const fn lenient(name: &'static str, call: fn(&[Value]) -> Result<Value, SqlError>) -> Scalar {
-    Scalar { name, call, strict: false, volatile: false }
+    Scalar { name, call, styled: None, strict: false, volatile: false }
 }
 
 /// The argument as an integer bound as `integer`.
