@@ -25,6 +25,9 @@ pub use json::*;
 pub use math::*;
 pub use text::*;
 
+/// A function of its arguments and the session's style.
+pub type StyledFn = fn(&[Value], Style) -> Result<Value, SqlError>;
+
 /// One SQL function's implementation.
 #[derive(Clone, Copy)]
 pub struct Scalar {
@@ -37,7 +40,7 @@ pub struct Scalar {
     /// The implementation of one that reads the session's TimeZone,
     /// DateStyle or IntervalStyle (`to_char` of a timestamptz); `call` is
     /// then unused.
-    pub styled: Option<fn(&[Value], Style) -> Result<Value, SqlError>>,
+    pub styled: Option<StyledFn>,
     /// A NULL argument gives NULL without a call.
     pub strict: bool,
     /// Each call may answer differently (`gen_random_uuid()`): a statement
