@@ -47,6 +47,7 @@ fn kind(v: &Value) -> u8 {
         Value::Bytes(_) => 11,
         Value::Json(_) => 12,
         Value::Jsonb(_) => 13,
+        Value::JsonPath(_) => 14,
     }
 }
 

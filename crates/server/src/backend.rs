@@ -291,7 +291,8 @@ fn type_size(ty: SqlType) -> i16 {
         | SqlType::Bytea
         | SqlType::Numeric(_)
         | SqlType::Json
-        | SqlType::Jsonb => -1,
+        | SqlType::Jsonb
+        | SqlType::JsonPath => -1,
     }
 }
 

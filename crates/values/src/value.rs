@@ -77,6 +77,8 @@ pub enum SqlType {
     Json,
     /// jsonb: a normalised JSON value.
     Jsonb,
+    /// jsonpath: an SQL/JSON path expression.
+    JsonPath,
     /// uuid: 16 bytes.
     Uuid,
     /// bytea: a binary string.
@@ -253,6 +255,7 @@ impl SqlType {
             SqlType::Json => 114,
             SqlType::Jsonb => 3802,
             SqlType::Float4 => 700,
+            SqlType::JsonPath => 4072,
         }
     }
 
@@ -283,6 +286,7 @@ impl SqlType {
             SqlType::Json,
             SqlType::Jsonb,
             SqlType::Float4,
+            SqlType::JsonPath,
         ];
         scalars.into_iter().chain(Reg::ALL.into_iter().map(SqlType::Reg)).find(|t| t.oid() == oid).or_else(
             || {
@@ -380,6 +384,7 @@ impl SqlType {
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
             SqlType::Float4 => "real",
+            SqlType::JsonPath => "jsonpath",
         }
     }
 
@@ -437,6 +442,7 @@ impl SqlType {
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
             SqlType::Float4 => "float4",
+            SqlType::JsonPath => "jsonpath",
         }
     }
 
@@ -480,6 +486,7 @@ impl SqlType {
             "uuid" => SqlType::Uuid,
             "json" => SqlType::Json,
             "jsonb" => SqlType::Jsonb,
+            "jsonpath" => SqlType::JsonPath,
             "bytea" => SqlType::Bytea,
             "numeric" | "decimal" => SqlType::Numeric(-1),
             _ => {
@@ -528,6 +535,8 @@ pub enum Value {
     Json(std::sync::Arc<str>),
     /// A jsonb value.
     Jsonb(crate::json::Jsonb),
+    /// A jsonpath.
+    JsonPath(std::sync::Arc<crate::json::JsonPath>),
 }
 
 fn int_range(ty: SqlType) -> (i64, i64) {
@@ -645,6 +654,7 @@ impl Value {
             SqlType::Bytea => crate::bytea::parse_bytea(input).map(|b| Value::Bytes(b.into())),
             SqlType::Json => crate::json::json_in(input).map(|()| Value::Json(input.into())),
             SqlType::Jsonb => crate::json::jsonb_in(input).map(Value::Jsonb),
+            SqlType::JsonPath => crate::json::JsonPath::parse(input).map(|p| Value::JsonPath(p.into())),
             SqlType::Numeric(typmod) => {
                 let n = crate::numeric::Numeric::parse(input)?;
                 Ok(Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n }))
@@ -682,6 +692,7 @@ impl Value {
             Value::Numeric(n) => n.to_string(),
             Value::Json(j) => j.to_string(),
             Value::Jsonb(j) => j.to_text(),
+            Value::JsonPath(p) => p.to_string(),
         })
     }
 

@@ -85,6 +85,7 @@ pub fn decode_param(
         SqlType::Bytea => Value::Bytes(bytes.into()),
         SqlType::Json => Value::Json(crate::json::json_from_wire(bytes)?.into()),
         SqlType::Jsonb => Value::Jsonb(crate::json::Jsonb::from_wire(bytes)?),
+        SqlType::JsonPath => Value::JsonPath(crate::json::JsonPath::from_wire(bytes)?.into()),
         SqlType::Numeric(typmod) => {
             let n = crate::numeric::Numeric::from_wire(bytes)?;
             Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n })
@@ -175,6 +176,11 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
         (SqlType::Oid, Value::Int(i)) => (*i as u32).to_be_bytes().to_vec(),
         (SqlType::Uuid, Value::Uuid(u)) => u.to_vec(),
         (SqlType::Bytea, Value::Bytes(b)) => b.to_vec(),
+        (SqlType::JsonPath, Value::JsonPath(p)) => {
+            let mut b = Vec::new();
+            p.to_wire(&mut b);
+            b
+        }
         (SqlType::Jsonb, Value::Jsonb(j)) => {
             let mut b = Vec::new();
             j.to_wire(&mut b);

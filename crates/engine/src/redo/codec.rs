@@ -115,6 +115,10 @@ impl Writer {
                 self.u8(16);
                 j.encode(&mut self.0);
             }
+            Value::JsonPath(p) => {
+                self.u8(19);
+                p.encode(&mut self.0);
+            }
         }
     }
     pub fn row(&mut self, row: &[Value]) {
@@ -155,6 +159,7 @@ impl Writer {
             SqlType::Numeric(typmod) => (23, typmod as u32),
             SqlType::Json => (24, u32::MAX),
             SqlType::Float4 => (27, u32::MAX),
+            SqlType::JsonPath => (28, u32::MAX),
             SqlType::Jsonb => (25, u32::MAX),
         };
         self.u8(tag);
@@ -305,6 +310,12 @@ impl<'a> Reader<'a> {
             }
             15 => Value::Json(self.str()?.into()),
             18 => Value::Float4(f32::from_bits(self.u32()?)),
+            19 => {
+                let (p, used) =
+                    snapscale_values::json::JsonPath::decode(&self.b[self.at..]).map_err(|_| corrupt())?;
+                self.at += used;
+                Value::JsonPath(p.into())
+            }
             16 => {
                 let (j, used) =
                     snapscale_values::json::Jsonb::decode(&self.b[self.at..]).map_err(|_| corrupt())?;
@@ -356,6 +367,7 @@ impl<'a> Reader<'a> {
             23 => SqlType::Numeric(len as i32),
             24 => SqlType::Json,
             27 => SqlType::Float4,
+            28 => SqlType::JsonPath,
             25 => SqlType::Jsonb,
             _ => return Err(corrupt()),
         })

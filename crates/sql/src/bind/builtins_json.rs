@@ -10,6 +10,7 @@ use crate::expr::scalar;
 
 const JSONB: Arg = Is(SqlType::Jsonb);
 const JSON: Arg = Is(SqlType::Json);
+const PATH: Arg = Is(SqlType::JsonPath);
 const TEXTS: Arg = Is(SqlType::Array(Elem::Text));
 const BOOL: Arg = Is(SqlType::Bool);
 const B: SqlType = SqlType::Jsonb;
@@ -39,6 +40,20 @@ pub(super) static JSON_FUNCTIONS: &[Builtin] = &[
     s("-", &[JSONB, TEXTS], B, scalar::JSONB_DELETE_KEYS),
     s("-", &[JSONB, INT4], B, scalar::JSONB_DELETE_INDEX),
     s("#-", &[JSONB, TEXTS], B, scalar::JSONB_DELETE_PATH),
+    s("@?", &[JSONB, PATH], SqlType::Bool, scalar::JSONB_PATH_EXISTS_OP),
+    s("@@", &[JSONB, PATH], SqlType::Bool, scalar::JSONB_PATH_MATCH_OP),
+    s("jsonb_path_exists", &[JSONB, PATH], SqlType::Bool, scalar::JSONB_PATH_EXISTS),
+    s("jsonb_path_exists", &[JSONB, PATH, JSONB], SqlType::Bool, scalar::JSONB_PATH_EXISTS),
+    s("jsonb_path_exists", &[JSONB, PATH, JSONB, BOOL], SqlType::Bool, scalar::JSONB_PATH_EXISTS),
+    s("jsonb_path_match", &[JSONB, PATH], SqlType::Bool, scalar::JSONB_PATH_MATCH),
+    s("jsonb_path_match", &[JSONB, PATH, JSONB], SqlType::Bool, scalar::JSONB_PATH_MATCH),
+    s("jsonb_path_match", &[JSONB, PATH, JSONB, BOOL], SqlType::Bool, scalar::JSONB_PATH_MATCH),
+    s("jsonb_path_query_array", &[JSONB, PATH], B, scalar::JSONB_PATH_QUERY_ARRAY),
+    s("jsonb_path_query_array", &[JSONB, PATH, JSONB], B, scalar::JSONB_PATH_QUERY_ARRAY),
+    s("jsonb_path_query_array", &[JSONB, PATH, JSONB, BOOL], B, scalar::JSONB_PATH_QUERY_ARRAY),
+    s("jsonb_path_query_first", &[JSONB, PATH], B, scalar::JSONB_PATH_QUERY_FIRST),
+    s("jsonb_path_query_first", &[JSONB, PATH, JSONB], B, scalar::JSONB_PATH_QUERY_FIRST),
+    s("jsonb_path_query_first", &[JSONB, PATH, JSONB, BOOL], B, scalar::JSONB_PATH_QUERY_FIRST),
     sv("jsonb_extract_path", &[JSONB, TEXT], B, scalar::JSONB_PATH_VARIADIC),
     sv("jsonb_extract_path_text", &[JSONB, TEXT], T, scalar::JSONB_PATH_TEXT_VARIADIC),
     sv("json_extract_path", &[JSON, TEXT], J, scalar::JSON_PATH_VARIADIC),

@@ -209,8 +209,10 @@ pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
     let num =
         |t: SqlType| matches!(family(t), Family::Integer | Family::Numeric | Family::Float | Family::Oid);
     match (family(a), family(b)) {
-        // PostgreSQL has no operators on void.
-        (Family::Void, _) | (_, Family::Void) => false,
+        // PostgreSQL has no comparison operators on void, json or
+        // jsonpath.
+        (Family::Void | Family::Json | Family::JsonPath, _)
+        | (_, Family::Void | Family::Json | Family::JsonPath) => false,
         (Family::Array, Family::Array) => comparable(a.elem().expect("array"), b.elem().expect("array")),
         (x, y) if x == y => true,
         _ => num(a) && num(b),
@@ -237,6 +239,7 @@ pub(super) enum Family {
     Bytea,
     Json,
     Jsonb,
+    JsonPath,
 }
 
 pub(super) fn family(ty: SqlType) -> Family {
@@ -258,6 +261,7 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Numeric(_) => Family::Numeric,
         SqlType::Json => Family::Json,
         SqlType::Jsonb => Family::Jsonb,
+        SqlType::JsonPath => Family::JsonPath,
     }
 }
 

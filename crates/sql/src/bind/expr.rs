@@ -789,6 +789,8 @@ fn json_operator(op: &BinaryOperator) -> Option<&'static str> {
         BinaryOperator::QuestionPipe => "?|",
         BinaryOperator::QuestionAnd => "?&",
         BinaryOperator::HashMinus => "#-",
+        BinaryOperator::AtQuestion => "@?",
+        BinaryOperator::AtAt => "@@",
         _ => return None,
     })
 }

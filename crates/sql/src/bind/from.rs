@@ -428,6 +428,14 @@ impl<R: Resolver> Binder<'_, R> {
                     (Srf::JsonKeys { jsonb }, vec![arg], SqlType::Text)
                 }
             }
+            ("jsonb_path_query", 2..=4) => {
+                let types = [SqlType::Jsonb, SqlType::JsonPath, SqlType::Jsonb, SqlType::Bool];
+                let mut args = Vec::with_capacity(bound.len());
+                for (t, ty) in bound.into_iter().zip(types) {
+                    args.push(self.coerce(t, ty, Coercion::Implicit, "argument of jsonb_path_query")?);
+                }
+                (Srf::JsonPathQuery, args, SqlType::Jsonb)
+            }
             _ => return Ok(None),
         }))
     }

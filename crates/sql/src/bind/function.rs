@@ -187,6 +187,7 @@ impl<R: Resolver> Binder<'_, R> {
                 | "json_array_elements_text"
                 | "jsonb_object_keys"
                 | "json_object_keys"
+                | "jsonb_path_query"
         );
         if json_srf || matches!(name.as_str(), "generate_series" | "unnest" | "_pg_expandarray") {
             if self.query.srfs.is_none() {

@@ -66,6 +66,7 @@ static BASES: &[Base] = &[
     b(SqlType::Numeric(-1), "numeric", -1, false, 'N', false, 'i', 'm', "numeric"),
     b(SqlType::Json, "json", -1, false, 'U', false, 'i', 'x', "json"),
     b(SqlType::Jsonb, "jsonb", -1, false, 'U', false, 'i', 'x', "jsonb"),
+    b(SqlType::JsonPath, "jsonpath", -1, false, 'U', false, 'i', 'x', "jsonpath"),
 ];
 
 /// Pseudo-types: (oid, name, input function prefix).

@@ -190,6 +190,14 @@ pub(super) fn function(func: Srf, args: &[Value]) -> Result<Vec<Row>, SqlError> 
             _ => Vec::new(),
         },
         Srf::JsonEach { .. } | Srf::JsonElements { .. } | Srf::JsonKeys { .. } => json_rows(func, &args[0])?,
+        Srf::JsonPathQuery if args.iter().take(2).any(|a| matches!(a, Value::Null)) => Vec::new(),
+        Srf::JsonPathQuery => {
+            let (target, path, vars, silent) = crate::expr::scalar::path_args(args)?;
+            snapscale_values::json::path::path_query(target, path, vars, silent)?
+                .into_iter()
+                .map(|j| Row::from(vec![Value::Jsonb(j)]))
+                .collect()
+        }
         Srf::ExpandArray => match &args[0] {
             Value::Array(items) => items
                 .iter()

@@ -92,7 +92,8 @@ pub fn cast(
         (v @ Value::Uuid(_), SqlType::Uuid)
         | (v @ Value::Bytes(_), SqlType::Bytea)
         | (v @ Value::Json(_), SqlType::Json)
-        | (v @ Value::Jsonb(_), SqlType::Jsonb) => v,
+        | (v @ Value::Jsonb(_), SqlType::Jsonb)
+        | (v @ Value::JsonPath(_), SqlType::JsonPath) => v,
         // json and jsonb convert through their text (jsonb normalises).
         (Value::Json(text), SqlType::Jsonb) => Value::Jsonb(snapscale_values::json::jsonb_in(&text)?),
         (Value::Jsonb(j), SqlType::Json) => Value::Json(j.to_text().into()),
@@ -202,6 +203,7 @@ pub(super) fn describe(v: &Value) -> &'static str {
         Value::Numeric(_) => "numeric",
         Value::Json(_) => "json",
         Value::Jsonb(_) => "jsonb",
+        Value::JsonPath(_) => "jsonpath",
     }
 }
 

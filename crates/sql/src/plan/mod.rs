@@ -184,6 +184,8 @@ pub enum Srf {
     JsonElements { jsonb: bool, text: bool },
     /// `json[b]_object_keys(value)`.
     JsonKeys { jsonb: bool },
+    /// `jsonb_path_query(target, path [, vars [, silent]])`.
+    JsonPathQuery,
 }
 
 /// A set-returning function called in a select list: each input row

@@ -219,11 +219,55 @@ fn jsonb_build_array(a: &[Value]) -> Result<Value, SqlError> {
     Ok(Value::Jsonb(json::jsonb_build_array(&inputs(a))?))
 }
 
+pub(crate) fn path_args(a: &[Value]) -> Result<(&Jsonb, &json::JsonPath, Option<&Jsonb>, bool), SqlError> {
+    static EMPTY: std::sync::OnceLock<Jsonb> = std::sync::OnceLock::new();
+    let Value::JsonPath(path) = &a[1] else {
+        return Err(SqlError::new(
+            snapscale_sqlstate::SqlState::DATATYPE_MISMATCH,
+            "argument must be a jsonpath",
+        ));
+    };
+    let vars = match a.get(2) {
+        Some(Value::Jsonb(v)) => Some(v),
+        _ => Some(EMPTY.get_or_init(|| Jsonb::object(Vec::<(String, Jsonb)>::new()))),
+    };
+    Ok((jsonb(&a[0]), path, vars, matches!(a.get(3), Some(Value::Bool(true)))))
+}
+fn path_query_array(a: &[Value]) -> Result<Value, SqlError> {
+    let (target, path, vars, silent) = path_args(a)?;
+    Ok(Value::Jsonb(Jsonb::array(json::path::path_query(target, path, vars, silent)?)))
+}
+fn path_query_first(a: &[Value]) -> Result<Value, SqlError> {
+    let (target, path, vars, silent) = path_args(a)?;
+    Ok(opt_jsonb(json::path::path_query(target, path, vars, silent)?.into_iter().next()))
+}
+fn path_exists(a: &[Value]) -> Result<Value, SqlError> {
+    let (target, path, vars, silent) = path_args(a)?;
+    Ok(json::path::path_exists(target, path, vars, silent)?.map_or(Value::Null, Value::Bool))
+}
+fn path_match(a: &[Value]) -> Result<Value, SqlError> {
+    let (target, path, vars, silent) = path_args(a)?;
+    Ok(json::path::path_match(target, path, vars, silent)?.map_or(Value::Null, Value::Bool))
+}
+/// `@?` and `@@`: silent, as PostgreSQL's operators are.
+fn path_exists_op(a: &[Value]) -> Result<Value, SqlError> {
+    path_exists(&[a[0].clone(), a[1].clone(), Value::Null, Value::Bool(true)])
+}
+fn path_match_op(a: &[Value]) -> Result<Value, SqlError> {
+    path_match(&[a[0].clone(), a[1].clone(), Value::Null, Value::Bool(true)])
+}
+
 /// A builder's NULL arguments are values, not a reason to skip the call.
 const fn lenient(name: &'static str, call: fn(&[Value]) -> Result<Value, SqlError>) -> Scalar {
     Scalar { name, call, styled: None, strict: false, volatile: false }
 }
 
+pub const JSONB_PATH_QUERY_ARRAY: Scalar = Scalar::new("jsonb_path_query_array", path_query_array);
+pub const JSONB_PATH_QUERY_FIRST: Scalar = Scalar::new("jsonb_path_query_first", path_query_first);
+pub const JSONB_PATH_EXISTS: Scalar = Scalar::new("jsonb_path_exists", path_exists);
+pub const JSONB_PATH_MATCH: Scalar = Scalar::new("jsonb_path_match", path_match);
+pub const JSONB_PATH_EXISTS_OP: Scalar = Scalar::new("@?", path_exists_op);
+pub const JSONB_PATH_MATCH_OP: Scalar = Scalar::new("@@", path_match_op);
 pub const JSONB_FIELD: Scalar = Scalar::new("->", field);
 pub const JSONB_FIELD_TEXT: Scalar = Scalar::new("->>", field_text);
 pub const JSONB_ELEMENT: Scalar = Scalar::new("->", element);

@@ -37,6 +37,14 @@ pub struct JsonPath {
     expr: Chain,
 }
 
+/// Two paths are equal when they print the same (jsonpath has no equality
+/// operator in SQL; values compare so for tests and plan caching).
+impl PartialEq for JsonPath {
+    fn eq(&self, other: &JsonPath) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
 impl JsonPath {
     /// jsonpath_in.
     pub fn parse(input: &str) -> Result<JsonPath, SqlError> {
