@@ -48,6 +48,8 @@ fn kind(v: &Value) -> u8 {
         Value::Json(_) => 12,
         Value::Jsonb(_) => 13,
         Value::JsonPath(_) => 14,
+        Value::Time(_) => 15,
+        Value::TimeTz(_) => 16,
     }
 }
 

@@ -275,7 +275,8 @@ fn type_size(ty: SqlType) -> i16 {
         SqlType::Bool => 1,
         SqlType::Int2 => 2,
         SqlType::Int4 | SqlType::Date | SqlType::Float4 => 4,
-        SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
+        SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz | SqlType::Time => 8,
+        SqlType::TimeTz => 12,
         SqlType::Interval | SqlType::Uuid => 16,
         SqlType::Char1 => 1,
         // void is pass-by-value with PostgreSQL's typlen 4.

@@ -79,6 +79,10 @@ pub enum SqlType {
     Jsonb,
     /// jsonpath: an SQL/JSON path expression.
     JsonPath,
+    /// time without time zone.
+    Time,
+    /// time with time zone.
+    TimeTz,
     /// uuid: 16 bytes.
     Uuid,
     /// bytea: a binary string.
@@ -135,6 +139,8 @@ pub enum Elem {
     Json,
     Jsonb,
     Float4,
+    Time,
+    TimeTz,
 }
 
 impl Elem {
@@ -163,6 +169,8 @@ impl Elem {
             Elem::Json => SqlType::Json,
             Elem::Jsonb => SqlType::Jsonb,
             Elem::Float4 => SqlType::Float4,
+            Elem::Time => SqlType::Time,
+            Elem::TimeTz => SqlType::TimeTz,
         }
     }
 
@@ -191,6 +199,8 @@ impl Elem {
             SqlType::Json => Elem::Json,
             SqlType::Jsonb => Elem::Jsonb,
             SqlType::Float4 => Elem::Float4,
+            SqlType::Time => Elem::Time,
+            SqlType::TimeTz => Elem::TimeTz,
             _ => return None,
         })
     }
@@ -220,6 +230,8 @@ impl Elem {
             Elem::Json => 199,
             Elem::Jsonb => 3807,
             Elem::Float4 => 1021,
+            Elem::Time => 1183,
+            Elem::TimeTz => 1270,
         }
     }
 }
@@ -256,6 +268,8 @@ impl SqlType {
             SqlType::Jsonb => 3802,
             SqlType::Float4 => 700,
             SqlType::JsonPath => 4072,
+            SqlType::Time => 1083,
+            SqlType::TimeTz => 1266,
         }
     }
 
@@ -287,6 +301,8 @@ impl SqlType {
             SqlType::Jsonb,
             SqlType::Float4,
             SqlType::JsonPath,
+            SqlType::Time,
+            SqlType::TimeTz,
         ];
         scalars.into_iter().chain(Reg::ALL.into_iter().map(SqlType::Reg)).find(|t| t.oid() == oid).or_else(
             || {
@@ -373,6 +389,8 @@ impl SqlType {
                 Elem::Json => "json[]",
                 Elem::Jsonb => "jsonb[]",
                 Elem::Float4 => "real[]",
+                Elem::Time => "time without time zone[]",
+                Elem::TimeTz => "time with time zone[]",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -385,6 +403,8 @@ impl SqlType {
             SqlType::Jsonb => "jsonb",
             SqlType::Float4 => "real",
             SqlType::JsonPath => "jsonpath",
+            SqlType::Time => "time without time zone",
+            SqlType::TimeTz => "time with time zone",
         }
     }
 
@@ -431,6 +451,8 @@ impl SqlType {
                 Elem::Json => "_json",
                 Elem::Jsonb => "_jsonb",
                 Elem::Float4 => "_float4",
+                Elem::Time => "_time",
+                Elem::TimeTz => "_timetz",
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -443,6 +465,8 @@ impl SqlType {
             SqlType::Jsonb => "jsonb",
             SqlType::Float4 => "float4",
             SqlType::JsonPath => "jsonpath",
+            SqlType::Time => "time",
+            SqlType::TimeTz => "timetz",
         }
     }
 
@@ -487,6 +511,8 @@ impl SqlType {
             "json" => SqlType::Json,
             "jsonb" => SqlType::Jsonb,
             "jsonpath" => SqlType::JsonPath,
+            "time" | "time without time zone" => SqlType::Time,
+            "timetz" | "time with time zone" => SqlType::TimeTz,
             "bytea" => SqlType::Bytea,
             "numeric" | "decimal" => SqlType::Numeric(-1),
             _ => {
@@ -537,6 +563,10 @@ pub enum Value {
     Jsonb(crate::json::Jsonb),
     /// A jsonpath.
     JsonPath(std::sync::Arc<crate::json::JsonPath>),
+    /// A time of day: microseconds since midnight.
+    Time(i64),
+    /// A time of day with its zone's offset.
+    TimeTz(crate::TimeTz),
 }
 
 fn int_range(ty: SqlType) -> (i64, i64) {
@@ -655,6 +685,11 @@ impl Value {
             SqlType::Json => crate::json::json_in(input).map(|()| Value::Json(input.into())),
             SqlType::Jsonb => crate::json::jsonb_in(input).map(Value::Jsonb),
             SqlType::JsonPath => crate::json::JsonPath::parse(input).map(|p| Value::JsonPath(p.into())),
+            SqlType::Time => {
+                crate::parse_time_styled(input, &style, crate::current_instant(), None).map(Value::Time)
+            }
+            SqlType::TimeTz => crate::parse_timetz_styled(input, &style, crate::current_instant(), None)
+                .map(|(micros, zone)| Value::TimeTz(crate::TimeTz { micros, zone })),
             SqlType::Numeric(typmod) => {
                 let n = crate::numeric::Numeric::parse(input)?;
                 Ok(Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n }))
@@ -693,6 +728,8 @@ impl Value {
             Value::Json(j) => j.to_string(),
             Value::Jsonb(j) => j.to_text(),
             Value::JsonPath(p) => p.to_string(),
+            Value::Time(t) => crate::format_time(*t),
+            Value::TimeTz(t) => crate::format_timetz(t.micros, t.zone),
         })
     }
 
@@ -734,6 +771,8 @@ impl Value {
             (Value::Uuid(a), Value::Uuid(b)) => Some(a.cmp(b)),
             (Value::Numeric(a), Value::Numeric(b)) => Some(a.cmp(b)),
             (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp(b)),
+            (Value::Time(a), Value::Time(b)) => Some(a.cmp(b)),
+            (Value::TimeTz(a), Value::TimeTz(b)) => Some(crate::timetz_cmp(*a, *b)),
             (Value::Numeric(a), Value::Int(b)) => Some(a.cmp(&crate::numeric::Numeric::from(*b))),
             (Value::Int(a), Value::Numeric(b)) => Some(crate::numeric::Numeric::from(*a).cmp(b)),
             // numeric meets float8 as float8, PostgreSQL's implicit cast.

@@ -86,6 +86,8 @@ pub fn decode_param(
         SqlType::Json => Value::Json(crate::json::json_from_wire(bytes)?.into()),
         SqlType::Jsonb => Value::Jsonb(crate::json::Jsonb::from_wire(bytes)?),
         SqlType::JsonPath => Value::JsonPath(crate::json::JsonPath::from_wire(bytes)?.into()),
+        SqlType::Time => Value::Time(crate::time_from_wire(bytes)?),
+        SqlType::TimeTz => Value::TimeTz(crate::timetz_from_wire(bytes)?),
         SqlType::Numeric(typmod) => {
             let n = crate::numeric::Numeric::from_wire(bytes)?;
             Value::Numeric(if typmod >= 0 { n.apply_typmod_raw(typmod)? } else { n })
@@ -176,6 +178,8 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
         (SqlType::Oid, Value::Int(i)) => (*i as u32).to_be_bytes().to_vec(),
         (SqlType::Uuid, Value::Uuid(u)) => u.to_vec(),
         (SqlType::Bytea, Value::Bytes(b)) => b.to_vec(),
+        (SqlType::Time, Value::Time(t)) => crate::time_to_wire(*t).to_vec(),
+        (SqlType::TimeTz, Value::TimeTz(t)) => crate::timetz_to_wire(*t).to_vec(),
         (SqlType::JsonPath, Value::JsonPath(p)) => {
             let mut b = Vec::new();
             p.to_wire(&mut b);

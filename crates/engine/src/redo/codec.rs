@@ -119,6 +119,15 @@ impl Writer {
                 self.u8(19);
                 p.encode(&mut self.0);
             }
+            Value::Time(t) => {
+                self.u8(20);
+                self.u64(*t as u64);
+            }
+            Value::TimeTz(t) => {
+                self.u8(21);
+                self.u64(t.micros as u64);
+                self.u32(t.zone as u32);
+            }
         }
     }
     pub fn row(&mut self, row: &[Value]) {
@@ -160,6 +169,8 @@ impl Writer {
             SqlType::Json => (24, u32::MAX),
             SqlType::Float4 => (27, u32::MAX),
             SqlType::JsonPath => (28, u32::MAX),
+            SqlType::Time => (29, u32::MAX),
+            SqlType::TimeTz => (30, u32::MAX),
             SqlType::Jsonb => (25, u32::MAX),
         };
         self.u8(tag);
@@ -310,6 +321,11 @@ impl<'a> Reader<'a> {
             }
             15 => Value::Json(self.str()?.into()),
             18 => Value::Float4(f32::from_bits(self.u32()?)),
+            20 => Value::Time(self.u64()? as i64),
+            21 => Value::TimeTz(snapscale_values::TimeTz {
+                micros: self.u64()? as i64,
+                zone: self.u32()? as i32,
+            }),
             19 => {
                 let (p, used) =
                     snapscale_values::json::JsonPath::decode(&self.b[self.at..]).map_err(|_| corrupt())?;
@@ -368,6 +384,8 @@ impl<'a> Reader<'a> {
             24 => SqlType::Json,
             27 => SqlType::Float4,
             28 => SqlType::JsonPath,
+            29 => SqlType::Time,
+            30 => SqlType::TimeTz,
             25 => SqlType::Jsonb,
             _ => return Err(corrupt()),
         })

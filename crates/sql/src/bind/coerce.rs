@@ -240,6 +240,8 @@ pub(super) enum Family {
     Json,
     Jsonb,
     JsonPath,
+    /// time and timetz.
+    Time,
 }
 
 pub(super) fn family(ty: SqlType) -> Family {
@@ -262,6 +264,7 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Json => Family::Json,
         SqlType::Jsonb => Family::Jsonb,
         SqlType::JsonPath => Family::JsonPath,
+        SqlType::Time | SqlType::TimeTz => Family::Time,
     }
 }
 
@@ -307,6 +310,10 @@ pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
         (TimestampTz, Interval) if matches!(op, Arith::Add | Arith::Sub) => TimestampTz,
         (Interval, TimestampTz) if op == Arith::Add => TimestampTz,
         (Interval, Interval) if matches!(op, Arith::Add | Arith::Sub) => Interval,
+        (Time, Time) if op == Arith::Sub => Interval,
+        (Time, Interval) if matches!(op, Arith::Add | Arith::Sub) => Time,
+        (Interval, Time) if op == Arith::Add => Time,
+        (Date, Time) | (Time, Date) if op == Arith::Add => Timestamp,
         _ => return None,
     })
 }

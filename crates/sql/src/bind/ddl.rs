@@ -457,6 +457,8 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
             SqlType::TimestampTz
         }
         DataType::Interval { fields: None, precision: None } => SqlType::Interval,
+        DataType::Time(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => SqlType::Time,
+        DataType::Time(None, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => SqlType::TimeTz,
         DataType::Numeric(info) | DataType::Decimal(info) | DataType::Dec(info) => {
             // Checked as PostgreSQL's numerictypmodin checks it (22023).
             let int = |n: i64| i32::try_from(n).unwrap_or(if n < 0 { i32::MIN } else { i32::MAX });

@@ -642,7 +642,7 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         )
     };
     if let ast::Expr::TypedString(ts) = e {
-        return type_name(&ts.data_type);
+        return type_name(cast_to.unwrap_or(&ts.data_type));
     }
     let named = match e {
         ast::Expr::Subquery(q) => match q.body.as_ref() {

@@ -57,6 +57,8 @@ static BASES: &[Base] = &[
     b(SqlType::Timestamp, "timestamp", 8, true, 'D', false, 'd', 'p', "timestamp"),
     b(SqlType::TimestampTz, "timestamptz", 8, true, 'D', true, 'd', 'p', "timestamptz"),
     b(SqlType::Interval, "interval", 16, false, 'T', true, 'd', 'p', "interval"),
+    b(SqlType::Time, "time", 8, true, 'D', false, 'd', 'p', "time"),
+    b(SqlType::TimeTz, "timetz", 12, false, 'D', false, 'd', 'p', "timetz"),
     b(SqlType::Reg(Reg::Procedure), "regprocedure", 4, true, 'N', false, 'i', 'p', "regprocedure"),
     b(SqlType::Reg(Reg::Class), "regclass", 4, true, 'N', false, 'i', 'p', "regclass"),
     b(SqlType::Reg(Reg::Type), "regtype", 4, true, 'N', false, 'i', 'p', "regtype"),

@@ -93,7 +93,27 @@ pub fn cast(
         | (v @ Value::Bytes(_), SqlType::Bytea)
         | (v @ Value::Json(_), SqlType::Json)
         | (v @ Value::Jsonb(_), SqlType::Jsonb)
-        | (v @ Value::JsonPath(_), SqlType::JsonPath) => v,
+        | (v @ Value::JsonPath(_), SqlType::JsonPath)
+        | (v @ Value::Time(_), SqlType::Time)
+        | (v @ Value::TimeTz(_), SqlType::TimeTz) => v,
+        (Value::TimeTz(t), SqlType::Time) => Value::Time(t.micros),
+        // A time's zone is the session's offset today, as PostgreSQL
+        // takes it.
+        (Value::Time(t), SqlType::TimeTz) => {
+            let offset =
+                (zone.local(snapscale_values::now_micros()) - snapscale_values::now_micros()) / 1_000_000;
+            Value::TimeTz(snapscale_values::TimeTz { micros: t, zone: -(offset as i32) })
+        }
+        (Value::Timestamp(t), SqlType::Time) => Value::Time(t.rem_euclid(86_400_000_000)),
+        (Value::TimestampTz(t), SqlType::Time) => Value::Time(zone.local(t).rem_euclid(86_400_000_000)),
+        (Value::TimestampTz(t), SqlType::TimeTz) => {
+            let local = zone.local(t);
+            let offset = (local - t) / 1_000_000;
+            Value::TimeTz(snapscale_values::TimeTz {
+                micros: local.rem_euclid(86_400_000_000),
+                zone: -(offset as i32),
+            })
+        }
         // json and jsonb convert through their text (jsonb normalises).
         (Value::Json(text), SqlType::Jsonb) => Value::Jsonb(snapscale_values::json::jsonb_in(&text)?),
         (Value::Jsonb(j), SqlType::Json) => Value::Json(j.to_text().into()),
@@ -204,6 +224,8 @@ pub(super) fn describe(v: &Value) -> &'static str {
         Value::Json(_) => "json",
         Value::Jsonb(_) => "jsonb",
         Value::JsonPath(_) => "jsonpath",
+        Value::Time(_) => "time without time zone",
+        Value::TimeTz(_) => "time with time zone",
     }
 }
 

@@ -129,6 +129,12 @@ pub(super) fn date_trunc(args: &[Value], session: Zone) -> Result<Value, SqlErro
         return Ok(Value::Null);
     }
     let Value::Text(name) = &args[0] else { return Ok(Value::Null) };
+    // ±infinity truncates to itself.
+    if let Value::Timestamp(t) | Value::TimestampTz(t) = &args[1] {
+        if *t == i64::MIN || *t == i64::MAX {
+            return Ok(args[1].clone());
+        }
+    }
     Ok(match &args[1] {
         Value::Timestamp(t) => Value::Timestamp(truncate(*t, unit(name, "timestamp without time zone")?)),
         Value::TimestampTz(t) => {
@@ -258,6 +264,45 @@ pub(super) fn date_part(args: &[Value], zone: Zone) -> Result<Value, SqlError> {
         return Ok(Value::Null);
     }
     let Value::Text(name) = &args[0] else { return Ok(Value::Null) };
+    let infinite = match &args[1] {
+        Value::Timestamp(t) | Value::TimestampTz(t) => (*t == i64::MIN || *t == i64::MAX).then_some(*t > 0),
+        Value::Date(d) => (*d == i32::MIN || *d == i32::MAX).then_some(*d > 0),
+        _ => None,
+    };
+    if let Some(positive) = infinite {
+        // PostgreSQL: the fields that grow without bound are ±Infinity,
+        // the rest NULL.
+        let unbounded = matches!(
+            name.to_ascii_lowercase().as_str(),
+            "epoch"
+                | "julian"
+                | "year"
+                | "years"
+                | "y"
+                | "yr"
+                | "yrs"
+                | "isoyear"
+                | "decade"
+                | "decades"
+                | "dec"
+                | "decs"
+                | "century"
+                | "centuries"
+                | "c"
+                | "cent"
+                | "cents"
+                | "millennium"
+                | "millennia"
+                | "millenniums"
+                | "mil"
+                | "mils"
+        );
+        return Ok(if unbounded {
+            Value::Float(if positive { f64::INFINITY } else { f64::NEG_INFINITY })
+        } else {
+            Value::Null
+        });
+    }
     Ok(Value::Float(match &args[1] {
         Value::Timestamp(t) => {
             if matches!(part(name), Some(p) if p.starts_with("timezone")) {

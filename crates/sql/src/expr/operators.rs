@@ -116,6 +116,20 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
         (Value::Interval(i), Value::TimestampTz(t)) if op == Arith::Add => {
             Value::TimestampTz(i.shift_in(*t, false, zone)?)
         }
+        (Value::Time(x), Value::Time(y)) if op == Arith::Sub => {
+            Value::Interval(Interval { months: 0, days: 0, micros: x - y })
+        }
+        // time ± interval wraps around midnight; the interval's days and
+        // months do not move a time of day.
+        (Value::Time(t), Value::Interval(i)) | (Value::Interval(i), Value::Time(t))
+            if matches!(op, Arith::Add | Arith::Sub) =>
+        {
+            let span = if op == Arith::Sub { -i.micros } else { i.micros };
+            Value::Time((t + span.rem_euclid(86_400_000_000)).rem_euclid(86_400_000_000))
+        }
+        (Value::Date(d), Value::Time(t)) | (Value::Time(t), Value::Date(d)) if op == Arith::Add => {
+            Value::Timestamp(i64::from(*d) * 86_400_000_000 + t)
+        }
         (Value::Interval(x), Value::Interval(y)) if matches!(op, Arith::Add | Arith::Sub) => {
             Value::Interval(x.add(*y, op == Arith::Sub)?)
         }
