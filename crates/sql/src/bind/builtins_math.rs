@@ -75,4 +75,21 @@ pub(super) static MATH: &[Builtin] = &[
     s("to_date", &[TEXT, TEXT], SqlType::Date, scalar::TO_DATE),
     s("to_timestamp", &[TEXT, TEXT], SqlType::TimestampTz, scalar::TO_TIMESTAMP),
     s("to_timestamp", &[FLOAT8], SqlType::TimestampTz, scalar::TO_TIMESTAMP_EPOCH),
+    // Date and time construction and adjustment.
+    s("justify_hours", &[Is(SqlType::Interval)], SqlType::Interval, scalar::JUSTIFY_HOURS),
+    s("justify_days", &[Is(SqlType::Interval)], SqlType::Interval, scalar::JUSTIFY_DAYS),
+    s("justify_interval", &[Is(SqlType::Interval)], SqlType::Interval, scalar::JUSTIFY_INTERVAL),
+    s("isfinite", &[Is(SqlType::Date)], SqlType::Bool, scalar::ISFINITE),
+    s("isfinite", &[Is(SqlType::TimestampTz)], SqlType::Bool, scalar::ISFINITE),
+    s("isfinite", &[Is(SqlType::Timestamp)], SqlType::Bool, scalar::ISFINITE),
+    s("isfinite", &[Is(SqlType::Interval)], SqlType::Bool, scalar::ISFINITE),
+    s("make_date", &[INT4, INT4, INT4], SqlType::Date, scalar::MAKE_DATE),
+    s("make_time", &[INT4, INT4, FLOAT8], SqlType::Time, scalar::MAKE_TIME),
+    s("make_timestamp", &[INT4, INT4, INT4, INT4, INT4, FLOAT8], SqlType::Timestamp, scalar::MAKE_TIMESTAMP),
+    s(
+        "make_timestamptz",
+        &[INT4, INT4, INT4, INT4, INT4, FLOAT8],
+        SqlType::TimestampTz,
+        scalar::MAKE_TIMESTAMPTZ,
+    ),
 ];

@@ -310,6 +310,12 @@ pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
         (TimestampTz, Interval) if matches!(op, Arith::Add | Arith::Sub) => TimestampTz,
         (Interval, TimestampTz) if op == Arith::Add => TimestampTz,
         (Interval, Interval) if matches!(op, Arith::Add | Arith::Sub) => Interval,
+        (Interval, Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_))
+            if matches!(op, Arith::Mul | Arith::Div) =>
+        {
+            Interval
+        }
+        (Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_), Interval) if op == Arith::Mul => Interval,
         (Time, Time) if op == Arith::Sub => Interval,
         (Time, Interval) if matches!(op, Arith::Add | Arith::Sub) => Time,
         (Interval, Time) if op == Arith::Add => Time,

@@ -238,7 +238,10 @@ fn field_of(local: i64, name: &str, type_name: &str) -> Result<f64, SqlError> {
 fn interval_field(i: Interval, name: &str) -> Result<f64, SqlError> {
     const TYPE: &str = "interval";
     if part(name) == Some("epoch") {
-        return Ok(f64::from(i.days) * 86_400.0 + i.micros as f64 / 1e6);
+        // PostgreSQL's year for an epoch is 365.25 days; a month 30 days.
+        let years = f64::from(i.months / 12) * 365.25 * 86_400.0;
+        let months = f64::from(i.months % 12) * 30.0 * 86_400.0;
+        return Ok(years + months + f64::from(i.days) * 86_400.0 + i.micros as f64 / 1e6);
     }
     if part(name).is_some() {
         return Err(not_supported(name, TYPE));
@@ -252,7 +255,12 @@ fn interval_field(i: Interval, name: &str) -> Result<f64, SqlError> {
         Unit::Hour => (i.micros / 3_600_000_000) as f64,
         Unit::Day => f64::from(i.days),
         Unit::Week => return Err(not_supported(name, TYPE)),
-        Unit::Month | Unit::Quarter | Unit::Year | Unit::Decade | Unit::Century | Unit::Millennium => 0.0,
+        Unit::Month => f64::from(i.months % 12),
+        Unit::Quarter => f64::from((i.months % 12) / 3 + 1),
+        Unit::Year => f64::from(i.months / 12),
+        Unit::Decade => f64::from(i.months / 120),
+        Unit::Century => f64::from(i.months / 1200),
+        Unit::Millennium => f64::from(i.months / 12000),
     })
 }
 

@@ -116,6 +116,17 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
         (Value::Interval(i), Value::TimestampTz(t)) if op == Arith::Add => {
             Value::TimestampTz(i.shift_in(*t, false, zone)?)
         }
+        // interval * number, number * interval, interval / number: PostgreSQL
+        // multiplies by a double precision factor and cascades fractions.
+        (Value::Interval(i), n) | (n, Value::Interval(i)) if n.is_number() && op == Arith::Mul => {
+            Value::Interval(i.mul_f64(as_f64(n))?)
+        }
+        (Value::Interval(i), n) if n.is_number() && op == Arith::Div => {
+            if as_f64(n) == 0.0 {
+                return Err(SqlError::division_by_zero());
+            }
+            Value::Interval(i.div_f64(as_f64(n))?)
+        }
         (Value::Time(x), Value::Time(y)) if op == Arith::Sub => {
             Value::Interval(Interval { months: 0, days: 0, micros: x - y })
         }

@@ -78,3 +78,125 @@ pub const TO_NUMBER: Scalar = Scalar::styled("to_number", to_number);
 pub const TO_DATE: Scalar = Scalar::styled("to_date", to_date);
 pub const TO_TIMESTAMP: Scalar = Scalar::styled("to_timestamp", to_timestamp);
 pub const TO_TIMESTAMP_EPOCH: Scalar = Scalar::styled("to_timestamp", to_timestamp_epoch);
+
+// ------------------------------------------------- date/time functions
+
+fn interval_of(v: &Value) -> snapscale_values::Interval {
+    match v {
+        Value::Interval(i) => *i,
+        _ => snapscale_values::Interval { months: 0, days: 0, micros: 0 },
+    }
+}
+
+fn justify_hours(a: &[Value], _: Style) -> Result<Value, SqlError> {
+    Ok(Value::Interval(interval_of(&a[0]).justify_hours()?))
+}
+
+fn justify_days(a: &[Value], _: Style) -> Result<Value, SqlError> {
+    Ok(Value::Interval(interval_of(&a[0]).justify_days()?))
+}
+
+fn justify_interval(a: &[Value], _: Style) -> Result<Value, SqlError> {
+    Ok(Value::Interval(interval_of(&a[0]).justify_interval()?))
+}
+
+/// isfinite: false for ±infinity (intervals are always finite in 15).
+fn isfinite(a: &[Value], _: Style) -> Result<Value, SqlError> {
+    Ok(Value::Bool(match &a[0] {
+        Value::Date(d) => *d != i32::MIN && *d != i32::MAX,
+        Value::Timestamp(t) | Value::TimestampTz(t) => *t != i64::MIN && *t != i64::MAX,
+        _ => true,
+    }))
+}
+
+fn int_arg(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        _ => 0,
+    }
+}
+
+fn out_of_range(what: &str) -> SqlError {
+    SqlError::new(snapscale_sqlstate::SqlState::DATETIME_FIELD_OVERFLOW, what.to_owned())
+}
+
+/// A calendar date from its fields, PostgreSQL's make_date rules: year 0
+/// does not exist, negative years are BC, the day must exist.
+fn date_from(y: i64, m: i64, d: i64) -> Result<i32, SqlError> {
+    let bad = || {
+        SqlError::new(
+            snapscale_sqlstate::SqlState::DATETIME_FIELD_OVERFLOW,
+            format!("date field value out of range: {y}-{m:02}-{d:02}"),
+        )
+    };
+    if y == 0 || !(1..=12).contains(&m) || d < 1 {
+        return Err(bad());
+    }
+    // BC years count back from 1 BC = year 0 of the proleptic calendar.
+    let year = if y < 0 { y + 1 } else { y };
+    let (m, d) = (m as u32, d as u32);
+    let days = snapscale_values::day_number(year, m, d);
+    if snapscale_values::civil_date(days) != (year, m, d) {
+        return Err(bad());
+    }
+    i32::try_from(days).map_err(|_| bad())
+}
+
+fn make_date(a: &[Value], _: Style) -> Result<Value, SqlError> {
+    Ok(Value::Date(date_from(int_arg(&a[0]), int_arg(&a[1]), int_arg(&a[2]))?))
+}
+
+/// Hours, minutes and fractional seconds as microseconds since midnight,
+/// with make_time's check (24:00:00 allowed).
+fn time_from(h: i64, m: i64, s: f64) -> Result<i64, SqlError> {
+    let micros = (s * 1e6).round();
+    let total =
+        h.checked_mul(3_600_000_000).and_then(|x| x.checked_add(m * 60_000_000)).map(|x| x as f64 + micros);
+    match total {
+        Some(t)
+            if (0..=59).contains(&m)
+                && (0.0..60e6).contains(&micros)
+                && (0.0..=86_400e6).contains(&t)
+                && h >= 0 =>
+        {
+            Ok(t as i64)
+        }
+        _ => {
+            // The seconds as C's %02g writes them.
+            let secs = snapscale_values::Value::Float(s).to_text().unwrap_or_default();
+            Err(out_of_range(&format!("time field value out of range: {h}:{m:02}:{secs:0>2}")))
+        }
+    }
+}
+
+fn float_arg(v: &Value) -> f64 {
+    match v {
+        Value::Float(f) => *f,
+        Value::Int(i) => *i as f64,
+        _ => 0.0,
+    }
+}
+
+fn make_time(a: &[Value], _: Style) -> Result<Value, SqlError> {
+    Ok(Value::Time(time_from(int_arg(&a[0]), int_arg(&a[1]), float_arg(&a[2]))?))
+}
+
+fn make_timestamp(a: &[Value], _: Style) -> Result<Value, SqlError> {
+    let day = date_from(int_arg(&a[0]), int_arg(&a[1]), int_arg(&a[2]))?;
+    let time = time_from(int_arg(&a[3]), int_arg(&a[4]), float_arg(&a[5]))?;
+    Ok(Value::Timestamp(i64::from(day) * 86_400_000_000 + time))
+}
+
+fn make_timestamptz(a: &[Value], style: Style) -> Result<Value, SqlError> {
+    let Value::Timestamp(local) = make_timestamp(a, style)? else { unreachable!("a timestamp") };
+    Ok(Value::TimestampTz(style.zone.to_utc(local)))
+}
+
+pub const JUSTIFY_HOURS: Scalar = Scalar::styled("justify_hours", justify_hours);
+pub const JUSTIFY_DAYS: Scalar = Scalar::styled("justify_days", justify_days);
+pub const JUSTIFY_INTERVAL: Scalar = Scalar::styled("justify_interval", justify_interval);
+pub const ISFINITE: Scalar = Scalar::styled("isfinite", isfinite);
+pub const MAKE_DATE: Scalar = Scalar::styled("make_date", make_date);
+pub const MAKE_TIME: Scalar = Scalar::styled("make_time", make_time);
+pub const MAKE_TIMESTAMP: Scalar = Scalar::styled("make_timestamp", make_timestamp);
+pub const MAKE_TIMESTAMPTZ: Scalar = Scalar::styled("make_timestamptz", make_timestamptz);
