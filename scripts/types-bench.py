@@ -26,7 +26,6 @@ import argparse
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import tempfile
@@ -34,16 +33,10 @@ import time
 
 import psycopg
 
+from netutil import free_port
+
 TABLE = """CREATE TABLE types_bench (
     id uuid PRIMARY KEY, price numeric(12,2), doc jsonb, body bytea, r real, n int)"""
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def rows_file(path, rows):
