@@ -12,9 +12,8 @@ use std::hash::{Hash, Hasher};
 
 use snapscale_sqlstate::SqlState;
 
-use crate::datetime::{civil_date, day_number, days_in_month, is_finite_timestamp};
+use crate::calendar::{civil_date, day_number, days_in_month, is_finite_timestamp};
 use crate::error::SqlError;
-use crate::style::Style;
 use crate::zone::Zone;
 
 const USECS_PER_SEC: i64 = 1_000_000;
@@ -185,7 +184,7 @@ impl Interval {
             t = from_local(tm_to_timestamp(y, m, d, time)?);
         }
         let t = t.checked_add(span.micros).ok_or_else(timestamp_out_of_range)?;
-        if !crate::datetime::timestamp_in_range(t) {
+        if !crate::calendar::timestamp_in_range(t) {
             return Err(timestamp_out_of_range());
         }
         Ok(t)
@@ -308,34 +307,23 @@ impl Interval {
 /// Local date and time of day as a timestamp, with PostgreSQL's range
 /// checks (tm2timestamp).
 fn tm_to_timestamp(y: i64, m: u32, d: u32, time: i64) -> Result<i64, SqlError> {
-    if !crate::datetime::valid_julian(y, m) {
+    if !crate::calendar::valid_julian(y, m) {
         return Err(timestamp_out_of_range());
     }
     let t = day_number(y, m, d)
         .checked_mul(USECS_PER_DAY)
         .and_then(|t| t.checked_add(time))
         .ok_or_else(timestamp_out_of_range)?;
-    if !crate::datetime::timestamp_in_range(t) {
+    if !crate::calendar::timestamp_in_range(t) {
         return Err(timestamp_out_of_range());
     }
     Ok(t)
 }
 
-/// Formats in PostgreSQL's default IntervalStyle, `postgres`:
-/// `1 year 2 mons 3 days 04:05:06`, `00:00:00` for zero.
-pub fn format_interval(v: Interval) -> String {
-    crate::datetime::format_interval_styled(&v, &Style::default())
-}
-
-/// Parses interval input as PostgreSQL does under IntervalStyle
-/// `postgres` (see `parse_interval_styled`).
-pub fn parse_interval(input: &str) -> Result<Interval, SqlError> {
-    crate::datetime::parse_interval_styled(input, &Style::default())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{format_interval, parse_interval};
 
     fn iv(s: &str) -> Interval {
         parse_interval(s).unwrap()

@@ -9,6 +9,7 @@
 
 mod array;
 mod bytea;
+mod calendar;
 mod datetime;
 mod error;
 mod float;
@@ -33,8 +34,9 @@ pub use datetime::{
     parse_timetz_styled, round_time, time_from_wire, time_to_wire, timestamp_in_range, timetz_cmp,
     timetz_from_wire, timetz_to_wire, TimeTz, MAX_TZ_OFFSET_SECS,
 };
+pub use datetime::{format_interval, parse_interval};
 pub use error::{ErrorObject, SqlError};
-pub use interval::{format_interval, parse_interval, Interval};
+pub use interval::Interval;
 pub use oid::{quote_ident, Reg};
 pub use style::{show_datestyle, DateOrder, DateStyle, IntervalStyle, Style};
 pub use uuid::{format_uuid, parse_uuid};

@@ -280,12 +280,12 @@ pub(super) fn offset_text(secs: i32) -> String {
 fn in_chrono_range(usecs: i64) -> i64 {
     const DAY: i64 = 86_400_000_000;
     let days = usecs.div_euclid(DAY);
-    let (y, _, _) = crate::datetime::civil_date(days);
+    let (y, _, _) = crate::calendar::civil_date(days);
     if y < 2100 {
         return usecs;
     }
     let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let jan1 = |y: i64| crate::datetime::day_number(y, 1, 1);
+    let jan1 = |y: i64| crate::calendar::day_number(y, 1, 1);
     let weekday = |d: i64| d.rem_euclid(7);
     let like =
         (2072..2100).find(|&c| leap(c) == leap(y) && weekday(jan1(c)) == weekday(jan1(y))).unwrap_or(2072);

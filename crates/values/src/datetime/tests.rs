@@ -5,8 +5,9 @@
 use snapscale_sqlstate::SqlState;
 
 use super::*;
-use crate::interval::{format_interval, parse_interval, Interval};
+use crate::interval::Interval;
 use crate::style::{DateStyle, IntervalStyle};
+use crate::{format_interval, parse_interval};
 
 fn unesc(s: &str) -> Option<String> {
     if s == "\\N" {
