@@ -57,6 +57,8 @@ pub struct Style {
     pub order: DateOrder,
     /// IntervalStyle.
     pub interval: IntervalStyle,
+    /// bytea_output = escape (else hex, the default).
+    pub bytea_escape: bool,
 }
 
 impl Default for Style {
@@ -68,7 +70,13 @@ impl Default for Style {
 /// PostgreSQL's defaults (`ISO, MDY`, `postgres`) in `zone`.
 impl From<Zone> for Style {
     fn from(zone: Zone) -> Style {
-        Style { zone, date: DateStyle::Iso, order: DateOrder::Mdy, interval: IntervalStyle::Postgres }
+        Style {
+            zone,
+            date: DateStyle::Iso,
+            order: DateOrder::Mdy,
+            interval: IntervalStyle::Postgres,
+            bytea_escape: false,
+        }
     }
 }
 

@@ -723,6 +723,7 @@ impl Value {
             Value::Record(fields) => array::format_record(fields, style),
             Value::Reg(_, name) => name.to_string(),
             Value::Uuid(u) => crate::uuid::format_uuid(u),
+            Value::Bytes(b) if style.bytea_escape => crate::bytea::format_bytea_escape(b),
             Value::Bytes(b) => crate::bytea::format_bytea_hex(b),
             Value::Numeric(n) => n.to_string(),
             Value::Json(j) => j.to_string(),

@@ -36,6 +36,8 @@ pub struct ClientSettings {
     pub order: DateOrder,
     /// IntervalStyle.
     pub interval: IntervalStyle,
+    /// bytea_output: escape (true) or hex.
+    pub bytea_escape: bool,
     /// The user the session authenticated as (session_authorization).
     pub session_user: String,
     /// The database it connected to.
@@ -53,6 +55,7 @@ impl Default for ClientSettings {
             date: DateStyle::Iso,
             order: DateOrder::Mdy,
             interval: IntervalStyle::Postgres,
+            bytea_escape: false,
             session_user: "postgres".into(),
             database: "postgres".into(),
         }
@@ -60,8 +63,9 @@ impl Default for ClientSettings {
 }
 
 /// Settable per session.
-pub(super) const SESSION: [&str; 9] = [
+pub(super) const SESSION: [&str; 10] = [
     "client_min_messages",
+    "bytea_output",
     "extra_float_digits",
     "search_path",
     "timezone",
@@ -101,7 +105,13 @@ fn style_error(name: &str, value: &str, text: String, hint: bool) -> SettingErro
 impl ClientSettings {
     /// How values are read and shown: TimeZone, DateStyle, IntervalStyle.
     pub fn style(&self) -> Style {
-        Style { zone: self.zone, date: self.date, order: self.order, interval: self.interval }
+        Style {
+            zone: self.zone,
+            date: self.date,
+            order: self.order,
+            interval: self.interval,
+            bytea_escape: self.bytea_escape,
+        }
     }
 
     /// SET for one of [`SESSION`]; `None` if the name is not one of them.
@@ -152,6 +162,19 @@ impl ClientSettings {
                 self.interval = Style::parse_intervalstyle(v)
                     .map_err(|hint| style_error("intervalstyle", v, hint, true))?
             }
+            "bytea_output" => {
+                self.bytea_escape = match v.trim_matches('\'').to_ascii_lowercase().as_str() {
+                    "hex" => false,
+                    "escape" => true,
+                    _ => {
+                        return Err(SettingError::InvalidValue {
+                            message: format!("invalid value for parameter \"{name}\": \"{v}\""),
+                            detail: None,
+                            hint: Some("Available values: escape, hex.".into()),
+                        })
+                    }
+                }
+            }
             "client_encoding" => {
                 let e = v.trim_matches('\'').to_ascii_lowercase().replace(['-', '_'], "");
                 if e != "utf8" && e != "unicode" {
@@ -182,6 +205,7 @@ impl ClientSettings {
             "timezone" => self.time_zone.clone(),
             "datestyle" => self.style().show_datestyle(),
             "intervalstyle" => self.style().show_intervalstyle().into(),
+            "bytea_output" => if self.bytea_escape { "escape" } else { "hex" }.into(),
             "client_encoding" | "server_encoding" => "UTF8".into(),
             "standard_conforming_strings" | "integer_datetimes" | "is_superuser" => "on".into(),
             "idle_in_transaction_session_timeout" => "0".into(),

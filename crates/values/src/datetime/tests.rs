@@ -34,7 +34,7 @@ fn style(datestyle: &str, intervalstyle: &str, zone: &str) -> Style {
     let (date, order) = Style::parse_datestyle(datestyle).unwrap();
     let interval = Style::parse_intervalstyle(intervalstyle).unwrap();
     let zone = Zone::setting(zone).unwrap().0;
-    Style { zone, date, order, interval }
+    Style { zone, date, order, interval, bytea_escape: false }
 }
 
 /// Compares an outcome with a table's `ok …` / `err code message hint`.
