@@ -296,11 +296,12 @@ pub(super) fn arith_type(a: SqlType, op: Arith, b: SqlType) -> Option<SqlType> {
             }
         }
         (Int2 | Int4 | Int8 | Numeric(_), Int2 | Int4 | Int8 | Numeric(_)) => Numeric(-1),
-        (Float4, Float4) => Float4,
+        // PostgreSQL has no % for real or double precision.
+        (Float4, Float4) if op != Arith::Rem => Float4,
         (
             Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_),
             Int2 | Int4 | Int8 | Float4 | Float8 | Numeric(_),
-        ) => Float8,
+        ) if op != Arith::Rem => Float8,
         (Date, Int2 | Int4) if matches!(op, Arith::Add | Arith::Sub) => Date,
         (Int2 | Int4, Date) if op == Arith::Add => Date,
         (Date, Date) if op == Arith::Sub => Int4,

@@ -33,22 +33,13 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
             };
             Value::Int(int_arith(ty, op, *x, *y)?)
         }
+        // In double precision, then rounded: for + - * / that is the
+        // correctly rounded real result (53 bits hold twice 24 and more),
+        // and % is exact either way.
         (Value::Float4(x), Value::Float4(y)) => {
-            if matches!(op, Arith::Div | Arith::Rem) && *y == 0.0 {
-                return Err(SqlError::division_by_zero());
-            }
-            let r = match op {
-                Arith::Add => x + y,
-                Arith::Sub => x - y,
-                Arith::Mul => x * y,
-                Arith::Div => x / y,
-                Arith::Rem => x % y,
-            };
+            let r = float_arith(f64::from(*x), op, f64::from(*y))? as f32;
             if r.is_infinite() && x.is_finite() && y.is_finite() {
-                return Err(SqlError::new(
-                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
-                    "value out of range: overflow",
-                ));
+                return Err(overflow());
             }
             Value::Float4(r)
         }
@@ -62,27 +53,7 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
                 Arith::Rem => x.rem(&y)?,
             })
         }
-        (a, b) if a.is_number() && b.is_number() => {
-            let x = as_f64(a);
-            let y = as_f64(b);
-            if matches!(op, Arith::Div | Arith::Rem) && y == 0.0 {
-                return Err(SqlError::division_by_zero());
-            }
-            let r = match op {
-                Arith::Add => x + y,
-                Arith::Sub => x - y,
-                Arith::Mul => x * y,
-                Arith::Div => x / y,
-                Arith::Rem => x % y,
-            };
-            if r.is_infinite() && x.is_finite() && y.is_finite() {
-                return Err(SqlError::new(
-                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
-                    "value out of range: overflow",
-                ));
-            }
-            Value::Float(r)
-        }
+        (a, b) if a.is_number() && b.is_number() => Value::Float(float_arith(as_f64(a), op, as_f64(b))?),
         (Value::Timestamp(t), Value::Int(_)) | (Value::Int(_), Value::Timestamp(t)) if op == Arith::Add => {
             let _ = t;
             return Err(SqlError::new(
@@ -151,6 +122,29 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
             ))
         }
     })
+}
+
+/// Float arithmetic with PostgreSQL's errors: 22012 for a zero divisor,
+/// 22003 when finite operands overflow.
+fn float_arith(x: f64, op: Arith, y: f64) -> Result<f64, SqlError> {
+    if matches!(op, Arith::Div | Arith::Rem) && y == 0.0 {
+        return Err(SqlError::division_by_zero());
+    }
+    let r = match op {
+        Arith::Add => x + y,
+        Arith::Sub => x - y,
+        Arith::Mul => x * y,
+        Arith::Div => x / y,
+        Arith::Rem => x % y,
+    };
+    if r.is_infinite() && x.is_finite() && y.is_finite() {
+        return Err(overflow());
+    }
+    Ok(r)
+}
+
+fn overflow() -> SqlError {
+    SqlError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
 }
 
 fn as_f64(v: &Value) -> f64 {
