@@ -12,7 +12,9 @@ use snapscale_sqlstate::SqlState;
 use super::*;
 use crate::SqlError;
 
-fn unesc(s: &str) -> Option<String> {
+/// A TSV field of the testdata: `\N` is NULL, `\t` `\n` `\\` escaped
+/// (also read by path/tests.rs).
+pub(crate) fn unesc(s: &str) -> Option<String> {
     if s == "\\N" {
         return None;
     }

@@ -7,27 +7,7 @@
 use snapscale_sqlstate::SqlState;
 
 use super::*;
-
-fn unesc(s: &str) -> Option<String> {
-    if s == "\\N" {
-        return None;
-    }
-    let mut out = String::new();
-    let mut it = s.chars();
-    while let Some(c) = it.next() {
-        if c == '\\' {
-            match it.next() {
-                Some('t') => out.push('\t'),
-                Some('n') => out.push('\n'),
-                Some(o) => out.push(o),
-                None => {}
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    Some(out)
-}
+use crate::json::tests::unesc;
 
 fn bool_text(b: Option<bool>) -> Option<String> {
     b.map(|b| if b { "true" } else { "false" }.to_string())
