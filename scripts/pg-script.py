@@ -83,7 +83,8 @@ def results(conn):
             out.append(f"ERROR {code}: {msg}")
             detail = res.error_field(pq.DiagnosticField.MESSAGE_DETAIL)
             if detail:
-                out.append(f"DETAIL: {detail.decode()}")
+                # One line each, as the in-process runner writes them.
+                out.extend(f"DETAIL: {line}" for line in detail.decode().split("\n"))
         elif status == pq.ExecStatus.COPY_OUT:
             # Each row as it came (without its newline), then the tag.
             while True:

@@ -38,6 +38,8 @@ pub struct ColumnDef {
     /// The DEFAULT expression as SQL text (bound again by each statement
     /// that fills the column, as PostgreSQL keeps it as an expression).
     pub default: Option<String>,
+    /// The domain the column was declared with (`ty` is its base type).
+    pub domain: Option<u32>,
 }
 
 /// An index definition.
@@ -67,9 +69,16 @@ pub struct RelEntry {
     /// `Some` for a sequence (no columns, no rows: its value is in its
     /// heap's [`Sequence`]).
     pub sequence: Option<SequenceDef>,
+    /// `Some` for a user-defined type (no columns, no rows).
+    pub user_type: Option<crate::user_types::TypeDef>,
 }
 
 impl RelEntry {
+    /// A relation (table or sequence), not a type.
+    pub fn is_relation(&self) -> bool {
+        self.user_type.is_none()
+    }
+
     /// The position of column `name`.
     pub fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
@@ -242,6 +251,12 @@ impl Catalog {
     pub fn new_oid(&self) -> u32 {
         // Relaxed: only uniqueness matters.
         self.next_oid.fetch_add(1, Relaxed)
+    }
+
+    /// `n` consecutive object ids; the first.
+    pub fn new_oids(&self, n: u32) -> u32 {
+        // Relaxed: only uniqueness matters.
+        self.next_oid.fetch_add(n, Relaxed)
     }
 
     /// The next ids to hand out (a checkpoint records them).

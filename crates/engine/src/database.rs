@@ -94,6 +94,8 @@ pub struct Database {
     pub activity: crate::activity::Activity,
     /// Freezing and autovacuum's state (autovacuum.rs).
     pub autovacuum: crate::vacuum_state::State,
+    /// Enum labels by oid, for recovery and replay to share them.
+    pub enums: crate::user_types::EnumRegistry,
 }
 
 /// A client connection's place in the database: a proc-array slot, held
@@ -184,6 +186,7 @@ impl Database {
             started_at: snapscale_values::now_micros(),
             activity: crate::activity::Activity::new(max_sessions),
             autovacuum: crate::vacuum_state::State::new(config.autovacuum.clone(), autovacuum),
+            enums: Default::default(),
             engine,
         }
     }

@@ -166,11 +166,13 @@ impl Database {
     pub fn load(&self, image: Image) -> Result<(), String> {
         self.catalog.resume_ids(image.next_oid, image.next_storage);
         let mut storages = image.storages;
-        for entry in image.catalog.into_values() {
+        for mut entry in image.catalog.into_values() {
+            self.enums.intern_entry(&mut entry);
             let heap = self.catalog.create_storage_with_id(entry.storage);
             let mut max_id = 0;
-            for (id, row) in storages.remove(&entry.storage).unwrap_or_default() {
+            for (id, mut row) in storages.remove(&entry.storage).unwrap_or_default() {
                 max_id = max_id.max(id);
+                self.enums.intern_row(&mut row);
                 heap.table.insert_frozen(Row::from(row));
             }
             // Relaxed: before any session can insert (ROW-ID).

@@ -50,6 +50,7 @@ fn kind(v: &Value) -> u8 {
         Value::JsonPath(_) => 14,
         Value::Time(_) => 15,
         Value::TimeTz(_) => 16,
+        Value::Enum(_) => 17,
     }
 }
 

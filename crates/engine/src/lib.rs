@@ -40,6 +40,7 @@ pub mod redo;
 pub mod relcache;
 pub mod sequence;
 pub mod session_view;
+pub mod user_types;
 pub mod vacuum_state;
 pub mod wal_buffer;
 pub mod wal_retention;

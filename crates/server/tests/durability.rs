@@ -343,3 +343,63 @@ async fn a_stopped_server_lets_go_of_its_data_directory_with_connections_open() 
     next.shutdown().await;
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// An enum type's labels, their order and renames come back with the
+/// catalog, from the WAL and from a checkpoint; a rename after recovery
+/// reaches the values recovery loaded (they share their label's cell).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enum_types_and_their_values_survive_restarts_and_crashes() {
+    let dir = std::env::temp_dir().join(format!("snapscale-durability-enum-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let ordered = "SELECT name, feeling::text FROM people ORDER BY feeling, name";
+    let labels = "SELECT enumlabel, enumsortorder::text FROM pg_enum ORDER BY enumsortorder";
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    for sql in [
+        "CREATE TYPE mood AS ENUM ('sad', 'happy')",
+        "CREATE TABLE people (name text PRIMARY KEY, feeling mood)",
+        "INSERT INTO people VALUES ('ann', 'happy'), ('bob', 'sad')",
+        "ALTER TYPE mood ADD VALUE 'ok' BEFORE 'happy'",
+        "INSERT INTO people VALUES ('cy', 'ok')",
+        "ALTER TYPE mood RENAME VALUE 'sad' TO 'blue'",
+        "BEGIN; ALTER TYPE mood RENAME VALUE 'happy' TO 'glad'; ROLLBACK",
+        "CREATE INDEX people_feeling ON people (feeling)",
+    ] {
+        c.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let expected = (rows(&c, ordered).await, rows(&c, labels).await);
+    assert_eq!(expected.0[0], vec![Some("bob".to_string()), Some("blue".to_string())]);
+    drop(c);
+    server.crash().await;
+
+    // From the WAL.
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    assert_eq!((rows(&c, ordered).await, rows(&c, labels).await), expected, "after a crash");
+    drop(c);
+    server.shutdown().await;
+
+    // From the checkpoint; then a rename reaches the loaded values.
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    assert_eq!((rows(&c, ordered).await, rows(&c, labels).await), expected, "after a restart");
+    c.batch_execute("ALTER TYPE mood RENAME VALUE 'ok' TO 'fine'").await.unwrap();
+    let renamed = rows(&c, "SELECT name FROM people WHERE feeling = 'fine'").await;
+    assert_eq!(renamed, vec![vec![Some("cy".to_string())]]);
+    assert_eq!(
+        rows(&c, "SELECT feeling::text FROM people WHERE name = 'cy'").await[0][0].as_deref(),
+        Some("fine")
+    );
+    drop(c);
+    server.crash().await;
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    assert_eq!(
+        rows(&c, "SELECT feeling::text FROM people WHERE name = 'cy'").await[0][0].as_deref(),
+        Some("fine")
+    );
+    assert!(c.batch_execute("DROP TYPE mood").await.is_err(), "a column depends on it");
+    drop(c);
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

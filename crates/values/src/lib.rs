@@ -11,6 +11,7 @@ mod array;
 mod bytea;
 mod calendar;
 mod datetime;
+mod enum_label;
 mod error;
 mod float;
 pub mod formatting;
@@ -35,6 +36,7 @@ pub use datetime::{
     timetz_from_wire, timetz_to_wire, TimeTz, MAX_TZ_OFFSET_SECS,
 };
 pub use datetime::{format_interval, parse_interval};
+pub use enum_label::{EnumLabel, OrderKey, UserType};
 pub use error::{ErrorObject, SqlError};
 pub use interval::Interval;
 pub use oid::{quote_ident, Reg};

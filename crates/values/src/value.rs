@@ -85,6 +85,8 @@ pub enum SqlType {
     TimeTz,
     /// uuid: 16 bytes.
     Uuid,
+    /// A user-defined enum type: its values are [`Value::Enum`] labels.
+    Enum(crate::UserType),
     /// bytea: a binary string.
     Bytea,
     /// void: what a function that returns nothing returns
@@ -141,6 +143,8 @@ pub enum Elem {
     Float4,
     Time,
     TimeTz,
+    /// A user-defined enum type.
+    Enum(crate::UserType),
 }
 
 impl Elem {
@@ -171,6 +175,7 @@ impl Elem {
             Elem::Float4 => SqlType::Float4,
             Elem::Time => SqlType::Time,
             Elem::TimeTz => SqlType::TimeTz,
+            Elem::Enum(u) => SqlType::Enum(u),
         }
     }
 
@@ -201,6 +206,7 @@ impl Elem {
             SqlType::Float4 => Elem::Float4,
             SqlType::Time => Elem::Time,
             SqlType::TimeTz => Elem::TimeTz,
+            SqlType::Enum(u) => Elem::Enum(u),
             _ => return None,
         })
     }
@@ -232,6 +238,7 @@ impl Elem {
             Elem::Float4 => 1021,
             Elem::Time => 1183,
             Elem::TimeTz => 1270,
+            Elem::Enum(u) => u.array_oid(),
         }
     }
 }
@@ -256,6 +263,7 @@ impl SqlType {
             SqlType::Name => 19,
             SqlType::Char1 => 18,
             SqlType::Reg(r) => r.type_oid(),
+            SqlType::Enum(u) => u.oid(),
             SqlType::Array(e) => e.array_oid(),
             SqlType::Int2Vector => 22,
             SqlType::OidVector => 30,
@@ -350,6 +358,7 @@ impl SqlType {
     /// The name PostgreSQL uses in messages ("integer", "character varying").
     pub fn name(self) -> &'static str {
         match self {
+            SqlType::Enum(u) => u.name(),
             SqlType::Int2 => "smallint",
             SqlType::Int4 => "integer",
             SqlType::Int8 => "bigint",
@@ -391,6 +400,7 @@ impl SqlType {
                 Elem::Float4 => "real[]",
                 Elem::Time => "time without time zone[]",
                 Elem::TimeTz => "time with time zone[]",
+                Elem::Enum(u) => u.array_name(),
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -412,6 +422,7 @@ impl SqlType {
     /// a cast's output column is called.
     pub fn internal_name(self) -> &'static str {
         match self {
+            SqlType::Enum(u) => u.name(),
             SqlType::Int2 => "int2",
             SqlType::Int4 => "int4",
             SqlType::Int8 => "int8",
@@ -453,6 +464,7 @@ impl SqlType {
                 Elem::Float4 => "_float4",
                 Elem::Time => "_time",
                 Elem::TimeTz => "_timetz",
+                Elem::Enum(u) => u.array_internal(),
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -563,6 +575,8 @@ pub enum Value {
     Jsonb(crate::json::Jsonb),
     /// A jsonpath.
     JsonPath(std::sync::Arc<crate::json::JsonPath>),
+    /// A label of an enum type (shared with its type's definition).
+    Enum(std::sync::Arc<crate::EnumLabel>),
     /// A time of day: microseconds since midnight.
     Time(i64),
     /// A time of day with its zone's offset.
@@ -678,6 +692,11 @@ impl Value {
                 SqlState::FEATURE_NOT_SUPPORTED,
                 "input of anonymous composite types is not implemented",
             )),
+            // Its labels are in the catalog: the SQL layer reads them.
+            SqlType::Enum(u) => Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("input of enum {} is resolved against its type's labels", u.name()),
+            )),
             // PostgreSQL's void_in takes any text.
             SqlType::Void => Ok(Value::Text(String::new())),
             SqlType::Uuid => crate::uuid::parse_uuid(input).map(Value::Uuid),
@@ -731,6 +750,7 @@ impl Value {
             Value::JsonPath(p) => p.to_string(),
             Value::Time(t) => crate::format_time(*t),
             Value::TimeTz(t) => crate::format_timetz(t.micros, t.zone),
+            Value::Enum(l) => l.name().to_string(),
         })
     }
 
@@ -780,6 +800,7 @@ impl Value {
             (Value::Numeric(a), Value::Float(b)) => Some(float::pg_cmp(a.to_f64().unwrap_or(f64::NAN), *b)),
             (Value::Float(a), Value::Numeric(b)) => Some(float::pg_cmp(*a, b.to_f64().unwrap_or(f64::NAN))),
             (Value::Bytes(a), Value::Bytes(b)) => Some(a.cmp(b)),
+            (Value::Enum(a), Value::Enum(b)) => Some(a.order(b)),
             _ => None,
         }
     }

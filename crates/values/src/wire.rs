@@ -79,6 +79,10 @@ pub fn decode_param(
                 "input of anonymous composite types is not implemented",
             ))
         }
+        SqlType::Enum(_) => {
+            let text = std::str::from_utf8(bytes).map_err(|_| protocol_violation(ty))?;
+            Value::parse(ty, text)?
+        }
         // PostgreSQL's void_recv takes any bytes.
         SqlType::Void => Value::Text(String::new()),
         SqlType::Uuid => Value::Uuid(fixed(16)?.try_into().expect("16 bytes")),

@@ -7,6 +7,7 @@ use snapscale_values::{SqlError, SqlType, Value};
 
 use crate::catalog::{ColumnDef, IndexDef, RelEntry};
 use crate::sequence::{OwnedBy, SequenceDef};
+use crate::user_types::{DomainCheck, DomainDef, EnumDef, EnumDefLabel, TypeDef};
 
 #[derive(Default)]
 pub struct Writer(pub Vec<u8>);
@@ -128,6 +129,49 @@ impl Writer {
                 self.u64(t.micros as u64);
                 self.u32(t.zone as u32);
             }
+            // Self-contained: recovery meets values before or after their
+            // type's definition (`EnumRegistry` shares them again).
+            Value::Enum(l) => {
+                self.u8(22);
+                self.enum_label(l, &l.name());
+            }
+        }
+    }
+    fn enum_label(&mut self, l: &snapscale_values::EnumLabel, name: &str) {
+        self.u32(l.oid);
+        self.u32(l.type_oid);
+        l.key.encode(&mut self.0);
+        self.str(name);
+    }
+    fn type_def(&mut self, t: &TypeDef) {
+        match t {
+            TypeDef::Enum(e) => {
+                self.u8(1);
+                self.u32(e.labels.len() as u32);
+                for l in &e.labels {
+                    self.enum_label(&l.cell, &l.name);
+                    self.u32(l.sort_order.to_bits());
+                }
+            }
+            TypeDef::Domain(d) => {
+                self.u8(2);
+                self.ty(d.base);
+                let flags = u8::from(d.parent.is_some())
+                    | (u8::from(d.not_null) << 1)
+                    | (u8::from(d.default.is_some()) << 2);
+                self.u8(flags);
+                if let Some(p) = d.parent {
+                    self.u32(p);
+                }
+                if let Some(x) = &d.default {
+                    self.str(x);
+                }
+                self.u16(d.checks.len() as u16);
+                for c in &d.checks {
+                    self.str(&c.name);
+                    self.str(&c.expr);
+                }
+            }
         }
     }
     pub fn row(&mut self, row: &[Value]) {
@@ -154,6 +198,12 @@ impl Writer {
             SqlType::Name => (13, u32::MAX),
             SqlType::Char1 => (14, u32::MAX),
             // An array's element type is the type with its code.
+            SqlType::Array(snapscale_values::Elem::Enum(u)) => {
+                self.u8(32);
+                self.u32(u.oid());
+                self.str(u.name());
+                return;
+            }
             SqlType::Array(e) => (15, e.ty().oid()),
             SqlType::Int2Vector => (16, u32::MAX),
             SqlType::OidVector => (17, u32::MAX),
@@ -172,6 +222,12 @@ impl Writer {
             SqlType::Time => (29, u32::MAX),
             SqlType::TimeTz => (30, u32::MAX),
             SqlType::Jsonb => (25, u32::MAX),
+            SqlType::Enum(u) => {
+                self.u8(31);
+                self.u32(u.oid());
+                self.str(u.name());
+                return;
+            }
         };
         self.u8(tag);
         self.u32(len);
@@ -181,16 +237,25 @@ impl Writer {
         self.str(&e.name);
         self.u64(e.storage);
         // The top bit: a sequence's definition follows the indexes (data
-        // written before sequences existed never has it).
-        self.u16(e.columns.len() as u16 | if e.sequence.is_some() { 0x8000 } else { 0 });
+        // written before sequences existed never has it); the next: a
+        // user type's definition follows that.
+        let flags =
+            if e.sequence.is_some() { 0x8000 } else { 0 } | if e.user_type.is_some() { 0x4000 } else { 0 };
+        self.u16(e.columns.len() as u16 | flags);
         for c in &e.columns {
             self.str(&c.name);
             self.ty(c.ty);
             // Bit 0: NOT NULL; bit 1: a default's text follows (data
-            // written before defaults existed has only bit 0).
-            self.u8(u8::from(c.not_null) | (u8::from(c.default.is_some()) << 1));
+            // written before defaults existed has only bit 0); bit 2: a
+            // domain's oid follows.
+            self.u8(u8::from(c.not_null)
+                | (u8::from(c.default.is_some()) << 1)
+                | (u8::from(c.domain.is_some()) << 2));
             if let Some(d) = &c.default {
                 self.str(d);
+            }
+            if let Some(d) = c.domain {
+                self.u32(d);
             }
         }
         self.u16(e.indexes.len() as u16);
@@ -222,6 +287,9 @@ impl Writer {
                 }
                 None => self.u8(0),
             }
+        }
+        if let Some(t) = &e.user_type {
+            self.type_def(t);
         }
     }
 }
@@ -338,6 +406,46 @@ impl<'a> Reader<'a> {
                 self.at += used;
                 Value::Jsonb(j)
             }
+            22 => Value::Enum(self.enum_label()?.0),
+            _ => return Err(corrupt()),
+        })
+    }
+    fn enum_label(&mut self) -> Result<(std::sync::Arc<snapscale_values::EnumLabel>, String), SqlError> {
+        let oid = self.u32()?;
+        let type_oid = self.u32()?;
+        let (key, used) = snapscale_values::OrderKey::decode(&self.b[self.at..]).ok_or_else(corrupt)?;
+        self.at += used;
+        let name = self.str()?;
+        Ok((snapscale_values::EnumLabel::new(oid, type_oid, key, name.as_str().into()), name))
+    }
+    fn type_def(&mut self) -> Result<TypeDef, SqlError> {
+        Ok(match self.u8()? {
+            1 => {
+                let n = self.u32()? as usize;
+                if n > self.remaining() {
+                    return Err(corrupt());
+                }
+                let mut labels = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let (cell, name) = self.enum_label()?;
+                    let sort_order = f32::from_bits(self.u32()?);
+                    labels.push(EnumDefLabel { cell, name: name.into(), sort_order, added_in: None });
+                }
+                TypeDef::Enum(EnumDef { labels })
+            }
+            2 => {
+                let base = self.ty()?;
+                let flags = self.u8()?;
+                if flags > 7 {
+                    return Err(corrupt());
+                }
+                let parent = if flags & 1 != 0 { Some(self.u32()?) } else { None };
+                let default = if flags & 4 != 0 { Some(self.str()?) } else { None };
+                let checks = (0..self.u16()?)
+                    .map(|_| Ok(DomainCheck { name: self.str()?, expr: self.str()? }))
+                    .collect::<Result<_, SqlError>>()?;
+                TypeDef::Domain(DomainDef { base, parent, not_null: flags & 2 != 0, default, checks })
+            }
             _ => return Err(corrupt()),
         })
     }
@@ -387,6 +495,11 @@ impl<'a> Reader<'a> {
             29 => SqlType::Time,
             30 => SqlType::TimeTz,
             25 => SqlType::Jsonb,
+            31 => SqlType::Enum(snapscale_values::UserType::new(len, &self.str()?)),
+            32 => SqlType::Array(snapscale_values::Elem::Enum(snapscale_values::UserType::new(
+                len,
+                &self.str()?,
+            ))),
             _ => return Err(corrupt()),
         })
     }
@@ -397,15 +510,17 @@ impl<'a> Reader<'a> {
         let mut columns = Vec::new();
         let n = self.u16()?;
         let is_sequence = n & 0x8000 != 0;
-        for _ in 0..n & 0x7fff {
+        let is_type = n & 0x4000 != 0;
+        for _ in 0..n & 0x3fff {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
-            if flags > 3 {
+            if flags > 7 {
                 return Err(corrupt());
             }
             let default = if flags & 2 != 0 { Some(self.str()?) } else { None };
-            columns.push(ColumnDef { name, ty, not_null: flags & 1 != 0, default });
+            let domain = if flags & 4 != 0 { Some(self.u32()?) } else { None };
+            columns.push(ColumnDef { name, ty, not_null: flags & 1 != 0, default, domain });
         }
         let mut indexes = Vec::new();
         for _ in 0..self.u16()? {
@@ -445,6 +560,7 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
-        Ok(RelEntry { oid, name, temp_owner: None, storage, columns, indexes, sequence })
+        let user_type = if is_type { Some(self.type_def()?) } else { None };
+        Ok(RelEntry { oid, name, temp_owner: None, storage, columns, indexes, sequence, user_type })
     }
 }

@@ -235,6 +235,7 @@ mod tests {
 
     use super::*;
     use crate::catalog::{ColumnDef, IndexDef, Row};
+    use crate::user_types::TypeDef;
     use snapscale_values::SqlType;
 
     #[test]
@@ -245,14 +246,27 @@ mod tests {
             temp_owner: None,
             storage: 3,
             columns: vec![
-                ColumnDef { name: "a".into(), ty: SqlType::Int4, not_null: true, default: None },
+                ColumnDef {
+                    name: "a".into(),
+                    ty: SqlType::Int4,
+                    not_null: true,
+                    default: None,
+                    domain: None,
+                },
                 ColumnDef {
                     name: "b".into(),
                     ty: SqlType::Varchar(Some(5)),
                     not_null: false,
                     default: Some("'x' || 'y'".into()),
+                    domain: Some(16390),
                 },
-                ColumnDef { name: "c".into(), ty: SqlType::Char(2), not_null: false, default: None },
+                ColumnDef {
+                    name: "c".into(),
+                    ty: SqlType::Char(2),
+                    not_null: false,
+                    default: None,
+                    domain: None,
+                },
             ],
             indexes: vec![IndexDef {
                 oid: 16385,
@@ -263,6 +277,7 @@ mod tests {
                 constraint: true,
             }],
             sequence: None,
+            user_type: None,
         };
         let mut image = Image::default();
         image.sequences.insert(9, SeqValue { last: 40, called: true });
@@ -306,11 +321,52 @@ mod tests {
                     column: "a".into(),
                 }),
             }),
+            user_type: None,
         };
         image.apply(&Redo::Catalog(Arc::new(seq.clone()))).unwrap();
         let (_, back) = Image::decode(&image.encode(&header)).unwrap();
         assert_eq!(back.catalog[&16390], seq);
         image.apply(&Redo::Drop(16390)).unwrap();
+        // User types round-trip, an enum's labels with their order keys,
+        // and values of them in rows.
+        let mut oids = 16400..;
+        let mut def =
+            crate::user_types::EnumDef::new(16395, &["a".into(), "b".into()], || oids.next().unwrap());
+        def.add(16395, "between", Some(("b", true)), 16410, 3).unwrap();
+        def.labels[0].name = "renamed".into();
+        // Not logged: a transaction's own marks.
+        def.labels[1].added_in = None;
+        let value = Value::Enum(Arc::clone(&def.labels[1].cell));
+        let domain = crate::user_types::DomainDef {
+            base: SqlType::Numeric(-1),
+            parent: Some(16395),
+            not_null: true,
+            default: Some("1".into()),
+            checks: vec![crate::user_types::DomainCheck { name: "pos".into(), expr: "VALUE > 0".into() }],
+        };
+        for (oid, t) in [(16395, TypeDef::Enum(def)), (16396, TypeDef::Domain(domain))] {
+            let ty = RelEntry {
+                oid,
+                name: format!("t{oid}"),
+                temp_owner: None,
+                storage: 20 + u64::from(oid),
+                columns: Vec::new(),
+                indexes: Vec::new(),
+                sequence: None,
+                user_type: Some(t),
+            };
+            image.apply(&Redo::Catalog(Arc::new(ty.clone()))).unwrap();
+            let (_, back) = Image::decode(&image.encode(&header)).unwrap();
+            assert_eq!(back.catalog[&oid], ty);
+        }
+        image
+            .apply(&Redo::Insert { storage: 3, row: Row::from(vec![value.clone(), Value::Int(9)]) })
+            .unwrap();
+        let (_, back) = Image::decode(&image.encode(&header)).unwrap();
+        let Value::Enum(label) = &back.storages[&3][&9][0] else { panic!("an enum value") };
+        assert_eq!((label.oid, &*label.name()), (16410, "between"));
+        image.apply(&Redo::Drop(16395)).unwrap();
+        image.apply(&Redo::Drop(16396)).unwrap();
         // TRUNCATE: the entry names new storage; the old rows are gone.
         let mut truncated = entry.clone();
         truncated.storage = 4;

@@ -34,16 +34,26 @@
 //!   value      u8 tag: 0 NULL, 1 bool (u8), 2 integer (i64), 3 float (f64 bits),
 //!              4 text (string), 5 date (i32), 6 timestamp (i64),
 //!              7 interval (i32 days, i64 microseconds),
-//!              8 timestamp with time zone (i64, UTC)
+//!              8 timestamp with time zone (i64, UTC), … (codec.rs),
+//!              22 enum label (label)
+//!   label      u32 label oid, u32 type oid, order key (u64, u32 n, n bytes),
+//!              string name (self-contained: recovery shares the cells again)
 //!   entry      u32 oid, string name, u64 storage, u16 columns {string name,
-//!              type, u8 flags (1 not null, 2 has default), [string default]},
+//!              type, u8 flags (1 not null, 2 has default, 4 domain),
+//!              [string default], [u32 domain oid]},
 //!              u16 indexes {u32 oid, string name,
 //!              u16 n, n u16 column, u8 unique, u8 primary},
 //!              [sequence: type, i64 increment, min, max, start, u8 cycle,
-//!              u8 owned (1: u32 table oid, string table, string column)]
-//!              (the columns count's top bit says a sequence follows)
-//!   type       u8 tag (0 int2 … 9 timestamp, 10 interval, 11 timestamptz), u32 length
-//!              (varchar/char; u32::MAX = none)
+//!              u8 owned (1: u32 table oid, string table, string column)],
+//!              [user type: u8 kind, 1 enum: u32 n, n {label, u32 float4
+//!              sort order}; 2 domain: base type, u8 flags (1 parent,
+//!              2 not null, 4 default), [u32 parent], [string default],
+//!              u16 n, n {string name, string check}]
+//!              (the columns count's top bit says a sequence follows, the
+//!              next bit a user type)
+//!   type       u8 tag (0 int2 … 9 timestamp, 10 interval, 11 timestamptz, …),
+//!              u32 length (varchar/char; u32::MAX = none); 31 enum and
+//!              32 its array: u32 oid, string name
 //!   time       microseconds since 2000-01-01 UTC
 //! ```
 //!

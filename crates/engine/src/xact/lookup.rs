@@ -47,7 +47,7 @@ impl Xact {
         let me = self.backend_id();
         let mut found = None;
         for (tid, entry) in self.catalog_entries()? {
-            if entry.name != name {
+            if entry.name != name || !entry.is_relation() {
                 continue;
             }
             match entry.temp_owner {
@@ -64,5 +64,20 @@ impl Xact {
         let rel = Rel { entry, heap, catalog_tid: tid };
         self.cache.insert(name.to_owned(), rel.clone());
         Ok(Some(rel))
+    }
+
+    /// The user-defined type `name` as of a fresh snapshot (types are not
+    /// cached: a statement that names one reads the catalog).
+    pub fn user_type(&mut self, name: &str) -> Result<Option<Arc<RelEntry>>, SqlError> {
+        Ok(self
+            .catalog_entries()?
+            .into_iter()
+            .map(|(_, e)| e)
+            .find(|e| e.user_type.is_some() && e.name == name))
+    }
+
+    /// The user-defined type with oid `oid`, with its catalog tid.
+    pub fn user_type_by_oid(&mut self, oid: u32) -> Result<Option<(Tid, Arc<RelEntry>)>, SqlError> {
+        Ok(self.catalog_entries()?.into_iter().find(|(_, e)| e.user_type.is_some() && e.oid == oid))
     }
 }

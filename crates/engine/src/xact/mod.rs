@@ -85,6 +85,9 @@ struct Level {
     /// Transaction-level advisory locks taken at this level, one entry per
     /// take: released if it rolls back (ADVISORY-LEVELS).
     advisory: Vec<(LockTag, LockMode)>,
+    /// Enum labels renamed here, with their old names: renamed back if
+    /// this level aborts (the cells are shared with stored values).
+    renames: Vec<(Arc<snapscale_values::EnumLabel>, Arc<str>)>,
 }
 
 /// A notice or warning to send before the statement's result.
@@ -266,6 +269,7 @@ impl Xact {
         parent.invalidations.extend(done.invalidations);
         parent.xids.extend(done.xids);
         parent.advisory.extend(done.advisory);
+        parent.renames.extend(done.renames);
         Ok(())
     }
 
@@ -442,6 +446,11 @@ impl Xact {
             }
             ddl |= !l.invalidations.is_empty();
         }
+        for l in levels.iter().rev() {
+            for (cell, old) in l.renames.iter().rev() {
+                cell.rename(Arc::clone(old));
+            }
+        }
         if ddl {
             self.cache.clear();
         }
@@ -461,6 +470,18 @@ impl Xact {
     /// Storage this level dropped or replaced: freed at commit.
     pub fn dropped_storage(&mut self, id: u64) {
         self.level().dropped.push(id);
+    }
+
+    /// Renames an enum label for every value that holds it, until this
+    /// level aborts. The caller holds the type's DDL lock.
+    pub fn rename_label(&mut self, cell: &Arc<snapscale_values::EnumLabel>, name: Arc<str>) {
+        let old = cell.rename(name);
+        self.level().renames.push((Arc::clone(cell), old));
+    }
+
+    /// The running transaction's top-level xid, if it has one.
+    pub fn top_xid(&self) -> Option<u64> {
+        self.session.xid().map(|x| x.0)
     }
 
     /// An invalidation to send at commit.

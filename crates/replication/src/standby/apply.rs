@@ -258,6 +258,15 @@ impl Applier {
     }
 
     fn change(&mut self, lsn: Lsn, xid: Xid, change: Redo) -> Result<(), String> {
+        // Enum values and definitions share their labels' cells with what
+        // is already replayed (a rename reaches stored values through them).
+        let enums = &self.db.enums;
+        let change = match change {
+            Redo::Insert { storage, row } => Redo::Insert { storage, row: enums.intern_shared_row(row) },
+            Redo::Update { storage, row } => Redo::Update { storage, row: enums.intern_shared_row(row) },
+            Redo::Catalog(entry) => Redo::Catalog(enums.intern_shared_entry(entry)),
+            other => other,
+        };
         match change {
             Redo::Insert { storage, row } => {
                 let (heap, entry) = self.heap(lsn, storage)?;
@@ -388,6 +397,8 @@ impl Applier {
                     self.relations.insert(oid, tid);
                     // The definition it replaced names its storage again.
                     if let Some(entry) = self.db.catalog.table.peek(tid) {
+                        // Its labels take their names back (RENAME VALUE undone).
+                        self.db.enums.intern_shared_entry(Arc::clone(&entry));
                         self.definitions.insert(entry.storage, entry);
                     }
                 }

@@ -21,6 +21,17 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     pub(super) fn coerce_to_column(&mut self, t: Typed, col: &ColumnDef) -> Result<Expr, SqlError> {
+        let e = self.coerce_to_column_type(t, col)?;
+        match col.domain {
+            Some(oid) => {
+                let d = self.domain_of(oid)?;
+                self.domain_checked(e, &d)
+            }
+            None => Ok(e),
+        }
+    }
+
+    fn coerce_to_column_type(&mut self, t: Typed, col: &ColumnDef) -> Result<Expr, SqlError> {
         let ty = t.ty;
         self.coerce(t, col.ty, Coercion::Assignment, "").map_err(|e| {
             if e.code == SqlState::DATATYPE_MISMATCH {
@@ -49,6 +60,15 @@ impl<R: Resolver> Binder<'_, R> {
         how: Coercion,
         what: &str,
     ) -> Result<Expr, SqlError> {
+        if let SqlType::Enum(u) = target {
+            return self.coerce_to_enum(t, u, how, what);
+        }
+        if let (SqlType::Array(snapscale_values::Elem::Enum(u)), None | Some(SqlType::Text)) = (target, t.ty)
+        {
+            if let Expr::Const(Value::Text(_)) = &t.e {
+                return self.enum_array_literal(t, u);
+            }
+        }
         let Some(from) = t.ty else {
             return Ok(match t.e {
                 // A name of a catalog object is looked up when the
@@ -214,6 +234,7 @@ pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
         (Family::Void | Family::Json | Family::JsonPath, _)
         | (_, Family::Void | Family::Json | Family::JsonPath) => false,
         (Family::Array, Family::Array) => comparable(a.elem().expect("array"), b.elem().expect("array")),
+        (Family::Enum, Family::Enum) => a == b,
         (x, y) if x == y => true,
         _ => num(a) && num(b),
     }
@@ -242,6 +263,8 @@ pub(super) enum Family {
     JsonPath,
     /// time and timetz.
     Time,
+    /// A user-defined enum type (each its own: see `comparable`).
+    Enum,
 }
 
 pub(super) fn family(ty: SqlType) -> Family {
@@ -265,6 +288,7 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Jsonb => Family::Jsonb,
         SqlType::JsonPath => Family::JsonPath,
         SqlType::Time | SqlType::TimeTz => Family::Time,
+        SqlType::Enum(_) => Family::Enum,
     }
 }
 

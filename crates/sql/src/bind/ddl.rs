@@ -35,9 +35,9 @@ impl<R: Resolver> Binder<'_, R> {
                 ));
             }
             let serial = super::sequence::serial_type(&col.data_type);
-            let ty = match serial {
-                Some(t) => t,
-                None => data_type(&col.data_type)?,
+            let (ty, domain) = match serial {
+                Some(t) => (t, None),
+                None => self.resolve_type_with_domain(&col.data_type)?,
             };
             if !ty.storable() {
                 return Err(not_supported(format!("a column of type {}", ty.name())));
@@ -132,7 +132,12 @@ impl<R: Resolver> Binder<'_, R> {
                     other => return Err(not_supported(format!("column option {other}"))),
                 }
             }
-            columns.push(ColumnDef { name: cname, ty, not_null, default });
+            // A domain's default is the column's when it has none of its own.
+            let default = default.or_else(|| match domain.as_ref().and_then(|d| d.user_type.as_ref()) {
+                Some(snapscale_engine::user_types::TypeDef::Domain(d)) => d.default.clone(),
+                _ => None,
+            });
+            columns.push(ColumnDef { name: cname, ty, not_null, default, domain: domain.map(|d| d.oid) });
         }
         for constraint in &c.constraints {
             match constraint {

@@ -125,9 +125,14 @@ impl<R: Resolver> Binder<'_, R> {
         dt: &DataType,
         scope: &Scope<'_>,
     ) -> Result<Typed, SqlError> {
-        let ty = data_type(dt)?;
+        let (ty, domain) = self.resolve_type_with_domain(dt)?;
         let t = self.expr(e, scope)?;
-        Ok(Typed { e: self.coerce(t, ty, Coercion::Explicit, "cast")?, ty: Some(ty) })
+        let e = self.coerce(t, ty, Coercion::Explicit, "cast")?;
+        let e = match domain {
+            Some(d) => self.domain_checked(e, &d)?,
+            None => e,
+        };
+        Ok(Typed { e, ty: Some(ty) })
     }
 
     #[inline(never)]

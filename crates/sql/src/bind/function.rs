@@ -175,6 +175,9 @@ impl<R: Resolver> Binder<'_, R> {
         for a in args {
             bound.push(self.expr(a, scope)?);
         }
+        if let Some(t) = self.enum_function(&name, &mut bound)? {
+            return Ok(t);
+        }
         let json_srf = matches!(
             name.as_str(),
             "jsonb_each"

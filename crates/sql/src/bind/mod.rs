@@ -26,8 +26,11 @@ mod sequence;
 mod setop;
 mod state;
 mod subquery;
+mod user_types;
 mod window;
 mod with;
+
+use std::sync::Arc;
 
 use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
@@ -52,6 +55,24 @@ pub(crate) trait Resolver {
     fn zone(&self) -> snapscale_values::Style {
         snapscale_values::Style::default()
     }
+    /// The user-defined type `name`, if it exists.
+    fn user_type(
+        &mut self,
+        _name: &str,
+    ) -> Result<Option<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        Ok(None)
+    }
+    /// The user-defined type with oid `oid`, if it exists.
+    fn user_type_by_oid(
+        &mut self,
+        _oid: u32,
+    ) -> Result<Option<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        Ok(None)
+    }
+    /// The running transaction's top-level xid, if it has one.
+    fn top_xid(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A session binds against its transaction's catalog cache.
@@ -62,6 +83,24 @@ impl Resolver for snapscale_engine::Xact {
 
     fn zone(&self) -> snapscale_values::Style {
         self.session_style()
+    }
+
+    fn user_type(
+        &mut self,
+        name: &str,
+    ) -> Result<Option<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        snapscale_engine::Xact::user_type(self, name)
+    }
+
+    fn user_type_by_oid(
+        &mut self,
+        oid: u32,
+    ) -> Result<Option<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        Ok(snapscale_engine::Xact::user_type_by_oid(self, oid)?.map(|(_, e)| e))
+    }
+
+    fn top_xid(&self) -> Option<u64> {
+        snapscale_engine::Xact::top_xid(self)
     }
 }
 
@@ -338,7 +377,26 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 }
                 Ok(Plan::Utility(Utility::DropTable { targets, sequences }))
             }
+            S::Drop { object_type: ast::ObjectType::Type, if_exists, names, cascade, .. } => {
+                // DROP DOMAIN with several names, as the pre-parser wrote it.
+                let marker = crate::parse::domain_syntax::DROP_DOMAIN;
+                match names.split_first() {
+                    Some((first, rest)) if relation_name(first).is_ok_and(|n| n == marker) => {
+                        self.drop_types(rest, *if_exists, *cascade, true)
+                    }
+                    _ => self.drop_types(names, *if_exists, *cascade, false),
+                }
+            }
+            S::CreateDomain(cd) => self.create_domain(cd),
+            S::DropDomain(d) => self.drop_types(
+                std::slice::from_ref(&d.name),
+                d.if_exists,
+                matches!(d.drop_behavior, Some(ast::DropBehavior::Cascade)),
+                true,
+            ),
             S::Drop { object_type, .. } => Err(not_supported(format!("DROP {object_type}"))),
+            S::CreateType { name, representation } => self.create_type(name, representation.as_ref()),
+            S::AlterType(a) => self.alter_type(a),
             S::AlterTable(a) => self.alter_table(a),
             S::CreateIndex(c) => self.create_index(c),
             S::Truncate(t) => {
@@ -449,6 +507,19 @@ pub fn bind_parsed<R: Resolver>(
                     // Columns not copied take their defaults, as in INSERT.
                     let mut b = Binder::new(resolver, max_stack_depth, Vec::new());
                     let defaults = b.defaults(&rel, &positions)?;
+                    let mut enums = Vec::with_capacity(positions.len());
+                    let mut checks = Vec::new();
+                    for &c in &positions {
+                        let col = &rel.entry.columns[c];
+                        enums.push(match col.ty {
+                            SqlType::Enum(u) => Some(b.enum_labels(u)?),
+                            _ => None,
+                        });
+                        if let Some(oid) = col.domain {
+                            let d = b.domain_of(oid)?;
+                            checks.push(b.domain_checked(Expr::Column(c), &d)?);
+                        }
+                    }
                     let mut deps = b.statement.deps;
                     deps.push(Dep {
                         name: table.clone(),
@@ -457,7 +528,8 @@ pub fn bind_parsed<R: Resolver>(
                         nowait: false,
                     });
                     let waits = b.statement.waits;
-                    let plan = Utility::CopyFrom { rel, columns: positions, defaults, options };
+                    let plan =
+                        Utility::CopyFrom { rel, columns: positions, defaults, enums, checks, options };
                     return Ok(BoundStatement { waits, ..utility(plan, deps) });
                 }
                 CopyDirection::ToStdout => {
@@ -499,8 +571,20 @@ pub(crate) mod tests {
             temp_owner: None,
             storage,
             columns: vec![
-                ColumnDef { name: "a".into(), ty: SqlType::Int4, not_null: true, default: None },
-                ColumnDef { name: "b".into(), ty: SqlType::Text, not_null: false, default: None },
+                ColumnDef {
+                    name: "a".into(),
+                    ty: SqlType::Int4,
+                    not_null: true,
+                    default: None,
+                    domain: None,
+                },
+                ColumnDef {
+                    name: "b".into(),
+                    ty: SqlType::Text,
+                    not_null: false,
+                    default: None,
+                    domain: None,
+                },
             ],
             indexes: vec![IndexDef {
                 oid: 2,
@@ -511,6 +595,7 @@ pub(crate) mod tests {
                 constraint: true,
             }],
             sequence: None,
+            user_type: None,
         };
         One(Rel { entry: Arc::new(entry), heap: db.catalog.storage(storage).unwrap(), catalog_tid: 0 })
     }

@@ -637,7 +637,24 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         // An array cast is named for its element type (`'{1}'::int[]` is
         // int4), as PostgreSQL names it.
         super::ddl::data_type(dt).map_or_else(
-            |_| "?column?".to_owned(),
+            // A user-defined type is named as written.
+            |_| {
+                let dt = match dt {
+                    ast::DataType::Array(
+                        ast::ArrayElemTypeDef::SquareBracket(inner, _)
+                        | ast::ArrayElemTypeDef::AngleBracket(inner),
+                    ) => inner,
+                    dt => dt,
+                };
+                match dt {
+                    ast::DataType::Custom(name, _) => name
+                        .0
+                        .last()
+                        .and_then(|p| p.as_ident())
+                        .map_or_else(|| "?column?".to_owned(), super::ident),
+                    _ => "?column?".to_owned(),
+                }
+            },
             |t| t.elem().filter(|_| matches!(t, SqlType::Array(_))).unwrap_or(t).internal_name().to_owned(),
         )
     };

@@ -421,7 +421,7 @@ pub(super) const PG_EXTENSION: &[ViewColumn] = &[
 ];
 
 pub(super) const PG_ENUM: &[ViewColumn] =
-    &[c("oid", OID), c("enumtypid", OID), c("enumsortorder", FLOAT), c("enumlabel", NAME)];
+    &[c("oid", OID), c("enumtypid", OID), c("enumsortorder", SqlType::Float4), c("enumlabel", NAME)];
 
 pub(super) const PG_RANGE: &[ViewColumn] = &[
     c("rngtypid", OID),

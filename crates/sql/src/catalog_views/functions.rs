@@ -345,7 +345,7 @@ impl Catalog for CatalogState {
     fn oid_of(&self, reg: Reg, name: &str) -> Option<(u32, String)> {
         match reg {
             Reg::Class => self.relation_by_name(name),
-            Reg::Type => type_by_name(name),
+            Reg::Type => type_by_name(name).or_else(|| super::types::user_type_by_name(self, name)),
             Reg::Namespace => {
                 self.namespace_by_name(name).map(|o| (o, self.namespace_name(o).unwrap_or_default()))
             }
@@ -357,7 +357,7 @@ impl Catalog for CatalogState {
     fn name_of(&self, reg: Reg, oid: u32) -> Option<String> {
         match reg {
             Reg::Class => self.class_name(oid),
-            Reg::Type => type_name_of(oid),
+            Reg::Type => type_name_of(oid).or_else(|| super::types::user_type_name(self, oid)),
             Reg::Namespace => self.namespace_name(oid).map(|n| quote_ident(&n)),
             Reg::Role => self.role_name(oid).map(|n| quote_ident(&n)),
             Reg::Proc | Reg::Procedure => None,
@@ -376,7 +376,14 @@ impl Catalog for CatalogState {
         Ok(match f {
             C::FormatType => {
                 let typmod = args.get(1).and_then(int).unwrap_or(-1) as i32;
-                oid(&args[0]).map_or(Value::Null, |o| Value::Text(format_type(o, typmod)))
+                oid(&args[0]).map_or(Value::Null, |o| {
+                    Value::Text(match SqlType::from_oid(o) {
+                        None => {
+                            super::types::user_type_name(self, o).unwrap_or_else(|| format_type(o, typmod))
+                        }
+                        Some(_) => format_type(o, typmod),
+                    })
+                })
             }
             C::GetExpr => {
                 let pretty = matches!(args.get(2), Some(Value::Bool(true)));

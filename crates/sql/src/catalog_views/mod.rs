@@ -205,6 +205,8 @@ impl View {
 /// asking.
 pub(crate) struct CatalogState {
     pub relations: Vec<Arc<RelEntry>>,
+    /// The user-defined types' catalog rows.
+    pub user_types: Vec<Arc<RelEntry>>,
     /// The session's backend id (its temporary namespace).
     pub backend: u64,
     pub user: String,
@@ -282,7 +284,12 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_namespace") => system::namespaces(state),
         (PG, "pg_class") => relations::classes(state),
         (PG, "pg_attribute") => relations::attributes(state),
-        (PG, "pg_type") => types::types(),
+        (PG, "pg_type") => {
+            let mut rows = types::types();
+            rows.extend(types::user_types(state));
+            rows
+        }
+        (PG, "pg_enum") => types::enum_labels(state),
         (PG, "pg_index") => relations::indexes(state),
         (PG, "pg_constraint") => relations::constraints(state),
         (PG, "pg_attrdef") => relations::attrdefs(state)?,

@@ -195,6 +195,8 @@ pub(super) fn attributes(state: &CatalogState) -> Vec<Vec<Value>> {
             out.push(
                 attribute(e.oid, &c.name, i as i64 + 1, c.ty, c.not_null)
                     .set("atthasdef", c.default.is_some())
+                    // A domain column's type is the domain (its values the base type's).
+                    .set("atttypid", c.domain.unwrap_or_else(|| c.ty.oid()))
                     .build(),
             );
         }

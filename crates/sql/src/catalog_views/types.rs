@@ -1,10 +1,11 @@
 //! `pg_type`: the types this server has, with PostgreSQL's oids and
 //! attributes, their array types, and the few pseudo-types clients look up.
 
-use snapscale_values::{Elem, Reg, SqlType, Value};
+use snapscale_engine::user_types::TypeDef;
+use snapscale_values::{Elem, Reg, SqlType, UserType, Value};
 
-use super::defs::PG_TYPE;
-use super::{RowBuilder, DEFAULT_COLLATION, PG_CATALOG, POSTGRES_ROLE};
+use super::defs::{PG_ENUM, PG_TYPE};
+use super::{CatalogState, RowBuilder, DEFAULT_COLLATION, PG_CATALOG, POSTGRES_ROLE, PUBLIC};
 
 /// A base type's attributes: (type, name, length, by value, category,
 /// preferred, alignment, storage, input function prefix).
@@ -244,4 +245,113 @@ pub(super) fn type_name_of(oid: u32) -> Option<String> {
         return Some(name.to_owned());
     }
     SqlType::from_oid(oid).map(type_name)
+}
+
+/// The rows of pg_type for user-defined types: each type and its array.
+pub(super) fn user_types(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in &state.user_types {
+        if let Some(TypeDef::Domain(d)) = &e.user_type {
+            let (len, byval, align, storage) = storage_of(d.base);
+            let category = BASES.iter().find(|b| b.ty == d.base).map_or('U', |b| b.category);
+            out.push(
+                common(e.oid, &e.name, "domain_")
+                    .set("typnamespace", PUBLIC)
+                    .set("typlen", len)
+                    .set("typbyval", byval)
+                    .set("typtype", 'd')
+                    .set("typcategory", category)
+                    .set("typispreferred", false)
+                    .set("typelem", 0u32)
+                    .set("typarray", 0u32)
+                    .set("typalign", align)
+                    .set("typstorage", storage)
+                    .set("typcollation", collation_of(d.base))
+                    .set("typsubscript", regproc("-".into()))
+                    .set("typnotnull", d.not_null)
+                    .set("typbasetype", d.parent.unwrap_or_else(|| d.base.oid()))
+                    .set("typtypmod", d.base.typmod())
+                    .build(),
+            );
+            continue;
+        }
+        let Some(TypeDef::Enum(_)) = &e.user_type else { continue };
+        let u = UserType::new(e.oid, &e.name);
+        let user = |b: RowBuilder| b.set("typnamespace", PUBLIC).set("typlen", 4).set("typbyval", true);
+        out.push(
+            user(common(e.oid, &e.name, "enum_"))
+                .set("typtype", 'e')
+                .set("typcategory", 'E')
+                .set("typispreferred", false)
+                .set("typelem", 0u32)
+                .set("typarray", u.array_oid())
+                .set("typalign", 'i')
+                .set("typstorage", 'p')
+                .set("typcollation", 0u32)
+                .set("typsubscript", regproc("-".into()))
+                .build(),
+        );
+        out.push(
+            common(u.array_oid(), u.array_internal(), "array")
+                .set("typnamespace", PUBLIC)
+                .set("typlen", -1)
+                .set("typbyval", false)
+                .set("typtype", 'b')
+                .set("typcategory", 'A')
+                .set("typispreferred", false)
+                .set("typelem", e.oid)
+                .set("typarray", 0u32)
+                .set("typalign", 'i')
+                .set("typstorage", 'x')
+                .set("typcollation", 0u32)
+                .set("typsubscript", regproc("array_subscript_handler".into()))
+                .build(),
+        );
+    }
+    out
+}
+
+/// The rows of pg_enum.
+pub(super) fn enum_labels(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in &state.user_types {
+        let Some(TypeDef::Enum(def)) = &e.user_type else { continue };
+        for l in &def.labels {
+            out.push(
+                RowBuilder::new(PG_ENUM)
+                    .set("oid", l.cell.oid)
+                    .set("enumtypid", e.oid)
+                    .set("enumsortorder", Value::Float4(l.sort_order))
+                    .set("enumlabel", &*l.name)
+                    .build(),
+            );
+        }
+    }
+    out
+}
+
+/// A user-defined type (or its array) by name: its oid and name.
+pub(super) fn user_type_by_name(state: &CatalogState, name: &str) -> Option<(u32, String)> {
+    let n = name.trim();
+    let n = n.strip_prefix("public.").unwrap_or(n);
+    let (n, array) = match n.strip_suffix("[]") {
+        Some(elem) => (elem, true),
+        None => (n, false),
+    };
+    let e = state.user_types.iter().find(|e| e.name == n)?;
+    Some(if array { (e.oid.wrapping_add(1), format!("{}[]", e.name)) } else { (e.oid, e.name.clone()) })
+}
+
+/// The name of user-defined type `oid` (or of its array), as regtype
+/// prints it.
+pub(super) fn user_type_name(state: &CatalogState, oid: u32) -> Option<String> {
+    state.user_types.iter().find_map(|e| {
+        if e.oid == oid {
+            Some(e.name.clone())
+        } else if e.oid.wrapping_add(1) == oid && matches!(e.user_type, Some(TypeDef::Enum(_))) {
+            Some(format!("{}[]", e.name))
+        } else {
+            None
+        }
+    })
 }

@@ -34,6 +34,10 @@ pub(crate) struct CopyIn {
     line: u64,
     /// The defaults may wait for a lock (EVAL-REPLAY).
     pub(crate) waits: bool,
+    /// Per copied column, the labels of its enum type (read through them).
+    pub(crate) enums: Vec<Option<std::sync::Arc<crate::expr::user_types::EnumLabels>>>,
+    /// The copied columns' domain constraints, evaluated over each row.
+    pub(crate) checks: Vec<Expr>,
 }
 
 impl CopyIn {
@@ -58,6 +62,8 @@ impl CopyIn {
             ended: false,
             started,
             line: 0,
+            enums: Vec::new(),
+            checks: Vec::new(),
             waits: false,
         }
     }
@@ -217,6 +223,15 @@ impl Executor<'_> {
                     row[c] = v;
                 }
             }
+            if !copy.checks.is_empty() {
+                let checks = &copy.checks;
+                self.evaluate(|ex| {
+                    let cx = ex.ctx(&row);
+                    checks.iter().try_for_each(|e| e.eval(&cx).map(drop))
+                })
+                .await
+                .map_err(context)?;
+            }
             self.insert_row(rel, Row::from(row)).await.map_err(context)?;
             copy.rows += 1;
         }
@@ -248,9 +263,11 @@ impl CopyIn {
         fields
             .into_iter()
             .zip(&self.types)
-            .map(|(f, ty)| match f {
-                None => Ok(Value::Null),
-                Some(f) => Value::parse_in(*ty, &f, self.zone).map_err(|e| self.context(e)),
+            .enumerate()
+            .map(|(i, (f, ty))| match (f, self.enums.get(i).and_then(Option::as_ref)) {
+                (None, _) => Ok(Value::Null),
+                (Some(f), Some(labels)) => labels.read(&f).map_err(|e| self.context(e)),
+                (Some(f), None) => Value::parse_in(*ty, &f, self.zone).map_err(|e| self.context(e)),
             })
             .collect()
     }

@@ -9,10 +9,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use snapscale_engine::catalog::{IndexDef, RelEntry};
+use snapscale_engine::database::Database;
 use snapscale_engine::index::Key;
 use snapscale_engine::redo::Redo;
 use snapscale_engine::sequence::OwnedBy;
-use snapscale_engine::{Liveness, LockMode, Outcome};
+use snapscale_engine::{Liveness, LockMode, Outcome, Tid};
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 
@@ -53,7 +54,75 @@ impl Executor<'_> {
     /// EXISTS said to skip it.
     async fn create_relation(&mut self, c: &CreateTable) -> Result<Option<Arc<RelEntry>>, SqlError> {
         let owner = c.temp.then_some(self.xact.backend_id());
-        let entry = loop {
+        let mut build = |db: &Database| {
+            let storage = db.catalog.create_storage();
+            let oid = db.catalog.new_oid();
+            let indexes = c
+                .indexes
+                .iter()
+                .map(|i| IndexDef {
+                    oid: db.catalog.new_oid(),
+                    name: i.name.clone(),
+                    columns: i.columns.clone(),
+                    unique: i.unique,
+                    primary: i.primary,
+                    constraint: i.constraint,
+                })
+                .collect();
+            RelEntry {
+                oid,
+                name: c.name.clone(),
+                temp_owner: owner,
+                storage,
+                columns: c.columns.clone(),
+                indexes,
+                sequence: c.sequence.clone(),
+                user_type: None,
+            }
+        };
+        let (entry, tid) = match self.insert_catalog_row(&c.name, owner, &mut build).await? {
+            Ok(done) => done,
+            Err(existing) => {
+                // A type's name is a relation's too (PostgreSQL's row types).
+                if !existing.is_relation() {
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_OBJECT,
+                        format!("type \"{}\" already exists", c.name),
+                    )
+                    .with_hint(
+                        "A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type.",
+                    ));
+                }
+                if c.if_not_exists {
+                    self.xact.notice(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{}\" already exists, skipping", c.name),
+                    );
+                    return Ok(None);
+                }
+                return Err(SqlError::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists", c.name),
+                ));
+            }
+        };
+        let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
+        heap.install_sequence(&entry, None);
+        self.xact.cache.insert(c.name.clone(), Rel { entry: Arc::clone(&entry), heap, catalog_tid: tid });
+        Ok(Some(entry))
+    }
+
+    /// Inserts the catalog row `build` makes, named `name` in the
+    /// namespace of `owner` (a temporary table's backend), once no live row
+    /// there holds the name; `Err` with the row that holds it. The row is
+    /// logged, locked AccessExclusive, and invalidated at commit.
+    pub(super) async fn insert_catalog_row(
+        &mut self,
+        name: &str,
+        owner: Option<u64>,
+        build: &mut (dyn FnMut(&Database) -> RelEntry + Send),
+    ) -> Result<Result<(Arc<RelEntry>, Tid), Arc<RelEntry>>, SqlError> {
+        let (entry, tid) = loop {
             // Is the name taken? Rows of running transactions count
             // (PostgreSQL's unique index on pg_class waits for them).
             let wait = {
@@ -61,58 +130,21 @@ impl Executor<'_> {
                 // NAME-UNIQUE: the check and the insert under one mutex.
                 let _names = db.catalog.names.lock().expect("catalog name lock poisoned");
                 let mut wait = None;
-                let mut exists = false;
                 for (tid, other) in db.catalog.table.all_versions() {
-                    if other.name != c.name || other.temp_owner != owner {
+                    if other.name != name || other.temp_owner != owner {
                         continue;
                     }
                     match db.catalog.table.liveness(&self.xact.session, tid) {
                         Liveness::Dead => {}
-                        Liveness::Live => exists = true,
+                        Liveness::Live => return Ok(Err(other)),
                         Liveness::Inserting(x) | Liveness::Deleting(x) => wait = Some(x),
                     }
-                }
-                if exists {
-                    drop(_names);
-                    if c.if_not_exists {
-                        self.xact.notice(
-                            SqlState::DUPLICATE_TABLE,
-                            format!("relation \"{}\" already exists, skipping", c.name),
-                        );
-                        return Ok(None);
-                    }
-                    return Err(SqlError::new(
-                        SqlState::DUPLICATE_TABLE,
-                        format!("relation \"{}\" already exists", c.name),
-                    ));
                 }
                 match wait {
                     Some(x) => Err(x),
                     None => {
-                        let storage = db.catalog.create_storage();
-                        let oid = db.catalog.new_oid();
-                        let indexes = c
-                            .indexes
-                            .iter()
-                            .map(|i| IndexDef {
-                                oid: db.catalog.new_oid(),
-                                name: i.name.clone(),
-                                columns: i.columns.clone(),
-                                unique: i.unique,
-                                primary: i.primary,
-                                constraint: i.constraint,
-                            })
-                            .collect();
-                        let entry = Arc::new(RelEntry {
-                            oid,
-                            name: c.name.clone(),
-                            temp_owner: owner,
-                            storage,
-                            columns: c.columns.clone(),
-                            indexes,
-                            sequence: c.sequence.clone(),
-                        });
-                        self.xact.created_storage(storage);
+                        let entry = Arc::new(build(&db));
+                        self.xact.created_storage(entry.storage);
                         self.xact.prepare_write()?;
                         let tid = db
                             .catalog
@@ -128,15 +160,11 @@ impl Executor<'_> {
                 Err(x) => self.xact.wait_for_xid(x).await?,
             }
         };
-        let (entry, tid) = entry;
         // CATALOG-REDO: DDL is logged as the whole new definition.
         self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
         self.xact.lock_relation(entry.oid, LockMode::AccessExclusive).await?;
-        let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
-        heap.install_sequence(&entry, None);
         self.xact.invalidate(entry.oid);
-        self.xact.cache.insert(c.name.clone(), Rel { entry: Arc::clone(&entry), heap, catalog_tid: tid });
-        Ok(Some(entry))
+        Ok(Ok((entry, tid)))
     }
 
     pub(crate) async fn drop_tables(
@@ -194,7 +222,7 @@ impl Executor<'_> {
 
     /// Replaces (or, with `None`, deletes) a relation's catalog row, as an
     /// MVCC update or delete in this transaction (CATALOG-MVCC).
-    async fn change_catalog(
+    pub(super) async fn change_catalog(
         &mut self,
         rel: &Rel,
         new: Option<Arc<RelEntry>>,
@@ -214,7 +242,10 @@ impl Executor<'_> {
                     self.xact.invalidate(rel.entry.oid);
                     return Ok(new.map(|entry| {
                         let rel = Rel { entry, heap: Arc::clone(&rel.heap), catalog_tid: tid };
-                        self.xact.cache.insert(rel.entry.name.clone(), rel.clone());
+                        // The cache holds relations; types are read afresh.
+                        if rel.entry.is_relation() {
+                            self.xact.cache.insert(rel.entry.name.clone(), rel.clone());
+                        }
                         rel
                     }));
                 }

@@ -22,6 +22,7 @@ mod query;
 mod scan;
 mod setop;
 mod subplan;
+mod types;
 mod vacuum;
 mod window;
 
@@ -249,6 +250,9 @@ impl Executor<'_> {
             Utility::Checkpoint => self.checkpoint().await,
             Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),
             Utility::CopyTo { rel, columns, options } => self.copy_to(rel, columns, options),
+            Utility::CreateType { name, spec } => self.create_type(name, spec).await,
+            Utility::AlterType { oid, op } => self.alter_type(*oid, op).await,
+            Utility::DropType { targets, domain } => self.drop_types(targets, *domain).await,
             Utility::CopyFrom { .. } => Err(SqlError::new(
                 SqlState::INTERNAL_ERROR,
                 "COPY FROM STDIN runs through the session's COPY sub-protocol",

@@ -80,7 +80,7 @@ impl Executor<'_> {
         let snapshot = self.snapshot()?;
         let reader = self.xact.session.reader(snapshot);
         let me = self.xact.backend_id();
-        let relations = self
+        let (relations, user_types) = self
             .xact
             .db
             .catalog
@@ -89,10 +89,11 @@ impl Executor<'_> {
             .into_iter()
             .map(|(_, e)| e)
             .filter(|e| e.temp_owner.is_none_or(|owner| owner == me))
-            .collect();
+            .partition(|e| e.is_relation());
         let session = self.xact.session_view.as_deref();
         let state = CatalogState {
             relations,
+            user_types,
             backend: me,
             user: session.map_or_else(|| "postgres".into(), |s| s.user.clone()),
             database: session.map_or_else(|| "postgres".into(), |s| s.database.clone()),

@@ -226,6 +226,7 @@ pub(super) fn describe(v: &Value) -> &'static str {
         Value::JsonPath(_) => "jsonpath",
         Value::Time(_) => "time without time zone",
         Value::TimeTz(_) => "time with time zone",
+        Value::Enum(_) => "enum",
     }
 }
 

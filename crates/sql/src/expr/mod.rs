@@ -36,6 +36,7 @@ mod operators;
 mod replay;
 pub mod scalar;
 mod subquery;
+pub mod user_types;
 mod walk;
 
 use func::func;
@@ -372,6 +373,22 @@ pub enum Expr {
     Outer(usize),
     /// A subquery used as a value (see [`SubLink`]).
     SubLink(Box<SubLink>),
+    /// An operation that needs a user-defined type's definition: reading
+    /// an enum label from text, `enum_first` / `enum_last` /
+    /// `enum_range`, or a domain's constraints checked on a value.
+    UserType(Arc<user_types::TypeOp>, Vec<Expr>),
+}
+
+/// What an enum operation ([`user_types::TypeOp::Enum`]) does with its
+/// labels and arguments.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EnumOp {
+    /// Text to the label it names (enum_in).
+    Input,
+    First,
+    Last,
+    /// `enum_range(lo, hi)` (either NULL: unbounded).
+    Range,
 }
 
 /// A subquery used as an expression. Its plan is the statement's subplan
@@ -542,6 +559,7 @@ impl Expr {
             Expr::Cast(a, ty, explicit) => eval_cast(a, *ty, *explicit, cx),
             Expr::Func(f, args) => eval_func(*f, args, cx),
             Expr::SubLink(link) => subquery::eval(link, cx),
+            Expr::UserType(op, args) => user_types::eval(op, args, cx),
         }
     }
 
@@ -562,7 +580,9 @@ impl Expr {
                 first.is_row_free() && steps.iter().filter_map(Step::operand).all(Expr::is_row_free)
             }
             Expr::Compare(a, _, b, _) | Expr::Like(a, b, _) => a.is_row_free() && b.is_row_free(),
-            Expr::And(args) | Expr::Or(args) | Expr::Func(_, args) => args.iter().all(Expr::is_row_free),
+            Expr::And(args) | Expr::Or(args) | Expr::Func(_, args) | Expr::UserType(_, args) => {
+                args.iter().all(Expr::is_row_free)
+            }
             Expr::Neg(a, _) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::Cast(a, _, _) => a.is_row_free(),
             Expr::InList(a, l, _) => a.is_row_free() && l.iter().all(Expr::is_row_free),
         }

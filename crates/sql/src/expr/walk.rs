@@ -71,6 +71,7 @@ impl Expr {
             }
             Expr::Cast(a, ty, ex) => Expr::Cast(one(a)?, ty, ex),
             Expr::Func(func, args) => Expr::Func(func, rewrite_all(args, stack, f)?),
+            Expr::UserType(op, args) => Expr::UserType(op, rewrite_all(args, stack, f)?),
             Expr::SubLink(link) => {
                 let SubLink { kind, plan, args } = *link;
                 let kind = match kind {
@@ -114,7 +115,7 @@ impl Expr {
                 a.visit(stack, f)?;
                 b.visit(stack, f)?;
             }
-            Expr::And(args) | Expr::Or(args) | Expr::Func(_, args) => {
+            Expr::And(args) | Expr::Or(args) | Expr::Func(_, args) | Expr::UserType(_, args) => {
                 for a in args {
                     a.visit(stack, f)?;
                 }

@@ -8,7 +8,8 @@
 //!                sqlparser would parse again and again) 54001, before
 //!                sqlparser sees it
 //!   by hand      VACUUM, ANALYZE, COPY options, CREATE SEQUENCE options
-//!                (sequence_syntax.rs), FOR KEY SHARE / FOR NO KEY UPDATE
+//!                (sequence_syntax.rs), CREATE DOMAIN's NOT NULL
+//!                (domain_syntax.rs), FOR KEY SHARE / FOR NO KEY UPDATE
 //!                (lock_syntax.rs)
 //!   sqlparser    everything else; its errors placed as PostgreSQL places
 //!                them (syntax_error.rs)
@@ -21,6 +22,7 @@
 //! here by their first word and parsed by hand; everything else goes to
 //! sqlparser.
 
+pub(crate) mod domain_syntax;
 mod lock_syntax;
 mod sequence_syntax;
 mod sqlparser_guard;
@@ -117,7 +119,9 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         let source =
             Source { query: sql, start: piece.as_ptr() as usize - sql.as_ptr() as usize, len: piece.len() };
         // CREATE SEQUENCE's options in the order sqlparser reads them.
-        let reordered = sequence_syntax::canonical_create_sequence(piece);
+        let reordered = sequence_syntax::canonical_create_sequence(piece)
+            .or_else(|| domain_syntax::canonical_create_domain(piece))
+            .or_else(|| domain_syntax::canonical_drop_domain(piece));
         let piece = reordered.as_deref().unwrap_or(piece);
         // FOR KEY SHARE / FOR NO KEY UPDATE, which sqlparser lacks.
         let (rewritten, lock_strengths) = match lock_syntax::read_lock_strengths(piece) {

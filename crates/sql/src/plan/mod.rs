@@ -410,6 +410,10 @@ pub enum Utility {
         columns: Vec<usize>,
         /// The columns not copied that have a DEFAULT, bound.
         defaults: Vec<(usize, Expr)>,
+        /// Per copied column, an enum type's labels to read it with.
+        enums: Vec<Option<std::sync::Arc<crate::expr::user_types::EnumLabels>>>,
+        /// The copied columns' domain constraints, over the whole row.
+        checks: Vec<Expr>,
         options: CopyOptions,
     },
     CopyTo {
@@ -417,6 +421,47 @@ pub enum Utility {
         columns: Vec<usize>,
         options: CopyOptions,
     },
+    /// CREATE TYPE.
+    CreateType {
+        name: String,
+        spec: TypeSpec,
+    },
+    /// ALTER TYPE of the type with this oid.
+    AlterType {
+        oid: u32,
+        op: AlterTypeOp,
+    },
+    /// DROP TYPE / DROP DOMAIN: the types by name and oid (`None`:
+    /// missing, IF EXISTS).
+    DropType {
+        targets: Vec<(String, Option<u32>)>,
+        domain: bool,
+    },
+}
+
+/// What CREATE TYPE defines.
+#[derive(Debug)]
+pub enum TypeSpec {
+    /// An enum type's labels.
+    Enum(Vec<String>),
+    Domain(snapscale_engine::user_types::DomainDef),
+}
+
+/// What ALTER TYPE does.
+#[derive(Debug)]
+pub enum AlterTypeOp {
+    /// ADD VALUE [IF NOT EXISTS] label [BEFORE | AFTER neighbour]
+    /// (`true`: before).
+    AddValue {
+        label: String,
+        if_not_exists: bool,
+        neighbour: Option<(String, bool)>,
+    },
+    RenameValue {
+        from: String,
+        to: String,
+    },
+    Rename(String),
 }
 
 /// A bound statement, before planning.

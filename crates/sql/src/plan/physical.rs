@@ -339,6 +339,11 @@ impl Statement {
                 Utility::LockTable { .. } => None,
                 Utility::Vacuum { .. } => Some("VACUUM"),
                 Utility::CopyFrom { .. } => Some("COPY FROM"),
+                Utility::CreateType { spec: crate::plan::TypeSpec::Domain(_), .. } => Some("CREATE DOMAIN"),
+                Utility::CreateType { .. } => Some("CREATE TYPE"),
+                Utility::AlterType { .. } => Some("ALTER TYPE"),
+                Utility::DropType { domain: true, .. } => Some("DROP DOMAIN"),
+                Utility::DropType { .. } => Some("DROP TYPE"),
                 Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } | Utility::Skip { .. } => {
                     None
                 }

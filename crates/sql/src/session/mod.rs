@@ -518,8 +518,14 @@ impl<G: Gucs> Conn<G> {
                 if let Parsed::Sql(ast) = parsed {
                     self.xact.db.maybe_panic(&**ast);
                 }
-                if let Statement::Utility(Utility::CopyFrom { rel, columns, defaults, options }) =
-                    &planned.statement
+                if let Statement::Utility(Utility::CopyFrom {
+                    rel,
+                    columns,
+                    defaults,
+                    enums,
+                    checks,
+                    options,
+                }) = &planned.statement
                 {
                     // The rows arrive in CopyData messages: the statement
                     // stays open until CopyDone.
@@ -532,6 +538,8 @@ impl<G: Gucs> Conn<G> {
                         options.clone(),
                         self.xact.session_style(),
                     );
+                    copy.enums = enums.clone();
+                    copy.checks = checks.clone();
                     copy.waits = planned.waits;
                     self.copy = Some(copy);
                     return Ok(Output::CopyIn { columns: columns.len(), binary });
