@@ -8,12 +8,19 @@
 //! functions here read and print with PostgreSQL's defaults (DateStyle
 //! `ISO, MDY`, IntervalStyle `postgres`).
 
+mod age;
+mod bin;
 mod decode;
 mod encode;
+pub mod extract;
+mod series;
 #[cfg(test)]
 mod tests;
 mod time;
+mod trunc;
 
+pub use age::age;
+pub use bin::date_bin;
 pub use decode::{
     parse_date_styled, parse_interval_styled, parse_time_styled, parse_timestamp_styled,
     parse_timestamptz_styled, parse_timetz_styled, round_time,
@@ -22,9 +29,11 @@ pub use encode::{
     format_date_styled, format_interval_styled, format_time, format_timestamp_styled,
     format_timestamptz_styled, format_timetz,
 };
+pub use series::timestamp_series;
 pub use time::{
     time_from_wire, time_to_wire, timetz_cmp, timetz_from_wire, timetz_to_wire, TimeTz, MAX_TZ_OFFSET_SECS,
 };
+pub use trunc::trunc_interval;
 
 use crate::error::SqlError;
 use crate::style::Style;

@@ -73,6 +73,31 @@ impl Interval {
         Interval { months, days, micros }
     }
 
+    /// `make_interval(years, months, weeks, days, hours, mins, secs)`:
+    /// seconds rounded to the microsecond, half to even. PostgreSQL 15
+    /// checks only that the seconds are finite; the rest wraps around as
+    /// its integer arithmetic does, and seconds past the time's range
+    /// become its lowest value, as its conversion does.
+    pub fn make(fields: [i32; 6], secs: f64) -> Result<Interval, SqlError> {
+        let [years, months, weeks, days, hours, mins] = fields;
+        if !secs.is_finite() {
+            return Err(out_of_range());
+        }
+        let micros = (secs * 1e6).round_ties_even();
+        let micros = if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&micros) {
+            micros as i64
+        } else {
+            i64::MIN
+        };
+        Ok(Interval {
+            months: years.wrapping_mul(12).wrapping_add(months),
+            days: weeks.wrapping_mul(7).wrapping_add(days),
+            micros: (i64::from(hours) * 3_600_000_000)
+                .wrapping_add(i64::from(mins) * 60_000_000)
+                .wrapping_add(micros),
+        })
+    }
+
     /// The span in microseconds with a month as 30 days and a day as 24
     /// hours: what PostgreSQL compares, sorts and hashes.
     pub fn cmp_value(self) -> i128 {
@@ -353,6 +378,18 @@ mod tests {
         assert_eq!(format_interval(iv("1 day").div_f64(3.0).unwrap()), "08:00:00");
         assert_eq!(format_interval(iv("1 mon 1 day").mul_f64(1.5).unwrap()), "1 mon 16 days 12:00:00");
         assert_eq!(iv("1 day").div_f64(0.0).unwrap_err().code, SqlState::DIVISION_BY_ZERO);
+    }
+
+    // Each expected value is PostgreSQL 15's answer.
+    #[test]
+    fn make_wraps_as_postgresql() {
+        let make = |f: [i32; 6], s: f64| format_interval(Interval::make(f, s).unwrap());
+        assert_eq!(make([1, 2, 3, 4, 5, 6], 7.5), "1 year 2 mons 25 days 05:06:07.5");
+        assert_eq!(make([0, 0, 0, 0, 0, 0], 1.0000005), "00:00:01.000001");
+        assert_eq!(make([i32::MAX, 0, 0, 0, 0, 0], 0.0), "-1 years");
+        assert_eq!(make([0, 0, 0, 0, 0, 0], 1e300), "-2562047788:00:54.775808");
+        assert_eq!(make([0, 0, 0, 0, i32::MAX, i32::MAX], 9e12), "-440820534:54:49.551616");
+        assert_eq!(Interval::make([0; 6], f64::INFINITY).unwrap_err().message, "interval out of range");
     }
 
     #[test]

@@ -27,13 +27,15 @@ mod zone;
 
 pub use array::{format_array, parse_array};
 pub use bytea::{format_bytea_escape, format_bytea_hex, parse_bytea};
+pub use datetime::extract;
 pub use datetime::{
-    civil_date, current_instant, day_number, format_date, format_date_styled, format_interval_styled,
-    format_time, format_timestamp, format_timestamp_styled, format_timestamptz, format_timestamptz_styled,
-    format_timetz, is_finite_timestamp, parse_date, parse_date_styled, parse_interval_styled,
-    parse_time_styled, parse_timestamp, parse_timestamp_styled, parse_timestamptz, parse_timestamptz_styled,
-    parse_timetz_styled, round_time, time_from_wire, time_to_wire, timestamp_in_range, timetz_cmp,
-    timetz_from_wire, timetz_to_wire, TimeTz, MAX_TZ_OFFSET_SECS,
+    age, civil_date, current_instant, date_bin, day_number, format_date, format_date_styled,
+    format_interval_styled, format_time, format_timestamp, format_timestamp_styled, format_timestamptz,
+    format_timestamptz_styled, format_timetz, is_finite_timestamp, parse_date, parse_date_styled,
+    parse_interval_styled, parse_time_styled, parse_timestamp, parse_timestamp_styled, parse_timestamptz,
+    parse_timestamptz_styled, parse_timetz_styled, round_time, time_from_wire, time_to_wire,
+    timestamp_in_range, timestamp_series, timetz_cmp, timetz_from_wire, timetz_to_wire, trunc_interval,
+    TimeTz, MAX_TZ_OFFSET_SECS,
 };
 pub use datetime::{format_interval, parse_interval};
 pub use enum_label::{EnumLabel, OrderKey, UserType};

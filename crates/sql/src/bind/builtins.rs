@@ -35,6 +35,9 @@ pub(super) const BOOL: Arg = Is(SqlType::Bool);
 pub(super) const NAME: Arg = Is(SqlType::Name);
 pub(super) const REGCLASS: Arg = Is(SqlType::Reg(Reg::Class));
 pub(super) const BYTEA: Arg = Is(SqlType::Bytea);
+const TIMESTAMP: Arg = Is(SqlType::Timestamp);
+const TIMESTAMPTZ: Arg = Is(SqlType::TimestampTz);
+const INTERVAL: Arg = Is(SqlType::Interval);
 
 pub(super) struct Builtin {
     name: &'static str,
@@ -142,6 +145,12 @@ static BUILTINS: &[Builtin] = &[
     f("shobj_description", &[OID, NAME], SqlType::Text, Func::Catalog(C::ShobjDescription)),
     f("pg_get_serial_sequence", &[TEXT, TEXT], SqlType::Text, Func::Catalog(C::GetSerialSequence)),
     f("age", &[INT8], SqlType::Int4, Func::Catalog(C::XidAge)),
+    // The instant versions first: two unknown literals are instants, as
+    // PostgreSQL prefers timestamptz.
+    s("age", &[TIMESTAMPTZ, TIMESTAMPTZ], SqlType::Interval, scalar::AGE),
+    s("age", &[TIMESTAMP, TIMESTAMP], SqlType::Interval, scalar::AGE),
+    s("date_bin", &[INTERVAL, TIMESTAMPTZ, TIMESTAMPTZ], SqlType::TimestampTz, scalar::DATE_BIN),
+    s("date_bin", &[INTERVAL, TIMESTAMP, TIMESTAMP], SqlType::Timestamp, scalar::DATE_BIN),
     f("has_table_privilege", &[Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
     f("has_table_privilege", &[Any, Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),
     f("has_schema_privilege", &[Any, TEXT], SqlType::Bool, Func::Catalog(C::HasPrivilege)),

@@ -8,6 +8,7 @@ use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, JoinConstraint, JoinOperator, TableFactor, TableWithJoins};
 
+use super::function::not_unique;
 use super::scope::{Col, Named, Scope};
 use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::{Expr, Func};
@@ -373,6 +374,33 @@ impl<R: Resolver> Binder<'_, R> {
         mut bound: Vec<Typed>,
     ) -> Result<Option<(Srf, Vec<Expr>, SqlType)>, SqlError> {
         Ok(Some(match (name, bound.len()) {
+            ("generate_series", 3) if bound.iter().all(|t| t.ty.is_none()) => {
+                return Err(not_unique("generate_series", &bound));
+            }
+            ("generate_series", 3) if is_time_series(&bound) => {
+                // Timestamps only if a bound is one and the other one too
+                // or unknown; anything else (dates, an instant, two
+                // literals) makes it a series of instants, PostgreSQL's
+                // preferred type.
+                let timestamps = bound[..2].iter().filter(|t| t.ty == Some(SqlType::Timestamp)).count();
+                let typed = bound[..2].iter().filter(|t| t.ty.is_some()).count();
+                let tz = timestamps == 0 || timestamps < typed;
+                let ty = if tz { SqlType::TimestampTz } else { SqlType::Timestamp };
+                let what = "argument of generate_series";
+                let mut bound = bound.into_iter();
+                let mut args = Vec::with_capacity(3);
+                for _ in 0..2 {
+                    args.push(self.coerce(
+                        bound.next().expect("three arguments"),
+                        ty,
+                        Coercion::Implicit,
+                        what,
+                    )?);
+                }
+                let step = bound.next().expect("three arguments");
+                args.push(self.coerce(step, SqlType::Interval, Coercion::Implicit, what)?);
+                (Srf::TimestampSeries { tz }, args, ty)
+            }
             ("generate_series", 2 | 3) => {
                 let args = bound
                     .into_iter()
@@ -440,7 +468,8 @@ impl<R: Resolver> Binder<'_, R> {
         }))
     }
 
-    /// A set-returning function in FROM: `generate_series` over integers,
+    /// A set-returning function in FROM: `generate_series` over integers
+    /// or timestamps,
     /// `unnest` of an array. A function in FROM is LATERAL in PostgreSQL:
     /// its arguments may read the items to its `left`.
     fn function_scan(
@@ -493,6 +522,13 @@ impl<R: Resolver> Binder<'_, R> {
         let from = lateral_item(From::Function { func, args }, taken(&scope, left.is_some()));
         Ok(Item { visible: named.columns.clone(), named: vec![named], from })
     }
+}
+
+/// Whether `generate_series(a, b, step)` steps through time: a bound is a
+/// date or timestamp, or the step an interval.
+fn is_time_series(bound: &[Typed]) -> bool {
+    let time = |t: &Typed| matches!(t.ty, Some(SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz));
+    time(&bound[0]) || time(&bound[1]) || bound[2].ty == Some(SqlType::Interval)
 }
 
 /// A subquery in FROM that names a table to its left without LATERAL: the

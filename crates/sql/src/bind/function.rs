@@ -6,9 +6,10 @@ use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType, Value};
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
 
-use super::coerce::common_type;
+use super::coerce::{castable, common_type};
 use super::scope::Scope;
 use super::{ident, not_supported, Binder, Coercion, Resolver, Typed};
+use crate::expr::scalar;
 use crate::expr::{AggFunc, Cmp, Expr, Func};
 use crate::plan::Aggregate;
 
@@ -33,6 +34,7 @@ impl<R: Resolver> Binder<'_, R> {
                 .unwrap_or_default(),
             _ => &[],
         };
+        let mut named: Vec<(String, &ast::Expr)> = Vec::new();
         let (star, args, distinct) = match &f.args {
             FunctionArguments::None => (false, Vec::new(), false),
             FunctionArguments::List(list) => {
@@ -40,6 +42,25 @@ impl<R: Resolver> Binder<'_, R> {
                 let mut args = Vec::new();
                 for a in &list.args {
                     match a {
+                        // Only make_interval has parameter names so far.
+                        _ if name == "make_interval" && named_arg(a).is_some() => {
+                            let (n, e) = named_arg(a).expect("checked");
+                            if named.iter().any(|(m, _)| *m == n) {
+                                return Err(SqlError::new(
+                                    SqlState::SYNTAX_ERROR,
+                                    format!("argument name \"{n}\" used more than once"),
+                                ));
+                            }
+                            named.push((n, e));
+                        }
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(_))
+                            if !named.is_empty() && named_arg(a).is_none() =>
+                        {
+                            return Err(SqlError::new(
+                                SqlState::SYNTAX_ERROR,
+                                "positional argument cannot follow named argument",
+                            ))
+                        }
                         FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e),
                         FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => star = true,
                         _ => return Err(not_supported(format!("argument {a}"))),
@@ -171,6 +192,9 @@ impl<R: Resolver> Binder<'_, R> {
         if let Some(t) = self.sequence_function(&name, &args, scope)? {
             return Ok(t);
         }
+        if name == "make_interval" {
+            return self.make_interval(&args, &named, scope);
+        }
         let mut bound = Vec::new();
         for a in args {
             bound.push(self.expr(a, scope)?);
@@ -237,7 +261,24 @@ impl<R: Resolver> Binder<'_, R> {
             "date_part" if bound.len() == 2 => {
                 let value = bound.pop().expect("two arguments");
                 let unit = bound.pop().expect("two arguments");
-                self.date_part(unit, value, false)?
+                self.date_part(unit, value)?
+            }
+            // age(value): from midnight today, as PostgreSQL's SQL
+            // function `age(current_date, value)` has it.
+            "age" if bound.len() == 1 && !matches!(bound[0].ty, Some(t) if !is_datetime(t)) => {
+                let value = bound.pop().expect("one argument");
+                let ty = match value.ty {
+                    Some(SqlType::Timestamp) => SqlType::Timestamp,
+                    Some(_) => SqlType::TimestampTz,
+                    None => return Err(not_unique(&name, &[value])),
+                };
+                let now = Expr::Func(Func::Now, Vec::new());
+                let today = Expr::Cast(Box::new(Expr::Cast(Box::new(now), SqlType::Date, true)), ty, true);
+                let value = self.coerce(value, ty, Coercion::Implicit, "age")?;
+                Typed {
+                    e: Expr::Func(Func::Scalar(scalar::AGE), vec![today, value]),
+                    ty: Some(SqlType::Interval),
+                }
             }
             "date_trunc" if (2..=3).contains(&bound.len()) => {
                 let named_zone = bound.len() == 3;
@@ -253,7 +294,7 @@ impl<R: Resolver> Binder<'_, R> {
                 // instant (PostgreSQL's preferred type), as is the value
                 // when a zone is named.
                 let ty = match value.ty {
-                    Some(SqlType::Timestamp) if !named_zone => SqlType::Timestamp,
+                    Some(t @ (SqlType::Timestamp | SqlType::Interval)) if !named_zone => t,
                     _ => SqlType::TimestampTz,
                 };
                 let mut args = vec![unit, self.coerce(value, ty, Coercion::Implicit, "date_trunc")?];
@@ -402,9 +443,8 @@ impl<R: Resolver> Binder<'_, R> {
         })
     }
 
-    /// `EXTRACT(field FROM value)`: date_part, but a date stays a date
-    /// (PostgreSQL's EXTRACT has a date version that refuses the time of
-    /// day's fields).
+    /// `EXTRACT(field FROM value)`: numeric, of a date, time, timetz,
+    /// timestamp, timestamptz or interval, each with its own fields.
     #[inline(never)]
     pub(super) fn extract(
         &mut self,
@@ -413,22 +453,94 @@ impl<R: Resolver> Binder<'_, R> {
         scope: &Scope<'_>,
     ) -> Result<Typed, SqlError> {
         let value = self.expr(value, scope)?;
-        let unit = Typed { e: Expr::Const(Value::Text(field.to_string())), ty: Some(SqlType::Text) };
-        self.date_part(unit, value, true)
+        let field = match field {
+            ast::DateTimeField::Custom(name) => name.value.clone(),
+            other => other.to_string(),
+        };
+        let unit = Typed { e: Expr::Const(Value::Text(field)), ty: None };
+        let name = "pg_catalog.extract";
+        match value.ty {
+            Some(t) if is_datetime(t) => {}
+            None => return Err(not_unique(name, &[unit, value])),
+            Some(_) => return Err(no_such_function(name, &[unit, value])),
+        }
+        let unit = self.coerce(unit, SqlType::Text, Coercion::Implicit, "extract")?;
+        let args = vec![unit, self.settle(value)?];
+        Ok(Typed { e: Expr::Func(Func::Scalar(scalar::EXTRACT), args), ty: Some(SqlType::Numeric(-1)) })
     }
 
-    /// date_part(unit, value) as double precision (EXTRACT's too, for want
-    /// of numeric); `keep_date` for EXTRACT.
-    fn date_part(&mut self, unit: Typed, value: Typed, keep_date: bool) -> Result<Typed, SqlError> {
-        let unit = self.coerce(unit, SqlType::Text, Coercion::Implicit, "date_part")?;
+    /// date_part(unit, value), double precision; a date is read as a
+    /// timestamp, as PostgreSQL's SQL function for dates casts it.
+    fn date_part(&mut self, unit: Typed, value: Typed) -> Result<Typed, SqlError> {
         let ty = match value.ty {
-            Some(SqlType::Date) if keep_date => SqlType::Date,
-            Some(SqlType::Date | SqlType::Timestamp) => SqlType::Timestamp,
-            Some(SqlType::Interval) => SqlType::Interval,
-            _ => SqlType::TimestampTz,
+            Some(SqlType::Date) => SqlType::Timestamp,
+            Some(t) if is_datetime(t) => t,
+            None => return Err(not_unique("date_part", &[unit, value])),
+            Some(_) => return Err(no_such_function("date_part", &[unit, value])),
         };
+        let unit = self.coerce(unit, SqlType::Text, Coercion::Implicit, "date_part")?;
         let value = self.coerce(value, ty, Coercion::Implicit, "date_part")?;
         Ok(Typed { e: Expr::Func(Func::DatePart, vec![unit, value]), ty: Some(SqlType::Float8) })
+    }
+
+    /// `make_interval(years, months, weeks, days, hours, mins, secs)`,
+    /// each argument by position or by name, the missing ones 0.
+    fn make_interval(
+        &mut self,
+        positional: &[&ast::Expr],
+        named: &[(String, &ast::Expr)],
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        const PARAMS: [&str; 7] = ["years", "months", "weeks", "days", "hours", "mins", "secs"];
+        let mut given: Vec<(Option<&str>, Typed)> = Vec::with_capacity(positional.len() + named.len());
+        for e in positional {
+            given.push((None, self.expr(e, scope)?));
+        }
+        for (n, e) in named {
+            given.push((Some(n.as_str()), self.expr(e, scope)?));
+        }
+        let mut slots: [Option<Typed>; 7] = Default::default();
+        let mut fits = given.len() <= PARAMS.len();
+        for (i, (n, t)) in given.iter().enumerate() {
+            let slot = match n {
+                Some(n) => PARAMS.iter().position(|p| p == n),
+                None => Some(i),
+            };
+            match slot {
+                Some(k) if k < PARAMS.len() && slots[k].is_none() => {
+                    let ty = if k == 6 { SqlType::Float8 } else { SqlType::Int4 };
+                    // bigint narrows to integer by assignment only.
+                    let narrowing = ty == SqlType::Int4 && t.ty == Some(SqlType::Int8);
+                    fits &= !narrowing && t.ty.is_none_or(|from| castable(from, ty, Coercion::Implicit));
+                    slots[k] = Some(t.clone());
+                }
+                _ => fits = false,
+            }
+        }
+        if !fits {
+            let types: Vec<String> = given
+                .iter()
+                .map(|(n, t)| {
+                    let ty = t.ty.map_or("unknown", SqlType::name);
+                    n.map_or_else(|| ty.to_owned(), |n| format!("{n} => {ty}"))
+                })
+                .collect();
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function make_interval({}) does not exist", types.join(", ")),
+            )
+            .with_hint(NO_MATCH_HINT));
+        }
+        let mut args = Vec::with_capacity(PARAMS.len());
+        for (k, slot) in slots.into_iter().enumerate() {
+            let (ty, zero) =
+                if k == 6 { (SqlType::Float8, Value::Float(0.0)) } else { (SqlType::Int4, Value::Int(0)) };
+            args.push(match slot {
+                Some(t) => self.coerce(t, ty, Coercion::Implicit, "make_interval")?,
+                None => Expr::Const(zero),
+            });
+        }
+        Ok(Typed { e: Expr::Func(Func::Scalar(scalar::MAKE_INTERVAL), args), ty: Some(SqlType::Interval) })
     }
 
     /// `value AT TIME ZONE zone` as written (out of line: the recursive
@@ -445,9 +557,9 @@ impl<R: Resolver> Binder<'_, R> {
         self.at_time_zone(zone, value)
     }
 
-    /// `value AT TIME ZONE zone`: a timestamp becomes an instant, anything
-    /// else is read as an instant and becomes a timestamp; the zone is
-    /// text or an interval.
+    /// `value AT TIME ZONE zone`: a timestamp becomes an instant, a time
+    /// with time zone moves to the zone, anything else is read as an
+    /// instant and becomes a timestamp; the zone is text or an interval.
     pub(super) fn at_time_zone(&mut self, zone: Typed, value: Typed) -> Result<Typed, SqlError> {
         let zone = match zone.ty {
             Some(SqlType::Interval) => zone.e,
@@ -455,6 +567,10 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let (value, ty) = match value.ty {
             Some(SqlType::Timestamp) => (value.e, SqlType::TimestampTz),
+            // A time of day moves to the zone's clock as it is now.
+            Some(SqlType::TimeTz | SqlType::Time) => {
+                (self.coerce(value, SqlType::TimeTz, Coercion::Implicit, "AT TIME ZONE")?, SqlType::TimeTz)
+            }
             _ => (
                 self.coerce(value, SqlType::TimestampTz, Coercion::Implicit, "AT TIME ZONE")?,
                 SqlType::Timestamp,
@@ -559,6 +675,9 @@ impl<R: Resolver> Binder<'_, R> {
     }
 }
 
+const NO_MATCH_HINT: &str =
+    "No function matches the given name and argument types. You might need to add explicit type casts.";
+
 /// 42883 for a call no function takes, naming its argument types.
 pub(super) fn no_such_function(name: &str, args: &[Typed]) -> SqlError {
     let types: Vec<&str> = args.iter().map(|t| t.ty.map_or("unknown", SqlType::name)).collect();
@@ -566,7 +685,58 @@ pub(super) fn no_such_function(name: &str, args: &[Typed]) -> SqlError {
         SqlState::UNDEFINED_FUNCTION,
         format!("function {name}({}) does not exist", types.join(", ")),
     )
-    .with_hint(
-        "No function matches the given name and argument types. You might need to add explicit type casts.",
+    .with_hint(NO_MATCH_HINT)
+}
+
+/// 42725 for a call several functions take equally well (unknown
+/// literals where they differ: `extract(year from '2020-01-01')`).
+pub(super) fn not_unique(name: &str, args: &[Typed]) -> SqlError {
+    let types: Vec<&str> = args.iter().map(|t| t.ty.map_or("unknown", SqlType::name)).collect();
+    SqlError::new(
+        SqlState::AMBIGUOUS_FUNCTION,
+        format!("function {name}({}) is not unique", types.join(", ")),
+    )
+    .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")
+}
+
+/// `name => value` (or `name := value`, which the parser reads as an
+/// assignment expression): the argument's name and value.
+fn named_arg(a: &FunctionArg) -> Option<(String, &ast::Expr)> {
+    use ast::FunctionArgOperator as Op;
+    let (name, value) = match a {
+        FunctionArg::Named {
+            name,
+            arg: FunctionArgExpr::Expr(e),
+            operator: Op::RightArrow | Op::Assignment,
+        } => (name, e),
+        FunctionArg::ExprNamed {
+            name: ast::Expr::Identifier(name),
+            arg: FunctionArgExpr::Expr(e),
+            operator: Op::RightArrow | Op::Assignment,
+        } => (name, e),
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::Assignment,
+            right,
+        })) => match left.as_ref() {
+            ast::Expr::Identifier(name) => (name, right.as_ref()),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some((ident(name), value))
+}
+
+/// The types EXTRACT and date_part take (a date, for date_part, as a
+/// timestamp).
+fn is_datetime(t: SqlType) -> bool {
+    matches!(
+        t,
+        SqlType::Date
+            | SqlType::Time
+            | SqlType::TimeTz
+            | SqlType::Timestamp
+            | SqlType::TimestampTz
+            | SqlType::Interval
     )
 }

@@ -275,7 +275,7 @@ impl Run<'_, '_> {
             Node::Function { func, args } => {
                 let cx = self.ctx(&[]);
                 let args = args.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
-                Rows::Computed(super::setop::function(*func, &args)?)
+                Rows::Computed(super::setop::function(*func, &args, cx.zone())?)
             }
             Node::Filter { input, cond } => {
                 let rows = self.rows(input)?;
@@ -310,7 +310,7 @@ impl Run<'_, '_> {
                     let mut sets = Vec::with_capacity(calls.len());
                     for call in calls {
                         let args = call.args.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
-                        let rows = super::setop::function(call.func, &args)?;
+                        let rows = super::setop::function(call.func, &args, cx.zone())?;
                         // A call whose rows have several columns gives records.
                         sets.push(
                             rows.into_iter()

@@ -150,7 +150,11 @@ impl super::query::Run<'_, '_> {
 /// memory: its rows are materialised).
 const MAX_SERIES: i64 = 100_000_000;
 
-pub(super) fn function(func: Srf, args: &[Value]) -> Result<Vec<Row>, SqlError> {
+pub(super) fn function(
+    func: Srf,
+    args: &[Value],
+    zone: snapscale_values::Zone,
+) -> Result<Vec<Row>, SqlError> {
     let one = |v: Value| Row::from(vec![v]);
     Ok(match func {
         Srf::GenerateSeries => {
@@ -185,6 +189,20 @@ pub(super) fn function(func: Srf, args: &[Value]) -> Result<Vec<Row>, SqlError> 
             }
             (0..count.max(0)).map(|k| one(Value::Int(start + k * step))).collect()
         }
+        Srf::TimestampSeries { tz } => match (&args[0], &args[1], &args[2]) {
+            (
+                Value::Timestamp(a) | Value::TimestampTz(a),
+                Value::Timestamp(b) | Value::TimestampTz(b),
+                Value::Interval(step),
+            ) => {
+                let value = if tz { Value::TimestampTz } else { Value::Timestamp };
+                snapscale_values::timestamp_series(*a, *b, *step, tz.then_some(zone), MAX_SERIES as usize)?
+                    .into_iter()
+                    .map(|t| one(value(t)))
+                    .collect()
+            }
+            _ => Vec::new(),
+        },
         Srf::Unnest => match &args[0] {
             Value::Array(items) => items.iter().cloned().map(one).collect(),
             _ => Vec::new(),

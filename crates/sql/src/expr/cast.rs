@@ -154,6 +154,21 @@ pub fn cast(
             v @ (Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_)),
             SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz,
         ) => {
+            // ±infinity stays itself in every one of the three types.
+            let infinite = match v {
+                Value::Date(d) => (d == i32::MIN || d == i32::MAX).then_some(d > 0),
+                Value::Timestamp(t) | Value::TimestampTz(t) => {
+                    (t == i64::MIN || t == i64::MAX).then_some(t > 0)
+                }
+                _ => None,
+            };
+            if let Some(late) = infinite {
+                return Ok(match ty {
+                    SqlType::Date => Value::Date(if late { i32::MAX } else { i32::MIN }),
+                    SqlType::Timestamp => Value::Timestamp(if late { i64::MAX } else { i64::MIN }),
+                    _ => Value::TimestampTz(if late { i64::MAX } else { i64::MIN }),
+                });
+            }
             let local = match v {
                 Value::Date(d) => i64::from(d)
                     .checked_mul(86_400_000_000)

@@ -1,6 +1,7 @@
 //! The date/time functions whose answer depends on a time zone: `AT TIME
-//! ZONE` (PostgreSQL's `timezone(zone, value)`), `date_trunc` and
-//! `date_part` / `EXTRACT`.
+//! ZONE` (PostgreSQL's `timezone(zone, value)`), `date_trunc`,
+//! `date_part` / `EXTRACT` and `age`; and `date_bin` and `make_interval`
+//! beside them (the computations are snapscale_values').
 //!
 //! A timestamp is a wall-clock time and a timestamptz an instant; moving
 //! between them needs a zone, the session's unless one is named. Both
@@ -8,7 +9,10 @@
 //! means midnight where the session is.
 
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{civil_date, day_number, Interval, SqlError, Value, Zone};
+use snapscale_values::extract::{self, Part};
+use snapscale_values::{civil_date, day_number, Interval, SqlError, Style, Value, Zone};
+
+use super::scalar::Scalar;
 
 const USECS_PER_DAY: i64 = 86_400_000_000;
 
@@ -38,13 +42,16 @@ fn interval_zone_error(v: &Value) -> SqlError {
 /// `value AT TIME ZONE zone`: a timestamp read as wall-clock time in
 /// `zone` becomes the instant; an instant becomes the wall-clock time
 /// there.
-pub(super) fn at_zone(zone: &Value, value: &Value) -> Result<Value, SqlError> {
+/// A time with time zone takes the zone's offset at `now` (the
+/// transaction's start), as PostgreSQL's timetz_zone does.
+pub(super) fn at_zone(zone: &Value, value: &Value, now: i64) -> Result<Value, SqlError> {
     if matches!(zone, Value::Null) {
         return Ok(Value::Null);
     }
     Ok(match value {
         Value::Timestamp(t) => Value::TimestampTz(zone_of(zone)?.to_utc(*t)),
         Value::TimestampTz(t) => Value::Timestamp(zone_of(zone)?.local(*t)),
+        Value::TimeTz(t) => Value::TimeTz(t.in_zone(zone_of(zone)?.offset_at(now) / 1_000_000)),
         _ => Value::Null,
     })
 }
@@ -68,25 +75,36 @@ enum Unit {
     Millennium,
 }
 
+/// date_trunc's unit, looked up as PostgreSQL looks it up (the interval
+/// unit words, on their first ten letters): 22023 for a word that is no
+/// unit, 0A000 for a unit that truncates nothing (`timezone`).
 fn unit(name: &str, type_name: &str) -> Result<Unit, SqlError> {
-    Ok(match name.to_ascii_lowercase().as_str() {
-        "microsecond" | "microseconds" | "us" | "usec" | "usecs" | "useconds" => Unit::Microseconds,
-        "millisecond" | "milliseconds" | "ms" | "msec" | "msecs" | "mseconds" => Unit::Milliseconds,
-        "second" | "seconds" | "s" | "sec" | "secs" => Unit::Second,
-        "minute" | "minutes" | "m" | "min" | "mins" => Unit::Minute,
-        "hour" | "hours" | "h" | "hr" | "hrs" => Unit::Hour,
-        "day" | "days" | "d" => Unit::Day,
-        "week" | "weeks" | "w" => Unit::Week,
-        "month" | "months" | "mon" | "mons" => Unit::Month,
-        "quarter" | "qtr" => Unit::Quarter,
-        "year" | "years" | "y" | "yr" | "yrs" => Unit::Year,
-        "decade" | "decades" | "dec" | "decs" => Unit::Decade,
-        "century" | "centuries" | "c" | "cent" => Unit::Century,
-        "millennium" | "millennia" | "millenniums" | "mil" | "mils" => Unit::Millennium,
+    use extract::Field;
+    let lower = extract::lower_units(name);
+    let Some(field) = extract::delta_unit(&lower) else {
+        return Err(SqlError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("unit \"{lower}\" not recognized for type {type_name}"),
+        ));
+    };
+    Ok(match field {
+        Field::Microseconds => Unit::Microseconds,
+        Field::Milliseconds => Unit::Milliseconds,
+        Field::Second => Unit::Second,
+        Field::Minute => Unit::Minute,
+        Field::Hour => Unit::Hour,
+        Field::Day => Unit::Day,
+        Field::Week => Unit::Week,
+        Field::Month => Unit::Month,
+        Field::Quarter => Unit::Quarter,
+        Field::Year => Unit::Year,
+        Field::Decade => Unit::Decade,
+        Field::Century => Unit::Century,
+        Field::Millennium => Unit::Millennium,
         _ => {
             return Err(SqlError::new(
-                SqlState::INVALID_PARAMETER_VALUE,
-                format!("unit \"{}\" not recognized for type {type_name}", name.to_ascii_lowercase()),
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("unit \"{lower}\" not supported for type {type_name}"),
             ))
         }
     })
@@ -136,6 +154,7 @@ pub(super) fn date_trunc(args: &[Value], session: Zone) -> Result<Value, SqlErro
         }
     }
     Ok(match &args[1] {
+        Value::Interval(i) => Value::Interval(snapscale_values::trunc_interval(*i, name)?),
         Value::Timestamp(t) => Value::Timestamp(truncate(*t, unit(name, "timestamp without time zone")?)),
         Value::TimestampTz(t) => {
             let unit = unit(name, "timestamp with time zone")?;
@@ -158,194 +177,79 @@ pub(super) fn date_trunc(args: &[Value], session: Zone) -> Result<Value, SqlErro
     })
 }
 
-/// Microseconds in a day, as f64, for fractions.
-const DAY_F: f64 = 86_400_000_000.0;
-/// The Julian day of 2000-01-01.
-const JULIAN_2000: i64 = 2_451_545;
-
-/// What date_part / EXTRACT can ask for beyond date_trunc's units.
-fn part(name: &str) -> Option<&'static str> {
-    let lower = name.to_ascii_lowercase();
-    Some(match lower.as_str() {
-        "dow" => "dow",
-        "isodow" => "isodow",
-        "doy" => "doy",
-        "epoch" => "epoch",
-        "isoyear" => "isoyear",
-        "julian" | "j" => "julian",
-        "timezone" => "timezone",
-        "timezone_h" | "timezone_hour" => "timezone_hour",
-        "timezone_m" | "timezone_minute" => "timezone_minute",
-        _ => return None,
-    })
-}
-
-fn not_supported(name: &str, type_name: &str) -> SqlError {
-    SqlError::new(
-        SqlState::FEATURE_NOT_SUPPORTED,
-        format!("unit \"{}\" not supported for type {type_name}", name.to_ascii_lowercase()),
-    )
-}
-
-/// The ISO 8601 year and week of a day (weeks start on Monday; week 1
-/// holds the year's first Thursday).
-fn iso_week(days: i64) -> (i64, i64) {
-    let isodow = (days + 5).rem_euclid(7) + 1;
-    let thursday = days - isodow + 4;
-    let (year, _, _) = civil_date(thursday);
-    (year, (thursday - day_number(year, 1, 1)) / 7 + 1)
-}
-
-/// A field of a wall-clock time (microseconds since 2000-01-01); `epoch`
-/// is seconds since 1970-01-01 of that wall clock (the caller corrects it
-/// for an instant).
-fn field_of(local: i64, name: &str, type_name: &str) -> Result<f64, SqlError> {
-    let days = local.div_euclid(USECS_PER_DAY);
-    let time = local.rem_euclid(USECS_PER_DAY);
-    let (y, m, d) = civil_date(days);
-    let secs_in_minute = time % 60_000_000;
-    let dow = (days + 6).rem_euclid(7);
-    if let Some(p) = part(name) {
-        return Ok(match p {
-            "dow" => dow as f64,
-            "isodow" => (if dow == 0 { 7 } else { dow }) as f64,
-            "doy" => (days - day_number(y, 1, 1) + 1) as f64,
-            "epoch" => (local as f64) / 1e6 + 946_684_800.0,
-            "isoyear" => iso_week(days).0 as f64,
-            "julian" => (days + JULIAN_2000) as f64 + time as f64 / DAY_F,
-            _ => return Err(not_supported(name, type_name)),
-        });
-    }
-    Ok(match unit(name, type_name)? {
-        Unit::Microseconds => secs_in_minute as f64,
-        Unit::Milliseconds => secs_in_minute as f64 / 1e3,
-        Unit::Second => secs_in_minute as f64 / 1e6,
-        Unit::Minute => (time / 60_000_000 % 60) as f64,
-        Unit::Hour => (time / 3_600_000_000) as f64,
-        Unit::Day => f64::from(d),
-        Unit::Week => iso_week(days).1 as f64,
-        Unit::Month => f64::from(m),
-        Unit::Quarter => f64::from((m - 1) / 3 + 1),
-        Unit::Year => y as f64,
-        Unit::Decade => y.div_euclid(10) as f64,
-        Unit::Century => (if y > 0 { (y + 99) / 100 } else { -((99 - (y - 1)) / 100) }) as f64,
-        Unit::Millennium => (if y > 0 { (y + 999) / 1000 } else { -((999 - (y - 1)) / 1000) }) as f64,
-    })
-}
-
-/// A field of an interval (days and time; snapscale's intervals have no
-/// months, so the month-based fields are 0).
-fn interval_field(i: Interval, name: &str) -> Result<f64, SqlError> {
-    const TYPE: &str = "interval";
-    if part(name) == Some("epoch") {
-        // PostgreSQL's year for an epoch is 365.25 days; a month 30 days.
-        let years = f64::from(i.months / 12) * 365.25 * 86_400.0;
-        let months = f64::from(i.months % 12) * 30.0 * 86_400.0;
-        return Ok(years + months + f64::from(i.days) * 86_400.0 + i.micros as f64 / 1e6);
-    }
-    if part(name).is_some() {
-        return Err(not_supported(name, TYPE));
-    }
-    let in_minute = i.micros % 60_000_000;
-    Ok(match unit(name, TYPE)? {
-        Unit::Microseconds => in_minute as f64,
-        Unit::Milliseconds => in_minute as f64 / 1e3,
-        Unit::Second => in_minute as f64 / 1e6,
-        Unit::Minute => (i.micros / 60_000_000 % 60) as f64,
-        Unit::Hour => (i.micros / 3_600_000_000) as f64,
-        Unit::Day => f64::from(i.days),
-        Unit::Week => return Err(not_supported(name, TYPE)),
-        Unit::Month => f64::from(i.months % 12),
-        Unit::Quarter => f64::from((i.months % 12) / 3 + 1),
-        Unit::Year => f64::from(i.months / 12),
-        Unit::Decade => f64::from(i.months / 120),
-        Unit::Century => f64::from(i.months / 1200),
-        Unit::Millennium => f64::from(i.months / 12000),
-    })
-}
-
-/// `date_part(unit, value)` and `EXTRACT(unit FROM value)`, as double
-/// precision. A timestamptz is read on the wall clock of `zone`; a date
-/// (EXTRACT's own) has no time of day to give.
-pub(super) fn date_part(args: &[Value], zone: Zone) -> Result<Value, SqlError> {
-    if args.iter().any(|a| matches!(a, Value::Null)) {
-        return Ok(Value::Null);
-    }
-    let Value::Text(name) = &args[0] else { return Ok(Value::Null) };
-    let infinite = match &args[1] {
-        Value::Timestamp(t) | Value::TimestampTz(t) => (*t == i64::MIN || *t == i64::MAX).then_some(*t > 0),
-        Value::Date(d) => (*d == i32::MIN || *d == i32::MAX).then_some(*d > 0),
-        _ => None,
-    };
-    if let Some(positive) = infinite {
-        // PostgreSQL: the fields that grow without bound are ±Infinity,
-        // the rest NULL.
-        let unbounded = matches!(
-            name.to_ascii_lowercase().as_str(),
-            "epoch"
-                | "julian"
-                | "year"
-                | "years"
-                | "y"
-                | "yr"
-                | "yrs"
-                | "isoyear"
-                | "decade"
-                | "decades"
-                | "dec"
-                | "decs"
-                | "century"
-                | "centuries"
-                | "c"
-                | "cent"
-                | "cents"
-                | "millennium"
-                | "millennia"
-                | "millenniums"
-                | "mil"
-                | "mils"
-        );
-        return Ok(if unbounded {
-            Value::Float(if positive { f64::INFINITY } else { f64::NEG_INFINITY })
-        } else {
-            Value::Null
-        });
-    }
-    Ok(Value::Float(match &args[1] {
-        Value::Timestamp(t) => {
-            if matches!(part(name), Some(p) if p.starts_with("timezone")) {
-                return Err(not_supported(name, "timestamp without time zone"));
-            }
-            field_of(*t, name, "timestamp without time zone")?
-        }
-        Value::TimestampTz(t) => {
-            let offset = zone.offset_at(*t);
-            match part(name) {
-                Some("epoch") => (*t as f64) / 1e6 + 946_684_800.0,
-                Some("timezone") => (offset / 1_000_000) as f64,
-                Some("timezone_hour") => (offset / 3_600_000_000) as f64,
-                Some("timezone_minute") => (offset / 60_000_000 % 60) as f64,
-                _ => field_of(t.saturating_add(offset), name, "timestamp with time zone")?,
-            }
-        }
-        Value::Date(d) => {
-            const TYPE: &str = "date";
-            let time_of_day = match part(name) {
-                Some(p) => p.starts_with("timezone"),
-                None => matches!(
-                    unit(name, TYPE)?,
-                    Unit::Microseconds | Unit::Milliseconds | Unit::Second | Unit::Minute | Unit::Hour
-                ),
-            };
-            if time_of_day {
-                return Err(not_supported(name, TYPE));
-            }
-            field_of(i64::from(*d) * USECS_PER_DAY, name, TYPE)?
-        }
-        Value::Interval(i) => interval_field(*i, name)?,
-        _ => return Ok(Value::Null),
+/// A field of a date/time value, as date_part and EXTRACT compute it; a
+/// timestamptz is read on the wall clock of `zone`.
+fn part(unit: &str, value: &Value, zone: Zone) -> Result<Option<Part>, SqlError> {
+    Ok(Some(match value {
+        Value::Timestamp(t) => extract::extract_timestamp(*t, None, unit)?,
+        Value::TimestampTz(t) => extract::extract_timestamp(*t, Some(zone.offset_at(*t)), unit)?,
+        Value::Date(d) => extract::extract_date(*d, unit)?,
+        Value::Time(t) => extract::extract_time(*t, unit)?,
+        Value::TimeTz(t) => extract::extract_timetz(*t, unit)?,
+        Value::Interval(i) => extract::extract_interval(*i, unit)?,
+        _ => return Ok(None),
     }))
 }
+
+/// `date_part(unit, value)`, in double precision (a date is bound as a
+/// timestamp, as PostgreSQL's date_part of a date is).
+pub(super) fn date_part(args: &[Value], zone: Zone) -> Result<Value, SqlError> {
+    let Value::Text(unit) = &args[0] else { return Ok(Value::Null) };
+    let value = part(unit, &args[1], zone)?.and_then(Part::to_f64);
+    Ok(value.map_or(Value::Null, Value::Float))
+}
+
+/// `EXTRACT(field FROM value)`: numeric, exact.
+fn extract_numeric(args: &[Value], style: Style) -> Result<Value, SqlError> {
+    let Value::Text(unit) = &args[0] else { return Ok(Value::Null) };
+    let value = match part(unit, &args[1], style.zone)? {
+        Some(p) => p.to_numeric()?,
+        None => None,
+    };
+    Ok(value.map_or(Value::Null, Value::Numeric))
+}
+
+/// `age(a, b)` of timestamps, or of instants on the session's wall
+/// clock.
+fn age(args: &[Value], style: Style) -> Result<Value, SqlError> {
+    Ok(match (&args[0], &args[1]) {
+        (Value::Timestamp(a), Value::Timestamp(b)) => Value::Interval(snapscale_values::age(*a, *b, None)?),
+        (Value::TimestampTz(a), Value::TimestampTz(b)) => {
+            Value::Interval(snapscale_values::age(*a, *b, Some(style.zone))?)
+        }
+        _ => Value::Null,
+    })
+}
+
+/// `date_bin(stride, source, origin)`, a timestamp or an instant alike.
+fn date_bin(args: &[Value]) -> Result<Value, SqlError> {
+    Ok(match (&args[0], &args[1], &args[2]) {
+        (Value::Interval(i), Value::Timestamp(t), Value::Timestamp(o)) => {
+            Value::Timestamp(snapscale_values::date_bin(*i, *t, *o)?)
+        }
+        (Value::Interval(i), Value::TimestampTz(t), Value::TimestampTz(o)) => {
+            Value::TimestampTz(snapscale_values::date_bin(*i, *t, *o)?)
+        }
+        _ => Value::Null,
+    })
+}
+
+/// `make_interval(years, months, weeks, days, hours, mins, secs)`, every
+/// argument given (the binder fills in the defaults).
+fn make_interval(args: &[Value]) -> Result<Value, SqlError> {
+    let mut fields = [0i32; 6];
+    for (f, v) in fields.iter_mut().zip(args) {
+        let Value::Int(i) = v else { return Ok(Value::Null) };
+        *f = *i as i32;
+    }
+    let Some(Value::Float(secs)) = args.get(6) else { return Ok(Value::Null) };
+    Ok(Value::Interval(Interval::make(fields, *secs)?))
+}
+
+pub const EXTRACT: Scalar = Scalar::styled("extract", extract_numeric);
+pub const AGE: Scalar = Scalar::styled("age", age);
+pub const DATE_BIN: Scalar = Scalar::new("date_bin", date_bin);
+pub const MAKE_INTERVAL: Scalar = Scalar::new("make_interval", make_interval);
 
 #[cfg(test)]
 mod tests {

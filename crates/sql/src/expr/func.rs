@@ -45,7 +45,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
     Ok(match f {
         Func::Now => Value::TimestampTz(cx.now),
         Func::ClockTimestamp => Value::TimestampTz(snapscale_values::now_micros()),
-        Func::AtTimeZone => super::datetime::at_zone(&args[0], &args[1])?,
+        Func::AtTimeZone => super::datetime::at_zone(&args[0], &args[1], cx.now)?,
         Func::DateTrunc => super::datetime::date_trunc(&args, cx.zone())?,
         Func::DatePart => super::datetime::date_part(&args, cx.zone())?,
         Func::InRecovery => Value::Bool(cx.db.is_some_and(|db| db.in_recovery())),

@@ -213,7 +213,7 @@ fn tokenize(input: &str, buflen: usize) -> Res<Vec<(Ft, String)>> {
 // Keywords
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Reserved {
+pub(super) enum Reserved {
     Early,
     Late,
     Epoch,
@@ -225,7 +225,7 @@ enum Reserved {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Unit {
+pub(super) enum Unit {
     /// What "ago" leaves behind: no unit a number can take.
     AfterAgo,
     Microsec,
@@ -254,7 +254,7 @@ enum Unit {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Key {
+pub(super) enum Key {
     Reserved(Reserved),
     Month(i32),
     Dow,
@@ -267,13 +267,14 @@ enum Key {
     Ago,
 }
 
-/// PostgreSQL compares keywords on their first ten characters.
+/// PostgreSQL compares keywords on their first ten bytes. Keywords are
+/// ASCII, so a cut inside a multibyte character matches none of them.
 fn keyword_key(lower: &str) -> &str {
-    &lower[..lower.len().min(10)]
+    lower.get(..lower.len().min(10)).unwrap_or(lower)
 }
 
 /// The date/time keywords (not zone abbreviations).
-fn date_keyword(lower: &str) -> Option<Key> {
+pub(super) fn date_keyword(lower: &str) -> Option<Key> {
     use Key::*;
     Some(match keyword_key(lower) {
         "-infinity" => Reserved(self::Reserved::Early),
@@ -321,7 +322,7 @@ fn date_keyword(lower: &str) -> Option<Key> {
 }
 
 /// The interval unit words.
-fn delta_keyword(lower: &str) -> Option<Key> {
+pub(super) fn delta_keyword(lower: &str) -> Option<Key> {
     use Unit::*;
     Some(Key::Units(match keyword_key(lower) {
         "@" => return Some(Key::Ignore),
@@ -331,9 +332,9 @@ fn delta_keyword(lower: &str) -> Option<Key> {
         "dec" | "decade" | "decades" | "decs" => Decade,
         "h" | "hour" | "hours" | "hr" | "hrs" => Hour,
         "m" | "min" | "mins" | "minute" | "minutes" => Minute,
-        "microsecon" | "us" | "usec" | "usecs" | "useconds" => Microsec,
+        "microsecon" | "us" | "usec" | "usecond" | "usecs" | "useconds" => Microsec,
         "mil" | "millennia" | "millennium" | "mils" => Millennium,
-        "millisecon" | "ms" | "msec" | "msecs" | "mseconds" => Millisec,
+        "millisecon" | "ms" | "msec" | "msecond" | "msecs" | "mseconds" => Millisec,
         "mon" | "mons" | "month" | "months" => Month,
         "qtr" | "quarter" => Quarter,
         "s" | "sec" | "second" | "seconds" | "secs" => Second,

@@ -24,6 +24,19 @@ pub struct TimeTz {
     pub zone: i32,
 }
 
+impl TimeTz {
+    /// The same instant of the day on the clock of a zone `east` seconds
+    /// east of UTC (`timetz AT TIME ZONE`), wrapped into the day.
+    pub fn in_zone(self, east: i64) -> TimeTz {
+        let west = -east;
+        let micros = (i64::from(self.zone) - west)
+            .saturating_mul(1_000_000)
+            .saturating_add(self.micros)
+            .rem_euclid(USECS_PER_DAY);
+        TimeTz { micros, zone: west as i32 }
+    }
+}
+
 impl PartialOrd for TimeTz {
     fn partial_cmp(&self, other: &TimeTz) -> Option<Ordering> {
         Some(self.cmp(other))

@@ -7,6 +7,11 @@ use snapscale_values::{SqlError, Style, Value};
 
 use super::{text, Scalar};
 
+// The date/time functions of plain arguments (EXTRACT, age, date_bin,
+// make_interval) live with the rest of the date/time evaluation; the
+// binder's tables name them here, with to_char and to_timestamp.
+pub use crate::expr::datetime::{AGE, DATE_BIN, EXTRACT, MAKE_INTERVAL};
+
 fn to_char(a: &[Value], style: Style) -> Result<Value, SqlError> {
     let fmt = text(&a[1]);
     let out = match &a[0] {
