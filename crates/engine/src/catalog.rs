@@ -40,6 +40,11 @@ pub struct ColumnDef {
     pub default: Option<String>,
     /// The domain the column was declared with (`ty` is its base type).
     pub domain: Option<u32>,
+    /// A date/time column's type modifier, PostgreSQL's: a timestamp's or
+    /// time's fractional-second precision (`timestamp(2)`), an interval's
+    /// qualifier and precision (`interval day to minute`). Values are held
+    /// to it as they are stored.
+    pub typmod: Option<i32>,
 }
 
 /// An index definition.

@@ -22,8 +22,8 @@ mod trunc;
 pub use age::age;
 pub use bin::date_bin;
 pub use decode::{
-    parse_date_styled, parse_interval_styled, parse_time_styled, parse_timestamp_styled,
-    parse_timestamptz_styled, parse_timetz_styled, round_time,
+    parse_date_styled, parse_interval_qualified, parse_interval_styled, parse_time_styled,
+    parse_timestamp_styled, parse_timestamptz_styled, parse_timetz_styled, round_time,
 };
 pub use encode::{
     format_date_styled, format_interval_styled, format_time, format_timestamp_styled,
@@ -102,4 +102,32 @@ pub fn format_interval(v: crate::Interval) -> String {
 /// `postgres` (see `parse_interval_styled`).
 pub fn parse_interval(input: &str) -> Result<crate::Interval, SqlError> {
     parse_interval_styled(input, &Style::default())
+}
+
+/// A date/time value held to `precision` fractional digits of a second,
+/// as a `timestamp(p)`, `time(p)` or `interval(p)` column or cast holds
+/// it: rounded half away from zero (PostgreSQL's AdjustTimestampForTypmod
+/// and its kin, which, like PostgreSQL 15, let the last microseconds of
+/// the range round up past it); infinities stay.
+pub fn adjust_precision(v: crate::Value, precision: u8) -> Result<crate::Value, SqlError> {
+    use crate::Value;
+    let p = Some(precision);
+    Ok(match v {
+        Value::Timestamp(t) if is_finite_timestamp(t) => Value::Timestamp(round_time(t, p)),
+        Value::TimestampTz(t) if is_finite_timestamp(t) => Value::TimestampTz(round_time(t, p)),
+        Value::Time(t) => Value::Time(round_time(t, p)),
+        Value::TimeTz(t) => Value::TimeTz(TimeTz { micros: round_time(t.micros, p), zone: t.zone }),
+        Value::Interval(i) => Value::Interval(crate::Interval { micros: round_time(i.micros, p), ..i }),
+        other => other,
+    })
+}
+
+/// A value as a column or cast of type modifier `typmod` holds it: a
+/// timestamp's or time's precision, an interval's qualifier and precision
+/// (`Interval::adjust`).
+pub fn adjust_typmod(v: crate::Value, typmod: i32) -> Result<crate::Value, SqlError> {
+    match v {
+        crate::Value::Interval(i) => Ok(crate::Value::Interval(i.adjust(typmod))),
+        v => adjust_precision(v, typmod.clamp(0, 6) as u8),
+    }
 }

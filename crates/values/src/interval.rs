@@ -402,3 +402,87 @@ mod tests {
         assert_eq!(iv("1 day").shift(i64::MAX, false).unwrap(), i64::MAX);
     }
 }
+
+/// PostgreSQL's interval qualifiers (`YEAR TO MONTH`, `MINUTE TO SECOND`,
+/// …) as sets of its field bits (INTERVAL_MASK), and its interval typmod:
+/// the range in the high half, the fractional-second precision (0xFFFF
+/// for none) in the low half, so that `atttypmod` is PostgreSQL's own.
+pub mod range {
+    pub const MONTH: u32 = 1 << 1;
+    pub const YEAR: u32 = 1 << 2;
+    pub const DAY: u32 = 1 << 3;
+    pub const HOUR: u32 = 1 << 10;
+    pub const MINUTE: u32 = 1 << 11;
+    pub const SECOND: u32 = 1 << 12;
+    /// No qualifier.
+    pub const FULL: u32 = 0x7FFF;
+    const FULL_PRECISION: u32 = 0xFFFF;
+
+    /// The typmod of `interval [range] [(precision)]`.
+    pub fn typmod(range: u32, precision: Option<u8>) -> i32 {
+        (((range & 0x7FFF) << 16) | precision.map_or(FULL_PRECISION, u32::from)) as i32
+    }
+
+    /// The range of a typmod (FULL for -1).
+    pub fn of(typmod: i32) -> u32 {
+        if typmod < 0 {
+            FULL
+        } else {
+            (typmod as u32 >> 16) & 0x7FFF
+        }
+    }
+
+    /// The precision of a typmod, if it has one.
+    pub fn precision(typmod: i32) -> Option<u8> {
+        let p = typmod as u32 & 0xFFFF;
+        (typmod >= 0 && p != FULL_PRECISION).then_some(p.min(6) as u8)
+    }
+
+    /// How the qualifier prints in format_type (` day to minute`).
+    pub fn name(range: u32) -> Option<&'static str> {
+        Some(match range {
+            YEAR => " year",
+            MONTH => " month",
+            DAY => " day",
+            HOUR => " hour",
+            MINUTE => " minute",
+            SECOND => " second",
+            r if r == YEAR | MONTH => " year to month",
+            r if r == DAY | HOUR => " day to hour",
+            r if r == DAY | HOUR | MINUTE => " day to minute",
+            r if r == DAY | HOUR | MINUTE | SECOND => " day to second",
+            r if r == HOUR | MINUTE => " hour to minute",
+            r if r == HOUR | MINUTE | SECOND => " hour to second",
+            r if r == MINUTE | SECOND => " minute to second",
+            _ => return None,
+        })
+    }
+}
+
+impl Interval {
+    /// The interval as a column or cast of `typmod` holds it: the fields
+    /// below its qualifier's last one dropped, the fraction of a second
+    /// rounded to its precision (PostgreSQL's AdjustIntervalForTypmod).
+    pub fn adjust(self, modifier: i32) -> Interval {
+        use range::{DAY, HOUR, MINUTE, MONTH, YEAR};
+        const HOUR_US: i64 = 3_600_000_000;
+        const MINUTE_US: i64 = 60_000_000;
+        let mut i = self;
+        let r = range::of(modifier);
+        if r == YEAR {
+            i = Interval { months: i.months / 12 * 12, days: 0, micros: 0 };
+        } else if r == MONTH || r == YEAR | MONTH {
+            i = Interval { days: 0, micros: 0, ..i };
+        } else if r == DAY {
+            i.micros = 0;
+        } else if r == HOUR || r == DAY | HOUR {
+            i.micros = i.micros / HOUR_US * HOUR_US;
+        } else if r == MINUTE || r == DAY | HOUR | MINUTE || r == HOUR | MINUTE {
+            i.micros = i.micros / MINUTE_US * MINUTE_US;
+        }
+        if let Some(p) = range::precision(modifier) {
+            i.micros = crate::round_time(i.micros, Some(p));
+        }
+        i
+    }
+}

@@ -29,6 +29,9 @@ pub use array::{format_array, parse_array};
 pub use bytea::{format_bytea_escape, format_bytea_hex, parse_bytea};
 pub use datetime::extract;
 pub use datetime::{
+    adjust_precision, adjust_typmod, format_interval, parse_interval, parse_interval_qualified,
+};
+pub use datetime::{
     age, civil_date, current_instant, date_bin, day_number, format_date, format_date_styled,
     format_interval_styled, format_time, format_timestamp, format_timestamp_styled, format_timestamptz,
     format_timestamptz_styled, format_timetz, is_finite_timestamp, parse_date, parse_date_styled,
@@ -37,10 +40,9 @@ pub use datetime::{
     timestamp_in_range, timestamp_series, timetz_cmp, timetz_from_wire, timetz_to_wire, trunc_interval,
     TimeTz, MAX_TZ_OFFSET_SECS,
 };
-pub use datetime::{format_interval, parse_interval};
 pub use enum_label::{EnumLabel, OrderKey, UserType};
 pub use error::{ErrorObject, SqlError};
-pub use interval::Interval;
+pub use interval::{range as interval_range, Interval};
 pub use oid::{quote_ident, Reg};
 pub use style::{show_datestyle, DateOrder, DateStyle, IntervalStyle, Style};
 pub use uuid::{format_uuid, parse_uuid};

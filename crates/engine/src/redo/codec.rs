@@ -247,15 +247,19 @@ impl Writer {
             self.ty(c.ty);
             // Bit 0: NOT NULL; bit 1: a default's text follows (data
             // written before defaults existed has only bit 0); bit 2: a
-            // domain's oid follows.
+            // domain's oid follows; bit 3: a type modifier follows.
             self.u8(u8::from(c.not_null)
                 | (u8::from(c.default.is_some()) << 1)
-                | (u8::from(c.domain.is_some()) << 2));
+                | (u8::from(c.domain.is_some()) << 2)
+                | (u8::from(c.typmod.is_some()) << 3));
             if let Some(d) = &c.default {
                 self.str(d);
             }
             if let Some(d) = c.domain {
                 self.u32(d);
+            }
+            if let Some(t) = c.typmod {
+                self.u32(t as u32);
             }
         }
         self.u16(e.indexes.len() as u16);
@@ -515,12 +519,13 @@ impl<'a> Reader<'a> {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
-            if flags > 7 {
+            if flags > 15 {
                 return Err(corrupt());
             }
             let default = if flags & 2 != 0 { Some(self.str()?) } else { None };
             let domain = if flags & 4 != 0 { Some(self.u32()?) } else { None };
-            columns.push(ColumnDef { name, ty, not_null: flags & 1 != 0, default, domain });
+            let typmod = if flags & 8 != 0 { Some(self.u32()? as i32) } else { None };
+            columns.push(ColumnDef { name, ty, not_null: flags & 1 != 0, default, domain, typmod });
         }
         let mut indexes = Vec::new();
         for _ in 0..self.u16()? {

@@ -252,6 +252,7 @@ mod tests {
                     not_null: true,
                     default: None,
                     domain: None,
+                    typmod: None,
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -259,6 +260,7 @@ mod tests {
                     not_null: false,
                     default: Some("'x' || 'y'".into()),
                     domain: Some(16390),
+                    typmod: Some(3),
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -266,6 +268,7 @@ mod tests {
                     not_null: false,
                     default: None,
                     domain: None,
+                    typmod: None,
                 },
             ],
             indexes: vec![IndexDef {

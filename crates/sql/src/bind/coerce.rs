@@ -21,7 +21,9 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     pub(super) fn coerce_to_column(&mut self, t: Typed, col: &ColumnDef) -> Result<Expr, SqlError> {
+        let t = self.qualified_interval_literal(t, col.ty, col.typmod)?;
         let e = self.coerce_to_column_type(t, col)?;
+        let e = with_typmod(e, col.typmod);
         match col.domain {
             Some(oid) => {
                 let d = self.domain_of(oid)?;
@@ -131,6 +133,42 @@ impl<R: Resolver> Binder<'_, R> {
             matches!(from, SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) && target == SqlType::Text;
         let needs_cast = !widening && !as_text;
         Ok(if needs_cast { Expr::Cast(Box::new(t.e), target, how == Coercion::Explicit) } else { t.e })
+    }
+}
+
+/// `e` held to a date/time type modifier, if there is one
+/// (`timestamp(2)`, `interval day to minute`).
+pub(super) fn with_typmod(e: Expr, typmod: Option<i32>) -> Expr {
+    match typmod {
+        Some(t) => Expr::Func(
+            crate::expr::Func::Scalar(crate::expr::scalar::ADJUST_TYPMOD),
+            vec![e, Expr::Const(Value::Int(t.into()))],
+        ),
+        None => e,
+    }
+}
+
+impl<R: super::Resolver> Binder<'_, R> {
+    /// A quoted literal read as an interval of a qualified type
+    /// (`interval minute`): a number without a unit is in the qualifier's
+    /// last field, as PostgreSQL's interval input reads it for the type.
+    pub(super) fn qualified_interval_literal(
+        &mut self,
+        t: Typed,
+        ty: SqlType,
+        typmod: Option<i32>,
+    ) -> Result<Typed, SqlError> {
+        let range =
+            typmod.map_or(snapscale_values::interval_range::FULL, snapscale_values::interval_range::of);
+        match (&t.e, t.ty) {
+            (Expr::Const(Value::Text(s)), None)
+                if ty == SqlType::Interval && range != snapscale_values::interval_range::FULL =>
+            {
+                let iv = snapscale_values::parse_interval_qualified(s, &self.zone, range)?;
+                Ok(Typed { e: Expr::Const(Value::Interval(iv)), ty: Some(SqlType::Interval) })
+            }
+            _ => Ok(t),
+        }
     }
 }
 

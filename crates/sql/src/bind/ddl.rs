@@ -137,7 +137,14 @@ impl<R: Resolver> Binder<'_, R> {
                 Some(snapscale_engine::user_types::TypeDef::Domain(d)) => d.default.clone(),
                 _ => None,
             });
-            columns.push(ColumnDef { name: cname, ty, not_null, default, domain: domain.map(|d| d.oid) });
+            columns.push(ColumnDef {
+                name: cname,
+                ty,
+                not_null,
+                default,
+                domain: domain.map(|d| d.oid),
+                typmod: typmod_of(&col.data_type),
+            });
         }
         for constraint in &c.constraints {
             match constraint {
@@ -407,6 +414,44 @@ fn check_column_collation(collation: &ast::ObjectName, ty: SqlType) -> Result<()
     Ok(())
 }
 
+/// The type modifier a date/time type is written with, PostgreSQL's: the
+/// fractional-second precision of `timestamp(2)` or `time(0)` (at most 6,
+/// PostgreSQL's maximum, to which it reduces a larger one), an interval's
+/// qualifier and precision (`interval day to minute`, `interval(3)`).
+pub fn typmod_of(dt: &DataType) -> Option<i32> {
+    let precision = |p: u64| p.min(6) as u8;
+    match dt {
+        DataType::Timestamp(Some(p), _) | DataType::Time(Some(p), _) => Some(i32::from(precision(*p))),
+        DataType::Interval { fields: None, precision: None } => None,
+        DataType::Interval { fields, precision: p } => {
+            let range = fields.as_ref().map_or(snapscale_values::interval_range::FULL, interval_fields);
+            Some(snapscale_values::interval_range::typmod(range, p.map(precision)))
+        }
+        _ => None,
+    }
+}
+
+/// An interval qualifier as PostgreSQL's field bits.
+pub(super) fn interval_fields(f: &ast::IntervalFields) -> u32 {
+    use ast::IntervalFields as F;
+    use snapscale_values::interval_range::{DAY, HOUR, MINUTE, MONTH, SECOND, YEAR};
+    match f {
+        F::Year => YEAR,
+        F::Month => MONTH,
+        F::Day => DAY,
+        F::Hour => HOUR,
+        F::Minute => MINUTE,
+        F::Second => SECOND,
+        F::YearToMonth => YEAR | MONTH,
+        F::DayToHour => DAY | HOUR,
+        F::DayToMinute => DAY | HOUR | MINUTE,
+        F::DayToSecond => DAY | HOUR | MINUTE | SECOND,
+        F::HourToMinute => HOUR | MINUTE,
+        F::HourToSecond => HOUR | MINUTE | SECOND,
+        F::MinuteToSecond => MINUTE | SECOND,
+    }
+}
+
 /// A column type as written in DDL or a cast.
 pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
     let length = |l: &Option<CharacterLength>| -> Result<Option<u32>, SqlError> {
@@ -455,15 +500,17 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
         DataType::Varchar(l) | DataType::CharacterVarying(l) => SqlType::Varchar(length(l)?),
         DataType::Char(l) | DataType::Character(l) => SqlType::Char(length(l)?.unwrap_or(1)),
         DataType::Date => SqlType::Date,
-        DataType::Timestamp(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
+        // A precision (`timestamp(2)`) is the column's or the cast's
+        // (`typmod_of`); the type is the same.
+        DataType::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
             SqlType::Timestamp
         }
-        DataType::Timestamp(None, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+        DataType::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
             SqlType::TimestampTz
         }
-        DataType::Interval { fields: None, precision: None } => SqlType::Interval,
-        DataType::Time(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => SqlType::Time,
-        DataType::Time(None, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => SqlType::TimeTz,
+        DataType::Interval { .. } => SqlType::Interval,
+        DataType::Time(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => SqlType::Time,
+        DataType::Time(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => SqlType::TimeTz,
         DataType::Numeric(info) | DataType::Decimal(info) | DataType::Dec(info) => {
             // Checked as PostgreSQL's numerictypmodin checks it (22023).
             let int = |n: i64| i32::try_from(n).unwrap_or(if n < 0 { i32::MIN } else { i32::MAX });

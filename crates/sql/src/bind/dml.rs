@@ -84,7 +84,7 @@ impl<R: Resolver> Binder<'_, R> {
                             continue;
                         }
                         let typed = self.expr(e, &scope)?;
-                        bound.push(self.coerce_to_column(typed, col)?);
+                        bound.push(self.assign_literal(typed, col, e)?);
                     }
                     rows.push(bound);
                 }
@@ -146,6 +146,21 @@ impl<R: Resolver> Binder<'_, R> {
         self.coerce_to_column(typed, col)
     }
 
+    /// `typed` (written as `e`) assigned to column `col`: a quoted literal
+    /// the column's type cannot read is refused at the literal, as
+    /// PostgreSQL's input functions report it (a value too long for the
+    /// column is the length check's, which has no position).
+    fn assign_literal(&mut self, typed: Typed, col: &ColumnDef, e: &ast::Expr) -> Result<Expr, SqlError> {
+        let literal = typed.ty.is_none() && matches!(typed.e, Expr::Const(Value::Text(_)));
+        self.coerce_to_column(typed, col).map_err(|err| {
+            if literal && err.position.is_none() && err.code != SqlState::STRING_DATA_RIGHT_TRUNCATION_22001 {
+                super::expr::locate(self.origin.as_deref(), err, e)
+            } else {
+                err
+            }
+        })
+    }
+
     pub(super) fn update(&mut self, u: &ast::Update) -> Result<Plan, SqlError> {
         super::clauses::update(u)?;
         if !u.table.joins.is_empty() {
@@ -171,7 +186,7 @@ impl<R: Resolver> Binder<'_, R> {
                 continue;
             }
             let typed = self.expr(&a.value, &scope)?;
-            sets.push((pos, self.coerce_to_column(typed, &rel.entry.columns[pos])?));
+            sets.push((pos, self.assign_literal(typed, &rel.entry.columns[pos], &a.value)?));
         }
         let scan = self.scan(rel.clone(), u.selection.as_ref(), &scope)?;
         let returning = self.returning_scoped(u.returning.as_deref(), &scope)?;

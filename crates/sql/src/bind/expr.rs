@@ -52,7 +52,8 @@ impl<R: Resolver> Binder<'_, R> {
             E::CompoundIdentifier(parts) => self.compound_column(parts, scope),
             E::Value(v) => self.literal(&v.value),
             E::TypedString(ts) => typed_string(ts, self.zone),
-            E::Interval(i) => interval_literal(i),
+            // An error of the text is placed at the text.
+            E::Interval(i) => self.interval_literal(i),
             E::Cast { expr, data_type: dt, .. } => self.cast(expr, dt, scope),
             E::AtTimeZone { timestamp, time_zone } => self.at_time_zone_expr(timestamp, time_zone, scope),
             E::Extract { field, expr, .. } => self.extract(field, expr, scope),
@@ -118,6 +119,13 @@ impl<R: Resolver> Binder<'_, R> {
         self.column(&parts.iter().collect::<Vec<_>>(), scope)
     }
 
+    /// `INTERVAL '…' [qualifier]`, an error of the text placed at the text
+    /// (out of line: `expr` recurses, and its frame is what bounds nesting).
+    #[inline(never)]
+    fn interval_literal(&self, i: &ast::Interval) -> Result<Typed, SqlError> {
+        interval_literal(i, self.zone).map_err(|err| locate(self.origin.as_deref(), err, &i.value))
+    }
+
     #[inline(never)]
     pub(super) fn cast(
         &mut self,
@@ -126,8 +134,11 @@ impl<R: Resolver> Binder<'_, R> {
         scope: &Scope<'_>,
     ) -> Result<Typed, SqlError> {
         let (ty, domain) = self.resolve_type_with_domain(dt)?;
+        let typmod = super::ddl::typmod_of(dt);
         let t = self.expr(e, scope)?;
+        let t = self.qualified_interval_literal(t, ty, typmod)?;
         let e = self.coerce(t, ty, Coercion::Explicit, "cast")?;
+        let e = super::coerce::with_typmod(e, typmod);
         let e = match domain {
             Some(d) => self.domain_checked(e, &d)?,
             None => e,
@@ -155,6 +166,7 @@ impl<R: Resolver> Binder<'_, R> {
                     Some(ty @ (SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Float8)) => ty,
                     Some(SqlType::Numeric(_)) => SqlType::Numeric(-1),
                     Some(SqlType::Float4) => SqlType::Float4,
+                    Some(SqlType::Interval) => SqlType::Interval,
                     None => SqlType::Int4,
                     Some(other) => {
                         return Err(SqlError::new(
@@ -764,20 +776,78 @@ pub(super) fn typed_string(ts: &ast::TypedString, zone: snapscale_values::Style)
         ast::Value::SingleQuotedString(s) => s.clone(),
         other => other.to_string(),
     };
-    Ok(Typed { e: Expr::Const(Value::parse_in(ty, &text, zone)?), ty: Some(ty) })
+    // `interval(0) '…'`, `timestamp(2) '…'`: held to the type modifier.
+    let v = match (ty, super::ddl::typmod_of(&ts.data_type)) {
+        (SqlType::Interval, Some(t)) => snapscale_values::adjust_typmod(
+            Value::Interval(snapscale_values::parse_interval_qualified(
+                &text,
+                &zone,
+                snapscale_values::interval_range::of(t),
+            )?),
+            t,
+        )?,
+        (_, Some(t)) => snapscale_values::adjust_typmod(Value::parse_in(ty, &text, zone)?, t)?,
+        (_, None) => Value::parse_in(ty, &text, zone)?,
+    };
+    Ok(Typed { e: Expr::Const(v), ty: Some(ty) })
 }
 
-/// `INTERVAL '…'`: the text form only; the SQL standard's qualified forms
-/// (`INTERVAL '1' DAY`, `… HOUR TO SECOND`) are not supported.
-fn interval_literal(i: &ast::Interval) -> Result<Typed, SqlError> {
-    let text = match (&*i.value, &i.leading_field, &i.last_field) {
-        (ast::Expr::Value(v), None, None) => match &v.value {
+/// `INTERVAL '…' [qualifier]`: the text read under the qualifier (a bare
+/// number is in its last field) and held to it, as a cast to
+/// `interval qualifier` would (`INTERVAL '1' YEAR`, `… DAY TO MINUTE`,
+/// `… SECOND(2)`, `… MINUTE TO SECOND(2)`).
+fn interval_literal(i: &ast::Interval, zone: snapscale_values::Style) -> Result<Typed, SqlError> {
+    use snapscale_values::interval_range::{self as range, DAY, HOUR, MINUTE, MONTH, SECOND, YEAR};
+    let text = match &*i.value {
+        ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) => s.clone(),
             _ => return Err(not_supported(format!("interval literal {i}"))),
         },
         _ => return Err(not_supported(format!("interval literal {i}"))),
     };
-    Ok(Typed { e: Expr::Const(Value::parse(SqlType::Interval, &text)?), ty: Some(SqlType::Interval) })
+    let field = |f: &ast::DateTimeField| -> Result<u32, SqlError> {
+        use ast::DateTimeField as F;
+        Ok(match f {
+            F::Year | F::Years => YEAR,
+            F::Month | F::Months => MONTH,
+            F::Day | F::Days => DAY,
+            F::Hour | F::Hours => HOUR,
+            F::Minute | F::Minutes => MINUTE,
+            F::Second | F::Seconds => SECOND,
+            _ => return Err(not_supported(format!("interval literal {i}"))),
+        })
+    };
+    let range = match (&i.leading_field, &i.last_field) {
+        (None, None) => range::FULL,
+        (Some(f), None) => field(f)?,
+        (Some(a), Some(b)) => {
+            let (a, b) = (field(a)?, field(b)?);
+            // Every field from the first to the last (YEAR TO MONTH skips
+            // nothing; DAY TO SECOND covers hours and minutes).
+            let all = [YEAR, MONTH, DAY, HOUR, MINUTE, SECOND];
+            let (lo, hi) = match (all.iter().position(|&x| x == a), all.iter().position(|&x| x == b)) {
+                (Some(lo), Some(hi)) if lo < hi && !(a == MONTH || (a == YEAR && b != MONTH)) => (lo, hi),
+                _ => {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        format!("syntax error at or near \"{i}\""),
+                    ))
+                }
+            };
+            all[lo..=hi].iter().fold(0, |m, x| m | x)
+        }
+        (None, Some(_)) => return Err(not_supported(format!("interval literal {i}"))),
+    };
+    // SECOND(p) as the only field, or … TO SECOND(p).
+    let precision = match (&i.leading_field, i.leading_precision, i.fractional_seconds_precision) {
+        (Some(ast::DateTimeField::Second), Some(p), None) if i.last_field.is_none() => Some(p),
+        (_, _, Some(p)) => Some(p),
+        _ => None,
+    };
+    let iv = snapscale_values::parse_interval_qualified(&text, &zone, range)?;
+    let typmod = range::typmod(range, precision.map(|p| p.min(6) as u8));
+    let iv = if range == range::FULL && precision.is_none() { iv } else { iv.adjust(typmod) };
+    Ok(Typed { e: Expr::Const(Value::Interval(iv)), ty: Some(SqlType::Interval) })
 }
 
 /// The json and jsonb operators, by the names their builtin entries have

@@ -609,6 +609,7 @@ pub(super) fn aggregate_type(func: AggFunc, arg: Option<SqlType>, name: &str) ->
             | AggFunc::StddevPop,
             Some(SqlType::Float8 | SqlType::Float4),
         ) => SqlType::Float8,
+        (AggFunc::Sum | AggFunc::Avg, Some(SqlType::Interval)) => SqlType::Interval,
         (AggFunc::Min | AggFunc::Max, Some(t)) => t,
         (AggFunc::StringAgg, Some(_)) => SqlType::Text,
         (AggFunc::ArrayAgg, Some(t)) => SqlType::Array(

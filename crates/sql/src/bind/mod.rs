@@ -577,6 +577,7 @@ pub(crate) mod tests {
                     not_null: true,
                     default: None,
                     domain: None,
+                    typmod: None,
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -584,6 +585,7 @@ pub(crate) mod tests {
                     not_null: false,
                     default: None,
                     domain: None,
+                    typmod: None,
                 },
             ],
             indexes: vec![IndexDef {

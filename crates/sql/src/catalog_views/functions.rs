@@ -29,6 +29,21 @@ pub(crate) fn format_type(oid: u32, typmod: i32) -> String {
             format!("{}[]", format_type(elem.oid(), typmod))
         }
         (SqlType::Char1, _) => "\"char\"".into(),
+        // A precision: timestamp(2) without time zone, time(0) with time
+        // zone, interval(3).
+        (SqlType::Timestamp | SqlType::TimestampTz | SqlType::Time | SqlType::TimeTz, _) if typmod >= 0 => {
+            let name = type_name(ty);
+            let (base, zone) = name.split_once(' ').unwrap_or((&name, ""));
+            format!("{base}({typmod}) {zone}")
+        }
+        (SqlType::Interval, _) if typmod >= 0 => {
+            use snapscale_values::interval_range;
+            let fields = interval_range::name(interval_range::of(typmod)).unwrap_or("");
+            match interval_range::precision(typmod) {
+                Some(p) => format!("interval{fields}({p})"),
+                None => format!("interval{fields}"),
+            }
+        }
         (other, _) => type_name(other),
     }
 }

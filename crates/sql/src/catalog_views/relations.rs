@@ -197,6 +197,7 @@ pub(super) fn attributes(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("atthasdef", c.default.is_some())
                     // A domain column's type is the domain (its values the base type's).
                     .set("atttypid", c.domain.unwrap_or_else(|| c.ty.oid()))
+                    .set("atttypmod", c.typmod.unwrap_or_else(|| typmod(c.ty)))
                     .build(),
             );
         }

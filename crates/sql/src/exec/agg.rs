@@ -27,6 +27,8 @@ pub(super) struct Acc {
     float4_sum: f32,
     /// numeric inputs' sum (sum and avg of numeric).
     numeric: NumericSum,
+    /// interval inputs' sum (sum and avg of interval), field by field.
+    interval: snapscale_values::Interval,
     /// The statistics' state for integer and numeric inputs.
     variance: NumericVariance,
     /// The statistics' state for float inputs: PostgreSQL's Youngs-Cramer
@@ -86,6 +88,7 @@ impl Acc {
                     self.float_sum += f64::from(f);
                 }
                 Value::Numeric(n) => self.numeric.add(&n),
+                Value::Interval(i) => self.interval = self.interval.add(i, false)?,
                 _ => {}
             },
             AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => match v {
@@ -150,6 +153,7 @@ impl Acc {
             float_sum: self.float_sum,
             float4_sum: self.float4_sum,
             numeric: self.numeric.clone(),
+            interval: self.interval,
             variance: self.variance.clone(),
             float_sxx: self.float_sxx,
             json: self.json.clone(),
@@ -172,6 +176,10 @@ impl Acc {
             }
             AggFunc::Sum | AggFunc::Avg if matches!(ty, SqlType::Numeric(_)) => {
                 Value::Numeric(self.numeric_sum_or_avg(func)?)
+            }
+            AggFunc::Sum if ty == SqlType::Interval => Value::Interval(self.interval),
+            AggFunc::Avg if ty == SqlType::Interval => {
+                Value::Interval(self.interval.div_f64(self.count as f64)?)
             }
             AggFunc::Sum if ty == SqlType::Float4 => Value::Float4(self.float4_sum),
             AggFunc::Sum => Value::Float(self.float_sum),

@@ -239,6 +239,21 @@ impl Executor<'_> {
 }
 
 impl CopyIn {
+    /// A field read as column `c` of type `ty`, held to its type modifier
+    /// (an interval's qualifier decides what a bare number means).
+    fn read_field(&self, ty: SqlType, f: &str, c: usize) -> Result<Value, SqlError> {
+        let Some(typmod) = self.rel.entry.columns[c].typmod else { return Value::parse_in(ty, f, self.zone) };
+        let v = match ty {
+            SqlType::Interval => Value::Interval(snapscale_values::parse_interval_qualified(
+                f,
+                &self.zone,
+                snapscale_values::interval_range::of(typmod),
+            )?),
+            _ => Value::parse_in(ty, f, self.zone)?,
+        };
+        snapscale_values::adjust_typmod(v, typmod)
+    }
+
     /// The error with the line it is about, as PostgreSQL's COPY context.
     fn context(&self, e: SqlError) -> SqlError {
         let message = format!("{} (COPY {}, line {})", e.message, self.rel.entry.name, self.line);
@@ -267,7 +282,7 @@ impl CopyIn {
             .map(|(i, (f, ty))| match (f, self.enums.get(i).and_then(Option::as_ref)) {
                 (None, _) => Ok(Value::Null),
                 (Some(f), Some(labels)) => labels.read(&f).map_err(|e| self.context(e)),
-                (Some(f), None) => Value::parse_in(*ty, &f, self.zone).map_err(|e| self.context(e)),
+                (Some(f), None) => self.read_field(*ty, &f, self.columns[i]).map_err(|e| self.context(e)),
             })
             .collect()
     }

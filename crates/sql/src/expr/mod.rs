@@ -639,6 +639,18 @@ fn eval_neg(a: &Expr, ty: SqlType, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         Value::Float(f) => Value::Float(-f),
         Value::Numeric(n) => Value::Numeric(n.neg()),
         Value::Float4(f) => Value::Float4(-f),
+        Value::Interval(i) => {
+            let neg = (|| {
+                Some(snapscale_values::Interval {
+                    months: i.months.checked_neg()?,
+                    days: i.days.checked_neg()?,
+                    micros: i.micros.checked_neg()?,
+                })
+            })();
+            Value::Interval(
+                neg.ok_or_else(|| SqlError::new(SqlState::DATETIME_FIELD_OVERFLOW, "interval out of range"))?,
+            )
+        }
         _ => {
             return Err(SqlError::new(
                 SqlState::UNDEFINED_FUNCTION,

@@ -1644,16 +1644,33 @@ fn check(ok: bool) -> Res<()> {
     }
 }
 
-fn time_for_interval(s: &[u8], itm: &mut ItmIn) -> Res<()> {
-    let (h, m, sec, usec) = decode_time_common(s, false)?;
+fn time_for_interval(s: &[u8], itm: &mut ItmIn, range: u32) -> Res<()> {
+    // `12:34` is minutes and seconds under MINUTE TO SECOND.
+    let minute_second = range == crate::interval::range::MINUTE | crate::interval::range::SECOND;
+    let (h, m, sec, usec) = decode_time_common(s, minute_second)?;
     itm.usec = usec;
     check(adjust_micros(h, 0.0, 3_600_000_000, itm))?;
     check(adjust_micros(i64::from(m), 0.0, 60_000_000, itm))?;
     check(adjust_micros(i64::from(sec), 0.0, 1_000_000, itm))
 }
 
-/// Interprets interval fields right to left (DecodeInterval).
-fn decode_interval(fields: &[(Ft, String)], style: IntervalStyle) -> Res<ItmIn> {
+/// The unit of a number written without one: the qualifier's last field
+/// (seconds without a qualifier).
+fn bare_unit(range: u32) -> Unit {
+    use crate::interval::range::*;
+    match range {
+        YEAR => Unit::Year,
+        r if r == MONTH || r == YEAR | MONTH => Unit::Month,
+        DAY => Unit::Day,
+        r if r == HOUR || r == DAY | HOUR => Unit::Hour,
+        r if r == MINUTE || r == HOUR | MINUTE || r == DAY | HOUR | MINUTE => Unit::Minute,
+        _ => Unit::Second,
+    }
+}
+
+/// Interprets interval fields right to left (DecodeInterval), under the
+/// qualifier `range` (`range::FULL` for none).
+fn decode_interval(fields: &[(Ft, String)], style: IntervalStyle, range: u32) -> Res<ItmIn> {
     let mut itm = ItmIn::default();
     let mut is_before = false;
     let mut fmask = 0u32;
@@ -1669,7 +1686,7 @@ fn decode_interval(fields: &[(Ft, String)], style: IntervalStyle) -> Res<ItmIn> 
         let mut as_number = false;
         match ft {
             Ft::Time => {
-                time_for_interval(s, &mut itm)?;
+                time_for_interval(s, &mut itm, range)?;
                 if force_negative && itm.usec > 0 {
                     itm.usec = -itm.usec;
                 }
@@ -1678,7 +1695,7 @@ fn decode_interval(fields: &[(Ft, String)], style: IntervalStyle) -> Res<ItmIn> 
             }
             Ft::Tz => {
                 tmask = TIME_M;
-                if s[1..].contains(&b':') && time_for_interval(&s[1..], &mut itm).is_ok() {
+                if s[1..].contains(&b':') && time_for_interval(&s[1..], &mut itm, range).is_ok() {
                     if s[0] == b'-' {
                         itm.usec = itm.usec.checked_neg().ok_or(Fail::Field)?;
                     }
@@ -1708,7 +1725,7 @@ fn decode_interval(fields: &[(Ft, String)], style: IntervalStyle) -> Res<ItmIn> 
             }
         }
         if as_number {
-            let u = *unit.get_or_insert(Unit::Second);
+            let u = *unit.get_or_insert(bare_unit(range));
             let (val, cp) = strtol(s, 0);
             let mut val = val.ok_or(Fail::Field)?;
             let mut fval;
@@ -1988,8 +2005,16 @@ fn decode_iso8601_interval(input: &str) -> Res<ItmIn> {
 /// `1-2` and `1 2:03:04` (a leading `-` negating every field under
 /// `sql_standard`), and ISO 8601 (`P1Y2M3DT4H5M6S`, `P0001-02-03T04:05:06`).
 pub fn parse_interval_styled(input: &str, style: &Style) -> Result<Interval, SqlError> {
+    parse_interval_qualified(input, style, crate::interval::range::FULL)
+}
+
+/// Interval input under a qualifier (`INTERVAL '2' HOUR`, a column of
+/// type `interval minute to second`): a number without a unit is in the
+/// qualifier's last field. The fields below it are the caller's to drop
+/// ([`Interval::adjust`]).
+pub fn parse_interval_qualified(input: &str, style: &Style, range: u32) -> Result<Interval, SqlError> {
     let kind = "interval";
-    let decoded = tokenize(input, 256).and_then(|fields| decode_interval(&fields, style.interval));
+    let decoded = tokenize(input, 256).and_then(|fields| decode_interval(&fields, style.interval, range));
     let itm = match decoded {
         Err(Fail::Format) => decode_iso8601_interval(input),
         other => other,

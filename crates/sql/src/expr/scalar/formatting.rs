@@ -78,6 +78,17 @@ fn to_timestamp_epoch(a: &[Value], _: Style) -> Result<Value, SqlError> {
 }
 
 pub const TO_CHAR: Scalar = Scalar::styled("to_char", to_char);
+/// A date/time value to a column's or a cast's type modifier
+/// (`timestamp(2)`, `interval day to minute`).
+pub const ADJUST_TYPMOD: Scalar = Scalar::new("adjust_typmod", adjust_typmod);
+
+fn adjust_typmod(args: &[Value]) -> Result<Value, SqlError> {
+    let typmod = match args[1] {
+        Value::Int(t) => t as i32,
+        _ => -1,
+    };
+    snapscale_values::adjust_typmod(args[0].clone(), typmod)
+}
 pub const TO_CHAR_INT4: Scalar = Scalar::styled("to_char", to_char_int4);
 pub const TO_NUMBER: Scalar = Scalar::styled("to_number", to_number);
 pub const TO_DATE: Scalar = Scalar::styled("to_date", to_date);
