@@ -24,6 +24,8 @@ use crate::catalog::RelEntry;
 pub enum TypeDef {
     Enum(EnumDef),
     Domain(DomainDef),
+    /// A composite type: its attributes are the entry's columns.
+    Composite,
 }
 
 /// An enum type: its labels in their order.

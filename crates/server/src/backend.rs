@@ -289,6 +289,7 @@ fn type_size(ty: SqlType) -> i16 {
         | SqlType::Int2Vector
         | SqlType::OidVector
         | SqlType::Record(_)
+        | SqlType::Composite(_)
         | SqlType::Bytea
         | SqlType::Numeric(_)
         | SqlType::Json

@@ -25,7 +25,7 @@ mod value;
 pub mod wire;
 mod zone;
 
-pub use array::{format_array, parse_array};
+pub use array::{format_array, parse_array, parse_record};
 pub use bytea::{format_bytea_escape, format_bytea_hex, parse_bytea};
 pub use datetime::extract;
 pub use datetime::{

@@ -87,6 +87,9 @@ pub enum SqlType {
     Uuid,
     /// A user-defined enum type: its values are [`Value::Enum`] labels.
     Enum(crate::UserType),
+    /// A user-defined composite type (`CREATE TYPE … AS (…)`): its values
+    /// are [`Value::Record`]s of its attributes, which the catalog names.
+    Composite(crate::UserType),
     /// bytea: a binary string.
     Bytea,
     /// void: what a function that returns nothing returns
@@ -104,6 +107,9 @@ pub enum Rec {
     /// `json[b]_each[_text](value)`: (key, value), the value json, jsonb
     /// or text.
     KeyValue(Elem),
+    /// A row constructor's record (`ROW(1, 'a')`): its fields have no
+    /// names to select them by.
+    Anonymous,
 }
 
 impl Rec {
@@ -112,6 +118,7 @@ impl Rec {
         match self {
             Rec::ExpandArray(e) => vec![("x", e.ty()), ("n", SqlType::Int4)],
             Rec::KeyValue(e) => vec![("key", SqlType::Text), ("value", e.ty())],
+            Rec::Anonymous => Vec::new(),
         }
     }
 }
@@ -263,7 +270,7 @@ impl SqlType {
             SqlType::Name => 19,
             SqlType::Char1 => 18,
             SqlType::Reg(r) => r.type_oid(),
-            SqlType::Enum(u) => u.oid(),
+            SqlType::Enum(u) | SqlType::Composite(u) => u.oid(),
             SqlType::Array(e) => e.array_oid(),
             SqlType::Int2Vector => 22,
             SqlType::OidVector => 30,
@@ -358,7 +365,7 @@ impl SqlType {
     /// The name PostgreSQL uses in messages ("integer", "character varying").
     pub fn name(self) -> &'static str {
         match self {
-            SqlType::Enum(u) => u.name(),
+            SqlType::Enum(u) | SqlType::Composite(u) => u.name(),
             SqlType::Int2 => "smallint",
             SqlType::Int4 => "integer",
             SqlType::Int8 => "bigint",
@@ -422,7 +429,7 @@ impl SqlType {
     /// a cast's output column is called.
     pub fn internal_name(self) -> &'static str {
         match self {
-            SqlType::Enum(u) => u.name(),
+            SqlType::Enum(u) | SqlType::Composite(u) => u.name(),
             SqlType::Int2 => "int2",
             SqlType::Int4 => "int4",
             SqlType::Int8 => "int8",
@@ -692,10 +699,11 @@ impl Value {
                 SqlState::FEATURE_NOT_SUPPORTED,
                 "input of anonymous composite types is not implemented",
             )),
-            // Its labels are in the catalog: the SQL layer reads them.
-            SqlType::Enum(u) => Err(SqlError::new(
+            // Its labels or attributes are in the catalog: the SQL layer
+            // reads them.
+            SqlType::Enum(u) | SqlType::Composite(u) => Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
-                format!("input of enum {} is resolved against its type's labels", u.name()),
+                format!("input of type {} is resolved against its catalog definition", u.name()),
             )),
             // PostgreSQL's void_in takes any text.
             SqlType::Void => Ok(Value::Text(String::new())),

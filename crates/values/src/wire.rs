@@ -79,6 +79,13 @@ pub fn decode_param(
                 "input of anonymous composite types is not implemented",
             ))
         }
+        // PostgreSQL's binary record needs the attributes' types: refused.
+        SqlType::Composite(u) => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("binary input of composite type {} is not supported", u.name()),
+            ))
+        }
         SqlType::Enum(_) => {
             let text = std::str::from_utf8(bytes).map_err(|_| protocol_violation(ty))?;
             Value::parse(ty, text)?

@@ -153,6 +153,8 @@ impl Writer {
                     self.u32(l.sort_order.to_bits());
                 }
             }
+            // Its attributes are the entry's columns.
+            TypeDef::Composite => self.u8(3),
             TypeDef::Domain(d) => {
                 self.u8(2);
                 self.ty(d.base);
@@ -210,6 +212,7 @@ impl Writer {
             SqlType::Reg(r) => (18, SqlType::Reg(r).oid()),
             SqlType::Record(snapscale_values::Rec::ExpandArray(e)) => (19, e.ty().oid()),
             SqlType::Record(snapscale_values::Rec::KeyValue(e)) => (26, e.ty().oid()),
+            SqlType::Record(snapscale_values::Rec::Anonymous) => (34, u32::MAX),
             // No column has this type (`SqlType::storable`).
             SqlType::Void => (20, u32::MAX),
             SqlType::Uuid => (21, u32::MAX),
@@ -222,6 +225,12 @@ impl Writer {
             SqlType::Time => (29, u32::MAX),
             SqlType::TimeTz => (30, u32::MAX),
             SqlType::Jsonb => (25, u32::MAX),
+            SqlType::Composite(u) => {
+                self.u8(33);
+                self.u32(u.oid());
+                self.str(u.name());
+                return;
+            }
             SqlType::Enum(u) => {
                 self.u8(31);
                 self.u32(u.oid());
@@ -450,6 +459,7 @@ impl<'a> Reader<'a> {
                     .collect::<Result<_, SqlError>>()?;
                 TypeDef::Domain(DomainDef { base, parent, not_null: flags & 2 != 0, default, checks })
             }
+            3 => TypeDef::Composite,
             _ => return Err(corrupt()),
         })
     }
@@ -500,6 +510,8 @@ impl<'a> Reader<'a> {
             30 => SqlType::TimeTz,
             25 => SqlType::Jsonb,
             31 => SqlType::Enum(snapscale_values::UserType::new(len, &self.str()?)),
+            34 => SqlType::Record(snapscale_values::Rec::Anonymous),
+            33 => SqlType::Composite(snapscale_values::UserType::new(len, &self.str()?)),
             32 => SqlType::Array(snapscale_values::Elem::Enum(snapscale_values::UserType::new(
                 len,
                 &self.str()?,

@@ -48,12 +48,13 @@
 //!              [user type: u8 kind, 1 enum: u32 n, n {label, u32 float4
 //!              sort order}; 2 domain: base type, u8 flags (1 parent,
 //!              2 not null, 4 default), [u32 parent], [string default],
-//!              u16 n, n {string name, string check}]
+//!              u16 n, n {string name, string check}; 3 composite: its
+//!              attributes are the entry's columns]
 //!              (the columns count's top bit says a sequence follows, the
 //!              next bit a user type)
 //!   type       u8 tag (0 int2 … 9 timestamp, 10 interval, 11 timestamptz, …),
 //!              u32 length (varchar/char; u32::MAX = none); 31 enum and
-//!              32 its array: u32 oid, string name
+//!              32 its array, 33 composite: u32 oid, string name
 //!   time       microseconds since 2000-01-01 UTC
 //! ```
 //!

@@ -65,7 +65,7 @@ impl<R: Resolver> Binder<'_, R> {
         let mut acc = self.expr(root, scope)?;
         for access in chain {
             if let AccessExpr::Dot(ast::Expr::Identifier(field)) = access {
-                acc = field_of(acc, field)?;
+                acc = self.field_of(acc, field)?;
                 continue;
             }
             let AccessExpr::Subscript(Subscript::Index { index }) = access else {
@@ -183,6 +183,25 @@ impl<R: Resolver> Binder<'_, R> {
             ));
         }
         self.expr(e, scope)
+    }
+}
+
+impl<R: super::Resolver> Binder<'_, R> {
+    /// `(record).field`: of a record of a known shape, or of a value of a
+    /// composite type, whose attributes the catalog names.
+    fn field_of(&mut self, t: Typed, field: &ast::Ident) -> Result<Typed, SqlError> {
+        if let Some(SqlType::Composite(u)) = t.ty {
+            let name = super::ident(field);
+            let fields = self.composite_fields(u)?;
+            let Some(i) = fields.iter().position(|(n, _)| *n == name) else {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{name}\" not found in data type {}", u.name()),
+                ));
+            };
+            return Ok(Typed { e: Expr::Func(Func::Field(i), vec![t.e]), ty: Some(fields[i].1) });
+        }
+        field_of(t, field)
     }
 }
 

@@ -65,6 +65,9 @@ impl<R: Resolver> Binder<'_, R> {
         if let SqlType::Enum(u) = target {
             return self.coerce_to_enum(t, u, how, what);
         }
+        if let SqlType::Composite(u) = target {
+            return self.coerce_to_composite(t, u, how, what);
+        }
         if let (SqlType::Array(snapscale_values::Elem::Enum(u)), None | Some(SqlType::Text)) = (target, t.ty)
         {
             if let Expr::Const(Value::Text(_)) = &t.e {
@@ -327,6 +330,7 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::JsonPath => Family::JsonPath,
         SqlType::Time | SqlType::TimeTz => Family::Time,
         SqlType::Enum(_) => Family::Enum,
+        SqlType::Composite(_) => Family::Record,
     }
 }
 

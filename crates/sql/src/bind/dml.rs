@@ -84,7 +84,7 @@ impl<R: Resolver> Binder<'_, R> {
                             continue;
                         }
                         let typed = self.expr(e, &scope)?;
-                        bound.push(self.assign_literal(typed, col, e)?);
+                        bound.push(self.assign_literal(typed, col, e, &scope)?);
                     }
                     rows.push(bound);
                 }
@@ -150,7 +150,20 @@ impl<R: Resolver> Binder<'_, R> {
     /// the column's type cannot read is refused at the literal, as
     /// PostgreSQL's input functions report it (a value too long for the
     /// column is the length check's, which has no position).
-    fn assign_literal(&mut self, typed: Typed, col: &ColumnDef, e: &ast::Expr) -> Result<Expr, SqlError> {
+    fn assign_literal(
+        &mut self,
+        typed: Typed,
+        col: &ColumnDef,
+        e: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Expr, SqlError> {
+        // A row constructor into a composite column: its fields converted.
+        if let (snapscale_values::SqlType::Composite(u), Some(items)) =
+            (col.ty, super::user_types::row_items(e))
+        {
+            let e = self.row_as_composite(&items, u, scope)?;
+            return self.coerce_to_column(Typed { e, ty: Some(col.ty) }, col);
+        }
         let literal = typed.ty.is_none() && matches!(typed.e, Expr::Const(Value::Text(_)));
         self.coerce_to_column(typed, col).map_err(|err| {
             if literal && err.position.is_none() && err.code != SqlState::STRING_DATA_RIGHT_TRUNCATION_22001 {
@@ -186,7 +199,7 @@ impl<R: Resolver> Binder<'_, R> {
                 continue;
             }
             let typed = self.expr(&a.value, &scope)?;
-            sets.push((pos, self.assign_literal(typed, &rel.entry.columns[pos], &a.value)?));
+            sets.push((pos, self.assign_literal(typed, &rel.entry.columns[pos], &a.value, &scope)?));
         }
         let scan = self.scan(rel.clone(), u.selection.as_ref(), &scope)?;
         let returning = self.returning_scoped(u.returning.as_deref(), &scope)?;

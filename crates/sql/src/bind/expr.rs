@@ -83,7 +83,9 @@ impl<R: Resolver> Binder<'_, R> {
             E::Substring { expr, substring_from, substring_for, .. } => {
                 self.substring(expr, substring_from.as_deref(), substring_for.as_deref(), scope)
             }
+            E::Function(f) if is_row(f) => self.row_expr(e, scope),
             E::Function(f) => self.function(f, scope),
+            E::Tuple(_) => self.row_expr(e, scope),
             E::Position { expr, r#in } => self.position(expr, r#in, scope),
             E::Ceil { expr, field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) } => {
                 self.call_builtin("ceil", &[expr], scope)
@@ -126,6 +128,15 @@ impl<R: Resolver> Binder<'_, R> {
         interval_literal(i, self.zone).map_err(|err| locate(self.origin.as_deref(), err, &i.value))
     }
 
+    /// `ROW(…)` or `(a, b, …)` (out of line, as `interval_literal`).
+    #[inline(never)]
+    fn row_expr(&mut self, e: &ast::Expr, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        match super::user_types::row_items(e) {
+            Some(items) => self.row_constructor(&items, scope),
+            None => Err(unsupported_expression(e)),
+        }
+    }
+
     #[inline(never)]
     pub(super) fn cast(
         &mut self,
@@ -134,6 +145,10 @@ impl<R: Resolver> Binder<'_, R> {
         scope: &Scope<'_>,
     ) -> Result<Typed, SqlError> {
         let (ty, domain) = self.resolve_type_with_domain(dt)?;
+        if let (SqlType::Composite(u), Some(items)) = (ty, super::user_types::row_items(e)) {
+            let e = self.row_as_composite(&items, u, scope)?;
+            return Ok(Typed { e, ty: Some(ty) });
+        }
         let typmod = super::ddl::typmod_of(dt);
         let t = self.expr(e, scope)?;
         let t = self.qualified_interval_literal(t, ty, typmod)?;
@@ -467,6 +482,9 @@ impl<R: Resolver> Binder<'_, R> {
         r: &ast::Expr,
         scope: &Scope<'_>,
     ) -> Result<Expr, SqlError> {
+        if let (Some(li), Some(ri)) = (super::user_types::row_items(l), super::user_types::row_items(r)) {
+            return self.row_compare(&li, op, &ri, scope);
+        }
         let a = self.expr(l, scope)?;
         let b = self.expr(r, scope)?;
         self.compare_typed(a, op, b)
@@ -504,6 +522,57 @@ impl<R: Resolver> Binder<'_, R> {
             None => (a.e, b.e),
         };
         Ok(Expr::Compare(Box::new(ea), op, Box::new(eb), bpchar))
+    }
+
+    /// Two row constructors compared (PostgreSQL's RowCompareExpr): `=`
+    /// and `<>` field by field, the orderings left to right up to the
+    /// first pair that differs, NULL if a pair it reaches has a NULL.
+    #[inline(never)]
+    fn row_compare(
+        &mut self,
+        l: &[&ast::Expr],
+        op: Cmp,
+        r: &[&ast::Expr],
+        scope: &Scope<'_>,
+    ) -> Result<Expr, SqlError> {
+        if l.len() != r.len() {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "unequal number of entries in row expressions",
+            ));
+        }
+        let l = l.iter().map(|e| self.expr(e, scope)).collect::<Result<Vec<_>, _>>()?;
+        let r = r.iter().map(|e| self.expr(e, scope)).collect::<Result<Vec<_>, _>>()?;
+        let pair = |b: &mut Self, x: &Typed, c: Cmp, y: &Typed| b.compare_typed(x.clone(), c, y.clone());
+        let junction = |mut parts: Vec<Expr>, or: bool| match parts.len() {
+            1 => parts.pop().expect("one part"),
+            _ if or => Expr::Or(parts),
+            _ => Expr::And(parts),
+        };
+        match op {
+            Cmp::Eq | Cmp::Ne => {
+                let parts =
+                    l.iter().zip(&r).map(|(x, y)| pair(self, x, op, y)).collect::<Result<Vec<_>, _>>()?;
+                Ok(junction(parts, op == Cmp::Ne))
+            }
+            _ => {
+                // a1 < b1 OR (a1 = b1 AND (a2 < b2 OR …)), the last pair
+                // compared with the operator itself (<= stays <=).
+                let strict = match op {
+                    Cmp::Le => Cmp::Lt,
+                    Cmp::Ge => Cmp::Gt,
+                    other => other,
+                };
+                let n = l.len();
+                let mut acc = pair(self, &l[n - 1], op, &r[n - 1])?;
+                for k in (0..n - 1).rev() {
+                    let first = pair(self, &l[k], strict, &r[k])?;
+                    let same = pair(self, &l[k], Cmp::Eq, &r[k])?;
+                    acc = Expr::Or(vec![first, Expr::And(vec![same, acc])]);
+                }
+                Ok(acc)
+            }
+        }
     }
 
     #[inline(never)]
@@ -757,6 +826,12 @@ fn start_of(mut e: &ast::Expr) -> Option<sqlparser::tokenizer::Location> {
         };
         return (at.line > 0).then_some(at);
     }
+}
+
+/// `ROW(…)` (out of line: `expr`'s frame holds no temporary for it).
+#[inline(never)]
+fn is_row(f: &ast::Function) -> bool {
+    matches!(f.name.0.as_slice(), [p] if p.as_ident().is_some_and(|i| i.value.eq_ignore_ascii_case("row")))
 }
 
 #[inline(never)]

@@ -13,7 +13,7 @@ use sqlparser::ast::{self, DataType};
 use super::scope::{Col, Scope};
 use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::user_types::{BoundLabel, DomainChecks, EnumLabels, TypeOp};
-use crate::expr::{EnumOp, Expr};
+use crate::expr::{EnumOp, Expr, Func};
 use crate::plan::{AlterTypeOp, Plan, TypeSpec, Utility};
 
 impl<R: Resolver> Binder<'_, R> {
@@ -46,6 +46,7 @@ impl<R: Resolver> Binder<'_, R> {
         let Some(entry) = self.resolver.user_type(&n)? else { return Err(e) };
         let ty = match &entry.user_type {
             Some(TypeDef::Enum(_)) => SqlType::Enum(UserType::new(entry.oid, &entry.name)),
+            Some(TypeDef::Composite) if !array => SqlType::Composite(UserType::new(entry.oid, &entry.name)),
             Some(TypeDef::Domain(d)) if !array => return Ok((d.base, Some(entry))),
             _ => return Err(not_supported(format!("arrays of domain {n}"))),
         };
@@ -244,6 +245,99 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(Expr::Const(Value::Array(read.into())))
     }
 
+    /// The attributes of composite type `u`: names and types.
+    pub(super) fn composite_fields(&mut self, u: UserType) -> Result<Vec<(String, SqlType)>, SqlError> {
+        let entry = self.resolver.user_type_by_oid(u.oid())?.ok_or_else(|| {
+            SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type with OID {} does not exist", u.oid()))
+        })?;
+        Ok(entry.columns.iter().map(|c| (c.name.clone(), c.ty)).collect())
+    }
+
+    /// `t` as a value of composite type `target`: a quoted literal read as
+    /// its attributes (PostgreSQL's record_in), a row constructor's
+    /// fields each converted to its attribute's type, the same type as is.
+    pub(super) fn coerce_to_composite(
+        &mut self,
+        t: Typed,
+        target: UserType,
+        how: Coercion,
+        what: &str,
+    ) -> Result<Expr, SqlError> {
+        let ty = SqlType::Composite(target);
+        match (t.ty, t.e) {
+            (Some(from), e) if from == ty => Ok(e),
+            (None, Expr::Const(Value::Null)) => Ok(Expr::Const(Value::Null)),
+            (None, Expr::Const(Value::Text(s))) => {
+                let fields = self.composite_fields(target)?;
+                let raw = snapscale_values::parse_record(&s, fields.len())?;
+                let mut values = Vec::with_capacity(raw.len());
+                for ((_, fty), f) in fields.iter().zip(raw) {
+                    let lit = Typed { e: Expr::Const(f.map_or(Value::Null, Value::Text)), ty: None };
+                    match self.coerce(lit, *fty, Coercion::Assignment, what)? {
+                        Expr::Const(v) => values.push(v),
+                        _ => {
+                            return Err(not_supported(format!("reading an attribute of type {}", fty.name())))
+                        }
+                    }
+                }
+                Ok(Expr::Const(Value::Record(values.into())))
+            }
+            (from, _) => Err(SqlError::new(
+                if how == Coercion::Implicit { SqlState::DATATYPE_MISMATCH } else { SqlState::CANNOT_COERCE },
+                format!("cannot cast type {} to {}", from.map_or("unknown", SqlType::name), target.name()),
+            )),
+        }
+    }
+
+    /// `ROW(a, b, …)` and `(a, b, …)`: a record of its fields.
+    #[inline(never)]
+    pub(super) fn row_constructor(
+        &mut self,
+        items: &[&ast::Expr],
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let mut args = Vec::with_capacity(items.len());
+        for i in items {
+            args.push(self.expr(i, scope)?.e);
+        }
+        Ok(Typed {
+            e: Expr::Func(Func::MakeRecord, args),
+            ty: Some(SqlType::Record(snapscale_values::Rec::Anonymous)),
+        })
+    }
+
+    /// A row constructor as a value of composite type `target`: each field
+    /// converted to its attribute's type, as an assignment converts it.
+    #[inline(never)]
+    pub(super) fn row_as_composite(
+        &mut self,
+        items: &[&ast::Expr],
+        target: UserType,
+        scope: &Scope<'_>,
+    ) -> Result<Expr, SqlError> {
+        let fields = self.composite_fields(target)?;
+        let cannot = |detail: String| {
+            SqlError::new(SqlState::CANNOT_COERCE, format!("cannot cast type record to {}", target.name()))
+                .with_detail(detail)
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (n, (i, (_, fty))) in items.iter().zip(&fields).enumerate() {
+            let t = self.expr(i, scope)?;
+            let from = t.ty;
+            out.push(self.coerce(t, *fty, Coercion::Assignment, "").map_err(|e| match (e.code, from) {
+                (SqlState::DATATYPE_MISMATCH | SqlState::CANNOT_COERCE, Some(from)) => {
+                    cannot(format!("Cannot cast type {} to {} in column {}.", from.name(), fty.name(), n + 1))
+                }
+                _ => e,
+            })?);
+        }
+        if items.len() != fields.len() {
+            let which = if items.len() < fields.len() { "few" } else { "many" };
+            return Err(cannot(format!("Input has too {which} columns.")));
+        }
+        Ok(Expr::Func(Func::MakeRecord, out))
+    }
+
     /// `enum_first`, `enum_last`, `enum_range`: `None` for any other name.
     pub(super) fn enum_function(
         &mut self,
@@ -290,8 +384,27 @@ impl<R: Resolver> Binder<'_, R> {
             Some(ast::UserDefinedTypeRepresentation::Enum { labels }) => {
                 labels.iter().map(|l| l.value.clone()).collect::<Vec<_>>()
             }
-            Some(ast::UserDefinedTypeRepresentation::Composite { .. }) => {
-                return Err(not_supported("CREATE TYPE … AS (composite)"))
+            Some(ast::UserDefinedTypeRepresentation::Composite { attributes }) => {
+                let mut columns: Vec<snapscale_engine::catalog::ColumnDef> = Vec::new();
+                for a in attributes {
+                    let cname = ident(&a.name);
+                    if columns.iter().any(|c| c.name == cname) {
+                        return Err(SqlError::new(
+                            SqlState::DUPLICATE_COLUMN,
+                            format!("column \"{cname}\" specified more than once"),
+                        ));
+                    }
+                    let (ty, domain) = self.resolve_type_with_domain(&a.data_type)?;
+                    columns.push(snapscale_engine::catalog::ColumnDef {
+                        name: cname,
+                        ty,
+                        not_null: false,
+                        default: None,
+                        domain: domain.map(|d| d.oid),
+                        typmod: super::ddl::typmod_of(&a.data_type),
+                    });
+                }
+                return Ok(Plan::Utility(Utility::CreateType { name, spec: TypeSpec::Composite(columns) }));
             }
             _ => return Err(not_supported("this form of CREATE TYPE")),
         };
@@ -385,4 +498,24 @@ fn check_label(label: &str) -> Result<(), SqlError> {
             .with_detail("Labels must be 63 bytes or less."));
     }
     Ok(())
+}
+
+/// The fields of a row constructor, `ROW(a, b)` or `(a, b)`.
+pub(super) fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
+    match e {
+        ast::Expr::Tuple(items) => Some(items.iter().collect()),
+        ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => match &f.args {
+            ast::FunctionArguments::List(l) if l.clauses.is_empty() => l
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Some(e),
+                    _ => None,
+                })
+                .collect(),
+            ast::FunctionArguments::None | ast::FunctionArguments::List(_) => Some(Vec::new()),
+            _ => None,
+        },
+        _ => None,
+    }
 }

@@ -275,6 +275,29 @@ pub(super) fn user_types(state: &CatalogState) -> Vec<Vec<Value>> {
             );
             continue;
         }
+        if let Some(TypeDef::Composite) = &e.user_type {
+            out.push(
+                common(e.oid, &e.name, "record_")
+                    .set("typnamespace", PUBLIC)
+                    // PostgreSQL's row type has a pg_class row (relkind
+                    // 'c'); snapscale reserves its oid, the type's next,
+                    // and lists no such relation.
+                    .set("typrelid", e.oid.wrapping_add(1))
+                    .set("typlen", -1)
+                    .set("typbyval", false)
+                    .set("typtype", 'c')
+                    .set("typcategory", 'C')
+                    .set("typispreferred", false)
+                    .set("typelem", 0u32)
+                    .set("typarray", 0u32)
+                    .set("typalign", 'd')
+                    .set("typstorage", 'x')
+                    .set("typcollation", 0u32)
+                    .set("typsubscript", regproc("-".into()))
+                    .build(),
+            );
+            continue;
+        }
         let Some(TypeDef::Enum(_)) = &e.user_type else { continue };
         let u = UserType::new(e.oid, &e.name);
         let user = |b: RowBuilder| b.set("typnamespace", PUBLIC).set("typlen", 4).set("typbyval", true);

@@ -23,13 +23,17 @@ impl Executor<'_> {
             let def = match spec {
                 TypeSpec::Enum(labels) => TypeDef::Enum(EnumDef::new(oid, labels, || db.catalog.new_oid())),
                 TypeSpec::Domain(d) => TypeDef::Domain(d.clone()),
+                TypeSpec::Composite(_) => TypeDef::Composite,
             };
             RelEntry {
                 oid,
                 name: name.to_owned(),
                 temp_owner: None,
                 storage: db.catalog.create_storage(),
-                columns: Vec::new(),
+                columns: match spec {
+                    TypeSpec::Composite(columns) => columns.clone(),
+                    _ => Vec::new(),
+                },
                 indexes: Vec::new(),
                 sequence: None,
                 user_type: Some(def),
@@ -161,7 +165,7 @@ impl Executor<'_> {
 fn dependents_of(entries: &[Arc<RelEntry>], oid: u32, out: &mut Vec<String>, depth: usize) {
     let Some(name) = entries.iter().find(|e| e.oid == oid).map(|e| e.name.clone()) else { return };
     let uses = |ty: SqlType| match ty {
-        SqlType::Enum(u) | SqlType::Array(Elem::Enum(u)) => u.oid() == oid,
+        SqlType::Enum(u) | SqlType::Array(Elem::Enum(u)) | SqlType::Composite(u) => u.oid() == oid,
         _ => false,
     };
     for e in entries {
@@ -171,6 +175,16 @@ fn dependents_of(entries: &[Arc<RelEntry>], oid: u32, out: &mut Vec<String>, dep
             Some(TypeDef::Domain(d)) if (d.parent == Some(oid) || uses(d.base)) && depth < entries.len() => {
                 out.push(format!("type {} depends on type {name}", e.name));
                 dependents_of(entries, e.oid, out, depth + 1);
+            }
+            Some(TypeDef::Composite) => {
+                for c in
+                    e.columns.iter().filter(|c| c.domain == Some(oid) || (c.domain.is_none() && uses(c.ty)))
+                {
+                    out.push(format!(
+                        "column {} of composite type {} depends on type {name}",
+                        c.name, e.name
+                    ));
+                }
             }
             None if e.sequence.is_none() => {
                 for c in

@@ -198,6 +198,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             Value::Bool(distinct != negated)
         }
         Func::TypeOf => args[1].clone(),
+        Func::MakeRecord => Value::Record(args.into()),
         Func::Field(i) => match &args[0] {
             Value::Record(fields) => fields.get(i).cloned().unwrap_or(Value::Null),
             _ => Value::Null,

@@ -196,6 +196,8 @@ pub enum Func {
     QuoteIdent,
     /// `(record).field`: the record's field number `0`.
     Field(usize),
+    /// `ROW(a, b, …)`: its arguments as a record.
+    MakeRecord,
     /// `pg_typeof(x)`: arguments x (evaluated for what it does) and its
     /// type's name, which is the result.
     TypeOf,

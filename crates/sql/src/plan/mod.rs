@@ -448,6 +448,8 @@ pub enum TypeSpec {
     /// An enum type's labels.
     Enum(Vec<String>),
     Domain(snapscale_engine::user_types::DomainDef),
+    /// A composite type's attributes.
+    Composite(Vec<snapscale_engine::catalog::ColumnDef>),
 }
 
 /// What ALTER TYPE does.
