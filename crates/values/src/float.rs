@@ -23,7 +23,11 @@ pub(crate) fn parse(input: &str) -> Result<f64, SqlError> {
     let plausible = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
     let v: f64 = if plausible { t.parse().ok() } else { None }
         .ok_or_else(|| SqlError::invalid_input("double precision", input))?;
-    if v.is_infinite() {
+    // Digits that round to zero underflow (a subnormal result is kept),
+    // as PostgreSQL's strtod check has it.
+    let underflow =
+        v == 0.0 && t.split(['e', 'E']).next().is_some_and(|m| m.bytes().any(|b| (b'1'..=b'9').contains(&b)));
+    if v.is_infinite() || underflow {
         return Err(SqlError::new(
             SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
             format!("\"{t}\" is out of range for type double precision"),
@@ -43,7 +47,9 @@ pub(crate) fn parse_f32(input: &str) -> Result<f32, SqlError> {
             real_out_of_range(input)
         }
     })?;
-    let r = v as f32;
+    // Rounded once, from the digits (as strtof does): through double
+    // precision it could round twice.
+    let r = if v.is_finite() { input.trim().parse::<f32>().unwrap_or(v as f32) } else { v as f32 };
     let underflow = r == 0.0 && v != 0.0;
     if (r.is_infinite() && v.is_finite()) || underflow {
         return Err(real_out_of_range(input));

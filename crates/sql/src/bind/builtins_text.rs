@@ -100,4 +100,18 @@ pub(super) static STRINGS: &[Builtin] = &[
     // What the binder's `substring(s FROM pattern)` is to call (the SQL
     // syntax reaches no entry by itself).
     s("substring", &[TEXT, TEXT], SqlType::Text, scalar::SUBSTRING_REGEX),
+    // `substring(s SIMILAR pattern ESCAPE escape)`, and the same with
+    // FROM and FOR.
+    s("substring", &[TEXT, TEXT, TEXT], SqlType::Text, scalar::SUBSTRING_SIMILAR),
+    s("overlay", &[BYTEA, BYTEA, INT4], SqlType::Bytea, scalar::BYTEA_OVERLAY),
+    s("overlay", &[BYTEA, BYTEA, INT4, INT4], SqlType::Bytea, scalar::BYTEA_OVERLAY),
+    // What `LIKE … ESCAPE` and `SIMILAR TO … [ESCAPE]` call.
+    s("like_escape", &[TEXT, TEXT], SqlType::Text, scalar::LIKE_ESCAPE),
+    s("like_escape", &[BYTEA, BYTEA], SqlType::Bytea, scalar::BYTEA_LIKE_ESCAPE),
+    s("similar_to_escape", &[TEXT], SqlType::Text, scalar::SIMILAR_TO_ESCAPE),
+    s("similar_to_escape", &[TEXT, TEXT], SqlType::Text, scalar::SIMILAR_TO_ESCAPE),
+    s("unistr", &[TEXT], SqlType::Text, scalar::UNISTR),
+    s("get_bit", &[BYTEA, INT8], SqlType::Int4, scalar::GET_BIT),
+    s("set_bit", &[BYTEA, INT8, INT4], SqlType::Bytea, scalar::SET_BIT),
+    s("bit_count", &[BYTEA], SqlType::Int8, scalar::BIT_COUNT),
 ];

@@ -71,12 +71,11 @@ impl<R: Resolver> Binder<'_, R> {
             E::IsNotNull(x) => self.is_null(x, true, scope),
             E::Between { expr, negated, low, high } => self.between(expr, *negated, low, high, scope),
             E::InList { expr, list, negated } => self.in_list(expr, list, *negated, scope),
-            E::Like { negated, expr, pattern, escape_char: None, any: false } => {
-                self.like(expr, pattern, *negated, scope)
-            }
-            E::ILike { negated, expr, pattern, escape_char: None, any: false } => {
-                self.ilike(expr, pattern, *negated, scope)
-            }
+            E::Like { any: false, .. }
+            | E::ILike { any: false, .. }
+            | E::SimilarTo { .. }
+            | E::Trim { .. }
+            | E::Overlay { .. } => self.string_syntax(e, scope),
             E::Case { operand, conditions, else_result, .. } => {
                 self.case(operand.as_deref(), conditions, else_result.as_deref(), scope)
             }
@@ -194,6 +193,15 @@ impl<R: Resolver> Binder<'_, R> {
                 Ok(Typed { e: Expr::Neg(Box::new(inner), ty), ty: Some(ty) })
             }
             UnaryOperator::Plus => self.expr(e, scope),
+            // `@ x`, `|/ x`, `||/ x`: abs, sqrt and cbrt.
+            UnaryOperator::PGAbs => {
+                let t = self.expr(e, scope)?;
+                let ty = t.ty.unwrap_or(SqlType::Float8);
+                let inner = self.coerce(t, ty, Coercion::Implicit, "operand")?;
+                Ok(Typed { e: Expr::Func(Func::Abs, vec![inner]), ty: Some(ty) })
+            }
+            UnaryOperator::PGSquareRoot => self.call_builtin("sqrt", &[e], scope),
+            UnaryOperator::PGCubeRoot => self.call_builtin("cbrt", &[e], scope),
             UnaryOperator::Not => {
                 let t = self.expr(e, scope)?;
                 let inner = self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of NOT")?;
@@ -295,39 +303,6 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(Typed { e: Expr::InList(Box::new(lhs), items, negated), ty: Some(SqlType::Bool) })
     }
 
-    #[inline(never)]
-    pub(super) fn like(
-        &mut self,
-        e: &ast::Expr,
-        pattern: &ast::Expr,
-        negated: bool,
-        scope: &Scope<'_>,
-    ) -> Result<Typed, SqlError> {
-        let a = self.expr(e, scope)?;
-        let a = self.coerce(a, SqlType::Text, Coercion::Implicit, "LIKE")?;
-        let p = self.expr(pattern, scope)?;
-        let p = self.coerce(p, SqlType::Text, Coercion::Implicit, "LIKE")?;
-        Ok(Typed { e: Expr::Like(Box::new(a), Box::new(p), negated), ty: Some(SqlType::Bool) })
-    }
-
-    /// ILIKE: LIKE over both sides folded to lower case (the wildcards and
-    /// the escape character have no case).
-    #[inline(never)]
-    pub(super) fn ilike(
-        &mut self,
-        e: &ast::Expr,
-        pattern: &ast::Expr,
-        negated: bool,
-        scope: &Scope<'_>,
-    ) -> Result<Typed, SqlError> {
-        let a = self.expr(e, scope)?;
-        let a = self.coerce(a, SqlType::Text, Coercion::Implicit, "ILIKE")?;
-        let p = self.expr(pattern, scope)?;
-        let p = self.coerce(p, SqlType::Text, Coercion::Implicit, "ILIKE")?;
-        let lower = |e| Box::new(Expr::Func(Func::Lower, vec![e]));
-        Ok(Typed { e: Expr::Like(lower(a), lower(p), negated), ty: Some(SqlType::Bool) })
-    }
-
     /// CASE, searched or simple (`CASE x WHEN v …` is `CASE WHEN x = v …`);
     /// the results take one common type, as PostgreSQL resolves it.
     #[inline(never)]
@@ -419,22 +394,9 @@ impl<R: Resolver> Binder<'_, R> {
         let Some(from) = from else {
             return Err(not_supported("substring without FROM"));
         };
-        if s.ty == Some(SqlType::Bytea) {
-            let mut args = vec![s];
-            for arg in std::iter::once(from).chain(count) {
-                args.push(self.expr(arg, scope)?);
-            }
-            return match self.builtin("substring", &mut args)? {
-                Some(t) => Ok(t),
-                None => Err(super::function::no_such_function("substring", &args)),
-            };
-        }
-        let mut args = vec![self.coerce_any_text(s)?];
-        for arg in std::iter::once(from).chain(count) {
-            let t = self.expr(arg, scope)?;
-            args.push(self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of substring")?);
-        }
-        Ok(Typed { e: Expr::Func(Func::Substring, args), ty: Some(SqlType::Text) })
+        let from = self.expr(from, scope)?;
+        let count = count.map(|c| self.expr(c, scope)).transpose()?;
+        self.bind_substring(s, from, count)
     }
 
     pub(super) fn literal(&mut self, v: &ast::Value) -> Result<Typed, SqlError> {
@@ -452,6 +414,9 @@ impl<R: Resolver> Binder<'_, R> {
             }
             ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
                 Typed { e: Expr::Const(Value::Text(s.clone())), ty: None }
+            }
+            ast::Value::DollarQuotedString(d) => {
+                Typed { e: Expr::Const(Value::Text(d.value.clone())), ty: None }
             }
             ast::Value::Boolean(b) => Typed { e: Expr::Const(Value::Bool(*b)), ty: Some(SqlType::Bool) },
             ast::Value::Null => Typed { e: Expr::Const(Value::Null), ty: None },

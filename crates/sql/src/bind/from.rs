@@ -456,6 +456,9 @@ impl<R: Resolver> Binder<'_, R> {
                     (Srf::JsonKeys { jsonb }, vec![arg], SqlType::Text)
                 }
             }
+            ("regexp_matches" | "regexp_split_to_table" | "string_to_table", 2 | 3) => {
+                return self.string_set_function(name, bound).map(Some);
+            }
             ("jsonb_path_query", 2..=4) => {
                 let types = [SqlType::Jsonb, SqlType::JsonPath, SqlType::Jsonb, SqlType::Bool];
                 let mut args = Vec::with_capacity(bound.len());

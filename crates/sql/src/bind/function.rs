@@ -216,7 +216,10 @@ impl<R: Resolver> Binder<'_, R> {
                 | "json_object_keys"
                 | "jsonb_path_query"
         );
-        if json_srf || matches!(name.as_str(), "generate_series" | "unnest" | "_pg_expandarray") {
+        let string_srf =
+            matches!(name.as_str(), "regexp_matches" | "regexp_split_to_table" | "string_to_table");
+        if json_srf || string_srf || matches!(name.as_str(), "generate_series" | "unnest" | "_pg_expandarray")
+        {
             if self.query.srfs.is_none() {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,

@@ -25,6 +25,7 @@ mod scope;
 mod sequence;
 mod setop;
 mod state;
+mod string_syntax;
 mod subquery;
 mod user_types;
 mod window;

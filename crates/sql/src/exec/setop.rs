@@ -203,6 +203,11 @@ pub(super) fn function(
             }
             _ => Vec::new(),
         },
+        Srf::Elements(f) if f.strict && args.iter().any(|a| matches!(a, Value::Null)) => Vec::new(),
+        Srf::Elements(f) => match (f.call)(args)? {
+            Value::Array(items) => items.iter().cloned().map(one).collect(),
+            _ => Vec::new(),
+        },
         Srf::Unnest => match &args[0] {
             Value::Array(items) => items.iter().cloned().map(one).collect(),
             _ => Vec::new(),

@@ -723,6 +723,10 @@ fn eval_in_list(a: &Expr, list: &[Expr], negated: bool, cx: &Ctx<'_>) -> Result<
 fn eval_like(a: &Expr, p: &Expr, negated: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
     Ok(match (a.eval(cx)?, p.eval(cx)?) {
         (Value::Text(s), Value::Text(p)) => Value::Bool(like(&s, &p)? != negated),
+        // bytea: byte by byte, each byte a character.
+        (Value::Bytes(s), Value::Bytes(p)) => {
+            Value::Bool(like(&scalar::latin1(&s), &scalar::latin1(&p))? != negated)
+        }
         _ => Value::Null,
     })
 }
@@ -805,7 +809,9 @@ mod tests {
         assert!(!like("aXbXc", "a%c%b"));
         assert!(like("ab", "a%%b"));
         assert!(!like("abc", ""));
-        assert_eq!(super::like("a", "a\\").unwrap_err().code, "22025");
+        // A trailing escape is an error only where matching reaches it.
+        assert!(!like("a", "a\\"));
+        assert_eq!(super::like("ab", "a\\").unwrap_err().code, "22025");
     }
 
     #[test]

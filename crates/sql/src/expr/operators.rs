@@ -124,10 +124,10 @@ pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) ->
     })
 }
 
-/// Float arithmetic with PostgreSQL's errors: 22012 for a zero divisor,
-/// 22003 when finite operands overflow.
+/// Float arithmetic with PostgreSQL's errors: 22012 for a zero divisor
+/// (NaN / 0 is NaN), 22003 when finite operands overflow.
 fn float_arith(x: f64, op: Arith, y: f64) -> Result<f64, SqlError> {
-    if matches!(op, Arith::Div | Arith::Rem) && y == 0.0 {
+    if matches!(op, Arith::Div | Arith::Rem) && y == 0.0 && !(op == Arith::Div && x.is_nan()) {
         return Err(SqlError::division_by_zero());
     }
     let r = match op {
@@ -176,6 +176,10 @@ enum LikeToken {
     /// `_`: one character.
     One,
     Char(char),
+    /// An escape that ends the pattern: an error only where matching
+    /// reaches it with characters left (PostgreSQL's matcher finds it
+    /// there, and fails sooner otherwise).
+    TrailingEscape,
 }
 
 /// SQL LIKE: `%` any run, `_` one character, `\` escapes the next one.
@@ -189,12 +193,7 @@ pub(super) fn like(s: &str, pattern: &str) -> Result<bool, SqlError> {
         p.push(match c {
             '%' => LikeToken::Any,
             '_' => LikeToken::One,
-            '\\' => LikeToken::Char(chars.next().ok_or_else(|| {
-                SqlError::new(
-                    SqlState::INVALID_ESCAPE_SEQUENCE,
-                    "LIKE pattern must not end with escape character",
-                )
-            })?),
+            '\\' => chars.next().map_or(LikeToken::TrailingEscape, LikeToken::Char),
             c => LikeToken::Char(c),
         });
     }
@@ -219,6 +218,12 @@ pub(super) fn like(s: &str, pattern: &str) -> Result<bool, SqlError> {
                 si += 1;
                 pi += 1;
                 continue;
+            }
+            Some(LikeToken::TrailingEscape) => {
+                return Err(SqlError::new(
+                    SqlState::INVALID_ESCAPE_SEQUENCE,
+                    "LIKE pattern must not end with escape character",
+                ))
             }
             _ => {}
         }

@@ -38,6 +38,9 @@ pub struct ClientSettings {
     pub interval: IntervalStyle,
     /// bytea_output: escape (true) or hex.
     pub bytea_escape: bool,
+    /// escape_string_warning (warns of nothing here: backslashes in plain
+    /// literals are always literal).
+    pub escape_string_warning: bool,
     /// The user the session authenticated as (session_authorization).
     pub session_user: String,
     /// The database it connected to.
@@ -56,6 +59,7 @@ impl Default for ClientSettings {
             order: DateOrder::Mdy,
             interval: IntervalStyle::Postgres,
             bytea_escape: false,
+            escape_string_warning: true,
             session_user: "postgres".into(),
             database: "postgres".into(),
         }
@@ -63,7 +67,7 @@ impl Default for ClientSettings {
 }
 
 /// Settable per session.
-pub(super) const SESSION: [&str; 10] = [
+pub(super) const SESSION: [&str; 11] = [
     "client_min_messages",
     "bytea_output",
     "extra_float_digits",
@@ -74,6 +78,7 @@ pub(super) const SESSION: [&str; 10] = [
     "client_encoding",
     "standard_conforming_strings",
     "idle_in_transaction_session_timeout",
+    "escape_string_warning",
 ];
 
 /// Read-only facts (PostgreSQL's internal settings).
@@ -186,6 +191,7 @@ impl ClientSettings {
                     return Err(unsupported(name, v, "backslashes in strings are always literal"));
                 }
             }
+            "escape_string_warning" => self.escape_string_warning = parse_bool(name, v)?,
             "idle_in_transaction_session_timeout" => {
                 if super::parse_duration(name, v)? != std::time::Duration::ZERO {
                     return Err(unsupported(name, v, "idle sessions are never timed out yet"));
@@ -209,6 +215,7 @@ impl ClientSettings {
             "client_encoding" | "server_encoding" => "UTF8".into(),
             "standard_conforming_strings" | "integer_datetimes" | "is_superuser" => "on".into(),
             "idle_in_transaction_session_timeout" => "0".into(),
+            "escape_string_warning" => if self.escape_string_warning { "on" } else { "off" }.into(),
             "server_version_num" => "150000".into(),
             "max_identifier_length" => "63".into(),
             "lc_collate" | "lc_ctype" => "C".into(),

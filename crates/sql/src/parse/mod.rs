@@ -26,6 +26,7 @@ pub(crate) mod domain_syntax;
 mod lock_syntax;
 mod sequence_syntax;
 mod sqlparser_guard;
+mod string_syntax;
 mod syntax_error;
 
 use snapscale_sqlstate::SqlState;
@@ -62,8 +63,20 @@ fn syntax(near: &str) -> SqlError {
 /// sqlparser would parse again, is refused (as `RecursionLimitExceeded`)
 /// before sqlparser parses it; see sqlparser_guard for why sqlparser must
 /// not reach its limit.
-fn parser(text: &str, max_stack_depth: usize) -> Result<(Parser<'static>, Nesting), ParserError> {
-    let mut tokens = Tokenizer::new(&DIALECT, text).with_unescape(true).tokenize_with_location()?;
+fn parser(
+    text: &str,
+    prepared: &string_syntax::Prepared,
+    max_stack_depth: usize,
+) -> Result<(Parser<'static>, Nesting), ParserError> {
+    let source = prepared.text.as_deref().unwrap_or(text);
+    let mut tokens = Tokenizer::new(&DIALECT, source).with_unescape(true).tokenize_with_location()?;
+    if let Err(at) = string_syntax::rewrite_tokens(&mut tokens, prepared) {
+        // Located as sqlparser locates its errors (syntax_error.rs).
+        return Err(ParserError::ParserError(format!(
+            "Expected: end of expression, found: literal at Line: {}, Column: {}",
+            at.line, at.column
+        )));
+    }
     let blank = tokens.iter().take_while(|t| matches!(t.token, Token::Whitespace(_))).count();
     tokens.drain(..blank);
     let limit = parser_depth(max_stack_depth);
@@ -79,7 +92,10 @@ fn parser(text: &str, max_stack_depth: usize) -> Result<(Parser<'static>, Nestin
 /// Parses one expression as stored in the catalog (a column's DEFAULT,
 /// written by sqlparser from an expression it parsed).
 pub(crate) fn parse_expr(text: &str, max_stack_depth: usize) -> Result<sqlparser::ast::Expr, SqlError> {
-    let parsed = parser(text, max_stack_depth)
+    let prepared = string_syntax::prepare(text).map_err(|e| {
+        SqlError::new(SqlState::INTERNAL_ERROR, format!("a stored expression does not parse: {}", e.message))
+    })?;
+    let parsed = parser(text, &prepared, max_stack_depth)
         .and_then(|(mut p, nesting)| BigStack::for_parse(text.len(), nesting.depth).run(|| p.parse_expr()));
     parsed.map_err(|e| match e {
         ParserError::RecursionLimitExceeded => too_deep(max_stack_depth),
@@ -136,7 +152,20 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
-        let statements = parser(piece, max_stack_depth).and_then(|(mut p, nesting)| {
+        // E'' and U& literals, decoded with PostgreSQL's errors.
+        let prepared = string_syntax::prepare(piece).map_err(|e| {
+            let mut err = SqlError::new(e.code, e.message);
+            if let Some(hint) = e.hint {
+                err = err.with_hint(hint);
+            }
+            match e.at {
+                Some(at) if reordered.is_none() => {
+                    err.at_position(sql[..source.start].chars().count() + piece[..at].chars().count() + 1)
+                }
+                _ => err,
+            }
+        })?;
+        let statements = parser(piece, &prepared, max_stack_depth).and_then(|(mut p, nesting)| {
             BigStack::for_parse(piece.len(), nesting.depth).run(|| {
                 p.parse_statements().map(|statements| {
                     statements

@@ -189,6 +189,10 @@ pub enum Srf {
     JsonKeys { jsonb: bool },
     /// `jsonb_path_query(target, path [, vars [, silent]])`.
     JsonPathQuery,
+    /// A function whose rows are the elements of the array a scalar
+    /// function returns (`regexp_matches`, `regexp_split_to_table`,
+    /// `string_to_table`); none for a NULL argument to a strict one.
+    Elements(crate::expr::scalar::Scalar),
 }
 
 /// A set-returning function called in a select list: each input row

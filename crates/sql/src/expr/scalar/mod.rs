@@ -14,15 +14,19 @@ fn unstyled(_: &[Value]) -> Result<Value, SqlError> {
 }
 
 mod bytea;
+mod float_functions;
 mod formatting;
 mod json;
 mod math;
+mod string_syntax;
 mod text;
 
 pub use bytea::*;
+pub use float_functions::*;
 pub use formatting::*;
 pub use json::*;
 pub use math::*;
+pub use string_syntax::*;
 pub use text::*;
 
 /// A function of its arguments and the session's style.

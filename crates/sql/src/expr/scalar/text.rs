@@ -128,7 +128,7 @@ fn char_offset(s: &str, n: usize) -> Option<usize> {
 }
 
 /// The first `n` characters of `s`, and how many there are.
-fn clip_chars(s: &str, n: usize) -> (&str, usize) {
+pub(super) fn clip_chars(s: &str, n: usize) -> (&str, usize) {
     match s.char_indices().nth(n) {
         Some((at, _)) => (&s[..at], n),
         None => (s, s.chars().count()),
@@ -214,7 +214,7 @@ fn repeat(args: &[Value]) -> Result<Value, SqlError> {
 
 /// text_catenate's check: a value of `len` bytes is allocated with its
 /// header, and an allocation past MaxAllocSize is refused.
-fn check_alloc(len: usize) -> Result<(), SqlError> {
+pub(super) fn check_alloc(len: usize) -> Result<(), SqlError> {
     if len > MAX_TEXT {
         return Err(SqlError::new(
             SqlState::INTERNAL_ERROR,
@@ -474,7 +474,7 @@ fn quote_nullable(args: &[Value]) -> Result<Value, SqlError> {
 /// `string_to_array(s, sep [, null])`: the fields between occurrences of
 /// `sep` (each character for a NULL `sep`), fields equal to `null` as
 /// NULL; NULL for a NULL string, no elements for an empty one.
-fn string_to_array(args: &[Value]) -> Result<Value, SqlError> {
+pub(super) fn string_to_array(args: &[Value]) -> Result<Value, SqlError> {
     let Value::Text(s) = &args[0] else { return Ok(Value::Null) };
     let null = match args.get(2) {
         Some(Value::Text(n)) => Some(n.as_str()),
@@ -823,7 +823,7 @@ enum Flavor {
 
 /// The compile options of an RE (PostgreSQL's cflags).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-struct ReFlags {
+pub(super) struct ReFlags {
     flavor: Flavor,
     icase: bool,
     /// `.` and `[^…]` do not match a newline.
@@ -1546,7 +1546,7 @@ thread_local! {
 }
 
 /// The pattern compiled with `flags`.
-fn compile(pattern: &str, flags: ReFlags) -> Result<Regex, SqlError> {
+pub(super) fn compile(pattern: &str, flags: ReFlags) -> Result<Regex, SqlError> {
     let cached = PATTERNS.with(|cache| {
         let cache = cache.borrow();
         cache.get(pattern)?.iter().find(|(f, _)| *f == flags).map(|(_, re)| re.clone())
@@ -1575,7 +1575,7 @@ fn compile(pattern: &str, flags: ReFlags) -> Result<Regex, SqlError> {
 }
 
 /// The flags argument: the compile options, and whether `g` was given.
-fn re_options(opts: Option<&Value>) -> Result<(ReFlags, bool), SqlError> {
+pub(super) fn re_options(opts: Option<&Value>) -> Result<(ReFlags, bool), SqlError> {
     let mut flags = ReFlags::default();
     let mut global = false;
     for c in opts.map_or("", text).chars() {
@@ -1592,7 +1592,7 @@ fn re_options(opts: Option<&Value>) -> Result<(ReFlags, bool), SqlError> {
 }
 
 /// The flags of a function that finds one match or all of them itself.
-fn re_options_not_global(opts: Option<&Value>, function: &str) -> Result<ReFlags, SqlError> {
+pub(super) fn re_options_not_global(opts: Option<&Value>, function: &str) -> Result<ReFlags, SqlError> {
     let (flags, global) = re_options(opts)?;
     if global {
         let e = SqlError::new(
@@ -1625,7 +1625,7 @@ fn invalid_parameter(name: &str, n: i32) -> SqlError {
 /// the first from the previous match's end, or a character further after
 /// an empty match (so an empty match right after a non-empty one counts,
 /// unlike the regex crate's iterator). `each` says whether to go on.
-fn scan(
+pub(super) fn scan(
     re: &Regex,
     s: &str,
     start: usize,
@@ -1648,11 +1648,11 @@ fn scan(
 
 /// A match's reported groups: each one's byte range, `None` for a group
 /// that did not take part.
-type Groups = Vec<Option<(usize, usize)>>;
+pub(super) type Groups = Vec<Option<(usize, usize)>>;
 
 /// The match's groups' positions, as PostgreSQL reports them: the groups
 /// if the RE has any (and they are wanted), else the whole match.
-fn reported_groups(re: &Regex, locs: &CaptureLocations, want_groups: bool) -> Groups {
+pub(super) fn reported_groups(re: &Regex, locs: &CaptureLocations, want_groups: bool) -> Groups {
     if want_groups && re.captures_len() > 1 {
         (1..re.captures_len()).map(|i| locs.get(i)).collect()
     } else {
@@ -1909,7 +1909,7 @@ fn regexp_substr(args: &[Value]) -> Result<Value, SqlError> {
 /// `regexp_split_to_array(s, pattern [, flags])`: the text between
 /// matches, ignoring empty matches at either end of the string or right
 /// after a match.
-fn regexp_split_to_array(args: &[Value]) -> Result<Value, SqlError> {
+pub(super) fn regexp_split_to_array(args: &[Value]) -> Result<Value, SqlError> {
     let flags = re_options_not_global(args.get(2), "regexp_split_to_array")?;
     let s = text(&args[0]);
     let re = compile(text(&args[1]), flags)?;
@@ -1930,7 +1930,7 @@ fn regexp_split_to_array(args: &[Value]) -> Result<Value, SqlError> {
 
 /// `substring(s FROM pattern)` (textregexsubstr): the first group's text
 /// if the RE has groups, else the whole match's; NULL if none matched.
-fn substring_regex(args: &[Value]) -> Result<Value, SqlError> {
+pub(super) fn substring_regex(args: &[Value]) -> Result<Value, SqlError> {
     let s = text(&args[0]);
     let re = compile(text(&args[1]), ReFlags::default())?;
     let mut found = None;
