@@ -2,7 +2,8 @@
 the server named by PGHOST/PGPORT/PGUSER/PGDATABASE."""
 
 import asyncio
-from datetime import date, datetime, timedelta, timezone
+import json
+from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from uuid import UUID
 
@@ -36,6 +37,32 @@ TYPE_ROWS = [
 ]
 # price as numeric(12,2) stores it: rounded half away from zero to 2 places
 PRICES = [Decimal("1234.57"), Decimal("-0.01"), Decimal("7.00"), Decimal("9999999999.99")]
+
+# more types: jsonb and json, real (float4), time and timetz, interval, an
+# enum and a domain over integer, with names of this scenario's own
+TM = f"{T}_more"
+TE = f"{T}_moods"
+TD = f"{T}_pos"
+MOOD = "drv_mood_asyncpg"
+POS = "drv_pos_asyncpg"
+DOC = {"name": "Zoë ✓ \"q\"\\", "n": 42, "pi": 3.25, "big": 12345678901234567890,
+       "tiny": -1.5e-07, "none": None, "yes": True, "tags": ["a", 1, None, [], {}],
+       "nested": {"deep": {"list": [1, 2.5, "x"]}}}
+# asyncpg's json and jsonb codecs take and return str (no decoding by default)
+DOC_JSON = json.dumps(DOC, ensure_ascii=False)
+# jsonb's text form: keys sorted by length then bytes, numbers as numeric writes them
+DOC_JSONB = (
+    '{"n": 42, "pi": 3.25, "big": 12345678901234567890, "yes": true, '
+    '"name": "Zoë ✓ \\"q\\"\\\\", '
+    '"none": null, "tags": ["a", 1, null, [], {}], "tiny": -0.00000015, '
+    '"nested": {"deep": {"list": [1, 2.5, "x"]}}}')
+TIMES = [time(4, 5, 6, 789012), time(23, 59, 59, 999999), time(0, 0)]
+TIMETZS = [time(4, 5, 6, 789012, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+           time(23, 59, 59, 999999, tzinfo=timezone(-timedelta(hours=8))),
+           time(0, 0, tzinfo=timezone.utc)]
+IV_TEXT = "1 year 2 mons 3 days 04:05:06.789"
+# asyncpg's interval: months count 30 days, a year 365 (timedelta has no months)
+IV = timedelta(days=365 + 60 + 3, hours=4, minutes=5, seconds=6, microseconds=789000)
 
 
 async def main():
@@ -283,6 +310,126 @@ async def main():
 
     await sc.astep("application types numeric, uuid, bytea, sum/avg as Decimal (binary format)",
                    application_types)
+
+    async def more_types():
+        await conn.execute(f"DROP TABLE IF EXISTS {TM}")
+        await conn.execute(f"""CREATE TABLE {TM} (id serial PRIMARY KEY, jb jsonb, js json, r real,
+                               t time, tz timetz, iv interval)""")
+        rows = [
+            (DOC_JSON, DOC_JSON, 0.1, TIMES[0], TIMETZS[0], timedelta(days=-3, microseconds=1)),
+            ('{"name": "other", "n": -1, "tags": []}', '{"name": "other", "n": -1, "tags": []}',
+             16777217.0, TIMES[1], TIMETZS[1], timedelta(0)),
+            ('[1, "two", null]', '"just a string"', -3.4028235e38, TIMES[2], TIMETZS[2], None),
+        ]
+        await conn.executemany(
+            f"INSERT INTO {TM} (jb, js, r, t, tz, iv) VALUES ($1, $2, $3, $4, $5, $6)", rows)
+        stmt = await conn.prepare(f"SELECT jb, js, r, t, tz, iv FROM {TM} ORDER BY id")
+        check_eq([a.type.name for a in stmt.get_attributes()],
+                 ["jsonb", "json", "float4", "time", "timetz", "interval"], "result types")
+        # jsonb comes back in its own text form, json as it went in; real as the
+        # float4 value (0.1 is 0.10000000149011612, 16777217 is 16777216)
+        check_exact([tuple(r) for r in await stmt.fetch()], [
+            (DOC_JSONB, DOC_JSON, 0.10000000149011612, TIMES[0], TIMETZS[0],
+             timedelta(days=-3, microseconds=1)),
+            ('{"n": -1, "name": "other", "tags": []}', '{"name": "other", "n": -1, "tags": []}',
+             16777216.0, TIMES[1], TIMETZS[1], timedelta(0)),
+            ('[1, "two", null]', '"just a string"', -3.4028234663852886e38, TIMES[2], TIMETZS[2],
+             None),
+        ], "rows")
+        check_eq(json.loads((await stmt.fetchrow())["jb"]), DOC, "jsonb decoded")
+        r = await conn.fetchrow(f"SELECT r::float8, r::text, tz::text, iv::text FROM {TM} "
+                                "ORDER BY id")
+        check_exact(tuple(r), (0.10000000149011612, "0.1", "04:05:06.789012+05:30",
+                               "-3 days +00:00:00.000001"), "as text")
+        # jsonb ->> with parameters, json ->>, containment
+        check_eq(await conn.fetchval(f"SELECT count(*) FROM {TM} WHERE jb ->> 'name' = $1",
+                                     DOC["name"]), 1, "jb ->> 'name' = a parameter")
+        r = await conn.fetch(f"SELECT jb ->> $1, js ->> 'name', jb -> 'nested' -> 'deep' FROM {TM} "
+                             "WHERE jb ->> $1 = $2 ORDER BY id", "n", "42")
+        check_exact([tuple(x) for x in r], [("42", DOC["name"], '{"list": [1, 2.5, "x"]}')],
+                    "jb ->> a parameter key")
+        check_eq(await conn.fetchval(f"SELECT count(*) FROM {TM} WHERE jb @> $1",
+                                     '{"tags": ["a"]}'), 1, "jb @> a jsonb parameter")
+        # real: a float4 parameter equals the stored 0.1, a float8 one does not
+        check_eq(await conn.fetchval(f"SELECT count(*) FROM {TM} WHERE r = $1", 0.1), 1,
+                 "r = float4 0.1")
+        check_eq(await conn.fetchval(f"SELECT count(*) FROM {TM} WHERE r = $1::float8", 0.1), 0,
+                 "r = float8 0.1")
+        # time, timetz and interval as parameters in WHERE
+        check_eq(await conn.fetchval(f"SELECT count(*) FROM {TM} WHERE t = $1 AND tz = $2",
+                                     TIMES[1], TIMETZS[1]), 1, "WHERE t = and tz =")
+        check_eq(await conn.fetchval(f"SELECT count(*) FROM {TM} WHERE t > $1",
+                                     time(4, 5, 6, 789011)), 2, "WHERE t > 04:05:06.789011")
+        check_eq(await conn.fetchval(f"SELECT count(*) FROM {TM} WHERE iv < $1",
+                                     timedelta(microseconds=1)), 2, "WHERE iv < 1 microsecond")
+        # an interval with months: in as text cast to interval, out as timedelta
+        r = await conn.fetchrow("SELECT $1::text::interval, ($1::text::interval)::text, "
+                                "$1::text::interval > $2", IV_TEXT, timedelta(days=400))
+        check_exact(tuple(r), (IV, IV_TEXT, True), "interval with months")
+        # parameters straight back as results
+        r = await conn.fetchrow("SELECT $1::jsonb, $2::json, $3::real, $4::time, $5::timetz, "
+                                "$6::interval", DOC_JSON, DOC_JSON, 0.1, TIMES[0], TIMETZS[1],
+                                timedelta(days=-3, microseconds=1))
+        check_exact(tuple(r), (DOC_JSONB, DOC_JSON, 0.10000000149011612, TIMES[0], TIMETZS[1],
+                               timedelta(days=-3, microseconds=1)), "parameters echoed")
+
+    await sc.astep("more types jsonb, json, real, time, timetz, interval (binary format)",
+                   more_types)
+
+    async def enum_type():
+        await conn.execute(f"DROP TABLE IF EXISTS {TE}")
+        await conn.execute(f"DROP TYPE IF EXISTS {MOOD}")
+        await conn.execute(f"CREATE TYPE {MOOD} AS ENUM ('sad', 'ok', 'happy')")
+        await conn.execute(f"CREATE TABLE {TE} (id serial PRIMARY KEY, mood {MOOD}, n integer)")
+        # the enum goes as its label (str); a result of the enum's oid makes asyncpg
+        # introspect the type (its catalog query, run once) and decode it as str
+        await conn.executemany(f"INSERT INTO {TE} (mood, n) VALUES ($1, $2)",
+                               [("happy", 5), ("sad", 1), ("ok", 2)])
+        stmt = await conn.prepare(f"SELECT mood, n FROM {TE} ORDER BY id")
+        check_eq([a.type.name for a in stmt.get_attributes()], [MOOD, "int4"], "result types")
+        check_exact([tuple(r) for r in await stmt.fetch()], [("happy", 5), ("sad", 1), ("ok", 2)],
+                    "rows")
+        # ordered by its labels' order, compared with a parameter
+        r = await conn.fetch(f"SELECT mood, n FROM {TE} ORDER BY mood")
+        check_exact([tuple(x) for x in r], [("sad", 1), ("ok", 2), ("happy", 5)], "ORDER BY mood")
+        r = await conn.fetch(f"SELECT n FROM {TE} WHERE mood > $1 ORDER BY mood DESC", "sad")
+        check_exact([tuple(x) for x in r], [(5,), (2,)], "WHERE mood > 'sad'")
+        # a parameter straight back as a result
+        check_exact(await conn.fetchval(f"SELECT $1::{MOOD}", "ok"), "ok", "parameter echoed")
+        # a label not in the enum
+        try:
+            await conn.execute(f"INSERT INTO {TE} (mood) VALUES ($1)", "angry")
+        except asyncpg.InvalidTextRepresentationError as e:
+            check_eq(e.sqlstate, "22P02", "sqlstate")
+        else:
+            raise AssertionError(f"no error for 'angry' in {MOOD}")
+
+    await sc.astep("enum as column, parameter and result, ORDER BY (binary format)", enum_type)
+
+    async def domain():
+        await conn.execute(f"DROP TABLE IF EXISTS {TD}")
+        await conn.execute(f"DROP DOMAIN IF EXISTS {POS}")
+        await conn.execute(f"CREATE DOMAIN {POS} AS integer CHECK (VALUE > 0)")
+        await conn.execute(f"CREATE TABLE {TD} (id serial PRIMARY KEY, pos {POS})")
+        await conn.executemany(f"INSERT INTO {TD} (pos) VALUES ($1)", [(5,), (1,), (2147483647,)])
+        stmt = await conn.prepare(f"SELECT pos FROM {TD} ORDER BY id")
+        # a domain column is described as its base type (int4)
+        check_eq([a.type.name for a in stmt.get_attributes()], ["int4"], "result types")
+        check_exact([tuple(r) for r in await stmt.fetch()], [(5,), (1,), (2147483647,)], "rows")
+        check_eq(await conn.fetchval(f"SELECT id FROM {TD} WHERE pos = $1", 1), 2, "WHERE pos =")
+        check_exact(await conn.fetchval(f"SELECT $1::{POS}", 7), 7, "parameter echoed")
+        # the domain's check, as a column and as a cast of a parameter
+        for sql, arg in ((f"INSERT INTO {TD} (pos) VALUES ($1)", 0), (f"SELECT $1::{POS}", -1)):
+            try:
+                await conn.execute(sql, arg)
+            except asyncpg.CheckViolationError as e:
+                check_eq(e.sqlstate, "23514", "sqlstate")
+                check_eq(e.constraint_name, f"{POS}_check", "constraint_name")
+                check_eq(e.data_type_name, POS, "data_type_name")
+            else:
+                raise AssertionError(f"no error for {arg} in {POS}")
+
+    await sc.astep("domain over integer, its check violation 23514 (binary format)", domain)
 
     if conn is not None:
         await conn.close()

@@ -37,6 +37,34 @@ const TYPE_ROWS = [
 // price as numeric(12,2) stores it: rounded half away from zero to 2 places
 const PRICES = ['1234.57', '-0.01', '7.00', '9999999999.99']
 
+// more types: jsonb and json, real (float4), time and timetz, interval, an
+// enum and a domain over integer, with names of this scenario's own.
+// node-postgres sends an object as JSON.stringify's text (an array it would
+// send as a PostgreSQL array literal: JSON arrays go as strings), parses
+// json and jsonb results with JSON.parse, returns real as a number, time and
+// timetz as strings, and interval as a PostgresInterval object (whose
+// toPostgres() makes it a parameter again).
+const TM = `${T}_more`
+const TE = `${T}_moods`
+const TD = `${T}_pos`
+const MOOD = 'drv_mood_node_pg'
+const POS = 'drv_pos_node_pg'
+const DOC = {
+  name: 'Zoë ✓ "q"\\',
+  n: 42,
+  pi: 3.25,
+  tiny: -1.5e-7,
+  none: null,
+  yes: true,
+  tags: ['a', 1, null, [], {}],
+  nested: { deep: { list: [1, 2.5, 'x'] } }
+}
+// jsonb's text form: keys sorted by length then bytes, numbers as numeric writes them
+const DOC_JSONB_TEXT = '{"n": 42, "pi": 3.25, "yes": true, "name": "Zoë ✓ \\"q\\"\\\\", "none": null, ' +
+  '"tags": ["a", 1, null, [], {}], "tiny": -0.00000015, "nested": {"deep": {"list": [1, 2.5, "x"]}}}'
+const DOC_JSONB_KEYS = ['n', 'pi', 'yes', 'name', 'none', 'tags', 'tiny', 'nested']
+const IV_TEXT = '1 year 2 mons 3 days 04:05:06.789'
+
 // what comes back: int8 as a string, dates as Date
 function expected (row) {
   return row.map((v) => (typeof v === 'bigint' ? v.toString() : v))
@@ -232,6 +260,131 @@ async function main () {
     }
     check(err !== null, 'no error for 9999999999.995 in numeric(12,2)')
     checkEq(err.code, '22003', 'code')
+  })
+
+  await sc.step('more types jsonb, json, real, time, timetz, interval (text results)', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${TM}`)
+    await client.query(`CREATE TABLE ${TM} (id serial PRIMARY KEY, jb jsonb, js json, r real,
+      t time, tz timetz, iv interval)`)
+    const rows = [
+      [DOC, DOC, 0.1, '04:05:06.789012', '04:05:06.789012+05:30', IV_TEXT],
+      [{ name: 'other', n: -1, tags: [] }, { name: 'other', n: -1, tags: [] }, 16777217,
+        '23:59:59.999999', '23:59:59.999999-08', '-3 days +00:00:00.000001'],
+      [JSON.stringify([1, 'two', null]), JSON.stringify('just a string'), -3.4028235e38, '00:00',
+        '00:00:00+00', null]
+    ]
+    for (const row of rows) {
+      await client.query(`INSERT INTO ${TM} (jb, js, r, t, tz, iv) VALUES ($1, $2, $3, $4, $5, $6)`, row)
+    }
+    const r = await client.query({ text: `SELECT jb, js, r, t, tz, iv FROM ${TM} ORDER BY id`, rowMode: 'array' })
+    checkEq(r.fields.map((f) => f.dataTypeID), [3802, 114, 700, 1083, 1266, 1186], 'result type oids')
+    const ivs = r.rows.map((row) => row.pop())
+    // real: 0.1 reads as 0.1 (float4's shortest text); 16777217 is 16777216 as a float4
+    checkEq(r.rows, [
+      [DOC, DOC, 0.1, '04:05:06.789012', '04:05:06.789012+05:30'],
+      [{ n: -1, name: 'other', tags: [] }, { name: 'other', n: -1, tags: [] }, 16777216, '23:59:59.999999',
+        '23:59:59.999999-08'],
+      [[1, 'two', null], 'just a string', -3.4028235e38, '00:00:00', '00:00:00+00']
+    ], 'rows')
+    checkEq(Object.keys(r.rows[0][0]), DOC_JSONB_KEYS, 'jsonb key order')
+    checkEq(Object.keys(r.rows[0][1]), Object.keys(DOC), 'json key order')
+    // interval: a PostgresInterval; a month is not a number of days
+    checkEq({ ...ivs[0] }, { years: 1, months: 2, days: 3, hours: 4, minutes: 5, seconds: 6, milliseconds: 789 },
+      'interval 1')
+    checkEq({ ...ivs[1] }, { days: -3, milliseconds: 0.001 }, 'interval 2')
+    checkEq(ivs[2], null, 'interval 3')
+    // the same as PostgreSQL's text
+    const tx = await client.query({
+      text: `SELECT jb::text, js::text, r::float8, r::text, iv::text FROM ${TM} ORDER BY id`, rowMode: 'array'
+    })
+    checkEq(tx.rows[0], [DOC_JSONB_TEXT, JSON.stringify(DOC), 0.10000000149011612, '0.1', IV_TEXT], 'as text')
+    checkEq(tx.rows[1].slice(2), [16777216, '1.6777216e+07', '-3 days +00:00:00.000001'], 'as text 2')
+    // jsonb ->> with parameters, json ->>, containment
+    checkEq((await client.query(`SELECT count(*)::int AS c FROM ${TM} WHERE jb ->> 'name' = $1`, [DOC.name])).rows,
+      [{ c: 1 }], "jb ->> 'name' = a parameter")
+    const j = await client.query({
+      text: `SELECT jb ->> $1, js ->> 'name', jb -> 'nested' -> 'deep' FROM ${TM} WHERE jb ->> $1 = $2`,
+      values: ['n', '42'],
+      rowMode: 'array'
+    })
+    checkEq(j.rows, [['42', DOC.name, { list: [1, 2.5, 'x'] }]], 'jb ->> a parameter key')
+    checkEq((await client.query(`SELECT count(*)::int AS c FROM ${TM} WHERE jb @> $1`, [{ tags: ['a'] }])).rows,
+      [{ c: 1 }], 'jb @> a jsonb parameter')
+    // real: a float4 parameter equals the stored 0.1, a float8 one does not
+    checkEq((await client.query(`SELECT count(*)::int AS c FROM ${TM} WHERE r = $1`, [0.1])).rows, [{ c: 1 }],
+      'r = float4 0.1')
+    checkEq((await client.query(`SELECT count(*)::int AS c FROM ${TM} WHERE r = $1::float8`, [0.1])).rows,
+      [{ c: 0 }], 'r = float8 0.1')
+    // time, timetz and interval (the object read back) as parameters in WHERE
+    checkEq((await client.query(`SELECT id FROM ${TM} WHERE t = $1 AND tz = $2`,
+      ['23:59:59.999999', '23:59:59.999999-08'])).rows.length, 1, 'WHERE t = and tz =')
+    checkEq((await client.query(`SELECT count(*)::int AS c FROM ${TM} WHERE t > $1`, ['04:05:06.789011'])).rows,
+      [{ c: 2 }], 'WHERE t > 04:05:06.789011')
+    checkEq((await client.query(`SELECT count(*)::int AS c FROM ${TM} WHERE iv = $1`, [ivs[0]])).rows,
+      [{ c: 1 }], 'WHERE iv = the PostgresInterval read')
+    checkEq((await client.query(`SELECT count(*)::int AS c FROM ${TM} WHERE iv > $1`, ['400 days'])).rows,
+      [{ c: 1 }], "WHERE iv > '400 days'")
+    // parameters straight back as results
+    const e = await client.query({
+      text: 'SELECT $1::jsonb, $2::json, $3::real, $4::time, $5::timetz, $6::interval',
+      values: [DOC, { a: [1, { b: null }] }, 0.1, '04:05:06.789012', '23:59:59.999999-08', ivs[0]],
+      rowMode: 'array'
+    })
+    checkEq(e.rows[0].slice(0, 5), [DOC, { a: [1, { b: null }] }, 0.1, '04:05:06.789012', '23:59:59.999999-08'],
+      'parameters echoed')
+    checkEq({ ...e.rows[0][5] }, { ...ivs[0] }, 'interval echoed')
+  })
+
+  await sc.step('enum as column, parameter and result, ORDER BY (text results)', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${TE}`)
+    await client.query(`DROP TYPE IF EXISTS ${MOOD}`)
+    await client.query(`CREATE TYPE ${MOOD} AS ENUM ('sad', 'ok', 'happy')`)
+    await client.query(`CREATE TABLE ${TE} (id serial PRIMARY KEY, mood ${MOOD}, n integer)`)
+    for (const [mood, n] of [['happy', 5], ['sad', 1], ['ok', 2]]) {
+      await client.query(`INSERT INTO ${TE} (mood, n) VALUES ($1, $2)`, [mood, n])
+    }
+    // an enum is a string both ways
+    const r = await client.query({ text: `SELECT mood, n FROM ${TE} ORDER BY mood`, rowMode: 'array' })
+    check(r.fields[0].dataTypeID > 16383, `enum oid ${r.fields[0].dataTypeID}`)
+    checkEq(r.rows, [['sad', 1], ['ok', 2], ['happy', 5]], 'ORDER BY mood')
+    const g = await client.query({
+      text: `SELECT n FROM ${TE} WHERE mood > $1 ORDER BY mood DESC`, values: ['sad'], rowMode: 'array'
+    })
+    checkEq(g.rows, [[5], [2]], "WHERE mood > 'sad'")
+    checkEq((await client.query(`SELECT $1::${MOOD} AS m`, ['ok'])).rows, [{ m: 'ok' }], 'parameter echoed')
+    let err = null
+    try {
+      await client.query(`INSERT INTO ${TE} (mood) VALUES ($1)`, ['angry'])
+    } catch (x) {
+      err = x
+    }
+    check(err !== null, `no error for 'angry' in ${MOOD}`)
+    checkEq(err.code, '22P02', 'code')
+  })
+
+  await sc.step('domain over integer, its check violation 23514 (text results)', async () => {
+    await client.query(`DROP TABLE IF EXISTS ${TD}`)
+    await client.query(`DROP DOMAIN IF EXISTS ${POS}`)
+    await client.query(`CREATE DOMAIN ${POS} AS integer CHECK (VALUE > 0)`)
+    await client.query(`CREATE TABLE ${TD} (id serial PRIMARY KEY, pos ${POS})`)
+    for (const pos of [5, 1, 2147483647]) await client.query(`INSERT INTO ${TD} (pos) VALUES ($1)`, [pos])
+    // a domain column is described as its base type (int4), so it is a number
+    const r = await client.query({ text: `SELECT pos FROM ${TD} ORDER BY id`, rowMode: 'array' })
+    checkEq(r.fields.map((f) => f.dataTypeID), [23], 'result type oids')
+    checkEq(r.rows, [[5], [1], [2147483647]], 'rows')
+    checkEq((await client.query(`SELECT pos FROM ${TD} WHERE pos = $1`, [1])).rows, [{ pos: 1 }], 'WHERE pos =')
+    checkEq((await client.query(`SELECT $1::${POS} AS p`, [7])).rows, [{ p: 7 }], 'parameter echoed')
+    for (const [sql, arg] of [[`INSERT INTO ${TD} (pos) VALUES ($1)`, 0], [`SELECT $1::${POS}`, -1]]) {
+      let err = null
+      try {
+        await client.query(sql, [arg])
+      } catch (x) {
+        err = x
+      }
+      check(err !== null, `no error for ${arg} in ${POS}`)
+      checkEq([err.code, err.constraint, err.dataType, err.schema], ['23514', `${POS}_check`, POS, 'public'],
+        'code, constraint, dataType, schema')
+    }
   })
 
   await client.end().catch(() => {})

@@ -1,12 +1,17 @@
 """psycopg 3 with its defaults, against the server named by PGHOST/PGPORT/
 PGUSER/PGDATABASE (libpq's environment variables)."""
 
-from datetime import date, datetime, timedelta, timezone
+import json
+from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
+from enum import Enum
 from uuid import UUID
 
 import psycopg
 from psycopg import errors
+from psycopg.types.enum import EnumInfo, register_enum
+from psycopg.types.json import Json, Jsonb
+from psycopg.types.numeric import Float4
 
 from steps import Scenario, check, check_eq, check_exact
 
@@ -312,6 +317,178 @@ def _():
                                      Decimal("2"), Decimal("1235.57"), Decimal("1234.6"), UUID_A),
                     "values")
     conn.commit()
+
+
+# more types: jsonb and json, real (float4), time and timetz, interval, an
+# enum and a domain over integer, with names of this scenario's own
+TM = f"{T}_more"
+MOOD = "drv_mood_psycopg3"
+POS = "drv_pos_psycopg3"
+DOC = {"name": "Zoë ✓ \"q\"\\", "n": 42, "pi": 3.25, "big": 12345678901234567890,
+       "tiny": -1.5e-07, "none": None, "yes": True, "tags": ["a", 1, None, [], {}],
+       "nested": {"deep": {"list": [1, 2.5, "x"]}}}
+# jsonb's text form: keys sorted by length then bytes, numbers as numeric writes them
+DOC_JSONB_TEXT = (
+    '{"n": 42, "pi": 3.25, "big": 12345678901234567890, "yes": true, '
+    '"name": "Zoë ✓ \\"q\\"\\\\", '
+    '"none": null, "tags": ["a", 1, null, [], {}], "tiny": -0.00000015, '
+    '"nested": {"deep": {"list": [1, 2.5, "x"]}}}')
+# the object as jsonb returns it: its keys in that order
+DOC_JSONB = json.loads(DOC_JSONB_TEXT)
+DOC2 = {"name": "other", "n": -1, "tags": []}
+TIMES = [time(4, 5, 6, 789012), time(23, 59, 59, 999999), time(0, 0)]
+TIMETZS = [time(4, 5, 6, 789012, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+           time(23, 59, 59, 999999, tzinfo=timezone(-timedelta(hours=8))),
+           time(0, 0, tzinfo=timezone.utc)]
+TIMETZ_TEXT = ["04:05:06.789012+05:30", "23:59:59.999999-08", "00:00:00+00"]
+IV_TEXT = "1 year 2 mons 3 days 04:05:06.789"
+# psycopg's interval: months count 30 days, a year 365 (timedelta has no months)
+IV = timedelta(days=365 + 60 + 3, hours=4, minutes=5, seconds=6, microseconds=789000)
+IV_PARAMS = [timedelta(days=-3, microseconds=1), timedelta(0)]
+IV_PARAM_TEXT = ["-3 days +00:00:00.000001", "00:00:00"]
+
+
+class Mood(Enum):
+    sad = "sad"
+    ok = "ok"
+    happy = "happy"
+
+
+def more_types(fmt, binary):
+    """jsonb, json, real, time, timetz, interval, an enum and a domain: parameters
+    in `fmt` (%t text, %b binary), results in binary or text. In text the enum
+    goes as a str (sent untyped) and comes back as a str (psycopg's defaults);
+    in binary the type is registered (EnumInfo.fetch) and values are a Python Enum."""
+    p = f"%{fmt}"
+    conn.execute(f"DROP TABLE IF EXISTS {TM}")
+    conn.execute(f"DROP TYPE IF EXISTS {MOOD}")
+    conn.execute(f"DROP DOMAIN IF EXISTS {POS}")
+    conn.execute(f"CREATE TYPE {MOOD} AS ENUM ('sad', 'ok', 'happy')")
+    conn.execute(f"CREATE DOMAIN {POS} AS integer CHECK (VALUE > 0)")
+    conn.execute(f"""CREATE TABLE {TM} (id serial PRIMARY KEY, jb jsonb, js json, r real,
+                     t time, tz timetz, iv interval, mood {MOOD}, pos {POS})""")
+    conn.commit()
+    if binary:
+        info = EnumInfo.fetch(conn, MOOD)
+        check(info is not None, f"EnumInfo.fetch found no {MOOD}")
+        check_eq(info.labels, ["sad", "ok", "happy"], "enum labels")
+        register_enum(info, conn, Mood)  # for the cursors opened from now on
+        moods = [Mood.happy, Mood.sad, Mood.ok]
+    else:
+        moods = ["happy", "sad", "ok"]
+    with conn.cursor(binary=binary) as cur:
+        rows = [
+            (Jsonb(DOC), Json(DOC), Float4(0.1), TIMES[0], TIMETZS[0],
+             timedelta(days=-3, microseconds=1), moods[0], 5),
+            (Jsonb(DOC2), Json(DOC2), 16777217.0, TIMES[1], TIMETZS[1], timedelta(0), moods[1], 1),
+            (Jsonb([1, "two", None]), Json("just a string"), Float4(-3.4028235e38), TIMES[2],
+             TIMETZS[2], None, moods[2], 2147483647),
+        ]
+        cur.executemany(f"INSERT INTO {TM} (jb, js, r, t, tz, iv, mood, pos) "
+                        f"VALUES ({', '.join([p] * 8)})", rows)
+        cur.execute(f"SELECT jb, js, r, t, tz, iv, mood, pos FROM {TM} ORDER BY id")
+        check_eq([cur.pgresult.fformat(i) for i in range(8)], [int(binary)] * 8, "result formats")
+        # a domain column is described as its base type (int4); the enum by its own oid
+        oids = [d.type_code for d in cur.description]
+        check_eq(oids[:6] + oids[7:], [3802, 114, 700, 1083, 1266, 1186, 23], "result type oids")
+        check(oids[6] > 16383, f"enum oid {oids[6]}")
+        got = cur.fetchall()
+        # real: 0.1 rounded to float4 reads as 0.1 in text (its shortest form) and as
+        # the float4 value itself in binary; 16777217 is 16777216 as a float4
+        tenth = 0.10000000149011612 if binary else 0.1
+        lowest = -3.4028234663852886e38 if binary else -3.4028235e38
+        want = [
+            (DOC_JSONB, DOC, tenth, TIMES[0], TIMETZS[0], IV_PARAMS[0], moods[0], 5),
+            ({"n": -1, "name": "other", "tags": []}, DOC2, 16777216.0, TIMES[1], TIMETZS[1],
+             IV_PARAMS[1], moods[1], 1),
+            ([1, "two", None], "just a string", lowest, TIMES[2], TIMETZS[2], None, moods[2],
+             2147483647),
+        ]
+        for g, w in zip(got, want):
+            check_exact(g, w, "row")
+        # the same rows as PostgreSQL's text
+        cur.execute(f"""SELECT jb::text, r::float8, r::text, t::text, tz::text, iv::text,
+                               mood::text, pos::text FROM {TM} ORDER BY id""")
+        check_exact(cur.fetchall(), [
+            (DOC_JSONB_TEXT, 0.10000000149011612, "0.1", "04:05:06.789012", TIMETZ_TEXT[0],
+             IV_PARAM_TEXT[0], "happy", "5"),
+            ('{"n": -1, "name": "other", "tags": []}', 16777216.0, "1.6777216e+07",
+             "23:59:59.999999", TIMETZ_TEXT[1], IV_PARAM_TEXT[1], "sad", "1"),
+            ('[1, "two", null]', -3.4028234663852886e38, "-3.4028235e+38", "00:00:00",
+             TIMETZ_TEXT[2], None, "ok", "2147483647"),
+        ], "as text")
+        # jsonb ->> with parameters, json ->>, containment
+        cur.execute(f"SELECT id FROM {TM} WHERE jb ->> 'name' = {p}", (DOC["name"],))
+        check_eq(len(cur.fetchall()), 1, "jb ->> 'name' = a parameter")
+        cur.execute(f"SELECT jb ->> {p}, js ->> 'name', jb -> 'nested' -> 'deep' FROM {TM} "
+                    f"WHERE jb ->> {p} = {p} ORDER BY id", ("n", "n", "42"))
+        check_exact(cur.fetchall(), [("42", DOC["name"], {"list": [1, 2.5, "x"]})],
+                    "jb ->> a parameter key")
+        cur.execute(f"SELECT count(*) FROM {TM} WHERE jb @> {p}", (Jsonb({"tags": ["a"]}),))
+        check_eq(cur.fetchone()[0], 1, "jb @> a jsonb parameter")
+        # real: a float4 parameter equals the stored 0.1, a float8 one does not
+        cur.execute(f"SELECT count(*) FROM {TM} WHERE r = {p}", (Float4(0.1),))
+        check_eq(cur.fetchone()[0], 1, "r = float4 0.1")
+        cur.execute(f"SELECT count(*) FROM {TM} WHERE r = {p}", (0.1,))
+        check_eq(cur.fetchone()[0], 0, "r = float8 0.1")
+        # time, timetz and interval as parameters in WHERE
+        cur.execute(f"SELECT id FROM {TM} WHERE t = {p} AND tz = {p}", (TIMES[1], TIMETZS[1]))
+        check_eq(len(cur.fetchall()), 1, "WHERE t = and tz =")
+        cur.execute(f"SELECT count(*) FROM {TM} WHERE t > {p}", (time(4, 5, 6, 789011),))
+        check_eq(cur.fetchone()[0], 2, "WHERE t > 04:05:06.789011")
+        cur.execute(f"SELECT count(*) FROM {TM} WHERE iv < {p}", (timedelta(microseconds=1),))
+        check_eq(cur.fetchone()[0], 2, "WHERE iv < 1 microsecond")
+        # an interval with months: in as text cast to interval, out as timedelta
+        cur.execute(f"SELECT {p}::interval, ({p}::interval)::text, {p}::interval > {p}",
+                    (IV_TEXT, IV_TEXT, IV_TEXT, timedelta(days=400)))
+        check_exact(cur.fetchone(), (IV, IV_TEXT, True), "interval with months")
+        # the enum: ordered by its labels' order, compared with a parameter
+        cur.execute(f"SELECT mood, pos FROM {TM} ORDER BY mood")
+        check_exact(cur.fetchall(), [(moods[1], 1), (moods[2], 2147483647), (moods[0], 5)],
+                    "ORDER BY mood")
+        cur.execute(f"SELECT pos FROM {TM} WHERE mood > {p} ORDER BY mood DESC", (moods[1],))
+        check_exact(cur.fetchall(), [(5,), (2147483647,)], "WHERE mood > 'sad'")
+        cur.execute(f"SELECT id FROM {TM} WHERE mood = {p} AND pos = {p}", (moods[0], 5))
+        check_eq(len(cur.fetchall()), 1, "WHERE mood = and pos =")
+        # parameters straight back as results
+        cur.execute(f"SELECT {p}, {p}, {p}, {p}, {p}, {p}, {p}::{MOOD}, {p}::{POS}",
+                    (Jsonb(DOC), Json(DOC2), Float4(0.1), TIMES[0], TIMETZS[1], IV_PARAMS[0],
+                     moods[1], 7))
+        check_exact(cur.fetchone(), (DOC_JSONB, DOC2, tenth, TIMES[0], TIMETZS[1], IV_PARAMS[0],
+                                     moods[1], 7), "parameters echoed")
+    conn.commit()
+    # the domain's check, as a column and as a cast of a parameter; a label not in the enum
+    for sql, args in ((f"INSERT INTO {TM} (pos) VALUES ({p})", (0,)),
+                      (f"SELECT {p}::{POS}", (-1,))):
+        try:
+            conn.execute(sql, args)
+        except errors.CheckViolation as e:
+            check_eq(e.sqlstate, "23514", "sqlstate")
+            check_eq(e.diag.constraint_name, f"{POS}_check", "diag.constraint_name")
+            check_eq(e.diag.datatype_name, POS, "diag.datatype_name")
+        else:
+            raise AssertionError(f"no error for {args[0]} in {POS}")
+        finally:
+            conn.rollback()
+    try:
+        conn.execute(f"INSERT INTO {TM} (mood) VALUES (%t)", ("angry",))
+    except errors.InvalidTextRepresentation as e:
+        check_eq(e.sqlstate, "22P02", "sqlstate")
+    else:
+        raise AssertionError(f"no error for 'angry' in {MOOD}")
+    finally:
+        conn.rollback()
+
+
+@sc.step("more types jsonb, json, real, time, timetz, interval, enum, domain (text format)")
+def _():
+    more_types("t", binary=False)
+
+
+@sc.step("more types jsonb, json, real, time, timetz, interval, enum, domain (binary format)")
+def _():
+    more_types("b", binary=True)
+
 
 
 if conn is not None:

@@ -1,15 +1,18 @@
 """SQLAlchemy 2 Core over psycopg 3 (postgresql+psycopg://) with its defaults.
 The URL names no host: psycopg takes PGHOST/PGPORT/PGUSER/PGDATABASE."""
 
-from datetime import date, datetime, timedelta, timezone
+import enum
+import warnings
+from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from uuid import UUID
 
 from sqlalchemy import (
-    BigInteger, Boolean, Column, Date, DateTime, Double, Integer, LargeBinary, MetaData,
-    Numeric, Table, Text, Uuid, create_engine, delete, func, insert, inspect, literal, select,
-    text, update,
+    JSON, REAL, BigInteger, Boolean, Column, Date, DateTime, Double, Enum, Integer, Interval,
+    LargeBinary, MetaData, Numeric, Table, Text, Time, Uuid, cast, create_engine, delete, func,
+    insert, inspect, literal, select, text, update,
 )
+from sqlalchemy.dialects.postgresql import DOMAIN, JSONB
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from steps import Scenario, check, check_eq, check_exact
@@ -235,6 +238,133 @@ def _():
         else:
             raise AssertionError("no error for 9999999999.995 in numeric(12,2)")
         conn.rollback()
+
+
+# more types: JSONB and JSON, REAL, Time and Time(timezone=True), Interval, an
+# Enum of a Python enum (CREATE TYPE … AS ENUM) and a DOMAIN over integer
+# (CREATE DOMAIN), all created and dropped by the metadata
+
+
+class Mood(enum.Enum):
+    sad = "sad"
+    ok = "ok"
+    happy = "happy"
+
+
+# SQLAlchemy 2.1 warns that its own DOMAIN type names no operator classes
+warnings.filterwarnings("ignore", message=".*does not refer to an OperatorClass")
+MOOD = Enum(Mood, name="drv_mood_sa_core")
+POS = DOMAIN("drv_pos_sa_core", Integer, check="VALUE > 0")
+more_metadata = MetaData()
+mtbl = Table(
+    f"{T}_more", more_metadata,
+    Column("id", Integer, primary_key=True),
+    Column("jb", JSONB),  # values as dict/list, json.dumps'd
+    Column("js", JSON),
+    Column("r", REAL),  # float
+    Column("t", Time),  # datetime.time
+    Column("tz", Time(timezone=True)),  # TIME WITH TIME ZONE: an aware datetime.time
+    Column("iv", Interval),  # INTERVAL: timedelta
+    Column("mood", MOOD),
+    Column("pos", POS),
+)
+DOC = {"name": "Zoë ✓ \"q\"\\", "n": 42, "pi": 3.25, "big": 12345678901234567890,
+       "tiny": -1.5e-07, "none": None, "yes": True, "tags": ["a", 1, None, [], {}],
+       "nested": {"deep": {"list": [1, 2.5, "x"]}}}
+# jsonb's text form: keys sorted by length then bytes, numbers as numeric writes them
+DOC_JSONB_TEXT = (
+    '{"n": 42, "pi": 3.25, "big": 12345678901234567890, "yes": true, '
+    '"name": "Zoë ✓ \\"q\\"\\\\", '
+    '"none": null, "tags": ["a", 1, null, [], {}], "tiny": -0.00000015, '
+    '"nested": {"deep": {"list": [1, 2.5, "x"]}}}')
+TZ = [timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=8)), timezone.utc]
+MORE_ROWS = [
+    dict(jb=DOC, js=DOC, r=0.1, t=time(4, 5, 6, 789012), tz=time(4, 5, 6, 789012, tzinfo=TZ[0]),
+         iv=timedelta(days=-3, microseconds=1), mood=Mood.happy, pos=5),
+    dict(jb={"name": "other", "n": -1, "tags": []}, js={"name": "other"}, r=16777217.0,
+         t=time(23, 59, 59, 999999), tz=time(23, 59, 59, 999999, tzinfo=TZ[1]),
+         iv=timedelta(0), mood=Mood.sad, pos=1),
+    dict(jb=[1, "two", None], js="just a string", r=-3.4028235e38, t=time(0, 0),
+         tz=time(0, 0, tzinfo=TZ[2]), iv=None, mood=Mood.ok, pos=2147483647),
+]
+IV_TEXT = "1 year 2 mons 3 days 04:05:06.789"
+# psycopg's interval: months count 30 days, a year 365 (timedelta has no months)
+IV = timedelta(days=365 + 60 + 3, hours=4, minutes=5, seconds=6, microseconds=789000)
+
+
+@sc.step("more types JSONB, JSON, REAL, Time, Time(timezone), Interval, Enum, DOMAIN")
+def _():
+    more_metadata.drop_all(engine)  # the table, then the enum and the domain
+    more_metadata.create_all(engine)  # CREATE TYPE, CREATE DOMAIN, CREATE TABLE
+    cols = [mtbl.c[k] for k in MORE_ROWS[0]]
+    with engine.begin() as conn:
+        res = conn.execute(insert(mtbl).returning(mtbl.c.id), MORE_ROWS)  # insertmanyvalues
+        check_eq(len(res.all()), 3, "ids of the executemany")
+        got = [r._asdict() for r in conn.execute(select(*cols).order_by(mtbl.c.id))]
+        # real: 0.1 reads back as 0.1 (float4's shortest text), 16777217 as 16777216
+        want = [dict(MORE_ROWS[0]), dict(MORE_ROWS[1], r=16777216.0), MORE_ROWS[2]]
+        check_eq(got, want, "rows")
+        check_exact([type(r["mood"]) for r in got], [Mood] * 3, "enum values are Mood")
+        got = conn.execute(select(cast(mtbl.c.jb, Text), cast(mtbl.c.r, Double),
+                                  cast(mtbl.c.iv, Text)).order_by(mtbl.c.id)).first()
+        check_exact(tuple(got), (DOC_JSONB_TEXT, 0.10000000149011612, "-3 days +00:00:00.000001"),
+                    "as text")
+        # jsonb ->> (the key a parameter too), json ->>, containment
+        check_eq(conn.execute(select(mtbl.c.pos).where(mtbl.c.jb["name"].astext == DOC["name"]))
+                 .scalars().all(), [5], "jb['name'].astext == a parameter")
+        check_eq(conn.execute(select(mtbl.c.pos).where(mtbl.c.js["name"].as_string() == "other"))
+                 .scalars().all(), [1], "js['name'].as_string() == a parameter")
+        check_eq(conn.execute(select(mtbl.c.pos).where(mtbl.c.jb.contains({"tags": ["a"]})))
+                 .scalars().all(), [5], "jb.contains")
+        # real: equal to 0.1 cast to REAL, not to the float 0.1 (psycopg sends float8)
+        check_eq(conn.execute(select(func.count()).where(mtbl.c.r == cast(0.1, REAL)))
+                 .scalar(), 1, "r == CAST(0.1 AS REAL)")
+        check_eq(conn.execute(select(func.count()).where(mtbl.c.r == 0.1)).scalar(), 0,
+                 "r == 0.1")
+        # time, timetz, interval as parameters in WHERE
+        check_eq(conn.execute(select(mtbl.c.pos).where(mtbl.c.t == MORE_ROWS[1]["t"],
+                                                       mtbl.c.tz == MORE_ROWS[1]["tz"]))
+                 .scalars().all(), [1], "t ==, tz ==")
+        check_eq(conn.execute(select(func.count()).where(mtbl.c.t > time(4, 5, 6, 789011)))
+                 .scalar(), 2, "t > 04:05:06.789011")
+        check_eq(conn.execute(select(func.count()).where(mtbl.c.iv < timedelta(microseconds=1)))
+                 .scalar(), 2, "iv < 1 microsecond")
+        # an interval with months: in as text cast to INTERVAL, out as timedelta
+        got = conn.execute(select(cast(literal(IV_TEXT), Interval),
+                                  cast(literal(IV_TEXT), Interval) > timedelta(days=400))).one()
+        check_exact(tuple(got), (IV, True), "interval with months")
+        # the enum: ordered by its labels' order, compared with a parameter
+        check_eq([tuple(r) for r in conn.execute(select(mtbl.c.mood, mtbl.c.pos)
+                                                 .order_by(mtbl.c.mood))],
+                 [(Mood.sad, 1), (Mood.ok, 2147483647), (Mood.happy, 5)], "ORDER BY mood")
+        check_eq(conn.execute(select(mtbl.c.pos).where(mtbl.c.mood > Mood.sad)
+                              .order_by(mtbl.c.mood.desc())).scalars().all(), [5, 2147483647],
+                 "mood > Mood.sad")
+        check_eq(conn.execute(select(func.count()).where(mtbl.c.mood == Mood.happy,
+                                                         mtbl.c.pos == 5)).scalar(),
+                 1, "mood == Mood.happy, pos == 5")
+        # parameters straight back as results, typed by SQLAlchemy
+        got = conn.execute(select(
+            literal(DOC, JSONB), literal({"a": [1, {"b": None}]}, JSON), literal(0.1, REAL),
+            literal(time(4, 5, 6, 789012), Time), literal(MORE_ROWS[1]["tz"], Time(timezone=True)),
+            literal(timedelta(days=-3, microseconds=1), Interval), literal(Mood.ok, MOOD),
+            literal(7, POS))).one()
+        check_exact(tuple(got)[2:], (0.1, time(4, 5, 6, 789012), MORE_ROWS[1]["tz"],
+                                     timedelta(days=-3, microseconds=1), Mood.ok, 7),
+                    "parameters echoed")
+        check_eq(tuple(got)[:2], (DOC, {"a": [1, {"b": None}]}), "json parameters echoed")
+    # the domain's check, caught as IntegrityError
+    with engine.connect() as conn:
+        for stmt in (insert(mtbl).values(pos=0), select(cast(literal(-1), POS))):
+            try:
+                conn.execute(stmt)
+            except IntegrityError as e:
+                check_eq(e.orig.sqlstate, "23514", "sqlstate")
+                check_eq(e.orig.diag.constraint_name, "drv_pos_sa_core_check",
+                         "diag.constraint_name")
+            else:
+                raise AssertionError("no error for a value the domain's check refuses")
+            conn.rollback()
 
 
 engine.dispose()

@@ -1,12 +1,18 @@
 """SQLAlchemy 2 ORM (declarative model) over psycopg 3 with its defaults.
 The URL names no host: psycopg takes PGHOST/PGPORT/PGUSER/PGDATABASE."""
 
-from datetime import date, datetime, timedelta, timezone
+import enum
+import warnings
+from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
-from typing import Optional
+from typing import Any, Optional
 from uuid import UUID
 
-from sqlalchemy import BigInteger, DateTime, Numeric, create_engine, func, select
+from sqlalchemy import (
+    REAL, BigInteger, DateTime, Double, Enum, Integer, Numeric, Text, Time, cast, create_engine,
+    func, select,
+)
+from sqlalchemy.dialects.postgresql import DOMAIN, JSONB
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
@@ -249,6 +255,114 @@ def _():
             check_eq(getattr(e.orig, "sqlstate", None), "22003", f"error {e.orig!r}")
         else:
             raise AssertionError("no error for 9999999999.995 in numeric(12,2)")
+        s.rollback()
+
+
+# more types: a JSONB attribute (dict), REAL (float), time and an aware time
+# (TIME WITH TIME ZONE), timedelta (INTERVAL), a Python enum (a named ENUM
+# type) and a DOMAIN over integer; declared after the create step, as above.
+
+
+class Mood(enum.Enum):
+    sad = "sad"
+    ok = "ok"
+    happy = "happy"
+
+
+# SQLAlchemy 2.1 warns that its own DOMAIN type names no operator classes
+warnings.filterwarnings("ignore", message=".*does not refer to an OperatorClass")
+MOOD = Enum(Mood, name="drv_mood_sa_orm")
+POS = DOMAIN("drv_pos_sa_orm", Integer, check="VALUE > 0")
+
+
+class Entry(Base):
+    __tablename__ = "drv_sa_orm_more"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    doc: Mapped[Optional[Any]] = mapped_column(JSONB)
+    r: Mapped[Optional[float]] = mapped_column(REAL)
+    t: Mapped[Optional[time]]
+    tz: Mapped[Optional[time]] = mapped_column(Time(timezone=True))
+    iv: Mapped[Optional[timedelta]]
+    mood: Mapped[Optional[Mood]] = mapped_column(MOOD)
+    pos: Mapped[Optional[int]] = mapped_column(POS)
+
+
+ENTRY_FIELDS = ("doc", "r", "t", "tz", "iv", "mood", "pos")
+DOC = {"name": "Zoë ✓ \"q\"\\", "n": 42, "pi": 3.25, "big": 12345678901234567890,
+       "tiny": -1.5e-07, "none": None, "yes": True, "tags": ["a", 1, None, [], {}],
+       "nested": {"deep": {"list": [1, 2.5, "x"]}}}
+TZ530 = timezone(timedelta(hours=5, minutes=30))
+ENTRIES = [
+    dict(doc=DOC, r=0.1, t=time(4, 5, 6, 789012), tz=time(4, 5, 6, 789012, tzinfo=TZ530),
+         iv=timedelta(days=-3, microseconds=1), mood=Mood.happy, pos=5),
+    dict(doc={"name": "other", "tags": []}, r=16777217.0, t=time(23, 59, 59, 999999),
+         tz=time(23, 59, 59, 999999, tzinfo=timezone(-timedelta(hours=8))), iv=timedelta(0),
+         mood=Mood.sad, pos=1),
+    dict(doc=[1, "two", None], r=-3.4028235e38, t=time(0, 0), tz=time(0, 0, tzinfo=timezone.utc),
+         iv=None, mood=Mood.ok, pos=2147483647),
+]
+
+
+@sc.step("more types JSONB, REAL, time, aware time, timedelta, Enum, DOMAIN attributes")
+def _():
+    Entry.__table__.drop(engine, checkfirst=True)
+    MOOD.drop(engine, checkfirst=True)
+    POS.drop(engine, checkfirst=True)
+    Entry.__table__.create(engine)  # creates the enum and the domain first
+    check_eq([c.type.compile(dialect=engine.dialect) for c in Entry.__table__.columns],
+             ["INTEGER", "JSONB", "REAL", "TIME WITHOUT TIME ZONE", "TIME WITH TIME ZONE",
+              "INTERVAL", "drv_mood_sa_orm", "drv_pos_sa_orm"], "column types")
+    entry_ids = []
+    with Session(engine) as s:
+        items = [Entry(**e) for e in ENTRIES]
+        s.add_all(items)
+        s.commit()  # expires the objects: their next read reloads what was stored
+        entry_ids.extend(i.id for i in items)
+        # real: 0.1 reads back as 0.1 (float4's shortest text), 16777217 as 16777216
+        check_eq([i.r for i in items], [0.1, 16777216.0, -3.4028235e38], "reals reloaded")
+    with Session(engine) as s:
+        for id_, e, r in zip(entry_ids, ENTRIES, (0.1, 16777216.0, -3.4028235e38)):
+            item = s.get(Entry, id_)
+            check_eq({k: getattr(item, k) for k in ENTRY_FIELDS}, dict(e, r=r), f"entry {id_}")
+            check_exact((item.tz, item.mood), (e["tz"], e["mood"]), f"entry {id_} tz, mood")
+        check_eq(s.scalar(select(cast(Entry.r, Double)).where(Entry.id == entry_ids[0])),
+                 0.10000000149011612, "r as double precision")
+        # jsonb ->> a parameter, the enum and the other types in filters
+        check_eq(s.scalars(select(Entry.id).where(Entry.doc["name"].astext == DOC["name"])).all(),
+                 [entry_ids[0]], "doc['name'].astext == a parameter")
+        check_eq(s.scalars(select(Entry.id).where(Entry.mood > Mood.sad)
+                           .order_by(Entry.mood.desc())).all(),
+                 [entry_ids[0], entry_ids[2]], "mood > Mood.sad, ORDER BY mood DESC")
+        check_eq(s.scalars(select(Entry.pos).order_by(Entry.mood)).all(), [1, 2147483647, 5],
+                 "ORDER BY mood")
+        check_eq(s.scalars(select(Entry.id).where(Entry.t == ENTRIES[1]["t"],
+                                                  Entry.tz == ENTRIES[1]["tz"],
+                                                  Entry.iv == timedelta(0))).all(),
+                 [entry_ids[1]], "t ==, tz ==, iv ==")
+        check_eq(s.scalars(select(Entry.id).where(Entry.r == cast(0.1, REAL))).all(),
+                 [entry_ids[0]], "r == CAST(0.1 AS REAL)")
+        # an update through attributes (a new dict for the JSONB: no in-place tracking)
+        item = s.get(Entry, entry_ids[1])
+        item.doc = {"name": "other", "tags": ["b"], "v": {"w": None}}
+        item.iv = timedelta(days=400, microseconds=5)
+        item.mood = Mood.happy
+        item.tz = time(12, 0, tzinfo=TZ530)
+        s.commit()
+        check_exact((item.doc, item.iv, item.mood, item.tz, item.pos),
+                    ({"v": {"w": None}, "name": "other", "tags": ["b"]},
+                     timedelta(days=400, microseconds=5), Mood.happy, time(12, 0, tzinfo=TZ530), 1),
+                    "updated doc, iv, mood, tz")
+        check_eq(s.scalar(select(cast(Entry.iv, Text)).where(Entry.id == entry_ids[1])),
+                 "400 days 00:00:00.000005", "iv as text")
+        # the domain's check, caught at flush
+        s.add(Entry(pos=0))
+        try:
+            s.flush()
+        except IntegrityError as e:
+            check_eq(e.orig.sqlstate, "23514", "sqlstate")
+            check_eq(e.orig.diag.constraint_name, "drv_pos_sa_orm_check", "diag.constraint_name")
+        else:
+            raise AssertionError("no error for 0 in drv_pos_sa_orm")
         s.rollback()
 
 

@@ -198,9 +198,13 @@ impl Message for ErrorResponse<'_> {
                 field(b'W', w);
             }
             if let Some(o) = &e.object {
-                for (tag, value) in
-                    [(b's', &o.schema), (b't', &o.table), (b'c', &o.column), (b'n', &o.constraint)]
-                {
+                for (tag, value) in [
+                    (b's', &o.schema),
+                    (b't', &o.table),
+                    (b'c', &o.column),
+                    (b'd', &o.datatype),
+                    (b'n', &o.constraint),
+                ] {
                     if let Some(v) = value {
                         field(tag, v);
                     }
@@ -525,5 +529,16 @@ mod tests {
         let e = SqlError::new(SqlState::UNIQUE_VIOLATION, "dup").with_detail("Key exists.");
         let bytes = encoded(error(&e));
         assert_eq!(&bytes[5..], b"SERROR\0VERROR\0C23505\0Mdup\0DKey exists.\0\0");
+    }
+
+    #[test]
+    fn a_domain_check_names_its_schema_data_type_and_constraint() {
+        // As PostgreSQL's errdomainconstraint fills them (psycopg's
+        // diag.datatype_name, node-postgres' dataType).
+        let e = SqlError::new(SqlState::CHECK_VIOLATION, "v")
+            .on_datatype("public", "pos")
+            .on_constraint("pos_check");
+        let bytes = encoded(error(&e));
+        assert_eq!(&bytes[5..], b"SERROR\0VERROR\0C23514\0Mv\0spublic\0dpos\0npos_check\0\0");
     }
 }

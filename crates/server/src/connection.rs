@@ -364,7 +364,15 @@ impl Protocol {
     }
 
     fn parse(&mut self, name: String, sql: &str, oids: &[u32]) -> Result<(), SqlError> {
-        let declared = oids.iter().map(|&o| declared_type(o)).collect::<Result<Vec<_>, _>>()?;
+        let mut declared = Vec::with_capacity(oids.len());
+        for &oid in oids {
+            declared.push(match declared_type(oid) {
+                Ok(ty) => ty,
+                // Not a builtin: an enum of the catalog (psycopg sends a
+                // registered enum's oid), or still not supported.
+                Err(e) => Some(self.conn.declared_user_type(oid)?.ok_or(e)?),
+            });
+        }
         if !name.is_empty() && self.statements.contains_key(&name) {
             return Err(SqlError::new(
                 SqlState::DUPLICATE_PREPARED_STATEMENT,

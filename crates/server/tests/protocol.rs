@@ -429,6 +429,59 @@ async fn constraint_violations_name_their_table_column_and_constraint() {
 }
 
 #[tokio::test]
+async fn an_enum_declared_by_oid_in_parse_and_a_domain_check_naming_its_domain() {
+    let server = start(|_| {}).await;
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host={} port={} user=tester", server.addr.ip(), server.addr.port()),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("tokio-postgres connects");
+    tokio::spawn(conn);
+    client
+        .batch_execute(
+            "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); \
+             CREATE DOMAIN pos AS integer CHECK (VALUE > 0); CREATE TABLE moods (m mood, p pos)",
+        )
+        .await
+        .unwrap();
+    // PostgreSQL's errdomainconstraint: the schema, the domain, its constraint.
+    let e = client.batch_execute("INSERT INTO moods (p) VALUES (0)").await.unwrap_err();
+    let db = e.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "23514");
+    assert_eq!(
+        (db.schema(), db.datatype(), db.constraint(), db.table()),
+        (Some("public"), Some("pos"), Some("pos_check"), None)
+    );
+    // psycopg sends a registered enum's oid in Parse, and its value in
+    // binary (enum_recv's: the label's text) or text.
+    let oid: u32 = client.query_one("SELECT 'mood'::regtype::oid", &[]).await.unwrap().get(0);
+    let (mut c, _) = Raw::connect(server.addr).await;
+    let mut batch =
+        wire::parse_message("", "INSERT INTO moods (m) VALUES ($1) RETURNING m::text, m > 'sad'", &[oid]);
+    batch.extend(wire::bind_message("", "", &[1], &[(5, b"happy")], &[]));
+    batch.extend(wire::execute_message("", 0));
+    batch.extend(wire::parse_message("", "SELECT m FROM moods WHERE m = $1 OR m < $1", &[oid]));
+    batch.extend(wire::bind_message("", "", &[0], &[(5, b"happy")], &[]));
+    batch.extend(wire::execute_message("", 0));
+    batch.extend(wire::parse_message("", "SELECT $1", &[oid]));
+    batch.extend(wire::bind_message("", "", &[], &[(5, b"angry")], &[]));
+    batch.extend(wire::execute_message("", 0));
+    batch.extend(wire::sync_message());
+    c.send_raw(&batch).await;
+    let msgs = c.read_until_ready().await;
+    let rows: Vec<&Msg> = msgs.iter().filter(|m| matches!(m, Msg::Row(_))).collect();
+    assert_eq!(
+        rows,
+        [&Msg::Row(vec![Some("happy".into()), Some("t".into())]), &Msg::Row(vec![Some("happy".into())])]
+    );
+    assert_eq!(
+        error_of(&msgs).map(|(_, code, m)| (code, m)),
+        Some(("22P02".into(), "invalid input value for enum mood: \"angry\"".into()))
+    );
+}
+
+#[tokio::test]
 async fn statement_timeout_cancels_a_statement_that_runs_too_long() {
     let server = start(|_| {}).await;
     let (mut holder, _) = Raw::connect(server.addr).await;

@@ -18,9 +18,9 @@ pub struct SqlError {
     /// PostgreSQL's CONTEXT line (ErrorResponse's W field): where in its
     /// input the error arose (`JSON data, line 1: …`).
     pub context: Option<String>,
-    /// The schema, table, column and constraint the error is about, as
-    /// PostgreSQL fills ErrorResponse's s, t, c and n fields (drivers
-    /// report the violated constraint's name from them).
+    /// The schema, table, column, data type and constraint the error is
+    /// about, as PostgreSQL fills ErrorResponse's s, t, c, d and n fields
+    /// (drivers report the violated constraint's name from them).
     pub object: Option<Box<ErrorObject>>,
     /// Where in the query string the error is (1-based, in characters):
     /// ErrorResponse's P field, which psql shows as `LINE n:` and a caret.
@@ -33,6 +33,8 @@ pub struct ErrorObject {
     pub schema: Option<String>,
     pub table: Option<String>,
     pub column: Option<String>,
+    /// The data type (a domain whose constraint failed).
+    pub datatype: Option<String>,
     pub constraint: Option<String>,
 }
 
@@ -80,6 +82,15 @@ impl SqlError {
     /// Names the column the error is about.
     pub fn on_column(mut self, column: &str) -> SqlError {
         self.object.get_or_insert_with(Box::default).column = Some(column.to_owned());
+        self
+    }
+
+    /// Names the data type (and its schema) the error is about, as
+    /// PostgreSQL's errdatatype does for a domain's violated constraint.
+    pub fn on_datatype(mut self, schema: &str, datatype: &str) -> SqlError {
+        let o = self.object.get_or_insert_with(Box::default);
+        o.schema = Some(schema.to_owned());
+        o.datatype = Some(datatype.to_owned());
         self
     }
 

@@ -434,6 +434,9 @@ impl<R: Resolver> Binder<'_, R> {
                 if self.statement.params.len() < n {
                     self.statement.params.resize(n, None);
                 }
+                if let Some(SqlType::Enum(u)) = self.statement.params[n - 1] {
+                    return self.declared_enum_param(n - 1, u);
+                }
                 Typed { e: Expr::Param(n - 1), ty: self.statement.params[n - 1] }
             }
             other => return Err(not_supported(format!("literal {other}"))),

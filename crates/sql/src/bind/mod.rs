@@ -216,9 +216,16 @@ pub fn bind_ast<R: Resolver>(
 fn finish<R: Resolver>(mut b: Binder<'_, R>, statement: &ast::Statement) -> Result<BoundStatement, SqlError> {
     let plan = b.statement(statement)?;
     // Parameters nothing constrained are text, as PostgreSQL resolves
-    // "unknown".
+    // "unknown"; one declared of an enum type is received as its label's
+    // text (`declared_enum_param`).
     let StatementState { params, deps, subqueries, waits, .. } = b.statement;
-    let params = params.iter().map(|t| t.unwrap_or(SqlType::Text)).collect();
+    let params = params
+        .iter()
+        .map(|t| match t {
+            None | Some(SqlType::Enum(_)) => SqlType::Text,
+            Some(t) => *t,
+        })
+        .collect();
     Ok(BoundStatement { plan, params, deps, subqueries, waits })
 }
 impl<'r, R: Resolver> Binder<'r, R> {

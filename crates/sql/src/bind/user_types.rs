@@ -226,6 +226,17 @@ impl<R: Resolver> Binder<'_, R> {
         })
     }
 
+    /// Parameter `i`, which the client declared of enum type `u` (Parse
+    /// names the type's oid): received as its label's text, in either
+    /// format (enum_recv reads text), and read through the labels, as an
+    /// enum parameter inferred from its context is (`finish` makes the
+    /// parameter's type text once every reference is bound).
+    pub(super) fn declared_enum_param(&mut self, i: usize, u: UserType) -> Result<Typed, SqlError> {
+        let labels = self.enum_labels(u)?;
+        let e = Expr::UserType(Arc::new(TypeOp::Enum(labels, EnumOp::Input)), vec![Expr::Param(i)]);
+        Ok(Typed { e, ty: Some(SqlType::Enum(u)) })
+    }
+
     /// An array literal of enum type `u`: its elements read through the
     /// labels.
     pub(super) fn enum_array_literal(&mut self, t: Typed, u: UserType) -> Result<Expr, SqlError> {

@@ -70,7 +70,8 @@ impl DomainChecks {
             return Err(SqlError::new(
                 SqlState::NOT_NULL_VIOLATION,
                 format!("domain {} does not allow null values", self.name),
-            ));
+            )
+            .on_datatype("public", &self.name));
         }
         let row = std::slice::from_ref(v);
         let inner = Ctx {
@@ -91,7 +92,9 @@ impl DomainChecks {
                 return Err(SqlError::new(
                     SqlState::CHECK_VIOLATION,
                     format!("value for domain {domain} violates check constraint \"{name}\""),
-                ));
+                )
+                .on_datatype("public", domain)
+                .on_constraint(name));
             }
         }
         Ok(())

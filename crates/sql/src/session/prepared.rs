@@ -3,8 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use snapscale_engine::user_types::TypeDef;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{SqlError, SqlType};
+use snapscale_values::{SqlError, SqlType, UserType};
 use sqlparser::ast::Statement as AstStatement;
 
 use super::control::{is_control, show_column};
@@ -118,6 +119,24 @@ impl<G: Gucs> Conn<G> {
                 Ok(prepared)
             }
         }
+    }
+
+    /// The parameter type a Parse message declares by the oid of a
+    /// user-defined type: an enum's, as `$1::mood` names it. `None` for
+    /// any other oid (a domain's: its values are not checked as
+    /// parameters; an array of enums').
+    pub fn declared_user_type(&mut self, oid: u32) -> Result<Option<SqlType>, SqlError> {
+        if self.block == Block::Failed {
+            return Err(aborted_block());
+        }
+        // The catalog is read in a transaction; on error the caller fails it.
+        self.ensure_transaction()?;
+        Ok(match self.xact.user_type_by_oid(oid)? {
+            Some((_, e)) if matches!(e.user_type, Some(TypeDef::Enum(_))) => {
+                Some(SqlType::Enum(UserType::new(e.oid, &e.name)))
+            }
+            _ => None,
+        })
     }
 
     /// Prepares a parsed statement.
