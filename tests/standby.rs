@@ -401,9 +401,31 @@ async fn scenario(mode: &str) {
     p.batch_execute("BEGIN; CREATE SEQUENCE fresh; INSERT INTO serials (v) SELECT nextval('fresh'); COMMIT")
         .await
         .unwrap();
+    // User-defined types replay: an enum's values, a label added before
+    // another, a committed RENAME VALUE (stored values follow it) and a
+    // rolled-back one (they do not), a domain and a composite column.
+    for sql in [
+        "CREATE TYPE mood AS ENUM ('sad', 'happy'); CREATE DOMAIN pos AS int CHECK (VALUE > 0);
+         CREATE TYPE pair AS (a int, b text); CREATE TABLE moods (id pos PRIMARY KEY, m mood, p pair);
+         INSERT INTO moods VALUES (1, 'happy', ROW(1, 'x')), (2, 'sad', NULL)",
+        "ALTER TYPE mood ADD VALUE 'ok' BEFORE 'happy'",
+        "INSERT INTO moods VALUES (3, 'ok', '(2,y)')",
+        "ALTER TYPE mood RENAME VALUE 'sad' TO 'blue'",
+        "BEGIN; ALTER TYPE mood RENAME VALUE 'happy' TO 'glad'; ROLLBACK",
+    ] {
+        p.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let moods = "SELECT id, m::text, (p).b FROM moods ORDER BY m, id";
+    let want = rows(&p, moods).await;
+    assert_eq!(
+        want[0],
+        vec![Some("2".into()), Some("blue".into()), None],
+        "{mode}: the primary's enum order"
+    );
     for s in &mut standbys {
         catch_up(&p, s, &format!("{mode}: after pgbench -i")).await;
         let c = s.connect().await;
+        assert_eq!(rows(&c, moods).await, want, "{mode}: user types on a standby");
         let e = c.batch_execute("SELECT nextval('serials_id_seq')").await.unwrap_err();
         assert_eq!(e.code().map(|c| c.code()), Some("25006"), "nextval on a standby: {e}");
         for (sql, command) in [
