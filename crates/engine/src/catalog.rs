@@ -79,6 +79,25 @@ pub struct RelEntry {
 }
 
 impl RelEntry {
+    /// This row with its enum labels' cells shared through `enums`
+    /// (ENUM-CELL: recovery and replay decode them afresh).
+    pub fn share_labels(&mut self, enums: &crate::user_types::EnumRegistry) {
+        if let Some(def) = &mut self.user_type {
+            enums.intern_def(def);
+        }
+    }
+
+    /// A shared catalog row with its labels' cells shared (the same row
+    /// when it defines no enum).
+    pub fn with_shared_labels(self: Arc<Self>, enums: &crate::user_types::EnumRegistry) -> Arc<RelEntry> {
+        if !matches!(self.user_type, Some(crate::user_types::TypeDef::Enum(_))) {
+            return self;
+        }
+        let mut e = (*self).clone();
+        e.share_labels(enums);
+        Arc::new(e)
+    }
+
     /// A relation (table or sequence), not a type.
     pub fn is_relation(&self) -> bool {
         self.user_type.is_none()

@@ -167,7 +167,7 @@ impl Database {
         self.catalog.resume_ids(image.next_oid, image.next_storage);
         let mut storages = image.storages;
         for mut entry in image.catalog.into_values() {
-            self.enums.intern_entry(&mut entry);
+            entry.share_labels(&self.enums);
             let heap = self.catalog.create_storage_with_id(entry.storage);
             let mut max_id = 0;
             for (id, mut row) in storages.remove(&entry.storage).unwrap_or_default() {

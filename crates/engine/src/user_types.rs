@@ -1,6 +1,6 @@
 //! User-defined types in the catalog: enums and domains.
 //!
-//! A type is a catalog row like a relation ([`RelEntry::user_type`]), so it
+//! A type is a catalog row like a relation (`RelEntry::user_type`), so it
 //! is created, altered and dropped inside transactions, logged, replayed
 //! and invalidated exactly as relations are; it shares their names, as a
 //! PostgreSQL table shares its name with its row type. It has an empty
@@ -16,8 +16,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use snapscale_values::{EnumLabel, OrderKey, SqlType, Value};
-
-use crate::catalog::RelEntry;
 
 /// What kind of type a catalog row defines.
 #[derive(Clone, Debug, PartialEq)]
@@ -182,10 +180,11 @@ impl EnumRegistry {
         Arc::clone(cells.entry(decoded.oid).or_insert_with(|| Arc::clone(decoded)))
     }
 
-    /// `entry` with its labels' cells shared; a definition names its
-    /// labels as of its commit, so the cells take its names.
-    pub fn intern_entry(&self, entry: &mut RelEntry) {
-        if let Some(TypeDef::Enum(def)) = &mut entry.user_type {
+    /// A type definition with its labels' cells shared; a definition
+    /// names its labels as of its commit, so the cells take its names
+    /// (`RelEntry::share_labels` applies it to a catalog row).
+    pub fn intern_def(&self, def: &mut TypeDef) {
+        if let TypeDef::Enum(def) = def {
             for l in &mut def.labels {
                 l.cell = self.cell(&l.cell);
                 if l.cell.name() != l.name {
@@ -195,19 +194,9 @@ impl EnumRegistry {
         }
     }
 
-    /// A shared catalog row with its labels' cells shared.
-    pub fn intern_shared_entry(&self, entry: Arc<RelEntry>) -> Arc<RelEntry> {
-        if !matches!(entry.user_type, Some(TypeDef::Enum(_))) {
-            return entry;
-        }
-        let mut e = (*entry).clone();
-        self.intern_entry(&mut e);
-        Arc::new(e)
-    }
-
     /// A stored row with its enum values' cells shared (the same row when
     /// it holds none).
-    pub fn intern_shared_row(&self, row: crate::catalog::Row) -> crate::catalog::Row {
+    pub fn intern_shared_row(&self, row: Arc<[Value]>) -> Arc<[Value]> {
         if !row.iter().any(has_enum) {
             return row;
         }

@@ -264,7 +264,7 @@ impl Applier {
         let change = match change {
             Redo::Insert { storage, row } => Redo::Insert { storage, row: enums.intern_shared_row(row) },
             Redo::Update { storage, row } => Redo::Update { storage, row: enums.intern_shared_row(row) },
-            Redo::Catalog(entry) => Redo::Catalog(enums.intern_shared_entry(entry)),
+            Redo::Catalog(entry) => Redo::Catalog(entry.with_shared_labels(enums)),
             other => other,
         };
         match change {
@@ -398,7 +398,7 @@ impl Applier {
                     // The definition it replaced names its storage again.
                     if let Some(entry) = self.db.catalog.table.peek(tid) {
                         // Its labels take their names back (RENAME VALUE undone).
-                        self.db.enums.intern_shared_entry(Arc::clone(&entry));
+                        Arc::clone(&entry).with_shared_labels(&self.db.enums);
                         self.definitions.insert(entry.storage, entry);
                     }
                 }

@@ -401,6 +401,20 @@ impl<R: Resolver> Binder<'_, R> {
                 args.push(self.coerce(step, SqlType::Interval, Coercion::Implicit, what)?);
                 (Srf::TimestampSeries { tz }, args, ty)
             }
+            ("generate_series", 2 | 3) if bound.iter().any(|t| matches!(t.ty, Some(SqlType::Numeric(_)))) => {
+                let args = bound
+                    .into_iter()
+                    .map(|t| {
+                        self.coerce(
+                            t,
+                            SqlType::Numeric(-1),
+                            Coercion::Implicit,
+                            "argument of generate_series",
+                        )
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                (Srf::NumericSeries, args, SqlType::Numeric(-1))
+            }
             ("generate_series", 2 | 3) => {
                 let args = bound
                     .into_iter()
@@ -485,6 +499,8 @@ impl<R: Resolver> Binder<'_, R> {
         left: Option<&Item>,
     ) -> Result<Item, SqlError> {
         let fname = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+        let placed = super::function::jsonpath_positional(&fname, args)?;
+        let args = placed.as_deref().unwrap_or(args);
         let outer = match left {
             Some(left) => base.derived().with_items(left.named.clone(), left.visible.clone()),
             None => Scope::empty(),

@@ -18,6 +18,21 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn function(&mut self, f: &ast::Function, scope: &Scope<'_>) -> Result<Typed, SqlError> {
         super::clauses::function(f)?;
         let name = f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+        // The SQL/JSON path functions' named arguments, placed.
+        let placed;
+        let f = match &f.args {
+            FunctionArguments::List(list) => match jsonpath_positional(&name, &list.args)? {
+                Some(args) => {
+                    placed = ast::Function {
+                        args: FunctionArguments::List(ast::FunctionArgumentList { args, ..list.clone() }),
+                        ..f.clone()
+                    };
+                    &placed
+                }
+                None => f,
+            },
+            _ => f,
+        };
         if let Some(over) = &f.over {
             return self.window_call(&name, f, over, scope);
         }
@@ -743,4 +758,61 @@ fn is_datetime(t: SqlType) -> bool {
             | SqlType::TimestampTz
             | SqlType::Interval
     )
+}
+
+/// The SQL/JSON path functions' parameters: (target, path, vars DEFAULT
+/// '{}', silent DEFAULT false).
+const PATH_PARAMETERS: [&str; 4] = ["target", "path", "vars", "silent"];
+
+/// `args` of a jsonb_path_* call with its named arguments (`silent =>
+/// true`, `vars => …`) put in their places and the defaults of the ones
+/// skipped filled in; `None` when there are none to place (or the function
+/// is another).
+pub(super) fn jsonpath_positional(
+    name: &str,
+    args: &[FunctionArg],
+) -> Result<Option<Vec<FunctionArg>>, SqlError> {
+    if !name.starts_with("jsonb_path_") || !args.iter().any(|a| named_arg(a).is_some()) {
+        return Ok(None);
+    }
+    let mut slots: [Option<ast::Expr>; 4] = Default::default();
+    let mut positional = 0;
+    for a in args {
+        match named_arg(a) {
+            Some((n, e)) => {
+                let at = PATH_PARAMETERS.iter().position(|p| *p == n).ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name} has no parameter \"{n}\""),
+                    )
+                })?;
+                if slots[at].replace(e.clone()).is_some() {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        format!("argument name \"{n}\" used more than once"),
+                    ));
+                }
+            }
+            None if positional < 4 => {
+                let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else { return Ok(None) };
+                slots[positional] = Some(e.clone());
+                positional += 1;
+            }
+            None => return Ok(None),
+        }
+    }
+    let last = slots.iter().rposition(Option::is_some).unwrap_or(0);
+    let default = |i: usize| -> Result<ast::Expr, SqlError> {
+        crate::parse::parse_expr(if i == 2 { "'{}'::jsonb" } else { "false" }, 1 << 20)
+    };
+    let mut out = Vec::with_capacity(last + 1);
+    for (i, slot) in slots.into_iter().take(last + 1).enumerate() {
+        let e = match slot {
+            Some(e) => e,
+            None if i >= 2 => default(i)?,
+            None => return Ok(None),
+        };
+        out.push(FunctionArg::Unnamed(FunctionArgExpr::Expr(e)));
+    }
+    Ok(Some(out))
 }

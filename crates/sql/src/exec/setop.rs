@@ -176,19 +176,22 @@ pub(super) fn function(
                     Some(s) => s,
                 },
             };
+            // In i128: the distance between two bigints overflows i64.
+            let (start, stop, step) = (i128::from(start), i128::from(stop), i128::from(step));
             let count = if step > 0 {
                 (stop - start).div_euclid(step) + 1
             } else {
                 (start - stop).div_euclid(-step) + 1
             };
-            if count > MAX_SERIES {
+            if count > i128::from(MAX_SERIES) {
                 return Err(SqlError::new(
                     SqlState::PROGRAM_LIMIT_EXCEEDED,
                     format!("generate_series would return {count} rows, more than {MAX_SERIES}"),
                 ));
             }
-            (0..count.max(0)).map(|k| one(Value::Int(start + k * step))).collect()
+            (0..count.max(0)).map(|k| one(Value::Int((start + k * step) as i64))).collect()
         }
+        Srf::NumericSeries => numeric_series(args)?.into_iter().map(|n| one(Value::Numeric(n))).collect(),
         Srf::TimestampSeries { tz } => match (&args[0], &args[1], &args[2]) {
             (
                 Value::Timestamp(a) | Value::TimestampTz(a),
@@ -230,6 +233,52 @@ pub(super) fn function(
             _ => Vec::new(),
         },
     })
+}
+
+/// `generate_series` over numerics: start, start + step, … up to stop,
+/// with PostgreSQL's errors for NaN, infinity and a zero step.
+fn numeric_series(args: &[Value]) -> Result<Vec<snapscale_values::numeric::Numeric>, SqlError> {
+    use snapscale_values::numeric::Numeric;
+    let num = |v: &Value| match v {
+        Value::Numeric(n) => Some(n.clone()),
+        _ => None,
+    };
+    let (Some(start), Some(stop)) = (num(&args[0]), num(&args[1])) else { return Ok(Vec::new()) };
+    let step = match args.get(2) {
+        None => Numeric::from(1),
+        Some(v) => match num(v) {
+            Some(s) => s,
+            None => return Ok(Vec::new()),
+        },
+    };
+    let bad = |m: &str| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, m.to_owned());
+    for (n, what) in [(&start, "start value"), (&stop, "stop value"), (&step, "step size")] {
+        if n.is_nan() {
+            return Err(bad(&format!("{what} cannot be NaN")));
+        }
+        if n.is_infinite() {
+            return Err(bad(&format!("{what} cannot be infinity")));
+        }
+    }
+    let zero = Numeric::from(0);
+    if step == zero {
+        return Err(bad("step size cannot equal zero"));
+    }
+    let up = step > zero;
+    let mut out = Vec::new();
+    let mut at = start;
+    while if up { at <= stop } else { at >= stop } {
+        if out.len() as i64 >= MAX_SERIES {
+            return Err(SqlError::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!("generate_series would return more than {MAX_SERIES} rows"),
+            ));
+        }
+        let next = at.add(&step)?;
+        out.push(at);
+        at = next;
+    }
+    Ok(out)
 }
 
 /// The json set-returning functions' rows, with PostgreSQL's errors for

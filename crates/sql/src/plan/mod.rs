@@ -174,6 +174,8 @@ pub enum SetOpKind {
 pub enum Srf {
     /// `generate_series(start, stop [, step])` over integers.
     GenerateSeries,
+    /// `generate_series(numeric, numeric [, numeric])`.
+    NumericSeries,
     /// `generate_series(start, stop, step)` over timestamps, or with `tz`
     /// over instants (stepped on the session's wall clock).
     TimestampSeries { tz: bool },
