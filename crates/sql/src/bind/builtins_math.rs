@@ -120,4 +120,10 @@ pub(super) static MATH: &[Builtin] = &[
         SqlType::TimestampTz,
         scalar::MAKE_TIMESTAMPTZ,
     ),
+    s(
+        "make_timestamptz",
+        &[INT4, INT4, INT4, INT4, INT4, FLOAT8, TEXT],
+        SqlType::TimestampTz,
+        scalar::MAKE_TIMESTAMPTZ_IN,
+    ),
 ];

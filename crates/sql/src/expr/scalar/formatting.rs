@@ -216,3 +216,69 @@ pub const MAKE_DATE: Scalar = Scalar::styled("make_date", make_date);
 pub const MAKE_TIME: Scalar = Scalar::styled("make_time", make_time);
 pub const MAKE_TIMESTAMP: Scalar = Scalar::styled("make_timestamp", make_timestamp);
 pub const MAKE_TIMESTAMPTZ: Scalar = Scalar::styled("make_timestamptz", make_timestamptz);
+pub const MAKE_TIMESTAMPTZ_IN: Scalar = Scalar::styled("make_timestamptz", make_timestamptz_in);
+
+/// `make_timestamptz(…, zone)`: the wall-clock time read in `zone`.
+fn make_timestamptz_in(a: &[Value], style: Style) -> Result<Value, SqlError> {
+    let Value::Timestamp(local) = make_timestamp(&a[..6], style)? else { unreachable!("a timestamp") };
+    let Value::Text(zone) = &a[6] else { return Ok(Value::Null) };
+    Ok(Value::TimestampTz(sane_zone(zone)?.to_utc(local)))
+}
+
+/// A zone as make_timestamptz reads it (PostgreSQL's parse_sane_timezone):
+/// `±hh[:mm[:ss]]` or `±hhmm` east of UTC (ISO 8601's sign, not POSIX's),
+/// else a zone name or abbreviation; a bare number is refused.
+fn sane_zone(z: &str) -> Result<snapscale_values::Zone, SqlError> {
+    use snapscale_sqlstate::SqlState;
+    let syntax = || {
+        SqlError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid input syntax for type numeric time zone: \"{z}\""),
+        )
+    };
+    let b = z.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_digit() => {
+            Err(syntax().with_hint("Numeric time zones must have \"-\" or \"+\" as first character."))
+        }
+        Some(b'+' | b'-') => {
+            // Digits as C's strtol reads them: none is 0.
+            let number = |at: &mut usize| -> i64 {
+                let start = *at;
+                while b.get(*at).is_some_and(u8::is_ascii_digit) {
+                    *at += 1;
+                }
+                z[start..*at].parse::<i64>().unwrap_or(if *at == start { 0 } else { i64::MAX })
+            };
+            let mut at = 1;
+            let mut hour = number(&mut at);
+            let (mut minute, mut second) = (0, 0);
+            if b.get(at) == Some(&b':') {
+                at += 1;
+                minute = number(&mut at);
+                if b.get(at) == Some(&b':') {
+                    at += 1;
+                    second = number(&mut at);
+                }
+            } else if at == b.len() && b.len() > 3 {
+                minute = hour % 100;
+                hour /= 100;
+            }
+            if !(0..=15).contains(&hour) || !(0..60).contains(&minute) || !(0..60).contains(&second) {
+                return Err(SqlError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("numeric time zone \"{z}\" out of range"),
+                ));
+            }
+            // Not a numeric zone after all: a POSIX zone, if it is one.
+            if at != b.len() {
+                return snapscale_values::Zone::named(z).ok_or_else(syntax);
+            }
+            let east = (hour * 3600 + minute * 60 + second) as i32;
+            Ok(snapscale_values::Zone::Fixed(if b[0] == b'-' { -east } else { east }))
+        }
+        _ => snapscale_values::Zone::named(z).ok_or_else(|| {
+            SqlError::new(SqlState::INVALID_PARAMETER_VALUE, format!("time zone \"{z}\" not recognized"))
+        }),
+    }
+}
