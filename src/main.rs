@@ -211,6 +211,12 @@ enum Experiment {
         /// report its throughput against its own idle-free runs.
         #[arg(long)]
         idle: Option<usize>,
+        /// Leave PostgreSQL's shared_buffers at its default 128 MB (the
+        /// variant of results before 2026-11-28), smaller than the data set
+        /// from scale 10 on. By default it holds the data set: 32 MB per
+        /// unit of scale, at least 128 MB.
+        #[arg(long)]
+        pg_default_shared_buffers: bool,
     },
     /// Invalidation-check cost: the has-messages fast path vs the locked read
     /// path, against sessions, with and without pending messages (seed 003).
@@ -301,7 +307,19 @@ fn main() -> ExitCode {
             let settings = if quick { idle::Settings::quick(out) } else { idle::Settings::full(out) };
             report("idle", idle::run(&settings))
         }
-        Experiment::Pgbench { quick, durable, scale, clients, pinned, seconds, rounds, out, name, idle } => {
+        Experiment::Pgbench {
+            quick,
+            durable,
+            scale,
+            clients,
+            pinned,
+            seconds,
+            rounds,
+            out,
+            name,
+            idle,
+            pg_default_shared_buffers,
+        } => {
             let mut settings = match (durable, quick) {
                 (false, false) => pgbench::Settings::full(out),
                 (false, true) => pgbench::Settings::quick(out),
@@ -329,6 +347,7 @@ fn main() -> ExitCode {
             if let Some(idle) = idle {
                 settings.idle = idle;
             }
+            settings.pg_default_shared_buffers = pg_default_shared_buffers;
             report("pgbench", pgbench::run(&settings))
         }
         Experiment::Sinval { quick, out } => {

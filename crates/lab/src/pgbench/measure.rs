@@ -167,12 +167,13 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
     let shown: Vec<(Kind, String)> = servers
         .iter()
         .map(|s| {
+            let pg_settings = settings.postgres_settings();
             let names = if s.kind == Kind::Snapscale {
-                settings.snapscale_settings()
+                settings.snapscale_settings().to_vec()
             } else {
-                settings.postgres_settings()
+                super::report::pairs(&pg_settings)
             };
-            let shown = show(&settings.pg_bin, s.port, names);
+            let shown = show(&settings.pg_bin, s.port, &names);
             eprintln!("lab pgbench: {} runs with {shown}", s.kind.label());
             (s.kind, shown)
         })

@@ -653,7 +653,7 @@ pub(super) fn scale_note(settings: &Settings) -> String {
             .into();
     }
     // pgbench's tables and indexes take about 15 MB per unit of scale.
-    let big = if s >= 10 {
+    let big = if s >= 10 && settings.pg_default_shared_buffers {
         format!(
             ", and the scale-{s} database is larger than PostgreSQL's default 128 MB shared_buffers (the \
              OS page cache holds the rest)"
@@ -666,6 +666,12 @@ pub(super) fn scale_note(settings: &Settings) -> String {
          on one pgbench_branches row (see the settings); the numbers are therefore not comparable with \
          that page's tpcb-like cells{big}."
     )
+}
+
+/// Settings held as owned values, borrowed as [`flags`] and `show` take
+/// them.
+pub(super) fn pairs<'a>(settings: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    settings.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
 /// `-c a=b -c c=d` or `--set a=b --set c=d`.

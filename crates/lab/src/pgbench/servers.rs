@@ -198,7 +198,9 @@ pub(super) fn start_postgres(settings: &Settings, work: &Path) -> Result<Server,
     let port = free_port().map_err(|e| e.to_string())?;
     let log = work.join("postgres.log");
     let data_dir = std::env::temp_dir().join(format!("snapscale-lab-pgbench-{}-pgdata", std::process::id()));
-    let pg = Postgres::start(&settings.pg_bin, port, data_dir.clone(), &log, settings.postgres_settings())?;
+    let pg_settings = settings.postgres_settings();
+    let pg =
+        Postgres::start(&settings.pg_bin, port, data_dir.clone(), &log, &super::report::pairs(&pg_settings))?;
     Ok(Server { kind: Kind::Postgres, port, process: Process::Postgres(pg), log, gone: None, data_dir })
 }
 
