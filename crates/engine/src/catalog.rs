@@ -23,7 +23,7 @@ use snapscale_storage::{Table, Tid, VacuumOptions, VacuumStats};
 use snapscale_txn::{Engine, MultiXactId, Session, Xid};
 use snapscale_values::{SqlType, Value};
 
-use crate::index::Index;
+use crate::index::{Index, Indexes};
 use crate::sequence::{SeqValue, Sequence, SequenceDef};
 
 /// A stored row: values in column order, then the hidden row id.
@@ -112,7 +112,7 @@ impl RelEntry {
 /// A relation's rows and its indexes' entries.
 pub struct Heap {
     pub table: Table<Row>,
-    indexes: RwLock<HashMap<u32, Arc<Index>>>,
+    indexes: Indexes,
     /// Updates and deletes since the last prune (opportunistic pruning).
     pub changes: AtomicU64,
     /// One pruner at a time.
@@ -160,7 +160,7 @@ impl Heap {
     fn new(frozen_xid: Xid, min_multi: MultiXactId) -> Heap {
         Heap {
             table: Table::with_min_multi(frozen_xid, min_multi),
-            indexes: RwLock::new(HashMap::new()),
+            indexes: Indexes::default(),
             changes: AtomicU64::new(0),
             pruning: Mutex::new(()),
             next_row_id: AtomicI64::new(1),
@@ -199,25 +199,21 @@ impl Heap {
 
     /// The entries of index `def`, built from the current versions if this
     /// storage has none yet (INDEX-VERSIONS: an index holds every version).
-    pub fn index(&self, entry: &RelEntry, def: &IndexDef) -> Arc<Index> {
-        if let Some(ix) = self.indexes.read().expect("index map poisoned").get(&def.oid) {
-            return Arc::clone(ix);
-        }
-        let mut map = self.indexes.write().expect("index map poisoned");
-        Arc::clone(map.entry(def.oid).or_insert_with(|| {
+    pub fn index(&self, entry: &RelEntry, def: &IndexDef) -> &Arc<Index> {
+        self.indexes.get_or_add(def.oid, || {
             let types = def.columns.iter().map(|&c| entry.columns[c].ty).collect();
             let ix = Index::new(def.columns.clone(), types, def.unique);
             for (tid, row) in self.table.all_versions() {
                 ix.insert(ix.key_of(&row), tid);
             }
-            Arc::new(ix)
-        }))
+            ix
+        })
     }
 
     /// Every physical index of this storage (vacuum removes entries from
     /// all of them, including those of rolled-back index builds).
     pub fn all_indexes(&self) -> Vec<Arc<Index>> {
-        self.indexes.read().expect("index map poisoned").values().cloned().collect()
+        self.indexes.all().cloned().collect()
     }
 
     /// One vacuum pass over the heap (storage's `vacuum_with`): removes
@@ -227,9 +223,7 @@ impl Heap {
         let indexes = self.all_indexes();
         self.table.vacuum_with(session, options, |dead| {
             for ix in &indexes {
-                for (tid, row) in dead {
-                    ix.remove(&ix.key_of(row), *tid);
-                }
+                ix.remove_all(dead.iter().map(|(tid, row)| (ix.key_of(row), *tid)));
             }
         })
     }

@@ -6,13 +6,24 @@
 //! when VACUUM removes their version, before its tid can be reused; a
 //! reader that races with reuse re-checks its predicate on the row it
 //! fetched, so a reused tid is never taken for the old row.
+//!
+//! The entries live in `crossbeam-skiplist`'s lock-free skip list, whose
+//! readers take no lock and write no shared word (INDEX-READS in the crate
+//! README): a point lookup on every core reads the same nodes without
+//! moving their cache lines, where a reader-writer lock made each lookup
+//! write the lock's word. One tree entry is one (key, tid) pair, so the versions of
+//! one key are independent entries: adding or removing one never rewrites
+//! another's, and writers of different keys meet only in the leaf they
+//! share.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::ops::Bound;
-use std::sync::{Mutex, MutexGuard, RwLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
 
-use smallvec::SmallVec;
+use crossbeam_epoch as epoch;
+use crossbeam_skiplist::base::SkipList;
 use snapscale_storage::Tid;
 use snapscale_values::{SqlType, Value};
 
@@ -97,8 +108,10 @@ impl Key {
 /// key sits in the tree's node itself: the comparisons on the way down a
 /// point lookup then read the node they are in, where a `Vec` per key cost
 /// a pointer chase (and at a million keys a cache miss) per comparison.
-#[derive(Debug)]
+/// An integer (or NULL) alone is compared as a machine integer.
+#[derive(Clone, Debug)]
 enum Stored {
+    Int(IntKey),
     One(Value),
     Many(Box<[Value]>),
 }
@@ -106,8 +119,15 @@ enum Stored {
 impl Stored {
     fn of(values: Vec<Value>) -> Stored {
         match <[Value; 1]>::try_from(values) {
-            Ok([v]) => Stored::One(v),
+            Ok([v]) => Stored::one(v),
             Err(values) => Stored::Many(values.into_boxed_slice()),
+        }
+    }
+
+    fn one(v: Value) -> Stored {
+        match IntKey::of(&v) {
+            Some(k) => Stored::Int(k),
+            None => Stored::One(v),
         }
     }
 
@@ -115,22 +135,44 @@ impl Stored {
     /// allocation, a one-column key no vector).
     fn probe(values: &[Value]) -> Stored {
         match values {
-            [v] => Stored::One(v.clone()),
+            [v] => Stored::one(v.clone()),
             _ => Stored::Many(values.into()),
         }
     }
 
-    fn values(&self) -> &[Value] {
+    /// `f` of the key's values; an integer key lends a value made on the
+    /// stack.
+    fn with_values<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
         match self {
-            Stored::One(v) => std::slice::from_ref(v),
-            Stored::Many(values) => values,
+            Stored::Int(k) => f(std::slice::from_ref(&k.value())),
+            Stored::One(v) => f(std::slice::from_ref(v)),
+            Stored::Many(values) => f(values),
+        }
+    }
+
+    /// The order of the first column against `v`.
+    fn first_order(&self, v: &Value) -> Ordering {
+        match (self, IntKey::of(v)) {
+            (Stored::Int(k), Some(probe)) => k.cmp(&probe),
+            _ => self.with_values(|values| value_order(&values[0], v)),
+        }
+    }
+
+    fn first_is_null(&self) -> bool {
+        match self {
+            Stored::Int(k) => k.null,
+            Stored::One(v) => matches!(v, Value::Null),
+            Stored::Many(values) => matches!(values[0], Value::Null),
         }
     }
 }
 
 impl Ord for Stored {
     fn cmp(&self, other: &Self) -> Ordering {
-        values_order(self.values(), other.values())
+        match (self, other) {
+            (Stored::Int(a), Stored::Int(b)) => a.cmp(b),
+            _ => self.with_values(|a| other.with_values(|b| values_order(a, b))),
+        }
     }
 }
 
@@ -148,12 +190,9 @@ impl PartialEq for Stored {
 
 impl Eq for Stored {}
 
-/// The versions under one key: inline up to two (a row and its newest
-/// update, until VACUUM), so that reading them is no second pointer chase.
-type Tids = SmallVec<[Tid; 2]>;
-
-/// The key of a one-column integer index: the integer itself, NULLs last
-/// (the derived order compares `null` first: false before true).
+/// The key of an integer or NULL: the integer itself, NULLs last (the
+/// derived order compares `null` first: false before true), as
+/// [`value_order`] orders them.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 struct IntKey {
     null: bool,
@@ -179,74 +218,111 @@ impl IntKey {
     }
 }
 
-/// An index's entries, in the form its key columns allow.
-#[derive(Debug)]
-enum Entries {
-    /// One column of an integer type (smallint, integer, bigint): a point
-    /// lookup's comparisons on the way down are of machine integers held in
-    /// the nodes. A value of another kind (none is expected: columns hold
-    /// their type's values) turns the index into `Values` first.
-    Int(BTreeMap<IntKey, Tids>),
-    /// Every other index.
-    Values(BTreeMap<Stored, Tids>),
+/// One entry of the tree: a key and a version that has it. Entries of one
+/// key are ordered by `age`, then tid.
+#[derive(Clone, Debug)]
+struct Entry {
+    key: Stored,
+    age: u64,
+    tid: Tid,
 }
 
-impl Entries {
-    /// The integer form becomes the general one.
-    fn generalize(&mut self) -> &mut BTreeMap<Stored, Tids> {
-        if let Entries::Int(ints) = self {
-            let values =
-                std::mem::take(ints).into_iter().map(|(k, tids)| (Stored::One(k.value()), tids)).collect();
-            *self = Entries::Values(values);
-        }
-        match self {
-            Entries::Values(values) => values,
-            Entries::Int(_) => unreachable!("generalized above"),
-        }
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key.cmp(&other.key).then(self.age.cmp(&other.age)).then(self.tid.cmp(&other.tid))
     }
 }
 
-/// True if no key lies between `lo` and `hi` (`BTreeMap::range` panics
-/// on such bounds: a lower bound above the upper, or one key excluded).
-fn is_empty<K: Ord>(lo: &Bound<K>, hi: &Bound<K>) -> bool {
-    match (lo, hi) {
-        (Bound::Included(a), Bound::Included(b)) => a > b,
-        (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) => a >= b,
-        _ => false,
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 
-/// The integer key of `values` if it is the key of a one-column integer
-/// index.
-fn int_key(values: &[Value]) -> Option<IntKey> {
-    match values {
-        [v] => IntKey::of(v),
-        _ => None,
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
     }
+}
+
+impl Eq for Entry {}
+
+/// The age of an entry made now: smaller for newer entries, from a clock
+/// every core reads without writing. Under a whole key of a unique index
+/// the entries are the versions of one row (and of rows deleted before it
+/// was inserted), made one after the other: a version's maker waited for
+/// its predecessor's to end, and the monotonic clock keeps that order. A
+/// lookup then meets the newest version first (UNIQUE-ONE-VISIBLE), as tid
+/// order, with tids reused after VACUUM, would not.
+fn age_now() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    u64::MAX - EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+impl Entry {
+    /// Before every entry of `key`.
+    fn first(key: Stored) -> Self {
+        Entry { key, age: 0, tid: Tid::MIN }
+    }
+}
+
+/// Stripes of the unique-check lock: two insertions of one key always
+/// take the same stripe, insertions of different keys rarely do.
+const UNIQUE_STRIPES: usize = 64;
+
+/// The stripe of `key`: a hash of its first column where that column's
+/// equality is its representation's (equal values hash alike), stripe 0
+/// for the other kinds (floats: -0 equals 0; arrays, records...).
+fn stripe(key: &Key) -> usize {
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    match key.0.first() {
+        Some(Value::Int(i)) => i.hash(&mut h),
+        Some(Value::Text(s)) => s.hash(&mut h),
+        Some(Value::Uuid(u)) => u.hash(&mut h),
+        Some(Value::Bytes(b)) => b.hash(&mut h),
+        Some(Value::Numeric(n)) => n.hash(&mut h),
+        Some(Value::Date(d)) => d.hash(&mut h),
+        Some(Value::Timestamp(t) | Value::TimestampTz(t)) => t.hash(&mut h),
+        _ => return 0,
+    }
+    // Fx mixes into the high bits.
+    (h.finish() >> (64 - UNIQUE_STRIPES.trailing_zeros())) as usize
 }
 
 /// One index's entries. See the module documentation.
-#[derive(Debug)]
 pub struct Index {
     /// Indexed column positions.
     pub columns: Vec<usize>,
     /// The column types (char(n) keys compare without trailing blanks).
     types: Vec<SqlType>,
     pub unique: bool,
-    entries: RwLock<Entries>,
-    /// Serialises check-then-insert of unique keys (PostgreSQL holds the
-    /// btree leaf page lock across the check and the insertion).
-    unique_check: Mutex<()>,
+    entries: SkipList<Entry, ()>,
+    /// Serialise check-then-insert of one unique key (UNIQUE-CHECK;
+    /// PostgreSQL holds the key's btree leaf page lock across the check and
+    /// the insertion), striped by key.
+    unique_checks: Box<[Mutex<()>]>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("columns", &self.columns)
+            .field("unique", &self.unique)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Index {
     /// An empty index over `columns` of types `types`.
     pub fn new(columns: Vec<usize>, types: Vec<SqlType>, unique: bool) -> Index {
-        let entries = match types[..] {
-            [SqlType::Int2 | SqlType::Int4 | SqlType::Int8] => Entries::Int(BTreeMap::new()),
-            _ => Entries::Values(BTreeMap::new()),
-        };
-        Index { columns, types, unique, entries: RwLock::new(entries), unique_check: Mutex::new(()) }
+        let stripes = if unique { UNIQUE_STRIPES } else { 0 };
+        Index {
+            columns,
+            types,
+            unique,
+            entries: SkipList::new(epoch::default_collector().clone()),
+            unique_checks: (0..stripes).map(|_| Mutex::new(())).collect(),
+        }
     }
 
     /// The key of `row`.
@@ -270,135 +346,251 @@ impl Index {
         normalize(self.types[i], v)
     }
 
-    /// Adds an entry.
+    /// Whether entries of `key` are ordered by age (newest first): under a
+    /// whole key of a unique index, where they are few (one row's
+    /// versions). Elsewhere (NULLs in a unique index, any other index) a
+    /// key may have a great many, and a removal must find its entry without
+    /// a walk over them: their age is 0 and they follow tid order.
+    fn aged(&self, key: &[Value]) -> bool {
+        self.unique && !key.iter().any(|v| matches!(v, Value::Null))
+    }
+
+    /// Adds an entry (a second one for the same key and tid is one entry).
     pub fn insert(&self, key: Key, tid: Tid) {
-        let mut entries = self.entries.write().expect("index lock poisoned");
-        if let (Entries::Int(ints), Some(k)) = (&mut *entries, int_key(&key.0)) {
-            ints.entry(k).or_default().push(tid);
-            return;
-        }
-        entries.generalize().entry(Stored::of(key.0)).or_default().push(tid);
+        let age = if self.aged(&key.0) { age_now() } else { 0 };
+        let guard = epoch::pin();
+        self.entries.get_or_insert(Entry { key: Stored::of(key.0), age, tid }, (), &guard).release(&guard);
     }
 
     /// Removes the entries of removed versions.
     pub fn remove(&self, key: &Key, tid: Tid) {
-        let mut entries = self.entries.write().expect("index lock poisoned");
-        fn take<K: Ord>(map: &mut BTreeMap<K, Tids>, key: &K, tid: Tid) {
-            if let Some(tids) = map.get_mut(key) {
-                tids.retain(|t| *t != tid);
-                if tids.is_empty() {
-                    map.remove(key);
+        let aged = self.aged(&key.0);
+        let guard = epoch::pin();
+        let mut entry = Entry::first(Stored::probe(&key.0));
+        if aged {
+            let mut found = None;
+            self.walk(Bound::Included(&entry), &guard, |e| {
+                if e.key != entry.key {
+                    return false;
                 }
+                if e.tid == tid {
+                    found = Some(e.age);
+                    return false;
+                }
+                true
+            });
+            match found {
+                Some(age) => entry.age = age,
+                None => return,
             }
         }
-        match &mut *entries {
-            Entries::Int(ints) => {
-                // A key of another kind was never inserted here.
-                if let Some(k) = int_key(&key.0) {
-                    take(ints, &k, tid);
-                }
-            }
-            Entries::Values(values) => take(values, &Stored::probe(&key.0), tid),
+        entry.tid = tid;
+        if let Some(removed) = self.entries.remove(&entry, &guard) {
+            removed.release(&guard);
         }
     }
 
-    /// Tids under keys whose leading columns equal `prefix`.
+    /// The first `Some` that `f` gives for the tids under the whole `key`
+    /// of a unique index, newest first: a lookup that stops at the version
+    /// its snapshot sees (UNIQUE-ONE-VISIBLE) reads no further entries.
+    pub fn find_in_key<T>(&self, key: &[Value], mut f: impl FnMut(Tid) -> Option<T>) -> Option<T> {
+        let guard = epoch::pin();
+        let first = Entry::first(Stored::probe(key));
+        let mut found = None;
+        self.walk(Bound::Included(&first), &guard, |e| {
+            if e.key != first.key {
+                return false;
+            }
+            found = f(e.tid);
+            found.is_none()
+        });
+        found
+    }
+
+    /// Removes the entries of removed versions, a key's at once: under a
+    /// whole key of a unique index, one walk over its entries finds all of
+    /// them (a hot row's pruned versions), where one walk per entry would
+    /// cost the square of their number.
+    pub fn remove_all(&self, dead: impl IntoIterator<Item = (Key, Tid)>) {
+        let mut dead: Vec<(Key, Tid)> = dead.into_iter().collect();
+        dead.sort_by(|a, b| a.0.cmp(&b.0));
+        let guard = epoch::pin();
+        for group in dead.chunk_by(|a, b| a.0 == b.0) {
+            let key = &group[0].0;
+            if !self.aged(&key.0) {
+                for (key, tid) in group {
+                    self.remove(key, *tid);
+                }
+                continue;
+            }
+            let first = Entry::first(Stored::probe(&key.0));
+            let mut doomed = Vec::with_capacity(group.len());
+            self.walk(Bound::Included(&first), &guard, |e| {
+                if e.key != first.key {
+                    return false;
+                }
+                if group.iter().any(|(_, t)| *t == e.tid) {
+                    doomed.push(Entry { key: first.key.clone(), age: e.age, tid: e.tid });
+                }
+                doomed.len() < group.len()
+            });
+            for entry in doomed {
+                if let Some(removed) = self.entries.remove(&entry, &guard) {
+                    removed.release(&guard);
+                }
+            }
+        }
+    }
+
+    /// Calls `f` on the entries from `from` on, in order, while it says so.
+    /// The walk reads what is present without a lock: it meets every entry
+    /// that was present when it started and stays (INDEX-READS).
+    fn walk(&self, from: Bound<&Entry>, guard: &epoch::Guard, mut f: impl FnMut(&Entry) -> bool) {
+        let mut at = match from {
+            Bound::Unbounded => self.entries.front(guard),
+            from => self.entries.lower_bound(from, guard),
+        };
+        while let Some(e) = at {
+            if !f(e.key()) {
+                return;
+            }
+            at = e.next();
+        }
+    }
+
+    /// Tids under keys whose leading columns equal `prefix`, in key order;
+    /// under one whole key of a unique index, newest first.
     pub fn lookup_prefix(&self, prefix: &[Value]) -> Vec<Tid> {
-        let entries = self.entries.read().expect("index lock poisoned");
-        let values = match &*entries {
-            Entries::Int(ints) => {
-                return match prefix {
-                    [] => ints.values().flatten().copied().collect(),
-                    [v] => match IntKey::of(v) {
-                        Some(k) => ints.get(&k).map_or_else(Vec::new, |tids| tids.to_vec()),
-                        // A probe of another kind (a float, an oid): compared
-                        // as the general form compares, entry by entry.
-                        None => ints
-                            .iter()
-                            .filter(|(k, _)| value_order(&k.value(), v).is_eq())
-                            .flat_map(|(_, tids)| tids.iter().copied())
-                            .collect(),
-                    },
-                    _ => Vec::new(),
-                };
-            }
-            Entries::Values(values) => values,
-        };
-        let probe = Stored::probe(prefix);
+        let guard = epoch::pin();
+        let mut tids = Vec::new();
+        if prefix.is_empty() {
+            self.walk(Bound::Unbounded, &guard, |e| {
+                tids.push(e.tid);
+                true
+            });
+            return tids;
+        }
+        let first = Entry::first(Stored::probe(prefix));
         if prefix.len() == self.columns.len() {
-            return values.get(&probe).map_or_else(Vec::new, |tids| tids.to_vec());
-        }
-        values
-            .range(probe..)
-            .take_while(|(k, _)| {
-                k.values()[..prefix.len()].iter().zip(prefix).all(|(a, b)| value_order(a, b).is_eq())
-            })
-            .flat_map(|(_, tids)| tids.iter().copied())
-            .collect()
-    }
-
-    /// Tids whose first column lies within the bounds, NULLs excepted.
-    pub fn lookup_range(&self, lower: Bound<Value>, upper: Bound<Value>) -> Vec<Tid> {
-        let entries = self.entries.read().expect("index lock poisoned");
-        let above = |first: &Value| match &lower {
-            Bound::Included(v) => value_order(first, v).is_ge(),
-            Bound::Excluded(v) => value_order(first, v).is_gt(),
-            Bound::Unbounded => true,
-        };
-        let below = |first: &Value| match &upper {
-            Bound::Included(v) => value_order(first, v).is_le(),
-            Bound::Excluded(v) => value_order(first, v).is_lt(),
-            Bound::Unbounded => true,
-        };
-        match &*entries {
-            Entries::Int(ints) => {
-                let int_bound = |b: &Bound<Value>| match b {
-                    Bound::Included(v) => IntKey::of(v).map(Bound::Included),
-                    Bound::Excluded(v) => IntKey::of(v).map(Bound::Excluded),
-                    Bound::Unbounded => Some(Bound::Unbounded),
-                };
-                match (int_bound(&lower), int_bound(&upper)) {
-                    // Integer bounds: the tree's own range (which must not
-                    // be handed an empty one), NULLs (last) cut off.
-                    (Some(lo), Some(hi)) if is_empty(&lo, &hi) => Vec::new(),
-                    (Some(lo), Some(hi)) => ints
-                        .range((lo, hi))
-                        .take_while(|(k, _)| !k.null)
-                        .flat_map(|(_, tids)| tids.iter().copied())
-                        .collect(),
-                    // Bounds of another kind: compared as values.
-                    _ => ints
-                        .iter()
-                        .take_while(|(k, _)| !k.null)
-                        .filter(|(k, _)| {
-                            let v = k.value();
-                            above(&v) && below(&v)
-                        })
-                        .flat_map(|(_, tids)| tids.iter().copied())
-                        .collect(),
+            self.walk(Bound::Included(&first), &guard, |e| {
+                let same = e.key == first.key;
+                if same {
+                    tids.push(e.tid);
                 }
-            }
-            Entries::Values(values) => {
-                // From the first key whose first column reaches the lower
-                // bound (a one-value key sorts before the keys it starts).
-                let start = match &lower {
-                    Bound::Included(v) | Bound::Excluded(v) => Bound::Included(Stored::One(v.clone())),
-                    Bound::Unbounded => Bound::Unbounded,
-                };
-                values
-                    .range((start, Bound::Unbounded))
-                    .skip_while(|(k, _)| !above(&k.values()[0]))
-                    .take_while(|(k, _)| below(&k.values()[0]))
-                    .filter(|(k, _)| !matches!(k.values()[0], Value::Null))
-                    .flat_map(|(_, tids)| tids.iter().copied())
-                    .collect()
-            }
+                same
+            });
+            return tids;
         }
+        // A prefix sorts before the keys that extend it.
+        self.walk(Bound::Included(&first), &guard, |e| {
+            let within = e.key.with_values(|k| {
+                k[..prefix.len()].iter().zip(prefix).all(|(a, b)| value_order(a, b).is_eq())
+            });
+            if within {
+                tids.push(e.tid);
+            }
+            within
+        });
+        tids
     }
 
-    /// Holds off other unique checks of this index.
-    pub fn lock_unique(&self) -> MutexGuard<'_, ()> {
-        self.unique_check.lock().expect("index lock poisoned")
+    /// Tids whose first column lies within the bounds, NULLs excepted, in
+    /// key order.
+    pub fn lookup_range(&self, lower: Bound<Value>, upper: Bound<Value>) -> Vec<Tid> {
+        let above = |e: &Entry| match &lower {
+            Bound::Included(v) => e.key.first_order(v).is_ge(),
+            Bound::Excluded(v) => e.key.first_order(v).is_gt(),
+            Bound::Unbounded => true,
+        };
+        let below = |e: &Entry| match &upper {
+            Bound::Included(v) => e.key.first_order(v).is_le(),
+            Bound::Excluded(v) => e.key.first_order(v).is_lt(),
+            Bound::Unbounded => true,
+        };
+        let guard = epoch::pin();
+        // From the first key whose first column reaches the lower bound (a
+        // one-value key sorts before the keys it starts).
+        let start = match &lower {
+            Bound::Included(v) | Bound::Excluded(v) => {
+                Some(Entry::first(Stored::probe(std::slice::from_ref(v))))
+            }
+            Bound::Unbounded => None,
+        };
+        let mut tids = Vec::new();
+        self.walk(start.as_ref().map_or(Bound::Unbounded, Bound::Included), &guard, |e| {
+            if !above(e) {
+                return true;
+            }
+            let inside = below(e) && !e.key.first_is_null();
+            if inside {
+                tids.push(e.tid);
+            }
+            inside
+        });
+        tids
+    }
+
+    /// Holds off other unique checks of `key` in this index.
+    pub fn lock_unique(&self, key: &Key) -> MutexGuard<'_, ()> {
+        self.unique_checks[stripe(key)].lock().expect("index lock poisoned")
+    }
+}
+
+/// A heap's indexes by oid. Added, never removed while the heap lives (a
+/// rolled-back build's entries stay until the heap goes, as VACUUM must
+/// still clean them), and found without a lock: a list of nodes each
+/// published once through a `OnceLock`, whose readers load and write
+/// nothing else (the per-update lookup of every index of a hot table read
+/// a shared lock word before).
+#[derive(Default)]
+pub struct Indexes {
+    head: OnceLock<Box<IndexNode>>,
+    /// Serialises additions (and the build of an index's entries).
+    adding: Mutex<()>,
+}
+
+struct IndexNode {
+    oid: u32,
+    index: std::sync::Arc<Index>,
+    next: OnceLock<Box<IndexNode>>,
+}
+
+impl Indexes {
+    fn nodes(&self) -> impl Iterator<Item = &IndexNode> {
+        std::iter::successors(self.head.get(), |n| n.next.get()).map(|n| &**n)
+    }
+
+    /// The index with `oid`.
+    pub fn get(&self, oid: u32) -> Option<&std::sync::Arc<Index>> {
+        self.nodes().find(|n| n.oid == oid).map(|n| &n.index)
+    }
+
+    /// The index with `oid`, made by `build` if there is none (one builder
+    /// at a time; the others wait and find its index).
+    pub fn get_or_add(&self, oid: u32, build: impl FnOnce() -> Index) -> &std::sync::Arc<Index> {
+        if let Some(ix) = self.get(oid) {
+            return ix;
+        }
+        let _adding = self.adding.lock().expect("index list lock poisoned");
+        if let Some(ix) = self.get(oid) {
+            return ix;
+        }
+        let node = Box::new(IndexNode { oid, index: std::sync::Arc::new(build()), next: OnceLock::new() });
+        let tail = self.nodes().last().map_or(&self.head, |n| &n.next);
+        // Only adders set a node's link, one at a time, at the tail.
+        let _ = tail.set(node);
+        &tail.get().expect("set above").index
+    }
+
+    /// Every index.
+    pub fn all(&self) -> impl Iterator<Item = &std::sync::Arc<Index>> {
+        self.nodes().map(|n| &n.index)
+    }
+}
+
+impl std::fmt::Debug for Indexes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.nodes().map(|n| n.oid)).finish()
     }
 }
 
@@ -412,46 +604,58 @@ fn normalize(ty: SqlType, v: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::Arc;
+
     use proptest::prelude::*;
 
     use super::*;
 
-    impl Index {
-        /// Range lookup by a walk from the first key (what lookup_range
-        /// did before it started at the lower bound): the reference.
-        fn range_by_walk(&self, lower: &Bound<Value>, upper: &Bound<Value>) -> Vec<Tid> {
-            let mut entries = self.entries.write().unwrap();
-            entries
-                .generalize()
-                .iter()
-                .skip_while(|(k, _)| match lower {
-                    Bound::Included(v) => value_order(&k.values()[0], v).is_lt(),
-                    Bound::Excluded(v) => value_order(&k.values()[0], v).is_le(),
-                    Bound::Unbounded => false,
-                })
-                .take_while(|(k, _)| match upper {
-                    Bound::Included(v) => value_order(&k.values()[0], v).is_le(),
-                    Bound::Excluded(v) => value_order(&k.values()[0], v).is_lt(),
-                    Bound::Unbounded => true,
-                })
-                .filter(|(k, _)| !matches!(k.values()[0], Value::Null))
-                .flat_map(|(_, tids)| tids.iter().copied())
-                .collect()
+    /// The reference: every (key, tid) in a sorted vector.
+    #[derive(Default)]
+    struct Model(Vec<(Vec<Value>, Tid)>);
+
+    impl Model {
+        fn insert(&mut self, key: Vec<Value>, tid: Tid) {
+            if !self.0.iter().any(|(k, t)| *t == tid && values_order(k, &key).is_eq()) {
+                self.0.push((key, tid));
+                self.0.sort_by(|(a, s), (b, t)| values_order(a, b).then(s.cmp(t)));
+            }
         }
 
-        /// The same index in the general form, whatever its types.
-        fn general(columns: Vec<usize>, types: Vec<SqlType>, unique: bool) -> Index {
-            let ix = Index::new(columns, types, unique);
-            ix.entries.write().unwrap().generalize();
-            ix
+        fn remove(&mut self, key: &[Value], tid: Tid) {
+            self.0.retain(|(k, t)| !(*t == tid && values_order(k, key).is_eq()));
+        }
+
+        fn prefix(&self, prefix: &[Value]) -> Vec<Tid> {
+            let matches =
+                |k: &[Value]| k[..prefix.len()].iter().zip(prefix).all(|(a, b)| value_order(a, b).is_eq());
+            self.0.iter().filter(|(k, _)| matches(k)).map(|(_, t)| *t).collect()
+        }
+
+        fn range(&self, lower: &Bound<Value>, upper: &Bound<Value>) -> Vec<Tid> {
+            let inside = |v: &Value| {
+                !matches!(v, Value::Null)
+                    && match lower {
+                        Bound::Included(b) => value_order(v, b).is_ge(),
+                        Bound::Excluded(b) => value_order(v, b).is_gt(),
+                        Bound::Unbounded => true,
+                    }
+                    && match upper {
+                        Bound::Included(b) => value_order(v, b).is_le(),
+                        Bound::Excluded(b) => value_order(v, b).is_lt(),
+                        Bound::Unbounded => true,
+                    }
+            };
+            self.0.iter().filter(|(k, _)| inside(&k[0])).map(|(_, t)| *t).collect()
         }
     }
 
     #[derive(Clone, Debug)]
     enum Op {
-        Insert(Value, Tid),
-        Remove(Value, Tid),
-        Prefix(Value),
+        Insert(Vec<Value>, Tid),
+        Remove(Vec<Value>, Tid),
+        Prefix(Vec<Value>),
         Range(Bound<Value>, Bound<Value>),
     }
 
@@ -471,48 +675,60 @@ mod tests {
         ]
     }
 
-    fn op() -> impl Strategy<Value = Op> {
+    fn op(columns: usize) -> impl Strategy<Value = Op> {
         // Stored keys are integers or NULL, as in an integer column, and
-        // once in a while a float, which turns the index general.
+        // once in a while a float, which the tree orders among them.
         let stored = prop_oneof![20 => (-8i64..8).prop_map(Value::Int), 2 => Just(Value::Null), 1 => Just(Value::Float(0.5))];
+        let key = proptest::collection::vec(stored, columns);
         prop_oneof![
-            4 => (stored.clone(), 0u32..6).prop_map(|(v, t)| Op::Insert(v, Tid::from(t))),
-            2 => (stored, 0u32..6).prop_map(|(v, t)| Op::Remove(v, Tid::from(t))),
-            2 => value().prop_map(Op::Prefix),
+            4 => (key.clone(), 0u64..6).prop_map(|(k, t)| Op::Insert(k, t)),
+            2 => (key, 0u64..6).prop_map(|(k, t)| Op::Remove(k, t)),
+            2 => proptest::collection::vec(value(), 0..=columns).prop_map(Op::Prefix),
             2 => (bound(), bound()).prop_map(|(lo, hi)| Op::Range(lo, hi)),
         ]
     }
 
-    proptest! {
-        /// The integer form answers every lookup as the general form does
-        /// (which orders keys as PostgreSQL's btree), including probes and
-        /// bounds of other numeric kinds, NULLs, empty ranges and the turn
-        /// to the general form.
-        #[test]
-        fn integer_keys_answer_as_the_general_form(ops in proptest::collection::vec(op(), 1..60)) {
-            let int = Index::new(vec![0], vec![SqlType::Int8], false);
-            let general = Index::general(vec![0], vec![SqlType::Int8], false);
-            for op in ops {
-                match op {
-                    Op::Insert(v, t) => {
-                        int.insert(Key(vec![v.clone()]), t);
-                        general.insert(Key(vec![v]), t);
-                    }
-                    Op::Remove(v, t) => {
-                        int.remove(&Key(vec![v.clone()]), t);
-                        general.remove(&Key(vec![v]), t);
-                    }
-                    Op::Prefix(v) => {
-                        prop_assert_eq!(int.lookup_prefix(std::slice::from_ref(&v)), general.lookup_prefix(&[v]));
-                        prop_assert_eq!(int.lookup_prefix(&[]), general.lookup_prefix(&[]));
-                    }
-                    Op::Range(lo, hi) => {
-                        let walked = general.range_by_walk(&lo, &hi);
-                        prop_assert_eq!(general.lookup_range(lo.clone(), hi.clone()), walked.clone());
-                        prop_assert_eq!(int.lookup_range(lo, hi), walked);
-                    }
+    fn check(columns: usize, ops: Vec<Op>) -> Result<(), TestCaseError> {
+        let ix = Index::new((0..columns).collect(), vec![SqlType::Int8; columns], false);
+        let mut model = Model::default();
+        for op in ops {
+            match op {
+                Op::Insert(k, t) => {
+                    ix.insert(Key(k.clone()), t);
+                    model.insert(k, t);
+                }
+                Op::Remove(k, t) => {
+                    ix.remove(&Key(k.clone()), t);
+                    model.remove(&k, t);
+                }
+                Op::Prefix(p) => prop_assert_eq!(ix.lookup_prefix(&p), model.prefix(&p), "prefix {:?}", p),
+                Op::Range(lo, hi) => {
+                    prop_assert_eq!(
+                        ix.lookup_range(lo.clone(), hi.clone()),
+                        model.range(&lo, &hi),
+                        "{:?}..{:?}",
+                        lo,
+                        hi
+                    )
                 }
             }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        /// Every lookup answers as a sorted list of (key, tid) does, in
+        /// PostgreSQL's btree order: integer keys against probes and bounds
+        /// of other numeric kinds, NULLs last, empty ranges, prefixes of
+        /// every length, one entry per (key, tid).
+        #[test]
+        fn lookups_answer_as_the_sorted_entries(ops in proptest::collection::vec(op(1), 1..60)) {
+            check(1, ops)?;
+        }
+
+        #[test]
+        fn two_column_lookups_answer_as_the_sorted_entries(ops in proptest::collection::vec(op(2), 1..60)) {
+            check(2, ops)?;
         }
     }
 
@@ -543,9 +759,9 @@ mod tests {
         ix.insert(Key(vec![Value::Int(2), Value::Null]), 9);
         assert_eq!(ix.lookup_prefix(&[Value::Int(2)]), vec![2, 0, 4, 9], "in key order, NULL last");
         assert_eq!(ix.lookup_prefix(&[Value::Int(2), Value::Text("b".into())]), vec![0]);
-        // Several versions under one key, beyond what is held inline.
-        let one = Index::new(vec![0], vec![SqlType::Int8], true);
-        for tid in 0..5 {
+        // Several versions under one key.
+        let one = Index::new(vec![0], vec![SqlType::Int8], false);
+        for tid in [4, 0, 2, 3, 1] {
             one.insert(Key(vec![Value::Int(7)]), tid);
         }
         one.remove(&Key(vec![Value::Int(7)]), 1);
@@ -555,5 +771,111 @@ mod tests {
             Ordering::Less,
             "a prefix first"
         );
+    }
+
+    #[test]
+    fn a_unique_key_lists_its_newest_entry_first() {
+        let ix = Index::new(vec![0], vec![SqlType::Int8], true);
+        for tid in [5, 2, 9] {
+            ix.insert(Key(vec![Value::Int(7)]), tid);
+        }
+        ix.insert(Key(vec![Value::Int(8)]), 1);
+        assert_eq!(ix.lookup_prefix(&[Value::Int(7)]), vec![9, 2, 5]);
+        assert_eq!(ix.lookup_range(Bound::Included(Value::Int(7)), Bound::Unbounded), vec![9, 2, 5, 1]);
+        ix.remove(&Key(vec![Value::Int(7)]), 2);
+        ix.remove(&Key(vec![Value::Int(7)]), 4);
+        assert_eq!(ix.lookup_prefix(&[Value::Int(7)]), vec![9, 5]);
+        assert_eq!(
+            ix.find_in_key(&[Value::Int(7)], |t| (t < 9).then_some(t)),
+            Some(5),
+            "newest first, stops at 5"
+        );
+        for tid in [11, 12, 13, 14] {
+            ix.insert(Key(vec![Value::Int(7)]), tid);
+        }
+        let k = |v| Key(vec![Value::Int(v)]);
+        ix.remove_all([(k(7), 12), (k(8), 1), (k(7), 5), (k(7), 14), (k(7), 99)]);
+        assert_eq!(ix.lookup_prefix(&[Value::Int(7)]), vec![13, 11, 9]);
+        assert!(ix.lookup_prefix(&[Value::Int(8)]).is_empty());
+        // NULLs never conflict: tid order, removed without a walk.
+        for tid in [3, 1] {
+            ix.insert(Key(vec![Value::Null]), tid);
+        }
+        ix.remove(&Key(vec![Value::Null]), 3);
+        assert_eq!(ix.lookup_prefix(&[Value::Null]), vec![1]);
+    }
+
+    #[test]
+    fn equal_keys_share_a_unique_stripe() {
+        let ix = Index::new(vec![0], vec![SqlType::Numeric(-1)], true);
+        let a = Key(vec![Value::Numeric(snapscale_values::numeric::Numeric::parse("1.50").unwrap())]);
+        let b = Key(vec![Value::Numeric(snapscale_values::numeric::Numeric::parse("1.5").unwrap())]);
+        assert_eq!(stripe(&a), stripe(&b));
+        let spread: std::collections::HashSet<usize> =
+            (0..1000).map(|i| stripe(&Key(vec![Value::Int(i)]))).collect();
+        assert!(spread.len() > UNIQUE_STRIPES / 2, "integer keys spread over the stripes: {spread:?}");
+        drop(ix.lock_unique(&a));
+    }
+
+    /// INDEX-READS: a reader finds every entry that was present when its
+    /// lookup began and stayed, while writers insert and remove other
+    /// entries around it (leaf splits and merges included); the checker is
+    /// the set of entries that never leave.
+    #[test]
+    fn lookups_find_every_stable_entry_under_concurrent_writes() {
+        const KEYS: i64 = 4000;
+        let ix = Arc::new(Index::new(vec![0], vec![SqlType::Int8], false));
+        // Stable: every key at tid 0. Churned: tids 1.. come and go.
+        for k in 0..KEYS {
+            ix.insert(Key(vec![Value::Int(k)]), 0);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let writers: Vec<_> = (0..2u64)
+            .map(|w| {
+                let (ix, stop) = (Arc::clone(&ix), Arc::clone(&stop));
+                std::thread::spawn(move || {
+                    let mut round = 0u64;
+                    while !stop.load(Relaxed) {
+                        round += 1;
+                        for k in (0..KEYS).filter(|k| (*k as u64 + round) % 3 == w) {
+                            let tid = 1 + (round % 4) * 2 + w;
+                            ix.insert(Key(vec![Value::Int(k)]), tid);
+                            if round > 1 {
+                                ix.remove(&Key(vec![Value::Int(k)]), 1 + ((round - 1) % 4) * 2 + w);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        let readers: Vec<_> = (0..2)
+            .map(|r| {
+                let ix = Arc::clone(&ix);
+                std::thread::spawn(move || {
+                    for i in 0..20_000i64 {
+                        let k = (i * 7919 + r * 13) % KEYS;
+                        assert!(ix.lookup_prefix(&[Value::Int(k)]).contains(&0), "point lookup lost key {k}");
+                        if i % 1000 == 0 {
+                            let tids = ix.lookup_range(
+                                Bound::Included(Value::Int(100)),
+                                Bound::Excluded(Value::Int(600)),
+                            );
+                            assert_eq!(
+                                tids.iter().filter(|t| **t == 0).count(),
+                                500,
+                                "range lost stable entries"
+                            );
+                        }
+                    }
+                })
+            })
+            .collect();
+        for r in readers {
+            r.join().unwrap();
+        }
+        stop.store(true, Relaxed);
+        for w in writers {
+            w.join().unwrap();
+        }
     }
 }

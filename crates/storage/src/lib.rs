@@ -8,7 +8,7 @@
 pub mod checkpoint;
 #[cfg(not(loom))]
 pub mod log;
-mod table;
+pub(crate) mod table;
 mod version;
 
 #[cfg(all(test, loom))]

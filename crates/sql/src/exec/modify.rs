@@ -338,7 +338,7 @@ impl Executor<'_> {
             let index = rel.heap.index(&rel.entry, def);
             let key = index.key_of(new);
             if index.unique && key != index.key_of(old) {
-                self.insert_unique(rel, &index, &def.name, key, tid).await?;
+                self.insert_unique(rel, index, &def.name, key, tid).await?;
             } else {
                 index.insert(key, tid);
             }
@@ -363,7 +363,7 @@ impl Executor<'_> {
             let index = rel.heap.index(&rel.entry, def);
             let key = index.key_of(&row);
             if index.unique {
-                self.insert_unique(rel, &index, &def.name, key, tid).await?;
+                self.insert_unique(rel, index, &def.name, key, tid).await?;
             } else {
                 index.insert(key, tid);
             }
@@ -389,7 +389,7 @@ impl Executor<'_> {
         }
         loop {
             let wait = {
-                let _check = index.lock_unique();
+                let _check = index.lock_unique(&key);
                 let mut wait = None;
                 for other in index.lookup_prefix(&key.0) {
                     if other == tid {

@@ -39,17 +39,16 @@ impl Run<'_, '_> {
                     }
                     key.push(index.normalize_probe(i, v));
                 }
-                let tids = index.lookup_prefix(&key);
                 if index.unique && key.len() == index.columns.len() {
                     // UNIQUE-ONE-VISIBLE: a snapshot sees at most one
                     // version under a whole key of a unique index (the
                     // versions of one row follow each other in time, and
                     // two rows never hold the key at once), so the search
-                    // stops at it. Newest first: a key's entries are in the
-                    // order their versions were made, and a recent snapshot
-                    // sees the newest, where the walk of a hot row's
-                    // versions in tid order cost one visibility test each.
-                    let visible = tids.iter().rev().find_map(|&t| {
+                    // stops at it. Newest first, as the index gives a
+                    // unique key's entries: a recent snapshot sees the
+                    // newest, where the walk of a hot row's versions in tid
+                    // order cost one visibility test each.
+                    let visible = index.find_in_key(&key, |t| {
                         // A tid reused under another key (INDEX-VERSIONS)
                         // holds a row this snapshot cannot see; the key
                         // check makes that not matter.
@@ -57,7 +56,7 @@ impl Run<'_, '_> {
                     });
                     return self.filtered(scan, visible.into_iter().collect(), want);
                 }
-                Some(tids)
+                Some(index.lookup_prefix(&key))
             }
             Access::IndexRange { index, lower, upper } => {
                 let cx = self.ctx(&[]);

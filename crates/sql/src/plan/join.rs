@@ -352,7 +352,7 @@ fn index_for(scan: &ScanNode, keys: &[(Expr, Expr)]) -> Option<(Arc<Index>, Vec<
     for def in &scan.rel.entry.indexes {
         let probes: Vec<Expr> = def.columns.iter().map_while(|&c| probe(c)).collect();
         if !probes.is_empty() && best.as_ref().is_none_or(|(_, p)| probes.len() > p.len()) {
-            best = Some((scan.rel.heap.index(&scan.rel.entry, def), probes));
+            best = Some((Arc::clone(scan.rel.heap.index(&scan.rel.entry, def)), probes));
         }
     }
     best

@@ -281,7 +281,7 @@ pub(super) fn choose_access(rel: &Rel, filter: &Expr) -> Access {
         let probes: Vec<Expr> = def.columns.iter().map_while(|&c| eq_probe(c)).collect();
         if !probes.is_empty() && best.as_ref().is_none_or(|(n, _)| probes.len() > *n) {
             let index = rel.heap.index(&rel.entry, def);
-            best = Some((probes.len(), Access::IndexEq { index, probes }));
+            best = Some((probes.len(), Access::IndexEq { index: std::sync::Arc::clone(index), probes }));
         }
     }
     if let Some((_, access)) = best {
@@ -304,7 +304,11 @@ pub(super) fn choose_access(rel: &Rel, filter: &Expr) -> Access {
             }
         }
         if !matches!((&lower, &upper), (Bound::Unbounded, Bound::Unbounded)) {
-            return Access::IndexRange { index: rel.heap.index(&rel.entry, def), lower, upper };
+            return Access::IndexRange {
+                index: std::sync::Arc::clone(rel.heap.index(&rel.entry, def)),
+                lower,
+                upper,
+            };
         }
     }
     Access::Seq

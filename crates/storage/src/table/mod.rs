@@ -18,21 +18,25 @@
 //! ```
 //!
 //! xmax changes are serialised by the table's write lock (PostgreSQL's
-//! exclusive buffer lock, table-wide here); readers take only the slot
-//! vector's read lock to find versions and read headers lock-free.
+//! exclusive buffer lock, table-wide here); readers take no lock: they find
+//! versions in the slot vector (`slots.rs`, SLOTS-READ) and read headers
+//! lock-free.
 
 use std::sync::Arc;
 
 use snapscale_sqlstate::SqlState;
 use snapscale_sync::atomic::{AtomicU64, Ordering::*};
-use snapscale_sync::{Mutex, RwLock};
+use snapscale_sync::Mutex;
 use snapscale_txn::{CommandId, Engine, MultiXactId, Reader, RowLockMode, Session, TupleXids, TxnError, Xid};
 use snapscale_txn::{XidState, XidStatus};
 
 use crate::version::{Gone, Header, NewXmax, Tid, Version, NO_TID};
 
 mod modify;
+pub(crate) mod slots;
 mod vacuum;
+
+use slots::Slots;
 
 pub use vacuum::{VacuumOptions, VacuumStats};
 
@@ -107,8 +111,10 @@ impl std::error::Error for StorageError {}
 
 /// A table of `R` rows. See the module documentation.
 pub struct Table<R> {
-    slots: RwLock<Vec<Option<Arc<Version<R>>>>>,
+    slots: Slots<Version<R>>,
     /// Freed tids, reused by later inserts (memory stays flat under updates).
+    /// Vacuum's removals hold it while they empty cells, which serialises
+    /// them (`Slots::take_if`).
     free: Mutex<Vec<Tid>>,
     /// Serialises xmax changes.
     write: Mutex<()>,
@@ -137,7 +143,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// before anyone can lock its rows (MULTI-TRUNCATE).
     pub fn with_min_multi(frozen_xid: Xid, min_multi: MultiXactId) -> Self {
         Table {
-            slots: RwLock::new(Vec::new()),
+            slots: Slots::new(),
             free: Mutex::new(Vec::new()),
             write: Mutex::new(()),
             frozen_xid: AtomicU64::new(frozen_xid.0),
@@ -170,21 +176,17 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     fn put(&self, version: Version<R>) -> Tid {
         let version = Arc::new(version);
         let reused = self.free.lock().pop();
-        let mut slots = self.slots.write();
         match reused {
             Some(tid) => {
-                slots[tid as usize] = Some(version);
+                self.slots.set(tid, version);
                 tid
             }
-            None => {
-                slots.push(Some(version));
-                (slots.len() - 1) as Tid
-            }
+            None => self.slots.push(version),
         }
     }
 
     fn get(&self, tid: Tid) -> Option<Arc<Version<R>>> {
-        self.slots.read().get(tid as usize).and_then(Clone::clone)
+        self.slots.get(tid)
     }
 
     /// Inserts `data` as a new version owned by the session's current
@@ -271,12 +273,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
 
     /// The versions present now, so decisions run without the slot lock.
     fn versions(&self) -> Vec<(Tid, Arc<Version<R>>)> {
-        self.slots
-            .read()
-            .iter()
-            .enumerate()
-            .filter_map(|(tid, v)| v.as_ref().map(|v| (tid as Tid, Arc::clone(v))))
-            .collect()
+        self.slots.present()
     }
 
     /// Every version `reader` sees, with its tid.
@@ -290,15 +287,17 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
 
     /// The version at `tid`, if `reader` sees it.
     pub fn fetch(&self, reader: &Reader<'_>, tid: Tid) -> Option<R> {
-        let v = self.get(tid)?;
-        Self::visible(reader, &v).then(|| v.data.clone())
+        self.slots.with(tid, |v| Self::visible(reader, v).then(|| v.data.clone())).flatten()
     }
 
     /// The version at `tid` as a uniqueness check sees it (see
     /// [`Liveness`]; DIRTY-CHECK: in-progress changes count). A missing tid
     /// is `Dead`.
     pub fn liveness(&self, session: &Session, tid: Tid) -> Liveness {
-        let Some(v) = self.get(tid) else { return Liveness::Dead };
+        self.slots.with(tid, |v| Self::liveness_of(session, v)).unwrap_or(Liveness::Dead)
+    }
+
+    fn liveness_of(session: &Session, v: &Version<R>) -> Liveness {
         v.decide(|h| {
             if h.dead {
                 return Ok(Liveness::Dead);
@@ -320,7 +319,7 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
     /// The data of the version at `tid`, whatever its visibility (a
     /// uniqueness check compares keys: a tid may have been reused).
     pub fn peek(&self, tid: Tid) -> Option<R> {
-        self.get(tid).map(|v| v.data.clone())
+        self.slots.with(tid, |v| v.data.clone())
     }
 
     /// Every version present, whatever its visibility (to build an index:
@@ -385,12 +384,12 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
 
     /// Versions present (not yet removed by vacuum).
     pub fn versions_present(&self) -> usize {
-        self.slots.read().iter().filter(|v| v.is_some()).count()
+        self.slots.present().len()
     }
 
     /// Slots in use, dead or alive (for memory checks).
     pub fn allocated_slots(&self) -> usize {
-        self.slots.read().len()
+        self.slots.len() as usize
     }
 }
 

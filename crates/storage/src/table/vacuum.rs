@@ -214,16 +214,14 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         stats.min_multi = MultiXactId(before.max(oldest_multi.0));
         if options.remove && !dead.is_empty() {
             let mut removed = Vec::with_capacity(dead.len());
-            let mut slots = self.slots.write();
+            let free = self.free.lock();
             for (tid, v) in &dead {
                 // Another pass may have removed it (and the tid be reused).
-                let slot = &mut slots[*tid as usize];
-                if slot.as_ref().is_some_and(|held| Arc::ptr_eq(held, v)) {
-                    *slot = None;
+                if self.slots.take_if(*tid, v) {
                     removed.push((*tid, v.data.clone()));
                 }
             }
-            drop(slots);
+            drop(free);
             before_reuse(&removed);
             stats.removed = removed.len();
             self.free.lock().extend(removed.iter().map(|(tid, _)| *tid));
