@@ -46,8 +46,16 @@ RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS=2 \
 # Miri checks the unsafe code (paged xid maps, the memo, row headers, the
 # queue) for undefined behaviour through the crates' unit tests. It needs the
 # nightly toolchain's miri component, which .ci/run installs when it can.
+# The storage crate's table slots use crossbeam-epoch, whose internal list
+# retags pointers in a way Stacked Borrows rejects (inside crossbeam-epoch,
+# `Local::element_of`, not in our code); it is checked under Tree Borrows,
+# the other crates under Stacked Borrows. Its leak check is off: the global
+# epoch collector is a static that keeps each thread's registration and the
+# garbage not yet collected when the test process exits (crossbeam's own
+# Miri runs ignore leaks for the same reason).
 if cargo +nightly miri --version >/dev/null 2>&1; then
-    cargo +nightly miri test -p snapscale-txn -p snapscale-storage -p snapscale-sinval --lib
+    cargo +nightly miri test -p snapscale-txn -p snapscale-sinval --lib
+    MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p snapscale-storage --lib
 else
     echo "skipping Miri: the nightly toolchain's miri component is not installed"
 fi
