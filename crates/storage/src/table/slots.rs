@@ -286,6 +286,11 @@ impl<V: Send + Sync> Slots<V> {
 
     /// Every version present now, with its tid.
     pub(crate) fn present(&self) -> Vec<(Tid, Arc<V>)> {
+        // One pin for the whole walk: each cell's own pin is then nested,
+        // without the fence an outermost pin costs (a sequential scan
+        // reads every cell).
+        #[cfg(not(loom))]
+        let _pin = crossbeam_epoch::pin();
         let len = self.len();
         let mut out = Vec::new();
         let mut tid = 0;
