@@ -210,7 +210,12 @@ impl EnumRegistry {
         for v in row.iter_mut() {
             match v {
                 Value::Enum(l) => *l = self.cell(l),
-                Value::Array(items) | Value::Record(items) if items.iter().any(has_enum) => {
+                Value::Array(array) if array.iter().any(has_enum) => {
+                    let mut owned = array.to_vec();
+                    self.intern_row(&mut owned);
+                    *array = std::sync::Arc::new(array.reshaped(owned));
+                }
+                Value::Record(items) if items.iter().any(has_enum) => {
                     let mut owned = items.to_vec();
                     self.intern_row(&mut owned);
                     *items = owned.into();
@@ -224,7 +229,8 @@ impl EnumRegistry {
 fn has_enum(v: &Value) -> bool {
     match v {
         Value::Enum(_) => true,
-        Value::Array(items) | Value::Record(items) => items.iter().any(has_enum),
+        Value::Array(array) => array.iter().any(has_enum),
+        Value::Record(items) => items.iter().any(has_enum),
         _ => false,
     }
 }

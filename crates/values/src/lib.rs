@@ -7,7 +7,7 @@
 //! layer (binding, evaluation, COPY, the protocol's formats) use them, so
 //! they sit below both. See README.md for the types and their formats.
 
-mod array;
+pub mod array;
 mod bytea;
 mod calendar;
 mod datetime;
@@ -19,13 +19,15 @@ mod interval;
 pub mod json;
 pub mod numeric;
 mod oid;
+mod record;
 mod style;
 mod uuid;
 mod value;
 pub mod wire;
 mod zone;
 
-pub use array::{format_array, parse_array, parse_record};
+pub use array::funcs::adjust_typmod as adjust_array_typmod;
+pub use array::{format_array, parse_array, too_many_dims, Array, Dim, MAX_DIMS};
 pub use bytea::{format_bytea_escape, format_bytea_hex, parse_bytea};
 pub use datetime::extract;
 pub use datetime::{
@@ -44,6 +46,7 @@ pub use enum_label::{EnumLabel, OrderKey, UserType};
 pub use error::{ErrorObject, SqlError};
 pub use interval::{range as interval_range, Interval};
 pub use oid::{quote_ident, Reg};
+pub use record::parse_record;
 pub use style::{show_datestyle, DateOrder, DateStyle, IntervalStyle, Style};
 pub use uuid::{format_uuid, parse_uuid};
 pub use value::*;

@@ -100,7 +100,7 @@ pub(super) fn truncate_name(input: &str) -> String {
 pub(super) fn parse_vector(ty: SqlType, input: &str) -> Result<Value, SqlError> {
     let elem = ty.elem().expect("a vector type");
     let items = input.split_whitespace().map(|n| Value::parse(elem, n)).collect::<Result<Vec<_>, _>>()?;
-    Ok(Value::Array(Arc::from(items)))
+    Ok(Value::Array(Arc::new(crate::Array::with_lower(0, items))))
 }
 
 /// An identifier as PostgreSQL prints it: in double quotes unless it is

@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use snapscale_sqlstate::SqlState;
 
 use crate::error::SqlError;
-use crate::{array, float, format_array, oid, parse_array, Interval, Reg, Style, Zone};
+use crate::{array, float, format_array, oid, parse_array, record, Interval, Reg, Style, Zone};
 
 /// PostgreSQL's epoch (2000-01-01) in Unix seconds.
 const PG_EPOCH: i64 = 946_684_800;
@@ -61,7 +61,7 @@ pub enum SqlType {
     /// An oid alias type (regclass, regtype, …): compares as the oid,
     /// reads and prints as the object's name.
     Reg(Reg),
-    /// A one-dimensional array of `Elem` values.
+    /// An array of `Elem` values, of any number of dimensions.
     Array(Elem),
     /// int2vector and oidvector: the catalogs' zero-based arrays, printed
     /// as space-separated numbers.
@@ -165,7 +165,9 @@ impl Elem {
             Elem::Float8 => SqlType::Float8,
             Elem::Text => SqlType::Text,
             Elem::Varchar => SqlType::Varchar(None),
-            Elem::Bpchar => SqlType::Char(1),
+            // Elements of any length: the column's type modifier, if any,
+            // holds them to one (`adjust_array_typmod`).
+            Elem::Bpchar => SqlType::Char(0),
             Elem::Name => SqlType::Name,
             Elem::Char1 => SqlType::Char1,
             Elem::Oid => SqlType::Oid,
@@ -336,6 +338,7 @@ impl SqlType {
     /// -1 for none.
     pub fn typmod(self) -> i32 {
         match self {
+            SqlType::Char(0) => -1,
             SqlType::Varchar(Some(n)) | SqlType::Char(n) => n as i32 + 4,
             SqlType::Numeric(typmod) => typmod,
             _ => -1,
@@ -534,6 +537,18 @@ impl SqlType {
             "timetz" | "time with time zone" => SqlType::TimeTz,
             "bytea" => SqlType::Bytea,
             "numeric" | "decimal" => SqlType::Numeric(-1),
+            // An array type's internal name: `_int4` is int4[].
+            _ if n.len() > 1 && n.starts_with('_') && !n[1..].contains(' ') => {
+                match SqlType::from_name(&n[1..], None).ok().and_then(Elem::of) {
+                    Some(e) => SqlType::Array(e),
+                    None => {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("type \"{n}\" does not exist"),
+                        ))
+                    }
+                }
+            }
             _ => {
                 return Err(SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{n}\" does not exist")))
             }
@@ -564,8 +579,8 @@ pub enum Value {
     TimestampTz(i64),
     /// A span of days and time.
     Interval(Interval),
-    /// An array's elements (one dimension), for any array type.
-    Array(std::sync::Arc<[Value]>),
+    /// An array, for any array type.
+    Array(std::sync::Arc<crate::Array>),
     /// A record's fields (a row value), for any record type.
     Record(std::sync::Arc<[Value]>),
     /// An oid alias value: the oid, and the object's name as it prints.
@@ -588,6 +603,13 @@ pub enum Value {
     Time(i64),
     /// A time of day with its zone's offset.
     TimeTz(crate::TimeTz),
+}
+
+impl Value {
+    /// A one-dimensional array (from 1) of `items`.
+    pub fn array(items: Vec<Value>) -> Value {
+        Value::Array(std::sync::Arc::new(crate::Array::new(items)))
+    }
 }
 
 fn int_range(ty: SqlType) -> (i64, i64) {
@@ -630,7 +652,11 @@ fn parse_bool(input: &str) -> Result<Value, SqlError> {
 
 /// Applies varchar(n) / char(n) length rules: too long is an error unless
 /// the excess is all spaces (then truncated); char(n) pads with spaces.
-fn fit_length(ty: SqlType, input: &str, limit: u32, pad: bool) -> Result<Value, SqlError> {
+pub(crate) fn fit_length(ty: SqlType, input: &str, limit: u32, pad: bool) -> Result<Value, SqlError> {
+    // bpchar of no declared length (an array's elements): as written.
+    if limit == 0 {
+        return Ok(Value::Text(input.to_owned()));
+    }
     let len = input.chars().count();
     let limit = limit as usize;
     let mut s: String = if len > limit {
@@ -747,7 +773,7 @@ impl Value {
             Value::TimestampTz(t) => crate::format_timestamptz_styled(*t, &style),
             Value::Interval(i) => crate::format_interval_styled(i, &style),
             Value::Array(items) => format_array(items, style),
-            Value::Record(fields) => array::format_record(fields, style),
+            Value::Record(fields) => record::format_record(fields, style),
             Value::Reg(_, name) => name.to_string(),
             Value::Uuid(u) => crate::uuid::format_uuid(u),
             Value::Bytes(b) if style.bytea_escape => crate::bytea::format_bytea_escape(b),
@@ -796,7 +822,10 @@ impl Value {
             (Value::Reg(a, _), Value::Reg(b, _)) => Some(a.cmp(b)),
             (Value::Reg(a, _), Value::Int(b)) => Some(i64::from(*a).cmp(b)),
             (Value::Int(a), Value::Reg(b, _)) => Some(a.cmp(&i64::from(*b))),
-            (Value::Array(a), Value::Array(b)) | (Value::Record(a), Value::Record(b)) => array::compare(a, b),
+            (Value::Array(a), Value::Array(b)) => a.compare(b),
+            (Value::Record(a), Value::Record(b)) => {
+                Some(array::compare_items(a, b)?.then(a.len().cmp(&b.len())))
+            }
             (Value::Uuid(a), Value::Uuid(b)) => Some(a.cmp(b)),
             (Value::Numeric(a), Value::Numeric(b)) => Some(a.cmp(b)),
             (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp(b)),

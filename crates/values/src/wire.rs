@@ -108,7 +108,7 @@ pub fn decode_param(
 
 /// PostgreSQL's binary array: dimensions, a has-NULLs flag, the element
 /// type's OID, each dimension's length and lower bound, then each element
-/// as a length (-1 for NULL) and its binary form. One dimension at most.
+/// as a length (-1 for NULL) and its binary form.
 fn decode_array(ty: SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
     let elem = ty.elem().expect("an array type");
     let mut at = 0;
@@ -118,28 +118,40 @@ fn decode_array(ty: SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
         Ok(i32::from_be_bytes(b.try_into().expect("4 bytes")))
     };
     let ndim = int(&mut at)?;
-    let _has_nulls = int(&mut at)?;
+    let flags = int(&mut at)?;
     let elem_oid = int(&mut at)? as u32;
+    if ndim < 0 {
+        return Err(SqlError::new(
+            SqlState::INVALID_BINARY_REPRESENTATION,
+            format!("invalid number of dimensions: {ndim}"),
+        ));
+    }
+    if ndim as usize > crate::MAX_DIMS {
+        return Err(crate::too_many_dims(ndim as usize));
+    }
+    if flags != 0 && flags != 1 {
+        return Err(SqlError::new(SqlState::INVALID_BINARY_REPRESENTATION, "invalid array flags"));
+    }
     if elem_oid != elem.oid() && !(elem_oid == 1043 && elem == SqlType::Text) {
         return Err(SqlError::new(
             SqlState::DATATYPE_MISMATCH,
             format!("wrong element type in binary array: {elem_oid}, expected {}", elem.oid()),
         ));
     }
-    let count = match ndim {
-        0 => 0,
-        1 => {
-            let n = int(&mut at)?;
-            let _lower = int(&mut at)?;
-            usize::try_from(n).map_err(|_| protocol_violation(ty))?
+    let mut dims = Vec::with_capacity(ndim as usize);
+    let mut count: usize = 1;
+    for _ in 0..ndim {
+        let len = int(&mut at)?;
+        let lower = int(&mut at)?;
+        if len < 0 {
+            return Err(protocol_violation(ty));
         }
-        _ => {
-            return Err(SqlError::new(
-                SqlState::FEATURE_NOT_SUPPORTED,
-                "multidimensional arrays are not supported",
-            ))
-        }
-    };
+        count = count.saturating_mul(len as usize);
+        dims.push(crate::Dim { lower, len });
+    }
+    if ndim == 0 {
+        count = 0;
+    }
     // Each element takes at least its 4-byte length.
     if count > bytes.len() / 4 {
         return Err(protocol_violation(ty));
@@ -161,7 +173,7 @@ fn decode_array(ty: SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
     if at != bytes.len() {
         return Err(protocol_violation(ty));
     }
-    Ok(Value::Array(items.into()))
+    Ok(Value::Array(std::sync::Arc::new(crate::Array::from_parts(dims, items)?)))
 }
 
 /// Encodes a result value in binary format for a column of type `ty`;
@@ -210,13 +222,12 @@ pub fn encode_binary(ty: SqlType, v: &Value) -> Option<Vec<u8>> {
         (SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector, Value::Array(items)) => {
             let elem = ty.elem().expect("an array type");
             let mut b = Vec::new();
-            b.extend_from_slice(&i32::from(!items.is_empty()).to_be_bytes());
+            b.extend_from_slice(&(items.ndims() as i32).to_be_bytes());
             b.extend_from_slice(&i32::from(items.iter().any(|v| matches!(v, Value::Null))).to_be_bytes());
             b.extend_from_slice(&elem.oid().to_be_bytes());
-            if !items.is_empty() {
-                b.extend_from_slice(&(items.len() as i32).to_be_bytes());
-                let lower = if matches!(ty, SqlType::Array(_)) { 1i32 } else { 0 };
-                b.extend_from_slice(&lower.to_be_bytes());
+            for d in items.dims() {
+                b.extend_from_slice(&d.len.to_be_bytes());
+                b.extend_from_slice(&d.lower.to_be_bytes());
             }
             for v in items.iter() {
                 match encode_binary(elem, v) {
@@ -269,17 +280,32 @@ mod tests {
             (SqlType::Timestamp, Value::Timestamp(123_456_789)),
             (SqlType::TimestampTz, Value::TimestampTz(-123_456_789)),
             (SqlType::Oid, Value::Int(4_000_000_000)),
-            (SqlType::Array(crate::Elem::Int4), Value::Array(vec![Value::Int(1), Value::Null].into())),
-            (SqlType::Array(crate::Elem::Text), Value::Array(Vec::new().into())),
-            (SqlType::Int2Vector, Value::Array(vec![Value::Int(1), Value::Int(3)].into())),
+            (SqlType::Array(crate::Elem::Int4), Value::array(vec![Value::Int(1), Value::Null])),
+            (SqlType::Array(crate::Elem::Text), Value::array(Vec::new())),
+            (
+                SqlType::Int2Vector,
+                Value::Array(std::sync::Arc::new(crate::Array::with_lower(
+                    0,
+                    vec![Value::Int(1), Value::Int(3)],
+                ))),
+            ),
             (SqlType::Uuid, Value::Uuid([7; 16])),
             (SqlType::Bytea, Value::Bytes(vec![0, 255, 92].into())),
-            (SqlType::Array(crate::Elem::Uuid), Value::Array(vec![Value::Uuid([1; 16]), Value::Null].into())),
+            (SqlType::Array(crate::Elem::Uuid), Value::array(vec![Value::Uuid([1; 16]), Value::Null])),
+            (
+                SqlType::Array(crate::Elem::Int8),
+                crate::parse_array(SqlType::Int8, "[0:1][-1:1]={{1,2,3},{4,NULL,6}}", Zone::UTC).unwrap(),
+            ),
         ] {
             let bytes = encode_binary(ty, &v);
             assert_eq!(decode_param(ty, true, bytes.as_deref(), Zone::UTC).unwrap(), v, "{ty:?}");
         }
         assert_eq!(decode_param(SqlType::Int4, true, Some(&[1, 2]), Zone::UTC).unwrap_err().code, "22P03");
+        // Seven dimensions, and a negative count of them.
+        let header = |ndim: i32| [ndim.to_be_bytes(), 0i32.to_be_bytes(), 23i32.to_be_bytes()].concat();
+        let array = SqlType::Array(crate::Elem::Int4);
+        assert_eq!(decode_param(array, true, Some(&header(7)), Zone::UTC).unwrap_err().code, "54000");
+        assert_eq!(decode_param(array, true, Some(&header(-1)), Zone::UTC).unwrap_err().code, "22P03");
         assert_eq!(decode_param(SqlType::Int4, false, Some(b"42"), Zone::UTC).unwrap(), Value::Int(42));
         assert_eq!(decode_param(SqlType::Int4, false, None, Zone::UTC).unwrap(), Value::Null);
     }

@@ -71,10 +71,22 @@ impl Writer {
                 self.u32(i.days as u32);
                 self.u64(i.micros as u64);
             }
-            Value::Array(items) => {
-                self.u8(9);
-                self.u32(items.len() as u32);
-                for v in items.iter() {
+            // Tag 9 is a one-dimensional array from 1 (or the empty
+            // array); any other shape is written under 23 with its
+            // dimensions first.
+            Value::Array(array) => {
+                if array.ndims() <= 1 && array.default_bounds() {
+                    self.u8(9);
+                } else {
+                    self.u8(23);
+                    self.u8(array.ndims() as u8);
+                    for d in array.dims() {
+                        self.u32(d.lower as u32);
+                        self.u32(d.len as u32);
+                    }
+                }
+                self.u32(array.len() as u32);
+                for v in array.iter() {
                     self.value(v);
                 }
             }
@@ -352,6 +364,17 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         String::from_utf8(self.take(n)?.to_vec()).map_err(|_| corrupt())
     }
+    /// A count, then that many values.
+    fn values(&mut self) -> Result<Vec<Value>, SqlError> {
+        let n = self.u32()? as usize;
+        // Every value takes at least a byte: a corrupt count cannot make
+        // this allocate more than what is left.
+        if n > self.b.len() - self.at {
+            return Err(corrupt());
+        }
+        (0..n).map(|_| self.value()).collect()
+    }
+
     fn value(&mut self) -> Result<Value, SqlError> {
         Ok(match self.u8()? {
             0 => Value::Null,
@@ -372,14 +395,23 @@ impl<'a> Reader<'a> {
                 days: self.u32()? as i32,
                 micros: self.u64()? as i64,
             }),
-            9 => {
-                let n = self.u32()? as usize;
-                // Every value takes at least a byte: a corrupt count cannot
-                // make this allocate more than what is left.
-                if n > self.b.len() - self.at {
+            9 => Value::array(self.values()?),
+            23 => {
+                let ndims = self.u8()?;
+                let mut dims = Vec::with_capacity(usize::from(ndims).min(snapscale_values::MAX_DIMS));
+                for _ in 0..ndims {
+                    let lower = self.u32()? as i32;
+                    let len = self.u32()? as i32;
+                    dims.push(snapscale_values::Dim { lower, len });
+                }
+                let items = self.values()?;
+                if dims.iter().try_fold(1usize, |n, d| n.checked_mul(usize::try_from(d.len).ok()?))
+                    != Some(items.len())
+                {
                     return Err(corrupt());
                 }
-                Value::Array((0..n).map(|_| self.value()).collect::<Result<Vec<_>, _>>()?.into())
+                let array = snapscale_values::Array::from_parts(dims, items).map_err(|_| corrupt())?;
+                Value::Array(std::sync::Arc::new(array))
             }
             10 => Value::Reg(self.u32()?, self.str()?.into()),
             11 => {

@@ -292,7 +292,16 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let row: Row = Row::from(vec![Value::Int(1), Value::Text("é".into()), Value::Null, Value::Int(7)]);
+        // Arrays: one dimension from 1 (the older tag) and any other shape.
+        let md = snapscale_values::parse_array(
+            snapscale_values::SqlType::Int4,
+            "[0:1][2:3]={{1,2},{NULL,4}}",
+            snapscale_values::Zone::UTC,
+        )
+        .unwrap();
+        let flat = Value::array(vec![Value::Int(5), Value::Null]);
+        let row: Row =
+            Row::from(vec![Value::Int(1), Value::Text("é".into()), Value::Null, Value::Int(7), md, flat]);
         match round_trip(Xid(42), Redo::Update { storage: 3, row: row.clone() }) {
             Record::Change { xid, change: Redo::Update { storage, row: back } } => {
                 assert_eq!((xid, storage), (Xid(42), 3));

@@ -2,13 +2,15 @@
 //! (array)`), regular expression matches and COLLATE.
 
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{Elem, SqlError, SqlType};
+use snapscale_values::{Elem, SqlError, SqlType, MAX_DIMS};
 use sqlparser::ast::{self, AccessExpr, BinaryOperator, Subscript};
+
+use super::expr::is_array;
 
 use super::coerce::{common_type, comparable, family, Family};
 use super::scope::Scope;
 use super::{not_supported, Binder, Coercion, Resolver, Typed};
-use crate::expr::{Cmp, Expr, Func, SubKind, SubLink};
+use crate::expr::{Cmp, Expr, Func, SubKind, SubLink, Subscripts};
 
 /// The array type of elements of `ty`, or 0A000.
 fn array_of(ty: SqlType) -> Result<SqlType, SqlError> {
@@ -16,7 +18,8 @@ fn array_of(ty: SqlType) -> Result<SqlType, SqlError> {
 }
 
 impl<R: Resolver> Binder<'_, R> {
-    /// `ARRAY[a, b, …]`: the elements take one common type.
+    /// `ARRAY[a, b, …]`: the elements take one common type. Elements
+    /// that are arrays make an array of one more dimension.
     #[inline(never)]
     pub(super) fn array(&mut self, a: &ast::Array, scope: &Scope<'_>) -> Result<Typed, SqlError> {
         let mut items = Vec::with_capacity(a.elem.len());
@@ -30,15 +33,110 @@ impl<R: Resolver> Binder<'_, R> {
             )
             .with_hint("Explicitly cast to the desired type, for example ARRAY[]::integer[]."));
         }
-        let ty = common_type(items.iter().map(|t| t.ty), "ARRAY")?;
-        if family(ty) == Family::Array {
-            return Err(not_supported("multidimensional arrays"));
+        let nested = items.iter().any(|t| t.ty.is_some_and(|ty| family(ty) == Family::Array));
+        if nested {
+            let elem = common_type(items.iter().map(|t| t.ty.and_then(|ty| ty.elem())), "ARRAY")?;
+            let ty = array_of(elem)?;
+            let args = items
+                .into_iter()
+                .map(|t| self.coerce(t, ty, Coercion::Implicit, "ARRAY"))
+                .collect::<Result<_, _>>()?;
+            return Ok(Typed { e: Expr::Func(Func::ArrayConsNested, args), ty: Some(ty) });
         }
+        let ty = common_type(items.iter().map(|t| t.ty), "ARRAY")?;
         let args = items
             .into_iter()
             .map(|t| self.coerce(t, ty, Coercion::Implicit, "ARRAY"))
             .collect::<Result<_, _>>()?;
         Ok(Typed { e: Expr::Func(Func::ArrayCons, args), ty: Some(array_of(ty)?) })
+    }
+
+    /// `a || b` with an array on either side: array || array
+    /// (array_cat), array || element (array_append), element || array
+    /// (array_prepend); the elements take one common type, and an unknown
+    /// literal is an array.
+    pub(super) fn array_concat(&mut self, a: Typed, b: Typed) -> Result<Typed, SqlError> {
+        let side_elem = |t: &Typed| match t.ty {
+            Some(ty) if is_array(ty) => ty.elem(),
+            other => other,
+        };
+        let elem = common_type([side_elem(&a), side_elem(&b)].into_iter(), "||")?;
+        let array = Elem::of(elem)
+            .map(SqlType::Array)
+            .ok_or_else(|| super::not_supported(format!("arrays of {}", elem.name())))?;
+        let func = match (
+            a.ty.is_some_and(is_array) || a.ty.is_none(),
+            b.ty.is_some_and(is_array) || b.ty.is_none(),
+        ) {
+            (true, true) => Func::ArrayCat,
+            (true, false) => Func::ArrayAppend,
+            _ => Func::ArrayPrepend,
+        };
+        let (ta, tb) = match func {
+            Func::ArrayCat => (array, array),
+            Func::ArrayAppend => (array, elem),
+            _ => (elem, array),
+        };
+        let ea = self.coerce(a, ta, Coercion::Implicit, "operand")?;
+        let eb = self.coerce(b, tb, Coercion::Implicit, "operand")?;
+        Ok(Typed { e: Expr::Func(func, vec![ea, eb]), ty: Some(array) })
+    }
+
+    /// `@>`, `<@` and `&&`: of arrays when either side is one (the other
+    /// side, if unknown, of the same type), else jsonb's operators.
+    #[inline(never)]
+    pub(super) fn containment(
+        &mut self,
+        l: &ast::Expr,
+        op: &BinaryOperator,
+        r: &ast::Expr,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let a = self.expr(l, scope)?;
+        let b = self.expr(r, scope)?;
+        let symbol = op.to_string();
+        if !a.ty.is_some_and(is_array) && !b.ty.is_some_and(is_array) {
+            let mut bound = vec![a, b];
+            if *op == BinaryOperator::PGOverlap {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!(
+                        "operator does not exist: {} && {}",
+                        bound[0].ty.map_or("unknown", SqlType::name),
+                        bound[1].ty.map_or("unknown", SqlType::name)
+                    ),
+                ));
+            }
+            return match self.builtin(&symbol, &mut bound)? {
+                Some(t) => Ok(t),
+                None => Err(super::function::no_such_function(&symbol, &bound)),
+            };
+        }
+        let side_elem = |t: &Typed| t.ty.and_then(|ty| ty.elem());
+        let elem = common_type([side_elem(&a), side_elem(&b)].into_iter(), &symbol)?;
+        let array = Elem::of(elem)
+            .map(SqlType::Array)
+            .ok_or_else(|| super::not_supported(format!("arrays of {}", elem.name())))?;
+        for t in [&a, &b] {
+            if t.ty.is_some_and(|ty| !is_array(ty)) {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!(
+                        "operator does not exist: {} {symbol} {}",
+                        a.ty.map_or("unknown", SqlType::name),
+                        b.ty.map_or("unknown", SqlType::name)
+                    ),
+                ));
+            }
+        }
+        let ea = self.coerce(a, array, Coercion::Implicit, "operand")?;
+        let eb = self.coerce(b, array, Coercion::Implicit, "operand")?;
+        let e = match op {
+            BinaryOperator::AtArrow => Expr::Func(Func::ArrayContains, vec![ea, eb]),
+            BinaryOperator::ArrowAt => Expr::Func(Func::ArrayContains, vec![eb, ea]),
+            _ => Expr::Func(Func::ArrayOverlap, vec![ea, eb]),
+        };
+        Ok(Typed { e, ty: Some(SqlType::Bool) })
     }
 
     /// `ARRAY(SELECT x …)`: the subquery's rows as an array.
@@ -48,13 +146,15 @@ impl<R: Resolver> Binder<'_, R> {
         let [ty] = types[..] else {
             return Err(SqlError::new(SqlState::SYNTAX_ERROR, "subquery must return only one column"));
         };
-        Ok(Typed {
-            e: Expr::SubLink(Box::new(SubLink { kind: SubKind::Array, plan, args })),
-            ty: Some(array_of(ty)?),
-        })
+        let (kind, ty) = match ty {
+            SqlType::Array(_) => (SubKind::ArrayOfArrays, ty),
+            _ => (SubKind::Array, array_of(ty)?),
+        };
+        Ok(Typed { e: Expr::SubLink(Box::new(SubLink { kind, plan, args })), ty: Some(ty) })
     }
 
-    /// `a[i]` (slices are not supported).
+    /// `a[i][j]…` and `a[l:u]…`: consecutive subscripts make one
+    /// reference, of an element, or of a slice when any subscript is one.
     #[inline(never)]
     pub(super) fn subscript(
         &mut self,
@@ -62,33 +162,121 @@ impl<R: Resolver> Binder<'_, R> {
         chain: &[AccessExpr],
         scope: &Scope<'_>,
     ) -> Result<Typed, SqlError> {
-        let mut acc = self.expr(root, scope)?;
-        for access in chain {
+        // `t.a[1]` and `s.t.a[1]`: the names before the subscripts are a
+        // column reference when they name one, else a record's fields.
+        let mut rest = chain;
+        let mut acc = None;
+        if let ast::Expr::Identifier(first) = root {
+            let names: Vec<&ast::Ident> = chain
+                .iter()
+                .map_while(|a| match a {
+                    AccessExpr::Dot(ast::Expr::Identifier(i)) => Some(i),
+                    _ => None,
+                })
+                .take(2)
+                .collect();
+            for n in (1..=names.len()).rev() {
+                let mut parts = vec![first.clone()];
+                parts.extend(names[..n].iter().map(|i| (*i).clone()));
+                match self.expr(&ast::Expr::CompoundIdentifier(parts), scope) {
+                    Ok(t) => {
+                        acc = Some(t);
+                        rest = &chain[n..];
+                        break;
+                    }
+                    Err(e) if matches!(e.code, SqlState::UNDEFINED_COLUMN | SqlState::UNDEFINED_TABLE) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let mut acc = match acc {
+            Some(t) => t,
+            None => self.expr(root, scope)?,
+        };
+        while let Some((access, tail)) = rest.split_first() {
             if let AccessExpr::Dot(ast::Expr::Identifier(field)) = access {
                 acc = self.field_of(acc, field)?;
+                rest = tail;
                 continue;
             }
-            let AccessExpr::Subscript(Subscript::Index { index }) = access else {
+            let run = rest.iter().take_while(|a| matches!(a, AccessExpr::Subscript(_))).count();
+            if run == 0 {
                 return Err(not_supported(format!("{access}")));
-            };
-            let Some(ty) = acc.ty else {
-                return Err(SqlError::new(
-                    SqlState::DATATYPE_MISMATCH,
-                    "cannot subscript type unknown because it is not an array",
-                ));
-            };
-            let Some(elem) = ty.elem() else {
-                return Err(SqlError::new(
-                    SqlState::DATATYPE_MISMATCH,
-                    format!("cannot subscript type {} because it does not support subscripting", ty.name()),
-                ));
-            };
-            let i = self.expr(index, scope)?;
-            let i = self.coerce(i, SqlType::Int4, Coercion::Implicit, "array subscript")?;
-            let from = if matches!(ty, SqlType::Array(_)) { 1 } else { 0 };
-            acc = Typed { e: Expr::Func(Func::Subscript { from }, vec![acc.e, i]), ty: Some(elem) };
+            }
+            let subs: Vec<&Subscript> = rest[..run]
+                .iter()
+                .map(|a| match a {
+                    AccessExpr::Subscript(s) => s,
+                    AccessExpr::Dot(_) => unreachable!("counted subscripts"),
+                })
+                .collect();
+            acc = self.subscripted(acc, &subs, scope)?;
+            rest = &rest[run..];
         }
         Ok(acc)
+    }
+
+    /// One run of subscripts applied to `base`.
+    fn subscripted(
+        &mut self,
+        base: Typed,
+        subs: &[&Subscript],
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let Some(ty) = base.ty else {
+            return Err(SqlError::new(
+                SqlState::DATATYPE_MISMATCH,
+                "cannot subscript type unknown because it is not an array",
+            ));
+        };
+        let Some(elem) = ty.elem() else {
+            return Err(SqlError::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!("cannot subscript type {} because it does not support subscripting", ty.name()),
+            ));
+        };
+        let (shape, mut args) = self.subscript_list(subs, scope)?;
+        args.insert(0, base.e);
+        let result = if shape.is_slice() { ty } else { elem };
+        Ok(Typed { e: Expr::Func(Func::Subscript(shape), args), ty: Some(result) })
+    }
+
+    /// The shape and the integer expressions of a subscript list; more
+    /// than six subscripts is 54000.
+    pub(super) fn subscript_list(
+        &mut self,
+        subs: &[&Subscript],
+        scope: &Scope<'_>,
+    ) -> Result<(Subscripts, Vec<Expr>), SqlError> {
+        if subs.len() > MAX_DIMS {
+            return Err(snapscale_values::too_many_dims(subs.len()));
+        }
+        let mut shape = Subscripts { count: subs.len() as u8, slices: 0, lowers: 0, uppers: 0 };
+        let mut args = Vec::new();
+        for (k, s) in subs.iter().enumerate() {
+            let bit = 1u8 << k;
+            let mut int = |me: &mut Self, e: &ast::Expr| -> Result<(), SqlError> {
+                let i = me.expr(e, scope)?;
+                args.push(me.coerce(i, SqlType::Int4, Coercion::Implicit, "array subscript")?);
+                Ok(())
+            };
+            match s {
+                Subscript::Index { index } => int(self, index)?,
+                Subscript::Slice { lower_bound, upper_bound, stride: None } => {
+                    shape.slices |= bit;
+                    if let Some(l) = lower_bound {
+                        shape.lowers |= bit;
+                        int(self, l)?;
+                    }
+                    if let Some(u) = upper_bound {
+                        shape.uppers |= bit;
+                        int(self, u)?;
+                    }
+                }
+                Subscript::Slice { .. } => return Err(not_supported("array slices with a stride")),
+            }
+        }
+        Ok((shape, args))
     }
 
     /// `lhs op ANY (array)` / `lhs op ALL (array)`.

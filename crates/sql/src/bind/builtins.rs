@@ -116,6 +116,8 @@ static BUILTINS: &[Builtin] = &[
     f("array_lower", &[AnyArray, INT4], SqlType::Int4, Func::ArrayLower),
     f("array_length", &[AnyArray, INT4], SqlType::Int4, Func::ArrayLength),
     f("cardinality", &[AnyArray], SqlType::Int4, Func::Cardinality),
+    f("array_ndims", &[AnyArray], SqlType::Int4, Func::ArrayNdims),
+    f("array_dims", &[AnyArray], SqlType::Text, Func::ArrayDims),
     f("quote_ident", &[TEXT], SqlType::Text, Func::QuoteIdent),
     f("format_type", &[OID, INT4], SqlType::Text, Func::Catalog(C::FormatType)),
     f("pg_get_expr", &[TEXT, OID], SqlType::Text, Func::Catalog(C::GetExpr)),

@@ -23,7 +23,13 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn coerce_to_column(&mut self, t: Typed, col: &ColumnDef) -> Result<Expr, SqlError> {
         let t = self.qualified_interval_literal(t, col.ty, col.typmod)?;
         let e = self.coerce_to_column_type(t, col)?;
-        let e = with_typmod(e, col.typmod);
+        let e = match (col.ty, col.typmod) {
+            (SqlType::Array(_), Some(t)) => Expr::Func(
+                crate::expr::Func::Scalar(crate::expr::scalar::ADJUST_ARRAY_TYPMOD),
+                vec![e, Expr::Const(Value::Int(t.into())), Expr::Const(Value::Int(col.ty.oid().into()))],
+            ),
+            _ => with_typmod(e, col.typmod),
+        };
         match col.domain {
             Some(oid) => {
                 let d = self.domain_of(oid)?;
@@ -176,7 +182,7 @@ impl<R: super::Resolver> Binder<'_, R> {
 }
 
 /// Whether a value of `from` converts to `target` in context `how`: within
-/// a category always (but arrays by their elements), integers to floats
+/// a category always (arrays as their elements convert), integers to floats
 /// and oids implicitly, floats to integers by assignment, anything to a
 /// string by assignment, and anything else only explicitly.
 pub(super) fn castable(from: SqlType, target: SqlType, how: Coercion) -> bool {
@@ -186,7 +192,7 @@ pub(super) fn castable(from: SqlType, target: SqlType, how: Coercion) -> bool {
         (a, b, _) if a == b && a != Family::Array => true,
         (Family::Array, Family::Array, _) => {
             let (a, b) = (from.elem().expect("an array"), target.elem().expect("an array"));
-            family(a) == family(b) || how == Coercion::Explicit
+            castable(a, b, how)
         }
         (Family::Integer, Family::Float | Family::Oid | Family::Numeric, _) => true,
         (Family::Numeric, Family::Float, _) => true,

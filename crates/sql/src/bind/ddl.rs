@@ -422,6 +422,16 @@ pub fn typmod_of(dt: &DataType) -> Option<i32> {
     let precision = |p: u64| p.min(6) as u8;
     match dt {
         DataType::Timestamp(Some(p), _) | DataType::Time(Some(p), _) => Some(i32::from(precision(*p))),
+        // An array's modifier is its elements': char(n)[] and varchar(n)[]
+        // hold their elements to n (PostgreSQL's n + 4).
+        DataType::Array(
+            ast::ArrayElemTypeDef::SquareBracket(inner, _)
+            | ast::ArrayElemTypeDef::AngleBracket(inner)
+            | ast::ArrayElemTypeDef::Qualified(inner, _),
+        ) => match data_type(inner) {
+            Ok(SqlType::Char(n) | SqlType::Varchar(Some(n))) => Some(n as i32 + 4),
+            _ => typmod_of(inner),
+        },
         DataType::Interval { fields: None, precision: None } => None,
         DataType::Interval { fields, precision: p } => {
             let range = fields.as_ref().map_or(snapscale_values::interval_range::FULL, interval_fields);
@@ -525,10 +535,17 @@ pub fn data_type(dt: &DataType) -> Result<SqlType, SqlError> {
         DataType::JSON => SqlType::Json,
         DataType::JSONB => SqlType::Jsonb,
         DataType::Bytea => SqlType::Bytea,
+        // `int[][]`, `int[3]` and `int ARRAY[3]` are all int[]: the
+        // dimensions written are not enforced, as in PostgreSQL.
         DataType::Array(
-            ast::ArrayElemTypeDef::SquareBracket(inner, _) | ast::ArrayElemTypeDef::AngleBracket(inner),
+            ast::ArrayElemTypeDef::SquareBracket(inner, _)
+            | ast::ArrayElemTypeDef::AngleBracket(inner)
+            | ast::ArrayElemTypeDef::Qualified(inner, _),
         ) => {
             let elem = data_type(inner)?;
+            if matches!(elem, SqlType::Array(_)) {
+                return Ok(elem);
+            }
             SqlType::Array(
                 snapscale_values::Elem::of(elem)
                     .ok_or_else(|| not_supported(format!("arrays of {}", elem.name())))?,

@@ -11,6 +11,7 @@ use sqlparser::ast::{
 use super::scope::Scope;
 use super::{ident, not_supported, relation_name, Binder, Resolver, Typed};
 use crate::expr::Expr;
+use crate::parse::subscript_targets::split as split_target;
 use crate::plan::{Delete, Insert, InsertSource, Plan, Projection, Rel, Update};
 
 impl<R: Resolver> Binder<'_, R> {
@@ -20,13 +21,21 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(not_supported("INSERT into a function"));
         };
         let rel = self.rel(name, LockMode::RowExclusive)?;
+        // Each target column, with its subscripts if it is written with
+        // them (`a[1:2]`) and where it was written.
+        let mut subscripted: Vec<Option<(String, ast::Ident)>> = Vec::new();
         let targets: Vec<usize> = if i.columns.is_empty() {
             (0..rel.entry.columns.len()).collect()
         } else {
             i.columns
                 .iter()
                 .map(|c| {
-                    let n = c.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+                    let last = c.0.last().and_then(|p| p.as_ident());
+                    let (n, subs) = match last.and_then(split_target) {
+                        Some((n, subs)) => (n.to_owned(), Some(subs.to_owned())),
+                        None => (last.map(ident).unwrap_or_default(), None),
+                    };
+                    subscripted.push(subs.zip(last.cloned()));
                     rel.entry.column(&n).ok_or_else(|| {
                         SqlError::new(
                             SqlState::UNDEFINED_COLUMN,
@@ -77,14 +86,19 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                     let scope = Scope::empty();
                     let mut bound = Vec::new();
-                    for (e, &t) in row.iter().zip(&targets) {
+                    for (k, (e, &t)) in row.iter().zip(&targets).enumerate() {
                         let col = &rel.entry.columns[t];
                         if is_default_keyword(e) {
                             bound.push(self.column_default(col)?);
                             continue;
                         }
                         let typed = self.expr(e, &scope)?;
-                        bound.push(self.assign_literal(typed, col, e, &scope)?);
+                        match subscripted.get(k).and_then(Option::as_ref) {
+                            Some((subs, at)) => {
+                                bound.push(self.insert_subscripted(col, subs, at, typed, &scope)?);
+                            }
+                            None => bound.push(self.assign_literal(typed, col, e, &scope)?),
+                        }
                     }
                     rows.push(bound);
                 }
@@ -114,7 +128,12 @@ impl<R: Resolver> Binder<'_, R> {
                         // A literal with no type of its own takes the
                         // column's, as PostgreSQL resolves "unknown".
                         let ty = if untyped.contains(&i) { None } else { Some(c.ty) };
-                        self.coerce_to_column(Typed { e, ty }, col)
+                        match subscripted.get(i).and_then(Option::as_ref) {
+                            Some((subs, at)) => {
+                                self.insert_subscripted(col, subs, at, Typed { e, ty }, &Scope::empty())
+                            }
+                            None => self.coerce_to_column(Typed { e, ty }, col),
+                        }
                     })
                     .collect::<Result<_, _>>()?;
                 InsertSource::Query(Box::new(q))
@@ -174,6 +193,20 @@ impl<R: Resolver> Binder<'_, R> {
         })
     }
 
+    /// An INSERT's value for a subscripted target: assigned into NULL.
+    fn insert_subscripted(
+        &mut self,
+        col: &ColumnDef,
+        subs: &str,
+        at: &ast::Ident,
+        typed: Typed,
+        scope: &Scope<'_>,
+    ) -> Result<Expr, SqlError> {
+        self.subscript_assignment(col, subs, Expr::Const(Value::Null), typed, scope).map_err(|err| {
+            super::expr::locate(self.origin.as_deref(), err, &ast::Expr::Identifier(at.clone()))
+        })
+    }
+
     pub(super) fn update(&mut self, u: &ast::Update) -> Result<Plan, SqlError> {
         super::clauses::update(u)?;
         if !u.table.joins.is_empty() {
@@ -186,13 +219,33 @@ impl<R: Resolver> Binder<'_, R> {
             let AssignmentTarget::ColumnName(c) = &a.target else {
                 return Err(not_supported("multiple-column UPDATE SET"));
             };
-            let n = c.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+            let last = c.0.last().and_then(|p| p.as_ident());
+            let (n, subs) = match last.and_then(split_target) {
+                Some((n, subs)) => (n.to_owned(), Some(subs)),
+                None => (last.map(ident).unwrap_or_default(), None),
+            };
             let pos = rel.entry.column(&n).ok_or_else(|| {
                 SqlError::new(
                     SqlState::UNDEFINED_COLUMN,
                     format!("column \"{n}\" of relation \"{}\" does not exist", rel.entry.name),
                 )
             })?;
+            if let (Some(subs), Some(at)) = (subs, last) {
+                // An earlier target of the same column is the base.
+                let base = match sets.iter().position(|(p, _)| *p == pos) {
+                    Some(k) => sets.remove(k).1,
+                    None => {
+                        self.expr(&ast::Expr::Identifier(ast::Ident::with_quote('"', n.as_str())), &scope)?.e
+                    }
+                };
+                let typed = self.expr(&a.value, &scope)?;
+                let col = &rel.entry.columns[pos];
+                let e = self.subscript_assignment(col, subs, base, typed, &scope).map_err(|err| {
+                    super::expr::locate(self.origin.as_deref(), err, &ast::Expr::Identifier(at.clone()))
+                })?;
+                sets.push((pos, e));
+                continue;
+            }
             if is_default_keyword(&a.value) {
                 let e = self.column_default(&rel.entry.columns[pos])?;
                 sets.push((pos, e));

@@ -71,11 +71,9 @@ impl<R: Resolver> Binder<'_, R> {
             E::IsNotNull(x) => self.is_null(x, true, scope),
             E::Between { expr, negated, low, high } => self.between(expr, *negated, low, high, scope),
             E::InList { expr, list, negated } => self.in_list(expr, list, *negated, scope),
-            E::Like { any: false, .. }
-            | E::ILike { any: false, .. }
-            | E::SimilarTo { .. }
-            | E::Trim { .. }
-            | E::Overlay { .. } => self.string_syntax(e, scope),
+            E::Like { .. } | E::ILike { .. } | E::SimilarTo { .. } | E::Trim { .. } | E::Overlay { .. } => {
+                self.string_syntax(e, scope)
+            }
             E::Case { operand, conditions, else_result, .. } => {
                 self.case(operand.as_deref(), conditions, else_result.as_deref(), scope)
             }
@@ -147,6 +145,13 @@ impl<R: Resolver> Binder<'_, R> {
         if let (SqlType::Composite(u), Some(items)) = (ty, super::user_types::row_items(e)) {
             let e = self.row_as_composite(&items, u, scope)?;
             return Ok(Typed { e, ty: Some(ty) });
+        }
+        // `ARRAY[]::t[]`: the empty array takes its type from the cast.
+        if let (ast::Expr::Array(a), SqlType::Array(_)) = (e, ty) {
+            if a.elem.is_empty() {
+                let empty = Value::Array(std::sync::Arc::new(snapscale_values::Array::empty()));
+                return Ok(Typed { e: Expr::Const(empty), ty: Some(ty) });
+            }
         }
         let typmod = super::ddl::typmod_of(dt);
         let t = self.expr(e, scope)?;
@@ -565,6 +570,13 @@ impl<R: Resolver> Binder<'_, R> {
             None if is_chain_operator(op) => self.chain(l, op, r, scope),
             None if super::array::regex_operator(op).is_some() => self.regex(l, op, r, scope),
             None if *op == BinaryOperator::PGExp => self.exponent(l, r, scope),
+            None if matches!(
+                op,
+                BinaryOperator::AtArrow | BinaryOperator::ArrowAt | BinaryOperator::PGOverlap
+            ) =>
+            {
+                self.containment(l, op, r, scope)
+            }
             None if json_operator(op).is_some() => {
                 self.call_builtin(json_operator(op).expect("checked"), &[l, r], scope)
             }
@@ -653,20 +665,7 @@ impl<R: Resolver> Binder<'_, R> {
                 Ok(Typed { e: ea.junction(eb, *op == BinaryOperator::Or), ty: Some(SqlType::Bool) })
             }
             BinaryOperator::StringConcat if a.ty.is_some_and(is_array) || b.ty.is_some_and(is_array) => {
-                // Array concatenation: array || array, array || element,
-                // element || array.
-                let array = if a.ty.is_some_and(is_array) { a.ty } else { b.ty }.expect("one is an array");
-                let elem = array.elem().expect("an array");
-                let coerce_side = |me: &mut Self, t: Typed| -> Result<Expr, SqlError> {
-                    match t.ty {
-                        Some(ty) if is_array(ty) => me.coerce(t, array, Coercion::Implicit, "operand"),
-                        None => me.coerce(t, array, Coercion::Implicit, "operand"),
-                        Some(_) => me.coerce(t, elem, Coercion::Implicit, "operand"),
-                    }
-                };
-                let ea = coerce_side(self, a)?;
-                let eb = coerce_side(self, b)?;
-                Ok(Typed { e: Expr::Func(Func::ArrayCat, vec![ea, eb]), ty: Some(array) })
+                self.array_concat(a, b)
             }
             BinaryOperator::StringConcat
                 if a.ty == Some(SqlType::Bytea) && matches!(b.ty, None | Some(SqlType::Bytea))
@@ -913,7 +912,7 @@ fn json_operator(op: &BinaryOperator) -> Option<&'static str> {
     })
 }
 
-fn is_array(t: SqlType) -> bool {
+pub(super) fn is_array(t: SqlType) -> bool {
     matches!(t, SqlType::Array(_))
 }
 

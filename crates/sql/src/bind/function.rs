@@ -149,6 +149,10 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             };
             let arg_ty = arg.as_ref().map(|t| t.ty.unwrap_or(SqlType::Text));
+            let func = match (func, arg_ty) {
+                (AggFunc::ArrayAgg, Some(SqlType::Array(_))) => AggFunc::ArrayAggArray,
+                _ => func,
+            };
             let ty = aggregate_type(func, arg_ty, &name)?;
             let order = self.aggregate_order(order_by, scope)?;
             let filter = match &f.filter {
@@ -215,6 +219,9 @@ impl<R: Resolver> Binder<'_, R> {
             bound.push(self.expr(a, scope)?);
         }
         if let Some(t) = self.enum_function(&name, &mut bound)? {
+            return Ok(t);
+        }
+        if let Some(t) = self.array_function(&name, &mut bound)? {
             return Ok(t);
         }
         let json_srf = matches!(
@@ -630,6 +637,7 @@ pub(super) fn aggregate_type(func: AggFunc, arg: Option<SqlType>, name: &str) ->
         (AggFunc::Sum | AggFunc::Avg, Some(SqlType::Interval)) => SqlType::Interval,
         (AggFunc::Min | AggFunc::Max, Some(t)) => t,
         (AggFunc::StringAgg, Some(_)) => SqlType::Text,
+        (AggFunc::ArrayAggArray, Some(t)) => t,
         (AggFunc::ArrayAgg, Some(t)) => SqlType::Array(
             snapscale_values::Elem::of(t).ok_or_else(|| not_supported(format!("arrays of {}", t.name())))?,
         ),

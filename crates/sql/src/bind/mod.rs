@@ -9,6 +9,8 @@
 //! dispatch.
 
 mod array;
+mod array_funcs;
+mod assign;
 mod builtins;
 mod builtins_json;
 mod builtins_math;

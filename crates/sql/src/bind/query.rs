@@ -672,15 +672,17 @@ pub(super) fn column_name(e: &ast::Expr) -> String {
         },
         ast::Expr::Exists { .. } => "exists".into(),
         ast::Expr::Array(_) => "array".into(),
-        ast::Expr::CompoundFieldAccess { access_chain, .. }
-            if matches!(access_chain.last(), Some(ast::AccessExpr::Dot(ast::Expr::Identifier(_)))) =>
-        {
-            match access_chain.last() {
-                Some(ast::AccessExpr::Dot(ast::Expr::Identifier(i))) => ident(i),
-                _ => unreachable!("matched above"),
+        // The last field named in the chain (`t.a[1]` is "a", `(r).f[2]`
+        // "f"), else the root's name.
+        ast::Expr::CompoundFieldAccess { root, access_chain } => {
+            match access_chain.iter().rev().find_map(|a| match a {
+                ast::AccessExpr::Dot(ast::Expr::Identifier(i)) => Some(i),
+                _ => None,
+            }) {
+                Some(i) => ident(i),
+                None => return column_name(root),
             }
         }
-        ast::Expr::CompoundFieldAccess { root, .. } => return column_name(root),
         ast::Expr::Function(f) if matches!(f.args, ast::FunctionArguments::Subquery(_)) => "array".into(),
         ast::Expr::Identifier(i) => ident(i),
         ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident).unwrap_or_default(),

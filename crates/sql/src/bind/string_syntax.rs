@@ -36,6 +36,13 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn string_syntax(&mut self, e: &ast::Expr, scope: &Scope<'_>) -> Result<Typed, SqlError> {
         use ast::Expr as E;
         match e {
+            E::Like { negated, expr, pattern, escape_char: None, any }
+            | E::ILike { negated, expr, pattern, escape_char: None, any }
+                if *any || quantified_all(pattern).is_some() =>
+            {
+                let ilike = matches!(e, E::ILike { .. });
+                self.like_quantified(expr, pattern, *any, *negated, ilike, scope)
+            }
             E::Like { negated, expr, pattern, escape_char, .. } => {
                 self.like_expr(expr, pattern, escape_char.as_deref(), *negated, false, scope)
             }
@@ -92,6 +99,27 @@ impl<R: Resolver> Binder<'_, R> {
             Expr::Like(Box::new(a), Box::new(p), negated)
         };
         Ok(Typed { e, ty: Some(SqlType::Bool) })
+    }
+
+    /// `a [NOT] [I]LIKE ANY (array)` and `… ALL (array)` (which sqlparser
+    /// reads as a call of `all`): the text against each pattern.
+    fn like_quantified(
+        &mut self,
+        e: &ast::Expr,
+        pattern: &ast::Expr,
+        any: bool,
+        negated: bool,
+        icase: bool,
+        scope: &Scope<'_>,
+    ) -> Result<Typed, SqlError> {
+        let what = if icase { "ILIKE" } else { "LIKE" };
+        let a = self.expr(e, scope)?;
+        let a = self.coerce(a, SqlType::Text, Coercion::Implicit, what)?;
+        let patterns = if any { pattern } else { quantified_all(pattern).expect("checked by the caller") };
+        let p = self.expr(patterns, scope)?;
+        let p = self.coerce(p, SqlType::Array(snapscale_values::Elem::Text), Coercion::Implicit, what)?;
+        let f = Func::LikeAny { all: !any, negated, icase };
+        Ok(Typed { e: Expr::Func(f, vec![a, p]), ty: Some(SqlType::Bool) })
     }
 
     /// `a [NOT] SIMILAR TO p [ESCAPE e]`: `a ~ similar_to_escape(p [, e])`.
@@ -197,5 +225,21 @@ impl<R: Resolver> Binder<'_, R> {
             _ => (scalar::STRING_TO_TABLE, SqlType::Text),
         };
         Ok((Srf::Elements(f), args, ty))
+    }
+}
+
+/// The argument of `ALL (x)` as sqlparser reads it after LIKE: a call of a
+/// function named `all`.
+fn quantified_all(pattern: &ast::Expr) -> Option<&ast::Expr> {
+    let ast::Expr::Function(f) = pattern else { return None };
+    if f.name.0.len() != 1 || !f.name.to_string().eq_ignore_ascii_case("all") {
+        return None;
+    }
+    match &f.args {
+        ast::FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => Some(x),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -32,16 +32,19 @@ impl<R: Resolver> Binder<'_, R> {
         if e.code != SqlState::UNDEFINED_OBJECT {
             return Err(e);
         }
-        let (name, array) = match dt {
-            DataType::Custom(name, _) => (name, false),
-            DataType::Array(
-                ast::ArrayElemTypeDef::SquareBracket(inner, _) | ast::ArrayElemTypeDef::AngleBracket(inner),
-            ) => match &**inner {
-                DataType::Custom(name, _) => (name, true),
-                _ => return Err(e),
-            },
-            _ => return Err(e),
-        };
+        // `t[]`, `t[][]` and `t ARRAY` are one array type.
+        let mut base = dt;
+        let mut array = false;
+        while let DataType::Array(
+            ast::ArrayElemTypeDef::SquareBracket(inner, _)
+            | ast::ArrayElemTypeDef::AngleBracket(inner)
+            | ast::ArrayElemTypeDef::Qualified(inner, _),
+        ) = base
+        {
+            base = inner;
+            array = true;
+        }
+        let DataType::Custom(name, _) = base else { return Err(e) };
         let Ok(n) = relation_name(name) else { return Err(e) };
         let Some(entry) = self.resolver.user_type(&n)? else { return Err(e) };
         let ty = match &entry.user_type {
@@ -253,7 +256,7 @@ impl<R: Resolver> Binder<'_, R> {
                 _ => Ok(Value::Null),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Expr::Const(Value::Array(read.into())))
+        Ok(Expr::Const(Value::Array(Arc::new(items.reshaped(read)))))
     }
 
     /// The attributes of composite type `u`: names and types.

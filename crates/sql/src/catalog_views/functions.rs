@@ -479,7 +479,7 @@ impl Catalog for CatalogState {
                     schemas.push(Value::Text("pg_catalog".into()));
                 }
                 schemas.push(Value::Text("public".into()));
-                Value::Array(schemas.into())
+                Value::array(schemas)
             }
             C::MyTempSchema => {
                 let has = self.relations.iter().any(|e| e.temp_owner.is_some());

@@ -339,7 +339,12 @@ impl RowBuilder {
     pub(crate) fn set(mut self, name: &str, v: impl Into<Value>) -> RowBuilder {
         let i =
             self.columns.iter().position(|c| c.name == name).unwrap_or_else(|| panic!("no column {name}"));
-        self.values[i] = v.into();
+        let mut v = v.into();
+        // int2vector and oidvector count from 0.
+        if let (SqlType::Int2Vector | SqlType::OidVector, Value::Array(a)) = (self.columns[i].ty, &v) {
+            v = Value::Array(std::sync::Arc::new(snapscale_values::Array::with_lower(0, a.to_vec())));
+        }
+        self.values[i] = v;
         self
     }
 

@@ -242,10 +242,10 @@ pub(super) fn indexes(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("indisready", true)
                     .set("indislive", true)
                     .set("indisreplident", false)
-                    .set("indkey", Value::Array(keys.into()))
-                    .set("indcollation", Value::Array(collations.into()))
-                    .set("indclass", Value::Array(zeros.clone().into()))
-                    .set("indoption", Value::Array(zeros.into()))
+                    .set("indkey", Value::array(keys))
+                    .set("indcollation", Value::array(collations))
+                    .set("indclass", Value::array(zeros.clone()))
+                    .set("indoption", Value::array(zeros))
                     .build(),
             );
         }
@@ -280,7 +280,7 @@ pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("conislocal", true)
                     .set("coninhcount", 0)
                     .set("connoinherit", true)
-                    .set("conkey", Value::Array(keys.into()))
+                    .set("conkey", Value::array(keys))
                     .build(),
             );
         }

@@ -59,7 +59,7 @@ pub(super) fn access_methods() -> Vec<Vec<Value>> {
 /// here: the "C" collation.
 pub(super) fn databases(state: &CatalogState) -> Vec<Vec<Value>> {
     let template_acl =
-        || Value::Array(vec![Value::from("=c/postgres"), Value::from("postgres=CTc/postgres")].into());
+        || Value::array(vec![Value::from("=c/postgres"), Value::from("postgres=CTc/postgres")]);
     let mut dbs = vec![
         (1u32, "template1".to_owned(), true, true, template_acl()),
         (4, "template0".into(), true, false, template_acl()),

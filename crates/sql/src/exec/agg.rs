@@ -64,6 +64,12 @@ impl Acc {
             self.items.push(v);
             return Ok(());
         }
+        if func == AggFunc::ArrayAggArray {
+            snapscale_values::array::ops::check_stackable(self.items.first(), &v)?;
+            self.count += 1;
+            self.items.push(v);
+            return Ok(());
+        }
         if matches!(
             func,
             AggFunc::JsonAgg | AggFunc::JsonbAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg
@@ -111,6 +117,7 @@ impl Acc {
                 }
             }
             AggFunc::ArrayAgg
+            | AggFunc::ArrayAggArray
             | AggFunc::JsonAgg
             | AggFunc::JsonbAgg
             | AggFunc::JsonObjectAgg
@@ -205,7 +212,11 @@ impl Acc {
             AggFunc::JsonAgg | AggFunc::JsonbAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg => {
                 self.json_finish()
             }
-            AggFunc::ArrayAgg => Value::Array(self.items.into()),
+            AggFunc::ArrayAgg => Value::array(self.items),
+            AggFunc::ArrayAggArray if self.items.is_empty() => Value::Null,
+            AggFunc::ArrayAggArray => {
+                Value::Array(std::sync::Arc::new(snapscale_values::array::ops::construct(&self.items)?))
+            }
         })
     }
 }

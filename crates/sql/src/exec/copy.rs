@@ -244,6 +244,10 @@ impl CopyIn {
     fn read_field(&self, ty: SqlType, f: &str, c: usize) -> Result<Value, SqlError> {
         let Some(typmod) = self.rel.entry.columns[c].typmod else { return Value::parse_in(ty, f, self.zone) };
         let v = match ty {
+            SqlType::Array(elem) => {
+                let v = Value::parse_in(ty, f, self.zone)?;
+                return snapscale_values::adjust_array_typmod(v, elem, typmod);
+            }
             SqlType::Interval => Value::Interval(snapscale_values::parse_interval_qualified(
                 f,
                 &self.zone,

@@ -76,7 +76,8 @@ fn approx_bytes(row: &[Value]) -> usize {
             std::mem::size_of::<Value>()
                 + match v {
                     Value::Text(t) => t.len(),
-                    Value::Array(items) | Value::Record(items) => approx_bytes(items),
+                    Value::Array(items) => approx_bytes(items),
+                    Value::Record(items) => approx_bytes(items),
                     Value::Reg(_, name) => name.len(),
                     _ => 0,
                 }

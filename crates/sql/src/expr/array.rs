@@ -4,13 +4,16 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use snapscale_values::array::{funcs, ops};
+use snapscale_values::Array;
+
 use super::*;
 
-/// The elements of an array argument, or `None` for NULL.
-fn elements(v: &Value) -> Result<Option<&Arc<[Value]>>, SqlError> {
+/// An array argument, or `None` for NULL.
+fn array_arg(v: &Value) -> Result<Option<&Array>, SqlError> {
     match v {
         Value::Null => Ok(None),
-        Value::Array(items) => Ok(Some(items)),
+        Value::Array(a) => Ok(Some(a)),
         other => Err(SqlError::new(
             SqlState::DATATYPE_MISMATCH,
             format!("argument must be an array, not {}", describe(other)),
@@ -18,25 +21,102 @@ fn elements(v: &Value) -> Result<Option<&Arc<[Value]>>, SqlError> {
     }
 }
 
+fn array(a: Array) -> Value {
+    Value::Array(Arc::new(a))
+}
+
+/// An int argument, or `None` for NULL.
+fn int_arg(v: &Value) -> Option<i32> {
+    match v {
+        Value::Int(i) => Some(*i as i32),
+        _ => None,
+    }
+}
+
+/// The subscripts of an element reference (`None` if one is NULL).
+fn indexes(shape: Subscripts, args: &[Value]) -> Option<Vec<i32>> {
+    args[..usize::from(shape.count)].iter().map(int_arg).collect()
+}
+
+/// The bounds of a slice reference, and how many arguments they took;
+/// `Err` if a given bound is NULL.
+fn bounds(shape: Subscripts, args: &[Value]) -> (Result<Vec<ops::Bounds>, ()>, usize) {
+    let mut at = 0;
+    let mut out = Vec::with_capacity(usize::from(shape.count));
+    let mut null = false;
+    let mut next = |at: &mut usize| {
+        let v = int_arg(&args[*at]);
+        null |= v.is_none();
+        *at += 1;
+        v
+    };
+    for k in 0..shape.count {
+        let bit = 1u8 << k;
+        if shape.slices & bit == 0 {
+            out.push((Some(1), next(&mut at)));
+            continue;
+        }
+        let lower = if shape.lowers & bit != 0 { next(&mut at) } else { None };
+        let upper = if shape.uppers & bit != 0 { next(&mut at) } else { None };
+        out.push((lower, upper));
+    }
+    (if null { Err(()) } else { Ok(out) }, at)
+}
+
+fn null_subscript() -> SqlError {
+    SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "array subscript in assignment must not be null")
+}
+
 pub(super) fn array_func(f: Func, args: &[Value], zone: snapscale_values::Style) -> Result<Value, SqlError> {
     Ok(match f {
-        Func::ArrayCons => Value::Array(args.to_vec().into()),
-        Func::ArrayCat => match (&args[0], &args[1]) {
-            (Value::Null, Value::Null) => Value::Null,
-            (Value::Array(a), Value::Array(b)) => Value::Array(a.iter().chain(b.iter()).cloned().collect()),
-            (Value::Array(a), Value::Null) | (Value::Null, Value::Array(a)) => Value::Array(Arc::clone(a)),
-            (Value::Array(a), e) => Value::Array(a.iter().cloned().chain([e.clone()]).collect()),
-            (e, Value::Array(b)) => Value::Array([e.clone()].into_iter().chain(b.iter().cloned()).collect()),
-            _ => Value::Null,
+        Func::ArrayCons => Value::array(args.to_vec()),
+        Func::ArrayConsNested => array(ops::construct(args)?),
+        Func::ArrayCat => match (array_arg(&args[0])?, array_arg(&args[1])?) {
+            (None, None) => Value::Null,
+            (Some(a), None) | (None, Some(a)) => array(a.clone()),
+            (Some(a), Some(b)) => array(ops::cat(a, b)?),
         },
-        Func::Subscript { from } => {
-            let (Some(items), Value::Int(i)) = (elements(&args[0])?, &args[1]) else {
-                return Ok(Value::Null);
-            };
-            usize::try_from(i - from).ok().and_then(|i| items.get(i)).cloned().unwrap_or(Value::Null)
+        Func::ArrayAppend => match array_arg(&args[0])? {
+            None => Value::array(vec![args[1].clone()]),
+            Some(a) => array(ops::append(a, args[1].clone())?),
+        },
+        Func::ArrayPrepend => match array_arg(&args[1])? {
+            None => Value::array(vec![args[0].clone()]),
+            Some(a) => array(ops::prepend(args[0].clone(), a)?),
+        },
+        Func::Subscript(shape) => {
+            let Some(a) = array_arg(&args[0])? else { return Ok(Value::Null) };
+            let subs = &args[1..];
+            if shape.is_slice() {
+                match bounds(shape, subs).0 {
+                    Ok(b) => array(ops::slice(a, &b)),
+                    Err(()) => Value::Null,
+                }
+            } else {
+                match indexes(shape, subs) {
+                    Some(i) => ops::element(a, &i),
+                    None => Value::Null,
+                }
+            }
+        }
+        Func::SubscriptAssign(shape) => {
+            let base = array_arg(&args[0])?;
+            let subs = &args[1..args.len() - 1];
+            let value = args[args.len() - 1].clone();
+            if shape.is_slice() {
+                let b = bounds(shape, subs).0.map_err(|()| null_subscript())?;
+                match array_arg(&value)? {
+                    // Assigning NULL to a slice leaves the array as it was.
+                    None => base.map_or(Value::Null, |a| array(a.clone())),
+                    Some(source) => array(ops::assign_slice(base, &b, source)?),
+                }
+            } else {
+                let i = indexes(shape, subs).ok_or_else(null_subscript)?;
+                array(ops::assign_element(base, &i, value)?)
+            }
         }
         Func::ArrayToString => {
-            let Some(items) = elements(&args[0])? else { return Ok(Value::Null) };
+            let Some(items) = array_arg(&args[0])? else { return Ok(Value::Null) };
             let Value::Text(sep) = &args[1] else { return Ok(Value::Null) };
             let null = match args.get(2) {
                 Some(Value::Text(n)) => Some(n.as_str()),
@@ -47,22 +127,76 @@ pub(super) fn array_func(f: Func, args: &[Value], zone: snapscale_values::Style)
             Value::Text(parts.join(sep))
         }
         Func::ArrayUpper | Func::ArrayLower | Func::ArrayLength => {
-            let Some(items) = elements(&args[0])? else { return Ok(Value::Null) };
-            // One dimension; an empty array has none.
-            if items.is_empty() || !matches!(args[1], Value::Int(1)) {
+            let Some(a) = array_arg(&args[0])? else { return Ok(Value::Null) };
+            let Value::Int(d) = args[1] else { return Ok(Value::Null) };
+            let Some(dim) = a.dim(d) else { return Ok(Value::Null) };
+            Value::Int(i64::from(match f {
+                Func::ArrayLower => dim.lower,
+                Func::ArrayUpper => dim.upper(),
+                _ => dim.len,
+            }))
+        }
+        Func::Cardinality => match array_arg(&args[0])? {
+            None => Value::Null,
+            Some(a) => Value::Int(a.len() as i64),
+        },
+        Func::ArrayNdims => match array_arg(&args[0])? {
+            Some(a) if a.ndims() > 0 => Value::Int(a.ndims() as i64),
+            _ => Value::Null,
+        },
+        Func::ArrayDims => array_arg(&args[0])?.and_then(|a| a.dims_text()).map_or(Value::Null, Value::Text),
+        Func::ArrayPosition => {
+            let Some(a) = array_arg(&args[0])? else { return Ok(Value::Null) };
+            let start = match args.get(2) {
+                None => None,
+                Some(Value::Null) => {
+                    return Err(SqlError::new(
+                        SqlState::NULL_VALUE_NOT_ALLOWED,
+                        "initial position must not be null",
+                    ))
+                }
+                Some(v) => int_arg(v),
+            };
+            funcs::position(a, &args[1], start)?.map_or(Value::Null, |p| Value::Int(p.into()))
+        }
+        Func::ArrayPositions => match array_arg(&args[0])? {
+            None => Value::Null,
+            Some(a) => array(funcs::positions(a, &args[1])?),
+        },
+        Func::ArrayRemove => match array_arg(&args[0])? {
+            None => Value::Null,
+            Some(a) => array(funcs::remove(a, &args[1])?),
+        },
+        Func::ArrayReplace => match array_arg(&args[0])? {
+            None => Value::Null,
+            Some(a) => array(funcs::replace(a, &args[1], &args[2])),
+        },
+        Func::ArrayFill => {
+            let lowers = match args.get(2) {
+                None => None,
+                Some(v) => Some(array_arg(v)?),
+            };
+            array(funcs::fill(&args[0], array_arg(&args[1])?, lowers)?)
+        }
+        Func::TrimArray => {
+            let (Some(a), Value::Int(n)) = (array_arg(&args[0])?, &args[1]) else { return Ok(Value::Null) };
+            array(funcs::trim(a, *n)?)
+        }
+        Func::WidthBucketArray => {
+            let Some(t) = array_arg(&args[1])? else { return Ok(Value::Null) };
+            if matches!(args[0], Value::Null) {
                 return Ok(Value::Null);
             }
-            Value::Int(match f {
-                Func::ArrayLower => 1,
-                _ => items.len() as i64,
-            })
+            Value::Int(funcs::width_bucket(&args[0], t)?.into())
         }
-        Func::Cardinality => match elements(&args[0])? {
-            None => Value::Null,
-            Some(items) => Value::Int(items.len() as i64),
-        },
+        Func::ArrayContains | Func::ArrayOverlap => {
+            let (Some(a), Some(b)) = (array_arg(&args[0])?, array_arg(&args[1])?) else {
+                return Ok(Value::Null);
+            };
+            Value::Bool(if f == Func::ArrayContains { funcs::contains(a, b) } else { funcs::overlaps(a, b) })
+        }
         Func::Any { op, all, bpchar } => {
-            let Some(items) = elements(&args[1])? else { return Ok(Value::Null) };
+            let Some(items) = array_arg(&args[1])? else { return Ok(Value::Null) };
             if items.is_empty() {
                 return Ok(Value::Bool(all));
             }
@@ -74,6 +208,28 @@ pub(super) fn array_func(f: Func, args: &[Value], zone: snapscale_values::Style)
                 if matches!(v, Value::Null) {
                     unknown = true;
                 } else if op.holds(compare(&args[0], v, bpchar)?) != all {
+                    return Ok(Value::Bool(!all));
+                }
+            }
+            if unknown {
+                Value::Null
+            } else {
+                Value::Bool(all)
+            }
+        }
+        Func::LikeAny { all, negated, icase } => {
+            let (Value::Text(text), Some(patterns)) = (&args[0], array_arg(&args[1])?) else {
+                return Ok(Value::Null);
+            };
+            let fold = |s: &str| if icase { s.to_lowercase() } else { s.to_owned() };
+            let text = fold(text);
+            let mut unknown = false;
+            for p in patterns.iter() {
+                let Value::Text(p) = p else {
+                    unknown = true;
+                    continue;
+                };
+                if (super::operators::like(&text, &fold(p))? != negated) != all {
                     return Ok(Value::Bool(!all));
                 }
             }

@@ -3,6 +3,8 @@
 //! the session's wall clock), and to the oid alias types, whose names the
 //! statement's catalog gives.
 
+use std::sync::Arc;
+
 use snapscale_sqlstate::SqlState;
 use snapscale_values::numeric::Numeric;
 use snapscale_values::{int_arith, IntOp, SqlError, SqlType, Style, Value};
@@ -199,13 +201,11 @@ pub fn cast(
         (Value::Int(i), SqlType::Reg(_)) => Value::Reg(i as u32, i.to_string().into()),
         (Value::Array(items), SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector) => {
             let elem = ty.elem().expect("an array type");
-            Value::Array(
-                items
-                    .iter()
-                    .map(|v| cast(v.clone(), elem, explicit, style))
-                    .collect::<Result<Vec<_>, _>>()?
-                    .into(),
-            )
+            let cast_items = items
+                .iter()
+                .map(|v| cast(v.clone(), elem, explicit, style))
+                .collect::<Result<Vec<_>, _>>()?;
+            Value::Array(Arc::new(items.reshaped(cast_items)))
         }
         (v @ Value::Array(_), SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) => {
             Value::parse(ty, &v.to_text_in(style).unwrap_or_default())?

@@ -167,13 +167,29 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             _ => Value::Null,
         },
         Func::ArrayCons
+        | Func::ArrayConsNested
         | Func::ArrayCat
-        | Func::Subscript { .. }
+        | Func::ArrayAppend
+        | Func::ArrayPrepend
+        | Func::Subscript(_)
+        | Func::SubscriptAssign(_)
         | Func::ArrayToString
         | Func::ArrayUpper
         | Func::ArrayLower
         | Func::ArrayLength
         | Func::Cardinality
+        | Func::ArrayNdims
+        | Func::ArrayDims
+        | Func::ArrayPosition
+        | Func::ArrayPositions
+        | Func::ArrayRemove
+        | Func::ArrayReplace
+        | Func::ArrayFill
+        | Func::TrimArray
+        | Func::WidthBucketArray
+        | Func::ArrayContains
+        | Func::ArrayOverlap
+        | Func::LikeAny { .. }
         | Func::Any { .. } => super::array::array_func(f, &args, cx.style())?,
         Func::Regex { negated, icase } => match (&args[0], &args[1]) {
             (Value::Text(s), Value::Text(p)) => {

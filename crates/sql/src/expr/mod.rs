@@ -92,6 +92,26 @@ impl Cmp {
 }
 
 /// Scalar functions.
+/// The shape of a subscript list: how many subscripts, which are slices
+/// (`l:u`, bit k for subscript k), and of those which give a lower and an
+/// upper bound. Each subscript contributes its expressions in order: an
+/// index one, a slice its given bounds. With any slice, an index `i` reads
+/// as the slice `1:i`, as in PostgreSQL.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub struct Subscripts {
+    pub count: u8,
+    pub slices: u8,
+    pub lowers: u8,
+    pub uppers: u8,
+}
+
+impl Subscripts {
+    /// Whether the result is a slice (an array) rather than an element.
+    pub fn is_slice(self) -> bool {
+        self.slices != 0
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Func {
     Now,
@@ -164,28 +184,60 @@ pub enum Func {
     SetVal,
     /// `lastval()`.
     LastVal,
-    /// `ARRAY[a, b, …]`.
+    /// `ARRAY[a, b, …]` of elements.
     ArrayCons,
-    /// `array || array`, `array || element`, `element || array`.
+    /// `ARRAY[a, b, …]` of arrays: one more dimension.
+    ArrayConsNested,
+    /// `array || array` (`array_cat`).
     ArrayCat,
-    /// `array[i]`: from 1 for arrays, from 0 for the catalogs' vectors.
-    Subscript {
-        from: i64,
-    },
+    /// `array || element` (`array_append`).
+    ArrayAppend,
+    /// `element || array` (`array_prepend`).
+    ArrayPrepend,
+    /// `array[i][j]…` or `array[l:u]…`: the array, then the subscripts'
+    /// expressions as [`Subscripts`] lists them.
+    Subscript(Subscripts),
+    /// `array[…] := value` (UPDATE SET and INSERT targets): the array,
+    /// the subscripts, then the value; the result is the whole array.
+    SubscriptAssign(Subscripts),
     /// `array_to_string(array, delimiter [, null_string])`.
     ArrayToString,
     /// `array_upper(array, dim)`, `array_lower`, `array_length`, and
-    /// `cardinality(array)`.
+    /// `cardinality(array)`, `array_ndims(array)`, `array_dims(array)`.
     ArrayUpper,
     ArrayLower,
     ArrayLength,
     Cardinality,
+    ArrayNdims,
+    ArrayDims,
+    /// `array_position(array, value [, start])`, `array_positions`.
+    ArrayPosition,
+    ArrayPositions,
+    /// `array_remove(array, value)`, `array_replace(array, from, to)`.
+    ArrayRemove,
+    ArrayReplace,
+    /// `array_fill(value, dims [, lower bounds])`.
+    ArrayFill,
+    /// `trim_array(array, n)`.
+    TrimArray,
+    /// `width_bucket(value, thresholds)`.
+    WidthBucketArray,
+    /// `a @> b`, `a <@ b` (arguments swapped), `a && b` of arrays.
+    ArrayContains,
+    ArrayOverlap,
     /// `x op ANY (array)` / `x op ALL (array)`: arguments x and the array;
     /// `bpchar` as in [`Expr::Compare`].
     Any {
         op: Cmp,
         all: bool,
         bpchar: bool,
+    },
+    /// `text [NOT] [I]LIKE ANY|ALL (patterns)`: arguments the text and a
+    /// text array.
+    LikeAny {
+        all: bool,
+        negated: bool,
+        icase: bool,
     },
     /// POSIX regular expression match (`~`, `~*`, `!~`, `!~*`).
     Regex {
@@ -270,6 +322,9 @@ pub enum AggFunc {
     StringAgg,
     /// `array_agg(x)`: NULLs kept.
     ArrayAgg,
+    /// `array_agg(x)` of arrays: one more dimension; every input of one
+    /// shape, none NULL or empty.
+    ArrayAggArray,
     /// `bool_and` / `every`, `bool_or`.
     BoolAnd,
     BoolOr,
@@ -421,6 +476,9 @@ pub enum SubKind {
     All { lhs: Expr, op: Cmp, bpchar: bool },
     /// `ARRAY(…)`: the rows' values as an array.
     Array,
+    /// `ARRAY(SELECT array …)`: the rows' arrays stacked, one more
+    /// dimension.
+    ArrayOfArrays,
 }
 
 /// The rows of subplans, as the executor computes them for the evaluator.
@@ -575,7 +633,7 @@ impl Expr {
                 link.args.iter().all(Expr::is_row_free)
                     && match &link.kind {
                         SubKind::Any { lhs, .. } | SubKind::All { lhs, .. } => lhs.is_row_free(),
-                        SubKind::Exists | SubKind::Scalar | SubKind::Array => true,
+                        SubKind::Exists | SubKind::Scalar | SubKind::Array | SubKind::ArrayOfArrays => true,
                     }
             }
             Expr::Chain(first, steps) => {

@@ -2,6 +2,8 @@
 //! comparisons `op ANY` / `op ALL` (which IN and NOT IN are), with SQL's
 //! three-valued logic over the subquery's rows.
 
+use snapscale_values::array::ops;
+
 use super::*;
 
 pub(super) fn eval(link: &SubLink, cx: &Ctx<'_>) -> Result<Value, SqlError> {
@@ -25,7 +27,14 @@ pub(super) fn eval(link: &SubLink, cx: &Ctx<'_>) -> Result<Value, SqlError> {
                 )),
             }
         }
-        SubKind::Array => Ok(Value::Array(subqueries.rows(link.plan, &args)?.to_vec().into())),
+        SubKind::Array => Ok(Value::array(subqueries.rows(link.plan, &args)?.to_vec())),
+        SubKind::ArrayOfArrays => {
+            let rows = subqueries.rows(link.plan, &args)?;
+            for v in rows.iter() {
+                ops::check_stackable(rows.first(), v)?;
+            }
+            Ok(Value::Array(std::sync::Arc::new(ops::construct(&rows)?)))
+        }
         SubKind::Any { lhs, op, bpchar } => quantified(lhs, *op, *bpchar, true, link, &args, cx),
         SubKind::All { lhs, op, bpchar } => quantified(lhs, *op, *bpchar, false, link, &args, cx),
     }

@@ -167,6 +167,6 @@ impl EnumLabels {
         for l in self.labels.get(from..to.max(from)).unwrap_or_default() {
             out.push(self.usable(l)?);
         }
-        Ok(Value::Array(out.into()))
+        Ok(Value::array(out))
     }
 }

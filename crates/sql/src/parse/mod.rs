@@ -10,7 +10,8 @@
 //!   by hand      VACUUM, ANALYZE, COPY options, CREATE SEQUENCE options
 //!                (sequence_syntax.rs), CREATE DOMAIN's NOT NULL
 //!                (domain_syntax.rs), FOR KEY SHARE / FOR NO KEY UPDATE
-//!                (lock_syntax.rs)
+//!                (lock_syntax.rs); subscripted assignment targets folded
+//!                into one identifier (subscript_targets.rs)
 //!   sqlparser    everything else; its errors placed as PostgreSQL places
 //!                them (syntax_error.rs)
 //! ```
@@ -27,6 +28,7 @@ mod lock_syntax;
 mod sequence_syntax;
 mod sqlparser_guard;
 mod string_syntax;
+pub(crate) mod subscript_targets;
 mod syntax_error;
 
 use snapscale_sqlstate::SqlState;
@@ -77,6 +79,7 @@ fn parser(
             at.line, at.column
         )));
     }
+    subscript_targets::rewrite(&mut tokens);
     let blank = tokens.iter().take_while(|t| matches!(t.token, Token::Whitespace(_))).count();
     tokens.drain(..blank);
     let limit = parser_depth(max_stack_depth);

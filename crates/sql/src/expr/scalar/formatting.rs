@@ -89,6 +89,21 @@ fn adjust_typmod(args: &[Value]) -> Result<Value, SqlError> {
     };
     snapscale_values::adjust_typmod(args[0].clone(), typmod)
 }
+/// An array to its column's type modifier (`char(5)[]`,
+/// `timestamp(2)[]`): arguments the array, the modifier and the array
+/// type's OID, which names the element type.
+pub const ADJUST_ARRAY_TYPMOD: Scalar = Scalar::new("adjust_typmod", adjust_array_typmod);
+
+fn adjust_array_typmod(args: &[Value]) -> Result<Value, SqlError> {
+    let (Value::Int(typmod), Value::Int(oid)) = (&args[1], &args[2]) else { return Ok(args[0].clone()) };
+    let Some(elem) = snapscale_values::SqlType::from_oid(*oid as u32).and_then(|t| match t {
+        snapscale_values::SqlType::Array(e) => Some(e),
+        _ => None,
+    }) else {
+        return Ok(args[0].clone());
+    };
+    snapscale_values::adjust_array_typmod(args[0].clone(), elem, *typmod as i32)
+}
 pub const TO_CHAR_INT4: Scalar = Scalar::styled("to_char", to_char_int4);
 pub const TO_NUMBER: Scalar = Scalar::styled("to_number", to_number);
 pub const TO_DATE: Scalar = Scalar::styled("to_date", to_date);

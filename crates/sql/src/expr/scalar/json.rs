@@ -64,12 +64,39 @@ pub fn json_input(v: &Value, zone: Zone) -> JsonInput {
             let text = v.to_text_in(zone).unwrap_or_default().replacen(' ', "T", 1);
             JsonInput::Text(iso_offset(text))
         }
-        Value::Array(items) => {
-            let parts: Vec<String> = items.iter().map(|i| json::to_json(&json_input(i, zone))).collect();
-            JsonInput::Structured(format!("[{}]", parts.join(",")))
+        Value::Array(array) => {
+            let mut out = String::new();
+            let mut items = array.iter();
+            json_level(&mut out, array.dims(), &mut items, zone);
+            JsonInput::Structured(out)
         }
         other => JsonInput::Text(other.to_text_in(zone).unwrap_or_default()),
     }
+}
+
+/// One dimension of an array as a json array (`[]` for the empty array).
+fn json_level<'a>(
+    out: &mut String,
+    dims: &[snapscale_values::Dim],
+    items: &mut impl Iterator<Item = &'a Value>,
+    zone: Zone,
+) {
+    out.push('[');
+    let Some(dim) = dims.first() else {
+        out.push(']');
+        return;
+    };
+    for i in 0..dim.len {
+        if i > 0 {
+            out.push(',');
+        }
+        if dims.len() > 1 {
+            json_level(out, &dims[1..], items, zone);
+        } else if let Some(v) = items.next() {
+            out.push_str(&json::to_json(&json_input(v, zone)));
+        }
+    }
+    out.push(']');
 }
 
 /// A timestamptz's offset as JSON writes it: `+02:00`, not `+02`.
@@ -102,7 +129,7 @@ fn extract_path_text(a: &[Value]) -> Result<Value, SqlError> {
 /// The variadic path functions: the path is the arguments after the
 /// first.
 fn variadic_path(a: &[Value]) -> Value {
-    Value::Array(a[1..].to_vec().into())
+    Value::array(a[1..].to_vec())
 }
 fn extract_path_variadic(a: &[Value]) -> Result<Value, SqlError> {
     extract_path(&[a[0].clone(), variadic_path(a)])

@@ -228,10 +228,10 @@ fn regexp_matches(args: &[Value]) -> Result<Value, SqlError> {
         let groups = reported_groups(&re, locs, true);
         let item =
             |g: Option<(usize, usize)>| g.map_or(Value::Null, |(a, b)| Value::Text(s[a..b].to_owned()));
-        rows.push(Value::Array(groups.into_iter().map(item).collect::<Vec<_>>().into()));
+        rows.push(Value::array(groups.into_iter().map(item).collect::<Vec<_>>()));
         Ok(global)
     })?;
-    Ok(Value::Array(rows.into()))
+    Ok(Value::array(rows))
 }
 
 /// `regexp_split_to_table(s, pattern [, flags])`'s rows, as an array.

@@ -487,7 +487,7 @@ pub(super) fn string_to_array(args: &[Value]) -> Result<Value, SqlError> {
         Value::Text(sep) => s.split(sep.as_str()).map(field).collect(),
         _ => s.char_indices().map(|(at, c)| field(&s[at..at + c.len_utf8()])).collect(),
     };
-    Ok(Value::Array(items.into()))
+    Ok(Value::array(items))
 }
 
 /// The whitespace PostgreSQL's scanner skips.
@@ -571,7 +571,7 @@ fn parse_ident(args: &[Value]) -> Result<Value, SqlError> {
             Some(_) => break,
         }
     }
-    Ok(Value::Array(parts.into()))
+    Ok(Value::array(parts))
 }
 
 // ---------------------------------------------------------------------------
@@ -1776,7 +1776,7 @@ fn regexp_match(args: &[Value]) -> Result<Value, SqlError> {
     Ok(found.map_or(Value::Null, |groups| {
         let item =
             |g: Option<(usize, usize)>| g.map_or(Value::Null, |(a, b)| Value::Text(s[a..b].to_owned()));
-        Value::Array(groups.into_iter().map(item).collect::<Vec<_>>().into())
+        Value::array(groups.into_iter().map(item).collect::<Vec<_>>())
     }))
 }
 
@@ -1925,7 +1925,7 @@ pub(super) fn regexp_split_to_array(args: &[Value]) -> Result<Value, SqlError> {
         Ok(true)
     })?;
     pieces.push(Value::Text(s[piece_start..].to_owned()));
-    Ok(Value::Array(pieces.into()))
+    Ok(Value::array(pieces))
 }
 
 /// `substring(s FROM pattern)` (textregexsubstr): the first group's text
