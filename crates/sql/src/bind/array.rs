@@ -229,6 +229,11 @@ impl<R: Resolver> Binder<'_, R> {
                 "cannot subscript type unknown because it is not an array",
             ));
         };
+        if ty == SqlType::Jsonb {
+            let (mut args, _) = self.jsonb_subscripts(subs, scope)?;
+            args.insert(0, base.e);
+            return Ok(Typed { e: Expr::Func(Func::JsonbSubscript, args), ty: Some(ty) });
+        }
         let Some(elem) = ty.elem() else {
             return Err(SqlError::new(
                 SqlState::DATATYPE_MISMATCH,
@@ -239,6 +244,54 @@ impl<R: Resolver> Binder<'_, R> {
         args.insert(0, base.e);
         let result = if shape.is_slice() { ty } else { elem };
         Ok(Typed { e: Expr::Func(Func::Subscript(shape), args), ty: Some(result) })
+    }
+
+    /// jsonb's subscripts, each as text (an integer one as its digits),
+    /// and whether the first was an integer. Slices, and subscripts of a
+    /// type that is neither an integer nor text, are 42804 at the
+    /// subscript.
+    pub(super) fn jsonb_subscripts(
+        &mut self,
+        subs: &[&Subscript],
+        scope: &Scope<'_>,
+    ) -> Result<(Vec<Expr>, bool), SqlError> {
+        let origin = self.origin.clone();
+        let at = |err: SqlError, e: Option<&ast::Expr>| match e {
+            Some(e) => super::expr::locate(origin.as_deref(), err, e),
+            None => err,
+        };
+        let mut out = Vec::with_capacity(subs.len());
+        let mut first_is_int = false;
+        for (k, s) in subs.iter().enumerate() {
+            let index = match s {
+                Subscript::Index { index } => index,
+                Subscript::Slice { lower_bound, upper_bound, .. } => {
+                    let err =
+                        SqlError::new(SqlState::DATATYPE_MISMATCH, "jsonb subscript does not support slices");
+                    return Err(at(err, upper_bound.as_ref().or(lower_bound.as_ref())));
+                }
+            };
+            let t = self.expr(index, scope)?;
+            let e = match t.ty {
+                Some(SqlType::Int2 | SqlType::Int4) => {
+                    first_is_int |= k == 0;
+                    Expr::Cast(Box::new(t.e), SqlType::Text, true)
+                }
+                None | Some(SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) => {
+                    self.coerce(t, SqlType::Text, Coercion::Implicit, "jsonb subscript")?
+                }
+                Some(other) => {
+                    let err = SqlError::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        format!("subscript type {} is not supported", other.name()),
+                    )
+                    .with_hint("jsonb subscript must be coercible to either integer or text.");
+                    return Err(at(err, Some(index)));
+                }
+            };
+            out.push(e);
+        }
+        Ok((out, first_is_int))
     }
 
     /// The shape and the integer expressions of a subscript list; more

@@ -39,6 +39,15 @@ impl<R: Resolver> Binder<'_, R> {
             }
         }
         let list: Vec<&Subscript> = list;
+        if col.ty == SqlType::Jsonb {
+            let (subs, first_is_int) = self.jsonb_subscripts(&list, scope)?;
+            let value = self.coerce(value, SqlType::Jsonb, Coercion::Assignment, "")?;
+            let mut args = Vec::with_capacity(subs.len() + 2);
+            args.push(base);
+            args.extend(subs);
+            args.push(value);
+            return Ok(Expr::Func(Func::JsonbSubscriptAssign { first_is_int }, args));
+        }
         let Some(elem) = col.ty.elem().filter(|_| matches!(col.ty, SqlType::Array(_))) else {
             return Err(SqlError::new(
                 SqlState::DATATYPE_MISMATCH,

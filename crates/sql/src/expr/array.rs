@@ -115,6 +115,38 @@ pub(super) fn array_func(f: Func, args: &[Value], zone: snapscale_values::Style)
                 array(ops::assign_element(base, &i, value)?)
             }
         }
+        Func::JsonbSubscript => {
+            let Value::Jsonb(j) = &args[0] else { return Ok(Value::Null) };
+            let mut path = Vec::with_capacity(args.len() - 1);
+            for a in &args[1..] {
+                let Value::Text(t) = a else { return Ok(Value::Null) };
+                path.push(Some(t.as_str()));
+            }
+            j.extract_path(&path).map_or(Value::Null, Value::Jsonb)
+        }
+        Func::JsonbSubscriptAssign { first_is_int } => {
+            let base = match &args[0] {
+                Value::Jsonb(j) => Some(j),
+                _ => None,
+            };
+            let (value, subs) = args[1..].split_last().expect("a value");
+            let mut path = Vec::with_capacity(subs.len());
+            for a in subs {
+                let Value::Text(t) = a else {
+                    return Err(SqlError::new(
+                        SqlState::NULL_VALUE_NOT_ALLOWED,
+                        "jsonb subscript in assignment must not be null",
+                    ));
+                };
+                path.push(t.as_str());
+            }
+            // A NULL value is stored as JSON null.
+            let new = match value {
+                Value::Jsonb(v) => v.clone(),
+                _ => snapscale_values::json::Jsonb::Null,
+            };
+            Value::Jsonb(snapscale_values::json::Jsonb::assign_path(base, &path, new, first_is_int)?)
+        }
         Func::ArrayToString => {
             let Some(items) = array_arg(&args[0])? else { return Ok(Value::Null) };
             let Value::Text(sep) = &args[1] else { return Ok(Value::Null) };

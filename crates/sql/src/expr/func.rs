@@ -173,6 +173,8 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         | Func::ArrayPrepend
         | Func::Subscript(_)
         | Func::SubscriptAssign(_)
+        | Func::JsonbSubscript
+        | Func::JsonbSubscriptAssign { .. }
         | Func::ArrayToString
         | Func::ArrayUpper
         | Func::ArrayLower

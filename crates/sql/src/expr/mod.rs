@@ -200,6 +200,14 @@ pub enum Func {
     /// `array[…] := value` (UPDATE SET and INSERT targets): the array,
     /// the subscripts, then the value; the result is the whole array.
     SubscriptAssign(Subscripts),
+    /// `jsonb[k]…`: the jsonb, then each subscript as text (`#>`).
+    JsonbSubscript,
+    /// `jsonb[k]… := value`: the jsonb, the subscripts as text, then the
+    /// value; a NULL jsonb starts as an array when the first subscript was
+    /// an integer, else an object.
+    JsonbSubscriptAssign {
+        first_is_int: bool,
+    },
     /// `array_to_string(array, delimiter [, null_string])`.
     ArrayToString,
     /// `array_upper(array, dim)`, `array_lower`, `array_length`, and

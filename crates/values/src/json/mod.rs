@@ -18,6 +18,7 @@ mod ord;
 mod out;
 mod parse;
 pub mod path;
+mod subscript;
 mod text;
 mod value;
 mod wire;

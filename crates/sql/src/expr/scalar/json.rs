@@ -313,6 +313,38 @@ pub const JSON_ELEMENT: Scalar = Scalar::new("->", json_element);
 pub const JSON_ELEMENT_TEXT: Scalar = Scalar::new("->>", json_element_text);
 pub const JSON_PATH: Scalar = Scalar::new("#>", json_extract_path);
 pub const JSON_PATH_TEXT: Scalar = Scalar::new("#>>", json_extract_path_text);
+/// A text array's dimension lengths and its elements (NULL as `None`).
+fn text_array(v: &Value) -> (Vec<usize>, Vec<Option<&str>>) {
+    let Value::Array(a) = v else { return (Vec::new(), Vec::new()) };
+    let dims = a.dims().iter().map(|d| d.len as usize).collect();
+    let elems = a.iter().map(|x| if let Value::Text(t) = x { Some(t.as_str()) } else { None }).collect();
+    (dims, elems)
+}
+
+fn json_object_one(a: &[Value]) -> Result<Value, SqlError> {
+    let (dims, elems) = text_array(&a[0]);
+    Ok(Value::Json(json::json_object(&dims, &elems)?.into()))
+}
+
+fn jsonb_object_one(a: &[Value]) -> Result<Value, SqlError> {
+    let (dims, elems) = text_array(&a[0]);
+    Ok(Value::Jsonb(json::jsonb_object(&dims, &elems)?))
+}
+
+fn json_object_two(a: &[Value]) -> Result<Value, SqlError> {
+    let ((kd, keys), (vd, values)) = (text_array(&a[0]), text_array(&a[1]));
+    Ok(Value::Json(json::json_object_two_arg(&keys, kd.len(), &values, vd.len())?.into()))
+}
+
+fn jsonb_object_two(a: &[Value]) -> Result<Value, SqlError> {
+    let ((kd, keys), (vd, values)) = (text_array(&a[0]), text_array(&a[1]));
+    Ok(Value::Jsonb(json::jsonb_object_two_arg(&keys, kd.len(), &values, vd.len())?))
+}
+
+pub const JSON_OBJECT: Scalar = Scalar::new("json_object", json_object_one);
+pub const JSONB_OBJECT: Scalar = Scalar::new("jsonb_object", jsonb_object_one);
+pub const JSON_OBJECT_TWO: Scalar = Scalar::new("json_object", json_object_two);
+pub const JSONB_OBJECT_TWO: Scalar = Scalar::new("jsonb_object", jsonb_object_two);
 pub const JSONB_CONTAINS: Scalar = Scalar::new("@>", contains);
 pub const JSONB_CONTAINED: Scalar = Scalar::new("<@", contained_in);
 pub const JSONB_EXISTS: Scalar = Scalar::new("?", exists);
