@@ -152,6 +152,8 @@ pub enum Elem {
     TimeTz,
     /// A user-defined enum type.
     Enum(crate::UserType),
+    /// A user-defined composite type: elements are [`Value::Record`]s.
+    Composite(crate::UserType),
 }
 
 impl Elem {
@@ -185,6 +187,7 @@ impl Elem {
             Elem::Time => SqlType::Time,
             Elem::TimeTz => SqlType::TimeTz,
             Elem::Enum(u) => SqlType::Enum(u),
+            Elem::Composite(u) => SqlType::Composite(u),
         }
     }
 
@@ -216,6 +219,7 @@ impl Elem {
             SqlType::Time => Elem::Time,
             SqlType::TimeTz => Elem::TimeTz,
             SqlType::Enum(u) => Elem::Enum(u),
+            SqlType::Composite(u) => Elem::Composite(u),
             _ => return None,
         })
     }
@@ -247,7 +251,7 @@ impl Elem {
             Elem::Float4 => 1021,
             Elem::Time => 1183,
             Elem::TimeTz => 1270,
-            Elem::Enum(u) => u.array_oid(),
+            Elem::Enum(u) | Elem::Composite(u) => u.array_oid(),
         }
     }
 }
@@ -410,7 +414,7 @@ impl SqlType {
                 Elem::Float4 => "real[]",
                 Elem::Time => "time without time zone[]",
                 Elem::TimeTz => "time with time zone[]",
-                Elem::Enum(u) => u.array_name(),
+                Elem::Enum(u) | Elem::Composite(u) => u.array_name(),
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -474,7 +478,7 @@ impl SqlType {
                 Elem::Float4 => "_float4",
                 Elem::Time => "_time",
                 Elem::TimeTz => "_timetz",
-                Elem::Enum(u) => u.array_internal(),
+                Elem::Enum(u) | Elem::Composite(u) => u.array_internal(),
             },
             SqlType::Int2Vector => "int2vector",
             SqlType::OidVector => "oidvector",
@@ -537,6 +541,7 @@ impl SqlType {
             "timetz" | "time with time zone" => SqlType::TimeTz,
             "bytea" => SqlType::Bytea,
             "numeric" | "decimal" => SqlType::Numeric(-1),
+            "record" => SqlType::Record(Rec::Anonymous),
             // An array type's internal name: `_int4` is int4[].
             _ if n.len() > 1 && n.starts_with('_') && !n[1..].contains(' ') => {
                 match SqlType::from_name(&n[1..], None).ok().and_then(Elem::of) {
@@ -652,7 +657,7 @@ fn parse_bool(input: &str) -> Result<Value, SqlError> {
 
 /// Applies varchar(n) / char(n) length rules: too long is an error unless
 /// the excess is all spaces (then truncated); char(n) pads with spaces.
-pub(crate) fn fit_length(ty: SqlType, input: &str, limit: u32, pad: bool) -> Result<Value, SqlError> {
+fn fit_length(ty: SqlType, input: &str, limit: u32, pad: bool) -> Result<Value, SqlError> {
     // bpchar of no declared length (an array's elements): as written.
     if limit == 0 {
         return Ok(Value::Text(input.to_owned()));

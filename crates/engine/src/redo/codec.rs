@@ -218,6 +218,12 @@ impl Writer {
                 self.str(u.name());
                 return;
             }
+            SqlType::Array(snapscale_values::Elem::Composite(u)) => {
+                self.u8(35);
+                self.u32(u.oid());
+                self.str(u.name());
+                return;
+            }
             SqlType::Array(e) => (15, e.ty().oid()),
             SqlType::Int2Vector => (16, u32::MAX),
             SqlType::OidVector => (17, u32::MAX),
@@ -545,6 +551,10 @@ impl<'a> Reader<'a> {
             34 => SqlType::Record(snapscale_values::Rec::Anonymous),
             33 => SqlType::Composite(snapscale_values::UserType::new(len, &self.str()?)),
             32 => SqlType::Array(snapscale_values::Elem::Enum(snapscale_values::UserType::new(
+                len,
+                &self.str()?,
+            ))),
+            35 => SqlType::Array(snapscale_values::Elem::Composite(snapscale_values::UserType::new(
                 len,
                 &self.str()?,
             ))),

@@ -74,6 +74,11 @@ impl<R: Resolver> Binder<'_, R> {
         if let SqlType::Composite(u) = target {
             return self.coerce_to_composite(t, u, how, what);
         }
+        if let (SqlType::Array(snapscale_values::Elem::Composite(u)), None, Expr::Const(Value::Text(s))) =
+            (target, t.ty, &t.e)
+        {
+            return self.composite_array_literal(s, u);
+        }
         if let (SqlType::Array(snapscale_values::Elem::Enum(u)), None | Some(SqlType::Text)) = (target, t.ty)
         {
             if let Expr::Const(Value::Text(_)) = &t.e {

@@ -513,6 +513,27 @@ impl<R: Resolver> Binder<'_, R> {
             };
             bound.push(self.expr(e, &scope)?);
         }
+        if super::populate::is_populate(&fname) {
+            // In FROM a call of a function returning record needs a
+            // column definition list (an empty one says it is missing).
+            let defs = Some(alias.map_or(&[][..], |a| a.columns.as_slice()));
+            let call = self.populate_call(&fname, bound, defs)?.expect("checked");
+            // One record is an array of one, for the rows.
+            let arg = if call.set { call.e } else { Expr::Func(crate::expr::Func::ArrayCons, vec![call.e]) };
+            let alias_name = alias.map_or_else(|| fname.clone(), |a| ident(&a.name));
+            let columns = call
+                .columns
+                .into_iter()
+                .enumerate()
+                .map(|(i, (name, ty))| Col { name, expr: Expr::Column(offset + i), ty })
+                .collect();
+            let named = rename(Named { alias: alias_name, columns, table: None, nullable: false }, alias)?;
+            let from = lateral_item(
+                From::Function { func: Srf::Records, args: vec![arg] },
+                taken(&scope, left.is_some()),
+            );
+            return Ok(Item { visible: named.columns.clone(), named: vec![named], from });
+        }
         let Some((func, args, ty)) = self.set_function(&fname, bound)? else {
             return Err(not_supported(format!("function {fname} in FROM")));
         };

@@ -224,6 +224,17 @@ impl<R: Resolver> Binder<'_, R> {
         if let Some(t) = self.array_function(&name, &mut bound)? {
             return Ok(t);
         }
+        if super::populate::is_populate(&name) {
+            let call = self.populate_call(&name, bound, None)?.expect("checked");
+            return match (call.set, call.ty) {
+                (false, Some(ty)) => Ok(Typed { e: call.e, ty: Some(ty) }),
+                (true, _) => Err(not_supported(format!("{name} in the select list (call it in FROM)"))),
+                (false, None) => Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "function returning record called in context that cannot accept type record",
+                )),
+            };
+        }
         let json_srf = matches!(
             name.as_str(),
             "jsonb_each"

@@ -22,6 +22,7 @@ mod dml;
 mod expr;
 mod from;
 mod function;
+mod populate;
 mod query;
 mod scope;
 mod sequence;

@@ -47,13 +47,16 @@ impl<R: Resolver> Binder<'_, R> {
         let DataType::Custom(name, _) = base else { return Err(e) };
         let Ok(n) = relation_name(name) else { return Err(e) };
         let Some(entry) = self.resolver.user_type(&n)? else { return Err(e) };
-        let ty = match &entry.user_type {
-            Some(TypeDef::Enum(_)) => SqlType::Enum(UserType::new(entry.oid, &entry.name)),
-            Some(TypeDef::Composite) if !array => SqlType::Composite(UserType::new(entry.oid, &entry.name)),
-            Some(TypeDef::Domain(d)) if !array => return Ok((d.base, Some(entry))),
+        let u = UserType::new(entry.oid, &entry.name);
+        let ty = match (&entry.user_type, array) {
+            (Some(TypeDef::Enum(_)), false) => SqlType::Enum(u),
+            (Some(TypeDef::Enum(_)), true) => SqlType::Array(Elem::Enum(u)),
+            (Some(TypeDef::Composite), false) => SqlType::Composite(u),
+            (Some(TypeDef::Composite), true) => SqlType::Array(Elem::Composite(u)),
+            (Some(TypeDef::Domain(d)), false) => return Ok((d.base, Some(entry))),
             _ => return Err(not_supported(format!("arrays of domain {n}"))),
         };
-        Ok((if array { SqlType::Array(Elem::Enum(user_type(ty))) } else { ty }, None))
+        Ok((ty, None))
     }
 
     /// `e` (of the domain's base type) checked against domain `entry`'s
@@ -257,6 +260,29 @@ impl<R: Resolver> Binder<'_, R> {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Expr::Const(Value::Array(Arc::new(items.reshaped(read)))))
+    }
+
+    /// An array literal of composite type `u`: each element read as a
+    /// record of its attributes, the shape kept.
+    pub(super) fn composite_array_literal(&mut self, text: &str, u: UserType) -> Result<Expr, SqlError> {
+        let array = match Value::parse_in(SqlType::Array(Elem::Text), text, self.zone)? {
+            Value::Array(a) => a,
+            _ => unreachable!("an array"),
+        };
+        let mut records = Vec::with_capacity(array.len());
+        for v in array.iter() {
+            records.push(match v {
+                Value::Text(s) => {
+                    let lit = Typed { e: Expr::Const(Value::Text(s.clone())), ty: None };
+                    match self.coerce_to_composite(lit, u, Coercion::Assignment, "")? {
+                        Expr::Const(r) => r,
+                        _ => unreachable!("a literal reads as a constant"),
+                    }
+                }
+                _ => Value::Null,
+            });
+        }
+        Ok(Expr::Const(Value::Array(Arc::new(array.reshaped(records)))))
     }
 
     /// The attributes of composite type `u`: names and types.
@@ -496,13 +522,6 @@ impl<R: Resolver> Binder<'_, R> {
 
 fn no_type(name: &str) -> SqlError {
     SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type \"{name}\" does not exist"))
-}
-
-fn user_type(ty: SqlType) -> UserType {
-    match ty {
-        SqlType::Enum(u) => u,
-        _ => unreachable!("an enum type"),
-    }
 }
 
 /// A label fits in a name (NAMEDATALEN - 1 bytes), as PostgreSQL requires.

@@ -192,6 +192,16 @@ pub(super) fn function(
             }
             (0..count.max(0)).map(|k| one(Value::Int((start + k * step) as i64))).collect()
         }
+        Srf::Records => match &args[0] {
+            Value::Array(rows) => rows
+                .iter()
+                .filter_map(|r| match r {
+                    Value::Record(fields) => Some(Row::from(fields.to_vec())),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
         Srf::NumericSeries => numeric_series(args)?.into_iter().map(|n| one(Value::Numeric(n))).collect(),
         Srf::TimestampSeries { tz } => match (&args[0], &args[1], &args[2]) {
             (

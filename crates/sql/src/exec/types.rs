@@ -164,36 +164,48 @@ impl Executor<'_> {
 
 fn dependents_of(entries: &[Arc<RelEntry>], oid: u32, out: &mut Vec<String>, depth: usize) {
     let Some(name) = entries.iter().find(|e| e.oid == oid).map(|e| e.name.clone()) else { return };
-    let uses = |ty: SqlType| match ty {
-        SqlType::Enum(u) | SqlType::Array(Elem::Enum(u)) | SqlType::Composite(u) => u.oid() == oid,
-        _ => false,
-    };
-    for e in entries {
-        match &e.user_type {
-            // A domain over a domain names the one under it (a chain is
-            // as deep as the domains created, each over an earlier one).
-            Some(TypeDef::Domain(d)) if (d.parent == Some(oid) || uses(d.base)) && depth < entries.len() => {
-                out.push(format!("type {} depends on type {name}", e.name));
-                dependents_of(entries, e.oid, out, depth + 1);
-            }
-            Some(TypeDef::Composite) => {
-                for c in
-                    e.columns.iter().filter(|c| c.domain == Some(oid) || (c.domain.is_none() && uses(c.ty)))
+    // The type's array type depends on it in turn, and PostgreSQL names
+    // what uses the array type first.
+    let of_array =
+        |ty: SqlType| matches!(ty, SqlType::Array(Elem::Enum(u) | Elem::Composite(u)) if u.oid() == oid);
+    let of_type = |ty: SqlType| matches!(ty, SqlType::Enum(u) | SqlType::Composite(u) if u.oid() == oid);
+    for array in [true, false] {
+        let uses = |ty: SqlType| if array { of_array(ty) } else { of_type(ty) };
+        let named = if array { format!("{name}[]") } else { name.clone() };
+        for e in entries {
+            match &e.user_type {
+                // A domain over a domain names the one under it (a chain
+                // is as deep as the domains created, each over an earlier
+                // one).
+                Some(TypeDef::Domain(d))
+                    if (!array && d.parent == Some(oid) || uses(d.base)) && depth < entries.len() =>
                 {
-                    out.push(format!(
-                        "column {} of composite type {} depends on type {name}",
-                        c.name, e.name
-                    ));
+                    out.push(format!("type {} depends on type {named}", e.name));
+                    dependents_of(entries, e.oid, out, depth + 1);
                 }
-            }
-            None if e.sequence.is_none() => {
-                for c in
-                    e.columns.iter().filter(|c| c.domain == Some(oid) || (c.domain.is_none() && uses(c.ty)))
-                {
-                    out.push(format!("column {} of table {} depends on type {name}", c.name, e.name));
+                Some(TypeDef::Composite) => {
+                    for c in e
+                        .columns
+                        .iter()
+                        .filter(|c| !array && c.domain == Some(oid) || (c.domain.is_none() && uses(c.ty)))
+                    {
+                        out.push(format!(
+                            "column {} of composite type {} depends on type {named}",
+                            c.name, e.name
+                        ));
+                    }
                 }
+                None if e.sequence.is_none() => {
+                    for c in e
+                        .columns
+                        .iter()
+                        .filter(|c| !array && c.domain == Some(oid) || (c.domain.is_none() && uses(c.ty)))
+                    {
+                        out.push(format!("column {} of table {} depends on type {named}", c.name, e.name));
+                    }
+                }
+                _ => {}
             }
-            _ => {}
         }
     }
 }

@@ -33,6 +33,7 @@ mod cast;
 mod datetime;
 mod func;
 mod operators;
+pub mod populate;
 mod replay;
 pub mod scalar;
 mod subquery;

@@ -21,6 +21,9 @@ pub enum TypeOp {
     Enum(Arc<EnumLabels>, EnumOp),
     /// Checks its one argument against a domain's constraints.
     Domain(DomainChecks),
+    /// json[b]_populate_record[set], json[b]_to_record[set]: arguments
+    /// the base record (NULL for none) and the JSON.
+    Populate(super::populate::Populate, super::populate::Target),
 }
 
 /// A domain's constraints (its own and those of the domains under it), as
@@ -59,6 +62,7 @@ pub(super) fn eval(op: &TypeOp, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, Sq
             d.check(&v, cx)?;
             Ok(v)
         }
+        TypeOp::Populate(p, target) => super::populate::eval(*p, target, &args, cx),
     }
 }
 

@@ -191,6 +191,9 @@ pub enum Srf {
     JsonKeys { jsonb: bool },
     /// `jsonb_path_query(target, path [, vars [, silent]])`.
     JsonPathQuery,
+    /// Rows from an array of records, a record's fields each row's
+    /// columns (json[b]_populate_record[set], json[b]_to_record[set]).
+    Records,
     /// A function whose rows are the elements of the array a scalar
     /// function returns (`regexp_matches`, `regexp_split_to_table`,
     /// `string_to_table`); none for a NULL argument to a strict one.

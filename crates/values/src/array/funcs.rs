@@ -212,11 +212,11 @@ pub fn adjust_typmod(v: Value, elem: Elem, typmod: i32) -> Result<Value, SqlErro
             (_, Value::Null) => Ok(Value::Null),
             (Elem::Bpchar, Value::Text(t)) if typmod >= 5 => {
                 let n = (typmod - 4) as u32;
-                crate::value::fit_length(SqlType::Char(n), t, n, true)
+                Value::parse(SqlType::Char(n), t)
             }
             (Elem::Varchar, Value::Text(t)) if typmod >= 5 => {
                 let n = (typmod - 4) as u32;
-                crate::value::fit_length(SqlType::Varchar(Some(n)), t, n, false)
+                Value::parse(SqlType::Varchar(Some(n)), t)
             }
             (Elem::Bpchar | Elem::Varchar, _) => Ok(x.clone()),
             _ => crate::adjust_typmod(x.clone(), typmod),

@@ -13,6 +13,7 @@
 
 mod build;
 mod lexer;
+mod node;
 mod ops;
 mod ord;
 mod out;
@@ -31,6 +32,7 @@ pub use build::{
     jsonb_build_object, jsonb_object, jsonb_object_two_arg, to_json, to_jsonb, JsonAgg, JsonInput,
     JsonObjectAgg, JsonbAgg, JsonbObjectAgg,
 };
+pub use node::{JsonNode, NodeKind};
 pub use ops::PathStep;
 pub use ord::compare;
 pub use out::escape_json;

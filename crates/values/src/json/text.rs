@@ -18,7 +18,7 @@ use super::parse::{self, Scalar, Sink};
 use crate::SqlError;
 
 #[derive(Debug)]
-enum Kind {
+pub(super) enum Kind {
     Object,
     Array,
     /// A scalar token; strings carry their decoded value.
@@ -151,6 +151,26 @@ impl<'a> JsonText<'a> {
         let mut ix = Indexer::default();
         parse::parse(text, true, &mut ix)?;
         Ok(JsonText { text, nodes: ix.nodes })
+    }
+
+    pub(super) fn kind_of(&self, id: u32) -> &Kind {
+        &self.nodes[id as usize].kind
+    }
+
+    pub(super) fn slice_of(&self, id: u32) -> &'a str {
+        self.slice(id)
+    }
+
+    pub(super) fn decoded_of(&self, id: u32) -> Option<String> {
+        self.node_text(id)
+    }
+
+    pub(super) fn children_of(&self, id: u32) -> &[u32] {
+        &self.nodes[id as usize].children
+    }
+
+    pub(super) fn child_key(&self, id: u32, key: &str) -> Option<u32> {
+        self.child_by_key(id, key)
     }
 
     fn slice(&self, id: u32) -> &'a str {
