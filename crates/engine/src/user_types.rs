@@ -66,6 +66,10 @@ pub struct DomainDef {
 pub struct DomainCheck {
     pub name: String,
     pub expr: String,
+    /// Whether the values stored when it was added were checked (`false`
+    /// after ADD … NOT VALID until VALIDATE CONSTRAINT). New values are
+    /// checked either way.
+    pub validated: bool,
 }
 
 /// Why a label could not be added or renamed (the SQL layer words it).

@@ -170,9 +170,12 @@ impl Writer {
             TypeDef::Domain(d) => {
                 self.u8(2);
                 self.ty(d.base);
+                // Bit 3: each check is followed by whether it is validated
+                // (older records have none, and every check validated).
                 let flags = u8::from(d.parent.is_some())
                     | (u8::from(d.not_null) << 1)
-                    | (u8::from(d.default.is_some()) << 2);
+                    | (u8::from(d.default.is_some()) << 2)
+                    | 8;
                 self.u8(flags);
                 if let Some(p) = d.parent {
                     self.u32(p);
@@ -184,6 +187,7 @@ impl Writer {
                 for c in &d.checks {
                     self.str(&c.name);
                     self.str(&c.expr);
+                    self.u8(u8::from(c.validated));
                 }
             }
         }
@@ -487,13 +491,17 @@ impl<'a> Reader<'a> {
             2 => {
                 let base = self.ty()?;
                 let flags = self.u8()?;
-                if flags > 7 {
+                if flags > 15 {
                     return Err(corrupt());
                 }
                 let parent = if flags & 1 != 0 { Some(self.u32()?) } else { None };
                 let default = if flags & 4 != 0 { Some(self.str()?) } else { None };
                 let checks = (0..self.u16()?)
-                    .map(|_| Ok(DomainCheck { name: self.str()?, expr: self.str()? }))
+                    .map(|_| {
+                        let (name, expr) = (self.str()?, self.str()?);
+                        let validated = flags & 8 == 0 || self.u8()? != 0;
+                        Ok(DomainCheck { name, expr, validated })
+                    })
                     .collect::<Result<_, SqlError>>()?;
                 TypeDef::Domain(DomainDef { base, parent, not_null: flags & 2 != 0, default, checks })
             }

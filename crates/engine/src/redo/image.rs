@@ -345,7 +345,11 @@ mod tests {
             parent: Some(16395),
             not_null: true,
             default: Some("1".into()),
-            checks: vec![crate::user_types::DomainCheck { name: "pos".into(), expr: "VALUE > 0".into() }],
+            checks: vec![crate::user_types::DomainCheck {
+                name: "pos".into(),
+                expr: "VALUE > 0".into(),
+                validated: false,
+            }],
         };
         for (oid, t) in [(16395, TypeDef::Enum(def)), (16396, TypeDef::Domain(domain))] {
             let ty = RelEntry {

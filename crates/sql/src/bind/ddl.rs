@@ -132,11 +132,9 @@ impl<R: Resolver> Binder<'_, R> {
                     other => return Err(not_supported(format!("column option {other}"))),
                 }
             }
-            // A domain's default is the column's when it has none of its own.
-            let default = default.or_else(|| match domain.as_ref().and_then(|d| d.user_type.as_ref()) {
-                Some(snapscale_engine::user_types::TypeDef::Domain(d)) => d.default.clone(),
-                _ => None,
-            });
+            // A domain's default is the column's when it has none of its
+            // own: looked up when a row is inserted (`column_default`), so
+            // that ALTER DOMAIN … SET DEFAULT reaches existing columns.
             columns.push(ColumnDef {
                 name: cname,
                 ty,

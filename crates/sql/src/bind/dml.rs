@@ -149,7 +149,7 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn defaults(&mut self, rel: &Rel, targets: &[usize]) -> Result<Vec<(usize, Expr)>, SqlError> {
         let mut out = Vec::new();
         for (i, col) in rel.entry.columns.iter().enumerate() {
-            if col.default.is_some() && !targets.contains(&i) {
+            if (col.default.is_some() || col.domain.is_some()) && !targets.contains(&i) {
                 out.push((i, self.column_default(col)?));
             }
         }
@@ -158,11 +158,41 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// A column's DEFAULT bound for this statement, or NULL without one.
     pub(super) fn column_default(&mut self, col: &ColumnDef) -> Result<Expr, SqlError> {
-        let Some(text) = &col.default else { return Ok(Expr::Const(Value::Null)) };
+        let text = match &col.default {
+            Some(t) => Some(t.clone()),
+            None => self.domain_default(col.domain)?,
+        };
+        let Some(text) = &text else {
+            // NULL, which the column's domain may refuse (NOT NULL).
+            return match col.domain {
+                Some(_) => {
+                    self.coerce_to_column(Typed { e: Expr::Const(Value::Null), ty: Some(col.ty) }, col)
+                }
+                None => Ok(Expr::Const(Value::Null)),
+            };
+        };
         let e = crate::parse::parse_expr(text, self.stack.limit())?;
         let scope = Scope::empty();
         let typed = self.expr(&e, &scope)?;
         self.coerce_to_column(typed, col)
+    }
+
+    /// The default of domain `oid`, or of the nearest domain under it
+    /// that has one.
+    fn domain_default(&mut self, mut oid: Option<u32>) -> Result<Option<String>, SqlError> {
+        // A chain is no longer than the domains there are; bound it anyway.
+        for _ in 0..1024 {
+            let Some(o) = oid else { return Ok(None) };
+            let entry = self.domain_of(o)?;
+            let Some(snapscale_engine::user_types::TypeDef::Domain(d)) = &entry.user_type else {
+                return Ok(None);
+            };
+            if d.default.is_some() {
+                return Ok(d.default.clone());
+            }
+            oid = d.parent;
+        }
+        Ok(None)
     }
 
     /// `typed` (written as `e`) assigned to column `col`: a quoted literal

@@ -470,6 +470,12 @@ pub fn bind_parsed<R: Resolver>(
         Parsed::Sql(s) => bind_ast(resolver, s, declared, max_stack_depth),
         Parsed::Analyze => Ok(utility(Utility::Analyze, Vec::new())),
         Parsed::Checkpoint => Ok(utility(Utility::Checkpoint, Vec::new())),
+        Parsed::AlterDomain(a) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.alter_domain(a)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
         Parsed::Vacuum { tables, analyze, freeze } => {
             let mut rels = Vec::new();
             let mut deps = Vec::new();

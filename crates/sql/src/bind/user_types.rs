@@ -14,6 +14,7 @@ use super::scope::{Col, Scope};
 use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::user_types::{BoundLabel, DomainChecks, EnumLabels, TypeOp};
 use crate::expr::{EnumOp, Expr, Func};
+use crate::parse::domain_syntax::{AlterDomain, DomainAction};
 use crate::plan::{AlterTypeOp, Plan, TypeSpec, Utility};
 
 impl<R: Resolver> Binder<'_, R> {
@@ -91,7 +92,7 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// A domain's CHECK expression over VALUE (column 0 of type `base`),
     /// as a boolean.
-    fn domain_check_expr(&mut self, text: &str, base: SqlType) -> Result<Expr, SqlError> {
+    pub(super) fn domain_check_expr(&mut self, text: &str, base: SqlType) -> Result<Expr, SqlError> {
         let e = crate::parse::parse_expr(text, self.stack.limit())?;
         let scope = Scope::empty()
             .with_items(Vec::new(), vec![Col { name: "value".into(), expr: Expr::Column(0), ty: base }]);
@@ -160,7 +161,7 @@ impl<R: Resolver> Binder<'_, R> {
                     n
                 }
             };
-            checks.push(DomainCheck { name: cname, expr: text });
+            checks.push(DomainCheck { name: cname, expr: text, validated: true });
         }
         let def = DomainDef { base, parent: parent.map(|p| p.oid), not_null, default, checks };
         Ok(Plan::Utility(Utility::CreateType { name, spec: TypeSpec::Domain(def) }))
@@ -479,7 +480,7 @@ impl<R: Resolver> Binder<'_, R> {
         if !matches!(entry.user_type, Some(TypeDef::Enum(_))) && !matches!(op, AlterTypeOp::Rename(_)) {
             return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("{name} is not an enum")));
         }
-        Ok(Plan::Utility(Utility::AlterType { oid: entry.oid, op }))
+        Ok(Plan::Utility(Utility::AlterType { oid: entry.oid, op, domain: false }))
     }
 
     /// DROP TYPE / DROP DOMAIN [IF EXISTS] name, ….
@@ -513,6 +514,62 @@ impl<R: Resolver> Binder<'_, R> {
             }
         }
         Ok(Plan::Utility(Utility::DropType { targets, domain }))
+    }
+
+    /// ALTER DOMAIN name …: the constraint and default expressions bound
+    /// now (an error in one is the statement's), the stored values
+    /// checked when the statement runs.
+    pub(super) fn alter_domain(&mut self, a: &AlterDomain) -> Result<Plan, SqlError> {
+        let name = relation_name(&a.name)?;
+        let entry = self.existing_type(&name)?;
+        let Some(TypeDef::Domain(def)) = &entry.user_type else {
+            return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("{name} is not a domain")));
+        };
+        let op = match &a.action {
+            DomainAction::Default(Some(text)) => {
+                let e = crate::parse::parse_expr(text, self.stack.limit())?;
+                let t = self.expr(&e, &Scope::empty())?;
+                self.coerce(t, def.base, Coercion::Assignment, "DEFAULT")?;
+                AlterTypeOp::SetDefault(Some(text.clone()))
+            }
+            DomainAction::Default(None) => AlterTypeOp::SetDefault(None),
+            DomainAction::NotNull(on) => AlterTypeOp::SetNotNull(*on),
+            DomainAction::AddNotNull => AlterTypeOp::SetNotNull(true),
+            DomainAction::AddCheck { name: cname, expr, not_valid } => {
+                let check = self.domain_check_expr(expr, def.base)?;
+                let cname = match cname {
+                    Some(n) => n.clone(),
+                    None => {
+                        let stem = format!("{name}_check");
+                        let taken = |n: &str| def.checks.iter().any(|c| c.name == n);
+                        let mut n = stem.clone();
+                        let mut k = 1;
+                        while taken(&n) {
+                            n = format!("{stem}{k}");
+                            k += 1;
+                        }
+                        n
+                    }
+                };
+                AlterTypeOp::AddCheck { name: cname, expr: expr.clone(), check, not_valid: *not_valid }
+            }
+            DomainAction::DropConstraint { name: cname, if_exists, .. } => {
+                AlterTypeOp::DropConstraint { name: cname.clone(), if_exists: *if_exists }
+            }
+            DomainAction::Validate(cname) => {
+                let Some(c) = def.checks.iter().find(|c| &c.name == cname) else {
+                    return Err(crate::plan::no_domain_constraint(cname, &name));
+                };
+                let check = self.domain_check_expr(&c.expr, def.base)?;
+                AlterTypeOp::ValidateConstraint { name: cname.clone(), check }
+            }
+            DomainAction::Rename(to) => AlterTypeOp::Rename(to.clone()),
+            DomainAction::RenameConstraint { from, to } => {
+                AlterTypeOp::RenameConstraint { from: from.clone(), to: to.clone() }
+            }
+            DomainAction::Unsupported(what) => return Err(not_supported(*what)),
+        };
+        Ok(Plan::Utility(Utility::AlterType { oid: entry.oid, op, domain: true }))
     }
 
     fn existing_type(&mut self, name: &str) -> Result<Arc<RelEntry>, SqlError> {

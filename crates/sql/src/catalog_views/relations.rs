@@ -254,7 +254,7 @@ pub(super) fn indexes(state: &CatalogState) -> Vec<Vec<Value>> {
 }
 
 /// pg_constraint: the PRIMARY KEY and UNIQUE constraints (their indexes'
-/// oids).
+/// oids), and the domains' CHECK constraints.
 pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for e in &state.relations {
@@ -281,6 +281,34 @@ pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("coninhcount", 0)
                     .set("connoinherit", true)
                     .set("conkey", Value::array(keys))
+                    .build(),
+            );
+        }
+    }
+    // Each domain's CHECK constraints (NOT NULL is the domain's own flag).
+    for e in &state.user_types {
+        let Some(snapscale_engine::user_types::TypeDef::Domain(d)) = &e.user_type else { continue };
+        for (k, c) in d.checks.iter().enumerate() {
+            out.push(
+                RowBuilder::new(PG_CONSTRAINT)
+                    .set("oid", e.oid.wrapping_mul(1601).wrapping_add(k as u32 + 1))
+                    .set("conname", c.name.as_str())
+                    .set("connamespace", state.namespace_of(e))
+                    .set("contype", 'c')
+                    .set("condeferrable", false)
+                    .set("condeferred", false)
+                    .set("convalidated", c.validated)
+                    .set("conrelid", 0u32)
+                    .set("contypid", e.oid)
+                    .set("conindid", 0u32)
+                    .set("conparentid", 0u32)
+                    .set("confrelid", 0u32)
+                    .set("confupdtype", ' ')
+                    .set("confdeltype", ' ')
+                    .set("confmatchtype", ' ')
+                    .set("conislocal", true)
+                    .set("coninhcount", 0)
+                    .set("connoinherit", false)
                     .build(),
             );
         }

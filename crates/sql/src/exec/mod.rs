@@ -251,7 +251,7 @@ impl Executor<'_> {
             Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),
             Utility::CopyTo { rel, columns, options } => self.copy_to(rel, columns, options),
             Utility::CreateType { name, spec } => self.create_type(name, spec).await,
-            Utility::AlterType { oid, op } => self.alter_type(*oid, op).await,
+            Utility::AlterType { oid, op, domain } => self.alter_type(*oid, op, *domain).await,
             Utility::DropType { targets, domain } => self.drop_types(targets, *domain).await,
             Utility::CopyFrom { .. } => Err(SqlError::new(
                 SqlState::INTERNAL_ERROR,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use snapscale_engine::catalog::RelEntry;
 use snapscale_engine::redo::Redo;
-use snapscale_engine::user_types::{EnumDef, LabelError, TypeDef};
+use snapscale_engine::user_types::{DomainCheck, EnumDef, LabelError, TypeDef};
 use snapscale_engine::{LockMode, Rel};
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{Elem, SqlError, SqlType};
@@ -60,7 +60,13 @@ impl Executor<'_> {
         Ok(Rel { entry, heap, catalog_tid: tid })
     }
 
-    pub(crate) async fn alter_type(&mut self, oid: u32, op: &AlterTypeOp) -> Result<Output, SqlError> {
+    pub(crate) async fn alter_type(
+        &mut self,
+        oid: u32,
+        op: &AlterTypeOp,
+        domain: bool,
+    ) -> Result<Output, SqlError> {
+        let tag = if domain { "ALTER DOMAIN" } else { "ALTER TYPE" };
         let rel = self.locked_type(oid).await?;
         let xid = self.xact.prepare_write()?;
         let mut new = (*rel.entry).clone();
@@ -82,7 +88,7 @@ impl Executor<'_> {
                             SqlState::DUPLICATE_OBJECT,
                             format!("enum label \"{label}\" already exists, skipping"),
                         );
-                        return Ok(Output::Command("ALTER TYPE".into()));
+                        return Ok(Output::Command(tag.into()));
                     }
                     Err(LabelError::Exists) => return Err(label_exists(label)),
                     Err(LabelError::NoNeighbour) => {
@@ -108,6 +114,70 @@ impl Executor<'_> {
                 let cell = Arc::clone(&def.labels[at].cell);
                 self.xact.rename_label(&cell, name);
             }
+            (AlterTypeOp::SetDefault(d), Some(TypeDef::Domain(def))) => def.default = d.clone(),
+            (AlterTypeOp::SetNotNull(on), Some(TypeDef::Domain(def))) => {
+                if *on && !def.not_null {
+                    self.check_domain_values(oid, None).await?;
+                }
+                def.not_null = *on;
+            }
+            (AlterTypeOp::AddCheck { name, expr, check, not_valid }, Some(TypeDef::Domain(def))) => {
+                if def.checks.iter().any(|c| &c.name == name) {
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_OBJECT,
+                        format!("constraint \"{name}\" for domain \"{type_name}\" already exists"),
+                    ));
+                }
+                if !not_valid {
+                    self.check_domain_values(oid, Some(check)).await?;
+                }
+                def.checks.push(DomainCheck {
+                    name: name.clone(),
+                    expr: expr.clone(),
+                    validated: !not_valid,
+                });
+            }
+            (AlterTypeOp::DropConstraint { name, if_exists }, Some(TypeDef::Domain(def))) => {
+                match def.checks.iter().position(|c| &c.name == name) {
+                    Some(at) => {
+                        def.checks.remove(at);
+                    }
+                    None if *if_exists => {
+                        self.xact.notice(
+                            SqlState::SUCCESSFUL_COMPLETION,
+                            format!(
+                                "constraint \"{name}\" of domain \"{type_name}\" does not exist, skipping"
+                            ),
+                        );
+                        return Ok(Output::Command(tag.into()));
+                    }
+                    None => return Err(crate::plan::no_domain_constraint(name, &type_name)),
+                }
+            }
+            (AlterTypeOp::ValidateConstraint { name, check }, Some(TypeDef::Domain(def))) => {
+                let Some(at) = def.checks.iter().position(|c| &c.name == name) else {
+                    return Err(crate::plan::no_domain_constraint(name, &type_name));
+                };
+                if !def.checks[at].validated {
+                    self.check_domain_values(oid, Some(check)).await?;
+                    def.checks[at].validated = true;
+                }
+            }
+            (AlterTypeOp::RenameConstraint { from, to }, Some(TypeDef::Domain(def))) => {
+                let Some(at) = def.checks.iter().position(|c| &c.name == from) else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("constraint \"{from}\" for domain {type_name} does not exist"),
+                    ));
+                };
+                if def.checks.iter().any(|c| &c.name == to) {
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_OBJECT,
+                        format!("constraint \"{to}\" for domain \"{type_name}\" already exists"),
+                    ));
+                }
+                def.checks[at].name = to.clone();
+            }
             _ => {
                 return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("{type_name} is not an enum")))
             }
@@ -116,7 +186,81 @@ impl Executor<'_> {
         // CATALOG-REDO: the whole new definition.
         self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
         self.change_catalog(&rel, Some(new)).await?;
-        Ok(Output::Command("ALTER TYPE".into()))
+        Ok(Output::Command(tag.into()))
+    }
+
+    /// Checks the values stored in every table column of domain `oid`, or
+    /// of a domain over it: NOT NULL (`check` None) or a CHECK over the
+    /// value. Each table is locked SHARE first, so no write to it can
+    /// slip past the check.
+    async fn check_domain_values(
+        &mut self,
+        oid: u32,
+        check: Option<&crate::expr::Expr>,
+    ) -> Result<(), SqlError> {
+        let entries = self.xact.catalog_entries()?;
+        // The domain and the domains over it, to any depth.
+        let mut domains = vec![oid];
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for (_, e) in &entries {
+                if let Some(TypeDef::Domain(d)) = &e.user_type {
+                    if d.parent.is_some_and(|p| domains.contains(&p)) && !domains.contains(&e.oid) {
+                        domains.push(e.oid);
+                        grew = true;
+                    }
+                }
+            }
+        }
+        for (_, e) in &entries {
+            if e.user_type.is_some() || e.sequence.is_some() {
+                continue;
+            }
+            let columns: Vec<usize> = (0..e.columns.len())
+                .filter(|&i| e.columns[i].domain.is_some_and(|d| domains.contains(&d)))
+                .collect();
+            if columns.is_empty() {
+                continue;
+            }
+            self.xact.lock_relation(e.oid, LockMode::Share).await?;
+            let Some(heap) = self.xact.db.catalog.storage(e.storage) else { continue };
+            for (tid, row) in heap.table.all_versions() {
+                if !matches!(
+                    heap.table.liveness(&self.xact.session, tid),
+                    snapscale_engine::Liveness::Live | snapscale_engine::Liveness::Deleting(_)
+                ) {
+                    continue;
+                }
+                for &c in &columns {
+                    let v = &row[c];
+                    let bad = match check {
+                        None => matches!(v, snapscale_values::Value::Null),
+                        Some(expr) => {
+                            let cx = self.ctx(std::slice::from_ref(v));
+                            matches!(expr.eval(&cx)?, snapscale_values::Value::Bool(false))
+                        }
+                    };
+                    if bad {
+                        let column = &e.columns[c].name;
+                        return Err(match check {
+                            None => SqlError::new(
+                                SqlState::NOT_NULL_VIOLATION,
+                                format!("column \"{column}\" of table \"{}\" contains null values", e.name),
+                            ),
+                            Some(_) => SqlError::new(
+                                SqlState::CHECK_VIOLATION,
+                                format!(
+                                    "column \"{column}\" of table \"{}\" contains values that violate the new constraint",
+                                    e.name
+                                ),
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     pub(crate) async fn drop_types(

@@ -91,13 +91,15 @@ impl DomainChecks {
             catalog: cx.catalog,
             replay: cx.replay,
         };
-        for (domain, name, e) in &self.checks {
+        // The domain named is the one checked, whichever domain under it
+        // declared the constraint, as PostgreSQL reports it.
+        for (_, name, e) in &self.checks {
             if matches!(e.eval(&inner)?, Value::Bool(false)) {
                 return Err(SqlError::new(
                     SqlState::CHECK_VIOLATION,
-                    format!("value for domain {domain} violates check constraint \"{name}\""),
+                    format!("value for domain {} violates check constraint \"{name}\"", self.name),
                 )
-                .on_datatype("public", domain)
+                .on_datatype("public", &self.name)
                 .on_constraint(name));
             }
         }

@@ -141,3 +141,233 @@ mod tests {
         assert_eq!(canonical_drop_domain("drop domain a"), None);
     }
 }
+
+/// ALTER DOMAIN, which sqlparser does not read: the domain's name and
+/// what to do to it.
+#[derive(Debug)]
+pub struct AlterDomain {
+    pub name: sqlparser::ast::ObjectName,
+    pub action: DomainAction,
+}
+
+#[derive(Debug)]
+pub enum DomainAction {
+    /// SET DEFAULT expr (its text) / DROP DEFAULT.
+    Default(Option<String>),
+    /// SET NOT NULL / DROP NOT NULL.
+    NotNull(bool),
+    /// ADD [CONSTRAINT name] CHECK (expr) [NOT VALID].
+    AddCheck { name: Option<String>, expr: String, not_valid: bool },
+    /// ADD [CONSTRAINT name] NOT NULL.
+    AddNotNull,
+    /// DROP CONSTRAINT [IF EXISTS] name [RESTRICT | CASCADE].
+    DropConstraint { name: String, if_exists: bool, cascade: bool },
+    /// VALIDATE CONSTRAINT name.
+    Validate(String),
+    /// RENAME TO name.
+    Rename(String),
+    /// RENAME CONSTRAINT name TO name.
+    RenameConstraint { from: String, to: String },
+    /// OWNER TO, SET SCHEMA: not supported here.
+    Unsupported(&'static str),
+}
+
+/// `sql` as ALTER DOMAIN, or `None` if it is not one.
+pub(crate) fn parse_alter_domain(sql: &str) -> Option<Result<AlterDomain, crate::SqlError>> {
+    let tokens: Vec<Token> = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let words: Vec<&Token> = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)) && !matches!(t, Token::SemiColon))
+        .collect();
+    if words.len() < 2
+        || keyword(words[0]) != Some(Keyword::ALTER)
+        || keyword(words[1]) != Some(Keyword::DOMAIN)
+    {
+        return None;
+    }
+    Some(AlterDomainParser { words, at: 2 }.parse())
+}
+
+struct AlterDomainParser<'t> {
+    words: Vec<&'t Token>,
+    at: usize,
+}
+
+fn syntax_at(t: Option<&Token>) -> crate::SqlError {
+    let near = t.map_or_else(|| "end of input".to_owned(), ToString::to_string);
+    crate::SqlError::new(
+        snapscale_sqlstate::SqlState::SYNTAX_ERROR,
+        format!("syntax error at or near \"{near}\""),
+    )
+}
+
+impl AlterDomainParser<'_> {
+    fn peek(&self) -> Option<&Token> {
+        self.words.get(self.at).copied()
+    }
+
+    fn next(&mut self) -> Option<&Token> {
+        let t = self.words.get(self.at).copied();
+        self.at += 1;
+        t
+    }
+
+    fn eat(&mut self, k: Keyword) -> bool {
+        if self.peek().and_then(keyword) == Some(k) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, k: Keyword) -> Result<(), crate::SqlError> {
+        if self.eat(k) {
+            Ok(())
+        } else {
+            Err(syntax_at(self.peek()))
+        }
+    }
+
+    /// An identifier, folded to lower case unless quoted (the keywords
+    /// that begin or continue a clause here are not names).
+    fn ident(&mut self) -> Result<sqlparser::ast::Ident, crate::SqlError> {
+        let clause = |w: &sqlparser::tokenizer::Word| {
+            w.quote_style.is_none()
+                && matches!(
+                    w.keyword,
+                    Keyword::CHECK
+                        | Keyword::NOT
+                        | Keyword::NULL
+                        | Keyword::DEFAULT
+                        | Keyword::CONSTRAINT
+                        | Keyword::TO
+                )
+        };
+        match self.peek() {
+            Some(Token::Word(w)) if !clause(w) => {
+                let w = w.clone();
+                self.at += 1;
+                Ok(match w.quote_style {
+                    Some(q) => sqlparser::ast::Ident::with_quote(q, w.value),
+                    None => sqlparser::ast::Ident::new(w.value.to_lowercase()),
+                })
+            }
+            other => Err(syntax_at(other)),
+        }
+    }
+
+    fn name(&mut self) -> Result<String, crate::SqlError> {
+        Ok(self.ident()?.value)
+    }
+
+    /// The text of the rest, up to `stop` at the top level (or the end).
+    fn text_until(&mut self, stop: Option<Keyword>) -> String {
+        let mut depth = 0i32;
+        let mut out = String::new();
+        while let Some(t) = self.peek() {
+            match t {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ if depth == 0 && stop.is_some() && keyword(t) == stop => break,
+                _ => {}
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&t.to_string());
+            self.at += 1;
+        }
+        out
+    }
+
+    fn parse(mut self) -> Result<AlterDomain, crate::SqlError> {
+        let mut parts = vec![self.ident()?];
+        while self.peek() == Some(&Token::Period) {
+            self.at += 1;
+            parts.push(self.ident()?);
+        }
+        let name = sqlparser::ast::ObjectName::from(parts);
+        let action = match self.next().and_then(keyword) {
+            Some(Keyword::SET) => match self.next().and_then(keyword) {
+                Some(Keyword::DEFAULT) => {
+                    let expr = self.text_until(None);
+                    if expr.is_empty() {
+                        return Err(syntax_at(None));
+                    }
+                    DomainAction::Default(Some(expr))
+                }
+                Some(Keyword::NOT) => {
+                    self.expect(Keyword::NULL)?;
+                    DomainAction::NotNull(true)
+                }
+                Some(Keyword::SCHEMA) => DomainAction::Unsupported("ALTER DOMAIN … SET SCHEMA"),
+                _ => return Err(syntax_at(self.words.get(self.at - 1).copied())),
+            },
+            Some(Keyword::DROP) => match self.next().and_then(keyword) {
+                Some(Keyword::DEFAULT) => DomainAction::Default(None),
+                Some(Keyword::NOT) => {
+                    self.expect(Keyword::NULL)?;
+                    DomainAction::NotNull(false)
+                }
+                Some(Keyword::CONSTRAINT) => {
+                    let if_exists = self.eat(Keyword::IF);
+                    if if_exists {
+                        self.expect(Keyword::EXISTS)?;
+                    }
+                    let name = self.name()?;
+                    let cascade = self.eat(Keyword::CASCADE);
+                    if !cascade {
+                        self.eat(Keyword::RESTRICT);
+                    }
+                    DomainAction::DropConstraint { name, if_exists, cascade }
+                }
+                _ => return Err(syntax_at(self.words.get(self.at - 1).copied())),
+            },
+            Some(Keyword::ADD) => {
+                let name = if self.eat(Keyword::CONSTRAINT) { Some(self.name()?) } else { None };
+                match self.next().and_then(keyword) {
+                    Some(Keyword::CHECK) => {
+                        if self.peek() != Some(&Token::LParen) {
+                            return Err(syntax_at(self.peek()));
+                        }
+                        let expr = self.text_until(Some(Keyword::NOT));
+                        let not_valid = self.eat(Keyword::NOT);
+                        if not_valid {
+                            self.expect(Keyword::VALID)?;
+                        }
+                        DomainAction::AddCheck { name, expr, not_valid }
+                    }
+                    Some(Keyword::NOT) => {
+                        self.expect(Keyword::NULL)?;
+                        DomainAction::AddNotNull
+                    }
+                    _ => return Err(syntax_at(self.words.get(self.at - 1).copied())),
+                }
+            }
+            Some(Keyword::VALIDATE) => {
+                self.expect(Keyword::CONSTRAINT)?;
+                DomainAction::Validate(self.name()?)
+            }
+            Some(Keyword::RENAME) => {
+                if self.eat(Keyword::CONSTRAINT) {
+                    let from = self.name()?;
+                    self.expect(Keyword::TO)?;
+                    DomainAction::RenameConstraint { from, to: self.name()? }
+                } else {
+                    self.expect(Keyword::TO)?;
+                    DomainAction::Rename(self.name()?)
+                }
+            }
+            Some(Keyword::OWNER) => {
+                self.at = self.words.len();
+                DomainAction::Unsupported("ALTER DOMAIN … OWNER TO")
+            }
+            _ => return Err(syntax_at(self.words.get(self.at - 1).copied())),
+        };
+        if let Some(t) = self.peek() {
+            return Err(syntax_at(Some(t)));
+        }
+        Ok(AlterDomain { name, action })
+    }
+}

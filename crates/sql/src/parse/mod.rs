@@ -53,6 +53,7 @@ pub enum Parsed {
     Analyze,
     Checkpoint,
     Copy(crate::copy::CopyStatement),
+    AlterDomain(domain_syntax::AlterDomain),
 }
 
 fn syntax(near: &str) -> SqlError {
@@ -128,6 +129,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         if first == "copy" {
             out.push(Parsed::Copy(crate::copy::parse_statement(trimmed, copy_query(max_stack_depth))?));
             continue;
+        }
+        if first == "alter" {
+            if let Some(parsed) = domain_syntax::parse_alter_domain(trimmed) {
+                out.push(Parsed::AlterDomain(parsed?));
+                continue;
+            }
         }
         if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "checkpoint") {
             out.push(hand_parse(trimmed)?);

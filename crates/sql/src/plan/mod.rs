@@ -438,10 +438,11 @@ pub enum Utility {
         name: String,
         spec: TypeSpec,
     },
-    /// ALTER TYPE of the type with this oid.
+    /// ALTER TYPE (or ALTER DOMAIN, `domain`) of the type with this oid.
     AlterType {
         oid: u32,
         op: AlterTypeOp,
+        domain: bool,
     },
     /// DROP TYPE / DROP DOMAIN: the types by name and oid (`None`:
     /// missing, IF EXISTS).
@@ -476,6 +477,33 @@ pub enum AlterTypeOp {
         to: String,
     },
     Rename(String),
+    /// ALTER DOMAIN SET DEFAULT expr (its text) / DROP DEFAULT.
+    SetDefault(Option<String>),
+    /// ALTER DOMAIN SET / DROP NOT NULL.
+    SetNotNull(bool),
+    /// ALTER DOMAIN ADD CONSTRAINT name CHECK (expr) [NOT VALID]: `check`
+    /// is the expression bound over the value (column 0).
+    AddCheck {
+        name: String,
+        expr: String,
+        check: crate::expr::Expr,
+        not_valid: bool,
+    },
+    /// ALTER DOMAIN DROP CONSTRAINT [IF EXISTS] name.
+    DropConstraint {
+        name: String,
+        if_exists: bool,
+    },
+    /// ALTER DOMAIN VALIDATE CONSTRAINT name, its expression bound.
+    ValidateConstraint {
+        name: String,
+        check: crate::expr::Expr,
+    },
+    /// ALTER DOMAIN RENAME CONSTRAINT from TO to.
+    RenameConstraint {
+        from: String,
+        to: String,
+    },
 }
 
 /// A bound statement, before planning.
@@ -488,4 +516,12 @@ pub enum Plan {
     Utility(Utility),
     /// `COPY (query) TO STDOUT`.
     CopyQuery(Box<Select>, CopyOptions),
+}
+
+/// 42704 for a constraint a domain does not have.
+pub(crate) fn no_domain_constraint(constraint: &str, domain: &str) -> snapscale_values::SqlError {
+    snapscale_values::SqlError::new(
+        snapscale_sqlstate::SqlState::UNDEFINED_OBJECT,
+        format!("constraint \"{constraint}\" of domain \"{domain}\" does not exist"),
+    )
 }

@@ -341,6 +341,7 @@ impl Statement {
                 Utility::CopyFrom { .. } => Some("COPY FROM"),
                 Utility::CreateType { spec: crate::plan::TypeSpec::Domain(_), .. } => Some("CREATE DOMAIN"),
                 Utility::CreateType { .. } => Some("CREATE TYPE"),
+                Utility::AlterType { domain: true, .. } => Some("ALTER DOMAIN"),
                 Utility::AlterType { .. } => Some("ALTER TYPE"),
                 Utility::DropType { domain: true, .. } => Some("DROP DOMAIN"),
                 Utility::DropType { .. } => Some("DROP TYPE"),
