@@ -256,29 +256,35 @@ pub(super) fn indexes(state: &CatalogState) -> Vec<Vec<Value>> {
 /// pg_constraint: the PRIMARY KEY and UNIQUE constraints (their indexes'
 /// oids), and the domains' CHECK constraints.
 pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
+    // The columns every constraint here sets alike (none deferrable, none
+    // a foreign key, none inherited).
+    let row = |oid: u32, name: &str, namespace: u32, kind: char| {
+        RowBuilder::new(PG_CONSTRAINT)
+            .set("oid", oid)
+            .set("conname", name)
+            .set("connamespace", namespace)
+            .set("contype", kind)
+            .set("condeferrable", false)
+            .set("condeferred", false)
+            .set("conparentid", 0u32)
+            .set("confrelid", 0u32)
+            .set("confupdtype", ' ')
+            .set("confdeltype", ' ')
+            .set("confmatchtype", ' ')
+            .set("conislocal", true)
+            .set("coninhcount", 0)
+    };
     let mut out = Vec::new();
     for e in &state.relations {
         for ix in e.indexes.iter().filter(|i| i.constraint) {
             let keys: Vec<Value> = ix.columns.iter().map(|&c| Value::Int(c as i64 + 1)).collect();
+            let kind = if ix.primary { 'p' } else { 'u' };
             out.push(
-                RowBuilder::new(PG_CONSTRAINT)
-                    .set("oid", ix.oid)
-                    .set("conname", ix.name.as_str())
-                    .set("connamespace", state.namespace_of(e))
-                    .set("contype", if ix.primary { 'p' } else { 'u' })
-                    .set("condeferrable", false)
-                    .set("condeferred", false)
+                row(ix.oid, &ix.name, state.namespace_of(e), kind)
                     .set("convalidated", true)
                     .set("conrelid", e.oid)
                     .set("contypid", 0u32)
                     .set("conindid", ix.oid)
-                    .set("conparentid", 0u32)
-                    .set("confrelid", 0u32)
-                    .set("confupdtype", ' ')
-                    .set("confdeltype", ' ')
-                    .set("confmatchtype", ' ')
-                    .set("conislocal", true)
-                    .set("coninhcount", 0)
                     .set("connoinherit", true)
                     .set("conkey", Value::array(keys))
                     .build(),
@@ -289,25 +295,13 @@ pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
     for e in &state.user_types {
         let Some(snapscale_engine::user_types::TypeDef::Domain(d)) = &e.user_type else { continue };
         for (k, c) in d.checks.iter().enumerate() {
+            let oid = e.oid.wrapping_mul(1601).wrapping_add(k as u32 + 1);
             out.push(
-                RowBuilder::new(PG_CONSTRAINT)
-                    .set("oid", e.oid.wrapping_mul(1601).wrapping_add(k as u32 + 1))
-                    .set("conname", c.name.as_str())
-                    .set("connamespace", state.namespace_of(e))
-                    .set("contype", 'c')
-                    .set("condeferrable", false)
-                    .set("condeferred", false)
+                row(oid, &c.name, state.namespace_of(e), 'c')
                     .set("convalidated", c.validated)
                     .set("conrelid", 0u32)
                     .set("contypid", e.oid)
                     .set("conindid", 0u32)
-                    .set("conparentid", 0u32)
-                    .set("confrelid", 0u32)
-                    .set("confupdtype", ' ')
-                    .set("confdeltype", ' ')
-                    .set("confmatchtype", ' ')
-                    .set("conislocal", true)
-                    .set("coninhcount", 0)
                     .set("connoinherit", false)
                     .build(),
             );
