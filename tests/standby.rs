@@ -412,9 +412,18 @@ async fn scenario(mode: &str) {
         "INSERT INTO moods VALUES (3, 'ok', '(2,y)')",
         "ALTER TYPE mood RENAME VALUE 'sad' TO 'blue'",
         "BEGIN; ALTER TYPE mood RENAME VALUE 'happy' TO 'glad'; ROLLBACK",
+        // ALTER TABLE replays: a rewrite into new storage, a constraint
+        // and a rename, then rows changed by their ids in the new storage.
+        "CREATE TABLE altered (id int PRIMARY KEY, a text, b int); INSERT INTO altered VALUES (1, 'x', 1), (2, 'y', 2)",
+        "ALTER TABLE altered ADD COLUMN c int DEFAULT 5, DROP COLUMN a, ALTER COLUMN b TYPE bigint, ADD CHECK (c > 0)",
+        "ALTER TABLE altered RENAME TO renamed; UPDATE renamed SET c = 6 WHERE id = 2; DELETE FROM renamed WHERE id = 1",
+        "BEGIN; ALTER TABLE renamed DROP COLUMN c; ROLLBACK",
     ] {
         p.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
+    let altered = "SELECT * FROM renamed ORDER BY id";
+    let altered_want = rows(&p, altered).await;
+    assert_eq!(altered_want, vec![vec![Some("2".into()), Some("2".into()), Some("6".into())]]);
     let moods = "SELECT id, m::text, (p).b FROM moods ORDER BY m, id";
     let want = rows(&p, moods).await;
     assert_eq!(
@@ -426,6 +435,7 @@ async fn scenario(mode: &str) {
         catch_up(&p, s, &format!("{mode}: after pgbench -i")).await;
         let c = s.connect().await;
         assert_eq!(rows(&c, moods).await, want, "{mode}: user types on a standby");
+        assert_eq!(rows(&c, altered).await, altered_want, "{mode}: an altered table on a standby");
         let e = c.batch_execute("SELECT nextval('serials_id_seq')").await.unwrap_err();
         assert_eq!(e.code().map(|c| c.code()), Some("25006"), "nextval on a standby: {e}");
         for (sql, command) in [

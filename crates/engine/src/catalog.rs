@@ -76,6 +76,8 @@ pub struct RelEntry {
     pub sequence: Option<SequenceDef>,
     /// `Some` for a user-defined type (no columns, no rows).
     pub user_type: Option<crate::user_types::TypeDef>,
+    /// A table's CHECK constraints, in the order they were added.
+    pub checks: Vec<crate::user_types::CheckDef>,
 }
 
 impl RelEntry {

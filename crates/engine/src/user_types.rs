@@ -59,11 +59,14 @@ pub struct DomainDef {
     /// The DEFAULT expression's text.
     pub default: Option<String>,
     /// CHECK constraints: name and expression text over VALUE.
-    pub checks: Vec<DomainCheck>,
+    pub checks: Vec<CheckDef>,
 }
 
+/// A CHECK constraint, of a domain (on VALUE) or of a table (on its
+/// columns, by name): its expression kept as SQL text, bound again by each
+/// statement that checks it, as a column default is.
 #[derive(Clone, Debug, PartialEq)]
-pub struct DomainCheck {
+pub struct CheckDef {
     pub name: String,
     pub expr: String,
     /// Whether the values stored when it was added were checked (`false`

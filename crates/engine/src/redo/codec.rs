@@ -7,7 +7,7 @@ use snapscale_values::{SqlError, SqlType, Value};
 
 use crate::catalog::{ColumnDef, IndexDef, RelEntry};
 use crate::sequence::{OwnedBy, SequenceDef};
-use crate::user_types::{DomainCheck, DomainDef, EnumDef, EnumDefLabel, TypeDef};
+use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
 
 #[derive(Default)]
 pub struct Writer(pub Vec<u8>);
@@ -269,9 +269,11 @@ impl Writer {
         self.u64(e.storage);
         // The top bit: a sequence's definition follows the indexes (data
         // written before sequences existed never has it); the next: a
-        // user type's definition follows that.
-        let flags =
-            if e.sequence.is_some() { 0x8000 } else { 0 } | if e.user_type.is_some() { 0x4000 } else { 0 };
+        // user type's definition follows that; the third: CHECK
+        // constraints follow them.
+        let flags = if e.sequence.is_some() { 0x8000 } else { 0 }
+            | if e.user_type.is_some() { 0x4000 } else { 0 }
+            | if e.checks.is_empty() { 0 } else { 0x2000 };
         self.u16(e.columns.len() as u16 | flags);
         for c in &e.columns {
             self.str(&c.name);
@@ -326,6 +328,18 @@ impl Writer {
         if let Some(t) = &e.user_type {
             self.type_def(t);
         }
+        if !e.checks.is_empty() {
+            self.u16(e.checks.len() as u16);
+            for c in &e.checks {
+                self.check(c);
+            }
+        }
+    }
+
+    fn check(&mut self, c: &CheckDef) {
+        self.str(&c.name);
+        self.str(&c.expr);
+        self.u8(u8::from(c.validated));
     }
 }
 
@@ -500,7 +514,7 @@ impl<'a> Reader<'a> {
                     .map(|_| {
                         let (name, expr) = (self.str()?, self.str()?);
                         let validated = flags & 8 == 0 || self.u8()? != 0;
-                        Ok(DomainCheck { name, expr, validated })
+                        Ok(CheckDef { name, expr, validated })
                     })
                     .collect::<Result<_, SqlError>>()?;
                 TypeDef::Domain(DomainDef { base, parent, not_null: flags & 2 != 0, default, checks })
@@ -577,7 +591,8 @@ impl<'a> Reader<'a> {
         let n = self.u16()?;
         let is_sequence = n & 0x8000 != 0;
         let is_type = n & 0x4000 != 0;
-        for _ in 0..n & 0x3fff {
+        let has_checks = n & 0x2000 != 0;
+        for _ in 0..n & 0x1fff {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
@@ -628,6 +643,23 @@ impl<'a> Reader<'a> {
             None
         };
         let user_type = if is_type { Some(self.type_def()?) } else { None };
-        Ok(RelEntry { oid, name, temp_owner: None, storage, columns, indexes, sequence, user_type })
+        let mut checks = Vec::new();
+        if has_checks {
+            for _ in 0..self.u16()? {
+                checks.push(self.check()?);
+            }
+        }
+        Ok(RelEntry { oid, name, temp_owner: None, storage, columns, indexes, sequence, user_type, checks })
+    }
+
+    fn check(&mut self) -> Result<CheckDef, SqlError> {
+        let name = self.str()?;
+        let expr = self.str()?;
+        let validated = match self.u8()? {
+            0 => false,
+            1 => true,
+            _ => return Err(corrupt()),
+        };
+        Ok(CheckDef { name, expr, validated })
     }
 }

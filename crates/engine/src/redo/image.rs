@@ -280,6 +280,18 @@ mod tests {
                 constraint: true,
             }],
             sequence: None,
+            checks: vec![
+                crate::user_types::CheckDef {
+                    name: "t_a_check".into(),
+                    expr: "a > 0".into(),
+                    validated: true,
+                },
+                crate::user_types::CheckDef {
+                    name: "later".into(),
+                    expr: "b <> 'z'".into(),
+                    validated: false,
+                },
+            ],
             user_type: None,
         };
         let mut image = Image::default();
@@ -324,6 +336,7 @@ mod tests {
                     column: "a".into(),
                 }),
             }),
+            checks: Vec::new(),
             user_type: None,
         };
         image.apply(&Redo::Catalog(Arc::new(seq.clone()))).unwrap();
@@ -345,7 +358,7 @@ mod tests {
             parent: Some(16395),
             not_null: true,
             default: Some("1".into()),
-            checks: vec![crate::user_types::DomainCheck {
+            checks: vec![crate::user_types::CheckDef {
                 name: "pos".into(),
                 expr: "VALUE > 0".into(),
                 validated: false,
@@ -360,6 +373,7 @@ mod tests {
                 columns: Vec::new(),
                 indexes: Vec::new(),
                 sequence: None,
+                checks: Vec::new(),
                 user_type: Some(t),
             };
             image.apply(&Redo::Catalog(Arc::new(ty.clone()))).unwrap();

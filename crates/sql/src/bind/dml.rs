@@ -50,7 +50,15 @@ impl<R: Resolver> Binder<'_, R> {
             let defaults = self.defaults(&rel, &[])?;
             let returning = self.returning(i.returning.as_deref(), &rel, name, i.table_alias.as_ref())?;
             let source = InsertSource::Values(vec![Vec::new()]);
-            return Ok(Plan::Insert(Insert { rel, targets: Vec::new(), defaults, source, returning }));
+            let checks = self.table_checks(&rel)?;
+            return Ok(Plan::Insert(Insert {
+                rel,
+                targets: Vec::new(),
+                defaults,
+                source,
+                returning,
+                checks,
+            }));
         };
         // Without a column list, a shorter VALUES row fills the leading
         // columns (the rest take their defaults).
@@ -141,7 +149,8 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let defaults = self.defaults(&rel, &targets)?;
         let returning = self.returning(i.returning.as_deref(), &rel, name, i.table_alias.as_ref())?;
-        Ok(Plan::Insert(Insert { rel, targets, defaults, source, returning }))
+        let checks = self.table_checks(&rel)?;
+        Ok(Plan::Insert(Insert { rel, targets, defaults, source, returning, checks }))
     }
 
     /// The columns not in `targets` that have a DEFAULT, with it bound
@@ -286,7 +295,8 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let scan = self.scan(rel.clone(), u.selection.as_ref(), &scope)?;
         let returning = self.returning_scoped(u.returning.as_deref(), &scope)?;
-        Ok(Plan::Update(Update { scan, sets, returning }))
+        let checks = self.table_checks(&scan.rel)?;
+        Ok(Plan::Update(Update { scan, sets, returning, checks }))
     }
 
     pub(super) fn delete(&mut self, d: &ast::Delete) -> Result<Plan, SqlError> {

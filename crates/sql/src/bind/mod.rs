@@ -8,6 +8,7 @@
 //! `ddl` the DDL; this module holds the binder itself and the statements'
 //! dispatch.
 
+mod alter_table;
 mod array;
 mod array_funcs;
 mod assign;
@@ -15,6 +16,7 @@ mod builtins;
 mod builtins_json;
 mod builtins_math;
 mod builtins_text;
+mod checks;
 mod clauses;
 mod coerce;
 mod ddl;
@@ -537,6 +539,7 @@ pub fn bind_parsed<R: Resolver>(
                             checks.push(b.domain_checked(Expr::Column(c), &d)?);
                         }
                     }
+                    let table_checks = b.table_checks(&rel)?;
                     let mut deps = b.statement.deps;
                     deps.push(Dep {
                         name: table.clone(),
@@ -545,8 +548,15 @@ pub fn bind_parsed<R: Resolver>(
                         nowait: false,
                     });
                     let waits = b.statement.waits;
-                    let plan =
-                        Utility::CopyFrom { rel, columns: positions, defaults, enums, checks, options };
+                    let plan = Utility::CopyFrom {
+                        rel,
+                        columns: positions,
+                        defaults,
+                        enums,
+                        checks,
+                        table_checks,
+                        options,
+                    };
                     return Ok(BoundStatement { waits, ..utility(plan, deps) });
                 }
                 CopyDirection::ToStdout => {
@@ -614,6 +624,7 @@ pub(crate) mod tests {
                 constraint: true,
             }],
             sequence: None,
+            checks: Vec::new(),
             user_type: None,
         };
         One(Rel { entry: Arc::new(entry), heap: db.catalog.storage(storage).unwrap(), catalog_tid: 0 })

@@ -49,6 +49,7 @@ impl<R: Resolver> Binder<'_, R> {
             indexes: Vec::new(),
             sequence: Some(def),
             serials: Vec::new(),
+            checks: Vec::new(),
         })))
     }
 

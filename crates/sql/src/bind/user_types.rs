@@ -5,14 +5,14 @@
 use std::sync::Arc;
 
 use snapscale_engine::catalog::RelEntry;
-use snapscale_engine::user_types::{DomainCheck, DomainDef, TypeDef};
+use snapscale_engine::user_types::{CheckDef, DomainDef, TypeDef};
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{Elem, SqlError, SqlType, UserType, Value};
 use sqlparser::ast::{self, DataType};
 
 use super::scope::{Col, Scope};
 use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
-use crate::expr::user_types::{BoundLabel, DomainChecks, EnumLabels, TypeOp};
+use crate::expr::user_types::{BoundLabel, CheckDefs, EnumLabels, TypeOp};
 use crate::expr::{EnumOp, Expr, Func};
 use crate::parse::domain_syntax::{AlterDomain, DomainAction};
 use crate::plan::{AlterTypeOp, Plan, TypeSpec, Utility};
@@ -86,7 +86,7 @@ impl<R: Resolver> Binder<'_, R> {
         if !not_null && checks.is_empty() {
             return Ok(e);
         }
-        let op = TypeOp::Domain(DomainChecks { name: entry.name.clone(), not_null, checks });
+        let op = TypeOp::Domain(CheckDefs { name: entry.name.clone(), not_null, checks });
         Ok(Expr::UserType(Arc::new(op), vec![e]))
     }
 
@@ -135,7 +135,7 @@ impl<R: Resolver> Binder<'_, R> {
             }),
         };
         let mut not_null = false;
-        let mut checks: Vec<DomainCheck> = Vec::new();
+        let mut checks: Vec<CheckDef> = Vec::new();
         for c in &cd.constraints {
             let ast::TableConstraint::Check(check) = c else {
                 return Err(not_supported(format!("constraint {c} on a domain")));
@@ -161,7 +161,7 @@ impl<R: Resolver> Binder<'_, R> {
                     n
                 }
             };
-            checks.push(DomainCheck { name: cname, expr: text, validated: true });
+            checks.push(CheckDef { name: cname, expr: text, validated: true });
         }
         let def = DomainDef { base, parent: parent.map(|p| p.oid), not_null, default, checks };
         Ok(Plan::Utility(Utility::CreateType { name, spec: TypeSpec::Domain(def) }))

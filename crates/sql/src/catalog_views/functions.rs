@@ -3,9 +3,9 @@
 //! types, as [`crate::expr::Catalog`] for one statement's view.
 
 use snapscale_engine::catalog::RelEntry;
-use snapscale_values::{quote_ident, Elem, Reg, SqlError, SqlType, Value};
-use sqlparser::ast;
+use snapscale_values::{quote_ident, Reg, SqlError, SqlType, Value};
 
+use super::deparse::Deparse;
 use super::relations::typmod;
 use super::types::{type_by_name, type_name, type_name_of};
 use super::{catalog_relations, CatalogState, INFORMATION_SCHEMA, PG_CATALOG, PUBLIC};
@@ -74,6 +74,20 @@ pub(super) fn constraint_def(e: &RelEntry, i: usize) -> Option<String> {
     Some(format!("{} ({})", if ix.primary { "PRIMARY KEY" } else { "UNIQUE" }, columns.join(", ")))
 }
 
+/// `pg_get_constraintdef` of a CHECK constraint.
+fn check_def(
+    c: &snapscale_engine::user_types::CheckDef,
+    columns: &[snapscale_engine::catalog::ColumnDef],
+    pretty: bool,
+) -> String {
+    let expr = match crate::parse::parse_expr(&c.expr, crate::stack::DEFAULT_MAX_STACK_DEPTH) {
+        Ok(e) => Deparse { pretty, columns }.top(&e, None),
+        Err(_) => c.expr.clone(),
+    };
+    let not_valid = if c.validated { "" } else { " NOT VALID" };
+    format!("CHECK ({expr}){not_valid}")
+}
+
 /// A column default as pg_attrdef.adbin holds it: the column's type and
 /// the expression's text, which pg_get_expr prints as PostgreSQL would.
 pub(super) fn deparse_default(text: &str, ty: SqlType) -> Result<String, SqlError> {
@@ -98,131 +112,8 @@ fn get_expr(adbin: &str, pretty: bool) -> String {
     let Some((typid, typmod, text)) = parsed else { return adbin.to_owned() };
     let ty = SqlType::from_oid(typid).map(|t| t.with_typmod(typmod));
     match crate::parse::parse_expr(text, crate::stack::DEFAULT_MAX_STACK_DEPTH) {
-        Ok(e) => Deparse { pretty }.expr(&e, ty, true),
+        Ok(e) => Deparse { pretty, columns: &[] }.top(&e, ty),
         Err(_) => text.to_owned(),
-    }
-}
-
-/// Prints an expression as PostgreSQL's ruleutils prints a stored one:
-/// constants with their type (`'x'::text`, `'-1'::integer`), operators in
-/// parentheses unless pretty.
-struct Deparse {
-    pretty: bool,
-}
-
-impl Deparse {
-    /// `e` whose value becomes a `target` (a constant is typed by it);
-    /// `top`: not inside another operator.
-    fn expr(&self, e: &ast::Expr, target: Option<SqlType>, top: bool) -> String {
-        use ast::Expr as E;
-        match e {
-            E::Nested(inner) => self.expr(inner, target, top),
-            E::Value(v) => self.constant(&v.value, false, target),
-            E::UnaryOp { op: ast::UnaryOperator::Minus, expr } => match expr.as_ref() {
-                E::Value(v) => self.constant(&v.value, true, target),
-                other => format!("-{}", self.expr(other, target, false)),
-            },
-            E::Identifier(i) if i.quote_style.is_none() => {
-                let k = i.value.to_uppercase();
-                if ["CURRENT_TIMESTAMP", "CURRENT_DATE", "LOCALTIMESTAMP", "CURRENT_USER", "SESSION_USER"]
-                    .contains(&k.as_str())
-                {
-                    k
-                } else {
-                    quote_ident(&i.value.to_lowercase())
-                }
-            }
-            E::Function(f) if matches!(f.args, ast::FunctionArguments::None) => {
-                f.name.to_string().to_uppercase()
-            }
-            E::Function(f) => {
-                let name = f.name.to_string().to_lowercase();
-                let args: Vec<String> = match &f.args {
-                    ast::FunctionArguments::List(list) => list
-                        .args
-                        .iter()
-                        .map(|a| match a {
-                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                                self.expr(x, None, true)
-                            }
-                            other => other.to_string(),
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                format!("{name}({})", args.join(", "))
-            }
-            E::Cast { expr, data_type, .. } => {
-                let ty = SqlType::from_name(&data_type.to_string(), None).ok();
-                let inner = self.expr(expr, ty, false);
-                match (expr.as_ref(), ty) {
-                    // The constant already carries the type.
-                    (E::Value(_), Some(_)) => inner,
-                    (_, Some(t)) => format!("({inner})::{}", format_type(t.oid(), typmod(t))),
-                    _ => format!("({inner})::{data_type}"),
-                }
-            }
-            E::BinaryOp { left, op, right } => {
-                let s = format!("{} {op} {}", self.expr(left, None, false), self.expr(right, None, false));
-                if self.pretty && top {
-                    s
-                } else {
-                    format!("({s})")
-                }
-            }
-            other => other.to_string(),
-        }
-    }
-
-    fn constant(&self, v: &ast::Value, negative: bool, target: Option<SqlType>) -> String {
-        let sign = if negative { "-" } else { "" };
-        match v {
-            ast::Value::Number(n, _) => {
-                let integer = n.parse::<i64>().is_ok();
-                let ty = match (target, integer) {
-                    (Some(SqlType::Int8), true) => "bigint",
-                    (_, true) if n.parse::<i64>().is_ok_and(|i| i32::try_from(i).is_ok()) => "integer",
-                    (_, true) => "bigint",
-                    _ => "numeric",
-                };
-                if negative {
-                    format!("'-{n}'::{ty}")
-                } else {
-                    n.clone()
-                }
-            }
-            ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
-                let text = format!("{sign}{s}");
-                match target {
-                    Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Oid)
-                        if text.trim().parse::<i64>().is_ok() =>
-                    {
-                        let n: i64 = text.trim().parse().unwrap_or_default();
-                        if n < 0 {
-                            format!("'{n}'::{}", type_name(target.unwrap_or(SqlType::Int4)))
-                        } else {
-                            n.to_string()
-                        }
-                    }
-                    Some(SqlType::Bool) => match snapscale_values::Value::parse(SqlType::Bool, &text) {
-                        Ok(snapscale_values::Value::Bool(b)) => b.to_string(),
-                        _ => format!("'{}'::boolean", text.replace('\'', "''")),
-                    },
-                    Some(t) => {
-                        let name = match t {
-                            SqlType::Char(_) => "bpchar".to_owned(),
-                            SqlType::Array(Elem::Text) => "text[]".to_owned(),
-                            other => type_name(other),
-                        };
-                        format!("'{}'::{name}", text.replace('\'', "''"))
-                    }
-                    None => format!("'{}'::text", text.replace('\'', "''")),
-                }
-            }
-            ast::Value::Boolean(b) => b.to_string(),
-            ast::Value::Null => "NULL".into(),
-            other => other.to_string(),
-        }
     }
 }
 
@@ -418,10 +309,13 @@ impl Catalog for CatalogState {
                 }
             }
             C::GetConstraintDef => {
-                let Some((e, Some(i))) = oid(&args[0]).and_then(|o| self.relation(o)) else {
-                    return Ok(Value::Null);
-                };
-                constraint_def(e, i).map_or(Value::Null, Value::Text)
+                let Some(o) = oid(&args[0]) else { return Ok(Value::Null) };
+                let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+                if let Some((e, Some(i))) = self.relation(o) {
+                    return Ok(constraint_def(e, i).map_or(Value::Null, Value::Text));
+                }
+                self.check_constraint(o)
+                    .map_or(Value::Null, |(c, cols)| Value::Text(check_def(c, cols, pretty)))
             }
             C::GetUserById => {
                 let o = oid(&args[0]).unwrap_or(0);

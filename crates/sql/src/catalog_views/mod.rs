@@ -23,6 +23,7 @@
 
 mod activity;
 mod defs;
+mod deparse;
 mod functions;
 mod info_schema;
 mod relations;
@@ -261,6 +262,24 @@ impl CatalogState {
                 return Some((e, None));
             }
             e.indexes.iter().position(|i| i.oid == oid).map(|i| (e, Some(i)))
+        })
+    }
+
+    /// The CHECK constraint (of a table or a domain) pg_constraint shows
+    /// as `oid`.
+    /// With the columns of its table (none for a domain's).
+    fn check_constraint(
+        &self,
+        oid: u32,
+    ) -> Option<(&snapscale_engine::user_types::CheckDef, &[snapscale_engine::catalog::ColumnDef])> {
+        let of_tables = self.relations.iter().map(|e| (e.oid, &e.checks, e.columns.as_slice()));
+        let of_domains = self.user_types.iter().filter_map(|e| match &e.user_type {
+            Some(snapscale_engine::user_types::TypeDef::Domain(d)) => Some((e.oid, &d.checks, &[][..])),
+            _ => None,
+        });
+        of_tables.chain(of_domains).find_map(|(owner, checks, columns)| {
+            let (_, c) = checks.iter().enumerate().find(|(k, _)| relations::check_oid(owner, *k) == oid)?;
+            Some((c, columns))
         })
     }
 

@@ -88,6 +88,7 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
             class(e.oid, &e.name, ns, 'r', e.columns.len())
                 .set("relpersistence", persistence)
                 .set("relhasindex", !e.indexes.is_empty())
+                .set("relchecks", e.checks.len() as i64)
                 .set("relfrozenxid", frozen_xid(state, e))
                 .build(),
         );
@@ -290,14 +291,30 @@ pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
                     .build(),
             );
         }
+        for (k, c) in e.checks.iter().enumerate() {
+            let names = e.columns.iter().map(|c| c.name.as_str());
+            let keys: Vec<Value> = crate::parse::column_refs::columns_read(&c.expr, names)
+                .into_iter()
+                .map(|p| Value::Int(p as i64 + 1))
+                .collect();
+            out.push(
+                row(check_oid(e.oid, k), &c.name, state.namespace_of(e), 'c')
+                    .set("convalidated", c.validated)
+                    .set("conrelid", e.oid)
+                    .set("contypid", 0u32)
+                    .set("conindid", 0u32)
+                    .set("connoinherit", false)
+                    .set("conkey", Value::array(keys))
+                    .build(),
+            );
+        }
     }
     // Each domain's CHECK constraints (NOT NULL is the domain's own flag).
     for e in &state.user_types {
         let Some(snapscale_engine::user_types::TypeDef::Domain(d)) = &e.user_type else { continue };
         for (k, c) in d.checks.iter().enumerate() {
-            let oid = e.oid.wrapping_mul(1601).wrapping_add(k as u32 + 1);
             out.push(
-                row(oid, &c.name, state.namespace_of(e), 'c')
+                row(check_oid(e.oid, k), &c.name, state.namespace_of(e), 'c')
                     .set("convalidated", c.validated)
                     .set("conrelid", 0u32)
                     .set("contypid", e.oid)
@@ -308,6 +325,12 @@ pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
         }
     }
     out
+}
+
+/// The oid pg_constraint shows for CHECK constraint `k` of relation or
+/// domain `owner` (they are not objects of their own here).
+pub(super) fn check_oid(owner: u32, k: usize) -> u32 {
+    owner.wrapping_mul(1601).wrapping_add(k as u32 + 1)
 }
 
 /// The oid of column `num`'s default of relation `rel`.

@@ -38,6 +38,8 @@ pub(crate) struct CopyIn {
     pub(crate) enums: Vec<Option<std::sync::Arc<crate::expr::user_types::EnumLabels>>>,
     /// The copied columns' domain constraints, evaluated over each row.
     pub(crate) checks: Vec<Expr>,
+    /// The table's CHECK constraints.
+    pub(crate) table_checks: Vec<crate::plan::TableCheck>,
 }
 
 impl CopyIn {
@@ -64,6 +66,7 @@ impl CopyIn {
             line: 0,
             enums: Vec::new(),
             checks: Vec::new(),
+            table_checks: Vec::new(),
             waits: false,
         }
     }
@@ -232,7 +235,7 @@ impl Executor<'_> {
                 .await
                 .map_err(context)?;
             }
-            self.insert_row(rel, Row::from(row)).await.map_err(context)?;
+            self.insert_row(rel, Row::from(row), &copy.table_checks).await.map_err(context)?;
             copy.rows += 1;
         }
     }

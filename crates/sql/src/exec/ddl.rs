@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use snapscale_engine::catalog::{IndexDef, RelEntry};
+use snapscale_engine::catalog::{Heap, IndexDef, RelEntry};
 use snapscale_engine::database::Database;
 use snapscale_engine::index::Key;
 use snapscale_engine::redo::Redo;
@@ -44,6 +44,7 @@ impl Executor<'_> {
                 indexes: Vec::new(),
                 sequence: Some(def),
                 serials: Vec::new(),
+                checks: Vec::new(),
             };
             self.create_relation(&sequence).await?;
         }
@@ -52,7 +53,10 @@ impl Executor<'_> {
 
     /// Creates the relation `c` describes; `None` if it exists and IF NOT
     /// EXISTS said to skip it.
-    async fn create_relation(&mut self, c: &CreateTable) -> Result<Option<Arc<RelEntry>>, SqlError> {
+    pub(super) async fn create_relation(
+        &mut self,
+        c: &CreateTable,
+    ) -> Result<Option<Arc<RelEntry>>, SqlError> {
         let owner = c.temp.then_some(self.xact.backend_id());
         let mut build = |db: &Database| {
             let storage = db.catalog.create_storage();
@@ -78,6 +82,7 @@ impl Executor<'_> {
                 indexes,
                 sequence: c.sequence.clone(),
                 user_type: None,
+                checks: c.checks.clone(),
             }
         };
         let (entry, tid) = match self.insert_catalog_row(&c.name, owner, &mut build).await? {
@@ -261,7 +266,28 @@ impl Executor<'_> {
         index: &NewIndex,
         if_not_exists: bool,
     ) -> Result<(), SqlError> {
-        let entry = &rel.entry;
+        let mut new = (*rel.entry).clone();
+        if !self.index_into(&rel.heap, &mut new, index, if_not_exists)? {
+            return Ok(());
+        }
+        let new = Arc::new(new);
+        // CATALOG-REDO: the definition with its new index.
+        self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
+        self.change_catalog(rel, Some(new)).await?;
+        Ok(())
+    }
+
+    /// Adds `index` to `entry`, whose rows are in `heap`: checked against
+    /// the rows there (no NULL under a primary key, no duplicate among
+    /// live versions under a unique one) and built. `false` if an index of
+    /// that name exists and `if_not_exists` said to skip it.
+    pub(super) fn index_into(
+        &mut self,
+        heap: &Heap,
+        entry: &mut RelEntry,
+        index: &NewIndex,
+        if_not_exists: bool,
+    ) -> Result<bool, SqlError> {
         if index.primary && entry.indexes.iter().any(|i| i.primary) {
             return Err(SqlError::new(
                 SqlState::INVALID_TABLE_DEFINITION,
@@ -274,20 +300,18 @@ impl Executor<'_> {
                     SqlState::DUPLICATE_TABLE,
                     format!("relation \"{}\" already exists, skipping", index.name),
                 );
-                return Ok(());
+                return Ok(false);
             }
             return Err(SqlError::new(
                 SqlState::DUPLICATE_TABLE,
                 format!("relation \"{}\" already exists", index.name),
             ));
         }
-        // Validate against the rows that exist: no NULLs under a primary
-        // key, no duplicate among live versions under a unique one.
         if index.unique || index.primary {
             let mut seen: BTreeMap<Key, ()> = BTreeMap::new();
-            for (tid, row) in rel.heap.table.all_versions() {
+            for (tid, row) in heap.table.all_versions() {
                 if !matches!(
-                    rel.heap.table.liveness(&self.xact.session, tid),
+                    heap.table.liveness(&self.xact.session, tid),
                     Liveness::Live | Liveness::Deleting(_)
                 ) {
                     continue;
@@ -325,10 +349,9 @@ impl Executor<'_> {
                 }
             }
         }
-        let mut new = (**entry).clone();
         if index.primary {
             for &c in &index.columns {
-                new.columns[c].not_null = true;
+                entry.columns[c].not_null = true;
             }
         }
         let def = IndexDef {
@@ -339,14 +362,10 @@ impl Executor<'_> {
             primary: index.primary,
             constraint: index.constraint,
         };
-        new.indexes.push(def.clone());
-        let new = Arc::new(new);
+        entry.indexes.push(def.clone());
         // Build the entries now, under our lock, from every version.
-        rel.heap.index(&new, &def);
-        // CATALOG-REDO: the definition with its new index.
-        self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
-        self.change_catalog(rel, Some(new)).await?;
-        Ok(())
+        heap.index(entry, &def);
+        Ok(true)
     }
 
     pub(crate) async fn truncate(&mut self, rels: &[Rel]) -> Result<Output, SqlError> {

@@ -14,6 +14,7 @@
 //! running state; `ddl.rs`, `copy.rs` and `vacuum.rs` run those statements.
 
 mod agg;
+mod alter_table;
 mod copy;
 mod ddl;
 mod join;
@@ -199,10 +200,12 @@ async fn run_here(
             let tag = crate::output::counted_tag("SELECT", rows.len());
             Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
         }
-        Statement::Insert { rel, targets, defaults, source, returning } => {
-            exec.insert(rel, targets, defaults, source, returning.as_ref()).await
+        Statement::Insert { rel, targets, defaults, source, returning, checks } => {
+            exec.insert(rel, targets, defaults, source, returning.as_ref(), checks).await
         }
-        Statement::Update { scan, sets, returning } => exec.update(scan, sets, returning.as_ref()).await,
+        Statement::Update { scan, sets, returning, checks } => {
+            exec.update(scan, sets, returning.as_ref(), checks).await
+        }
         Statement::Delete { scan, returning } => exec.delete(scan, returning.as_ref()).await,
         Statement::Utility(u) => exec.utility(u).await,
         Statement::CopyQuery { query, options } => {
@@ -241,6 +244,7 @@ impl Executor<'_> {
                 Ok(Output::Command((*tag).into()))
             }
             Utility::Truncate(rels) => self.truncate(rels).await,
+            Utility::AlterTable(a) => self.alter_table(a).await,
             Utility::Skip { notice, tag } => {
                 self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, notice.clone());
                 Ok(Output::Command((*tag).into()))

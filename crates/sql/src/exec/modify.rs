@@ -20,12 +20,13 @@ use super::{serialization_failure, Executor};
 use crate::expr::{passes, Expr};
 use crate::output::Output;
 use crate::plan::physical::{ScanNode, Source};
-use crate::plan::{Projection, Rel, RowLock};
+use crate::plan::{Projection, Rel, RowLock, TableCheck};
 
 /// What to do with a row found by a scan.
 #[derive(Clone, Copy)]
 pub(crate) enum Change<'a> {
-    Update(&'a [(usize, Expr)]),
+    /// The SET list and the table's CHECK constraints.
+    Update(&'a [(usize, Expr)], &'a [TableCheck]),
     Delete,
     Lock(RowLock, RowLockMode),
 }
@@ -37,7 +38,7 @@ pub(crate) enum Change<'a> {
 fn strength(change: Change<'_>, entry: &RelEntry, old: &Row, new: Option<&Row>) -> RowLockMode {
     match (change, new) {
         (Change::Lock(_, mode), _) => mode,
-        (Change::Update(_), Some(new))
+        (Change::Update(..), Some(new))
             if !entry
                 .indexes
                 .iter()
@@ -73,6 +74,7 @@ impl Executor<'_> {
         defaults: &[(usize, Expr)],
         source: &Source,
         returning: Option<&Projection>,
+        checks: &[TableCheck],
     ) -> Result<Output, SqlError> {
         let sources: Vec<Row> = match source {
             Source::Values(rows) => {
@@ -110,7 +112,7 @@ impl Executor<'_> {
                 }
             }
             let row: Row = Arc::from(row);
-            self.insert_row(rel, row.clone()).await?;
+            self.insert_row(rel, row.clone(), checks).await?;
             if let Some(r) = returning {
                 returned.push(self.evaluate(|ex| ex.project(&r.exprs, &row)).await?);
             }
@@ -127,8 +129,9 @@ impl Executor<'_> {
         scan: &ScanNode,
         sets: &[(usize, Expr)],
         returning: Option<&Projection>,
+        checks: &[TableCheck],
     ) -> Result<Output, SqlError> {
-        self.modify(scan, Change::Update(sets), returning, "UPDATE").await
+        self.modify(scan, Change::Update(sets, checks), returning, "UPDATE").await
     }
 
     pub(crate) async fn delete(
@@ -209,7 +212,7 @@ impl Executor<'_> {
         self.xact.prepare_write()?;
         loop {
             let new_row = match change {
-                Change::Update(sets) => {
+                Change::Update(sets, checks) => {
                     let new = self
                         .evaluate(|ex| {
                             let cx = ex.ctx(&row);
@@ -221,6 +224,7 @@ impl Executor<'_> {
                         })
                         .await?;
                     check_not_null(&rel.entry, &new)?;
+                    self.check_row(&rel.entry, checks, &new).await?;
                     Some(Row::from(new))
                 }
                 _ => None,
@@ -228,7 +232,7 @@ impl Executor<'_> {
             let strength = strength(change, &rel.entry, &row, new_row.as_ref());
             let session = &mut self.xact.session;
             let outcome = match (change, &new_row) {
-                (Change::Update(_), Some(new)) => table.update_as(session, tid, new.clone(), strength),
+                (Change::Update(..), Some(new)) => table.update_as(session, tid, new.clone(), strength),
                 (Change::Delete, _) => table.delete(session, tid),
                 _ => table.lock_row(session, tid, strength),
             };
@@ -347,8 +351,14 @@ impl Executor<'_> {
     }
 
     /// Inserts a row and its index entries.
-    pub(crate) async fn insert_row(&mut self, rel: &Rel, row: Row) -> Result<Tid, SqlError> {
+    pub(crate) async fn insert_row(
+        &mut self,
+        rel: &Rel,
+        row: Row,
+        checks: &[TableCheck],
+    ) -> Result<Tid, SqlError> {
         check_not_null(&rel.entry, &row)?;
+        self.check_row(&rel.entry, checks, &row).await?;
         self.xact.prepare_write()?;
         // The hidden last column: the row's id, kept by its updates.
         let mut stored = row.to_vec();
@@ -454,16 +464,54 @@ pub(crate) fn check_not_null(entry: &RelEntry, row: &[Value]) -> Result<(), SqlE
                     c.name, entry.name
                 ),
             )
-            .with_detail(format!(
-                "Failing row contains ({}).",
-                row.iter()
-                    .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
+            .with_detail(failing_row(entry, row))
             .on_table(schema_of(entry), &entry.name)
             .on_column(&c.name));
         }
     }
     Ok(())
+}
+
+/// A constraint violation's DETAIL: the row's columns (not its hidden row
+/// id) as text.
+pub(crate) fn failing_row(entry: &RelEntry, row: &[Value]) -> String {
+    let values: Vec<String> =
+        row.iter().take(entry.columns.len()).map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect();
+    format!("Failing row contains ({}).", values.join(", "))
+}
+
+impl Executor<'_> {
+    /// Checks `row` against `checks` (the first one false is named, NULL
+    /// passes, as in PostgreSQL).
+    pub(crate) async fn check_row(
+        &mut self,
+        entry: &RelEntry,
+        checks: &[TableCheck],
+        row: &[Value],
+    ) -> Result<(), SqlError> {
+        if checks.is_empty() {
+            return Ok(());
+        }
+        let failed = self
+            .evaluate(|ex| {
+                let cx = ex.ctx(row);
+                for c in checks {
+                    if matches!(c.expr.eval(&cx)?, Value::Bool(false)) {
+                        return Ok(Some(c.name.clone()));
+                    }
+                }
+                Ok(None)
+            })
+            .await?;
+        match failed {
+            None => Ok(()),
+            Some(name) => Err(SqlError::new(
+                SqlState::CHECK_VIOLATION,
+                format!("new row for relation \"{}\" violates check constraint \"{name}\"", entry.name),
+            )
+            .with_detail(failing_row(entry, row))
+            .on_table(schema_of(entry), &entry.name)
+            .on_constraint(&name)),
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use snapscale_engine::catalog::RelEntry;
 use snapscale_engine::redo::Redo;
-use snapscale_engine::user_types::{DomainCheck, EnumDef, LabelError, TypeDef};
+use snapscale_engine::user_types::{CheckDef, EnumDef, LabelError, TypeDef};
 use snapscale_engine::{LockMode, Rel};
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{Elem, SqlError, SqlType};
@@ -36,6 +36,7 @@ impl Executor<'_> {
                 },
                 indexes: Vec::new(),
                 sequence: None,
+                checks: Vec::new(),
                 user_type: Some(def),
             }
         };
@@ -131,11 +132,7 @@ impl Executor<'_> {
                 if !not_valid {
                     self.check_domain_values(oid, Some(check)).await?;
                 }
-                def.checks.push(DomainCheck {
-                    name: name.clone(),
-                    expr: expr.clone(),
-                    validated: !not_valid,
-                });
+                def.checks.push(CheckDef { name: name.clone(), expr: expr.clone(), validated: !not_valid });
             }
             (AlterTypeOp::DropConstraint { name, if_exists }, Some(TypeDef::Domain(def))) => {
                 match def.checks.iter().position(|c| &c.name == name) {

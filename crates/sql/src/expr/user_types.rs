@@ -20,7 +20,7 @@ use super::{Ctx, EnumOp, Expr};
 pub enum TypeOp {
     Enum(Arc<EnumLabels>, EnumOp),
     /// Checks its one argument against a domain's constraints.
-    Domain(DomainChecks),
+    Domain(CheckDefs),
     /// json[b]_populate_record[set], json[b]_to_record[set]: arguments
     /// the base record (NULL for none) and the JSON.
     Populate(super::populate::Populate, super::populate::Target),
@@ -29,7 +29,7 @@ pub enum TypeOp {
 /// A domain's constraints (its own and those of the domains under it), as
 /// a statement bound them.
 #[derive(Debug)]
-pub struct DomainChecks {
+pub struct CheckDefs {
     /// The domain, as the NOT NULL error names it.
     pub name: String,
     pub not_null: bool,
@@ -38,8 +38,8 @@ pub struct DomainChecks {
     pub checks: Vec<(String, String, Expr)>,
 }
 
-impl PartialEq for DomainChecks {
-    fn eq(&self, other: &DomainChecks) -> bool {
+impl PartialEq for CheckDefs {
+    fn eq(&self, other: &CheckDefs) -> bool {
         std::ptr::eq(self, other)
     }
 }
@@ -66,7 +66,7 @@ pub(super) fn eval(op: &TypeOp, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, Sq
     }
 }
 
-impl DomainChecks {
+impl CheckDefs {
     /// PostgreSQL's domain_check: NOT NULL, then each CHECK that is false
     /// (NULL passes).
     pub fn check(&self, v: &Value, cx: &Ctx<'_>) -> Result<(), SqlError> {

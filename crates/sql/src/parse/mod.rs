@@ -23,6 +23,7 @@
 //! here by their first word and parsed by hand; everything else goes to
 //! sqlparser.
 
+pub(crate) mod column_refs;
 pub(crate) mod domain_syntax;
 mod lock_syntax;
 mod sequence_syntax;

@@ -11,7 +11,7 @@ pub mod planner;
 
 use std::sync::Arc;
 
-use snapscale_engine::catalog::ColumnDef;
+use snapscale_engine::catalog::{ColumnDef, RelEntry};
 use snapscale_engine::sequence::SequenceDef;
 use snapscale_engine::LockMode;
 use snapscale_values::SqlType;
@@ -307,6 +307,14 @@ pub enum InsertSource {
     Query(Box<Select>),
 }
 
+/// A table's CHECK constraint bound over its row (column i of the table
+/// is `Expr::Column(i)`); a row fails it when it is false (NULL passes).
+#[derive(Debug, Clone)]
+pub struct TableCheck {
+    pub name: String,
+    pub expr: Expr,
+}
+
 /// An INSERT.
 #[derive(Debug)]
 pub struct Insert {
@@ -317,6 +325,8 @@ pub struct Insert {
     pub defaults: Vec<(usize, Expr)>,
     pub source: InsertSource,
     pub returning: Option<Projection>,
+    /// The table's CHECK constraints.
+    pub checks: Vec<TableCheck>,
 }
 
 /// An UPDATE: `sets` are evaluated against the old row.
@@ -325,6 +335,8 @@ pub struct Update {
     pub scan: Scan,
     pub sets: Vec<(usize, Expr)>,
     pub returning: Option<Projection>,
+    /// The table's CHECK constraints, checked on each new version.
+    pub checks: Vec<TableCheck>,
 }
 
 /// A DELETE.
@@ -367,6 +379,35 @@ pub struct CreateTable {
     /// The sequences of SERIAL and identity columns, made with the table
     /// and owned by its columns.
     pub serials: Vec<Serial>,
+    /// Its CHECK constraints, named.
+    pub checks: Vec<snapscale_engine::user_types::CheckDef>,
+}
+
+/// ALTER TABLE: the table's definition once every action is applied, and
+/// the work getting there takes.
+#[derive(Debug)]
+pub struct AlterTable {
+    pub rel: Rel,
+    /// The new definition (indexes to add are in `indexes`, not here).
+    pub new: RelEntry,
+    /// `Some` when the rows must be rewritten (a column added, dropped or
+    /// converted): each new column's value, evaluated over an old row.
+    pub rewrite: Option<Vec<Expr>>,
+    /// CHECK constraints every row must pass (added or validated now),
+    /// bound over the new row.
+    pub validate: Vec<TableCheck>,
+    /// Columns in which a NULL fails (SET NOT NULL, a NOT NULL column
+    /// added), positions in the new row.
+    pub not_null: Vec<usize>,
+    /// PRIMARY KEY and UNIQUE constraints to add, positions in the new row.
+    pub indexes: Vec<NewIndex>,
+    /// RENAME TO.
+    pub rename: Option<String>,
+    /// SERIAL columns added: the column's position and its sequence, made
+    /// when the statement runs, which numbers the existing rows.
+    pub serials: Vec<(usize, Serial)>,
+    /// NOTICEs of actions skipped (IF [NOT] EXISTS).
+    pub notices: Vec<(snapscale_sqlstate::SqlState, String)>,
 }
 
 /// A SERIAL or identity column's sequence.
@@ -389,6 +430,7 @@ pub enum Utility {
         sequences: bool,
     },
     /// ALTER TABLE ADD PRIMARY KEY / UNIQUE, CREATE INDEX.
+    AlterTable(Box<AlterTable>),
     AddIndex {
         rel: Rel,
         index: NewIndex,
@@ -426,6 +468,8 @@ pub enum Utility {
         enums: Vec<Option<std::sync::Arc<crate::expr::user_types::EnumLabels>>>,
         /// The copied columns' domain constraints, over the whole row.
         checks: Vec<Expr>,
+        /// The table's CHECK constraints.
+        table_checks: Vec<TableCheck>,
         options: CopyOptions,
     },
     CopyTo {

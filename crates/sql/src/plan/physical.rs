@@ -232,11 +232,13 @@ pub enum Statement {
         defaults: Vec<(usize, Expr)>,
         source: Source,
         returning: Option<Projection>,
+        checks: Vec<super::TableCheck>,
     },
     Update {
         scan: ScanNode,
         sets: Vec<(usize, Expr)>,
         returning: Option<Projection>,
+        checks: Vec<super::TableCheck>,
     },
     Delete {
         scan: ScanNode,
@@ -330,6 +332,7 @@ impl Statement {
                 Utility::DropTable { sequences: true, .. } => Some("DROP SEQUENCE"),
                 Utility::DropTable { .. } => Some("DROP TABLE"),
                 Utility::AddIndex { tag, .. } => Some(tag),
+                Utility::AlterTable(_) => Some("ALTER TABLE"),
                 Utility::Truncate(_) => Some("TRUNCATE TABLE"),
                 // A standby takes the modes that do not conflict with
                 // replay's reads (PostgreSQL: up to ROW EXCLUSIVE).

@@ -44,10 +44,14 @@ pub fn plan(
                 InsertSource::Query(q) => Source::Query(Box::new(planner.query(*q)?)),
             },
             returning: i.returning,
+            checks: i.checks,
         },
-        Plan::Update(u) => {
-            Statement::Update { scan: scan_node(u.scan), sets: u.sets, returning: u.returning }
-        }
+        Plan::Update(u) => Statement::Update {
+            scan: scan_node(u.scan),
+            sets: u.sets,
+            returning: u.returning,
+            checks: u.checks,
+        },
         Plan::Delete(d) => Statement::Delete { scan: scan_node(d.scan), returning: d.returning },
         Plan::Utility(u) => Statement::Utility(u),
         Plan::CopyQuery(select, options) => Statement::CopyQuery { query: planner.query(*select)?, options },

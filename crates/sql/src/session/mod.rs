@@ -468,13 +468,16 @@ impl<G: Gucs> Conn<G> {
             self.fail();
             return Err(e);
         }
-        let p = match self.prepare(parsed, &[]) {
+        let mut p = match self.prepare(parsed, &[]) {
             Ok(p) => p,
             Err(e) => {
                 self.fail();
                 return Err(e);
             }
         };
+        if let Some(p) = Arc::get_mut(&mut p) {
+            p.fixed_result = false;
+        }
         if !p.param_types().is_empty() {
             self.fail();
             return Err(SqlError::new(SqlState::UNDEFINED_PARAMETER, "there is no parameter $1"));
@@ -524,6 +527,7 @@ impl<G: Gucs> Conn<G> {
                     defaults,
                     enums,
                     checks,
+                    table_checks,
                     options,
                 }) = &planned.statement
                 {
@@ -540,6 +544,7 @@ impl<G: Gucs> Conn<G> {
                     );
                     copy.enums = enums.clone();
                     copy.checks = checks.clone();
+                    copy.table_checks = table_checks.clone();
                     copy.waits = planned.waits;
                     self.copy = Some(copy);
                     return Ok(Output::CopyIn { columns: columns.len(), binary });

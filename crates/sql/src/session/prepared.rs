@@ -26,6 +26,11 @@ pub struct Prepared {
     planned: Mutex<Option<Arc<Planned>>>,
     /// The statement's text, for pg_stat_activity (set by `prepare_sql`).
     pub(crate) text: Option<Arc<str>>,
+    /// Its result columns were described to the client (a protocol-level
+    /// or PREPAREd statement), so a re-plan must not change them; a
+    /// simple Query's statement is bound afresh after its locks, as
+    /// PostgreSQL analyses it after taking them.
+    pub(crate) fixed_result: bool,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -110,6 +115,7 @@ impl<G: Gucs> Conn<G> {
                 columns: None,
                 planned: Mutex::new(None),
                 text: None,
+                fixed_result: true,
             })),
             Some(p) => {
                 let mut prepared = self.prepare(p, declared)?;
@@ -194,6 +200,7 @@ impl<G: Gucs> Conn<G> {
                     columns,
                     planned: Mutex::new(None),
                     text: None,
+                    fixed_result: true,
                 }));
             }
         }
@@ -211,6 +218,7 @@ impl<G: Gucs> Conn<G> {
             declared: declared.to_vec(),
             planned: Mutex::new(Some(Arc::new(planned))),
             text: None,
+            fixed_result: true,
         }))
     }
 
@@ -257,7 +265,7 @@ impl<G: Gucs> Conn<G> {
                 return Ok(planned);
             }
             let fresh = self.plan(parsed, &p.declared)?;
-            if fresh.params != p.params || fresh.statement.columns() != p.columns {
+            if p.fixed_result && (fresh.params != p.params || fresh.statement.columns() != p.columns) {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
                     "cached plan must not change result type",
@@ -278,6 +286,7 @@ impl Prepared {
             columns: None,
             planned: Mutex::new(None),
             text: None,
+            fixed_result: true,
         }
     }
 }

@@ -1,0 +1,474 @@
+//! ALTER TABLE: its actions applied in order to a copy of the table's
+//! definition, collecting the work they need (a rewrite of the rows,
+//! constraints to check, indexes to build), which `exec/alter_table.rs`
+//! does.
+
+use snapscale_engine::catalog::{ColumnDef, RelEntry};
+use snapscale_engine::LockMode;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
+use sqlparser::ast::{self, AlterColumnOperation as Col, AlterTableOperation as Op, TableConstraint};
+
+use super::ddl::{index_columns, index_name, typmod_of};
+use super::scope::Scope;
+use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
+use crate::expr::Expr;
+use crate::plan::{AlterTable, NewIndex, Plan, Rel, Serial, Utility};
+
+/// Where a column of the new row comes from.
+enum Source {
+    /// The old row's column.
+    Old(usize),
+    /// An expression over the old row (a new column's default, a
+    /// converted column).
+    Computed(Expr),
+}
+
+/// The definition being altered, and what altering it takes.
+struct Draft {
+    entry: RelEntry,
+    sources: Vec<Source>,
+    /// Indexes to add, by column name (resolved at the end).
+    indexes: Vec<(Vec<String>, bool, bool, Option<String>)>,
+    /// Constraints to check against every row, by name.
+    validate: Vec<String>,
+    /// Columns whose NULLs fail, by name.
+    not_null: Vec<String>,
+    rename: Option<String>,
+    notices: Vec<(SqlState, String)>,
+    serials: Vec<Serial>,
+}
+
+impl Draft {
+    fn column(&self, name: &str) -> Result<usize, SqlError> {
+        self.entry.column(name).ok_or_else(|| {
+            SqlError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("column \"{name}\" of relation \"{}\" does not exist", self.entry.name),
+            )
+        })
+    }
+
+    /// Every constraint name the table has (CHECK constraints and the
+    /// indexes of PRIMARY KEY and UNIQUE ones, those being added too).
+    fn constraint_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.entry.checks.iter().map(|c| c.name.clone()).collect();
+        names.extend(self.entry.indexes.iter().map(|i| i.name.clone()));
+        names.extend(self.indexes.iter().filter_map(|i| i.3.clone()));
+        names
+    }
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    pub(super) fn alter_table(&mut self, a: &ast::AlterTable) -> Result<Plan, SqlError> {
+        super::clauses::alter_table(a)?;
+        let name = relation_name(&a.name)?;
+        if a.if_exists && self.resolver.resolve(&name)?.is_none() {
+            // PostgreSQL's NOTICE, sent when the statement runs.
+            return Ok(Plan::Utility(Utility::Skip {
+                notice: format!("relation \"{name}\" does not exist, skipping"),
+                tag: "ALTER TABLE",
+            }));
+        }
+        if a.operations.len() > 1
+            && a.operations.iter().any(|o| {
+                matches!(o, Op::RenameTable { .. } | Op::RenameColumn { .. } | Op::RenameConstraint { .. })
+            })
+        {
+            // PostgreSQL's RENAME is a statement of its own, which its
+            // grammar ends before a comma.
+            let word = match a.operations[0] {
+                Op::RenameTable { .. } | Op::RenameColumn { .. } | Op::RenameConstraint { .. } => ",",
+                _ => "RENAME",
+            };
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{word}\"")));
+        }
+        // VALIDATE CONSTRAINT alone lets readers and writers on (PostgreSQL's
+        // ShareUpdateExclusive); every other action shuts them out.
+        let mode = if a.operations.iter().all(|o| matches!(o, Op::ValidateConstraint { .. })) {
+            LockMode::ShareUpdateExclusive
+        } else {
+            LockMode::AccessExclusive
+        };
+        let rel = self.rel(&a.name, mode)?;
+        let mut draft = Draft {
+            entry: (*rel.entry).clone(),
+            sources: (0..rel.entry.columns.len()).map(Source::Old).collect(),
+            indexes: Vec::new(),
+            validate: Vec::new(),
+            not_null: Vec::new(),
+            rename: None,
+            notices: Vec::new(),
+            serials: Vec::new(),
+        };
+        for op in &a.operations {
+            self.alter_action(&rel, &mut draft, op)?;
+        }
+        self.finish_alter(rel, draft)
+    }
+
+    fn alter_action(&mut self, rel: &Rel, d: &mut Draft, op: &Op) -> Result<(), SqlError> {
+        let table = d.entry.name.clone();
+        match op {
+            Op::AddColumn { column_keyword: _, if_not_exists, column_def, column_position: None } => {
+                let cname = ident(&column_def.name);
+                if d.entry.column(&cname).is_some() {
+                    if *if_not_exists {
+                        d.notices.push((
+                            SqlState::DUPLICATE_COLUMN,
+                            format!("column \"{cname}\" of relation \"{table}\" already exists, skipping"),
+                        ));
+                        return Ok(());
+                    }
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_COLUMN,
+                        format!("column \"{cname}\" of relation \"{table}\" already exists"),
+                    ));
+                }
+                if d.entry.columns.len() >= crate::limits::MAX_TABLE_COLUMNS {
+                    return Err(SqlError::new(
+                        SqlState::TOO_MANY_COLUMNS,
+                        format!("tables can have at most {} columns", crate::limits::MAX_TABLE_COLUMNS),
+                    ));
+                }
+                let serials = d.serials.len();
+                let spec = self.column_def(&table, column_def, &mut d.serials)?;
+                // Existing rows get the default, computed once per row
+                // (NULL without one); a serial column's sequence is made
+                // when the statement runs, which then numbers them.
+                let value = if d.serials.len() > serials {
+                    Expr::Const(snapscale_values::Value::Null)
+                } else {
+                    self.column_default(&spec.def)?
+                };
+                if spec.def.not_null {
+                    d.not_null.push(cname.clone());
+                }
+                d.entry.columns.push(spec.def);
+                d.sources.push(Source::Computed(value));
+                d.indexes.extend(spec.indexes);
+                for (given, check) in spec.checks {
+                    self.add_check(d, given, check, false)?;
+                }
+            }
+            Op::DropColumn { has_column_keyword: _, column_names, if_exists, drop_behavior: _ } => {
+                for n in column_names {
+                    let cname = ident(n);
+                    let Some(pos) = d.entry.column(&cname) else {
+                        if *if_exists {
+                            d.notices.push((
+                                SqlState::SUCCESSFUL_COMPLETION,
+                                format!(
+                                    "column \"{cname}\" of relation \"{table}\" does not exist, skipping"
+                                ),
+                            ));
+                            continue;
+                        }
+                        return Err(d.column(&cname).expect_err("missing"));
+                    };
+                    // What depends on the column goes with it, as in
+                    // PostgreSQL: its indexes and CHECK constraints.
+                    d.entry.columns.remove(pos);
+                    d.sources.remove(pos);
+                    d.entry.indexes.retain(|i| !i.columns.contains(&pos));
+                    for i in &mut d.entry.indexes {
+                        for c in &mut i.columns {
+                            if *c > pos {
+                                *c -= 1;
+                            }
+                        }
+                    }
+                    let before = &rel.entry.columns;
+                    d.entry.checks.retain(|c| {
+                        let read = crate::parse::column_refs::columns_read(
+                            &c.expr,
+                            before.iter().map(|c| c.name.as_str()),
+                        );
+                        !read.iter().any(|&r| before[r].name == cname)
+                    });
+                    d.indexes.retain(|i| !i.0.contains(&cname));
+                }
+            }
+            Op::RenameColumn { old_column_name, new_column_name } => {
+                let (old, new) = (ident(old_column_name), ident(new_column_name));
+                let pos = d.entry.column(&old).ok_or_else(|| {
+                    SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{old}\" does not exist"))
+                })?;
+                if d.entry.column(&new).is_some() {
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_COLUMN,
+                        format!("column \"{new}\" of relation \"{table}\" already exists"),
+                    ));
+                }
+                d.entry.columns[pos].name = new.clone();
+                for c in &mut d.entry.checks {
+                    c.expr = crate::parse::column_refs::rename_column(&c.expr, &old, &new);
+                }
+            }
+            Op::RenameTable { table_name } => {
+                let new = match table_name {
+                    ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n) => relation_name(n)?,
+                };
+                d.rename = Some(new);
+            }
+            Op::AlterColumn { column_name, op } => self.alter_column(rel, d, &ident(column_name), op)?,
+            Op::AddConstraint { constraint, not_valid } => match constraint {
+                TableConstraint::PrimaryKey(pk) => {
+                    d.indexes.push((index_columns(&pk.columns)?, true, true, pk.name.as_ref().map(ident)))
+                }
+                TableConstraint::Unique(u) => {
+                    d.indexes.push((index_columns(&u.columns)?, true, false, u.name.as_ref().map(ident)))
+                }
+                TableConstraint::Check(check) => {
+                    self.add_check(d, check.name.as_ref().map(ident), check, *not_valid)?;
+                }
+                TableConstraint::ForeignKey(_) => return Err(not_supported("foreign key (FOREIGN KEY)")),
+                other => return Err(not_supported(format!("ALTER TABLE ADD {other}"))),
+            },
+            Op::DropConstraint { if_exists, name, drop_behavior: _ } => {
+                let cname = ident(name);
+                if let Some(k) = d.entry.checks.iter().position(|c| c.name == cname) {
+                    d.entry.checks.remove(k);
+                    d.validate.retain(|v| *v != cname);
+                } else if let Some(k) = d.entry.indexes.iter().position(|i| i.constraint && i.name == cname) {
+                    d.entry.indexes.remove(k);
+                } else if let Some(k) = d.indexes.iter().position(|i| i.3.as_deref() == Some(&cname)) {
+                    d.indexes.remove(k);
+                } else if *if_exists {
+                    d.notices.push((
+                        SqlState::SUCCESSFUL_COMPLETION,
+                        format!("constraint \"{cname}\" of relation \"{table}\" does not exist, skipping"),
+                    ));
+                } else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("constraint \"{cname}\" of relation \"{table}\" does not exist"),
+                    ));
+                }
+            }
+            Op::RenameConstraint { old_name, new_name } => {
+                let (old, new) = (ident(old_name), ident(new_name));
+                if d.constraint_names().contains(&new) {
+                    return Err(SqlError::new(
+                        SqlState::DUPLICATE_OBJECT,
+                        format!("constraint \"{new}\" for relation \"{table}\" already exists"),
+                    ));
+                }
+                if let Some(c) = d.entry.checks.iter_mut().find(|c| c.name == old) {
+                    c.name = new;
+                } else if let Some(i) = d.entry.indexes.iter_mut().find(|i| i.constraint && i.name == old) {
+                    i.name = new;
+                } else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("constraint \"{old}\" for table \"{table}\" does not exist"),
+                    ));
+                }
+            }
+            Op::ValidateConstraint { name } => {
+                let cname = ident(name);
+                match d.entry.checks.iter_mut().find(|c| c.name == cname) {
+                    Some(c) if !c.validated => {
+                        c.validated = true;
+                        d.validate.push(cname);
+                    }
+                    Some(_) => {}
+                    None if d.entry.indexes.iter().any(|i| i.constraint && i.name == cname) => {}
+                    None => {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("constraint \"{cname}\" of relation \"{table}\" does not exist"),
+                        ))
+                    }
+                }
+            }
+            other => {
+                let text = other.to_string();
+                let words: Vec<&str> = text
+                    .split_whitespace()
+                    .take_while(|w| w.chars().all(|c| c.is_ascii_uppercase()))
+                    .collect();
+                return Err(not_supported(format!("ALTER TABLE ... {}", words.join(" "))));
+            }
+        }
+        Ok(())
+    }
+
+    /// ADD CONSTRAINT … CHECK (or a CHECK on an added column): named,
+    /// and checked against the rows unless NOT VALID.
+    fn add_check(
+        &mut self,
+        d: &mut Draft,
+        given: Option<String>,
+        check: &ast::CheckConstraint,
+        not_valid: bool,
+    ) -> Result<(), SqlError> {
+        let others: Vec<String> = d.constraint_names();
+        let mut def = self.new_check(&d.entry.name, &d.entry.columns, given, check, &[], &others)?;
+        def.validated = !not_valid;
+        if !not_valid {
+            d.validate.push(def.name.clone());
+        }
+        d.entry.checks.push(def);
+        Ok(())
+    }
+
+    fn alter_column(&mut self, rel: &Rel, d: &mut Draft, name: &str, op: &Col) -> Result<(), SqlError> {
+        let pos = d.column(name)?;
+        match op {
+            Col::SetNotNull => {
+                if !d.entry.columns[pos].not_null {
+                    d.entry.columns[pos].not_null = true;
+                    d.not_null.push(name.to_owned());
+                }
+            }
+            Col::DropNotNull => {
+                if d.entry.indexes.iter().any(|i| i.primary && i.columns.contains(&pos)) {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_TABLE_DEFINITION,
+                        format!("column \"{name}\" is in a primary key"),
+                    ));
+                }
+                d.entry.columns[pos].not_null = false;
+            }
+            Col::SetDefault { value } => {
+                let ty = d.entry.columns[pos].ty;
+                d.entry.columns[pos].default = Some(self.check_default(value, name, ty)?);
+            }
+            Col::DropDefault => d.entry.columns[pos].default = None,
+            Col::SetDataType { data_type, using, had_set: _ } => {
+                let Source::Old(old) = d.sources[pos] else {
+                    return Err(not_supported(
+                        "ALTER COLUMN ... TYPE of a column added in the same statement",
+                    ));
+                };
+                let (ty, domain) = self.resolve_type_with_domain(data_type)?;
+                if !ty.storable() {
+                    return Err(not_supported(format!("a column of type {}", ty.name())));
+                }
+                let mut col = ColumnDef {
+                    ty,
+                    domain: domain.map(|x| x.oid),
+                    typmod: typmod_of(data_type),
+                    ..d.entry.columns[pos].clone()
+                };
+                let converted = match using {
+                    Some(e) => {
+                        let scope = Scope::table(&rel.entry.name, rel);
+                        let typed = self.expr(e, &scope)?;
+                        self.coerce_to_column(typed, &col).map_err(|err| match err.code {
+                            SqlState::DATATYPE_MISMATCH | SqlState::CANNOT_COERCE => SqlError::new(
+                                SqlState::DATATYPE_MISMATCH,
+                                format!(
+                                    "result of USING clause for column \"{name}\" cannot be cast automatically to type {}",
+                                    ty.name()
+                                ),
+                            )
+                            .with_hint("You might need to add an explicit cast."),
+                            _ => err,
+                        })?
+                    }
+                    None => {
+                        let from = rel.entry.columns[old].ty;
+                        let typed = || Typed { e: Expr::Column(old), ty: Some(from) };
+                        self.coerce(typed(), ty, Coercion::Assignment, "").map_err(|err| match err.code {
+                            SqlState::DATATYPE_MISMATCH | SqlState::CANNOT_COERCE => SqlError::new(
+                                SqlState::DATATYPE_MISMATCH,
+                                format!(
+                                    "column \"{name}\" cannot be cast automatically to type {}",
+                                    ty.name()
+                                ),
+                            )
+                            .with_hint(format!(
+                                "You might need to specify \"USING {}::{}\".",
+                                snapscale_values::quote_ident(name),
+                                ty.name()
+                            )),
+                            _ => err,
+                        })?;
+                        self.coerce_to_column(typed(), &col)?
+                    }
+                };
+                // The default must still fit the column.
+                if let Some(text) = col.default.clone() {
+                    let e = crate::parse::parse_expr(&text, self.stack.limit())?;
+                    let scope = Scope::empty();
+                    let typed = self.expr(&e, &scope)?;
+                    self.coerce(typed, ty, Coercion::Assignment, "").map_err(|_| {
+                        SqlError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!(
+                                "default for column \"{name}\" cannot be cast automatically to type {}",
+                                ty.name()
+                            ),
+                        )
+                    })?;
+                }
+                col.name = name.to_owned();
+                d.entry.columns[pos] = col;
+                d.sources[pos] = Source::Computed(converted);
+                // The constraints that read it hold for the converted values.
+                let names = d.entry.columns.iter().map(|c| c.name.as_str());
+                for c in &d.entry.checks {
+                    if crate::parse::column_refs::columns_read(&c.expr, names.clone()).contains(&pos)
+                        && !d.validate.contains(&c.name)
+                    {
+                        d.validate.push(c.name.clone());
+                    }
+                }
+            }
+            Col::AddGenerated { .. } => return Err(not_supported("ALTER COLUMN ... ADD GENERATED")),
+        }
+        Ok(())
+    }
+
+    fn finish_alter(&mut self, rel: Rel, d: Draft) -> Result<Plan, SqlError> {
+        let identity = d.sources.len() == rel.entry.columns.len()
+            && d.sources.iter().enumerate().all(|(i, s)| matches!(s, Source::Old(o) if *o == i));
+        let rewrite = (!identity).then(|| {
+            d.sources
+                .into_iter()
+                .map(|s| match s {
+                    Source::Old(o) => Expr::Column(o),
+                    Source::Computed(e) => e,
+                })
+                .collect()
+        });
+        let scope = Scope::columns(&d.entry.columns);
+        let mut validate = Vec::new();
+        for c in d.entry.checks.iter().filter(|c| d.validate.contains(&c.name)) {
+            let e = crate::parse::parse_expr(&c.expr, self.stack.limit())?;
+            validate
+                .push(crate::plan::TableCheck { name: c.name.clone(), expr: self.check_expr(&e, &scope)? });
+        }
+        let not_null = d.not_null.iter().filter_map(|n| d.entry.column(n)).collect();
+        let serials = d.serials.into_iter().filter_map(|s| Some((d.entry.column(&s.column)?, s))).collect();
+        let mut indexes: Vec<NewIndex> = Vec::new();
+        for (names, unique, primary, given) in d.indexes {
+            let columns = names
+                .iter()
+                .map(|n| {
+                    d.entry.column(n).ok_or_else(|| {
+                        SqlError::new(
+                            SqlState::UNDEFINED_COLUMN,
+                            format!("column \"{n}\" named in key does not exist"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let name = given.unwrap_or_else(|| index_name(&d.entry.name, &names, primary, unique));
+            indexes.push(NewIndex { name, columns, unique, primary, constraint: true });
+        }
+        Ok(Plan::Utility(Utility::AlterTable(Box::new(AlterTable {
+            rel,
+            new: d.entry,
+            rewrite,
+            validate,
+            not_null,
+            indexes,
+            rename: d.rename,
+            notices: d.notices,
+            serials,
+        }))))
+    }
+}
