@@ -34,6 +34,11 @@ bash scripts/drivers.sh --bin target/debug/snapscale
 # PostgreSQL 15 sources cannot be had).
 bash scripts/pg-regress.sh --bin target/debug/snapscale
 
+# PostgreSQL's own isolation specs through its isolationtester: those in
+# tests/pg-isolation/passing.txt must give PostgreSQL's transcripts (skips
+# where isolationtester or the sources cannot be had).
+bash scripts/pg-isolation.sh --bin target/debug/snapscale
+
 # Loom needs the whole crate built with `--cfg loom`; a separate target
 # directory keeps that build from invalidating the normal one.
 # Preemption bound 2, as tokio and crossbeam run theirs. The release

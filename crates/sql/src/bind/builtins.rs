@@ -140,6 +140,12 @@ static BUILTINS: &[Builtin] = &[
     f("pg_get_function_arguments", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionArguments)),
     f("pg_get_function_identity_arguments", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionArguments)),
     f("pg_relation_is_publishable", &[REGCLASS], SqlType::Bool, Func::Catalog(C::RelationIsPublishable)),
+    f(
+        "pg_isolation_test_session_is_blocked",
+        &[INT4, Is(SqlType::Array(snapscale_values::Elem::Int4))],
+        SqlType::Bool,
+        Func::Catalog(C::IsolationTestSessionIsBlocked),
+    ),
     f("pg_get_statisticsobjdef_columns", &[OID], SqlType::Text, Func::Catalog(C::StatisticsObjDefColumns)),
     f("obj_description", &[OID], SqlType::Text, Func::Catalog(C::ObjDescription)),
     f("obj_description", &[OID, NAME], SqlType::Text, Func::Catalog(C::ObjDescription)),

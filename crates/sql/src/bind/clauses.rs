@@ -426,9 +426,9 @@ pub(super) fn insert(i: &ast::Insert) -> Result<(), SqlError> {
         multi_table_when_clauses,
         multi_table_else_clause,
     } = i;
-    if on.is_some() {
-        return Err(not_supported("INSERT ... ON CONFLICT"));
-    }
+    // ON CONFLICT is read by the binder (dml.rs); MySQL's ON DUPLICATE
+    // KEY UPDATE is refused there.
+    let _ = on;
     let foreign = [
         !optimizer_hints.is_empty(),
         or.is_some(),

@@ -8,11 +8,11 @@ use sqlparser::ast::{
     self, AssignmentTarget, FromTable, ObjectName, SelectItem, SetExpr, TableFactor, TableObject,
 };
 
-use super::scope::Scope;
+use super::scope::{Named, Scope};
 use super::{ident, not_supported, relation_name, Binder, Resolver, Typed};
 use crate::expr::Expr;
 use crate::parse::subscript_targets::split as split_target;
-use crate::plan::{Delete, Insert, InsertSource, Plan, Projection, Rel, Update};
+use crate::plan::{ConflictAction, Delete, Insert, InsertSource, OnConflict, Plan, Projection, Rel, Update};
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn insert(&mut self, i: &ast::Insert) -> Result<Plan, SqlError> {
@@ -51,13 +51,16 @@ impl<R: Resolver> Binder<'_, R> {
             let returning = self.returning(i.returning.as_deref(), &rel, name, i.table_alias.as_ref())?;
             let source = InsertSource::Values(vec![Vec::new()]);
             let checks = self.table_checks(&rel)?;
+            let on_conflict = self.on_conflict(&rel, name, i)?;
+            let targets = Vec::new();
             return Ok(Plan::Insert(Insert {
                 rel,
-                targets: Vec::new(),
+                targets,
                 defaults,
                 source,
                 returning,
                 checks,
+                on_conflict,
             }));
         };
         // Without a column list, a shorter VALUES row fills the leading
@@ -150,7 +153,113 @@ impl<R: Resolver> Binder<'_, R> {
         let defaults = self.defaults(&rel, &targets)?;
         let returning = self.returning(i.returning.as_deref(), &rel, name, i.table_alias.as_ref())?;
         let checks = self.table_checks(&rel)?;
-        Ok(Plan::Insert(Insert { rel, targets, defaults, source, returning, checks }))
+        let on_conflict = self.on_conflict(&rel, name, i)?;
+        Ok(Plan::Insert(Insert { rel, targets, defaults, source, returning, checks, on_conflict }))
+    }
+
+    /// ON CONFLICT: the arbiter indexes PostgreSQL would infer (a unique
+    /// index on exactly the columns named, the constraint named, or every
+    /// unique index for a DO NOTHING without a target), and DO UPDATE's
+    /// SET and WHERE over the existing row and `excluded`.
+    fn on_conflict(
+        &mut self,
+        rel: &Rel,
+        name: &ObjectName,
+        i: &ast::Insert,
+    ) -> Result<Option<OnConflict>, SqlError> {
+        let Some(on) = &i.on else { return Ok(None) };
+        let ast::OnInsert::OnConflict(on) = on else {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"ON\""));
+        };
+        let entry = &rel.entry;
+        let unique = |k: &usize| entry.indexes[*k].unique;
+        let arbiters: Vec<usize> = match &on.conflict_target {
+            Some(ast::ConflictTarget::Columns(cols)) => {
+                let mut wanted = Vec::new();
+                for c in cols {
+                    let n = ident(c);
+                    let p = entry.column(&n).ok_or_else(|| {
+                        SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist"))
+                    })?;
+                    if !wanted.contains(&p) {
+                        wanted.push(p);
+                    }
+                }
+                wanted.sort_unstable();
+                let found: Vec<usize> = (0..entry.indexes.len())
+                    .filter(unique)
+                    .filter(|&k| {
+                        let mut cols = entry.indexes[k].columns.clone();
+                        cols.sort_unstable();
+                        cols.dedup();
+                        cols == wanted
+                    })
+                    .collect();
+                if found.is_empty() {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_COLUMN_REFERENCE,
+                        "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                    ));
+                }
+                found
+            }
+            Some(ast::ConflictTarget::OnConstraint(c)) => {
+                let n = relation_name(c)?;
+                match entry.indexes.iter().position(|x| x.constraint && x.name == n) {
+                    Some(k) => vec![k],
+                    None if entry.checks.iter().any(|x| x.name == n) => {
+                        return Err(SqlError::new(
+                            SqlState::WRONG_OBJECT_TYPE,
+                            "constraint in ON CONFLICT clause has no associated index",
+                        ))
+                    }
+                    None => {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("constraint \"{n}\" for table \"{}\" does not exist", entry.name),
+                        ))
+                    }
+                }
+            }
+            None => (0..entry.indexes.len()).filter(unique).collect(),
+        };
+        let action = match &on.action {
+            ast::OnConflictAction::DoNothing => ConflictAction::Nothing,
+            ast::OnConflictAction::DoUpdate(u) => {
+                if on.conflict_target.is_none() {
+                    let err = SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "ON CONFLICT DO UPDATE requires inference specification or constraint name",
+                    )
+                    .with_hint("For example, ON CONFLICT (column_name).");
+                    // At the clause, which sqlparser keeps no place of.
+                    let at = self.origin.as_deref().and_then(|o| {
+                        let byte = o.text.to_lowercase().find("on conflict")?;
+                        Some(o.chars_before + o.text[..byte].chars().count() + 1)
+                    });
+                    return Err(match at {
+                        Some(p) => err.at_position(p),
+                        None => err,
+                    });
+                }
+                let alias = match &i.table_alias {
+                    Some(a) => ident(&a.alias),
+                    None => relation_name(name)?,
+                };
+                let target = Named::table(&alias, rel, 0);
+                let mut excluded = Named::table("excluded", rel, entry.columns.len() + 1);
+                excluded.table = None;
+                let visible = target.columns.iter().chain(&excluded.columns).cloned().collect();
+                let scope = Scope::empty().with_items(vec![target, excluded], visible);
+                let sets = self.assignments(rel, &u.assignments, &scope)?;
+                let filter = match &u.selection {
+                    Some(w) => Some(self.filter(w, &scope, "WHERE")?),
+                    None => None,
+                };
+                ConflictAction::Update { sets, filter }
+            }
+        };
+        Ok(Some(OnConflict { arbiters, action }))
     }
 
     /// The columns not in `targets` that have a DEFAULT, with it bound
@@ -253,8 +362,23 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let (rel, alias) = self.table_factor(&u.table.relation, LockMode::RowExclusive)?;
         let scope = Scope::table(&alias, &rel);
+        let sets = self.assignments(&rel, &u.assignments, &scope)?;
+        let scan = self.scan(rel.clone(), u.selection.as_ref(), &scope)?;
+        let returning = self.returning_scoped(u.returning.as_deref(), &scope)?;
+        let checks = self.table_checks(&scan.rel)?;
+        Ok(Plan::Update(Update { scan, sets, returning, checks }))
+    }
+
+    /// An UPDATE's (or ON CONFLICT DO UPDATE's) SET list: each target
+    /// column's position and its new value over `scope`'s row.
+    pub(super) fn assignments(
+        &mut self,
+        rel: &Rel,
+        assignments: &[ast::Assignment],
+        scope: &Scope<'_>,
+    ) -> Result<Vec<(usize, Expr)>, SqlError> {
         let mut sets = Vec::new();
-        for a in &u.assignments {
+        for a in assignments {
             let AssignmentTarget::ColumnName(c) = &a.target else {
                 return Err(not_supported("multiple-column UPDATE SET"));
             };
@@ -273,13 +397,13 @@ impl<R: Resolver> Binder<'_, R> {
                 // An earlier target of the same column is the base.
                 let base = match sets.iter().position(|(p, _)| *p == pos) {
                     Some(k) => sets.remove(k).1,
-                    None => {
-                        self.expr(&ast::Expr::Identifier(ast::Ident::with_quote('"', n.as_str())), &scope)?.e
-                    }
+                    // The target row's column (offset 0 in every scope
+                    // this binds in).
+                    None => Expr::Column(pos),
                 };
-                let typed = self.expr(&a.value, &scope)?;
+                let typed = self.expr(&a.value, scope)?;
                 let col = &rel.entry.columns[pos];
-                let e = self.subscript_assignment(col, subs, base, typed, &scope).map_err(|err| {
+                let e = self.subscript_assignment(col, subs, base, typed, scope).map_err(|err| {
                     super::expr::locate(self.origin.as_deref(), err, &ast::Expr::Identifier(at.clone()))
                 })?;
                 sets.push((pos, e));
@@ -290,13 +414,10 @@ impl<R: Resolver> Binder<'_, R> {
                 sets.push((pos, e));
                 continue;
             }
-            let typed = self.expr(&a.value, &scope)?;
-            sets.push((pos, self.assign_literal(typed, &rel.entry.columns[pos], &a.value, &scope)?));
+            let typed = self.expr(&a.value, scope)?;
+            sets.push((pos, self.assign_literal(typed, &rel.entry.columns[pos], &a.value, scope)?));
         }
-        let scan = self.scan(rel.clone(), u.selection.as_ref(), &scope)?;
-        let returning = self.returning_scoped(u.returning.as_deref(), &scope)?;
-        let checks = self.table_checks(&scan.rel)?;
-        Ok(Plan::Update(Update { scan, sets, returning, checks }))
+        Ok(sets)
     }
 
     pub(super) fn delete(&mut self, d: &ast::Delete) -> Result<Plan, SqlError> {

@@ -150,3 +150,19 @@ pub(super) fn locks(state: &CatalogState) -> Vec<Vec<Value>> {
     }
     out
 }
+
+/// Whether backend `pid` waits in the lock manager for a lock that one of
+/// `pids` holds in a conflicting mode or waits for ahead of it (PostgreSQL's
+/// pg_isolation_test_session_is_blocked, over its pg_blocking_pids).
+pub(super) fn blocked_by(state: &CatalogState, pid: i64, pids: &[i64]) -> bool {
+    let locks = &state.db.locks;
+    let waiting = locks.waiting();
+    let slot_of = |p: i64| u32::try_from(p - 1).ok();
+    let Some(me) = slot_of(pid) else { return false };
+    let Some((_, tag, mode)) = waiting.iter().find(|(s, _, _)| *s == me) else { return false };
+    pids.iter().filter_map(|&p| slot_of(p)).filter(|&s| s != me).any(|s| {
+        let holds = locks.held_locks(s).iter().any(|h| h.tag == *tag && h.mode.conflicts_with(*mode));
+        let queued = waiting.iter().any(|(w, t, m)| *w == s && t == tag && m.conflicts_with(*mode));
+        holds || queued
+    })
+}

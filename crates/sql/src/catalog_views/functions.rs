@@ -330,6 +330,13 @@ impl Catalog for CatalogState {
             C::EncodingToChar => Value::Text(if int(&args[0]) == Some(6) { "UTF8" } else { "" }.into()),
             C::GetFunctionResult | C::GetFunctionArguments | C::GetViewDef => Value::Null,
             C::RelationIsPublishable => Value::Bool(false),
+            C::IsolationTestSessionIsBlocked => {
+                let pids: Vec<i64> = match &args[1] {
+                    Value::Array(a) => a.items().iter().filter_map(int).collect(),
+                    _ => Vec::new(),
+                };
+                Value::Bool(int(&args[0]).is_some_and(|pid| super::activity::blocked_by(self, pid, &pids)))
+            }
             C::StatisticsObjDefColumns => Value::Null,
             C::ObjDescription | C::ColDescription | C::ShobjDescription => Value::Null,
             C::GetSerialSequence => {

@@ -24,6 +24,7 @@ mod scan;
 mod setop;
 mod subplan;
 mod types;
+mod upsert;
 mod vacuum;
 mod window;
 
@@ -200,8 +201,10 @@ async fn run_here(
             let tag = crate::output::counted_tag("SELECT", rows.len());
             Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
         }
-        Statement::Insert { rel, targets, defaults, source, returning, checks } => {
-            exec.insert(rel, targets, defaults, source, returning.as_ref(), checks).await
+        Statement::Insert { rel, targets, defaults, source, returning, checks, on_conflict } => {
+            let insert =
+                modify::InsertInto { rel, targets, defaults, checks, on_conflict: on_conflict.as_ref() };
+            exec.insert(&insert, source, returning.as_ref()).await
         }
         Statement::Update { scan, sets, returning, checks } => {
             exec.update(scan, sets, returning.as_ref(), checks).await

@@ -66,16 +66,25 @@ fn tuple_lock_mode(strength: RowLockMode) -> LockMode {
     }
 }
 
+/// Where an INSERT's rows go: the table, which columns the source fills,
+/// the defaults of the others, the table's CHECK constraints and ON
+/// CONFLICT.
+pub(crate) struct InsertInto<'a> {
+    pub rel: &'a Rel,
+    pub targets: &'a [usize],
+    pub defaults: &'a [(usize, Expr)],
+    pub checks: &'a [TableCheck],
+    pub on_conflict: Option<&'a crate::plan::OnConflict>,
+}
+
 impl Executor<'_> {
     pub(crate) async fn insert(
         &mut self,
-        rel: &Rel,
-        targets: &[usize],
-        defaults: &[(usize, Expr)],
+        into: &InsertInto<'_>,
         source: &Source,
         returning: Option<&Projection>,
-        checks: &[TableCheck],
     ) -> Result<Output, SqlError> {
+        let InsertInto { rel, targets, defaults, checks, on_conflict } = *into;
         let sources: Vec<Row> = match source {
             Source::Values(rows) => {
                 self.evaluate(|ex| {
@@ -91,7 +100,10 @@ impl Executor<'_> {
             Source::Query(q) => self.query(q).await?,
         };
         let mut returned = Vec::new();
-        let n = sources.len();
+        let mut n = 0;
+        // The rows this statement inserted or updated (ON CONFLICT may not
+        // change one twice).
+        let mut touched = std::collections::HashSet::new();
         for values in sources {
             let mut row = vec![Value::Null; rel.entry.columns.len()];
             for (&t, v) in targets.iter().zip(values.iter()) {
@@ -112,7 +124,17 @@ impl Executor<'_> {
                 }
             }
             let row: Row = Arc::from(row);
-            self.insert_row(rel, row.clone(), checks).await?;
+            let row = match on_conflict {
+                None => {
+                    self.insert_row(rel, row.clone(), checks).await?;
+                    row
+                }
+                Some(on) => match self.upsert(rel, row, checks, on, &mut touched).await? {
+                    Some(row) => row,
+                    None => continue,
+                },
+            };
+            n += 1;
             if let Some(r) = returning {
                 returned.push(self.evaluate(|ex| ex.project(&r.exprs, &row)).await?);
             }

@@ -299,6 +299,9 @@ pub enum CatalogFunc {
     GetFunctionResult,
     GetFunctionArguments,
     RelationIsPublishable,
+    /// `pg_isolation_test_session_is_blocked(pid, pids)`: what PostgreSQL's
+    /// isolationtester asks to tell a waiting step.
+    IsolationTestSessionIsBlocked,
     StatisticsObjDefColumns,
     ObjDescription,
     ColDescription,

@@ -327,6 +327,28 @@ pub struct Insert {
     pub returning: Option<Projection>,
     /// The table's CHECK constraints.
     pub checks: Vec<TableCheck>,
+    /// ON CONFLICT.
+    pub on_conflict: Option<OnConflict>,
+}
+
+/// INSERT … ON CONFLICT: which unique indexes decide that a row
+/// conflicts, and what is done instead of inserting it.
+#[derive(Debug)]
+pub struct OnConflict {
+    /// Positions in the table's index list.
+    pub arbiters: Vec<usize>,
+    pub action: ConflictAction,
+}
+
+#[derive(Debug)]
+pub enum ConflictAction {
+    Nothing,
+    /// DO UPDATE SET … WHERE …: over the existing row (with its row id)
+    /// followed by the row proposed for insertion (`excluded`).
+    Update {
+        sets: Vec<(usize, Expr)>,
+        filter: Option<Expr>,
+    },
 }
 
 /// An UPDATE: `sets` are evaluated against the old row.

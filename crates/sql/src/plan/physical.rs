@@ -233,6 +233,7 @@ pub enum Statement {
         source: Source,
         returning: Option<Projection>,
         checks: Vec<super::TableCheck>,
+        on_conflict: Option<super::OnConflict>,
     },
     Update {
         scan: ScanNode,

@@ -45,6 +45,7 @@ pub fn plan(
             },
             returning: i.returning,
             checks: i.checks,
+            on_conflict: i.on_conflict,
         },
         Plan::Update(u) => Statement::Update {
             scan: scan_node(u.scan),
