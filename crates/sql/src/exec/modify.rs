@@ -365,6 +365,13 @@ impl Executor<'_> {
             let key = index.key_of(new);
             if index.unique && key != index.key_of(old) {
                 self.insert_unique(rel, index, &def.name, key, tid).await?;
+            } else if index.unique && !key.has_null() {
+                // UNIQUE-CHECK: the new version's entry goes in under the
+                // key's mutex too, so that a check that walked the entries
+                // before it cannot then find the old version dead (this
+                // update committed meanwhile) and miss the row.
+                let _check = index.lock_unique(&key);
+                index.insert(key, tid);
             } else {
                 index.insert(key, tid);
             }
