@@ -15,6 +15,9 @@ pub struct Ast {
     /// when one of them is `FOR KEY SHARE` or `FOR NO KEY UPDATE`, which
     /// sqlparser reads as `FOR SHARE` and `FOR UPDATE` (lock_syntax.rs).
     pub(crate) lock_strengths: Option<Vec<snapscale_engine::RowLockMode>>,
+    /// CREATE TABLE name (a, b, …) AS: the column names, which sqlparser
+    /// does not read (create_as_syntax.rs).
+    pub(crate) ctas_columns: Option<Vec<String>>,
     /// Where the statement's text is in the query string, for the
     /// positions of errors found after parsing; `None` when the text
     /// sqlparser read was rewritten (its locations are not the user's).
@@ -78,7 +81,12 @@ impl Ast {
         };
         let lock_strengths = self.lock_strengths.take();
         let origin = self.origin.take();
-        Ok((name, data_types, Ast { statement: Some(statement), stack: self.stack, lock_strengths, origin }))
+        let ctas_columns = self.ctas_columns.take();
+        Ok((
+            name,
+            data_types,
+            Ast { statement: Some(statement), stack: self.stack, lock_strengths, origin, ctas_columns },
+        ))
     }
 }
 

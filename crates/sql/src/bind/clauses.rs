@@ -116,7 +116,10 @@ pub(super) fn create_table(c: &ast::CreateTable) -> Result<(), SqlError> {
         return Err(syntax_error_at("TABLE"));
     }
     refuse(&[
-        (query.is_some(), "CREATE TABLE AS"),
+        (
+            query.is_some() && !c.columns.iter().all(|col| col.data_type == ast::DataType::Unspecified),
+            "CREATE TABLE (column types) AS",
+        ),
         (partition_by.is_some(), "CREATE TABLE ... PARTITION BY"),
         (partition_of.is_some() || for_values.is_some(), "CREATE TABLE ... PARTITION OF"),
         (inherits.is_some(), "CREATE TABLE ... INHERITS"),
@@ -165,7 +168,7 @@ pub(super) fn create_table(c: &ast::CreateTable) -> Result<(), SqlError> {
         backup.is_some(),
         multiset.is_some(),
         fallback.is_some(),
-        with_data.is_some(),
+        with_data.as_ref().is_some_and(|w| w.statistics.is_some()),
     ];
     if foreign.into_iter().any(|present| present) {
         return Err(not_supported("this CREATE TABLE clause (not PostgreSQL's)"));
@@ -472,9 +475,8 @@ pub(super) fn update(u: &ast::Update) -> Result<(), SqlError> {
         order_by,
         limit,
     } = u;
-    if from.is_some() {
-        return Err(not_supported("UPDATE ... FROM"));
-    }
+    // FROM is read by the binder (dml_join.rs).
+    let _ = from;
     if !order_by.is_empty() {
         return Err(syntax_error_at("ORDER"));
     }
@@ -502,9 +504,8 @@ pub(super) fn delete(d: &ast::Delete) -> Result<(), SqlError> {
         order_by,
         limit,
     } = d;
-    if using.is_some() {
-        return Err(not_supported("DELETE ... USING"));
-    }
+    // USING is read by the binder (dml_join.rs).
+    let _ = using;
     if !order_by.is_empty() {
         return Err(syntax_error_at("ORDER"));
     }
@@ -591,7 +592,11 @@ pub(super) fn select(s: &ast::Select) -> Result<(), SqlError> {
         let after = text.split_whitespace().nth(1).unwrap_or("TOP");
         return Err(syntax_error_at(after));
     }
-    refuse(&[(into.is_some(), "SELECT INTO")])?;
+    // A top-level SELECT … INTO makes a table (create_as.rs); anywhere
+    // else PostgreSQL's grammar refuses it.
+    if into.is_some() {
+        return Err(SqlError::new(SqlState::SYNTAX_ERROR, "SELECT ... INTO is not allowed here"));
+    }
     let foreign = [
         !optimizer_hints.is_empty(),
         select_modifiers.is_some(),

@@ -17,6 +17,9 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn create_table(&mut self, c: &ast::CreateTable) -> Result<Plan, SqlError> {
         super::clauses::create_table(c)?;
         check_table_options(&c.table_options)?;
+        if let Some(query) = &c.query {
+            return self.create_table_as(c, query);
+        }
         let name = relation_name(&c.name)?;
         if c.columns.len() > crate::limits::MAX_TABLE_COLUMNS {
             return Err(SqlError::new(

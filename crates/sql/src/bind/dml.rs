@@ -358,7 +358,14 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn update(&mut self, u: &ast::Update) -> Result<Plan, SqlError> {
         super::clauses::update(u)?;
         if !u.table.joins.is_empty() {
-            return Err(not_supported("UPDATE ... FROM"));
+            return Err(not_supported("UPDATE of a join"));
+        }
+        match &u.from {
+            Some(ast::UpdateTableFromKind::AfterSet(items)) => return self.update_from(u, items),
+            Some(ast::UpdateTableFromKind::BeforeSet(_)) => {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"FROM\""))
+            }
+            None => {}
         }
         let (rel, alias) = self.table_factor(&u.table.relation, LockMode::RowExclusive)?;
         let scope = Scope::table(&alias, &rel);
@@ -425,8 +432,11 @@ impl<R: Resolver> Binder<'_, R> {
         let from = match &d.from {
             FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
         };
+        if let (Some(using), [target]) = (&d.using, from.as_slice()) {
+            return self.delete_using(d, target, using);
+        }
         if from.len() != 1 || !from[0].joins.is_empty() {
-            return Err(not_supported("DELETE ... USING"));
+            return Err(not_supported("DELETE from several tables"));
         }
         let (rel, alias) = self.table_factor(&from[0].relation, LockMode::RowExclusive)?;
         let scope = Scope::table(&alias, &rel);
@@ -486,6 +496,6 @@ impl<R: Resolver> Binder<'_, R> {
 
 /// `DEFAULT` in a VALUES row or an UPDATE's SET (sqlparser reads the
 /// keyword as a name; a quoted "DEFAULT" is a column).
-fn is_default_keyword(e: &ast::Expr) -> bool {
+pub(super) fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
 }

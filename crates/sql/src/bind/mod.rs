@@ -19,8 +19,10 @@ mod builtins_text;
 mod checks;
 mod clauses;
 mod coerce;
+mod create_as;
 mod ddl;
 mod dml;
+mod dml_join;
 mod expr;
 mod from;
 mod function;
@@ -215,6 +217,7 @@ pub fn bind_ast<R: Resolver>(
     let mut b = Binder::new(resolver, max_stack_depth, param_types.to_vec());
     b.origin = ast.origin.clone();
     b.statement.lock_strengths = ast.lock_strengths.clone();
+    b.statement.ctas_columns = ast.ctas_columns.clone();
     finish(b, ast)
 }
 
@@ -298,7 +301,10 @@ impl<'r, R: Resolver> Binder<'r, R> {
     fn statement(&mut self, s: &ast::Statement) -> Result<Plan, SqlError> {
         use ast::Statement as S;
         match s {
-            S::Query(q) => Ok(Plan::Select(Box::new(self.query(q)?))),
+            S::Query(q) => match create_as::select_into(q) {
+                Some((into, query)) => self.select_into(into, &query),
+                None => Ok(Plan::Select(Box::new(self.query(q)?))),
+            },
             S::Insert(i) => self.insert(i),
             S::Update(u) => self.update(u),
             S::Delete(d) => self.delete(d),

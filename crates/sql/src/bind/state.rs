@@ -36,6 +36,8 @@ pub(super) struct StatementState {
     /// are written, when sqlparser could not read them all (`Ast`'s
     /// `lock_strengths`); taken by the query whose clauses they are.
     pub(super) lock_strengths: Option<Vec<RowLockMode>>,
+    /// CREATE TABLE name (a, b, …) AS: the column names (`Ast::ctas_columns`).
+    pub(super) ctas_columns: Option<Vec<String>>,
 }
 
 /// See the module documentation.

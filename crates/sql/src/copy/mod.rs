@@ -443,6 +443,7 @@ mod tests {
                 statement: Some(Box::new(s)),
                 stack: crate::stack::BigStack::for_source(0),
                 lock_strengths: None,
+                ctas_columns: None,
                 origin: None,
             }))
         };

@@ -51,6 +51,31 @@ impl Executor<'_> {
         Ok(Output::Command(tag.into()))
     }
 
+    /// CREATE TABLE … AS / SELECT … INTO: the table, then the query's rows
+    /// in it (none WITH NO DATA); tagged as PostgreSQL tags them.
+    pub(crate) async fn create_table_as(
+        &mut self,
+        c: &crate::plan::CreateTableAs<crate::plan::physical::Query>,
+    ) -> Result<Output, SqlError> {
+        let Some(entry) = self.create_relation(&c.create).await? else {
+            return Ok(Output::Command("CREATE TABLE AS".into()));
+        };
+        if !c.data {
+            return Ok(Output::Command("CREATE TABLE AS".into()));
+        }
+        let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
+        let catalog_tid =
+            self.xact.cache.get(&entry.name).map(|r| r.catalog_tid).expect("cached when created");
+        let rel = Rel { entry, heap, catalog_tid };
+        let rows = self.query(&c.query).await?;
+        let n = rows.len();
+        for row in rows {
+            self.xact.check_cancel()?;
+            self.insert_row(&rel, row, &[]).await?;
+        }
+        Ok(Output::Command(crate::output::counted_tag("SELECT", n)))
+    }
+
     /// Creates the relation `c` describes; `None` if it exists and IF NOT
     /// EXISTS said to skip it.
     pub(super) async fn create_relation(

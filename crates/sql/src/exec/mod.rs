@@ -211,6 +211,8 @@ async fn run_here(
         }
         Statement::Delete { scan, returning } => exec.delete(scan, returning.as_ref()).await,
         Statement::Utility(u) => exec.utility(u).await,
+        Statement::CreateTableAs(c) => exec.create_table_as(c).await,
+        Statement::ModifyJoin(m) => exec.modify_join(m).await,
         Statement::CopyQuery { query, options } => {
             let rows = exec.query(query).await?;
             let zone = exec.xact.session_style();

@@ -544,3 +544,57 @@ impl Executor<'_> {
         }
     }
 }
+
+impl Executor<'_> {
+    /// UPDATE … FROM / DELETE … USING: the join's rows, each target row
+    /// already locked (in its newest version, re-checked: EPQ), changed
+    /// once even when it joins several rows (the first, as PostgreSQL).
+    pub(crate) async fn modify_join(
+        &mut self,
+        m: &crate::plan::ModifyJoin<crate::plan::physical::Query>,
+    ) -> Result<Output, SqlError> {
+        self.ensure_snapshot()?;
+        let rows = self.query(&m.query).await?;
+        let width = m.rel.entry.columns.len() + 1;
+        let mut seen = std::collections::HashSet::new();
+        let mut n = 0u64;
+        let mut returned = Vec::new();
+        for row in rows {
+            self.xact.check_cancel()?;
+            let (Some(Value::Int(tid)), Some(Value::Int(row_id))) = (row.get(width), row.get(width - 1))
+            else {
+                return Err(SqlError::new(SqlState::INTERNAL_ERROR, "a joined row without its target's tid"));
+            };
+            if !seen.insert(*row_id) {
+                continue;
+            }
+            let target = Row::from(&row[..width]);
+            let changed = if m.delete {
+                self.change_row(&m.rel, None, *tid as Tid, target, Change::Delete).await?
+            } else {
+                let sets = &m.sets;
+                let values = self
+                    .evaluate(|ex| {
+                        let cx = ex.ctx(&row);
+                        sets.iter()
+                            .map(|(c, e)| Ok((*c, Expr::Const(e.eval(&cx)?))))
+                            .collect::<Result<Vec<_>, SqlError>>()
+                    })
+                    .await?;
+                self.change_row(&m.rel, None, *tid as Tid, target, Change::Update(&values, &m.checks)).await?
+            };
+            let Some((_, new)) = changed else { continue };
+            n += 1;
+            if let Some(r) = &m.returning {
+                // The new target row in place of the old, the rest as joined.
+                let joined: Vec<Value> = new.iter().chain(&row[width..]).cloned().collect();
+                returned.push(self.evaluate(|ex| ex.project(&r.exprs, &joined)).await?);
+            }
+        }
+        let tag = crate::output::counted_tag(if m.delete { "DELETE" } else { "UPDATE" }, n);
+        Ok(match &m.returning {
+            Some(r) => Output::Rows { columns: Arc::clone(&r.columns), rows: returned, tag },
+            None => Output::Command(tag),
+        })
+    }
+}

@@ -24,6 +24,7 @@
 //! sqlparser.
 
 pub(crate) mod column_refs;
+mod create_as_syntax;
 pub(crate) mod domain_syntax;
 mod lock_syntax;
 mod sequence_syntax;
@@ -160,6 +161,13 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             std::sync::Arc::new(crate::statement::Origin { text: piece.to_owned(), chars_before })
         });
         let piece = rewritten.as_deref().unwrap_or(piece);
+        // CREATE TABLE name (a, b) AS …: the names, which sqlparser lacks
+        // (blanked, so positions stay).
+        let (blanked, ctas_columns) = match create_as_syntax::read_column_names(piece) {
+            Some((text, names)) => (Some(text), Some(names)),
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
@@ -184,7 +192,14 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                         .map(|s| {
                             let lock_strengths = lock_strengths.clone();
                             let origin = origin.clone();
-                            Parsed::Sql(Ast { statement: Some(Box::new(s)), stack, lock_strengths, origin })
+                            let ctas_columns = ctas_columns.clone();
+                            Parsed::Sql(Ast {
+                                statement: Some(Box::new(s)),
+                                stack,
+                                lock_strengths,
+                                origin,
+                                ctas_columns,
+                            })
                         })
                         .collect::<Vec<_>>()
                 })

@@ -30,7 +30,10 @@ impl Statement {
             Statement::Insert { source: Source::Query(q), .. } => q.root.is_bounded(),
             Statement::Update { scan, .. } | Statement::Delete { scan, .. } => scan.is_point(),
             // DDL, VACUUM, COPY: their work follows the tables' size.
-            Statement::Utility(_) | Statement::CopyQuery { .. } => false,
+            Statement::Utility(_)
+            | Statement::CopyQuery { .. }
+            | Statement::CreateTableAs(_)
+            | Statement::ModifyJoin(_) => false,
         };
         this && subplans.iter().all(|q| q.root.is_bounded())
     }

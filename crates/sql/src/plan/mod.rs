@@ -582,6 +582,38 @@ pub enum Plan {
     Utility(Utility),
     /// `COPY (query) TO STDOUT`.
     CopyQuery(Box<Select>, CopyOptions),
+    /// CREATE TABLE … AS / SELECT … INTO: the table, the query filling it.
+    CreateTableAs(Box<CreateTableAs>),
+    /// UPDATE … FROM, DELETE … USING.
+    ModifyJoin(Box<ModifyJoin>),
+}
+
+/// UPDATE … FROM / DELETE … USING (bind/dml_join.rs).
+#[derive(Debug)]
+pub struct ModifyJoin<Q = Select> {
+    pub rel: Rel,
+    /// The join, locking the target's rows; bound, its outputs are the
+    /// SET values and then RETURNING's items, which the planner moves
+    /// into `sets` and `returning`, over the rows of the LockRows node it
+    /// leaves here (the target's row, its tid, the other items' rows).
+    pub query: Q,
+    pub set_columns: Vec<usize>,
+    pub sets: Vec<(usize, Expr)>,
+    pub returning: Option<Projection>,
+    pub checks: Vec<TableCheck>,
+    pub delete: bool,
+}
+
+/// CREATE TABLE … AS query [WITH [NO] DATA], SELECT … INTO.
+#[derive(Debug)]
+pub struct CreateTableAs<Q = Select> {
+    /// The table, its columns the query's.
+    pub create: CreateTable,
+    pub query: Q,
+    /// WITH NO DATA: the table only.
+    pub data: bool,
+    /// SELECT … INTO (its tag is always SELECT n).
+    pub select_into: bool,
 }
 
 /// 42704 for a constraint a domain does not have.

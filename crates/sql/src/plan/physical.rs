@@ -247,6 +247,8 @@ pub enum Statement {
     },
     Utility(Utility),
     /// `COPY (query) TO STDOUT`.
+    CreateTableAs(Box<super::CreateTableAs<Query>>),
+    ModifyJoin(Box<super::ModifyJoin<Query>>),
     CopyQuery {
         query: Query,
         options: crate::copy::CopyOptions,
@@ -327,6 +329,9 @@ impl Statement {
             Statement::Update { .. } => Some("UPDATE"),
             Statement::Delete { .. } => Some("DELETE"),
             Statement::CopyQuery { .. } => None,
+            Statement::CreateTableAs(_) => Some("CREATE TABLE AS"),
+            Statement::ModifyJoin(m) if m.delete => Some("DELETE"),
+            Statement::ModifyJoin(_) => Some("UPDATE"),
             Statement::Utility(u) => match u {
                 Utility::CreateTable(c) if c.sequence.is_some() => Some("CREATE SEQUENCE"),
                 Utility::CreateTable(_) => Some("CREATE TABLE"),
@@ -363,7 +368,8 @@ impl Statement {
             Statement::Insert { returning, .. }
             | Statement::Update { returning, .. }
             | Statement::Delete { returning, .. } => returning.as_ref().map(|r| Arc::clone(&r.columns)),
-            Statement::Utility(_) | Statement::CopyQuery { .. } => None,
+            Statement::ModifyJoin(m) => m.returning.as_ref().map(|r| Arc::clone(&r.columns)),
+            Statement::Utility(_) | Statement::CopyQuery { .. } | Statement::CreateTableAs(_) => None,
         }
     }
 }

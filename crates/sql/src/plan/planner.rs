@@ -56,6 +56,34 @@ pub fn plan(
         Plan::Delete(d) => Statement::Delete { scan: scan_node(d.scan), returning: d.returning },
         Plan::Utility(u) => Statement::Utility(u),
         Plan::CopyQuery(select, options) => Statement::CopyQuery { query: planner.query(*select)?, options },
+        Plan::CreateTableAs(c) => {
+            let crate::plan::CreateTableAs { create, query, data, select_into } = *c;
+            let query = planner.query(query)?;
+            Statement::CreateTableAs(Box::new(crate::plan::CreateTableAs {
+                create,
+                query,
+                data,
+                select_into,
+            }))
+        }
+        Plan::ModifyJoin(m) => {
+            let crate::plan::ModifyJoin { rel, query, set_columns, returning, checks, delete, .. } = *m;
+            let planned = planner.query(query)?;
+            // Project(LockRows): the outputs, remapped to the locked rows.
+            let Node::Project { input, mut exprs } = planned.root else {
+                return Err(SqlError::new(
+                    SqlState::INTERNAL_ERROR,
+                    "the join of an UPDATE is not a projection",
+                ));
+            };
+            let returned = exprs.split_off(set_columns.len());
+            let sets = set_columns.iter().copied().zip(exprs).collect();
+            let returning =
+                returning.map(|r| crate::plan::Projection { exprs: returned, columns: r.columns });
+            let query = Query { root: *input, columns: planned.columns };
+            let m = crate::plan::ModifyJoin { rel, query, set_columns, sets, returning, checks, delete };
+            Statement::ModifyJoin(Box::new(m))
+        }
     };
     Ok((statement, subplans))
 }
