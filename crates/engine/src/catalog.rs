@@ -60,6 +60,74 @@ pub struct IndexDef {
     pub constraint: bool,
 }
 
+/// What a foreign key does to the referencing rows when the row they
+/// reference is deleted or its key changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FkAction {
+    NoAction,
+    Restrict,
+    Cascade,
+    SetNull,
+    SetDefault,
+}
+
+impl FkAction {
+    /// pg_constraint's confupdtype / confdeltype letter.
+    pub fn letter(self) -> char {
+        match self {
+            FkAction::NoAction => 'a',
+            FkAction::Restrict => 'r',
+            FkAction::Cascade => 'c',
+            FkAction::SetNull => 'n',
+            FkAction::SetDefault => 'd',
+        }
+    }
+
+    fn code(self) -> u8 {
+        self as u8
+    }
+
+    fn from_code(c: u8) -> Option<FkAction> {
+        [FkAction::NoAction, FkAction::Restrict, FkAction::Cascade, FkAction::SetNull, FkAction::SetDefault]
+            .get(usize::from(c))
+            .copied()
+    }
+}
+
+/// A FOREIGN KEY constraint, kept in the referencing table's row; the
+/// referenced table's row lists the tables that reference it
+/// (`RelEntry::referenced_by`), so that both tables' plans are made again
+/// when one is added or dropped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForeignKeyDef {
+    /// Its oid (pg_constraint's), given when it is made.
+    pub oid: u32,
+    pub name: String,
+    /// The referencing columns.
+    pub columns: Vec<usize>,
+    /// The referenced table's oid and columns (a unique key of it).
+    pub parent: u32,
+    pub parent_columns: Vec<usize>,
+    pub on_delete: FkAction,
+    pub on_update: FkAction,
+    /// MATCH FULL (else MATCH SIMPLE: a NULL in any column exempts a row).
+    pub match_full: bool,
+    /// The rows present when it was added were checked (NOT VALID until
+    /// VALIDATE CONSTRAINT).
+    pub validated: bool,
+}
+
+impl ForeignKeyDef {
+    /// Encoded for the WAL and the checkpoint (`redo::codec`).
+    pub fn action_codes(&self) -> (u8, u8) {
+        (self.on_delete.code(), self.on_update.code())
+    }
+
+    pub fn action_of(code: u8) -> Option<FkAction> {
+        FkAction::from_code(code)
+    }
+}
+
 /// One catalog row: a relation's whole definition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RelEntry {
@@ -78,6 +146,10 @@ pub struct RelEntry {
     pub user_type: Option<crate::user_types::TypeDef>,
     /// A table's CHECK constraints, in the order they were added.
     pub checks: Vec<crate::user_types::CheckDef>,
+    /// Its FOREIGN KEY constraints (it references other tables).
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    /// The tables whose foreign keys reference it, by oid.
+    pub referenced_by: Vec<u32>,
 }
 
 impl RelEntry {

@@ -228,6 +228,10 @@ impl Message for NoticeResponse<'_> {
                 out.push(tag);
                 put_cstr(out, value);
             }
+            if let Some(detail) = &n.detail {
+                out.push(b'D');
+                put_cstr(out, detail);
+            }
             out.push(0);
         })
     }

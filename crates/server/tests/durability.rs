@@ -464,3 +464,50 @@ async fn an_alter_table_is_all_or_nothing_across_crashes() {
     server.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A cascading delete is its transaction's: committed, the referencing
+/// rows are gone after a crash; running when the server dies, the
+/// referenced row and every referencing one are all still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cascading_delete_is_all_or_nothing_across_crashes() {
+    let dir = std::env::temp_dir().join(format!("snapscale-durability-cascade-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let counts =
+        "SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM children), (SELECT count(*) FROM toys)";
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    c.batch_execute(
+        "CREATE TABLE parents (id int PRIMARY KEY);
+         CREATE TABLE children (id int PRIMARY KEY, parent int REFERENCES parents ON DELETE CASCADE);
+         CREATE TABLE toys (id int, child int REFERENCES children ON DELETE CASCADE);
+         INSERT INTO parents SELECT g FROM generate_series(1, 10) g;
+         INSERT INTO children SELECT g, g % 10 + 1 FROM generate_series(1, 2000) g;
+         INSERT INTO toys SELECT g, g FROM generate_series(1, 2000) g;
+         DELETE FROM parents WHERE id = 1",
+    )
+    .await
+    .unwrap();
+    let committed = rows(&c, counts).await;
+    assert_eq!(committed, vec![vec![Some("9".into()), Some("1800".into()), Some("1800".into())]]);
+    // Running when the server dies: 1 600 rows cascaded, part of them in
+    // the WAL already.
+    let (doomed, task) = connect_with_task(&server).await;
+    doomed.batch_execute("BEGIN; DELETE FROM parents WHERE id <= 9").await.unwrap();
+    assert_eq!(
+        rows(&doomed, counts).await,
+        vec![vec![Some("1".into()), Some("200".into()), Some("200".into())]]
+    );
+    drop(c);
+    server.crash().await;
+    drop(doomed);
+    task.abort();
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    assert_eq!(rows(&c, counts).await, committed, "after a crash");
+    // Child 10 went with parent 1.
+    let err = c.batch_execute("INSERT INTO toys VALUES (0, 10)").await.unwrap_err();
+    assert_eq!(err.code().map(|s| s.code()), Some("23503"), "{err}");
+    drop(c);
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -212,6 +212,7 @@ async fn copy_in(conn: &mut Conn<SessionSettings>, data: &[String]) -> Result<Ou
 
 fn notices(conn: &mut Conn<SessionSettings>, lines: &mut Vec<String>) {
     for n in conn.take_notices() {
+        // As scripts/pg-script.py prints PostgreSQL's: without DETAIL.
         lines.push(format!("{} {}: {}", n.severity, n.code, n.message));
     }
 }

@@ -5,7 +5,7 @@
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType, Value};
 
-use crate::catalog::{ColumnDef, IndexDef, RelEntry};
+use crate::catalog::{ColumnDef, ForeignKeyDef, IndexDef, RelEntry};
 use crate::sequence::{OwnedBy, SequenceDef};
 use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
 
@@ -273,7 +273,8 @@ impl Writer {
         // constraints follow them.
         let flags = if e.sequence.is_some() { 0x8000 } else { 0 }
             | if e.user_type.is_some() { 0x4000 } else { 0 }
-            | if e.checks.is_empty() { 0 } else { 0x2000 };
+            | if e.checks.is_empty() { 0 } else { 0x2000 }
+            | if e.foreign_keys.is_empty() && e.referenced_by.is_empty() { 0 } else { 0x1000 };
         self.u16(e.columns.len() as u16 | flags);
         for c in &e.columns {
             self.str(&c.name);
@@ -334,6 +335,32 @@ impl Writer {
                 self.check(c);
             }
         }
+        if !e.foreign_keys.is_empty() || !e.referenced_by.is_empty() {
+            self.u16(e.foreign_keys.len() as u16);
+            for fk in &e.foreign_keys {
+                self.foreign_key(fk);
+            }
+            self.u16(e.referenced_by.len() as u16);
+            for &oid in &e.referenced_by {
+                self.u32(oid);
+            }
+        }
+    }
+
+    fn foreign_key(&mut self, fk: &ForeignKeyDef) {
+        self.u32(fk.oid);
+        self.str(&fk.name);
+        for cols in [&fk.columns, &fk.parent_columns] {
+            self.u16(cols.len() as u16);
+            for &c in cols {
+                self.u16(c as u16);
+            }
+        }
+        self.u32(fk.parent);
+        let (on_delete, on_update) = fk.action_codes();
+        self.u8(on_delete);
+        self.u8(on_update);
+        self.u8(u8::from(fk.match_full) | (u8::from(fk.validated) << 1));
     }
 
     fn check(&mut self, c: &CheckDef) {
@@ -592,7 +619,8 @@ impl<'a> Reader<'a> {
         let is_sequence = n & 0x8000 != 0;
         let is_type = n & 0x4000 != 0;
         let has_checks = n & 0x2000 != 0;
-        for _ in 0..n & 0x1fff {
+        let has_keys = n & 0x1000 != 0;
+        for _ in 0..n & 0x0fff {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
@@ -649,7 +677,56 @@ impl<'a> Reader<'a> {
                 checks.push(self.check()?);
             }
         }
-        Ok(RelEntry { oid, name, temp_owner: None, storage, columns, indexes, sequence, user_type, checks })
+        let (mut foreign_keys, mut referenced_by) = (Vec::new(), Vec::new());
+        if has_keys {
+            for _ in 0..self.u16()? {
+                foreign_keys.push(self.foreign_key()?);
+            }
+            for _ in 0..self.u16()? {
+                referenced_by.push(self.u32()?);
+            }
+        }
+        Ok(RelEntry {
+            oid,
+            name,
+            temp_owner: None,
+            storage,
+            columns,
+            indexes,
+            sequence,
+            user_type,
+            checks,
+            foreign_keys,
+            referenced_by,
+        })
+    }
+
+    fn foreign_key(&mut self) -> Result<ForeignKeyDef, SqlError> {
+        let oid = self.u32()?;
+        let name = self.str()?;
+        let mut cols = || -> Result<Vec<usize>, SqlError> {
+            (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect()
+        };
+        let columns = cols()?;
+        let parent_columns = cols()?;
+        let parent = self.u32()?;
+        let on_delete = ForeignKeyDef::action_of(self.u8()?).ok_or_else(corrupt)?;
+        let on_update = ForeignKeyDef::action_of(self.u8()?).ok_or_else(corrupt)?;
+        let flags = self.u8()?;
+        if flags > 3 {
+            return Err(corrupt());
+        }
+        Ok(ForeignKeyDef {
+            oid,
+            name,
+            columns,
+            parent,
+            parent_columns,
+            on_delete,
+            on_update,
+            match_full: flags & 1 != 0,
+            validated: flags & 2 != 0,
+        })
     }
 
     fn check(&mut self) -> Result<CheckDef, SqlError> {

@@ -292,6 +292,18 @@ mod tests {
                     validated: false,
                 },
             ],
+            foreign_keys: vec![crate::catalog::ForeignKeyDef {
+                oid: 16391,
+                name: "t_c_fkey".into(),
+                columns: vec![2, 0],
+                parent: 16390,
+                parent_columns: vec![1, 0],
+                on_delete: crate::catalog::FkAction::Cascade,
+                on_update: crate::catalog::FkAction::SetDefault,
+                match_full: true,
+                validated: false,
+            }],
+            referenced_by: vec![16384, 16400],
             user_type: None,
         };
         let mut image = Image::default();
@@ -337,6 +349,8 @@ mod tests {
                 }),
             }),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
             user_type: None,
         };
         image.apply(&Redo::Catalog(Arc::new(seq.clone()))).unwrap();
@@ -374,6 +388,8 @@ mod tests {
                 indexes: Vec::new(),
                 sequence: None,
                 checks: Vec::new(),
+                foreign_keys: Vec::new(),
+                referenced_by: Vec::new(),
                 user_type: Some(t),
             };
             image.apply(&Redo::Catalog(Arc::new(ty.clone()))).unwrap();

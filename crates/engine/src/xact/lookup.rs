@@ -76,6 +76,20 @@ impl Xact {
             .find(|e| e.user_type.is_some() && e.name == name))
     }
 
+    /// The relation with oid `oid` (a table another references by its
+    /// oid: a foreign key's), through the cache as `relation` finds it.
+    pub fn relation_by_oid(&mut self, oid: u32) -> Result<Option<Rel>, SqlError> {
+        let name = self
+            .catalog_entries()?
+            .into_iter()
+            .find(|(_, e)| e.is_relation() && e.oid == oid)
+            .map(|(_, e)| e.name.clone());
+        match name {
+            Some(name) => Ok(self.relation(&name)?.filter(|r| r.entry.oid == oid)),
+            None => Ok(None),
+        }
+    }
+
     /// The user-defined type with oid `oid`, with its catalog tid.
     pub fn user_type_by_oid(&mut self, oid: u32) -> Result<Option<(Tid, Arc<RelEntry>)>, SqlError> {
         Ok(self.catalog_entries()?.into_iter().find(|(_, e)| e.user_type.is_some() && e.oid == oid))

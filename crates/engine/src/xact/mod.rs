@@ -96,6 +96,7 @@ pub struct Notice {
     pub severity: &'static str,
     pub code: SqlState,
     pub message: String,
+    pub detail: Option<String>,
 }
 
 /// One backend's transaction manager. See the module documentation.
@@ -206,11 +207,15 @@ impl Xact {
     // ------------------------------------------------------------ notices
 
     pub fn notice(&mut self, code: SqlState, message: impl Into<String>) {
-        self.notices.push(Notice { severity: "NOTICE", code, message: message.into() });
+        self.notices.push(Notice { severity: "NOTICE", code, message: message.into(), detail: None });
+    }
+
+    pub fn notice_with_detail(&mut self, code: SqlState, message: impl Into<String>, detail: Option<String>) {
+        self.notices.push(Notice { severity: "NOTICE", code, message: message.into(), detail });
     }
 
     pub fn warning(&mut self, code: SqlState, message: impl Into<String>) {
-        self.notices.push(Notice { severity: "WARNING", code, message: message.into() });
+        self.notices.push(Notice { severity: "WARNING", code, message: message.into(), detail: None });
     }
 
     pub fn take_notices(&mut self) -> Vec<Notice> {

@@ -37,6 +37,8 @@ struct Draft {
     rename: Option<String>,
     notices: Vec<(SqlState, String)>,
     serials: Vec<Serial>,
+    /// Foreign keys to check against every row, by name.
+    validate_fks: Vec<String>,
 }
 
 impl Draft {
@@ -53,6 +55,7 @@ impl Draft {
     /// indexes of PRIMARY KEY and UNIQUE ones, those being added too).
     fn constraint_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.entry.checks.iter().map(|c| c.name.clone()).collect();
+        names.extend(self.entry.foreign_keys.iter().map(|f| f.name.clone()));
         names.extend(self.entry.indexes.iter().map(|i| i.name.clone()));
         names.extend(self.indexes.iter().filter_map(|i| i.3.clone()));
         names
@@ -100,6 +103,7 @@ impl<R: Resolver> Binder<'_, R> {
             rename: None,
             notices: Vec::new(),
             serials: Vec::new(),
+            validate_fks: Vec::new(),
         };
         for op in &a.operations {
             self.alter_action(&rel, &mut draft, op)?;
@@ -150,6 +154,9 @@ impl<R: Resolver> Binder<'_, R> {
                 for (given, check) in spec.checks {
                     self.add_check(d, given, check, false)?;
                 }
+                for fk in spec.foreign_keys {
+                    self.add_foreign_key(rel, d, Some(&cname), fk, false)?;
+                }
             }
             Op::DropColumn { has_column_keyword: _, column_names, if_exists, drop_behavior: _ } => {
                 for n in column_names {
@@ -187,6 +194,21 @@ impl<R: Resolver> Binder<'_, R> {
                         !read.iter().any(|&r| before[r].name == cname)
                     });
                     d.indexes.retain(|i| !i.0.contains(&cname));
+                    // Its foreign keys go too; keys of other tables that
+                    // reference it stay, so it stays.
+                    d.entry.foreign_keys.retain(|f| !f.columns.contains(&pos));
+                    for f in &mut d.entry.foreign_keys {
+                        for c in f.columns.iter_mut().chain(
+                            if f.parent == d.entry.oid { Some(&mut f.parent_columns) } else { None }
+                                .into_iter()
+                                .flatten(),
+                        ) {
+                            if *c > pos {
+                                *c -= 1;
+                            }
+                        }
+                    }
+                    self.refuse_dropping_referenced(rel, pos, &cname)?;
                 }
             }
             Op::RenameColumn { old_column_name, new_column_name } => {
@@ -222,7 +244,7 @@ impl<R: Resolver> Binder<'_, R> {
                 TableConstraint::Check(check) => {
                     self.add_check(d, check.name.as_ref().map(ident), check, *not_valid)?;
                 }
-                TableConstraint::ForeignKey(_) => return Err(not_supported("foreign key (FOREIGN KEY)")),
+                TableConstraint::ForeignKey(fk) => self.add_foreign_key(rel, d, None, fk, *not_valid)?,
                 other => return Err(not_supported(format!("ALTER TABLE ADD {other}"))),
             },
             Op::DropConstraint { if_exists, name, drop_behavior: _ } => {
@@ -230,6 +252,9 @@ impl<R: Resolver> Binder<'_, R> {
                 if let Some(k) = d.entry.checks.iter().position(|c| c.name == cname) {
                     d.entry.checks.remove(k);
                     d.validate.retain(|v| *v != cname);
+                } else if let Some(k) = d.entry.foreign_keys.iter().position(|f| f.name == cname) {
+                    d.entry.foreign_keys.remove(k);
+                    d.validate_fks.retain(|v| *v != cname);
                 } else if let Some(k) = d.entry.indexes.iter().position(|i| i.constraint && i.name == cname) {
                     d.entry.indexes.remove(k);
                 } else if let Some(k) = d.indexes.iter().position(|i| i.3.as_deref() == Some(&cname)) {
@@ -256,6 +281,8 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 if let Some(c) = d.entry.checks.iter_mut().find(|c| c.name == old) {
                     c.name = new;
+                } else if let Some(f) = d.entry.foreign_keys.iter_mut().find(|f| f.name == old) {
+                    f.name = new;
                 } else if let Some(i) = d.entry.indexes.iter_mut().find(|i| i.constraint && i.name == old) {
                     i.name = new;
                 } else {
@@ -273,6 +300,14 @@ impl<R: Resolver> Binder<'_, R> {
                         d.validate.push(cname);
                     }
                     Some(_) => {}
+                    None if d.entry.foreign_keys.iter().any(|f| f.name == cname) => {
+                        if let Some(f) =
+                            d.entry.foreign_keys.iter_mut().find(|f| f.name == cname && !f.validated)
+                        {
+                            f.validated = true;
+                            d.validate_fks.push(cname);
+                        }
+                    }
                     None if d.entry.indexes.iter().any(|i| i.constraint && i.name == cname) => {}
                     None => {
                         return Err(SqlError::new(
@@ -310,6 +345,81 @@ impl<R: Resolver> Binder<'_, R> {
             d.validate.push(def.name.clone());
         }
         d.entry.checks.push(def);
+        Ok(())
+    }
+
+    /// ADD CONSTRAINT … FOREIGN KEY (or REFERENCES on an added column).
+    fn add_foreign_key(
+        &mut self,
+        rel: &Rel,
+        d: &mut Draft,
+        column: Option<&str>,
+        fk: &ast::ForeignKeyConstraint,
+        not_valid: bool,
+    ) -> Result<(), SqlError> {
+        let others = d.constraint_names();
+        let own: Vec<NewIndex> = d
+            .entry
+            .indexes
+            .iter()
+            .map(|i| NewIndex {
+                name: i.name.clone(),
+                columns: i.columns.clone(),
+                unique: i.unique,
+                primary: i.primary,
+                constraint: i.constraint,
+            })
+            .collect();
+        let table = d.entry.name.clone();
+        let (mut def, _) =
+            self.foreign_key_def(&table, Some(rel.entry.oid), &d.entry.columns, column, fk, &others, &own)?;
+        def.validated = !not_valid;
+        if !not_valid {
+            d.validate_fks.push(def.name.clone());
+        }
+        d.entry.foreign_keys.push(def);
+        Ok(())
+    }
+
+    /// DROP COLUMN of a column another table's foreign key references:
+    /// 2BP01, as PostgreSQL without CASCADE.
+    fn refuse_dropping_referenced(&mut self, rel: &Rel, pos: usize, name: &str) -> Result<(), SqlError> {
+        for &child in &rel.entry.referenced_by {
+            let Some(c) = (if child == rel.entry.oid {
+                Some(rel.clone())
+            } else {
+                self.resolver.relation_by_oid(child)?
+            }) else {
+                continue;
+            };
+            for fk in c.entry.foreign_keys.iter().filter(|f| f.parent == rel.entry.oid) {
+                if c.entry.oid == rel.entry.oid {
+                    continue;
+                }
+                // The referencing table's key names the referenced
+                // columns by position, which the drop would move.
+                if !fk.parent_columns.contains(&pos) {
+                    if fk.parent_columns.iter().any(|&p| p > pos) {
+                        return Err(not_supported(
+                            "DROP COLUMN before a column another table's foreign key references",
+                        ));
+                    }
+                    continue;
+                }
+                return Err(SqlError::new(
+                    SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!(
+                        "cannot drop column {name} of table {} because other objects depend on it",
+                        rel.entry.name
+                    ),
+                )
+                .with_detail(format!(
+                    "constraint {} on table {} depends on column {name} of table {}",
+                    fk.name, c.entry.name, rel.entry.name
+                ))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+        }
         Ok(())
     }
 
@@ -469,6 +579,7 @@ impl<R: Resolver> Binder<'_, R> {
             rename: d.rename,
             notices: d.notices,
             serials,
+            validate_fks: d.validate_fks,
         }))))
     }
 }

@@ -140,6 +140,8 @@ static BUILTINS: &[Builtin] = &[
     f("pg_get_function_arguments", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionArguments)),
     f("pg_get_function_identity_arguments", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionArguments)),
     f("pg_relation_is_publishable", &[REGCLASS], SqlType::Bool, Func::Catalog(C::RelationIsPublishable)),
+    f("pg_get_triggerdef", &[OID], SqlType::Text, Func::Catalog(C::GetTriggerDef)),
+    f("pg_get_triggerdef", &[OID, BOOL], SqlType::Text, Func::Catalog(C::GetTriggerDef)),
     f(
         "pg_isolation_test_session_is_blocked",
         &[INT4, Is(SqlType::Array(snapscale_values::Elem::Int4))],

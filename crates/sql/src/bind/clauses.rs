@@ -365,7 +365,9 @@ pub(super) fn alter_table(a: &ast::AlterTable) -> Result<(), SqlError> {
                 ast::TableConstraint::Unique(u) => unique(u)?,
                 _ => {}
             }
-            if *not_valid && !matches!(constraint, ast::TableConstraint::Check(_)) {
+            if *not_valid
+                && !matches!(constraint, ast::TableConstraint::Check(_) | ast::TableConstraint::ForeignKey(_))
+            {
                 let kind = match constraint {
                     ast::TableConstraint::PrimaryKey(_) => "PRIMARY KEY",
                     ast::TableConstraint::Unique(_) => "UNIQUE",
@@ -618,13 +620,14 @@ pub(super) fn select(s: &ast::Select) -> Result<(), SqlError> {
 }
 
 /// A table in FROM (or the target of UPDATE and DELETE): its name, alias
-/// and (for a function) arguments are the binder's; WITH ORDINALITY and
-/// TABLESAMPLE are refused.
+/// and (for a function) arguments and WITH ORDINALITY are the binder's;
+/// TABLESAMPLE is refused, and WITH ORDINALITY after a table is
+/// PostgreSQL's syntax error.
 pub(super) fn table(t: &TableFactor) -> Result<(), SqlError> {
     let TableFactor::Table {
         name: _,
         alias,
-        args: _,
+        args,
         with_hints,
         version,
         with_ordinality,
@@ -636,7 +639,10 @@ pub(super) fn table(t: &TableFactor) -> Result<(), SqlError> {
     else {
         return Ok(());
     };
-    refuse(&[(*with_ordinality, "WITH ORDINALITY"), (sample.is_some(), "TABLESAMPLE")])?;
+    if *with_ordinality && args.is_none() {
+        return Err(syntax_error_at("WITH"));
+    }
+    refuse(&[(sample.is_some(), "TABLESAMPLE")])?;
     if let Some(ast::TableAlias { explicit: _, name: _, columns: _, at }) = alias {
         if at.is_some() {
             return Err(syntax_error_at("AT"));

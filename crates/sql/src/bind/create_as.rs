@@ -39,6 +39,7 @@ impl<R: Resolver> Binder<'_, R> {
             sequence: None,
             serials: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         self.table_as(create, &names, query, data, false)
     }
@@ -66,6 +67,7 @@ impl<R: Resolver> Binder<'_, R> {
             sequence: None,
             serials: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         self.table_as(create, &[], query, true, true)
     }

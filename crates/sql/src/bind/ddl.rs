@@ -33,6 +33,7 @@ impl<R: Resolver> Binder<'_, R> {
         // CHECK constraints as written, named or not: bound once every
         // column is known.
         let mut checks: Vec<(Option<String>, &ast::CheckConstraint)> = Vec::new();
+        let mut references: Vec<(Option<String>, &ast::ForeignKeyConstraint)> = Vec::new();
         for col in &c.columns {
             let cname = ident(&col.name);
             if columns.iter().any(|c| c.name == cname) {
@@ -44,6 +45,7 @@ impl<R: Resolver> Binder<'_, R> {
             let spec = self.column_def(&name, col, &mut serials)?;
             indexes.extend(spec.indexes);
             checks.extend(spec.checks);
+            references.extend(spec.foreign_keys.into_iter().map(|fk| (Some(spec.def.name.clone()), fk)));
             columns.push(spec.def);
         }
         for constraint in &c.constraints {
@@ -57,7 +59,7 @@ impl<R: Resolver> Binder<'_, R> {
                     indexes.push((index_columns(&u.columns)?, true, false, u.name.as_ref().map(ident)));
                 }
                 TableConstraint::Check(check) => checks.push((check.name.as_ref().map(ident), check)),
-                TableConstraint::ForeignKey(_) => return Err(not_supported("foreign key (FOREIGN KEY)")),
+                TableConstraint::ForeignKey(fk) => references.push((None, fk)),
                 other => return Err(not_supported(format!("constraint {other}"))),
             }
         }
@@ -95,9 +97,19 @@ impl<R: Resolver> Binder<'_, R> {
         for (given, check) in checks {
             defs.push(self.new_check(&name, &columns, given, check, &defs, &[])?);
         }
+        let mut foreign_keys: Vec<snapscale_engine::catalog::ForeignKeyDef> = Vec::new();
+        for (column, fk) in references {
+            let mut taken: Vec<String> = defs.iter().map(|c| c.name.clone()).collect();
+            taken.extend(new_indexes.iter().map(|i| i.name.clone()));
+            taken.extend(foreign_keys.iter().map(|f| f.name.clone()));
+            let (def, _) =
+                self.foreign_key_def(&name, None, &columns, column.as_deref(), fk, &taken, &new_indexes)?;
+            foreign_keys.push(def);
+        }
         Ok(Plan::Utility(Utility::CreateTable(CreateTable {
             name,
             checks: defs,
+            foreign_keys,
             global: c.global == Some(true),
             temp: c.temporary,
             if_not_exists: c.if_not_exists,
@@ -120,6 +132,7 @@ impl<R: Resolver> Binder<'_, R> {
         let cname = ident(&col.name);
         let mut indexes = Vec::new();
         let mut checks = Vec::new();
+        let mut foreign_keys = Vec::new();
         let serial = super::sequence::serial_type(&col.data_type);
         let (ty, domain) = match serial {
             Some(t) => (t, None),
@@ -211,7 +224,7 @@ impl<R: Resolver> Binder<'_, R> {
                 ast::ColumnOption::Check(check) => {
                     checks.push((constraint_name.or_else(|| check.name.as_ref().map(ident)), check))
                 }
-                ast::ColumnOption::ForeignKey(_) => return Err(not_supported("foreign key (REFERENCES)")),
+                ast::ColumnOption::ForeignKey(fk) => foreign_keys.push(fk),
                 ast::ColumnOption::Generated { generation_expr: Some(_), .. } => {
                     return Err(not_supported("generated column (GENERATED ALWAYS AS ... STORED)"))
                 }
@@ -235,6 +248,7 @@ impl<R: Resolver> Binder<'_, R> {
             },
             indexes,
             checks,
+            foreign_keys,
         })
     }
 
@@ -380,6 +394,8 @@ pub(super) struct ColumnSpec<'c> {
     pub indexes: Vec<IndexSpec>,
     /// CHECK constraints: (given name, constraint).
     pub checks: Vec<(Option<String>, &'c ast::CheckConstraint)>,
+    /// REFERENCES.
+    pub foreign_keys: Vec<&'c ast::ForeignKeyConstraint>,
 }
 
 /// A PRIMARY KEY or UNIQUE constraint as written: its columns, whether

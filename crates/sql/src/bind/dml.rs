@@ -8,6 +8,7 @@ use sqlparser::ast::{
     self, AssignmentTarget, FromTable, ObjectName, SelectItem, SetExpr, TableFactor, TableObject,
 };
 
+use super::foreign_keys::Writes;
 use super::scope::{Named, Scope};
 use super::{ident, not_supported, relation_name, Binder, Resolver, Typed};
 use crate::expr::Expr;
@@ -53,15 +54,10 @@ impl<R: Resolver> Binder<'_, R> {
             let checks = self.table_checks(&rel)?;
             let on_conflict = self.on_conflict(&rel, name, i)?;
             let targets = Vec::new();
-            return Ok(Plan::Insert(Insert {
-                rel,
-                targets,
-                defaults,
-                source,
-                returning,
-                checks,
-                on_conflict,
-            }));
+            let foreign_keys = self.foreign_keys_for(&rel, writes_of(on_conflict.as_ref()))?;
+            let insert =
+                Insert { rel, targets, defaults, source, returning, checks, on_conflict, foreign_keys };
+            return Ok(Plan::Insert(insert));
         };
         // Without a column list, a shorter VALUES row fills the leading
         // columns (the rest take their defaults).
@@ -154,7 +150,17 @@ impl<R: Resolver> Binder<'_, R> {
         let returning = self.returning(i.returning.as_deref(), &rel, name, i.table_alias.as_ref())?;
         let checks = self.table_checks(&rel)?;
         let on_conflict = self.on_conflict(&rel, name, i)?;
-        Ok(Plan::Insert(Insert { rel, targets, defaults, source, returning, checks, on_conflict }))
+        let foreign_keys = self.foreign_keys_for(&rel, writes_of(on_conflict.as_ref()))?;
+        Ok(Plan::Insert(Insert {
+            rel,
+            targets,
+            defaults,
+            source,
+            returning,
+            checks,
+            on_conflict,
+            foreign_keys,
+        }))
     }
 
     /// ON CONFLICT: the arbiter indexes PostgreSQL would infer (a unique
@@ -373,7 +379,8 @@ impl<R: Resolver> Binder<'_, R> {
         let scan = self.scan(rel.clone(), u.selection.as_ref(), &scope)?;
         let returning = self.returning_scoped(u.returning.as_deref(), &scope)?;
         let checks = self.table_checks(&scan.rel)?;
-        Ok(Plan::Update(Update { scan, sets, returning, checks }))
+        let foreign_keys = self.foreign_keys_for(&scan.rel, Writes::Change)?;
+        Ok(Plan::Update(Update { scan, sets, returning, checks, foreign_keys }))
     }
 
     /// An UPDATE's (or ON CONFLICT DO UPDATE's) SET list: each target
@@ -442,7 +449,8 @@ impl<R: Resolver> Binder<'_, R> {
         let scope = Scope::table(&alias, &rel);
         let scan = self.scan(rel.clone(), d.selection.as_ref(), &scope)?;
         let returning = self.returning_scoped(d.returning.as_deref(), &scope)?;
-        Ok(Plan::Delete(Delete { scan, returning }))
+        let foreign_keys = self.foreign_keys_for(&scan.rel, Writes::Change)?;
+        Ok(Plan::Delete(Delete { scan, returning, foreign_keys }))
     }
 
     /// INSERT's RETURNING: over the new row, named by the table's alias
@@ -496,6 +504,15 @@ impl<R: Resolver> Binder<'_, R> {
 
 /// `DEFAULT` in a VALUES row or an UPDATE's SET (sqlparser reads the
 /// keyword as a name; a quoted "DEFAULT" is a column).
+/// What an INSERT does to its table, for its foreign keys: an upsert that
+/// may update changes rows.
+fn writes_of(on: Option<&OnConflict>) -> Writes {
+    match on {
+        Some(OnConflict { action: ConflictAction::Update { .. }, .. }) => Writes::Change,
+        _ => Writes::Insert,
+    }
+}
+
 pub(super) fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
 }

@@ -159,7 +159,9 @@ impl<R: Resolver> Binder<'_, R> {
             .collect();
         let set_columns: Vec<usize> = sets.iter().map(|(c, _)| *c).collect();
         let returning_columns = returning.map(|r| r.columns);
+        let foreign_keys = self.foreign_keys_for(&rel, super::foreign_keys::Writes::Change)?;
         Ok(Plan::ModifyJoin(Box::new(ModifyJoin {
+            foreign_keys,
             rel,
             query: select,
             set_columns,

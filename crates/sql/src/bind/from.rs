@@ -340,25 +340,21 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                 }
             }
-            TableFactor::Table { name, alias, args: Some(args), .. } => {
-                self.function_scan(name, alias.as_ref(), &args.args, offset, base, left)
+            TableFactor::Table { name, alias, args: Some(args), with_ordinality, .. } => {
+                self.function_scan(name, alias.as_ref(), &args.args, offset, base, left, *with_ordinality)
             }
-            TableFactor::UNNEST {
-                alias, array_exprs, with_offset: false, with_ordinality: false, ..
-            } => {
+            TableFactor::UNNEST { alias, array_exprs, with_offset: false, with_ordinality, .. } => {
                 let args: Vec<ast::FunctionArg> = array_exprs
                     .iter()
                     .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
                     .collect();
                 let name = ast::ObjectName::from(vec![ast::Ident::new("unnest")]);
-                self.function_scan(&name, alias.as_ref(), &args, offset, base, left)
+                self.function_scan(&name, alias.as_ref(), &args, offset, base, left, *with_ordinality)
             }
-            TableFactor::Function { lateral: _, name, args, with_ordinality: false, alias } => {
-                self.function_scan(name, alias.as_ref(), args, offset, base, left)
+            TableFactor::Function { lateral: _, name, args, with_ordinality, alias } => {
+                self.function_scan(name, alias.as_ref(), args, offset, base, left, *with_ordinality)
             }
-            TableFactor::Function { .. } | TableFactor::TableFunction { .. } => {
-                Err(not_supported("this function in FROM"))
-            }
+            TableFactor::TableFunction { .. } => Err(not_supported("this function in FROM")),
             _ => Err(not_supported("this kind of FROM item")),
         }
     }
@@ -421,6 +417,12 @@ impl<R: Resolver> Binder<'_, R> {
                     .map(|t| self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of generate_series"))
                     .collect::<Result<Vec<_>, _>>()?;
                 (Srf::GenerateSeries, args, SqlType::Int8)
+            }
+            // Nothing is partitioned here: no partition has ancestors
+            // (psql's \d asks).
+            ("pg_partition_ancestors", 1) => {
+                let empty = Expr::Const(snapscale_values::Value::array(Vec::new()));
+                (Srf::Unnest, vec![empty], SqlType::Reg(snapscale_values::Reg::Class))
             }
             ("unnest" | "_pg_expandarray", 1) => {
                 let t = bound.pop().expect("one argument");
@@ -489,6 +491,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// or timestamps,
     /// `unnest` of an array. A function in FROM is LATERAL in PostgreSQL:
     /// its arguments may read the items to its `left`.
+    #[allow(clippy::too_many_arguments)]
     fn function_scan(
         &mut self,
         name: &ast::ObjectName,
@@ -497,7 +500,11 @@ impl<R: Resolver> Binder<'_, R> {
         offset: usize,
         base: &Scope<'_>,
         left: Option<&Item>,
+        ordinality: bool,
     ) -> Result<Item, SqlError> {
+        if ordinality {
+            return self.function_scan_numbered(name, alias, args, offset, base, left);
+        }
         let fname = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
         let placed = super::function::jsonpath_positional(&fname, args)?;
         let args = placed.as_deref().unwrap_or(args);
@@ -529,7 +536,7 @@ impl<R: Resolver> Binder<'_, R> {
                 .collect();
             let named = rename(Named { alias: alias_name, columns, table: None, nullable: false }, alias)?;
             let from = lateral_item(
-                From::Function { func: Srf::Records, args: vec![arg] },
+                From::Function { func: Srf::Records, args: vec![arg], ordinality: false },
                 taken(&scope, left.is_some()),
             );
             return Ok(Item { visible: named.columns.clone(), named: vec![named], from });
@@ -547,7 +554,8 @@ impl<R: Resolver> Binder<'_, R> {
                 .map(|(i, (name, ty))| Col { name: name.to_owned(), expr: Expr::Column(offset + i), ty })
                 .collect();
             let named = rename(Named { alias: alias_name, columns, table: None, nullable: false }, alias)?;
-            let from = lateral_item(From::Function { func, args }, taken(&scope, left.is_some()));
+            let from =
+                lateral_item(From::Function { func, args, ordinality: false }, taken(&scope, left.is_some()));
             return Ok(Item { visible: named.columns.clone(), named: vec![named], from });
         }
         // A function of one column names it after the alias, else after
@@ -559,8 +567,52 @@ impl<R: Resolver> Binder<'_, R> {
         let col = Col { name: column, expr: Expr::Column(offset), ty };
         let named =
             rename(Named { alias: alias_name, columns: vec![col], table: None, nullable: false }, alias)?;
-        let from = lateral_item(From::Function { func, args }, taken(&scope, left.is_some()));
+        let from =
+            lateral_item(From::Function { func, args, ordinality: false }, taken(&scope, left.is_some()));
         Ok(Item { visible: named.columns.clone(), named: vec![named], from })
+    }
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// A function in FROM WITH ORDINALITY: its columns, then `ordinality`
+    /// numbering its rows (the alias's column list names it too).
+    fn function_scan_numbered(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        args: &[ast::FunctionArg],
+        offset: usize,
+        base: &Scope<'_>,
+        left: Option<&Item>,
+    ) -> Result<Item, SqlError> {
+        // Bound without the alias's column list, which names one more
+        // column than the function has.
+        let bare = alias.map(|a| ast::TableAlias { columns: Vec::new(), ..a.clone() });
+        let mut item = self.function_scan(name, bare.as_ref(), args, offset, base, left, false)?;
+        let set_ordinality = |from: &mut From| {
+            if let From::Function { ordinality, .. } = from {
+                *ordinality = true;
+                true
+            } else {
+                false
+            }
+        };
+        let numbered = match &mut item.from {
+            From::Lateral { item, .. } => set_ordinality(item),
+            other => set_ordinality(other),
+        };
+        if !numbered {
+            return Err(not_supported("WITH ORDINALITY of this function"));
+        }
+        let mut named = item.named.pop().expect("one item");
+        let ordinal = Col {
+            name: "ordinality".into(),
+            expr: Expr::Column(offset + named.columns.len()),
+            ty: SqlType::Int8,
+        };
+        named.columns.push(ordinal);
+        let named = rename(named, alias)?;
+        Ok(Item { visible: named.columns.clone(), named: vec![named], from: item.from })
     }
 }
 

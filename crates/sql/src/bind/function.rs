@@ -251,8 +251,8 @@ impl<R: Resolver> Binder<'_, R> {
         );
         let string_srf =
             matches!(name.as_str(), "regexp_matches" | "regexp_split_to_table" | "string_to_table");
-        if json_srf || string_srf || matches!(name.as_str(), "generate_series" | "unnest" | "_pg_expandarray")
-        {
+        let srf_names = ["generate_series", "unnest", "_pg_expandarray", "pg_partition_ancestors"];
+        if json_srf || string_srf || srf_names.contains(&name.as_str()) {
             if self.query.srfs.is_none() {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,

@@ -24,6 +24,7 @@ mod ddl;
 mod dml;
 mod dml_join;
 mod expr;
+mod foreign_keys;
 mod from;
 mod function;
 mod populate;
@@ -81,12 +82,20 @@ pub(crate) trait Resolver {
     fn top_xid(&self) -> Option<u64> {
         None
     }
+    /// The relation with oid `oid`, if it exists.
+    fn relation_by_oid(&mut self, _oid: u32) -> Result<Option<Rel>, SqlError> {
+        Ok(None)
+    }
 }
 
 /// A session binds against its transaction's catalog cache.
 impl Resolver for snapscale_engine::Xact {
     fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
         self.relation(name)
+    }
+
+    fn relation_by_oid(&mut self, oid: u32) -> Result<Option<Rel>, SqlError> {
+        snapscale_engine::Xact::relation_by_oid(self, oid)
     }
 
     fn zone(&self) -> snapscale_values::Style {
@@ -394,7 +403,8 @@ impl<'r, R: Resolver> Binder<'r, R> {
                         }
                     }
                 }
-                Ok(Plan::Utility(Utility::DropTable { targets, sequences }))
+                let (detach, cascaded) = self.drop_dependents(&targets, *cascade)?;
+                Ok(Plan::Utility(Utility::DropTable { targets, sequences, detach, cascaded }))
             }
             S::Drop { object_type: ast::ObjectType::Type, if_exists, names, cascade, .. } => {
                 // DROP DOMAIN with several names, as the pre-parser wrote it.
@@ -420,12 +430,14 @@ impl<'r, R: Resolver> Binder<'r, R> {
             S::CreateIndex(c) => self.create_index(c),
             S::Truncate(t) => {
                 clauses::truncate(t)?;
-                let rels = t
+                let mut rels: Vec<Rel> = t
                     .table_names
                     .iter()
                     .map(|t| self.rel(&t.name, LockMode::AccessExclusive))
                     .collect::<Result<_, _>>()?;
-                Ok(Plan::Utility(Utility::Truncate(rels)))
+                self.truncate_referencing(&mut rels, t.cascade == Some(ast::CascadeOption::Cascade))?;
+                let cascaded = std::mem::take(&mut self.statement.truncate_cascades);
+                Ok(Plan::Utility(Utility::Truncate(rels, cascaded)))
             }
             S::Lock(l) => {
                 use ast::LockTableMode as M;
@@ -546,6 +558,7 @@ pub fn bind_parsed<R: Resolver>(
                         }
                     }
                     let table_checks = b.table_checks(&rel)?;
+                    let foreign_keys = b.foreign_keys_for(&rel, foreign_keys::Writes::Insert)?;
                     let mut deps = b.statement.deps;
                     deps.push(Dep {
                         name: table.clone(),
@@ -561,6 +574,7 @@ pub fn bind_parsed<R: Resolver>(
                         enums,
                         checks,
                         table_checks,
+                        foreign_keys,
                         options,
                     };
                     return Ok(BoundStatement { waits, ..utility(plan, deps) });
@@ -631,6 +645,8 @@ pub(crate) mod tests {
             }],
             sequence: None,
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
             user_type: None,
         };
         One(Rel { entry: Arc::new(entry), heap: db.catalog.storage(storage).unwrap(), catalog_tid: 0 })

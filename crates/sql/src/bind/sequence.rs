@@ -50,6 +50,7 @@ impl<R: Resolver> Binder<'_, R> {
             sequence: Some(def),
             serials: Vec::new(),
             checks: Vec::new(),
+            foreign_keys: Vec::new(),
         })))
     }
 

@@ -38,6 +38,8 @@ pub(super) struct StatementState {
     pub(super) lock_strengths: Option<Vec<RowLockMode>>,
     /// CREATE TABLE name (a, b, …) AS: the column names (`Ast::ctas_columns`).
     pub(super) ctas_columns: Option<Vec<String>>,
+    /// TRUNCATE … CASCADE: the tables it reached through foreign keys.
+    pub(super) truncate_cascades: Vec<String>,
 }
 
 /// See the module documentation.

@@ -314,6 +314,9 @@ impl Catalog for CatalogState {
                 if let Some((e, Some(i))) = self.relation(o) {
                     return Ok(constraint_def(e, i).map_or(Value::Null, Value::Text));
                 }
+                if let Some(def) = self.foreign_key_def(o) {
+                    return Ok(Value::Text(def));
+                }
                 self.check_constraint(o)
                     .map_or(Value::Null, |(c, cols)| Value::Text(check_def(c, cols, pretty)))
             }
@@ -330,6 +333,7 @@ impl Catalog for CatalogState {
             C::EncodingToChar => Value::Text(if int(&args[0]) == Some(6) { "UTF8" } else { "" }.into()),
             C::GetFunctionResult | C::GetFunctionArguments | C::GetViewDef => Value::Null,
             C::RelationIsPublishable => Value::Bool(false),
+            C::GetTriggerDef => Value::Null,
             C::IsolationTestSessionIsBlocked => {
                 let pids: Vec<i64> = match &args[1] {
                     Value::Array(a) => a.items().iter().filter_map(int).collect(),

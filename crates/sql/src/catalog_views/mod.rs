@@ -267,6 +267,47 @@ impl CatalogState {
 
     /// The CHECK constraint (of a table or a domain) pg_constraint shows
     /// as `oid`.
+    /// `pg_get_constraintdef` of the foreign key pg_constraint shows as
+    /// `oid`.
+    fn foreign_key_def(&self, oid: u32) -> Option<String> {
+        use snapscale_engine::catalog::FkAction;
+        let (e, fk) =
+            self.relations.iter().find_map(|e| Some((e, e.foreign_keys.iter().find(|f| f.oid == oid)?)))?;
+        let parent = self.relations.iter().find(|p| p.oid == fk.parent)?;
+        let cols = |t: &snapscale_engine::catalog::RelEntry, c: &[usize]| {
+            c.iter()
+                .map(|&i| snapscale_values::quote_ident(&t.columns[i].name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut out = format!(
+            "FOREIGN KEY ({}) REFERENCES {}({})",
+            cols(e, &fk.columns),
+            snapscale_values::quote_ident(&parent.name),
+            cols(parent, &fk.parent_columns)
+        );
+        if fk.match_full {
+            out.push_str(" MATCH FULL");
+        }
+        let words = |a: FkAction| match a {
+            FkAction::NoAction => None,
+            FkAction::Restrict => Some("RESTRICT"),
+            FkAction::Cascade => Some("CASCADE"),
+            FkAction::SetNull => Some("SET NULL"),
+            FkAction::SetDefault => Some("SET DEFAULT"),
+        };
+        if let Some(w) = words(fk.on_update) {
+            out.push_str(&format!(" ON UPDATE {w}"));
+        }
+        if let Some(w) = words(fk.on_delete) {
+            out.push_str(&format!(" ON DELETE {w}"));
+        }
+        if !fk.validated {
+            out.push_str(" NOT VALID");
+        }
+        Some(out)
+    }
+
     /// With the columns of its table (none for a domain's).
     fn check_constraint(
         &self,

@@ -89,6 +89,8 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
                 .set("relpersistence", persistence)
                 .set("relhasindex", !e.indexes.is_empty())
                 .set("relchecks", e.checks.len() as i64)
+                // A foreign key is PostgreSQL's triggers on both tables.
+                .set("relhastriggers", !e.foreign_keys.is_empty() || !e.referenced_by.is_empty())
                 .set("relfrozenxid", frozen_xid(state, e))
                 .build(),
         );
@@ -305,6 +307,34 @@ pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("conindid", 0u32)
                     .set("connoinherit", false)
                     .set("conkey", Value::array(keys))
+                    .build(),
+            );
+        }
+        for fk in &e.foreign_keys {
+            let nums =
+                |cols: &[usize]| Value::array(cols.iter().map(|&c| Value::Int(c as i64 + 1)).collect());
+            let parent = state.relations.iter().find(|p| p.oid == fk.parent);
+            let index = parent.and_then(|p| {
+                p.indexes.iter().find(|i| {
+                    let (mut a, mut b) = (i.columns.clone(), fk.parent_columns.clone());
+                    a.sort_unstable();
+                    b.sort_unstable();
+                    i.unique && a == b
+                })
+            });
+            out.push(
+                row(fk.oid, &fk.name, state.namespace_of(e), 'f')
+                    .set("convalidated", fk.validated)
+                    .set("conrelid", e.oid)
+                    .set("contypid", 0u32)
+                    .set("conindid", index.map_or(0, |i| i.oid))
+                    .set("confrelid", fk.parent)
+                    .set("confupdtype", fk.on_update.letter())
+                    .set("confdeltype", fk.on_delete.letter())
+                    .set("confmatchtype", if fk.match_full { 'f' } else { 's' })
+                    .set("connoinherit", true)
+                    .set("conkey", nums(&fk.columns))
+                    .set("confkey", nums(&fk.parent_columns))
                     .build(),
             );
         }

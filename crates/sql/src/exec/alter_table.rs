@@ -92,12 +92,38 @@ impl Executor<'_> {
         for index in &a.indexes {
             self.index_into(&heap, &mut entry, index, false)?;
         }
+        for fk in entry.foreign_keys.iter_mut().filter(|f| f.oid == 0) {
+            fk.oid = db.catalog.new_oid();
+        }
+        if entry.foreign_keys.iter().any(|f| f.parent == entry.oid)
+            && !entry.referenced_by.contains(&entry.oid)
+        {
+            entry.referenced_by.push(entry.oid);
+        }
         let entry = Arc::new(entry);
         if a.rewrite.is_none() || !a.indexes.is_empty() {
             // CATALOG-REDO: the whole new definition.
             self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
         }
-        self.replace_catalog_row(rel, entry, heap, a.rename.is_some())?;
+        let new = self.replace_catalog_row(rel, Arc::clone(&entry), heap, a.rename.is_some())?;
+        let before: Vec<u32> = rel.entry.foreign_keys.iter().map(|f| f.parent).collect();
+        self.reference_parents(&entry, &before).await?;
+        // Foreign keys added or validated: every row's key present.
+        for name in &a.validate_fks {
+            let Some(fk) = entry.foreign_keys.iter().find(|f| &f.name == name) else { continue };
+            let parent = if fk.parent == entry.oid {
+                new.clone()
+            } else {
+                match self.xact.relation_by_oid(fk.parent)? {
+                    Some(p) => p,
+                    None => continue,
+                }
+            };
+            for row in self.live_rows(&new) {
+                self.xact.check_cancel()?;
+                self.ri_check(&new, fk, &parent, &row).await?;
+            }
+        }
         Ok(Output::Command("ALTER TABLE".into()))
     }
 
@@ -122,6 +148,7 @@ impl Executor<'_> {
                 sequence: Some(def),
                 serials: Vec::new(),
                 checks: Vec::new(),
+                foreign_keys: Vec::new(),
             };
             let Some(entry) = self.create_relation(&sequence).await? else { continue };
             let args = vec![

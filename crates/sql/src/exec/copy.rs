@@ -40,6 +40,8 @@ pub(crate) struct CopyIn {
     pub(crate) checks: Vec<Expr>,
     /// The table's CHECK constraints.
     pub(crate) table_checks: Vec<crate::plan::TableCheck>,
+    /// The foreign keys its rows hold.
+    pub(crate) foreign_keys: std::sync::Arc<crate::plan::ForeignKeys>,
 }
 
 impl CopyIn {
@@ -67,6 +69,7 @@ impl CopyIn {
             enums: Vec::new(),
             checks: Vec::new(),
             table_checks: Vec::new(),
+            foreign_keys: Default::default(),
             waits: false,
         }
     }
@@ -235,7 +238,9 @@ impl Executor<'_> {
                 .await
                 .map_err(context)?;
             }
+            self.ri = super::ri::Ri::new(std::sync::Arc::clone(&copy.foreign_keys));
             self.insert_row(rel, Row::from(row), &copy.table_checks).await.map_err(context)?;
+            self.ri_finish().await.map_err(context)?;
             copy.rows += 1;
         }
     }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use snapscale_engine::catalog::{Heap, IndexDef, RelEntry};
+use snapscale_engine::catalog::{ForeignKeyDef, Heap, IndexDef, RelEntry};
 use snapscale_engine::database::Database;
 use snapscale_engine::index::Key;
 use snapscale_engine::redo::Redo;
@@ -45,6 +45,7 @@ impl Executor<'_> {
                 sequence: Some(def),
                 serials: Vec::new(),
                 checks: Vec::new(),
+                foreign_keys: Vec::new(),
             };
             self.create_relation(&sequence).await?;
         }
@@ -108,6 +109,21 @@ impl Executor<'_> {
                 sequence: c.sequence.clone(),
                 user_type: None,
                 checks: c.checks.clone(),
+                // A parent of 0 is the table itself (a self-reference).
+                foreign_keys: c
+                    .foreign_keys
+                    .iter()
+                    .map(|f| ForeignKeyDef {
+                        oid: db.catalog.new_oid(),
+                        parent: if f.parent == 0 { oid } else { f.parent },
+                        ..f.clone()
+                    })
+                    .collect(),
+                referenced_by: if c.foreign_keys.iter().any(|f| f.parent == 0) {
+                    vec![oid]
+                } else {
+                    Vec::new()
+                },
             }
         };
         let (entry, tid) = match self.insert_catalog_row(&c.name, owner, &mut build).await? {
@@ -139,7 +155,71 @@ impl Executor<'_> {
         let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
         heap.install_sequence(&entry, None);
         self.xact.cache.insert(c.name.clone(), Rel { entry: Arc::clone(&entry), heap, catalog_tid: tid });
+        self.reference_parents(&entry, &[]).await?;
         Ok(Some(entry))
+    }
+
+    /// After DROP TABLE: the tables in `detach` lose their foreign keys to
+    /// the dropped tables (CASCADE) and their listings of them.
+    pub(super) async fn detach_foreign_keys(
+        &mut self,
+        targets: &[(String, Option<Rel>)],
+        detach: &[Rel],
+    ) -> Result<(), SqlError> {
+        let dropped: Vec<u32> = targets.iter().filter_map(|(_, r)| r.as_ref().map(|r| r.entry.oid)).collect();
+        for rel in detach {
+            // Re-read: an earlier step of this statement may have changed it.
+            let Some(rel) = self.xact.relation_by_oid(rel.entry.oid)? else { continue };
+            let mut new = (*rel.entry).clone();
+            new.foreign_keys.retain(|f| !dropped.contains(&f.parent));
+            new.referenced_by.retain(|o| !dropped.contains(o));
+            if new == *rel.entry {
+                continue;
+            }
+            let new = Arc::new(new);
+            // CATALOG-REDO: the whole new definition.
+            self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
+            self.change_catalog(&rel, Some(new)).await?;
+        }
+        Ok(())
+    }
+
+    /// The tables `entry`'s foreign keys reference list it in their
+    /// catalog rows (`RelEntry::referenced_by`), and those it no longer
+    /// references (`before`: the parents of its keys before) no longer do.
+    /// Each parent is locked ShareRowExclusive by the statement's plan,
+    /// which keeps two such changes of one parent's row apart.
+    pub(super) async fn reference_parents(
+        &mut self,
+        entry: &RelEntry,
+        before: &[u32],
+    ) -> Result<(), SqlError> {
+        let mut parents: Vec<u32> = entry.foreign_keys.iter().map(|f| f.parent).collect();
+        parents.extend_from_slice(before);
+        parents.sort_unstable();
+        parents.dedup();
+        for parent in parents {
+            if parent == entry.oid {
+                continue;
+            }
+            let refers = entry.foreign_keys.iter().any(|f| f.parent == parent);
+            let Some(rel) = self.xact.relation_by_oid(parent)? else { continue };
+            let listed = rel.entry.referenced_by.contains(&entry.oid);
+            if refers == listed {
+                continue;
+            }
+            let mut new = (*rel.entry).clone();
+            if refers {
+                new.referenced_by.push(entry.oid);
+            } else {
+                new.referenced_by.retain(|&o| o != entry.oid);
+            }
+            let new = Arc::new(new);
+            // CATALOG-REDO: the parent's whole definition.
+            self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
+            self.change_catalog(&rel, Some(new)).await?;
+        }
+        Ok(())
     }
 
     /// Inserts the catalog row `build` makes, named `name` in the

@@ -20,6 +20,7 @@ mod ddl;
 mod join;
 mod modify;
 mod query;
+mod ri;
 mod scan;
 mod setop;
 mod subplan;
@@ -66,6 +67,8 @@ pub(crate) struct Executor<'x> {
     /// The journal of volatile calls, if the statement may stop to wait
     /// for an advisory lock (EVAL-REPLAY).
     replay: Option<Replay>,
+    /// The foreign-key work its writes queue (exec/ri.rs).
+    pub(crate) ri: Option<ri::Ri>,
 }
 
 impl<'x> Executor<'x> {
@@ -88,6 +91,7 @@ impl<'x> Executor<'x> {
             catalog: std::sync::OnceLock::new(),
             work_tables: Default::default(),
             replay: waits.then(Replay::default),
+            ri: None,
         }
     }
 
@@ -189,6 +193,7 @@ async fn run_here(
         catalog: std::sync::OnceLock::new(),
         work_tables: Default::default(),
         replay: waits.then(Replay::default),
+        ri: None,
     };
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
@@ -201,18 +206,43 @@ async fn run_here(
             let tag = crate::output::counted_tag("SELECT", rows.len());
             Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
         }
-        Statement::Insert { rel, targets, defaults, source, returning, checks, on_conflict } => {
+        Statement::Insert {
+            rel,
+            targets,
+            defaults,
+            source,
+            returning,
+            checks,
+            on_conflict,
+            foreign_keys,
+        } => {
             let insert =
                 modify::InsertInto { rel, targets, defaults, checks, on_conflict: on_conflict.as_ref() };
-            exec.insert(&insert, source, returning.as_ref()).await
+            exec.ri = ri::Ri::new(Arc::clone(foreign_keys));
+            let out = exec.insert(&insert, source, returning.as_ref()).await?;
+            exec.ri_finish().await?;
+            Ok(out)
         }
-        Statement::Update { scan, sets, returning, checks } => {
-            exec.update(scan, sets, returning.as_ref(), checks).await
+        Statement::Update { scan, sets, returning, checks, foreign_keys } => {
+            exec.ri = ri::Ri::new(Arc::clone(foreign_keys));
+            let out = exec.update(scan, sets, returning.as_ref(), checks).await?;
+            exec.ri_finish().await?;
+            Ok(out)
         }
-        Statement::Delete { scan, returning } => exec.delete(scan, returning.as_ref()).await,
+        Statement::Delete { scan, returning, foreign_keys } => {
+            exec.ri = ri::Ri::new(Arc::clone(foreign_keys));
+            let out = exec.delete(scan, returning.as_ref()).await?;
+            exec.ri_finish().await?;
+            Ok(out)
+        }
         Statement::Utility(u) => exec.utility(u).await,
         Statement::CreateTableAs(c) => exec.create_table_as(c).await,
-        Statement::ModifyJoin(m) => exec.modify_join(m).await,
+        Statement::ModifyJoin(m) => {
+            exec.ri = ri::Ri::new(Arc::clone(&m.foreign_keys));
+            let out = exec.modify_join(m).await?;
+            exec.ri_finish().await?;
+            Ok(out)
+        }
         Statement::CopyQuery { query, options } => {
             let rows = exec.query(query).await?;
             let zone = exec.xact.session_style();
@@ -243,12 +273,31 @@ impl Executor<'_> {
     async fn utility(&mut self, u: &Utility) -> Result<Output, SqlError> {
         match u {
             Utility::CreateTable(c) => self.create_table(c).await,
-            Utility::DropTable { targets, sequences } => self.drop_tables(targets, *sequences).await,
+            Utility::DropTable { targets, sequences, detach, cascaded } => {
+                if let Some((notice, detail)) = cascaded {
+                    self.xact.notice_with_detail(
+                        SqlState::SUCCESSFUL_COMPLETION,
+                        notice.clone(),
+                        detail.clone(),
+                    );
+                }
+                let out = self.drop_tables(targets, *sequences).await?;
+                self.detach_foreign_keys(targets, detach).await?;
+                Ok(out)
+            }
             Utility::AddIndex { rel, index, if_not_exists, tag } => {
                 self.add_index(rel, index, *if_not_exists).await?;
                 Ok(Output::Command((*tag).into()))
             }
-            Utility::Truncate(rels) => self.truncate(rels).await,
+            Utility::Truncate(rels, cascaded) => {
+                for name in cascaded {
+                    self.xact.notice(
+                        SqlState::SUCCESSFUL_COMPLETION,
+                        format!("truncate cascades to table \"{name}\""),
+                    );
+                }
+                self.truncate(rels).await
+            }
             Utility::AlterTable(a) => self.alter_table(a).await,
             Utility::Skip { notice, tag } => {
                 self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, notice.clone());

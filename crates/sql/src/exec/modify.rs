@@ -283,6 +283,7 @@ impl Executor<'_> {
                         rel.heap.changes.fetch_add(1, Relaxed);
                         self.xact.touch(&rel.heap);
                         self.index_new_version(rel, &row, &new, new_tid).await?;
+                        self.ri_updated(rel, &row, &new);
                         return Ok(Some((new_tid, new)));
                     }
                     if matches!(change, Change::Delete) {
@@ -297,6 +298,7 @@ impl Executor<'_> {
                         // Relaxed: a pruning heuristic (PRUNE).
                         rel.heap.changes.fetch_add(1, Relaxed);
                         self.xact.touch(&rel.heap);
+                        self.ri_deleted(rel, &row);
                     }
                     return Ok(Some((tid, row)));
                 }
@@ -407,6 +409,7 @@ impl Executor<'_> {
                 index.insert(key, tid);
             }
         }
+        self.ri_inserted(rel, &row);
         Ok(tid)
     }
 

@@ -272,10 +272,19 @@ impl Run<'_, '_> {
                 }
                 Rows::Computed(out)
             }
-            Node::Function { func, args } => {
+            Node::Function { func, args, ordinality } => {
                 let cx = self.ctx(&[]);
                 let args = args.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
-                Rows::Computed(super::setop::function(*func, &args, cx.zone())?)
+                let rows = super::setop::function(*func, &args, cx.zone())?;
+                if !*ordinality {
+                    return Ok(Rows::Computed(rows));
+                }
+                Rows::Computed(
+                    rows.into_iter()
+                        .enumerate()
+                        .map(|(i, r)| r.iter().cloned().chain([Value::Int(i as i64 + 1)]).collect())
+                        .collect(),
+                )
             }
             Node::Filter { input, cond } => {
                 let rows = self.rows(input)?;

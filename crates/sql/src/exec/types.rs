@@ -37,6 +37,8 @@ impl Executor<'_> {
                 indexes: Vec::new(),
                 sequence: None,
                 checks: Vec::new(),
+                foreign_keys: Vec::new(),
+                referenced_by: Vec::new(),
                 user_type: Some(def),
             }
         };

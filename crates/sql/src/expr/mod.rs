@@ -299,6 +299,8 @@ pub enum CatalogFunc {
     GetFunctionResult,
     GetFunctionArguments,
     RelationIsPublishable,
+    /// `pg_get_triggerdef`: no triggers exist (NULL).
+    GetTriggerDef,
     /// `pg_isolation_test_session_is_blocked(pid, pids)`: what PostgreSQL's
     /// isolationtester asks to tell a waiting step.
     IsolationTestSessionIsBlocked,

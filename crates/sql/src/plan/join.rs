@@ -169,7 +169,9 @@ impl Planner {
                 filtered(node, local(conds)?)
             }
             From::Values { rows, .. } => filtered(Node::Values(rows), local(conds)?),
-            From::Function { func, args } => filtered(Node::Function { func, args }, local(conds)?),
+            From::Function { func, args, ordinality } => {
+                filtered(Node::Function { func, args, ordinality }, local(conds)?)
+            }
             From::Recursive(r) => {
                 let super::Recursive { id, all, base, step, .. } = *r;
                 let node = Node::RecursiveUnion {

@@ -123,7 +123,9 @@ pub enum From {
     /// `VALUES (…), (…)`: rows of expressions, of the columns' types.
     Values { rows: Vec<Vec<Expr>>, columns: Vec<Column> },
     /// A set-returning function's rows (one column).
-    Function { func: Srf, args: Vec<Expr> },
+    /// `ordinality`: WITH ORDINALITY, a bigint column numbering the rows
+    /// after the function's own.
+    Function { func: Srf, args: Vec<Expr>, ordinality: bool },
     /// A recursive WITH item: its non-recursive term's rows, then its
     /// recursive term's over and over, each round reading the rows the
     /// round before it added (the work table `id`), until a round adds
@@ -244,7 +246,7 @@ impl From {
             From::Join(j) => j.left.width() + j.right.width(),
             From::SetOp(s) => s.columns.len(),
             From::Values { columns, .. } => columns.len(),
-            From::Function { .. } => 1,
+            From::Function { ordinality, .. } => 1 + usize::from(*ordinality),
             From::Recursive(r) => r.columns.len(),
             From::WorkTable { columns, .. } => columns.len(),
             From::Lateral { item, .. } => item.width(),
@@ -329,6 +331,43 @@ pub struct Insert {
     pub checks: Vec<TableCheck>,
     /// ON CONFLICT.
     pub on_conflict: Option<OnConflict>,
+    pub foreign_keys: Arc<ForeignKeys>,
+}
+
+/// The foreign keys a statement's writes must keep (exec/ri.rs): for each
+/// table it may change (its target, and the tables its cascades reach),
+/// the keys the table holds and the keys that reference it.
+#[derive(Debug, Default)]
+pub struct ForeignKeys {
+    pub tables: Vec<FkTable>,
+}
+
+impl ForeignKeys {
+    /// The table with oid `oid`, by position.
+    pub fn table(&self, oid: u32) -> Option<usize> {
+        self.tables.iter().position(|t| t.rel.entry.oid == oid)
+    }
+}
+
+/// One table's part in [`ForeignKeys`].
+#[derive(Debug)]
+pub struct FkTable {
+    pub rel: Rel,
+    /// Its foreign keys, each with the table it references.
+    pub outgoing: Vec<(snapscale_engine::catalog::ForeignKeyDef, Rel)>,
+    /// The foreign keys of other tables (or its own) that reference it.
+    pub incoming: Vec<Incoming>,
+    /// Its CHECK constraints, for the rows a cascade changes.
+    pub checks: Vec<TableCheck>,
+}
+
+/// A foreign key referencing a table, from `child`.
+#[derive(Debug)]
+pub struct Incoming {
+    pub child: Rel,
+    pub fk: snapscale_engine::catalog::ForeignKeyDef,
+    /// ON … SET DEFAULT: each referencing column's default, bound.
+    pub defaults: Vec<Expr>,
 }
 
 /// INSERT … ON CONFLICT: which unique indexes decide that a row
@@ -359,6 +398,7 @@ pub struct Update {
     pub returning: Option<Projection>,
     /// The table's CHECK constraints, checked on each new version.
     pub checks: Vec<TableCheck>,
+    pub foreign_keys: Arc<ForeignKeys>,
 }
 
 /// A DELETE.
@@ -366,6 +406,7 @@ pub struct Update {
 pub struct Delete {
     pub scan: Scan,
     pub returning: Option<Projection>,
+    pub foreign_keys: Arc<ForeignKeys>,
 }
 
 /// Output expressions with their columns (RETURNING).
@@ -403,6 +444,9 @@ pub struct CreateTable {
     pub serials: Vec<Serial>,
     /// Its CHECK constraints, named.
     pub checks: Vec<snapscale_engine::user_types::CheckDef>,
+    /// Its FOREIGN KEY constraints (a parent oid of 0: the table itself),
+    /// whose referenced tables' rows list it when it is made.
+    pub foreign_keys: Vec<snapscale_engine::catalog::ForeignKeyDef>,
 }
 
 /// ALTER TABLE: the table's definition once every action is applied, and
@@ -428,6 +472,9 @@ pub struct AlterTable {
     /// SERIAL columns added: the column's position and its sequence, made
     /// when the statement runs, which numbers the existing rows.
     pub serials: Vec<(usize, Serial)>,
+    /// Foreign keys added (not NOT VALID) or validated: every row's key
+    /// must be present in the referenced table.
+    pub validate_fks: Vec<String>,
     /// NOTICEs of actions skipped (IF [NOT] EXISTS).
     pub notices: Vec<(snapscale_sqlstate::SqlState, String)>,
 }
@@ -450,6 +497,12 @@ pub enum Utility {
     DropTable {
         targets: Vec<(String, Option<Rel>)>,
         sequences: bool,
+        /// Tables whose foreign keys reference a dropped table (CASCADE
+        /// drops those keys), and tables a dropped one references (they
+        /// stop listing it).
+        detach: Vec<Rel>,
+        /// CASCADE's NOTICE and its DETAIL.
+        cascaded: Option<(String, Option<String>)>,
     },
     /// ALTER TABLE ADD PRIMARY KEY / UNIQUE, CREATE INDEX.
     AlterTable(Box<AlterTable>),
@@ -459,7 +512,8 @@ pub enum Utility {
         if_not_exists: bool,
         tag: &'static str,
     },
-    Truncate(Vec<Rel>),
+    /// The tables, and the names of those CASCADE added (their NOTICEs).
+    Truncate(Vec<Rel>, Vec<String>),
     /// A statement with nothing to do (ALTER TABLE IF EXISTS of a missing
     /// table): its notice and its tag.
     Skip {
@@ -492,6 +546,7 @@ pub enum Utility {
         checks: Vec<Expr>,
         /// The table's CHECK constraints.
         table_checks: Vec<TableCheck>,
+        foreign_keys: Arc<ForeignKeys>,
         options: CopyOptions,
     },
     CopyTo {
@@ -602,6 +657,7 @@ pub struct ModifyJoin<Q = Select> {
     pub returning: Option<Projection>,
     pub checks: Vec<TableCheck>,
     pub delete: bool,
+    pub foreign_keys: Arc<ForeignKeys>,
 }
 
 /// CREATE TABLE … AS query [WITH [NO] DATA], SELECT … INTO.

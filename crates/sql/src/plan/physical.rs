@@ -107,6 +107,8 @@ pub enum Node {
     Function {
         func: Srf,
         args: Vec<Expr>,
+        /// WITH ORDINALITY: each row's number after its columns.
+        ordinality: bool,
     },
     /// The input rows that pass `cond`.
     Filter {
@@ -234,16 +236,19 @@ pub enum Statement {
         returning: Option<Projection>,
         checks: Vec<super::TableCheck>,
         on_conflict: Option<super::OnConflict>,
+        foreign_keys: Arc<super::ForeignKeys>,
     },
     Update {
         scan: ScanNode,
         sets: Vec<(usize, Expr)>,
         returning: Option<Projection>,
         checks: Vec<super::TableCheck>,
+        foreign_keys: Arc<super::ForeignKeys>,
     },
     Delete {
         scan: ScanNode,
         returning: Option<Projection>,
+        foreign_keys: Arc<super::ForeignKeys>,
     },
     Utility(Utility),
     /// `COPY (query) TO STDOUT`.
@@ -339,7 +344,7 @@ impl Statement {
                 Utility::DropTable { .. } => Some("DROP TABLE"),
                 Utility::AddIndex { tag, .. } => Some(tag),
                 Utility::AlterTable(_) => Some("ALTER TABLE"),
-                Utility::Truncate(_) => Some("TRUNCATE TABLE"),
+                Utility::Truncate(..) => Some("TRUNCATE TABLE"),
                 // A standby takes the modes that do not conflict with
                 // replay's reads (PostgreSQL: up to ROW EXCLUSIVE).
                 Utility::LockTable { mode } if *mode > snapscale_engine::LockMode::RowExclusive => {

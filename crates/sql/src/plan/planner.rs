@@ -46,14 +46,20 @@ pub fn plan(
             returning: i.returning,
             checks: i.checks,
             on_conflict: i.on_conflict,
+            foreign_keys: i.foreign_keys,
         },
         Plan::Update(u) => Statement::Update {
             scan: scan_node(u.scan),
             sets: u.sets,
             returning: u.returning,
             checks: u.checks,
+            foreign_keys: u.foreign_keys,
         },
-        Plan::Delete(d) => Statement::Delete { scan: scan_node(d.scan), returning: d.returning },
+        Plan::Delete(d) => Statement::Delete {
+            scan: scan_node(d.scan),
+            returning: d.returning,
+            foreign_keys: d.foreign_keys,
+        },
         Plan::Utility(u) => Statement::Utility(u),
         Plan::CopyQuery(select, options) => Statement::CopyQuery { query: planner.query(*select)?, options },
         Plan::CreateTableAs(c) => {
@@ -67,7 +73,16 @@ pub fn plan(
             }))
         }
         Plan::ModifyJoin(m) => {
-            let crate::plan::ModifyJoin { rel, query, set_columns, returning, checks, delete, .. } = *m;
+            let crate::plan::ModifyJoin {
+                rel,
+                query,
+                set_columns,
+                returning,
+                checks,
+                delete,
+                foreign_keys,
+                ..
+            } = *m;
             let planned = planner.query(query)?;
             // Project(LockRows): the outputs, remapped to the locked rows.
             let Node::Project { input, mut exprs } = planned.root else {
@@ -81,7 +96,16 @@ pub fn plan(
             let returning =
                 returning.map(|r| crate::plan::Projection { exprs: returned, columns: r.columns });
             let query = Query { root: *input, columns: planned.columns };
-            let m = crate::plan::ModifyJoin { rel, query, set_columns, sets, returning, checks, delete };
+            let m = crate::plan::ModifyJoin {
+                rel,
+                query,
+                set_columns,
+                sets,
+                returning,
+                checks,
+                delete,
+                foreign_keys,
+            };
             Statement::ModifyJoin(Box::new(m))
         }
     };

@@ -528,6 +528,7 @@ impl<G: Gucs> Conn<G> {
                     enums,
                     checks,
                     table_checks,
+                    foreign_keys,
                     options,
                 }) = &planned.statement
                 {
@@ -545,6 +546,7 @@ impl<G: Gucs> Conn<G> {
                     copy.enums = enums.clone();
                     copy.checks = checks.clone();
                     copy.table_checks = table_checks.clone();
+                    copy.foreign_keys = Arc::clone(foreign_keys);
                     copy.waits = planned.waits;
                     self.copy = Some(copy);
                     return Ok(Output::CopyIn { columns: columns.len(), binary });

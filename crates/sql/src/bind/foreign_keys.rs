@@ -1,0 +1,397 @@
+//! FOREIGN KEY constraints: their definitions as written (CREATE TABLE,
+//! ALTER TABLE … ADD), checked and resolved to the referenced table's
+//! unique key; and, for a statement that writes a table, the foreign keys
+//! its writes must keep (`ForeignKeys`, which exec/ri.rs enforces).
+
+use std::sync::Arc;
+
+use snapscale_engine::catalog::{ColumnDef, FkAction, ForeignKeyDef};
+use snapscale_engine::LockMode;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
+use sqlparser::ast;
+
+use super::{ident, not_supported, relation_name, Binder, Resolver};
+use crate::plan::{FkTable, ForeignKeys, Incoming, Rel};
+
+/// What a statement does to its target table, for the foreign keys it
+/// must check.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Writes {
+    /// Inserts only: its rows' keys must be present in the tables they
+    /// reference.
+    Insert,
+    /// Updates or deletes (an upsert may too): rows referencing the
+    /// changed or deleted ones are checked or cascaded to.
+    Change,
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// The foreign key `fk` of table `table` (`columns` its columns; `oid`
+    /// its oid if it exists, else it is being created), `column` the
+    /// column it is written on if a column constraint. `others`: the
+    /// table's constraint names taken. The parent is locked as PostgreSQL
+    /// locks it (ShareRowExclusive).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn foreign_key_def(
+        &mut self,
+        table: &str,
+        oid: Option<u32>,
+        columns: &[ColumnDef],
+        column: Option<&str>,
+        fk: &ast::ForeignKeyConstraint,
+        others: &[String],
+        own_keys: &[crate::plan::NewIndex],
+    ) -> Result<(ForeignKeyDef, Option<Rel>), SqlError> {
+        let ast::ForeignKeyConstraint {
+            name,
+            index_name,
+            columns: local,
+            foreign_table,
+            referred_columns,
+            on_delete,
+            on_update,
+            match_kind,
+            characteristics,
+        } = fk;
+        if index_name.is_some() {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"(\""));
+        }
+        if let Some(c) = characteristics {
+            if c.deferrable == Some(true) || matches!(c.initially, Some(ast::DeferrableInitial::Deferred)) {
+                return Err(not_supported("DEFERRABLE foreign keys"));
+            }
+            if c.enforced.is_some() {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"ENFORCED\""));
+            }
+        }
+        let match_full = match match_kind {
+            None | Some(ast::ConstraintReferenceMatchKind::Simple) => false,
+            Some(ast::ConstraintReferenceMatchKind::Full) => true,
+            Some(ast::ConstraintReferenceMatchKind::Partial) => {
+                return Err(not_supported("MATCH PARTIAL"));
+            }
+        };
+        let local_names: Vec<String> = match column {
+            Some(c) => vec![c.to_owned()],
+            None => local.iter().map(ident).collect(),
+        };
+        let mut positions = Vec::new();
+        for n in &local_names {
+            let p = columns.iter().position(|c| &c.name == n).ok_or_else(|| {
+                SqlError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                )
+            })?;
+            positions.push(p);
+        }
+        let parent_name = relation_name(foreign_table)?;
+        // A table referencing itself while it is being made.
+        let (parent, parent_columns_defs, parent_indexes): (Option<Rel>, Vec<ColumnDef>, _) =
+            if oid.is_none() && parent_name == table {
+                let keys = own_keys
+                    .iter()
+                    .map(|i| snapscale_engine::catalog::IndexDef {
+                        oid: 0,
+                        name: i.name.clone(),
+                        columns: i.columns.clone(),
+                        unique: i.unique,
+                        primary: i.primary,
+                        constraint: i.constraint,
+                    })
+                    .collect::<Vec<_>>();
+                (None, columns.to_vec(), Some(keys))
+            } else {
+                let rel = self.rel(foreign_table, LockMode::ShareRowExclusive)?;
+                let cols = rel.entry.columns.clone();
+                let indexes = rel.entry.indexes.clone();
+                (Some(rel), cols, Some(indexes))
+            };
+        let parent_positions: Vec<usize> = if referred_columns.is_empty() {
+            let pk = parent_indexes
+                .as_ref()
+                .and_then(|ix| ix.iter().find(|i| i.primary))
+                .map(|i| i.columns.clone());
+            match pk {
+                Some(cols) => cols,
+                None => {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_FOREIGN_KEY,
+                        format!("there is no primary key for referenced table \"{parent_name}\""),
+                    ))
+                }
+            }
+        } else {
+            let mut out = Vec::new();
+            for c in referred_columns {
+                let n = ident(c);
+                let p = parent_columns_defs.iter().position(|d| d.name == n).ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                    )
+                })?;
+                out.push(p);
+            }
+            // The referenced columns must be exactly a unique key.
+            let mut wanted = out.clone();
+            wanted.sort_unstable();
+            let unique = parent_indexes.as_ref().is_some_and(|ix| {
+                ix.iter().filter(|i| i.unique).any(|i| {
+                    let mut cols = i.columns.clone();
+                    cols.sort_unstable();
+                    cols == wanted
+                })
+            });
+            if !unique {
+                return Err(SqlError::new(
+                    SqlState::INVALID_FOREIGN_KEY,
+                    format!("there is no unique constraint matching given keys for referenced table \"{parent_name}\""),
+                ));
+            }
+            out
+        };
+        if positions.len() != parent_positions.len() {
+            return Err(SqlError::new(
+                SqlState::INVALID_FOREIGN_KEY,
+                "number of referencing and referenced columns for foreign key disagree",
+            ));
+        }
+        let name = match name {
+            Some(n) => ident(n),
+            None => {
+                let taken = |n: &str| others.iter().any(|o| o == n);
+                (0..)
+                    .map(|k| {
+                        let label = if k == 0 { "fkey".to_owned() } else { format!("fkey{k}") };
+                        super::ddl::object_name(table, Some(&local_names.join("_")), &label)
+                    })
+                    .find(|n| !taken(n))
+                    .expect("some number is free")
+            }
+        };
+        for (&c, &p) in positions.iter().zip(&parent_positions) {
+            let (a, b) = (columns[c].ty, parent_columns_defs[p].ty);
+            if !comparable(a, b) {
+                return Err(SqlError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!("foreign key constraint \"{name}\" cannot be implemented"),
+                )
+                .with_detail(format!(
+                    "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
+                    columns[c].name,
+                    parent_columns_defs[p].name,
+                    a.name(),
+                    b.name()
+                )));
+            }
+        }
+        let action = |a: &Option<ast::ReferentialAction>| match a {
+            None | Some(ast::ReferentialAction::NoAction) => FkAction::NoAction,
+            Some(ast::ReferentialAction::Restrict) => FkAction::Restrict,
+            Some(ast::ReferentialAction::Cascade) => FkAction::Cascade,
+            Some(ast::ReferentialAction::SetNull) => FkAction::SetNull,
+            Some(ast::ReferentialAction::SetDefault) => FkAction::SetDefault,
+        };
+        let def = ForeignKeyDef {
+            // Given when the statement runs.
+            oid: 0,
+            name,
+            columns: positions,
+            parent: parent.as_ref().map_or(0, |r| r.entry.oid),
+            parent_columns: parent_positions,
+            on_delete: action(on_delete),
+            on_update: action(on_update),
+            match_full,
+            validated: true,
+        };
+        Ok((def, parent))
+    }
+
+    /// The foreign keys a statement writing `rel` must keep: `rel`'s own
+    /// (its new rows' keys must be present), and for `Writes::Change` the
+    /// ones referencing it, following cascades to the tables they change.
+    /// Each table involved is locked as PostgreSQL's RI queries lock it.
+    pub(super) fn foreign_keys_for(
+        &mut self,
+        rel: &Rel,
+        writes: Writes,
+    ) -> Result<Arc<ForeignKeys>, SqlError> {
+        if rel.entry.foreign_keys.is_empty() && rel.entry.referenced_by.is_empty() {
+            return Ok(Arc::default());
+        }
+        let mut out = ForeignKeys::default();
+        let mut todo = vec![(rel.clone(), true)];
+        while let Some((r, target)) = todo.pop() {
+            if out.table(r.entry.oid).is_some() {
+                continue;
+            }
+            let mut outgoing = Vec::new();
+            for fk in &r.entry.foreign_keys {
+                let parent = self.related(&r, fk.parent, LockMode::RowShare)?;
+                outgoing.push((fk.clone(), parent));
+            }
+            let mut incoming = Vec::new();
+            if writes == Writes::Change || !target {
+                for &child_oid in &r.entry.referenced_by {
+                    let child = self.related(&r, child_oid, LockMode::RowExclusive)?;
+                    for fk in child.entry.foreign_keys.iter().filter(|f| f.parent == r.entry.oid) {
+                        let changes_child = |a: FkAction| {
+                            matches!(a, FkAction::Cascade | FkAction::SetNull | FkAction::SetDefault)
+                        };
+                        let defaults =
+                            if fk.on_delete == FkAction::SetDefault || fk.on_update == FkAction::SetDefault {
+                                fk.columns
+                                    .iter()
+                                    .map(|&c| self.column_default(&child.entry.columns[c]))
+                                    .collect::<Result<_, _>>()?
+                            } else {
+                                Vec::new()
+                            };
+                        if changes_child(fk.on_delete) || changes_child(fk.on_update) {
+                            todo.push((child.clone(), false));
+                        }
+                        incoming.push(Incoming { child: child.clone(), fk: fk.clone(), defaults });
+                    }
+                }
+            }
+            let checks = if target { Vec::new() } else { self.table_checks(&r)? };
+            out.tables.push(FkTable { rel: r, outgoing, incoming, checks });
+        }
+        Ok(Arc::new(out))
+    }
+
+    /// DROP TABLE of `targets`: the tables whose foreign keys reference one
+    /// of them from outside the statement (2BP01 unless `cascade`, which
+    /// drops those keys: the NOTICE says so), and the tables they
+    /// reference, which stop listing them; all locked as the change of
+    /// their catalog rows needs.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn drop_dependents(
+        &mut self,
+        targets: &[(String, Option<Rel>)],
+        cascade: bool,
+    ) -> Result<(Vec<Rel>, Option<(String, Option<String>)>), SqlError> {
+        let dropped: Vec<u32> = targets.iter().filter_map(|(_, r)| r.as_ref().map(|r| r.entry.oid)).collect();
+        let mut detach: Vec<Rel> = Vec::new();
+        let mut lines = Vec::new();
+        for rel in targets.iter().filter_map(|(_, r)| r.as_ref()) {
+            for &child in &rel.entry.referenced_by {
+                if dropped.contains(&child) {
+                    continue;
+                }
+                let child = self.related(rel, child, LockMode::AccessExclusive)?;
+                for fk in child.entry.foreign_keys.iter().filter(|f| f.parent == rel.entry.oid) {
+                    lines.push((
+                        fk.oid,
+                        format!("constraint {} on table {}", fk.name, child.entry.name),
+                        rel.entry.name.clone(),
+                    ));
+                }
+                if !detach.iter().any(|d| d.entry.oid == child.entry.oid) {
+                    detach.push(child);
+                }
+            }
+            for fk in &rel.entry.foreign_keys {
+                if dropped.contains(&fk.parent) || detach.iter().any(|d| d.entry.oid == fk.parent) {
+                    continue;
+                }
+                if let Some(parent) = self.resolver.relation_by_oid(fk.parent)? {
+                    let name = parent.entry.name.clone();
+                    self.dep(&name, &parent, LockMode::ShareRowExclusive);
+                    detach.push(parent);
+                }
+            }
+        }
+        if lines.is_empty() {
+            return Ok((detach, None));
+        }
+        // In the order they were made, as PostgreSQL lists dependents.
+        lines.sort_by_key(|(oid, ..)| *oid);
+        let lines: Vec<(String, String)> = lines.into_iter().map(|(_, l, t)| (l, t)).collect();
+        if !cascade {
+            let (_, first) = &lines[0];
+            let detail: Vec<String> =
+                lines.iter().map(|(l, t)| format!("{l} depends on table {t}")).collect();
+            return Err(SqlError::new(
+                SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!("cannot drop table {first} because other objects depend on it"),
+            )
+            .with_detail(detail.join("\n"))
+            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        }
+        let cascaded = match lines.as_slice() {
+            [(one, _)] => (format!("drop cascades to {one}"), None),
+            many => (
+                format!("drop cascades to {} other objects", many.len()),
+                Some(
+                    many.iter().map(|(l, _)| format!("drop cascades to {l}")).collect::<Vec<_>>().join("\n"),
+                ),
+            ),
+        };
+        Ok((detach, Some(cascaded)))
+    }
+
+    /// TRUNCATE of `rels`: a table a foreign key of another table outside
+    /// the list references is refused (0A000), or with CASCADE truncated
+    /// too (and what references it, in turn).
+    pub(super) fn truncate_referencing(
+        &mut self,
+        rels: &mut Vec<Rel>,
+        cascade: bool,
+    ) -> Result<(), SqlError> {
+        let mut i = 0;
+        while i < rels.len() {
+            let rel = rels[i].clone();
+            for &child in &rel.entry.referenced_by {
+                if rels.iter().any(|r| r.entry.oid == child) {
+                    continue;
+                }
+                let child = self.related(&rel, child, LockMode::AccessExclusive)?;
+                if !cascade {
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        "cannot truncate a table referenced in a foreign key constraint",
+                    )
+                    .with_detail(format!("Table \"{}\" references \"{}\".", child.entry.name, rel.entry.name))
+                    .with_hint(format!(
+                        "Truncate table \"{}\" at the same time, or use TRUNCATE ... CASCADE.",
+                        child.entry.name
+                    )));
+                }
+                self.statement.truncate_cascades.push(child.entry.name.clone());
+                rels.push(child);
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// The table `oid` related to `rel` by a foreign key (`rel` itself for
+    /// a self-reference), locked in `mode` for the statement.
+    fn related(&mut self, rel: &Rel, oid: u32, mode: LockMode) -> Result<Rel, SqlError> {
+        if oid == rel.entry.oid {
+            return Ok(rel.clone());
+        }
+        let other = self.resolver.relation_by_oid(oid)?.ok_or_else(|| {
+            SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation with OID {oid} does not exist"))
+        })?;
+        let name = other.entry.name.clone();
+        self.dep(&name, &other, mode);
+        Ok(other)
+    }
+}
+
+/// Whether keys of types `a` and `b` can be compared by equality: the same
+/// type, or two of one family (integers, numbers, strings).
+fn comparable(a: SqlType, b: SqlType) -> bool {
+    use SqlType as T;
+    let family = |t: SqlType| match t {
+        T::Int2 | T::Int4 | T::Int8 | T::Numeric(_) | T::Float4 | T::Float8 => 1,
+        T::Text | T::Varchar(_) | T::Char(_) | T::Name => 2,
+        T::Timestamp | T::TimestampTz | T::Date => 3,
+        _ => 0,
+    };
+    a == b || (family(a) != 0 && family(a) == family(b))
+}
