@@ -30,16 +30,9 @@ impl<R: Resolver> Binder<'_, R> {
         let names: Vec<String> = self.statement.ctas_columns.take().unwrap_or_default();
         let data = c.with_data.as_ref().is_none_or(|w| w.data);
         let create = CreateTable {
-            name: relation_name(&c.name)?,
             global: c.global == Some(true),
-            temp: c.temporary,
             if_not_exists: c.if_not_exists,
-            columns: Vec::new(),
-            indexes: Vec::new(),
-            sequence: None,
-            serials: Vec::new(),
-            checks: Vec::new(),
-            foreign_keys: Vec::new(),
+            ..CreateTable::named(relation_name(&c.name)?, c.temporary)
         };
         self.table_as(create, &names, query, data, false)
     }
@@ -57,19 +50,7 @@ impl<R: Resolver> Binder<'_, R> {
             [ast::Expr::CompoundIdentifier(parts)] => relation_name(&ast::ObjectName::from(parts.clone()))?,
             _ => return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \",\"")),
         };
-        let create = CreateTable {
-            name,
-            global: false,
-            temp: temporary,
-            if_not_exists: false,
-            columns: Vec::new(),
-            indexes: Vec::new(),
-            sequence: None,
-            serials: Vec::new(),
-            checks: Vec::new(),
-            foreign_keys: Vec::new(),
-        };
-        self.table_as(create, &[], query, true, true)
+        self.table_as(CreateTable::named(name, temporary), &[], query, true, true)
     }
 
     /// The table `create` names, with the columns of `query` (the first

@@ -41,16 +41,8 @@ impl<R: Resolver> Binder<'_, R> {
             def.owned_by = self.owned_by(owner)?;
         }
         Ok(Plan::Utility(Utility::CreateTable(CreateTable {
-            global: false,
-            name,
-            temp,
             if_not_exists,
-            columns: Vec::new(),
-            indexes: Vec::new(),
-            sequence: Some(def),
-            serials: Vec::new(),
-            checks: Vec::new(),
-            foreign_keys: Vec::new(),
+            ..CreateTable::sequence(name, temp, def)
         })))
     }
 

@@ -138,18 +138,7 @@ impl Executor<'_> {
                 table: a.rel.entry.name.clone(),
                 column: s.column.clone(),
             });
-            let sequence = CreateTable {
-                name: s.sequence.clone(),
-                global: false,
-                temp: a.rel.entry.temp_owner.is_some(),
-                if_not_exists: false,
-                columns: Vec::new(),
-                indexes: Vec::new(),
-                sequence: Some(def),
-                serials: Vec::new(),
-                checks: Vec::new(),
-                foreign_keys: Vec::new(),
-            };
+            let sequence = CreateTable::sequence(s.sequence.clone(), a.rel.entry.temp_owner.is_some(), def);
             let Some(entry) = self.create_relation(&sequence).await? else { continue };
             let args = vec![
                 Expr::Const(Value::Int(entry.storage as i64)),
@@ -195,19 +184,7 @@ impl Executor<'_> {
         if a.validate.is_empty() {
             return Ok(());
         }
-        let checks = &a.validate;
-        let failed = self
-            .evaluate(|ex| {
-                let cx = ex.ctx(row);
-                for c in checks {
-                    if matches!(c.expr.eval(&cx)?, Value::Bool(false)) {
-                        return Ok(Some(c.name.clone()));
-                    }
-                }
-                Ok(None)
-            })
-            .await?;
-        match failed {
+        match self.first_failing_check(&a.validate, row).await? {
             None => Ok(()),
             Some(name) => Err(SqlError::new(
                 SqlState::CHECK_VIOLATION,

@@ -35,18 +35,7 @@ impl Executor<'_> {
             let mut def = s.def.clone();
             def.owned_by =
                 Some(OwnedBy { table_oid: table.oid, table: table.name.clone(), column: s.column.clone() });
-            let sequence = CreateTable {
-                name: s.sequence.clone(),
-                global: false,
-                temp: c.temp,
-                if_not_exists: false,
-                columns: Vec::new(),
-                indexes: Vec::new(),
-                sequence: Some(def),
-                serials: Vec::new(),
-                checks: Vec::new(),
-                foreign_keys: Vec::new(),
-            };
+            let sequence = CreateTable::sequence(s.sequence.clone(), c.temp, def);
             self.create_relation(&sequence).await?;
         }
         Ok(Output::Command(tag.into()))

@@ -513,6 +513,25 @@ pub(crate) fn failing_row(entry: &RelEntry, row: &[Value]) -> String {
 }
 
 impl Executor<'_> {
+    /// The name of the first of `checks` that `row` fails (false; NULL
+    /// passes).
+    pub(super) async fn first_failing_check(
+        &mut self,
+        checks: &[TableCheck],
+        row: &[Value],
+    ) -> Result<Option<String>, SqlError> {
+        self.evaluate(|ex| {
+            let cx = ex.ctx(row);
+            for c in checks {
+                if matches!(c.expr.eval(&cx)?, Value::Bool(false)) {
+                    return Ok(Some(c.name.clone()));
+                }
+            }
+            Ok(None)
+        })
+        .await
+    }
+
     /// Checks `row` against `checks` (the first one false is named, NULL
     /// passes, as in PostgreSQL).
     pub(crate) async fn check_row(
@@ -524,18 +543,7 @@ impl Executor<'_> {
         if checks.is_empty() {
             return Ok(());
         }
-        let failed = self
-            .evaluate(|ex| {
-                let cx = ex.ctx(row);
-                for c in checks {
-                    if matches!(c.expr.eval(&cx)?, Value::Bool(false)) {
-                        return Ok(Some(c.name.clone()));
-                    }
-                }
-                Ok(None)
-            })
-            .await?;
-        match failed {
+        match self.first_failing_check(checks, row).await? {
             None => Ok(()),
             Some(name) => Err(SqlError::new(
                 SqlState::CHECK_VIOLATION,

@@ -6,14 +6,9 @@
 
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Location, Token, Tokenizer};
+use sqlparser::tokenizer::{Token, Tokenizer};
 
-/// The byte offset of a tokenizer location (1-based line and column, the
-/// column counted in characters).
-fn offset(line_starts: &[usize], sql: &str, at: Location) -> usize {
-    let start = line_starts[at.line as usize - 1];
-    sql[start..].char_indices().nth(at.column as usize - 1).map_or(sql.len(), |(i, _)| start + i)
-}
+use super::lock_syntax::offset;
 
 /// `sql` without its CREATE TABLE … AS column-name list, and the names
 /// (folded as the binder folds identifiers); `None` for any other text.

@@ -21,7 +21,7 @@ fn keyword(t: &Token) -> Option<Keyword> {
 
 /// The byte offset of a tokenizer location (1-based line and column, the
 /// column counted in characters).
-fn offset(line_starts: &[usize], sql: &str, at: Location) -> usize {
+pub(super) fn offset(line_starts: &[usize], sql: &str, at: Location) -> usize {
     let start = line_starts[at.line as usize - 1];
     sql[start..].char_indices().nth(at.column as usize - 1).map_or(sql.len(), |(i, _)| start + i)
 }

@@ -479,6 +479,30 @@ pub struct AlterTable {
     pub notices: Vec<(snapscale_sqlstate::SqlState, String)>,
 }
 
+impl CreateTable {
+    /// A table `name` with nothing in it yet (its columns, constraints
+    /// and options are set by the caller).
+    pub fn named(name: String, temp: bool) -> CreateTable {
+        CreateTable {
+            name,
+            global: false,
+            temp,
+            if_not_exists: false,
+            columns: Vec::new(),
+            indexes: Vec::new(),
+            sequence: None,
+            serials: Vec::new(),
+            checks: Vec::new(),
+            foreign_keys: Vec::new(),
+        }
+    }
+
+    /// CREATE SEQUENCE `name` as `def` defines it.
+    pub fn sequence(name: String, temp: bool, def: SequenceDef) -> CreateTable {
+        CreateTable { sequence: Some(def), ..CreateTable::named(name, temp) }
+    }
+}
+
 /// A SERIAL or identity column's sequence.
 #[derive(Debug)]
 pub struct Serial {
