@@ -128,6 +128,17 @@ impl ForeignKeyDef {
     }
 }
 
+/// Whether `a` and `b` name the same columns, in any order (a unique key
+/// matched by a foreign key or an ON CONFLICT target).
+pub fn same_columns(a: &[usize], b: &[usize]) -> bool {
+    let (mut a, mut b) = (a.to_vec(), b.to_vec());
+    a.sort_unstable();
+    a.dedup();
+    b.sort_unstable();
+    b.dedup();
+    a == b
+}
+
 /// One catalog row: a relation's whole definition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RelEntry {

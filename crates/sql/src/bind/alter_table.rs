@@ -358,18 +358,7 @@ impl<R: Resolver> Binder<'_, R> {
         not_valid: bool,
     ) -> Result<(), SqlError> {
         let others = d.constraint_names();
-        let own: Vec<NewIndex> = d
-            .entry
-            .indexes
-            .iter()
-            .map(|i| NewIndex {
-                name: i.name.clone(),
-                columns: i.columns.clone(),
-                unique: i.unique,
-                primary: i.primary,
-                constraint: i.constraint,
-            })
-            .collect();
+        let own = super::foreign_keys::unique_keys(&d.entry.indexes);
         let table = d.entry.name.clone();
         let (mut def, _) =
             self.foreign_key_def(&table, Some(rel.entry.oid), &d.entry.columns, column, fk, &others, &own)?;

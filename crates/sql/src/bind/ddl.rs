@@ -102,8 +102,10 @@ impl<R: Resolver> Binder<'_, R> {
             let mut taken: Vec<String> = defs.iter().map(|c| c.name.clone()).collect();
             taken.extend(new_indexes.iter().map(|i| i.name.clone()));
             taken.extend(foreign_keys.iter().map(|f| f.name.clone()));
+            let own: Vec<super::foreign_keys::UniqueKey> =
+                new_indexes.iter().filter(|i| i.unique).map(|i| (i.columns.clone(), i.primary)).collect();
             let (def, _) =
-                self.foreign_key_def(&name, None, &columns, column.as_deref(), fk, &taken, &new_indexes)?;
+                self.foreign_key_def(&name, None, &columns, column.as_deref(), fk, &taken, &own)?;
             foreign_keys.push(def);
         }
         Ok(Plan::Utility(Utility::CreateTable(CreateTable {

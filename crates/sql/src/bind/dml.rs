@@ -191,15 +191,9 @@ impl<R: Resolver> Binder<'_, R> {
                         wanted.push(p);
                     }
                 }
-                wanted.sort_unstable();
                 let found: Vec<usize> = (0..entry.indexes.len())
                     .filter(unique)
-                    .filter(|&k| {
-                        let mut cols = entry.indexes[k].columns.clone();
-                        cols.sort_unstable();
-                        cols.dedup();
-                        cols == wanted
-                    })
+                    .filter(|&k| snapscale_engine::catalog::same_columns(&entry.indexes[k].columns, &wanted))
                     .collect();
                 if found.is_empty() {
                     return Err(SqlError::new(

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use snapscale_engine::catalog::{ColumnDef, FkAction, ForeignKeyDef};
+use snapscale_engine::catalog::{same_columns, ColumnDef, FkAction, ForeignKeyDef};
 use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType};
@@ -41,7 +41,7 @@ impl<R: Resolver> Binder<'_, R> {
         column: Option<&str>,
         fk: &ast::ForeignKeyConstraint,
         others: &[String],
-        own_keys: &[crate::plan::NewIndex],
+        own_keys: &[UniqueKey],
     ) -> Result<(ForeignKeyDef, Option<Rel>), SqlError> {
         let ast::ForeignKeyConstraint {
             name,
@@ -88,32 +88,17 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let parent_name = relation_name(foreign_table)?;
         // A table referencing itself while it is being made.
-        let (parent, parent_columns_defs, parent_indexes): (Option<Rel>, Vec<ColumnDef>, _) =
+        // The referenced table's unique keys: (columns, primary).
+        let (parent, parent_columns_defs, keys): (Option<Rel>, Vec<ColumnDef>, Vec<UniqueKey>) =
             if oid.is_none() && parent_name == table {
-                let keys = own_keys
-                    .iter()
-                    .map(|i| snapscale_engine::catalog::IndexDef {
-                        oid: 0,
-                        name: i.name.clone(),
-                        columns: i.columns.clone(),
-                        unique: i.unique,
-                        primary: i.primary,
-                        constraint: i.constraint,
-                    })
-                    .collect::<Vec<_>>();
-                (None, columns.to_vec(), Some(keys))
+                (None, columns.to_vec(), own_keys.to_vec())
             } else {
                 let rel = self.rel(foreign_table, LockMode::ShareRowExclusive)?;
-                let cols = rel.entry.columns.clone();
-                let indexes = rel.entry.indexes.clone();
-                (Some(rel), cols, Some(indexes))
+                let keys = unique_keys(&rel.entry.indexes);
+                (Some(rel.clone()), rel.entry.columns.clone(), keys)
             };
         let parent_positions: Vec<usize> = if referred_columns.is_empty() {
-            let pk = parent_indexes
-                .as_ref()
-                .and_then(|ix| ix.iter().find(|i| i.primary))
-                .map(|i| i.columns.clone());
-            match pk {
+            match keys.iter().find(|(_, primary)| *primary).map(|(cols, _)| cols.clone()) {
                 Some(cols) => cols,
                 None => {
                     return Err(SqlError::new(
@@ -135,16 +120,7 @@ impl<R: Resolver> Binder<'_, R> {
                 out.push(p);
             }
             // The referenced columns must be exactly a unique key.
-            let mut wanted = out.clone();
-            wanted.sort_unstable();
-            let unique = parent_indexes.as_ref().is_some_and(|ix| {
-                ix.iter().filter(|i| i.unique).any(|i| {
-                    let mut cols = i.columns.clone();
-                    cols.sort_unstable();
-                    cols == wanted
-                })
-            });
-            if !unique {
+            if !keys.iter().any(|(cols, _)| same_columns(cols, &out)) {
                 return Err(SqlError::new(
                     SqlState::INVALID_FOREIGN_KEY,
                     format!("there is no unique constraint matching given keys for referenced table \"{parent_name}\""),
@@ -219,7 +195,9 @@ impl<R: Resolver> Binder<'_, R> {
         writes: Writes,
     ) -> Result<Arc<ForeignKeys>, SqlError> {
         if rel.entry.foreign_keys.is_empty() && rel.entry.referenced_by.is_empty() {
-            return Ok(Arc::default());
+            // Most tables: one shared empty set, no allocation per statement.
+            static NONE: std::sync::OnceLock<Arc<ForeignKeys>> = std::sync::OnceLock::new();
+            return Ok(Arc::clone(NONE.get_or_init(Arc::default)));
         }
         let mut out = ForeignKeys::default();
         let mut todo = vec![(rel.clone(), true)];
@@ -381,6 +359,15 @@ impl<R: Resolver> Binder<'_, R> {
         self.dep(&name, &other, mode);
         Ok(other)
     }
+}
+
+/// A unique key a foreign key may reference: its columns, and whether it
+/// is the primary key.
+pub(super) type UniqueKey = (Vec<usize>, bool);
+
+/// A table's unique keys, as `foreign_key_def` takes them.
+pub(super) fn unique_keys(indexes: &[snapscale_engine::catalog::IndexDef]) -> Vec<UniqueKey> {
+    indexes.iter().filter(|i| i.unique).map(|i| (i.columns.clone(), i.primary)).collect()
 }
 
 /// Whether keys of types `a` and `b` can be compared by equality: the same

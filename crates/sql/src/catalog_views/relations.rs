@@ -316,10 +316,7 @@ pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
             let parent = state.relations.iter().find(|p| p.oid == fk.parent);
             let index = parent.and_then(|p| {
                 p.indexes.iter().find(|i| {
-                    let (mut a, mut b) = (i.columns.clone(), fk.parent_columns.clone());
-                    a.sort_unstable();
-                    b.sort_unstable();
-                    i.unique && a == b
+                    i.unique && snapscale_engine::catalog::same_columns(&i.columns, &fk.parent_columns)
                 })
             });
             out.push(

@@ -198,7 +198,10 @@ async fn run_here(
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
     }
-    match statement {
+    // A write's foreign keys: checked and cascaded to once its own changes
+    // are done (exec/ri.rs).
+    exec.ri = statement.foreign_keys().and_then(|f| ri::Ri::new(Arc::clone(f)));
+    let out = match statement {
         Statement::Query(q) => {
             // Every statement reads with a snapshot, even one with no table
             // (what `SELECT pg_current_snapshot()` shows).
@@ -206,49 +209,26 @@ async fn run_here(
             let tag = crate::output::counted_tag("SELECT", rows.len());
             Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
         }
-        Statement::Insert {
-            rel,
-            targets,
-            defaults,
-            source,
-            returning,
-            checks,
-            on_conflict,
-            foreign_keys,
-        } => {
+        Statement::Insert { rel, targets, defaults, source, returning, checks, on_conflict, .. } => {
             let insert =
                 modify::InsertInto { rel, targets, defaults, checks, on_conflict: on_conflict.as_ref() };
-            exec.ri = ri::Ri::new(Arc::clone(foreign_keys));
-            let out = exec.insert(&insert, source, returning.as_ref()).await?;
-            exec.ri_finish().await?;
-            Ok(out)
+            exec.insert(&insert, source, returning.as_ref()).await
         }
-        Statement::Update { scan, sets, returning, checks, foreign_keys } => {
-            exec.ri = ri::Ri::new(Arc::clone(foreign_keys));
-            let out = exec.update(scan, sets, returning.as_ref(), checks).await?;
-            exec.ri_finish().await?;
-            Ok(out)
+        Statement::Update { scan, sets, returning, checks, .. } => {
+            exec.update(scan, sets, returning.as_ref(), checks).await
         }
-        Statement::Delete { scan, returning, foreign_keys } => {
-            exec.ri = ri::Ri::new(Arc::clone(foreign_keys));
-            let out = exec.delete(scan, returning.as_ref()).await?;
-            exec.ri_finish().await?;
-            Ok(out)
-        }
+        Statement::Delete { scan, returning, .. } => exec.delete(scan, returning.as_ref()).await,
         Statement::Utility(u) => exec.utility(u).await,
         Statement::CreateTableAs(c) => exec.create_table_as(c).await,
-        Statement::ModifyJoin(m) => {
-            exec.ri = ri::Ri::new(Arc::clone(&m.foreign_keys));
-            let out = exec.modify_join(m).await?;
-            exec.ri_finish().await?;
-            Ok(out)
-        }
+        Statement::ModifyJoin(m) => exec.modify_join(m).await,
         Statement::CopyQuery { query, options } => {
             let rows = exec.query(query).await?;
             let zone = exec.xact.session_style();
             Ok(crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options, zone))
         }
-    }
+    }?;
+    exec.ri_finish().await?;
+    Ok(out)
 }
 
 impl Executor<'_> {

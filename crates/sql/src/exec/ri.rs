@@ -289,13 +289,8 @@ impl Executor<'_> {
     ) -> Result<Found, SqlError> {
         let table = &rel.heap.table;
         let index = rel.entry.indexes.iter().find(|i| {
-            i.columns.len() >= columns.len() && {
-                let mut lead = i.columns[..columns.len()].to_vec();
-                let mut want = columns.to_vec();
-                lead.sort_unstable();
-                want.sort_unstable();
-                lead == want
-            }
+            i.columns.len() >= columns.len()
+                && snapscale_engine::catalog::same_columns(&i.columns[..columns.len()], columns)
         });
         let candidates: Vec<Tid> = match index {
             Some(def) => {

@@ -4,11 +4,10 @@
 //! space so every other position stays where it was, and its names are
 //! kept for the binder (`Binder::create_table_as`).
 
-use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
-use super::lock_syntax::offset;
+use super::lock_syntax::{keyword, offset, significant_tokens};
 
 /// `sql` without its CREATE TABLE … AS column-name list, and the names
 /// (folded as the binder folds identifiers); `None` for any other text.
@@ -17,16 +16,8 @@ pub(crate) fn read_column_names(sql: &str) -> Option<(String, Vec<String>)> {
     if !head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("create")) {
         return None;
     }
-    let tokens: Vec<_> = Tokenizer::new(&PostgreSqlDialect {}, sql)
-        .tokenize_with_location()
-        .ok()?
-        .into_iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-        .collect();
-    let kw = |i: usize| match tokens.get(i).map(|t| &t.token) {
-        Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.keyword),
-        _ => None,
-    };
+    let tokens = significant_tokens(sql)?;
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
     let mut i = 1;
     while matches!(
         kw(i),

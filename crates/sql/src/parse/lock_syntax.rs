@@ -10,9 +10,16 @@
 use snapscale_engine::RowLockMode;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::{Location, Token, Tokenizer};
+use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
-fn keyword(t: &Token) -> Option<Keyword> {
+/// `sql`'s tokens with their places, whitespace and comments left out;
+/// `None` if it does not tokenize (sqlparser then reports the error).
+pub(super) fn significant_tokens(sql: &str) -> Option<Vec<TokenWithSpan>> {
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize_with_location().ok()?;
+    Some(tokens.into_iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect())
+}
+
+pub(super) fn keyword(t: &Token) -> Option<Keyword> {
     match t {
         Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
         _ => None,
@@ -35,12 +42,7 @@ pub(crate) fn read_lock_strengths(sql: &str) -> Option<(String, Vec<RowLockMode>
     if !sql.as_bytes().windows(3).any(|w| w.eq_ignore_ascii_case(b"key")) {
         return None;
     }
-    let tokens: Vec<_> = Tokenizer::new(&PostgreSqlDialect {}, sql)
-        .tokenize_with_location()
-        .ok()?
-        .into_iter()
-        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-        .collect();
+    let tokens = significant_tokens(sql)?;
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
     let mut strengths = Vec::new();
     let mut blank = Vec::new();

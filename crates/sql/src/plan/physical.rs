@@ -366,6 +366,17 @@ impl Statement {
         }
     }
 
+    /// The foreign keys its writes must keep, if it writes rows.
+    pub fn foreign_keys(&self) -> Option<&Arc<super::ForeignKeys>> {
+        match self {
+            Statement::Insert { foreign_keys, .. }
+            | Statement::Update { foreign_keys, .. }
+            | Statement::Delete { foreign_keys, .. } => Some(foreign_keys),
+            Statement::ModifyJoin(m) => Some(&m.foreign_keys),
+            _ => None,
+        }
+    }
+
     /// The result columns, if the statement returns rows.
     pub fn columns(&self) -> Option<Arc<[Column]>> {
         match self {
