@@ -9,18 +9,19 @@
 //! `SNAPSCALE_FUZZ_CASES` inputs (default 300), for at most
 //! `SNAPSCALE_FUZZ_SECONDS` (default 40; the suite's time bound).
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use snapscale_server::fuzzing::{startup_packet, Harness};
 
-fn harness() -> &'static Harness {
-    static HARNESS: OnceLock<Harness> = OnceLock::new();
-    HARNESS.get_or_init(|| {
-        Harness::start(&std::env::temp_dir().join(format!("snapscale-fuzz-{}", std::process::id())))
-    })
+/// A server of the test's own. The harness's checks count every session
+/// attached to its server, so two tests feeding one server concurrently
+/// would each see the other's connections as leaks (and one test's quick
+/// feed-check cycles can keep the count above the baseline for longer than
+/// the other's check waits).
+fn harness(test: &str) -> Harness {
+    Harness::start(&std::env::temp_dir().join(format!("snapscale-fuzz-{}-{test}", std::process::id())))
 }
 
 fn message(ty: u8, body: &[u8]) -> Vec<u8> {
@@ -267,7 +268,7 @@ fn corpus() -> std::path::PathBuf {
 
 #[test]
 fn the_corpus_leaves_the_server_serving() {
-    let h = harness();
+    let h = harness("corpus");
     let mut files: Vec<_> = std::fs::read_dir(corpus()).expect("the corpus directory").flatten().collect();
     files.sort_by_key(|f| f.path());
     assert!(!files.is_empty(), "the corpus is empty");
@@ -285,7 +286,7 @@ fn random_streams_leave_the_server_serving() {
     let cases = env("SNAPSCALE_FUZZ_CASES", 300) as u32;
     let budget = Duration::from_secs(env("SNAPSCALE_FUZZ_SECONDS", 40));
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
-    let h = harness();
+    let h = harness("random");
     let started = Instant::now();
     let fed = std::sync::atomic::AtomicU32::new(0);
     runner
