@@ -139,6 +139,28 @@ pub fn same_columns(a: &[usize], b: &[usize]) -> bool {
     a == b
 }
 
+/// WITH [LOCAL | CASCADED] CHECK OPTION of an updatable view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckOption {
+    Local,
+    Cascaded,
+}
+
+/// A view: the query it stands for, kept as text and bound again by each
+/// statement that reads it (so it sees the definitions of the relations
+/// it reads as they are then). `*` in it was expanded when the view was
+/// made, as PostgreSQL expands it: a column added to a table later is not
+/// a column of the view.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewDef {
+    /// The query, as sqlparser writes it.
+    pub query: String,
+    pub check_option: Option<CheckOption>,
+    /// The relations the query reads, by oid: dropping one needs CASCADE,
+    /// which drops the view.
+    pub depends_on: Vec<u32>,
+}
+
 /// One catalog row: a relation's whole definition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RelEntry {
@@ -161,6 +183,8 @@ pub struct RelEntry {
     pub foreign_keys: Vec<ForeignKeyDef>,
     /// The tables whose foreign keys reference it, by oid.
     pub referenced_by: Vec<u32>,
+    /// `Some` for a view (no rows: its columns are its query's).
+    pub view: Option<ViewDef>,
 }
 
 impl RelEntry {
@@ -186,6 +210,11 @@ impl RelEntry {
     /// A relation (table or sequence), not a type.
     pub fn is_relation(&self) -> bool {
         self.user_type.is_none()
+    }
+
+    /// True for a view.
+    pub fn is_view(&self) -> bool {
+        self.view.is_some()
     }
 
     /// The position of column `name`.

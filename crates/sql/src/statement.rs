@@ -18,6 +18,9 @@ pub struct Ast {
     /// CREATE TABLE name (a, b, …) AS: the column names, which sqlparser
     /// does not read (create_as_syntax.rs).
     pub(crate) ctas_columns: Option<Vec<String>>,
+    /// CREATE VIEW … WITH [CASCADED | LOCAL] CHECK OPTION, which sqlparser
+    /// does not read (view_syntax.rs).
+    pub(crate) check_option: Option<snapscale_engine::catalog::CheckOption>,
     /// Where the statement's text is in the query string, for the
     /// positions of errors found after parsing; `None` when the text
     /// sqlparser read was rewritten (its locations are not the user's).
@@ -82,10 +85,18 @@ impl Ast {
         let lock_strengths = self.lock_strengths.take();
         let origin = self.origin.take();
         let ctas_columns = self.ctas_columns.take();
+        let check_option = self.check_option.take();
         Ok((
             name,
             data_types,
-            Ast { statement: Some(statement), stack: self.stack, lock_strengths, origin, ctas_columns },
+            Ast {
+                statement: Some(statement),
+                stack: self.stack,
+                lock_strengths,
+                origin,
+                ctas_columns,
+                check_option,
+            },
         ))
     }
 }

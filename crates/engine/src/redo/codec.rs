@@ -5,7 +5,7 @@
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType, Value};
 
-use crate::catalog::{ColumnDef, ForeignKeyDef, IndexDef, RelEntry};
+use crate::catalog::{CheckOption, ColumnDef, ForeignKeyDef, IndexDef, RelEntry, ViewDef};
 use crate::sequence::{OwnedBy, SequenceDef};
 use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
 
@@ -270,11 +270,14 @@ impl Writer {
         // The top bit: a sequence's definition follows the indexes (data
         // written before sequences existed never has it); the next: a
         // user type's definition follows that; the third: CHECK
-        // constraints follow them.
+        // constraints follow them; the fourth: foreign keys; the fifth: a
+        // view's definition (so a relation has at most 2047 columns here;
+        // PostgreSQL's limit is 1600).
         let flags = if e.sequence.is_some() { 0x8000 } else { 0 }
             | if e.user_type.is_some() { 0x4000 } else { 0 }
             | if e.checks.is_empty() { 0 } else { 0x2000 }
-            | if e.foreign_keys.is_empty() && e.referenced_by.is_empty() { 0 } else { 0x1000 };
+            | if e.foreign_keys.is_empty() && e.referenced_by.is_empty() { 0 } else { 0x1000 }
+            | if e.view.is_some() { 0x0800 } else { 0 };
         self.u16(e.columns.len() as u16 | flags);
         for c in &e.columns {
             self.str(&c.name);
@@ -342,6 +345,18 @@ impl Writer {
             }
             self.u16(e.referenced_by.len() as u16);
             for &oid in &e.referenced_by {
+                self.u32(oid);
+            }
+        }
+        if let Some(v) = &e.view {
+            self.str(&v.query);
+            self.u8(match v.check_option {
+                None => 0,
+                Some(CheckOption::Local) => 1,
+                Some(CheckOption::Cascaded) => 2,
+            });
+            self.u16(v.depends_on.len() as u16);
+            for &oid in &v.depends_on {
                 self.u32(oid);
             }
         }
@@ -620,7 +635,8 @@ impl<'a> Reader<'a> {
         let is_type = n & 0x4000 != 0;
         let has_checks = n & 0x2000 != 0;
         let has_keys = n & 0x1000 != 0;
-        for _ in 0..n & 0x0fff {
+        let is_view = n & 0x0800 != 0;
+        for _ in 0..n & 0x07ff {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
@@ -686,6 +702,19 @@ impl<'a> Reader<'a> {
                 referenced_by.push(self.u32()?);
             }
         }
+        let view = if is_view {
+            let query = self.str()?;
+            let check_option = match self.u8()? {
+                0 => None,
+                1 => Some(CheckOption::Local),
+                2 => Some(CheckOption::Cascaded),
+                _ => return Err(corrupt()),
+            };
+            let depends_on = (0..self.u16()?).map(|_| self.u32()).collect::<Result<_, _>>()?;
+            Some(ViewDef { query, check_option, depends_on })
+        } else {
+            None
+        };
         Ok(RelEntry {
             oid,
             name,
@@ -698,6 +727,7 @@ impl<'a> Reader<'a> {
             checks,
             foreign_keys,
             referenced_by,
+            view,
         })
     }
 

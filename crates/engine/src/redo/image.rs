@@ -305,6 +305,7 @@ mod tests {
             }],
             referenced_by: vec![16384, 16400],
             user_type: None,
+            view: None,
         };
         let mut image = Image::default();
         image.sequences.insert(9, SeqValue { last: 40, called: true });
@@ -327,6 +328,26 @@ mod tests {
         assert_eq!(back.catalog, image.catalog);
         assert_eq!(back.storages, image.storages);
         assert_eq!(back.sequences, image.sequences);
+        // A view's definition round-trips in its entry.
+        let view = RelEntry {
+            oid: 16500,
+            name: "v".into(),
+            storage: 30,
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
+            indexes: Vec::new(),
+            checks: Vec::new(),
+            view: Some(crate::catalog::ViewDef {
+                query: "SELECT t.a FROM t WHERE t.a > 1".into(),
+                check_option: Some(crate::catalog::CheckOption::Cascaded),
+                depends_on: vec![16384, 16390],
+            }),
+            ..entry.clone()
+        };
+        image.apply(&Redo::Catalog(Arc::new(view.clone()))).unwrap();
+        let (_, back) = Image::decode(&image.encode(&header)).unwrap();
+        assert_eq!(back.catalog[&16500], view);
+        image.apply(&Redo::Drop(16500)).unwrap();
         // A sequence's definition round-trips in its entry.
         let seq = RelEntry {
             oid: 16390,
@@ -351,6 +372,7 @@ mod tests {
             checks: Vec::new(),
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
+            view: None,
             user_type: None,
         };
         image.apply(&Redo::Catalog(Arc::new(seq.clone()))).unwrap();
@@ -390,6 +412,7 @@ mod tests {
                 checks: Vec::new(),
                 foreign_keys: Vec::new(),
                 referenced_by: Vec::new(),
+                view: None,
                 user_type: Some(t),
             };
             image.apply(&Redo::Catalog(Arc::new(ty.clone()))).unwrap();

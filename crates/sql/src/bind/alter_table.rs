@@ -173,6 +173,7 @@ impl<R: Resolver> Binder<'_, R> {
                         }
                         return Err(d.column(&cname).expect_err("missing"));
                     };
+                    self.refuse_for_views(rel, Some(&cname), super::view::Altering::Drop)?;
                     // What depends on the column goes with it, as in
                     // PostgreSQL: its indexes and CHECK constraints.
                     d.entry.columns.remove(pos);
@@ -222,6 +223,7 @@ impl<R: Resolver> Binder<'_, R> {
                         format!("column \"{new}\" of relation \"{table}\" already exists"),
                     ));
                 }
+                self.refuse_for_views(rel, Some(&old), super::view::Altering::Rename)?;
                 d.entry.columns[pos].name = new.clone();
                 for c in &mut d.entry.checks {
                     c.expr = crate::parse::column_refs::rename_column(&c.expr, &old, &new);
@@ -231,6 +233,7 @@ impl<R: Resolver> Binder<'_, R> {
                 let new = match table_name {
                     ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n) => relation_name(n)?,
                 };
+                self.refuse_for_views(rel, None, super::view::Altering::Rename)?;
                 d.rename = Some(new);
             }
             Op::AlterColumn { column_name, op } => self.alter_column(rel, d, &ident(column_name), op)?,
@@ -436,6 +439,7 @@ impl<R: Resolver> Binder<'_, R> {
             }
             Col::DropDefault => d.entry.columns[pos].default = None,
             Col::SetDataType { data_type, using, had_set: _ } => {
+                self.refuse_for_views(rel, Some(name), super::view::Altering::Type)?;
                 let Source::Old(old) = d.sources[pos] else {
                     return Err(not_supported(
                         "ALTER COLUMN ... TYPE of a column added in the same statement",

@@ -119,6 +119,7 @@ impl<R: Resolver> Binder<'_, R> {
             indexes: new_indexes,
             sequence: None,
             serials,
+            view: None,
         })))
     }
 

@@ -248,12 +248,35 @@ impl<R: Resolver> Binder<'_, R> {
     #[allow(clippy::type_complexity)]
     pub(super) fn drop_dependents(
         &mut self,
-        targets: &[(String, Option<Rel>)],
+        targets: &mut Vec<(String, Option<Rel>)>,
         cascade: bool,
     ) -> Result<(Vec<Rel>, Option<(String, Option<String>)>), SqlError> {
+        let mut lines = Vec::new();
+        // The views that read a target, and those that read them: with
+        // CASCADE, targets too.
+        let mut i = 0;
+        while i < targets.len() {
+            if let Some(rel) = targets[i].1.clone() {
+                for view in self.resolver.dependent_views(rel.entry.oid)? {
+                    let kind = crate::plan::RelKind::of(&rel.entry).word();
+                    lines.push((
+                        view.entry.oid,
+                        format!("view {}", view.entry.name),
+                        format!("{kind} {}", rel.entry.name),
+                    ));
+                    if targets.iter().any(|(_, t)| t.as_ref().is_some_and(|t| t.entry.oid == view.entry.oid))
+                    {
+                        continue;
+                    }
+                    let name = view.entry.name.clone();
+                    self.dep(&name, &view, LockMode::AccessExclusive);
+                    targets.push((name, Some(view)));
+                }
+            }
+            i += 1;
+        }
         let dropped: Vec<u32> = targets.iter().filter_map(|(_, r)| r.as_ref().map(|r| r.entry.oid)).collect();
         let mut detach: Vec<Rel> = Vec::new();
-        let mut lines = Vec::new();
         for rel in targets.iter().filter_map(|(_, r)| r.as_ref()) {
             for &child in &rel.entry.referenced_by {
                 if dropped.contains(&child) {
@@ -264,7 +287,7 @@ impl<R: Resolver> Binder<'_, R> {
                     lines.push((
                         fk.oid,
                         format!("constraint {} on table {}", fk.name, child.entry.name),
-                        rel.entry.name.clone(),
+                        format!("table {}", rel.entry.name),
                     ));
                 }
                 if !detach.iter().any(|d| d.entry.oid == child.entry.oid) {
@@ -290,11 +313,10 @@ impl<R: Resolver> Binder<'_, R> {
         let lines: Vec<(String, String)> = lines.into_iter().map(|(_, l, t)| (l, t)).collect();
         if !cascade {
             let (_, first) = &lines[0];
-            let detail: Vec<String> =
-                lines.iter().map(|(l, t)| format!("{l} depends on table {t}")).collect();
+            let detail: Vec<String> = lines.iter().map(|(l, t)| format!("{l} depends on {t}")).collect();
             return Err(SqlError::new(
                 SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
-                format!("cannot drop table {first} because other objects depend on it"),
+                format!("cannot drop {first} because other objects depend on it"),
             )
             .with_detail(detail.join("\n"))
             .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));

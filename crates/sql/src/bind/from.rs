@@ -279,7 +279,10 @@ impl<R: Resolver> Binder<'_, R> {
                         from: From::Computed(view),
                     });
                 }
-                let rel = self.rel(name, mode)?;
+                let rel = self.relation_or_view(name, mode)?;
+                if rel.entry.is_view() {
+                    return self.view_item(&rel, alias.as_ref(), offset);
+                }
                 let alias_name = match alias {
                     Some(a) => ident(&a.name),
                     None => relation_name(name)?,

@@ -36,6 +36,7 @@ mod state;
 mod string_syntax;
 mod subquery;
 mod user_types;
+mod view;
 mod window;
 mod with;
 
@@ -50,7 +51,7 @@ use state::{QueryState, StatementState};
 use crate::copy::{CopyDirection, CopySource};
 use crate::expr::Expr;
 use crate::parse::{Ast, Parsed};
-use crate::plan::{Dep, Plan, Rel, Select, Utility};
+use crate::plan::{Dep, Plan, Rel, RelKind, Select, Utility};
 use crate::stack::StackDepth;
 
 pub use ddl::data_type;
@@ -86,6 +87,10 @@ pub(crate) trait Resolver {
     fn relation_by_oid(&mut self, _oid: u32) -> Result<Option<Rel>, SqlError> {
         Ok(None)
     }
+    /// The views whose queries read relation `oid`.
+    fn dependent_views(&mut self, _oid: u32) -> Result<Vec<Rel>, SqlError> {
+        Ok(Vec::new())
+    }
 }
 
 /// A session binds against its transaction's catalog cache.
@@ -96,6 +101,20 @@ impl Resolver for snapscale_engine::Xact {
 
     fn relation_by_oid(&mut self, oid: u32) -> Result<Option<Rel>, SqlError> {
         snapscale_engine::Xact::relation_by_oid(self, oid)
+    }
+
+    fn dependent_views(&mut self, oid: u32) -> Result<Vec<Rel>, SqlError> {
+        let views: Vec<u32> = self
+            .catalog_entries()?
+            .into_iter()
+            .filter(|(_, e)| e.view.as_ref().is_some_and(|v| v.depends_on.contains(&oid)))
+            .map(|(_, e)| e.oid)
+            .collect();
+        let mut out = Vec::new();
+        for v in views {
+            out.extend(snapscale_engine::Xact::relation_by_oid(self, v)?);
+        }
+        Ok(out)
     }
 
     fn zone(&self) -> snapscale_values::Style {
@@ -227,6 +246,7 @@ pub fn bind_ast<R: Resolver>(
     b.origin = ast.origin.clone();
     b.statement.lock_strengths = ast.lock_strengths.clone();
     b.statement.ctas_columns = ast.ctas_columns.clone();
+    b.statement.check_option = ast.check_option;
     finish(b, ast)
 }
 
@@ -260,7 +280,22 @@ impl<'r, R: Resolver> Binder<'r, R> {
         }
     }
 
+    /// The table or sequence `name`, locked in `mode` (a view is refused:
+    /// see [`Binder::relation_or_view`]).
     pub(super) fn rel(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
+        let rel = self.relation_or_view(name, mode)?;
+        if rel.entry.is_view() {
+            let n = &rel.entry.name;
+            return Err(match mode {
+                LockMode::RowExclusive => not_supported(format!("changing the rows of view \"{n}\"")),
+                _ => SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{n}\" is not a table")),
+            });
+        }
+        Ok(rel)
+    }
+
+    /// The relation `name` (a view too), locked in `mode`.
+    pub(super) fn relation_or_view(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
         let n = relation_name(name)?;
         let Some(rel) = self.resolver.resolve(&n)? else {
             let err = SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist"));
@@ -304,6 +339,9 @@ impl<'r, R: Resolver> Binder<'r, R> {
     }
 
     pub(super) fn dep(&mut self, name: &str, rel: &Rel, mode: LockMode) {
+        if self.statement.expanding.is_empty() {
+            self.statement.named_relations.push(rel.entry.oid);
+        }
         self.statement.deps.push(Dep { name: name.to_owned(), rel: rel.clone(), mode, nowait: false });
     }
 
@@ -318,6 +356,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             S::Update(u) => self.update(u),
             S::Delete(d) => self.delete(d),
             S::CreateTable(c) => self.create_table(c),
+            S::CreateView(v) => self.create_view(v),
             S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {
                 self.create_sequence(
                     *temporary,
@@ -329,7 +368,8 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 )
             }
             S::Drop {
-                object_type: object_type @ (ast::ObjectType::Table | ast::ObjectType::Sequence),
+                object_type:
+                    object_type @ (ast::ObjectType::Table | ast::ObjectType::Sequence | ast::ObjectType::View),
                 if_exists,
                 names,
                 cascade,
@@ -352,22 +392,26 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 if table.is_some() {
                     return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"ON\""));
                 }
-                let sequences = *object_type == ast::ObjectType::Sequence;
-                let what = if sequences { "sequence" } else { "table" };
+                let kind = match object_type {
+                    ast::ObjectType::Sequence => RelKind::Sequence,
+                    ast::ObjectType::View => RelKind::View,
+                    _ => RelKind::Table,
+                };
+                let sequences = kind == RelKind::Sequence;
+                let what = kind.word();
                 let mut targets = Vec::new();
                 for name in names {
                     let n = relation_name(name)?;
                     match self.resolver.resolve(&n)? {
-                        Some(rel) if rel.entry.sequence.is_some() != sequences => {
+                        Some(rel) if RelKind::of(&rel.entry) != kind => {
+                            let is = RelKind::of(&rel.entry);
+                            let upper =
+                                if is == RelKind::Table { "TABLE" } else { &is.word().to_uppercase() };
                             return Err(SqlError::new(
                                 SqlState::WRONG_OBJECT_TYPE,
                                 format!("\"{n}\" is not a {what}"),
                             )
-                            .with_hint(if sequences {
-                                "Use DROP TABLE to remove a table."
-                            } else {
-                                "Use DROP SEQUENCE to remove a sequence."
-                            }))
+                            .with_hint(format!("Use DROP {upper} to remove a {}.", is.word())));
                         }
                         Some(rel) if sequences && self.default_depends_on(&rel)? => {
                             let owner = rel
@@ -403,8 +447,8 @@ impl<'r, R: Resolver> Binder<'r, R> {
                         }
                     }
                 }
-                let (detach, cascaded) = self.drop_dependents(&targets, *cascade)?;
-                Ok(Plan::Utility(Utility::DropTable { targets, sequences, detach, cascaded }))
+                let (detach, cascaded) = self.drop_dependents(&mut targets, *cascade)?;
+                Ok(Plan::Utility(Utility::DropTable { targets, kind, detach, cascaded }))
             }
             S::Drop { object_type: ast::ObjectType::Type, if_exists, names, cascade, .. } => {
                 // DROP DOMAIN with several names, as the pre-parser wrote it.
@@ -647,6 +691,7 @@ pub(crate) mod tests {
             checks: Vec::new(),
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
+            view: None,
             user_type: None,
         };
         One(Rel { entry: Arc::new(entry), heap: db.catalog.storage(storage).unwrap(), catalog_tid: 0 })

@@ -437,18 +437,22 @@ impl<R: Resolver> Binder<'_, R> {
         self.query.untyped.clear();
         for item in items {
             match item {
-                SelectItem::Wildcard(_) => {
-                    for c in scope.wildcard(None)? {
+                SelectItem::Wildcard(o) => {
+                    let cols = scope.wildcard(None)?;
+                    self.note_wildcard(&o.wildcard_token, scope, &cols, None);
+                    for c in cols {
                         outputs.push(c.expr);
                         columns.push(Column { name: c.name, ty: c.ty });
                     }
                 }
-                SelectItem::QualifiedWildcard(kind, _) => {
+                SelectItem::QualifiedWildcard(kind, o) => {
                     let ast::SelectItemQualifiedWildcardKind::ObjectName(name) = kind else {
                         return Err(not_supported("this kind of wildcard"));
                     };
                     let q = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
-                    for c in scope.wildcard(Some(&q))? {
+                    let cols = scope.wildcard(Some(&q))?;
+                    self.note_wildcard(&o.wildcard_token, scope, &cols, Some(&q));
+                    for c in cols {
                         outputs.push(c.expr);
                         columns.push(Column { name: c.name, ty: c.ty });
                     }

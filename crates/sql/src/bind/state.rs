@@ -38,6 +38,17 @@ pub(super) struct StatementState {
     pub(super) lock_strengths: Option<Vec<RowLockMode>>,
     /// CREATE TABLE name (a, b, …) AS: the column names (`Ast::ctas_columns`).
     pub(super) ctas_columns: Option<Vec<String>>,
+    /// CREATE VIEW … WITH CHECK OPTION (`Ast::check_option`).
+    pub(super) check_option: Option<snapscale_engine::catalog::CheckOption>,
+    /// While CREATE VIEW binds its query: what each `*` stood for
+    /// (view.rs).
+    pub(super) wildcards: Option<super::view::Wildcards>,
+    /// The views being bound, innermost last (a view that reaches itself
+    /// is refused).
+    pub(super) expanding: Vec<u32>,
+    /// The relations the statement names itself (not those a view it
+    /// reads names), by oid: a view's dependencies.
+    pub(super) named_relations: Vec<u32>,
     /// TRUNCATE … CASCADE: the tables it reached through foreign keys.
     pub(super) truncate_cascades: Vec<String>,
 }

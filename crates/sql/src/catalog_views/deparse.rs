@@ -198,3 +198,57 @@ impl Deparse<'_> {
         }
     }
 }
+
+/// A view's query as pg_get_viewdef lays it out: one clause per line,
+/// PostgreSQL's indentation, a select list item per line, a semicolon at
+/// the end. The expressions are as sqlparser writes them (not PostgreSQL's
+/// reconstruction from the parsed tree, which qualifies every column and
+/// adds parentheses and casts).
+pub(super) fn view_definition(query: &str) -> String {
+    let parsed = sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::PostgreSqlDialect {}, query);
+    let Ok(mut statements) = parsed else { return format!(" {query};") };
+    let Some(ast::Statement::Query(q)) = statements.pop() else { return format!(" {query};") };
+    let ast::SetExpr::Select(s) = q.body.as_ref() else { return format!(" {query};") };
+    if q.with.is_some() || q.fetch.is_some() || !q.locks.is_empty() {
+        return format!(" {query};");
+    }
+    let mut out = String::from(" SELECT ");
+    match &s.distinct {
+        Some(ast::Distinct::Distinct) => out.push_str("DISTINCT "),
+        Some(ast::Distinct::On(on)) => {
+            let on: Vec<String> = on.iter().map(|e| e.to_string()).collect();
+            out.push_str(&format!("DISTINCT ON ({}) ", on.join(", ")));
+        }
+        _ => {}
+    }
+    let items: Vec<String> = s.projection.iter().map(|i| i.to_string()).collect();
+    out.push_str(&items.join(",\n    "));
+    if !s.from.is_empty() {
+        let from: Vec<String> = s.from.iter().map(|f| f.to_string()).collect();
+        out.push_str(&format!("\n   FROM {}", from.join(",\n    ")));
+    }
+    let wrapped = |e: &ast::Expr| match e {
+        ast::Expr::BinaryOp { .. } => format!("({e})"),
+        e => e.to_string(),
+    };
+    if let Some(w) = &s.selection {
+        out.push_str(&format!("\n  WHERE {}", wrapped(w)));
+    }
+    if let ast::GroupByExpr::Expressions(g, _) = &s.group_by {
+        if !g.is_empty() {
+            let g: Vec<String> = g.iter().map(|e| e.to_string()).collect();
+            out.push_str(&format!("\n  GROUP BY {}", g.join(", ")));
+        }
+    }
+    if let Some(h) = &s.having {
+        out.push_str(&format!("\n HAVING {}", wrapped(h)));
+    }
+    if let Some(o) = &q.order_by {
+        out.push_str(&format!("\n  {o}"));
+    }
+    if let Some(l) = &q.limit_clause {
+        out.push_str(&format!("\n {}", l.to_string().trim_start()));
+    }
+    out.push(';');
+    out
+}

@@ -331,7 +331,18 @@ impl Catalog for CatalogState {
                 Value::Bool(oid(&args[0]).is_some_and(|o| [super::DEFAULT_COLLATION, 950, 951].contains(&o)))
             }
             C::EncodingToChar => Value::Text(if int(&args[0]) == Some(6) { "UTF8" } else { "" }.into()),
-            C::GetFunctionResult | C::GetFunctionArguments | C::GetViewDef => Value::Null,
+            C::GetFunctionResult | C::GetFunctionArguments => Value::Null,
+            C::GetViewDef => {
+                match self
+                    .relations
+                    .iter()
+                    .find(|e| Some(e.oid) == oid(&args[0]))
+                    .and_then(|e| e.view.as_ref())
+                {
+                    Some(v) => Value::Text(super::deparse::view_definition(&v.query)),
+                    None => Value::Null,
+                }
+            }
             C::RelationIsPublishable => Value::Bool(false),
             C::GetTriggerDef => Value::Null,
             C::IsolationTestSessionIsBlocked => {

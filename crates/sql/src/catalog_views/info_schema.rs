@@ -42,13 +42,49 @@ pub(super) fn tables(state: &CatalogState) -> Vec<Vec<Value>> {
                 .set("table_catalog", state.database.as_str())
                 .set("table_schema", schema_of(state, e))
                 .set("table_name", e.name.as_str())
-                .set("table_type", if e.temp_owner.is_some() { "LOCAL TEMPORARY" } else { "BASE TABLE" })
-                .set("is_insertable_into", "YES")
+                .set(
+                    "table_type",
+                    match (e.is_view(), e.temp_owner.is_some()) {
+                        (true, _) => "VIEW",
+                        (false, true) => "LOCAL TEMPORARY",
+                        (false, false) => "BASE TABLE",
+                    },
+                )
+                .set("is_insertable_into", if e.is_view() { "NO" } else { "YES" })
                 .set("is_typed", "NO")
                 .set(
                     "commit_action",
                     if e.temp_owner.is_some() { Value::from("PRESERVE") } else { Value::Null },
                 )
+                .build()
+        })
+        .collect()
+}
+
+/// information_schema.views: the views, their definitions and CHECK
+/// OPTIONs.
+pub(super) fn views(state: &CatalogState) -> Vec<Vec<Value>> {
+    state
+        .relations
+        .iter()
+        .filter_map(|e| e.view.as_ref().map(|v| (e, v)))
+        .map(|(e, v)| {
+            let check = match v.check_option {
+                None => "NONE",
+                Some(snapscale_engine::catalog::CheckOption::Local) => "LOCAL",
+                Some(snapscale_engine::catalog::CheckOption::Cascaded) => "CASCADED",
+            };
+            RowBuilder::new(INFO_VIEWS)
+                .set("table_catalog", state.database.as_str())
+                .set("table_schema", schema_of(state, e))
+                .set("table_name", e.name.as_str())
+                .set("view_definition", super::deparse::view_definition(&v.query))
+                .set("check_option", check)
+                .set("is_updatable", "NO")
+                .set("is_insertable_into", "NO")
+                .set("is_trigger_updatable", "NO")
+                .set("is_trigger_deletable", "NO")
+                .set("is_trigger_insertable_into", "NO")
                 .build()
         })
         .collect()

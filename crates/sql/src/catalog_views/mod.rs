@@ -362,6 +362,8 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_collation") => system::collations(),
         (PG, "pg_tablespace") => system::tablespaces(),
         (PG, "pg_tables") => relations::tables_view(state),
+        (PG, "pg_views") => relations::views_view(state),
+        (IS, "views") => info_schema::views(state),
         (PG, "pg_indexes") => relations::indexes_view(state),
         (PG, "pg_sequences") => relations::sequences_view(state),
         (PG, "pg_stat_activity") => activity::stat_activity(state),

@@ -84,6 +84,12 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
             );
             continue;
         }
+        if e.is_view() {
+            out.push(
+                class(e.oid, &e.name, ns, 'v', e.columns.len()).set("relpersistence", persistence).build(),
+            );
+            continue;
+        }
         out.push(
             class(e.oid, &e.name, ns, 'r', e.columns.len())
                 .set("relpersistence", persistence)
@@ -118,7 +124,7 @@ pub(super) fn stat_user_tables(state: &CatalogState) -> Vec<Vec<Value>> {
     state
         .relations
         .iter()
-        .filter(|e| e.sequence.is_none())
+        .filter(|e| e.sequence.is_none() && !e.is_view())
         .filter_map(|e| state.db.catalog.storage(e.storage).map(|heap| (e, heap)))
         .map(|(e, heap)| {
             let (live, dead) = heap.table.count_versions(&state.db.engine);
@@ -408,12 +414,29 @@ pub(super) fn sequences(state: &CatalogState) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// pg_views: the views, with their definitions.
+pub(super) fn views_view(state: &CatalogState) -> Vec<Vec<Value>> {
+    state
+        .relations
+        .iter()
+        .filter_map(|e| e.view.as_ref().map(|v| (e, v)))
+        .map(|(e, v)| {
+            RowBuilder::new(super::defs::PG_VIEWS)
+                .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
+                .set("viewname", e.name.as_str())
+                .set("viewowner", "postgres")
+                .set("definition", super::deparse::view_definition(&v.query))
+                .build()
+        })
+        .collect()
+}
+
 /// pg_tables: the tables (not the catalogs'), with their schema and owner.
 pub(super) fn tables_view(state: &CatalogState) -> Vec<Vec<Value>> {
     let mut out: Vec<Vec<Value>> = state
         .relations
         .iter()
-        .filter(|e| e.sequence.is_none())
+        .filter(|e| e.sequence.is_none() && !e.is_view())
         .map(|e| {
             RowBuilder::new(PG_TABLES)
                 .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())

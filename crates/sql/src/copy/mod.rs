@@ -444,6 +444,7 @@ mod tests {
                 stack: crate::stack::BigStack::for_source(0),
                 lock_strengths: None,
                 ctas_columns: None,
+                check_option: None,
                 origin: None,
             }))
         };

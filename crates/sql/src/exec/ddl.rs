@@ -19,7 +19,7 @@ use snapscale_values::SqlError;
 
 use super::Executor;
 use crate::output::Output;
-use crate::plan::{CreateTable, NewIndex, Rel};
+use crate::plan::{CreateTable, NewIndex, Rel, RelKind};
 
 impl Executor<'_> {
     pub(crate) async fn create_table(&mut self, c: &CreateTable) -> Result<Output, SqlError> {
@@ -39,6 +39,31 @@ impl Executor<'_> {
             self.create_relation(&sequence).await?;
         }
         Ok(Output::Command(tag.into()))
+    }
+
+    /// CREATE [OR REPLACE] VIEW: a new catalog row, or the replaced
+    /// view's row with the new query and columns (its oid kept, so what
+    /// depends on it still does).
+    pub(crate) async fn create_view(
+        &mut self,
+        c: &CreateTable,
+        replace: Option<&Rel>,
+    ) -> Result<Output, SqlError> {
+        match replace {
+            None => {
+                self.create_relation(c).await?;
+            }
+            Some(rel) => {
+                let mut new = (*rel.entry).clone();
+                new.columns = c.columns.clone();
+                new.view = c.view.clone();
+                let new = Arc::new(new);
+                // CATALOG-REDO: the whole new definition.
+                self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
+                self.change_catalog(rel, Some(new)).await?;
+            }
+        }
+        Ok(Output::Command("CREATE VIEW".into()))
     }
 
     /// CREATE TABLE … AS / SELECT … INTO: the table, then the query's rows
@@ -113,6 +138,7 @@ impl Executor<'_> {
                 } else {
                     Vec::new()
                 },
+                view: c.view.clone(),
             }
         };
         let (entry, tid) = match self.insert_catalog_row(&c.name, owner, &mut build).await? {
@@ -269,9 +295,9 @@ impl Executor<'_> {
     pub(crate) async fn drop_tables(
         &mut self,
         targets: &[(String, Option<Rel>)],
-        sequences: bool,
+        kind: RelKind,
     ) -> Result<Output, SqlError> {
-        let what = if sequences { "sequence" } else { "table" };
+        let what = kind.word();
         for (name, rel) in targets {
             match rel {
                 Some(rel) => {
@@ -287,7 +313,14 @@ impl Executor<'_> {
                 ),
             }
         }
-        Ok(Output::Command(if sequences { "DROP SEQUENCE" } else { "DROP TABLE" }.into()))
+        Ok(Output::Command(
+            match kind {
+                RelKind::Table => "DROP TABLE",
+                RelKind::Sequence => "DROP SEQUENCE",
+                RelKind::View => "DROP VIEW",
+            }
+            .into(),
+        ))
     }
 
     /// The sequences owned by a column of table `oid` that this transaction

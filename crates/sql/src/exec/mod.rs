@@ -253,7 +253,13 @@ impl Executor<'_> {
     async fn utility(&mut self, u: &Utility) -> Result<Output, SqlError> {
         match u {
             Utility::CreateTable(c) => self.create_table(c).await,
-            Utility::DropTable { targets, sequences, detach, cascaded } => {
+            Utility::CreateView { create, replace, notice } => {
+                if let Some(n) = notice {
+                    self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, n.clone());
+                }
+                self.create_view(create, replace.as_ref()).await
+            }
+            Utility::DropTable { targets, kind, detach, cascaded } => {
                 if let Some((notice, detail)) = cascaded {
                     self.xact.notice_with_detail(
                         SqlState::SUCCESSFUL_COMPLETION,
@@ -261,7 +267,7 @@ impl Executor<'_> {
                         detail.clone(),
                     );
                 }
-                let out = self.drop_tables(targets, *sequences).await?;
+                let out = self.drop_tables(targets, *kind).await?;
                 self.detach_foreign_keys(targets, detach).await?;
                 Ok(out)
             }

@@ -39,6 +39,7 @@ impl Executor<'_> {
                 checks: Vec::new(),
                 foreign_keys: Vec::new(),
                 referenced_by: Vec::new(),
+                view: None,
                 user_type: Some(def),
             }
         };

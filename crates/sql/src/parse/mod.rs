@@ -32,6 +32,7 @@ mod sqlparser_guard;
 mod string_syntax;
 pub(crate) mod subscript_targets;
 mod syntax_error;
+mod view_syntax;
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
@@ -168,6 +169,13 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             None => (None, None),
         };
         let piece = blanked.as_deref().unwrap_or(piece);
+        // CREATE VIEW … WITH CHECK OPTION: the clause, which sqlparser
+        // lacks (blanked too).
+        let (blanked, check_option) = match view_syntax::read_check_option(piece) {
+            Some((text, option)) => (Some(text), Some(option)),
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
@@ -199,6 +207,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                 lock_strengths,
                                 origin,
                                 ctas_columns,
+                                check_option,
                             })
                         })
                         .collect::<Vec<_>>()

@@ -447,6 +447,37 @@ pub struct CreateTable {
     /// Its FOREIGN KEY constraints (a parent oid of 0: the table itself),
     /// whose referenced tables' rows list it when it is made.
     pub foreign_keys: Vec<snapscale_engine::catalog::ForeignKeyDef>,
+    /// `Some`: CREATE VIEW (columns, no indexes, no constraints).
+    pub view: Option<snapscale_engine::catalog::ViewDef>,
+}
+
+/// The kinds of relation a statement names, as its messages word them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelKind {
+    Table,
+    Sequence,
+    View,
+}
+
+impl RelKind {
+    pub fn of(entry: &RelEntry) -> RelKind {
+        if entry.sequence.is_some() {
+            RelKind::Sequence
+        } else if entry.is_view() {
+            RelKind::View
+        } else {
+            RelKind::Table
+        }
+    }
+
+    /// "table", "sequence", "view".
+    pub fn word(self) -> &'static str {
+        match self {
+            RelKind::Table => "table",
+            RelKind::Sequence => "sequence",
+            RelKind::View => "view",
+        }
+    }
 }
 
 /// ALTER TABLE: the table's definition once every action is applied, and
@@ -494,6 +525,7 @@ impl CreateTable {
             serials: Vec::new(),
             checks: Vec::new(),
             foreign_keys: Vec::new(),
+            view: None,
         }
     }
 
@@ -516,11 +548,20 @@ pub struct Serial {
 #[derive(Debug)]
 pub enum Utility {
     CreateTable(CreateTable),
+    /// CREATE [OR REPLACE] VIEW: the view (`create.view`), and the view it
+    /// replaces, with the same leading columns.
+    CreateView {
+        create: CreateTable,
+        replace: Option<Rel>,
+        /// "will be a temporary view": it reads a temporary relation.
+        notice: Option<String>,
+    },
     /// Relations to drop; `None` entries are missing names under IF EXISTS.
-    /// `sequences`: DROP SEQUENCE.
+    /// `kind`: what the statement drops (DROP TABLE, SEQUENCE or VIEW);
+    /// views CASCADE reached are among the targets.
     DropTable {
         targets: Vec<(String, Option<Rel>)>,
-        sequences: bool,
+        kind: RelKind,
         /// Tables whose foreign keys reference a dropped table (CASCADE
         /// drops those keys), and tables a dropped one references (they
         /// stop listing it).

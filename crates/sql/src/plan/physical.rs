@@ -340,7 +340,9 @@ impl Statement {
             Statement::Utility(u) => match u {
                 Utility::CreateTable(c) if c.sequence.is_some() => Some("CREATE SEQUENCE"),
                 Utility::CreateTable(_) => Some("CREATE TABLE"),
-                Utility::DropTable { sequences: true, .. } => Some("DROP SEQUENCE"),
+                Utility::CreateView { .. } => Some("CREATE VIEW"),
+                Utility::DropTable { kind: crate::plan::RelKind::Sequence, .. } => Some("DROP SEQUENCE"),
+                Utility::DropTable { kind: crate::plan::RelKind::View, .. } => Some("DROP VIEW"),
                 Utility::DropTable { .. } => Some("DROP TABLE"),
                 Utility::AddIndex { tag, .. } => Some(tag),
                 Utility::AlterTable(_) => Some("ALTER TABLE"),

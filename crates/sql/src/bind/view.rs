@@ -1,0 +1,464 @@
+//! Views: CREATE [OR REPLACE] [TEMP] VIEW, and a view read in FROM.
+//!
+//! A view is kept as its query's text (`ViewDef::query`) and bound again
+//! by every statement that reads it, as a subquery in FROM that sees
+//! nothing of the statement around it (no outer columns, no WITH items).
+//! Binding it afresh means a view sees its relations' definitions as they
+//! are now; what PostgreSQL fixes when the view is made is fixed here by
+//! rewriting the text before it is kept:
+//!
+//! * `*` and `t.*` are written out as the columns they stood for
+//!   (`t.a, t.b`), so a column added to `t` later is not the view's;
+//! * the view's own column names are in its catalog row, and a statement
+//!   reading it renames the query's outputs to them.
+//!
+//! The relations the query read are the view's dependencies (dropping one
+//! needs CASCADE); a view that reaches itself through others is refused
+//! when it is read (42P17), as PostgreSQL refuses a recursive rule.
+
+use std::collections::HashMap;
+
+use snapscale_engine::catalog::{CheckOption, ColumnDef, ViewDef};
+use snapscale_engine::LockMode;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType};
+use sqlparser::ast::{self, Ident};
+
+use super::from::{rename, Item};
+use super::scope::{Col, Named, Scope};
+use super::{ident, not_supported, relation_name, Binder, Resolver};
+use crate::expr::Expr;
+use crate::parse::Parsed;
+use crate::plan::{CreateTable, From, Plan, Rel, Utility};
+
+/// Where a `*` was written (its token's line and column): the columns it
+/// stood for, each with the name of the FROM item it came from (`None`
+/// for a column a join's USING merged).
+pub(super) type Wildcards = HashMap<(u64, u64), Vec<(Option<String>, String)>>;
+
+impl<R: Resolver> Binder<'_, R> {
+    pub(super) fn create_view(&mut self, v: &ast::CreateView) -> Result<Plan, SqlError> {
+        if v.materialized {
+            return Err(not_supported("CREATE MATERIALIZED VIEW"));
+        }
+        if v.if_not_exists {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"NOT\""));
+        }
+        if v.or_alter || v.secure || v.to.is_some() || v.params.is_some() || !v.cluster_by.is_empty() {
+            return Err(not_supported("this form of CREATE VIEW"));
+        }
+        let mut check_option = self.statement.check_option.take();
+        if let ast::CreateTableOptions::With(options) = &v.options {
+            for o in options {
+                check_option = view_option(o, check_option)?;
+            }
+        } else if !matches!(v.options, ast::CreateTableOptions::None) {
+            return Err(not_supported("these CREATE VIEW options"));
+        }
+        let name = relation_name(&v.name)?;
+        self.statement.wildcards = Some(Wildcards::new());
+        let deps_before = self.statement.deps.len();
+        let named_before = self.statement.named_relations.len();
+        let select = self.query(&v.query);
+        let wildcards = self.statement.wildcards.take().unwrap_or_default();
+        let select = select?;
+        let untyped = std::mem::take(&mut self.query.untyped);
+        if v.columns.len() > select.columns.len() {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "CREATE VIEW specifies more column names than columns",
+            ));
+        }
+        let mut columns: Vec<ColumnDef> = Vec::new();
+        for (i, col) in select.columns.iter().enumerate() {
+            let name = match v.columns.get(i) {
+                Some(c) if c.data_type.is_some() || c.options.is_some() => {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"(\""))
+                }
+                Some(c) => ident(&c.name),
+                None => col.name.clone(),
+            };
+            if columns.iter().any(|c| c.name == name) {
+                return Err(SqlError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{name}\" specified more than once"),
+                ));
+            }
+            // An output of no type of its own is text, as PostgreSQL 15
+            // resolves "unknown" in a view.
+            let ty = if untyped.contains(&i) { SqlType::Text } else { col.ty };
+            if !ty.storable() {
+                return Err(not_supported(format!("a view column of type {}", ty.name())));
+            }
+            columns.push(ColumnDef { name, ty, not_null: false, default: None, domain: None, typmod: None });
+        }
+        if columns.len() > crate::limits::MAX_TABLE_COLUMNS {
+            return Err(SqlError::new(
+                SqlState::TOO_MANY_COLUMNS,
+                format!("tables can have at most {} columns", crate::limits::MAX_TABLE_COLUMNS),
+            ));
+        }
+        // What the query read: its dependencies. A view over a temporary
+        // relation is temporary itself.
+        let reads_temp = self.statement.deps[deps_before..].iter().any(|d| d.rel.entry.temp_owner.is_some());
+        let mut depends_on: Vec<u32> = Vec::new();
+        for &oid in &self.statement.named_relations[named_before..] {
+            if !depends_on.contains(&oid) {
+                depends_on.push(oid);
+            }
+        }
+        let mut temp = v.temporary;
+        let mut notice = None;
+        if reads_temp && !temp {
+            notice = Some(format!("view \"{name}\" will be a temporary view"));
+            temp = true;
+        }
+        let mut query = (*v.query).clone();
+        expand_wildcards(&mut query, &wildcards);
+        let replace = match self.resolver.resolve(&name)? {
+            Some(old) if v.or_replace && (old.entry.temp_owner.is_some() || !temp) => {
+                if !old.entry.is_view() {
+                    return Err(SqlError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("\"{name}\" is not a view"),
+                    ));
+                }
+                replaceable(&old.entry.columns, &columns)?;
+                // A view that reads its old self reads itself: refused
+                // when read, not a dependency.
+                depends_on.retain(|&o| o != old.entry.oid);
+                self.dep(&name, &old, LockMode::AccessExclusive);
+                Some(old)
+            }
+            _ => None,
+        };
+        let view = ViewDef { query: query.to_string(), check_option, depends_on };
+        let create = CreateTable { columns, view: Some(view), ..CreateTable::named(name, temp) };
+        Ok(Plan::Utility(Utility::CreateView { create, replace, notice }))
+    }
+
+    /// A view read in FROM at `offset`: its query, bound again in a scope
+    /// of its own, its outputs named as the view's columns.
+    pub(super) fn view_item(
+        &mut self,
+        rel: &Rel,
+        alias: Option<&ast::TableAlias>,
+        offset: usize,
+    ) -> Result<Item, SqlError> {
+        let view = rel.entry.view.as_ref().expect("a view");
+        if self.statement.expanding.contains(&rel.entry.oid) {
+            return Err(SqlError::new(
+                SqlState::INVALID_OBJECT_DEFINITION,
+                format!("infinite recursion detected in rules for relation \"{}\"", rel.entry.name),
+            ));
+        }
+        let mut parsed = crate::parse::parse(&view.query, self.stack.limit())?;
+        let ast = match (parsed.pop(), parsed.is_empty()) {
+            (Some(Parsed::Sql(ast)), true) => ast,
+            _ => {
+                return Err(SqlError::new(
+                    SqlState::INTERNAL_ERROR,
+                    format!("the query of view \"{}\" does not parse", rel.entry.name),
+                ))
+            }
+        };
+        let ast::Statement::Query(query) = &*ast else {
+            return Err(SqlError::new(
+                SqlState::INTERNAL_ERROR,
+                format!("the query of view \"{}\" is not a query", rel.entry.name),
+            ));
+        };
+        // The view's query sees nothing of the statement reading it.
+        let ctes = std::mem::take(&mut self.ctes);
+        let origin = self.origin.take();
+        let strengths = self.statement.lock_strengths.take();
+        let wildcards = self.statement.wildcards.take();
+        let sublinks = std::mem::replace(&mut self.sublink_depth, 0);
+        self.statement.expanding.push(rel.entry.oid);
+        let bound = self.query(query);
+        self.statement.expanding.pop();
+        self.ctes = ctes;
+        self.origin = origin;
+        self.statement.lock_strengths = strengths;
+        self.statement.wildcards = wildcards;
+        self.sublink_depth = sublinks;
+        let mut select = bound?;
+        let columns = &rel.entry.columns;
+        // `*` was written out when the view was made: the query's columns
+        // change only if a relation's column it reads changed type.
+        if select.columns.len() != columns.len()
+            || select.columns.iter().zip(columns).any(|(c, d)| c.ty != d.ty)
+        {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("view \"{}\" no longer matches the relations it reads", rel.entry.name),
+            )
+            .with_hint("Recreate the view with CREATE OR REPLACE VIEW."));
+        }
+        select.columns =
+            columns.iter().map(|d| crate::plan::Column { name: d.name.clone(), ty: d.ty }).collect();
+        let alias_name = alias.map_or_else(|| rel.entry.name.clone(), |a| ident(&a.name));
+        let cols = columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Col { name: c.name.clone(), expr: Expr::Column(offset + i), ty: c.ty })
+            .collect();
+        let named = rename(Named { alias: alias_name, columns: cols, table: None, nullable: false }, alias)?;
+        Ok(Item { visible: named.columns.clone(), named: vec![named], from: From::Derived(Box::new(select)) })
+    }
+
+    /// Records, while a view's query is bound, what the `*` at `token`
+    /// stood for (see [`expand_wildcards`]).
+    pub(super) fn note_wildcard(
+        &mut self,
+        token: &ast::helpers::attached_token::AttachedToken,
+        scope: &Scope<'_>,
+        cols: &[Col],
+        qualifier: Option<&str>,
+    ) {
+        let Some(w) = self.statement.wildcards.as_mut() else { return };
+        let at = token.0.span.start;
+        let items = cols
+            .iter()
+            .map(|c| {
+                let from = match qualifier {
+                    Some(q) => Some(q.to_owned()),
+                    None => scope
+                        .named
+                        .iter()
+                        .find(|n| n.columns.iter().any(|nc| nc.expr == c.expr && nc.name == c.name))
+                        .map(|n| n.alias.clone()),
+                };
+                (from, c.name.clone())
+            })
+            .collect();
+        w.insert((at.line, at.column), items);
+    }
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// The views that read `rel` and whose query names `column` (any
+    /// column of that name: the query is kept as text, so a column of
+    /// another relation with the same name counts too); with `None`, every
+    /// view that reads `rel`.
+    pub(super) fn views_reading(&mut self, rel: &Rel, column: Option<&str>) -> Result<Vec<String>, SqlError> {
+        let mut out = Vec::new();
+        for v in self.resolver.dependent_views(rel.entry.oid)? {
+            let Some(def) = v.entry.view.as_ref() else { continue };
+            let names = match column {
+                None => true,
+                Some(c) => names_word(&def.query, c),
+            };
+            if names {
+                out.push(v.entry.name.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// ALTER TABLE's refusals for a column or table a view reads (the
+    /// view's text would no longer mean what it meant).
+    pub(super) fn refuse_for_views(
+        &mut self,
+        rel: &Rel,
+        column: Option<&str>,
+        action: Altering,
+    ) -> Result<(), SqlError> {
+        let views = self.views_reading(rel, column)?;
+        let Some(first) = views.first() else { return Ok(()) };
+        let table = &rel.entry.name;
+        let c = column.unwrap_or_default();
+        let mut lines: Vec<String> =
+            views.iter().map(|v| format!("view {v} depends on column {c} of table {table}")).collect();
+        if matches!(action, Altering::Drop) {
+            // And the views that read those, as DROP lists them.
+            let mut i = 0;
+            let mut reached: Vec<String> = views.clone();
+            while i < reached.len() {
+                if let Some(v) = self.resolver.resolve(&reached[i])? {
+                    for w in self.resolver.dependent_views(v.entry.oid)? {
+                        lines.push(format!("view {} depends on view {}", w.entry.name, v.entry.name));
+                        if !reached.contains(&w.entry.name) {
+                            reached.push(w.entry.name.clone());
+                        }
+                    }
+                }
+                i += 1;
+            }
+        }
+        Err(match action {
+            Altering::Drop => SqlError::new(
+                SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!("cannot drop column {c} of table {table} because other objects depend on it"),
+            )
+            .with_detail(lines.join("\n"))
+            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."),
+            Altering::Type => SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "cannot alter type of a column used by a view or rule",
+            )
+            .with_detail(format!("rule _RETURN on view {first} depends on column \"{c}\"")),
+            Altering::Rename => {
+                not_supported(format!("renaming a table or column that view \"{first}\" reads"))
+            }
+        })
+    }
+}
+
+/// What ALTER TABLE does to something a view reads.
+#[derive(Clone, Copy)]
+pub(super) enum Altering {
+    Drop,
+    Type,
+    Rename,
+}
+
+/// Whether `query` has the identifier `name` (folded as the binder folds).
+fn names_word(query: &str, name: &str) -> bool {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let Ok(tokens) = sqlparser::tokenizer::Tokenizer::new(&dialect, query).tokenize() else { return true };
+    tokens.iter().any(|t| match t {
+        sqlparser::tokenizer::Token::Word(w) => match w.quote_style {
+            Some(_) => w.value == name,
+            None => w.value.to_lowercase() == name,
+        },
+        _ => false,
+    })
+}
+
+/// `WITH (check_option = …, security_barrier, …)` of CREATE VIEW.
+fn view_option(o: &ast::SqlOption, current: Option<CheckOption>) -> Result<Option<CheckOption>, SqlError> {
+    let (key, value) = match o {
+        ast::SqlOption::KeyValue { key, value } => (ident(key), Some(value.to_string())),
+        ast::SqlOption::Ident(key) => (ident(key), None),
+        _ => return Err(not_supported("this view option")),
+    };
+    let value = value.map(|v| v.trim_matches('\'').to_ascii_lowercase());
+    match key.as_str() {
+        "check_option" => match value.as_deref() {
+            Some("local") => Ok(Some(CheckOption::Local)),
+            Some("cascaded") => Ok(Some(CheckOption::Cascaded)),
+            _ => Err(SqlError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "invalid value for enum option \"check_option\": ".to_owned()
+                    + value.as_deref().unwrap_or(""),
+            )
+            .with_detail("Valid values are \"local\" and \"cascaded\".")),
+        },
+        // Without row-level security or privileges, they change nothing.
+        "security_barrier" | "security_invoker" => Ok(current),
+        _ => {
+            Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, format!("unrecognized parameter \"{key}\"")))
+        }
+    }
+}
+
+/// CREATE OR REPLACE VIEW keeps the old view's columns, in order, with
+/// their names and types; it may add columns after them.
+fn replaceable(old: &[ColumnDef], new: &[ColumnDef]) -> Result<(), SqlError> {
+    if new.len() < old.len() {
+        return Err(SqlError::new(SqlState::INVALID_TABLE_DEFINITION, "cannot drop columns from view"));
+    }
+    for (o, n) in old.iter().zip(new) {
+        if o.name != n.name {
+            return Err(SqlError::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!("cannot change name of view column \"{}\" to \"{}\"", o.name, n.name),
+            )
+            .with_hint("Use ALTER VIEW ... RENAME COLUMN ... to change name of view column instead."));
+        }
+        if o.ty != n.ty {
+            return Err(SqlError::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!(
+                    "cannot change data type of view column \"{}\" from {} to {}",
+                    o.name,
+                    o.ty.name(),
+                    n.ty.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Writes each `*` of `q` (and of the queries in its FROM, WITH and set
+/// operations) out as the columns `wildcards` says it stood for. A `*` in
+/// a subquery of an expression (`EXISTS (SELECT * …)`) is left: what it
+/// stands for does not reach the view's columns.
+pub(super) fn expand_wildcards(q: &mut ast::Query, wildcards: &Wildcards) {
+    if wildcards.is_empty() {
+        return;
+    }
+    if let Some(with) = &mut q.with {
+        for cte in &mut with.cte_tables {
+            expand_wildcards(&mut cte.query, wildcards);
+        }
+    }
+    expand_set_expr(&mut q.body, wildcards);
+}
+
+fn expand_set_expr(body: &mut ast::SetExpr, wildcards: &Wildcards) {
+    match body {
+        ast::SetExpr::Select(s) => {
+            for t in &mut s.from {
+                expand_factor(&mut t.relation, wildcards);
+                for j in &mut t.joins {
+                    expand_factor(&mut j.relation, wildcards);
+                }
+            }
+            let items = std::mem::take(&mut s.projection);
+            for item in items {
+                let token = match &item {
+                    ast::SelectItem::Wildcard(o) | ast::SelectItem::QualifiedWildcard(_, o) => {
+                        Some(o.wildcard_token.0.span.start)
+                    }
+                    _ => None,
+                };
+                match token.and_then(|at| wildcards.get(&(at.line, at.column))) {
+                    Some(cols) => s.projection.extend(cols.iter().map(|(from, name)| {
+                        let column = quoted(name);
+                        ast::SelectItem::UnnamedExpr(match from {
+                            Some(f) => ast::Expr::CompoundIdentifier(vec![quoted(f), column]),
+                            None => ast::Expr::Identifier(column),
+                        })
+                    })),
+                    None => s.projection.push(item),
+                }
+            }
+        }
+        ast::SetExpr::Query(q) => expand_wildcards(q, wildcards),
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            expand_set_expr(left, wildcards);
+            expand_set_expr(right, wildcards);
+        }
+        _ => {}
+    }
+}
+
+fn expand_factor(t: &mut ast::TableFactor, wildcards: &Wildcards) {
+    match t {
+        ast::TableFactor::Derived { subquery, .. } => expand_wildcards(subquery, wildcards),
+        ast::TableFactor::NestedJoin { table_with_joins, .. } => {
+            expand_factor(&mut table_with_joins.relation, wildcards);
+            for j in &mut table_with_joins.joins {
+                expand_factor(&mut j.relation, wildcards);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `name` as an identifier that reads back as itself: quoted unless it is
+/// lower case, plain and not a keyword.
+pub(super) fn quoted(name: &str) -> Ident {
+    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$');
+    let keyword =
+        sqlparser::keywords::ALL_KEYWORDS.binary_search(&name.to_ascii_uppercase().as_str()).is_ok();
+    if plain && !keyword {
+        Ident::new(name)
+    } else {
+        Ident::with_quote('"', name)
+    }
+}

@@ -1,0 +1,72 @@
+//! `CREATE VIEW … AS query WITH [CASCADED | LOCAL] CHECK OPTION`: the
+//! trailing clause, which sqlparser's grammar lacks. It is blanked out of
+//! the text (positions stay) and kept for the binder
+//! (`Binder::create_view`).
+
+use snapscale_engine::catalog::CheckOption;
+use sqlparser::keywords::Keyword;
+
+use super::lock_syntax::{keyword, offset, significant_tokens};
+
+/// `sql` without its trailing CHECK OPTION clause, and the option; `None`
+/// for any other text.
+pub(crate) fn read_check_option(sql: &str) -> Option<(String, CheckOption)> {
+    let head = sql.trim_start();
+    if !head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("create")) {
+        return None;
+    }
+    let tail = sql.trim_end().as_bytes();
+    if tail.len() < 6 || !tail[tail.len() - 6..].eq_ignore_ascii_case(b"option") {
+        return None;
+    }
+    let tokens = significant_tokens(sql)?;
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
+    let mut i = 1;
+    if kw(i) == Some(Keyword::OR) && kw(i + 1) == Some(Keyword::REPLACE) {
+        i += 2;
+    }
+    while matches!(kw(i), Some(Keyword::TEMP | Keyword::TEMPORARY | Keyword::RECURSIVE)) {
+        i += 1;
+    }
+    if kw(i) != Some(Keyword::VIEW) {
+        return None;
+    }
+    let n = tokens.len();
+    if n < 4 || kw(n - 1) != Some(Keyword::OPTION) || kw(n - 2) != Some(Keyword::CHECK) {
+        return None;
+    }
+    let (option, with) = match kw(n - 3) {
+        Some(Keyword::CASCADED) => (CheckOption::Cascaded, n - 4),
+        Some(Keyword::LOCAL) => (CheckOption::Local, n - 4),
+        _ => (CheckOption::Cascaded, n - 3),
+    };
+    if kw(with) != Some(Keyword::WITH) {
+        return None;
+    }
+    let line_starts: Vec<usize> =
+        std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
+    let from = offset(&line_starts, sql, tokens[with].span.start);
+    let to = offset(&line_starts, sql, tokens[n - 1].span.end);
+    let blank = " ".repeat(sql[from..to].chars().count());
+    Some((format!("{}{blank}{}", &sql[..from], &sql[to..]), option))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clause_is_blanked_and_read() {
+        let (text, option) =
+            read_check_option("create view v as select * from t where a > 0 with local check option")
+                .unwrap();
+        assert_eq!(text.trim_end(), "create view v as select * from t where a > 0");
+        assert_eq!(text.len(), 68);
+        assert_eq!(option, CheckOption::Local);
+        let (_, option) =
+            read_check_option("CREATE OR REPLACE TEMP VIEW v AS SELECT 1 WITH CHECK OPTION").unwrap();
+        assert_eq!(option, CheckOption::Cascaded);
+        assert!(read_check_option("create table t (a int) with check option").is_none());
+        assert!(read_check_option("create view v as select 'with check option'").is_none());
+    }
+}
