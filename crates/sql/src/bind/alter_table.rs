@@ -541,8 +541,11 @@ impl<R: Resolver> Binder<'_, R> {
         let mut validate = Vec::new();
         for c in d.entry.checks.iter().filter(|c| d.validate.contains(&c.name)) {
             let e = crate::parse::parse_expr(&c.expr, self.stack.limit())?;
-            validate
-                .push(crate::plan::TableCheck { name: c.name.clone(), expr: self.check_expr(&e, &scope)? });
+            validate.push(crate::plan::TableCheck {
+                name: c.name.clone(),
+                expr: self.check_expr(&e, &scope)?,
+                view: false,
+            });
         }
         let not_null = d.not_null.iter().filter_map(|n| d.entry.column(n)).collect();
         let serials = d.serials.into_iter().filter_map(|s| Some((d.entry.column(&s.column)?, s))).collect();

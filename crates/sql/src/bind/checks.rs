@@ -21,7 +21,7 @@ impl<R: Resolver> Binder<'_, R> {
         let mut out = Vec::with_capacity(rel.entry.checks.len());
         for c in &rel.entry.checks {
             let e = crate::parse::parse_expr(&c.expr, self.stack.limit())?;
-            out.push(TableCheck { name: c.name.clone(), expr: self.check_expr(&e, &scope)? });
+            out.push(TableCheck { name: c.name.clone(), expr: self.check_expr(&e, &scope)?, view: false });
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)

@@ -21,7 +21,10 @@ impl<R: Resolver> Binder<'_, R> {
         let TableObject::TableName(name) = &i.table else {
             return Err(not_supported("INSERT into a function"));
         };
-        let rel = self.rel(name, LockMode::RowExclusive)?;
+        let rel = self.relation_or_view(name, LockMode::RowExclusive)?;
+        if rel.entry.is_view() {
+            return self.insert_into_view(&rel, i);
+        }
         // Each target column, with its subscripts if it is written with
         // them (`a[1:2]`) and where it was written.
         let mut subscripted: Vec<Option<(String, ast::Ident)>> = Vec::new();
@@ -51,7 +54,8 @@ impl<R: Resolver> Binder<'_, R> {
             let defaults = self.defaults(&rel, &[])?;
             let returning = self.returning(i.returning.as_deref(), &rel, name, i.table_alias.as_ref())?;
             let source = InsertSource::Values(vec![Vec::new()]);
-            let checks = self.table_checks(&rel)?;
+            let mut checks = self.table_checks(&rel)?;
+            checks.extend(self.take_view_checks(&rel)?);
             let on_conflict = self.on_conflict(&rel, name, i)?;
             let targets = Vec::new();
             let foreign_keys = self.foreign_keys_for(&rel, writes_of(on_conflict.as_ref()))?;
@@ -148,7 +152,8 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let defaults = self.defaults(&rel, &targets)?;
         let returning = self.returning(i.returning.as_deref(), &rel, name, i.table_alias.as_ref())?;
-        let checks = self.table_checks(&rel)?;
+        let mut checks = self.table_checks(&rel)?;
+        checks.extend(self.take_view_checks(&rel)?);
         let on_conflict = self.on_conflict(&rel, name, i)?;
         let foreign_keys = self.foreign_keys_for(&rel, writes_of(on_conflict.as_ref()))?;
         Ok(Plan::Insert(Insert {
@@ -367,12 +372,16 @@ impl<R: Resolver> Binder<'_, R> {
             }
             None => {}
         }
+        if let Some((view, alias)) = self.target_view(&u.table.relation)? {
+            return self.update_view(&view, u, alias);
+        }
         let (rel, alias) = self.table_factor(&u.table.relation, LockMode::RowExclusive)?;
         let scope = Scope::table(&alias, &rel);
         let sets = self.assignments(&rel, &u.assignments, &scope)?;
         let scan = self.scan(rel.clone(), u.selection.as_ref(), &scope)?;
         let returning = self.returning_scoped(u.returning.as_deref(), &scope)?;
-        let checks = self.table_checks(&scan.rel)?;
+        let mut checks = self.table_checks(&scan.rel)?;
+        checks.extend(self.take_view_checks(&scan.rel)?);
         let foreign_keys = self.foreign_keys_for(&scan.rel, Writes::Change)?;
         Ok(Plan::Update(Update { scan, sets, returning, checks, foreign_keys }))
     }
@@ -438,6 +447,9 @@ impl<R: Resolver> Binder<'_, R> {
         }
         if from.len() != 1 || !from[0].joins.is_empty() {
             return Err(not_supported("DELETE from several tables"));
+        }
+        if let Some((view, alias)) = self.target_view(&from[0].relation)? {
+            return self.delete_from_view(&view, d, alias);
         }
         let (rel, alias) = self.table_factor(&from[0].relation, LockMode::RowExclusive)?;
         let scope = Scope::table(&alias, &rel);

@@ -37,6 +37,7 @@ mod string_syntax;
 mod subquery;
 mod user_types;
 mod view;
+mod view_dml;
 mod window;
 mod with;
 

@@ -49,6 +49,9 @@ pub(super) struct StatementState {
     /// The relations the statement names itself (not those a view it
     /// reads names), by oid: a view's dependencies.
     pub(super) named_relations: Vec<u32>,
+    /// INSERT or UPDATE through views WITH CHECK OPTION: the conditions
+    /// the new row must meet (view_dml.rs).
+    pub(super) view_checks: super::view_dml::ViewChecks,
     /// TRUNCATE … CASCADE: the tables it reached through foreign keys.
     pub(super) truncate_cascades: Vec<String>,
 }

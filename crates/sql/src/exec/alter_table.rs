@@ -184,14 +184,14 @@ impl Executor<'_> {
         if a.validate.is_empty() {
             return Ok(());
         }
-        match self.first_failing_check(&a.validate, row).await? {
+        match self.first_failing_check(&a.validate, row, false).await?.map(|i| &a.validate[i].name) {
             None => Ok(()),
             Some(name) => Err(SqlError::new(
                 SqlState::CHECK_VIOLATION,
                 format!("check constraint \"{name}\" of relation \"{}\" is violated by some row", entry.name),
             )
             .on_table(super::modify::schema_of(entry), &entry.name)
-            .on_constraint(&name)),
+            .on_constraint(name)),
         }
     }
 

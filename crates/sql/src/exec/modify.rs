@@ -247,6 +247,9 @@ impl Executor<'_> {
                         .await?;
                     check_not_null(&rel.entry, &new)?;
                     self.check_row(&rel.entry, checks, &new).await?;
+                    if checks.iter().any(|c| c.view) {
+                        self.check_view_options(&rel.entry, checks, &new).await?;
+                    }
                     Some(Row::from(new))
                 }
                 _ => None,
@@ -389,6 +392,9 @@ impl Executor<'_> {
         checks: &[TableCheck],
     ) -> Result<Tid, SqlError> {
         check_not_null(&rel.entry, &row)?;
+        // Constraints before the row goes in; views' CHECK OPTIONs once
+        // it and its index entries are in (a duplicate key is reported
+        // first, as in PostgreSQL).
         self.check_row(&rel.entry, checks, &row).await?;
         self.xact.prepare_write()?;
         // The hidden last column: the row's id, kept by its updates.
@@ -408,6 +414,9 @@ impl Executor<'_> {
             } else {
                 index.insert(key, tid);
             }
+        }
+        if checks.iter().any(|c| c.view) {
+            self.check_view_options(&rel.entry, checks, &row[..rel.entry.columns.len()]).await?;
         }
         self.ri_inserted(rel, &row);
         Ok(tid)
@@ -519,12 +528,17 @@ impl Executor<'_> {
         &mut self,
         checks: &[TableCheck],
         row: &[Value],
-    ) -> Result<Option<String>, SqlError> {
+        views: bool,
+    ) -> Result<Option<usize>, SqlError> {
         self.evaluate(|ex| {
             let cx = ex.ctx(row);
-            for c in checks {
-                if matches!(c.expr.eval(&cx)?, Value::Bool(false)) {
-                    return Ok(Some(c.name.clone()));
+            for (i, c) in checks.iter().enumerate().filter(|(_, c)| c.view == views) {
+                // A view's check option fails on NULL too (PostgreSQL's
+                // WITH CHECK OPTION wants the condition true).
+                match c.expr.eval(&cx)? {
+                    Value::Bool(false) => return Ok(Some(i)),
+                    Value::Null if c.view => return Ok(Some(i)),
+                    _ => {}
                 }
             }
             Ok(None)
@@ -543,15 +557,36 @@ impl Executor<'_> {
         if checks.is_empty() {
             return Ok(());
         }
-        match self.first_failing_check(checks, row).await? {
+        match self.first_failing_check(checks, row, false).await? {
             None => Ok(()),
-            Some(name) => Err(SqlError::new(
-                SqlState::CHECK_VIOLATION,
-                format!("new row for relation \"{}\" violates check constraint \"{name}\"", entry.name),
+            Some(i) => {
+                let name = &checks[i].name;
+                Err(SqlError::new(
+                    SqlState::CHECK_VIOLATION,
+                    format!("new row for relation \"{}\" violates check constraint \"{name}\"", entry.name),
+                )
+                .with_detail(failing_row(entry, row))
+                .on_table(schema_of(entry), &entry.name)
+                .on_constraint(name))
+            }
+        }
+    }
+
+    /// Checks `row` against the CHECK OPTIONs of the views a statement
+    /// wrote through (in `checks`, with the table's constraints).
+    pub(crate) async fn check_view_options(
+        &mut self,
+        entry: &RelEntry,
+        checks: &[TableCheck],
+        row: &[Value],
+    ) -> Result<(), SqlError> {
+        match self.first_failing_check(checks, row, true).await? {
+            None => Ok(()),
+            Some(i) => Err(SqlError::new(
+                SqlState::WITH_CHECK_OPTION_VIOLATION,
+                format!("new row violates check option for view \"{}\"", checks[i].name),
             )
-            .with_detail(failing_row(entry, row))
-            .on_table(schema_of(entry), &entry.name)
-            .on_constraint(&name)),
+            .with_detail(failing_row(entry, row))),
         }
     }
 }

@@ -313,8 +313,11 @@ pub enum InsertSource {
 /// is `Expr::Column(i)`); a row fails it when it is false (NULL passes).
 #[derive(Debug, Clone)]
 pub struct TableCheck {
+    /// The constraint's name, or the view's.
     pub name: String,
     pub expr: Expr,
+    /// A view's WITH CHECK OPTION (44000), not a CHECK constraint.
+    pub view: bool,
 }
 
 /// An INSERT.
