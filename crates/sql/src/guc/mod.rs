@@ -8,6 +8,7 @@
 //!                them) and every session's start-up values; the config
 //!                file; the combination checked before the server starts
 //!   session.rs   SessionSettings: what SET changes in one session
+//!   planner.rs   PlannerSettings: the enable_* method switches
 //!   client.rs    ClientSettings: what drivers set and read at start-up
 //!                (TimeZone, DateStyle, …) and the fixed facts they check
 //!   startup.rs   a startup packet's parameters as a session's settings
@@ -29,12 +30,14 @@ use snapscale_values::SqlError;
 
 mod client;
 mod conninfo;
+mod planner;
 mod server;
 mod session;
 mod startup;
 
 pub use client::ClientSettings;
 pub use conninfo::Conninfo;
+pub use planner::PlannerSettings;
 pub use server::{AuthMethod, ConfigError, Settings, SERVER_VERSION};
 pub use session::SessionSettings;
 pub use startup::session_settings;
@@ -163,7 +166,11 @@ pub fn parse_bool(name: &str, value: &str) -> Result<bool, SettingError> {
     match value.trim().to_ascii_lowercase().as_str() {
         "on" | "true" | "yes" | "1" => Ok(true),
         "off" | "false" | "no" | "0" => Ok(false),
-        _ => Err(invalid(name, value, "expected on or off")),
+        _ => Err(SettingError::InvalidValue {
+            message: format!("parameter \"{name}\" requires a Boolean value"),
+            detail: None,
+            hint: None,
+        }),
     }
 }
 

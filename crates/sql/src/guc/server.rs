@@ -476,6 +476,10 @@ impl crate::Gucs for Settings {
         self.session.default_isolation()
     }
 
+    fn planner(&self) -> crate::guc::PlannerSettings {
+        self.session.planner
+    }
+
     fn synchronous_commit(&self) -> bool {
         self.session.synchronous_commit()
     }

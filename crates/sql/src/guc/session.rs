@@ -99,6 +99,8 @@ pub struct SessionSettings {
     pub temp_file_limit: Option<u64>,
     /// What clients set and read at start-up (TimeZone, DateStyle, …).
     pub client: ClientSettings,
+    /// The planner's enable_* switches.
+    pub planner: super::PlannerSettings,
     /// Settings no module defines, named `prefix.name` (`SET app.user_id
     /// = '42'`): applications and row-level-security policies keep their
     /// own values here, as PostgreSQL's placeholder variables.
@@ -117,6 +119,7 @@ impl Default for SessionSettings {
             max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
             temp_file_limit: Some(crate::limits::DEFAULT_TEMP_FILE_LIMIT),
             client: ClientSettings::default(),
+            planner: super::PlannerSettings::default(),
             custom: std::collections::BTreeMap::new(),
         }
     }
@@ -137,7 +140,9 @@ const NAMES: [&str; 8] = [
 impl SessionSettings {
     /// Whether SET may change `name` (lower-case) in a session.
     pub fn is_session(name: &str) -> bool {
-        NAMES.contains(&name) || client::SESSION.contains(&name)
+        NAMES.contains(&name)
+            || client::SESSION.contains(&name)
+            || super::PlannerSettings::names().any(|n| n == name)
     }
 
     /// Whether `name` (lower-case) is a read-only fact (55P02 for SET).
@@ -151,6 +156,9 @@ impl SessionSettings {
             return Err(SettingError::Fixed(name.into()));
         }
         if let Some(result) = self.client.apply(name, value) {
+            return result;
+        }
+        if let Some(result) = self.planner.apply(name, value) {
             return result;
         }
         match name {
@@ -175,7 +183,7 @@ impl SessionSettings {
 
     /// The value `SHOW name` prints.
     pub fn show(&self, name: &str) -> Result<String, SettingError> {
-        if let Some(value) = self.client.show(name) {
+        if let Some(value) = self.client.show(name).or_else(|| self.planner.show(name)) {
             return Ok(value);
         }
         Ok(match name {
@@ -205,8 +213,12 @@ impl Gucs for SessionSettings {
     }
 
     fn setting_names(&self) -> Vec<(&'static str, &'static str)> {
-        let user = NAMES.iter().chain(client::SESSION.iter()).map(|n| (*n, "user"));
-        user.chain(client::FIXED.iter().map(|n| (*n, "internal"))).collect()
+        let user = NAMES.iter().chain(client::SESSION.iter()).copied().chain(super::PlannerSettings::names());
+        user.map(|n| (n, "user")).chain(client::FIXED.iter().map(|n| (*n, "internal"))).collect()
+    }
+
+    fn planner(&self) -> super::PlannerSettings {
+        self.planner
     }
 
     fn default_isolation(&self) -> IsolationLevel {

@@ -91,7 +91,9 @@ mod tests {
     /// `t` has a primary key on `a` and no index on `b`.
     fn bounded(sql: &str) -> bool {
         let b = bound(sql);
-        let (statement, subplans) = plan(b.plan, b.subqueries, StackDepth::here(1 << 20)).unwrap();
+        let (statement, subplans) =
+            plan(b.plan, b.subqueries, StackDepth::here(1 << 20), crate::guc::PlannerSettings::default())
+                .unwrap();
         statement.is_bounded(&subplans)
     }
 

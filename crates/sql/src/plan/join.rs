@@ -24,7 +24,7 @@ use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 
 use super::physical::{JoinNode, Node, ScanNode};
-use super::planner::{scan_node, Planner};
+use super::planner::Planner;
 use super::{From, Join, JoinKind, Rel, Scan, SetOp};
 use crate::expr::{Cmp, Expr};
 
@@ -151,7 +151,7 @@ impl Planner {
         };
         Ok(match item {
             From::Table(rel) => {
-                let mut scan = scan_node(Scan { rel, filter: local(conds)? });
+                let mut scan = self.scan_node(Scan { rel, filter: local(conds)? });
                 scan.with_tid = tids.contains(&offset);
                 Node::Scan(scan)
             }
@@ -290,7 +290,13 @@ impl Planner {
                 None => residual.push(c.clone()),
             }
         }
-        if matches!(kind, JoinKind::Inner | JoinKind::Left) {
+        // enable_*: an index probe is a nested loop, and takes index
+        // scans; with nested loops off, a hash join is preferred where the
+        // keys allow one (and neither is forbidden where it is the only
+        // way, as PostgreSQL costs a disabled method out, not away).
+        let s = self.settings;
+        let hash_instead = !keys.is_empty() && s.hash_joins() && !s.nested_loops();
+        if matches!(kind, JoinKind::Inner | JoinKind::Left) && s.index_scans() && !hash_instead {
             if let Node::Scan(scan) = &right {
                 if let Some((index, probes)) = index_for(scan, &keys) {
                     let Node::Scan(scan) = right else { unreachable!("matched above") };
@@ -318,7 +324,7 @@ impl Planner {
             left_width,
             right_width,
         };
-        if keys.is_empty() {
+        if keys.is_empty() || (!s.hash_joins() && s.nested_loops()) {
             return Ok(Node::NestLoop { join: join(Expr::conjunction(conds)) });
         }
         // The hash table matches the keys exactly; the rest is checked on

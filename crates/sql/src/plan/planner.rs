@@ -14,6 +14,7 @@ use super::join::{inner_join_conditions, locked_tables, width, TidLayout};
 use super::physical::{Access, LockTarget, Node, Query, ScanNode, Source, Statement};
 use super::{From, Grouping, InsertSource, Plan, Rel, Scan, Select, SortKey};
 use crate::expr::{Cmp, Expr, Rewrite};
+use crate::guc::PlannerSettings;
 use crate::stack::StackDepth;
 
 /// Plans a bound statement and the subqueries its expressions use (the
@@ -24,8 +25,9 @@ pub fn plan(
     logical: Plan,
     subqueries: Vec<Select>,
     stack: StackDepth,
+    settings: PlannerSettings,
 ) -> Result<(Statement, Vec<Query>), SqlError> {
-    let planner = Planner { stack };
+    let planner = Planner { stack, settings };
     let subplans = subqueries.into_iter().map(|s| planner.query(s)).collect::<Result<Vec<_>, _>>()?;
     if subplans.iter().any(|q| q.root.locks_rows()) {
         return Err(SqlError::new(
@@ -49,14 +51,14 @@ pub fn plan(
             foreign_keys: i.foreign_keys,
         },
         Plan::Update(u) => Statement::Update {
-            scan: scan_node(u.scan),
+            scan: planner.scan_node(u.scan),
             sets: u.sets,
             returning: u.returning,
             checks: u.checks,
             foreign_keys: u.foreign_keys,
         },
         Plan::Delete(d) => Statement::Delete {
-            scan: scan_node(d.scan),
+            scan: planner.scan_node(d.scan),
             returning: d.returning,
             foreign_keys: d.foreign_keys,
         },
@@ -114,9 +116,21 @@ pub fn plan(
 
 pub(super) struct Planner {
     pub(super) stack: StackDepth,
+    /// The session's enable_* switches.
+    pub(super) settings: PlannerSettings,
 }
 
 impl Planner {
+    /// A scan with its access path chosen (an index only where index
+    /// scans are on).
+    pub(super) fn scan_node(&self, scan: Scan) -> ScanNode {
+        let access = match &scan.filter {
+            Some(f) if self.settings.index_scans() => choose_access(&scan.rel, f),
+            _ => Access::Seq,
+        };
+        ScanNode { rel: scan.rel, access, filter: scan.filter, with_tid: false }
+    }
+
     pub(super) fn query(&self, s: Select) -> Result<Query, SqlError> {
         let Select {
             from,
@@ -141,7 +155,7 @@ impl Planner {
             // One table: its scan, and FOR UPDATE locks its versions.
             Some(From::Table(rel)) => {
                 let lock_filter = lock.as_ref().and(filter.clone());
-                let scan = Node::Scan(scan_node(Scan { rel: rel.clone(), filter }));
+                let scan = Node::Scan(self.scan_node(Scan { rel: rel.clone(), filter }));
                 match lock {
                     None => scan,
                     Some(locking) => {
@@ -305,12 +319,6 @@ fn sorted(input: Node, keys: Vec<SortKey>) -> Node {
     }
 }
 
-/// A scan with its access path chosen.
-pub fn scan_node(scan: Scan) -> ScanNode {
-    let access = scan.filter.as_ref().map_or(Access::Seq, |f| choose_access(&scan.rel, f));
-    ScanNode { rel: scan.rel, access, filter: scan.filter, with_tid: false }
-}
-
 /// Picks an index for `filter`'s conjuncts: equality on all of an index's
 /// columns (or its leading ones, the more the better), else a range on a
 /// first column.
@@ -378,7 +386,11 @@ mod tests {
     use crate::plan::physical::Node;
 
     fn access(sql: &str) -> &'static str {
-        let statement = plan(bound(sql).plan, Vec::new(), StackDepth::here(1 << 20)).unwrap().0;
+        access_with(sql, PlannerSettings::default())
+    }
+
+    fn access_with(sql: &str, settings: PlannerSettings) -> &'static str {
+        let statement = plan(bound(sql).plan, Vec::new(), StackDepth::here(1 << 20), settings).unwrap().0;
         let scan = match statement {
             Statement::Query(Query { root, .. }) => {
                 let mut node = root;
@@ -415,10 +427,50 @@ mod tests {
         assert_eq!(access("SELECT b FROM t WHERE a = 1 ORDER BY b LIMIT 3"), "eq");
     }
 
+    /// The enable_* switches steer the choices the planner has, and only
+    /// those.
+    #[test]
+    fn enable_switches_steer_access_and_joins() {
+        let with = |pairs: &[(&str, &str)]| {
+            let mut s = crate::guc::SessionSettings::default();
+            for (n, v) in pairs {
+                s.set(n, v).unwrap();
+            }
+            s.planner
+        };
+        let no_index = with(&[("enable_indexscan", "off"), ("enable_bitmapscan", "off")]);
+        assert_eq!(access_with("SELECT b FROM t WHERE a = 1", no_index), "seq");
+        assert_eq!(access_with("SELECT b FROM t WHERE a = 1", with(&[("enable_indexscan", "off")])), "eq");
+        assert_eq!(access_with("SELECT b FROM t WHERE a = 1", with(&[("enable_seqscan", "off")])), "eq");
+        let method = |sql: &str, settings: PlannerSettings| {
+            let Statement::Query(q) =
+                plan(bound(sql).plan, Vec::new(), StackDepth::here(1 << 20), settings).unwrap().0
+            else {
+                panic!()
+            };
+            let mut node = &q.root;
+            while !matches!(node.name(), "HashJoin" | "NestLoop" | "IndexJoin") {
+                node = node.inputs()[0];
+            }
+            node.name()
+        };
+        let join = |settings| method("SELECT * FROM t x JOIN t y ON x.b = y.b", settings);
+        assert_eq!(join(PlannerSettings::default()), "HashJoin");
+        assert_eq!(join(with(&[("enable_hashjoin", "off")])), "NestLoop");
+        assert_eq!(join(with(&[("enable_hashjoin", "off"), ("enable_nestloop", "off")])), "HashJoin");
+        let probe = |settings| method("SELECT * FROM t x JOIN t y ON length(x.b) = y.a", settings);
+        assert_eq!(probe(PlannerSettings::default()), "IndexJoin");
+        assert_eq!(probe(with(&[("enable_nestloop", "off")])), "HashJoin");
+        assert_eq!(probe(no_index), "HashJoin");
+    }
+
     #[test]
     fn queries_are_trees_of_operators() {
         let shape = |sql: &str| {
-            let Statement::Query(q) = plan(bound(sql).plan, Vec::new(), StackDepth::here(1 << 20)).unwrap().0
+            let Statement::Query(q) =
+                plan(bound(sql).plan, Vec::new(), StackDepth::here(1 << 20), PlannerSettings::default())
+                    .unwrap()
+                    .0
             else {
                 panic!()
             };

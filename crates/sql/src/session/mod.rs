@@ -47,6 +47,10 @@ pub trait Gucs: Clone + Send + Sync + 'static {
     fn show(&self, name: &str) -> Result<String, SqlError>;
     /// default_transaction_isolation.
     fn default_isolation(&self) -> IsolationLevel;
+    /// The planner's enable_* switches.
+    fn planner(&self) -> crate::guc::PlannerSettings {
+        crate::guc::PlannerSettings::default()
+    }
     /// synchronous_commit: wait for the commit record to be durable.
     fn synchronous_commit(&self) -> bool {
         true

@@ -227,7 +227,8 @@ impl<G: Gucs> Conn<G> {
         let depth = self.gucs.max_stack_depth();
         let BoundStatement { plan, params, deps, subqueries, waits } =
             bind_parsed(&mut self.xact, parsed, declared, depth)?;
-        let (statement, subplans) = planner::plan(plan, subqueries, StackDepth::here(depth))?;
+        let (statement, subplans) =
+            planner::plan(plan, subqueries, StackDepth::here(depth), self.gucs.planner())?;
         Ok(Planned { statement, subplans, params, deps, waits })
     }
 
