@@ -93,7 +93,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// The join as a locking query whose outputs are `values` and then
     /// the RETURNING items.
     #[allow(clippy::too_many_arguments)]
-    fn join_query(
+    pub(super) fn join_query(
         &mut self,
         target: &ast::TableFactor,
         alias: &str,
@@ -174,10 +174,10 @@ impl<R: Resolver> Binder<'_, R> {
 }
 
 /// The bound join, before its outputs are split.
-struct JoinQuery {
-    select: crate::plan::Select,
-    outputs: Vec<Expr>,
-    columns: Vec<Column>,
-    untyped: Vec<usize>,
+pub(super) struct JoinQuery {
+    pub(super) select: crate::plan::Select,
+    pub(super) outputs: Vec<Expr>,
+    pub(super) columns: Vec<Column>,
+    pub(super) untyped: Vec<usize>,
     values: usize,
 }

@@ -27,6 +27,7 @@ mod expr;
 mod foreign_keys;
 mod from;
 mod function;
+mod merge;
 mod populate;
 mod query;
 mod scope;
@@ -356,6 +357,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             S::Insert(i) => self.insert(i),
             S::Update(u) => self.update(u),
             S::Delete(d) => self.delete(d),
+            S::Merge(m) => self.merge_into(m),
             S::CreateTable(c) => self.create_table(c),
             S::CreateView(v) => self.create_view(v),
             S::CreateSequence { temporary, if_not_exists, name, data_type, sequence_options, owned_by } => {

@@ -18,6 +18,7 @@ mod alter_table;
 mod copy;
 mod ddl;
 mod join;
+mod merge;
 mod modify;
 mod query;
 mod ri;
@@ -221,6 +222,7 @@ async fn run_here(
         Statement::Utility(u) => exec.utility(u).await,
         Statement::CreateTableAs(c) => exec.create_table_as(c).await,
         Statement::ModifyJoin(m) => exec.modify_join(m).await,
+        Statement::Merge(m) => exec.merge(m).await,
         Statement::CopyQuery { query, options } => {
             let rows = exec.query(query).await?;
             let zone = exec.xact.session_style();

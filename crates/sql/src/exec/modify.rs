@@ -105,25 +105,7 @@ impl Executor<'_> {
         // change one twice).
         let mut touched = std::collections::HashSet::new();
         for values in sources {
-            let mut row = vec![Value::Null; rel.entry.columns.len()];
-            for (&t, v) in targets.iter().zip(values.iter()) {
-                row[t] = v.clone();
-            }
-            if !defaults.is_empty() {
-                let filled = self
-                    .evaluate(|ex| {
-                        let cx = ex.ctx(&[]);
-                        defaults
-                            .iter()
-                            .map(|(c, e)| Ok((*c, e.eval(&cx)?)))
-                            .collect::<Result<Vec<_>, SqlError>>()
-                    })
-                    .await?;
-                for (c, v) in filled {
-                    row[c] = v;
-                }
-            }
-            let row: Row = Arc::from(row);
+            let row = self.new_row(rel, targets, values.iter(), defaults).await?;
             let row = match on_conflict {
                 None => {
                     self.insert_row(rel, row.clone(), checks).await?;
@@ -144,6 +126,33 @@ impl Executor<'_> {
             Some(r) => Output::Rows { columns: Arc::clone(&r.columns), rows: returned, tag },
             None => Output::Command(tag),
         })
+    }
+
+    /// A new row of `rel`: `values` in the `targets` columns, the
+    /// `defaults` in theirs, NULL in the rest.
+    pub(crate) async fn new_row(
+        &mut self,
+        rel: &Rel,
+        targets: &[usize],
+        values: impl Iterator<Item = &Value>,
+        defaults: &[(usize, Expr)],
+    ) -> Result<Row, SqlError> {
+        let mut row = vec![Value::Null; rel.entry.columns.len()];
+        for (&t, v) in targets.iter().zip(values) {
+            row[t] = v.clone();
+        }
+        if !defaults.is_empty() {
+            let filled = self
+                .evaluate(|ex| {
+                    let cx = ex.ctx(&[]);
+                    defaults.iter().map(|(c, e)| Ok((*c, e.eval(&cx)?))).collect::<Result<Vec<_>, SqlError>>()
+                })
+                .await?;
+            for (c, v) in filled {
+                row[c] = v;
+            }
+        }
+        Ok(Arc::from(row))
     }
 
     pub(crate) async fn update(

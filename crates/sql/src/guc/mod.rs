@@ -8,7 +8,6 @@
 //!                them) and every session's start-up values; the config
 //!                file; the combination checked before the server starts
 //!   session.rs   SessionSettings: what SET changes in one session
-//!   planner.rs   PlannerSettings: the enable_* method switches
 //!   client.rs    ClientSettings: what drivers set and read at start-up
 //!                (TimeZone, DateStyle, …) and the fixed facts they check
 //!   startup.rs   a startup packet's parameters as a session's settings
@@ -30,14 +29,13 @@ use snapscale_values::SqlError;
 
 mod client;
 mod conninfo;
-mod planner;
 mod server;
 mod session;
 mod startup;
 
+pub use crate::plan::switches::PlannerSettings;
 pub use client::ClientSettings;
 pub use conninfo::Conninfo;
-pub use planner::PlannerSettings;
 pub use server::{AuthMethod, ConfigError, Settings, SERVER_VERSION};
 pub use session::SessionSettings;
 pub use startup::session_settings;

@@ -476,7 +476,7 @@ impl crate::Gucs for Settings {
         self.session.default_isolation()
     }
 
-    fn planner(&self) -> crate::guc::PlannerSettings {
+    fn planner(&self) -> crate::plan::switches::PlannerSettings {
         self.session.planner
     }
 

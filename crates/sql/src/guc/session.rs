@@ -158,8 +158,9 @@ impl SessionSettings {
         if let Some(result) = self.client.apply(name, value) {
             return result;
         }
-        if let Some(result) = self.planner.apply(name, value) {
-            return result;
+        if super::PlannerSettings::is_switch(name) {
+            self.planner.set(name, parse_bool(name, value)?);
+            return Ok(());
         }
         match name {
             "statement_timeout" => self.statement_timeout = parse_duration(name, value)?,

@@ -33,7 +33,8 @@ impl Statement {
             Statement::Utility(_)
             | Statement::CopyQuery { .. }
             | Statement::CreateTableAs(_)
-            | Statement::ModifyJoin(_) => false,
+            | Statement::ModifyJoin(_)
+            | Statement::Merge(_) => false,
         };
         this && subplans.iter().all(|q| q.root.is_bounded())
     }
@@ -91,9 +92,13 @@ mod tests {
     /// `t` has a primary key on `a` and no index on `b`.
     fn bounded(sql: &str) -> bool {
         let b = bound(sql);
-        let (statement, subplans) =
-            plan(b.plan, b.subqueries, StackDepth::here(1 << 20), crate::guc::PlannerSettings::default())
-                .unwrap();
+        let (statement, subplans) = plan(
+            b.plan,
+            b.subqueries,
+            StackDepth::here(1 << 20),
+            crate::plan::switches::PlannerSettings::default(),
+        )
+        .unwrap();
         statement.is_bounded(&subplans)
     }
 

@@ -8,6 +8,7 @@ mod bounded;
 mod join;
 pub mod physical;
 pub mod planner;
+pub mod switches;
 
 use std::sync::Arc;
 
@@ -709,6 +710,7 @@ pub enum Plan {
     CreateTableAs(Box<CreateTableAs>),
     /// UPDATE … FROM, DELETE … USING.
     ModifyJoin(Box<ModifyJoin>),
+    Merge(Box<Merge>),
 }
 
 /// UPDATE … FROM / DELETE … USING (bind/dml_join.rs).
@@ -726,6 +728,51 @@ pub struct ModifyJoin<Q = Select> {
     pub checks: Vec<TableCheck>,
     pub delete: bool,
     pub foreign_keys: Arc<ForeignKeys>,
+}
+
+/// MERGE (bind/merge.rs): WHEN MATCHED clauses over the target's rows
+/// joined with the source's, locked; WHEN NOT MATCHED clauses over the
+/// source rows no target row matches.
+#[derive(Debug)]
+pub struct Merge<Q = Select> {
+    pub rel: Rel,
+    /// The locked join, as ModifyJoin's query; bound, its outputs are each
+    /// WHEN MATCHED clause's condition (if it has one) and SET values in
+    /// turn, which the planner moves into `matched`.
+    pub join: Q,
+    pub matched: Vec<MatchedClause>,
+    /// The unmatched source rows; its outputs are each WHEN NOT MATCHED
+    /// clause's condition (if any) and values, which `not_matched` points
+    /// into.
+    pub unmatched: Q,
+    pub not_matched: Vec<NotMatchedClause>,
+    pub checks: Vec<TableCheck>,
+    pub foreign_keys: Arc<ForeignKeys>,
+}
+
+/// A WHEN MATCHED clause: its condition and action over the joined row.
+#[derive(Debug)]
+pub struct MatchedClause {
+    pub cond: Option<Expr>,
+    pub action: MatchedAction,
+}
+
+#[derive(Debug)]
+pub enum MatchedAction {
+    /// The target's columns and their new values.
+    Update(Vec<(usize, Expr)>),
+    Delete,
+    Nothing,
+}
+
+/// A WHEN NOT MATCHED clause: the output holding its condition, and for
+/// INSERT the target columns, the outputs holding their values, and the
+/// defaults of the others (DO NOTHING: `None`).
+#[derive(Debug)]
+pub struct NotMatchedClause {
+    pub cond: Option<usize>,
+    #[allow(clippy::type_complexity)]
+    pub insert: Option<(Vec<usize>, Vec<usize>, Vec<(usize, Expr)>)>,
 }
 
 /// CREATE TABLE … AS query [WITH [NO] DATA], SELECT … INTO.

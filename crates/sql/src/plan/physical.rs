@@ -254,6 +254,7 @@ pub enum Statement {
     /// `COPY (query) TO STDOUT`.
     CreateTableAs(Box<super::CreateTableAs<Query>>),
     ModifyJoin(Box<super::ModifyJoin<Query>>),
+    Merge(Box<super::Merge<Query>>),
     CopyQuery {
         query: Query,
         options: crate::copy::CopyOptions,
@@ -337,6 +338,7 @@ impl Statement {
             Statement::CreateTableAs(_) => Some("CREATE TABLE AS"),
             Statement::ModifyJoin(m) if m.delete => Some("DELETE"),
             Statement::ModifyJoin(_) => Some("UPDATE"),
+            Statement::Merge(_) => Some("MERGE"),
             Statement::Utility(u) => match u {
                 Utility::CreateTable(c) if c.sequence.is_some() => Some("CREATE SEQUENCE"),
                 Utility::CreateTable(_) => Some("CREATE TABLE"),
@@ -375,6 +377,7 @@ impl Statement {
             | Statement::Update { foreign_keys, .. }
             | Statement::Delete { foreign_keys, .. } => Some(foreign_keys),
             Statement::ModifyJoin(m) => Some(&m.foreign_keys),
+            Statement::Merge(m) => Some(&m.foreign_keys),
             _ => None,
         }
     }
@@ -387,7 +390,10 @@ impl Statement {
             | Statement::Update { returning, .. }
             | Statement::Delete { returning, .. } => returning.as_ref().map(|r| Arc::clone(&r.columns)),
             Statement::ModifyJoin(m) => m.returning.as_ref().map(|r| Arc::clone(&r.columns)),
-            Statement::Utility(_) | Statement::CopyQuery { .. } | Statement::CreateTableAs(_) => None,
+            Statement::Utility(_)
+            | Statement::CopyQuery { .. }
+            | Statement::CreateTableAs(_)
+            | Statement::Merge(_) => None,
         }
     }
 }

@@ -14,7 +14,7 @@ use super::join::{inner_join_conditions, locked_tables, width, TidLayout};
 use super::physical::{Access, LockTarget, Node, Query, ScanNode, Source, Statement};
 use super::{From, Grouping, InsertSource, Plan, Rel, Scan, Select, SortKey};
 use crate::expr::{Cmp, Expr, Rewrite};
-use crate::guc::PlannerSettings;
+use crate::plan::switches::PlannerSettings;
 use crate::stack::StackDepth;
 
 /// Plans a bound statement and the subqueries its expressions use (the
@@ -109,6 +109,46 @@ pub fn plan(
                 foreign_keys,
             };
             Statement::ModifyJoin(Box::new(m))
+        }
+        Plan::Merge(m) => {
+            let crate::plan::Merge { rel, join, mut matched, unmatched, not_matched, checks, foreign_keys } =
+                *m;
+            let planned = planner.query(join)?;
+            // Project(LockRows): the clauses' outputs, remapped to the
+            // locked rows, back into the clauses.
+            let Node::Project { input, exprs } = planned.root else {
+                return Err(SqlError::new(
+                    SqlState::INTERNAL_ERROR,
+                    "the join of a MERGE is not a projection",
+                ));
+            };
+            let mut exprs = exprs.into_iter();
+            let mut next = || {
+                exprs
+                    .next()
+                    .ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "a MERGE clause lost its output"))
+            };
+            for c in &mut matched {
+                if let Some(cond) = &mut c.cond {
+                    *cond = next()?;
+                }
+                if let crate::plan::MatchedAction::Update(sets) = &mut c.action {
+                    for (_, e) in sets.iter_mut() {
+                        *e = next()?;
+                    }
+                }
+            }
+            let join = Query { root: *input, columns: planned.columns };
+            let unmatched = planner.query(unmatched)?;
+            Statement::Merge(Box::new(crate::plan::Merge {
+                rel,
+                join,
+                matched,
+                unmatched,
+                not_matched,
+                checks,
+                foreign_keys,
+            }))
         }
     };
     Ok((statement, subplans))

@@ -48,8 +48,8 @@ pub trait Gucs: Clone + Send + Sync + 'static {
     /// default_transaction_isolation.
     fn default_isolation(&self) -> IsolationLevel;
     /// The planner's enable_* switches.
-    fn planner(&self) -> crate::guc::PlannerSettings {
-        crate::guc::PlannerSettings::default()
+    fn planner(&self) -> crate::plan::switches::PlannerSettings {
+        crate::plan::switches::PlannerSettings::default()
     }
     /// synchronous_commit: wait for the commit record to be durable.
     fn synchronous_commit(&self) -> bool {

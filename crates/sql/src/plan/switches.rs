@@ -11,8 +11,6 @@
 //! index), enable_hashjoin and enable_nestloop are the ones honoured
 //! (`PlannerSettings::index_scans` and friends).
 
-use super::{parse_bool, SettingError};
-
 /// Every switch with its default, in PostgreSQL's order.
 const SWITCHES: [(&str, bool); 20] = [
     ("enable_async_append", true),
@@ -52,7 +50,7 @@ impl Default for PlannerSettings {
 
 impl PlannerSettings {
     /// The switches' names.
-    pub(super) fn names() -> impl Iterator<Item = &'static str> {
+    pub(crate) fn names() -> impl Iterator<Item = &'static str> {
         SWITCHES.iter().map(|(n, _)| *n)
     }
 
@@ -64,14 +62,24 @@ impl PlannerSettings {
         Self::bit(name).is_some_and(|b| self.on & b != 0)
     }
 
-    /// SET of a switch; `None` if `name` is not one.
-    pub(super) fn apply(&mut self, name: &str, value: &str) -> Option<Result<(), SettingError>> {
-        let bit = Self::bit(name)?;
-        Some(parse_bool(name, value).map(|on| if on { self.on |= bit } else { self.on &= !bit }))
+    /// Whether `name` is a switch.
+    pub(crate) fn is_switch(name: &str) -> bool {
+        Self::bit(name).is_some()
+    }
+
+    /// Turns switch `name` on or off (nothing if it is not one).
+    pub(crate) fn set(&mut self, name: &str, on: bool) {
+        if let Some(bit) = Self::bit(name) {
+            if on {
+                self.on |= bit
+            } else {
+                self.on &= !bit
+            }
+        }
     }
 
     /// SHOW of a switch; `None` if `name` is not one.
-    pub(super) fn show(&self, name: &str) -> Option<String> {
+    pub(crate) fn show(&self, name: &str) -> Option<String> {
         Self::bit(name).map(|b| if self.on & b != 0 { "on" } else { "off" }.to_owned())
     }
 
@@ -99,6 +107,7 @@ impl PlannerSettings {
 
 #[cfg(test)]
 mod tests {
+    // SET's parsing of the values is guc/session.rs's.
     use super::*;
 
     #[test]
@@ -106,13 +115,11 @@ mod tests {
         let mut p = PlannerSettings::default();
         assert_eq!(p.show("enable_seqscan").as_deref(), Some("on"));
         assert_eq!(p.show("enable_partitionwise_join").as_deref(), Some("off"));
-        assert!(p.apply("enable_indexscan", "off").unwrap().is_ok());
+        p.set("enable_indexscan", false);
         assert!(p.index_scans(), "bitmap scans still allowed");
-        assert!(p.apply("enable_bitmapscan", "false").unwrap().is_ok());
+        p.set("enable_bitmapscan", false);
         assert!(!p.index_scans());
-        assert!(p.apply("enable_indexonlyscan", "0").unwrap().is_ok());
-        assert!(p.apply("enable_hashjoin", "maybe").unwrap().is_err());
-        assert!(p.apply("work_mem", "1MB").is_none());
+        assert!(PlannerSettings::is_switch("enable_hashjoin") && !PlannerSettings::is_switch("work_mem"));
         assert_eq!(p.show("enable_indexscan").as_deref(), Some("off"));
         assert_eq!(PlannerSettings::names().count(), 20);
     }
