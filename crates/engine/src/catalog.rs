@@ -45,6 +45,9 @@ pub struct ColumnDef {
     /// qualifier and precision (`interval day to minute`). Values are held
     /// to it as they are stored.
     pub typmod: Option<i32>,
+    /// GENERATED ALWAYS AS (expr) STORED: the expression as SQL text,
+    /// computed from the row's other columns whenever the row is written.
+    pub generated: Option<String>,
 }
 
 /// An index definition.

@@ -284,11 +284,13 @@ impl Writer {
             self.ty(c.ty);
             // Bit 0: NOT NULL; bit 1: a default's text follows (data
             // written before defaults existed has only bit 0); bit 2: a
-            // domain's oid follows; bit 3: a type modifier follows.
+            // domain's oid follows; bit 3: a type modifier follows; bit 4:
+            // a generation expression's text follows.
             self.u8(u8::from(c.not_null)
                 | (u8::from(c.default.is_some()) << 1)
                 | (u8::from(c.domain.is_some()) << 2)
-                | (u8::from(c.typmod.is_some()) << 3));
+                | (u8::from(c.typmod.is_some()) << 3)
+                | (u8::from(c.generated.is_some()) << 4));
             if let Some(d) = &c.default {
                 self.str(d);
             }
@@ -297,6 +299,9 @@ impl Writer {
             }
             if let Some(t) = c.typmod {
                 self.u32(t as u32);
+            }
+            if let Some(g) = &c.generated {
+                self.str(g);
             }
         }
         self.u16(e.indexes.len() as u16);
@@ -640,13 +645,22 @@ impl<'a> Reader<'a> {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
-            if flags > 15 {
+            if flags > 31 {
                 return Err(corrupt());
             }
             let default = if flags & 2 != 0 { Some(self.str()?) } else { None };
             let domain = if flags & 4 != 0 { Some(self.u32()?) } else { None };
             let typmod = if flags & 8 != 0 { Some(self.u32()? as i32) } else { None };
-            columns.push(ColumnDef { name, ty, not_null: flags & 1 != 0, default, domain, typmod });
+            let generated = if flags & 16 != 0 { Some(self.str()?) } else { None };
+            columns.push(ColumnDef {
+                name,
+                ty,
+                not_null: flags & 1 != 0,
+                default,
+                domain,
+                typmod,
+                generated,
+            });
         }
         let mut indexes = Vec::new();
         for _ in 0..self.u16()? {

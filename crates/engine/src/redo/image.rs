@@ -253,6 +253,7 @@ mod tests {
                     default: None,
                     domain: None,
                     typmod: None,
+                    generated: None,
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -261,6 +262,7 @@ mod tests {
                     default: Some("'x' || 'y'".into()),
                     domain: Some(16390),
                     typmod: Some(3),
+                    generated: Some("a * 2".into()),
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -269,6 +271,7 @@ mod tests {
                     default: None,
                     domain: None,
                     typmod: None,
+                    generated: None,
                 },
             ],
             indexes: vec![IndexDef {

@@ -142,6 +142,19 @@ impl<R: Resolver> Binder<'_, R> {
                 // when the statement runs, which then numbers them.
                 let value = if d.serials.len() > serials {
                     Expr::Const(snapscale_values::Value::Null)
+                } else if spec.def.generated.is_some() {
+                    // Computed over each old row (whose columns are the
+                    // new row's first ones).
+                    let mut columns = d.entry.columns.clone();
+                    columns.push(spec.def.clone());
+                    let scope_ok =
+                        d.sources.iter().enumerate().all(|(i, s)| matches!(s, Source::Old(o) if *o == i));
+                    if !scope_ok {
+                        return Err(not_supported(
+                            "ADD COLUMN … GENERATED with other columns added or dropped",
+                        ));
+                    }
+                    self.generation_expr(&columns, columns.len() - 1)?
                 } else {
                     self.column_default(&spec.def)?
                 };
@@ -174,6 +187,19 @@ impl<R: Resolver> Binder<'_, R> {
                         return Err(d.column(&cname).expect_err("missing"));
                     };
                     self.refuse_for_views(rel, Some(&cname), super::view::Altering::Drop)?;
+                    if let Some(g) = d.entry.columns.iter().find(|c| {
+                        c.generated.as_deref().is_some_and(|g| {
+                            let names = d.entry.columns.iter().map(|c| c.name.as_str());
+                            crate::parse::column_refs::columns_read(g, names).contains(&pos)
+                        })
+                    }) {
+                        return Err(SqlError::new(
+                            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                            format!("cannot drop column {cname} of table {table} because other objects depend on it"),
+                        )
+                        .with_detail(format!("column {} of table {table} depends on column {cname} of table {table}", g.name))
+                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                    }
                     // What depends on the column goes with it, as in
                     // PostgreSQL: its indexes and CHECK constraints.
                     d.entry.columns.remove(pos);
@@ -545,6 +571,7 @@ impl<R: Resolver> Binder<'_, R> {
                 name: c.name.clone(),
                 expr: self.check_expr(&e, &scope)?,
                 view: false,
+                generated: None,
             });
         }
         let not_null = d.not_null.iter().filter_map(|n| d.entry.column(n)).collect();

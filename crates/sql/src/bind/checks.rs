@@ -21,9 +21,21 @@ impl<R: Resolver> Binder<'_, R> {
         let mut out = Vec::with_capacity(rel.entry.checks.len());
         for c in &rel.entry.checks {
             let e = crate::parse::parse_expr(&c.expr, self.stack.limit())?;
-            out.push(TableCheck { name: c.name.clone(), expr: self.check_expr(&e, &scope)?, view: false });
+            out.push(TableCheck {
+                name: c.name.clone(),
+                expr: self.check_expr(&e, &scope)?,
+                view: false,
+                generated: None,
+            });
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
+        // Generated columns, computed before the checks (see generated.rs).
+        for (i, c) in rel.entry.columns.iter().enumerate() {
+            if c.generated.is_some() {
+                let expr = self.generation_expr(&rel.entry.columns, i)?;
+                out.push(TableCheck { name: c.name.clone(), expr, view: false, generated: Some(i) });
+            }
+        }
         Ok(out)
     }
 

@@ -89,7 +89,15 @@ impl<R: Resolver> Binder<'_, R> {
             if !ty.storable() {
                 return Err(not_supported(format!("a column of type {}", ty.name())));
             }
-            columns.push(ColumnDef { name, ty, not_null: false, default: None, domain: None, typmod: None });
+            columns.push(ColumnDef {
+                name,
+                ty,
+                not_null: false,
+                default: None,
+                domain: None,
+                typmod: None,
+                generated: None,
+            });
         }
         if untyped.iter().any(|&i| i < select.outputs.len()) {
             let outputs = std::mem::take(&mut select.outputs);

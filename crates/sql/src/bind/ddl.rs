@@ -93,6 +93,12 @@ impl<R: Resolver> Binder<'_, R> {
                 constraint: true,
             });
         }
+        // Generation expressions, bound to refuse what one may not hold.
+        for i in 0..columns.len() {
+            if columns[i].generated.is_some() {
+                self.generation_expr(&columns, i)?;
+            }
+        }
         let mut defs: Vec<CheckDef> = Vec::new();
         for (given, check) in checks {
             defs.push(self.new_check(&name, &columns, given, check, &defs, &[])?);
@@ -151,6 +157,7 @@ impl<R: Resolver> Binder<'_, R> {
             Some(_) => Some(self.serial(name, &cname, ty, &[], serials)?),
             None => None,
         };
+        let mut generated: Option<String> = None;
         for opt in &col.options {
             // A constraint's name names its index (PRIMARY KEY,
             // UNIQUE); PostgreSQL 15 keeps no name for NOT NULL, NULL
@@ -228,15 +235,28 @@ impl<R: Resolver> Binder<'_, R> {
                     checks.push((constraint_name.or_else(|| check.name.as_ref().map(ident)), check))
                 }
                 ast::ColumnOption::ForeignKey(fk) => foreign_keys.push(fk),
-                ast::ColumnOption::Generated { generation_expr: Some(_), .. } => {
-                    return Err(not_supported("generated column (GENERATED ALWAYS AS ... STORED)"))
+                ast::ColumnOption::Generated { generation_expr: Some(e), generation_expr_mode, .. } => {
+                    if !matches!(generation_expr_mode, Some(ast::GeneratedExpressionMode::Stored)) {
+                        return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \")\""));
+                    }
+                    if generated.is_some() {
+                        return Err(SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            format!("multiple generation clauses specified for column \"{cname}\" of table \"{name}\""),
+                        ));
+                    }
+                    // Bound once every column is known (generated.rs).
+                    generated = Some(e.to_string());
                 }
                 other => return Err(not_supported(format!("column option {other}"))),
             }
         }
-        // A domain's default is the column's when it has none of its
-        // own: looked up when a row is inserted (`column_default`), so
-        // that ALTER DOMAIN … SET DEFAULT reaches existing columns.
+        if generated.is_some() && default.is_some() {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                format!("both default and generation expression specified for column \"{cname}\" of table \"{name}\""),
+            ));
+        }
         // A domain's default is the column's when it has none of its
         // own: looked up when a row is inserted (`column_default`), so
         // that ALTER DOMAIN … SET DEFAULT reaches existing columns.
@@ -248,6 +268,7 @@ impl<R: Resolver> Binder<'_, R> {
                 default,
                 domain: domain.map(|d| d.oid),
                 typmod: typmod_of(&col.data_type),
+                generated,
             },
             indexes,
             checks,

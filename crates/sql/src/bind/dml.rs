@@ -103,6 +103,9 @@ impl<R: Resolver> Binder<'_, R> {
                             bound.push(self.column_default(col)?);
                             continue;
                         }
+                        if col.generated.is_some() {
+                            return Err(super::generated::not_writable(col, false));
+                        }
                         let typed = self.expr(e, &scope)?;
                         match subscripted.get(k).and_then(Option::as_ref) {
                             Some((subs, at)) => {
@@ -116,6 +119,9 @@ impl<R: Resolver> Binder<'_, R> {
                 InsertSource::Values(rows)
             }
             _ => {
+                if let Some(&t) = targets.iter().find(|&&t| rel.entry.columns[t].generated.is_some()) {
+                    return Err(super::generated::not_writable(&rel.entry.columns[t], false));
+                }
                 let mut q = self.query(source)?;
                 let untyped = std::mem::take(&mut self.query.untyped);
                 if q.outputs.len() != targets.len() {
@@ -430,6 +436,9 @@ impl<R: Resolver> Binder<'_, R> {
                 let e = self.column_default(&rel.entry.columns[pos])?;
                 sets.push((pos, e));
                 continue;
+            }
+            if rel.entry.columns[pos].generated.is_some() {
+                return Err(super::generated::not_writable(&rel.entry.columns[pos], true));
             }
             let typed = self.expr(&a.value, scope)?;
             sets.push((pos, self.assign_literal(typed, &rel.entry.columns[pos], &a.value, scope)?));

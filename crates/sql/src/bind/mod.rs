@@ -27,6 +27,7 @@ mod expr;
 mod foreign_keys;
 mod from;
 mod function;
+mod generated;
 mod merge;
 mod populate;
 mod query;
@@ -571,8 +572,9 @@ pub fn bind_parsed<R: Resolver>(
                 }
             };
             let rel = resolve(resolver, table)?;
-            let positions = if columns.is_empty() {
-                (0..rel.entry.columns.len()).collect()
+            let positions: Vec<usize> = if columns.is_empty() {
+                // Generated columns are not copied (they are computed).
+                (0..rel.entry.columns.len()).filter(|&i| rel.entry.columns[i].generated.is_none()).collect()
             } else {
                 columns
                     .iter()
@@ -586,6 +588,13 @@ pub fn bind_parsed<R: Resolver>(
                     })
                     .collect::<Result<Vec<_>, _>>()?
             };
+            if let Some(&g) = positions.iter().find(|&&p| rel.entry.columns[p].generated.is_some()) {
+                return Err(SqlError::new(
+                    SqlState::INVALID_COLUMN_REFERENCE,
+                    format!("column \"{}\" is a generated column", rel.entry.columns[g].name),
+                )
+                .with_detail("Generated columns cannot be used in COPY."));
+            }
             let (plan, mode) = match copy.direction {
                 CopyDirection::FromStdin => {
                     // Columns not copied take their defaults, as in INSERT.
@@ -672,6 +681,7 @@ pub(crate) mod tests {
                     default: None,
                     domain: None,
                     typmod: None,
+                    generated: None,
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -680,6 +690,7 @@ pub(crate) mod tests {
                     default: None,
                     domain: None,
                     typmod: None,
+                    generated: None,
                 },
             ],
             indexes: vec![IndexDef {

@@ -443,6 +443,7 @@ impl<R: Resolver> Binder<'_, R> {
                         default: None,
                         domain: domain.map(|d| d.oid),
                         typmod: super::ddl::typmod_of(&a.data_type),
+                        generated: None,
                     });
                 }
                 return Ok(Plan::Utility(Utility::CreateType { name, spec: TypeSpec::Composite(columns) }));

@@ -90,7 +90,15 @@ impl<R: Resolver> Binder<'_, R> {
             if !ty.storable() {
                 return Err(not_supported(format!("a view column of type {}", ty.name())));
             }
-            columns.push(ColumnDef { name, ty, not_null: false, default: None, domain: None, typmod: None });
+            columns.push(ColumnDef {
+                name,
+                ty,
+                not_null: false,
+                default: None,
+                domain: None,
+                typmod: None,
+                generated: None,
+            });
         }
         if columns.len() > crate::limits::MAX_TABLE_COLUMNS {
             return Err(SqlError::new(

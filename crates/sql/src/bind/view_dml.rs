@@ -252,7 +252,7 @@ impl<R: Resolver> Binder<'_, R> {
             let typed = self.expr(&c, &scope)?;
             let expr =
                 self.coerce(typed, snapscale_values::SqlType::Bool, super::Coercion::Implicit, "WHERE")?;
-            out.push(TableCheck { name: view, expr, view: true });
+            out.push(TableCheck { name: view, expr, view: true, generated: None });
         }
         Ok(out)
     }

@@ -141,6 +141,10 @@ pub(super) fn columns(state: &CatalogState) -> Result<Vec<Vec<Value>>, SqlError>
                 Some(d) => Value::Text(super::functions::print_default(&deparse_default(d, c.ty)?)),
                 None => Value::Null,
             };
+            let generation = match &c.generated {
+                Some(g) => Value::Text(super::functions::print_default(&deparse_default(g, c.ty)?)),
+                None => Value::Null,
+            };
             out.push(
                 RowBuilder::new(INFO_COLUMNS)
                     .set("table_catalog", state.database.as_str())
@@ -164,7 +168,8 @@ pub(super) fn columns(state: &CatalogState) -> Result<Vec<Vec<Value>>, SqlError>
                     .set("is_self_referencing", "NO")
                     .set("is_identity", "NO")
                     .set("identity_cycle", "NO")
-                    .set("is_generated", "NEVER")
+                    .set("is_generated", if c.generated.is_some() { "ALWAYS" } else { "NEVER" })
+                    .set("generation_expression", generation)
                     .set("is_updatable", "YES")
                     .build(),
             );

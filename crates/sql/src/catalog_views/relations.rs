@@ -203,7 +203,8 @@ pub(super) fn attributes(state: &CatalogState) -> Vec<Vec<Value>> {
         for (i, c) in e.columns.iter().enumerate() {
             out.push(
                 attribute(e.oid, &c.name, i as i64 + 1, c.ty, c.not_null)
-                    .set("atthasdef", c.default.is_some())
+                    .set("atthasdef", c.default.is_some() || c.generated.is_some())
+                    .set("attgenerated", if c.generated.is_some() { "s" } else { "" })
                     // A domain column's type is the domain (its values the base type's).
                     .set("atttypid", c.domain.unwrap_or_else(|| c.ty.oid()))
                     .set("atttypmod", c.typmod.unwrap_or_else(|| typmod(c.ty)))
@@ -376,7 +377,8 @@ pub(super) fn attrdefs(state: &CatalogState) -> Result<Vec<Vec<Value>>, SqlError
     let mut out = Vec::new();
     for e in &state.relations {
         for (i, c) in e.columns.iter().enumerate() {
-            if let Some(d) = &c.default {
+            // A generated column's expression is its pg_attrdef row too.
+            if let Some(d) = c.default.as_ref().or(c.generated.as_ref()) {
                 out.push(
                     RowBuilder::new(PG_ATTRDEF)
                         .set("oid", attrdef_oid(e.oid, i + 1))

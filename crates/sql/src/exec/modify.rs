@@ -104,8 +104,16 @@ impl Executor<'_> {
         // The rows this statement inserted or updated (ON CONFLICT may not
         // change one twice).
         let mut touched = std::collections::HashSet::new();
+        let generates = checks.iter().any(|c| c.generated.is_some());
         for values in sources {
-            let row = self.new_row(rel, targets, values.iter(), defaults).await?;
+            let mut row = self.new_row(rel, targets, values.iter(), defaults).await?;
+            if generates {
+                // Here too, not only in insert_row: RETURNING and ON
+                // CONFLICT see the computed columns.
+                let mut values = row.to_vec();
+                self.compute_generated(checks, &mut values).await?;
+                row = Row::from(values);
+            }
             let row = match on_conflict {
                 None => {
                     self.insert_row(rel, row.clone(), checks).await?;
@@ -254,6 +262,10 @@ impl Executor<'_> {
                             Ok(new)
                         })
                         .await?;
+                    let mut new = new;
+                    if checks.iter().any(|c| c.generated.is_some()) {
+                        self.compute_generated(checks, &mut new).await?;
+                    }
                     check_not_null(&rel.entry, &new)?;
                     self.check_row(&rel.entry, checks, &new).await?;
                     if checks.iter().any(|c| c.view) {
@@ -400,6 +412,14 @@ impl Executor<'_> {
         row: Row,
         checks: &[TableCheck],
     ) -> Result<Tid, SqlError> {
+        let row = match checks.iter().any(|c| c.generated.is_some()) {
+            true => {
+                let mut values = row.to_vec();
+                self.compute_generated(checks, &mut values).await?;
+                Row::from(values)
+            }
+            false => row,
+        };
         check_not_null(&rel.entry, &row)?;
         // Constraints before the row goes in; views' CHECK OPTIONs once
         // it and its index entries are in (a duplicate key is reported
@@ -541,7 +561,8 @@ impl Executor<'_> {
     ) -> Result<Option<usize>, SqlError> {
         self.evaluate(|ex| {
             let cx = ex.ctx(row);
-            for (i, c) in checks.iter().enumerate().filter(|(_, c)| c.view == views) {
+            for (i, c) in checks.iter().enumerate().filter(|(_, c)| c.view == views && c.generated.is_none())
+            {
                 // A view's check option fails on NULL too (PostgreSQL's
                 // WITH CHECK OPTION wants the condition true).
                 match c.expr.eval(&cx)? {
@@ -579,6 +600,28 @@ impl Executor<'_> {
                 .on_constraint(name))
             }
         }
+    }
+
+    /// Computes the generated columns of a new row (`TableCheck::generated`)
+    /// from its other columns.
+    pub(crate) async fn compute_generated(
+        &mut self,
+        checks: &[TableCheck],
+        row: &mut [Value],
+    ) -> Result<(), SqlError> {
+        let values = self
+            .evaluate(|ex| {
+                let cx = ex.ctx(row);
+                checks
+                    .iter()
+                    .filter_map(|c| c.generated.map(|i| c.expr.eval(&cx).map(|v| (i, v))))
+                    .collect::<Result<Vec<_>, SqlError>>()
+            })
+            .await?;
+        for (i, v) in values {
+            row[i] = v;
+        }
+        Ok(())
     }
 
     /// Checks `row` against the CHECK OPTIONs of the views a statement

@@ -319,6 +319,9 @@ pub struct TableCheck {
     pub expr: Expr,
     /// A view's WITH CHECK OPTION (44000), not a CHECK constraint.
     pub view: bool,
+    /// `Some(column)`: not a check but a generated column's expression,
+    /// which computes that column of the new row.
+    pub generated: Option<usize>,
 }
 
 /// An INSERT.

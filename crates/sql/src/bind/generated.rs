@@ -1,0 +1,119 @@
+//! Generated columns (GENERATED ALWAYS AS (expr) STORED): the expression
+//! is kept as text in the column's definition and bound, like a CHECK
+//! constraint, by each statement that writes the table; the writes
+//! compute it over the new row (`TableCheck::generated`) after every
+//! other column has its value, so a statement never supplies it.
+
+use std::ops::ControlFlow;
+
+use snapscale_engine::catalog::ColumnDef;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
+use sqlparser::ast;
+
+use super::scope::Scope;
+use super::{Binder, Resolver};
+use crate::expr::Expr;
+
+/// Functions whose result is not fixed by their arguments: PostgreSQL
+/// refuses them in a generation expression ("not immutable").
+const NOT_IMMUTABLE: &[&str] = &[
+    "random",
+    "now",
+    "clock_timestamp",
+    "statement_timestamp",
+    "transaction_timestamp",
+    "timeofday",
+    "nextval",
+    "currval",
+    "lastval",
+    "setval",
+    "gen_random_uuid",
+    "txid_current",
+    "pg_backend_pid",
+    "current_setting",
+    "to_char",
+    "age",
+];
+
+impl<R: Resolver> Binder<'_, R> {
+    /// Column `pos`'s generation expression over `columns`, of its type,
+    /// with PostgreSQL's refusals.
+    pub(super) fn generation_expr(&mut self, columns: &[ColumnDef], pos: usize) -> Result<Expr, SqlError> {
+        let col = &columns[pos];
+        let text = col.generated.as_deref().unwrap_or("NULL");
+        for r in crate::parse::column_refs::columns_read(text, columns.iter().map(|c| c.name.as_str())) {
+            if columns[r].generated.is_some() {
+                return Err(SqlError::new(
+                    SqlState::INVALID_OBJECT_DEFINITION,
+                    format!(
+                        "cannot use generated column \"{}\" in column generation expression",
+                        columns[r].name
+                    ),
+                )
+                .with_detail("A generated column cannot reference another generated column."));
+            }
+        }
+        let e = crate::parse::parse_expr(text, self.stack.limit())?;
+        if !immutable(&e) {
+            return Err(SqlError::new(
+                SqlState::INVALID_OBJECT_DEFINITION,
+                "generation expression is not immutable",
+            ));
+        }
+        let subqueries = self.statement.subqueries.len();
+        let scope = Scope::columns(columns);
+        let what = "column generation expressions";
+        // The expression is bound from its stored text: positions in it
+        // are not the statement's.
+        let origin = self.origin.take();
+        let typed = self.expr(&e, &scope);
+        self.origin = origin;
+        let typed = typed.map_err(|err| match err.code {
+            SqlState::GROUPING_ERROR if err.message.starts_with("aggregate") => {
+                SqlError { message: format!("aggregate functions are not allowed in {what}"), ..err }
+            }
+            SqlState::WINDOWING_ERROR => {
+                SqlError { message: format!("window functions are not allowed in {what}"), ..err }
+            }
+            _ => err,
+        })?;
+        if self.statement.subqueries.len() != subqueries {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "cannot use subquery in column generation expression",
+            ));
+        }
+        let col = col.clone();
+        self.coerce_to_column(typed, &col)
+    }
+}
+
+/// False if `e` calls a function whose result its arguments do not fix.
+fn immutable(e: &ast::Expr) -> bool {
+    let mut e = e.clone();
+    let stop = ast::visit_expressions_mut(&mut e, |x: &mut ast::Expr| match x {
+        ast::Expr::Function(f)
+            if f.name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .is_some_and(|i| NOT_IMMUTABLE.contains(&i.value.to_lowercase().as_str())) =>
+        {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    });
+    stop.is_continue()
+}
+
+/// 428C9 for a value written into generated column `col`.
+pub(super) fn not_writable(col: &ColumnDef, update: bool) -> SqlError {
+    let message = if update {
+        format!("column \"{}\" can only be updated to DEFAULT", col.name)
+    } else {
+        format!("cannot insert a non-DEFAULT value into column \"{}\"", col.name)
+    };
+    SqlError::new(SqlState::GENERATED_ALWAYS, message)
+        .with_detail(format!("Column \"{}\" is a generated column.", col.name))
+}
