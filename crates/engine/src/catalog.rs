@@ -48,6 +48,18 @@ pub struct ColumnDef {
     /// GENERATED ALWAYS AS (expr) STORED: the expression as SQL text,
     /// computed from the row's other columns whenever the row is written.
     pub generated: Option<String>,
+    /// GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY (its DEFAULT draws from
+    /// the sequence it owns, as a serial column's does).
+    pub identity: Option<Identity>,
+}
+
+/// How an identity column takes values a statement supplies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Identity {
+    /// Refused unless the INSERT says OVERRIDING SYSTEM VALUE.
+    Always,
+    /// Taken; the sequence fills the column only when none is given.
+    ByDefault,
 }
 
 /// An index definition.

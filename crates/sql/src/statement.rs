@@ -21,10 +21,19 @@ pub struct Ast {
     /// CREATE VIEW … WITH [CASCADED | LOCAL] CHECK OPTION, which sqlparser
     /// does not read (view_syntax.rs).
     pub(crate) check_option: Option<snapscale_engine::catalog::CheckOption>,
+    /// INSERT … OVERRIDING {SYSTEM | USER} VALUE (overriding_syntax.rs).
+    pub(crate) overriding: Option<Overriding>,
     /// Where the statement's text is in the query string, for the
     /// positions of errors found after parsing; `None` when the text
     /// sqlparser read was rewritten (its locations are not the user's).
     pub(crate) origin: Option<std::sync::Arc<Origin>>,
+}
+
+/// INSERT … OVERRIDING SYSTEM VALUE or OVERRIDING USER VALUE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Overriding {
+    System,
+    User,
 }
 
 /// The text a statement was parsed from, and how many characters of the
@@ -86,6 +95,7 @@ impl Ast {
         let origin = self.origin.take();
         let ctas_columns = self.ctas_columns.take();
         let check_option = self.check_option.take();
+        let overriding = self.overriding.take();
         Ok((
             name,
             data_types,
@@ -96,6 +106,7 @@ impl Ast {
                 origin,
                 ctas_columns,
                 check_option,
+                overriding,
             },
         ))
     }

@@ -5,7 +5,7 @@
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType, Value};
 
-use crate::catalog::{CheckOption, ColumnDef, ForeignKeyDef, IndexDef, RelEntry, ViewDef};
+use crate::catalog::{CheckOption, ColumnDef, ForeignKeyDef, Identity, IndexDef, RelEntry, ViewDef};
 use crate::sequence::{OwnedBy, SequenceDef};
 use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
 
@@ -285,12 +285,15 @@ impl Writer {
             // Bit 0: NOT NULL; bit 1: a default's text follows (data
             // written before defaults existed has only bit 0); bit 2: a
             // domain's oid follows; bit 3: a type modifier follows; bit 4:
-            // a generation expression's text follows.
+            // a generation expression's text follows; bit 5: an identity
+            // column, bit 6: GENERATED ALWAYS.
             self.u8(u8::from(c.not_null)
                 | (u8::from(c.default.is_some()) << 1)
                 | (u8::from(c.domain.is_some()) << 2)
                 | (u8::from(c.typmod.is_some()) << 3)
-                | (u8::from(c.generated.is_some()) << 4));
+                | (u8::from(c.generated.is_some()) << 4)
+                | (u8::from(c.identity.is_some()) << 5)
+                | (u8::from(c.identity == Some(Identity::Always)) << 6));
             if let Some(d) = &c.default {
                 self.str(d);
             }
@@ -645,7 +648,7 @@ impl<'a> Reader<'a> {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
-            if flags > 31 {
+            if flags > 127 {
                 return Err(corrupt());
             }
             let default = if flags & 2 != 0 { Some(self.str()?) } else { None };
@@ -660,6 +663,11 @@ impl<'a> Reader<'a> {
                 domain,
                 typmod,
                 generated,
+                identity: match (flags & 32 != 0, flags & 64 != 0) {
+                    (false, _) => None,
+                    (true, true) => Some(Identity::Always),
+                    (true, false) => Some(Identity::ByDefault),
+                },
             });
         }
         let mut indexes = Vec::new();

@@ -254,6 +254,7 @@ mod tests {
                     domain: None,
                     typmod: None,
                     generated: None,
+                    identity: Some(crate::catalog::Identity::Always),
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -263,6 +264,7 @@ mod tests {
                     domain: Some(16390),
                     typmod: Some(3),
                     generated: Some("a * 2".into()),
+                    identity: None,
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -272,6 +274,7 @@ mod tests {
                     domain: None,
                     typmod: None,
                     generated: None,
+                    identity: None,
                 },
             ],
             indexes: vec![IndexDef {

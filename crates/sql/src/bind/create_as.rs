@@ -97,6 +97,7 @@ impl<R: Resolver> Binder<'_, R> {
                 domain: None,
                 typmod: None,
                 generated: None,
+                identity: None,
             });
         }
         if untyped.iter().any(|&i| i < select.outputs.len()) {

@@ -1,6 +1,8 @@
 //! Binding INSERT, UPDATE and DELETE, with RETURNING.
 
-use snapscale_engine::catalog::ColumnDef;
+use snapscale_engine::catalog::{ColumnDef, Identity};
+
+use crate::parse::Overriding;
 use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, Value};
@@ -106,6 +108,19 @@ impl<R: Resolver> Binder<'_, R> {
                         if col.generated.is_some() {
                             return Err(super::generated::not_writable(col, false));
                         }
+                        if col.identity.is_some() {
+                            match self.statement.overriding {
+                                // The sequence's value, whatever was given.
+                                Some(Overriding::User) => {
+                                    bound.push(self.column_default(col)?);
+                                    continue;
+                                }
+                                None if col.identity == Some(Identity::Always) => {
+                                    return Err(super::generated::identity_not_writable(col, false));
+                                }
+                                _ => {}
+                            }
+                        }
                         let typed = self.expr(e, &scope)?;
                         match subscripted.get(k).and_then(Option::as_ref) {
                             Some((subs, at)) => {
@@ -121,6 +136,13 @@ impl<R: Resolver> Binder<'_, R> {
             _ => {
                 if let Some(&t) = targets.iter().find(|&&t| rel.entry.columns[t].generated.is_some()) {
                     return Err(super::generated::not_writable(&rel.entry.columns[t], false));
+                }
+                if self.statement.overriding.is_none() {
+                    if let Some(&t) =
+                        targets.iter().find(|&&t| rel.entry.columns[t].identity == Some(Identity::Always))
+                    {
+                        return Err(super::generated::identity_not_writable(&rel.entry.columns[t], false));
+                    }
                 }
                 let mut q = self.query(source)?;
                 let untyped = std::mem::take(&mut self.query.untyped);
@@ -153,6 +175,15 @@ impl<R: Resolver> Binder<'_, R> {
                         }
                     })
                     .collect::<Result<_, _>>()?;
+                // OVERRIDING USER VALUE: identity columns take their
+                // sequence's values, whatever the query gives.
+                if self.statement.overriding == Some(Overriding::User) {
+                    for (k, &t) in targets.iter().enumerate() {
+                        if rel.entry.columns[t].identity.is_some() {
+                            q.outputs[k] = self.column_default(&rel.entry.columns[t])?;
+                        }
+                    }
+                }
                 InsertSource::Query(Box::new(q))
             }
         };
@@ -439,6 +470,9 @@ impl<R: Resolver> Binder<'_, R> {
             }
             if rel.entry.columns[pos].generated.is_some() {
                 return Err(super::generated::not_writable(&rel.entry.columns[pos], true));
+            }
+            if rel.entry.columns[pos].identity == Some(Identity::Always) {
+                return Err(super::generated::identity_not_writable(&rel.entry.columns[pos], true));
             }
             let typed = self.expr(&a.value, scope)?;
             sets.push((pos, self.assign_literal(typed, &rel.entry.columns[pos], &a.value, scope)?));

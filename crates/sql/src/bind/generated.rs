@@ -117,3 +117,22 @@ pub(super) fn not_writable(col: &ColumnDef, update: bool) -> SqlError {
     SqlError::new(SqlState::GENERATED_ALWAYS, message)
         .with_detail(format!("Column \"{}\" is a generated column.", col.name))
 }
+
+/// 428C9 for a value written into identity column `col` defined GENERATED
+/// ALWAYS (an INSERT may say OVERRIDING SYSTEM VALUE).
+pub(super) fn identity_not_writable(col: &ColumnDef, update: bool) -> SqlError {
+    let detail = format!("Column \"{}\" is an identity column defined as GENERATED ALWAYS.", col.name);
+    if update {
+        return SqlError::new(
+            SqlState::GENERATED_ALWAYS,
+            format!("column \"{}\" can only be updated to DEFAULT", col.name),
+        )
+        .with_detail(detail);
+    }
+    SqlError::new(
+        SqlState::GENERATED_ALWAYS,
+        format!("cannot insert a non-DEFAULT value into column \"{}\"", col.name),
+    )
+    .with_detail(detail)
+    .with_hint("Use OVERRIDING SYSTEM VALUE to override.")
+}

@@ -250,6 +250,7 @@ pub fn bind_ast<R: Resolver>(
     b.statement.lock_strengths = ast.lock_strengths.clone();
     b.statement.ctas_columns = ast.ctas_columns.clone();
     b.statement.check_option = ast.check_option;
+    b.statement.overriding = ast.overriding;
     finish(b, ast)
 }
 
@@ -682,6 +683,7 @@ pub(crate) mod tests {
                     domain: None,
                     typmod: None,
                     generated: None,
+                    identity: None,
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -691,6 +693,7 @@ pub(crate) mod tests {
                     domain: None,
                     typmod: None,
                     generated: None,
+                    identity: None,
                 },
             ],
             indexes: vec![IndexDef {

@@ -38,6 +38,8 @@ pub(super) struct StatementState {
     pub(super) lock_strengths: Option<Vec<RowLockMode>>,
     /// CREATE TABLE name (a, b, …) AS: the column names (`Ast::ctas_columns`).
     pub(super) ctas_columns: Option<Vec<String>>,
+    /// INSERT … OVERRIDING {SYSTEM | USER} VALUE (`Ast::overriding`).
+    pub(super) overriding: Option<crate::parse::Overriding>,
     /// CREATE VIEW … WITH CHECK OPTION (`Ast::check_option`).
     pub(super) check_option: Option<snapscale_engine::catalog::CheckOption>,
     /// While CREATE VIEW binds its query: what each `*` stood for

@@ -444,6 +444,7 @@ impl<R: Resolver> Binder<'_, R> {
                         domain: domain.map(|d| d.oid),
                         typmod: super::ddl::typmod_of(&a.data_type),
                         generated: None,
+                        identity: None,
                     });
                 }
                 return Ok(Plan::Utility(Utility::CreateType { name, spec: TypeSpec::Composite(columns) }));

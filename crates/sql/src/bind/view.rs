@@ -98,6 +98,7 @@ impl<R: Resolver> Binder<'_, R> {
                 domain: None,
                 typmod: None,
                 generated: None,
+                identity: None,
             });
         }
         if columns.len() > crate::limits::MAX_TABLE_COLUMNS {

@@ -138,6 +138,8 @@ pub(super) fn columns(state: &CatalogState) -> Result<Vec<Vec<Value>>, SqlError>
                 _ => Value::Null,
             };
             let default = match &c.default {
+                // An identity column's default is its identity.
+                Some(_) if c.identity.is_some() => Value::Null,
                 Some(d) => Value::Text(super::functions::print_default(&deparse_default(d, c.ty)?)),
                 None => Value::Null,
             };
@@ -166,7 +168,15 @@ pub(super) fn columns(state: &CatalogState) -> Result<Vec<Vec<Value>>, SqlError>
                     .set("udt_name", udt)
                     .set("dtd_identifier", (i + 1).to_string())
                     .set("is_self_referencing", "NO")
-                    .set("is_identity", "NO")
+                    .set("is_identity", yes_no(c.identity.is_some()))
+                    .set(
+                        "identity_generation",
+                        match c.identity {
+                            Some(snapscale_engine::catalog::Identity::Always) => Value::from("ALWAYS"),
+                            Some(snapscale_engine::catalog::Identity::ByDefault) => Value::from("BY DEFAULT"),
+                            None => Value::Null,
+                        },
+                    )
                     .set("identity_cycle", "NO")
                     .set("is_generated", if c.generated.is_some() { "ALWAYS" } else { "NEVER" })
                     .set("generation_expression", generation)

@@ -205,6 +205,14 @@ pub(super) fn attributes(state: &CatalogState) -> Vec<Vec<Value>> {
                 attribute(e.oid, &c.name, i as i64 + 1, c.ty, c.not_null)
                     .set("atthasdef", c.default.is_some() || c.generated.is_some())
                     .set("attgenerated", if c.generated.is_some() { "s" } else { "" })
+                    .set(
+                        "attidentity",
+                        match c.identity {
+                            Some(snapscale_engine::catalog::Identity::Always) => "a",
+                            Some(snapscale_engine::catalog::Identity::ByDefault) => "d",
+                            None => "",
+                        },
+                    )
                     // A domain column's type is the domain (its values the base type's).
                     .set("atttypid", c.domain.unwrap_or_else(|| c.ty.oid()))
                     .set("atttypmod", c.typmod.unwrap_or_else(|| typmod(c.ty)))

@@ -445,6 +445,7 @@ mod tests {
                 lock_strengths: None,
                 ctas_columns: None,
                 check_option: None,
+                overriding: None,
                 origin: None,
             }))
         };

@@ -27,12 +27,15 @@ pub(crate) mod column_refs;
 mod create_as_syntax;
 pub(crate) mod domain_syntax;
 mod lock_syntax;
+mod overriding_syntax;
 mod sequence_syntax;
 mod sqlparser_guard;
 mod string_syntax;
 pub(crate) mod subscript_targets;
 mod syntax_error;
 mod view_syntax;
+
+pub(crate) use overriding_syntax::Overriding;
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
@@ -176,6 +179,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             None => (None, None),
         };
         let piece = blanked.as_deref().unwrap_or(piece);
+        // INSERT … OVERRIDING {SYSTEM | USER} VALUE, likewise.
+        let (blanked, overriding) = match overriding_syntax::read_overriding(piece) {
+            Some((text, o)) => (Some(text), Some(o)),
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
@@ -208,6 +217,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                 origin,
                                 ctas_columns,
                                 check_option,
+                                overriding,
                             })
                         })
                         .collect::<Vec<_>>()
