@@ -53,6 +53,23 @@ pub struct ColumnDef {
     pub identity: Option<Identity>,
 }
 
+impl ColumnDef {
+    /// A column of `ty` with nothing else declared (no constraint, no
+    /// default): a view's, or a table made from a query's.
+    pub fn plain(name: String, ty: SqlType) -> ColumnDef {
+        ColumnDef {
+            name,
+            ty,
+            not_null: false,
+            default: None,
+            domain: None,
+            typmod: None,
+            generated: None,
+            identity: None,
+        }
+    }
+}
+
 /// How an identity column takes values a statement supplies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Identity {

@@ -74,32 +74,7 @@ impl<R: Resolver> Binder<'_, R> {
                 format!("tables can have at most {} columns", crate::limits::MAX_TABLE_COLUMNS),
             ));
         }
-        let mut columns: Vec<ColumnDef> = Vec::new();
-        for (i, col) in select.columns.iter().enumerate() {
-            let name = names.get(i).cloned().unwrap_or_else(|| col.name.clone());
-            if columns.iter().any(|c| c.name == name) {
-                return Err(SqlError::new(
-                    SqlState::DUPLICATE_COLUMN,
-                    format!("column \"{name}\" specified more than once"),
-                ));
-            }
-            // A literal of no type of its own makes a text column, as
-            // PostgreSQL resolves "unknown".
-            let ty = if untyped.contains(&i) { SqlType::Text } else { col.ty };
-            if !ty.storable() {
-                return Err(not_supported(format!("a column of type {}", ty.name())));
-            }
-            columns.push(ColumnDef {
-                name,
-                ty,
-                not_null: false,
-                default: None,
-                domain: None,
-                typmod: None,
-                generated: None,
-                identity: None,
-            });
-        }
+        let columns = output_columns(&select, names, &untyped, "a column")?;
         if untyped.iter().any(|&i| i < select.outputs.len()) {
             let outputs = std::mem::take(&mut select.outputs);
             select.outputs = outputs
@@ -118,4 +93,32 @@ impl<R: Resolver> Binder<'_, R> {
         create.columns = columns;
         Ok(Plan::CreateTableAs(Box::new(CreateTableAs { create, query: select, data, select_into })))
     }
+}
+
+/// The columns a query's outputs make (a table made from it, a view): the
+/// first ones named by `names`, each name once, an output of no type of
+/// its own text (as PostgreSQL resolves "unknown"); `what` names the
+/// column in the refusal of a type that cannot be kept.
+pub(super) fn output_columns(
+    select: &crate::plan::Select,
+    names: &[String],
+    untyped: &[usize],
+    what: &str,
+) -> Result<Vec<ColumnDef>, SqlError> {
+    let mut columns: Vec<ColumnDef> = Vec::new();
+    for (i, col) in select.columns.iter().enumerate() {
+        let name = names.get(i).cloned().unwrap_or_else(|| col.name.clone());
+        if columns.iter().any(|c| c.name == name) {
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_COLUMN,
+                format!("column \"{name}\" specified more than once"),
+            ));
+        }
+        let ty = if untyped.contains(&i) { SqlType::Text } else { col.ty };
+        if !ty.storable() {
+            return Err(not_supported(format!("{what} of type {}", ty.name())));
+        }
+        columns.push(ColumnDef::plain(name, ty));
+    }
+    Ok(columns)
 }

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use snapscale_engine::catalog::{CheckOption, ColumnDef, ViewDef};
 use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{SqlError, SqlType};
+use snapscale_values::SqlError;
 use sqlparser::ast::{self, Ident};
 
 use super::from::{rename, Item};
@@ -69,38 +69,11 @@ impl<R: Resolver> Binder<'_, R> {
                 "CREATE VIEW specifies more column names than columns",
             ));
         }
-        let mut columns: Vec<ColumnDef> = Vec::new();
-        for (i, col) in select.columns.iter().enumerate() {
-            let name = match v.columns.get(i) {
-                Some(c) if c.data_type.is_some() || c.options.is_some() => {
-                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"(\""))
-                }
-                Some(c) => ident(&c.name),
-                None => col.name.clone(),
-            };
-            if columns.iter().any(|c| c.name == name) {
-                return Err(SqlError::new(
-                    SqlState::DUPLICATE_COLUMN,
-                    format!("column \"{name}\" specified more than once"),
-                ));
-            }
-            // An output of no type of its own is text, as PostgreSQL 15
-            // resolves "unknown" in a view.
-            let ty = if untyped.contains(&i) { SqlType::Text } else { col.ty };
-            if !ty.storable() {
-                return Err(not_supported(format!("a view column of type {}", ty.name())));
-            }
-            columns.push(ColumnDef {
-                name,
-                ty,
-                not_null: false,
-                default: None,
-                domain: None,
-                typmod: None,
-                generated: None,
-                identity: None,
-            });
+        if v.columns.iter().any(|c| c.data_type.is_some() || c.options.is_some()) {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"(\""));
         }
+        let names: Vec<String> = v.columns.iter().map(|c| ident(&c.name)).collect();
+        let columns = super::create_as::output_columns(&select, &names, &untyped, "a view column")?;
         if columns.len() > crate::limits::MAX_TABLE_COLUMNS {
             return Err(SqlError::new(
                 SqlState::TOO_MANY_COLUMNS,

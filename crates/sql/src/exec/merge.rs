@@ -12,7 +12,6 @@ use snapscale_values::{SqlError, Value};
 
 use super::modify::Change;
 use super::Executor;
-use crate::expr::Expr;
 use crate::output::Output;
 use crate::plan::physical::Query;
 use crate::plan::{MatchedAction, Merge};
@@ -63,25 +62,17 @@ impl Executor<'_> {
                 .with_hint("Ensure that not more than one source row matches any one target row."));
             }
             let target = Row::from(&row[..width]);
-            let done =
-                match &m.matched[k].action {
-                    MatchedAction::Update(sets) => {
-                        let values = self
-                            .evaluate(|ex| {
-                                let cx = ex.ctx(&row);
-                                sets.iter()
-                                    .map(|(c, e)| Ok((*c, Expr::Const(e.eval(&cx)?))))
-                                    .collect::<Result<Vec<_>, SqlError>>()
-                            })
-                            .await?;
-                        self.change_row(&m.rel, None, *tid as Tid, target, Change::Update(&values, &m.checks))
-                            .await?
-                    }
-                    MatchedAction::Delete => {
-                        self.change_row(&m.rel, None, *tid as Tid, target, Change::Delete).await?
-                    }
-                    MatchedAction::Nothing => None,
-                };
+            let done = match &m.matched[k].action {
+                MatchedAction::Update(sets) => {
+                    let values = self.set_values(sets, &row).await?;
+                    self.change_row(&m.rel, None, *tid as Tid, target, Change::Update(&values, &m.checks))
+                        .await?
+                }
+                MatchedAction::Delete => {
+                    self.change_row(&m.rel, None, *tid as Tid, target, Change::Delete).await?
+                }
+                MatchedAction::Nothing => None,
+            };
             if done.is_some() {
                 n += 1;
             }

@@ -644,6 +644,21 @@ impl Executor<'_> {
 }
 
 impl Executor<'_> {
+    /// A joined row's SET values, each a constant for `change_row`.
+    pub(super) async fn set_values(
+        &mut self,
+        sets: &[(usize, Expr)],
+        row: &[Value],
+    ) -> Result<Vec<(usize, Expr)>, SqlError> {
+        self.evaluate(|ex| {
+            let cx = ex.ctx(row);
+            sets.iter()
+                .map(|(c, e)| Ok((*c, Expr::Const(e.eval(&cx)?))))
+                .collect::<Result<Vec<_>, SqlError>>()
+        })
+        .await
+    }
+
     /// UPDATE … FROM / DELETE … USING: the join's rows, each target row
     /// already locked (in its newest version, re-checked: EPQ), changed
     /// once even when it joins several rows (the first, as PostgreSQL).
@@ -670,15 +685,7 @@ impl Executor<'_> {
             let changed = if m.delete {
                 self.change_row(&m.rel, None, *tid as Tid, target, Change::Delete).await?
             } else {
-                let sets = &m.sets;
-                let values = self
-                    .evaluate(|ex| {
-                        let cx = ex.ctx(&row);
-                        sets.iter()
-                            .map(|(c, e)| Ok((*c, Expr::Const(e.eval(&cx)?))))
-                            .collect::<Result<Vec<_>, SqlError>>()
-                    })
-                    .await?;
+                let values = self.set_values(&m.sets, &row).await?;
                 self.change_row(&m.rel, None, *tid as Tid, target, Change::Update(&values, &m.checks)).await?
             };
             let Some((_, new)) = changed else { continue };

@@ -7,7 +7,7 @@
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
 
-use super::lock_syntax::{keyword, offset, significant_tokens};
+use super::lock_syntax::{blank, keyword, significant_tokens};
 
 /// `sql` without its CREATE TABLE … AS column-name list, and the names
 /// (folded as the binder folds identifiers); `None` for any other text.
@@ -67,12 +67,7 @@ pub(crate) fn read_column_names(sql: &str) -> Option<(String, Vec<String>)> {
     if kw(j + 1) != Some(Keyword::AS) {
         return None;
     }
-    let line_starts: Vec<usize> =
-        std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
-    let from = offset(&line_starts, sql, tokens[open].span.start);
-    let to = offset(&line_starts, sql, tokens[j].span.end);
-    let blank = " ".repeat(sql[from..to].chars().count());
-    Some((format!("{}{blank}{}", &sql[..from], &sql[to..]), names))
+    Some((blank(sql, tokens[open].span.start, tokens[j].span.end), names))
 }
 
 #[cfg(test)]

@@ -26,6 +26,17 @@ pub(super) fn keyword(t: &Token) -> Option<Keyword> {
     }
 }
 
+/// `sql` with the text from `start` to `end` (tokenizer locations) blanked,
+/// each character by a space, so every other position stays where it was.
+pub(super) fn blank(sql: &str, start: Location, end: Location) -> String {
+    let line_starts: Vec<usize> =
+        std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
+    let from = offset(&line_starts, sql, start);
+    let to = offset(&line_starts, sql, end);
+    let spaces = " ".repeat(sql[from..to].chars().count());
+    format!("{}{spaces}{}", &sql[..from], &sql[to..])
+}
+
 /// The byte offset of a tokenizer location (1-based line and column, the
 /// column counted in characters).
 pub(super) fn offset(line_starts: &[usize], sql: &str, at: Location) -> usize {

@@ -6,7 +6,7 @@
 
 use sqlparser::keywords::Keyword;
 
-use super::lock_syntax::{keyword, offset, significant_tokens};
+use super::lock_syntax::{blank, keyword, significant_tokens};
 pub(crate) use crate::statement::Overriding;
 
 /// `sql` without its OVERRIDING clause, and the clause; `None` for any
@@ -32,12 +32,7 @@ pub(crate) fn read_overriding(sql: &str) -> Option<(String, Overriding)> {
     if kw(at + 2) != Some(Keyword::VALUE) {
         return None;
     }
-    let line_starts: Vec<usize> =
-        std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
-    let from = offset(&line_starts, sql, tokens[at].span.start);
-    let to = offset(&line_starts, sql, tokens[at + 2].span.end);
-    let blank = " ".repeat(sql[from..to].chars().count());
-    Some((format!("{}{blank}{}", &sql[..from], &sql[to..]), which))
+    Some((blank(sql, tokens[at].span.start, tokens[at + 2].span.end), which))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use snapscale_engine::catalog::CheckOption;
 use sqlparser::keywords::Keyword;
 
-use super::lock_syntax::{keyword, offset, significant_tokens};
+use super::lock_syntax::{blank, keyword, significant_tokens};
 
 /// `sql` without its trailing CHECK OPTION clause, and the option; `None`
 /// for any other text.
@@ -43,12 +43,7 @@ pub(crate) fn read_check_option(sql: &str) -> Option<(String, CheckOption)> {
     if kw(with) != Some(Keyword::WITH) {
         return None;
     }
-    let line_starts: Vec<usize> =
-        std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
-    let from = offset(&line_starts, sql, tokens[with].span.start);
-    let to = offset(&line_starts, sql, tokens[n - 1].span.end);
-    let blank = " ".repeat(sql[from..to].chars().count());
-    Some((format!("{}{blank}{}", &sql[..from], &sql[to..]), option))
+    Some((blank(sql, tokens[with].span.start, tokens[n - 1].span.end), option))
 }
 
 #[cfg(test)]
