@@ -573,6 +573,20 @@ pub fn bind_parsed<R: Resolver>(
                 }
             };
             let rel = resolve(resolver, table)?;
+            // A view has no rows of its own to copy, and takes none.
+            if rel.entry.is_view() {
+                return Err(match copy.direction {
+                    CopyDirection::ToStdout => SqlError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("cannot copy from view \"{table}\""),
+                    )
+                    .with_hint("Try the COPY (SELECT ...) TO variant."),
+                    CopyDirection::FromStdin => {
+                        SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("cannot copy to view \"{table}\""))
+                            .with_hint("To enable copying to a view, provide an INSTEAD OF INSERT trigger.")
+                    }
+                });
+            }
             let positions: Vec<usize> = if columns.is_empty() {
                 // Generated columns are not copied (they are computed).
                 (0..rel.entry.columns.len()).filter(|&i| rel.entry.columns[i].generated.is_none()).collect()
