@@ -333,6 +333,9 @@ impl<R: Resolver> Binder<'_, R> {
 
     pub(super) fn create_index(&mut self, c: &ast::CreateIndex) -> Result<Plan, SqlError> {
         super::clauses::create_index(c)?;
+        self.refuse_on_view(&c.table_name, SqlState::WRONG_OBJECT_TYPE, |v| {
+            format!("cannot create index on relation \"{v}\"")
+        })?;
         let rel = self.rel(&c.table_name, LockMode::Share)?;
         let names = index_columns(&c.columns)?;
         let columns = key_positions(&rel, &names)?;

@@ -93,6 +93,14 @@ impl<R: Resolver> Binder<'_, R> {
             if oid.is_none() && parent_name == table {
                 (None, columns.to_vec(), own_keys.to_vec())
             } else {
+                if let Some(view) =
+                    self.resolver.resolve(&relation_name(foreign_table)?)?.filter(|r| r.entry.is_view())
+                {
+                    return Err(SqlError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("referenced relation \"{}\" is not a table", view.entry.name),
+                    ));
+                }
                 let rel = self.rel(foreign_table, LockMode::ShareRowExclusive)?;
                 let keys = unique_keys(&rel.entry.indexes);
                 (Some(rel.clone()), rel.entry.columns.clone(), keys)

@@ -44,6 +44,11 @@ impl<R: Resolver> Binder<'_, R> {
         if m.clauses.is_empty() {
             return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at end of input"));
         }
+        if let ast::TableFactor::Table { name, .. } = &m.table {
+            self.refuse_on_view(name, SqlState::FEATURE_NOT_SUPPORTED, |v| {
+                format!("cannot execute MERGE on relation \"{v}\"")
+            })?;
+        }
         let (rel, alias) = self.table_factor(&m.table, LockMode::RowExclusive)?;
         // The WHEN MATCHED clauses' conditions and SET values, in order,
         // as the join's outputs; DEFAULT is a NULL there, replaced by the

@@ -287,6 +287,26 @@ impl<R: Resolver> Binder<'_, R> {
     }
 }
 
+impl<R: Resolver> Binder<'_, R> {
+    /// PostgreSQL's refusal (`code`) of an operation on relation `name`
+    /// when it is a view: `message` words it from the view's name.
+    pub(super) fn refuse_on_view(
+        &mut self,
+        name: &ast::ObjectName,
+        code: SqlState,
+        message: impl FnOnce(&str) -> String,
+    ) -> Result<(), SqlError> {
+        let n = relation_name(name)?;
+        match self.resolver.resolve(&n)? {
+            Some(rel) if rel.entry.is_view() => {
+                Err(SqlError::new(code, message(&n))
+                    .with_detail("This operation is not supported for views."))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// What ALTER TABLE does to something a view reads.
 #[derive(Clone, Copy)]
 pub(super) enum Altering {
