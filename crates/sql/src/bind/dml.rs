@@ -468,12 +468,7 @@ impl<R: Resolver> Binder<'_, R> {
                 sets.push((pos, e));
                 continue;
             }
-            if rel.entry.columns[pos].generated.is_some() {
-                return Err(super::generated::not_writable(&rel.entry.columns[pos], true));
-            }
-            if rel.entry.columns[pos].identity == Some(Identity::Always) {
-                return Err(super::generated::identity_not_writable(&rel.entry.columns[pos], true));
-            }
+            super::generated::check_writable(&rel.entry.columns[pos], true, false)?;
             let typed = self.expr(&a.value, scope)?;
             sets.push((pos, self.assign_literal(typed, &rel.entry.columns[pos], &a.value, scope)?));
         }

@@ -40,6 +40,7 @@ impl<R: Resolver> Binder<'_, R> {
                     format!("column \"{n}\" of relation \"{}\" does not exist", rel.entry.name),
                 )
             })?;
+            super::generated::check_writable(&rel.entry.columns[pos], true, is_default_keyword(&a.value))?;
             targets.push((pos, is_default_keyword(&a.value)));
             values.push(if is_default_keyword(&a.value) { "NULL".to_owned() } else { a.value.to_string() });
         }

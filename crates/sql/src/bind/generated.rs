@@ -136,3 +136,19 @@ pub(super) fn identity_not_writable(col: &ColumnDef, update: bool) -> SqlError {
     .with_detail(detail)
     .with_hint("Use OVERRIDING SYSTEM VALUE to override.")
 }
+
+/// 428C9 if a statement writes a value (not DEFAULT) that column `col`
+/// does not take: a generated column, or an identity column GENERATED
+/// ALWAYS (an INSERT's OVERRIDING clause is weighed by its caller).
+pub(super) fn check_writable(col: &ColumnDef, update: bool, is_default: bool) -> Result<(), SqlError> {
+    if is_default {
+        return Ok(());
+    }
+    if col.generated.is_some() {
+        return Err(not_writable(col, update));
+    }
+    if col.identity == Some(snapscale_engine::catalog::Identity::Always) {
+        return Err(identity_not_writable(col, update));
+    }
+    Ok(())
+}

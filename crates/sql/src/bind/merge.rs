@@ -102,6 +102,11 @@ impl<R: Resolver> Binder<'_, R> {
                                     format!("multiple assignments to same column \"{n}\""),
                                 ));
                             }
+                            super::generated::check_writable(
+                                &rel.entry.columns[pos],
+                                true,
+                                is_default_keyword(&a.value),
+                            )?;
                             key_change |=
                                 rel.entry.indexes.iter().any(|i| i.unique && i.columns.contains(&pos));
                             if is_default_keyword(&a.value) {
@@ -178,6 +183,13 @@ impl<R: Resolver> Binder<'_, R> {
                                 SqlState::SYNTAX_ERROR,
                                 "INSERT has more target columns than expressions",
                             ));
+                        }
+                        for (e, &t) in row.iter().zip(&targets) {
+                            super::generated::check_writable(
+                                &rel.entry.columns[t],
+                                false,
+                                is_default_keyword(e),
+                            )?;
                         }
                         let mut outputs = Vec::new();
                         for e in row {
