@@ -4,6 +4,9 @@ use std::fmt;
 
 use snapscale_sqlstate::SqlState;
 
+use crate::mode::LockMode;
+use crate::tag::LockTag;
+
 /// Why a lock request failed. Every variant leaves the requester holding
 /// nothing it did not hold before the request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,3 +65,18 @@ impl fmt::Display for LockError {
 }
 
 impl std::error::Error for LockError {}
+
+/// PostgreSQL's DeadLockReport detail for a cycle of waits, one (waiter,
+/// lock, mode) per step: one line per step, each blocked by the next
+/// step's waiter.
+pub(crate) fn deadlock_detail(cycle: &[(u32, LockTag, LockMode)]) -> String {
+    let lines: Vec<String> = cycle
+        .iter()
+        .enumerate()
+        .map(|(i, &(waiter, tag, mode))| {
+            let blocker = cycle[(i + 1) % cycle.len()].0;
+            format!("Process {waiter} waits for {mode} on {tag}; blocked by process {blocker}.")
+        })
+        .collect();
+    lines.join("\n")
+}

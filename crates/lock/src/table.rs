@@ -7,23 +7,29 @@
 //! the requester's own holds is eight comparisons, PostgreSQL's
 //! `LockCheckConflicts`), and the wait queue.
 //!
-//! Queue discipline (QUEUE-ORDER; PostgreSQL's, minus its queue
-//! rearrangement on soft deadlocks):
+//! Queue discipline (QUEUE-ORDER; PostgreSQL's LockAcquire and ProcSleep):
 //!
-//! * A request from a session that holds nothing on the tag is granted only
-//!   if it conflicts neither with a mode granted to another session nor with
-//!   a mode some waiter requests; otherwise it waits at the tail. So a stream
-//!   of AccessShare requests cannot starve a queued AccessExclusive one.
-//! * A request from a session that already holds a mode on the tag is checked
-//!   against granted modes only and, if it must wait, waits at the head.
-//!   Queuing it behind a waiter that waits for it would be a certain
-//!   deadlock (the classic lock upgrade). PostgreSQL inserts it before the
-//!   first waiter that conflicts with what it holds; the head is the same
-//!   place whenever that waiter is the first one, and the deadlock check
-//!   covers the other cases.
+//! * A mode the session already holds is granted again at once (what
+//!   PostgreSQL's backend-local lock table answers without asking).
+//! * Otherwise a request is granted at once only if it conflicts neither
+//!   with a mode granted to another session nor with a mode some waiter
+//!   requests. So a stream of AccessShare requests cannot starve a queued
+//!   AccessExclusive one.
+//! * Else a request from a session that holds nothing on the tag waits at
+//!   the tail. One from a session that holds something (`place`) looks for
+//!   the first waiter whose request conflicts with what it holds. If that
+//!   waiter holds something the request conflicts with, the two wait for
+//!   each other and
+//!   the request fails at once as a deadlock (the classic lock upgrade,
+//!   found without waiting for `deadlock_timeout`); if no waiter ahead of
+//!   that one asks for a conflicting mode and nothing granted conflicts, it
+//!   is granted; otherwise it waits just before that waiter. With no such
+//!   waiter it waits at the tail.
 //! * Release grants waiters in queue order, each only if it conflicts neither
 //!   with what is granted nor with the requests of waiters still ahead of it
 //!   (`wake_waiters`, PostgreSQL's `ProcLockWakeup`).
+//! * The deadlock check may reorder a queue to break a cycle that runs
+//!   through queue order only (a soft deadlock: `deadlock.rs`).
 //!
 //! Who owns a hold (SESSION-HOLDS): a hold belongs to its session's
 //! transaction (released by `release_all` at transaction end) or to the
@@ -64,6 +70,19 @@ pub(crate) struct Waiter {
     pub(crate) wake: oneshot::Sender<()>,
 }
 
+/// Where [`LockEntry::place`] put a request.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Placed {
+    /// In the queue.
+    Queued,
+    /// Granted without waiting: only waiters that wait for the requester
+    /// were in its way.
+    Granted,
+    /// Not queued: `other`, waiting here for `other_mode`, waits for the
+    /// requester and holds what the request conflicts with.
+    Deadlock { other: u32, other_mode: LockMode },
+}
+
 /// The shared state of one lock (PostgreSQL's LOCK plus its PROCLOCKs).
 #[derive(Debug, Default)]
 pub(crate) struct LockEntry {
@@ -76,7 +95,7 @@ pub(crate) struct LockEntry {
     /// (never more than `holders` records, mode by mode). Empty for every
     /// lock but advisory ones, so it costs relation locks nothing.
     pub(crate) session_holds: HashMap<u32, [u32; 8]>,
-    /// FIFO except for holders re-requesting (module docs).
+    /// In grant order (QUEUE-ORDER, module docs).
     pub(crate) waiters: VecDeque<Waiter>,
 }
 
@@ -103,18 +122,60 @@ impl LockEntry {
         mode.conflict_mask() & self.granted_to_others(session) != 0
     }
 
-    /// Grants `mode` now, in `owner`'s name, if the queue discipline allows it.
+    /// Grants `mode` now, in `owner`'s name, if the queue discipline allows
+    /// it without waiting (PostgreSQL's LockAcquire before it sleeps).
     pub(crate) fn try_grant(&mut self, session: u32, mode: LockMode, owner: Owner) -> bool {
-        let wait_mask = if self.holders.contains_key(&session) {
-            0
-        } else {
-            self.waiters.iter().fold(0, |m, w| m | w.mode.bit())
-        };
-        if mode.conflict_mask() & wait_mask != 0 || self.conflicts_with_granted(session, mode) {
+        let again = self.held_mask(session) & mode.bit() != 0;
+        if !again
+            && (mode.conflict_mask() & self.wait_mask() != 0 || self.conflicts_with_granted(session, mode))
+        {
             return false;
         }
         self.grant_as(session, mode, owner);
         true
+    }
+
+    /// The modes the queue asks for.
+    fn wait_mask(&self) -> ModeMask {
+        self.waiters.iter().fold(0, |m, w| m | w.mode.bit())
+    }
+
+    /// Queues a request `try_grant` refused, in its place (QUEUE-ORDER,
+    /// PostgreSQL's ProcSleep): at the tail, or, for a session holding
+    /// something here, just before the first waiter that waits for it. That
+    /// waiter may not block the request: then it is granted here and now.
+    /// If that waiter also holds what the request waits for, nothing is
+    /// queued and the answer names it: a certain deadlock.
+    pub(crate) fn place(&mut self, waiter: Waiter) -> Placed {
+        assert!(
+            self.waiters.iter().all(|w| w.session != waiter.session),
+            "WAIT-CANCEL: session {} queued twice on one lock",
+            waiter.session
+        );
+        let held = self.held_mask(waiter.session);
+        let wants = waiter.mode.conflict_mask();
+        let mut ahead: ModeMask = 0;
+        let mut at = self.waiters.len();
+        if held != 0 {
+            for (i, w) in self.waiters.iter().enumerate() {
+                if w.mode.conflict_mask() & held == 0 {
+                    ahead |= w.mode.bit();
+                    continue;
+                }
+                // `w` waits for us. Do we wait for `w`?
+                if wants & self.held_mask(w.session) != 0 {
+                    return Placed::Deadlock { other: w.session, other_mode: w.mode };
+                }
+                if wants & ahead == 0 && !self.conflicts_with_granted(waiter.session, waiter.mode) {
+                    self.grant_as(waiter.session, waiter.mode, waiter.owner);
+                    return Placed::Granted;
+                }
+                at = i;
+                break;
+            }
+        }
+        self.waiters.insert(at, waiter);
+        Placed::Queued
     }
 
     /// Records one hold of `mode` in `owner`'s name, without a conflict
@@ -207,16 +268,17 @@ impl LockEntry {
         self.session_holds.contains_key(&session)
     }
 
-    pub(crate) fn enqueue(&mut self, waiter: Waiter) {
-        assert!(
-            self.waiters.iter().all(|w| w.session != waiter.session),
-            "WAIT-CANCEL: session {} queued twice on one lock",
-            waiter.session
-        );
-        if self.holders.contains_key(&waiter.session) {
-            self.waiters.push_front(waiter);
-        } else {
-            self.waiters.push_back(waiter);
+    /// Rewrites the queue in `order` (the deadlock check's resolution of a
+    /// soft deadlock); `order` names every waiter once.
+    pub(crate) fn reorder(&mut self, order: &[u32]) {
+        assert_eq!(order.len(), self.waiters.len(), "DEADLOCK-CHECK: a reordering lost or added a waiter");
+        let mut old = std::mem::take(&mut self.waiters);
+        for &session in order {
+            let i = old
+                .iter()
+                .position(|w| w.session == session)
+                .expect("DEADLOCK-CHECK: reordered a session not queued");
+            self.waiters.push_back(old.remove(i).expect("index found above"));
         }
     }
 
@@ -346,7 +408,7 @@ mod tests {
         assert!(e.try_grant(1, AccessShare, Transaction));
         let (w, _rx) = waiter(2, AccessExclusive);
         assert!(!e.try_grant(2, AccessExclusive, Transaction));
-        e.enqueue(w);
+        assert_eq!(e.place(w), Placed::Queued);
         assert!(!e.try_grant(3, AccessShare, Transaction), "a newcomer queues behind the strong waiter");
         assert!(e.try_grant(1, AccessShare, Transaction), "a holder re-requesting is not queued behind it");
     }
@@ -358,9 +420,9 @@ mod tests {
         let (w2, mut rx2) = waiter(2, AccessShare);
         let (w3, mut rx3) = waiter(3, AccessExclusive);
         let (w4, mut rx4) = waiter(4, AccessShare);
-        e.enqueue(w2);
-        e.enqueue(w3);
-        e.enqueue(w4);
+        assert_eq!(e.place(w2), Placed::Queued);
+        assert_eq!(e.place(w3), Placed::Queued);
+        assert_eq!(e.place(w4), Placed::Queued);
         assert!(e.release(1, AccessExclusive, Transaction));
         e.wake_waiters();
         assert!(rx2.try_recv().is_ok());
@@ -408,7 +470,7 @@ mod tests {
         let mut e = LockEntry::default();
         assert!(e.try_grant(1, Exclusive, Transaction));
         let (wake, mut rx) = oneshot::channel();
-        e.enqueue(Waiter { session: 2, mode: Exclusive, owner: Session, wake });
+        assert_eq!(e.place(Waiter { session: 2, mode: Exclusive, owner: Session, wake }), Placed::Queued);
         assert_eq!(e.release_transaction(1), [0, 0, 0, 0, 0, 0, 1, 0]);
         e.wake_waiters();
         assert!(rx.try_recv().is_ok());

@@ -48,7 +48,16 @@ async fn cross(
     out
 }
 
-fn check_one_victim(results: &[(u32, Result<(), LockError>, Duration)], detail_has: &str) {
+/// When a deadlock is found: after `deadlock_timeout` by the check, or
+/// at once when the request that closes it is queued behind a waiter that
+/// waits for it (the lock-upgrade case, QUEUE-ORDER).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Found {
+    AfterTimeout,
+    AtOnce,
+}
+
+fn check_one_victim(results: &[(u32, Result<(), LockError>, Duration)], detail_has: &str, found: Found) {
     let victims: Vec<_> = results.iter().filter(|r| r.1.is_err()).collect();
     assert_eq!(victims.len(), 1, "exactly one victim: {results:?}");
     let (_, err, took) = victims[0];
@@ -58,8 +67,13 @@ fn check_one_victim(results: &[(u32, Result<(), LockError>, Duration)], detail_h
     let detail = err.detail().unwrap();
     assert_eq!(detail.lines().count(), 2, "{detail}");
     assert!(detail.contains(detail_has), "{detail}");
-    assert!(*took >= DEADLOCK_TIMEOUT, "detected before deadlock_timeout: {took:?}");
-    assert!(*took < DEADLOCK_TIMEOUT * 10, "detected far too late: {took:?}");
+    match found {
+        Found::AfterTimeout => {
+            assert!(*took >= DEADLOCK_TIMEOUT, "detected before deadlock_timeout: {took:?}");
+            assert!(*took < DEADLOCK_TIMEOUT * 10, "detected far too late: {took:?}");
+        }
+        Found::AtOnce => assert!(*took < DEADLOCK_TIMEOUT, "not detected when queued: {took:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -72,7 +86,7 @@ async fn opposite_order_access_exclusive_deadlock_has_one_victim() {
         [(r2, AccessExclusive), (r1, AccessExclusive)],
     )
     .await;
-    check_one_victim(&results, "waits for AccessExclusiveLock on relation");
+    check_one_victim(&results, "waits for AccessExclusiveLock on relation", Found::AfterTimeout);
     let survivor = results.iter().find(|r| r.1.is_ok()).unwrap().0;
     assert_eq!(locks.held_locks(survivor).len(), 2);
     locks.release_all(survivor);
@@ -103,7 +117,7 @@ async fn transaction_id_wait_cycle_is_a_deadlock() {
     for t in tasks {
         results.push(t.await.unwrap());
     }
-    check_one_victim(&results, "waits for ShareLock on transaction 10");
+    check_one_victim(&results, "waits for ShareLock on transaction 10", Found::AfterTimeout);
 }
 
 /// A session's own `deadlock_timeout` decides when its wait looks for a
@@ -142,6 +156,8 @@ async fn the_waiters_own_deadlock_timeout_is_honoured() {
 }
 
 /// Two AccessShare holders both upgrading: each waits for the other's hold.
+/// The second to ask finds the first queued waiting for it, and fails
+/// without waiting (PostgreSQL's check when a holder queues).
 #[tokio::test]
 async fn lock_upgrade_deadlock() {
     let locks = manager();
@@ -152,7 +168,7 @@ async fn lock_upgrade_deadlock() {
         [(rel, AccessExclusive), (rel, AccessExclusive)],
     )
     .await;
-    check_one_victim(&results, "waits for AccessExclusiveLock on relation 7");
+    check_one_victim(&results, "waits for AccessExclusiveLock on relation 7", Found::AtOnce);
 }
 
 /// A vxid wait closes a cycle with a relation lock (LAZY-VXID: the
@@ -208,4 +224,75 @@ async fn a_long_wait_without_a_cycle_is_not_a_deadlock() {
     assert!(!waiter.is_finished());
     locks.release_all(0);
     waiter.await.unwrap().unwrap();
+}
+
+/// A cycle made partly of queue order is broken without a victim
+/// (PostgreSQL's deadlock-soft): sessions 0 and 1 share relations A and B;
+/// 2 and 3 queue for AccessExclusive on A and B; then 0 queues for a share
+/// of B behind 3, and 1 for a share of A behind 2. Every edge out of 0 and 1
+/// is queue order, so 1's check moves 0 ahead of 3 on B, and 0 is granted.
+/// Nobody fails, and the locks then go in PostgreSQL's order.
+#[tokio::test(start_paused = true)]
+async fn a_soft_deadlock_is_resolved_by_reordering_a_queue() {
+    let locks = manager();
+    let (a, b) = (LockTag::Relation(21), LockTag::Relation(22));
+    locks.lock(0, a, AccessShare).await.unwrap();
+    locks.lock(1, b, AccessShare).await.unwrap();
+    let patient = WaitPolicy { deadlock_timeout: Duration::from_secs(100), lock_timeout: None };
+    let spawn = |session: u32, tag: LockTag, mode: LockMode, policy: WaitPolicy| {
+        let l = Arc::clone(&locks);
+        tokio::spawn(async move { l.lock_with(session, tag, mode, policy).await })
+    };
+    let queued = |tag: LockTag, n: usize| {
+        let l = Arc::clone(&locks);
+        async move {
+            while l.waiters(tag).len() < n {
+                tokio::task::yield_now().await;
+            }
+        }
+    };
+    let e1 = spawn(2, a, AccessExclusive, patient);
+    queued(a, 1).await;
+    let e2 = spawn(3, b, AccessExclusive, patient);
+    queued(b, 1).await;
+    let d1 = spawn(0, b, AccessShare, patient);
+    queued(b, 2).await;
+    let quick = WaitPolicy { deadlock_timeout: Duration::from_millis(10), lock_timeout: None };
+    let d2 = spawn(1, a, AccessShare, quick);
+    queued(a, 2).await;
+    assert_eq!(locks.waiters(b), [(3, AccessExclusive), (0, AccessShare)]);
+    // On the paused clock the timeout passes only once every task is idle:
+    // without the reordering, 0 would wait for ever.
+    let granted = tokio::time::timeout(Duration::from_secs(50), d1).await;
+    granted.expect("0 moved ahead of 3 and granted").unwrap().unwrap();
+    assert_eq!(locks.waiters(b), [(3, AccessExclusive)]);
+    assert_eq!(locks.waiters(a), [(2, AccessExclusive), (1, AccessShare)], "A's queue is as it was");
+    locks.release_all(0);
+    e1.await.unwrap().unwrap();
+    locks.release_all(2);
+    d2.await.unwrap().unwrap();
+    locks.release_all(1);
+    e2.await.unwrap().unwrap();
+    locks.release_all(3);
+}
+
+/// A holder asking for more goes ahead of a waiter that waits for it, and
+/// is granted at once when that waiter is all that stood in its way
+/// (QUEUE-ORDER): 0 holds RowShare, 1 waits for AccessExclusive, 0 asks
+/// for RowExclusive.
+#[tokio::test]
+async fn a_holder_goes_ahead_of_a_waiter_that_waits_for_it() {
+    let locks = manager();
+    let rel = LockTag::Relation(30);
+    locks.lock(0, rel, RowShare).await.unwrap();
+    let l = Arc::clone(&locks);
+    let strong = tokio::spawn(async move { l.lock(1, rel, AccessExclusive).await });
+    while locks.waiters(rel).is_empty() {
+        tokio::task::yield_now().await;
+    }
+    assert!(!locks.try_lock(0, rel, RowExclusive).unwrap(), "NOWAIT: a waiter asks for a conflicting mode");
+    locks.lock(0, rel, RowExclusive).await.unwrap();
+    assert_eq!(locks.waiters(rel), [(1, AccessExclusive)]);
+    locks.release_all(0);
+    strong.await.unwrap().unwrap();
 }

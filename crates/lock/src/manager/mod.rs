@@ -21,13 +21,13 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 use tokio::sync::oneshot;
 
-use crate::error::LockError;
+use crate::error::{deadlock_detail, LockError};
 mod fastpath;
 mod session;
 
 use crate::mode::LockMode;
 use crate::sync::Mutex;
-use crate::table::{LockTable, Owner, Waiter};
+use crate::table::{LockTable, Owner, Placed, Waiter};
 use crate::tag::LockTag;
 use fastpath::{FastPath, StrongCounters};
 
@@ -416,16 +416,26 @@ impl LockManager {
         if entry.try_grant(session, mode, owner) {
             return Ok(Start::Granted);
         }
-        if may_wait {
+        let deadlock = if may_wait {
             let (wake, rx) = oneshot::channel();
-            entry.enqueue(Waiter { session, mode, owner, wake });
-            return Ok(Start::Wait(rx));
-        }
+            match entry.place(Waiter { session, mode, owner, wake }) {
+                Placed::Queued => return Ok(Start::Wait(rx)),
+                Placed::Granted => return Ok(Start::Granted),
+                Placed::Deadlock { other, other_mode } => {
+                    Some(deadlock_detail(&[(session, tag, mode), (other, tag, other_mode)]))
+                }
+            }
+        } else {
+            None
+        };
         part.settle(tag);
         drop(part);
         self.end_strong_for(tag, mode);
         self.request_failed(session, tag, owner);
-        Ok(Start::NotAvailable)
+        match deadlock {
+            Some(detail) => Err(LockError::Deadlock { detail }),
+            None => Ok(Start::NotAvailable),
+        }
     }
 
     /// Withdraws the strong announcement a request for `mode` on `tag` made.

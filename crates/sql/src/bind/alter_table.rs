@@ -86,13 +86,22 @@ impl<R: Resolver> Binder<'_, R> {
             };
             return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{word}\"")));
         }
-        // VALIDATE CONSTRAINT alone lets readers and writers on (PostgreSQL's
-        // ShareUpdateExclusive); every other action shuts them out.
-        let mode = if a.operations.iter().all(|o| matches!(o, Op::ValidateConstraint { .. })) {
-            LockMode::ShareUpdateExclusive
-        } else {
-            LockMode::AccessExclusive
-        };
+        // The strongest of the actions' lock levels (PostgreSQL's
+        // AlterTableGetLockLevel): VALIDATE CONSTRAINT lets readers and
+        // writers on, adding a foreign key lets readers on, every other
+        // action shuts them out.
+        let mode = a
+            .operations
+            .iter()
+            .map(|o| match o {
+                Op::ValidateConstraint { .. } => LockMode::ShareUpdateExclusive,
+                Op::AddConstraint { constraint: ast::TableConstraint::ForeignKey { .. }, .. } => {
+                    LockMode::ShareRowExclusive
+                }
+                _ => LockMode::AccessExclusive,
+            })
+            .max()
+            .unwrap_or(LockMode::AccessExclusive);
         let rel = self.rel(&a.name, mode)?;
         let mut draft = Draft {
             entry: (*rel.entry).clone(),

@@ -338,7 +338,11 @@ impl Executor<'_> {
                     // First a place in line behind the earlier waiters,
                     // then (the row looked at again: the one before us may
                     // have taken it meanwhile) the wait for its locker.
-                    _ if place_in_line.is_none() => {
+                    // A transaction that already locks the row keeps its
+                    // place: queueing for the tuple lock behind waiters
+                    // that wait for it would deadlock (PostgreSQL skips
+                    // the tuple lock for a multixact it is a member of).
+                    _ if place_in_line.is_none() && !self.locks_row(rel, tid) => {
                         let tag = LockTag::Tuple { relation: rel.entry.oid, tid };
                         let mode = tuple_lock_mode(strength);
                         self.xact.lock_tuple(tag, mode).await?;
@@ -375,6 +379,16 @@ impl Executor<'_> {
                 }
             }
         }
+    }
+
+    /// Whether this transaction (at any level) holds a lock on the
+    /// version at `tid`, beside the other holders that made it wait.
+    fn locks_row(&self, rel: &Rel, tid: Tid) -> bool {
+        let session = &self.xact.session;
+        rel.heap
+            .table
+            .holders(session, tid)
+            .is_some_and(|(_, members)| members.iter().any(|m| session.is_current_xid(m.xid)))
     }
 
     /// Adds index entries for a new version (after an update), checking
