@@ -90,6 +90,19 @@ pub struct IndexDef {
     /// The index of a PRIMARY KEY or UNIQUE constraint (pg_constraint
     /// shows those), not one made by CREATE INDEX.
     pub constraint: bool,
+    /// INCLUDE columns: stored beside the key in PostgreSQL (for
+    /// index-only scans), outside the key and its uniqueness. Here they
+    /// are the definition only: entries hold the key and the tid.
+    pub include: Vec<usize>,
+    /// UNIQUE NULLS NOT DISTINCT.
+    pub nulls_not_distinct: bool,
+}
+
+impl IndexDef {
+    /// Every column the index names, key columns first.
+    pub fn all_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        self.columns.iter().chain(&self.include).copied()
+    }
 }
 
 /// What a foreign key does to the referencing rows when the row they
@@ -348,7 +361,8 @@ impl Heap {
     pub fn index(&self, entry: &RelEntry, def: &IndexDef) -> &Arc<Index> {
         self.indexes.get_or_add(def.oid, || {
             let types = def.columns.iter().map(|&c| entry.columns[c].ty).collect();
-            let ix = Index::new(def.columns.clone(), types, def.unique);
+            let ix = Index::new(def.columns.clone(), types, def.unique)
+                .with_nulls_not_distinct(def.nulls_not_distinct);
             for (tid, row) in self.table.all_versions() {
                 ix.insert(ix.key_of(&row), tid);
             }

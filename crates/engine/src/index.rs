@@ -296,6 +296,9 @@ pub struct Index {
     /// The column types (char(n) keys compare without trailing blanks).
     types: Vec<SqlType>,
     pub unique: bool,
+    /// UNIQUE NULLS NOT DISTINCT: a key with a NULL is checked like any
+    /// other (else NULLs never collide).
+    pub nulls_not_distinct: bool,
     entries: SkipList<Entry, ()>,
     /// Serialise check-then-insert of one unique key (UNIQUE-CHECK;
     /// PostgreSQL holds the key's btree leaf page lock across the check and
@@ -320,9 +323,23 @@ impl Index {
             columns,
             types,
             unique,
+            nulls_not_distinct: false,
             entries: SkipList::new(epoch::default_collector().clone()),
             unique_checks: (0..stripes).map(|_| Mutex::new(())).collect(),
         }
+    }
+
+    /// This index with NULLs in a key counting as equal values (UNIQUE
+    /// NULLS NOT DISTINCT).
+    pub fn with_nulls_not_distinct(mut self, yes: bool) -> Index {
+        self.nulls_not_distinct = yes;
+        self
+    }
+
+    /// Whether inserting `key` must check for another row with it: in a
+    /// unique index, unless a NULL in it makes it distinct from all.
+    pub fn checks_unique(&self, key: &Key) -> bool {
+        self.unique && (self.nulls_not_distinct || !key.has_null())
     }
 
     /// The key of `row`.

@@ -23,10 +23,34 @@ pub struct Ast {
     pub(crate) check_option: Option<snapscale_engine::catalog::CheckOption>,
     /// INSERT … OVERRIDING {SYSTEM | USER} VALUE (overriding_syntax.rs).
     pub(crate) overriding: Option<Overriding>,
+    /// DROP INDEX CONCURRENTLY (index_syntax.rs).
+    pub(crate) concurrently: bool,
+    /// CREATE TABLE's LIKE elements (like_syntax.rs).
+    pub(crate) table_likes: Option<Vec<TableLike>>,
     /// Where the statement's text is in the query string, for the
     /// positions of errors found after parsing; `None` when the text
     /// sqlparser read was rewritten (its locations are not the user's).
     pub(crate) origin: Option<std::sync::Arc<Origin>>,
+}
+
+/// What a LIKE element copies beside names, types and NOT NULL
+/// (PostgreSQL's TableLikeOption bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LikeOptions {
+    pub defaults: bool,
+    pub generated: bool,
+    pub identity: bool,
+    pub constraints: bool,
+    pub indexes: bool,
+}
+
+/// One LIKE element.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TableLike {
+    pub source: sqlparser::ast::ObjectName,
+    /// The number of column definitions written before it.
+    pub position: usize,
+    pub options: LikeOptions,
 }
 
 /// INSERT … OVERRIDING SYSTEM VALUE or OVERRIDING USER VALUE.
@@ -107,6 +131,8 @@ impl Ast {
                 ctas_columns,
                 check_option,
                 overriding,
+                concurrently: self.concurrently,
+                table_likes: self.table_likes.take(),
             },
         ))
     }

@@ -316,9 +316,20 @@ impl Writer {
                 self.u16(c as u16);
             }
             // Bit 0: unique; bit 1: a constraint's index (data written
-            // before the bit existed has it clear).
-            self.u8(u8::from(i.unique) | (u8::from(i.constraint) << 1));
+            // before the bit existed has it clear); bit 2: NULLS NOT
+            // DISTINCT; bit 3: INCLUDE columns follow.
+            let include = !i.include.is_empty();
+            self.u8(u8::from(i.unique)
+                | (u8::from(i.constraint) << 1)
+                | (u8::from(i.nulls_not_distinct) << 2)
+                | (u8::from(include) << 3));
             self.u8(u8::from(i.primary));
+            if include {
+                self.u16(i.include.len() as u16);
+                for &c in &i.include {
+                    self.u16(c as u16);
+                }
+            }
         }
         if let Some(s) = &e.sequence {
             self.ty(s.ty);
@@ -676,10 +687,14 @@ impl<'a> Reader<'a> {
             let name = self.str()?;
             let cols = (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect::<Result<_, _>>()?;
             let flags = self.u8()?;
-            if flags > 3 {
+            if flags > 15 {
                 return Err(corrupt());
             }
             let primary = self.u8()? != 0;
+            let include = match flags & 8 != 0 {
+                true => (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect::<Result<_, _>>()?,
+                false => Vec::new(),
+            };
             // A primary key is a constraint whatever the bit says (data
             // written before the bit existed).
             indexes.push(IndexDef {
@@ -689,6 +704,8 @@ impl<'a> Reader<'a> {
                 unique: flags & 1 != 0,
                 primary,
                 constraint: flags & 2 != 0 || primary,
+                include,
+                nulls_not_distinct: flags & 4 != 0,
             });
         }
         let sequence = if is_sequence {

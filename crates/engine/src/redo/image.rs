@@ -277,14 +277,28 @@ mod tests {
                     identity: None,
                 },
             ],
-            indexes: vec![IndexDef {
-                oid: 16385,
-                name: "t_pkey".into(),
-                columns: vec![0],
-                unique: true,
-                primary: true,
-                constraint: true,
-            }],
+            indexes: vec![
+                IndexDef {
+                    oid: 16385,
+                    name: "t_pkey".into(),
+                    columns: vec![0],
+                    unique: true,
+                    primary: true,
+                    constraint: true,
+                    include: Vec::new(),
+                    nulls_not_distinct: false,
+                },
+                IndexDef {
+                    oid: 16386,
+                    name: "t_b_c_idx".into(),
+                    columns: vec![1],
+                    unique: true,
+                    primary: false,
+                    constraint: false,
+                    include: vec![2, 0],
+                    nulls_not_distinct: true,
+                },
+            ],
             sequence: None,
             checks: vec![
                 crate::user_types::CheckDef {
@@ -323,7 +337,7 @@ mod tests {
         image.apply(&Redo::Delete { storage: 3, row_id: 8 }).unwrap();
         assert_eq!(image.catalog[&16384], entry);
         assert_eq!(image.storages[&3].values().cloned().collect::<Vec<_>>(), vec![row]);
-        assert_eq!((image.next_oid, image.next_storage), (16386, 4));
+        assert_eq!((image.next_oid, image.next_storage), (16387, 4));
         let header = CheckpointHeader {
             cut: 99,
             next_xid: Xid(12),

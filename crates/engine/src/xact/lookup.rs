@@ -66,6 +66,28 @@ impl Xact {
         Ok(Some(rel))
     }
 
+    /// The table with an index named `name`, as `relation` finds tables:
+    /// this backend's temporary tables first.
+    pub fn index_owner(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
+        let me = self.backend_id();
+        let mut owner: Option<Arc<RelEntry>> = None;
+        for (_, entry) in self.catalog_entries()? {
+            if !entry.is_relation() || !entry.indexes.iter().any(|i| i.name == name) {
+                continue;
+            }
+            match entry.temp_owner {
+                Some(o) if o == me => owner = Some(entry),
+                Some(_) => {}
+                None if owner.is_none() => owner = Some(entry),
+                None => {}
+            }
+        }
+        match owner {
+            Some(e) => Ok(self.relation(&e.name)?.filter(|r| r.entry.oid == e.oid)),
+            None => Ok(None),
+        }
+    }
+
     /// The user-defined type `name` as of a fresh snapshot (types are not
     /// cached: a statement that names one reads the catalog).
     pub fn user_type(&mut self, name: &str) -> Result<Option<Arc<RelEntry>>, SqlError> {

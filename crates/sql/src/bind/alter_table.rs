@@ -9,7 +9,8 @@ use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 use sqlparser::ast::{self, AlterColumnOperation as Col, AlterTableOperation as Op, TableConstraint};
 
-use super::ddl::{index_columns, index_name, typmod_of};
+use super::ddl::typmod_of;
+use super::index_ddl::IndexSpec;
 use super::scope::Scope;
 use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::Expr;
@@ -29,7 +30,7 @@ struct Draft {
     entry: RelEntry,
     sources: Vec<Source>,
     /// Indexes to add, by column name (resolved at the end).
-    indexes: Vec<(Vec<String>, bool, bool, Option<String>)>,
+    indexes: Vec<IndexSpec>,
     /// Constraints to check against every row, by name.
     validate: Vec<String>,
     /// Columns whose NULLs fail, by name.
@@ -57,7 +58,7 @@ impl Draft {
         let mut names: Vec<String> = self.entry.checks.iter().map(|c| c.name.clone()).collect();
         names.extend(self.entry.foreign_keys.iter().map(|f| f.name.clone()));
         names.extend(self.entry.indexes.iter().map(|i| i.name.clone()));
-        names.extend(self.indexes.iter().filter_map(|i| i.3.clone()));
+        names.extend(self.indexes.iter().filter_map(|i| i.name.clone()));
         names
     }
 }
@@ -69,6 +70,7 @@ impl<R: Resolver> Binder<'_, R> {
         if a.if_exists && self.resolver.resolve(&name)?.is_none() {
             // PostgreSQL's NOTICE, sent when the statement runs.
             return Ok(Plan::Utility(Utility::Skip {
+                code: SqlState::SUCCESSFUL_COMPLETION,
                 notice: format!("relation \"{name}\" does not exist, skipping"),
                 tag: "ALTER TABLE",
             }));
@@ -213,9 +215,9 @@ impl<R: Resolver> Binder<'_, R> {
                     // PostgreSQL: its indexes and CHECK constraints.
                     d.entry.columns.remove(pos);
                     d.sources.remove(pos);
-                    d.entry.indexes.retain(|i| !i.columns.contains(&pos));
+                    d.entry.indexes.retain(|i| !i.all_columns().any(|c| c == pos));
                     for i in &mut d.entry.indexes {
-                        for c in &mut i.columns {
+                        for c in i.columns.iter_mut().chain(&mut i.include) {
                             if *c > pos {
                                 *c -= 1;
                             }
@@ -229,7 +231,7 @@ impl<R: Resolver> Binder<'_, R> {
                         );
                         !read.iter().any(|&r| before[r].name == cname)
                     });
-                    d.indexes.retain(|i| !i.0.contains(&cname));
+                    d.indexes.retain(|i| !i.columns.contains(&cname) && !i.include.contains(&cname));
                     // Its foreign keys go too; keys of other tables that
                     // reference it stay, so it stays.
                     d.entry.foreign_keys.retain(|f| !f.columns.contains(&pos));
@@ -273,12 +275,8 @@ impl<R: Resolver> Binder<'_, R> {
             }
             Op::AlterColumn { column_name, op } => self.alter_column(rel, d, &ident(column_name), op)?,
             Op::AddConstraint { constraint, not_valid } => match constraint {
-                TableConstraint::PrimaryKey(pk) => {
-                    d.indexes.push((index_columns(&pk.columns)?, true, true, pk.name.as_ref().map(ident)))
-                }
-                TableConstraint::Unique(u) => {
-                    d.indexes.push((index_columns(&u.columns)?, true, false, u.name.as_ref().map(ident)))
-                }
+                TableConstraint::PrimaryKey(pk) => d.indexes.push(IndexSpec::primary_key(pk)?),
+                TableConstraint::Unique(u) => d.indexes.push(IndexSpec::unique(u)?),
                 TableConstraint::Check(check) => {
                     self.add_check(d, check.name.as_ref().map(ident), check, *not_valid)?;
                 }
@@ -295,7 +293,7 @@ impl<R: Resolver> Binder<'_, R> {
                     d.validate_fks.retain(|v| *v != cname);
                 } else if let Some(k) = d.entry.indexes.iter().position(|i| i.constraint && i.name == cname) {
                     d.entry.indexes.remove(k);
-                } else if let Some(k) = d.indexes.iter().position(|i| i.3.as_deref() == Some(&cname)) {
+                } else if let Some(k) = d.indexes.iter().position(|i| i.name.as_deref() == Some(&cname)) {
                     d.indexes.remove(k);
                 } else if *if_exists {
                     d.notices.push((
@@ -586,20 +584,8 @@ impl<R: Resolver> Binder<'_, R> {
         let not_null = d.not_null.iter().filter_map(|n| d.entry.column(n)).collect();
         let serials = d.serials.into_iter().filter_map(|s| Some((d.entry.column(&s.column)?, s))).collect();
         let mut indexes: Vec<NewIndex> = Vec::new();
-        for (names, unique, primary, given) in d.indexes {
-            let columns = names
-                .iter()
-                .map(|n| {
-                    d.entry.column(n).ok_or_else(|| {
-                        SqlError::new(
-                            SqlState::UNDEFINED_COLUMN,
-                            format!("column \"{n}\" named in key does not exist"),
-                        )
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let name = given.unwrap_or_else(|| index_name(&d.entry.name, &names, primary, unique));
-            indexes.push(NewIndex { name, columns, unique, primary, constraint: true });
+        for spec in d.indexes {
+            indexes.push(spec.resolve(&d.entry.name, |n| d.entry.column(n))?);
         }
         Ok(Plan::Utility(Utility::AlterTable(Box::new(AlterTable {
             rel,

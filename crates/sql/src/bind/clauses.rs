@@ -209,8 +209,7 @@ pub(super) fn primary_key(pk: &ast::PrimaryKeyConstraint) -> Result<(), SqlError
     )
 }
 
-/// A UNIQUE constraint, of a column or of the table, as `primary_key`;
-/// also no NULLS NOT DISTINCT.
+/// A UNIQUE constraint, of a column or of the table, as `primary_key`.
 pub(super) fn unique(u: &ast::UniqueConstraint) -> Result<(), SqlError> {
     let ast::UniqueConstraint {
         name: _,
@@ -221,13 +220,10 @@ pub(super) fn unique(u: &ast::UniqueConstraint) -> Result<(), SqlError> {
         include,
         index_options,
         characteristics,
-        nulls_distinct,
+        nulls_distinct: _,
     } = u;
     if *index_type_display != ast::KeyOrIndexDisplay::None {
         return Err(syntax_error_at(&index_type_display.to_string()));
-    }
-    if *nulls_distinct == ast::NullsDistinctOption::NotDistinct {
-        return Err(not_supported("UNIQUE NULLS NOT DISTINCT"));
     }
     key_constraint(
         "UNIQUE",
@@ -259,7 +255,8 @@ fn key_constraint(
             (enforced.is_some(), "ENFORCED / NOT ENFORCED"),
         ])?;
     }
-    refuse(&[(!include.is_empty(), &format!("{kind} ... INCLUDE"))])?;
+    // INCLUDE: any columns, read by the binder (`IndexSpec`).
+    let _ = include;
     columns.iter().try_for_each(constraint_column)
 }
 
@@ -331,10 +328,9 @@ pub(super) fn create_index(c: &ast::CreateIndex) -> Result<(), SqlError> {
             )))
         }
     }
+    // CONCURRENTLY, INCLUDE and NULLS [NOT] DISTINCT: read by the binder.
+    let _ = (concurrently, include, nulls_distinct);
     refuse(&[
-        (*concurrently, "CREATE INDEX CONCURRENTLY"),
-        (!include.is_empty(), "CREATE INDEX ... INCLUDE"),
-        (*nulls_distinct == Some(false), "CREATE INDEX ... NULLS NOT DISTINCT"),
         (!with.is_empty(), "CREATE INDEX ... WITH (storage parameters)"),
         (predicate.is_some(), "CREATE INDEX ... WHERE (partial indexes)"),
     ])?;

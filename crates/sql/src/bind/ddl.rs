@@ -3,12 +3,12 @@
 
 use snapscale_engine::catalog::{ColumnDef, Identity};
 use snapscale_engine::user_types::CheckDef;
-use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::numeric::numeric_typmod_in;
 use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, CharacterLength, DataType, ExactNumberInfo, TableConstraint};
 
+use super::index_ddl::IndexSpec;
 use super::scope::Scope;
 use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver};
 use crate::plan::{CreateTable, NewIndex, Plan, Rel, Utility};
@@ -34,13 +34,34 @@ impl<R: Resolver> Binder<'_, R> {
         // column is known.
         let mut checks: Vec<(Option<String>, &ast::CheckConstraint)> = Vec::new();
         let mut references: Vec<(Option<String>, &ast::ForeignKeyConstraint)> = Vec::new();
-        for col in &c.columns {
+        // LIKE elements: their columns go where they were written.
+        let likes = self.statement.table_likes.take().unwrap_or_default();
+        let mut copied = Vec::new();
+        for like in &likes {
+            copied.push((like.position, self.table_like(like, &name, &mut serials)?));
+        }
+        let mut copied_checks = Vec::new();
+        let mut copied_constraints = Vec::new();
+        let mut copied_indexes = Vec::new();
+        let mut place_copies = |at: usize, columns: &mut Vec<ColumnDef>| -> Result<(), SqlError> {
+            for (_, copy) in copied.iter_mut().filter(|(p, _)| *p == at) {
+                for def in std::mem::take(&mut copy.columns) {
+                    if columns.iter().any(|c| c.name == def.name) {
+                        return Err(duplicate_column(&def.name));
+                    }
+                    columns.push(def);
+                }
+                copied_checks.append(&mut copy.checks);
+                copied_constraints.append(&mut copy.constraints);
+                copied_indexes.append(&mut copy.indexes);
+            }
+            Ok(())
+        };
+        for (at, col) in c.columns.iter().enumerate() {
+            place_copies(at, &mut columns)?;
             let cname = ident(&col.name);
             if columns.iter().any(|c| c.name == cname) {
-                return Err(SqlError::new(
-                    SqlState::DUPLICATE_COLUMN,
-                    format!("column \"{cname}\" specified more than once"),
-                ));
+                return Err(duplicate_column(&cname));
             }
             let spec = self.column_def(&name, col, &mut serials)?;
             indexes.extend(spec.indexes);
@@ -48,58 +69,48 @@ impl<R: Resolver> Binder<'_, R> {
             references.extend(spec.foreign_keys.into_iter().map(|fk| (Some(spec.def.name.clone()), fk)));
             columns.push(spec.def);
         }
+        place_copies(c.columns.len(), &mut columns)?;
+        indexes.append(&mut copied_constraints);
         for constraint in &c.constraints {
             match constraint {
-                TableConstraint::PrimaryKey(pk) => {
-                    super::clauses::primary_key(pk)?;
-                    indexes.push((index_columns(&pk.columns)?, true, true, pk.name.as_ref().map(ident)));
-                }
-                TableConstraint::Unique(u) => {
-                    super::clauses::unique(u)?;
-                    indexes.push((index_columns(&u.columns)?, true, false, u.name.as_ref().map(ident)));
-                }
+                TableConstraint::PrimaryKey(pk) => indexes.push(IndexSpec::primary_key(pk)?),
+                TableConstraint::Unique(u) => indexes.push(IndexSpec::unique(u)?),
                 TableConstraint::Check(check) => checks.push((check.name.as_ref().map(ident), check)),
                 TableConstraint::ForeignKey(fk) => references.push((None, fk)),
                 other => return Err(not_supported(format!("constraint {other}"))),
             }
         }
         let mut new_indexes = Vec::new();
-        for (names, unique, primary, given) in indexes {
-            if primary && new_indexes.iter().any(|i: &NewIndex| i.primary) {
+        for spec in indexes {
+            if spec.primary && new_indexes.iter().any(|i: &NewIndex| i.primary) {
                 return Err(SqlError::new(
                     SqlState::INVALID_TABLE_DEFINITION,
                     format!("multiple primary keys for table \"{name}\" are not allowed"),
                 ));
             }
-            let mut positions = Vec::new();
-            for n in &names {
-                let p = columns.iter().position(|c| &c.name == n).ok_or_else(|| {
-                    SqlError::new(
-                        SqlState::UNDEFINED_COLUMN,
-                        format!("column \"{n}\" named in key does not exist"),
-                    )
-                })?;
-                if primary {
+            let index = spec.resolve(&name, |n| columns.iter().position(|c| c.name == n))?;
+            if index.primary {
+                for &p in &index.columns {
                     columns[p].not_null = true;
                 }
-                positions.push(p);
             }
-            let index_name = given.unwrap_or_else(|| index_name(&name, &names, primary, unique));
-            new_indexes.push(NewIndex {
-                name: index_name,
-                columns: positions,
-                unique,
-                primary,
-                constraint: true,
-            });
+            new_indexes.push(index);
         }
+        for index in copied_indexes {
+            let taken: Vec<String> = new_indexes.iter().map(|i| i.name.clone()).collect();
+            let position = |n: &str| columns.iter().position(|c| c.name == n);
+            new_indexes.extend(super::table_like::copied_index(&name, index, position, &taken));
+        }
+        // PostgreSQL makes the primary key's index first (its oid is the
+        // lowest), the others in the order written.
+        new_indexes.sort_by_key(|i| !i.primary);
         // Generation expressions, bound to refuse what one may not hold.
         for i in 0..columns.len() {
             if columns[i].generated.is_some() {
                 self.generation_expr(&columns, i)?;
             }
         }
-        let mut defs: Vec<CheckDef> = Vec::new();
+        let mut defs: Vec<CheckDef> = copied_checks;
         for (given, check) in checks {
             defs.push(self.new_check(&name, &columns, given, check, &defs, &[])?);
         }
@@ -226,13 +237,13 @@ impl<R: Resolver> Binder<'_, R> {
                     not_null = true;
                 }
                 ast::ColumnOption::PrimaryKey(pk) => {
-                    super::clauses::primary_key(pk)?;
                     not_null = true;
-                    indexes.push((vec![cname.clone()], true, true, constraint_name));
+                    let spec = IndexSpec::primary_key(pk)?;
+                    indexes.push(IndexSpec { columns: vec![cname.clone()], name: constraint_name, ..spec });
                 }
                 ast::ColumnOption::Unique(u) => {
-                    super::clauses::unique(u)?;
-                    indexes.push((vec![cname.clone()], true, false, constraint_name));
+                    let spec = IndexSpec::unique(u)?;
+                    indexes.push(IndexSpec { columns: vec![cname.clone()], name: constraint_name, ..spec });
                 }
                 ast::ColumnOption::Collation(collation) => check_column_collation(collation, ty)?,
                 ast::ColumnOption::Check(check) => {
@@ -331,26 +342,6 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(e.to_string())
     }
 
-    pub(super) fn create_index(&mut self, c: &ast::CreateIndex) -> Result<Plan, SqlError> {
-        super::clauses::create_index(c)?;
-        self.refuse_on_view(&c.table_name, SqlState::WRONG_OBJECT_TYPE, |v| {
-            format!("cannot create index on relation \"{v}\"")
-        })?;
-        let rel = self.rel(&c.table_name, LockMode::Share)?;
-        let names = index_columns(&c.columns)?;
-        let columns = key_positions(&rel, &names)?;
-        let name = match &c.name {
-            Some(n) => relation_name(n)?,
-            None => index_name(&rel.entry.name, &names, false, false),
-        };
-        Ok(Plan::Utility(Utility::AddIndex {
-            rel,
-            index: NewIndex { name, columns, unique: c.unique, primary: false, constraint: false },
-            if_not_exists: c.if_not_exists,
-            tag: "CREATE INDEX",
-        }))
-    }
-
     // ---------------------------------------------------------------- DML
 }
 
@@ -419,6 +410,11 @@ pub(super) fn object_name(name1: &str, name2: Option<&str>, label: &str) -> Stri
     out
 }
 
+/// 42701 for a column named twice.
+fn duplicate_column(name: &str) -> SqlError {
+    SqlError::new(SqlState::DUPLICATE_COLUMN, format!("column \"{name}\" specified more than once"))
+}
+
 /// A column as declared, with the constraints written on it.
 pub(super) struct ColumnSpec<'c> {
     pub def: ColumnDef,
@@ -429,10 +425,6 @@ pub(super) struct ColumnSpec<'c> {
     /// REFERENCES.
     pub foreign_keys: Vec<&'c ast::ForeignKeyConstraint>,
 }
-
-/// A PRIMARY KEY or UNIQUE constraint as written: its columns, whether
-/// unique, whether primary, and its name if given.
-pub(super) type IndexSpec = (Vec<String>, bool, bool, Option<String>);
 
 /// CREATE TABLE's options: `WITH (fillfactor = n)` (what pgbench -i
 /// writes) is a storage hint with no effect on answers, checked as

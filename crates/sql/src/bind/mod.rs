@@ -28,6 +28,7 @@ mod foreign_keys;
 mod from;
 mod function;
 mod generated;
+mod index_ddl;
 mod merge;
 mod populate;
 mod query;
@@ -37,6 +38,7 @@ mod setop;
 mod state;
 mod string_syntax;
 mod subquery;
+mod table_like;
 mod user_types;
 mod view;
 mod view_dml;
@@ -94,6 +96,18 @@ pub(crate) trait Resolver {
     fn dependent_views(&mut self, _oid: u32) -> Result<Vec<Rel>, SqlError> {
         Ok(Vec::new())
     }
+    /// The table that has an index named `name`, if any.
+    fn index_owner(&mut self, _name: &str) -> Result<Option<Rel>, SqlError> {
+        Ok(None)
+    }
+    /// The foreign keys referencing table `oid`, with the name of the
+    /// table each belongs to.
+    fn foreign_keys_referencing(
+        &mut self,
+        _oid: u32,
+    ) -> Result<Vec<(String, snapscale_engine::catalog::ForeignKeyDef)>, SqlError> {
+        Ok(Vec::new())
+    }
 }
 
 /// A session binds against its transaction's catalog cache.
@@ -118,6 +132,24 @@ impl Resolver for snapscale_engine::Xact {
             out.extend(snapscale_engine::Xact::relation_by_oid(self, v)?);
         }
         Ok(out)
+    }
+
+    fn index_owner(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
+        snapscale_engine::Xact::index_owner(self, name)
+    }
+
+    fn foreign_keys_referencing(
+        &mut self,
+        oid: u32,
+    ) -> Result<Vec<(String, snapscale_engine::catalog::ForeignKeyDef)>, SqlError> {
+        Ok(self
+            .catalog_entries()?
+            .into_iter()
+            .flat_map(|(_, e)| {
+                let fks: Vec<_> = e.foreign_keys.iter().filter(|f| f.parent == oid).cloned().collect();
+                fks.into_iter().map(move |f| (e.name.clone(), f))
+            })
+            .collect())
     }
 
     fn zone(&self) -> snapscale_values::Style {
@@ -251,6 +283,8 @@ pub fn bind_ast<R: Resolver>(
     b.statement.ctas_columns = ast.ctas_columns.clone();
     b.statement.check_option = ast.check_option;
     b.statement.overriding = ast.overriding;
+    b.statement.concurrently = ast.concurrently;
+    b.statement.table_likes = ast.table_likes.clone();
     finish(b, ast)
 }
 
@@ -454,6 +488,19 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 }
                 let (detach, cascaded) = self.drop_dependents(&mut targets, *cascade)?;
                 Ok(Plan::Utility(Utility::DropTable { targets, kind, detach, cascaded }))
+            }
+            S::Drop {
+                object_type: ast::ObjectType::Index,
+                if_exists,
+                names,
+                cascade,
+                purge: false,
+                temporary: false,
+                table: None,
+                ..
+            } => {
+                let concurrently = self.statement.concurrently;
+                self.drop_index(names, *if_exists, *cascade, concurrently)
             }
             S::Drop { object_type: ast::ObjectType::Type, if_exists, names, cascade, .. } => {
                 // DROP DOMAIN with several names, as the pre-parser wrote it.
@@ -717,6 +764,8 @@ pub(crate) mod tests {
                 unique: true,
                 primary: true,
                 constraint: true,
+                include: Vec::new(),
+                nulls_not_distinct: false,
             }],
             sequence: None,
             checks: Vec::new(),

@@ -40,6 +40,10 @@ pub(super) struct StatementState {
     pub(super) ctas_columns: Option<Vec<String>>,
     /// INSERT … OVERRIDING {SYSTEM | USER} VALUE (`Ast::overriding`).
     pub(super) overriding: Option<crate::parse::Overriding>,
+    /// DROP INDEX CONCURRENTLY (`Ast::concurrently`).
+    pub(super) concurrently: bool,
+    /// CREATE TABLE's LIKE elements (`Ast::table_likes`).
+    pub(super) table_likes: Option<Vec<crate::parse::TableLike>>,
     /// CREATE VIEW … WITH CHECK OPTION (`Ast::check_option`).
     pub(super) check_option: Option<snapscale_engine::catalog::CheckOption>,
     /// While CREATE VIEW binds its query: what each `*` stood for

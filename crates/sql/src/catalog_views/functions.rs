@@ -57,21 +57,36 @@ fn qualified(state: &CatalogState, e: &RelEntry) -> String {
 /// `pg_get_indexdef` of index `i` of `e`.
 pub(super) fn index_def(state: &CatalogState, e: &RelEntry, i: usize) -> String {
     let ix = &e.indexes[i];
-    let columns: Vec<String> = ix.columns.iter().map(|&c| quote_ident(&e.columns[c].name)).collect();
     format!(
-        "CREATE {}INDEX {} ON {} USING btree ({})",
+        "CREATE {}INDEX {} ON {} USING btree {}{}",
         if ix.unique { "UNIQUE " } else { "" },
         quote_ident(&ix.name),
         qualified(state, e),
-        columns.join(", ")
+        key_and_include(e, ix),
+        if ix.nulls_not_distinct { " NULLS NOT DISTINCT" } else { "" },
     )
+}
+
+/// `(a, b)`, then ` INCLUDE (c)` if the index has included columns.
+fn key_and_include(e: &RelEntry, ix: &snapscale_engine::catalog::IndexDef) -> String {
+    let names = |cols: &[usize]| -> String {
+        cols.iter().map(|&c| quote_ident(&e.columns[c].name)).collect::<Vec<_>>().join(", ")
+    };
+    match ix.include.is_empty() {
+        true => format!("({})", names(&ix.columns)),
+        false => format!("({}) INCLUDE ({})", names(&ix.columns), names(&ix.include)),
+    }
 }
 
 /// `pg_get_constraintdef` of the constraint of index `i` of `e`.
 pub(super) fn constraint_def(e: &RelEntry, i: usize) -> Option<String> {
     let ix = e.indexes.get(i).filter(|x| x.constraint)?;
-    let columns: Vec<String> = ix.columns.iter().map(|&c| quote_ident(&e.columns[c].name)).collect();
-    Some(format!("{} ({})", if ix.primary { "PRIMARY KEY" } else { "UNIQUE" }, columns.join(", ")))
+    let kind = match (ix.primary, ix.nulls_not_distinct) {
+        (true, _) => "PRIMARY KEY",
+        (false, false) => "UNIQUE",
+        (false, true) => "UNIQUE NULLS NOT DISTINCT",
+    };
+    Some(format!("{kind} {}", key_and_include(e, ix)))
 }
 
 /// `pg_get_constraintdef` of a CHECK constraint.

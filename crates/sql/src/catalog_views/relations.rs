@@ -220,7 +220,7 @@ pub(super) fn attributes(state: &CatalogState) -> Vec<Vec<Value>> {
             );
         }
         for ix in &e.indexes {
-            for (k, &c) in ix.columns.iter().enumerate() {
+            for (k, c) in ix.all_columns().enumerate() {
                 let col = &e.columns[c];
                 out.push(attribute(ix.oid, &col.name, k as i64 + 1, col.ty, false).build());
             }
@@ -239,7 +239,7 @@ pub(super) fn indexes(state: &CatalogState) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for e in &state.relations {
         for ix in &e.indexes {
-            let keys: Vec<Value> = ix.columns.iter().map(|&c| Value::Int(c as i64 + 1)).collect();
+            let keys: Vec<Value> = ix.all_columns().map(|c| Value::Int(c as i64 + 1)).collect();
             let collations: Vec<Value> =
                 ix.columns.iter().map(|&c| Value::Int(collation_of(e.columns[c].ty).into())).collect();
             let zeros: Vec<Value> = ix.columns.iter().map(|_| Value::Int(0)).collect();
@@ -247,10 +247,10 @@ pub(super) fn indexes(state: &CatalogState) -> Vec<Vec<Value>> {
                 RowBuilder::new(PG_INDEX)
                     .set("indexrelid", ix.oid)
                     .set("indrelid", e.oid)
-                    .set("indnatts", ix.columns.len() as i64)
+                    .set("indnatts", (ix.columns.len() + ix.include.len()) as i64)
                     .set("indnkeyatts", ix.columns.len() as i64)
                     .set("indisunique", ix.unique)
-                    .set("indnullsnotdistinct", false)
+                    .set("indnullsnotdistinct", ix.nulls_not_distinct)
                     .set("indisprimary", ix.primary)
                     .set("indisexclusion", false)
                     .set("indimmediate", true)

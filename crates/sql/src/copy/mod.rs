@@ -446,6 +446,8 @@ mod tests {
                 ctas_columns: None,
                 check_option: None,
                 overriding: None,
+                concurrently: false,
+                table_likes: None,
                 origin: None,
             }))
         };

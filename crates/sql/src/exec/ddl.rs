@@ -111,6 +111,8 @@ impl Executor<'_> {
                     unique: i.unique,
                     primary: i.primary,
                     constraint: i.constraint,
+                    include: i.include.clone(),
+                    nulls_not_distinct: i.nulls_not_distinct,
                 })
                 .collect();
             RelEntry {
@@ -404,6 +406,31 @@ impl Executor<'_> {
         Ok(())
     }
 
+    /// Drops the indexes `names` of `rel` (DROP INDEX). Their entries stay
+    /// in the storage until it goes (a rollback needs them), unread: no
+    /// plan or write finds an index the definition no longer names.
+    pub(super) async fn drop_indexes(&mut self, rel: &Rel, names: &[String]) -> Result<(), SqlError> {
+        let mut new = (*rel.entry).clone();
+        new.indexes.retain(|i| !names.contains(&i.name));
+        let new = Arc::new(new);
+        // CATALOG-REDO: the definition without them.
+        self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
+        self.change_catalog(rel, Some(new)).await?;
+        Ok(())
+    }
+
+    /// Refuses a statement that may not run inside a transaction block
+    /// (PostgreSQL's PreventInTransactionBlock).
+    pub(super) fn refuse_in_block(&self, what: &str) -> Result<(), SqlError> {
+        if self.in_block {
+            return Err(SqlError::new(
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                format!("{what} cannot run inside a transaction block"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Adds `index` to `entry`, whose rows are in `heap`: checked against
     /// the rows there (no NULL under a primary key, no duplicate among
     /// live versions under a unique one) and built. `false` if an index of
@@ -457,13 +484,14 @@ impl Executor<'_> {
                     }
                 }
                 let key = Key(index.columns.iter().map(|&c| row[c].clone()).collect());
-                if key.has_null() {
+                if key.has_null() && !index.nulls_not_distinct {
                     continue;
                 }
                 if seen.insert(key.clone(), ()).is_some() {
                     let cols: Vec<&str> =
                         index.columns.iter().map(|&c| entry.columns[c].name.as_str()).collect();
-                    let vals: Vec<String> = key.0.iter().map(|v| v.to_text().unwrap_or_default()).collect();
+                    let vals: Vec<String> =
+                        key.0.iter().map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect();
                     return Err(SqlError::new(
                         SqlState::UNIQUE_VIOLATION,
                         format!("could not create unique index \"{}\"", index.name),
@@ -488,6 +516,8 @@ impl Executor<'_> {
             unique: index.unique,
             primary: index.primary,
             constraint: index.constraint,
+            include: index.include.clone(),
+            nulls_not_distinct: index.nulls_not_distinct,
         };
         entry.indexes.push(def.clone());
         // Build the entries now, under our lock, from every version.

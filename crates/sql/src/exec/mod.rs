@@ -273,9 +273,24 @@ impl Executor<'_> {
                 self.detach_foreign_keys(targets, detach).await?;
                 Ok(out)
             }
-            Utility::AddIndex { rel, index, if_not_exists, tag } => {
+            Utility::AddIndex { rel, index, if_not_exists, concurrently, tag } => {
+                if *concurrently {
+                    self.refuse_in_block("CREATE INDEX CONCURRENTLY")?;
+                }
                 self.add_index(rel, index, *if_not_exists).await?;
                 Ok(Output::Command((*tag).into()))
+            }
+            Utility::DropIndex { drops, notices, concurrently } => {
+                if *concurrently {
+                    self.refuse_in_block("DROP INDEX CONCURRENTLY")?;
+                }
+                for n in notices {
+                    self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, n.clone());
+                }
+                for (rel, names) in drops {
+                    self.drop_indexes(rel, names).await?;
+                }
+                Ok(Output::Command("DROP INDEX".into()))
             }
             Utility::Truncate(rels, cascaded) => {
                 for name in cascaded {
@@ -287,8 +302,8 @@ impl Executor<'_> {
                 self.truncate(rels).await
             }
             Utility::AlterTable(a) => self.alter_table(a).await,
-            Utility::Skip { notice, tag } => {
-                self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, notice.clone());
+            Utility::Skip { code, notice, tag } => {
+                self.xact.notice(*code, notice.clone());
                 Ok(Output::Command((*tag).into()))
             }
             Utility::Vacuum { rels, analyze, freeze } => self.vacuum(rels, *analyze, *freeze),

@@ -405,7 +405,7 @@ impl Executor<'_> {
             let key = index.key_of(new);
             if index.unique && key != index.key_of(old) {
                 self.insert_unique(rel, index, &def.name, key, tid).await?;
-            } else if index.unique && !key.has_null() {
+            } else if index.checks_unique(&key) {
                 // UNIQUE-CHECK: the new version's entry goes in under the
                 // key's mutex too, so that a check that walked the entries
                 // before it cannot then find the old version dead (this
@@ -477,7 +477,7 @@ impl Executor<'_> {
         key: Key,
         tid: Tid,
     ) -> Result<(), SqlError> {
-        if key.has_null() {
+        if !index.checks_unique(&key) {
             index.insert(key, tid);
             return Ok(());
         }

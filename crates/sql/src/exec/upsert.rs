@@ -161,11 +161,11 @@ impl Executor<'_> {
         let _guards: Vec<_> = indexes
             .iter()
             .zip(&keys)
-            .filter(|(_, k)| !k.has_null())
+            .filter(|(ix, k)| ix.checks_unique(k))
             .map(|(ix, k)| ix.lock_unique(k))
             .collect();
         for (ix, key) in indexes.iter().zip(&keys) {
-            if key.has_null() {
+            if !ix.checks_unique(key) {
                 continue;
             }
             for other in ix.lookup_prefix(&key.0) {

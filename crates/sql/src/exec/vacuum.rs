@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 
 use super::Executor;
@@ -17,12 +16,7 @@ impl Executor<'_> {
     /// see. Then the database's frozen xid advances (FROZEN-XID). Not
     /// inside a transaction block, as in PostgreSQL.
     pub(crate) fn vacuum(&mut self, rels: &[Rel], _analyze: bool, freeze: bool) -> Result<Output, SqlError> {
-        if self.in_block {
-            return Err(SqlError::new(
-                SqlState::ACTIVE_SQL_TRANSACTION,
-                "VACUUM cannot run inside a transaction block",
-            ));
-        }
+        self.refuse_in_block("VACUUM")?;
         let heaps = (!rels.is_empty()).then(|| rels.iter().map(|r| Arc::clone(&r.heap)).collect());
         let db = Arc::clone(&self.xact.db);
         let cancel = Arc::clone(&self.xact.cancel);

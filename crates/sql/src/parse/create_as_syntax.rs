@@ -5,18 +5,14 @@
 //! kept for the binder (`Binder::create_table_as`).
 
 use sqlparser::keywords::Keyword;
-use sqlparser::tokenizer::Token;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use super::lock_syntax::{blank, keyword, significant_tokens};
 
-/// `sql` without its CREATE TABLE … AS column-name list, and the names
-/// (folded as the binder folds identifiers); `None` for any other text.
-pub(crate) fn read_column_names(sql: &str) -> Option<(String, Vec<String>)> {
-    let head = sql.trim_start();
-    if !head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("create")) {
-        return None;
-    }
-    let tokens = significant_tokens(sql)?;
+/// The position of the token after the name in `CREATE [GLOBAL | LOCAL]
+/// [TEMP | TEMPORARY | UNLOGGED] TABLE [IF NOT EXISTS] name`; `None` if
+/// the tokens do not start so.
+pub(super) fn after_table_name(tokens: &[TokenWithSpan]) -> Option<usize> {
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
     let mut i = 1;
     while matches!(
@@ -39,10 +35,22 @@ pub(crate) fn read_column_names(sql: &str) -> Option<(String, Vec<String>)> {
         }
         i += 1;
         if !matches!(tokens.get(i).map(|t| &t.token), Some(Token::Period)) {
-            break;
+            return Some(i);
         }
         i += 1;
     }
+}
+
+/// `sql` without its CREATE TABLE … AS column-name list, and the names
+/// (folded as the binder folds identifiers); `None` for any other text.
+pub(crate) fn read_column_names(sql: &str) -> Option<(String, Vec<String>)> {
+    let head = sql.trim_start();
+    if !head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("create")) {
+        return None;
+    }
+    let tokens = significant_tokens(sql)?;
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
+    let i = after_table_name(&tokens)?;
     let open = i;
     if !matches!(tokens.get(open).map(|t| &t.token), Some(Token::LParen)) {
         return None;

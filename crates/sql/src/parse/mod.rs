@@ -26,6 +26,8 @@
 pub(crate) mod column_refs;
 mod create_as_syntax;
 pub(crate) mod domain_syntax;
+mod index_syntax;
+mod like_syntax;
 mod lock_syntax;
 mod overriding_syntax;
 mod sequence_syntax;
@@ -35,6 +37,7 @@ pub(crate) mod subscript_targets;
 mod syntax_error;
 mod view_syntax;
 
+pub(crate) use like_syntax::TableLike;
 pub(crate) use overriding_syntax::Overriding;
 
 use snapscale_sqlstate::SqlState;
@@ -185,6 +188,26 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             None => (None, None),
         };
         let piece = blanked.as_deref().unwrap_or(piece);
+        // DROP INDEX CONCURRENTLY, likewise.
+        let blanked = index_syntax::read_drop_concurrently(piece);
+        let concurrently = blanked.is_some();
+        let piece = blanked.as_deref().unwrap_or(piece);
+        // CREATE TABLE's LIKE elements, likewise.
+        let (blanked, table_likes) = match like_syntax::read_table_likes(piece) {
+            Some(Ok((text, likes))) => (Some(text), Some(likes)),
+            Some(Err((word, at))) => {
+                let err =
+                    SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{word}\""));
+                return Err(match reordered {
+                    None => {
+                        err.at_position(sql[..source.start].chars().count() + piece[..at].chars().count() + 1)
+                    }
+                    Some(_) => err,
+                });
+            }
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
@@ -218,6 +241,8 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                 ctas_columns,
                                 check_option,
                                 overriding,
+                                concurrently,
+                                table_likes: table_likes.clone(),
                             })
                         })
                         .collect::<Vec<_>>()

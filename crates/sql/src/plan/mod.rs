@@ -428,8 +428,11 @@ pub struct Projection {
 pub struct NewIndex {
     pub name: String,
     pub columns: Vec<usize>,
+    /// INCLUDE columns (outside the key).
+    pub include: Vec<usize>,
     pub unique: bool,
     pub primary: bool,
+    pub nulls_not_distinct: bool,
     /// Made for a PRIMARY KEY or UNIQUE constraint (not CREATE INDEX).
     pub constraint: bool,
 }
@@ -582,13 +585,24 @@ pub enum Utility {
         rel: Rel,
         index: NewIndex,
         if_not_exists: bool,
+        /// CREATE INDEX CONCURRENTLY: not inside a transaction block.
+        concurrently: bool,
         tag: &'static str,
+    },
+    /// DROP INDEX: each table with the names of the indexes to drop from
+    /// it; the NOTICEs of IF EXISTS; CONCURRENTLY (not inside a
+    /// transaction block).
+    DropIndex {
+        drops: Vec<(Rel, Vec<String>)>,
+        notices: Vec<String>,
+        concurrently: bool,
     },
     /// The tables, and the names of those CASCADE added (their NOTICEs).
     Truncate(Vec<Rel>, Vec<String>),
     /// A statement with nothing to do (ALTER TABLE IF EXISTS of a missing
-    /// table): its notice and its tag.
+    /// table): its notice (with its SQLSTATE) and its tag.
     Skip {
+        code: snapscale_sqlstate::SqlState,
         notice: String,
         tag: &'static str,
     },

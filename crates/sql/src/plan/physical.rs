@@ -347,6 +347,7 @@ impl Statement {
                 Utility::DropTable { kind: crate::plan::RelKind::View, .. } => Some("DROP VIEW"),
                 Utility::DropTable { .. } => Some("DROP TABLE"),
                 Utility::AddIndex { tag, .. } => Some(tag),
+                Utility::DropIndex { .. } => Some("DROP INDEX"),
                 Utility::AlterTable(_) => Some("ALTER TABLE"),
                 Utility::Truncate(..) => Some("TRUNCATE TABLE"),
                 // A standby takes the modes that do not conflict with
