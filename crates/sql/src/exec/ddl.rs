@@ -143,7 +143,7 @@ impl Executor<'_> {
                 view: c.view.clone(),
             }
         };
-        let (entry, tid) = match self.insert_catalog_row(&c.name, owner, &mut build).await? {
+        let (entry, tid) = match self.insert_catalog_row(&c.name, owner, true, &mut build).await? {
             Ok(done) => done,
             Err(existing) => {
                 // A type's name is a relation's too (PostgreSQL's row types).
@@ -241,12 +241,16 @@ impl Executor<'_> {
 
     /// Inserts the catalog row `build` makes, named `name` in the
     /// namespace of `owner` (a temporary table's backend), once no live row
-    /// there holds the name; `Err` with the row that holds it. The row is
-    /// logged, locked AccessExclusive, and invalidated at commit.
+    /// there holds the name (nor, for a `relation`, an index of a table
+    /// there: CREATE INDEX checks the relations' names in turn, without
+    /// this mutex, so the two racing can both succeed); `Err` with the row
+    /// that holds it. The row is logged, locked AccessExclusive, and
+    /// invalidated at commit.
     pub(super) async fn insert_catalog_row(
         &mut self,
         name: &str,
         owner: Option<u64>,
+        relation: bool,
         build: &mut (dyn FnMut(&Database) -> RelEntry + Send),
     ) -> Result<Result<(Arc<RelEntry>, Tid), Arc<RelEntry>>, SqlError> {
         let (entry, tid) = loop {
@@ -258,7 +262,11 @@ impl Executor<'_> {
                 let _names = db.catalog.names.lock().expect("catalog name lock poisoned");
                 let mut wait = None;
                 for (tid, other) in db.catalog.table.all_versions() {
-                    if other.name != name || other.temp_owner != owner {
+                    // A relation's name may not be an index's either (they
+                    // share pg_class); a type's may.
+                    let index =
+                        relation && other.is_relation() && other.indexes.iter().any(|i| i.name == name);
+                    if (other.name != name && !index) || other.temp_owner != owner {
                         continue;
                     }
                     match db.catalog.table.liveness(&self.xact.session, tid) {

@@ -43,7 +43,7 @@ impl Executor<'_> {
                 user_type: Some(def),
             }
         };
-        if self.insert_catalog_row(name, None, &mut build).await?.is_err() {
+        if self.insert_catalog_row(name, None, false, &mut build).await?.is_err() {
             return Err(exists(name));
         }
         let tag = if matches!(spec, TypeSpec::Domain(_)) { "CREATE DOMAIN" } else { "CREATE TYPE" };
