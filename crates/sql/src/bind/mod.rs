@@ -383,9 +383,10 @@ impl<'r, R: Resolver> Binder<'r, R> {
         self.statement.deps.push(Dep { name: name.to_owned(), rel: rel.clone(), mode, nowait: false });
     }
 
-    fn statement(&mut self, s: &ast::Statement) -> Result<Plan, SqlError> {
+    pub(super) fn statement(&mut self, s: &ast::Statement) -> Result<Plan, SqlError> {
         use ast::Statement as S;
         match s {
+            S::Query(q) if q.with.is_some() && with::dml_body(q).is_some() => self.dml_with_ctes(q),
             S::Query(q) => match create_as::select_into(q) {
                 Some((into, query)) => self.select_into(into, &query),
                 None => Ok(Plan::Select(Box::new(self.query(q)?))),

@@ -61,7 +61,33 @@ enum Kind {
     },
 }
 
+/// The INSERT, UPDATE or DELETE a `WITH … ` query stands before, if it
+/// is one (with nothing after it: sqlparser reads no tail there).
+pub(super) fn dml_body(q: &ast::Query) -> Option<&ast::Statement> {
+    match q.body.as_ref() {
+        SetExpr::Insert(s) | SetExpr::Update(s) | SetExpr::Delete(s) => Some(s),
+        _ => None,
+    }
+}
+
 impl<R: Resolver> Binder<'_, R> {
+    /// `WITH items INSERT | UPDATE | DELETE …`: the statement bound with
+    /// the items in scope (in its source query, FROM / USING list and
+    /// subqueries; never as its target, which names a table).
+    pub(super) fn dml_with_ctes(&mut self, q: &ast::Query) -> Result<crate::plan::Plan, SqlError> {
+        super::clauses::query(q)?;
+        let (Some(with), Some(statement)) = (&q.with, dml_body(q)) else {
+            unreachable!("the caller checked for a WITH before a data-modifying statement")
+        };
+        let outer = self.ctes.len();
+        let bound = match self.define_ctes(with) {
+            Ok(()) => self.statement(statement),
+            Err(e) => Err(e),
+        };
+        self.ctes.truncate(outer);
+        bound
+    }
+
     /// Puts `with`'s items in scope (the caller truncates them away when
     /// its query is bound), binding each once so that an error in one that
     /// is never referenced is still reported, as PostgreSQL reports it.
