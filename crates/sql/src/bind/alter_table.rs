@@ -588,6 +588,7 @@ impl<R: Resolver> Binder<'_, R> {
             indexes.push(spec.resolve(&d.entry.name, |n| d.entry.column(n))?);
         }
         Ok(Plan::Utility(Utility::AlterTable(Box::new(AlterTable {
+            tag: "ALTER TABLE",
             rel,
             new: d.entry,
             rewrite,

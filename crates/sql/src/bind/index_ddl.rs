@@ -262,4 +262,44 @@ impl<R: Resolver> Binder<'_, R> {
         .with_detail(dependents.join("\n"))
         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."))
     }
+
+    /// ALTER INDEX name RENAME TO new: the index (and the constraint it
+    /// backs, which has its name), or, as PostgreSQL allows, a relation of
+    /// that name, renamed as ALTER TABLE renames it.
+    pub(super) fn rename_index(&mut self, name: &ObjectName, new: &ObjectName) -> Result<Plan, SqlError> {
+        let n = relation_name(name)?;
+        let new_name = relation_name(new)?;
+        if self.resolver.resolve(&n)?.is_some() {
+            let alter = ast::AlterTable {
+                name: name.clone(),
+                if_exists: false,
+                only: false,
+                operations: vec![ast::AlterTableOperation::RenameTable {
+                    table_name: ast::RenameTableNameKind::To(new.clone()),
+                }],
+                location: None,
+                on_cluster: None,
+                table_type: None,
+                end_token: ast::helpers::attached_token::AttachedToken::empty(),
+            };
+            let mut plan = self.alter_table(&alter)?;
+            if let Plan::Utility(Utility::AlterTable(a)) = &mut plan {
+                a.tag = "ALTER INDEX";
+            }
+            return Ok(plan);
+        }
+        let Some(owner) = self.resolver.index_owner(&n)? else {
+            return Err(SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist")));
+        };
+        let taken = owner.entry.indexes.iter().any(|i| i.name == new_name);
+        if taken || self.relation_name_taken(&new_name, owner.entry.oid)? {
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{new_name}\" already exists"),
+            ));
+        }
+        let table = ObjectName::from(vec![ast::Ident::new(owner.entry.name.clone())]);
+        let rel = self.rel(&table, LockMode::ShareUpdateExclusive)?;
+        Ok(Plan::Utility(Utility::RenameIndex { rel, old: n, new: new_name }))
+    }
 }

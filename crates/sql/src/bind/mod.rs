@@ -387,6 +387,9 @@ impl<'r, R: Resolver> Binder<'r, R> {
         use ast::Statement as S;
         match s {
             S::Query(q) if q.with.is_some() && with::dml_body(q).is_some() => self.dml_with_ctes(q),
+            S::AlterIndex { name, operation: ast::AlterIndexOperation::RenameIndex { index_name } } => {
+                self.rename_index(name, index_name)
+            }
             S::Query(q) => match create_as::select_into(q) {
                 Some((into, query)) => self.select_into(into, &query),
                 None => Ok(Plan::Select(Box::new(self.query(q)?))),

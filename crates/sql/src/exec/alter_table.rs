@@ -124,7 +124,7 @@ impl Executor<'_> {
                 self.ri_check(&new, fk, &parent, &row).await?;
             }
         }
-        Ok(Output::Command("ALTER TABLE".into()))
+        Ok(Output::Command(a.tag.into()))
     }
 
     /// The sequences of the SERIAL columns added, owned by them; for each,

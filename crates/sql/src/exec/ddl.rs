@@ -414,14 +414,19 @@ impl Executor<'_> {
         Ok(())
     }
 
-    /// Drops the indexes `names` of `rel` (DROP INDEX). Their entries stay
-    /// in the storage until it goes (a rollback needs them), unread: no
-    /// plan or write finds an index the definition no longer names.
-    pub(super) async fn drop_indexes(&mut self, rel: &Rel, names: &[String]) -> Result<(), SqlError> {
+    /// Changes `rel`'s list of indexes (DROP INDEX, ALTER INDEX … RENAME).
+    /// A dropped index's entries stay in the storage until it goes (a
+    /// rollback needs them), unread: no plan or write finds an index the
+    /// definition no longer names.
+    pub(super) async fn rewrite_indexes(
+        &mut self,
+        rel: &Rel,
+        change: impl FnOnce(&mut Vec<IndexDef>),
+    ) -> Result<(), SqlError> {
         let mut new = (*rel.entry).clone();
-        new.indexes.retain(|i| !names.contains(&i.name));
+        change(&mut new.indexes);
         let new = Arc::new(new);
-        // CATALOG-REDO: the definition without them.
+        // CATALOG-REDO: the new definition.
         self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
         self.change_catalog(rel, Some(new)).await?;
         Ok(())

@@ -288,9 +288,18 @@ impl Executor<'_> {
                     self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, n.clone());
                 }
                 for (rel, names) in drops {
-                    self.drop_indexes(rel, names).await?;
+                    self.rewrite_indexes(rel, |indexes| indexes.retain(|i| !names.contains(&i.name))).await?;
                 }
                 Ok(Output::Command("DROP INDEX".into()))
+            }
+            Utility::RenameIndex { rel, old, new } => {
+                self.rewrite_indexes(rel, |indexes| {
+                    for i in indexes.iter_mut().filter(|i| i.name == *old) {
+                        i.name = new.clone();
+                    }
+                })
+                .await?;
+                Ok(Output::Command("ALTER INDEX".into()))
             }
             Utility::Truncate(rels, cascaded) => {
                 for name in cascaded {

@@ -494,6 +494,9 @@ impl RelKind {
 /// the work getting there takes.
 #[derive(Debug)]
 pub struct AlterTable {
+    /// ALTER TABLE, or ALTER INDEX renaming a relation (PostgreSQL allows
+    /// it, and answers with its own tag).
+    pub tag: &'static str,
     pub rel: Rel,
     /// The new definition (indexes to add are in `indexes`, not here).
     pub new: RelEntry,
@@ -596,6 +599,12 @@ pub enum Utility {
         drops: Vec<(Rel, Vec<String>)>,
         notices: Vec<String>,
         concurrently: bool,
+    },
+    /// ALTER INDEX old RENAME TO new, of an index of `rel`.
+    RenameIndex {
+        rel: Rel,
+        old: String,
+        new: String,
     },
     /// The tables, and the names of those CASCADE added (their NOTICEs).
     Truncate(Vec<Rel>, Vec<String>),

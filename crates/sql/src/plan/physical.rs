@@ -348,7 +348,8 @@ impl Statement {
                 Utility::DropTable { .. } => Some("DROP TABLE"),
                 Utility::AddIndex { tag, .. } => Some(tag),
                 Utility::DropIndex { .. } => Some("DROP INDEX"),
-                Utility::AlterTable(_) => Some("ALTER TABLE"),
+                Utility::RenameIndex { .. } => Some("ALTER INDEX"),
+                Utility::AlterTable(a) => Some(a.tag),
                 Utility::Truncate(..) => Some("TRUNCATE TABLE"),
                 // A standby takes the modes that do not conflict with
                 // replay's reads (PostgreSQL: up to ROW EXCLUSIVE).
