@@ -7,7 +7,7 @@
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
-use super::lock_syntax::{blank, keyword, significant_tokens};
+use super::lock_syntax::{blank, keyword, may_start_with, significant_tokens, starts_with};
 
 /// The position of the token after the name in `CREATE [GLOBAL | LOCAL]
 /// [TEMP | TEMPORARY | UNLOGGED] TABLE [IF NOT EXISTS] name`; `None` if
@@ -44,11 +44,13 @@ pub(super) fn after_table_name(tokens: &[TokenWithSpan]) -> Option<usize> {
 /// `sql` without its CREATE TABLE … AS column-name list, and the names
 /// (folded as the binder folds identifiers); `None` for any other text.
 pub(crate) fn read_column_names(sql: &str) -> Option<(String, Vec<String>)> {
-    let head = sql.trim_start();
-    if !head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("create")) {
+    if !may_start_with(sql, "create") {
         return None;
     }
     let tokens = significant_tokens(sql)?;
+    if !starts_with(&tokens, Keyword::CREATE) {
+        return None;
+    }
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
     let i = after_table_name(&tokens)?;
     let open = i;

@@ -9,7 +9,7 @@ use sqlparser::ast::{Ident, ObjectName};
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
-use super::lock_syntax::{blank, keyword, significant_tokens};
+use super::lock_syntax::{blank, keyword, may_start_with, significant_tokens, starts_with};
 
 pub(crate) use crate::statement::{LikeOptions, TableLike};
 
@@ -20,14 +20,16 @@ pub(crate) type BadOption = (String, usize);
 /// `sql` without its LIKE elements, and the elements; `None` for any other
 /// text; the word that is not a LIKE option, if one is not.
 pub(crate) fn read_table_likes(sql: &str) -> Option<Result<(String, Vec<TableLike>), BadOption>> {
-    let head = sql.trim_start();
-    if !head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("create")) {
+    if !may_start_with(sql, "create") {
         return None;
     }
     if !sql.as_bytes().windows(4).any(|w| w.eq_ignore_ascii_case(b"like")) {
         return None;
     }
     let tokens = significant_tokens(sql)?;
+    if !starts_with(&tokens, Keyword::CREATE) {
+        return None;
+    }
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
     let open = super::create_as_syntax::after_table_name(&tokens)?;
     if tokens[open].token != Token::LParen {
@@ -195,5 +197,8 @@ mod tests {
             Some(Err(("nonsense".into(), 33)))
         );
         assert!(read_table_likes("select 'like'").is_none());
+        // A comment before the statement (psql sends it along).
+        let (_, likes) = read_table_likes("/* copy */\n-- of s\nCREATE TABLE t (LIKE s)").unwrap().unwrap();
+        assert_eq!(likes[0].source.to_string(), "s");
     }
 }

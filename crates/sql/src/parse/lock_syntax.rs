@@ -19,6 +19,21 @@ pub(super) fn significant_tokens(sql: &str) -> Option<Vec<TokenWithSpan>> {
     Some(tokens.into_iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect())
 }
 
+/// Whether `sql` may begin with the keyword `word` (ASCII, any case),
+/// comments before it allowed: the cheap test before tokenizing. A caller
+/// confirms with [`starts_with`] on the tokens.
+pub(super) fn may_start_with(sql: &str, word: &str) -> bool {
+    let head = sql.trim_start();
+    head.starts_with("--")
+        || head.starts_with("/*")
+        || head.get(..word.len()).is_some_and(|w| w.eq_ignore_ascii_case(word))
+}
+
+/// Whether the first significant token is the keyword `word`.
+pub(super) fn starts_with(tokens: &[TokenWithSpan], word: Keyword) -> bool {
+    tokens.first().and_then(|t| keyword(&t.token)) == Some(word)
+}
+
 pub(super) fn keyword(t: &Token) -> Option<Keyword> {
     match t {
         Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),

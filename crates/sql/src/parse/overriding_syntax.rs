@@ -6,20 +6,22 @@
 
 use sqlparser::keywords::Keyword;
 
-use super::lock_syntax::{blank, keyword, significant_tokens};
+use super::lock_syntax::{blank, keyword, may_start_with, significant_tokens, starts_with};
 pub(crate) use crate::statement::Overriding;
 
 /// `sql` without its OVERRIDING clause, and the clause; `None` for any
 /// other text.
 pub(crate) fn read_overriding(sql: &str) -> Option<(String, Overriding)> {
-    let head = sql.trim_start();
-    if !head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("insert")) {
+    if !may_start_with(sql, "insert") {
         return None;
     }
     if !sql.as_bytes().windows(10).any(|w| w.eq_ignore_ascii_case(b"overriding")) {
         return None;
     }
     let tokens = significant_tokens(sql)?;
+    if !starts_with(&tokens, Keyword::INSERT) {
+        return None;
+    }
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
     // Not one of sqlparser's keywords: matched as a plain word.
     let overriding = |t: &sqlparser::tokenizer::Token| matches!(t, sqlparser::tokenizer::Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("overriding"));

@@ -6,13 +6,12 @@
 use snapscale_engine::catalog::CheckOption;
 use sqlparser::keywords::Keyword;
 
-use super::lock_syntax::{blank, keyword, significant_tokens};
+use super::lock_syntax::{blank, keyword, may_start_with, significant_tokens, starts_with};
 
 /// `sql` without its trailing CHECK OPTION clause, and the option; `None`
 /// for any other text.
 pub(crate) fn read_check_option(sql: &str) -> Option<(String, CheckOption)> {
-    let head = sql.trim_start();
-    if !head.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("create")) {
+    if !may_start_with(sql, "create") {
         return None;
     }
     let tail = sql.trim_end().as_bytes();
@@ -20,6 +19,9 @@ pub(crate) fn read_check_option(sql: &str) -> Option<(String, CheckOption)> {
         return None;
     }
     let tokens = significant_tokens(sql)?;
+    if !starts_with(&tokens, Keyword::CREATE) {
+        return None;
+    }
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
     let mut i = 1;
     if kw(i) == Some(Keyword::OR) && kw(i + 1) == Some(Keyword::REPLACE) {
