@@ -19,9 +19,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
+use snapscale_sqlstate::SqlState;
 use snapscale_storage::{Table, Tid, VacuumOptions, VacuumStats};
 use snapscale_txn::{Engine, MultiXactId, Session, Xid};
-use snapscale_values::{SqlType, Value};
+use snapscale_values::{SqlError, SqlType, Value};
 
 use crate::index::{Index, Indexes};
 use crate::sequence::{SeqValue, Sequence, SequenceDef};
@@ -96,13 +97,75 @@ pub struct IndexDef {
     pub include: Vec<usize>,
     /// UNIQUE NULLS NOT DISTINCT.
     pub nulls_not_distinct: bool,
+    /// The SQL text of the key parts that are expressions, in key order:
+    /// one per [`EXPRESSION`] in `columns` (PostgreSQL's indexprs, whose
+    /// key parts are attribute 0 in indkey).
+    pub exprs: Vec<String>,
+    /// A partial index's WHERE, as SQL text: only rows it holds for have
+    /// entries.
+    pub predicate: Option<String>,
 }
 
+/// The key part of an [`IndexDef`] that is an expression, not a column.
+pub const EXPRESSION: usize = usize::MAX;
+
 impl IndexDef {
-    /// Every column the index names, key columns first.
+    /// Every column the index names as a key part or INCLUDE column, key
+    /// columns first (those its expressions and predicate read are not
+    /// among them).
     pub fn all_columns(&self) -> impl Iterator<Item = usize> + '_ {
-        self.columns.iter().chain(&self.include).copied()
+        self.columns.iter().chain(&self.include).copied().filter(|&c| c != EXPRESSION)
     }
+
+    /// Whether its keys are computed by the SQL layer (key expressions or
+    /// a predicate), not read from columns.
+    pub fn computed(&self) -> bool {
+        !self.exprs.is_empty() || self.predicate.is_some()
+    }
+}
+
+/// Compiles the key expressions and predicate of an index (the SQL layer,
+/// which alone reads SQL, installs one with [`install_key_compiler`]).
+pub trait KeyCompiler: Send + Sync {
+    /// The key function of `def`, an index of `entry`, and the types of
+    /// its key parts.
+    fn compile(
+        &self,
+        entry: &RelEntry,
+        def: &IndexDef,
+    ) -> Result<(Arc<dyn crate::index::KeyFunction>, Vec<SqlType>), SqlError>;
+}
+
+static KEY_COMPILER: OnceLock<&'static dyn KeyCompiler> = OnceLock::new();
+
+/// Installs the process's compiler of index expressions (the first one
+/// installed stays: there is one SQL dialect per process).
+pub fn install_key_compiler(compiler: &'static dyn KeyCompiler) {
+    let _ = KEY_COMPILER.set(compiler);
+}
+
+/// The types of the key parts of `def`, an index of `entry` whose keys are
+/// computed, as the installed compiler finds them (`None`: it cannot).
+pub fn computed_key_types(entry: &RelEntry, def: &IndexDef) -> Option<Vec<SqlType>> {
+    KEY_COMPILER.get()?.compile(entry, def).ok().map(|(_, types)| types)
+}
+
+/// The index over `entry` that `def` describes, empty.
+fn new_index(entry: &RelEntry, def: &IndexDef) -> Index {
+    let index = if def.computed() {
+        let compiled = match KEY_COMPILER.get() {
+            Some(c) => c.compile(entry, def),
+            None => Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "index expressions are computed only where SQL is served",
+            )),
+        };
+        Index::computed(def.columns.clone(), compiled, def.unique)
+    } else {
+        let types = def.columns.iter().map(|&c| entry.columns[c].ty).collect();
+        Index::new(def.columns.clone(), types, def.unique)
+    };
+    index.with_nulls_not_distinct(def.nulls_not_distinct)
 }
 
 /// What a foreign key does to the referencing rows when the row they
@@ -360,11 +423,15 @@ impl Heap {
     /// storage has none yet (INDEX-VERSIONS: an index holds every version).
     pub fn index(&self, entry: &RelEntry, def: &IndexDef) -> &Arc<Index> {
         self.indexes.get_or_add(def.oid, || {
-            let types = def.columns.iter().map(|&c| entry.columns[c].ty).collect();
-            let ix = Index::new(def.columns.clone(), types, def.unique)
-                .with_nulls_not_distinct(def.nulls_not_distinct);
+            let ix = new_index(entry, def);
             for (tid, row) in self.table.all_versions() {
-                ix.insert(ix.key_of(&row), tid);
+                // A version whose key cannot be computed was never live
+                // for the index's builder (CREATE INDEX computes every live
+                // row's key first), and one its predicate leaves out has
+                // no entry.
+                if let Ok(Some(key)) = ix.key_of(&row) {
+                    ix.insert(key, tid);
+                }
             }
             ix
         })
@@ -383,7 +450,10 @@ impl Heap {
         let indexes = self.all_indexes();
         self.table.vacuum_with(session, options, |dead| {
             for ix in &indexes {
-                ix.remove_all(dead.iter().map(|(tid, row)| (ix.key_of(row), *tid)));
+                // The key is computed as when the entry was made (index
+                // expressions are immutable); a version without one has
+                // no entry.
+                ix.remove_all(dead.iter().filter_map(|(tid, row)| Some((ix.key_of(row).ok()??, *tid))));
             }
         })
     }

@@ -19,13 +19,13 @@
 use std::cmp::Ordering;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::ops::Bound;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use crossbeam_epoch as epoch;
 use crossbeam_skiplist::base::SkipList;
 use snapscale_storage::Tid;
-use snapscale_values::{SqlType, Value};
+use snapscale_values::{SqlError, SqlType, Value};
 
 /// An index key: one value per indexed column, ordered as PostgreSQL's
 /// default btree operator classes order them (NULLs last).
@@ -289,10 +289,39 @@ fn stripe(key: &Key) -> usize {
     (h.finish() >> (64 - UNIQUE_STRIPES.trailing_zeros())) as usize
 }
 
+/// The key of a row in an index whose key parts are expressions or whose
+/// entries are limited by a predicate: the SQL layer compiles one from the
+/// definition's text (the catalog's `KeyCompiler`).
+pub trait KeyFunction: Send + Sync {
+    /// The row's key, or `None` where the predicate leaves the row out.
+    /// An error is the expression's: the write that needs the key fails.
+    fn key(&self, row: &[Value]) -> Result<Option<Vec<Value>>, SqlError>;
+    /// The compiled form, for the layer that compiled it (its planner
+    /// matches a query's expressions against the index's).
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// The key function of a definition that could not be compiled: every
+/// key asked of it is the compiler's error.
+struct Uncompiled(SqlError);
+
+impl KeyFunction for Uncompiled {
+    fn key(&self, _row: &[Value]) -> Result<Option<Vec<Value>>, SqlError> {
+        Err(self.0.clone())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// One index's entries. See the module documentation.
 pub struct Index {
-    /// Indexed column positions.
+    /// Indexed column positions (the catalog's `EXPRESSION` for an
+    /// expression's key part).
     pub columns: Vec<usize>,
+    /// How keys are computed where they are not read from `columns`.
+    computed: Option<Arc<dyn KeyFunction>>,
     /// The column types (char(n) keys compare without trailing blanks).
     types: Vec<SqlType>,
     pub unique: bool,
@@ -321,12 +350,29 @@ impl Index {
         let stripes = if unique { UNIQUE_STRIPES } else { 0 };
         Index {
             columns,
+            computed: None,
             types,
             unique,
             nulls_not_distinct: false,
             entries: SkipList::new(epoch::default_collector().clone()),
             unique_checks: (0..stripes).map(|_| Mutex::new(())).collect(),
         }
+    }
+
+    /// An empty index whose keys `compiled` computes (or that fails every
+    /// write with the compiler's error).
+    pub fn computed(
+        columns: Vec<usize>,
+        compiled: Result<(Arc<dyn KeyFunction>, Vec<SqlType>), SqlError>,
+        unique: bool,
+    ) -> Index {
+        let (f, types) = compiled.unwrap_or_else(|e| (Arc::new(Uncompiled(e)), Vec::new()));
+        Index { computed: Some(f), ..Index::new(columns, types, unique) }
+    }
+
+    /// The compiled key function, where keys are computed.
+    pub fn key_function(&self) -> Option<&dyn KeyFunction> {
+        self.computed.as_deref()
     }
 
     /// This index with NULLs in a key counting as equal values (UNIQUE
@@ -342,14 +388,29 @@ impl Index {
         self.unique && (self.nulls_not_distinct || !key.has_null())
     }
 
-    /// The key of `row`.
-    pub fn key_of(&self, row: &[Value]) -> Key {
+    /// The key of `row`: `None` if a partial index leaves it out, an error
+    /// if a key expression fails on it.
+    pub fn key_of(&self, row: &[Value]) -> Result<Option<Key>, SqlError> {
+        if let Some(f) = &self.computed {
+            let Some(values) = f.key(row)? else { return Ok(None) };
+            let key = values.into_iter().zip(&self.types).map(|(v, &ty)| normalize(ty, v)).collect();
+            return Ok(Some(Key(key)));
+        }
+        Ok(Some(self.column_key(row)))
+    }
+
+    /// The key of `row` in an index of columns.
+    fn column_key(&self, row: &[Value]) -> Key {
         Key(self.columns.iter().zip(&self.types).map(|(&c, &ty)| normalize(ty, row[c].clone())).collect())
     }
 
     /// True if `row`'s key is `key` (`key_of(row) == key`, without building
-    /// the key).
+    /// the key where it is read from columns).
     pub fn row_has_key(&self, row: &[Value], key: &[Value]) -> bool {
+        if self.computed.is_some() {
+            return matches!(self.key_of(row), Ok(Some(k)) if k.0.len() == key.len()
+                && k.0.iter().zip(key).all(|(a, b)| value_order(a, b).is_eq()));
+        }
         self.columns.len() == key.len()
             && self.columns.iter().zip(&self.types).zip(key).all(|((&c, &ty), k)| match (ty, &row[c], k) {
                 // char(n) keys are held without their padding (`normalize`).

@@ -101,6 +101,8 @@ impl Server {
                 .enable_all()
                 .build()?,
         ));
+        // Before recovery or replay: index keys may need SQL to compute.
+        snapscale_sql::install_index_keys();
         let (db, standby) = match settings.primary_conninfo.clone() {
             None => {
                 // Recovery reads files: off the async workers.

@@ -30,6 +30,14 @@ pub mod stack;
 mod statement;
 
 pub use output::Output;
+
+/// Makes the engine compute index expressions and predicates with this
+/// crate's SQL: call it before opening a database whose indexes may have
+/// them (a standby's replay computes keys before any session exists).
+/// Sessions call it too; only the first call installs.
+pub fn install_index_keys() {
+    bind::index_keys::install();
+}
 pub use parse::Parsed;
 pub use plan::Column;
 pub use session::{Conn, Gucs, Prepared};

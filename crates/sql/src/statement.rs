@@ -25,6 +25,9 @@ pub struct Ast {
     pub(crate) overriding: Option<Overriding>,
     /// DROP INDEX CONCURRENTLY (index_syntax.rs).
     pub(crate) concurrently: bool,
+    /// INSERT … ON CONFLICT's target where sqlparser cannot read it
+    /// (conflict_syntax.rs).
+    pub(crate) conflict_target: Option<Box<ConflictTarget>>,
     /// CREATE TABLE's LIKE elements (like_syntax.rs).
     pub(crate) table_likes: Option<Vec<TableLike>>,
     /// Where the statement's text is in the query string, for the
@@ -51,6 +54,17 @@ pub(crate) struct TableLike {
     /// The number of column definitions written before it.
     pub position: usize,
     pub options: LikeOptions,
+}
+
+/// An ON CONFLICT inference target as written: each element's expression
+/// text (COLLATE and operator class left out), and the WHERE's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ConflictTarget {
+    pub elements: Vec<String>,
+    pub predicate: Option<String>,
+    /// An element names a collation or operator class no index here has
+    /// (every index has its columns' defaults): nothing can match.
+    pub other_decoration: bool,
 }
 
 /// INSERT … OVERRIDING SYSTEM VALUE or OVERRIDING USER VALUE.
@@ -132,6 +146,7 @@ impl Ast {
                 check_option,
                 overriding,
                 concurrently: self.concurrently,
+                conflict_target: self.conflict_target.take(),
                 table_likes: self.table_likes.take(),
             },
         ))

@@ -5,7 +5,9 @@
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType, Value};
 
-use crate::catalog::{CheckOption, ColumnDef, ForeignKeyDef, Identity, IndexDef, RelEntry, ViewDef};
+use crate::catalog::{
+    CheckOption, ColumnDef, ForeignKeyDef, Identity, IndexDef, RelEntry, ViewDef, EXPRESSION,
+};
 use crate::sequence::{OwnedBy, SequenceDef};
 use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
 
@@ -313,22 +315,37 @@ impl Writer {
             self.str(&i.name);
             self.u16(i.columns.len() as u16);
             for &c in &i.columns {
-                self.u16(c as u16);
+                // An expression's key part is u16::MAX (no table has so
+                // many columns).
+                self.u16(if c == EXPRESSION { u16::MAX } else { c as u16 });
             }
             // Bit 0: unique; bit 1: a constraint's index (data written
             // before the bit existed has it clear); bit 2: NULLS NOT
-            // DISTINCT; bit 3: INCLUDE columns follow.
+            // DISTINCT; bit 3: INCLUDE columns follow; bit 4: key
+            // expressions follow; bit 5: a predicate follows.
             let include = !i.include.is_empty();
+            let exprs = !i.exprs.is_empty();
             self.u8(u8::from(i.unique)
                 | (u8::from(i.constraint) << 1)
                 | (u8::from(i.nulls_not_distinct) << 2)
-                | (u8::from(include) << 3));
+                | (u8::from(include) << 3)
+                | (u8::from(exprs) << 4)
+                | (u8::from(i.predicate.is_some()) << 5));
             self.u8(u8::from(i.primary));
             if include {
                 self.u16(i.include.len() as u16);
                 for &c in &i.include {
                     self.u16(c as u16);
                 }
+            }
+            if exprs {
+                self.u16(i.exprs.len() as u16);
+                for e in &i.exprs {
+                    self.str(e);
+                }
+            }
+            if let Some(p) = &i.predicate {
+                self.str(p);
             }
         }
         if let Some(s) = &e.sequence {
@@ -685,9 +702,11 @@ impl<'a> Reader<'a> {
         for _ in 0..self.u16()? {
             let oid = self.u32()?;
             let name = self.str()?;
-            let cols = (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect::<Result<_, _>>()?;
+            let cols = (0..self.u16()?)
+                .map(|_| self.u16().map(|c| if c == u16::MAX { EXPRESSION } else { usize::from(c) }))
+                .collect::<Result<_, _>>()?;
             let flags = self.u8()?;
-            if flags > 15 {
+            if flags > 63 {
                 return Err(corrupt());
             }
             let primary = self.u8()? != 0;
@@ -695,6 +714,11 @@ impl<'a> Reader<'a> {
                 true => (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect::<Result<_, _>>()?,
                 false => Vec::new(),
             };
+            let exprs = match flags & 16 != 0 {
+                true => (0..self.u16()?).map(|_| self.str()).collect::<Result<_, _>>()?,
+                false => Vec::new(),
+            };
+            let predicate = if flags & 32 != 0 { Some(self.str()?) } else { None };
             // A primary key is a constraint whatever the bit says (data
             // written before the bit existed).
             indexes.push(IndexDef {
@@ -706,6 +730,8 @@ impl<'a> Reader<'a> {
                 constraint: flags & 2 != 0 || primary,
                 include,
                 nulls_not_distinct: flags & 4 != 0,
+                exprs,
+                predicate,
             });
         }
         let sequence = if is_sequence {

@@ -252,7 +252,12 @@ impl Applier {
         let indexes: Vec<_> = entry.indexes.iter().map(|def| heap.index(entry, def)).collect();
         let tid = put()?;
         for index in indexes {
-            index.insert(index.key_of(row), tid);
+            // The primary computed the same key (index expressions are
+            // immutable); one it could not compute, or a row a partial
+            // index leaves out, has no entry there either.
+            if let Ok(Some(key)) = index.key_of(row) {
+                index.insert(key, tid);
+            }
         }
         Ok(tid)
     }

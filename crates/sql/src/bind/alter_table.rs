@@ -215,15 +215,26 @@ impl<R: Resolver> Binder<'_, R> {
                     // PostgreSQL: its indexes and CHECK constraints.
                     d.entry.columns.remove(pos);
                     d.sources.remove(pos);
-                    d.entry.indexes.retain(|i| !i.all_columns().any(|c| c == pos));
+                    let before = &rel.entry.columns;
+                    // An index whose expressions or predicate read the
+                    // column goes too.
+                    let reads = |text: &String| {
+                        let read = crate::parse::column_refs::columns_read(
+                            text,
+                            before.iter().map(|c| c.name.as_str()),
+                        );
+                        read.iter().any(|&r| before[r].name == cname)
+                    };
+                    d.entry.indexes.retain(|i| {
+                        !i.all_columns().any(|c| c == pos) && !i.exprs.iter().chain(&i.predicate).any(reads)
+                    });
                     for i in &mut d.entry.indexes {
                         for c in i.columns.iter_mut().chain(&mut i.include) {
-                            if *c > pos {
+                            if *c > pos && *c != snapscale_engine::catalog::EXPRESSION {
                                 *c -= 1;
                             }
                         }
                     }
-                    let before = &rel.entry.columns;
                     d.entry.checks.retain(|c| {
                         let read = crate::parse::column_refs::columns_read(
                             &c.expr,
@@ -264,6 +275,11 @@ impl<R: Resolver> Binder<'_, R> {
                 d.entry.columns[pos].name = new.clone();
                 for c in &mut d.entry.checks {
                     c.expr = crate::parse::column_refs::rename_column(&c.expr, &old, &new);
+                }
+                for i in &mut d.entry.indexes {
+                    for e in i.exprs.iter_mut().chain(&mut i.predicate) {
+                        *e = crate::parse::column_refs::rename_column(e, &old, &new);
+                    }
                 }
             }
             Op::RenameTable { table_name } => {

@@ -297,7 +297,7 @@ fn index_column(c: &ast::IndexColumn) -> Result<(), SqlError> {
     ])
 }
 
-/// CREATE INDEX: a btree index on plain columns.
+/// CREATE INDEX: a btree index on columns and expressions.
 pub(super) fn create_index(c: &ast::CreateIndex) -> Result<(), SqlError> {
     let ast::CreateIndex {
         name: _,
@@ -328,12 +328,10 @@ pub(super) fn create_index(c: &ast::CreateIndex) -> Result<(), SqlError> {
             )))
         }
     }
-    // CONCURRENTLY, INCLUDE and NULLS [NOT] DISTINCT: read by the binder.
-    let _ = (concurrently, include, nulls_distinct);
-    refuse(&[
-        (!with.is_empty(), "CREATE INDEX ... WITH (storage parameters)"),
-        (predicate.is_some(), "CREATE INDEX ... WHERE (partial indexes)"),
-    ])?;
+    // CONCURRENTLY, INCLUDE, NULLS [NOT] DISTINCT and WHERE: read by the
+    // binder.
+    let _ = (concurrently, include, nulls_distinct, predicate);
+    refuse(&[(!with.is_empty(), "CREATE INDEX ... WITH (storage parameters)")])?;
     columns.iter().try_for_each(index_column)
 }
 

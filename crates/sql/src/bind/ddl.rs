@@ -119,8 +119,11 @@ impl<R: Resolver> Binder<'_, R> {
             let mut taken: Vec<String> = defs.iter().map(|c| c.name.clone()).collect();
             taken.extend(new_indexes.iter().map(|i| i.name.clone()));
             taken.extend(foreign_keys.iter().map(|f| f.name.clone()));
-            let own: Vec<super::foreign_keys::UniqueKey> =
-                new_indexes.iter().filter(|i| i.unique).map(|i| (i.columns.clone(), i.primary)).collect();
+            let own: Vec<super::foreign_keys::UniqueKey> = new_indexes
+                .iter()
+                .filter(|i| i.unique && i.exprs.is_empty() && i.predicate.is_none())
+                .map(|i| (i.columns.clone(), i.primary))
+                .collect();
             let (def, _) =
                 self.foreign_key_def(&name, None, &columns, column.as_deref(), fk, &taken, &own)?;
             foreign_keys.push(def);

@@ -5,7 +5,7 @@ use snapscale_engine::catalog::{ColumnDef, Identity};
 use crate::parse::Overriding;
 use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{SqlError, Value};
+use snapscale_values::{quote_ident, SqlError, Value};
 use sqlparser::ast::{
     self, AssignmentTarget, FromTable, ObjectName, SelectItem, SetExpr, TableFactor, TableObject,
 };
@@ -221,31 +221,17 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let entry = &rel.entry;
         let unique = |k: &usize| entry.indexes[*k].unique;
-        let arbiters: Vec<usize> = match &on.conflict_target {
-            Some(ast::ConflictTarget::Columns(cols)) => {
-                let mut wanted = Vec::new();
-                for c in cols {
-                    let n = ident(c);
-                    let p = entry.column(&n).ok_or_else(|| {
-                        SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{n}\" does not exist"))
-                    })?;
-                    if !wanted.contains(&p) {
-                        wanted.push(p);
-                    }
-                }
-                let found: Vec<usize> = (0..entry.indexes.len())
-                    .filter(unique)
-                    .filter(|&k| snapscale_engine::catalog::same_columns(&entry.indexes[k].columns, &wanted))
-                    .collect();
-                if found.is_empty() {
-                    return Err(SqlError::new(
-                        SqlState::INVALID_COLUMN_REFERENCE,
-                        "there is no unique or exclusion constraint matching the ON CONFLICT specification",
-                    ));
-                }
-                found
+        let written = self.statement.conflict_target.take();
+        let arbiters: Vec<usize> = match (&written, &on.conflict_target) {
+            (Some(target), _) => {
+                let elements: &[String] = if target.other_decoration { &[] } else { &target.elements };
+                self.infer_arbiters(rel, elements, target.predicate.as_deref())?
             }
-            Some(ast::ConflictTarget::OnConstraint(c)) => {
+            (None, Some(ast::ConflictTarget::Columns(cols))) => {
+                let names: Vec<String> = cols.iter().map(|c| quote_ident(&ident(c))).collect();
+                self.infer_arbiters(rel, &names, None)?
+            }
+            (None, Some(ast::ConflictTarget::OnConstraint(c))) => {
                 let n = relation_name(c)?;
                 match entry.indexes.iter().position(|x| x.constraint && x.name == n) {
                     Some(k) => vec![k],
@@ -263,12 +249,12 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                 }
             }
-            None => (0..entry.indexes.len()).filter(unique).collect(),
+            (None, None) => (0..entry.indexes.len()).filter(unique).collect(),
         };
         let action = match &on.action {
             ast::OnConflictAction::DoNothing => ConflictAction::Nothing,
             ast::OnConflictAction::DoUpdate(u) => {
-                if on.conflict_target.is_none() {
+                if on.conflict_target.is_none() && written.is_none() {
                     let err = SqlError::new(
                         SqlState::SYNTAX_ERROR,
                         "ON CONFLICT DO UPDATE requires inference specification or constraint name",

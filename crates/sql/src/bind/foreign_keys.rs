@@ -397,7 +397,8 @@ pub(super) type UniqueKey = (Vec<usize>, bool);
 
 /// A table's unique keys, as `foreign_key_def` takes them.
 pub(super) fn unique_keys(indexes: &[snapscale_engine::catalog::IndexDef]) -> Vec<UniqueKey> {
-    indexes.iter().filter(|i| i.unique).map(|i| (i.columns.clone(), i.primary)).collect()
+    // PostgreSQL refuses a partial or expression index as a key.
+    indexes.iter().filter(|i| i.unique && !i.computed()).map(|i| (i.columns.clone(), i.primary)).collect()
 }
 
 /// Whether keys of types `a` and `b` can be compared by equality: the same

@@ -254,7 +254,14 @@ impl<R: Resolver> Binder<'_, R> {
                 ..
             } if with_hints.is_empty() && partitions.is_empty() => {
                 if let Some(k) = self.cte_named(name) {
-                    return self.cte_reference(k, alias.as_ref(), offset);
+                    // An error of the reference itself is placed at its name.
+                    let at = name.0.last().and_then(|p| p.as_ident()).cloned();
+                    return self.cte_reference(k, alias.as_ref(), offset).map_err(|e| match at {
+                        Some(i) if e.position.is_none() && e.message.ends_with("RETURNING clause") => {
+                            super::expr::locate(self.origin.as_deref(), e, &ast::Expr::Identifier(i))
+                        }
+                        _ => e,
+                    });
                 }
                 let default_alias = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
                 if let Some(view) = crate::catalog_views::View::named(name)? {

@@ -69,15 +69,7 @@ impl<R: Resolver> Binder<'_, R> {
         let origin = self.origin.take();
         let typed = self.expr(&e, &scope);
         self.origin = origin;
-        let typed = typed.map_err(|err| match err.code {
-            SqlState::GROUPING_ERROR if err.message.starts_with("aggregate") => {
-                SqlError { message: format!("aggregate functions are not allowed in {what}"), ..err }
-            }
-            SqlState::WINDOWING_ERROR => {
-                SqlError { message: format!("window functions are not allowed in {what}"), ..err }
-            }
-            _ => err,
-        })?;
+        let typed = typed.map_err(|err| not_allowed_in(err, what))?;
         if self.statement.subqueries.len() != subqueries {
             return Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
@@ -89,8 +81,22 @@ impl<R: Resolver> Binder<'_, R> {
     }
 }
 
+/// An aggregate's or window function's refusal, named for the kind of
+/// stored expression `what` (plural: "index expressions") it stood in.
+pub(super) fn not_allowed_in(err: SqlError, what: &str) -> SqlError {
+    match err.code {
+        SqlState::GROUPING_ERROR if err.message.starts_with("aggregate") => {
+            SqlError { message: format!("aggregate functions are not allowed in {what}"), ..err }
+        }
+        SqlState::WINDOWING_ERROR => {
+            SqlError { message: format!("window functions are not allowed in {what}"), ..err }
+        }
+        _ => err,
+    }
+}
+
 /// False if `e` calls a function whose result its arguments do not fix.
-fn immutable(e: &ast::Expr) -> bool {
+pub(super) fn immutable(e: &ast::Expr) -> bool {
     let mut e = e.clone();
     let stop = ast::visit_expressions_mut(&mut e, |x: &mut ast::Expr| match x {
         ast::Expr::Function(f)

@@ -79,6 +79,8 @@ impl IndexSpec {
             primary: self.primary,
             nulls_not_distinct: self.nulls_not_distinct,
             constraint: true,
+            exprs: Vec::new(),
+            predicate: None,
         })
     }
 }
@@ -92,8 +94,9 @@ impl<R: Resolver> Binder<'_, R> {
         // CONCURRENTLY builds under Share too: writers wait for the build
         // instead of the build catching up with them (crates/sql/README.md).
         let rel = self.rel(&c.table_name, LockMode::Share)?;
-        let names = index_columns(&c.columns)?;
-        let columns = key_positions(&rel, &names)?;
+        let key = self.index_key(&rel, &c.columns, c.predicate.as_ref())?;
+        let names = key.names;
+        let columns = key.columns;
         let included: Vec<String> = c.include.iter().map(ident).collect();
         let include = key_positions(&rel, &included)?;
         let name = match &c.name {
@@ -111,6 +114,8 @@ impl<R: Resolver> Binder<'_, R> {
             primary: false,
             nulls_not_distinct: c.nulls_distinct == Some(false),
             constraint: false,
+            exprs: key.exprs,
+            predicate: key.predicate,
         };
         if c.name.is_some() && self.relation_name_taken(&index.name, rel.entry.oid)? {
             if c.if_not_exists {

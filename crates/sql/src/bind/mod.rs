@@ -29,6 +29,7 @@ mod from;
 mod function;
 mod generated;
 mod index_ddl;
+pub(crate) mod index_keys;
 mod merge;
 mod populate;
 mod query;
@@ -284,12 +285,20 @@ pub fn bind_ast<R: Resolver>(
     b.statement.check_option = ast.check_option;
     b.statement.overriding = ast.overriding;
     b.statement.concurrently = ast.concurrently;
+    b.statement.conflict_target = ast.conflict_target.clone();
     b.statement.table_likes = ast.table_likes.clone();
     finish(b, ast)
 }
 
 fn finish<R: Resolver>(mut b: Binder<'_, R>, statement: &ast::Statement) -> Result<BoundStatement, SqlError> {
-    let plan = b.statement(statement)?;
+    // A WITH with data-modifying items must be the statement's own (a
+    // query's, or one before INSERT, UPDATE or DELETE).
+    b.statement.top_with = matches!(statement, ast::Statement::Query(_));
+    let mut plan = b.statement(statement)?;
+    let items = std::mem::take(&mut b.statement.modifying);
+    if !items.is_empty() {
+        plan = Plan::With(Box::new(crate::plan::WithModifying { items, main: plan }));
+    }
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown"; one declared of an enum type is received as its label's
     // text (`declared_enum_param`).
@@ -770,6 +779,8 @@ pub(crate) mod tests {
                 constraint: true,
                 include: Vec::new(),
                 nulls_not_distinct: false,
+                exprs: Vec::new(),
+                predicate: None,
             }],
             sequence: None,
             checks: Vec::new(),

@@ -30,11 +30,13 @@ impl<R: Resolver> Binder<'_, R> {
 
     fn query_with_ctes(&mut self, q: &ast::Query, base: &Scope<'_>) -> Result<Select, SqlError> {
         super::clauses::query(q)?;
+        // Only the first query bound, the statement's own, is the top level.
+        let top = std::mem::take(&mut self.statement.top_with);
         if let Some(with) = &q.with {
             if matches!(q.body.as_ref(), SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_)) {
                 return Err(not_supported("WITH before INSERT, UPDATE or DELETE"));
             }
-            self.define_ctes(with)?;
+            self.define_ctes(with, top)?;
         }
         let fetch = fetch_as_limit(q)?;
         let limit = fetch.as_ref().or(q.limit_clause.as_ref());

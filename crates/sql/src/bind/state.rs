@@ -30,6 +30,12 @@ pub(super) struct StatementState {
     pub(super) subqueries: Vec<Select>,
     /// Work tables of recursive WITH items bound so far (their ids).
     pub(super) work_tables: usize,
+    /// The data-modifying WITH items bound so far, each with the work
+    /// table its RETURNING rows fill (with.rs).
+    pub(super) modifying: Vec<(usize, crate::plan::Plan)>,
+    /// The WITH about to be read is the top-level query's, where a
+    /// data-modifying item may stand; taken by the first query bound.
+    pub(super) top_with: bool,
     /// A function that may wait was bound (`BoundStatement::waits`).
     pub(super) waits: bool,
     /// The strengths of the statement's locking clauses, in the order they
@@ -40,6 +46,9 @@ pub(super) struct StatementState {
     pub(super) ctas_columns: Option<Vec<String>>,
     /// INSERT … OVERRIDING {SYSTEM | USER} VALUE (`Ast::overriding`).
     pub(super) overriding: Option<crate::parse::Overriding>,
+    /// INSERT … ON CONFLICT's target as the pre-parser read it
+    /// (`Ast::conflict_target`).
+    pub(super) conflict_target: Option<Box<crate::statement::ConflictTarget>>,
     /// DROP INDEX CONCURRENTLY (`Ast::concurrently`).
     pub(super) concurrently: bool,
     /// CREATE TABLE's LIKE elements (`Ast::table_likes`).

@@ -6,7 +6,7 @@
 //! the new table), as PostgreSQL's transformTableLikeClause copies them.
 //! Foreign keys are never copied, as in PostgreSQL.
 
-use snapscale_engine::catalog::ColumnDef;
+use snapscale_engine::catalog::{ColumnDef, EXPRESSION};
 use snapscale_engine::user_types::CheckDef;
 use snapscale_engine::LockMode;
 use snapscale_values::SqlError;
@@ -23,9 +23,22 @@ pub(super) struct Copied {
     pub checks: Vec<CheckDef>,
     /// PRIMARY KEY and UNIQUE constraints, by column names.
     pub constraints: Vec<IndexSpec>,
-    /// Other indexes: (key column names, INCLUDE column names, unique,
-    /// NULLS NOT DISTINCT).
-    pub indexes: Vec<(Vec<String>, Vec<String>, bool, bool)>,
+    /// Other indexes.
+    pub indexes: Vec<CopiedIndex>,
+}
+
+/// An index LIKE copies, by the names of the columns it reads.
+pub(super) struct CopiedIndex {
+    /// Key columns' names; `None` for an expression.
+    key: Vec<Option<String>>,
+    /// The key parts' names in the new index's name (`lower` for
+    /// `lower(a)`).
+    names: Vec<String>,
+    include: Vec<String>,
+    unique: bool,
+    nulls_not_distinct: bool,
+    exprs: Vec<String>,
+    predicate: Option<String>,
 }
 
 impl<R: Resolver> Binder<'_, R> {
@@ -61,19 +74,36 @@ impl<R: Resolver> Binder<'_, R> {
         let mut constraints = Vec::new();
         let mut indexes = Vec::new();
         for ix in entry.indexes.iter().filter(|_| options.indexes) {
-            let (key, include) =
-                (ix.columns.iter().map(name).collect(), ix.include.iter().map(name).collect());
+            let include = ix.include.iter().map(name).collect();
             if ix.constraint {
                 constraints.push(IndexSpec {
-                    columns: key,
+                    columns: ix.columns.iter().map(name).collect(),
                     include,
                     primary: ix.primary,
                     nulls_not_distinct: ix.nulls_not_distinct,
                     name: None,
                 });
-            } else {
-                indexes.push((key, include, ix.unique, ix.nulls_not_distinct));
+                continue;
             }
+            let key: Vec<Option<String>> =
+                ix.columns.iter().map(|&c| (c != EXPRESSION).then(|| name(&c))).collect();
+            let mut exprs = ix.exprs.iter();
+            let names = key
+                .iter()
+                .map(|k| match k {
+                    Some(n) => n.clone(),
+                    None => exprs.next().map_or("expr".into(), |e| crate::parse::column_refs::part_name(e)),
+                })
+                .collect();
+            indexes.push(CopiedIndex {
+                key,
+                names,
+                include,
+                unique: ix.unique,
+                nulls_not_distinct: ix.nulls_not_distinct,
+                exprs: ix.exprs.clone(),
+                predicate: ix.predicate.clone(),
+            });
         }
         Ok(Copied { columns, checks, constraints, indexes })
     }
@@ -83,11 +113,11 @@ impl<R: Resolver> Binder<'_, R> {
 /// and numbered past the names in `taken`.
 pub(super) fn copied_index(
     table: &str,
-    (key, include, unique, nulls_not_distinct): (Vec<String>, Vec<String>, bool, bool),
+    index: CopiedIndex,
     position: impl Fn(&str) -> Option<usize>,
     taken: &[String],
 ) -> Option<NewIndex> {
-    let all: Vec<String> = key.iter().chain(&include).cloned().collect();
+    let all: Vec<String> = index.names.iter().chain(&index.include).cloned().collect();
     let base = index_name(table, &all, false, false);
     let mut name = base.clone();
     let mut n = 0;
@@ -97,11 +127,20 @@ pub(super) fn copied_index(
     }
     Some(NewIndex {
         name,
-        columns: key.iter().map(|c| position(c)).collect::<Option<_>>()?,
-        include: include.iter().map(|c| position(c)).collect::<Option<_>>()?,
-        unique,
+        columns: index
+            .key
+            .iter()
+            .map(|c| match c {
+                Some(c) => position(c),
+                None => Some(EXPRESSION),
+            })
+            .collect::<Option<_>>()?,
+        include: index.include.iter().map(|c| position(c)).collect::<Option<_>>()?,
+        unique: index.unique,
         primary: false,
-        nulls_not_distinct,
+        nulls_not_distinct: index.nulls_not_distinct,
         constraint: false,
+        exprs: index.exprs,
+        predicate: index.predicate,
     })
 }

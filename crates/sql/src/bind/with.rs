@@ -50,6 +50,10 @@ enum Kind {
         /// Written under WITH RECURSIVE.
         recursive: bool,
     },
+    /// A data-modifying item (INSERT, UPDATE or DELETE), run once before
+    /// the statement: references read its RETURNING rows from work table
+    /// `id` (`None`: it has no RETURNING).
+    Modifying { id: usize, columns: Option<Vec<Column>> },
     /// Inside a recursive item's step: the item's work table.
     Work {
         id: usize,
@@ -76,11 +80,13 @@ impl<R: Resolver> Binder<'_, R> {
     /// subqueries; never as its target, which names a table).
     pub(super) fn dml_with_ctes(&mut self, q: &ast::Query) -> Result<crate::plan::Plan, SqlError> {
         super::clauses::query(q)?;
+        // The whole statement's WITH (`finish` said so), not an item's.
+        let top = std::mem::take(&mut self.statement.top_with);
         let (Some(with), Some(statement)) = (&q.with, dml_body(q)) else {
             unreachable!("the caller checked for a WITH before a data-modifying statement")
         };
         let outer = self.ctes.len();
-        let bound = match self.define_ctes(with) {
+        let bound = match self.define_ctes(with, top) {
             Ok(()) => self.statement(statement),
             Err(e) => Err(e),
         };
@@ -91,7 +97,8 @@ impl<R: Resolver> Binder<'_, R> {
     /// Puts `with`'s items in scope (the caller truncates them away when
     /// its query is bound), binding each once so that an error in one that
     /// is never referenced is still reported, as PostgreSQL reports it.
-    pub(super) fn define_ctes(&mut self, with: &ast::With) -> Result<(), SqlError> {
+    /// Data-modifying items may stand only in the `top` level's WITH.
+    pub(super) fn define_ctes(&mut self, with: &ast::With, top: bool) -> Result<(), SqlError> {
         let first = self.ctes.len();
         for cte in &with.cte_tables {
             let name = ident(&cte.alias.name);
@@ -104,11 +111,35 @@ impl<R: Resolver> Binder<'_, R> {
             if cte.from.is_some() {
                 return Err(not_supported("WITH … FROM"));
             }
-            if matches!(
-                cte.query.body.as_ref(),
-                SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_)
-            ) {
-                return Err(not_supported("data-modifying statements in WITH"));
+            // Errors of a data-modifying item are placed at its name.
+            let at_name = |b: &Self, e: SqlError| match e.position {
+                None => super::expr::locate(
+                    b.origin.as_deref(),
+                    e,
+                    &ast::Expr::Identifier(cte.alias.name.clone()),
+                ),
+                Some(_) => e,
+            };
+            if matches!(cte.query.body.as_ref(), SetExpr::Merge(_)) {
+                let e = SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "MERGE not supported in WITH query");
+                return Err(at_name(self, e));
+            }
+            if let Some(statement) = dml_body(&cte.query) {
+                if !top {
+                    let e = SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        "WITH clause containing a data-modifying statement must be at the top level",
+                    );
+                    return Err(at_name(self, e));
+                }
+                let kind = self.modifying_cte(&name, &cte.alias.columns, &cte.query, statement).map_err(
+                    |e| match e.code {
+                        SqlState::INVALID_COLUMN_REFERENCE => at_name(self, e),
+                        _ => e,
+                    },
+                )?;
+                self.ctes.push(Cte { name, kind });
+                continue;
             }
             let item = Cte {
                 name,
@@ -122,6 +153,44 @@ impl<R: Resolver> Binder<'_, R> {
             self.ctes.push(item);
         }
         Ok(())
+    }
+
+    /// A data-modifying item, bound once where it is written (with the
+    /// items before it in scope) and kept for the executor to run before
+    /// the statement.
+    fn modifying_cte(
+        &mut self,
+        name: &str,
+        aliases: &[ast::TableAliasColumnDef],
+        query: &ast::Query,
+        statement: &ast::Statement,
+    ) -> Result<Kind, SqlError> {
+        if query.with.is_some() {
+            return Err(not_supported("WITH inside a data-modifying WITH item"));
+        }
+        let plan = self.statement(statement)?;
+        let returning = match &plan {
+            crate::plan::Plan::Insert(i) => i.returning.as_ref(),
+            crate::plan::Plan::Update(u) => u.returning.as_ref(),
+            crate::plan::Plan::Delete(d) => d.returning.as_ref(),
+            crate::plan::Plan::ModifyJoin(m) => m.returning.as_ref(),
+            _ => None,
+        };
+        let columns = returning.map(|r| r.columns.to_vec());
+        let aliases: Vec<String> = aliases.iter().map(|c| ident(&c.name)).collect();
+        if let Some(columns) = &columns {
+            check_column_count(name, &aliases, columns.len())?;
+        }
+        let columns = columns.map(|cols| {
+            cols.into_iter()
+                .enumerate()
+                .map(|(i, c)| Column { name: aliases.get(i).cloned().unwrap_or(c.name), ty: c.ty })
+                .collect()
+        });
+        let id = self.statement.work_tables;
+        self.statement.work_tables += 1;
+        self.statement.modifying.push((id, plan));
+        Ok(Kind::Modifying { id, columns })
     }
 
     /// The WITH item `name` refers to, if one is in scope (the innermost,
@@ -270,6 +339,17 @@ impl<R: Resolver> Binder<'_, R> {
                 if let Kind::Work { refs, .. } = &mut self.ctes[k].kind {
                     *refs += 1;
                 }
+                let names = columns.iter().map(|c| c.name.clone()).collect();
+                let types = columns.iter().map(|c| c.ty).collect();
+                (From::WorkTable { id: *id, columns: columns.clone() }, names, types)
+            }
+            Kind::Modifying { columns: None, .. } => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("WITH query \"{}\" does not have a RETURNING clause", item.name),
+                ));
+            }
+            Kind::Modifying { id, columns: Some(columns) } => {
                 let names = columns.iter().map(|c| c.name.clone()).collect();
                 let types = columns.iter().map(|c| c.ty).collect();
                 (From::WorkTable { id: *id, columns: columns.clone() }, names, types)

@@ -54,27 +54,91 @@ fn qualified(state: &CatalogState, e: &RelEntry) -> String {
     format!("{}.{}", quote_ident(&ns), quote_ident(&e.name))
 }
 
-/// `pg_get_indexdef` of index `i` of `e`.
-pub(super) fn index_def(state: &CatalogState, e: &RelEntry, i: usize) -> String {
+/// `pg_get_indexdef` of index `i` of `e` (`pretty`: psql's form, with
+/// the predicate's needless parentheses left out).
+pub(super) fn index_def(state: &CatalogState, e: &RelEntry, i: usize, pretty: bool) -> String {
     let ix = &e.indexes[i];
+    let predicate = match &ix.predicate {
+        Some(p) => format!(" WHERE {}", stored_expr(p, &e.columns, pretty, true)),
+        None => String::new(),
+    };
+    // Pretty, a table on the search path goes unqualified.
+    let table = if pretty { quote_ident(&e.name) } else { qualified(state, e) };
     format!(
-        "CREATE {}INDEX {} ON {} USING btree {}{}",
+        "CREATE {}INDEX {} ON {table} USING btree {}{}{predicate}",
         if ix.unique { "UNIQUE " } else { "" },
         quote_ident(&ix.name),
-        qualified(state, e),
-        key_and_include(e, ix),
+        key_and_include(e, ix, pretty),
         if ix.nulls_not_distinct { " NULLS NOT DISTINCT" } else { "" },
     )
 }
 
+/// A stored expression of a table as ruleutils prints it, in parentheses
+/// where `top_parens` asks for them unless `pretty` (an index predicate's
+/// `WHERE (a > 0)`); text this server cannot read prints as it is.
+fn stored_expr(
+    text: &str,
+    columns: &[snapscale_engine::catalog::ColumnDef],
+    pretty: bool,
+    top_parens: bool,
+) -> String {
+    match crate::parse::parse_expr(text, crate::stack::DEFAULT_MAX_STACK_DEPTH) {
+        Ok(e) => {
+            let out = Deparse { pretty, columns }.top(&e, None);
+            let wrapped = out.starts_with('(') && out.ends_with(')');
+            match top_parens && !pretty && !wrapped && !looks_like_function(&e) {
+                true => format!("({out})"),
+                false => out,
+            }
+        }
+        Err(_) => text.to_owned(),
+    }
+}
+
+/// Whether ruleutils prints `e` as a function call (an index's key part
+/// that is one goes without the parentheses around other expressions).
+fn looks_like_function(e: &sqlparser::ast::Expr) -> bool {
+    use sqlparser::ast::Expr as E;
+    match e {
+        E::Nested(inner) => looks_like_function(inner),
+        E::Function(f) => !matches!(f.args, sqlparser::ast::FunctionArguments::None),
+        _ => false,
+    }
+}
+
+/// The key parts of index `ix` of `e` as pg_get_indexdef prints them: a
+/// column's name, an expression (in parentheses unless a function call).
+pub(crate) fn index_key_parts(
+    e: &RelEntry,
+    ix: &snapscale_engine::catalog::IndexDef,
+    pretty: bool,
+) -> Vec<String> {
+    let mut exprs = ix.exprs.iter();
+    ix.columns
+        .iter()
+        .map(|&c| match c {
+            snapscale_engine::catalog::EXPRESSION => {
+                let text = exprs.next().map_or("", String::as_str);
+                let printed = stored_expr(text, &e.columns, pretty, false);
+                match crate::parse::parse_expr(text, crate::stack::DEFAULT_MAX_STACK_DEPTH) {
+                    Ok(parsed) if looks_like_function(&parsed) => printed,
+                    _ => format!("({printed})"),
+                }
+            }
+            c => quote_ident(&e.columns[c].name),
+        })
+        .collect()
+}
+
 /// `(a, b)`, then ` INCLUDE (c)` if the index has included columns.
-fn key_and_include(e: &RelEntry, ix: &snapscale_engine::catalog::IndexDef) -> String {
+fn key_and_include(e: &RelEntry, ix: &snapscale_engine::catalog::IndexDef, pretty: bool) -> String {
+    let key = index_key_parts(e, ix, pretty).join(", ");
     let names = |cols: &[usize]| -> String {
         cols.iter().map(|&c| quote_ident(&e.columns[c].name)).collect::<Vec<_>>().join(", ")
     };
     match ix.include.is_empty() {
-        true => format!("({})", names(&ix.columns)),
-        false => format!("({}) INCLUDE ({})", names(&ix.columns), names(&ix.include)),
+        true => format!("({key})"),
+        false => format!("({key}) INCLUDE ({})", names(&ix.include)),
     }
 }
 
@@ -86,7 +150,7 @@ pub(super) fn constraint_def(e: &RelEntry, i: usize) -> Option<String> {
         (false, false) => "UNIQUE",
         (false, true) => "UNIQUE NULLS NOT DISTINCT",
     };
-    Some(format!("{kind} {}", key_and_include(e, ix)))
+    Some(format!("{kind} {}", key_and_include(e, ix, false)))
 }
 
 /// `pg_get_constraintdef` of a CHECK constraint.
@@ -314,13 +378,15 @@ impl Catalog for CatalogState {
                 let Some((e, Some(i))) = oid(&args[0]).and_then(|o| self.relation(o)) else {
                     return Ok(Value::Null);
                 };
+                let pretty = matches!(args.get(2), Some(Value::Bool(true)));
                 match args.get(1).and_then(int) {
-                    Some(col) if col > 0 => {
-                        e.indexes[i].columns.get(col as usize - 1).map_or(Value::Text(String::new()), |&c| {
-                            Value::Text(quote_ident(&e.columns[c].name))
-                        })
-                    }
-                    _ => Value::Text(index_def(self, e, i)),
+                    Some(col) if col > 0 => Value::Text(
+                        index_key_parts(e, &e.indexes[i], pretty)
+                            .into_iter()
+                            .nth(col as usize - 1)
+                            .unwrap_or_default(),
+                    ),
+                    _ => Value::Text(index_def(self, e, i, pretty)),
                 }
             }
             C::GetConstraintDef => {

@@ -25,6 +25,7 @@ mod activity;
 mod defs;
 mod deparse;
 mod functions;
+pub(crate) use functions::index_key_parts;
 mod info_schema;
 mod relations;
 mod system;

@@ -220,9 +220,19 @@ pub(super) fn attributes(state: &CatalogState) -> Vec<Vec<Value>> {
             );
         }
         for ix in &e.indexes {
-            for (k, c) in ix.all_columns().enumerate() {
-                let col = &e.columns[c];
-                out.push(attribute(ix.oid, &col.name, k as i64 + 1, col.ty, false).build());
+            // An expression's attribute is named for it (`lower`, `expr`)
+            // and has its type.
+            let types = ix.computed().then(|| snapscale_engine::catalog::computed_key_types(e, ix)).flatten();
+            let mut exprs = ix.exprs.iter();
+            for (k, &c) in ix.columns.iter().chain(&ix.include).enumerate() {
+                let (name, ty) = match c {
+                    snapscale_engine::catalog::EXPRESSION => (
+                        exprs.next().map_or("expr".into(), |t| crate::parse::column_refs::part_name(t)),
+                        types.as_ref().and_then(|t| t.get(k).copied()).unwrap_or(SqlType::Text),
+                    ),
+                    c => (e.columns[c].name.clone(), e.columns[c].ty),
+                };
+                out.push(attribute(ix.oid, &name, k as i64 + 1, ty, false).build());
             }
         }
     }
@@ -239,9 +249,26 @@ pub(super) fn indexes(state: &CatalogState) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for e in &state.relations {
         for ix in &e.indexes {
-            let keys: Vec<Value> = ix.all_columns().map(|c| Value::Int(c as i64 + 1)).collect();
-            let collations: Vec<Value> =
-                ix.columns.iter().map(|&c| Value::Int(collation_of(e.columns[c].ty).into())).collect();
+            use snapscale_engine::catalog::EXPRESSION;
+            // An expression's key part is attribute 0, as in PostgreSQL.
+            let keys: Vec<Value> = ix
+                .columns
+                .iter()
+                .chain(&ix.include)
+                .map(|&c| Value::Int(if c == EXPRESSION { 0 } else { c as i64 + 1 }))
+                .collect();
+            let collations: Vec<Value> = ix
+                .columns
+                .iter()
+                .map(|&c| Value::Int(if c == EXPRESSION { 0 } else { collation_of(e.columns[c].ty).into() }))
+                .collect();
+            // pg_node_tree is opaque to clients: the stored SQL text stands
+            // for it (NULL where there is none, which clients do test).
+            let exprs = match ix.exprs.is_empty() {
+                true => Value::Null,
+                false => Value::Text(format!("({})", ix.exprs.join(") ("))),
+            };
+            let predicate = ix.predicate.clone().map_or(Value::Null, Value::Text);
             let zeros: Vec<Value> = ix.columns.iter().map(|_| Value::Int(0)).collect();
             out.push(
                 RowBuilder::new(PG_INDEX)
@@ -264,6 +291,8 @@ pub(super) fn indexes(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("indcollation", Value::array(collations))
                     .set("indclass", Value::array(zeros.clone()))
                     .set("indoption", Value::array(zeros))
+                    .set("indexprs", exprs)
+                    .set("indpred", predicate)
                     .build(),
             );
         }
@@ -487,7 +516,7 @@ pub(super) fn indexes_view(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
                     .set("tablename", e.name.as_str())
                     .set("indexname", ix.name.as_str())
-                    .set("indexdef", index_def(state, e, i))
+                    .set("indexdef", index_def(state, e, i, false))
                     .build(),
             );
         }

@@ -447,6 +447,7 @@ mod tests {
                 check_option: None,
                 overriding: None,
                 concurrently: false,
+                conflict_target: None,
                 table_likes: None,
                 origin: None,
             }))

@@ -113,6 +113,8 @@ impl Executor<'_> {
                     constraint: i.constraint,
                     include: i.include.clone(),
                     nulls_not_distinct: i.nulls_not_distinct,
+                    exprs: i.exprs.clone(),
+                    predicate: i.predicate.clone(),
                 })
                 .collect();
             RelEntry {
@@ -474,7 +476,22 @@ impl Executor<'_> {
                 format!("relation \"{}\" already exists", index.name),
             ));
         }
-        if index.unique || index.primary {
+        let def = IndexDef {
+            oid: self.xact.db.catalog.new_oid(),
+            name: index.name.clone(),
+            columns: index.columns.clone(),
+            unique: index.unique,
+            primary: index.primary,
+            constraint: index.constraint,
+            include: index.include.clone(),
+            nulls_not_distinct: index.nulls_not_distinct,
+            exprs: index.exprs.clone(),
+            predicate: index.predicate.clone(),
+        };
+        // Every live row's key is computed (an expression that fails on
+        // one fails the statement) and, in a unique index, checked.
+        if index.unique || index.primary || def.computed() {
+            let built = heap.index(entry, &def);
             let mut seen: BTreeMap<Key, ()> = BTreeMap::new();
             for (tid, row) in heap.table.all_versions() {
                 if !matches!(
@@ -496,13 +513,12 @@ impl Executor<'_> {
                         }
                     }
                 }
-                let key = Key(index.columns.iter().map(|&c| row[c].clone()).collect());
-                if key.has_null() && !index.nulls_not_distinct {
+                let Some(key) = built.key_of(&row)? else { continue };
+                if !index.unique || !built.checks_unique(&key) {
                     continue;
                 }
                 if seen.insert(key.clone(), ()).is_some() {
-                    let cols: Vec<&str> =
-                        index.columns.iter().map(|&c| entry.columns[c].name.as_str()).collect();
+                    let cols = crate::catalog_views::index_key_parts(entry, &def, false);
                     let vals: Vec<String> =
                         key.0.iter().map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect();
                     return Err(SqlError::new(
@@ -522,16 +538,6 @@ impl Executor<'_> {
                 entry.columns[c].not_null = true;
             }
         }
-        let def = IndexDef {
-            oid: self.xact.db.catalog.new_oid(),
-            name: index.name.clone(),
-            columns: index.columns.clone(),
-            unique: index.unique,
-            primary: index.primary,
-            constraint: index.constraint,
-            include: index.include.clone(),
-            nulls_not_distinct: index.nulls_not_distinct,
-        };
         entry.indexes.push(def.clone());
         // Build the entries now, under our lock, from every version.
         heap.index(entry, &def);

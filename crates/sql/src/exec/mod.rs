@@ -199,38 +199,70 @@ async fn run_here(
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
     }
-    // A write's foreign keys: checked and cascaded to once its own changes
-    // are done (exec/ri.rs).
-    exec.ri = statement.foreign_keys().and_then(|f| ri::Ri::new(Arc::clone(f)));
     let out = match statement {
-        Statement::Query(q) => {
-            // Every statement reads with a snapshot, even one with no table
-            // (what `SELECT pg_current_snapshot()` shows).
-            let rows = exec.query(q).await?;
-            let tag = crate::output::counted_tag("SELECT", rows.len());
-            Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
+        // Each data-modifying item runs to its end, its foreign keys kept,
+        // before the statement: its RETURNING rows become the work table
+        // that references to it read. All read through the statement's one
+        // snapshot, so none sees what another changed, as in PostgreSQL.
+        Statement::With(w) => {
+            // The snapshot is the statement's from its start: an item that
+            // waits (an upsert's conflict) leaves the others' reads as
+            // they would have been.
+            exec.ensure_snapshot()?;
+            for (id, item) in &w.items {
+                let rows = match exec.execute(item).await? {
+                    Output::Rows { rows, .. } => rows,
+                    _ => Vec::new(),
+                };
+                exec.work_tables.borrow_mut().insert(*id, rows);
+            }
+            exec.execute(&w.main).await?
         }
-        Statement::Insert { rel, targets, defaults, source, returning, checks, on_conflict, .. } => {
-            let insert =
-                modify::InsertInto { rel, targets, defaults, checks, on_conflict: on_conflict.as_ref() };
-            exec.insert(&insert, source, returning.as_ref()).await
-        }
-        Statement::Update { scan, sets, returning, checks, .. } => {
-            exec.update(scan, sets, returning.as_ref(), checks).await
-        }
-        Statement::Delete { scan, returning, .. } => exec.delete(scan, returning.as_ref()).await,
-        Statement::Utility(u) => exec.utility(u).await,
-        Statement::CreateTableAs(c) => exec.create_table_as(c).await,
-        Statement::ModifyJoin(m) => exec.modify_join(m).await,
-        Statement::Merge(m) => exec.merge(m).await,
-        Statement::CopyQuery { query, options } => {
-            let rows = exec.query(query).await?;
-            let zone = exec.xact.session_style();
-            Ok(crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options, zone))
-        }
-    }?;
-    exec.ri_finish().await?;
+        other => exec.execute(other).await?,
+    };
     Ok(out)
+}
+
+impl Executor<'_> {
+    /// Runs one statement (not a WITH of data-modifying items), its
+    /// foreign keys checked and cascaded to once its own changes are done
+    /// (exec/ri.rs).
+    async fn execute(&mut self, statement: &Statement) -> Result<Output, SqlError> {
+        let exec = self;
+        exec.ri = statement.foreign_keys().and_then(|f| ri::Ri::new(Arc::clone(f)));
+        let out = match statement {
+            Statement::Query(q) => {
+                // Every statement reads with a snapshot, even one with no
+                // table (what `SELECT pg_current_snapshot()` shows).
+                let rows = exec.query(q).await?;
+                let tag = crate::output::counted_tag("SELECT", rows.len());
+                Ok(Output::Rows { columns: Arc::clone(&q.columns), rows, tag })
+            }
+            Statement::Insert { rel, targets, defaults, source, returning, checks, on_conflict, .. } => {
+                let insert =
+                    modify::InsertInto { rel, targets, defaults, checks, on_conflict: on_conflict.as_ref() };
+                exec.insert(&insert, source, returning.as_ref()).await
+            }
+            Statement::Update { scan, sets, returning, checks, .. } => {
+                exec.update(scan, sets, returning.as_ref(), checks).await
+            }
+            Statement::Delete { scan, returning, .. } => exec.delete(scan, returning.as_ref()).await,
+            Statement::Utility(u) => exec.utility(u).await,
+            Statement::CreateTableAs(c) => exec.create_table_as(c).await,
+            Statement::ModifyJoin(m) => exec.modify_join(m).await,
+            Statement::Merge(m) => exec.merge(m).await,
+            Statement::CopyQuery { query, options } => {
+                let rows = exec.query(query).await?;
+                let zone = exec.xact.session_style();
+                Ok(crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options, zone))
+            }
+            Statement::With(_) => {
+                Err(SqlError::new(SqlState::INTERNAL_ERROR, "a WITH of data-modifying items inside another"))
+            }
+        }?;
+        exec.ri_finish().await?;
+        Ok(out)
+    }
 }
 
 impl Executor<'_> {

@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use snapscale_engine::catalog::{RelEntry, Row};
+use snapscale_engine::catalog::{IndexDef, RelEntry, Row};
 use snapscale_engine::errors::storage_error;
 use snapscale_engine::index::{Index, Key};
 use snapscale_engine::redo::Redo;
@@ -42,9 +42,11 @@ fn strength(change: Change<'_>, entry: &RelEntry, old: &Row, new: Option<&Row>) 
             if !entry
                 .indexes
                 .iter()
-                .filter(|i| i.unique)
+                // PostgreSQL's key columns: the plain columns of unique
+                // indexes that are not partial.
+                .filter(|i| i.unique && i.predicate.is_none())
                 .flat_map(|i| &i.columns)
-                .any(|&c| old[c] != new[c]) =>
+                .any(|&c| c != snapscale_engine::catalog::EXPRESSION && old[c] != new[c]) =>
         {
             RowLockMode::NoKeyUpdate
         }
@@ -402,9 +404,10 @@ impl Executor<'_> {
     ) -> Result<(), SqlError> {
         for def in &rel.entry.indexes {
             let index = rel.heap.index(&rel.entry, def);
-            let key = index.key_of(new);
-            if index.unique && key != index.key_of(old) {
-                self.insert_unique(rel, index, &def.name, key, tid).await?;
+            // A partial index's predicate may leave the new version out.
+            let Some(key) = index.key_of(new)? else { continue };
+            if index.unique && index.key_of(old).ok().flatten().as_ref() != Some(&key) {
+                self.insert_unique(rel, def, index, key, tid).await?;
             } else if index.checks_unique(&key) {
                 // UNIQUE-CHECK: the new version's entry goes in under the
                 // key's mutex too, so that a check that walked the entries
@@ -439,6 +442,13 @@ impl Executor<'_> {
         // it and its index entries are in (a duplicate key is reported
         // first, as in PostgreSQL).
         self.check_row(&rel.entry, checks, &row).await?;
+        // Keys before the row goes in: an index expression that fails on
+        // the row fails the insert with nothing written.
+        let mut keys = Vec::with_capacity(rel.entry.indexes.len());
+        for def in &rel.entry.indexes {
+            let index = rel.heap.index(&rel.entry, def);
+            keys.push(index.key_of(&row)?);
+        }
         self.xact.prepare_write()?;
         // The hidden last column: the row's id, kept by its updates.
         let mut stored = row.to_vec();
@@ -449,11 +459,11 @@ impl Executor<'_> {
             .log_change(&rel.entry, Redo::Insert { storage: rel.entry.storage, row: row.clone() })
             .await?;
         self.xact.touch(&rel.heap);
-        for def in &rel.entry.indexes {
+        for (def, key) in rel.entry.indexes.iter().zip(keys) {
+            let Some(key) = key else { continue };
             let index = rel.heap.index(&rel.entry, def);
-            let key = index.key_of(&row);
             if index.unique {
-                self.insert_unique(rel, index, &def.name, key, tid).await?;
+                self.insert_unique(rel, def, index, key, tid).await?;
             } else {
                 index.insert(key, tid);
             }
@@ -472,8 +482,8 @@ impl Executor<'_> {
     pub(super) async fn insert_unique(
         &mut self,
         rel: &Rel,
+        def: &IndexDef,
         index: &Index,
-        name: &str,
         key: Key,
         tid: Tid,
     ) -> Result<(), SqlError> {
@@ -491,12 +501,12 @@ impl Executor<'_> {
                     }
                     // The tid may have been reused for another key.
                     let Some(data) = rel.heap.table.peek(other) else { continue };
-                    if index.key_of(&data) != key {
+                    if !index.row_has_key(&data, &key.0) {
                         continue;
                     }
                     match rel.heap.table.liveness(&self.xact.session, other) {
                         Liveness::Dead => {}
-                        Liveness::Live => return Err(duplicate(rel, index, name, &key)),
+                        Liveness::Live => return Err(duplicate(rel, def, &key)),
                         Liveness::Inserting(x) | Liveness::Deleting(x) => {
                             wait = Some(x);
                             break;
@@ -516,8 +526,9 @@ impl Executor<'_> {
     }
 }
 
-fn duplicate(rel: &Rel, index: &Index, name: &str, key: &Key) -> SqlError {
-    let cols: Vec<&str> = index.columns.iter().map(|&c| rel.entry.columns[c].name.as_str()).collect();
+fn duplicate(rel: &Rel, def: &IndexDef, key: &Key) -> SqlError {
+    let name = &def.name;
+    let cols = crate::catalog_views::index_key_parts(&rel.entry, def, false);
     let vals: Vec<String> = key.0.iter().map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect();
     SqlError::new(
         SqlState::UNIQUE_VIOLATION,

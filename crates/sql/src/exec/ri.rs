@@ -289,7 +289,8 @@ impl Executor<'_> {
     ) -> Result<Found, SqlError> {
         let table = &rel.heap.table;
         let index = rel.entry.indexes.iter().find(|i| {
-            i.columns.len() >= columns.len()
+            !i.computed()
+                && i.columns.len() >= columns.len()
                 && snapscale_engine::catalog::same_columns(&i.columns[..columns.len()], columns)
         });
         let candidates: Vec<Tid> = match index {

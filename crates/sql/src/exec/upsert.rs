@@ -76,9 +76,9 @@ impl Executor<'_> {
                             continue;
                         }
                         let index = rel.heap.index(&rel.entry, def);
-                        let key = index.key_of(&stored);
+                        let Some(key) = index.key_of(&stored)? else { continue };
                         if index.unique {
-                            self.insert_unique(rel, index, &def.name, key, tid).await?;
+                            self.insert_unique(rel, def, index, key, tid).await?;
                         } else {
                             index.insert(key, tid);
                         }
@@ -155,7 +155,18 @@ impl Executor<'_> {
     fn probe_and_insert(&mut self, rel: &Rel, row: &Row, arbiters: &[usize]) -> Result<Probe, SqlError> {
         let indexes: Vec<_> =
             arbiters.iter().map(|&k| rel.heap.index(&rel.entry, &rel.entry.indexes[k])).collect();
-        let keys: Vec<Key> = indexes.iter().map(|ix| ix.key_of(row)).collect();
+        // An arbiter whose predicate leaves the row out cannot conflict
+        // (PostgreSQL infers only those whose predicate the statement's
+        // WHERE implies, which the row then satisfies).
+        let mut keys: Vec<Key> = Vec::with_capacity(indexes.len());
+        let mut keyed = Vec::with_capacity(indexes.len());
+        for ix in &indexes {
+            if let Some(key) = ix.key_of(row)? {
+                keys.push(key);
+                keyed.push(std::sync::Arc::clone(ix));
+            }
+        }
+        let indexes = keyed;
         // Taken in index order by every upsert, one key per index, so two
         // upserts cannot wait for each other's mutexes.
         let _guards: Vec<_> = indexes
@@ -171,7 +182,7 @@ impl Executor<'_> {
             for other in ix.lookup_prefix(&key.0) {
                 // The tid may have been reused for another key.
                 let Some(data) = rel.heap.table.peek(other) else { continue };
-                if ix.key_of(&data) != *key {
+                if !ix.row_has_key(&data, &key.0) {
                     continue;
                 }
                 match rel.heap.table.liveness(&self.xact.session, other) {

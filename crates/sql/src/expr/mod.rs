@@ -69,7 +69,7 @@ pub enum Cmp {
 }
 
 impl Cmp {
-    fn holds(self, o: Ordering) -> bool {
+    pub fn holds(self, o: Ordering) -> bool {
         match self {
             Cmp::Eq => o.is_eq(),
             Cmp::Ne => o.is_ne(),
@@ -551,7 +551,25 @@ pub struct Ctx<'a> {
     pub replay: Option<&'a Replay>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// A context over `row` alone: no parameters, session, database or
+    /// subqueries (an index expression's, which reads only its row).
+    pub fn detached(row: &'a [Value]) -> Ctx<'a> {
+        Ctx {
+            row,
+            params: &[],
+            now: 0,
+            stack: StackDepth::here(crate::stack::DEFAULT_MAX_STACK_DEPTH),
+            db: None,
+            snapshot: None,
+            session: None,
+            outer: &[],
+            subqueries: None,
+            catalog: None,
+            replay: None,
+        }
+    }
+
     /// The session's TimeZone (UTC where no session runs).
     pub fn zone(&self) -> Zone {
         self.style().zone
@@ -852,19 +870,7 @@ mod tests {
     use super::*;
 
     fn cx() -> Ctx<'static> {
-        Ctx {
-            row: &[],
-            params: &[],
-            now: 0,
-            stack: StackDepth::here(1 << 20),
-            db: None,
-            snapshot: None,
-            session: None,
-            outer: &[],
-            subqueries: None,
-            catalog: None,
-            replay: None,
-        }
+        Ctx::detached(&[])
     }
 
     #[test]

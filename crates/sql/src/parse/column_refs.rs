@@ -76,18 +76,129 @@ pub(crate) fn rename_column(text: &str, old: &str, new: &str) -> String {
     tokens.iter().map(ToString::to_string).collect()
 }
 
+/// The name of the stored expression `text` in a made-up index name.
+pub(crate) fn part_name(text: &str) -> String {
+    super::parse_expr(text, crate::stack::DEFAULT_MAX_STACK_DEPTH)
+        .map_or("expr".into(), |e| expression_name(&e))
+}
+
+/// The name PostgreSQL gives an expression in a made-up index name: a
+/// function's name, a cast's type's, else `expr`.
+pub(crate) fn expression_name(e: &sqlparser::ast::Expr) -> String {
+    use sqlparser::ast::Expr as E;
+    let name = |i: &sqlparser::ast::Ident| match i.quote_style {
+        Some(_) => i.value.clone(),
+        None => i.value.to_lowercase(),
+    };
+    match e {
+        E::Nested(inner) => expression_name(inner),
+        E::Function(f) => f.name.0.last().and_then(|p| p.as_ident()).map_or("expr".into(), name),
+        E::Cast { data_type, .. } => data_type.to_string().to_lowercase(),
+        E::CompoundIdentifier(parts) => parts.last().map_or("expr".into(), name),
+        _ => "expr".into(),
+    }
+}
+
 /// Whether a name must be quoted to read back as itself.
 fn needs_quotes(name: &str) -> bool {
     let mut chars = name.chars();
     let plain_start = chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_');
     !(plain_start
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$'))
-        || sqlparser::keywords::ALL_KEYWORDS.binary_search(&name.to_uppercase().as_str()).is_ok()
+        || RESERVED.binary_search(&name).is_ok()
 }
+
+/// PostgreSQL 15's reserved keywords (a column of such a name is quoted;
+/// other keywords read as names where a column's may stand).
+const RESERVED: &[&str] = &[
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "asymmetric",
+    "both",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "column",
+    "constraint",
+    "create",
+    "current_catalog",
+    "current_date",
+    "current_role",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "default",
+    "deferrable",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "fetch",
+    "for",
+    "foreign",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "initially",
+    "intersect",
+    "into",
+    "lateral",
+    "leading",
+    "limit",
+    "localtime",
+    "localtimestamp",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "placing",
+    "primary",
+    "references",
+    "returning",
+    "select",
+    "session_user",
+    "some",
+    "symmetric",
+    "table",
+    "then",
+    "to",
+    "trailing",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "variadic",
+    "when",
+    "where",
+    "window",
+    "with",
+];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reserved_words_are_sorted_and_quoted() {
+        assert!(RESERVED.windows(2).all(|w| w[0] < w[1]));
+        assert!(needs_quotes("select") && needs_quotes("Key") && !needs_quotes("key"));
+    }
 
     #[test]
     fn finds_the_columns_an_expression_reads() {

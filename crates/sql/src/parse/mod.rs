@@ -24,6 +24,7 @@
 //! sqlparser.
 
 pub(crate) mod column_refs;
+mod conflict_syntax;
 mod create_as_syntax;
 pub(crate) mod domain_syntax;
 mod index_syntax;
@@ -188,6 +189,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             None => (None, None),
         };
         let piece = blanked.as_deref().unwrap_or(piece);
+        // ON CONFLICT targets with expressions or a WHERE, likewise.
+        let (blanked, conflict_target) = match conflict_syntax::read_conflict_target(piece) {
+            Some((text, t)) => (Some(text), Some(Box::new(t))),
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
         // DROP INDEX CONCURRENTLY, likewise.
         let blanked = index_syntax::read_drop_concurrently(piece);
         let concurrently = blanked.is_some();
@@ -242,6 +249,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                 check_option,
                                 overriding,
                                 concurrently,
+                                conflict_target: conflict_target.clone(),
                                 table_likes: table_likes.clone(),
                             })
                         })

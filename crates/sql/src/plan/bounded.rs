@@ -34,7 +34,8 @@ impl Statement {
             | Statement::CopyQuery { .. }
             | Statement::CreateTableAs(_)
             | Statement::ModifyJoin(_)
-            | Statement::Merge(_) => false,
+            | Statement::Merge(_)
+            | Statement::With(_) => false,
         };
         this && subplans.iter().all(|q| q.root.is_bounded())
     }

@@ -357,7 +357,9 @@ impl Planner {
 fn index_for(scan: &ScanNode, keys: &[(Expr, Expr)]) -> Option<(Arc<Index>, Vec<Expr>)> {
     let probe = |col: usize| keys.iter().find(|(_, r)| *r == Expr::Column(col)).map(|(l, _)| l.clone());
     let mut best: Option<(Arc<Index>, Vec<Expr>)> = None;
-    for def in &scan.rel.entry.indexes {
+    // A partial index would need the probe's predicate; an expression's
+    // key part takes no column's values.
+    for def in scan.rel.entry.indexes.iter().filter(|d| !d.computed()) {
         let probes: Vec<Expr> = def.columns.iter().map_while(|&c| probe(c)).collect();
         if !probes.is_empty() && best.as_ref().is_none_or(|(_, p)| probes.len() > p.len()) {
             best = Some((Arc::clone(scan.rel.heap.index(&scan.rel.entry, def)), probes));

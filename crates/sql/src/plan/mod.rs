@@ -5,6 +5,8 @@
 //! operators ([`physical::Node`]) for the executor.
 
 mod bounded;
+pub(crate) mod implied;
+pub(crate) mod index_key;
 mod join;
 pub mod physical;
 pub mod planner;
@@ -435,6 +437,10 @@ pub struct NewIndex {
     pub nulls_not_distinct: bool,
     /// Made for a PRIMARY KEY or UNIQUE constraint (not CREATE INDEX).
     pub constraint: bool,
+    /// The key expressions' text, one per `EXPRESSION` in `columns`.
+    pub exprs: Vec<String>,
+    /// A partial index's WHERE, as text.
+    pub predicate: Option<String>,
 }
 
 /// CREATE TABLE.
@@ -737,6 +743,17 @@ pub enum Plan {
     /// UPDATE … FROM, DELETE … USING.
     ModifyJoin(Box<ModifyJoin>),
     Merge(Box<Merge>),
+    /// A statement after data-modifying WITH items: each item runs first,
+    /// its RETURNING rows filling work table `id`, which the statement's
+    /// references to the item read (bind/with.rs).
+    With(Box<WithModifying>),
+}
+
+/// A statement with its data-modifying WITH items.
+#[derive(Debug)]
+pub struct WithModifying<S = Plan> {
+    pub items: Vec<(usize, S)>,
+    pub main: S,
 }
 
 /// UPDATE … FROM / DELETE … USING (bind/dml_join.rs).

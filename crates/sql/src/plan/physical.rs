@@ -259,6 +259,8 @@ pub enum Statement {
         query: Query,
         options: crate::copy::CopyOptions,
     },
+    /// A statement after its data-modifying WITH items.
+    With(Box<super::WithModifying<Statement>>),
 }
 
 impl Node {
@@ -339,6 +341,7 @@ impl Statement {
             Statement::ModifyJoin(m) if m.delete => Some("DELETE"),
             Statement::ModifyJoin(_) => Some("UPDATE"),
             Statement::Merge(_) => Some("MERGE"),
+            Statement::With(w) => w.items.iter().find_map(|(_, s)| s.writes()).or_else(|| w.main.writes()),
             Statement::Utility(u) => match u {
                 Utility::CreateTable(c) if c.sequence.is_some() => Some("CREATE SEQUENCE"),
                 Utility::CreateTable(_) => Some("CREATE TABLE"),
@@ -392,6 +395,7 @@ impl Statement {
             | Statement::Update { returning, .. }
             | Statement::Delete { returning, .. } => returning.as_ref().map(|r| Arc::clone(&r.columns)),
             Statement::ModifyJoin(m) => m.returning.as_ref().map(|r| Arc::clone(&r.columns)),
+            Statement::With(w) => w.main.columns(),
             Statement::Utility(_)
             | Statement::CopyQuery { .. }
             | Statement::CreateTableAs(_)

@@ -7,6 +7,8 @@
 
 use std::ops::Bound;
 
+use snapscale_engine::catalog::IndexDef;
+use snapscale_engine::index::Index;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 
@@ -35,123 +37,150 @@ pub fn plan(
             "FOR UPDATE in a subquery is not supported",
         ));
     }
-    let statement = match logical {
-        Plan::Select(s) => Statement::Query(planner.query(*s)?),
-        Plan::Insert(i) => Statement::Insert {
-            rel: i.rel,
-            targets: i.targets,
-            defaults: i.defaults,
-            source: match i.source {
-                InsertSource::Values(rows) => Source::Values(rows),
-                InsertSource::Query(q) => Source::Query(Box::new(planner.query(*q)?)),
+    let statement = planner.statement(logical)?;
+    Ok((statement, subplans))
+}
+
+impl Planner {
+    /// The physical statement for one logical plan.
+    fn statement(&self, logical: Plan) -> Result<Statement, SqlError> {
+        let planner = self;
+        let statement = match logical {
+            Plan::With(w) => {
+                let crate::plan::WithModifying { items, main } = *w;
+                let items = items
+                    .into_iter()
+                    .map(|(id, item)| Ok((id, planner.statement(item)?)))
+                    .collect::<Result<Vec<_>, SqlError>>()?;
+                let main = planner.statement(main)?;
+                Statement::With(Box::new(crate::plan::WithModifying { items, main }))
+            }
+            Plan::Select(s) => Statement::Query(planner.query(*s)?),
+            Plan::Insert(i) => Statement::Insert {
+                rel: i.rel,
+                targets: i.targets,
+                defaults: i.defaults,
+                source: match i.source {
+                    InsertSource::Values(rows) => Source::Values(rows),
+                    InsertSource::Query(q) => Source::Query(Box::new(planner.query(*q)?)),
+                },
+                returning: i.returning,
+                checks: i.checks,
+                on_conflict: i.on_conflict,
+                foreign_keys: i.foreign_keys,
             },
-            returning: i.returning,
-            checks: i.checks,
-            on_conflict: i.on_conflict,
-            foreign_keys: i.foreign_keys,
-        },
-        Plan::Update(u) => Statement::Update {
-            scan: planner.scan_node(u.scan),
-            sets: u.sets,
-            returning: u.returning,
-            checks: u.checks,
-            foreign_keys: u.foreign_keys,
-        },
-        Plan::Delete(d) => Statement::Delete {
-            scan: planner.scan_node(d.scan),
-            returning: d.returning,
-            foreign_keys: d.foreign_keys,
-        },
-        Plan::Utility(u) => Statement::Utility(u),
-        Plan::CopyQuery(select, options) => Statement::CopyQuery { query: planner.query(*select)?, options },
-        Plan::CreateTableAs(c) => {
-            let crate::plan::CreateTableAs { create, query, data, select_into } = *c;
-            let query = planner.query(query)?;
-            Statement::CreateTableAs(Box::new(crate::plan::CreateTableAs {
-                create,
-                query,
-                data,
-                select_into,
-            }))
-        }
-        Plan::ModifyJoin(m) => {
-            let crate::plan::ModifyJoin {
-                rel,
-                query,
-                set_columns,
-                returning,
-                checks,
-                delete,
-                foreign_keys,
-                ..
-            } = *m;
-            let planned = planner.query(query)?;
-            // Project(LockRows): the outputs, remapped to the locked rows.
-            let Node::Project { input, mut exprs } = planned.root else {
-                return Err(SqlError::new(
-                    SqlState::INTERNAL_ERROR,
-                    "the join of an UPDATE is not a projection",
-                ));
-            };
-            let returned = exprs.split_off(set_columns.len());
-            let sets = set_columns.iter().copied().zip(exprs).collect();
-            let returning =
-                returning.map(|r| crate::plan::Projection { exprs: returned, columns: r.columns });
-            let query = Query { root: *input, columns: planned.columns };
-            let m = crate::plan::ModifyJoin {
-                rel,
-                query,
-                set_columns,
-                sets,
-                returning,
-                checks,
-                delete,
-                foreign_keys,
-            };
-            Statement::ModifyJoin(Box::new(m))
-        }
-        Plan::Merge(m) => {
-            let crate::plan::Merge { rel, join, mut matched, unmatched, not_matched, checks, foreign_keys } =
-                *m;
-            let planned = planner.query(join)?;
-            // Project(LockRows): the clauses' outputs, remapped to the
-            // locked rows, back into the clauses.
-            let Node::Project { input, exprs } = planned.root else {
-                return Err(SqlError::new(
-                    SqlState::INTERNAL_ERROR,
-                    "the join of a MERGE is not a projection",
-                ));
-            };
-            let mut exprs = exprs.into_iter();
-            let mut next = || {
-                exprs
-                    .next()
-                    .ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "a MERGE clause lost its output"))
-            };
-            for c in &mut matched {
-                if let Some(cond) = &mut c.cond {
-                    *cond = next()?;
-                }
-                if let crate::plan::MatchedAction::Update(sets) = &mut c.action {
-                    for (_, e) in sets.iter_mut() {
-                        *e = next()?;
+            Plan::Update(u) => Statement::Update {
+                scan: planner.scan_node(u.scan),
+                sets: u.sets,
+                returning: u.returning,
+                checks: u.checks,
+                foreign_keys: u.foreign_keys,
+            },
+            Plan::Delete(d) => Statement::Delete {
+                scan: planner.scan_node(d.scan),
+                returning: d.returning,
+                foreign_keys: d.foreign_keys,
+            },
+            Plan::Utility(u) => Statement::Utility(u),
+            Plan::CopyQuery(select, options) => {
+                Statement::CopyQuery { query: planner.query(*select)?, options }
+            }
+            Plan::CreateTableAs(c) => {
+                let crate::plan::CreateTableAs { create, query, data, select_into } = *c;
+                let query = planner.query(query)?;
+                Statement::CreateTableAs(Box::new(crate::plan::CreateTableAs {
+                    create,
+                    query,
+                    data,
+                    select_into,
+                }))
+            }
+            Plan::ModifyJoin(m) => {
+                let crate::plan::ModifyJoin {
+                    rel,
+                    query,
+                    set_columns,
+                    returning,
+                    checks,
+                    delete,
+                    foreign_keys,
+                    ..
+                } = *m;
+                let planned = planner.query(query)?;
+                // Project(LockRows): the outputs, remapped to the locked rows.
+                let Node::Project { input, mut exprs } = planned.root else {
+                    return Err(SqlError::new(
+                        SqlState::INTERNAL_ERROR,
+                        "the join of an UPDATE is not a projection",
+                    ));
+                };
+                let returned = exprs.split_off(set_columns.len());
+                let sets = set_columns.iter().copied().zip(exprs).collect();
+                let returning =
+                    returning.map(|r| crate::plan::Projection { exprs: returned, columns: r.columns });
+                let query = Query { root: *input, columns: planned.columns };
+                let m = crate::plan::ModifyJoin {
+                    rel,
+                    query,
+                    set_columns,
+                    sets,
+                    returning,
+                    checks,
+                    delete,
+                    foreign_keys,
+                };
+                Statement::ModifyJoin(Box::new(m))
+            }
+            Plan::Merge(m) => {
+                let crate::plan::Merge {
+                    rel,
+                    join,
+                    mut matched,
+                    unmatched,
+                    not_matched,
+                    checks,
+                    foreign_keys,
+                } = *m;
+                let planned = planner.query(join)?;
+                // Project(LockRows): the clauses' outputs, remapped to the
+                // locked rows, back into the clauses.
+                let Node::Project { input, exprs } = planned.root else {
+                    return Err(SqlError::new(
+                        SqlState::INTERNAL_ERROR,
+                        "the join of a MERGE is not a projection",
+                    ));
+                };
+                let mut exprs = exprs.into_iter();
+                let mut next = || {
+                    exprs.next().ok_or_else(|| {
+                        SqlError::new(SqlState::INTERNAL_ERROR, "a MERGE clause lost its output")
+                    })
+                };
+                for c in &mut matched {
+                    if let Some(cond) = &mut c.cond {
+                        *cond = next()?;
+                    }
+                    if let crate::plan::MatchedAction::Update(sets) = &mut c.action {
+                        for (_, e) in sets.iter_mut() {
+                            *e = next()?;
+                        }
                     }
                 }
+                let join = Query { root: *input, columns: planned.columns };
+                let unmatched = planner.query(unmatched)?;
+                Statement::Merge(Box::new(crate::plan::Merge {
+                    rel,
+                    join,
+                    matched,
+                    unmatched,
+                    not_matched,
+                    checks,
+                    foreign_keys,
+                }))
             }
-            let join = Query { root: *input, columns: planned.columns };
-            let unmatched = planner.query(unmatched)?;
-            Statement::Merge(Box::new(crate::plan::Merge {
-                rel,
-                join,
-                matched,
-                unmatched,
-                not_matched,
-                checks,
-                foreign_keys,
-            }))
-        }
-    };
-    Ok((statement, subplans))
+        };
+        Ok(statement)
+    }
 }
 
 pub(super) struct Planner {
@@ -359,45 +388,65 @@ fn sorted(input: Node, keys: Vec<SortKey>) -> Node {
     }
 }
 
+/// The key parts of index `def` of `rel` as expressions over its row
+/// (`None`: a partial index whose predicate `conjuncts` do not imply, or
+/// one whose expressions could not be compiled), and its entries.
+pub(crate) fn usable_index(
+    rel: &Rel,
+    def: &IndexDef,
+    conjuncts: &[Expr],
+) -> Option<(Vec<Expr>, std::sync::Arc<Index>)> {
+    let index = rel.heap.index(&rel.entry, def);
+    if !def.computed() {
+        return Some((def.columns.iter().map(|&c| Expr::Column(c)).collect(), std::sync::Arc::clone(index)));
+    }
+    let compiled = super::index_key::compiled(index)?;
+    if let Some(p) = &compiled.predicate {
+        if !super::implied::implied(conjuncts, p) {
+            return None;
+        }
+    }
+    Some((compiled.parts.clone(), std::sync::Arc::clone(index)))
+}
+
 /// Picks an index for `filter`'s conjuncts: equality on all of an index's
-/// columns (or its leading ones, the more the better), else a range on a
-/// first column.
+/// key parts (or its leading ones, the more the better), else a range on
+/// a first one. A key part may be an expression (`lower(a) = $1`); a
+/// partial index serves only a filter that implies its predicate.
 pub(super) fn choose_access(rel: &Rel, filter: &Expr) -> Access {
-    let conjuncts: &[Expr] = match filter {
-        Expr::And(args) => args,
-        other => std::slice::from_ref(other),
-    };
-    // (column, operator, probe)
-    let mut preds: Vec<(usize, Cmp, &Expr)> = Vec::new();
+    let conjuncts = super::implied::conjuncts(filter);
+    // (key expression, operator, probe)
+    let mut preds: Vec<(&Expr, Cmp, &Expr)> = Vec::new();
     for c in conjuncts {
         if let Expr::Compare(a, op, b, false) = c {
             match (a.as_ref(), b.as_ref()) {
-                (Expr::Column(i), p) if p.is_row_free() => preds.push((*i, *op, p)),
-                (p, Expr::Column(i)) if p.is_row_free() => preds.push((*i, op.flipped(), p)),
+                (x, p) if p.is_row_free() && !x.is_row_free() => preds.push((x, *op, p)),
+                (p, x) if p.is_row_free() && !x.is_row_free() => preds.push((x, op.flipped(), p)),
                 _ => {}
             }
         }
     }
-    let eq_probe = |col: usize| {
-        preds.iter().find(|(c, op, _)| *c == col && *op == Cmp::Eq).map(|(_, _, p)| (*p).clone())
+    let eq_probe = |part: &Expr| {
+        preds.iter().find(|(x, op, _)| *x == part && *op == Cmp::Eq).map(|(_, _, p)| (*p).clone())
     };
+    let candidates: Vec<(Vec<Expr>, std::sync::Arc<Index>)> =
+        rel.entry.indexes.iter().filter_map(|def| usable_index(rel, def, conjuncts)).collect();
     let mut best: Option<(usize, Access)> = None;
-    for def in &rel.entry.indexes {
-        let probes: Vec<Expr> = def.columns.iter().map_while(|&c| eq_probe(c)).collect();
+    for (parts, index) in &candidates {
+        let probes: Vec<Expr> = parts.iter().map_while(eq_probe).collect();
         if !probes.is_empty() && best.as_ref().is_none_or(|(n, _)| probes.len() > *n) {
-            let index = rel.heap.index(&rel.entry, def);
             best = Some((probes.len(), Access::IndexEq { index: std::sync::Arc::clone(index), probes }));
         }
     }
     if let Some((_, access)) = best {
         return access;
     }
-    for def in &rel.entry.indexes {
-        let first = def.columns[0];
+    for (parts, index) in &candidates {
+        let first = &parts[0];
         let mut lower = Bound::Unbounded;
         let mut upper = Bound::Unbounded;
-        for (c, op, p) in &preds {
-            if *c != first {
+        for (x, op, p) in &preds {
+            if *x != first {
                 continue;
             }
             match op {
@@ -409,11 +458,7 @@ pub(super) fn choose_access(rel: &Rel, filter: &Expr) -> Access {
             }
         }
         if !matches!((&lower, &upper), (Bound::Unbounded, Bound::Unbounded)) {
-            return Access::IndexRange {
-                index: std::sync::Arc::clone(rel.heap.index(&rel.entry, def)),
-                lower,
-                upper,
-            };
+            return Access::IndexRange { index: std::sync::Arc::clone(index), lower, upper };
         }
     }
     Access::Seq

@@ -209,6 +209,7 @@ pub struct Conn<G: Gucs> {
 impl<G: Gucs> Conn<G> {
     /// A connection's SQL session over its backend.
     pub fn new(db: Arc<Database>, backend: Backend, gucs: G) -> Conn<G> {
+        crate::install_index_keys();
         let mut conn = Conn {
             xact: Xact::new(db, backend),
             limits: StatementLimits::default(),
