@@ -104,7 +104,14 @@ impl<R: Resolver> Binder<'_, R> {
             })
             .max()
             .unwrap_or(LockMode::AccessExclusive);
-        let rel = self.rel(&a.name, mode)?;
+        // A sequence may be renamed by ALTER TABLE, as in PostgreSQL.
+        let rel = match a.operations.as_slice() {
+            [Op::RenameTable { .. }] => match self.any_relation(&a.name, mode)? {
+                rel if rel.entry.sequence.is_some() => rel,
+                _ => self.rel(&a.name, mode)?,
+            },
+            _ => self.rel(&a.name, mode)?,
+        };
         let mut draft = Draft {
             entry: (*rel.entry).clone(),
             sources: (0..rel.entry.columns.len()).map(Source::Old).collect(),
@@ -120,6 +127,31 @@ impl<R: Resolver> Binder<'_, R> {
             self.alter_action(&rel, &mut draft, op)?;
         }
         self.finish_alter(rel, draft)
+    }
+
+    /// ALTER INDEX / SEQUENCE … RENAME TO of a relation: ALTER TABLE's
+    /// rename, answered with the statement's own tag.
+    pub(super) fn rename_relation(
+        &mut self,
+        name: &ast::ObjectName,
+        new: &ast::ObjectName,
+        tag: &'static str,
+    ) -> Result<Plan, SqlError> {
+        let alter = ast::AlterTable {
+            name: name.clone(),
+            if_exists: false,
+            only: false,
+            operations: vec![Op::RenameTable { table_name: ast::RenameTableNameKind::To(new.clone()) }],
+            location: None,
+            on_cluster: None,
+            table_type: None,
+            end_token: ast::helpers::attached_token::AttachedToken::empty(),
+        };
+        let mut plan = self.alter_table(&alter)?;
+        if let Plan::Utility(Utility::AlterTable(a)) = &mut plan {
+            a.tag = tag;
+        }
+        Ok(plan)
     }
 
     fn alter_action(&mut self, rel: &Rel, d: &mut Draft, op: &Op) -> Result<(), SqlError> {

@@ -275,23 +275,7 @@ impl<R: Resolver> Binder<'_, R> {
         let n = relation_name(name)?;
         let new_name = relation_name(new)?;
         if self.resolver.resolve(&n)?.is_some() {
-            let alter = ast::AlterTable {
-                name: name.clone(),
-                if_exists: false,
-                only: false,
-                operations: vec![ast::AlterTableOperation::RenameTable {
-                    table_name: ast::RenameTableNameKind::To(new.clone()),
-                }],
-                location: None,
-                on_cluster: None,
-                table_type: None,
-                end_token: ast::helpers::attached_token::AttachedToken::empty(),
-            };
-            let mut plan = self.alter_table(&alter)?;
-            if let Plan::Utility(Utility::AlterTable(a)) = &mut plan {
-                a.tag = "ALTER INDEX";
-            }
-            return Ok(plan);
+            return self.rename_relation(name, new, "ALTER INDEX");
         }
         let Some(owner) = self.resolver.index_owner(&n)? else {
             return Err(SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist")));

@@ -343,17 +343,8 @@ impl<'r, R: Resolver> Binder<'r, R> {
 
     /// The relation `name` (a view too), locked in `mode`.
     pub(super) fn relation_or_view(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
-        let n = relation_name(name)?;
-        let Some(rel) = self.resolver.resolve(&n)? else {
-            let err = SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist"));
-            // PostgreSQL places it at the name, where the statement reads
-            // a relation (not for DDL naming one).
-            let start = sqlparser::ast::Spanned::span(name).start;
-            return Err(match self.origin.as_deref().and_then(|o| o.position(start.line, start.column)) {
-                Some(p) if mode != LockMode::AccessExclusive => err.at_position(p),
-                _ => err,
-            });
-        };
+        let rel = self.any_relation(name, mode)?;
+        let n = &rel.entry.name;
         if rel.entry.sequence.is_some() {
             return Err(match mode {
                 LockMode::AccessShare | LockMode::RowShare => {
@@ -365,6 +356,22 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 _ => SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{n}\" is not a table")),
             });
         }
+        Ok(rel)
+    }
+
+    /// The relation `name` of any kind (a sequence too), locked in `mode`.
+    pub(super) fn any_relation(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
+        let n = relation_name(name)?;
+        let Some(rel) = self.resolver.resolve(&n)? else {
+            let err = SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist"));
+            // PostgreSQL places it at the name, where the statement reads
+            // a relation (not for DDL naming one).
+            let start = sqlparser::ast::Spanned::span(name).start;
+            return Err(match self.origin.as_deref().and_then(|o| o.position(start.line, start.column)) {
+                Some(p) if mode != LockMode::AccessExclusive => err.at_position(p),
+                _ => err,
+            });
+        };
         self.dep(&n, &rel, mode);
         Ok(rel)
     }
@@ -602,6 +609,12 @@ pub fn bind_parsed<R: Resolver>(
         Parsed::AlterDomain(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_domain(a)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
+        Parsed::AlterSequence(a) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.alter_sequence(a)?;
             let StatementState { deps, .. } = b.statement;
             Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
         }

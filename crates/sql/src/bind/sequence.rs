@@ -26,15 +26,7 @@ impl<R: Resolver> Binder<'_, R> {
         let name = relation_name(name)?;
         let ty = match data_type {
             None => SqlType::Int8,
-            Some(dt) => match data_type_of(dt)? {
-                t @ (SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => t,
-                _ => {
-                    return Err(SqlError::new(
-                        SqlState::INVALID_PARAMETER_VALUE,
-                        "sequence type must be smallint, integer, or bigint",
-                    ))
-                }
-            },
+            Some(dt) => sequence_type(dt)?,
         };
         let mut def = self.sequence_def(ty, options)?;
         if let Some(owner) = owned_by {
@@ -53,13 +45,34 @@ impl<R: Resolver> Binder<'_, R> {
         ty: SqlType,
         options: &[SequenceOptions],
     ) -> Result<SequenceDef, SqlError> {
-        let mut increment = 1;
-        let (mut min, mut max, mut start, mut cycle) = (None, None, None, false);
+        self.sequence_def_over(None, ty, options, None)
+    }
+
+    /// The parameters `options` give over `base` (ALTER SEQUENCE: what an
+    /// option does not name stays; `None`: CREATE, PostgreSQL's defaults),
+    /// of type `ty`, checked as PostgreSQL checks them, `restart` (the
+    /// value ALTER SEQUENCE … RESTART sets, or the one the sequence is
+    /// at) included.
+    pub(super) fn sequence_def_over(
+        &mut self,
+        base: Option<&SequenceDef>,
+        ty: SqlType,
+        options: &[SequenceOptions],
+        restart: Option<i64>,
+    ) -> Result<SequenceDef, SqlError> {
+        let mut increment = base.map_or(1, |b| b.increment);
+        // Outer None: not named; Some(None): NO MINVALUE / NO MAXVALUE.
+        let (mut min, mut max, mut start) = (None, None, None);
+        let mut cycle = base.is_some_and(|b| b.cycle);
         for o in options {
             match o {
                 SequenceOptions::IncrementBy(e, _) => increment = self.option_value(e)?,
-                SequenceOptions::MinValue(e) => min = e.as_ref().map(|e| self.option_value(e)).transpose()?,
-                SequenceOptions::MaxValue(e) => max = e.as_ref().map(|e| self.option_value(e)).transpose()?,
+                SequenceOptions::MinValue(e) => {
+                    min = Some(e.as_ref().map(|e| self.option_value(e)).transpose()?)
+                }
+                SequenceOptions::MaxValue(e) => {
+                    max = Some(e.as_ref().map(|e| self.option_value(e)).transpose()?)
+                }
                 SequenceOptions::StartWith(e, _) => start = Some(self.option_value(e)?),
                 SequenceOptions::Cycle(no) => cycle = !*no,
                 SequenceOptions::Cache(e) => {
@@ -76,8 +89,38 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(invalid("INCREMENT must not be zero".into()));
         }
         let (lo, hi) = type_bounds(ty);
-        let min = min.unwrap_or(if increment > 0 { 1 } else { lo });
-        let max = max.unwrap_or(if increment > 0 { hi } else { -1 });
+        // A bound that was its old type's own follows a change of type,
+        // as PostgreSQL's does.
+        let kept = |old: Option<i64>, old_default: Option<i64>, new_default: i64| match (old, old_default) {
+            (Some(o), Some(d)) if o == d => Some(new_default),
+            (o, _) => o,
+        };
+        let (old_lo, old_hi) = base.map_or((None, None), |b| {
+            let (l, h) = type_bounds(b.ty);
+            (Some(l), Some(h))
+        });
+        let min = match min {
+            Some(Some(v)) => v,
+            Some(None) => {
+                if increment > 0 {
+                    1
+                } else {
+                    lo
+                }
+            }
+            None => kept(base.map(|b| b.min), old_lo, lo).unwrap_or(if increment > 0 { 1 } else { lo }),
+        };
+        let max = match max {
+            Some(Some(v)) => v,
+            Some(None) => {
+                if increment > 0 {
+                    hi
+                } else {
+                    -1
+                }
+            }
+            None => kept(base.map(|b| b.max), old_hi, hi).unwrap_or(if increment > 0 { hi } else { -1 }),
+        };
         for (what, v) in [("MINVALUE", min), ("MAXVALUE", max)] {
             if v < lo || v > hi {
                 return Err(invalid(format!(
@@ -89,14 +132,89 @@ impl<R: Resolver> Binder<'_, R> {
         if min >= max {
             return Err(invalid(format!("MINVALUE ({min}) must be less than MAXVALUE ({max})")));
         }
-        let start = start.unwrap_or(if increment > 0 { min } else { max });
+        let start = start.or(base.map(|b| b.start)).unwrap_or(if increment > 0 { min } else { max });
         if start < min {
             return Err(invalid(format!("START value ({start}) cannot be less than MINVALUE ({min})")));
         }
         if start > max {
             return Err(invalid(format!("START value ({start}) cannot be greater than MAXVALUE ({max})")));
         }
-        Ok(SequenceDef { ty, increment, min, max, start, cycle, owned_by: None })
+        if let Some(r) = restart {
+            if r < min {
+                return Err(invalid(format!("RESTART value ({r}) cannot be less than MINVALUE ({min})")));
+            }
+            if r > max {
+                return Err(invalid(format!("RESTART value ({r}) cannot be greater than MAXVALUE ({max})")));
+            }
+        }
+        Ok(SequenceDef {
+            ty,
+            increment,
+            min,
+            max,
+            start,
+            cycle,
+            owned_by: base.and_then(|b| b.owned_by.clone()),
+        })
+    }
+
+    /// ALTER SEQUENCE: a new definition, and where the sequence then is
+    /// (RESTART's value, else where it was). RENAME TO is ALTER TABLE's.
+    pub(super) fn alter_sequence(
+        &mut self,
+        a: &crate::parse::alter_sequence_syntax::AlterSequence,
+    ) -> Result<Plan, SqlError> {
+        use crate::parse::alter_sequence_syntax::SequenceAction;
+        let name = relation_name(&a.name)?;
+        let Some(found) = self.resolver.resolve(&name)? else {
+            if a.if_exists {
+                return Ok(Plan::Utility(Utility::Skip {
+                    code: SqlState::SUCCESSFUL_COMPLETION,
+                    notice: format!("relation \"{name}\" does not exist, skipping"),
+                    tag: "ALTER SEQUENCE",
+                }));
+            }
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            ));
+        };
+        let Some(base) = found.entry.sequence.clone() else {
+            return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a sequence")));
+        };
+        let (data_type, options, owned_by, restart) = match &a.action {
+            SequenceAction::Unsupported(what) => return Err(not_supported(what)),
+            SequenceAction::Rename(new) => return self.rename_relation(&a.name, new, "ALTER SEQUENCE"),
+            SequenceAction::Options(c) => (&c.data_type, &c.options, &c.owned_by, &c.restart),
+        };
+        // ALTER SEQUENCE blocks nextval on it until it commits (PostgreSQL
+        // takes ShareRowExclusive; nextval here takes no lock: see README).
+        let rel = self.any_relation(&a.name, snapscale_engine::LockMode::ShareRowExclusive)?;
+        let ty = match data_type {
+            None => base.ty,
+            Some(dt) => sequence_type(dt)?,
+        };
+        let restart = match restart {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(e)) => Some(Some(self.option_value(e)?)),
+        };
+        // The value checked against the new bounds: RESTART's, else the
+        // one the sequence is at (the executor reads it; the start stands
+        // in for RESTART without a value).
+        let mut def = self.sequence_def_over(Some(&base), ty, options, None)?;
+        let at = match restart {
+            Some(Some(v)) => Some(v),
+            Some(None) => Some(def.start),
+            None => None,
+        };
+        if let Some(v) = at {
+            def = self.sequence_def_over(Some(&base), ty, options, Some(v))?;
+        }
+        if let Some(owner) = owned_by {
+            def.owned_by = self.owned_by(owner)?;
+        }
+        Ok(Plan::Utility(Utility::AlterSequence { rel, def, restart: at }))
     }
 
     fn option_value(&mut self, e: &ast::Expr) -> Result<i64, SqlError> {
@@ -292,6 +410,17 @@ pub(super) fn serial_type(dt: &DataType) -> Option<SqlType> {
 
 fn data_type_of(dt: &DataType) -> Result<SqlType, SqlError> {
     super::ddl::data_type(dt)
+}
+
+/// A sequence's type: smallint, integer or bigint (22023 otherwise).
+fn sequence_type(dt: &DataType) -> Result<SqlType, SqlError> {
+    match data_type_of(dt)? {
+        t @ (SqlType::Int2 | SqlType::Int4 | SqlType::Int8) => Ok(t),
+        _ => Err(SqlError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            "sequence type must be smallint, integer, or bigint",
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -544,6 +544,61 @@ impl Executor<'_> {
         Ok(true)
     }
 
+    /// ALTER SEQUENCE: the sequence moves to new storage holding its value
+    /// under the new parameters (RESTART's value, or the one it was at),
+    /// as PostgreSQL gives it a new relfilenode: the change is the
+    /// transaction's, and a rollback leaves the old storage as it was.
+    pub(super) async fn alter_sequence(
+        &mut self,
+        rel: &Rel,
+        def: &snapscale_engine::sequence::SequenceDef,
+        restart: Option<i64>,
+    ) -> Result<(), SqlError> {
+        use snapscale_engine::sequence::SeqValue;
+        let was = rel.heap.sequence.get().map(|s| s.current());
+        let at = match (restart, was) {
+            (Some(v), _) => SeqValue { last: v, called: false },
+            (None, Some(v)) => {
+                let invalid = |m: String| SqlError::new(SqlState::INVALID_PARAMETER_VALUE, m);
+                if v.last < def.min {
+                    return Err(invalid(format!(
+                        "RESTART value ({}) cannot be less than MINVALUE ({})",
+                        v.last, def.min
+                    )));
+                }
+                if v.last > def.max {
+                    return Err(invalid(format!(
+                        "RESTART value ({}) cannot be greater than MAXVALUE ({})",
+                        v.last, def.max
+                    )));
+                }
+                v
+            }
+            (None, None) => SeqValue { last: def.start, called: false },
+        };
+        let db = Arc::clone(&self.xact.db);
+        let storage = db.catalog.create_storage();
+        self.xact.created_storage(storage);
+        self.xact.dropped_storage(rel.entry.storage);
+        let mut new = (*rel.entry).clone();
+        new.storage = storage;
+        new.sequence = Some(def.clone());
+        let new = Arc::new(new);
+        // CATALOG-REDO: the definition naming the new storage, then the
+        // value it starts at (recovery pairs them by storage).
+        self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
+        let heap = db.catalog.storage(storage).expect("created above");
+        heap.install_sequence(&new, Some(at));
+        if let (Some(log), None) = (&db.log, new.temp_owner) {
+            let wal = snapscale_engine::redo::SequenceWal { log, storage };
+            snapscale_engine::sequence::SeqLog::log(&wal, at)?;
+        }
+        self.change_catalog(rel, Some(new)).await?;
+        // Re-read through the cache so the new storage is used.
+        self.xact.cache.remove_oid(rel.entry.oid);
+        Ok(())
+    }
+
     pub(crate) async fn truncate(&mut self, rels: &[Rel]) -> Result<Output, SqlError> {
         // Synchronous catalog updates: the relations are locked
         // AccessExclusive (by the plan), so no one else changes them.

@@ -333,6 +333,10 @@ impl Executor<'_> {
                 .await?;
                 Ok(Output::Command("ALTER INDEX".into()))
             }
+            Utility::AlterSequence { rel, def, restart } => {
+                self.alter_sequence(rel, def, *restart).await?;
+                Ok(Output::Command("ALTER SEQUENCE".into()))
+            }
             Utility::Truncate(rels, cascaded) => {
                 for name in cascaded {
                     self.xact.notice(

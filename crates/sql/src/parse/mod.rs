@@ -23,6 +23,7 @@
 //! here by their first word and parsed by hand; everything else goes to
 //! sqlparser.
 
+pub(crate) mod alter_sequence_syntax;
 pub(crate) mod column_refs;
 mod conflict_syntax;
 mod create_as_syntax;
@@ -64,6 +65,7 @@ pub enum Parsed {
     Checkpoint,
     Copy(crate::copy::CopyStatement),
     AlterDomain(domain_syntax::AlterDomain),
+    AlterSequence(Box<alter_sequence_syntax::AlterSequence>),
 }
 
 fn syntax(near: &str) -> SqlError {
@@ -143,6 +145,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         if first == "alter" {
             if let Some(parsed) = domain_syntax::parse_alter_domain(trimmed) {
                 out.push(Parsed::AlterDomain(parsed?));
+                continue;
+            }
+            if let Some(parsed) = alter_sequence_syntax::parse_alter_sequence(trimmed) {
+                out.push(Parsed::AlterSequence(Box::new(parsed?)));
                 continue;
             }
         }

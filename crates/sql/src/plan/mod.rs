@@ -606,6 +606,13 @@ pub enum Utility {
         notices: Vec<String>,
         concurrently: bool,
     },
+    /// ALTER SEQUENCE: `rel`'s new parameters, and the value RESTART sets
+    /// (else it stays where it is).
+    AlterSequence {
+        rel: Rel,
+        def: snapscale_engine::sequence::SequenceDef,
+        restart: Option<i64>,
+    },
     /// ALTER INDEX old RENAME TO new, of an index of `rel`.
     RenameIndex {
         rel: Rel,

@@ -352,6 +352,7 @@ impl Statement {
                 Utility::AddIndex { tag, .. } => Some(tag),
                 Utility::DropIndex { .. } => Some("DROP INDEX"),
                 Utility::RenameIndex { .. } => Some("ALTER INDEX"),
+                Utility::AlterSequence { .. } => Some("ALTER SEQUENCE"),
                 Utility::AlterTable(a) => Some(a.tag),
                 Utility::Truncate(..) => Some("TRUNCATE TABLE"),
                 // A standby takes the modes that do not conflict with
