@@ -104,6 +104,9 @@ pub struct IndexDef {
     /// A partial index's WHERE, as SQL text: only rows it holds for have
     /// entries.
     pub predicate: Option<String>,
+    /// Which entries of its table's storage are this index's (PostgreSQL's
+    /// relfilenode): its oid until REINDEX gives it new ones.
+    pub storage: u32,
 }
 
 /// The key part of an [`IndexDef`] that is an expression, not a column.
@@ -223,6 +226,11 @@ pub struct ForeignKeyDef {
     /// The rows present when it was added were checked (NOT VALID until
     /// VALIDATE CONSTRAINT).
     pub validated: bool,
+    /// DEFERRABLE: SET CONSTRAINTS may put its checks off to COMMIT.
+    pub deferrable: bool,
+    /// INITIALLY DEFERRED: they are put off unless SET CONSTRAINTS says
+    /// IMMEDIATE.
+    pub initially_deferred: bool,
 }
 
 impl ForeignKeyDef {
@@ -267,6 +275,10 @@ pub struct ViewDef {
     /// The relations the query reads, by oid: dropping one needs CASCADE,
     /// which drops the view.
     pub depends_on: Vec<u32>,
+    /// `Some` for a materialized view (a table whose rows REFRESH computes
+    /// from `query`): whether it holds them (WITH NO DATA leaves it
+    /// unpopulated until a REFRESH).
+    pub materialized: Option<bool>,
 }
 
 /// One catalog row: a relation's whole definition.
@@ -320,9 +332,14 @@ impl RelEntry {
         self.user_type.is_none()
     }
 
-    /// True for a view.
+    /// True for a view (not a materialized one, which is read as a table).
     pub fn is_view(&self) -> bool {
-        self.view.is_some()
+        self.view.as_ref().is_some_and(|v| v.materialized.is_none())
+    }
+
+    /// True for a materialized view.
+    pub fn is_matview(&self) -> bool {
+        self.view.as_ref().is_some_and(|v| v.materialized.is_some())
     }
 
     /// The position of column `name`.
@@ -422,7 +439,7 @@ impl Heap {
     /// The entries of index `def`, built from the current versions if this
     /// storage has none yet (INDEX-VERSIONS: an index holds every version).
     pub fn index(&self, entry: &RelEntry, def: &IndexDef) -> &Arc<Index> {
-        self.indexes.get_or_add(def.oid, || {
+        self.indexes.get_or_add(def.storage, || {
             let ix = new_index(entry, def);
             for (tid, row) in self.table.all_versions() {
                 // A version whose key cannot be computed was never live

@@ -553,8 +553,17 @@ impl Protocol {
             return self.ready().await;
         }
         self.conn.set_multi_statement(parsed.len() > 1);
-        for statement in parsed {
-            let out = self.conn.execute_parsed(statement).await;
+        let count = parsed.len();
+        for (k, statement) in parsed.into_iter().enumerate() {
+            let mut out = self.conn.execute_parsed(statement).await;
+            // PostgreSQL ends the message's implicit transaction before it
+            // completes the last statement: deferred foreign-key checks
+            // that fail there fail the statement, with no CommandComplete.
+            if k + 1 == count && out.is_ok() {
+                if let Err(e) = self.conn.commit_deferred_checks().await {
+                    out = Err(e);
+                }
+            }
             self.send_notices().await?;
             let out = match out {
                 Ok(Output::ExecuteNamed { name, args }) => self.execute_named(&name, &args).await?,

@@ -15,6 +15,18 @@ pub struct Ast {
     /// when one of them is `FOR KEY SHARE` or `FOR NO KEY UPDATE`, which
     /// sqlparser reads as `FOR SHARE` and `FOR UPDATE` (lock_syntax.rs).
     pub(crate) lock_strengths: Option<Vec<snapscale_engine::RowLockMode>>,
+    /// What the pre-parser read that sqlparser cannot.
+    pub(crate) pre: Box<PreParsed>,
+    /// Where the statement's text is in the query string, for the
+    /// positions of errors found after parsing; `None` when the text
+    /// sqlparser read was rewritten (its locations are not the user's).
+    pub(crate) origin: Option<std::sync::Arc<Origin>>,
+}
+
+/// The clauses of a statement the pre-parser read, which sqlparser's
+/// grammar lacks (each file of `parse/` named beside its field).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PreParsed {
     /// CREATE TABLE name (a, b, …) AS: the column names, which sqlparser
     /// does not read (create_as_syntax.rs).
     pub(crate) ctas_columns: Option<Vec<String>>,
@@ -23,17 +35,36 @@ pub struct Ast {
     pub(crate) check_option: Option<snapscale_engine::catalog::CheckOption>,
     /// INSERT … OVERRIDING {SYSTEM | USER} VALUE (overriding_syntax.rs).
     pub(crate) overriding: Option<Overriding>,
+    /// CREATE MATERIALIZED VIEW … WITH [NO] DATA: whether DATA (view_syntax.rs).
+    pub(crate) matview_data: Option<bool>,
+    /// ALTER TABLE's identity actions, by their markers (identity_syntax.rs).
+    pub(crate) identity_actions: Option<std::sync::Arc<[Vec<IdentityStep>]>>,
     /// DROP INDEX CONCURRENTLY (index_syntax.rs).
     pub(crate) concurrently: bool,
     /// INSERT … ON CONFLICT's target where sqlparser cannot read it
     /// (conflict_syntax.rs).
-    pub(crate) conflict_target: Option<Box<ConflictTarget>>,
+    pub(crate) conflict_target: Option<ConflictTarget>,
     /// CREATE TABLE's LIKE elements (like_syntax.rs).
     pub(crate) table_likes: Option<Vec<TableLike>>,
-    /// Where the statement's text is in the query string, for the
-    /// positions of errors found after parsing; `None` when the text
-    /// sqlparser read was rewritten (its locations are not the user's).
-    pub(crate) origin: Option<std::sync::Arc<Origin>>,
+}
+
+/// One step of an ALTER TABLE … ALTER COLUMN identity action
+/// (identity_syntax.rs).
+#[derive(Debug, Clone)]
+pub(crate) enum IdentityStep {
+    /// SET GENERATED ALWAYS (`true`) or BY DEFAULT.
+    Generated(bool),
+    /// SET options and RESTART, as ALTER SEQUENCE reads them.
+    Options(Box<SequenceChangesOwned>),
+    /// DROP IDENTITY [IF EXISTS].
+    Drop { if_exists: bool },
+}
+
+/// The sequence changes of an identity action.
+#[derive(Debug, Clone)]
+pub(crate) struct SequenceChangesOwned {
+    pub options: Vec<sqlparser::ast::SequenceOptions>,
+    pub restart: Option<Option<sqlparser::ast::Expr>>,
 }
 
 /// What a LIKE element copies beside names, types and NOT NULL
@@ -131,24 +162,11 @@ impl Ast {
         };
         let lock_strengths = self.lock_strengths.take();
         let origin = self.origin.take();
-        let ctas_columns = self.ctas_columns.take();
-        let check_option = self.check_option.take();
-        let overriding = self.overriding.take();
+        let pre = std::mem::take(&mut self.pre);
         Ok((
             name,
             data_types,
-            Ast {
-                statement: Some(statement),
-                stack: self.stack,
-                lock_strengths,
-                origin,
-                ctas_columns,
-                check_option,
-                overriding,
-                concurrently: self.concurrently,
-                conflict_target: self.conflict_target.take(),
-                table_likes: self.table_likes.take(),
-            },
+            Ast { statement: Some(statement), stack: self.stack, lock_strengths, origin, pre },
         ))
     }
 }

@@ -172,12 +172,20 @@ async fn simple_query(
     }
     conn.set_multi_statement(parsed.len() > 1);
     let mut data = Some(copy_data);
-    for statement in parsed {
+    let count = parsed.len();
+    for (k, statement) in parsed.into_iter().enumerate() {
         let mut out = conn.execute_parsed(statement).await;
         notices(conn, lines);
         if let Ok(Output::CopyIn { .. }) = out {
             out = copy_in(conn, data.take().unwrap_or_default()).await;
             notices(conn, lines);
+        }
+        // As the server does: deferred checks of the message's implicit
+        // transaction fail its last statement.
+        if k + 1 == count && out.is_ok() {
+            if let Err(e) = conn.commit_deferred_checks().await {
+                out = Err(e);
+            }
         }
         let failed = out.is_err();
         format_output(&out, conn.style(), lines);

@@ -322,15 +322,18 @@ impl Writer {
             // Bit 0: unique; bit 1: a constraint's index (data written
             // before the bit existed has it clear); bit 2: NULLS NOT
             // DISTINCT; bit 3: INCLUDE columns follow; bit 4: key
-            // expressions follow; bit 5: a predicate follows.
+            // expressions follow; bit 5: a predicate follows; bit 6: its
+            // storage follows (else it is its oid).
             let include = !i.include.is_empty();
             let exprs = !i.exprs.is_empty();
+            let storage = i.storage != i.oid;
             self.u8(u8::from(i.unique)
                 | (u8::from(i.constraint) << 1)
                 | (u8::from(i.nulls_not_distinct) << 2)
                 | (u8::from(include) << 3)
                 | (u8::from(exprs) << 4)
-                | (u8::from(i.predicate.is_some()) << 5));
+                | (u8::from(i.predicate.is_some()) << 5)
+                | (u8::from(storage) << 6));
             self.u8(u8::from(i.primary));
             if include {
                 self.u16(i.include.len() as u16);
@@ -346,6 +349,9 @@ impl Writer {
             }
             if let Some(p) = &i.predicate {
                 self.str(p);
+            }
+            if storage {
+                self.u32(i.storage);
             }
         }
         if let Some(s) = &e.sequence {
@@ -386,10 +392,14 @@ impl Writer {
         }
         if let Some(v) = &e.view {
             self.str(&v.query);
-            self.u8(match v.check_option {
-                None => 0,
-                Some(CheckOption::Local) => 1,
-                Some(CheckOption::Cascaded) => 2,
+            // A view's CHECK OPTION (0, 1, 2), or a materialized view's
+            // state (3: populated, 4: not).
+            self.u8(match (v.materialized, v.check_option) {
+                (Some(true), _) => 3,
+                (Some(false), _) => 4,
+                (None, None) => 0,
+                (None, Some(CheckOption::Local)) => 1,
+                (None, Some(CheckOption::Cascaded)) => 2,
             });
             self.u16(v.depends_on.len() as u16);
             for &oid in &v.depends_on {
@@ -411,7 +421,12 @@ impl Writer {
         let (on_delete, on_update) = fk.action_codes();
         self.u8(on_delete);
         self.u8(on_update);
-        self.u8(u8::from(fk.match_full) | (u8::from(fk.validated) << 1));
+        // Bit 0: MATCH FULL; bit 1: validated; bit 2: DEFERRABLE; bit 3:
+        // INITIALLY DEFERRED (older records have neither).
+        self.u8(u8::from(fk.match_full)
+            | (u8::from(fk.validated) << 1)
+            | (u8::from(fk.deferrable) << 2)
+            | (u8::from(fk.initially_deferred) << 3));
     }
 
     fn check(&mut self, c: &CheckDef) {
@@ -706,7 +721,7 @@ impl<'a> Reader<'a> {
                 .map(|_| self.u16().map(|c| if c == u16::MAX { EXPRESSION } else { usize::from(c) }))
                 .collect::<Result<_, _>>()?;
             let flags = self.u8()?;
-            if flags > 63 {
+            if flags > 127 {
                 return Err(corrupt());
             }
             let primary = self.u8()? != 0;
@@ -719,6 +734,7 @@ impl<'a> Reader<'a> {
                 false => Vec::new(),
             };
             let predicate = if flags & 32 != 0 { Some(self.str()?) } else { None };
+            let storage = if flags & 64 != 0 { self.u32()? } else { oid };
             // A primary key is a constraint whatever the bit says (data
             // written before the bit existed).
             indexes.push(IndexDef {
@@ -732,6 +748,7 @@ impl<'a> Reader<'a> {
                 nulls_not_distinct: flags & 4 != 0,
                 exprs,
                 predicate,
+                storage,
             });
         }
         let sequence = if is_sequence {
@@ -769,14 +786,16 @@ impl<'a> Reader<'a> {
         }
         let view = if is_view {
             let query = self.str()?;
-            let check_option = match self.u8()? {
-                0 => None,
-                1 => Some(CheckOption::Local),
-                2 => Some(CheckOption::Cascaded),
+            let (check_option, materialized) = match self.u8()? {
+                0 => (None, None),
+                1 => (Some(CheckOption::Local), None),
+                2 => (Some(CheckOption::Cascaded), None),
+                3 => (None, Some(true)),
+                4 => (None, Some(false)),
                 _ => return Err(corrupt()),
             };
             let depends_on = (0..self.u16()?).map(|_| self.u32()).collect::<Result<_, _>>()?;
-            Some(ViewDef { query, check_option, depends_on })
+            Some(ViewDef { query, check_option, depends_on, materialized })
         } else {
             None
         };
@@ -808,7 +827,7 @@ impl<'a> Reader<'a> {
         let on_delete = ForeignKeyDef::action_of(self.u8()?).ok_or_else(corrupt)?;
         let on_update = ForeignKeyDef::action_of(self.u8()?).ok_or_else(corrupt)?;
         let flags = self.u8()?;
-        if flags > 3 {
+        if flags > 15 {
             return Err(corrupt());
         }
         Ok(ForeignKeyDef {
@@ -821,6 +840,8 @@ impl<'a> Reader<'a> {
             on_update,
             match_full: flags & 1 != 0,
             validated: flags & 2 != 0,
+            deferrable: flags & 4 != 0,
+            initially_deferred: flags & 8 != 0,
         })
     }
 

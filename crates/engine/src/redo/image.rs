@@ -289,6 +289,7 @@ mod tests {
                     nulls_not_distinct: false,
                     exprs: Vec::new(),
                     predicate: None,
+                    storage: 16385,
                 },
                 IndexDef {
                     oid: 16386,
@@ -301,6 +302,7 @@ mod tests {
                     nulls_not_distinct: true,
                     exprs: vec!["lower(b)".into()],
                     predicate: Some("c > 0".into()),
+                    storage: 16399,
                 },
             ],
             sequence: None,
@@ -326,6 +328,8 @@ mod tests {
                 on_update: crate::catalog::FkAction::SetDefault,
                 match_full: true,
                 validated: false,
+                deferrable: true,
+                initially_deferred: true,
             }],
             referenced_by: vec![16384, 16400],
             user_type: None,
@@ -365,6 +369,7 @@ mod tests {
                 query: "SELECT t.a FROM t WHERE t.a > 1".into(),
                 check_option: Some(crate::catalog::CheckOption::Cascaded),
                 depends_on: vec![16384, 16390],
+                materialized: None,
             }),
             ..entry.clone()
         };

@@ -3,10 +3,10 @@
 //! constraints to check, indexes to build), which `exec/alter_table.rs`
 //! does.
 
-use snapscale_engine::catalog::{ColumnDef, RelEntry};
+use snapscale_engine::catalog::{ColumnDef, Identity, RelEntry};
 use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
-use snapscale_values::SqlError;
+use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast::{self, AlterColumnOperation as Col, AlterTableOperation as Op, TableConstraint};
 
 use super::ddl::typmod_of;
@@ -14,6 +14,7 @@ use super::index_ddl::IndexSpec;
 use super::scope::Scope;
 use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::Expr;
+use crate::parse::identity_syntax;
 use crate::plan::{AlterTable, NewIndex, Plan, Rel, Serial, Utility};
 
 /// Where a column of the new row comes from.
@@ -40,6 +41,8 @@ struct Draft {
     serials: Vec<Serial>,
     /// Foreign keys to check against every row, by name.
     validate_fks: Vec<String>,
+    alter_sequences: Vec<(Rel, snapscale_engine::sequence::SequenceDef, Option<i64>)>,
+    drop_sequences: Vec<Rel>,
 }
 
 impl Draft {
@@ -122,6 +125,8 @@ impl<R: Resolver> Binder<'_, R> {
             notices: Vec::new(),
             serials: Vec::new(),
             validate_fks: Vec::new(),
+            alter_sequences: Vec::new(),
+            drop_sequences: Vec::new(),
         };
         for op in &a.operations {
             self.alter_action(&rel, &mut draft, op)?;
@@ -506,6 +511,13 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             }
             Col::DropNotNull => {
+                if d.entry.columns[pos].identity.is_some() {
+                    // PostgreSQL's SQLSTATE here is 42601.
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        format!("column \"{name}\" of relation \"{}\" is an identity column", d.entry.name),
+                    ));
+                }
                 if d.entry.indexes.iter().any(|i| i.primary && i.columns.contains(&pos)) {
                     return Err(SqlError::new(
                         SqlState::INVALID_TABLE_DEFINITION,
@@ -513,6 +525,18 @@ impl<R: Resolver> Binder<'_, R> {
                     ));
                 }
                 d.entry.columns[pos].not_null = false;
+            }
+            Col::SetDefault { value: ast::Expr::Identifier(i) }
+                if i.quote_style == Some('"') && i.value.starts_with(identity_syntax::MARKER) =>
+            {
+                let k: usize = i.value[identity_syntax::MARKER.len()..].parse().unwrap_or(usize::MAX);
+                let steps =
+                    self.statement.pre.identity_actions.as_ref().and_then(|a| a.get(k).cloned()).ok_or_else(
+                        || SqlError::new(SqlState::INTERNAL_ERROR, "an identity action went missing"),
+                    )?;
+                for step in &steps {
+                    self.identity_step(d, pos, name, step)?;
+                }
             }
             Col::SetDefault { value } => {
                 let ty = d.entry.columns[pos].ty;
@@ -573,8 +597,9 @@ impl<R: Resolver> Binder<'_, R> {
                         self.coerce_to_column(typed(), &col)?
                     }
                 };
-                // The default must still fit the column.
-                if let Some(text) = col.default.clone() {
+                // The default must still fit the column (an identity's
+                // draws from its sequence, which may not exist yet).
+                if let Some(text) = col.default.clone().filter(|_| col.identity.is_none()) {
                     let e = crate::parse::parse_expr(&text, self.stack.limit())?;
                     let scope = Scope::empty();
                     let typed = self.expr(&e, &scope)?;
@@ -601,7 +626,128 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                 }
             }
-            Col::AddGenerated { .. } => return Err(not_supported("ALTER COLUMN ... ADD GENERATED")),
+            Col::AddGenerated { generated_as, sequence_options } => {
+                let table = d.entry.name.clone();
+                let col = &d.entry.columns[pos];
+                let unavailable = |m: String| SqlError::new(SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE, m);
+                if !matches!(col.ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8) {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "identity column type must be smallint, integer, or bigint",
+                    ));
+                }
+                if col.identity.is_some() {
+                    return Err(unavailable(format!(
+                        "column \"{name}\" of relation \"{table}\" is already an identity column"
+                    )));
+                }
+                if col.default.is_some() {
+                    return Err(unavailable(format!(
+                        "column \"{name}\" of relation \"{table}\" already has a default value"
+                    )));
+                }
+                if !col.not_null {
+                    return Err(unavailable(format!(
+                        "column \"{name}\" of relation \"{table}\" must be declared NOT NULL before identity can be added"
+                    )));
+                }
+                let kind = match generated_as {
+                    Some(ast::GeneratedAs::ByDefault) => Identity::ByDefault,
+                    _ => Identity::Always,
+                };
+                let ty = col.ty;
+                let options = sequence_options.as_deref().unwrap_or_default();
+                let default = self.serial(&table, name, ty, options, &mut d.serials)?;
+                if let Some(s) = d.serials.last_mut() {
+                    s.numbers_rows = false;
+                }
+                let col = &mut d.entry.columns[pos];
+                col.identity = Some(kind);
+                col.default = Some(default);
+            }
+        }
+        Ok(())
+    }
+
+    /// One identity action on column `pos` (`name`): SET GENERATED, SET
+    /// options / RESTART (ALTER SEQUENCE of the column's sequence), DROP
+    /// IDENTITY (which drops the sequence), with PostgreSQL's 55000s.
+    fn identity_step(
+        &mut self,
+        d: &mut Draft,
+        pos: usize,
+        name: &str,
+        step: &identity_syntax::IdentityStep,
+    ) -> Result<(), SqlError> {
+        use identity_syntax::IdentityStep;
+        let table = d.entry.name.clone();
+        let not_identity = || {
+            SqlError::new(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("column \"{name}\" of relation \"{table}\" is not an identity column"),
+            )
+        };
+        let col = &d.entry.columns[pos];
+        if col.identity.is_none() {
+            if let IdentityStep::Drop { if_exists: true } = step {
+                d.notices.push((
+                    SqlState::SUCCESSFUL_COMPLETION,
+                    format!("column \"{name}\" of relation \"{table}\" is not an identity column, skipping"),
+                ));
+                return Ok(());
+            }
+            return Err(not_identity());
+        }
+        // The sequence an identity column draws from: its default's
+        // nextval('name'::regclass).
+        let sequence = col
+            .default
+            .as_deref()
+            .and_then(|t| t.split('\'').nth(1))
+            .map(|s| s.replace("''", "'"))
+            .ok_or_else(not_identity)?;
+        let sequence = ast::ObjectName::from(vec![ast::Ident::with_quote('"', sequence)]);
+        match step {
+            IdentityStep::Generated(always) => {
+                d.entry.columns[pos].identity =
+                    Some(if *always { Identity::Always } else { Identity::ByDefault });
+            }
+            IdentityStep::Options(c) => {
+                let rel = self.any_relation(&sequence, LockMode::ShareRowExclusive)?;
+                let base = rel.entry.sequence.clone().ok_or_else(not_identity)?;
+                // A sequence altered twice in one statement: the second
+                // change is over the first.
+                let base = d
+                    .alter_sequences
+                    .iter()
+                    .rev()
+                    .find(|(r, ..)| r.entry.oid == rel.entry.oid)
+                    .map_or(base, |(_, def, _)| def.clone());
+                let restart = match &c.restart {
+                    None => None,
+                    Some(None) => Some(base.start),
+                    Some(Some(e)) => Some(self.sequence_option_value(e)?),
+                };
+                let def = self.sequence_def_over(Some(&base), base.ty, &c.options, restart)?;
+                let restart = match &c.restart {
+                    Some(None) => Some(def.start),
+                    _ => restart,
+                };
+                match d.alter_sequences.iter_mut().find(|(r, ..)| r.entry.oid == rel.entry.oid) {
+                    Some(entry) => {
+                        entry.1 = def;
+                        entry.2 = restart.or(entry.2);
+                    }
+                    None => d.alter_sequences.push((rel, def, restart)),
+                }
+            }
+            IdentityStep::Drop { .. } => {
+                let rel = self.any_relation(&sequence, LockMode::AccessExclusive)?;
+                let col = &mut d.entry.columns[pos];
+                col.identity = None;
+                col.default = None;
+                d.drop_sequences.push(rel);
+            }
         }
         Ok(())
     }
@@ -647,6 +793,8 @@ impl<R: Resolver> Binder<'_, R> {
             notices: d.notices,
             serials,
             validate_fks: d.validate_fks,
+            alter_sequences: d.alter_sequences,
+            drop_sequences: d.drop_sequences,
         }))))
     }
 }

@@ -27,7 +27,7 @@ impl<R: Resolver> Binder<'_, R> {
         c: &ast::CreateTable,
         query: &ast::Query,
     ) -> Result<Plan, SqlError> {
-        let names: Vec<String> = self.statement.ctas_columns.take().unwrap_or_default();
+        let names: Vec<String> = self.statement.pre.ctas_columns.take().unwrap_or_default();
         let data = c.with_data.as_ref().is_none_or(|w| w.data);
         let create = CreateTable {
             global: c.global == Some(true),
@@ -55,7 +55,7 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// The table `create` names, with the columns of `query` (the first
     /// ones renamed by `names`).
-    fn table_as(
+    pub(super) fn table_as(
         &mut self,
         mut create: CreateTable,
         names: &[String],
@@ -91,7 +91,8 @@ impl<R: Resolver> Binder<'_, R> {
                 .collect::<Result<_, _>>()?;
         }
         create.columns = columns;
-        Ok(Plan::CreateTableAs(Box::new(CreateTableAs { create, query: select, data, select_into })))
+        let c = CreateTableAs { create, query: select, data, select_into, refresh: None };
+        Ok(Plan::CreateTableAs(Box::new(c)))
     }
 }
 

@@ -35,7 +35,7 @@ impl<R: Resolver> Binder<'_, R> {
         let mut checks: Vec<(Option<String>, &ast::CheckConstraint)> = Vec::new();
         let mut references: Vec<(Option<String>, &ast::ForeignKeyConstraint)> = Vec::new();
         // LIKE elements: their columns go where they were written.
-        let likes = self.statement.table_likes.take().unwrap_or_default();
+        let likes = self.statement.pre.table_likes.take().unwrap_or_default();
         let mut copied = Vec::new();
         for like in &likes {
             copied.push((like.position, self.table_like(like, &name, &mut serials)?));

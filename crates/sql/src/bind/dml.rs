@@ -109,7 +109,7 @@ impl<R: Resolver> Binder<'_, R> {
                             return Err(super::generated::not_writable(col, false));
                         }
                         if col.identity.is_some() {
-                            match self.statement.overriding {
+                            match self.statement.pre.overriding {
                                 // The sequence's value, whatever was given.
                                 Some(Overriding::User) => {
                                     bound.push(self.column_default(col)?);
@@ -137,7 +137,7 @@ impl<R: Resolver> Binder<'_, R> {
                 if let Some(&t) = targets.iter().find(|&&t| rel.entry.columns[t].generated.is_some()) {
                     return Err(super::generated::not_writable(&rel.entry.columns[t], false));
                 }
-                if self.statement.overriding.is_none() {
+                if self.statement.pre.overriding.is_none() {
                     if let Some(&t) =
                         targets.iter().find(|&&t| rel.entry.columns[t].identity == Some(Identity::Always))
                     {
@@ -177,7 +177,7 @@ impl<R: Resolver> Binder<'_, R> {
                     .collect::<Result<_, _>>()?;
                 // OVERRIDING USER VALUE: identity columns take their
                 // sequence's values, whatever the query gives.
-                if self.statement.overriding == Some(Overriding::User) {
+                if self.statement.pre.overriding == Some(Overriding::User) {
                     for (k, &t) in targets.iter().enumerate() {
                         if rel.entry.columns[t].identity.is_some() {
                             q.outputs[k] = self.column_default(&rel.entry.columns[t])?;
@@ -221,7 +221,7 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let entry = &rel.entry;
         let unique = |k: &usize| entry.indexes[*k].unique;
-        let written = self.statement.conflict_target.take();
+        let written = self.statement.pre.conflict_target.take();
         let arbiters: Vec<usize> = match (&written, &on.conflict_target) {
             (Some(target), _) => {
                 let elements: &[String] = if target.other_decoration { &[] } else { &target.elements };

@@ -57,13 +57,19 @@ impl<R: Resolver> Binder<'_, R> {
         if index_name.is_some() {
             return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"(\""));
         }
+        let (mut deferrable, mut initially_deferred) = (false, false);
         if let Some(c) = characteristics {
-            if c.deferrable == Some(true) || matches!(c.initially, Some(ast::DeferrableInitial::Deferred)) {
-                return Err(not_supported("DEFERRABLE foreign keys"));
-            }
             if c.enforced.is_some() {
                 return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"ENFORCED\""));
             }
+            initially_deferred = matches!(c.initially, Some(ast::DeferrableInitial::Deferred));
+            if initially_deferred && c.deferrable == Some(false) {
+                return Err(SqlError::new(
+                    SqlState::SYNTAX_ERROR,
+                    "constraint declared INITIALLY DEFERRED must be DEFERRABLE",
+                ));
+            }
+            deferrable = c.deferrable == Some(true) || initially_deferred;
         }
         let match_full = match match_kind {
             None | Some(ast::ConstraintReferenceMatchKind::Simple) => false,
@@ -189,6 +195,8 @@ impl<R: Resolver> Binder<'_, R> {
             on_update: action(on_update),
             match_full,
             validated: true,
+            deferrable,
+            initially_deferred,
         };
         Ok((def, parent))
     }
@@ -267,9 +275,10 @@ impl<R: Resolver> Binder<'_, R> {
             if let Some(rel) = targets[i].1.clone() {
                 for view in self.resolver.dependent_views(rel.entry.oid)? {
                     let kind = crate::plan::RelKind::of(&rel.entry).word();
+                    let view_kind = crate::plan::RelKind::of(&view.entry).word();
                     lines.push((
                         view.entry.oid,
-                        format!("view {}", view.entry.name),
+                        format!("{view_kind} {}", view.entry.name),
                         format!("{kind} {}", rel.entry.name),
                     ));
                     if targets.iter().any(|(_, t)| t.as_ref().is_some_and(|t| t.entry.oid == view.entry.oid))

@@ -290,6 +290,13 @@ impl<R: Resolver> Binder<'_, R> {
                 if rel.entry.is_view() {
                     return self.view_item(&rel, alias.as_ref(), offset);
                 }
+                if rel.entry.view.as_ref().is_some_and(|v| v.materialized == Some(false)) {
+                    return Err(SqlError::new(
+                        SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        format!("materialized view \"{}\" has not been populated", rel.entry.name),
+                    )
+                    .with_hint("Use the REFRESH MATERIALIZED VIEW command."));
+                }
                 let alias_name = match alias {
                     Some(a) => ident(&a.name),
                     None => relation_name(name)?,

@@ -291,4 +291,88 @@ impl<R: Resolver> Binder<'_, R> {
         let rel = self.rel(&table, LockMode::ShareUpdateExclusive)?;
         Ok(Plan::Utility(Utility::RenameIndex { rel, old: n, new: new_name }))
     }
+
+    /// REINDEX: the indexes to rebuild, by table, under Share (writers
+    /// wait, readers go on) or, CONCURRENTLY, ShareUpdateExclusive.
+    pub(super) fn reindex(
+        &mut self,
+        kind: crate::parse::ReindexKind,
+        concurrently: bool,
+        name: Option<&ObjectName>,
+    ) -> Result<Plan, SqlError> {
+        use crate::parse::ReindexKind as K;
+        let mode = if concurrently { LockMode::ShareUpdateExclusive } else { LockMode::Share };
+        let mut targets: Vec<(Rel, Vec<String>)> = Vec::new();
+        let mut notices = Vec::new();
+        match (kind, name) {
+            (K::Index, Some(name)) => {
+                let n = relation_name(name)?;
+                if self.resolver.resolve(&n)?.is_some() {
+                    return Err(SqlError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("\"{n}\" is not an index"),
+                    ));
+                }
+                let Some(owner) = self.resolver.index_owner(&n)? else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("relation \"{n}\" does not exist"),
+                    ));
+                };
+                let table = ObjectName::from(vec![ast::Ident::new(owner.entry.name.clone())]);
+                targets.push((self.rel(&table, mode)?, vec![n]));
+            }
+            (K::Table, Some(name)) => {
+                let rel = self.rel(name, mode)?;
+                if rel.entry.indexes.is_empty() {
+                    notices.push(match concurrently {
+                        true => format!(
+                            "table \"{}\" has no indexes that can be reindexed concurrently",
+                            rel.entry.name
+                        ),
+                        false => format!("table \"{}\" has no indexes to reindex", rel.entry.name),
+                    });
+                }
+                let names = rel.entry.indexes.iter().map(|i| i.name.clone()).collect();
+                targets.push((rel, names));
+            }
+            (K::System, _) if concurrently => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cannot reindex system catalogs concurrently",
+                ))
+            }
+            // The catalogs here are computed, with no indexes to rebuild.
+            (K::System, _) => {}
+            (K::Schema, Some(name)) if relation_name(name)? != "public" => {
+                let n = relation_name(name)?;
+                if concurrently && n == "pg_catalog" {
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        "cannot reindex system catalogs concurrently",
+                    ));
+                }
+                if n != "pg_catalog" {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_SCHEMA_NAME,
+                        format!("schema \"{n}\" does not exist"),
+                    ));
+                }
+            }
+            (K::Schema | K::Database, _) => {
+                for n in self.resolver.table_names()? {
+                    let table = ObjectName::from(vec![ast::Ident::new(n)]);
+                    let rel = self.rel(&table, mode)?;
+                    let names: Vec<String> = rel.entry.indexes.iter().map(|i| i.name.clone()).collect();
+                    if !names.is_empty() {
+                        targets.push((rel, names));
+                    }
+                }
+            }
+            (K::Index | K::Table, None) => {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at end of input"))
+            }
+        }
+        Ok(Plan::Utility(Utility::Reindex { targets, notices, concurrently }))
+    }
 }

@@ -101,6 +101,16 @@ pub(crate) trait Resolver {
     fn index_owner(&mut self, _name: &str) -> Result<Option<Rel>, SqlError> {
         Ok(None)
     }
+    /// The names of the tables this session may see (REINDEX SCHEMA).
+    fn table_names(&mut self) -> Result<Vec<String>, SqlError> {
+        Ok(Vec::new())
+    }
+    /// The constraints named `name` on any table: each one's oid (a
+    /// foreign key's) and whether it is DEFERRABLE (`None`: not a foreign
+    /// key, so never).
+    fn constraints_named(&mut self, _name: &str) -> Result<Vec<Option<(u32, bool)>>, SqlError> {
+        Ok(Vec::new())
+    }
     /// The foreign keys referencing table `oid`, with the name of the
     /// table each belongs to.
     fn foreign_keys_referencing(
@@ -137,6 +147,26 @@ impl Resolver for snapscale_engine::Xact {
 
     fn index_owner(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
         snapscale_engine::Xact::index_owner(self, name)
+    }
+
+    fn table_names(&mut self) -> Result<Vec<String>, SqlError> {
+        Ok(self
+            .catalog_entries()?
+            .into_iter()
+            .filter(|(_, e)| e.is_relation() && e.sequence.is_none() && !e.is_view())
+            .map(|(_, e)| e.name.clone())
+            .collect())
+    }
+
+    fn constraints_named(&mut self, name: &str) -> Result<Vec<Option<(u32, bool)>>, SqlError> {
+        let mut out = Vec::new();
+        for (_, e) in self.catalog_entries()? {
+            out.extend(e.foreign_keys.iter().filter(|f| f.name == name).map(|f| Some((f.oid, f.deferrable))));
+            let others = e.checks.iter().filter(|c| c.name == name).count()
+                + e.indexes.iter().filter(|i| i.constraint && i.name == name).count();
+            out.extend(std::iter::repeat_n(None, others));
+        }
+        Ok(out)
     }
 
     fn foreign_keys_referencing(
@@ -281,12 +311,7 @@ pub fn bind_ast<R: Resolver>(
     let mut b = Binder::new(resolver, max_stack_depth, param_types.to_vec());
     b.origin = ast.origin.clone();
     b.statement.lock_strengths = ast.lock_strengths.clone();
-    b.statement.ctas_columns = ast.ctas_columns.clone();
-    b.statement.check_option = ast.check_option;
-    b.statement.overriding = ast.overriding;
-    b.statement.concurrently = ast.concurrently;
-    b.statement.conflict_target = ast.conflict_target.clone();
-    b.statement.table_likes = ast.table_likes.clone();
+    b.statement.pre = (*ast.pre).clone();
     finish(b, ast)
 }
 
@@ -345,6 +370,12 @@ impl<'r, R: Resolver> Binder<'r, R> {
     pub(super) fn relation_or_view(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
         let rel = self.any_relation(name, mode)?;
         let n = &rel.entry.name;
+        if rel.entry.is_matview() && mode == LockMode::RowExclusive {
+            return Err(SqlError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("cannot change materialized view \"{n}\""),
+            ));
+        }
         if rel.entry.sequence.is_some() {
             return Err(match mode {
                 LockMode::AccessShare | LockMode::RowShare => {
@@ -428,7 +459,10 @@ impl<'r, R: Resolver> Binder<'r, R> {
             }
             S::Drop {
                 object_type:
-                    object_type @ (ast::ObjectType::Table | ast::ObjectType::Sequence | ast::ObjectType::View),
+                    object_type @ (ast::ObjectType::Table
+                    | ast::ObjectType::Sequence
+                    | ast::ObjectType::View
+                    | ast::ObjectType::MaterializedView),
                 if_exists,
                 names,
                 cascade,
@@ -454,6 +488,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 let kind = match object_type {
                     ast::ObjectType::Sequence => RelKind::Sequence,
                     ast::ObjectType::View => RelKind::View,
+                    ast::ObjectType::MaterializedView => RelKind::MatView,
                     _ => RelKind::Table,
                 };
                 let sequences = kind == RelKind::Sequence;
@@ -519,7 +554,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 table: None,
                 ..
             } => {
-                let concurrently = self.statement.concurrently;
+                let concurrently = self.statement.pre.concurrently;
                 self.drop_index(names, *if_exists, *cascade, concurrently)
             }
             S::Drop { object_type: ast::ObjectType::Type, if_exists, names, cascade, .. } => {
@@ -617,6 +652,48 @@ pub fn bind_parsed<R: Resolver>(
             let plan = b.alter_sequence(a)?;
             let StatementState { deps, .. } = b.statement;
             Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
+        Parsed::SetConstraints { names, deferred } => {
+            let oids = match names {
+                None => None,
+                Some(names) => {
+                    let mut oids = Vec::new();
+                    for n in names {
+                        let found = resolver.constraints_named(n)?;
+                        if found.is_empty() {
+                            return Err(SqlError::new(
+                                SqlState::UNDEFINED_OBJECT,
+                                format!("constraint \"{n}\" does not exist"),
+                            ));
+                        }
+                        for c in found {
+                            match c {
+                                Some((oid, true)) => oids.push(oid),
+                                _ => {
+                                    return Err(SqlError::new(
+                                        SqlState::WRONG_OBJECT_TYPE,
+                                        format!("constraint \"{n}\" is not deferrable"),
+                                    ))
+                                }
+                            }
+                        }
+                    }
+                    Some(oids)
+                }
+            };
+            Ok(utility(Utility::SetConstraints { oids, deferred: *deferred }, Vec::new()))
+        }
+        Parsed::Reindex { kind, concurrently, name } => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.reindex(*kind, *concurrently, name.as_ref())?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
+        Parsed::Refresh { name, concurrently, data } => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.refresh_matview(name, *concurrently, *data)?;
+            let StatementState { deps, subqueries, .. } = b.statement;
+            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries, waits: false })
         }
         Parsed::Vacuum { tables, analyze, freeze } => {
             let mut rels = Vec::new();
@@ -794,6 +871,7 @@ pub(crate) mod tests {
                 nulls_not_distinct: false,
                 exprs: Vec::new(),
                 predicate: None,
+                storage: 2,
             }],
             sequence: None,
             checks: Vec::new(),

@@ -217,6 +217,11 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(Plan::Utility(Utility::AlterSequence { rel, def, restart: at }))
     }
 
+    /// A sequence option's value (RESTART WITH's of an identity column).
+    pub(super) fn sequence_option_value(&mut self, e: &ast::Expr) -> Result<i64, SqlError> {
+        self.option_value(e)
+    }
+
     fn option_value(&mut self, e: &ast::Expr) -> Result<i64, SqlError> {
         let t = self.expr(e, &Scope::empty())?;
         match self.coerce(t, SqlType::Int8, Coercion::Assignment, "")? {
@@ -264,7 +269,7 @@ impl<R: Resolver> Binder<'_, R> {
         let sequence = format!("{table}_{column}_seq");
         let def = self.sequence_def(ty, options)?;
         let default = format!("nextval('{}'::regclass)", sequence.replace('\'', "''"));
-        serials.push(Serial { column: column.to_owned(), sequence, def });
+        serials.push(Serial { column: column.to_owned(), sequence, def, numbers_rows: true });
         Ok(default)
     }
 

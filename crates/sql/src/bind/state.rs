@@ -42,19 +42,9 @@ pub(super) struct StatementState {
     /// are written, when sqlparser could not read them all (`Ast`'s
     /// `lock_strengths`); taken by the query whose clauses they are.
     pub(super) lock_strengths: Option<Vec<RowLockMode>>,
-    /// CREATE TABLE name (a, b, …) AS: the column names (`Ast::ctas_columns`).
-    pub(super) ctas_columns: Option<Vec<String>>,
-    /// INSERT … OVERRIDING {SYSTEM | USER} VALUE (`Ast::overriding`).
-    pub(super) overriding: Option<crate::parse::Overriding>,
-    /// INSERT … ON CONFLICT's target as the pre-parser read it
-    /// (`Ast::conflict_target`).
-    pub(super) conflict_target: Option<Box<crate::statement::ConflictTarget>>,
-    /// DROP INDEX CONCURRENTLY (`Ast::concurrently`).
-    pub(super) concurrently: bool,
-    /// CREATE TABLE's LIKE elements (`Ast::table_likes`).
-    pub(super) table_likes: Option<Vec<crate::parse::TableLike>>,
-    /// CREATE VIEW … WITH CHECK OPTION (`Ast::check_option`).
-    pub(super) check_option: Option<snapscale_engine::catalog::CheckOption>,
+    /// What the pre-parser read (`Ast::pre`), each taken by the part of
+    /// the statement it belongs to.
+    pub(super) pre: crate::statement::PreParsed,
     /// While CREATE VIEW binds its query: what each `*` stood for
     /// (view.rs).
     pub(super) wildcards: Option<super::view::Wildcards>,

@@ -39,7 +39,7 @@ pub(super) type Wildcards = HashMap<(u64, u64), Vec<(Option<String>, String)>>;
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn create_view(&mut self, v: &ast::CreateView) -> Result<Plan, SqlError> {
         if v.materialized {
-            return Err(not_supported("CREATE MATERIALIZED VIEW"));
+            return self.create_matview(v);
         }
         if v.if_not_exists {
             return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"NOT\""));
@@ -47,7 +47,7 @@ impl<R: Resolver> Binder<'_, R> {
         if v.or_alter || v.secure || v.to.is_some() || v.params.is_some() || !v.cluster_by.is_empty() {
             return Err(not_supported("this form of CREATE VIEW"));
         }
-        let mut check_option = self.statement.check_option.take();
+        let mut check_option = self.statement.pre.check_option.take();
         if let ast::CreateTableOptions::With(options) = &v.options {
             for o in options {
                 check_option = view_option(o, check_option)?;
@@ -114,9 +114,117 @@ impl<R: Resolver> Binder<'_, R> {
             }
             _ => None,
         };
-        let view = ViewDef { query: query.to_string(), check_option, depends_on };
+        let view = ViewDef { query: query.to_string(), check_option, depends_on, materialized: None };
         let create = CreateTable { columns, view: Some(view), ..CreateTable::named(name, temp) };
         Ok(Plan::Utility(Utility::CreateView { create, replace, notice }))
+    }
+
+    /// CREATE MATERIALIZED VIEW [IF NOT EXISTS] name [(columns)] AS query
+    /// [WITH [NO] DATA]: CREATE TABLE AS, keeping the query (its `*`
+    /// expanded, as a view's) for REFRESH and the relations it reads.
+    fn create_matview(&mut self, v: &ast::CreateView) -> Result<Plan, SqlError> {
+        if v.or_replace {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"MATERIALIZED\""));
+        }
+        if v.temporary {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"MATERIALIZED\""));
+        }
+        if v.or_alter || v.secure || v.to.is_some() || v.params.is_some() || !v.cluster_by.is_empty() {
+            return Err(not_supported("this form of CREATE MATERIALIZED VIEW"));
+        }
+        if !matches!(v.options, ast::CreateTableOptions::None) {
+            return Err(not_supported("CREATE MATERIALIZED VIEW … WITH (storage parameters)"));
+        }
+        if v.columns.iter().any(|c| c.data_type.is_some() || c.options.is_some()) {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"(\""));
+        }
+        let name = relation_name(&v.name)?;
+        let data = self.statement.pre.matview_data.take().unwrap_or(true);
+        let names: Vec<String> = v.columns.iter().map(|c| ident(&c.name)).collect();
+        self.statement.wildcards = Some(Wildcards::new());
+        let deps_before = self.statement.deps.len();
+        let named_before = self.statement.named_relations.len();
+        let create = CreateTable { if_not_exists: v.if_not_exists, ..CreateTable::named(name, false) };
+        let plan = self.table_as(create, &names, &v.query, data, false);
+        let wildcards = self.statement.wildcards.take().unwrap_or_default();
+        let mut plan = plan?;
+        if self.statement.deps[deps_before..].iter().any(|d| d.rel.entry.temp_owner.is_some()) {
+            return Err(not_supported("materialized views over temporary tables or views"));
+        }
+        let mut depends_on: Vec<u32> = Vec::new();
+        for &oid in &self.statement.named_relations[named_before..] {
+            if !depends_on.contains(&oid) {
+                depends_on.push(oid);
+            }
+        }
+        let mut query = (*v.query).clone();
+        expand_wildcards(&mut query, &wildcards);
+        if let Plan::CreateTableAs(c) = &mut plan {
+            c.create.view = Some(ViewDef {
+                query: query.to_string(),
+                check_option: None,
+                depends_on,
+                materialized: Some(data),
+            });
+        }
+        Ok(plan)
+    }
+
+    /// REFRESH MATERIALIZED VIEW [CONCURRENTLY] name [WITH [NO] DATA]:
+    /// the view's query bound again, its rows to replace the view's.
+    pub(super) fn refresh_matview(
+        &mut self,
+        name: &ast::ObjectName,
+        concurrently: bool,
+        data: bool,
+    ) -> Result<Plan, SqlError> {
+        if concurrently && !data {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "CONCURRENTLY and WITH NO DATA options cannot be used together",
+            ));
+        }
+        // CONCURRENTLY lets readers on (PostgreSQL's ExclusiveLock).
+        let mode = if concurrently { LockMode::Exclusive } else { LockMode::AccessExclusive };
+        let rel = self.any_relation(name, mode)?;
+        let n = rel.entry.name.clone();
+        let Some(view) = rel.entry.view.clone().filter(|v| v.materialized.is_some()) else {
+            // PostgreSQL's SQLSTATE here is 0A000, not 42809.
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("\"{n}\" is not a materialized view"),
+            ));
+        };
+        if concurrently && view.materialized == Some(false) {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "CONCURRENTLY cannot be used when the materialized view is not populated",
+            ));
+        }
+        if concurrently && !rel.entry.indexes.iter().any(|i| i.unique && !i.computed()) {
+            return Err(SqlError::new(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("cannot refresh materialized view \"public.{n}\" concurrently"),
+            )
+            .with_hint(
+                "Create a unique index with no WHERE clause on one or more columns of the materialized view.",
+            ));
+        }
+        let ast = stored_query(&view.query, &n, self.stack.limit())?;
+        let ast::Statement::Query(query) = &*ast else { unreachable!("stored_query checked") };
+        let names: Vec<String> = rel.entry.columns.iter().map(|c| c.name.clone()).collect();
+        let plan = self.table_as(CreateTable::named(n.clone(), false), &names, query, data, false)?;
+        let Plan::CreateTableAs(mut c) = plan else { unreachable!("table_as makes CREATE TABLE AS") };
+        if c.create.columns.len() != rel.entry.columns.len()
+            || c.create.columns.iter().zip(&rel.entry.columns).any(|(a, b)| a.ty != b.ty)
+        {
+            return Err(SqlError::new(
+                SqlState::INVALID_OBJECT_DEFINITION,
+                format!("the query of materialized view \"{n}\" no longer gives its columns"),
+            ));
+        }
+        c.refresh = Some(rel);
+        Ok(Plan::CreateTableAs(c))
     }
 
     /// A view read in FROM at `offset`: its query, bound again in a scope
@@ -134,22 +242,8 @@ impl<R: Resolver> Binder<'_, R> {
                 format!("infinite recursion detected in rules for relation \"{}\"", rel.entry.name),
             ));
         }
-        let mut parsed = crate::parse::parse(&view.query, self.stack.limit())?;
-        let ast = match (parsed.pop(), parsed.is_empty()) {
-            (Some(Parsed::Sql(ast)), true) => ast,
-            _ => {
-                return Err(SqlError::new(
-                    SqlState::INTERNAL_ERROR,
-                    format!("the query of view \"{}\" does not parse", rel.entry.name),
-                ))
-            }
-        };
-        let ast::Statement::Query(query) = &*ast else {
-            return Err(SqlError::new(
-                SqlState::INTERNAL_ERROR,
-                format!("the query of view \"{}\" is not a query", rel.entry.name),
-            ));
-        };
+        let ast = stored_query(&view.query, &rel.entry.name, self.stack.limit())?;
+        let ast::Statement::Query(query) = &*ast else { unreachable!("stored_query checked") };
         // The view's query sees nothing of the statement reading it.
         let ctes = std::mem::take(&mut self.ctes);
         let origin = self.origin.take();
@@ -462,5 +556,17 @@ pub(super) fn quoted(name: &str) -> Ident {
         Ident::new(name)
     } else {
         Ident::with_quote('"', name)
+    }
+}
+
+/// The stored query of (materialized) view `name`, parsed: one query.
+fn stored_query(text: &str, name: &str, limit: usize) -> Result<crate::statement::Ast, SqlError> {
+    let mut parsed = crate::parse::parse(text, limit)?;
+    match (parsed.pop(), parsed.is_empty()) {
+        (Some(Parsed::Sql(ast)), true) if matches!(&*ast, ast::Statement::Query(_)) => Ok(ast),
+        _ => Err(SqlError::new(
+            SqlState::INTERNAL_ERROR,
+            format!("the query of view \"{name}\" does not parse as a query"),
+        )),
     }
 }

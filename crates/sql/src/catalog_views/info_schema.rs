@@ -67,7 +67,7 @@ pub(super) fn views(state: &CatalogState) -> Vec<Vec<Value>> {
     state
         .relations
         .iter()
-        .filter_map(|e| e.view.as_ref().map(|v| (e, v)))
+        .filter_map(|e| e.view.as_ref().filter(|v| v.materialized.is_none()).map(|v| (e, v)))
         .map(|(e, v)| {
             let check = match v.check_option {
                 None => "NONE",

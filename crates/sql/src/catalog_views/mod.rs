@@ -303,6 +303,11 @@ impl CatalogState {
         if let Some(w) = words(fk.on_delete) {
             out.push_str(&format!(" ON DELETE {w}"));
         }
+        if fk.initially_deferred {
+            out.push_str(" DEFERRABLE INITIALLY DEFERRED");
+        } else if fk.deferrable {
+            out.push_str(" DEFERRABLE");
+        }
         if !fk.validated {
             out.push_str(" NOT VALID");
         }
@@ -364,6 +369,7 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_tablespace") => system::tablespaces(),
         (PG, "pg_tables") => relations::tables_view(state),
         (PG, "pg_views") => relations::views_view(state),
+        (PG, "pg_matviews") => relations::matviews_view(state),
         (IS, "views") => info_schema::views(state),
         (PG, "pg_indexes") => relations::indexes_view(state),
         (PG, "pg_sequences") => relations::sequences_view(state),

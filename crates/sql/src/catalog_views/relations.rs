@@ -90,8 +90,9 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
             );
             continue;
         }
+        let kind = if e.is_matview() { 'm' } else { 'r' };
         out.push(
-            class(e.oid, &e.name, ns, 'r', e.columns.len())
+            class(e.oid, &e.name, ns, kind, e.columns.len())
                 .set("relpersistence", persistence)
                 .set("relhasindex", !e.indexes.is_empty())
                 .set("relchecks", e.checks.len() as i64)
@@ -124,7 +125,7 @@ pub(super) fn stat_user_tables(state: &CatalogState) -> Vec<Vec<Value>> {
     state
         .relations
         .iter()
-        .filter(|e| e.sequence.is_none() && !e.is_view())
+        .filter(|e| e.sequence.is_none() && e.view.is_none())
         .filter_map(|e| state.db.catalog.storage(e.storage).map(|heap| (e, heap)))
         .map(|(e, heap)| {
             let (live, dead) = heap.table.count_versions(&state.db.engine);
@@ -373,6 +374,8 @@ pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("confupdtype", fk.on_update.letter())
                     .set("confdeltype", fk.on_delete.letter())
                     .set("confmatchtype", if fk.match_full { 'f' } else { 's' })
+                    .set("condeferrable", fk.deferrable)
+                    .set("condeferred", fk.initially_deferred)
                     .set("connoinherit", true)
                     .set("conkey", nums(&fk.columns))
                     .set("confkey", nums(&fk.parent_columns))
@@ -458,7 +461,7 @@ pub(super) fn views_view(state: &CatalogState) -> Vec<Vec<Value>> {
     state
         .relations
         .iter()
-        .filter_map(|e| e.view.as_ref().map(|v| (e, v)))
+        .filter_map(|e| e.view.as_ref().filter(|v| v.materialized.is_none()).map(|v| (e, v)))
         .map(|(e, v)| {
             RowBuilder::new(super::defs::PG_VIEWS)
                 .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
@@ -470,12 +473,31 @@ pub(super) fn views_view(state: &CatalogState) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// pg_matviews: the materialized views, with their definitions.
+pub(super) fn matviews_view(state: &CatalogState) -> Vec<Vec<Value>> {
+    state
+        .relations
+        .iter()
+        .filter_map(|e| e.view.as_ref().and_then(|v| Some((e, v, v.materialized?))))
+        .map(|(e, v, populated)| {
+            RowBuilder::new(super::defs::PG_MATVIEWS)
+                .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())
+                .set("matviewname", e.name.as_str())
+                .set("matviewowner", "postgres")
+                .set("hasindexes", !e.indexes.is_empty())
+                .set("ispopulated", populated)
+                .set("definition", super::deparse::view_definition(&v.query))
+                .build()
+        })
+        .collect()
+}
+
 /// pg_tables: the tables (not the catalogs'), with their schema and owner.
 pub(super) fn tables_view(state: &CatalogState) -> Vec<Vec<Value>> {
     let mut out: Vec<Vec<Value>> = state
         .relations
         .iter()
-        .filter(|e| e.sequence.is_none() && !e.is_view())
+        .filter(|e| e.sequence.is_none() && e.view.is_none())
         .map(|e| {
             RowBuilder::new(PG_TABLES)
                 .set("schemaname", state.namespace_name(state.namespace_of(e)).unwrap_or_default())

@@ -443,12 +443,7 @@ mod tests {
                 statement: Some(Box::new(s)),
                 stack: crate::stack::BigStack::for_source(0),
                 lock_strengths: None,
-                ctas_columns: None,
-                check_option: None,
-                overriding: None,
-                concurrently: false,
-                conflict_target: None,
-                table_likes: None,
+                pre: Box::default(),
                 origin: None,
             }))
         };

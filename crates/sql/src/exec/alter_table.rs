@@ -31,6 +31,16 @@ impl Executor<'_> {
         for (code, n) in &a.notices {
             self.xact.notice(*code, n.clone());
         }
+        // Identity columns' sequences: altered, or dropped with the
+        // identity (the column's new definition no longer names them).
+        for (seq, def, restart) in &a.alter_sequences {
+            self.alter_sequence(seq, def, *restart).await?;
+        }
+        if !a.drop_sequences.is_empty() {
+            let targets: Vec<(String, Option<Rel>)> =
+                a.drop_sequences.iter().map(|r| (r.entry.name.clone(), Some(r.clone()))).collect();
+            self.drop_tables(&targets, crate::plan::RelKind::Sequence).await?;
+        }
         let rel = &a.rel;
         let db = Arc::clone(&self.xact.db);
         let mut entry = a.new.clone();
@@ -145,7 +155,9 @@ impl Executor<'_> {
                 Expr::Const(Value::Text(entry.name.clone())),
                 Expr::Const(Value::Bool(entry.temp_owner.is_none())),
             ];
-            out.push((*c, Expr::Func(crate::expr::Func::NextVal, args)));
+            if s.numbers_rows {
+                out.push((*c, Expr::Func(crate::expr::Func::NextVal, args)));
+            }
         }
         Ok(out)
     }

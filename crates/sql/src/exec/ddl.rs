@@ -72,11 +72,15 @@ impl Executor<'_> {
         &mut self,
         c: &crate::plan::CreateTableAs<crate::plan::physical::Query>,
     ) -> Result<Output, SqlError> {
+        if let Some(rel) = &c.refresh {
+            return self.refresh_matview(rel, c).await;
+        }
+        let tag = if c.create.view.is_some() { "CREATE MATERIALIZED VIEW" } else { "CREATE TABLE AS" };
         let Some(entry) = self.create_relation(&c.create).await? else {
-            return Ok(Output::Command("CREATE TABLE AS".into()));
+            return Ok(Output::Command(tag.into()));
         };
         if !c.data {
-            return Ok(Output::Command("CREATE TABLE AS".into()));
+            return Ok(Output::Command(tag.into()));
         }
         let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
         let catalog_tid =
@@ -89,6 +93,55 @@ impl Executor<'_> {
             self.insert_row(&rel, row, &[]).await?;
         }
         Ok(Output::Command(crate::output::counted_tag("SELECT", n)))
+    }
+
+    /// `rel`'s definition, changed by `change`, naming new storage (the old
+    /// one goes when the transaction commits, the new one if it aborts),
+    /// logged (CATALOG-REDO); the catalog row is the caller's to update.
+    async fn new_storage(
+        &mut self,
+        rel: &Rel,
+        change: impl FnOnce(&mut RelEntry),
+    ) -> Result<(Arc<RelEntry>, Arc<snapscale_engine::catalog::Heap>), SqlError> {
+        let db = Arc::clone(&self.xact.db);
+        let storage = db.catalog.create_storage();
+        self.xact.created_storage(storage);
+        self.xact.dropped_storage(rel.entry.storage);
+        let mut new = (*rel.entry).clone();
+        new.storage = storage;
+        change(&mut new);
+        let new = Arc::new(new);
+        self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
+        let heap = db.catalog.storage(storage).expect("created above");
+        Ok((new, heap))
+    }
+
+    /// REFRESH MATERIALIZED VIEW: the view's rows move to new storage
+    /// filled from its query (left empty, and the view unpopulated, WITH
+    /// NO DATA), as TRUNCATE moves a table's: readers of the old storage
+    /// go on until the new one commits.
+    async fn refresh_matview(
+        &mut self,
+        rel: &Rel,
+        c: &crate::plan::CreateTableAs<crate::plan::physical::Query>,
+    ) -> Result<Output, SqlError> {
+        let rows = if c.data { self.query(&c.query).await? } else { Vec::new() };
+        let (new, heap) = self
+            .new_storage(rel, |e| {
+                if let Some(v) = &mut e.view {
+                    v.materialized = Some(c.data);
+                }
+            })
+            .await?;
+        let changed = self.change_catalog(rel, Some(Arc::clone(&new))).await?;
+        let catalog_tid = changed.map_or(rel.catalog_tid, |r| r.catalog_tid);
+        let rel = Rel { entry: new, heap, catalog_tid };
+        self.xact.cache.insert(rel.entry.name.clone(), rel.clone());
+        for row in rows {
+            self.xact.check_cancel()?;
+            self.insert_row(&rel, row, &[]).await?;
+        }
+        Ok(Output::Command("REFRESH MATERIALIZED VIEW".into()))
     }
 
     /// Creates the relation `c` describes; `None` if it exists and IF NOT
@@ -104,17 +157,21 @@ impl Executor<'_> {
             let indexes = c
                 .indexes
                 .iter()
-                .map(|i| IndexDef {
-                    oid: db.catalog.new_oid(),
-                    name: i.name.clone(),
-                    columns: i.columns.clone(),
-                    unique: i.unique,
-                    primary: i.primary,
-                    constraint: i.constraint,
-                    include: i.include.clone(),
-                    nulls_not_distinct: i.nulls_not_distinct,
-                    exprs: i.exprs.clone(),
-                    predicate: i.predicate.clone(),
+                .map(|i| {
+                    let oid = db.catalog.new_oid();
+                    IndexDef {
+                        oid,
+                        storage: oid,
+                        name: i.name.clone(),
+                        columns: i.columns.clone(),
+                        unique: i.unique,
+                        primary: i.primary,
+                        constraint: i.constraint,
+                        include: i.include.clone(),
+                        nulls_not_distinct: i.nulls_not_distinct,
+                        exprs: i.exprs.clone(),
+                        predicate: i.predicate.clone(),
+                    }
                 })
                 .collect();
             RelEntry {
@@ -330,6 +387,7 @@ impl Executor<'_> {
                 RelKind::Table => "DROP TABLE",
                 RelKind::Sequence => "DROP SEQUENCE",
                 RelKind::View => "DROP VIEW",
+                RelKind::MatView => "DROP MATERIALIZED VIEW",
             }
             .into(),
         ))
@@ -434,6 +492,27 @@ impl Executor<'_> {
         Ok(())
     }
 
+    /// REINDEX of `rel`'s indexes `names`: each gets new storage, built
+    /// from every version under the statement's lock; the old entries stay
+    /// unread until the table goes (as a dropped index's do).
+    pub(super) async fn reindex(&mut self, rel: &Rel, names: &[String]) -> Result<(), SqlError> {
+        let fresh: Vec<(String, u32)> =
+            names.iter().map(|n| (n.clone(), self.xact.db.catalog.new_oid())).collect();
+        self.rewrite_indexes(rel, |indexes| {
+            for ix in indexes.iter_mut() {
+                if let Some((_, storage)) = fresh.iter().find(|(n, _)| *n == ix.name) {
+                    ix.storage = *storage;
+                }
+            }
+        })
+        .await?;
+        let Some(new) = self.xact.cache.get(&rel.entry.name) else { return Ok(()) };
+        for def in new.entry.indexes.iter().filter(|i| names.contains(&i.name)) {
+            new.heap.index(&new.entry, def);
+        }
+        Ok(())
+    }
+
     /// Refuses a statement that may not run inside a transaction block
     /// (PostgreSQL's PreventInTransactionBlock).
     pub(super) fn refuse_in_block(&self, what: &str) -> Result<(), SqlError> {
@@ -476,8 +555,10 @@ impl Executor<'_> {
                 format!("relation \"{}\" already exists", index.name),
             ));
         }
+        let oid = self.xact.db.catalog.new_oid();
         let def = IndexDef {
-            oid: self.xact.db.catalog.new_oid(),
+            oid,
+            storage: oid,
             name: index.name.clone(),
             columns: index.columns.clone(),
             unique: index.unique,
@@ -576,21 +657,12 @@ impl Executor<'_> {
             }
             (None, None) => SeqValue { last: def.start, called: false },
         };
-        let db = Arc::clone(&self.xact.db);
-        let storage = db.catalog.create_storage();
-        self.xact.created_storage(storage);
-        self.xact.dropped_storage(rel.entry.storage);
-        let mut new = (*rel.entry).clone();
-        new.storage = storage;
-        new.sequence = Some(def.clone());
-        let new = Arc::new(new);
-        // CATALOG-REDO: the definition naming the new storage, then the
-        // value it starts at (recovery pairs them by storage).
-        self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
-        let heap = db.catalog.storage(storage).expect("created above");
+        let (new, heap) = self.new_storage(rel, |e| e.sequence = Some(def.clone())).await?;
+        // Then the value it starts at (recovery pairs them by storage).
         heap.install_sequence(&new, Some(at));
+        let db = Arc::clone(&self.xact.db);
         if let (Some(log), None) = (&db.log, new.temp_owner) {
-            let wal = snapscale_engine::redo::SequenceWal { log, storage };
+            let wal = snapscale_engine::redo::SequenceWal { log, storage: new.storage };
             snapscale_engine::sequence::SeqLog::log(&wal, at)?;
         }
         self.change_catalog(rel, Some(new)).await?;

@@ -21,7 +21,7 @@ mod join;
 mod merge;
 mod modify;
 mod query;
-mod ri;
+pub(crate) mod ri;
 mod scan;
 mod setop;
 mod subplan;
@@ -70,6 +70,11 @@ pub(crate) struct Executor<'x> {
     replay: Option<Replay>,
     /// The foreign-key work its writes queue (exec/ri.rs).
     pub(crate) ri: Option<ri::Ri>,
+    /// Which foreign keys' checks are put off to COMMIT (`None`: none, as
+    /// when put-off work itself runs).
+    pub(crate) deferral: Option<ri::Deferral>,
+    /// The checks put off, for the session to keep.
+    pub(crate) put_off: Vec<ri::Pending>,
 }
 
 impl<'x> Executor<'x> {
@@ -93,6 +98,8 @@ impl<'x> Executor<'x> {
             work_tables: Default::default(),
             replay: waits.then(Replay::default),
             ri: None,
+            deferral: None,
+            put_off: Vec::new(),
         }
     }
 
@@ -155,18 +162,26 @@ impl<'x> Executor<'x> {
 /// worker. A bounded statement runs where it is (a hand-off costs more
 /// than a point lookup). On a single-threaded runtime (tests) there is no
 /// worker to hand off.
+/// How a statement runs: inside BEGIN … COMMIT or not, whether its
+/// expressions may wait for a lock (EVAL-REPLAY), and which foreign keys'
+/// checks are put off to COMMIT.
+pub(crate) struct RunMode {
+    pub in_block: bool,
+    pub waits: bool,
+    pub deferral: ri::Deferral,
+}
+
 pub(crate) async fn run(
     xact: &mut Xact,
     limits: StatementLimits,
     statement: &Statement,
     subplans: &[Query],
     params: &[Value],
-    in_block: bool,
-    waits: bool,
-) -> Result<Output, SqlError> {
+    mode: RunMode,
+) -> Result<(Output, Vec<ri::Pending>), SqlError> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let handle = Handle::try_current().ok().filter(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
-    let running = run_here(xact, limits, statement, subplans, params, in_block, waits);
+    let running = run_here(xact, limits, statement, subplans, params, mode);
     match handle {
         Some(handle) if !statement.is_bounded(subplans) => {
             tokio::task::block_in_place(|| handle.block_on(running))
@@ -181,9 +196,9 @@ async fn run_here(
     statement: &Statement,
     subplans: &[Query],
     params: &[Value],
-    in_block: bool,
-    waits: bool,
-) -> Result<Output, SqlError> {
+    mode: RunMode,
+) -> Result<(Output, Vec<ri::Pending>), SqlError> {
+    let RunMode { in_block, waits, deferral } = mode;
     let mut exec = Executor {
         xact,
         limits,
@@ -195,6 +210,8 @@ async fn run_here(
         work_tables: Default::default(),
         replay: waits.then(Replay::default),
         ri: None,
+        deferral: Some(deferral),
+        put_off: Vec::new(),
     };
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
@@ -220,7 +237,21 @@ async fn run_here(
         }
         other => exec.execute(other).await?,
     };
-    Ok(out)
+    Ok((out, exec.put_off))
+}
+
+/// Runs foreign-key checks put off earlier (at COMMIT, or SET CONSTRAINTS
+/// … IMMEDIATE): a 23503 among them fails the caller.
+pub(crate) async fn run_pending(
+    xact: &mut Xact,
+    limits: StatementLimits,
+    pending: Vec<ri::Pending>,
+) -> Result<(), SqlError> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let mut exec = Executor::new(xact, limits, &[], false, false);
+    exec.ri_run_pending(pending).await
 }
 
 impl Executor<'_> {
@@ -332,6 +363,21 @@ impl Executor<'_> {
                 })
                 .await?;
                 Ok(Output::Command("ALTER INDEX".into()))
+            }
+            Utility::Reindex { targets, notices, concurrently } => {
+                if *concurrently {
+                    self.refuse_in_block("REINDEX CONCURRENTLY")?;
+                }
+                for n in notices {
+                    self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, n.clone());
+                }
+                for (rel, names) in targets {
+                    self.reindex(rel, names).await?;
+                }
+                Ok(Output::Command("REINDEX".into()))
+            }
+            Utility::SetConstraints { .. } => {
+                Err(SqlError::new(SqlState::INTERNAL_ERROR, "SET CONSTRAINTS is the session's to run"))
             }
             Utility::AlterSequence { rel, def, restart } => {
                 self.alter_sequence(rel, def, *restart).await?;

@@ -309,7 +309,7 @@ impl Executor<'_> {
                         rel.heap.changes.fetch_add(1, Relaxed);
                         self.xact.touch(&rel.heap);
                         self.index_new_version(rel, &row, &new, new_tid).await?;
-                        self.ri_updated(rel, &row, &new);
+                        self.ri_updated(rel, &row, new_tid, &new);
                         return Ok(Some((new_tid, new)));
                     }
                     if matches!(change, Change::Delete) {
@@ -471,7 +471,7 @@ impl Executor<'_> {
         if checks.iter().any(|c| c.view) {
             self.check_view_options(&rel.entry, checks, &row[..rel.entry.columns.len()]).await?;
         }
-        self.ri_inserted(rel, &row);
+        self.ri_inserted(rel, tid, &row);
         Ok(tid)
     }
 

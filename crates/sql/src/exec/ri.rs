@@ -37,8 +37,10 @@ pub(crate) struct Ri {
 }
 
 enum Work {
-    /// Table `table`'s row `row` holds the key of its foreign key `fk`.
-    Check { table: usize, fk: usize, row: Row },
+    /// Table `table`'s row `row` (at `tid`) holds the key of its foreign
+    /// key `fk`. `put_off`: the check was deferred, and the row may have
+    /// changed or gone since (RI-DEFER).
+    Check { table: usize, fk: usize, tid: Tid, row: Row, put_off: bool },
     /// Table `table`'s row `old` was deleted (`new` is `None`) or changed
     /// into `new`, under the foreign key `incoming` that references it.
     Parent { table: usize, incoming: usize, old: Row, new: Option<Row> },
@@ -47,6 +49,57 @@ enum Work {
 impl Ri {
     pub(crate) fn new(fks: Arc<ForeignKeys>) -> Option<Ri> {
         (!fks.tables.is_empty()).then(|| Ri { fks, queue: VecDeque::new() })
+    }
+
+    /// The foreign key a piece of work is for, and whether its check may
+    /// be put off (a referencing key's presence, or NO ACTION on the
+    /// referenced side: PostgreSQL defers no other referential action).
+    fn deferrable(&self, work: &Work) -> (&ForeignKeyDef, bool) {
+        match work {
+            Work::Check { table, fk, .. } => (&self.fks.tables[*table].outgoing[*fk].0, true),
+            Work::Parent { table, incoming, new, .. } => {
+                let fk = &self.fks.tables[*table].incoming[*incoming].fk;
+                let action = if new.is_some() { fk.on_update } else { fk.on_delete };
+                (fk, action == FkAction::NoAction)
+            }
+        }
+    }
+}
+
+/// Which deferrable foreign keys are deferred now: SET CONSTRAINTS ALL
+/// and SET CONSTRAINTS name (by oid; the latest word wins) over each
+/// key's INITIALLY DEFERRED.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Deferral {
+    pub all: Option<bool>,
+    pub named: Vec<(u32, bool)>,
+}
+
+impl Deferral {
+    pub(crate) fn deferred(&self, fk: &ForeignKeyDef) -> bool {
+        fk.deferrable
+            && self
+                .named
+                .iter()
+                .rev()
+                .find(|(oid, _)| *oid == fk.oid)
+                .map(|(_, d)| *d)
+                .or(self.all)
+                .unwrap_or(fk.initially_deferred)
+    }
+}
+
+/// Foreign-key work put off to COMMIT or SET CONSTRAINTS … IMMEDIATE.
+pub(crate) struct Pending {
+    fks: Arc<ForeignKeys>,
+    work: Work,
+}
+
+impl Pending {
+    /// Whether its foreign key is deferred under `deferral`.
+    pub(crate) fn deferred_under(&self, deferral: &Deferral) -> bool {
+        let ri = Ri { fks: Arc::clone(&self.fks), queue: VecDeque::new() };
+        deferral.deferred(ri.deferrable(&self.work).0)
     }
 }
 
@@ -63,14 +116,14 @@ fn names(rel: &Rel, columns: &[usize]) -> String {
 }
 
 impl Executor<'_> {
-    /// A row inserted into `rel`.
-    pub(super) fn ri_inserted(&mut self, rel: &Rel, new: &Row) {
-        self.ri_queue(rel, None, Some(new));
+    /// A row inserted into `rel` at `tid`.
+    pub(super) fn ri_inserted(&mut self, rel: &Rel, tid: Tid, new: &Row) {
+        self.ri_queue(rel, None, Some((tid, new)));
     }
 
-    /// A row of `rel` updated from `old` into `new`.
-    pub(super) fn ri_updated(&mut self, rel: &Rel, old: &Row, new: &Row) {
-        self.ri_queue(rel, Some(old), Some(new));
+    /// A row of `rel` updated from `old` into `new` (at `tid`).
+    pub(super) fn ri_updated(&mut self, rel: &Rel, old: &Row, tid: Tid, new: &Row) {
+        self.ri_queue(rel, Some(old), Some((tid, new)));
     }
 
     /// A row of `rel` deleted.
@@ -78,18 +131,19 @@ impl Executor<'_> {
         self.ri_queue(rel, Some(old), None);
     }
 
-    fn ri_queue(&mut self, rel: &Rel, old: Option<&Row>, new: Option<&Row>) {
+    fn ri_queue(&mut self, rel: &Rel, old: Option<&Row>, new: Option<(Tid, &Row)>) {
         let Some(ri) = &mut self.ri else { return };
         let Some(t) = ri.fks.table(rel.entry.oid) else { return };
         let table = &ri.fks.tables[t];
-        if let Some(new) = new {
+        if let Some((tid, new)) = new {
             for (k, (fk, _)) in table.outgoing.iter().enumerate() {
                 if old.is_some_and(|old| key(old, &fk.columns) == key(new, &fk.columns)) {
                     continue;
                 }
-                ri.queue.push_back(Work::Check { table: t, fk: k, row: new.clone() });
+                ri.queue.push_back(Work::Check { table: t, fk: k, tid, row: new.clone(), put_off: false });
             }
         }
+        let new = new.map(|(_, n)| n);
         if let Some(old) = old {
             for (k, inc) in table.incoming.iter().enumerate() {
                 if new.is_some_and(|new| key(old, &inc.fk.parent_columns) == key(new, &inc.fk.parent_columns))
@@ -106,28 +160,73 @@ impl Executor<'_> {
         }
     }
 
-    /// Runs the queued work (and what it queues) to the end.
+    /// Runs the queued work (and what it queues) to the end, but for the
+    /// checks of deferred foreign keys, which go to `self.put_off`.
     pub(crate) async fn ri_finish(&mut self) -> Result<(), SqlError> {
         loop {
             let Some(ri) = &mut self.ri else { return Ok(()) };
             let fks = Arc::clone(&ri.fks);
-            let Some(work) = ri.queue.pop_front() else { return Ok(()) };
+            let Some(mut work) = ri.queue.pop_front() else { return Ok(()) };
+            if let Some(deferral) = &self.deferral {
+                let (fk, may) = ri.deferrable(&work);
+                if may && deferral.deferred(fk) {
+                    if let Work::Check { put_off, .. } = &mut work {
+                        *put_off = true;
+                    }
+                    self.put_off.push(Pending { fks, work });
+                    continue;
+                }
+            }
             self.xact.check_cancel()?;
             // Each piece of work is a command of its own (PostgreSQL's
             // CommandCounterIncrement between triggers): what the ones
             // before it changed is there for it to change again.
             self.xact.end_statement()?;
             match work {
-                Work::Check { table, fk, row } => {
+                Work::Check { table, fk, tid, row, put_off } => {
                     let t = &fks.tables[table];
                     let (def, parent) = &t.outgoing[fk];
-                    self.ri_check(&t.rel, def, parent, &row).await?;
+                    // RI-DEFER: a row checked late is checked as it is now
+                    // (its latest version, if it is still there and still
+                    // holds the key; else there is nothing to check).
+                    let row = match put_off {
+                        false => Some(row),
+                        true => t
+                            .rel
+                            .heap
+                            .table
+                            .latest(&self.xact.session, tid)
+                            .filter(|(at, _)| {
+                                matches!(t.rel.heap.table.liveness(&self.xact.session, *at), Liveness::Live)
+                            })
+                            .map(|(_, now)| now)
+                            .filter(|now| key(now, &def.columns) == key(&row, &def.columns)),
+                    };
+                    if let Some(row) = row {
+                        self.ri_check(&t.rel, def, parent, &row).await?;
+                    }
                 }
                 Work::Parent { table, incoming, old, new } => {
                     self.ri_parent(&fks, table, incoming, &old, new.as_ref()).await?;
                 }
             }
         }
+    }
+
+    /// Runs work put off earlier (COMMIT, SET CONSTRAINTS … IMMEDIATE),
+    /// each piece as a statement's foreign-key work, none put off again.
+    pub(crate) async fn ri_run_pending(&mut self, pending: Vec<Pending>) -> Result<(), SqlError> {
+        let deferral = self.deferral.take();
+        let mut result = Ok(());
+        for Pending { fks, work } in pending {
+            self.ri = Some(Ri { fks, queue: VecDeque::from([work]) });
+            result = self.ri_finish().await;
+            if result.is_err() {
+                break;
+            }
+        }
+        self.deferral = deferral;
+        result
     }
 
     /// `row` of `child` holds the key of `fk`: the referenced row must be
@@ -323,7 +422,14 @@ impl Executor<'_> {
                 Liveness::Live => out.push((tid, data)),
                 Liveness::Deleting(_) if to_lock => out.push((tid, data)),
                 Liveness::Inserting(x) if to_lock => inserting = inserting.or(Some(x)),
-                Liveness::Inserting(x) | Liveness::Deleting(x) => return Ok(Found::Wait(x)),
+                // A referencing row another transaction is still inserting
+                // is not there for a referenced row's change, as it is not
+                // in the snapshot of PostgreSQL's RI query: an immediate
+                // check of it has locked the referenced row already (so
+                // this change waited for it), a deferred one finds the
+                // referenced row gone at COMMIT.
+                Liveness::Inserting(_) => {}
+                Liveness::Deleting(x) => return Ok(Found::Wait(x)),
             }
         }
         match inserting {

@@ -84,7 +84,7 @@ impl Executor<'_> {
                         }
                     }
                     touched.insert(tid);
-                    self.ri_inserted(rel, &stored);
+                    self.ri_inserted(rel, tid, &stored);
                     return Ok(Some(stored));
                 }
                 Probe::Conflict(tid) => match &on.action {

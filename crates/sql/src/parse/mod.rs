@@ -28,6 +28,7 @@ pub(crate) mod column_refs;
 mod conflict_syntax;
 mod create_as_syntax;
 pub(crate) mod domain_syntax;
+pub(crate) mod identity_syntax;
 mod index_syntax;
 mod like_syntax;
 mod lock_syntax;
@@ -60,12 +61,35 @@ pub use crate::statement::Ast;
 #[derive(Debug)]
 pub enum Parsed {
     Sql(Ast),
-    Vacuum { tables: Vec<String>, analyze: bool, freeze: bool },
+    Vacuum {
+        tables: Vec<String>,
+        analyze: bool,
+        freeze: bool,
+    },
     Analyze,
     Checkpoint,
     Copy(crate::copy::CopyStatement),
     AlterDomain(domain_syntax::AlterDomain),
     AlterSequence(Box<alter_sequence_syntax::AlterSequence>),
+    /// SET CONSTRAINTS {ALL | name, …} {DEFERRED | IMMEDIATE} (`names`
+    /// `None`: ALL).
+    SetConstraints {
+        names: Option<Vec<String>>,
+        deferred: bool,
+    },
+    /// `REINDEX [(options)] {INDEX | TABLE | SCHEMA | DATABASE | SYSTEM}
+    /// [CONCURRENTLY] [name]`.
+    Reindex {
+        kind: ReindexKind,
+        concurrently: bool,
+        name: Option<sqlparser::ast::ObjectName>,
+    },
+    /// `REFRESH MATERIALIZED VIEW [CONCURRENTLY] name [WITH [NO] DATA]`.
+    Refresh {
+        name: sqlparser::ast::ObjectName,
+        concurrently: bool,
+        data: bool,
+    },
 }
 
 fn syntax(near: &str) -> SqlError {
@@ -152,6 +176,20 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                 continue;
             }
         }
+        if first == "reindex" {
+            out.push(reindex(trimmed)?);
+            continue;
+        }
+        if first == "refresh" {
+            out.push(refresh(trimmed)?);
+            continue;
+        }
+        if first == "set" {
+            if let Some(parsed) = set_constraints(trimmed) {
+                out.push(parsed?);
+                continue;
+            }
+        }
         if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "checkpoint") {
             out.push(hand_parse(trimmed)?);
             continue;
@@ -170,11 +208,19 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             Some((text, strengths)) => (Some(text), Some(strengths)),
             None => (None, None),
         };
-        let origin = (reordered.is_none() && rewritten.is_none()).then(|| {
+        let piece_before_identity = rewritten.as_deref().unwrap_or(piece);
+        // ALTER TABLE's identity actions, replaced by markers.
+        let (identity_text, identity_actions) =
+            match identity_syntax::read_identity_actions(piece_before_identity) {
+                Some(Ok((text, actions))) => (Some(text), Some(std::sync::Arc::from(actions))),
+                Some(Err(e)) => return Err(e),
+                None => (None, None),
+            };
+        let origin = (reordered.is_none() && rewritten.is_none() && identity_text.is_none()).then(|| {
             let chars_before = sql[..source.start].chars().count();
             std::sync::Arc::new(crate::statement::Origin { text: piece.to_owned(), chars_before })
         });
-        let piece = rewritten.as_deref().unwrap_or(piece);
+        let piece = identity_text.as_deref().unwrap_or(piece_before_identity);
         // CREATE TABLE name (a, b) AS …: the names, which sqlparser lacks
         // (blanked, so positions stay).
         let (blanked, ctas_columns) = match create_as_syntax::read_column_names(piece) {
@@ -189,6 +235,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             None => (None, None),
         };
         let piece = blanked.as_deref().unwrap_or(piece);
+        // CREATE MATERIALIZED VIEW … WITH [NO] DATA, likewise.
+        let (blanked, matview_data) = match view_syntax::read_matview_data(piece) {
+            Some((text, data)) => (Some(text), Some(data)),
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
         // INSERT … OVERRIDING {SYSTEM | USER} VALUE, likewise.
         let (blanked, overriding) = match overriding_syntax::read_overriding(piece) {
             Some((text, o)) => (Some(text), Some(o)),
@@ -197,7 +249,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         let piece = blanked.as_deref().unwrap_or(piece);
         // ON CONFLICT targets with expressions or a WHERE, likewise.
         let (blanked, conflict_target) = match conflict_syntax::read_conflict_target(piece) {
-            Some((text, t)) => (Some(text), Some(Box::new(t))),
+            Some((text, t)) => (Some(text), Some(t)),
             None => (None, None),
         };
         let piece = blanked.as_deref().unwrap_or(piece);
@@ -251,12 +303,16 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                 stack,
                                 lock_strengths,
                                 origin,
-                                ctas_columns,
-                                check_option,
-                                overriding,
-                                concurrently,
-                                conflict_target: conflict_target.clone(),
-                                table_likes: table_likes.clone(),
+                                pre: Box::new(crate::statement::PreParsed {
+                                    ctas_columns,
+                                    check_option,
+                                    overriding,
+                                    concurrently,
+                                    conflict_target: conflict_target.clone(),
+                                    matview_data,
+                                    identity_actions: identity_actions.clone(),
+                                    table_likes: table_likes.clone(),
+                                }),
                             })
                         })
                         .collect::<Vec<_>>()
@@ -278,6 +334,243 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         }
     }
     Ok(out)
+}
+
+/// A statement's significant tokens, for the statements read by hand
+/// (REINDEX, REFRESH MATERIALIZED VIEW).
+struct Words(Vec<Token>);
+
+impl Words {
+    /// The tokens of `sql` (`first`: its first word, for a tokenizer error).
+    fn of(sql: &str, first: &str) -> Result<Words, SqlError> {
+        let tokens = Tokenizer::new(&DIALECT, sql).tokenize().map_err(|_| syntax(first))?;
+        Ok(Words(
+            tokens
+                .into_iter()
+                .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon | Token::EOF))
+                .collect(),
+        ))
+    }
+
+    /// Token `i` if it is an unquoted word, in lower case.
+    fn word(&self, i: usize) -> Option<String> {
+        match self.0.get(i) {
+            Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_lowercase()),
+            _ => None,
+        }
+    }
+
+    /// The syntax error at token `i`.
+    fn fail(&self, i: usize) -> SqlError {
+        match self.0.get(i) {
+            None => SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at end of input"),
+            Some(t) => syntax(&t.to_string()),
+        }
+    }
+
+    /// The possibly qualified name at `*i` (empty if there is none),
+    /// moving past it.
+    fn name(&self, i: &mut usize) -> Vec<sqlparser::ast::Ident> {
+        let mut parts = Vec::new();
+        while let Some(Token::Word(w)) = self.0.get(*i) {
+            parts.push(sqlparser::ast::Ident {
+                value: w.value.clone(),
+                quote_style: w.quote_style,
+                span: sqlparser::tokenizer::Span::empty(),
+            });
+            *i += 1;
+            if self.0.get(*i) != Some(&Token::Period) {
+                break;
+            }
+            *i += 1;
+        }
+        parts
+    }
+}
+
+/// What REINDEX rebuilds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReindexKind {
+    Index,
+    Table,
+    Schema,
+    Database,
+    System,
+}
+
+/// REINDEX, which sqlparser lacks.
+fn reindex(sql: &str) -> Result<Parsed, SqlError> {
+    let w = Words::of(sql, "REINDEX")?;
+    let tokens = &w.0;
+    let word = |i: usize| w.word(i);
+    let fail = |i: usize| w.fail(i);
+    let mut i = 1;
+    let mut concurrently = false;
+    // (VERBOSE [bool], CONCURRENTLY [bool], TABLESPACE name)
+    if tokens.get(i) == Some(&Token::LParen) {
+        i += 1;
+        loop {
+            match word(i).as_deref() {
+                Some("verbose") => i += 1,
+                Some("concurrently") => {
+                    concurrently = true;
+                    i += 1;
+                }
+                Some("tablespace") => {
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        "REINDEX … TABLESPACE is not supported",
+                    ))
+                }
+                _ => return Err(fail(i)),
+            }
+            match word(i).as_deref() {
+                Some("true" | "on") => i += 1,
+                Some("false" | "off") => {
+                    if word(i - 1).as_deref() == Some("concurrently") {
+                        concurrently = false;
+                    }
+                    i += 1;
+                }
+                _ => {}
+            }
+            match tokens.get(i) {
+                Some(Token::Comma) => i += 1,
+                Some(Token::RParen) => {
+                    i += 1;
+                    break;
+                }
+                _ => return Err(fail(i)),
+            }
+        }
+    }
+    let kind = match word(i).as_deref() {
+        Some("index") => ReindexKind::Index,
+        Some("table") => ReindexKind::Table,
+        Some("schema") => ReindexKind::Schema,
+        Some("database") => ReindexKind::Database,
+        Some("system") => ReindexKind::System,
+        _ => return Err(fail(i)),
+    };
+    i += 1;
+    if word(i).as_deref() == Some("concurrently") {
+        concurrently = true;
+        i += 1;
+    }
+    let parts = w.name(&mut i);
+    if i != tokens.len() {
+        return Err(fail(i));
+    }
+    if parts.is_empty() && matches!(kind, ReindexKind::Index | ReindexKind::Table | ReindexKind::Schema) {
+        return Err(fail(i));
+    }
+    let name = (!parts.is_empty()).then(|| sqlparser::ast::ObjectName::from(parts));
+    Ok(Parsed::Reindex { kind, concurrently, name })
+}
+
+/// REFRESH MATERIALIZED VIEW [CONCURRENTLY] name [WITH [NO] DATA], which
+/// sqlparser lacks.
+fn refresh(sql: &str) -> Result<Parsed, SqlError> {
+    let w = Words::of(sql, "REFRESH")?;
+    let tokens = &w.0;
+    let word = |i: usize| w.word(i);
+    let fail = |i: usize| w.fail(i);
+    if word(1).as_deref() != Some("materialized") {
+        return Err(fail(1));
+    }
+    if word(2).as_deref() != Some("view") {
+        return Err(fail(2));
+    }
+    let mut i = 3;
+    let concurrently = word(i).as_deref() == Some("concurrently");
+    if concurrently {
+        i += 1;
+    }
+    let parts = w.name(&mut i);
+    if parts.is_empty() {
+        return Err(fail(i));
+    }
+    let data = match (word(i).as_deref(), word(i + 1).as_deref(), word(i + 2).as_deref()) {
+        (None, ..) if i == tokens.len() => true,
+        (Some("with"), Some("data"), None) if i + 2 == tokens.len() => true,
+        (Some("with"), Some("no"), Some("data")) if i + 3 == tokens.len() => false,
+        _ => return Err(fail(if word(i).as_deref() == Some("with") { i + 1 } else { i })),
+    };
+    Ok(Parsed::Refresh { name: sqlparser::ast::ObjectName::from(parts), concurrently, data })
+}
+
+/// SET CONSTRAINTS {ALL | name [, …]} {DEFERRED | IMMEDIATE}, which
+/// sqlparser lacks; `None` for any other SET.
+fn set_constraints(sql: &str) -> Option<Result<Parsed, SqlError>> {
+    let tokens: Vec<Token> = Tokenizer::new(&DIALECT, sql)
+        .tokenize()
+        .ok()?
+        .into_iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect();
+    let word = |t: Option<&Token>| match t {
+        Some(Token::Word(w)) => Some((w.value.to_lowercase(), w.quote_style.is_some(), w.value.clone())),
+        _ => None,
+    };
+    if word(tokens.first()).map(|w| w.0) != Some("set".into())
+        || word(tokens.get(1)).map(|w| w.0) != Some("constraints".into())
+    {
+        return None;
+    }
+    let mut i = 2;
+    let names = match word(tokens.get(i)) {
+        Some((w, false, _)) if w == "all" => {
+            i += 1;
+            None
+        }
+        _ => {
+            let mut names = Vec::new();
+            loop {
+                // A name, possibly schema-qualified (the last part names it).
+                let mut last = match word(tokens.get(i)) {
+                    Some((folded, quoted, raw)) => {
+                        if quoted {
+                            raw
+                        } else {
+                            folded
+                        }
+                    }
+                    None => {
+                        return Some(Err(syntax(&tokens.get(i).map_or(String::new(), ToString::to_string))))
+                    }
+                };
+                i += 1;
+                while tokens.get(i) == Some(&Token::Period) {
+                    last = match word(tokens.get(i + 1)) {
+                        Some((folded, quoted, raw)) => {
+                            if quoted {
+                                raw
+                            } else {
+                                folded
+                            }
+                        }
+                        None => return Some(Err(syntax("."))),
+                    };
+                    i += 2;
+                }
+                names.push(last);
+                if tokens.get(i) != Some(&Token::Comma) {
+                    break;
+                }
+                i += 1;
+            }
+            Some(names)
+        }
+    };
+    let deferred = match word(tokens.get(i)).map(|w| w.0).as_deref() {
+        Some("deferred") => true,
+        Some("immediate") => false,
+        _ => return Some(Err(syntax(&tokens.get(i).map_or(String::new(), ToString::to_string)))),
+    };
+    if !matches!(tokens.get(i + 1), None | Some(Token::SemiColon) | Some(Token::EOF)) {
+        return Some(Err(syntax(&tokens[i + 1].to_string())));
+    }
+    Some(Ok(Parsed::SetConstraints { names, deferred }))
 }
 
 /// Splits at semicolons outside quotes, comments and dollar quotes;

@@ -48,9 +48,51 @@ pub(crate) fn read_check_option(sql: &str) -> Option<(String, CheckOption)> {
     Some((blank(sql, tokens[with].span.start, tokens[n - 1].span.end), option))
 }
 
+/// `CREATE MATERIALIZED VIEW … AS query WITH [NO] DATA` without its
+/// trailing clause, and whether it said DATA; `None` for any other text.
+pub(crate) fn read_matview_data(sql: &str) -> Option<(String, bool)> {
+    if !may_start_with(sql, "create") {
+        return None;
+    }
+    let tail = sql.trim_end().trim_end_matches(';').trim_end().as_bytes();
+    if tail.len() < 4 || !tail[tail.len() - 4..].eq_ignore_ascii_case(b"data") {
+        return None;
+    }
+    let tokens = significant_tokens(sql)?;
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
+    if kw(0) != Some(Keyword::CREATE) || kw(1) != Some(Keyword::MATERIALIZED) || kw(2) != Some(Keyword::VIEW)
+    {
+        return None;
+    }
+    let mut n = tokens.len();
+    while n > 0 && matches!(tokens[n - 1].token, sqlparser::tokenizer::Token::SemiColon) {
+        n -= 1;
+    }
+    if n < 3 || kw(n - 1) != Some(Keyword::DATA) {
+        return None;
+    }
+    let (data, with) = match kw(n - 2) {
+        Some(Keyword::NO) => (false, n - 3),
+        _ => (true, n - 2),
+    };
+    if kw(with) != Some(Keyword::WITH) {
+        return None;
+    }
+    Some((blank(sql, tokens[with].span.start, tokens[n - 1].span.end), data))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_materialized_views_data_clause_is_read() {
+        let (text, data) = read_matview_data("CREATE MATERIALIZED VIEW m AS SELECT 1 WITH NO DATA").unwrap();
+        assert_eq!((text.trim_end(), data), ("CREATE MATERIALIZED VIEW m AS SELECT 1", false));
+        assert!(read_matview_data("create materialized view m as select 1 with data").unwrap().1);
+        assert!(read_matview_data("create view m as select 1 with data").is_none());
+        assert!(read_matview_data("create materialized view m as select 'with data'").is_none());
+    }
 
     #[test]
     fn the_clause_is_blanked_and_read() {

@@ -473,6 +473,7 @@ pub enum RelKind {
     Table,
     Sequence,
     View,
+    MatView,
 }
 
 impl RelKind {
@@ -481,17 +482,20 @@ impl RelKind {
             RelKind::Sequence
         } else if entry.is_view() {
             RelKind::View
+        } else if entry.is_matview() {
+            RelKind::MatView
         } else {
             RelKind::Table
         }
     }
 
-    /// "table", "sequence", "view".
+    /// "table", "sequence", "view", "materialized view".
     pub fn word(self) -> &'static str {
         match self {
             RelKind::Table => "table",
             RelKind::Sequence => "sequence",
             RelKind::View => "view",
+            RelKind::MatView => "materialized view",
         }
     }
 }
@@ -527,6 +531,11 @@ pub struct AlterTable {
     pub validate_fks: Vec<String>,
     /// NOTICEs of actions skipped (IF [NOT] EXISTS).
     pub notices: Vec<(snapscale_sqlstate::SqlState, String)>,
+    /// Identity columns' sequences altered (SET options, RESTART): the
+    /// sequence, its new parameters, RESTART's value.
+    pub alter_sequences: Vec<(Rel, snapscale_engine::sequence::SequenceDef, Option<i64>)>,
+    /// Identity columns' sequences dropped (DROP IDENTITY).
+    pub drop_sequences: Vec<Rel>,
 }
 
 impl CreateTable {
@@ -560,6 +569,9 @@ pub struct Serial {
     pub column: String,
     pub sequence: String,
     pub def: SequenceDef,
+    /// The column is new: its sequence numbers the existing rows (an
+    /// identity added to a column keeps the values it has).
+    pub numbers_rows: bool,
 }
 
 /// Statements the planner passes through as they are: DDL, maintenance,
@@ -605,6 +617,19 @@ pub enum Utility {
         drops: Vec<(Rel, Vec<String>)>,
         notices: Vec<String>,
         concurrently: bool,
+    },
+    /// REINDEX: each table's indexes to rebuild (into new storage, as
+    /// PostgreSQL's new relfilenode), and NOTICEs for tables with none.
+    Reindex {
+        targets: Vec<(Rel, Vec<String>)>,
+        notices: Vec<String>,
+        concurrently: bool,
+    },
+    /// SET CONSTRAINTS {ALL | names} {DEFERRED | IMMEDIATE}: the foreign
+    /// keys named (`None`: all), handled by the session (RI-DEFER).
+    SetConstraints {
+        oids: Option<Vec<u32>>,
+        deferred: bool,
     },
     /// ALTER SEQUENCE: `rel`'s new parameters, and the value RESTART sets
     /// (else it stays where it is).
@@ -835,6 +860,9 @@ pub struct CreateTableAs<Q = Select> {
     pub data: bool,
     /// SELECT … INTO (its tag is always SELECT n).
     pub select_into: bool,
+    /// REFRESH MATERIALIZED VIEW of this one: its rows are replaced by
+    /// the query's (`create` is unused).
+    pub refresh: Option<Rel>,
 }
 
 /// 42704 for a constraint a domain does not have.

@@ -337,6 +337,8 @@ impl Statement {
             Statement::Update { .. } => Some("UPDATE"),
             Statement::Delete { .. } => Some("DELETE"),
             Statement::CopyQuery { .. } => None,
+            Statement::CreateTableAs(c) if c.refresh.is_some() => Some("REFRESH MATERIALIZED VIEW"),
+            Statement::CreateTableAs(c) if c.create.view.is_some() => Some("CREATE MATERIALIZED VIEW"),
             Statement::CreateTableAs(_) => Some("CREATE TABLE AS"),
             Statement::ModifyJoin(m) if m.delete => Some("DELETE"),
             Statement::ModifyJoin(_) => Some("UPDATE"),
@@ -348,11 +350,16 @@ impl Statement {
                 Utility::CreateView { .. } => Some("CREATE VIEW"),
                 Utility::DropTable { kind: crate::plan::RelKind::Sequence, .. } => Some("DROP SEQUENCE"),
                 Utility::DropTable { kind: crate::plan::RelKind::View, .. } => Some("DROP VIEW"),
+                Utility::DropTable { kind: crate::plan::RelKind::MatView, .. } => {
+                    Some("DROP MATERIALIZED VIEW")
+                }
                 Utility::DropTable { .. } => Some("DROP TABLE"),
                 Utility::AddIndex { tag, .. } => Some(tag),
                 Utility::DropIndex { .. } => Some("DROP INDEX"),
                 Utility::RenameIndex { .. } => Some("ALTER INDEX"),
                 Utility::AlterSequence { .. } => Some("ALTER SEQUENCE"),
+                Utility::SetConstraints { .. } => None,
+                Utility::Reindex { .. } => Some("REINDEX"),
                 Utility::AlterTable(a) => Some(a.tag),
                 Utility::Truncate(..) => Some("TRUNCATE TABLE"),
                 // A standby takes the modes that do not conflict with

@@ -86,13 +86,14 @@ impl Planner {
                 Statement::CopyQuery { query: planner.query(*select)?, options }
             }
             Plan::CreateTableAs(c) => {
-                let crate::plan::CreateTableAs { create, query, data, select_into } = *c;
+                let crate::plan::CreateTableAs { create, query, data, select_into, refresh } = *c;
                 let query = planner.query(query)?;
                 Statement::CreateTableAs(Box::new(crate::plan::CreateTableAs {
                     create,
                     query,
                     data,
                     select_into,
+                    refresh,
                 }))
             }
             Plan::ModifyJoin(m) => {

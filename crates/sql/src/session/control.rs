@@ -240,7 +240,8 @@ impl<G: Gucs> Conn<G> {
     fn savepoint(&mut self, name: &str) -> Result<Output, SqlError> {
         self.require_block("SAVEPOINT")?;
         self.xact.savepoint()?;
-        self.savepoints.push(Savepoint { name: name.to_owned(), settings: None });
+        let deferred = (self.pending.len(), self.deferral.clone());
+        self.savepoints.push(Savepoint { name: name.to_owned(), settings: None, deferred });
         Ok(Output::Command("SAVEPOINT".into()))
     }
 
@@ -273,6 +274,9 @@ impl<G: Gucs> Conn<G> {
         }
         let at = self.find_savepoint(name)?;
         let settings = self.savepoints[at].settings.take();
+        let (pending, deferral) = self.savepoints[at].deferred.clone();
+        self.pending.truncate(pending);
+        self.deferral = deferral;
         while self.savepoints.len() > at {
             self.xact.rollback_level()?;
             self.savepoints.pop();
@@ -285,7 +289,8 @@ impl<G: Gucs> Conn<G> {
         }
         // The savepoint stays, re-opened, as in PostgreSQL.
         self.xact.savepoint()?;
-        self.savepoints.push(Savepoint { name: name.to_owned(), settings: None });
+        let deferred = (self.pending.len(), self.deferral.clone());
+        self.savepoints.push(Savepoint { name: name.to_owned(), settings: None, deferred });
         self.block = Block::Open;
         self.copy = None;
         Ok(Output::Command("ROLLBACK".into()))

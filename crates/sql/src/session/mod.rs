@@ -167,6 +167,10 @@ pub(crate) enum Block {
 /// An open savepoint.
 pub(crate) struct Savepoint<G> {
     pub(crate) name: String,
+    /// How many deferred foreign-key checks were pending, and SET
+    /// CONSTRAINTS' state, as the savepoint was made (ROLLBACK TO goes
+    /// back to them).
+    pub(crate) deferred: (usize, crate::exec::ri::Deferral),
     /// The settings (and SET LOCAL's pending restores) as the savepoint
     /// was made, taken when its level first changes them: what ROLLBACK TO
     /// goes back to. None while nothing changed since the savepoint.
@@ -196,6 +200,10 @@ pub struct Conn<G: Gucs> {
     pub(crate) block: Block,
     /// The open savepoints, one per subtransaction level.
     pub(crate) savepoints: Vec<Savepoint<G>>,
+    /// Foreign-key checks put off to COMMIT (RI-DEFER).
+    pub(crate) pending: Vec<crate::exec::ri::Pending>,
+    /// SET CONSTRAINTS' state in the transaction.
+    pub(crate) deferral: crate::exec::ri::Deferral,
     pub(crate) copy: Option<CopyIn>,
     /// The running Query message holds more than one statement: PostgreSQL
     /// runs them in one implicit transaction block, where statements that
@@ -221,6 +229,8 @@ impl<G: Gucs> Conn<G> {
             saved_gucs: None,
             block: Block::Idle,
             savepoints: Vec::new(),
+            pending: Vec::new(),
+            deferral: Default::default(),
             copy: None,
             multi_statement: false,
             set_calls: Arc::default(),
@@ -526,6 +536,9 @@ impl<G: Gucs> Conn<G> {
                 if let Parsed::Sql(ast) = parsed {
                     self.xact.db.maybe_panic(&**ast);
                 }
+                if let Statement::Utility(Utility::SetConstraints { oids, deferred }) = &planned.statement {
+                    return self.set_constraints(oids.as_deref(), *deferred).await;
+                }
                 if let Statement::Utility(Utility::CopyFrom {
                     rel,
                     columns,
@@ -556,17 +569,21 @@ impl<G: Gucs> Conn<G> {
                     self.copy = Some(copy);
                     return Ok(Output::CopyIn { columns: columns.len(), binary });
                 }
-                let in_block = self.block == Block::Open;
-                let out = crate::exec::run(
+                let mode = crate::exec::RunMode {
+                    in_block: self.block == Block::Open,
+                    waits: planned.waits,
+                    deferral: self.deferral.clone(),
+                };
+                let (out, put_off) = crate::exec::run(
                     &mut self.xact,
                     self.limits,
                     &planned.statement,
                     &planned.subplans,
                     params,
-                    in_block,
-                    planned.waits,
+                    mode,
                 )
                 .await?;
+                self.pending.extend(put_off);
                 self.xact.end_statement()?;
                 Ok(out)
             }
@@ -591,6 +608,16 @@ impl<G: Gucs> Conn<G> {
         // The settings are saved when the transaction first changes them
         // (control.rs), not here: most transactions never do.
         self.saved_gucs = None;
+        Ok(())
+    }
+
+    /// The last statement of a Query message ran: an implicit transaction
+    /// with foreign-key checks put off commits now, so that their failure
+    /// is the statement's, as PostgreSQL reports it (RI-DEFER).
+    pub async fn commit_deferred_checks(&mut self) -> Result<(), SqlError> {
+        if self.block == Block::Implicit && !self.pending.is_empty() {
+            return self.sync().await;
+        }
         Ok(())
     }
 
@@ -623,6 +650,14 @@ impl<G: Gucs> Conn<G> {
     }
 
     pub(crate) async fn commit_transaction(&mut self) -> Result<(), SqlError> {
+        // Deferred foreign-key checks run first: one that fails rolls the
+        // transaction back, and COMMIT answers its error (RI-DEFER).
+        let pending = std::mem::take(&mut self.pending);
+        if let Err(e) = crate::exec::run_pending(&mut self.xact, self.limits, pending).await {
+            self.abort_transaction();
+            return Err(e);
+        }
+        self.deferral = crate::exec::ri::Deferral::default();
         self.savepoints.clear();
         self.copy = None;
         let result = self.xact.commit().await;
@@ -638,8 +673,36 @@ impl<G: Gucs> Conn<G> {
         result
     }
 
+    /// SET CONSTRAINTS: the foreign keys named (`None`: all) are deferred
+    /// or not from now on; those made IMMEDIATE have their put-off checks
+    /// run now, as in PostgreSQL (RI-DEFER).
+    async fn set_constraints(&mut self, oids: Option<&[u32]>, deferred: bool) -> Result<Output, SqlError> {
+        if self.block == Block::Implicit {
+            self.xact.warning(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "SET CONSTRAINTS can only be used in transaction blocks",
+            );
+        }
+        match oids {
+            None => {
+                self.deferral.all = Some(deferred);
+                self.deferral.named.clear();
+            }
+            Some(oids) => self.deferral.named.extend(oids.iter().map(|&o| (o, deferred))),
+        }
+        if !deferred {
+            let (still, now): (Vec<_>, Vec<_>) =
+                std::mem::take(&mut self.pending).into_iter().partition(|p| p.deferred_under(&self.deferral));
+            self.pending = still;
+            crate::exec::run_pending(&mut self.xact, self.limits, now).await?;
+        }
+        Ok(Output::Command("SET CONSTRAINTS".into()))
+    }
+
     pub(crate) fn abort_transaction(&mut self) {
         self.xact.abort();
+        self.pending.clear();
+        self.deferral = crate::exec::ri::Deferral::default();
         // The saved settings predate every SET LOCAL of the transaction.
         if self.saved_gucs.is_some() {
             self.local_settings.clear();
