@@ -29,6 +29,7 @@
 //! PostgreSQL clamps the latter to half the former, so the worker has half
 //! the ring to catch up in.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -37,7 +38,7 @@ use std::time::Instant;
 use snapscale_lock::LockTag;
 use snapscale_sqlstate::SqlState;
 use snapscale_storage::{VacuumOptions, VacuumStats};
-use snapscale_txn::{HeldBy, Session, TxnError, Xid};
+use snapscale_txn::{HeldBy, IsolationLevel, Session, TxnError, Xid};
 use snapscale_values::SqlError;
 use tracing::{error, info, warn};
 
@@ -348,13 +349,26 @@ impl Database {
         let multis = self.engine.multi_log_state();
         let multi_lag =
             |heap: &Heap| multis.next.0.saturating_sub(heap.table.min_multi().0) > multis.capacity / 4;
+        let tuned = self.storage_parameters(session);
         for (id, heap) in self.catalog.reachable_storages() {
             let age = next.0.saturating_sub(heap.table.frozen_xid().0);
             // Relaxed: a heuristic counter (PRUNE).
             let changes = heap.changes.load(Relaxed) as f64;
             let size = heap.table.allocated_slots() as f64;
-            let dead_due = config.enabled
-                && changes > config.vacuum_threshold as f64 + config.vacuum_scale_factor * size;
+            // A table's own storage parameters (RELOPTIONS) over the
+            // server's settings, as PostgreSQL's autovacuum reads them.
+            let own = id.and_then(|id| tuned.get(&id));
+            let param =
+                |name: &str| own.and_then(|o| o.iter().find_map(|o| o.strip_prefix(name)?.strip_prefix('=')));
+            let enabled =
+                param("autovacuum_enabled").is_none_or(|v| snapscale_values::pg_bool(v) != Some(false));
+            let threshold = param("autovacuum_vacuum_threshold")
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(config.vacuum_threshold as f64);
+            let scale = param("autovacuum_vacuum_scale_factor")
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .unwrap_or(config.vacuum_scale_factor);
+            let dead_due = config.enabled && enabled && changes > threshold + scale * size;
             if dead_due || age > limits.freeze_max_age || multi_lag(&heap) {
                 let stats = self.vacuum_heap(session, &heap, limits.freeze_min_age, true);
                 removed += stats.removed;
@@ -391,6 +405,26 @@ impl Database {
                 );
             }
         }
+    }
+
+    /// The storage parameters of every relation that has some, by storage
+    /// id, as the catalog has them committed now (read in a transaction
+    /// of the worker's own, ended before any heap is vacuumed so its
+    /// snapshot holds no horizon back). Empty if the catalog cannot be
+    /// read.
+    fn storage_parameters(&self, session: &mut Session) -> HashMap<u64, Vec<String>> {
+        if session.begin(IsolationLevel::ReadCommitted).is_err() {
+            return HashMap::new();
+        }
+        let rows = match session.register_snapshot() {
+            Ok((_, snapshot)) => self.catalog.table.scan(&session.reader(&snapshot)),
+            Err(_) => Vec::new(),
+        };
+        session.abort();
+        rows.into_iter()
+            .filter(|(_, e)| !e.options.is_empty())
+            .map(|(_, e)| (e.storage, e.options.clone()))
+            .collect()
     }
 
     /// Starts the autovacuum worker on a thread of its own, with the

@@ -107,6 +107,9 @@ pub struct IndexDef {
     /// Which entries of its table's storage are this index's (PostgreSQL's
     /// relfilenode): its oid until REINDEX gives it new ones.
     pub storage: u32,
+    /// Its storage parameters as PostgreSQL's pg_class.reloptions shows
+    /// them (`fillfactor=70`), checked when they were set.
+    pub options: Vec<String>,
 }
 
 /// The key part of an [`IndexDef`] that is an expression, not a column.
@@ -231,6 +234,9 @@ pub struct ForeignKeyDef {
     /// INITIALLY DEFERRED: they are put off unless SET CONSTRAINTS says
     /// IMMEDIATE.
     pub initially_deferred: bool,
+    /// ON DELETE SET NULL / SET DEFAULT (columns): the referencing
+    /// columns the action sets, each once; empty: all of `columns`.
+    pub delete_set_columns: Vec<usize>,
 }
 
 impl ForeignKeyDef {
@@ -305,6 +311,32 @@ pub struct RelEntry {
     pub referenced_by: Vec<u32>,
     /// `Some` for a view (no rows: its columns are its query's).
     pub view: Option<ViewDef>,
+    /// Its storage parameters (RELOPTIONS): `name=value` as PostgreSQL's
+    /// pg_class.reloptions shows them, in the order they were set, checked
+    /// when they were set; a TOAST table's are kept here too, as
+    /// `toast.name=value` (there is no TOAST table to hold them).
+    pub options: Vec<String>,
+    /// COMMENT ON the relation (or type) and its parts (pg_description),
+    /// each part by name: a rename carries its comment, a drop loses it
+    /// ([`RelEntry::prune_comments`]).
+    pub comments: Vec<Comment>,
+}
+
+/// What a [`Comment`] describes: the relation itself, or a part of it by
+/// name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Described {
+    Relation,
+    Column(String),
+    Constraint(String),
+    Index(String),
+}
+
+/// One COMMENT ON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comment {
+    pub on: Described,
+    pub text: String,
 }
 
 impl RelEntry {
@@ -340,6 +372,51 @@ impl RelEntry {
     /// True for a materialized view.
     pub fn is_matview(&self) -> bool {
         self.view.as_ref().is_some_and(|v| v.materialized.is_some())
+    }
+
+    /// The comment on `on`, if any.
+    pub fn comment(&self, on: &Described) -> Option<&str> {
+        self.comments.iter().find(|c| c.on == *on).map(|c| c.text.as_str())
+    }
+
+    /// Sets (or, with `None`, removes) the comment on `on`.
+    pub fn set_comment(&mut self, on: Described, text: Option<String>) {
+        self.comments.retain(|c| c.on != on);
+        if let Some(text) = text {
+            self.comments.push(Comment { on, text });
+        }
+    }
+
+    /// A part renamed: its comment follows it.
+    pub fn rename_commented(&mut self, old: &Described, new: Described) {
+        for c in self.comments.iter_mut().filter(|c| c.on == *old) {
+            c.on = new.clone();
+        }
+    }
+
+    /// Drops the comments of parts that are gone.
+    pub fn prune_comments(&mut self) {
+        let comments = std::mem::take(&mut self.comments);
+        self.comments = comments
+            .into_iter()
+            .filter(|c| match &c.on {
+                Described::Relation => true,
+                Described::Column(n) => self.columns.iter().any(|col| col.name == *n),
+                Described::Index(n) => self.indexes.iter().any(|i| i.name == *n),
+                Described::Constraint(n) => {
+                    self.checks.iter().any(|k| k.name == *n)
+                        || self.foreign_keys.iter().any(|f| f.name == *n)
+                        || self.indexes.iter().any(|i| i.constraint && i.name == *n)
+                        || matches!(&self.user_type, Some(crate::user_types::TypeDef::Domain(d)) if d.checks.iter().any(|k| k.name == *n))
+                }
+            })
+            .collect();
+    }
+
+    /// The value of storage parameter `name` (`toast.name` for a TOAST
+    /// table's), if it is set.
+    pub fn option(&self, name: &str) -> Option<&str> {
+        self.options.iter().find_map(|o| o.strip_prefix(name)?.strip_prefix('='))
     }
 
     /// The position of column `name`.

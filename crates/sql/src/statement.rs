@@ -46,6 +46,30 @@ pub(crate) struct PreParsed {
     pub(crate) conflict_target: Option<ConflictTarget>,
     /// CREATE TABLE's LIKE elements (like_syntax.rs).
     pub(crate) table_likes: Option<Vec<TableLike>>,
+    /// CREATE TABLE / INDEX / VIEW / MATERIALIZED VIEW … WITH (storage
+    /// parameters), in PostgreSQL's grammar (reloptions_syntax.rs).
+    pub(crate) storage_params: Option<Vec<StorageParam>>,
+    /// Foreign keys' ON DELETE SET NULL / DEFAULT (columns)
+    /// (fk_action_syntax.rs).
+    pub(crate) fk_set_columns: Option<Vec<SetColumns>>,
+}
+
+/// One element of a storage parameter list, as written
+/// (reloptions_syntax.rs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StorageParam {
+    pub namespace: Option<String>,
+    pub name: String,
+    /// `None`: the name alone (`true` for a boolean).
+    pub value: Option<String>,
+}
+
+/// One foreign key's ON DELETE SET column list (fk_action_syntax.rs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetColumns {
+    /// Line and column where the referenced table's name starts.
+    pub table_at: (u64, u64),
+    pub columns: Vec<String>,
 }
 
 /// One step of an ALTER TABLE … ALTER COLUMN identity action

@@ -180,3 +180,60 @@ fn the_autovacuum_worker_keeps_up() {
     assert!(db.xid_log_state().status_span <= 1024 / 2, "{:?}", db.xid_log_state());
     drop(worker);
 }
+
+/// RELOPTIONS: a table's own storage parameters steer the autovacuum
+/// worker. `autovacuum_enabled = off` keeps it away from a table however
+/// many dead versions it has; a low `autovacuum_vacuum_threshold` brings
+/// it to a table well before the server's default would; RESET gives the
+/// table back to it. pg_stat_user_tables counts the worker's passes.
+#[test]
+fn a_tables_storage_parameters_steer_the_autovacuum_worker() {
+    let rt = runtime();
+    let db = Database::in_memory(DatabaseConfig {
+        autovacuum: AutovacuumConfig { naptime: Duration::from_millis(100), ..AutovacuumConfig::default() },
+        ..DatabaseConfig::default()
+    });
+    let worker = db.start_autovacuum().unwrap();
+    let mut c = Conn::new(Arc::clone(&db), db.attach().unwrap(), SessionSettings::default());
+    let passes =
+        |table: &str| format!("SELECT autovacuum_count FROM pg_stat_user_tables WHERE relname = '{table}'");
+    rt.block_on(async {
+        run(
+            &mut c,
+            "CREATE TABLE kept (id int PRIMARY KEY, n int)
+                 WITH (autovacuum_enabled = off, autovacuum_vacuum_threshold = 0, autovacuum_vacuum_scale_factor = 0);
+             CREATE TABLE eager (id int PRIMARY KEY, n int)
+                 WITH (autovacuum_vacuum_threshold = 5, autovacuum_vacuum_scale_factor = 0);
+             CREATE TABLE plain (id int PRIMARY KEY, n int);
+             INSERT INTO kept VALUES (1, 0); INSERT INTO eager VALUES (1, 0); INSERT INTO plain VALUES (1, 0)",
+        )
+        .await
+        .unwrap();
+        // Twenty dead versions each: past `eager`'s threshold of 5, short
+        // of the server's default of 50 (`plain`).
+        for _ in 0..20 {
+            run(&mut c, "UPDATE kept SET n = n + 1; UPDATE eager SET n = n + 1; UPDATE plain SET n = n + 1")
+                .await
+                .unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while int(&mut c, &passes("eager")).await == 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(int(&mut c, &passes("eager")).await > 0, "a threshold of 5 is passed");
+        // Several rounds later, still no pass over the others.
+        let rounds = db.autovacuum_rounds();
+        while db.autovacuum_rounds() < rounds + 3 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(int(&mut c, &passes("kept")).await, 0, "autovacuum_enabled = off");
+        assert_eq!(int(&mut c, &passes("plain")).await, 0, "the default threshold is not passed");
+        run(&mut c, "ALTER TABLE kept RESET (autovacuum_enabled)").await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while int(&mut c, &passes("kept")).await == 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(int(&mut c, &passes("kept")).await > 0, "given back to the worker");
+    });
+    drop(worker);
+}

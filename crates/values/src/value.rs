@@ -640,19 +640,23 @@ fn parse_int(ty: SqlType, input: &str) -> Result<Value, SqlError> {
     }
 }
 
-/// PostgreSQL's boolean input: unique prefixes of true/false/yes/no, on/off
-/// (at least two letters), 1/0; case-insensitive; surrounding whitespace.
-fn parse_bool(input: &str) -> Result<Value, SqlError> {
+/// PostgreSQL's parse_bool, behind boolean input, boolean settings and
+/// storage parameters: unique prefixes of true/false/yes/no, on/off (at
+/// least two letters), 1/0; case-insensitive; surrounding whitespace.
+pub fn pg_bool(input: &str) -> Option<bool> {
     let t = input.trim().to_ascii_lowercase();
     let prefix_of = |word: &str, min: usize| t.len() >= min && word.starts_with(t.as_str());
-    let v = if prefix_of("true", 1) || prefix_of("yes", 1) || prefix_of("on", 2) || t == "1" {
-        true
+    if prefix_of("true", 1) || prefix_of("yes", 1) || prefix_of("on", 2) || t == "1" {
+        Some(true)
     } else if prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || t == "0" {
-        false
+        Some(false)
     } else {
-        return Err(SqlError::invalid_input("boolean", input));
-    };
-    Ok(Value::Bool(v))
+        None
+    }
+}
+
+fn parse_bool(input: &str) -> Result<Value, SqlError> {
+    pg_bool(input).map(Value::Bool).ok_or_else(|| SqlError::invalid_input("boolean", input))
 }
 
 /// Applies varchar(n) / char(n) length rules: too long is an error unless

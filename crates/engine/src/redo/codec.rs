@@ -6,7 +6,8 @@ use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType, Value};
 
 use crate::catalog::{
-    CheckOption, ColumnDef, ForeignKeyDef, Identity, IndexDef, RelEntry, ViewDef, EXPRESSION,
+    CheckOption, ColumnDef, Comment, Described, ForeignKeyDef, Identity, IndexDef, RelEntry, ViewDef,
+    EXPRESSION,
 };
 use crate::sequence::{OwnedBy, SequenceDef};
 use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
@@ -29,6 +30,13 @@ impl Writer {
     }
     pub fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A list of strings: its length, then each.
+    pub fn strings(&mut self, list: &[String]) {
+        self.u16(list.len() as u16);
+        for s in list {
+            self.str(s);
+        }
     }
     pub fn str(&mut self, s: &str) {
         self.u32(s.len() as u32);
@@ -309,7 +317,14 @@ impl Writer {
                 self.str(g);
             }
         }
-        self.u16(e.indexes.len() as u16);
+        // The top bit: the relation's storage parameters follow its view;
+        // the next: its comments follow them (no table has 16 384
+        // indexes).
+        self.u16(
+            e.indexes.len() as u16
+                | if e.options.is_empty() { 0 } else { 0x8000 }
+                | if e.comments.is_empty() { 0 } else { 0x4000 },
+        );
         for i in &e.indexes {
             self.u32(i.oid);
             self.str(&i.name);
@@ -323,7 +338,8 @@ impl Writer {
             // before the bit existed has it clear); bit 2: NULLS NOT
             // DISTINCT; bit 3: INCLUDE columns follow; bit 4: key
             // expressions follow; bit 5: a predicate follows; bit 6: its
-            // storage follows (else it is its oid).
+            // storage follows (else it is its oid); bit 7: storage
+            // parameters follow.
             let include = !i.include.is_empty();
             let exprs = !i.exprs.is_empty();
             let storage = i.storage != i.oid;
@@ -333,7 +349,8 @@ impl Writer {
                 | (u8::from(include) << 3)
                 | (u8::from(exprs) << 4)
                 | (u8::from(i.predicate.is_some()) << 5)
-                | (u8::from(storage) << 6));
+                | (u8::from(storage) << 6)
+                | (u8::from(!i.options.is_empty()) << 7));
             self.u8(u8::from(i.primary));
             if include {
                 self.u16(i.include.len() as u16);
@@ -352,6 +369,9 @@ impl Writer {
             }
             if storage {
                 self.u32(i.storage);
+            }
+            if !i.options.is_empty() {
+                self.strings(&i.options);
             }
         }
         if let Some(s) = &e.sequence {
@@ -406,6 +426,26 @@ impl Writer {
                 self.u32(oid);
             }
         }
+        if !e.options.is_empty() {
+            self.strings(&e.options);
+        }
+        if !e.comments.is_empty() {
+            self.u16(e.comments.len() as u16);
+            for c in &e.comments {
+                // The part's kind (0: the relation), its name, the text.
+                let (kind, name) = match &c.on {
+                    Described::Relation => (0, None),
+                    Described::Column(n) => (1, Some(n)),
+                    Described::Constraint(n) => (2, Some(n)),
+                    Described::Index(n) => (3, Some(n)),
+                };
+                self.u8(kind);
+                if let Some(n) = name {
+                    self.str(n);
+                }
+                self.str(&c.text);
+            }
+        }
     }
 
     fn foreign_key(&mut self, fk: &ForeignKeyDef) {
@@ -422,11 +462,19 @@ impl Writer {
         self.u8(on_delete);
         self.u8(on_update);
         // Bit 0: MATCH FULL; bit 1: validated; bit 2: DEFERRABLE; bit 3:
-        // INITIALLY DEFERRED (older records have neither).
+        // INITIALLY DEFERRED (older records have neither); bit 4: ON
+        // DELETE SET's column list follows.
         self.u8(u8::from(fk.match_full)
             | (u8::from(fk.validated) << 1)
             | (u8::from(fk.deferrable) << 2)
-            | (u8::from(fk.initially_deferred) << 3));
+            | (u8::from(fk.initially_deferred) << 3)
+            | (u8::from(!fk.delete_set_columns.is_empty()) << 4));
+        if !fk.delete_set_columns.is_empty() {
+            self.u16(fk.delete_set_columns.len() as u16);
+            for &c in &fk.delete_set_columns {
+                self.u16(c as u16);
+            }
+        }
     }
 
     fn check(&mut self, c: &CheckDef) {
@@ -476,6 +524,14 @@ impl<'a> Reader<'a> {
     }
     pub fn u64(&mut self) -> Result<u64, SqlError> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+    /// A list of column positions: its length, then each.
+    fn columns(&mut self) -> Result<Vec<usize>, SqlError> {
+        (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect()
+    }
+
+    pub fn strings(&mut self) -> Result<Vec<String>, SqlError> {
+        (0..self.u16()?).map(|_| self.str()).collect()
     }
     pub fn str(&mut self) -> Result<String, SqlError> {
         let n = self.u32()? as usize;
@@ -714,16 +770,14 @@ impl<'a> Reader<'a> {
             });
         }
         let mut indexes = Vec::new();
-        for _ in 0..self.u16()? {
+        let index_count = self.u16()?;
+        for _ in 0..index_count & 0x3fff {
             let oid = self.u32()?;
             let name = self.str()?;
             let cols = (0..self.u16()?)
                 .map(|_| self.u16().map(|c| if c == u16::MAX { EXPRESSION } else { usize::from(c) }))
                 .collect::<Result<_, _>>()?;
             let flags = self.u8()?;
-            if flags > 127 {
-                return Err(corrupt());
-            }
             let primary = self.u8()? != 0;
             let include = match flags & 8 != 0 {
                 true => (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect::<Result<_, _>>()?,
@@ -735,6 +789,7 @@ impl<'a> Reader<'a> {
             };
             let predicate = if flags & 32 != 0 { Some(self.str()?) } else { None };
             let storage = if flags & 64 != 0 { self.u32()? } else { oid };
+            let options = if flags & 128 != 0 { self.strings()? } else { Vec::new() };
             // A primary key is a constraint whatever the bit says (data
             // written before the bit existed).
             indexes.push(IndexDef {
@@ -749,6 +804,7 @@ impl<'a> Reader<'a> {
                 exprs,
                 predicate,
                 storage,
+                options,
             });
         }
         let sequence = if is_sequence {
@@ -799,7 +855,23 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
+        let options = if index_count & 0x8000 != 0 { self.strings()? } else { Vec::new() };
+        let mut comments = Vec::new();
+        if index_count & 0x4000 != 0 {
+            for _ in 0..self.u16()? {
+                let on = match self.u8()? {
+                    0 => Described::Relation,
+                    1 => Described::Column(self.str()?),
+                    2 => Described::Constraint(self.str()?),
+                    3 => Described::Index(self.str()?),
+                    _ => return Err(corrupt()),
+                };
+                comments.push(Comment { on, text: self.str()? });
+            }
+        }
         Ok(RelEntry {
+            options,
+            comments,
             oid,
             name,
             temp_owner: None,
@@ -818,19 +890,18 @@ impl<'a> Reader<'a> {
     fn foreign_key(&mut self) -> Result<ForeignKeyDef, SqlError> {
         let oid = self.u32()?;
         let name = self.str()?;
-        let mut cols = || -> Result<Vec<usize>, SqlError> {
-            (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect()
-        };
-        let columns = cols()?;
-        let parent_columns = cols()?;
+        let columns = self.columns()?;
+        let parent_columns = self.columns()?;
         let parent = self.u32()?;
         let on_delete = ForeignKeyDef::action_of(self.u8()?).ok_or_else(corrupt)?;
         let on_update = ForeignKeyDef::action_of(self.u8()?).ok_or_else(corrupt)?;
         let flags = self.u8()?;
-        if flags > 15 {
+        if flags > 31 {
             return Err(corrupt());
         }
+        let delete_set_columns = if flags & 16 != 0 { self.columns()? } else { Vec::new() };
         Ok(ForeignKeyDef {
+            delete_set_columns,
             oid,
             name,
             columns,

@@ -241,6 +241,22 @@ mod tests {
     #[test]
     fn images_apply_changes_and_round_trip() {
         let entry = RelEntry {
+            options: vec!["autovacuum_enabled=false".into(), "toast.vacuum_truncate=off".into()],
+            comments: vec![
+                crate::catalog::Comment { on: crate::catalog::Described::Relation, text: "a table".into() },
+                crate::catalog::Comment {
+                    on: crate::catalog::Described::Column("b".into()),
+                    text: "é".into(),
+                },
+                crate::catalog::Comment {
+                    on: crate::catalog::Described::Constraint("t_c_fkey".into()),
+                    text: "k".into(),
+                },
+                crate::catalog::Comment {
+                    on: crate::catalog::Described::Index("t_pkey".into()),
+                    text: "".into(),
+                },
+            ],
             oid: 16384,
             name: "t".into(),
             temp_owner: None,
@@ -290,6 +306,7 @@ mod tests {
                     exprs: Vec::new(),
                     predicate: None,
                     storage: 16385,
+                    options: vec!["fillfactor=70".into()],
                 },
                 IndexDef {
                     oid: 16386,
@@ -303,6 +320,7 @@ mod tests {
                     exprs: vec!["lower(b)".into()],
                     predicate: Some("c > 0".into()),
                     storage: 16399,
+                    options: Vec::new(),
                 },
             ],
             sequence: None,
@@ -330,6 +348,7 @@ mod tests {
                 validated: false,
                 deferrable: true,
                 initially_deferred: true,
+                delete_set_columns: vec![2],
             }],
             referenced_by: vec![16384, 16400],
             user_type: None,
@@ -379,6 +398,8 @@ mod tests {
         image.apply(&Redo::Drop(16500)).unwrap();
         // A sequence's definition round-trips in its entry.
         let seq = RelEntry {
+            options: Vec::new(),
+            comments: Vec::new(),
             oid: 16390,
             name: "s".into(),
             temp_owner: None,
@@ -431,6 +452,8 @@ mod tests {
         };
         for (oid, t) in [(16395, TypeDef::Enum(def)), (16396, TypeDef::Domain(domain))] {
             let ty = RelEntry {
+                options: Vec::new(),
+                comments: Vec::new(),
                 oid,
                 name: format!("t{oid}"),
                 temp_owner: None,

@@ -3,7 +3,7 @@
 //! constraints to check, indexes to build), which `exec/alter_table.rs`
 //! does.
 
-use snapscale_engine::catalog::{ColumnDef, Identity, RelEntry};
+use snapscale_engine::catalog::{ColumnDef, Described, Identity, RelEntry};
 use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType};
@@ -107,13 +107,16 @@ impl<R: Resolver> Binder<'_, R> {
             })
             .max()
             .unwrap_or(LockMode::AccessExclusive);
-        // A sequence may be renamed by ALTER TABLE, as in PostgreSQL.
+        // A sequence may be renamed by ALTER TABLE, as in PostgreSQL. A
+        // missing table's error has no position (PostgreSQL's has none
+        // for the relation a DDL statement names).
+        let unplaced = |e: SqlError| SqlError { position: None, ..e };
         let rel = match a.operations.as_slice() {
-            [Op::RenameTable { .. }] => match self.any_relation(&a.name, mode)? {
+            [Op::RenameTable { .. }] => match self.any_relation(&a.name, mode).map_err(unplaced)? {
                 rel if rel.entry.sequence.is_some() => rel,
-                _ => self.rel(&a.name, mode)?,
+                _ => self.rel(&a.name, mode).map_err(unplaced)?,
             },
-            _ => self.rel(&a.name, mode)?,
+            _ => self.rel(&a.name, mode).map_err(unplaced)?,
         };
         let mut draft = Draft {
             entry: (*rel.entry).clone(),
@@ -131,6 +134,8 @@ impl<R: Resolver> Binder<'_, R> {
         for op in &a.operations {
             self.alter_action(&rel, &mut draft, op)?;
         }
+        // Comments on what the actions dropped go with it.
+        draft.entry.prune_comments();
         self.finish_alter(rel, draft)
     }
 
@@ -310,6 +315,7 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 self.refuse_for_views(rel, Some(&old), super::view::Altering::Rename)?;
                 d.entry.columns[pos].name = new.clone();
+                d.entry.rename_commented(&Described::Column(old.clone()), Described::Column(new.clone()));
                 for c in &mut d.entry.checks {
                     c.expr = crate::parse::column_refs::rename_column(&c.expr, &old, &new);
                 }
@@ -367,6 +373,13 @@ impl<R: Resolver> Binder<'_, R> {
                         SqlState::DUPLICATE_OBJECT,
                         format!("constraint \"{new}\" for relation \"{table}\" already exists"),
                     ));
+                }
+                d.entry.rename_commented(
+                    &Described::Constraint(old.clone()),
+                    Described::Constraint(new.clone()),
+                );
+                if d.entry.indexes.iter().any(|i| i.constraint && i.name == old) {
+                    d.entry.rename_commented(&Described::Index(old.clone()), Described::Index(new.clone()));
                 }
                 if let Some(c) = d.entry.checks.iter_mut().find(|c| c.name == old) {
                     c.name = new;

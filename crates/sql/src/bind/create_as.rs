@@ -26,12 +26,14 @@ impl<R: Resolver> Binder<'_, R> {
         &mut self,
         c: &ast::CreateTable,
         query: &ast::Query,
+        options: Vec<String>,
     ) -> Result<Plan, SqlError> {
         let names: Vec<String> = self.statement.pre.ctas_columns.take().unwrap_or_default();
         let data = c.with_data.as_ref().is_none_or(|w| w.data);
         let create = CreateTable {
             global: c.global == Some(true),
             if_not_exists: c.if_not_exists,
+            options,
             ..CreateTable::named(relation_name(&c.name)?, c.temporary)
         };
         self.table_as(create, &names, query, data, false)

@@ -17,8 +17,10 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn create_table(&mut self, c: &ast::CreateTable) -> Result<Plan, SqlError> {
         super::clauses::create_table(c)?;
         check_table_options(&c.table_options)?;
+        let params = self.statement.pre.storage_params.take().unwrap_or_default();
+        let options = super::reloptions::create_heap(&params, true)?;
         if let Some(query) = &c.query {
-            return self.create_table_as(c, query);
+            return self.create_table_as(c, query, options);
         }
         let name = relation_name(&c.name)?;
         if c.columns.len() > crate::limits::MAX_TABLE_COLUMNS {
@@ -140,6 +142,7 @@ impl<R: Resolver> Binder<'_, R> {
             sequence: None,
             serials,
             view: None,
+            options,
         })))
     }
 
@@ -429,12 +432,10 @@ pub(super) struct ColumnSpec<'c> {
     pub foreign_keys: Vec<&'c ast::ForeignKeyConstraint>,
 }
 
-/// CREATE TABLE's options: `WITH (fillfactor = n)` (what pgbench -i
-/// writes) is a storage hint with no effect on answers, checked as
-/// PostgreSQL checks it and then accepted (snapscale's heaps have no pages
-/// to leave room in); `TABLESPACE pg_default` is where every table lives;
-/// no other tablespace exists. Other storage parameters and option forms
-/// are refused.
+/// CREATE TABLE's options sqlparser read: `TABLESPACE pg_default` is where
+/// every table lives; no other tablespace exists. Storage parameters are
+/// the pre-parser's (reloptions_syntax.rs): a list it could not read is a
+/// syntax error, as PostgreSQL's grammar has it.
 fn check_table_options(options: &ast::CreateTableOptions) -> Result<(), SqlError> {
     let list = match options {
         ast::CreateTableOptions::None => return Ok(()),
@@ -445,11 +446,11 @@ fn check_table_options(options: &ast::CreateTableOptions) -> Result<(), SqlError
     };
     for option in list {
         match option {
-            ast::SqlOption::KeyValue { key, value } if key.value.eq_ignore_ascii_case("fillfactor") => {
-                fillfactor(value)?
-            }
-            ast::SqlOption::KeyValue { .. } => {
-                return Err(not_supported("CREATE TABLE ... storage parameters other than fillfactor"))
+            ast::SqlOption::KeyValue { value, .. } => {
+                return Err(SqlError::new(
+                    SqlState::SYNTAX_ERROR,
+                    format!("syntax error at or near \"{value}\""),
+                ))
             }
             ast::SqlOption::TableSpace(ast::TablespaceOption { name, storage: None }) => {
                 if name != "pg_default" {
@@ -463,29 +464,6 @@ fn check_table_options(options: &ast::CreateTableOptions) -> Result<(), SqlError
         }
     }
     Ok(())
-}
-
-fn fillfactor(value: &ast::Expr) -> Result<(), SqlError> {
-    let n = match value {
-        ast::Expr::Value(v) => match &v.value {
-            ast::Value::Number(n, _) => n.parse::<i64>().ok(),
-            ast::Value::SingleQuotedString(s) => s.trim().parse::<i64>().ok(),
-            _ => None,
-        },
-        _ => None,
-    };
-    match n {
-        Some(10..=100) => Ok(()),
-        Some(n) => Err(SqlError::new(
-            SqlState::INVALID_PARAMETER_VALUE,
-            format!("value {n} out of bounds for option \"fillfactor\""),
-        )
-        .with_detail("Valid values are between \"10\" and \"100\".")),
-        None => Err(SqlError::new(
-            SqlState::INVALID_PARAMETER_VALUE,
-            format!("invalid value for integer option \"fillfactor\": {value}"),
-        )),
-    }
 }
 
 /// A column's COLLATE: the collations that sort as bytes, as all text

@@ -417,8 +417,9 @@ impl<R: Resolver> Binder<'_, R> {
         assignments: &[ast::Assignment],
         scope: &Scope<'_>,
     ) -> Result<Vec<(usize, Expr)>, SqlError> {
+        let assignments = single_assignments(self, assignments)?;
         let mut sets = Vec::new();
-        for a in assignments {
+        for a in assignments.iter() {
             let AssignmentTarget::ColumnName(c) = &a.target else {
                 return Err(not_supported("multiple-column UPDATE SET"));
             };
@@ -545,4 +546,100 @@ fn writes_of(on: Option<&OnConflict>) -> Writes {
 
 pub(super) fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+}
+
+/// A SET list with each multiple-column item `(a, b) = source` written as
+/// one item per column (most lists have none: borrowed as they are). The
+/// source is a row, `ROW(…)` or a parenthesised list, whose items go to
+/// the columns in order; or a sub-SELECT, of which each column reads its
+/// own output column: `(SELECT x, y …)` gives `a = (SELECT x …)` and
+/// `b = (SELECT y …)`, the same values and errors (none, or more than one
+/// row) as PostgreSQL's one evaluation, the query running once per
+/// column (a volatile function in it is called once per column too).
+pub(super) fn single_assignments<'a, R: Resolver>(
+    b: &Binder<'_, R>,
+    assignments: &'a [ast::Assignment],
+) -> Result<std::borrow::Cow<'a, [ast::Assignment]>, SqlError> {
+    // An error's position: the source's opening parenthesis (PostgreSQL's
+    // row or sub-SELECT), or the expression inside a lone one.
+    let place = |err: SqlError, e: &ast::Expr| {
+        let (inner, paren) = match e {
+            ast::Expr::Nested(inner) => (inner.as_ref(), false),
+            ast::Expr::Tuple(_) | ast::Expr::Subquery(_) => (e, true),
+            _ => (e, false),
+        };
+        let at = sqlparser::ast::Spanned::span(inner).start;
+        let origin = b.origin.as_deref();
+        let p = match paren {
+            true => origin.and_then(|o| o.position_before("(", at.line, at.column)),
+            false => origin.and_then(|o| o.position(at.line, at.column)),
+        };
+        match p {
+            Some(p) => err.at_position(p),
+            None => err,
+        }
+    };
+    if assignments.iter().all(|a| matches!(a.target, AssignmentTarget::ColumnName(_))) {
+        return Ok(std::borrow::Cow::Borrowed(assignments));
+    }
+    let mismatch =
+        || SqlError::new(SqlState::SYNTAX_ERROR, "number of columns does not match number of values");
+    let mut out = Vec::new();
+    for a in assignments {
+        let AssignmentTarget::Tuple(columns) = &a.target else {
+            out.push(a.clone());
+            continue;
+        };
+        let values: Vec<ast::Expr> = match &a.value {
+            ast::Expr::Tuple(items) => items.clone(),
+            ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => {
+                let ast::FunctionArguments::List(list) = &f.args else { return Err(mismatch()) };
+                let mut items = Vec::new();
+                for arg in &list.args {
+                    match arg {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => items.push(e.clone()),
+                        _ => return Err(not_supported("ROW(… .*) as a multiple-column UPDATE source")),
+                    }
+                }
+                items
+            }
+            ast::Expr::Subquery(q) => {
+                let ast::SetExpr::Select(s) = q.body.as_ref() else {
+                    return Err(not_supported("a set operation as a multiple-column UPDATE source"));
+                };
+                if s.projection
+                    .iter()
+                    .any(|i| !matches!(i, SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. }))
+                {
+                    return Err(not_supported("* in a multiple-column UPDATE sub-SELECT"));
+                }
+                if s.projection.len() != columns.len() {
+                    return Err(place(mismatch(), &a.value));
+                }
+                (0..columns.len())
+                    .map(|i| {
+                        let mut one = q.clone();
+                        if let ast::SetExpr::Select(s) = one.body.as_mut() {
+                            s.projection = vec![s.projection[i].clone()];
+                        }
+                        ast::Expr::Subquery(one)
+                    })
+                    .collect()
+            }
+            _ => {
+                let err = SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression",
+                );
+                return Err(place(err, &a.value));
+            }
+        };
+        if values.len() != columns.len() {
+            return Err(place(mismatch(), &a.value));
+        }
+        for (c, v) in columns.iter().zip(values) {
+            out.push(ast::Assignment { target: AssignmentTarget::ColumnName(c.clone()), value: v });
+        }
+    }
+    Ok(std::borrow::Cow::Owned(out))
 }

@@ -25,7 +25,8 @@ impl<R: Resolver> Binder<'_, R> {
         let (rel, alias) = self.table_factor(&u.table.relation, LockMode::RowExclusive)?;
         let mut targets = Vec::new();
         let mut values = Vec::new();
-        for a in &u.assignments {
+        let assignments = super::dml::single_assignments(self, &u.assignments)?;
+        for a in assignments.iter() {
             let AssignmentTarget::ColumnName(c) = &a.target else {
                 return Err(not_supported("multiple-column UPDATE SET"));
             };

@@ -12,7 +12,7 @@ use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast;
 
 use super::{ident, not_supported, relation_name, Binder, Resolver};
-use crate::plan::{FkTable, ForeignKeys, Incoming, Rel};
+use crate::plan::{FkTable, ForeignKeys, Incoming, Plan, Rel, Utility};
 
 /// What a statement does to its target table, for the foreign keys it
 /// must check.
@@ -177,6 +177,37 @@ impl<R: Resolver> Binder<'_, R> {
                 )));
             }
         }
+        // ON DELETE SET NULL / DEFAULT (columns): some of the key's own.
+        let table_at = foreign_table
+            .0
+            .first()
+            .and_then(|p| p.as_ident())
+            .map(|i| (i.span.start.line, i.span.start.column));
+        let listed = self
+            .statement
+            .pre
+            .fk_set_columns
+            .as_ref()
+            .and_then(|lists| lists.iter().find(|l| Some(l.table_at) == table_at))
+            .map(|l| l.columns.clone());
+        let mut delete_set_columns = Vec::new();
+        for n in listed.iter().flatten() {
+            let p = columns.iter().position(|c| &c.name == n).ok_or_else(|| {
+                SqlError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                )
+            })?;
+            if !positions.contains(&p) {
+                return Err(SqlError::new(
+                    SqlState::INVALID_COLUMN_REFERENCE,
+                    format!("column \"{n}\" referenced in ON DELETE SET action must be part of foreign key"),
+                ));
+            }
+            if !delete_set_columns.contains(&p) {
+                delete_set_columns.push(p);
+            }
+        }
         let action = |a: &Option<ast::ReferentialAction>| match a {
             None | Some(ast::ReferentialAction::NoAction) => FkAction::NoAction,
             Some(ast::ReferentialAction::Restrict) => FkAction::Restrict,
@@ -197,6 +228,7 @@ impl<R: Resolver> Binder<'_, R> {
             validated: true,
             deferrable,
             initially_deferred,
+            delete_set_columns,
         };
         Ok((def, parent))
     }
@@ -387,6 +419,45 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// The table `oid` related to `rel` by a foreign key (`rel` itself for
     /// a self-reference), locked in `mode` for the statement.
+    /// ALTER TABLE … ALTER CONSTRAINT: a foreign key's deferrability,
+    /// under the lock PostgreSQL takes (SHARE ROW EXCLUSIVE).
+    pub(super) fn alter_constraint(
+        &mut self,
+        a: &crate::parse::alter_constraint_syntax::AlterConstraint,
+    ) -> Result<Plan, SqlError> {
+        let table = relation_name(&a.table)?;
+        if a.if_exists && self.resolver.resolve(&table)?.is_none() {
+            return Ok(Plan::Utility(Utility::Skip {
+                code: SqlState::SUCCESSFUL_COMPLETION,
+                notice: format!("relation \"{table}\" does not exist, skipping"),
+                tag: "ALTER TABLE",
+            }));
+        }
+        let rel =
+            self.rel(&a.table, LockMode::ShareRowExclusive).map_err(|e| SqlError { position: None, ..e })?;
+        let c = &a.constraint;
+        let Some(fk) = rel.entry.foreign_keys.iter().find(|f| f.name == *c) else {
+            let other = rel.entry.checks.iter().any(|k| k.name == *c)
+                || rel.entry.indexes.iter().any(|i| i.constraint && i.name == *c);
+            return Err(match other {
+                true => SqlError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("constraint \"{c}\" of relation \"{table}\" is not a foreign key constraint"),
+                ),
+                false => SqlError::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("constraint \"{c}\" of relation \"{table}\" does not exist"),
+                ),
+            });
+        };
+        Ok(Plan::Utility(Utility::AlterConstraint {
+            rel: rel.clone(),
+            oid: fk.oid,
+            deferrable: a.deferrable,
+            initially_deferred: a.initially_deferred,
+        }))
+    }
+
     fn related(&mut self, rel: &Rel, oid: u32, mode: LockMode) -> Result<Rel, SqlError> {
         if oid == rel.entry.oid {
             return Ok(rel.clone());

@@ -81,6 +81,7 @@ impl IndexSpec {
             constraint: true,
             exprs: Vec::new(),
             predicate: None,
+            options: Vec::new(),
         })
     }
 }
@@ -94,6 +95,8 @@ impl<R: Resolver> Binder<'_, R> {
         // CONCURRENTLY builds under Share too: writers wait for the build
         // instead of the build catching up with them (crates/sql/README.md).
         let rel = self.rel(&c.table_name, LockMode::Share)?;
+        let params = self.statement.pre.storage_params.take().unwrap_or_default();
+        let options = super::reloptions::create_index(&params)?;
         let key = self.index_key(&rel, &c.columns, c.predicate.as_ref())?;
         let names = key.names;
         let columns = key.columns;
@@ -116,6 +119,7 @@ impl<R: Resolver> Binder<'_, R> {
             constraint: false,
             exprs: key.exprs,
             predicate: key.predicate,
+            options,
         };
         if c.name.is_some() && self.relation_name_taken(&index.name, rel.entry.oid)? {
             if c.if_not_exists {

@@ -26,14 +26,24 @@ use snapscale_values::{SqlError, SqlType, Value};
 use sqlparser::ast::{self, AssignmentTarget, MergeAction, MergeClauseKind};
 
 use super::dml::is_default_keyword;
-use super::{ident, not_supported, Binder, Coercion, Resolver, Typed};
+use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::Expr;
 use crate::plan::{MatchedAction, MatchedClause, Merge, NotMatchedClause, Plan};
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn merge_into(&mut self, m: &ast::Merge) -> Result<Plan, SqlError> {
-        if m.output.is_some() {
-            return Err(not_supported("MERGE … OUTPUT"));
+        match &m.output {
+            None => {}
+            // PostgreSQL 15's grammar has no MERGE … RETURNING.
+            Some(ast::OutputClause::Returning { returning_token, .. }) => {
+                let err = SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"RETURNING\"");
+                let at = returning_token.0.span.start;
+                return Err(match self.origin.as_deref().and_then(|o| o.position(at.line, at.column)) {
+                    Some(p) => err.at_position(p),
+                    None => err,
+                });
+            }
+            Some(_) => return Err(not_supported("MERGE … OUTPUT")),
         }
         if !m.into {
             return Err(SqlError::new(
@@ -48,8 +58,45 @@ impl<R: Resolver> Binder<'_, R> {
             self.refuse_on_view(name, SqlState::FEATURE_NOT_SUPPORTED, |v| {
                 format!("cannot execute MERGE on relation \"{v}\"")
             })?;
+            let n = relation_name(name)?;
+            if self.resolver.resolve(&n)?.is_some_and(|r| r.entry.is_matview()) {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("cannot execute MERGE on relation \"{n}\""),
+                )
+                .with_detail("This operation is not supported for materialized views."));
+            }
+        }
+        // A WHEN clause after one of its kind without a condition can
+        // never run.
+        let (mut open_matched, mut open_unmatched) = (false, false);
+        for c in &m.clauses {
+            let open = match c.clause_kind {
+                MergeClauseKind::Matched => &mut open_matched,
+                _ => &mut open_unmatched,
+            };
+            if *open {
+                return Err(SqlError::new(
+                    SqlState::SYNTAX_ERROR,
+                    "unreachable WHEN clause specified after unconditional WHEN clause",
+                ));
+            }
+            *open = c.predicate.is_none();
         }
         let (rel, alias) = self.table_factor(&m.table, LockMode::RowExclusive)?;
+        let source_name = match &m.source {
+            ast::TableFactor::Table { alias: Some(a), .. } => Some(ident(&a.name)),
+            ast::TableFactor::Table { name, alias: None, .. } => relation_name(name).ok(),
+            ast::TableFactor::Derived { alias: Some(a), .. } => Some(ident(&a.name)),
+            _ => None,
+        };
+        if source_name.as_deref() == Some(alias.as_str()) {
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_ALIAS,
+                format!("name \"{alias}\" specified more than once"),
+            )
+            .with_detail("The name is used both as MERGE target table and data source."));
+        }
         // The WHEN MATCHED clauses' conditions and SET values, in order,
         // as the join's outputs; DEFAULT is a NULL there, replaced by the
         // column's default once bound.
@@ -82,7 +129,8 @@ impl<R: Resolver> Binder<'_, R> {
                             return Err(not_supported("this form of MERGE … UPDATE"));
                         }
                         let mut sets = Vec::new();
-                        for a in assignments {
+                        let assignments = super::dml::single_assignments(self, assignments)?;
+                        for a in assignments.iter() {
                             let AssignmentTarget::ColumnName(name) = &a.target else {
                                 return Err(not_supported("multiple-column UPDATE SET in MERGE"));
                             };
@@ -251,8 +299,20 @@ impl<R: Resolver> Binder<'_, R> {
             }
         }
         join.select.outputs = outputs;
-        // The source rows nothing matches.
-        let mut unmatched = self.unmatched_query(m, &alias, &inserts)?;
+        // The source rows nothing matches. The target is not theirs to
+        // read: PostgreSQL's message names it so.
+        let mut unmatched = self.unmatched_query(m, &alias, &inserts).map_err(|e| {
+            if e.code == SqlState::UNDEFINED_TABLE
+                && e.message == format!("missing FROM-clause entry for table \"{alias}\"")
+            {
+                SqlError { message: format!("invalid reference to FROM-clause entry for table \"{alias}\""), ..e }
+                    .with_hint(format!(
+                        "There is an entry for table \"{alias}\", but it cannot be referenced from this part of the query."
+                    ))
+            } else {
+                e
+            }
+        })?;
         let untyped = std::mem::take(&mut self.query.untyped);
         let mut clauses = Vec::new();
         for NotMatched { cond, targets: insert, outputs: outs } in not_matched {

@@ -19,6 +19,7 @@ mod builtins_text;
 mod checks;
 mod clauses;
 mod coerce;
+mod comment;
 mod create_as;
 mod ddl;
 mod dml;
@@ -33,6 +34,7 @@ pub(crate) mod index_keys;
 mod merge;
 mod populate;
 mod query;
+pub(crate) mod reloptions;
 mod scope;
 mod sequence;
 mod setop;
@@ -653,6 +655,24 @@ pub fn bind_parsed<R: Resolver>(
             let StatementState { deps, .. } = b.statement;
             Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
         }
+        Parsed::Comment(c) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.comment(c)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
+        Parsed::AlterConstraint(a) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.alter_constraint(a)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
+        Parsed::AlterOptions(a) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.alter_options(a)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
         Parsed::SetConstraints { names, deferred } => {
             let oids = match names {
                 None => None,
@@ -872,6 +892,7 @@ pub(crate) mod tests {
                 exprs: Vec::new(),
                 predicate: None,
                 storage: 2,
+                options: Vec::new(),
             }],
             sequence: None,
             checks: Vec::new(),
@@ -879,6 +900,8 @@ pub(crate) mod tests {
             referenced_by: Vec::new(),
             view: None,
             user_type: None,
+            options: Vec::new(),
+            comments: Vec::new(),
         };
         One(Rel { entry: Arc::new(entry), heap: db.catalog.storage(storage).unwrap(), catalog_tid: 0 })
     }

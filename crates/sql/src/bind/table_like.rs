@@ -39,6 +39,7 @@ pub(super) struct CopiedIndex {
     nulls_not_distinct: bool,
     exprs: Vec<String>,
     predicate: Option<String>,
+    options: Vec<String>,
 }
 
 impl<R: Resolver> Binder<'_, R> {
@@ -103,6 +104,7 @@ impl<R: Resolver> Binder<'_, R> {
                 nulls_not_distinct: ix.nulls_not_distinct,
                 exprs: ix.exprs.clone(),
                 predicate: ix.predicate.clone(),
+                options: ix.options.clone(),
             });
         }
         Ok(Copied { columns, checks, constraints, indexes })
@@ -142,5 +144,6 @@ pub(super) fn copied_index(
         constraint: false,
         exprs: index.exprs,
         predicate: index.predicate,
+        options: index.options,
     })
 }

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use snapscale_engine::catalog::{CheckOption, ColumnDef, ViewDef};
+use snapscale_engine::catalog::{ColumnDef, ViewDef};
 use snapscale_engine::LockMode;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
@@ -47,14 +47,11 @@ impl<R: Resolver> Binder<'_, R> {
         if v.or_alter || v.secure || v.to.is_some() || v.params.is_some() || !v.cluster_by.is_empty() {
             return Err(not_supported("this form of CREATE VIEW"));
         }
-        let mut check_option = self.statement.pre.check_option.take();
-        if let ast::CreateTableOptions::With(options) = &v.options {
-            for o in options {
-                check_option = view_option(o, check_option)?;
-            }
-        } else if !matches!(v.options, ast::CreateTableOptions::None) {
+        if !matches!(v.options, ast::CreateTableOptions::None) {
             return Err(not_supported("these CREATE VIEW options"));
         }
+        let params = self.statement.pre.storage_params.take().unwrap_or_default();
+        let trailing = self.statement.pre.check_option.take();
         let name = relation_name(&v.name)?;
         self.statement.wildcards = Some(Wildcards::new());
         let deps_before = self.statement.deps.len();
@@ -114,8 +111,16 @@ impl<R: Resolver> Binder<'_, R> {
             }
             _ => None,
         };
-        let view = ViewDef { query: query.to_string(), check_option, depends_on, materialized: None };
-        let create = CreateTable { columns, view: Some(view), ..CreateTable::named(name, temp) };
+        // A check option needs an automatically updatable view (checked
+        // before the options' values, as PostgreSQL does).
+        let query_text = query.to_string();
+        if trailing.is_some() || params.iter().any(|p| p.namespace.is_none() && p.name == "check_option") {
+            let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            self.check_option_allowed(&name, 0, &query_text, &names)?;
+        }
+        let (options, check_option) = super::reloptions::create_view(&params, trailing)?;
+        let view = ViewDef { query: query_text, check_option, depends_on, materialized: None };
+        let create = CreateTable { columns, view: Some(view), options, ..CreateTable::named(name, temp) };
         Ok(Plan::Utility(Utility::CreateView { create, replace, notice }))
     }
 
@@ -133,8 +138,10 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(not_supported("this form of CREATE MATERIALIZED VIEW"));
         }
         if !matches!(v.options, ast::CreateTableOptions::None) {
-            return Err(not_supported("CREATE MATERIALIZED VIEW … WITH (storage parameters)"));
+            return Err(not_supported("these CREATE MATERIALIZED VIEW options"));
         }
+        let params = self.statement.pre.storage_params.take().unwrap_or_default();
+        let options = super::reloptions::create_heap(&params, false)?;
         if v.columns.iter().any(|c| c.data_type.is_some() || c.options.is_some()) {
             return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"(\""));
         }
@@ -144,7 +151,8 @@ impl<R: Resolver> Binder<'_, R> {
         self.statement.wildcards = Some(Wildcards::new());
         let deps_before = self.statement.deps.len();
         let named_before = self.statement.named_relations.len();
-        let create = CreateTable { if_not_exists: v.if_not_exists, ..CreateTable::named(name, false) };
+        let create =
+            CreateTable { if_not_exists: v.if_not_exists, options, ..CreateTable::named(name, false) };
         let plan = self.table_as(create, &names, &v.query, data, false);
         let wildcards = self.statement.wildcards.take().unwrap_or_default();
         let mut plan = plan?;
@@ -420,33 +428,6 @@ fn names_word(query: &str, name: &str) -> bool {
         },
         _ => false,
     })
-}
-
-/// `WITH (check_option = …, security_barrier, …)` of CREATE VIEW.
-fn view_option(o: &ast::SqlOption, current: Option<CheckOption>) -> Result<Option<CheckOption>, SqlError> {
-    let (key, value) = match o {
-        ast::SqlOption::KeyValue { key, value } => (ident(key), Some(value.to_string())),
-        ast::SqlOption::Ident(key) => (ident(key), None),
-        _ => return Err(not_supported("this view option")),
-    };
-    let value = value.map(|v| v.trim_matches('\'').to_ascii_lowercase());
-    match key.as_str() {
-        "check_option" => match value.as_deref() {
-            Some("local") => Ok(Some(CheckOption::Local)),
-            Some("cascaded") => Ok(Some(CheckOption::Cascaded)),
-            _ => Err(SqlError::new(
-                SqlState::INVALID_PARAMETER_VALUE,
-                "invalid value for enum option \"check_option\": ".to_owned()
-                    + value.as_deref().unwrap_or(""),
-            )
-            .with_detail("Valid values are \"local\" and \"cascaded\".")),
-        },
-        // Without row-level security or privileges, they change nothing.
-        "security_barrier" | "security_invoker" => Ok(current),
-        _ => {
-            Err(SqlError::new(SqlState::INVALID_PARAMETER_VALUE, format!("unrecognized parameter \"{key}\"")))
-        }
-    }
 }
 
 /// CREATE OR REPLACE VIEW keeps the old view's columns, in order, with

@@ -90,14 +90,56 @@ impl<R: Resolver> Binder<'_, R> {
     /// `rel`'s query taken apart, or PostgreSQL's refusal for `op`.
     fn updatable(&mut self, rel: &Rel, op: Op) -> Result<Updatable, SqlError> {
         let view = rel.entry.view.as_ref().expect("a view");
-        let name = &rel.entry.name;
-        if self.statement.expanding.contains(&rel.entry.oid) || self.statement.expanding.len() > 100 {
+        let names: Vec<&str> = rel.entry.columns.iter().map(|c| c.name.as_str()).collect();
+        self.updatable_query(&rel.entry.name, rel.entry.oid, &view.query, &names, op)
+    }
+
+    /// WITH CHECK OPTION on view `name` (its query `query`, its columns
+    /// `names`; `oid` 0 while it is being made): PostgreSQL's refusal if
+    /// the view is not automatically updatable or has no column that is.
+    pub(super) fn check_option_allowed(
+        &mut self,
+        name: &str,
+        oid: u32,
+        query: &str,
+        names: &[&str],
+    ) -> Result<(), SqlError> {
+        let refused = |reason: &str| {
+            SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "WITH CHECK OPTION is supported only on automatically updatable views",
+            )
+            .with_hint(reason)
+        };
+        match self.updatable_query(name, oid, query, names, Op::Update) {
+            Ok(u) if u.columns.iter().all(|(_, _, plain)| plain.is_none()) => {
+                Err(refused("Views that have no updatable columns are not automatically updatable."))
+            }
+            Ok(_) => Ok(()),
+            Err(e) if e.code == SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE => {
+                Err(refused(e.detail.as_deref().unwrap_or_default()))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The query of view `name` taken apart, or PostgreSQL's refusal.
+    fn updatable_query(
+        &mut self,
+        name: &str,
+        oid: u32,
+        query: &str,
+        names: &[&str],
+        op: Op,
+    ) -> Result<Updatable, SqlError> {
+        let name = &name.to_owned();
+        if self.statement.expanding.contains(&oid) || self.statement.expanding.len() > 100 {
             return Err(SqlError::new(
                 SqlState::INVALID_OBJECT_DEFINITION,
                 format!("infinite recursion detected in rules for relation \"{name}\""),
             ));
         }
-        let mut parsed = crate::parse::parse(&view.query, self.stack.limit())?;
+        let mut parsed = crate::parse::parse(query, self.stack.limit())?;
         let Some(Parsed::Sql(ast)) = parsed.pop() else {
             return Err(SqlError::new(
                 SqlState::INTERNAL_ERROR,
@@ -136,7 +178,7 @@ impl<R: Resolver> Binder<'_, R> {
         let bound = {
             let ctes = std::mem::take(&mut self.ctes);
             let origin = self.origin.take();
-            self.statement.expanding.push(rel.entry.oid);
+            self.statement.expanding.push(oid);
             let bound = self.query(q);
             self.statement.expanding.pop();
             self.ctes = ctes;
@@ -178,9 +220,7 @@ impl<R: Resolver> Binder<'_, R> {
             Some(a) => ident(&a.name),
             None => relation_name(&base)?,
         };
-        let columns = rel
-            .entry
-            .columns
+        let columns = names
             .iter()
             .zip(&s.projection)
             .map(|(c, item)| {
@@ -195,7 +235,7 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                     _ => None,
                 };
-                (c.name.clone(), e, plain)
+                (c.to_string(), e, plain)
             })
             .collect();
         Ok(Updatable { base, base_alias, columns, filter: s.selection.clone() })

@@ -65,12 +65,33 @@ pub(super) fn index_def(state: &CatalogState, e: &RelEntry, i: usize, pretty: bo
     // Pretty, a table on the search path goes unqualified.
     let table = if pretty { quote_ident(&e.name) } else { qualified(state, e) };
     format!(
-        "CREATE {}INDEX {} ON {table} USING btree {}{}{predicate}",
+        "CREATE {}INDEX {} ON {table} USING btree {}{}{}{predicate}",
         if ix.unique { "UNIQUE " } else { "" },
         quote_ident(&ix.name),
         key_and_include(e, ix, pretty),
         if ix.nulls_not_distinct { " NULLS NOT DISTINCT" } else { "" },
+        storage_parameters(&ix.options),
     )
+}
+
+/// ` WITH (name=value, …)` as ruleutils prints storage parameters: a
+/// value that is a plain identifier as it is, anything else quoted.
+pub(super) fn storage_parameters(options: &[String]) -> String {
+    if options.is_empty() {
+        return String::new();
+    }
+    let items: Vec<String> = options
+        .iter()
+        .map(|o| {
+            let (name, value) = o.split_once('=').unwrap_or((o, ""));
+            if crate::expr::scalar::text::quote_identifier(value) == value {
+                format!("{name}={value}")
+            } else {
+                format!("{name}={}", crate::expr::scalar::text::quote_literal(value))
+            }
+        })
+        .collect();
+    format!(" WITH ({})", items.join(", "))
 }
 
 /// A stored expression of a table as ruleutils prints it, in parentheses
@@ -227,6 +248,19 @@ fn name_parts(name: &str) -> Vec<String> {
     }
     parts.push(if was_quoted { cur } else { cur.to_lowercase() });
     parts
+}
+
+impl CatalogState {
+    /// The comment whose pg_description key `matches` (obj_description,
+    /// col_description), or NULL.
+    fn description(&self, matches: impl Fn((u32, u32, i64)) -> bool) -> Value {
+        self.relations
+            .iter()
+            .chain(&self.user_types)
+            .flat_map(|e| e.comments.iter().map(move |c| (e, c)))
+            .find(|(e, c)| super::relations::described_object(e, &c.on).is_some_and(&matches))
+            .map_or(Value::Null, |(_, c)| Value::Text(c.text.as_str().into()))
+    }
 }
 
 impl CatalogState {
@@ -434,7 +468,24 @@ impl Catalog for CatalogState {
                 Value::Bool(int(&args[0]).is_some_and(|pid| super::activity::blocked_by(self, pid, &pids)))
             }
             C::StatisticsObjDefColumns => Value::Null,
-            C::ObjDescription | C::ColDescription | C::ShobjDescription => Value::Null,
+            C::ObjDescription => {
+                let catalog = match args.get(1).and_then(text) {
+                    None => None,
+                    Some("pg_class") => Some(1259),
+                    Some("pg_type") => Some(1247),
+                    Some("pg_constraint") => Some(2606),
+                    Some(_) => return Ok(Value::Null),
+                };
+                let Some(o) = oid(&args[0]) else { return Ok(Value::Null) };
+                self.description(|(objoid, classoid, subid)| {
+                    objoid == o && subid == 0 && catalog.is_none_or(|c| c == classoid)
+                })
+            }
+            C::ColDescription => {
+                let (Some(o), Some(n)) = (oid(&args[0]), int(&args[1])) else { return Ok(Value::Null) };
+                self.description(|key| key == (o, 1259, n))
+            }
+            C::ShobjDescription => Value::Null,
             C::GetSerialSequence => {
                 let (Some(table), Some(column)) = (text(&args[0]), text(&args[1])) else {
                     return Ok(Value::Null);

@@ -302,6 +302,9 @@ impl CatalogState {
         }
         if let Some(w) = words(fk.on_delete) {
             out.push_str(&format!(" ON DELETE {w}"));
+            if !fk.delete_set_columns.is_empty() {
+                out.push_str(&format!(" ({})", cols(e, &fk.delete_set_columns)));
+            }
         }
         if fk.initially_deferred {
             out.push_str(" DEFERRABLE INITIALLY DEFERRED");
@@ -358,6 +361,7 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_enum") => types::enum_labels(state),
         (PG, "pg_index") => relations::indexes(state),
         (PG, "pg_constraint") => relations::constraints(state),
+        (PG, "pg_description") => relations::descriptions(state),
         (PG, "pg_attrdef") => relations::attrdefs(state)?,
         (PG, "pg_sequence") => relations::sequences(state),
         (PG, "pg_am") => system::access_methods(),

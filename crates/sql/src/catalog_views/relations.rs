@@ -2,12 +2,12 @@
 //! `pg_constraint`, `pg_attrdef`, `pg_sequence`, and the views over them
 //! (`pg_tables`, `pg_indexes`, `pg_sequences`).
 
-use snapscale_engine::catalog::RelEntry;
+use snapscale_engine::catalog::{Described, RelEntry};
 use snapscale_values::{SqlError, SqlType, Value};
 
 use super::defs::{
-    PG_ATTRDEF, PG_ATTRIBUTE, PG_CLASS, PG_CONSTRAINT, PG_INDEX, PG_INDEXES, PG_SEQUENCE, PG_SEQUENCES,
-    PG_STAT_USER_TABLES, PG_TABLES,
+    PG_ATTRDEF, PG_ATTRIBUTE, PG_CLASS, PG_CONSTRAINT, PG_DESCRIPTION, PG_INDEX, PG_INDEXES, PG_SEQUENCE,
+    PG_SEQUENCES, PG_STAT_USER_TABLES, PG_TABLES,
 };
 use super::functions::{deparse_default, index_def};
 use super::types::{collation_of, storage_of};
@@ -63,6 +63,17 @@ fn class(oid: u32, name: &str, namespace: u32, kind: char, natts: usize) -> RowB
         .set("relminmxid", 0i64)
 }
 
+/// reloptions: a relation's storage parameters, NULL for none (a TOAST
+/// table's are not the relation's: PostgreSQL shows them on that table).
+fn reloptions(options: &[String]) -> Value {
+    let own: Vec<Value> =
+        options.iter().filter(|o| !o.starts_with("toast.")).map(|o| Value::Text(o.as_str().into())).collect();
+    if own.is_empty() {
+        return Value::Null;
+    }
+    Value::Array(std::sync::Arc::new(snapscale_values::Array::new(own)))
+}
+
 /// A relation's frozen xid (relfrozenxid): its storage's (FROZEN-XID).
 fn frozen_xid(state: &CatalogState, e: &RelEntry) -> i64 {
     state.db.catalog.storage(e.storage).map_or(0, |h| h.table.frozen_xid().0 as i64)
@@ -86,7 +97,10 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
         }
         if e.is_view() {
             out.push(
-                class(e.oid, &e.name, ns, 'v', e.columns.len()).set("relpersistence", persistence).build(),
+                class(e.oid, &e.name, ns, 'v', e.columns.len())
+                    .set("relpersistence", persistence)
+                    .set("reloptions", reloptions(&e.options))
+                    .build(),
             );
             continue;
         }
@@ -99,11 +113,15 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
                 // A foreign key is PostgreSQL's triggers on both tables.
                 .set("relhastriggers", !e.foreign_keys.is_empty() || !e.referenced_by.is_empty())
                 .set("relfrozenxid", frozen_xid(state, e))
+                .set("reloptions", reloptions(&e.options))
                 .build(),
         );
         for i in &e.indexes {
             out.push(
-                class(i.oid, &i.name, ns, 'i', i.columns.len()).set("relpersistence", persistence).build(),
+                class(i.oid, &i.name, ns, 'i', i.columns.len())
+                    .set("relpersistence", persistence)
+                    .set("reloptions", reloptions(&i.options))
+                    .build(),
             );
         }
     }
@@ -379,6 +397,14 @@ pub(super) fn constraints(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("connoinherit", true)
                     .set("conkey", nums(&fk.columns))
                     .set("confkey", nums(&fk.parent_columns))
+                    .set(
+                        "confdelsetcols",
+                        if fk.delete_set_columns.is_empty() {
+                            Value::Null
+                        } else {
+                            nums(&fk.delete_set_columns)
+                        },
+                    )
                     .build(),
             );
         }
@@ -577,4 +603,51 @@ pub(super) fn sequences_view(state: &CatalogState) -> Vec<Vec<Value>> {
             )
         })
         .collect()
+}
+
+/// pg_description: every COMMENT ON, keyed as PostgreSQL keys it.
+pub(super) fn descriptions(state: &CatalogState) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in state.relations.iter().chain(&state.user_types) {
+        for c in &e.comments {
+            let Some((objoid, classoid, subid)) = described_object(e, &c.on) else { continue };
+            out.push(
+                RowBuilder::new(PG_DESCRIPTION)
+                    .set("objoid", objoid)
+                    .set("classoid", classoid)
+                    .set("objsubid", subid)
+                    .set("description", c.text.as_str())
+                    .build(),
+            );
+        }
+    }
+    out
+}
+
+/// The (objoid, classoid, objsubid) of what a comment describes: a
+/// relation or index in pg_class (a column by its attnum), a type in
+/// pg_type, a constraint in pg_constraint (with the oids pg_constraint
+/// shows).
+pub(super) fn described_object(e: &RelEntry, on: &Described) -> Option<(u32, u32, i64)> {
+    const CLASS: u32 = 1259;
+    const TYPE: u32 = 1247;
+    const CONSTRAINT: u32 = 2606;
+    match on {
+        Described::Relation => Some((e.oid, if e.is_relation() { CLASS } else { TYPE }, 0)),
+        Described::Column(n) => Some((e.oid, CLASS, e.column(n)? as i64 + 1)),
+        Described::Index(n) => Some((e.indexes.iter().find(|i| i.name == *n)?.oid, CLASS, 0)),
+        Described::Constraint(n) => {
+            let checks = match &e.user_type {
+                Some(snapscale_engine::user_types::TypeDef::Domain(d)) => &d.checks,
+                _ => &e.checks,
+            };
+            let oid = checks
+                .iter()
+                .position(|k| k.name == *n)
+                .map(|k| check_oid(e.oid, k))
+                .or_else(|| e.foreign_keys.iter().find(|f| f.name == *n).map(|f| f.oid))
+                .or_else(|| e.indexes.iter().find(|i| i.constraint && i.name == *n).map(|i| i.oid))?;
+            Some((oid, CONSTRAINT, 0))
+        }
+    }
 }

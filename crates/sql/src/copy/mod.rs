@@ -169,6 +169,9 @@ pub(crate) fn parse_statement(
         let end = matching_paren(inner).ok_or_else(|| syntax("end of input"))?;
         let query = match query(&inner[..end])? {
             Some(ast) if matches!(&*ast, sqlparser::ast::Statement::Query(_)) => ast,
+            Some(ast) if matches!(&*ast, sqlparser::ast::Statement::Merge(_)) => {
+                return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "MERGE not supported in COPY"))
+            }
             _ => return Err(not_supported("COPY of a statement other than a query")),
         };
         (Some(CopySource::Query(query)), &inner[end + 1..])

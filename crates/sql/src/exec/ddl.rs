@@ -171,6 +171,7 @@ impl Executor<'_> {
                         nulls_not_distinct: i.nulls_not_distinct,
                         exprs: i.exprs.clone(),
                         predicate: i.predicate.clone(),
+                        options: i.options.clone(),
                     }
                 })
                 .collect();
@@ -200,6 +201,8 @@ impl Executor<'_> {
                     Vec::new()
                 },
                 view: c.view.clone(),
+                options: c.options.clone(),
+                comments: Vec::new(),
             }
         };
         let (entry, tid) = match self.insert_catalog_row(&c.name, owner, true, &mut build).await? {
@@ -483,8 +486,18 @@ impl Executor<'_> {
         rel: &Rel,
         change: impl FnOnce(&mut Vec<IndexDef>),
     ) -> Result<(), SqlError> {
+        self.rewrite_entry(rel, |entry| change(&mut entry.indexes)).await
+    }
+
+    /// `rel`'s catalog row changed by `change`, logged and installed.
+    pub(super) async fn rewrite_entry(
+        &mut self,
+        rel: &Rel,
+        change: impl FnOnce(&mut RelEntry),
+    ) -> Result<(), SqlError> {
         let mut new = (*rel.entry).clone();
-        change(&mut new.indexes);
+        change(&mut new);
+        new.prune_comments();
         let new = Arc::new(new);
         // CATALOG-REDO: the new definition.
         self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;
@@ -568,6 +581,7 @@ impl Executor<'_> {
             nulls_not_distinct: index.nulls_not_distinct,
             exprs: index.exprs.clone(),
             predicate: index.predicate.clone(),
+            options: index.options.clone(),
         };
         // Every live row's key is computed (an expression that fails on
         // one fails the statement) and, in a unique index, checked.

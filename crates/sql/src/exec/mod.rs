@@ -355,9 +355,47 @@ impl Executor<'_> {
                 }
                 Ok(Output::Command("DROP INDEX".into()))
             }
+            Utility::SetOptions { rel, index, options, tag } => {
+                self.rewrite_entry(rel, |entry| match index {
+                    Some(name) => {
+                        for i in entry.indexes.iter_mut().filter(|i| i.name == *name) {
+                            i.options = options.clone();
+                        }
+                    }
+                    None => {
+                        entry.options = options.clone();
+                        if let Some(view) = entry.view.as_mut().filter(|v| v.materialized.is_none()) {
+                            view.check_option = crate::bind::reloptions::check_option_of(options);
+                        }
+                    }
+                })
+                .await?;
+                Ok(Output::Command((*tag).into()))
+            }
+            Utility::Comment { rel, on, text } => {
+                self.rewrite_entry(rel, |entry| entry.set_comment(on.clone(), text.clone())).await?;
+                Ok(Output::Command("COMMENT".into()))
+            }
+            Utility::AlterConstraint { rel, oid, deferrable, initially_deferred } => {
+                self.rewrite_entry(rel, |entry| {
+                    for fk in entry.foreign_keys.iter_mut().filter(|f| f.oid == *oid) {
+                        fk.deferrable = *deferrable;
+                        fk.initially_deferred = *initially_deferred;
+                    }
+                })
+                .await?;
+                Ok(Output::Command("ALTER TABLE".into()))
+            }
             Utility::RenameIndex { rel, old, new } => {
-                self.rewrite_indexes(rel, |indexes| {
-                    for i in indexes.iter_mut().filter(|i| i.name == *old) {
+                self.rewrite_entry(rel, |entry| {
+                    use snapscale_engine::catalog::Described;
+                    entry.rename_commented(&Described::Index(old.clone()), Described::Index(new.clone()));
+                    if entry.indexes.iter().any(|i| i.constraint && i.name == *old) {
+                        let (from, to) =
+                            (Described::Constraint(old.clone()), Described::Constraint(new.clone()));
+                        entry.rename_commented(&from, to);
+                    }
+                    for i in entry.indexes.iter_mut().filter(|i| i.name == *old) {
                         i.name = new.clone();
                     }
                 })

@@ -361,8 +361,19 @@ impl Executor<'_> {
                                 .await?
                             }
                         };
-                        let sets: Vec<(usize, Expr)> =
-                            fk.columns.iter().copied().zip(values.into_iter().map(Expr::Const)).collect();
+                        // ON DELETE SET … (columns) sets only those.
+                        let only = |c: &usize| {
+                            new.is_some()
+                                || fk.delete_set_columns.is_empty()
+                                || fk.delete_set_columns.contains(c)
+                        };
+                        let sets: Vec<(usize, Expr)> = fk
+                            .columns
+                            .iter()
+                            .copied()
+                            .zip(values.into_iter().map(Expr::Const))
+                            .filter(|(c, _)| only(c))
+                            .collect();
                         let checks = fks.table(child.entry.oid).map_or(&[][..], |c| &fks.tables[c].checks);
                         self.change_row(child, None, tid, row, Change::Update(&sets, checks)).await?;
                     }

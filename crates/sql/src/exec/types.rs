@@ -40,6 +40,8 @@ impl Executor<'_> {
                 foreign_keys: Vec::new(),
                 referenced_by: Vec::new(),
                 view: None,
+                options: Vec::new(),
+                comments: Vec::new(),
                 user_type: Some(def),
             }
         };
@@ -70,12 +72,17 @@ impl Executor<'_> {
         op: &AlterTypeOp,
         domain: bool,
     ) -> Result<Output, SqlError> {
-        let tag = if domain { "ALTER DOMAIN" } else { "ALTER TYPE" };
+        let tag = match op {
+            AlterTypeOp::Comment { .. } => "COMMENT",
+            _ if domain => "ALTER DOMAIN",
+            _ => "ALTER TYPE",
+        };
         let rel = self.locked_type(oid).await?;
         let xid = self.xact.prepare_write()?;
         let mut new = (*rel.entry).clone();
         let type_name = new.name.clone();
         match (op, &mut new.user_type) {
+            (AlterTypeOp::Comment { on, text }, _) => new.set_comment(on.clone(), text.clone()),
             (AlterTypeOp::Rename(to), _) => {
                 if self.xact.user_type(to)?.is_some() || self.xact.relation(to)?.is_some() {
                     return Err(exists(to));
@@ -177,11 +184,16 @@ impl Executor<'_> {
                     ));
                 }
                 def.checks[at].name = to.clone();
+                new.rename_commented(
+                    &snapscale_engine::catalog::Described::Constraint(from.clone()),
+                    snapscale_engine::catalog::Described::Constraint(to.clone()),
+                );
             }
             _ => {
                 return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("{type_name} is not an enum")))
             }
         }
+        new.prune_comments();
         let new = Arc::new(new);
         // CATALOG-REDO: the whole new definition.
         self.xact.log_change(&new, Redo::Catalog(Arc::clone(&new))).await?;

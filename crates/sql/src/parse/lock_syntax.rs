@@ -19,6 +19,50 @@ pub(super) fn significant_tokens(sql: &str) -> Option<Vec<TokenWithSpan>> {
     Some(tokens.into_iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect())
 }
 
+/// A whole statement's significant tokens, without its trailing `;`.
+pub(super) fn statement_tokens(sql: &str) -> Option<Vec<TokenWithSpan>> {
+    let mut tokens = significant_tokens(sql)?;
+    while matches!(tokens.last().map(|t| &t.token), Some(Token::SemiColon | Token::EOF)) {
+        tokens.pop();
+    }
+    Some(tokens)
+}
+
+/// An ALTER statement's target from token `i`: `[IF EXISTS] [ONLY] name
+/// [*]` (ONLY and `*` where `inherits` allows them), the name dotted and
+/// each part quoted as written; with IF EXISTS and the next token's index.
+pub(super) fn alter_target(
+    tokens: &[TokenWithSpan],
+    mut i: usize,
+    inherits: bool,
+) -> Option<(sqlparser::ast::ObjectName, bool, usize)> {
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
+    let if_exists = kw(i) == Some(Keyword::IF) && kw(i + 1) == Some(Keyword::EXISTS);
+    if if_exists {
+        i += 2;
+    }
+    if inherits && kw(i) == Some(Keyword::ONLY) {
+        i += 1;
+    }
+    let mut parts = Vec::new();
+    loop {
+        let Token::Word(w) = &tokens.get(i)?.token else { return None };
+        parts.push(match w.quote_style {
+            Some(_) => sqlparser::ast::Ident::with_quote('"', w.value.clone()),
+            None => sqlparser::ast::Ident::new(w.value.clone()),
+        });
+        i += 1;
+        if !matches!(tokens.get(i).map(|t| &t.token), Some(Token::Period)) {
+            break;
+        }
+        i += 1;
+    }
+    if inherits && matches!(tokens.get(i).map(|t| &t.token), Some(Token::Mul)) {
+        i += 1;
+    }
+    Some((sqlparser::ast::ObjectName::from(parts), if_exists, i))
+}
+
 /// Whether `sql` may begin with the keyword `word` (ASCII, any case),
 /// comments before it allowed: the cheap test before tokenizing. A caller
 /// confirms with [`starts_with`] on the tokens.

@@ -23,21 +23,27 @@
 //! here by their first word and parsed by hand; everything else goes to
 //! sqlparser.
 
+pub(crate) mod alter_constraint_syntax;
 pub(crate) mod alter_sequence_syntax;
 pub(crate) mod column_refs;
+pub(crate) mod comment_syntax;
 mod conflict_syntax;
 mod create_as_syntax;
 pub(crate) mod domain_syntax;
+pub(crate) mod fk_action_syntax;
 pub(crate) mod identity_syntax;
 mod index_syntax;
 mod like_syntax;
 mod lock_syntax;
+mod merge_syntax;
 mod overriding_syntax;
+pub(crate) mod reloptions_syntax;
 mod sequence_syntax;
 mod sqlparser_guard;
 mod string_syntax;
 pub(crate) mod subscript_targets;
 mod syntax_error;
+mod table_syntax;
 mod view_syntax;
 
 pub(crate) use like_syntax::TableLike;
@@ -71,6 +77,13 @@ pub enum Parsed {
     Copy(crate::copy::CopyStatement),
     AlterDomain(domain_syntax::AlterDomain),
     AlterSequence(Box<alter_sequence_syntax::AlterSequence>),
+    /// `ALTER {TABLE | INDEX | VIEW | MATERIALIZED VIEW} … {SET | RESET}
+    /// (storage parameters)`.
+    AlterOptions(Box<reloptions_syntax::AlterOptions>),
+    /// `COMMENT ON object IS text`.
+    Comment(Box<comment_syntax::CommentOn>),
+    /// `ALTER TABLE … ALTER CONSTRAINT name [NOT] DEFERRABLE …`.
+    AlterConstraint(Box<alter_constraint_syntax::AlterConstraint>),
     /// SET CONSTRAINTS {ALL | name, …} {DEFERRED | IMMEDIATE} (`names`
     /// `None`: ALL).
     SetConstraints {
@@ -175,6 +188,27 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                 out.push(Parsed::AlterSequence(Box::new(parsed?)));
                 continue;
             }
+            if let Some(parsed) = alter_constraint_syntax::parse_alter_constraint(trimmed) {
+                match parsed {
+                    Ok(a) => out.push(Parsed::AlterConstraint(Box::new(a))),
+                    Err((err, at)) => {
+                        let start = trimmed.as_ptr() as usize - sql.as_ptr() as usize;
+                        return Err(match at {
+                            Some(at) => err.at_position(sql[..start + at].chars().count() + 1),
+                            None => err,
+                        });
+                    }
+                }
+                continue;
+            }
+            if let Some(parsed) = reloptions_syntax::parse_alter_options(trimmed) {
+                out.push(Parsed::AlterOptions(Box::new(parsed)));
+                continue;
+            }
+        }
+        if first == "comment" {
+            out.push(Parsed::Comment(Box::new(comment_syntax::parse_comment(trimmed)?)));
+            continue;
         }
         if first == "reindex" {
             out.push(reindex(trimmed)?);
@@ -199,7 +233,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         let source =
             Source { query: sql, start: piece.as_ptr() as usize - sql.as_ptr() as usize, len: piece.len() };
         // CREATE SEQUENCE's options in the order sqlparser reads them.
+        // MERGE's INSERT DEFAULT VALUES, rewritten in place (positions
+        // after it stay).
+        let merge_rewritten = merge_syntax::rewrite_default_values(piece);
+        let piece = merge_rewritten.as_deref().unwrap_or(piece);
         let reordered = sequence_syntax::canonical_create_sequence(piece)
+            .or_else(|| table_syntax::rewrite_table_queries(piece))
             .or_else(|| domain_syntax::canonical_create_domain(piece))
             .or_else(|| domain_syntax::canonical_drop_domain(piece));
         let piece = reordered.as_deref().unwrap_or(piece);
@@ -273,6 +312,24 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             None => (None, None),
         };
         let piece = blanked.as_deref().unwrap_or(piece);
+        // ON DELETE SET NULL / DEFAULT (columns), likewise.
+        let (blanked, fk_set_columns) = match fk_action_syntax::read_set_columns(piece) {
+            Some(Ok((text, lists))) => (Some(text), Some(lists)),
+            Some(Err((err, at))) => {
+                return Err(match reordered {
+                    None => err.at_position(sql[..source.start].chars().count() + at + 1),
+                    Some(_) => err,
+                })
+            }
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
+        // CREATE … WITH (storage parameters), likewise.
+        let (blanked, storage_params) = match reloptions_syntax::read_create_options(piece) {
+            Some((text, params)) => (Some(text), Some(params)),
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
@@ -312,6 +369,8 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                     matview_data,
                                     identity_actions: identity_actions.clone(),
                                     table_likes: table_likes.clone(),
+                                    storage_params: storage_params.clone(),
+                                    fk_set_columns: fk_set_columns.clone(),
                                 }),
                             })
                         })
@@ -709,19 +768,63 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
             if t.peek() == Some(&"(") {
                 t.next();
                 loop {
-                    match t.next() {
+                    let option = match t.next() {
                         Some(")") => break,
-                        Some(",") => {}
-                        Some("analyze" | "analyse") => analyze = true,
-                        Some("freeze") => freeze = true,
-                        Some("verbose" | "full" | "true" | "on" | "1") => {}
-                        Some(other) => {
+                        Some(",") => continue,
+                        Some(w) => w,
+                        None => return Err(syntax("end of input")),
+                    };
+                    let value = match t.peek() {
+                        None | Some(&")" | &",") => None,
+                        Some(&v) => {
+                            t.next();
+                            Some(v)
+                        }
+                    };
+                    let boolean = || match value {
+                        None => Ok(true),
+                        Some(v) => snapscale_values::pg_bool(v).ok_or_else(|| {
+                            SqlError::new(
+                                SqlState::SYNTAX_ERROR,
+                                format!("{option} requires a Boolean value"),
+                            )
+                        }),
+                    };
+                    match option {
+                        "analyze" | "analyse" => analyze = boolean()?,
+                        "freeze" => freeze = boolean()?,
+                        // Options that tune PostgreSQL's page-level work,
+                        // which has no counterpart here: checked, accepted.
+                        "verbose"
+                        | "full"
+                        | "disable_page_skipping"
+                        | "skip_locked"
+                        | "process_toast"
+                        | "truncate" => {
+                            boolean()?;
+                        }
+                        "index_cleanup" => {
+                            if value.is_some_and(|v| v != "auto") {
+                                boolean()?;
+                            }
+                        }
+                        "parallel" => {
+                            if !value
+                                .and_then(|v| v.parse::<i64>().ok())
+                                .is_some_and(|n| (0..=1024).contains(&n))
+                            {
+                                return Err(SqlError::new(
+                                    SqlState::INVALID_PARAMETER_VALUE,
+                                    "parallel workers for vacuum must be between 0 and 1024",
+                                ));
+                            }
+                        }
+                        other => {
                             return Err(SqlError::new(
                                 SqlState::SYNTAX_ERROR,
                                 format!("unrecognized VACUUM option \"{other}\""),
                             ))
                         }
-                        None => return Err(syntax("end of input")),
                     }
                 }
             }

@@ -441,6 +441,8 @@ pub struct NewIndex {
     pub exprs: Vec<String>,
     /// A partial index's WHERE, as text.
     pub predicate: Option<String>,
+    /// Its storage parameters (RELOPTIONS), checked.
+    pub options: Vec<String>,
 }
 
 /// CREATE TABLE.
@@ -465,6 +467,8 @@ pub struct CreateTable {
     pub foreign_keys: Vec<snapscale_engine::catalog::ForeignKeyDef>,
     /// `Some`: CREATE VIEW (columns, no indexes, no constraints).
     pub view: Option<snapscale_engine::catalog::ViewDef>,
+    /// Its storage parameters (RELOPTIONS), checked.
+    pub options: Vec<String>,
 }
 
 /// The kinds of relation a statement names, as its messages word them.
@@ -554,6 +558,7 @@ impl CreateTable {
             checks: Vec::new(),
             foreign_keys: Vec::new(),
             view: None,
+            options: Vec::new(),
         }
     }
 
@@ -637,6 +642,28 @@ pub enum Utility {
         rel: Rel,
         def: snapscale_engine::sequence::SequenceDef,
         restart: Option<i64>,
+    },
+    /// ALTER … SET / RESET (storage parameters): `rel`'s new list, or its
+    /// index `index`'s.
+    SetOptions {
+        rel: Rel,
+        index: Option<String>,
+        options: Vec<String>,
+        tag: &'static str,
+    },
+    /// COMMENT ON a relation or a part of it (`None`: the comment goes).
+    Comment {
+        rel: Rel,
+        on: snapscale_engine::catalog::Described,
+        text: Option<String>,
+    },
+    /// ALTER TABLE … ALTER CONSTRAINT: foreign key `oid` of `rel` made
+    /// (NOT) DEFERRABLE, INITIALLY DEFERRED or IMMEDIATE.
+    AlterConstraint {
+        rel: Rel,
+        oid: u32,
+        deferrable: bool,
+        initially_deferred: bool,
     },
     /// ALTER INDEX old RENAME TO new, of an index of `rel`.
     RenameIndex {
@@ -731,6 +758,12 @@ pub enum AlterTypeOp {
         to: String,
     },
     Rename(String),
+    /// COMMENT ON TYPE / DOMAIN, or on a domain's constraint or a
+    /// composite type's attribute (`None`: the comment goes).
+    Comment {
+        on: snapscale_engine::catalog::Described,
+        text: Option<String>,
+    },
     /// ALTER DOMAIN SET DEFAULT expr (its text) / DROP DEFAULT.
     SetDefault(Option<String>),
     /// ALTER DOMAIN SET / DROP NOT NULL.

@@ -428,7 +428,7 @@ impl<G: Gucs> Conn<G> {
             return self.reset_one(name);
         }
         if name == "transaction_read_only" {
-            match parse_bool(&value) {
+            match snapscale_values::pg_bool(&value) {
                 // As SET TRANSACTION READ WRITE (PostgreSQL's check hook).
                 Some(false) => return self.refuse_read_write(),
                 // Every transaction on a standby is read-only already.
@@ -569,20 +569,6 @@ impl<G: Gucs> Conn<G> {
 
 /// PostgreSQL's isolation levels as snapscale runs them: READ UNCOMMITTED
 /// is READ COMMITTED (as in PostgreSQL), SERIALIZABLE is refused.
-/// A boolean setting's value as PostgreSQL's parse_bool reads it: a
-/// unique prefix of true/false/yes/no, on/off, 1/0, in any case.
-fn parse_bool(value: &str) -> Option<bool> {
-    let v = value.trim().to_ascii_lowercase();
-    let prefix_of = |word: &str, min: usize| v.len() >= min && word.starts_with(v.as_str());
-    if prefix_of("true", 1) || prefix_of("yes", 1) || prefix_of("on", 2) || v == "1" {
-        Some(true)
-    } else if prefix_of("false", 1) || prefix_of("no", 1) || prefix_of("off", 2) || v == "0" {
-        Some(false)
-    } else {
-        None
-    }
-}
-
 fn isolation(level: &TransactionIsolationLevel) -> Result<IsolationLevel, SqlError> {
     Ok(match level {
         TransactionIsolationLevel::ReadUncommitted | TransactionIsolationLevel::ReadCommitted => {

@@ -19,7 +19,7 @@ mod formatting;
 mod json;
 mod math;
 mod string_syntax;
-mod text;
+pub(crate) mod text;
 
 pub use bytea::*;
 pub use float_functions::*;

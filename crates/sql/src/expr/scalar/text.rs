@@ -158,7 +158,7 @@ fn lower_char(c: char) -> char {
 
 /// quote_literal's quoting: quotes doubled, and a string with a backslash
 /// written as an escape string with the backslashes doubled.
-fn quote_literal(s: &str) -> String {
+pub(crate) fn quote_literal(s: &str) -> String {
     let body = s.replace('\'', "''");
     if body.contains('\\') {
         format!("E'{}'", body.replace('\\', "\\\\"))
@@ -191,7 +191,7 @@ const QUOTED_KEYWORDS: &[&str] = &[
 
 /// PostgreSQL's quote_identifier: quoted unless it is lower-case letters,
 /// digits and underscores not starting with a digit, and not a keyword.
-fn quote_identifier(s: &str) -> String {
+pub(crate) fn quote_identifier(s: &str) -> String {
     let quoted = snapscale_values::quote_ident(s);
     if quoted.len() == s.len() && QUOTED_KEYWORDS.binary_search(&s).is_ok() {
         format!("\"{s}\"")
