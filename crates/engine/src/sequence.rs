@@ -93,6 +93,14 @@ impl Sequence {
         self.state.lock().expect("sequence state poisoned").now
     }
 
+    /// The sequence read as a relation: where it is, and how many values
+    /// `nextval` may still hand out before it logs again (PostgreSQL's
+    /// log_cnt).
+    pub fn row(&self) -> (SeqValue, i64) {
+        let s = self.state.lock().expect("sequence state poisoned");
+        (s.now, s.logged_ahead)
+    }
+
     /// Sets the state from a replayed record.
     pub fn replay(&self, v: SeqValue) {
         let mut s = self.state.lock().expect("sequence state poisoned");

@@ -52,6 +52,9 @@ pub(crate) struct PreParsed {
     /// Foreign keys' ON DELETE SET NULL / DEFAULT (columns)
     /// (fk_action_syntax.rs).
     pub(crate) fk_set_columns: Option<Vec<SetColumns>>,
+    /// ALTER VIEW (`Some(false)`) or ALTER MATERIALIZED VIEW (`Some(true)`),
+    /// read as ALTER TABLE (view_syntax.rs).
+    pub(crate) altered_view: Option<bool>,
 }
 
 /// One element of a storage parameter list, as written

@@ -70,12 +70,26 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn alter_table(&mut self, a: &ast::AlterTable) -> Result<Plan, SqlError> {
         super::clauses::alter_table(a)?;
         let name = relation_name(&a.name)?;
+        // ALTER [MATERIALIZED] VIEW: ALTER TABLE's renames and (for a
+        // view) column defaults, of that kind of relation only.
+        let altered_view = self.statement.pre.altered_view.take();
+        let tag = match altered_view {
+            Some(false) => "ALTER VIEW",
+            Some(true) => "ALTER MATERIALIZED VIEW",
+            None => "ALTER TABLE",
+        };
+        let view_action = |o: &Op, materialized: bool| match o {
+            Op::RenameTable { .. } | Op::RenameColumn { .. } => true,
+            Op::AlterColumn { op: Col::SetDefault { .. } | Col::DropDefault, .. } => !materialized,
+            _ => false,
+        };
+
         if a.if_exists && self.resolver.resolve(&name)?.is_none() {
             // PostgreSQL's NOTICE, sent when the statement runs.
             return Ok(Plan::Utility(Utility::Skip {
                 code: SqlState::SUCCESSFUL_COMPLETION,
                 notice: format!("relation \"{name}\" does not exist, skipping"),
-                tag: "ALTER TABLE",
+                tag,
             }));
         }
         if a.operations.len() > 1
@@ -111,7 +125,39 @@ impl<R: Resolver> Binder<'_, R> {
         // missing table's error has no position (PostgreSQL's has none
         // for the relation a DDL statement names).
         let unplaced = |e: SqlError| SqlError { position: None, ..e };
+        let target = self.resolver.resolve(&name)?;
+        let (is_view, is_matview) =
+            target.as_ref().map_or((false, false), |r| (r.entry.is_view(), r.entry.is_matview()));
+        match altered_view {
+            Some(false) if target.is_some() && !is_view => {
+                return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, format!("\"{name}\" is not a view")))
+            }
+            Some(true) if target.is_some() && !is_matview => {
+                return Err(SqlError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("\"{name}\" is not a materialized view"),
+                ))
+            }
+            _ => {}
+        }
+        // ALTER TABLE reaches a view too, for what ALTER VIEW can do;
+        // another action is PostgreSQL's 42809 naming it.
+        if is_view || (is_matview && altered_view.is_some()) {
+            if let Some(o) = a.operations.iter().find(|o| !view_action(o, is_matview)) {
+                let kind = if is_matview { "materialized views" } else { "views" };
+                return Err(match action_name(o) {
+                    Some(action) => SqlError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("ALTER action {action} cannot be performed on relation \"{name}\""),
+                    )
+                    .with_detail(format!("This operation is not supported for {kind}.")),
+                    None => not_supported(format!("this ALTER action on {kind}")),
+                });
+            }
+        }
+        let view_target = is_view;
         let rel = match a.operations.as_slice() {
+            _ if view_target => self.any_relation(&a.name, mode).map_err(unplaced)?,
             [Op::RenameTable { .. }] => match self.any_relation(&a.name, mode).map_err(unplaced)? {
                 rel if rel.entry.sequence.is_some() => rel,
                 _ => self.rel(&a.name, mode).map_err(unplaced)?,
@@ -136,7 +182,11 @@ impl<R: Resolver> Binder<'_, R> {
         }
         // Comments on what the actions dropped go with it.
         draft.entry.prune_comments();
-        self.finish_alter(rel, draft)
+        let mut plan = self.finish_alter(rel, draft)?;
+        if let (Plan::Utility(Utility::AlterTable(a)), Some(_)) = (&mut plan, altered_view) {
+            a.tag = tag;
+        }
+        Ok(plan)
     }
 
     /// ALTER INDEX / SEQUENCE … RENAME TO of a relation: ALTER TABLE's
@@ -810,4 +860,24 @@ impl<R: Resolver> Binder<'_, R> {
             drop_sequences: d.drop_sequences,
         }))))
     }
+}
+
+/// An action's name as PostgreSQL's messages word it.
+fn action_name(o: &Op) -> Option<&'static str> {
+    Some(match o {
+        Op::AddColumn { .. } => "ADD COLUMN",
+        Op::DropColumn { .. } => "DROP COLUMN",
+        Op::AddConstraint { .. } => "ADD CONSTRAINT",
+        Op::DropConstraint { .. } => "DROP CONSTRAINT",
+        Op::RenameConstraint { .. } => "RENAME CONSTRAINT",
+        Op::ValidateConstraint { .. } => "VALIDATE CONSTRAINT",
+        Op::AlterColumn { op, .. } => match op {
+            Col::SetNotNull => "ALTER COLUMN ... SET NOT NULL",
+            Col::DropNotNull => "ALTER COLUMN ... DROP NOT NULL",
+            Col::SetDataType { .. } => "ALTER COLUMN ... SET DATA TYPE",
+            Col::AddGenerated { .. } => "ALTER COLUMN ... ADD IDENTITY",
+            Col::SetDefault { .. } | Col::DropDefault => "ALTER COLUMN ... SET DEFAULT",
+        },
+        _ => return None,
+    })
 }

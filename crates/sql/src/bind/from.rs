@@ -286,6 +286,14 @@ impl<R: Resolver> Binder<'_, R> {
                         from: From::Computed(view),
                     });
                 }
+                if mode == LockMode::AccessShare {
+                    let n = relation_name(name)?;
+                    if let Some(seq) = self.resolver.resolve(&n)?.filter(|r| r.entry.sequence.is_some()) {
+                        let alias_name = alias.as_ref().map_or(default_alias, |a| ident(&a.name));
+                        self.dep(&n, &seq, LockMode::AccessShare);
+                        return sequence_item(&seq, alias_name, alias.as_ref(), offset);
+                    }
+                }
                 let rel = self.relation_or_view(name, mode)?;
                 if rel.entry.is_view() {
                     return self.view_item(&rel, alias.as_ref(), offset);
@@ -737,4 +745,37 @@ fn combine(
     }));
     let from = From::Join(Box::new(Join { left: left.from, right: right.from, kind, on }));
     Ok(Item { from, named, visible })
+}
+
+/// A sequence read as a relation: one row of its state when read
+/// (last_value, log_cnt, is_called), as PostgreSQL shows it.
+fn sequence_item(
+    rel: &crate::plan::Rel,
+    alias_name: String,
+    alias: Option<&ast::TableAlias>,
+    offset: usize,
+) -> Result<Item, SqlError> {
+    let names = [("last_value", SqlType::Int8), ("log_cnt", SqlType::Int8), ("is_called", SqlType::Bool)];
+    let cell = |k: i64| {
+        let args = vec![
+            Expr::Const(snapscale_values::Value::Int(rel.entry.storage as i64)),
+            Expr::Const(snapscale_values::Value::Text(rel.entry.name.clone())),
+            Expr::Const(snapscale_values::Value::Int(k)),
+        ];
+        Expr::Func(crate::expr::Func::SequenceRow, args)
+    };
+    let row = (0..names.len() as i64).map(cell).collect();
+    let columns: Vec<crate::plan::Column> =
+        names.iter().map(|(n, ty)| crate::plan::Column { name: (*n).into(), ty: *ty }).collect();
+    let cols = names
+        .iter()
+        .enumerate()
+        .map(|(i, (n, ty))| Col { name: (*n).into(), expr: Expr::Column(offset + i), ty: *ty })
+        .collect();
+    let named = rename(Named { alias: alias_name, columns: cols, table: None, nullable: false }, alias)?;
+    Ok(Item {
+        visible: named.columns.clone(),
+        named: vec![named],
+        from: From::Values { rows: vec![row], columns },
+    })
 }

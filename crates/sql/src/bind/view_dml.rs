@@ -332,6 +332,7 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let readers = readers(&view, i.table_alias.as_ref().map(|a| ident(&a.alias)));
         let mut new = i.clone();
+        self.apply_view_defaults(rel, &u, &names, &mut columns, &mut new)?;
         new.table = ast::TableObject::TableName(u.base.clone());
         new.table_alias = u
             .base_alias
@@ -344,6 +345,70 @@ impl<R: Resolver> Binder<'_, R> {
         let plan = self.insert(&new);
         self.statement.expanding.pop();
         plan
+    }
+
+    /// The view's own column defaults (ALTER VIEW … SET DEFAULT), as
+    /// PostgreSQL's rewriter applies them to an INSERT through it: for a
+    /// `DEFAULT` in VALUES at such a column, and for such a column the
+    /// statement leaves out (each VALUES row gets the expression; a query
+    /// source is read through a subquery that adds them).
+    fn apply_view_defaults(
+        &mut self,
+        rel: &Rel,
+        u: &Updatable,
+        names: &[String],
+        columns: &mut Vec<ObjectName>,
+        new: &mut ast::Insert,
+    ) -> Result<(), SqlError> {
+        let mut defaults = Vec::new();
+        for c in rel.entry.columns.iter() {
+            let Some(text) = &c.default else { continue };
+            let Some((_, _, Some(base))) = u.columns.iter().find(|(n, ..)| *n == c.name) else { continue };
+            defaults.push((
+                c.name.clone(),
+                base.clone(),
+                crate::parse::parse_expr(text, self.stack.limit())?,
+            ));
+        }
+        if defaults.is_empty() {
+            return Ok(());
+        }
+        let missing: Vec<&(String, String, AstExpr)> =
+            defaults.iter().filter(|(n, ..)| !names.contains(n)).collect();
+        for (_, base, _) in &missing {
+            columns.push(ObjectName::from(vec![quoted(base)]));
+        }
+        match new.source.as_mut() {
+            None => {
+                // DEFAULT VALUES: a row of the defaults (the others' are
+                // the table's).
+                let row: Vec<String> = missing.iter().map(|(_, _, e)| e.to_string()).collect();
+                let text = format!("VALUES ({})", row.join(", "));
+                new.source = Some(crate::parse::parse_query(&text, self.stack.limit())?);
+            }
+            Some(source) => match source.body.as_mut() {
+                ast::SetExpr::Values(values) => {
+                    for row in &mut values.rows {
+                        for (k, cell) in row.content.iter_mut().enumerate() {
+                            let named = names.get(k);
+                            if let Some((_, _, e)) = defaults.iter().find(|(n, ..)| Some(n) == named) {
+                                if super::dml::is_default_keyword(cell) {
+                                    *cell = e.clone();
+                                }
+                            }
+                        }
+                        row.content.extend(missing.iter().map(|(_, _, e)| e.clone()));
+                    }
+                }
+                _ if missing.is_empty() => {}
+                _ => {
+                    let added: Vec<String> = missing.iter().map(|(_, _, e)| e.to_string()).collect();
+                    let text = format!("SELECT *, {} FROM ({source}) AS view_defaults", added.join(", "));
+                    *source = crate::parse::parse_query(&text, self.stack.limit())?;
+                }
+            },
+        }
+        Ok(())
     }
 
     pub(super) fn update_view(

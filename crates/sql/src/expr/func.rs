@@ -158,6 +158,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         }
         Func::Substring => substring(&args)?,
         Func::NextVal | Func::CurrVal | Func::SetVal | Func::LastVal => sequence_call(f, &args, cx)?,
+        Func::SequenceRow => sequence_row(&args, cx)?,
         Func::Advisory(a) => super::advisory::call(a, &args, cx)?,
         Func::Abs => match &args[0] {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| SqlError::out_of_range("bigint"))?),
@@ -347,6 +348,25 @@ fn sequence_call(f: Func, args: &[Value], cx: &Ctx<'_>) -> Result<Value, SqlErro
         }
     }
     Ok(Value::Int(value))
+}
+
+/// One column of a sequence read as a relation, as it is now (not
+/// transactional, as in PostgreSQL).
+fn sequence_row(args: &[Value], cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let (Value::Int(storage), Value::Text(name), Value::Int(column)) = (&args[0], &args[1], &args[2]) else {
+        return Err(SqlError::new(SqlState::INTERNAL_ERROR, "a sequence row lost its sequence"));
+    };
+    let db =
+        cx.db.ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "no database to read a sequence in"))?;
+    let sequence = db.catalog.storage(*storage as u64).and_then(|h| h.sequence.get().map(|s| s.row()));
+    let Some((now, log_cnt)) = sequence else {
+        return Err(SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist")));
+    };
+    Ok(match column {
+        0 => Value::Int(now.last),
+        1 => Value::Int(log_cnt),
+        _ => Value::Bool(now.called),
+    })
 }
 
 /// The session view, where one is attached.

@@ -185,6 +185,10 @@ pub enum Func {
     SetVal,
     /// `lastval()`.
     LastVal,
+    /// A sequence read as a relation (`SELECT * FROM seq`): NextVal's
+    /// first two arguments, then the column (0: last_value, 1: log_cnt,
+    /// 2: is_called), read when evaluated.
+    SequenceRow,
     /// `ARRAY[a, b, …]` of elements.
     ArrayCons,
     /// `ARRAY[a, b, …]` of arrays: one more dimension.

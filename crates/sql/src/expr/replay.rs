@@ -43,6 +43,7 @@ impl Func {
         matches!(
             self,
             Func::NextVal
+                | Func::SequenceRow
                 | Func::CurrVal
                 | Func::SetVal
                 | Func::LastVal

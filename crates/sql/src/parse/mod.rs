@@ -156,6 +156,21 @@ pub(crate) fn parse_expr(text: &str, max_stack_depth: usize) -> Result<sqlparser
     })
 }
 
+/// Parses a query the binder writes (a rewrite of the user's): 42601 for
+/// text that is not one query.
+pub(crate) fn parse_query(
+    text: &str,
+    max_stack_depth: usize,
+) -> Result<Box<sqlparser::ast::Query>, SqlError> {
+    match parse(text, max_stack_depth)?.pop() {
+        Some(Parsed::Sql(ast)) => match ast.statement.as_deref() {
+            Some(sqlparser::ast::Statement::Query(q)) => Ok(q.clone()),
+            _ => Err(SqlError::new(SqlState::SYNTAX_ERROR, "a rewritten query is not a query")),
+        },
+        _ => Err(SqlError::new(SqlState::SYNTAX_ERROR, "a rewritten query is not a query")),
+    }
+}
+
 /// Parses the query of `COPY (query) TO STDOUT`: one statement, or `None`.
 pub(crate) fn copy_query(max_stack_depth: usize) -> impl FnOnce(&str) -> Result<Option<Ast>, SqlError> {
     move |text| {
@@ -237,7 +252,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // after it stay).
         let merge_rewritten = merge_syntax::rewrite_default_values(piece);
         let piece = merge_rewritten.as_deref().unwrap_or(piece);
-        let reordered = sequence_syntax::canonical_create_sequence(piece)
+        // ALTER [MATERIALIZED] VIEW, as the ALTER TABLE it is.
+        let alter_view = view_syntax::alter_view_as_table(piece);
+        let altered_view = alter_view.as_ref().map(|(_, materialized)| *materialized);
+        let reordered = alter_view
+            .map(|(text, _)| text)
+            .or_else(|| sequence_syntax::canonical_create_sequence(piece))
             .or_else(|| table_syntax::rewrite_table_queries(piece))
             .or_else(|| domain_syntax::canonical_create_domain(piece))
             .or_else(|| domain_syntax::canonical_drop_domain(piece));
@@ -371,6 +391,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                     table_likes: table_likes.clone(),
                                     storage_params: storage_params.clone(),
                                     fk_set_columns: fk_set_columns.clone(),
+                                    altered_view,
                                 }),
                             })
                         })

@@ -81,6 +81,32 @@ pub(crate) fn read_matview_data(sql: &str) -> Option<(String, bool)> {
     Some((blank(sql, tokens[with].span.start, tokens[n - 1].span.end), data))
 }
 
+/// `ALTER [MATERIALIZED] VIEW …` written as the ALTER TABLE it is
+/// (PostgreSQL's ALTER VIEW actions are ALTER TABLE's: RENAME, RENAME
+/// COLUMN, ALTER COLUMN … DEFAULT), and whether it named a materialized
+/// view; `None` for any other text. The binder holds the statement to
+/// its kind of relation and to the actions ALTER VIEW has.
+pub(crate) fn alter_view_as_table(sql: &str) -> Option<(String, bool)> {
+    if !may_start_with(sql, "alter") {
+        return None;
+    }
+    let tokens = significant_tokens(sql)?;
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
+    if kw(0) != Some(Keyword::ALTER) {
+        return None;
+    }
+    let (last, materialized) = match (kw(1), kw(2)) {
+        (Some(Keyword::VIEW), _) => (1, false),
+        (Some(Keyword::MATERIALIZED), Some(Keyword::VIEW)) => (2, true),
+        _ => return None,
+    };
+    let line_starts: Vec<usize> =
+        std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
+    let from = super::lock_syntax::offset(&line_starts, sql, tokens[1].span.start);
+    let to = super::lock_syntax::offset(&line_starts, sql, tokens[last].span.end);
+    Some((format!("{}TABLE{}", &sql[..from], &sql[to..]), materialized))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
