@@ -2,7 +2,7 @@
 """Side-by-side speed of issue 26's schema features against PostgreSQL 15:
 
     python3 scripts/schema-bench.py --bin target/release/snapscale \
-        --pg "host=/tmp port=5433 user=postgres" [--seconds 10] [--rounds 3]
+        --pg "host=127.0.0.1 port=5433 user=postgres" [--seconds 10] [--rounds 3]
 
   - child inserts referencing random parents (a foreign-key check each),
     pgbench custom script, -M prepared, 2 clients;

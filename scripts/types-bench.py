@@ -3,7 +3,7 @@
 against PostgreSQL 15, on one table of ROWS rows loaded into both:
 
     python3 scripts/types-bench.py --bin target/release/snapscale \
-        --pg "host=/tmp port=5433 user=postgres" [--rows 1000000] [--runs 5]
+        --pg "host=127.0.0.1 port=5433 user=postgres" [--rows 1000000] [--runs 5]
 
   - sum and avg of a numeric(12,2) column;
   - a numeric expression in a WHERE clause;
