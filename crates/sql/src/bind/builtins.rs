@@ -187,6 +187,9 @@ static BUILTINS: &[Builtin] = &[
     f("pg_is_other_temp_schema", &[OID], SqlType::Bool, Func::Catalog(C::IsOtherTempSchema)),
     f("pg_get_viewdef", &[OID], SqlType::Text, Func::Catalog(C::GetViewDef)),
     f("pg_get_viewdef", &[OID, BOOL], SqlType::Text, Func::Catalog(C::GetViewDef)),
+    // The older forms, by the view's name.
+    f("pg_get_viewdef", &[TEXT], SqlType::Text, Func::Catalog(C::GetViewDef)),
+    f("pg_get_viewdef", &[TEXT, BOOL], SqlType::Text, Func::Catalog(C::GetViewDef)),
     f("pg_tablespace_location", &[OID], SqlType::Text, Func::Catalog(C::TablespaceLocation)),
     f("pg_postmaster_start_time", &[], SqlType::TimestampTz, Func::Catalog(C::PostmasterStartTime)),
     // Advisory locks (explicit locking in the manual): session-level unless

@@ -448,12 +448,14 @@ impl Catalog for CatalogState {
             C::EncodingToChar => Value::Text(if int(&args[0]) == Some(6) { "UTF8" } else { "" }.into()),
             C::GetFunctionResult | C::GetFunctionArguments => Value::Null,
             C::GetViewDef => {
-                match self
-                    .relations
-                    .iter()
-                    .find(|e| Some(e.oid) == oid(&args[0]))
-                    .and_then(|e| e.view.as_ref())
-                {
+                let target = match &args[0] {
+                    Value::Text(name) => match self.relation_by_name(name) {
+                        Some((o, _)) => Some(o),
+                        None => return Err(Reg::Class.missing(name)),
+                    },
+                    other => oid(other),
+                };
+                match self.relations.iter().find(|e| Some(e.oid) == target).and_then(|e| e.view.as_ref()) {
                     Some(v) => Value::Text(super::deparse::view_definition(&v.query)),
                     None => Value::Null,
                 }
