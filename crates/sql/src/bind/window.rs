@@ -1,7 +1,9 @@
-//! Binding window function calls: `f(…) OVER (PARTITION BY … ORDER BY …)`
-//! with the default frame (the partition up to the current row's last
-//! peer with ORDER BY, all of it without). The calls join the SELECT's
-//! window list; expressions refer to their results as `Expr::Window(i)`.
+//! Binding window function calls: `f(…) OVER (PARTITION BY … ORDER BY …
+//! [frame])`, with the default frame (the partition up to the current
+//! row's last peer with ORDER BY, all of it without) or a ROWS, RANGE or
+//! GROUPS frame checked as PostgreSQL's parser checks it. The calls join
+//! the SELECT's window list; expressions refer to their results as
+//! `Expr::Window(i)`.
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType};
@@ -11,7 +13,7 @@ use super::function::aggregate_type;
 use super::scope::Scope;
 use super::{ident, not_supported, Binder, Coercion, Resolver, Typed};
 use crate::expr::{AggFunc, Expr, WinFunc};
-use crate::plan::{SortKey, WindowCall};
+use crate::plan::{Frame, FrameBound, FrameUnits, SortKey, WindowCall};
 
 impl<R: Resolver> Binder<'_, R> {
     #[inline(never)]
@@ -27,9 +29,6 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let spec = self.resolve_window(over)?;
         let spec = &spec;
-        if spec.window_frame.is_some() {
-            return Err(not_supported("window frame clauses"));
-        }
         let (star, args) = match &f.args {
             FunctionArguments::None => (false, Vec::new()),
             FunctionArguments::List(list) => {
@@ -122,6 +121,32 @@ impl<R: Resolver> Binder<'_, R> {
             "dense_rank" => Some(WinFunc::DenseRank),
             _ => None,
         };
+        let relative = match name {
+            "percent_rank" => Some(WinFunc::PercentRank),
+            "cume_dist" => Some(WinFunc::CumeDist),
+            _ => None,
+        };
+        if let Some(func) = relative {
+            if !args.is_empty() || star {
+                return Err(no_such(name, args.len()));
+            }
+            return self.window_over(func, None, Vec::new(), SqlType::Float8, spec, scope);
+        }
+        if name == "ntile" {
+            let [n] = args else { return Err(no_such(name, args.len())) };
+            let t = self.expr(n, scope)?;
+            let n = self.coerce(t, SqlType::Int4, Coercion::Implicit, "argument of ntile")?;
+            return self.window_over(WinFunc::Ntile, None, vec![n], SqlType::Int4, spec, scope);
+        }
+        if name == "nth_value" {
+            let [x, n] = args else { return Err(no_such(name, args.len())) };
+            let t = self.expr(x, scope)?;
+            let ty = t.ty.unwrap_or(SqlType::Text);
+            let arg = self.settle(t)?;
+            let t = self.expr(n, scope)?;
+            let n = self.coerce(t, SqlType::Int4, Coercion::Implicit, "argument of nth_value")?;
+            return self.window_over(WinFunc::NthValue, Some(arg), vec![n], ty, spec, scope);
+        }
         let value = match name {
             "lag" => Some(WinFunc::Lag),
             "lead" => Some(WinFunc::Lead),
@@ -162,7 +187,7 @@ impl<R: Resolver> Binder<'_, R> {
             }
             None => {
                 let agg = match AggFunc::named(name, star) {
-                    Some(agg) if !matches!(agg, AggFunc::StringAgg | AggFunc::ArrayAgg) => agg,
+                    Some(agg) => agg,
                     _ => {
                         return Err(SqlError::new(
                             SqlState::WRONG_OBJECT_TYPE,
@@ -174,6 +199,21 @@ impl<R: Resolver> Binder<'_, R> {
                 };
                 let arg = match (agg, args) {
                     (AggFunc::CountStar, []) => None,
+                    (AggFunc::StringAgg, [a, delimiter]) => {
+                        // The delimiter, read for each row as it is added.
+                        let t = self.expr(delimiter, scope)?;
+                        more.push(self.coerce(
+                            t,
+                            SqlType::Text,
+                            Coercion::Implicit,
+                            "argument of string_agg",
+                        )?);
+                        let t = self.expr(a, scope)?;
+                        let e =
+                            self.coerce(t, SqlType::Text, Coercion::Implicit, "argument of string_agg")?;
+                        Some(Typed { e, ty: Some(SqlType::Text) })
+                    }
+                    (AggFunc::StringAgg, _) => return Err(no_such(name, args.len())),
                     (_, [a]) => Some(self.expr(a, scope)?),
                     _ => {
                         return Err(SqlError::new(
@@ -215,6 +255,161 @@ impl<R: Resolver> Binder<'_, R> {
             }
             order.push(SortKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) });
         }
-        Ok(WindowCall { func, arg, more, partition, order, ty })
+        let frame = match &spec.window_frame {
+            None => None,
+            Some(f) => Some(self.frame(f, spec, &order, scope)?),
+        };
+        Ok(WindowCall { func, arg, more, partition, order, ty, frame })
     }
+
+    /// A frame clause, with PostgreSQL's checks of its bounds.
+    fn frame(
+        &mut self,
+        f: &ast::WindowFrame,
+        spec: &ast::WindowSpec,
+        order: &[SortKey],
+        scope: &Scope<'_>,
+    ) -> Result<Frame, SqlError> {
+        use ast::WindowFrameBound as B;
+        let units = match f.units {
+            ast::WindowFrameUnits::Rows => FrameUnits::Rows,
+            ast::WindowFrameUnits::Range => FrameUnits::Range,
+            ast::WindowFrameUnits::Groups => FrameUnits::Groups,
+        };
+        let windowing = |m: &str| SqlError::new(SqlState::WINDOWING_ERROR, m.to_owned());
+        let end = f.end_bound.clone().unwrap_or(B::CurrentRow);
+        match (&f.start_bound, &end) {
+            (B::Following(None), _) => return Err(windowing("frame start cannot be UNBOUNDED FOLLOWING")),
+            (_, B::Preceding(None)) => return Err(windowing("frame end cannot be UNBOUNDED PRECEDING")),
+            (B::CurrentRow, B::Preceding(Some(_))) => {
+                return Err(windowing("frame starting from current row cannot have preceding rows"))
+            }
+            // The shorthand `n FOLLOWING` ends at the current row.
+            (B::Following(Some(_)), B::CurrentRow) if f.end_bound.is_none() => {
+                return Err(windowing("frame starting from following row cannot end with current row"))
+            }
+            (B::Following(Some(_)), B::Preceding(Some(_)) | B::CurrentRow) => {
+                return Err(windowing("frame starting from following row cannot have preceding rows"))
+            }
+            _ => {}
+        }
+        if units == FrameUnits::Groups && order.is_empty() {
+            return Err(windowing("GROUPS mode requires an ORDER BY clause"));
+        }
+        let offsets =
+            [&f.start_bound, &end].iter().any(|b| matches!(b, B::Preceding(Some(_)) | B::Following(Some(_))));
+        let mut range_key = None;
+        if units == FrameUnits::Range && offsets {
+            let [key] = spec.order_by.as_slice() else {
+                return Err(windowing(
+                    "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column",
+                ));
+            };
+            range_key = Some(&key.expr);
+        }
+        let desc = order.first().is_some_and(|k| k.desc);
+        let mut bound_type = None;
+        let mut bound = |b: &mut Self, bound: &B| -> Result<FrameBound, SqlError> {
+            let (offset, preceding) = match bound {
+                B::CurrentRow => return Ok(FrameBound::CurrentRow),
+                B::Preceding(None) => return Ok(FrameBound::UnboundedPreceding),
+                B::Following(None) => return Ok(FrameBound::UnboundedFollowing),
+                B::Preceding(Some(o)) => (o, true),
+                B::Following(Some(o)) => (o, false),
+            };
+            let Some(key) = range_key else {
+                // ROWS and GROUPS count rows or peer groups: a bigint.
+                let t = b.expr(offset, scope)?;
+                let what = if units == FrameUnits::Rows { "argument of ROWS" } else { "argument of GROUPS" };
+                let e = b.coerce(t, SqlType::Int8, Coercion::Implicit, what)?;
+                return Ok(if preceding {
+                    FrameBound::Preceding(e, None)
+                } else {
+                    FrameBound::Following(e, None)
+                });
+            };
+            // RANGE: the offset's type must be one PostgreSQL's in_range
+            // functions take for the ORDER BY's type; the row's value is
+            // moved back (PRECEDING) or on (FOLLOWING) in its direction.
+            let key_ty = b.expr(key, scope)?.ty;
+            let off_ty = b.expr(offset, scope)?.ty;
+            let Some(target) = range_offset_type(key_ty, off_ty) else {
+                return Err(range_unsupported(key_ty, off_ty));
+            };
+            let back = preceding != desc;
+            let moved = ast::Expr::BinaryOp {
+                left: Box::new(ast::Expr::Nested(Box::new(key.clone()))),
+                op: if back { ast::BinaryOperator::Minus } else { ast::BinaryOperator::Plus },
+                right: Box::new(ast::Expr::Cast {
+                    kind: ast::CastKind::DoubleColon,
+                    expr: Box::new(ast::Expr::Nested(offset.clone())),
+                    data_type: target,
+                    format: None,
+                }),
+            };
+            let t = b.expr(&moved, scope).map_err(|_| range_unsupported(key_ty, off_ty))?;
+            bound_type = t.ty.or(bound_type);
+            let value = b.settle(t)?;
+            let t = b.expr(offset, scope)?;
+            let offset = b.settle(t)?;
+            Ok(if preceding {
+                FrameBound::Preceding(offset, Some(value))
+            } else {
+                FrameBound::Following(offset, Some(value))
+            })
+        };
+        let start = bound(self, &f.start_bound)?;
+        let end = bound(self, &end)?;
+        let range_key = match (range_key, bound_type) {
+            (Some(key), Some(ty)) => {
+                let t = self.expr(key, scope)?;
+                Some(self.coerce(t, ty, Coercion::Explicit, "RANGE")?)
+            }
+            _ => None,
+        };
+        Ok(Frame { units, start, end, range_key })
+    }
+}
+
+/// The type a RANGE offset is read as for an ORDER BY value of type
+/// `key` (PostgreSQL's in_range support: integers by integers, floats by
+/// float8, numeric by numeric, date and time types by interval); `None`
+/// where there is no such support. An untyped literal takes that type.
+fn range_offset_type(key: Option<SqlType>, offset: Option<SqlType>) -> Option<ast::DataType> {
+    use SqlType as T;
+    let ints = |t: Option<T>| matches!(t, None | Some(T::Int2 | T::Int4 | T::Int8));
+    Some(match key? {
+        T::Int2 | T::Int4 | T::Int8 if ints(offset) => ast::DataType::BigInt(None),
+        T::Float4 | T::Float8 if ints(offset) || matches!(offset, Some(T::Float4 | T::Float8)) => {
+            ast::DataType::DoublePrecision
+        }
+        T::Numeric(_) if ints(offset) || matches!(offset, Some(T::Numeric(_))) => {
+            ast::DataType::Numeric(ast::ExactNumberInfo::None)
+        }
+        T::Date | T::Timestamp | T::TimestampTz | T::Time | T::TimeTz | T::Interval
+            if matches!(offset, None | Some(T::Interval)) =>
+        {
+            ast::DataType::Interval { fields: None, precision: None }
+        }
+        _ => return None,
+    })
+}
+
+/// PostgreSQL's 0A000 for a RANGE offset its ORDER BY type cannot move by.
+fn range_unsupported(key: Option<SqlType>, offset: Option<SqlType>) -> SqlError {
+    let name = |t: Option<SqlType>| t.map_or_else(|| "unknown".to_owned(), |t| t.name().to_string());
+    SqlError::new(
+        SqlState::FEATURE_NOT_SUPPORTED,
+        format!(
+            "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {} and offset type {}",
+            name(key),
+            name(offset)
+        ),
+    )
+    .with_hint("Cast the offset value to an appropriate type.")
+}
+
+/// 42883 for a window function called with the wrong number of arguments.
+fn no_such(name: &str, n: usize) -> SqlError {
+    SqlError::new(SqlState::UNDEFINED_FUNCTION, format!("function {name} with {n} arguments does not exist"))
 }

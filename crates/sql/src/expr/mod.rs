@@ -404,6 +404,14 @@ pub enum WinFunc {
     /// An aggregate over the window frame: the partition up to the current
     /// row's last peer with ORDER BY, the whole partition without.
     Agg(AggFunc),
+    /// `nth_value(x, n)`: the frame's n-th row's x.
+    NthValue,
+    /// `ntile(n)`: the row's bucket of n, as equal as can be.
+    Ntile,
+    /// `percent_rank()`: (rank - 1) / (rows - 1).
+    PercentRank,
+    /// `cume_dist()`: rows up to the current row's last peer / rows.
+    CumeDist,
 }
 
 /// A bound expression.

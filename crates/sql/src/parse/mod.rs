@@ -45,6 +45,7 @@ pub(crate) mod subscript_targets;
 mod syntax_error;
 mod table_syntax;
 mod view_syntax;
+mod window_syntax;
 
 pub(crate) use like_syntax::TableLike;
 pub(crate) use overriding_syntax::Overriding;
@@ -259,6 +260,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             .map(|(text, _)| text)
             .or_else(|| sequence_syntax::canonical_create_sequence(piece))
             .or_else(|| table_syntax::rewrite_table_queries(piece))
+            .or_else(|| window_syntax::parenthesise_frame_casts(piece))
             .or_else(|| domain_syntax::canonical_create_domain(piece))
             .or_else(|| domain_syntax::canonical_drop_domain(piece));
         let piece = reordered.as_deref().unwrap_or(piece);

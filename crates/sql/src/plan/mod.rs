@@ -78,11 +78,45 @@ pub struct Aggregate {
 pub struct WindowCall {
     pub func: crate::expr::WinFunc,
     pub arg: Option<Expr>,
-    /// lag and lead: the offset and the default.
+    /// lag and lead: the offset and the default; ntile: the bucket
+    /// count; nth_value: n.
     pub more: Vec<Expr>,
     pub partition: Vec<Expr>,
     pub order: Vec<SortKey>,
     pub ty: SqlType,
+    /// An explicit frame clause; `None`: the default frame (RANGE
+    /// UNBOUNDED PRECEDING AND CURRENT ROW).
+    pub frame: Option<Frame>,
+}
+
+/// A window frame: ROWS, RANGE or GROUPS between two bounds.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Frame {
+    pub units: FrameUnits,
+    pub start: FrameBound,
+    pub end: FrameBound,
+    /// RANGE with an offset: the ORDER BY value, in the type the bounds
+    /// compare in.
+    pub range_key: Option<Expr>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FrameUnits {
+    Rows,
+    Range,
+    Groups,
+}
+
+/// One end of a frame. An offset bound holds its offset (evaluated for
+/// each row: it must be a non-negative value) and, under RANGE, the
+/// bound's value (the row's ORDER BY value moved by the offset).
+#[derive(Clone, PartialEq, Debug)]
+pub enum FrameBound {
+    UnboundedPreceding,
+    Preceding(Expr, Option<Expr>),
+    CurrentRow,
+    Following(Expr, Option<Expr>),
+    UnboundedFollowing,
 }
 
 /// GROUP BY (or aggregates without it: one group). Expressions above it
