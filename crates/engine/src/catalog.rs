@@ -110,6 +110,11 @@ pub struct IndexDef {
     /// Its storage parameters as PostgreSQL's pg_class.reloptions shows
     /// them (`fillfactor=70`), checked when they were set.
     pub options: Vec<String>,
+    /// The operator class named for each key part (empty: the type's
+    /// default; the whole list empty when no part names one). Every
+    /// class accepted sorts as the default does here (the collation is
+    /// C, so the pattern classes' byte order is the default order).
+    pub opclasses: Vec<String>,
 }
 
 /// The key part of an [`IndexDef`] that is an expression, not a column.

@@ -351,7 +351,8 @@ impl Writer {
                 | (u8::from(i.predicate.is_some()) << 5)
                 | (u8::from(storage) << 6)
                 | (u8::from(!i.options.is_empty()) << 7));
-            self.u8(u8::from(i.primary));
+            // Bit 0: PRIMARY KEY; bit 1: operator classes follow.
+            self.u8(u8::from(i.primary) | (u8::from(!i.opclasses.is_empty()) << 1));
             if include {
                 self.u16(i.include.len() as u16);
                 for &c in &i.include {
@@ -372,6 +373,9 @@ impl Writer {
             }
             if !i.options.is_empty() {
                 self.strings(&i.options);
+            }
+            if !i.opclasses.is_empty() {
+                self.strings(&i.opclasses);
             }
         }
         if let Some(s) = &e.sequence {
@@ -778,7 +782,11 @@ impl<'a> Reader<'a> {
                 .map(|_| self.u16().map(|c| if c == u16::MAX { EXPRESSION } else { usize::from(c) }))
                 .collect::<Result<_, _>>()?;
             let flags = self.u8()?;
-            let primary = self.u8()? != 0;
+            let second = self.u8()?;
+            if second > 3 {
+                return Err(corrupt());
+            }
+            let primary = second & 1 != 0;
             let include = match flags & 8 != 0 {
                 true => (0..self.u16()?).map(|_| self.u16().map(usize::from)).collect::<Result<_, _>>()?,
                 false => Vec::new(),
@@ -790,6 +798,7 @@ impl<'a> Reader<'a> {
             let predicate = if flags & 32 != 0 { Some(self.str()?) } else { None };
             let storage = if flags & 64 != 0 { self.u32()? } else { oid };
             let options = if flags & 128 != 0 { self.strings()? } else { Vec::new() };
+            let opclasses = if second & 2 != 0 { self.strings()? } else { Vec::new() };
             // A primary key is a constraint whatever the bit says (data
             // written before the bit existed).
             indexes.push(IndexDef {
@@ -805,6 +814,7 @@ impl<'a> Reader<'a> {
                 predicate,
                 storage,
                 options,
+                opclasses,
             });
         }
         let sequence = if is_sequence {

@@ -307,6 +307,7 @@ mod tests {
                     predicate: None,
                     storage: 16385,
                     options: vec!["fillfactor=70".into()],
+                    opclasses: Vec::new(),
                 },
                 IndexDef {
                     oid: 16386,
@@ -321,6 +322,7 @@ mod tests {
                     predicate: Some("c > 0".into()),
                     storage: 16399,
                     options: Vec::new(),
+                    opclasses: vec![String::new(), "text_pattern_ops".into()],
                 },
             ],
             sequence: None,

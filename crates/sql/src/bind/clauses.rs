@@ -281,7 +281,8 @@ fn constraint_column(c: &ast::IndexColumn) -> Result<(), SqlError> {
 /// NULLS LAST (likewise) and the default operator class; DESC, NULLS
 /// FIRST and operator classes change what the index is and are refused.
 fn index_column(c: &ast::IndexColumn) -> Result<(), SqlError> {
-    let ast::IndexColumn { column, operator_class } = c;
+    // An operator class is the binder's (bind/index_keys.rs).
+    let ast::IndexColumn { column, operator_class: _ } = c;
     let ast::OrderByExpr { expr: _, options, with_fill } = column;
     let ast::OrderByOptions { sort, nulls_first } = options;
     if with_fill.is_some() {
@@ -293,7 +294,6 @@ fn index_column(c: &ast::IndexColumn) -> Result<(), SqlError> {
     refuse(&[
         (matches!(sort, Some(ast::OrderBySort::Desc)), "CREATE INDEX ... DESC"),
         (*nulls_first == Some(true), "CREATE INDEX ... NULLS FIRST"),
-        (operator_class.is_some(), "CREATE INDEX ... with an operator class"),
     ])
 }
 

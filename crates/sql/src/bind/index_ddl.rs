@@ -82,6 +82,7 @@ impl IndexSpec {
             exprs: Vec::new(),
             predicate: None,
             options: Vec::new(),
+            opclasses: Vec::new(),
         })
     }
 }
@@ -120,6 +121,7 @@ impl<R: Resolver> Binder<'_, R> {
             exprs: key.exprs,
             predicate: key.predicate,
             options,
+            opclasses: key.opclasses,
         };
         if c.name.is_some() && self.relation_name_taken(&index.name, rel.entry.oid)? {
             if c.if_not_exists {

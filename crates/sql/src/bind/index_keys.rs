@@ -95,24 +95,35 @@ impl<R: Resolver> Binder<'_, R> {
         predicate: Option<&ast::Expr>,
     ) -> Result<IndexKey, SqlError> {
         let mut key = IndexKey::default();
+        let mut classes = Vec::new();
         for p in parts {
             let mut e = &p.column.expr;
             while let ast::Expr::Nested(inner) = e {
                 e = inner;
             }
-            if let ast::Expr::Identifier(i) = e {
+            let ty = if let ast::Expr::Identifier(i) = e {
                 let name = super::ident(i);
                 let pos = rel.entry.column(&name).ok_or_else(|| {
                     SqlError::new(SqlState::UNDEFINED_COLUMN, format!("column \"{name}\" does not exist"))
                 })?;
                 key.columns.push(pos);
                 key.names.push(name);
-                continue;
-            }
-            self.index_part(e, &rel.entry.columns, Part::Key)?;
-            key.columns.push(EXPRESSION);
-            key.names.push(crate::parse::column_refs::expression_name(e));
-            key.exprs.push(e.to_string());
+                Some(rel.entry.columns[pos].ty)
+            } else {
+                self.index_part(e, &rel.entry.columns, Part::Key)?;
+                key.columns.push(EXPRESSION);
+                key.names.push(crate::parse::column_refs::expression_name(e));
+                key.exprs.push(e.to_string());
+                let scope = super::scope::Scope::columns(&rel.entry.columns);
+                self.expr(e, &scope)?.ty
+            };
+            classes.push(match &p.operator_class {
+                None => String::new(),
+                Some(class) => operator_class(class, ty)?,
+            });
+        }
+        if classes.iter().any(|c| !c.is_empty()) {
+            key.opclasses = classes;
         }
         if let Some(w) = predicate {
             self.index_part(w, &rel.entry.columns, Part::Predicate)?;
@@ -188,6 +199,8 @@ pub(super) struct IndexKey {
     pub names: Vec<String>,
     pub exprs: Vec<String>,
     pub predicate: Option<String>,
+    /// Each part's operator class, if any part names one.
+    pub opclasses: Vec<String>,
 }
 
 /// Binds an index's stored text: no relation, type or function of the
@@ -256,4 +269,61 @@ impl KeyCompiler for Compiler {
 /// installs, the rest do nothing).
 pub fn install() {
     snapscale_engine::catalog::install_key_compiler(&Compiler);
+}
+
+/// A key part's operator class: one of the btree classes PostgreSQL 15
+/// has, for the part's type (42704 for another name, 42804 for a class of
+/// another type); "" for the type's default class, which pg_get_indexdef
+/// leaves out.
+fn operator_class(class: &ast::ObjectName, ty: Option<SqlType>) -> Result<String, SqlError> {
+    use SqlType as T;
+    let name = class.0.last().and_then(|p| p.as_ident()).map(super::ident).unwrap_or_default();
+    let text_like = |t: T| matches!(t, T::Text | T::Varchar(_) | T::Name);
+    let fits: Option<fn(T) -> bool> = match name.as_str() {
+        "int2_ops" => Some(|t| t == T::Int2),
+        "int4_ops" => Some(|t| t == T::Int4),
+        "int8_ops" => Some(|t| t == T::Int8),
+        "float4_ops" => Some(|t| t == T::Float4),
+        "float8_ops" => Some(|t| t == T::Float8),
+        "numeric_ops" => Some(|t| matches!(t, T::Numeric(_))),
+        "text_ops" | "text_pattern_ops" | "varchar_ops" | "varchar_pattern_ops" => {
+            Some(|t| matches!(t, T::Text | T::Varchar(_) | T::Name))
+        }
+        "bpchar_ops" | "bpchar_pattern_ops" => Some(|t| matches!(t, T::Char(_))),
+        "name_ops" => Some(|t| t == T::Name),
+        "bool_ops" => Some(|t| t == T::Bool),
+        "bytea_ops" => Some(|t| t == T::Bytea),
+        "date_ops" => Some(|t| t == T::Date),
+        "time_ops" => Some(|t| t == T::Time),
+        "timetz_ops" => Some(|t| t == T::TimeTz),
+        "timestamp_ops" => Some(|t| t == T::Timestamp),
+        "timestamptz_ops" => Some(|t| t == T::TimestampTz),
+        "interval_ops" => Some(|t| t == T::Interval),
+        "uuid_ops" => Some(|t| t == T::Uuid),
+        "oid_ops" => Some(|t| t == T::Oid),
+        "jsonb_ops" => Some(|t| t == T::Jsonb),
+        _ => None,
+    };
+    let Some(fits) = fits else {
+        return Err(SqlError::new(
+            SqlState::UNDEFINED_OBJECT,
+            format!("operator class \"{name}\" does not exist for access method \"btree\""),
+        ));
+    };
+    let Some(ty) = ty else { return Ok(name) };
+    if !fits(ty) {
+        return Err(SqlError::new(
+            SqlState::DATATYPE_MISMATCH,
+            format!("operator class \"{name}\" does not accept data type {}", ty.name()),
+        ));
+    }
+    // The type's default class prints as nothing.
+    let default = match name.as_str() {
+        "text_ops" => text_like(ty) && ty != T::Name,
+        "name_ops" | "bpchar_ops" | "int2_ops" | "int4_ops" | "int8_ops" | "float4_ops" | "float8_ops"
+        | "numeric_ops" | "bool_ops" | "bytea_ops" | "date_ops" | "time_ops" | "timetz_ops"
+        | "timestamp_ops" | "timestamptz_ops" | "interval_ops" | "uuid_ops" | "oid_ops" | "jsonb_ops" => true,
+        _ => false,
+    };
+    Ok(if default { String::new() } else { name })
 }

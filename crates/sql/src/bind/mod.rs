@@ -893,6 +893,7 @@ pub(crate) mod tests {
                 predicate: None,
                 storage: 2,
                 options: Vec::new(),
+                opclasses: Vec::new(),
             }],
             sequence: None,
             checks: Vec::new(),

@@ -40,6 +40,7 @@ pub(super) struct CopiedIndex {
     exprs: Vec<String>,
     predicate: Option<String>,
     options: Vec<String>,
+    opclasses: Vec<String>,
 }
 
 impl<R: Resolver> Binder<'_, R> {
@@ -105,6 +106,7 @@ impl<R: Resolver> Binder<'_, R> {
                 exprs: ix.exprs.clone(),
                 predicate: ix.predicate.clone(),
                 options: ix.options.clone(),
+                opclasses: ix.opclasses.clone(),
             });
         }
         Ok(Copied { columns, checks, constraints, indexes })
@@ -145,5 +147,6 @@ pub(super) fn copied_index(
         exprs: index.exprs,
         predicate: index.predicate,
         options: index.options,
+        opclasses: index.opclasses,
     })
 }

@@ -153,7 +153,14 @@ pub(crate) fn index_key_parts(
 
 /// `(a, b)`, then ` INCLUDE (c)` if the index has included columns.
 fn key_and_include(e: &RelEntry, ix: &snapscale_engine::catalog::IndexDef, pretty: bool) -> String {
-    let key = index_key_parts(e, ix, pretty).join(", ");
+    // A part's operator class follows it where it is not the default.
+    let parts = index_key_parts(e, ix, pretty).into_iter().enumerate().map(|(k, part)| {
+        match ix.opclasses.get(k).filter(|c| !c.is_empty()) {
+            Some(class) => format!("{part} {class}"),
+            None => part,
+        }
+    });
+    let key = parts.collect::<Vec<_>>().join(", ");
     let names = |cols: &[usize]| -> String {
         cols.iter().map(|&c| quote_ident(&e.columns[c].name)).collect::<Vec<_>>().join(", ")
     };

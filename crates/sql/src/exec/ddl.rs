@@ -172,6 +172,7 @@ impl Executor<'_> {
                         exprs: i.exprs.clone(),
                         predicate: i.predicate.clone(),
                         options: i.options.clone(),
+                        opclasses: i.opclasses.clone(),
                     }
                 })
                 .collect();
@@ -582,6 +583,7 @@ impl Executor<'_> {
             exprs: index.exprs.clone(),
             predicate: index.predicate.clone(),
             options: index.options.clone(),
+            opclasses: index.opclasses.clone(),
         };
         // Every live row's key is computed (an expression that fails on
         // one fails the statement) and, in a unique index, checked.

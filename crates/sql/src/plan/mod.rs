@@ -477,6 +477,8 @@ pub struct NewIndex {
     pub predicate: Option<String>,
     /// Its storage parameters (RELOPTIONS), checked.
     pub options: Vec<String>,
+    /// Each key part's operator class, if one was named (IndexDef's).
+    pub opclasses: Vec<String>,
 }
 
 /// CREATE TABLE.
