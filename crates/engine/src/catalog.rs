@@ -115,7 +115,17 @@ pub struct IndexDef {
     /// class accepted sorts as the default does here (the collation is
     /// C, so the pattern classes' byte order is the default order).
     pub opclasses: Vec<String>,
+    /// Each key part's declared order (bit 0: DESC, bit 1: NULLS FIRST;
+    /// the whole list empty when every part is ASC NULLS LAST). The
+    /// entries are kept in ascending order whatever is declared: lookups
+    /// and range reads answer the same either way.
+    pub orders: Vec<u8>,
 }
+
+/// [`IndexDef::orders`]: DESC.
+pub const ORDER_DESC: u8 = 1;
+/// [`IndexDef::orders`]: NULLS FIRST.
+pub const ORDER_NULLS_FIRST: u8 = 2;
 
 /// The key part of an [`IndexDef`] that is an expression, not a column.
 pub const EXPRESSION: usize = usize::MAX;

@@ -351,8 +351,11 @@ impl Writer {
                 | (u8::from(i.predicate.is_some()) << 5)
                 | (u8::from(storage) << 6)
                 | (u8::from(!i.options.is_empty()) << 7));
-            // Bit 0: PRIMARY KEY; bit 1: operator classes follow.
-            self.u8(u8::from(i.primary) | (u8::from(!i.opclasses.is_empty()) << 1));
+            // Bit 0: PRIMARY KEY; bit 1: operator classes follow; bit 2:
+            // the parts' orders follow.
+            self.u8(u8::from(i.primary)
+                | (u8::from(!i.opclasses.is_empty()) << 1)
+                | (u8::from(!i.orders.is_empty()) << 2));
             if include {
                 self.u16(i.include.len() as u16);
                 for &c in &i.include {
@@ -376,6 +379,12 @@ impl Writer {
             }
             if !i.opclasses.is_empty() {
                 self.strings(&i.opclasses);
+            }
+            if !i.orders.is_empty() {
+                self.u16(i.orders.len() as u16);
+                for &o in &i.orders {
+                    self.u8(o);
+                }
             }
         }
         if let Some(s) = &e.sequence {
@@ -783,7 +792,7 @@ impl<'a> Reader<'a> {
                 .collect::<Result<_, _>>()?;
             let flags = self.u8()?;
             let second = self.u8()?;
-            if second > 3 {
+            if second > 7 {
                 return Err(corrupt());
             }
             let primary = second & 1 != 0;
@@ -799,6 +808,10 @@ impl<'a> Reader<'a> {
             let storage = if flags & 64 != 0 { self.u32()? } else { oid };
             let options = if flags & 128 != 0 { self.strings()? } else { Vec::new() };
             let opclasses = if second & 2 != 0 { self.strings()? } else { Vec::new() };
+            let orders = match second & 4 != 0 {
+                true => (0..self.u16()?).map(|_| self.u8()).collect::<Result<_, _>>()?,
+                false => Vec::new(),
+            };
             // A primary key is a constraint whatever the bit says (data
             // written before the bit existed).
             indexes.push(IndexDef {
@@ -815,6 +828,7 @@ impl<'a> Reader<'a> {
                 storage,
                 options,
                 opclasses,
+                orders,
             });
         }
         let sequence = if is_sequence {

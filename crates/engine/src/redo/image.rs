@@ -308,6 +308,7 @@ mod tests {
                     storage: 16385,
                     options: vec!["fillfactor=70".into()],
                     opclasses: Vec::new(),
+                    orders: Vec::new(),
                 },
                 IndexDef {
                     oid: 16386,
@@ -323,6 +324,7 @@ mod tests {
                     storage: 16399,
                     options: Vec::new(),
                     opclasses: vec![String::new(), "text_pattern_ops".into()],
+                    orders: vec![0, 3],
                 },
             ],
             sequence: None,

@@ -83,6 +83,7 @@ impl IndexSpec {
             predicate: None,
             options: Vec::new(),
             opclasses: Vec::new(),
+            orders: Vec::new(),
         })
     }
 }
@@ -122,6 +123,7 @@ impl<R: Resolver> Binder<'_, R> {
             predicate: key.predicate,
             options,
             opclasses: key.opclasses,
+            orders: key.orders,
         };
         if c.name.is_some() && self.relation_name_taken(&index.name, rel.entry.oid)? {
             if c.if_not_exists {

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use snapscale_engine::catalog::{IndexDef, KeyCompiler, RelEntry, EXPRESSION};
+use snapscale_engine::catalog::{IndexDef, KeyCompiler, RelEntry, EXPRESSION, ORDER_DESC, ORDER_NULLS_FIRST};
 use snapscale_engine::index::KeyFunction;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType};
@@ -121,6 +121,14 @@ impl<R: Resolver> Binder<'_, R> {
                 None => String::new(),
                 Some(class) => operator_class(class, ty)?,
             });
+            // DESC puts NULLs first unless NULLS LAST says otherwise.
+            let desc = matches!(p.column.options.sort, Some(ast::OrderBySort::Desc));
+            let nulls_first = p.column.options.nulls_first.unwrap_or(desc);
+            let order = if desc { ORDER_DESC } else { 0 } | if nulls_first { ORDER_NULLS_FIRST } else { 0 };
+            key.orders.push(order);
+        }
+        if key.orders.iter().all(|&o| o == 0) {
+            key.orders.clear();
         }
         if classes.iter().any(|c| !c.is_empty()) {
             key.opclasses = classes;
@@ -201,6 +209,8 @@ pub(super) struct IndexKey {
     pub predicate: Option<String>,
     /// Each part's operator class, if any part names one.
     pub opclasses: Vec<String>,
+    /// Each part's declared order, if any part is not ASC NULLS LAST.
+    pub orders: Vec<u8>,
 }
 
 /// Binds an index's stored text: no relation, type or function of the

@@ -894,6 +894,7 @@ pub(crate) mod tests {
                 storage: 2,
                 options: Vec::new(),
                 opclasses: Vec::new(),
+                orders: Vec::new(),
             }],
             sequence: None,
             checks: Vec::new(),

@@ -41,6 +41,7 @@ pub(super) struct CopiedIndex {
     predicate: Option<String>,
     options: Vec<String>,
     opclasses: Vec<String>,
+    orders: Vec<u8>,
 }
 
 impl<R: Resolver> Binder<'_, R> {
@@ -107,6 +108,7 @@ impl<R: Resolver> Binder<'_, R> {
                 predicate: ix.predicate.clone(),
                 options: ix.options.clone(),
                 opclasses: ix.opclasses.clone(),
+                orders: ix.orders.clone(),
             });
         }
         Ok(Copied { columns, checks, constraints, indexes })
@@ -148,5 +150,6 @@ pub(super) fn copied_index(
         predicate: index.predicate,
         options: index.options,
         opclasses: index.opclasses,
+        orders: index.orders,
     })
 }

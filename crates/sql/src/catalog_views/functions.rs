@@ -153,11 +153,20 @@ pub(crate) fn index_key_parts(
 
 /// `(a, b)`, then ` INCLUDE (c)` if the index has included columns.
 fn key_and_include(e: &RelEntry, ix: &snapscale_engine::catalog::IndexDef, pretty: bool) -> String {
-    // A part's operator class follows it where it is not the default.
-    let parts = index_key_parts(e, ix, pretty).into_iter().enumerate().map(|(k, part)| {
-        match ix.opclasses.get(k).filter(|c| !c.is_empty()) {
-            Some(class) => format!("{part} {class}"),
-            None => part,
+    // A part's operator class follows it where it is not the default,
+    // then its order where it is not ASC NULLS LAST.
+    let parts = index_key_parts(e, ix, pretty).into_iter().enumerate().map(|(k, mut part)| {
+        if let Some(class) = ix.opclasses.get(k).filter(|c| !c.is_empty()) {
+            part = format!("{part} {class}");
+        }
+        let order = ix.orders.get(k).copied().unwrap_or(0);
+        let desc = order & snapscale_engine::catalog::ORDER_DESC != 0;
+        let nulls_first = order & snapscale_engine::catalog::ORDER_NULLS_FIRST != 0;
+        match (desc, nulls_first) {
+            (true, true) => part + " DESC",
+            (true, false) => part + " DESC NULLS LAST",
+            (false, true) => part + " NULLS FIRST",
+            (false, false) => part,
         }
     });
     let key = parts.collect::<Vec<_>>().join(", ");

@@ -309,7 +309,16 @@ pub(super) fn indexes(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("indkey", Value::array(keys))
                     .set("indcollation", Value::array(collations))
                     .set("indclass", Value::array(zeros.clone()))
-                    .set("indoption", Value::array(zeros))
+                    // PostgreSQL's INDOPTION_DESC (1) and _NULLS_FIRST (2),
+                    // the bits IndexDef::orders keeps.
+                    .set(
+                        "indoption",
+                        Value::array(
+                            (0..ix.columns.len())
+                                .map(|k| Value::Int(i64::from(ix.orders.get(k).copied().unwrap_or(0))))
+                                .collect(),
+                        ),
+                    )
                     .set("indexprs", exprs)
                     .set("indpred", predicate)
                     .build(),

@@ -173,6 +173,7 @@ impl Executor<'_> {
                         predicate: i.predicate.clone(),
                         options: i.options.clone(),
                         opclasses: i.opclasses.clone(),
+                        orders: i.orders.clone(),
                     }
                 })
                 .collect();
@@ -584,6 +585,7 @@ impl Executor<'_> {
             predicate: index.predicate.clone(),
             options: index.options.clone(),
             opclasses: index.opclasses.clone(),
+            orders: index.orders.clone(),
         };
         // Every live row's key is computed (an expression that fails on
         // one fails the statement) and, in a unique index, checked.

@@ -479,6 +479,9 @@ pub struct NewIndex {
     pub options: Vec<String>,
     /// Each key part's operator class, if one was named (IndexDef's).
     pub opclasses: Vec<String>,
+    /// Each key part's declared order, if one is not ASC NULLS LAST
+    /// (IndexDef's).
+    pub orders: Vec<u8>,
 }
 
 /// CREATE TABLE.
