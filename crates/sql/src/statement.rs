@@ -67,6 +67,18 @@ pub struct StorageParam {
     pub value: Option<String>,
 }
 
+impl StorageParam {
+    /// An element, as the tests write one.
+    #[cfg(test)]
+    pub(crate) fn of(namespace: Option<&str>, name: &str, value: Option<&str>) -> StorageParam {
+        StorageParam {
+            namespace: namespace.map(str::to_owned),
+            name: name.into(),
+            value: value.map(str::to_owned),
+        }
+    }
+}
+
 /// One foreign key's ON DELETE SET column list (fk_action_syntax.rs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SetColumns {

@@ -401,11 +401,7 @@ mod tests {
     use super::*;
 
     fn p(namespace: Option<&str>, name: &str, value: Option<&str>) -> StorageParam {
-        StorageParam {
-            namespace: namespace.map(str::to_owned),
-            name: name.into(),
-            value: value.map(str::to_owned),
-        }
+        StorageParam::of(namespace, name, value)
     }
 
     fn message(e: SqlError) -> String {
