@@ -18,6 +18,7 @@ use std::cmp::Ordering;
 
 use snapscale_engine::catalog::Row;
 use snapscale_engine::index::Key;
+use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, Value};
 
 use super::agg::Acc;
@@ -64,12 +65,25 @@ impl Run<'_, '_> {
             let more: Vec<Value> = call.more.iter().map(|e| e.eval(&cx)).collect::<Result<_, _>>()?;
             keyed.push((part, order, arg, i, more));
             if let Some(frame) = &call.frame {
+                // A RANGE bound whose value overflows its type lies beyond
+                // every row in its direction, as PostgreSQL's in_range
+                // has it: kept as NULL (a NULL key's bounds are not read).
+                let moved = |v: &crate::expr::Expr| match v.eval(&cx) {
+                    Err(e)
+                        if matches!(
+                            e.code,
+                            SqlState::NUMERIC_VALUE_OUT_OF_RANGE | SqlState::DATETIME_FIELD_OVERFLOW
+                        ) =>
+                    {
+                        Ok(Value::Null)
+                    }
+                    other => other,
+                };
                 let bound = |b: &FrameBound| -> Result<(Value, Value), SqlError> {
                     Ok(match b {
-                        FrameBound::Preceding(o, v) | FrameBound::Following(o, v) => (
-                            o.eval(&cx)?,
-                            v.as_ref().map(|v| v.eval(&cx)).transpose()?.unwrap_or(Value::Null),
-                        ),
+                        FrameBound::Preceding(o, v) | FrameBound::Following(o, v) => {
+                            (o.eval(&cx)?, v.as_ref().map(moved).transpose()?.unwrap_or(Value::Null))
+                        }
                         _ => (Value::Null, Value::Null),
                     })
                 };
@@ -140,7 +154,7 @@ impl Run<'_, '_> {
                         }
                         Some(Value::Int(_)) => {
                             return Err(SqlError::new(
-                                snapscale_sqlstate::SqlState::INVALID_ARGUMENT_FOR_NTILE_FUNCTION,
+                                SqlState::INVALID_ARGUMENT_FOR_NTILE_FUNCTION,
                                 "argument of ntile must be greater than zero",
                             ))
                         }
@@ -176,7 +190,7 @@ impl Run<'_, '_> {
                             Some(Value::Int(k)) if *k > 0 => lo.checked_add(*k as usize - 1),
                             Some(Value::Int(_)) => {
                                 return Err(SqlError::new(
-                                    snapscale_sqlstate::SqlState::INVALID_ARGUMENT_FOR_NTH_VALUE_FUNCTION,
+                                    SqlState::INVALID_ARGUMENT_FOR_NTH_VALUE_FUNCTION,
                                     "argument of nth_value must be greater than zero",
                                 ))
                             }
@@ -272,11 +286,11 @@ fn frames(
         match v {
             Value::Int(k) if *k >= 0 => Ok(usize::try_from(*k).unwrap_or(usize::MAX)),
             Value::Int(_) => Err(SqlError::new(
-                snapscale_sqlstate::SqlState::INVALID_PRECEDING_OR_FOLLOWING_SIZE,
+                SqlState::INVALID_PRECEDING_OR_FOLLOWING_SIZE,
                 format!("frame {which} offset must not be negative"),
             )),
             _ => Err(SqlError::new(
-                snapscale_sqlstate::SqlState::NULL_VALUE_NOT_ALLOWED,
+                SqlState::NULL_VALUE_NOT_ALLOWED,
                 format!("frame {which} offset must not be null"),
             )),
         }
@@ -285,16 +299,13 @@ fn frames(
     let range_offset = |v: &Value| -> Result<(), SqlError> {
         let negative = match v {
             Value::Null => {
-                return Err(SqlError::new(
-                    snapscale_sqlstate::SqlState::NULL_VALUE_NOT_ALLOWED,
-                    "frame offset must not be null",
-                ))
+                return Err(SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "frame offset must not be null"))
             }
             other => compare(other, &zero_like(other), true).is_ok_and(|o| o.is_lt()),
         };
         if negative {
             return Err(SqlError::new(
-                snapscale_sqlstate::SqlState::INVALID_PRECEDING_OR_FOLLOWING_SIZE,
+                SqlState::INVALID_PRECEDING_OR_FOLLOWING_SIZE,
                 "invalid preceding or following size in window function",
             ));
         }
@@ -357,10 +368,11 @@ fn frames(
                     }
                     FrameUnits::Range => {
                         range_offset(&row.start.0)?;
-                        if null_key {
-                            groups.start[r]
-                        } else {
-                            seek(&row.start.1, false)?
+                        match (&row.start.1, following) {
+                            _ if null_key => groups.start[r],
+                            (Value::Null, false) => nn_lo,
+                            (Value::Null, true) => nn_hi,
+                            (bound, _) => seek(bound, false)?,
                         }
                     }
                 }
@@ -394,10 +406,11 @@ fn frames(
                     }
                     FrameUnits::Range => {
                         range_offset(&row.end.0)?;
-                        if null_key {
-                            groups.end[r]
-                        } else {
-                            seek(&row.end.1, true)?
+                        match (&row.end.1, following) {
+                            _ if null_key => groups.end[r],
+                            (Value::Null, false) => nn_lo,
+                            (Value::Null, true) => nn_hi,
+                            (bound, _) => seek(bound, true)?,
                         }
                     }
                 }
