@@ -358,8 +358,7 @@ impl Database {
             // A table's own storage parameters (RELOPTIONS) over the
             // server's settings, as PostgreSQL's autovacuum reads them.
             let own = id.and_then(|id| tuned.get(&id));
-            let param =
-                |name: &str| own.and_then(|o| o.iter().find_map(|o| o.strip_prefix(name)?.strip_prefix('=')));
+            let param = |name: &str| own.and_then(|e| e.option(name));
             let enabled =
                 param("autovacuum_enabled").is_none_or(|v| snapscale_values::pg_bool(v) != Some(false));
             let threshold = param("autovacuum_vacuum_threshold")
@@ -412,7 +411,7 @@ impl Database {
     /// of the worker's own, ended before any heap is vacuumed so its
     /// snapshot holds no horizon back). Empty if the catalog cannot be
     /// read.
-    fn storage_parameters(&self, session: &mut Session) -> HashMap<u64, Vec<String>> {
+    fn storage_parameters(&self, session: &mut Session) -> HashMap<u64, Arc<crate::catalog::RelEntry>> {
         if session.begin(IsolationLevel::ReadCommitted).is_err() {
             return HashMap::new();
         }
@@ -421,10 +420,7 @@ impl Database {
             Err(_) => Vec::new(),
         };
         session.abort();
-        rows.into_iter()
-            .filter(|(_, e)| !e.options.is_empty())
-            .map(|(_, e)| (e.storage, e.options.clone()))
-            .collect()
+        rows.into_iter().filter(|(_, e)| !e.options.is_empty()).map(|(_, e)| (e.storage, e)).collect()
     }
 
     /// Starts the autovacuum worker on a thread of its own, with the

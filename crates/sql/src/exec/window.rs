@@ -33,25 +33,31 @@ type Entry = (Key, Vec<Value>, Option<Value>, usize, Vec<Value>);
 impl Run<'_, '_> {
     pub(super) fn windows(&self, rows: Vec<Row>, calls: &[WindowCall]) -> Result<Vec<Row>, SqlError> {
         let mut extra: Vec<Vec<Value>> = vec![Vec::with_capacity(calls.len()); rows.len()];
+        // The rows leave in the last window's order (its partitions, then
+        // its ORDER BY), as PostgreSQL's WindowAgg hands them on: what a
+        // query without ORDER BY shows.
+        let mut order: Vec<usize> = (0..rows.len()).collect();
         for call in calls {
-            let values = self.window(&rows, call)?;
+            let (values, sorted) = self.window(&rows, call)?;
             for (e, v) in extra.iter_mut().zip(values) {
                 e.push(v);
             }
+            order = sorted;
         }
-        Ok(rows
+        let mut rows: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
+        Ok(order
             .into_iter()
-            .zip(extra)
-            .map(|(row, more)| {
-                let mut values = row.to_vec();
-                values.extend(more);
+            .map(|i| {
+                let mut values = rows[i].take().expect("each row once").to_vec();
+                values.append(&mut extra[i]);
                 Row::from(values)
             })
             .collect())
     }
 
-    /// One call's value for each row, in the rows' order.
-    fn window(&self, rows: &[Row], call: &WindowCall) -> Result<Vec<Value>, SqlError> {
+    /// One call's value for each row, in the rows' order, and the rows'
+    /// indexes in the window's order.
+    fn window(&self, rows: &[Row], call: &WindowCall) -> Result<(Vec<Value>, Vec<usize>), SqlError> {
         // (partition key, order values, argument, row index)
         let mut keyed = Vec::with_capacity(rows.len());
         // A frame's per-row values: each bound's offset and RANGE value,
@@ -106,7 +112,7 @@ impl Run<'_, '_> {
             self.partition(part, call, &framed, &mut out)?;
             start = end;
         }
-        Ok(out)
+        Ok((out, by_partition.iter().map(|e| e.3).collect()))
     }
 
     fn partition(
