@@ -306,7 +306,16 @@ pub struct ViewDef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RelEntry {
     pub oid: u32,
+    /// Its name within its namespace (REL-KEY: the SQL layer names it to
+    /// the engine by a key that may qualify it).
     pub name: String,
+    /// The oid of the schema that holds it ([`PUBLIC_NAMESPACE`] unless
+    /// made in another; a temporary table's is its backend's, whatever
+    /// this says: `temp_owner` decides). A schema's own row holds 0.
+    pub namespace: u32,
+    /// A schema (CREATE SCHEMA): no columns, no rows; the relations and
+    /// types whose `namespace` is its oid are in it.
+    pub is_schema: bool,
     /// `Some(backend)` for a temporary table, visible to that backend only.
     pub temp_owner: Option<u64>,
     /// Which [`Heap`] holds the rows.
@@ -374,9 +383,9 @@ impl RelEntry {
         Arc::new(e)
     }
 
-    /// A relation (table or sequence), not a type.
+    /// A relation (table, view or sequence), not a type or a schema.
     pub fn is_relation(&self) -> bool {
-        self.user_type.is_none()
+        self.user_type.is_none() && !self.is_schema
     }
 
     /// True for a view (not a materialized one, which is read as a table).
@@ -569,7 +578,21 @@ impl Heap {
 }
 
 /// The first oid handed out (PostgreSQL's FirstNormalObjectId).
-const FIRST_OID: u32 = 16384;
+pub const FIRST_OID: u32 = 16384;
+
+/// The namespaces every database has, with PostgreSQL's oids.
+pub const PG_CATALOG_NAMESPACE: u32 = 11;
+pub const PG_TOAST_NAMESPACE: u32 = 99;
+pub const PUBLIC_NAMESPACE: u32 = 2200;
+pub const INFORMATION_SCHEMA_NAMESPACE: u32 = 13000;
+
+/// The built-in namespaces by name.
+pub const BUILTIN_NAMESPACES: [(&str, u32); 4] = [
+    ("pg_catalog", PG_CATALOG_NAMESPACE),
+    ("pg_toast", PG_TOAST_NAMESPACE),
+    ("public", PUBLIC_NAMESPACE),
+    ("information_schema", INFORMATION_SCHEMA_NAMESPACE),
+];
 
 /// The catalog table, the storages it names, and the id counters.
 pub struct Catalog {

@@ -9,19 +9,33 @@
 //! entry (PLAN-FRESH).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use snapscale_sinval::{Invalidation, Received, Sinval};
 
 use crate::catalog::Rel;
 
 /// See the module documentation.
-#[derive(Default)]
 pub struct RelCache {
     by_name: HashMap<String, Rel>,
     received: Vec<Invalidation>,
+    /// The search_path the names were resolved under (REL-KEY).
+    path: Arc<[String]>,
 }
 
 impl RelCache {
+    /// Whether the names were resolved under `path`.
+    pub fn follows(&self, path: &Arc<[String]>) -> bool {
+        Arc::ptr_eq(&self.path, path) || self.path == *path
+    }
+
+    /// Forgets every name, resolved under another search_path, and
+    /// follows `path` from now on.
+    pub fn set_path(&mut self, path: Arc<[String]>) {
+        self.by_name.clear();
+        self.path = path;
+    }
+
     pub fn get(&self, name: &str) -> Option<&Rel> {
         self.by_name.get(name)
     }
@@ -54,5 +68,11 @@ impl RelCache {
                 }
             }
         }
+    }
+}
+
+impl Default for RelCache {
+    fn default() -> Self {
+        RelCache { by_name: HashMap::new(), received: Vec::new(), path: Arc::from(vec!["public".to_owned()]) }
     }
 }

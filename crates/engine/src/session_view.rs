@@ -17,6 +17,9 @@ pub struct SessionView {
     /// TimeZone, DateStyle and IntervalStyle: how date and time text is
     /// read and shown.
     pub style: Style,
+    /// search_path as the schemas' names, in order, `$user` replaced
+    /// (REL-KEY: where names without a schema are looked for).
+    pub search_path: std::sync::Arc<[String]>,
     /// SHOW name: the value, or the setting's SQLSTATE (42704 unknown).
     pub show: ShowSetting,
     /// `set_config(name, value, is_local)`: sets it for the rest of the

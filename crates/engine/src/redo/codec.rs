@@ -318,12 +318,16 @@ impl Writer {
             }
         }
         // The top bit: the relation's storage parameters follow its view;
-        // the next: its comments follow them (no table has 16 384
-        // indexes).
+        // the next: its comments follow them; the third: its namespace
+        // follows them (else it is public); the fourth: the row is a
+        // schema's (no table has 4 096 indexes).
+        let namespaced = e.namespace != crate::catalog::PUBLIC_NAMESPACE;
         self.u16(
             e.indexes.len() as u16
                 | if e.options.is_empty() { 0 } else { 0x8000 }
-                | if e.comments.is_empty() { 0 } else { 0x4000 },
+                | if e.comments.is_empty() { 0 } else { 0x4000 }
+                | if namespaced { 0x2000 } else { 0 }
+                | if e.is_schema { 0x1000 } else { 0 },
         );
         for i in &e.indexes {
             self.u32(i.oid);
@@ -458,6 +462,9 @@ impl Writer {
                 }
                 self.str(&c.text);
             }
+        }
+        if namespaced {
+            self.u32(e.namespace);
         }
     }
 
@@ -784,7 +791,7 @@ impl<'a> Reader<'a> {
         }
         let mut indexes = Vec::new();
         let index_count = self.u16()?;
-        for _ in 0..index_count & 0x3fff {
+        for _ in 0..index_count & 0x0fff {
             let oid = self.u32()?;
             let name = self.str()?;
             let cols = (0..self.u16()?)
@@ -893,7 +900,11 @@ impl<'a> Reader<'a> {
                 comments.push(Comment { on, text: self.str()? });
             }
         }
+        let namespace =
+            if index_count & 0x2000 != 0 { self.u32()? } else { crate::catalog::PUBLIC_NAMESPACE };
         Ok(RelEntry {
+            namespace,
+            is_schema: index_count & 0x1000 != 0,
             options,
             comments,
             oid,

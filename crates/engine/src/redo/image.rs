@@ -260,6 +260,8 @@ mod tests {
             oid: 16384,
             name: "t".into(),
             temp_owner: None,
+            namespace: 16999,
+            is_schema: false,
             storage: 3,
             columns: vec![
                 ColumnDef {
@@ -407,6 +409,8 @@ mod tests {
             oid: 16390,
             name: "s".into(),
             temp_owner: None,
+            namespace: crate::catalog::PUBLIC_NAMESPACE,
+            is_schema: false,
             storage: 9,
             columns: Vec::new(),
             indexes: Vec::new(),
@@ -461,6 +465,8 @@ mod tests {
                 oid,
                 name: format!("t{oid}"),
                 temp_owner: None,
+                namespace: crate::catalog::PUBLIC_NAMESPACE,
+                is_schema: false,
                 storage: 20 + u64::from(oid),
                 columns: Vec::new(),
                 indexes: Vec::new(),

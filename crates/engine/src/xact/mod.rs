@@ -32,6 +32,8 @@
 mod lookup;
 mod waits;
 
+pub use lookup::{namespace_name, namespace_oid, no_schema, Creation};
+
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -492,6 +494,14 @@ impl Xact {
     /// An invalidation to send at commit.
     pub fn invalidate(&mut self, oid: u32) {
         self.level().invalidations.push(Invalidation::Relation(oid));
+    }
+
+    /// At commit, every backend forgets every name it resolved: what a
+    /// name without a schema finds may have changed (a relation made,
+    /// renamed or moved where a search_path looks first, a schema made or
+    /// gone: REL-KEY).
+    pub fn invalidate_names(&mut self) {
+        self.level().invalidations.push(Invalidation::All);
     }
 
     /// Logs a change of a permanent relation, tagged with the writing

@@ -56,6 +56,9 @@ struct Pending {
     deleted_relations: Vec<u32>,
     /// Relations whose definition it changed (invalidated at commit).
     invalidations: Vec<u32>,
+    /// A change that may alter what a name resolves to (REL-KEY): every
+    /// backend forgets every name at commit.
+    names_changed: bool,
 }
 
 /// Applies replayed records. Owned by the replay thread.
@@ -324,6 +327,11 @@ impl Applier {
                 let pending = self.pending.entry(xid).or_default();
                 pending.undo.push(Undo::Relation { oid: entry.oid, prev });
                 pending.invalidations.push(entry.oid);
+                // REL-KEY: a relation made, renamed or moved, or a schema,
+                // may change what another name resolves to.
+                let renamed =
+                    old.as_ref().is_none_or(|o| o.name != entry.name || o.namespace != entry.namespace);
+                pending.names_changed |= renamed || entry.is_schema;
                 if catalog.storage(entry.storage).is_none() {
                     let heap = catalog.create_storage_with_id(entry.storage);
                     heap.install_sequence(&entry, self.early_sequences.remove(&entry.storage));
@@ -349,6 +357,7 @@ impl Applier {
                 pending.dropped.push(entry.storage);
                 pending.deleted_relations.push(oid);
                 pending.invalidations.push(oid);
+                pending.names_changed |= entry.is_schema;
             }
         }
         Ok(())
@@ -378,6 +387,9 @@ impl Applier {
                 self.graveyard.push((top, storage));
             }
             invalidations.extend(p.invalidations.into_iter().map(Invalidation::Relation));
+            if p.names_changed {
+                invalidations.push(Invalidation::All);
+            }
         }
         if !invalidations.is_empty() {
             self.db.sinval.send(&invalidations);

@@ -769,7 +769,7 @@ impl<R: Resolver> Binder<'_, R> {
             .and_then(|t| t.split('\'').nth(1))
             .map(|s| s.replace("''", "'"))
             .ok_or_else(not_identity)?;
-        let sequence = ast::ObjectName::from(vec![ast::Ident::with_quote('"', sequence)]);
+        let sequence = super::key_object_name(&super::sequence::sequence_name(&sequence)?);
         match step {
             IdentityStep::Generated(always) => {
                 d.entry.columns[pos].identity =

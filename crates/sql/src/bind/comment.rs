@@ -36,8 +36,8 @@ impl<R: Resolver> Binder<'_, R> {
             CommentTarget::Relation(RelationKind::Index, name) => {
                 let n = relation_name(name)?;
                 if let Some(owner) = self.resolver.index_owner(&n)? {
-                    let table = ObjectName::from(vec![sqlparser::ast::Ident::new(owner.entry.name.clone())]);
-                    return on_relation(self, &table, Described::Index(n));
+                    let table = self.name_of(&owner.entry)?;
+                    return on_relation(self, &table, Described::Index(snapscale_engine::names::bare(&n)));
                 }
                 Err(match self.resolver.resolve(&n)? {
                     Some(_) => wrong(&n, "an index"),

@@ -388,6 +388,8 @@ pub(super) fn index_name(table: &str, columns: &[String], primary: bool, unique:
 /// the whole fits in PostgreSQL's 63 bytes, as PostgreSQL names the
 /// objects it creates for you.
 pub(super) fn object_name(name1: &str, name2: Option<&str>, label: &str) -> String {
+    // A table's key names it without its schema (REL-KEY).
+    let name1 = &snapscale_engine::names::bare(name1);
     const MAX: usize = 63;
     let overhead = label.len() + 1 + name2.map_or(0, |_| 1);
     let avail = MAX.saturating_sub(overhead);

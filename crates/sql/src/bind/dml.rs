@@ -12,7 +12,7 @@ use sqlparser::ast::{
 
 use super::foreign_keys::Writes;
 use super::scope::{Named, Scope};
-use super::{ident, not_supported, relation_name, Binder, Resolver, Typed};
+use super::{bare_name, ident, not_supported, relation_name, Binder, Resolver, Typed};
 use crate::expr::Expr;
 use crate::parse::subscript_targets::split as split_target;
 use crate::plan::{ConflictAction, Delete, Insert, InsertSource, OnConflict, Plan, Projection, Rel, Update};
@@ -272,7 +272,7 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 let alias = match &i.table_alias {
                     Some(a) => ident(&a.alias),
-                    None => relation_name(name)?,
+                    None => bare_name(name)?,
                 };
                 let target = Named::table(&alias, rel, 0);
                 let mut excluded = Named::table("excluded", rel, entry.columns.len() + 1);
@@ -495,7 +495,7 @@ impl<R: Resolver> Binder<'_, R> {
     ) -> Result<Option<Projection>, SqlError> {
         let alias = match alias {
             Some(a) => ident(&a.alias),
-            None => relation_name(name)?,
+            None => bare_name(name)?,
         };
         let scope = Scope::table(&alias, rel);
         self.returning_scoped(items, &scope)
@@ -525,7 +525,7 @@ impl<R: Resolver> Binder<'_, R> {
         let rel = self.rel(name, mode)?;
         let alias = match alias {
             Some(a) => ident(&a.name),
-            None => relation_name(name)?,
+            None => bare_name(name)?,
         };
         Ok((rel, alias))
     }

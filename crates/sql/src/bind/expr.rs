@@ -18,12 +18,9 @@ impl<R: Resolver> Binder<'_, R> {
         let (qualifier, name) = match parts {
             [c] => (None, ident(c)),
             [q, c] => (Some(ident(q)), ident(c)),
-            // schema.table.column: the one schema, or pg_catalog's views.
-            [s, q, c]
-                if ["public", "pg_catalog", "pg_temp", "information_schema"].contains(&ident(s).as_str()) =>
-            {
-                (Some(ident(q)), ident(c))
-            }
+            // schema.table.column: the range-table entry is found by the
+            // table's name (its schema is not kept with it).
+            [_, q, c] => (Some(ident(q)), ident(c)),
             _ => return Err(not_supported("qualified column names with a schema")),
         };
         let (e, ty) = scope.column(qualifier.as_deref(), &name)?;

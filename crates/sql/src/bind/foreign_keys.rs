@@ -299,6 +299,30 @@ impl<R: Resolver> Binder<'_, R> {
         targets: &mut Vec<(String, Option<Rel>)>,
         cascade: bool,
     ) -> Result<(Vec<Rel>, Option<(String, Option<String>)>), SqlError> {
+        let (detach, lines) = self.dependents(targets)?;
+        if lines.is_empty() {
+            return Ok((detach, None));
+        }
+        if !cascade {
+            let (_, first) = &lines[0];
+            let detail: Vec<String> = lines.iter().map(|(l, t)| format!("{l} depends on {t}")).collect();
+            return Err(dependents_error(first, &detail));
+        }
+        let names: Vec<String> = lines.into_iter().map(|(l, _)| l).collect();
+        Ok((detach, cascade_notice(&names)))
+    }
+
+    /// What dropping `targets` reaches: the views that read one (added to
+    /// `targets`, and the views that read those in turn), the tables
+    /// whose foreign keys reference one (to lose those keys) and the
+    /// tables one references (to stop listing it); and each dependent as
+    /// PostgreSQL's messages name it with what it depends on, in the order
+    /// they were made.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn dependents(
+        &mut self,
+        targets: &mut Vec<(String, Option<Rel>)>,
+    ) -> Result<(Vec<Rel>, Vec<(String, String)>), SqlError> {
         let mut lines = Vec::new();
         // The views that read a target, and those that read them: with
         // CASCADE, targets too.
@@ -308,17 +332,18 @@ impl<R: Resolver> Binder<'_, R> {
                 for view in self.resolver.dependent_views(rel.entry.oid)? {
                     let kind = crate::plan::RelKind::of(&rel.entry).word();
                     let view_kind = crate::plan::RelKind::of(&view.entry).word();
+                    let (view_name, rel_name) = (self.shown_name(&view.entry)?, self.shown_name(&rel.entry)?);
                     lines.push((
                         view.entry.oid,
-                        format!("{view_kind} {}", view.entry.name),
-                        format!("{kind} {}", rel.entry.name),
+                        format!("{view_kind} {view_name}"),
+                        format!("{kind} {rel_name}"),
                     ));
                     if targets.iter().any(|(_, t)| t.as_ref().is_some_and(|t| t.entry.oid == view.entry.oid))
                     {
                         continue;
                     }
                     let name = view.entry.name.clone();
-                    self.dep(&name, &view, LockMode::AccessExclusive);
+                    self.dep_reached(&view, LockMode::AccessExclusive)?;
                     targets.push((name, Some(view)));
                 }
             }
@@ -332,11 +357,12 @@ impl<R: Resolver> Binder<'_, R> {
                     continue;
                 }
                 let child = self.related(rel, child, LockMode::AccessExclusive)?;
+                let (child_name, rel_name) = (self.shown_name(&child.entry)?, self.shown_name(&rel.entry)?);
                 for fk in child.entry.foreign_keys.iter().filter(|f| f.parent == rel.entry.oid) {
                     lines.push((
                         fk.oid,
-                        format!("constraint {} on table {}", fk.name, child.entry.name),
-                        format!("table {}", rel.entry.name),
+                        format!("constraint {} on table {child_name}", fk.name),
+                        format!("table {rel_name}"),
                     ));
                 }
                 if !detach.iter().any(|d| d.entry.oid == child.entry.oid) {
@@ -348,38 +374,28 @@ impl<R: Resolver> Binder<'_, R> {
                     continue;
                 }
                 if let Some(parent) = self.resolver.relation_by_oid(fk.parent)? {
-                    let name = parent.entry.name.clone();
-                    self.dep(&name, &parent, LockMode::ShareRowExclusive);
+                    self.dep_reached(&parent, LockMode::ShareRowExclusive)?;
                     detach.push(parent);
                 }
             }
         }
-        if lines.is_empty() {
-            return Ok((detach, None));
-        }
         // In the order they were made, as PostgreSQL lists dependents.
         lines.sort_by_key(|(oid, ..)| *oid);
-        let lines: Vec<(String, String)> = lines.into_iter().map(|(_, l, t)| (l, t)).collect();
-        if !cascade {
-            let (_, first) = &lines[0];
-            let detail: Vec<String> = lines.iter().map(|(l, t)| format!("{l} depends on {t}")).collect();
-            return Err(SqlError::new(
-                SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
-                format!("cannot drop {first} because other objects depend on it"),
-            )
-            .with_detail(detail.join("\n"))
-            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+        Ok((detach, lines.into_iter().map(|(_, l, t)| (l, t)).collect()))
+    }
+
+    /// A relation's name as PostgreSQL's messages give it: alone if the
+    /// search_path finds it by that name, else with its schema.
+    pub(super) fn shown_name(&mut self, e: &snapscale_engine::catalog::RelEntry) -> Result<String, SqlError> {
+        let found = self.resolver.resolve(&snapscale_engine::names::key(None, &e.name))?;
+        if found.is_some_and(|r| r.entry.oid == e.oid) {
+            return Ok(e.name.clone());
         }
-        let cascaded = match lines.as_slice() {
-            [(one, _)] => (format!("drop cascades to {one}"), None),
-            many => (
-                format!("drop cascades to {} other objects", many.len()),
-                Some(
-                    many.iter().map(|(l, _)| format!("drop cascades to {l}")).collect::<Vec<_>>().join("\n"),
-                ),
-            ),
-        };
-        Ok((detach, Some(cascaded)))
+        let key = self.resolver.key_of(e)?;
+        Ok(match snapscale_engine::names::split(&key) {
+            (Some(schema), name) if schema != "pg_temp" => format!("{schema}.{name}"),
+            (_, name) => name,
+        })
     }
 
     /// TRUNCATE of `rels`: a table a foreign key of another table outside
@@ -465,8 +481,7 @@ impl<R: Resolver> Binder<'_, R> {
         let other = self.resolver.relation_by_oid(oid)?.ok_or_else(|| {
             SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation with OID {oid} does not exist"))
         })?;
-        let name = other.entry.name.clone();
-        self.dep(&name, &other, mode);
+        self.dep_reached(&other, mode)?;
         Ok(other)
     }
 }
@@ -492,4 +507,26 @@ fn comparable(a: SqlType, b: SqlType) -> bool {
         _ => 0,
     };
     a == b || (family(a) != 0 && family(a) == family(b))
+}
+
+/// 2BP01 for a drop without CASCADE that something depends on.
+pub(super) fn dependents_error(first: &str, detail: &[String]) -> SqlError {
+    SqlError::new(
+        SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+        format!("cannot drop {first} because other objects depend on it"),
+    )
+    .with_detail(detail.join("\n"))
+    .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+}
+
+/// CASCADE's NOTICE (and its DETAIL) naming what else a drop drops.
+pub(super) fn cascade_notice(names: &[String]) -> Option<(String, Option<String>)> {
+    match names {
+        [] => None,
+        [one] => Some((format!("drop cascades to {one}"), None)),
+        many => Some((
+            format!("drop cascades to {} other objects", many.len()),
+            Some(many.iter().map(|l| format!("drop cascades to {l}")).collect::<Vec<_>>().join("\n")),
+        )),
+    }
 }

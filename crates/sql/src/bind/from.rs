@@ -10,7 +10,7 @@ use sqlparser::ast::{self, JoinConstraint, JoinOperator, TableFactor, TableWithJ
 
 use super::function::not_unique;
 use super::scope::{Col, Named, Scope};
-use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
+use super::{bare_name, ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::{Expr, Func};
 use crate::plan::{From, Join, JoinKind, Srf};
 
@@ -307,7 +307,7 @@ impl<R: Resolver> Binder<'_, R> {
                 }
                 let alias_name = match alias {
                     Some(a) => ident(&a.name),
-                    None => relation_name(name)?,
+                    None => bare_name(name)?,
                 };
                 let named = rename(Named::table(&alias_name, &rel, offset), alias.as_ref())?;
                 Ok(Item { visible: named.columns.clone(), named: vec![named], from: From::Table(rel) })

@@ -105,7 +105,7 @@ impl<R: Resolver> Binder<'_, R> {
         let included: Vec<String> = c.include.iter().map(ident).collect();
         let include = key_positions(&rel, &included)?;
         let name = match &c.name {
-            Some(n) => relation_name(n)?,
+            Some(n) => super::bare_name(n)?,
             None => {
                 let all: Vec<String> = names.iter().chain(&included).cloned().collect();
                 self.free_name(&rel, &index_name(&rel.entry.name, &all, false, false))?
@@ -125,7 +125,7 @@ impl<R: Resolver> Binder<'_, R> {
             opclasses: key.opclasses,
             orders: key.orders,
         };
-        if c.name.is_some() && self.relation_name_taken(&index.name, rel.entry.oid)? {
+        if c.name.is_some() && self.relation_name_taken(&index.name, &rel)? {
             if c.if_not_exists {
                 return Ok(Plan::Utility(Utility::Skip {
                     code: SqlState::DUPLICATE_TABLE,
@@ -153,7 +153,7 @@ impl<R: Resolver> Binder<'_, R> {
         let mut candidate = name.to_owned();
         for n in 1.. {
             let own = rel.entry.indexes.iter().any(|i| i.name == candidate);
-            if !own && !self.relation_name_taken(&candidate, rel.entry.oid)? {
+            if !own && !self.relation_name_taken(&candidate, rel)? {
                 break;
             }
             // PostgreSQL shortens the parts to fit a long name; these fit.
@@ -164,11 +164,14 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// Whether `name` names a relation, or an index of a table other than
     /// `table` (the executor checks the table's own indexes).
-    fn relation_name_taken(&mut self, name: &str, table: u32) -> Result<bool, SqlError> {
-        if self.resolver.resolve(name)?.is_some() {
+    /// An index is in its table's schema: the name is looked for there.
+    fn relation_name_taken(&mut self, name: &str, table: &Rel) -> Result<bool, SqlError> {
+        let (schema, _) = snapscale_engine::names::split(&self.resolver.key_of(&table.entry)?);
+        let key = snapscale_engine::names::key(schema.as_deref(), &snapscale_engine::names::bare(name));
+        if self.resolver.resolve(&key)?.is_some() {
             return Ok(true);
         }
-        Ok(self.resolver.index_owner(name)?.is_some_and(|rel| rel.entry.oid != table))
+        Ok(self.resolver.index_owner(&key)?.is_some_and(|rel| rel.entry.oid != table.entry.oid))
     }
 
     /// DROP INDEX [CONCURRENTLY] [IF EXISTS] name, … [CASCADE | RESTRICT].
@@ -212,6 +215,7 @@ impl<R: Resolver> Binder<'_, R> {
                     format!("index \"{n}\" does not exist"),
                 ));
             };
+            let n = snapscale_engine::names::bare(&n);
             let table = owner.entry.name.clone();
             let def = owner.entry.indexes.iter().find(|i| i.name == n).expect("found by its name");
             if def.constraint {
@@ -222,7 +226,8 @@ impl<R: Resolver> Binder<'_, R> {
                 .with_hint(format!("You can drop constraint {n} on table {table} instead.")));
             }
             self.refuse_if_a_foreign_key_needs(&owner, &n, cascade)?;
-            let rel = self.rel(&ObjectName::from(vec![ast::Ident::new(table)]), mode)?;
+            let table = self.name_of(&owner.entry)?;
+            let rel = self.rel(&table, mode)?;
             match drops.iter_mut().find(|(r, _)| r.entry.oid == rel.entry.oid) {
                 Some((_, names)) => names.push(n),
                 None => drops.push((rel, vec![n])),
@@ -281,21 +286,22 @@ impl<R: Resolver> Binder<'_, R> {
     /// that name, renamed as ALTER TABLE renames it.
     pub(super) fn rename_index(&mut self, name: &ObjectName, new: &ObjectName) -> Result<Plan, SqlError> {
         let n = relation_name(name)?;
-        let new_name = relation_name(new)?;
+        let new_name = super::bare_name(new)?;
         if self.resolver.resolve(&n)?.is_some() {
             return self.rename_relation(name, new, "ALTER INDEX");
         }
         let Some(owner) = self.resolver.index_owner(&n)? else {
             return Err(SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{n}\" does not exist")));
         };
+        let n = snapscale_engine::names::bare(&n);
         let taken = owner.entry.indexes.iter().any(|i| i.name == new_name);
-        if taken || self.relation_name_taken(&new_name, owner.entry.oid)? {
+        if taken || self.relation_name_taken(&new_name, &owner)? {
             return Err(SqlError::new(
                 SqlState::DUPLICATE_TABLE,
                 format!("relation \"{new_name}\" already exists"),
             ));
         }
-        let table = ObjectName::from(vec![ast::Ident::new(owner.entry.name.clone())]);
+        let table = self.name_of(&owner.entry)?;
         let rel = self.rel(&table, LockMode::ShareUpdateExclusive)?;
         Ok(Plan::Utility(Utility::RenameIndex { rel, old: n, new: new_name }))
     }
@@ -327,8 +333,8 @@ impl<R: Resolver> Binder<'_, R> {
                         format!("relation \"{n}\" does not exist"),
                     ));
                 };
-                let table = ObjectName::from(vec![ast::Ident::new(owner.entry.name.clone())]);
-                targets.push((self.rel(&table, mode)?, vec![n]));
+                let table = self.name_of(&owner.entry)?;
+                targets.push((self.rel(&table, mode)?, vec![snapscale_engine::names::bare(&n)]));
             }
             (K::Table, Some(name)) => {
                 let rel = self.rel(name, mode)?;
@@ -352,24 +358,33 @@ impl<R: Resolver> Binder<'_, R> {
             }
             // The catalogs here are computed, with no indexes to rebuild.
             (K::System, _) => {}
-            (K::Schema, Some(name)) if relation_name(name)? != "public" => {
-                let n = relation_name(name)?;
-                if concurrently && n == "pg_catalog" {
+            (K::Schema, Some(name)) if relation_name(name)? == "pg_catalog" => {
+                if concurrently {
                     return Err(SqlError::new(
                         SqlState::FEATURE_NOT_SUPPORTED,
                         "cannot reindex system catalogs concurrently",
                     ));
                 }
-                if n != "pg_catalog" {
-                    return Err(SqlError::new(
-                        SqlState::INVALID_SCHEMA_NAME,
-                        format!("schema \"{n}\" does not exist"),
-                    ));
-                }
             }
-            (K::Schema | K::Database, _) => {
+            (K::Schema | K::Database, name) => {
+                let schema = match name {
+                    Some(n) if kind == K::Schema => {
+                        let n = relation_name(n)?;
+                        if self.resolver.namespace(&n)?.is_none() {
+                            return Err(snapscale_engine::xact::no_schema(&n));
+                        }
+                        Some(n)
+                    }
+                    _ => None,
+                };
                 for n in self.resolver.table_names()? {
-                    let table = ObjectName::from(vec![ast::Ident::new(n)]);
+                    if schema
+                        .as_ref()
+                        .is_some_and(|s| snapscale_engine::names::split(&n).0.as_ref() != Some(s))
+                    {
+                        continue;
+                    }
+                    let table = super::key_object_name(&n);
                     let rel = self.rel(&table, mode)?;
                     let names: Vec<String> = rel.entry.indexes.iter().map(|i| i.name.clone()).collect();
                     if !names.is_empty() {

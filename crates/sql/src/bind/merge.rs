@@ -26,7 +26,7 @@ use snapscale_values::{SqlError, SqlType, Value};
 use sqlparser::ast::{self, AssignmentTarget, MergeAction, MergeClauseKind};
 
 use super::dml::is_default_keyword;
-use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
+use super::{bare_name, ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::Expr;
 use crate::plan::{MatchedAction, MatchedClause, Merge, NotMatchedClause, Plan};
 
@@ -86,7 +86,7 @@ impl<R: Resolver> Binder<'_, R> {
         let (rel, alias) = self.table_factor(&m.table, LockMode::RowExclusive)?;
         let source_name = match &m.source {
             ast::TableFactor::Table { alias: Some(a), .. } => Some(ident(&a.name)),
-            ast::TableFactor::Table { name, alias: None, .. } => relation_name(name).ok(),
+            ast::TableFactor::Table { name, alias: None, .. } => bare_name(name).ok(),
             ast::TableFactor::Derived { alias: Some(a), .. } => Some(ident(&a.name)),
             _ => None,
         };

@@ -35,6 +35,7 @@ mod merge;
 mod populate;
 mod query;
 pub(crate) mod reloptions;
+mod schema;
 mod scope;
 mod sequence;
 mod setop;
@@ -95,6 +96,30 @@ pub(crate) trait Resolver {
     fn relation_by_oid(&mut self, _oid: u32) -> Result<Option<Rel>, SqlError> {
         Ok(None)
     }
+    /// The namespace called `name`, if there is one.
+    fn namespace(&mut self, _name: &str) -> Result<Option<u32>, SqlError> {
+        Ok(None)
+    }
+    /// The relations and types in namespace `oid` (not temporary ones).
+    fn namespace_members(
+        &mut self,
+        _oid: u32,
+    ) -> Result<Vec<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        Ok(Vec::new())
+    }
+    /// The session's user.
+    fn session_user(&self) -> String {
+        "postgres".into()
+    }
+    /// The schema CREATE puts a relation named `key` in (`None`: a
+    /// temporary one, or no schema can be found; the executor says why).
+    fn creation_schema(&mut self, _key: &str, _temp: bool) -> Result<Option<String>, SqlError> {
+        Ok(Some("public".into()))
+    }
+    /// The key that names `entry` whatever the search_path (REL-KEY).
+    fn key_of(&mut self, entry: &snapscale_engine::catalog::RelEntry) -> Result<String, SqlError> {
+        Ok(entry.name.clone())
+    }
     /// The views whose queries read relation `oid`.
     fn dependent_views(&mut self, _oid: u32) -> Result<Vec<Rel>, SqlError> {
         Ok(Vec::new())
@@ -103,7 +128,8 @@ pub(crate) trait Resolver {
     fn index_owner(&mut self, _name: &str) -> Result<Option<Rel>, SqlError> {
         Ok(None)
     }
-    /// The names of the tables this session may see (REINDEX SCHEMA).
+    /// The keys of the tables this session may see, with their schemas
+    /// (REINDEX SCHEMA).
     fn table_names(&mut self) -> Result<Vec<String>, SqlError> {
         Ok(Vec::new())
     }
@@ -133,6 +159,37 @@ impl Resolver for snapscale_engine::Xact {
         snapscale_engine::Xact::relation_by_oid(self, oid)
     }
 
+    fn key_of(&mut self, entry: &snapscale_engine::catalog::RelEntry) -> Result<String, SqlError> {
+        self.qualified_key(entry)
+    }
+
+    fn namespace(&mut self, name: &str) -> Result<Option<u32>, SqlError> {
+        snapscale_engine::Xact::namespace(self, name)
+    }
+
+    fn namespace_members(
+        &mut self,
+        oid: u32,
+    ) -> Result<Vec<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        Ok(self
+            .catalog_entries()?
+            .into_iter()
+            .map(|(_, e)| e)
+            .filter(|e| !e.is_schema && e.temp_owner.is_none() && e.namespace == oid)
+            .collect())
+    }
+
+    fn session_user(&self) -> String {
+        self.session_view.as_ref().map_or_else(|| "postgres".to_owned(), |v| v.user.clone())
+    }
+
+    fn creation_schema(&mut self, key: &str, temp: bool) -> Result<Option<String>, SqlError> {
+        match self.creation_namespace(key, temp) {
+            Ok(c) if !c.temp => self.namespace_name(c.namespace),
+            _ => Ok(None),
+        }
+    }
+
     fn dependent_views(&mut self, oid: u32) -> Result<Vec<Rel>, SqlError> {
         let views: Vec<u32> = self
             .catalog_entries()?
@@ -152,12 +209,13 @@ impl Resolver for snapscale_engine::Xact {
     }
 
     fn table_names(&mut self) -> Result<Vec<String>, SqlError> {
-        Ok(self
+        let tables: Vec<_> = self
             .catalog_entries()?
             .into_iter()
             .filter(|(_, e)| e.is_relation() && e.sequence.is_none() && !e.is_view())
-            .map(|(_, e)| e.name.clone())
-            .collect())
+            .map(|(_, e)| e)
+            .collect();
+        tables.iter().map(|e| self.qualified_key(e)).collect()
     }
 
     fn constraints_named(&mut self, name: &str) -> Result<Vec<Option<(u32, bool)>>, SqlError> {
@@ -236,7 +294,8 @@ pub fn ident(i: &Ident) -> String {
     }
 }
 
-/// A relation name: `name`, `public.name` or `pg_temp.name`.
+/// A relation's key (REL-KEY in the engine's README): `name`, or
+/// `schema.name` (a name with the database's is refused, 0A000).
 pub fn relation_name(name: &ObjectName) -> Result<String, SqlError> {
     let parts: Vec<String> = name
         .0
@@ -244,13 +303,29 @@ pub fn relation_name(name: &ObjectName) -> Result<String, SqlError> {
         .map(|p| p.as_ident().map(ident).ok_or_else(|| not_supported(format!("relation name {name}"))))
         .collect::<Result<_, _>>()?;
     match parts.as_slice() {
-        [n] => Ok(n.clone()),
-        [schema, n] if schema == "public" || schema == "pg_temp" => Ok(n.clone()),
+        [n] => Ok(snapscale_engine::names::key(None, n)),
+        [schema, n] => Ok(snapscale_engine::names::key(Some(schema), n)),
+        [_, _, _] => Err(SqlError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            format!("cross-database references are not implemented: {}", parts.join(".")),
+        )),
         _ => Err(SqlError::new(
-            SqlState::UNDEFINED_TABLE,
-            format!("relation \"{}\" does not exist", parts.join(".")),
+            SqlState::SYNTAX_ERROR,
+            format!("improper qualified name (too many dotted names): {}", parts.join(".")),
         )),
     }
+}
+
+/// The name a key (REL-KEY) stands for, each part quoted as it is.
+pub(crate) fn key_object_name(key: &str) -> ObjectName {
+    let (schema, name) = snapscale_engine::names::split(key);
+    ObjectName::from(schema.into_iter().chain([name]).map(|p| Ident::with_quote('"', p)).collect::<Vec<_>>())
+}
+
+/// The name a relation's key gives it as a range-table entry (its alias
+/// when it has none): the name without its schema.
+pub fn bare_name(name: &ObjectName) -> Result<String, SqlError> {
+    relation_name(name).map(|k| snapscale_engine::names::bare(&k))
 }
 
 /// A bound expression with its type; `None` is PostgreSQL's "unknown"
@@ -415,7 +490,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
         let Some(owner) = rel.entry.sequence.as_ref().and_then(|s| s.owned_by.as_ref()) else {
             return Ok(false);
         };
-        let Some(table) = self.resolver.resolve(&owner.table)? else { return Ok(false) };
+        let Some(table) = self.resolver.relation_by_oid(owner.table_oid)? else { return Ok(false) };
         let quoted = format!("'{}'", rel.entry.name.replace('\'', "''"));
         Ok(table.entry.oid == owner.table_oid
             && table
@@ -423,6 +498,23 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 .columns
                 .iter()
                 .any(|c| c.name == owner.column && c.default.as_deref().is_some_and(|d| d.contains(&quoted))))
+    }
+
+    /// The name that finds `entry` whatever the search_path.
+    pub(super) fn name_of(
+        &mut self,
+        entry: &snapscale_engine::catalog::RelEntry,
+    ) -> Result<ObjectName, SqlError> {
+        Ok(key_object_name(&self.resolver.key_of(entry)?))
+    }
+
+    /// A dependency on a relation the statement reaches through another
+    /// (a view's reader, a key's parent), named by its qualified key so
+    /// that PLAN-FRESH finds it whatever the search_path.
+    pub(super) fn dep_reached(&mut self, rel: &Rel, mode: LockMode) -> Result<(), SqlError> {
+        let key = self.resolver.key_of(&rel.entry)?;
+        self.dep(&key, rel, mode);
+        Ok(())
     }
 
     pub(super) fn dep(&mut self, name: &str, rel: &Rel, mode: LockMode) {
@@ -576,7 +668,20 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 matches!(d.drop_behavior, Some(ast::DropBehavior::Cascade)),
                 true,
             ),
+            S::Drop { object_type: ast::ObjectType::Schema, if_exists, names, cascade, .. } => {
+                self.drop_schema(names, *if_exists, *cascade)
+            }
             S::Drop { object_type, .. } => Err(not_supported(format!("DROP {object_type}"))),
+            S::CreateSchema {
+                schema_name,
+                if_not_exists,
+                or_replace: false,
+                with: None,
+                options: None,
+                default_collate_spec: None,
+                clone: None,
+            } => self.create_schema(schema_name, *if_not_exists),
+            S::AlterSchema(a) => self.alter_schema(a),
             S::CreateType { name, representation } => self.create_type(name, representation.as_ref()),
             S::AlterType(a) => self.alter_type(a),
             S::AlterTable(a) => self.alter_table(a),
@@ -664,6 +769,12 @@ pub fn bind_parsed<R: Resolver>(
         Parsed::AlterConstraint(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_constraint(a)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
+        Parsed::SetSchema(a) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.set_schema(a)?;
             let StatementState { deps, .. } = b.statement;
             Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
         }
@@ -857,6 +968,8 @@ pub(crate) mod tests {
             oid: 1,
             name: "t".into(),
             temp_owner: None,
+            namespace: snapscale_engine::catalog::PUBLIC_NAMESPACE,
+            is_schema: false,
             storage,
             columns: vec![
                 ColumnDef {

@@ -344,7 +344,7 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                     None => {
                         tables.push((*offset, (mode, how)));
-                        self.dep(&rel.entry.name, rel, LockMode::RowShare);
+                        self.dep_reached(rel, LockMode::RowShare)?;
                     }
                 }
             }

@@ -16,7 +16,6 @@ use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 
 use snapscale_engine::LockMode;
-use sqlparser::ast::{Ident, ObjectName};
 
 use super::{relation_name, Binder, Resolver};
 use crate::parse::reloptions_syntax::{AlterOptions, OptionsTarget, StorageParam};
@@ -378,9 +377,10 @@ impl<R: Resolver> Binder<'_, R> {
         }
         if matches!(a.target, OptionsTarget::Table | OptionsTarget::Index) {
             if let Some(owner) = self.resolver.index_owner(&name)? {
+                let name = snapscale_engine::names::bare(&name);
                 let def = owner.entry.indexes.iter().find(|i| i.name == name).expect("its owner has it");
                 let (options, _) = alter(&def.options, &a.params, Family::Btree, a.reset)?;
-                let table = ObjectName::from(vec![Ident::new(owner.entry.name.clone())]);
+                let table = self.name_of(&owner.entry)?;
                 let rel = self.rel(&table, LockMode::ShareUpdateExclusive)?;
                 return Ok(Plan::Utility(Utility::SetOptions { rel, index: Some(name), options, tag }));
             }

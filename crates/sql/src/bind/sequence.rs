@@ -12,6 +12,7 @@ use super::scope::Scope;
 use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::{Expr, Func};
 use crate::plan::{CreateTable, Plan, Serial, Utility};
+use snapscale_values::quote_ident;
 
 impl<R: Resolver> Binder<'_, R> {
     pub(super) fn create_sequence(
@@ -266,9 +267,24 @@ impl<R: Resolver> Binder<'_, R> {
         options: &[SequenceOptions],
         serials: &mut Vec<Serial>,
     ) -> Result<String, SqlError> {
-        let sequence = format!("{table}_{column}_seq");
+        // Beside its table; the default names it with its schema unless
+        // that is public, so that it finds it whatever the search_path
+        // (PostgreSQL's names it by oid).
+        let (schema, bare) = snapscale_engine::names::split(table);
+        let seq_name = format!("{bare}_{column}_seq");
+        let sequence = snapscale_engine::names::key(schema.as_deref(), &seq_name);
         let def = self.sequence_def(ty, options)?;
-        let default = format!("nextval('{}'::regclass)", sequence.replace('\'', "''"));
+        let shown = match schema {
+            Some(s) => Some(s),
+            None => self.resolver.creation_schema(table, false)?,
+        };
+        let shown = match shown.as_deref() {
+            Some(s) if s != "public" && s != "pg_temp" => {
+                format!("{}.{}", quote_ident(s), quote_ident(&seq_name))
+            }
+            _ => quote_ident(&seq_name),
+        };
+        let default = format!("nextval('{}'::regclass)", shown.replace('\'', "''"));
         serials.push(Serial { column: column.to_owned(), sequence, def, numbers_rows: true });
         Ok(default)
     }
@@ -346,7 +362,7 @@ fn sequence_name_arg(e: &ast::Expr) -> Option<String> {
 
 /// A relation name written in a string, as regclass reads it: unquoted
 /// parts fold to lower case, quoted ones keep their case.
-fn sequence_name(text: &str) -> Result<String, SqlError> {
+pub(super) fn sequence_name(text: &str) -> Result<String, SqlError> {
     let mut parts = Vec::new();
     let mut rest = text.trim();
     loop {
@@ -436,11 +452,13 @@ mod tests {
     fn names_in_strings_fold_as_regclass_does() {
         assert_eq!(sequence_name("Abc").unwrap(), "abc");
         assert_eq!(sequence_name("\"Abc\"").unwrap(), "Abc");
-        assert_eq!(sequence_name("public.t_id_seq").unwrap(), "t_id_seq");
-        assert_eq!(sequence_name("\"a\"\"b\"").unwrap(), "a\"b");
+        assert_eq!(sequence_name("public.t_id_seq").unwrap(), "public.t_id_seq");
+        // Keys (REL-KEY): a part with a quote is written quoted.
+        assert_eq!(sequence_name("\"a\"\"b\"").unwrap(), snapscale_engine::names::key(None, "a\"b"));
         assert!(sequence_name("").is_err());
         assert!(sequence_name("a b").is_err());
         assert!(sequence_name("\"open").is_err());
-        assert!(sequence_name("other.t").is_err());
+        assert_eq!(sequence_name("Other.T").unwrap(), "other.t");
+        assert!(sequence_name("a.b.c.d").is_err());
     }
 }

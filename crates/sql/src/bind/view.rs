@@ -94,6 +94,7 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let mut query = (*v.query).clone();
         expand_wildcards(&mut query, &wildcards);
+        self.qualify_relations(&mut query)?;
         let replace = match self.resolver.resolve(&name)? {
             Some(old) if v.or_replace && (old.entry.temp_owner.is_some() || !temp) => {
                 if !old.entry.is_view() {
@@ -167,6 +168,7 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let mut query = (*v.query).clone();
         expand_wildcards(&mut query, &wildcards);
+        self.qualify_relations(&mut query)?;
         if let Plan::CreateTableAs(c) = &mut plan {
             c.create.view = Some(ViewDef {
                 query: query.to_string(),
@@ -418,6 +420,75 @@ pub(super) enum Altering {
 }
 
 /// Whether `query` has the identifier `name` (folded as the binder folds).
+impl<R: Resolver> Binder<'_, R> {
+    /// Writes the schema into each relation name of a view's query that
+    /// the search_path found outside public (REL-KEY), so that the view
+    /// reads the same relations whatever the search_path of whoever reads
+    /// it later (PostgreSQL keeps their oids). Names of WITH items are not
+    /// relations; names in public are left as written, as pg_get_viewdef
+    /// prints them.
+    fn qualify_relations(&mut self, query: &mut ast::Query) -> Result<(), SqlError> {
+        struct Ctes(Vec<String>);
+        impl ast::Visitor for Ctes {
+            type Break = ();
+            fn pre_visit_query(&mut self, q: &ast::Query) -> std::ops::ControlFlow<()> {
+                if let Some(with) = &q.with {
+                    self.0.extend(with.cte_tables.iter().map(|c| ident(&c.alias.name)));
+                }
+                std::ops::ControlFlow::Continue(())
+            }
+        }
+        let mut ctes = Ctes(Vec::new());
+        let _ = ast::Visit::visit(&*query, &mut ctes);
+        let mut names = Vec::new();
+        let _ = ast::visit_relations(&*query, |n| {
+            if let [part] = n.0.as_slice() {
+                if let Some(i) = part.as_ident() {
+                    let name = ident(i);
+                    if !ctes.0.contains(&name) && !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        let mut schemas = HashMap::new();
+        for name in names {
+            let Some(rel) = self.resolver.resolve(&snapscale_engine::names::key(None, &name))? else {
+                continue;
+            };
+            if rel.entry.temp_owner.is_some()
+                || rel.entry.namespace == snapscale_engine::catalog::PUBLIC_NAMESPACE
+            {
+                continue;
+            }
+            let (schema, _) = snapscale_engine::names::split(&self.resolver.key_of(&rel.entry)?);
+            if let Some(schema) = schema {
+                schemas.insert(name, schema);
+            }
+        }
+        if schemas.is_empty() {
+            return Ok(());
+        }
+        let _ = ast::visit_relations_mut(query, |n| {
+            let found = match n.0.as_slice() {
+                [part] => part.as_ident().and_then(|i| schemas.get(&ident(i))),
+                _ => None,
+            };
+            if let Some(schema) = found {
+                let quoted = |s: &str| match snapscale_values::quote_ident(s) == s {
+                    true => ast::Ident::new(s),
+                    false => ast::Ident::with_quote('"', s),
+                };
+                let table = n.0[0].as_ident().map(|i| quoted(&ident(i))).expect("one identifier");
+                *n = ast::ObjectName::from(vec![quoted(schema), table]);
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+        Ok(())
+    }
+}
+
 fn names_word(query: &str, name: &str) -> bool {
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let Ok(tokens) = sqlparser::tokenizer::Tokenizer::new(&dialect, query).tokenize() else { return true };

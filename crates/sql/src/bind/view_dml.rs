@@ -29,7 +29,7 @@ use sqlparser::ast::{self, Expr as AstExpr, Ident, ObjectName, SelectItem};
 
 use super::scope::Scope;
 use super::view::quoted;
-use super::{ident, not_supported, relation_name, Binder, Resolver};
+use super::{bare_name, ident, not_supported, relation_name, Binder, Resolver};
 use crate::parse::Parsed;
 use crate::plan::{Plan, Rel, TableCheck};
 
@@ -218,7 +218,7 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let qualifier = match &base_alias {
             Some(a) => ident(&a.name),
-            None => relation_name(&base)?,
+            None => bare_name(&base)?,
         };
         let columns = names
             .iter()
@@ -276,7 +276,7 @@ impl<R: Resolver> Binder<'_, R> {
         checks.cascading |= option == Some(CheckOption::Cascaded);
         checks.qualifier = Some(match &u.base_alias {
             Some(a) => ident(&a.name),
-            None => relation_name(&u.base).unwrap_or_default(),
+            None => bare_name(&u.base).unwrap_or_default(),
         });
         self.statement.view_checks = checks;
     }
@@ -322,7 +322,7 @@ impl<R: Resolver> Binder<'_, R> {
         let mut columns = Vec::new();
         for n in &names {
             let base = Self::written(&u, &view, n, Op::Insert)?;
-            if columns.iter().any(|c: &ObjectName| relation_name(c).is_ok_and(|c| c == base)) {
+            if columns.iter().any(|c: &ObjectName| bare_name(c).is_ok_and(|c| c == base)) {
                 return Err(SqlError::new(
                     SqlState::SYNTAX_ERROR,
                     format!("multiple assignments to same column \"{base}\""),
@@ -538,7 +538,7 @@ fn returning(items: &[SelectItem], u: &Updatable, readers: &[String]) -> Vec<Sel
         match item {
             SelectItem::Wildcard(_) => out.extend(all()),
             SelectItem::QualifiedWildcard(ast::SelectItemQualifiedWildcardKind::ObjectName(n), _)
-                if relation_name(n).is_ok_and(|n| readers.contains(&n)) =>
+                if bare_name(n).is_ok_and(|n| readers.contains(&n)) =>
             {
                 out.extend(all())
             }

@@ -204,10 +204,11 @@ impl Deparse<'_> {
 /// the end. The expressions are as sqlparser writes them (not PostgreSQL's
 /// reconstruction from the parsed tree, which qualifies every column and
 /// adds parentheses and casts).
-pub(super) fn view_definition(query: &str) -> String {
+pub(super) fn view_definition(state: &super::CatalogState, query: &str) -> String {
     let parsed = sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::PostgreSqlDialect {}, query);
     let Ok(mut statements) = parsed else { return format!(" {query};") };
-    let Some(ast::Statement::Query(q)) = statements.pop() else { return format!(" {query};") };
+    let Some(ast::Statement::Query(mut q)) = statements.pop() else { return format!(" {query};") };
+    as_postgres_names(state, &mut q);
     let ast::SetExpr::Select(s) = q.body.as_ref() else { return format!(" {query};") };
     if q.with.is_some() || q.fetch.is_some() || !q.locks.is_empty() {
         return format!(" {query};");
@@ -251,4 +252,41 @@ pub(super) fn view_definition(query: &str) -> String {
     }
     out.push(';');
     out
+}
+
+/// The names of a stored view query as PostgreSQL's ruleutils prints
+/// them: an identifier quoted only where quote_identifier quotes it (the
+/// stored text quotes every keyword sqlparser knows), and a relation's
+/// schema left out where the search_path finds it by its name alone.
+fn as_postgres_names(state: &super::CatalogState, q: &mut ast::Query) {
+    use crate::expr::scalar::text::quote_identifier;
+    let requote = |i: &mut ast::Ident| {
+        i.quote_style = (quote_identifier(&i.value) != i.value).then_some('"');
+    };
+    let _ = ast::visit_expressions_mut(q, |e| {
+        match e {
+            ast::Expr::Identifier(i) => requote(i),
+            ast::Expr::CompoundIdentifier(parts) => parts.iter_mut().for_each(requote),
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    let _ = ast::visit_relations_mut(q, |n| {
+        if let [schema, name] = n.0.as_slice() {
+            if let (Some(s), Some(t)) = (schema.as_ident(), name.as_ident()) {
+                let bare = quote_ident(&t.value);
+                let full = format!("{}.{bare}", quote_ident(&s.value));
+                let found = |name: &str| state.relation_by_name(name).map(|(oid, _)| oid);
+                if found(&bare).is_some_and(|o| found(&full) == Some(o)) {
+                    *n = ast::ObjectName::from(vec![t.clone()]);
+                }
+            }
+        }
+        for part in n.0.iter_mut() {
+            if let ast::ObjectNamePart::Identifier(i) = part {
+                requote(i);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
 }

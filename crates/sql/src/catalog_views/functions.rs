@@ -8,7 +8,7 @@ use snapscale_values::{quote_ident, Reg, SqlError, SqlType, Value};
 use super::deparse::Deparse;
 use super::relations::typmod;
 use super::types::{type_by_name, type_name, type_name_of};
-use super::{catalog_relations, CatalogState, INFORMATION_SCHEMA, PG_CATALOG, PUBLIC};
+use super::{catalog_relations, CatalogState, INFORMATION_SCHEMA, PG_CATALOG};
 use crate::expr::{Catalog, CatalogFunc};
 
 /// PostgreSQL's `format_type(type, typmod)`.
@@ -282,15 +282,16 @@ impl CatalogState {
 impl CatalogState {
     /// A relation (or index, or sequence, or catalog relation) by name, as
     /// regclass reads it: its oid and its name as regclass prints it.
-    fn relation_by_name(&self, name: &str) -> Option<(u32, String)> {
+    pub(super) fn relation_by_name(&self, name: &str) -> Option<(u32, String)> {
         let parts = name_parts(name);
         let (schema, rel) = match parts.as_slice() {
             [rel] => (None, rel.as_str()),
             [schema, rel] => (Some(schema.as_str()), rel.as_str()),
             _ => return None,
         };
-        let user = |temp: bool| {
-            self.relations.iter().filter(move |e| e.temp_owner.is_some() == temp).find_map(|e| {
+        // A relation, or an index of one, called `rel` in namespace `ns`.
+        let user = |ns: u32| {
+            self.relations.iter().filter(|e| self.namespace_of(e) == ns).find_map(|e| {
                 if e.name == rel {
                     return Some(e.oid);
                 }
@@ -299,13 +300,11 @@ impl CatalogState {
         };
         let catalog =
             |ns: u32| catalog_relations().find(|(_, n, s, _, _)| *n == rel && *s == ns).map(|r| r.0);
+        let in_namespace =
+            |ns: u32| if ns == PG_CATALOG || ns == INFORMATION_SCHEMA { catalog(ns) } else { user(ns) };
         let oid = match schema {
-            None => catalog(PG_CATALOG).or_else(|| user(true)).or_else(|| user(false)),
-            Some("pg_catalog") => catalog(PG_CATALOG),
-            Some("information_schema") => catalog(INFORMATION_SCHEMA),
-            Some("public") => user(false),
-            Some(s) if s == self.temp_namespace_name() || s == "pg_temp" => user(true),
-            Some(_) => None,
+            None => self.searched_namespaces().into_iter().find_map(in_namespace),
+            Some(s) => in_namespace(self.namespace_by_name_exact(s)?),
         }?;
         Some((oid, self.class_name(oid)?))
     }
@@ -318,6 +317,10 @@ impl CatalogState {
                 Some(i) => &e.indexes[i].name,
                 None => &e.name,
             };
+            if index.is_none() && !self.relation_visible(oid) {
+                let ns = self.namespace_name(self.namespace_of(e)).unwrap_or_default();
+                return Some(format!("{}.{}", quote_ident(&ns), quote_ident(name)));
+            }
             return Some(quote_ident(name));
         }
         catalog_relations().find(|r| r.0 == oid).map(|(_, name, ns, _, _)| {
@@ -331,12 +334,40 @@ impl CatalogState {
 
     /// Is relation `oid` visible by its bare name (pg_table_is_visible)?
     fn relation_visible(&self, oid: u32) -> bool {
-        if let Some((e, _)) = self.relation(oid) {
-            // A permanent table is hidden by a temporary one of its name.
-            return e.temp_owner.is_some()
-                || !self.relations.iter().any(|o| o.temp_owner.is_some() && o.name == e.name);
+        if let Some((e, index)) = self.relation(oid) {
+            // The first of its name along the searched namespaces.
+            let name = index.map_or(e.name.as_str(), |i| e.indexes[i].name.as_str());
+            let first = self.searched_namespaces().into_iter().find_map(|ns| {
+                self.relations.iter().filter(|o| self.namespace_of(o) == ns).find_map(|o| {
+                    if o.name == name {
+                        return Some(o.oid);
+                    }
+                    o.indexes.iter().find(|i| i.name == name).map(|i| i.oid)
+                })
+            });
+            return first == Some(oid);
         }
         catalog_relations().any(|r| r.0 == oid && r.2 == PG_CATALOG)
+    }
+
+    /// `text` with each `'name'::regclass` naming a relation as regclass
+    /// prints it now (qualified only where the search_path does not find
+    /// it), as PostgreSQL prints the oid it keeps.
+    fn regclass_literals(&self, text: String) -> String {
+        const CAST: &str = "'::regclass";
+        let mut out = String::new();
+        let mut rest = text.as_str();
+        while let Some(end) = rest.find(CAST) {
+            let Some(start) = rest[..end].rfind('\'') else { break };
+            let literal = rest[start + 1..end].replace("''", "'");
+            let shown = self.relation_by_name(&literal).map(|(_, n)| n).unwrap_or(literal);
+            out.push_str(&rest[..start + 1]);
+            out.push_str(&shown.replace('\'', "''"));
+            out.push_str(CAST);
+            rest = &rest[end + CAST.len()..];
+        }
+        out.push_str(rest);
+        out
     }
 
     fn role_by_name(&self, name: &str) -> Option<u32> {
@@ -350,10 +381,12 @@ impl CatalogState {
     }
 
     fn namespace_by_name(&self, name: &str) -> Option<u32> {
-        let name = name_parts(name).pop()?;
-        [PG_CATALOG, PUBLIC, INFORMATION_SCHEMA, super::PG_TOAST, self.temp_namespace()]
-            .into_iter()
-            .find(|&oid| self.namespace_name(oid).as_deref() == Some(name.as_str()))
+        let parts = name_parts(name);
+        let [name] = parts.as_slice() else { return None };
+        if name == "pg_temp" {
+            return None;
+        }
+        self.namespace_by_name_exact(name)
     }
 }
 
@@ -422,7 +455,8 @@ impl Catalog for CatalogState {
             }
             C::GetExpr => {
                 let pretty = matches!(args.get(2), Some(Value::Bool(true)));
-                text(&args[0]).map_or(Value::Null, |t| Value::Text(get_expr(t, pretty)))
+                text(&args[0])
+                    .map_or(Value::Null, |t| Value::Text(self.regclass_literals(get_expr(t, pretty))))
             }
             C::GetIndexDef => {
                 let Some((e, Some(i))) = oid(&args[0]).and_then(|o| self.relation(o)) else {
@@ -472,7 +506,7 @@ impl Catalog for CatalogState {
                     other => oid(other),
                 };
                 match self.relations.iter().find(|e| Some(e.oid) == target).and_then(|e| e.view.as_ref()) {
-                    Some(v) => Value::Text(super::deparse::view_definition(&v.query)),
+                    Some(v) => Value::Text(super::deparse::view_definition(self, &v.query)),
                     None => Value::Null,
                 }
             }
@@ -541,10 +575,20 @@ impl Catalog for CatalogState {
             C::CurrentSchemas => {
                 let implicit = matches!(args[0], Value::Bool(true));
                 let mut schemas = Vec::new();
-                if implicit {
-                    schemas.push(Value::Text("pg_catalog".into()));
+                for ns in self.searched_namespaces() {
+                    let temp = ns == self.temp_namespace();
+                    let placed = self.namespace_name(ns).is_some_and(|n| self.search_path.contains(&n));
+                    // The implicit ones (pg_catalog, the temporary schema)
+                    // only when asked for, and when they exist.
+                    if (temp && !self.relations.iter().any(|e| e.temp_owner.is_some()))
+                        || (!implicit && !placed && (temp || ns == PG_CATALOG))
+                    {
+                        continue;
+                    }
+                    if let Some(n) = self.namespace_name(ns) {
+                        schemas.push(Value::Text(n));
+                    }
                 }
-                schemas.push(Value::Text("public".into()));
                 Value::array(schemas)
             }
             C::MyTempSchema => {

@@ -20,13 +20,18 @@ fn schema_of(state: &CatalogState, e: &RelEntry) -> String {
 }
 
 pub(super) fn schemata(state: &CatalogState) -> Vec<Vec<Value>> {
-    ["pg_catalog", "public", "information_schema"]
+    let builtin = ["pg_toast", "pg_catalog", "public", "information_schema"].map(|n| (n.to_owned(), None));
+    let made = state.schemas.iter().map(|e| (e.name.clone(), Some(state.user.clone())));
+    builtin
         .into_iter()
-        .map(|name| {
+        .chain(made)
+        .map(|(name, owner)| {
+            let owner = owner
+                .unwrap_or_else(|| if name == "public" { "pg_database_owner" } else { "postgres" }.into());
             RowBuilder::new(INFO_SCHEMATA)
                 .set("catalog_name", state.database.as_str())
                 .set("schema_name", name)
-                .set("schema_owner", if name == "public" { "pg_database_owner" } else { "postgres" })
+                .set("schema_owner", owner)
                 .build()
         })
         .collect()
@@ -78,7 +83,7 @@ pub(super) fn views(state: &CatalogState) -> Vec<Vec<Value>> {
                 .set("table_catalog", state.database.as_str())
                 .set("table_schema", schema_of(state, e))
                 .set("table_name", e.name.as_str())
-                .set("view_definition", super::deparse::view_definition(&v.query))
+                .set("view_definition", super::deparse::view_definition(state, &v.query))
                 .set("check_option", check)
                 .set("is_updatable", "NO")
                 .set("is_insertable_into", "NO")

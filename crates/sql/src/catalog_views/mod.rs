@@ -209,6 +209,10 @@ pub(crate) struct CatalogState {
     pub relations: Vec<Arc<RelEntry>>,
     /// The user-defined types' catalog rows.
     pub user_types: Vec<Arc<RelEntry>>,
+    /// The schemas made by CREATE SCHEMA.
+    pub schemas: Vec<Arc<RelEntry>>,
+    /// The session's search_path (REL-KEY).
+    pub search_path: Vec<String>,
     /// The session's backend id (its temporary namespace).
     pub backend: u64,
     pub user: String,
@@ -223,8 +227,38 @@ impl CatalogState {
     fn namespace_of(&self, e: &RelEntry) -> u32 {
         match e.temp_owner {
             Some(_) => self.temp_namespace(),
-            None => PUBLIC,
+            None => e.namespace,
         }
+    }
+
+    /// The namespaces a name without a schema is looked for in, in order:
+    /// this session's temporary one, pg_catalog (unless the path places
+    /// it), then the search_path's that exist.
+    fn searched_namespaces(&self) -> Vec<u32> {
+        let mut out = vec![self.temp_namespace()];
+        if !self.search_path.iter().any(|s| s == "pg_catalog") {
+            out.push(PG_CATALOG);
+        }
+        for s in &self.search_path {
+            if let Some(oid) = self.namespace_by_name_exact(s) {
+                if !out.contains(&oid) {
+                    out.push(oid);
+                }
+            }
+        }
+        out
+    }
+
+    /// The namespace called `name` (no folding), if there is one.
+    fn namespace_by_name_exact(&self, name: &str) -> Option<u32> {
+        if name == "pg_temp" || name == self.temp_namespace_name() {
+            return Some(self.temp_namespace());
+        }
+        snapscale_engine::catalog::BUILTIN_NAMESPACES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, o)| o)
+            .or_else(|| self.schemas.iter().find(|e| e.name == name).map(|e| e.oid))
     }
 
     /// This session's temporary namespace's oid.
@@ -341,7 +375,7 @@ impl CatalogState {
             INFORMATION_SCHEMA => "information_schema".into(),
             PG_TOAST => "pg_toast".into(),
             o if o == self.temp_namespace() => self.temp_namespace_name(),
-            _ => return None,
+            o => return self.schemas.iter().find(|e| e.oid == o).map(|e| e.name.clone()),
         })
     }
 }

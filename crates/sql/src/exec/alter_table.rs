@@ -241,7 +241,7 @@ impl Executor<'_> {
         self.xact.invalidate(entry.oid);
         self.xact.cache.remove_oid(entry.oid);
         let new = Rel { entry, heap, catalog_tid: tid };
-        self.xact.cache.insert(new.entry.name.clone(), new.clone());
+        self.xact.remember(new.clone())?;
         Ok(new)
     }
 }

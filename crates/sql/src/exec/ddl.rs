@@ -13,6 +13,7 @@ use snapscale_engine::database::Database;
 use snapscale_engine::index::Key;
 use snapscale_engine::redo::Redo;
 use snapscale_engine::sequence::OwnedBy;
+use snapscale_engine::xact::Creation;
 use snapscale_engine::{Liveness, LockMode, Outcome, Tid};
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
@@ -136,7 +137,7 @@ impl Executor<'_> {
         let changed = self.change_catalog(rel, Some(Arc::clone(&new))).await?;
         let catalog_tid = changed.map_or(rel.catalog_tid, |r| r.catalog_tid);
         let rel = Rel { entry: new, heap, catalog_tid };
-        self.xact.cache.insert(rel.entry.name.clone(), rel.clone());
+        self.xact.remember(rel.clone())?;
         for row in rows {
             self.xact.check_cancel()?;
             self.insert_row(&rel, row, &[]).await?;
@@ -150,7 +151,9 @@ impl Executor<'_> {
         &mut self,
         c: &CreateTable,
     ) -> Result<Option<Arc<RelEntry>>, SqlError> {
-        let owner = c.temp.then_some(self.xact.backend_id());
+        let creation = self.creation_namespace(&c.name, c.temp).await?;
+        let owner = creation.temp.then_some(self.xact.backend_id());
+        let name = creation.name.clone();
         let mut build = |db: &Database| {
             let storage = db.catalog.create_storage();
             let oid = db.catalog.new_oid();
@@ -179,7 +182,9 @@ impl Executor<'_> {
                 .collect();
             RelEntry {
                 oid,
-                name: c.name.clone(),
+                name: creation.name.clone(),
+                namespace: creation.namespace,
+                is_schema: false,
                 temp_owner: owner,
                 storage,
                 columns: c.columns.clone(),
@@ -207,14 +212,17 @@ impl Executor<'_> {
                 comments: Vec::new(),
             }
         };
-        let (entry, tid) = match self.insert_catalog_row(&c.name, owner, true, &mut build).await? {
+        let (entry, tid) = match self
+            .insert_catalog_row(&name, creation.namespace, owner, RowKind::Relation, &mut build)
+            .await?
+        {
             Ok(done) => done,
             Err(existing) => {
                 // A type's name is a relation's too (PostgreSQL's row types).
                 if !existing.is_relation() {
                     return Err(SqlError::new(
                         SqlState::DUPLICATE_OBJECT,
-                        format!("type \"{}\" already exists", c.name),
+                        format!("type \"{name}\" already exists"),
                     )
                     .with_hint(
                         "A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type.",
@@ -223,19 +231,21 @@ impl Executor<'_> {
                 if c.if_not_exists {
                     self.xact.notice(
                         SqlState::DUPLICATE_TABLE,
-                        format!("relation \"{}\" already exists, skipping", c.name),
+                        format!("relation \"{name}\" already exists, skipping"),
                     );
                     return Ok(None);
                 }
                 return Err(SqlError::new(
                     SqlState::DUPLICATE_TABLE,
-                    format!("relation \"{}\" already exists", c.name),
+                    format!("relation \"{name}\" already exists"),
                 ));
             }
         };
         let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
         heap.install_sequence(&entry, None);
-        self.xact.cache.insert(c.name.clone(), Rel { entry: Arc::clone(&entry), heap, catalog_tid: tid });
+        let rel = Rel { entry: Arc::clone(&entry), heap, catalog_tid: tid };
+        self.xact.remember(rel.clone())?;
+        self.xact.cache.insert(c.name.clone(), rel);
         self.reference_parents(&entry, &[]).await?;
         Ok(Some(entry))
     }
@@ -303,8 +313,8 @@ impl Executor<'_> {
         Ok(())
     }
 
-    /// Inserts the catalog row `build` makes, named `name` in the
-    /// namespace of `owner` (a temporary table's backend), once no live row
+    /// Inserts the catalog row `build` makes, named `name` in `namespace`
+    /// or the temporary one of `owner` (a backend), once no live row
     /// there holds the name (nor, for a `relation`, an index of a table
     /// there: CREATE INDEX checks the relations' names in turn, without
     /// this mutex, so the two racing can both succeed); `Err` with the row
@@ -313,8 +323,9 @@ impl Executor<'_> {
     pub(super) async fn insert_catalog_row(
         &mut self,
         name: &str,
+        namespace: u32,
         owner: Option<u64>,
-        relation: bool,
+        kind: RowKind,
         build: &mut (dyn FnMut(&Database) -> RelEntry + Send),
     ) -> Result<Result<(Arc<RelEntry>, Tid), Arc<RelEntry>>, SqlError> {
         let (entry, tid) = loop {
@@ -328,9 +339,15 @@ impl Executor<'_> {
                 for (tid, other) in db.catalog.table.all_versions() {
                     // A relation's name may not be an index's either (they
                     // share pg_class); a type's may.
-                    let index =
-                        relation && other.is_relation() && other.indexes.iter().any(|i| i.name == name);
-                    if (other.name != name && !index) || other.temp_owner != owner {
+                    let index = kind == RowKind::Relation
+                        && other.is_relation()
+                        && other.indexes.iter().any(|i| i.name == name);
+                    let elsewhere =
+                        other.temp_owner != owner || (owner.is_none() && other.namespace != namespace);
+                    // Schemas share one name space, relations and types
+                    // another per schema.
+                    let other_space = other.is_schema != (kind == RowKind::Schema);
+                    if (other.name != name && !index) || elsewhere || other_space {
                         continue;
                     }
                     match db.catalog.table.liveness(&self.xact.session, tid) {
@@ -363,7 +380,26 @@ impl Executor<'_> {
         self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
         self.xact.lock_relation(entry.oid, LockMode::AccessExclusive).await?;
         self.xact.invalidate(entry.oid);
+        if owner.is_none() {
+            // REL-KEY: the new name may come first along some search_path.
+            self.xact.invalidate_names();
+        }
         Ok(Ok((entry, tid)))
+    }
+
+    /// Where a relation being made goes: the schema `key` names or the
+    /// search_path finds, held (AccessShare on its oid, which DROP SCHEMA
+    /// takes exclusively) and seen to be there still.
+    pub(super) async fn creation_namespace(&mut self, key: &str, temp: bool) -> Result<Creation, SqlError> {
+        let creation = self.xact.creation_namespace(key, temp)?;
+        if !creation.temp && creation.namespace >= snapscale_engine::catalog::FIRST_OID {
+            self.xact.lock_relation(creation.namespace, LockMode::AccessShare).await?;
+            if self.xact.namespace_name(creation.namespace)?.is_none() {
+                let (schema, _) = snapscale_engine::names::split(key);
+                return Err(snapscale_engine::xact::no_schema(schema.as_deref().unwrap_or_default()));
+            }
+        }
+        Ok(creation)
     }
 
     pub(crate) async fn drop_tables(
@@ -447,14 +483,13 @@ impl Executor<'_> {
             match outcome {
                 Outcome::Ok(tid) => {
                     self.xact.invalidate(rel.entry.oid);
-                    return Ok(new.map(|entry| {
-                        let rel = Rel { entry, heap: Arc::clone(&rel.heap), catalog_tid: tid };
-                        // The cache holds relations; types are read afresh.
-                        if rel.entry.is_relation() {
-                            self.xact.cache.insert(rel.entry.name.clone(), rel.clone());
-                        }
-                        rel
-                    }));
+                    let Some(entry) = new else { return Ok(None) };
+                    let rel = Rel { entry, heap: Arc::clone(&rel.heap), catalog_tid: tid };
+                    // The cache holds relations; types are read afresh.
+                    if rel.entry.is_relation() {
+                        self.xact.remember(rel.clone())?;
+                    }
+                    return Ok(Some(rel));
                 }
                 Outcome::BeingModified(x) => self.xact.wait_for_xid(x).await?,
                 _ => return Err(SqlError::new(SqlState::INTERNAL_ERROR, "tuple concurrently updated")),
@@ -521,7 +556,7 @@ impl Executor<'_> {
             }
         })
         .await?;
-        let Some(new) = self.xact.cache.get(&rel.entry.name) else { return Ok(()) };
+        let Some(new) = self.xact.relation_by_oid(rel.entry.oid)? else { return Ok(()) };
         for def in new.entry.indexes.iter().filter(|i| names.contains(&i.name)) {
             new.heap.index(&new.entry, def);
         }
@@ -718,4 +753,16 @@ impl Executor<'_> {
         }
         Ok(Output::Command("TRUNCATE TABLE".into()))
     }
+}
+
+/// What a new catalog row is, for the uniqueness of its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RowKind {
+    /// A relation: its name may not be a relation's, a type's or an
+    /// index's in its schema.
+    Relation,
+    /// A type: its name may not be a relation's or a type's.
+    Type,
+    /// A schema: its name may not be another schema's.
+    Schema,
 }

@@ -23,6 +23,7 @@ mod modify;
 mod query;
 pub(crate) mod ri;
 mod scan;
+mod schema;
 mod setop;
 mod subplan;
 mod types;
@@ -432,7 +433,9 @@ impl Executor<'_> {
             }
             Utility::AlterTable(a) => self.alter_table(a).await,
             Utility::Skip { code, notice, tag } => {
-                self.xact.notice(*code, notice.clone());
+                if !notice.is_empty() {
+                    self.xact.notice(*code, notice.clone());
+                }
                 Ok(Output::Command((*tag).into()))
             }
             Utility::Vacuum { rels, analyze, freeze } => self.vacuum(rels, *analyze, *freeze),
@@ -441,6 +444,12 @@ impl Executor<'_> {
             Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),
             Utility::CopyTo { rel, columns, options } => self.copy_to(rel, columns, options),
             Utility::CreateType { name, spec } => self.create_type(name, spec).await,
+            Utility::CreateSchema { name, if_not_exists } => self.create_schema(name, *if_not_exists).await,
+            Utility::DropSchema { schemas, relations, types, cascaded } => {
+                self.drop_schema(schemas, relations, types, cascaded).await
+            }
+            Utility::AlterSchema { oid, new } => self.alter_schema(*oid, new.as_deref()).await,
+            Utility::SetSchema { oid, namespace, tag } => self.set_schema(*oid, *namespace, tag).await,
             Utility::AlterType { oid, op, domain } => self.alter_type(*oid, op, *domain).await,
             Utility::DropType { targets, domain } => self.drop_types(targets, *domain).await,
             Utility::CopyFrom { .. } => Err(SqlError::new(

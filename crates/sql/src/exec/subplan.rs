@@ -80,7 +80,7 @@ impl Executor<'_> {
         let snapshot = self.snapshot()?;
         let reader = self.xact.session.reader(snapshot);
         let me = self.xact.backend_id();
-        let (relations, user_types) = self
+        let (relations, others): (Vec<_>, Vec<_>) = self
             .xact
             .db
             .catalog
@@ -90,10 +90,13 @@ impl Executor<'_> {
             .map(|(_, e)| e)
             .filter(|e| e.temp_owner.is_none_or(|owner| owner == me))
             .partition(|e| e.is_relation());
+        let (schemas, user_types) = others.into_iter().partition(|e| e.is_schema);
         let session = self.xact.session_view.as_deref();
         let state = CatalogState {
             relations,
             user_types,
+            schemas,
+            search_path: self.xact.search_path(),
             backend: me,
             user: session.map_or_else(|| "postgres".into(), |s| s.user.clone()),
             database: session.map_or_else(|| "postgres".into(), |s| s.database.clone()),

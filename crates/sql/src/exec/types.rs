@@ -16,7 +16,9 @@ use crate::output::Output;
 use crate::plan::{AlterTypeOp, TypeSpec};
 
 impl Executor<'_> {
-    pub(crate) async fn create_type(&mut self, name: &str, spec: &TypeSpec) -> Result<Output, SqlError> {
+    pub(crate) async fn create_type(&mut self, key: &str, spec: &TypeSpec) -> Result<Output, SqlError> {
+        let creation = self.creation_namespace(key, false).await?;
+        let name = creation.name.as_str();
         let mut build = |db: &snapscale_engine::Database| {
             // Two oids in a row: the type's, and its array type's.
             let oid = db.catalog.new_oids(2);
@@ -28,6 +30,8 @@ impl Executor<'_> {
             RelEntry {
                 oid,
                 name: name.to_owned(),
+                namespace: creation.namespace,
+                is_schema: false,
                 temp_owner: None,
                 storage: db.catalog.create_storage(),
                 columns: match spec {
@@ -45,7 +49,11 @@ impl Executor<'_> {
                 user_type: Some(def),
             }
         };
-        if self.insert_catalog_row(name, None, false, &mut build).await?.is_err() {
+        if self
+            .insert_catalog_row(name, creation.namespace, None, super::ddl::RowKind::Type, &mut build)
+            .await?
+            .is_err()
+        {
             return Err(exists(name));
         }
         let tag = if matches!(spec, TypeSpec::Domain(_)) { "CREATE DOMAIN" } else { "CREATE TYPE" };

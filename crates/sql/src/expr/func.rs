@@ -80,7 +80,18 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         Func::CurrentDatabase => {
             Value::Text(session(cx)?.map_or_else(|| "postgres".into(), |s| s.database.clone()))
         }
-        Func::CurrentSchema => Value::Text("public".into()),
+        // The first schema of the search_path that exists (NULL if none).
+        Func::CurrentSchema => match (session(cx)?, cx.catalog) {
+            (Some(s), Some(catalog)) => s
+                .search_path
+                .iter()
+                .find(|n| {
+                    *n != "pg_temp"
+                        && catalog.oid_of(Reg::Namespace, &snapscale_values::quote_ident(n)).is_some()
+                })
+                .map_or(Value::Null, |n| Value::Text(n.clone())),
+            _ => Value::Text("public".into()),
+        },
         Func::BackendPid => Value::Int(session(cx)?.map_or(0, |s| s.pid).into()),
         Func::CurrentSetting => {
             let missing_ok = matches!(args.get(1), Some(Value::Bool(true)));

@@ -500,6 +500,10 @@ impl crate::Gucs for Settings {
         self.session.statement_timeout()
     }
 
+    fn search_path(&self) -> String {
+        self.show("search_path").unwrap_or_else(|_| "\"$user\", public".into())
+    }
+
     fn session_user(&self) -> String {
         self.session.session_user()
     }

@@ -242,6 +242,10 @@ impl Gucs for SessionSettings {
         (!self.statement_timeout.is_zero()).then_some(self.statement_timeout)
     }
 
+    fn search_path(&self) -> String {
+        self.show("search_path").unwrap_or_else(|_| "\"$user\", public".into())
+    }
+
     fn session_user(&self) -> String {
         self.client.session_user.clone()
     }

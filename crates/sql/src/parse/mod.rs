@@ -38,6 +38,7 @@ mod lock_syntax;
 mod merge_syntax;
 mod overriding_syntax;
 pub(crate) mod reloptions_syntax;
+pub(crate) mod schema_syntax;
 mod sequence_syntax;
 mod sqlparser_guard;
 mod string_syntax;
@@ -85,6 +86,8 @@ pub enum Parsed {
     Comment(Box<comment_syntax::CommentOn>),
     /// `ALTER TABLE … ALTER CONSTRAINT name [NOT] DEFERRABLE …`.
     AlterConstraint(Box<alter_constraint_syntax::AlterConstraint>),
+    /// `ALTER … SET SCHEMA name`.
+    SetSchema(Box<schema_syntax::SetSchema>),
     /// SET CONSTRAINTS {ALL | name, …} {DEFERRED | IMMEDIATE} (`names`
     /// `None`: ALL).
     SetConstraints {
@@ -196,6 +199,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             continue;
         }
         if first == "alter" {
+            if let Some(parsed) = schema_syntax::parse_set_schema(trimmed) {
+                out.push(Parsed::SetSchema(Box::new(parsed)));
+                continue;
+            }
             if let Some(parsed) = domain_syntax::parse_alter_domain(trimmed) {
                 out.push(Parsed::AlterDomain(parsed?));
                 continue;

@@ -770,6 +770,34 @@ pub enum Utility {
         targets: Vec<(String, Option<u32>)>,
         domain: bool,
     },
+    /// CREATE SCHEMA [IF NOT EXISTS] name.
+    CreateSchema {
+        name: String,
+        if_not_exists: bool,
+    },
+    /// DROP SCHEMA: each schema by name and oid (`None`: missing, IF
+    /// EXISTS), and what CASCADE drops with them: their relations (and
+    /// what depends on those, as DROP TABLE … CASCADE finds it) and
+    /// their types.
+    DropSchema {
+        schemas: Vec<(String, Option<u32>)>,
+        relations: Box<Utility>,
+        types: Vec<(String, Option<u32>)>,
+        cascaded: Option<(String, Option<String>)>,
+    },
+    /// ALTER SCHEMA name RENAME TO new (`new` `None`: OWNER TO, which
+    /// changes nothing while there is one role).
+    AlterSchema {
+        oid: u32,
+        new: Option<String>,
+    },
+    /// ALTER … SET SCHEMA: the relation or type with oid `oid` (and the
+    /// sequences its columns own) moves to `namespace`.
+    SetSchema {
+        oid: u32,
+        namespace: u32,
+        tag: &'static str,
+    },
 }
 
 /// What CREATE TYPE defines.

@@ -379,6 +379,10 @@ impl Statement {
                 Utility::AlterType { .. } => Some("ALTER TYPE"),
                 Utility::DropType { domain: true, .. } => Some("DROP DOMAIN"),
                 Utility::DropType { .. } => Some("DROP TYPE"),
+                Utility::CreateSchema { .. } => Some("CREATE SCHEMA"),
+                Utility::DropSchema { .. } => Some("DROP SCHEMA"),
+                Utility::AlterSchema { .. } => Some("ALTER SCHEMA"),
+                Utility::SetSchema { tag, .. } => Some(tag),
                 Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } | Utility::Skip { .. } => {
                     None
                 }

@@ -76,6 +76,10 @@ pub trait Gucs: Clone + Send + Sync + 'static {
     fn database(&self) -> String {
         self.session_user()
     }
+    /// search_path, as SHOW prints it.
+    fn search_path(&self) -> String {
+        "\"$user\", public".into()
+    }
     /// TimeZone: where timestamptz text is read and shown.
     /// TimeZone, DateStyle and IntervalStyle: how date and time text is
     /// read and shown.
@@ -274,6 +278,8 @@ impl<G: Gucs> Conn<G> {
                 .filter_map(|(name, context)| gucs.show(name).ok().map(|v| (name, v, context)))
                 .collect(),
             style: gucs.style(),
+            search_path: snapscale_engine::names::search_path(&gucs.search_path(), &gucs.session_user())
+                .into(),
             show: Box::new({
                 let shown = Arc::clone(&shown);
                 move |name| shown.lock().expect("session settings poisoned").show(name)
