@@ -388,6 +388,12 @@ impl RelEntry {
         self.user_type.is_none() && !self.is_schema
     }
 
+    /// A schema row with a built-in schema's oid: it marks that schema
+    /// dropped (DROP SCHEMA public), until CREATE SCHEMA deletes it.
+    pub fn hides_builtin(&self) -> bool {
+        self.is_schema && self.oid < FIRST_OID
+    }
+
     /// True for a view (not a materialized one, which is read as a table).
     pub fn is_view(&self) -> bool {
         self.view.as_ref().is_some_and(|v| v.materialized.is_none())

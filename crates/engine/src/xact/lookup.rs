@@ -241,18 +241,21 @@ pub fn no_schema(schema: &str) -> SqlError {
 /// The oid of the namespace called `schema` among `entries` (the built-in
 /// ones are always there).
 pub fn namespace_oid(entries: &[(Tid, Arc<RelEntry>)], schema: &str) -> Option<u32> {
-    BUILTIN_NAMESPACES
-        .iter()
-        .find(|(n, _)| *n == schema)
-        .map(|&(_, o)| o)
-        .or_else(|| entries.iter().find(|(_, e)| e.is_schema && e.name == schema).map(|(_, e)| e.oid))
+    if let Some(&(_, oid)) = BUILTIN_NAMESPACES.iter().find(|(n, _)| *n == schema) {
+        return (!hidden(entries, oid)).then_some(oid);
+    }
+    entries.iter().find(|(_, e)| e.is_schema && !e.hides_builtin() && e.name == schema).map(|(_, e)| e.oid)
+}
+
+/// Whether built-in namespace `oid` was dropped ([`RelEntry::hides_builtin`]).
+fn hidden(entries: &[(Tid, Arc<RelEntry>)], oid: u32) -> bool {
+    entries.iter().any(|(_, e)| e.hides_builtin() && e.oid == oid)
 }
 
 /// The name of namespace `oid` among `entries`.
 pub fn namespace_name(entries: &[(Tid, Arc<RelEntry>)], oid: u32) -> Option<String> {
-    BUILTIN_NAMESPACES
-        .iter()
-        .find(|(_, o)| *o == oid)
-        .map(|&(n, _)| n.to_owned())
-        .or_else(|| entries.iter().find(|(_, e)| e.is_schema && e.oid == oid).map(|(_, e)| e.name.clone()))
+    if let Some(&(name, _)) = BUILTIN_NAMESPACES.iter().find(|(_, o)| *o == oid) {
+        return (!hidden(entries, oid)).then(|| name.to_owned());
+    }
+    entries.iter().find(|(_, e)| e.is_schema && e.oid == oid).map(|(_, e)| e.name.clone())
 }

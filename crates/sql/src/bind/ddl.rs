@@ -23,6 +23,9 @@ impl<R: Resolver> Binder<'_, R> {
             return self.create_table_as(c, query, options);
         }
         let name = relation_name(&c.name)?;
+        if let Err(e) = self.resolver.check_creation(&name, c.temporary) {
+            return Err(self.at_name(e, &c.name));
+        }
         if c.columns.len() > crate::limits::MAX_TABLE_COLUMNS {
             return Err(SqlError::new(
                 SqlState::TOO_MANY_COLUMNS,

@@ -116,6 +116,11 @@ pub(crate) trait Resolver {
     fn creation_schema(&mut self, _key: &str, _temp: bool) -> Result<Option<String>, SqlError> {
         Ok(Some("public".into()))
     }
+    /// Whether CREATE can put a relation named `key` somewhere (3F000 or
+    /// 42P16 as the executor would find it).
+    fn check_creation(&mut self, _key: &str, _temp: bool) -> Result<(), SqlError> {
+        Ok(())
+    }
     /// The key that names `entry` whatever the search_path (REL-KEY).
     fn key_of(&mut self, entry: &snapscale_engine::catalog::RelEntry) -> Result<String, SqlError> {
         Ok(entry.name.clone())
@@ -181,6 +186,10 @@ impl Resolver for snapscale_engine::Xact {
 
     fn session_user(&self) -> String {
         self.session_view.as_ref().map_or_else(|| "postgres".to_owned(), |v| v.user.clone())
+    }
+
+    fn check_creation(&mut self, key: &str, temp: bool) -> Result<(), SqlError> {
+        self.creation_namespace(key, temp).map(|_| ())
     }
 
     fn creation_schema(&mut self, key: &str, temp: bool) -> Result<Option<String>, SqlError> {
@@ -498,6 +507,16 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 .columns
                 .iter()
                 .any(|c| c.name == owner.column && c.default.as_deref().is_some_and(|d| d.contains(&quoted))))
+    }
+
+    /// `err` placed at `name` in the statement, as PostgreSQL places the
+    /// errors of a name it resolves.
+    pub(super) fn at_name(&self, err: SqlError, name: &ObjectName) -> SqlError {
+        let start = sqlparser::ast::Spanned::span(name).start;
+        match self.origin.as_deref().and_then(|o| o.position(start.line, start.column)) {
+            Some(p) if err.position.is_none() => err.at_position(p),
+            _ => err,
+        }
     }
 
     /// The name that finds `entry` whatever the search_path.

@@ -84,8 +84,7 @@ impl<R: Resolver> Binder<'_, R> {
             match self.resolver.namespace(&name)? {
                 None if if_exists => schemas.push((name, None)),
                 None => return Err(snapscale_engine::xact::no_schema(&name)),
-                Some(PUBLIC_NAMESPACE) => return Err(not_supported("DROP SCHEMA public")),
-                Some(oid) if oid < snapscale_engine::catalog::FIRST_OID => {
+                Some(oid) if oid < snapscale_engine::catalog::FIRST_OID && oid != PUBLIC_NAMESPACE => {
                     return Err(SqlError::new(
                         SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
                         format!("cannot drop schema {name} because it is required by the database system"),
@@ -132,7 +131,7 @@ impl<R: Resolver> Binder<'_, R> {
         // object once, as PostgreSQL's dependency walk names them.
         let mut lines: Vec<(String, String)> = Vec::new();
         for ((schema, _), member) in members.iter().zip(&named) {
-            walk(member, &format!("schema {schema}"), &reached, &mut lines);
+            walk(member, &format!("schema {schema}"), &reached, &named, &mut lines);
         }
         if !cascade && !lines.is_empty() {
             let (_, first) = &lines[0];
@@ -310,15 +309,22 @@ fn member_kind(e: &RelEntry) -> &'static str {
 }
 
 /// `what` (depending on `on`) and, depth first, what depends on it among
-/// `reached`, each named once in `lines`.
-fn walk(what: &str, on: &str, reached: &[(String, String)], lines: &mut Vec<(String, String)>) {
+/// `reached`, each named once in `lines`; a member of the schema is named
+/// as depending on the schema, in its own turn.
+fn walk(
+    what: &str,
+    on: &str,
+    reached: &[(String, String)],
+    members: &[String],
+    lines: &mut Vec<(String, String)>,
+) {
     if lines.iter().any(|(l, _)| l == what) {
         return;
     }
     lines.push((what.to_owned(), on.to_owned()));
     for (dependent, target) in reached {
-        if target == what {
-            walk(dependent, what, reached, lines);
+        if target == what && !members.contains(dependent) {
+            walk(dependent, what, reached, members, lines);
         }
     }
 }

@@ -20,7 +20,11 @@ fn schema_of(state: &CatalogState, e: &RelEntry) -> String {
 }
 
 pub(super) fn schemata(state: &CatalogState) -> Vec<Vec<Value>> {
-    let builtin = ["pg_toast", "pg_catalog", "public", "information_schema"].map(|n| (n.to_owned(), None));
+    let public_dropped = state.dropped_builtins.contains(&snapscale_engine::catalog::PUBLIC_NAMESPACE);
+    let builtin = ["pg_toast", "pg_catalog", "public", "information_schema"]
+        .into_iter()
+        .filter(|n| *n != "public" || !public_dropped)
+        .map(|n| (n.to_owned(), None));
     let made = state.schemas.iter().map(|e| (e.name.clone(), Some(state.user.clone())));
     builtin
         .into_iter()

@@ -211,6 +211,8 @@ pub(crate) struct CatalogState {
     pub user_types: Vec<Arc<RelEntry>>,
     /// The schemas made by CREATE SCHEMA.
     pub schemas: Vec<Arc<RelEntry>>,
+    /// The built-in schemas DROP SCHEMA dropped (public).
+    pub dropped_builtins: Vec<u32>,
     /// The session's search_path (REL-KEY).
     pub search_path: Vec<String>,
     /// The session's backend id (its temporary namespace).
@@ -254,11 +256,10 @@ impl CatalogState {
         if name == "pg_temp" || name == self.temp_namespace_name() {
             return Some(self.temp_namespace());
         }
-        snapscale_engine::catalog::BUILTIN_NAMESPACES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, o)| o)
-            .or_else(|| self.schemas.iter().find(|e| e.name == name).map(|e| e.oid))
+        match snapscale_engine::catalog::BUILTIN_NAMESPACES.iter().find(|(n, _)| *n == name) {
+            Some(&(_, oid)) => (!self.dropped_builtins.contains(&oid)).then_some(oid),
+            None => self.schemas.iter().find(|e| e.name == name).map(|e| e.oid),
+        }
     }
 
     /// This session's temporary namespace's oid.
@@ -369,6 +370,9 @@ impl CatalogState {
 
     /// A namespace's name.
     fn namespace_name(&self, oid: u32) -> Option<String> {
+        if self.dropped_builtins.contains(&oid) {
+            return None;
+        }
         Some(match oid {
             PG_CATALOG => "pg_catalog".into(),
             PUBLIC => "public".into(),

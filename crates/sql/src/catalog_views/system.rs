@@ -23,6 +23,7 @@ pub(super) fn namespaces(state: &CatalogState) -> Vec<Vec<Value>> {
     if state.relations.iter().any(|e| e.temp_owner.is_some()) {
         spaces.push((state.temp_namespace(), state.temp_namespace_name(), POSTGRES_ROLE));
     }
+    spaces.retain(|(oid, ..)| !state.dropped_builtins.contains(oid));
     spaces.extend(state.schemas.iter().map(|e| (e.oid, e.name.clone(), state.role_of(&state.user))));
     spaces
         .into_iter()

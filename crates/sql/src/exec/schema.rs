@@ -29,28 +29,24 @@ impl Executor<'_> {
     ) -> Result<Output, SqlError> {
         let exists =
             || SqlError::new(SqlState::DUPLICATE_SCHEMA, format!("schema \"{name}\" already exists"));
-        let builtin = BUILTIN_NAMESPACES.iter().any(|(n, _)| *n == name);
-        let created = if builtin {
-            false
+        let builtin = BUILTIN_NAMESPACES.iter().find(|(n, _)| *n == name).map(|&(_, oid)| oid);
+        let created = if let Some(oid) = builtin {
+            // A dropped built-in schema comes back when the row that hides
+            // it goes.
+            self.xact.lock_relation(oid, LockMode::AccessExclusive).await?;
+            match self.catalog_row(oid)? {
+                Some(hiding) => {
+                    self.change_catalog(&hiding, None).await?;
+                    // CATALOG-REDO: a drop is logged as the oid.
+                    self.xact.log_change(&hiding.entry, Redo::Drop(oid)).await?;
+                    self.xact.dropped_storage(hiding.entry.storage);
+                    self.xact.invalidate_names();
+                    true
+                }
+                None => false,
+            }
         } else {
-            let mut build = |db: &snapscale_engine::Database| RelEntry {
-                oid: db.catalog.new_oid(),
-                name: name.to_owned(),
-                namespace: 0,
-                is_schema: true,
-                temp_owner: None,
-                storage: db.catalog.create_storage(),
-                columns: Vec::new(),
-                indexes: Vec::new(),
-                sequence: None,
-                user_type: None,
-                checks: Vec::new(),
-                foreign_keys: Vec::new(),
-                referenced_by: Vec::new(),
-                view: None,
-                options: Vec::new(),
-                comments: Vec::new(),
-            };
+            let mut build = |db: &snapscale_engine::Database| schema_row(db, db.catalog.new_oid(), name);
             self.insert_catalog_row(name, 0, None, RowKind::Schema, &mut build).await?.is_ok()
         };
         if !created {
@@ -81,7 +77,10 @@ impl Executor<'_> {
             };
             self.xact.lock_relation(oid, LockMode::AccessExclusive).await?;
             match self.catalog_row(oid)? {
-                Some(rel) => rows.push(rel),
+                Some(rel) => rows.push(Ok(rel)),
+                // A built-in schema (public) has no row to delete: one is
+                // made that hides it.
+                None if oid < snapscale_engine::catalog::FIRST_OID => rows.push(Err((oid, name.clone()))),
                 None => return Err(snapscale_engine::xact::no_schema(name)),
             }
         }
@@ -101,7 +100,11 @@ impl Executor<'_> {
         if let Utility::DropTable { targets, .. } = relations {
             planned.extend(targets.iter().filter_map(|(_, r)| r.as_ref().map(|r| r.entry.oid)));
         }
-        for rel in rows {
+        for row in rows {
+            let (schema_oid, schema_name) = match &row {
+                Ok(rel) => (rel.entry.oid, rel.entry.name.clone()),
+                Err((oid, name)) => (*oid, name.clone()),
+            };
             // A member made after the statement was planned (committed
             // before the schema's lock was had) stops the drop.
             let left: Vec<Arc<RelEntry>> = self
@@ -109,7 +112,7 @@ impl Executor<'_> {
                 .catalog_entries()?
                 .into_iter()
                 .map(|(_, e)| e)
-                .filter(|e| !e.is_schema && e.temp_owner.is_none() && e.namespace == rel.entry.oid)
+                .filter(|e| !e.is_schema && e.temp_owner.is_none() && e.namespace == schema_oid)
                 .filter(|e| {
                     let owner = e.sequence.as_ref().and_then(|q| q.owned_by.as_ref()).map(|o| o.table_oid);
                     !planned.contains(&e.oid) && !owner.is_some_and(|o| planned.contains(&o))
@@ -118,18 +121,23 @@ impl Executor<'_> {
             if let Some(e) = left.first() {
                 return Err(SqlError::new(
                     SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
-                    format!("cannot drop schema {} because other objects depend on it", rel.entry.name),
+                    format!("cannot drop schema {schema_name} because other objects depend on it"),
                 )
-                .with_detail(format!(
-                    "relation {}.{} depends on schema {}",
-                    rel.entry.name, e.name, rel.entry.name
-                ))
+                .with_detail(format!("relation {schema_name}.{} depends on schema {schema_name}", e.name))
                 .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
             }
-            self.change_catalog(&rel, None).await?;
-            // CATALOG-REDO: a drop is logged as the oid.
-            self.xact.log_change(&rel.entry, Redo::Drop(rel.entry.oid)).await?;
-            self.xact.dropped_storage(rel.entry.storage);
+            match row {
+                Ok(rel) => {
+                    self.change_catalog(&rel, None).await?;
+                    // CATALOG-REDO: a drop is logged as the oid.
+                    self.xact.log_change(&rel.entry, Redo::Drop(rel.entry.oid)).await?;
+                    self.xact.dropped_storage(rel.entry.storage);
+                }
+                Err((oid, name)) => {
+                    let mut build = |db: &snapscale_engine::Database| schema_row(db, oid, &name);
+                    let _ = self.insert_catalog_row(&name, 0, None, RowKind::Schema, &mut build).await?;
+                }
+            }
             self.xact.invalidate_names();
         }
         Ok(Output::Command("DROP SCHEMA".into()))
@@ -218,5 +226,28 @@ impl Executor<'_> {
             SqlError::new(SqlState::INTERNAL_ERROR, format!("storage of \"{}\" is missing", entry.name))
         })?;
         Ok(Some(Rel { entry, heap, catalog_tid: tid }))
+    }
+}
+
+/// A schema's catalog row (with a built-in schema's oid, the row that
+/// hides it: `RelEntry::hides_builtin`).
+fn schema_row(db: &snapscale_engine::Database, oid: u32, name: &str) -> RelEntry {
+    RelEntry {
+        oid,
+        name: name.to_owned(),
+        namespace: 0,
+        is_schema: true,
+        temp_owner: None,
+        storage: db.catalog.create_storage(),
+        columns: Vec::new(),
+        indexes: Vec::new(),
+        sequence: None,
+        user_type: None,
+        checks: Vec::new(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
+        view: None,
+        options: Vec::new(),
+        comments: Vec::new(),
     }
 }

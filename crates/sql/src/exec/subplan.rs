@@ -90,12 +90,14 @@ impl Executor<'_> {
             .map(|(_, e)| e)
             .filter(|e| e.temp_owner.is_none_or(|owner| owner == me))
             .partition(|e| e.is_relation());
-        let (schemas, user_types) = others.into_iter().partition(|e| e.is_schema);
+        let (schemas, user_types): (Vec<_>, Vec<_>) = others.into_iter().partition(|e| e.is_schema);
+        let (hidden, schemas): (Vec<_>, Vec<_>) = schemas.into_iter().partition(|e| e.hides_builtin());
         let session = self.xact.session_view.as_deref();
         let state = CatalogState {
             relations,
             user_types,
             schemas,
+            dropped_builtins: hidden.iter().map(|e| e.oid).collect(),
             search_path: self.xact.search_path(),
             backend: me,
             user: session.map_or_else(|| "postgres".into(), |s| s.user.clone()),
