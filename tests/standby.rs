@@ -457,6 +457,36 @@ async fn scenario(mode: &str) {
             "SELECT now() - pg_last_xact_replay_timestamp() BETWEEN interval '0' AND interval '5 minutes'";
         assert_eq!(one(&c, lag).await.as_deref(), Some("t"), "{mode}: replay lag in time");
     }
+    // REL-KEY on a standby: what a session's name finds follows the
+    // schemas and relations replay makes and drops.
+    p.batch_execute("CREATE TABLE shadow (v text); INSERT INTO shadow VALUES ('public')").await.unwrap();
+    let mut readers = Vec::new();
+    for (s, sm) in standbys.iter_mut().zip(STANDBY_MODES) {
+        catch_up(&p, s, &format!("{mode} → {sm}: a table in public")).await;
+        let c = s.connect().await;
+        c.batch_execute("SET search_path = app, public").await.unwrap();
+        assert_eq!(one(&c, "SELECT v FROM shadow").await.as_deref(), Some("public"), "{mode} → {sm}");
+        readers.push(c);
+    }
+    p.batch_execute(
+        "CREATE SCHEMA app; CREATE TABLE app.shadow (v text); INSERT INTO app.shadow VALUES ('app')",
+    )
+    .await
+    .unwrap();
+    for ((s, sm), c) in standbys.iter_mut().zip(STANDBY_MODES).zip(&readers) {
+        catch_up(&p, s, &format!("{mode} → {sm}: a schema first on the path")).await;
+        assert_eq!(one(c, "SELECT v FROM shadow").await.as_deref(), Some("app"), "{mode} → {sm}: shadowed");
+    }
+    p.batch_execute("DROP SCHEMA app CASCADE").await.unwrap();
+    for ((s, sm), c) in standbys.iter_mut().zip(STANDBY_MODES).zip(&readers) {
+        catch_up(&p, s, &format!("{mode} → {sm}: the schema dropped")).await;
+        assert_eq!(
+            one(c, "SELECT v FROM shadow").await.as_deref(),
+            Some("public"),
+            "{mode} → {sm}: uncovered"
+        );
+    }
+    drop(readers);
     let before_load: Vec<u64> = counts.iter().map(|n| n.load(Ordering::Relaxed)).collect();
     tokio::task::spawn_blocking(move || {
         pgbench(primary_port, &["-c", "4", "-j", "2", "-T", "4", "-M", "prepared"])

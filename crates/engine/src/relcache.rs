@@ -24,16 +24,18 @@ pub struct RelCache {
 }
 
 impl RelCache {
-    /// Whether the names were resolved under `path`.
-    pub fn follows(&self, path: &Arc<[String]>) -> bool {
-        Arc::ptr_eq(&self.path, path) || self.path == *path
-    }
-
-    /// Forgets every name, resolved under another search_path, and
-    /// follows `path` from now on.
-    pub fn set_path(&mut self, path: Arc<[String]>) {
-        self.by_name.clear();
-        self.path = path;
+    /// Makes the cache hold what names find under `path`: if that is not
+    /// the search_path they were resolved under, every name is forgotten.
+    /// (A SET re-makes the session's path even when it says the same: the
+    /// new one is adopted, so that the next call is a pointer compare.)
+    pub fn follow(&mut self, path: &Arc<[String]>) {
+        if Arc::ptr_eq(&self.path, path) {
+            return;
+        }
+        if self.path != *path {
+            self.by_name.clear();
+        }
+        self.path = Arc::clone(path);
     }
 
     pub fn get(&self, name: &str) -> Option<&Rel> {

@@ -490,6 +490,8 @@ impl Protocol {
                         return Ok(Ok(()));
                     }
                     Ok(Output::Command(tag)) => (VecDeque::new(), tag),
+                    // A simple Query message's part: never a portal's.
+                    Ok(Output::Silent) => return Ok(Ok(())),
                     Ok(copy @ (Output::CopyIn { .. } | Output::CopyOut { .. })) => {
                         return self.copy(copy, true).await
                     }
@@ -583,6 +585,9 @@ impl Protocol {
                     self.send(CommandComplete(&tag)).await?;
                     Ok(())
                 }
+                // Part of a statement whose tag comes later (an element of
+                // CREATE SCHEMA).
+                Ok(Output::Silent) => Ok(()),
                 Ok(out @ (Output::Deallocate(_) | Output::DiscardAll | Output::Prepared { .. })) => {
                     match self.release(out) {
                         Ok(tag) => {

@@ -14,6 +14,15 @@ async fn state(c: &Client) -> Vec<Vec<Vec<Option<String>>>> {
         rows(c, "SELECT id, name, balance, opened FROM accounts ORDER BY id").await,
         rows(c, "SELECT id, note FROM notes ORDER BY id").await,
         rows(c, "SELECT count(*) FROM emptied").await,
+        // Schemas and what is in them (REL-KEY).
+        rows(c, "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' ORDER BY 1").await,
+        rows(
+            c,
+            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema' ORDER BY 1, 2",
+        )
+        .await,
+        rows(c, "SELECT id, note FROM app.accounts ORDER BY id").await,
     ]
 }
 
@@ -33,6 +42,11 @@ async fn workload(c: &Client) {
         "BEGIN; INSERT INTO accounts VALUES (9, 'ghost', 0, NULL); CREATE TABLE ghost (x int); ROLLBACK",
         "BEGIN; SAVEPOINT s; INSERT INTO notes VALUES (7, 'undone'); ROLLBACK TO s; INSERT INTO notes VALUES (3, 'kept'); COMMIT",
         "CREATE TEMP TABLE scratch (x int); INSERT INTO scratch VALUES (1)",
+        "CREATE SCHEMA app; CREATE TABLE app.accounts (id int PRIMARY KEY, note text);
+         INSERT INTO app.accounts VALUES (1, 'in app')",
+        "CREATE SCHEMA gone; CREATE TABLE gone.t (x int); DROP SCHEMA gone CASCADE",
+        "CREATE SCHEMA moved; CREATE TABLE moved.m (x int); ALTER TABLE moved.m SET SCHEMA app;
+         ALTER SCHEMA moved RENAME TO renamed",
     ] {
         c.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
@@ -58,6 +72,14 @@ async fn committed_work_survives_restarts_and_crashes_in_every_mode() {
         assert!(c.batch_execute("SELECT count(*) FROM ghost").await.is_err(), "{mode}: rolled back");
         c.batch_execute("UPDATE accounts SET balance = balance * 2").await.unwrap();
         c.batch_execute("INSERT INTO notes VALUES (4, 'after restart')").await.unwrap();
+        // Schema changes that only the WAL holds at the crash below.
+        c.batch_execute(
+            "CREATE SCHEMA late; CREATE TABLE late.t (x int); INSERT INTO late.t VALUES (7);
+             DROP SCHEMA renamed; INSERT INTO app.accounts VALUES (2, 'after restart');
+             ALTER TABLE app.m SET SCHEMA late",
+        )
+        .await
+        .unwrap();
         // The constraints came back with the catalog.
         assert!(c.batch_execute("INSERT INTO notes VALUES (1, 'dup')").await.is_err());
         assert!(

@@ -13,6 +13,9 @@ pub enum Output {
     Rows { columns: Arc<[Column]>, rows: Vec<Row>, tag: String },
     /// A command tag only.
     Command(String),
+    /// Nothing to answer: a statement that is part of another (an element
+    /// of CREATE SCHEMA), whose tag comes at the end.
+    Silent,
     /// COPY FROM STDIN started: feed `Conn::copy_data`, then
     /// `Conn::copy_done` or `Conn::copy_fail`.
     CopyIn { columns: usize, binary: bool },

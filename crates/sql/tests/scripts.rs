@@ -124,6 +124,7 @@ fn format_output(out: &Result<Output, SqlError>, zone: snapscale_sql::Style, lin
         }
         Ok(Output::Command(tag)) if tag.is_empty() => lines.push("(empty query)".into()),
         Ok(Output::Command(tag)) => lines.push(tag.clone()),
+        Ok(Output::Silent) => {}
         // The script runner holds no protocol-level prepared statements.
         Ok(Output::Deallocate(None)) => lines.push("DEALLOCATE ALL".into()),
         Ok(Output::Deallocate(Some(_))) => lines.push("DEALLOCATE".into()),

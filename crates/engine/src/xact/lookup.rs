@@ -79,18 +79,19 @@ impl Xact {
     /// The cache holds what names resolved to under one search_path: a
     /// new one empties it.
     fn follow_search_path(&mut self) {
-        let path = self.session_view.as_ref().map(|v| &v.search_path);
-        if let Some(path) = path {
-            if !self.cache.follows(path) {
-                let path = path.clone();
-                self.cache.set_path(path);
-            }
+        if let Some(path) = &self.path_override {
+            self.cache.follow(path);
+        } else if let Some(view) = &self.session_view {
+            self.cache.follow(&view.search_path);
         }
     }
 
     /// The session's search_path: the schemas' names, in order (`$user`
     /// replaced by the user's name).
     pub fn search_path(&self) -> Vec<String> {
+        if let Some(path) = &self.path_override {
+            return path.to_vec();
+        }
         match &self.session_view {
             Some(v) => v.search_path.to_vec(),
             None => vec!["public".to_owned()],

@@ -134,6 +134,9 @@ pub struct Xact {
     /// The session's advisory locks (shared with every session view, where
     /// the evaluator takes them).
     pub advisory: Arc<SessionLocks>,
+    /// A search_path in force instead of the session's while the elements
+    /// of a CREATE SCHEMA run (PostgreSQL's override search path).
+    pub path_override: Option<Arc<[String]>>,
 }
 
 pub use snapscale_values::now_micros;
@@ -183,6 +186,7 @@ impl Xact {
             session_view: None,
             sequences: Arc::default(),
             wal: WalBuffer::default(),
+            path_override: None,
         }
     }
 

@@ -64,6 +64,7 @@ use crate::plan::{Dep, Plan, Rel, RelKind, Select, Utility};
 use crate::stack::StackDepth;
 
 pub use ddl::data_type;
+pub(crate) use view::requalify;
 
 /// Where the binder finds relations.
 pub(crate) trait Resolver {
@@ -838,6 +839,10 @@ pub fn bind_parsed<R: Resolver>(
             let plan = b.reindex(*kind, *concurrently, name.as_ref())?;
             let StatementState { deps, .. } = b.statement;
             Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
+        // The session runs these itself (Conn::execute_parsed).
+        Parsed::InSchema { .. } | Parsed::Tag(_) => {
+            Err(SqlError::new(SqlState::INTERNAL_ERROR, "a part of CREATE SCHEMA bound alone"))
         }
         Parsed::Refresh { name, concurrently, data } => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());

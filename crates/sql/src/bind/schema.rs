@@ -97,7 +97,10 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             }
         }
-        members.sort_by_key(|(_, e)| e.oid);
+        // Each schema's members in the order they were made; the schemas
+        // last named first, as PostgreSQL's report lists them.
+        let order: Vec<String> = schemas.iter().map(|(n, _)| n.clone()).collect();
+        members.sort_by_key(|(s, e)| (std::cmp::Reverse(order.iter().position(|n| n == s)), e.oid));
         // A sequence a column owns goes with its table, unnamed.
         let oids: Vec<u32> = members.iter().map(|(_, e)| e.oid).collect();
         members.retain(|(_, e)| {

@@ -150,7 +150,7 @@ impl<R: Resolver> Binder<'_, R> {
             let cname = match cname {
                 Some(n) => n,
                 None => {
-                    let stem = format!("{name}_check");
+                    let stem = format!("{}_check", snapscale_engine::names::bare(&name));
                     let taken = |n: &str| checks.iter().any(|c| c.name == n);
                     let mut n = stem.clone();
                     let mut k = 1;
@@ -542,7 +542,7 @@ impl<R: Resolver> Binder<'_, R> {
                 let cname = match cname {
                     Some(n) => n.clone(),
                     None => {
-                        let stem = format!("{name}_check");
+                        let stem = format!("{}_check", snapscale_engine::names::bare(&name));
                         let taken = |n: &str| def.checks.iter().any(|c| c.name == n);
                         let mut n = stem.clone();
                         let mut k = 1;

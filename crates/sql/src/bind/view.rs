@@ -428,24 +428,13 @@ impl<R: Resolver> Binder<'_, R> {
     /// relations; names in public are left as written, as pg_get_viewdef
     /// prints them.
     fn qualify_relations(&mut self, query: &mut ast::Query) -> Result<(), SqlError> {
-        struct Ctes(Vec<String>);
-        impl ast::Visitor for Ctes {
-            type Break = ();
-            fn pre_visit_query(&mut self, q: &ast::Query) -> std::ops::ControlFlow<()> {
-                if let Some(with) = &q.with {
-                    self.0.extend(with.cte_tables.iter().map(|c| ident(&c.alias.name)));
-                }
-                std::ops::ControlFlow::Continue(())
-            }
-        }
-        let mut ctes = Ctes(Vec::new());
-        let _ = ast::Visit::visit(&*query, &mut ctes);
+        let ctes = cte_names(query);
         let mut names = Vec::new();
         let _ = ast::visit_relations(&*query, |n| {
             if let [part] = n.0.as_slice() {
                 if let Some(i) = part.as_ident() {
                     let name = ident(i);
-                    if !ctes.0.contains(&name) && !names.contains(&name) {
+                    if !ctes.contains(&name) && !names.contains(&name) {
                         names.push(name);
                     }
                 }
@@ -487,6 +476,51 @@ impl<R: Resolver> Binder<'_, R> {
         });
         Ok(())
     }
+}
+
+/// The names of WITH items anywhere in `query` (they are not relations).
+fn cte_names(query: &ast::Query) -> Vec<String> {
+    struct Ctes(Vec<String>);
+    impl ast::Visitor for Ctes {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &ast::Query) -> std::ops::ControlFlow<()> {
+            if let Some(with) = &q.with {
+                self.0.extend(with.cte_tables.iter().map(|c| ident(&c.alias.name)));
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let mut ctes = Ctes(Vec::new());
+    let _ = ast::Visit::visit(query, &mut ctes);
+    ctes.0
+}
+
+/// A view's stored query after relation `name` moved from schema `from`
+/// to schema `to` (ALTER … SET SCHEMA): each name of it, unqualified if
+/// it was in public, qualified with `from` otherwise, is written as
+/// `qualify_relations` would write it now (VIEW-TEXT: the view goes on
+/// reading what it read).
+pub(crate) fn requalify(query: &mut ast::Query, name: &str, from: &str, to: &str) {
+    let ctes = cte_names(query);
+    let _ = ast::visit_relations_mut(query, |n| {
+        let parts: Vec<Option<String>> = n.0.iter().map(|p| p.as_ident().map(ident)).collect();
+        let hit = match parts.as_slice() {
+            [Some(t)] => from == "public" && t == name && !ctes.contains(t),
+            [Some(s), Some(t)] => s == from && t == name,
+            _ => false,
+        };
+        if hit {
+            let quoted = |s: &str| match snapscale_values::quote_ident(s) == s {
+                true => Ident::new(s),
+                false => Ident::with_quote('"', s),
+            };
+            *n = match to {
+                "public" => ast::ObjectName::from(vec![quoted(name)]),
+                schema => ast::ObjectName::from(vec![quoted(schema), quoted(name)]),
+            };
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
 }
 
 fn names_word(query: &str, name: &str) -> bool {

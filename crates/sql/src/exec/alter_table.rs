@@ -149,7 +149,7 @@ impl Executor<'_> {
                 column: s.column.clone(),
             });
             let sequence = CreateTable::sequence(s.sequence.clone(), a.rel.entry.temp_owner.is_some(), def);
-            let Some(entry) = self.create_relation(&sequence).await? else { continue };
+            let Some(Rel { entry, .. }) = self.create_relation(&sequence).await? else { continue };
             let args = vec![
                 Expr::Const(Value::Int(entry.storage as i64)),
                 Expr::Const(Value::Text(entry.name.clone())),

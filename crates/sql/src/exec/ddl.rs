@@ -28,7 +28,7 @@ impl Executor<'_> {
         if c.global {
             self.xact.warning(SqlState::WARNING, "GLOBAL is deprecated in temporary table creation");
         }
-        let Some(table) = self.create_relation(c).await? else {
+        let Some(Rel { entry: table, .. }) = self.create_relation(c).await? else {
             return Ok(Output::Command(tag.into()));
         };
         // SERIAL and identity columns: their sequences, owned by them.
@@ -77,16 +77,12 @@ impl Executor<'_> {
             return self.refresh_matview(rel, c).await;
         }
         let tag = if c.create.view.is_some() { "CREATE MATERIALIZED VIEW" } else { "CREATE TABLE AS" };
-        let Some(entry) = self.create_relation(&c.create).await? else {
+        let Some(rel) = self.create_relation(&c.create).await? else {
             return Ok(Output::Command(tag.into()));
         };
         if !c.data {
             return Ok(Output::Command(tag.into()));
         }
-        let heap = self.xact.db.catalog.storage(entry.storage).expect("created above");
-        let catalog_tid =
-            self.xact.cache.get(&entry.name).map(|r| r.catalog_tid).expect("cached when created");
-        let rel = Rel { entry, heap, catalog_tid };
         let rows = self.query(&c.query).await?;
         let n = rows.len();
         for row in rows {
@@ -147,10 +143,7 @@ impl Executor<'_> {
 
     /// Creates the relation `c` describes; `None` if it exists and IF NOT
     /// EXISTS said to skip it.
-    pub(super) async fn create_relation(
-        &mut self,
-        c: &CreateTable,
-    ) -> Result<Option<Arc<RelEntry>>, SqlError> {
+    pub(super) async fn create_relation(&mut self, c: &CreateTable) -> Result<Option<Rel>, SqlError> {
         let creation = self.creation_namespace(&c.name, c.temp).await?;
         let owner = creation.temp.then_some(self.xact.backend_id());
         let name = creation.name.clone();
@@ -245,9 +238,9 @@ impl Executor<'_> {
         heap.install_sequence(&entry, None);
         let rel = Rel { entry: Arc::clone(&entry), heap, catalog_tid: tid };
         self.xact.remember(rel.clone())?;
-        self.xact.cache.insert(c.name.clone(), rel);
+        self.xact.cache.insert(c.name.clone(), rel.clone());
         self.reference_parents(&entry, &[]).await?;
-        Ok(Some(entry))
+        Ok(Some(rel))
     }
 
     /// After DROP TABLE: the tables in `detach` lose their foreign keys to

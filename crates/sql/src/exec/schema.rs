@@ -213,6 +213,30 @@ impl Executor<'_> {
             let Some(rel) = self.catalog_row(moved)? else { continue };
             self.rewrite_entry(&rel, |e| e.namespace = namespace).await?;
         }
+        // VIEW-TEXT: the views that read it go on reading it.
+        if entry.is_relation() {
+            let from = self.xact.namespace_name(entry.namespace)?.unwrap_or_default();
+            let to = self.xact.namespace_name(namespace)?.unwrap_or_default();
+            let readers: Vec<u32> = entries
+                .iter()
+                .filter(|(_, e)| e.view.as_ref().is_some_and(|v| v.depends_on.contains(&oid)))
+                .map(|(_, e)| e.oid)
+                .collect();
+            for reader in readers {
+                let Some(view) = self.catalog_row(reader)? else { continue };
+                let Some(def) = &view.entry.view else { continue };
+                let mut query = crate::parse::parse_query(&def.query, self.limits.max_stack_depth)?;
+                crate::bind::requalify(&mut query, &entry.name, &from, &to);
+                let text = query.to_string();
+                self.xact.lock_relation(reader, LockMode::AccessExclusive).await?;
+                self.rewrite_entry(&view, |e| {
+                    if let Some(v) = e.view.as_mut() {
+                        v.query = text;
+                    }
+                })
+                .await?;
+            }
+        }
         self.xact.invalidate_names();
         Ok(Output::Command(tag.into()))
     }

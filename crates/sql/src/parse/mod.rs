@@ -88,6 +88,19 @@ pub enum Parsed {
     AlterConstraint(Box<alter_constraint_syntax::AlterConstraint>),
     /// `ALTER … SET SCHEMA name`.
     SetSchema(Box<schema_syntax::SetSchema>),
+    /// A statement of a CREATE SCHEMA with elements, run with `schema`
+    /// first on the search_path (`None`: the CREATE SCHEMA itself); it
+    /// answers nothing of its own ([`crate::Output::Silent`]).
+    InSchema {
+        schema: Option<String>,
+        statement: Box<Parsed>,
+        /// Where its text stands in the statement written (its errors'
+        /// positions are moved there).
+        place: schema_syntax::Place,
+    },
+    /// The command tag a CREATE SCHEMA with elements answers once they
+    /// all ran.
+    Tag(&'static str),
     /// SET CONSTRAINTS {ALL | name, …} {DEFERRED | IMMEDIATE} (`names`
     /// `None`: ALL).
     SetConstraints {
@@ -194,6 +207,43 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         let trimmed = piece.trim();
         let first =
             trimmed.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("").to_ascii_lowercase();
+        if first == "create" {
+            if let Some(parsed) = schema_syntax::parse_create_schema(trimmed) {
+                let with = match parsed {
+                    Ok(w) => w,
+                    Err((err, at)) => {
+                        let start = trimmed.as_ptr() as usize - sql.as_ptr() as usize;
+                        return Err(match at {
+                            Some(at) => err.at_position(sql[..start + at].chars().count() + 1),
+                            None => err,
+                        });
+                    }
+                };
+                let start = sql[..trimmed.as_ptr() as usize - sql.as_ptr() as usize].chars().count();
+                let place = |p: schema_syntax::Place| schema_syntax::Place { offset: start + p.offset, ..p };
+                let moved = |e: SqlError, p: schema_syntax::Place| match e.position {
+                    Some(at) => SqlError { position: Some(p.map(at)), ..e },
+                    None => e,
+                };
+                let header_place = place(schema_syntax::Place::default());
+                for header in parse(&with.header, max_stack_depth).map_err(|e| moved(e, header_place))? {
+                    out.push(Parsed::InSchema {
+                        schema: None,
+                        statement: Box::new(header),
+                        place: header_place,
+                    });
+                }
+                for element in &with.elements {
+                    let at = place(element.place);
+                    for statement in parse(&element.text, max_stack_depth).map_err(|e| moved(e, at))? {
+                        let schema = Some(with.schema.clone());
+                        out.push(Parsed::InSchema { schema, statement: Box::new(statement), place: at });
+                    }
+                }
+                out.push(Parsed::Tag("CREATE SCHEMA"));
+                continue;
+            }
+        }
         if first == "copy" {
             out.push(Parsed::Copy(crate::copy::parse_statement(trimmed, copy_query(max_stack_depth))?));
             continue;

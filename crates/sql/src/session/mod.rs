@@ -485,6 +485,30 @@ impl<G: Gucs> Conn<G> {
     }
 
     pub async fn execute_parsed(&mut self, parsed: Parsed) -> Result<Output, SqlError> {
+        let parsed = match parsed {
+            Parsed::Tag(tag) if self.block == Block::Failed => {
+                let _ = tag;
+                return Err(aborted_block());
+            }
+            Parsed::Tag(tag) => return Ok(Output::Command(tag.into())),
+            Parsed::InSchema { schema, statement, place } => {
+                // PostgreSQL's override search path: the new schema first.
+                if let Some(schema) = schema {
+                    let path: Vec<String> = std::iter::once(schema).chain(self.xact.search_path()).collect();
+                    self.xact.path_override = Some(path.into());
+                }
+                let out = Box::pin(self.execute_parsed(*statement)).await;
+                self.xact.path_override = None;
+                return match out {
+                    Ok(_) => Ok(Output::Silent),
+                    Err(e) => Err(match e.position {
+                        Some(at) => SqlError { position: Some(place.map(at)), ..e },
+                        None => e,
+                    }),
+                };
+            }
+            parsed => parsed,
+        };
         if let Err(e) = self.refuse_lock_outside_block(&parsed) {
             self.fail();
             return Err(e);
