@@ -377,9 +377,12 @@ impl<R: Resolver> Binder<'_, R> {
             }
             Op::RenameTable { table_name } => {
                 let new = match table_name {
-                    ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n) => relation_name(n)?,
+                    ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n) if n.0.len() > 1 => {
+                        return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \".\""))
+                    }
+                    ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n) => super::bare_name(n)?,
                 };
-                self.refuse_for_views(rel, None, super::view::Altering::Rename)?;
+                // The views that read it follow it (exec: rewrite_readers).
                 d.rename = Some(new);
             }
             Op::AlterColumn { column_name, op } => self.alter_column(rel, d, &ident(column_name), op)?,

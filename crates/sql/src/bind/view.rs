@@ -523,6 +523,67 @@ pub(crate) fn requalify(query: &mut ast::Query, name: &str, from: &str, to: &str
     });
 }
 
+/// A view's stored query after relation `old` (in namespace `namespace`)
+/// was renamed `new` (ALTER … RENAME TO): each reference to it names
+/// `new`, and so do the column references qualified with its old name
+/// where it had no alias (PostgreSQL's view follows the relation, and
+/// pg_get_viewdef prints the new name in both places).
+pub(crate) fn rename_relation_in(query: &mut ast::Query, old: &str, new: &str, namespace: u32) {
+    struct Rename<'a> {
+        old: &'a str,
+        new: &'a str,
+        public: bool,
+        ctes: Vec<String>,
+        /// A reference without an alias was renamed: its qualified
+        /// columns follow.
+        bare: bool,
+    }
+    let quoted = |s: &str| match snapscale_values::quote_ident(s) == s {
+        true => Ident::new(s),
+        false => Ident::with_quote('"', s),
+    };
+    impl ast::VisitorMut for Rename<'_> {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, t: &mut ast::TableFactor) -> std::ops::ControlFlow<()> {
+            if let ast::TableFactor::Table { name, alias, .. } = t {
+                let parts: Vec<Option<String>> = name.0.iter().map(|p| p.as_ident().map(ident)).collect();
+                let hit = match parts.as_slice() {
+                    [Some(n)] => self.public && n == self.old && !self.ctes.contains(n),
+                    [Some(_), Some(n)] => n == self.old,
+                    _ => false,
+                };
+                if hit {
+                    if let Some(last) = name.0.last_mut() {
+                        let new = match snapscale_values::quote_ident(self.new) == self.new {
+                            true => Ident::new(self.new),
+                            false => Ident::with_quote('"', self.new),
+                        };
+                        *last = ast::ObjectNamePart::Identifier(new);
+                    }
+                    self.bare |= alias.is_none();
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let ctes = cte_names(query);
+    let public = namespace == snapscale_engine::catalog::PUBLIC_NAMESPACE;
+    let mut rename = Rename { old, new, public, ctes, bare: false };
+    let _ = ast::VisitMut::visit(query, &mut rename);
+    if !rename.bare {
+        return;
+    }
+    let _ = ast::visit_expressions_mut(query, |e| {
+        if let ast::Expr::CompoundIdentifier(parts) = e {
+            let n = parts.len();
+            if n >= 2 && ident(&parts[n - 2]) == old {
+                parts[n - 2] = quoted(new);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+}
+
 fn names_word(query: &str, name: &str) -> bool {
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let Ok(tokens) = sqlparser::tokenizer::Tokenizer::new(&dialect, query).tokenize() else { return true };

@@ -116,6 +116,13 @@ impl Executor<'_> {
             self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
         }
         let new = self.replace_catalog_row(rel, Arc::clone(&entry), heap, a.rename.is_some())?;
+        if a.rename.is_some() {
+            // VIEW-TEXT: the views that read it go on reading it.
+            self.rewrite_readers(&rel.entry, |query| {
+                crate::bind::rename_relation_in(query, &rel.entry.name, &entry.name, rel.entry.namespace)
+            })
+            .await?;
+        }
         let before: Vec<u32> = rel.entry.foreign_keys.iter().map(|f| f.parent).collect();
         self.reference_parents(&entry, &before).await?;
         // Foreign keys added or validated: every row's key present.
@@ -223,7 +230,11 @@ impl Executor<'_> {
             let _names = renamed.then(|| db.catalog.names.lock().expect("catalog name lock poisoned"));
             if renamed {
                 for (tid, other) in db.catalog.table.all_versions() {
-                    let same = other.name == entry.name && other.temp_owner == entry.temp_owner;
+                    // One name per schema, a relation's or a type's.
+                    let same = other.name == entry.name
+                        && other.temp_owner == entry.temp_owner
+                        && (entry.temp_owner.is_some() || other.namespace == entry.namespace)
+                        && !other.is_schema;
                     if same && !matches!(db.catalog.table.liveness(&self.xact.session, tid), Liveness::Dead) {
                         return Err(SqlError::new(
                             SqlState::DUPLICATE_TABLE,
@@ -239,6 +250,10 @@ impl Executor<'_> {
             }
         };
         self.xact.invalidate(entry.oid);
+        if renamed && entry.temp_owner.is_none() {
+            // REL-KEY: the new name may come first along some search_path.
+            self.xact.invalidate_names();
+        }
         self.xact.cache.remove_oid(entry.oid);
         let new = Rel { entry, heap, catalog_tid: tid };
         self.xact.remember(new.clone())?;

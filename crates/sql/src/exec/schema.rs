@@ -217,28 +217,42 @@ impl Executor<'_> {
         if entry.is_relation() {
             let from = self.xact.namespace_name(entry.namespace)?.unwrap_or_default();
             let to = self.xact.namespace_name(namespace)?.unwrap_or_default();
-            let readers: Vec<u32> = entries
-                .iter()
-                .filter(|(_, e)| e.view.as_ref().is_some_and(|v| v.depends_on.contains(&oid)))
-                .map(|(_, e)| e.oid)
-                .collect();
-            for reader in readers {
-                let Some(view) = self.catalog_row(reader)? else { continue };
-                let Some(def) = &view.entry.view else { continue };
-                let mut query = crate::parse::parse_query(&def.query, self.limits.max_stack_depth)?;
-                crate::bind::requalify(&mut query, &entry.name, &from, &to);
-                let text = query.to_string();
-                self.xact.lock_relation(reader, LockMode::AccessExclusive).await?;
-                self.rewrite_entry(&view, |e| {
-                    if let Some(v) = e.view.as_mut() {
-                        v.query = text;
-                    }
-                })
+            self.rewrite_readers(entry, |query| crate::bind::requalify(query, &entry.name, &from, &to))
                 .await?;
-            }
         }
         self.xact.invalidate_names();
         Ok(Output::Command(tag.into()))
+    }
+
+    /// VIEW-TEXT: each view that reads `read` gets its query as `rewrite`
+    /// leaves it (the relation moved or renamed: the text names it anew).
+    pub(super) async fn rewrite_readers(
+        &mut self,
+        read: &RelEntry,
+        rewrite: impl Fn(&mut sqlparser::ast::Query),
+    ) -> Result<(), SqlError> {
+        let readers: Vec<u32> = self
+            .xact
+            .catalog_entries()?
+            .into_iter()
+            .filter(|(_, e)| e.view.as_ref().is_some_and(|v| v.depends_on.contains(&read.oid)))
+            .map(|(_, e)| e.oid)
+            .collect();
+        for reader in readers {
+            self.xact.lock_relation(reader, LockMode::AccessExclusive).await?;
+            let Some(view) = self.catalog_row(reader)? else { continue };
+            let Some(def) = &view.entry.view else { continue };
+            let mut query = crate::parse::parse_query(&def.query, self.limits.max_stack_depth)?;
+            rewrite(&mut query);
+            let text = query.to_string();
+            self.rewrite_entry(&view, |e| {
+                if let Some(v) = e.view.as_mut() {
+                    v.query = text;
+                }
+            })
+            .await?;
+        }
+        Ok(())
     }
 
     /// The catalog row with oid `oid` (a relation, type or schema), with
