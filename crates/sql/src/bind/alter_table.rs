@@ -43,6 +43,9 @@ struct Draft {
     validate_fks: Vec<String>,
     alter_sequences: Vec<(Rel, snapscale_engine::sequence::SequenceDef, Option<i64>)>,
     drop_sequences: Vec<Rel>,
+    /// Columns renamed (old, new), in order: the views that read them
+    /// follow (VIEW-TEXT).
+    renamed_columns: Vec<(String, String)>,
 }
 
 impl Draft {
@@ -176,6 +179,7 @@ impl<R: Resolver> Binder<'_, R> {
             validate_fks: Vec::new(),
             alter_sequences: Vec::new(),
             drop_sequences: Vec::new(),
+            renamed_columns: Vec::new(),
         };
         for op in &a.operations {
             self.alter_action(&rel, &mut draft, op)?;
@@ -363,7 +367,8 @@ impl<R: Resolver> Binder<'_, R> {
                         format!("column \"{new}\" of relation \"{table}\" already exists"),
                     ));
                 }
-                self.refuse_for_views(rel, Some(&old), super::view::Altering::Rename)?;
+                self.views_follow_column_rename(rel, &old)?;
+                d.renamed_columns.push((old.clone(), new.clone()));
                 d.entry.columns[pos].name = new.clone();
                 d.entry.rename_commented(&Described::Column(old.clone()), Described::Column(new.clone()));
                 for c in &mut d.entry.checks {
@@ -861,6 +866,7 @@ impl<R: Resolver> Binder<'_, R> {
             validate_fks: d.validate_fks,
             alter_sequences: d.alter_sequences,
             drop_sequences: d.drop_sequences,
+            renamed_columns: d.renamed_columns,
         }))))
     }
 }

@@ -64,7 +64,7 @@ use crate::plan::{Dep, Plan, Rel, RelKind, Select, Utility};
 use crate::stack::StackDepth;
 
 pub use ddl::data_type;
-pub(crate) use view::{rename_relation_in, requalify};
+pub(crate) use view::{rename_column_in, rename_relation_in, requalify};
 
 /// Where the binder finds relations.
 pub(crate) trait Resolver {

@@ -342,6 +342,40 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(out)
     }
 
+    /// RENAME COLUMN of `old` of `rel`: the views that name it follow when
+    /// their query is one SELECT, with no WITH or subquery, from relations
+    /// of which `rel` alone has a column `old` (so every reference to
+    /// `old` is `rel`'s: `rename_column_in`); 0A000 for any other that
+    /// names it.
+    pub(super) fn views_follow_column_rename(&mut self, rel: &Rel, old: &str) -> Result<(), SqlError> {
+        for v in self.resolver.dependent_views(rel.entry.oid)? {
+            let Some(def) = v.entry.view.as_ref() else { continue };
+            if !names_word(&def.query, old) {
+                continue;
+            }
+            let query = crate::parse::parse_query(&def.query, self.stack.limit()).ok();
+            let mut simple = query.as_ref().and_then(|q| plain_select_relations(q));
+            if let Some(names) = simple.take() {
+                let mut only = true;
+                for n in names {
+                    match self.resolver.resolve(&n)? {
+                        Some(r) if r.entry.oid == rel.entry.oid => {}
+                        Some(r) if r.entry.column(old).is_none() => {}
+                        _ => only = false,
+                    }
+                }
+                simple = only.then(Vec::new);
+            }
+            if simple.is_none() {
+                return Err(not_supported(format!(
+                    "renaming a column that view \"{}\" reads where another relation or a subquery may name it",
+                    v.entry.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// ALTER TABLE's refusals for a column or table a view reads (the
     /// view's text would no longer mean what it meant).
     pub(super) fn refuse_for_views(
@@ -384,9 +418,6 @@ impl<R: Resolver> Binder<'_, R> {
                 "cannot alter type of a column used by a view or rule",
             )
             .with_detail(format!("rule _RETURN on view {first} depends on column \"{c}\"")),
-            Altering::Rename => {
-                not_supported(format!("renaming a table or column that view \"{first}\" reads"))
-            }
         })
     }
 }
@@ -416,10 +447,8 @@ impl<R: Resolver> Binder<'_, R> {
 pub(super) enum Altering {
     Drop,
     Type,
-    Rename,
 }
 
-/// Whether `query` has the identifier `name` (folded as the binder folds).
 impl<R: Resolver> Binder<'_, R> {
     /// Writes the schema into each relation name of a view's query that
     /// the search_path found outside public (REL-KEY), so that the view
@@ -584,6 +613,68 @@ pub(crate) fn rename_relation_in(query: &mut ast::Query, old: &str, new: &str, n
     });
 }
 
+/// The keys of the relations a query reads if it is one SELECT with no
+/// WITH and no subquery anywhere, reading tables and views only (`None`
+/// otherwise).
+fn plain_select_relations(query: &ast::Query) -> Option<Vec<String>> {
+    let ast::SetExpr::Select(select) = query.body.as_ref() else { return None };
+    if query.with.is_some() {
+        return None;
+    }
+    let mut names = Vec::new();
+    for from in &select.from {
+        for factor in std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation)) {
+            let ast::TableFactor::Table { name, args: None, .. } = factor else { return None };
+            names.push(relation_name(name).ok()?);
+        }
+    }
+    let mut subquery = false;
+    let _ = ast::visit_expressions(query, |e| {
+        subquery |=
+            matches!(e, ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. });
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    (!subquery).then_some(names)
+}
+
+/// A view's stored query (one SELECT in which only the table has a
+/// column `old`: `views_follow_column_rename`) after its column `old` was renamed
+/// `new`: each reference names `new`, and a select item that was the
+/// column itself keeps its output name with `AS old`, as pg_get_viewdef
+/// prints PostgreSQL's view.
+pub(crate) fn rename_column_in(query: &mut ast::Query, old: &str, new: &str) {
+    let quoted = |s: &str| match snapscale_values::quote_ident(s) == s {
+        true => Ident::new(s),
+        false => Ident::with_quote('"', s),
+    };
+    if let ast::SetExpr::Select(select) = query.body.as_mut() {
+        for item in select.projection.iter_mut() {
+            let ast::SelectItem::UnnamedExpr(e) = item else { continue };
+            let names_it = match e {
+                ast::Expr::Identifier(i) => ident(i) == old,
+                ast::Expr::CompoundIdentifier(parts) => parts.last().is_some_and(|i| ident(i) == old),
+                _ => false,
+            };
+            if names_it {
+                *item = ast::SelectItem::ExprWithAlias { expr: e.clone(), alias: quoted(old) };
+            }
+        }
+    }
+    let _ = ast::visit_expressions_mut(query, |e| {
+        match e {
+            ast::Expr::Identifier(i) if ident(i) == old => *i = quoted(new),
+            ast::Expr::CompoundIdentifier(parts) if parts.last().is_some_and(|i| ident(i) == old) => {
+                if let Some(last) = parts.last_mut() {
+                    *last = quoted(new);
+                }
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Whether `query` has the identifier `name` (folded as the binder folds).
 fn names_word(query: &str, name: &str) -> bool {
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let Ok(tokens) = sqlparser::tokenizer::Tokenizer::new(&dialect, query).tokenize() else { return true };

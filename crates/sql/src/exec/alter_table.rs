@@ -116,6 +116,10 @@ impl Executor<'_> {
             self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
         }
         let new = self.replace_catalog_row(rel, Arc::clone(&entry), heap, a.rename.is_some())?;
+        for (old, new) in &a.renamed_columns {
+            // VIEW-TEXT: the views that name the column follow it.
+            self.rewrite_readers(&rel.entry, |query| crate::bind::rename_column_in(query, old, new)).await?;
+        }
         if a.rename.is_some() {
             // VIEW-TEXT: the views that read it go on reading it.
             self.rewrite_readers(&rel.entry, |query| {

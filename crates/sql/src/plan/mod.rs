@@ -579,6 +579,9 @@ pub struct AlterTable {
     pub alter_sequences: Vec<(Rel, snapscale_engine::sequence::SequenceDef, Option<i64>)>,
     /// Identity columns' sequences dropped (DROP IDENTITY).
     pub drop_sequences: Vec<Rel>,
+    /// Columns renamed (old, new): the views that read them are rewritten
+    /// to follow.
+    pub renamed_columns: Vec<(String, String)>,
 }
 
 impl CreateTable {
