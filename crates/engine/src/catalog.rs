@@ -364,6 +364,29 @@ pub struct Comment {
 }
 
 impl RelEntry {
+    /// A row named `name` in `namespace` with nothing defined yet (a
+    /// schema's or a type's starts so: no columns, indexes or constraints).
+    pub fn empty(oid: u32, name: &str, namespace: u32, storage: u64) -> RelEntry {
+        RelEntry {
+            oid,
+            name: name.to_owned(),
+            namespace,
+            is_schema: false,
+            temp_owner: None,
+            storage,
+            columns: Vec::new(),
+            indexes: Vec::new(),
+            sequence: None,
+            user_type: None,
+            checks: Vec::new(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
+            view: None,
+            options: Vec::new(),
+            comments: Vec::new(),
+        }
+    }
+
     /// This row with its enum labels' cells shared through `enums`
     /// (ENUM-CELL: recovery and replay decode them afresh).
     pub fn share_labels(&mut self, enums: &crate::user_types::EnumRegistry) {

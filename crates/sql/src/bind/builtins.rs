@@ -185,6 +185,8 @@ static BUILTINS: &[Builtin] = &[
     f("current_schemas", &[BOOL], SqlType::Array(Elem::Name), Func::Catalog(C::CurrentSchemas)),
     f("pg_my_temp_schema", &[], SqlType::Oid, Func::Catalog(C::MyTempSchema)),
     f("pg_is_other_temp_schema", &[OID], SqlType::Bool, Func::Catalog(C::IsOtherTempSchema)),
+    f("pg_get_ruledef", &[OID], SqlType::Text, Func::Catalog(C::GetRuleDef)),
+    f("pg_get_ruledef", &[OID, BOOL], SqlType::Text, Func::Catalog(C::GetRuleDef)),
     f("pg_get_viewdef", &[OID], SqlType::Text, Func::Catalog(C::GetViewDef)),
     f("pg_get_viewdef", &[OID, BOOL], SqlType::Text, Func::Catalog(C::GetViewDef)),
     // The older forms, by the view's name.

@@ -510,6 +510,27 @@ impl Catalog for CatalogState {
                     None => Value::Null,
                 }
             }
+            // A view's `_RETURN` rule, as PostgreSQL's ruleutils writes
+            // it (pretty: on lines of their own).
+            C::GetRuleDef => {
+                let rule = oid(&args[0]);
+                let view = self
+                    .relations
+                    .iter()
+                    .find(|e| e.is_view() && Some(super::relations::rule_oid(e.oid)) == rule);
+                match view.and_then(|e| Some((e, e.view.as_ref()?))) {
+                    Some((e, v)) => {
+                        let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+                        let on = if pretty { "\n    ON" } else { " ON" };
+                        let name = self.class_name(e.oid).unwrap_or_else(|| e.name.clone());
+                        let def = super::deparse::view_definition(self, &v.query);
+                        Value::Text(format!(
+                            "CREATE RULE \"_RETURN\" AS{on} SELECT TO {name} DO INSTEAD {def}"
+                        ))
+                    }
+                    None => Value::Null,
+                }
+            }
             C::RelationIsPublishable => Value::Bool(false),
             C::GetTriggerDef => Value::Null,
             C::IsolationTestSessionIsBlocked => {

@@ -419,6 +419,7 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_settings") => system::settings(state),
         (PG, "pg_locks") => activity::locks(state),
         (PG, "pg_stat_user_tables") => relations::stat_user_tables(state),
+        (PG, "pg_rewrite") => relations::rewrites(state),
         (IS, "schemata") => info_schema::schemata(state),
         (IS, "tables") => info_schema::tables(state),
         (IS, "columns") => info_schema::columns(state)?,

@@ -508,6 +508,33 @@ pub(super) fn views_view(state: &CatalogState) -> Vec<Vec<Value>> {
         .collect()
 }
 
+/// The oid of view `view`'s `_RETURN` rule (pg_rewrite).
+pub(super) fn rule_oid(view: u32) -> u32 {
+    view.wrapping_mul(1603).wrapping_add(1)
+}
+
+/// pg_rewrite: each view's `_RETURN` rule (PostgreSQL's view is a table
+/// with an ON SELECT DO INSTEAD rule; here the rule is the view's query).
+pub(super) fn rewrites(state: &CatalogState) -> Vec<Vec<Value>> {
+    state
+        .relations
+        .iter()
+        .filter(|e| e.is_view())
+        .map(|e| {
+            RowBuilder::new(super::defs::PG_REWRITE)
+                .set("oid", rule_oid(e.oid))
+                .set("rulename", "_RETURN")
+                .set("ev_class", e.oid)
+                .set("ev_type", '1')
+                .set("ev_enabled", 'O')
+                .set("is_instead", true)
+                .set("ev_qual", "<>")
+                .set("ev_action", e.view.as_ref().map_or_else(String::new, |v| v.query.clone()))
+                .build()
+        })
+        .collect()
+}
+
 /// pg_matviews: the materialized views, with their definitions.
 pub(super) fn matviews_view(state: &CatalogState) -> Vec<Vec<Value>> {
     state

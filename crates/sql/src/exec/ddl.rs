@@ -410,10 +410,7 @@ impl Executor<'_> {
                         self.drop_relation(&owned).await?;
                     }
                 }
-                None => self.xact.notice(
-                    SqlState::SUCCESSFUL_COMPLETION,
-                    format!("{what} \"{name}\" does not exist, skipping"),
-                ),
+                None => self.skipped(what, name),
             }
         }
         Ok(Output::Command(
@@ -444,6 +441,12 @@ impl Executor<'_> {
             }
         }
         out
+    }
+
+    /// DROP … IF EXISTS of `what` `name` that is not there: the NOTICE.
+    pub(super) fn skipped(&mut self, what: &str, name: &str) {
+        self.xact
+            .notice(SqlState::SUCCESSFUL_COMPLETION, format!("{what} \"{name}\" does not exist, skipping"));
     }
 
     pub(crate) async fn drop_relation(&mut self, rel: &Rel) -> Result<(), SqlError> {

@@ -69,10 +69,7 @@ impl Executor<'_> {
         let mut rows = Vec::new();
         for (name, oid) in schemas {
             let Some(oid) = *oid else {
-                self.xact.notice(
-                    SqlState::SUCCESSFUL_COMPLETION,
-                    format!("schema \"{name}\" does not exist, skipping"),
-                );
+                self.skipped("schema", name);
                 continue;
             };
             self.xact.lock_relation(oid, LockMode::AccessExclusive).await?;
@@ -270,22 +267,5 @@ impl Executor<'_> {
 /// A schema's catalog row (with a built-in schema's oid, the row that
 /// hides it: `RelEntry::hides_builtin`).
 fn schema_row(db: &snapscale_engine::Database, oid: u32, name: &str) -> RelEntry {
-    RelEntry {
-        oid,
-        name: name.to_owned(),
-        namespace: 0,
-        is_schema: true,
-        temp_owner: None,
-        storage: db.catalog.create_storage(),
-        columns: Vec::new(),
-        indexes: Vec::new(),
-        sequence: None,
-        user_type: None,
-        checks: Vec::new(),
-        foreign_keys: Vec::new(),
-        referenced_by: Vec::new(),
-        view: None,
-        options: Vec::new(),
-        comments: Vec::new(),
-    }
+    RelEntry { is_schema: true, ..RelEntry::empty(oid, name, 0, db.catalog.create_storage()) }
 }

@@ -28,25 +28,12 @@ impl Executor<'_> {
                 TypeSpec::Composite(_) => TypeDef::Composite,
             };
             RelEntry {
-                oid,
-                name: name.to_owned(),
-                namespace: creation.namespace,
-                is_schema: false,
-                temp_owner: None,
-                storage: db.catalog.create_storage(),
                 columns: match spec {
                     TypeSpec::Composite(columns) => columns.clone(),
                     _ => Vec::new(),
                 },
-                indexes: Vec::new(),
-                sequence: None,
-                checks: Vec::new(),
-                foreign_keys: Vec::new(),
-                referenced_by: Vec::new(),
-                view: None,
-                options: Vec::new(),
-                comments: Vec::new(),
                 user_type: Some(def),
+                ..RelEntry::empty(oid, name, creation.namespace, db.catalog.create_storage())
             }
         };
         if self
@@ -290,10 +277,7 @@ impl Executor<'_> {
     ) -> Result<Output, SqlError> {
         for (name, oid) in targets {
             let Some(oid) = *oid else {
-                self.xact.notice(
-                    SqlState::SUCCESSFUL_COMPLETION,
-                    format!("type \"{name}\" does not exist, skipping"),
-                );
+                self.skipped("type", name);
                 continue;
             };
             let rel = self.locked_type(oid).await?;

@@ -321,6 +321,7 @@ pub enum CatalogFunc {
     MyTempSchema,
     IsOtherTempSchema,
     GetViewDef,
+    GetRuleDef,
     TablespaceLocation,
     PostmasterStartTime,
     /// `age(xid)`: xids assigned since (PostgreSQL's, over 64-bit xids).

@@ -66,6 +66,20 @@ pub(super) fn alter_target(
 /// Whether `sql` may begin with the keyword `word` (ASCII, any case),
 /// comments before it allowed: the cheap test before tokenizing. A caller
 /// confirms with [`starts_with`] on the tokens.
+/// What an `ALTER` statement's tokens alter: the object's kind (its one
+/// or two keywords, MATERIALIZED VIEW being the two) and the index of the
+/// token after them; `None` unless `tokens` start with ALTER.
+pub(super) fn altered_kind(tokens: &[TokenWithSpan]) -> Option<(Keyword, usize)> {
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
+    if kw(0) != Some(Keyword::ALTER) {
+        return None;
+    }
+    match (kw(1)?, kw(2)) {
+        (Keyword::MATERIALIZED, Some(Keyword::VIEW)) => Some((Keyword::MATERIALIZED, 3)),
+        (kind, _) => Some((kind, 2)),
+    }
+}
+
 pub(super) fn may_start_with(sql: &str, word: &str) -> bool {
     let head = sql.trim_start();
     head.starts_with("--")

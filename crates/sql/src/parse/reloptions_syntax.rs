@@ -16,7 +16,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use super::lock_syntax::{
-    alter_target, blank, keyword, may_start_with, significant_tokens, statement_tokens,
+    alter_target, altered_kind, blank, keyword, may_start_with, significant_tokens, statement_tokens,
 };
 
 pub use crate::statement::StorageParam;
@@ -108,14 +108,12 @@ pub(crate) fn parse_alter_options(sql: &str) -> Option<AlterOptions> {
     }
     let tokens = statement_tokens(sql)?;
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
-    if kw(0) != Some(Keyword::ALTER) {
-        return None;
-    }
-    let (target, at) = match (kw(1), kw(2)) {
-        (Some(Keyword::TABLE), _) => (OptionsTarget::Table, 2),
-        (Some(Keyword::INDEX), _) => (OptionsTarget::Index, 2),
-        (Some(Keyword::VIEW), _) => (OptionsTarget::View, 2),
-        (Some(Keyword::MATERIALIZED), Some(Keyword::VIEW)) => (OptionsTarget::MatView, 3),
+    let (kind, at) = altered_kind(&tokens)?;
+    let target = match kind {
+        Keyword::TABLE => OptionsTarget::Table,
+        Keyword::INDEX => OptionsTarget::Index,
+        Keyword::VIEW => OptionsTarget::View,
+        Keyword::MATERIALIZED => OptionsTarget::MatView,
         _ => return None,
     };
     let (name, if_exists, i) = alter_target(&tokens, at, target == OptionsTarget::Table)?;

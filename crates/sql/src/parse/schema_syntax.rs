@@ -8,7 +8,7 @@ use snapscale_values::SqlError;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
 
-use super::lock_syntax::{alter_target, keyword, may_start_with, offset, statement_tokens};
+use super::lock_syntax::{alter_target, altered_kind, keyword, may_start_with, offset, statement_tokens};
 
 /// What SET SCHEMA moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,16 +64,14 @@ pub(crate) fn parse_set_schema(sql: &str) -> Option<SetSchema> {
     }
     let tokens = statement_tokens(sql)?;
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
-    if kw(0) != Some(Keyword::ALTER) {
-        return None;
-    }
-    let (kind, at) = match (kw(1), kw(2)) {
-        (Some(Keyword::TABLE), _) => (SetSchemaKind::Table, 2),
-        (Some(Keyword::VIEW), _) => (SetSchemaKind::View, 2),
-        (Some(Keyword::MATERIALIZED), Some(Keyword::VIEW)) => (SetSchemaKind::MatView, 3),
-        (Some(Keyword::SEQUENCE), _) => (SetSchemaKind::Sequence, 2),
-        (Some(Keyword::TYPE), _) => (SetSchemaKind::Type, 2),
-        (Some(Keyword::DOMAIN), _) => (SetSchemaKind::Domain, 2),
+    let (kind, at) = altered_kind(&tokens)?;
+    let kind = match kind {
+        Keyword::TABLE => SetSchemaKind::Table,
+        Keyword::VIEW => SetSchemaKind::View,
+        Keyword::MATERIALIZED => SetSchemaKind::MatView,
+        Keyword::SEQUENCE => SetSchemaKind::Sequence,
+        Keyword::TYPE => SetSchemaKind::Type,
+        Keyword::DOMAIN => SetSchemaKind::Domain,
         _ => return None,
     };
     let (name, if_exists, i) = alter_target(&tokens, at, false)?;
