@@ -175,10 +175,9 @@ impl Xact {
     /// schema's name and its own (`pg_temp.name` for a temporary table).
     pub fn qualified_key(&mut self, entry: &RelEntry) -> Result<String, SqlError> {
         if entry.temp_owner.is_some() {
-            return Ok(names::key(Some("pg_temp"), &entry.name));
+            return Ok(key_among(&[], entry));
         }
-        let schema = self.namespace_name(entry.namespace)?.unwrap_or_else(|| "public".to_owned());
-        Ok(names::key(Some(&schema), &entry.name))
+        Ok(key_among(&self.catalog_entries()?, entry))
     }
 
     /// The table with an index that `key` names, as `relation` finds
@@ -204,16 +203,14 @@ impl Xact {
     /// The relation with oid `oid` (a table another references by its
     /// oid: a foreign key's), through the cache under its qualified key.
     pub fn relation_by_oid(&mut self, oid: u32) -> Result<Option<Rel>, SqlError> {
-        let entry = self
-            .catalog_entries()?
-            .into_iter()
+        // One read of the catalog finds the row and its schema's name.
+        let entries = self.catalog_entries()?;
+        let key = entries
+            .iter()
             .find(|(_, e)| e.is_relation() && e.oid == oid)
-            .map(|(_, e)| e);
-        match entry {
-            Some(e) => {
-                let key = self.qualified_key(&e)?;
-                Ok(self.relation(&key)?.filter(|r| r.entry.oid == oid))
-            }
+            .map(|(_, e)| key_among(&entries, e));
+        match key {
+            Some(key) => Ok(self.relation(&key)?.filter(|r| r.entry.oid == oid)),
             None => Ok(None),
         }
     }
@@ -222,6 +219,16 @@ impl Xact {
     pub fn user_type_by_oid(&mut self, oid: u32) -> Result<Option<(Tid, Arc<RelEntry>)>, SqlError> {
         Ok(self.catalog_entries()?.into_iter().find(|(_, e)| e.user_type.is_some() && e.oid == oid))
     }
+}
+
+/// [`Xact::qualified_key`] of `entry`, its schema's name found among
+/// `entries` (a temporary table's needs none).
+fn key_among(entries: &[(Tid, Arc<RelEntry>)], entry: &RelEntry) -> String {
+    if entry.temp_owner.is_some() {
+        return names::key(Some("pg_temp"), &entry.name);
+    }
+    let schema = namespace_name(entries, entry.namespace).unwrap_or_else(|| "public".to_owned());
+    names::key(Some(&schema), &entry.name)
 }
 
 /// Where CREATE puts a new relation or type ([`Xact::creation_namespace`]).
