@@ -418,12 +418,21 @@ async fn scenario(mode: &str) {
         "ALTER TABLE altered ADD COLUMN c int DEFAULT 5, DROP COLUMN a, ALTER COLUMN b TYPE bigint, ADD CHECK (c > 0)",
         "ALTER TABLE altered RENAME TO renamed; UPDATE renamed SET c = 6 WHERE id = 2; DELETE FROM renamed WHERE id = 1",
         "BEGIN; ALTER TABLE renamed DROP COLUMN c; ROLLBACK",
+        // A column added without a rewrite (MISSING-COLUMN): the stored
+        // row reads its missing value on the standby too.
+        "ALTER TABLE renamed ADD COLUMN d text DEFAULT 'dd'; INSERT INTO renamed VALUES (3, 3, 3, 'own')",
     ] {
         p.batch_execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
     let altered = "SELECT * FROM renamed ORDER BY id";
     let altered_want = rows(&p, altered).await;
-    assert_eq!(altered_want, vec![vec![Some("2".into()), Some("2".into()), Some("6".into())]]);
+    assert_eq!(
+        altered_want,
+        vec![
+            vec![Some("2".into()), Some("2".into()), Some("6".into()), Some("dd".into())],
+            vec![Some("3".into()), Some("3".into()), Some("3".into()), Some("own".into())]
+        ]
+    );
     let moods = "SELECT id, m::text, (p).b FROM moods ORDER BY m, id";
     let want = rows(&p, moods).await;
     assert_eq!(

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use snapscale_sqlstate::SqlState;
 use snapscale_storage::{Table, Tid, VacuumOptions, VacuumStats};
-use snapscale_txn::{Engine, MultiXactId, Session, Xid};
+use snapscale_txn::{Engine, MultiXactId, Reader, Session, Xid};
 use snapscale_values::{SqlError, SqlType, Value};
 
 use crate::index::{Index, Indexes};
@@ -52,6 +52,11 @@ pub struct ColumnDef {
     /// GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY (its DEFAULT draws from
     /// the sequence it owns, as a serial column's does).
     pub identity: Option<Identity>,
+    /// `Some` for a column added without rewriting the rows
+    /// (MISSING-COLUMN): the value rows stored before it read in it, its
+    /// default when it was added (NULL without one). A rewrite of the rows
+    /// stores every column and clears it.
+    pub missing: Option<Value>,
 }
 
 impl ColumnDef {
@@ -67,6 +72,7 @@ impl ColumnDef {
             typmod: None,
             generated: None,
             identity: None,
+            missing: None,
         }
     }
 }
@@ -186,7 +192,9 @@ fn new_index(entry: &RelEntry, def: &IndexDef) -> Index {
         let types = def.columns.iter().map(|&c| entry.columns[c].ty).collect();
         Index::new(def.columns.clone(), types, def.unique)
     };
-    index.with_nulls_not_distinct(def.nulls_not_distinct)
+    let fill =
+        entry.has_missing().then(|| (0..entry.columns.len()).map(|c| entry.missing_value(c)).collect());
+    index.with_nulls_not_distinct(def.nulls_not_distinct).with_fill(fill)
 }
 
 /// What a foreign key does to the referencing rows when the row they
@@ -473,6 +481,27 @@ impl RelEntry {
     }
 
     /// The position of column `name`.
+    /// `row` as this definition reads it (MISSING-COLUMN): one stored
+    /// before columns were added gets their missing values, before its
+    /// row id; any other is itself.
+    pub fn complete(&self, row: Row) -> Row {
+        if !crate::missing::is_short(&row, self.columns.len()) {
+            return row;
+        }
+        Row::from(crate::missing::pad(&row, self.columns.len(), |c| self.missing_value(c)))
+    }
+
+    /// What a stored row lacking column `c` reads in it.
+    fn missing_value(&self, c: usize) -> Value {
+        self.columns.get(c).and_then(|c| c.missing.clone()).unwrap_or(Value::Null)
+    }
+
+    /// Whether rows may be stored without some of its columns
+    /// (MISSING-COLUMN).
+    pub fn has_missing(&self) -> bool {
+        self.columns.iter().any(|c| c.missing.is_some())
+    }
+
     pub fn column(&self, name: &str) -> Option<usize> {
         self.columns.iter().position(|c| c.name == name)
     }
@@ -505,6 +534,49 @@ pub struct Rel {
     pub entry: Arc<RelEntry>,
     pub heap: Arc<Heap>,
     pub catalog_tid: Tid,
+}
+
+/// A relation's rows as its definition reads them (MISSING-COLUMN: rows
+/// stored before columns were added are widened). Readers of a table's
+/// rows go through these, not through `heap.table`.
+impl Rel {
+    /// Every version `reader` sees, with its tid.
+    pub fn scan(&self, reader: &Reader<'_>) -> Vec<(Tid, Row)> {
+        let mut rows = self.heap.table.scan(reader);
+        if self.entry.has_missing() {
+            for (_, row) in &mut rows {
+                *row = self.entry.complete(std::mem::replace(row, Row::from([])));
+            }
+        }
+        rows
+    }
+
+    /// The version at `tid`, if `reader` sees it.
+    pub fn fetch(&self, reader: &Reader<'_>, tid: Tid) -> Option<Row> {
+        self.heap.table.fetch(reader, tid).map(|r| self.entry.complete(r))
+    }
+
+    /// The version at `tid`, whatever its visibility.
+    pub fn peek(&self, tid: Tid) -> Option<Row> {
+        self.heap.table.peek(tid).map(|r| self.entry.complete(r))
+    }
+
+    /// Every version present, whatever its visibility.
+    pub fn all_versions(&self) -> Vec<(Tid, Row)> {
+        let mut rows = self.heap.table.all_versions();
+        if self.entry.has_missing() {
+            for (_, row) in &mut rows {
+                *row = self.entry.complete(std::mem::replace(row, Row::from([])));
+            }
+        }
+        rows
+    }
+
+    /// The newest committed version of the row at `tid` (the storage's
+    /// `latest`).
+    pub fn latest(&self, session: &Session, tid: Tid) -> Option<(Tid, Row)> {
+        self.heap.table.latest(session, tid).map(|(t, r)| (t, self.entry.complete(r)))
+    }
 }
 
 impl std::fmt::Debug for Rel {

@@ -329,6 +329,11 @@ pub struct Index {
     /// other (else NULLs never collide).
     pub nulls_not_distinct: bool,
     entries: SkipList<Entry, ()>,
+    /// For a table with columns added without a rewrite (MISSING-COLUMN):
+    /// each column's missing value, as the definition it was built for
+    /// has them, so a key read from a row stored before them is the key
+    /// of the row as that definition reads it.
+    fill: Option<Arc<[Value]>>,
     /// Serialise check-then-insert of one unique key (UNIQUE-CHECK;
     /// PostgreSQL holds the key's btree leaf page lock across the check and
     /// the insertion), striped by key.
@@ -355,6 +360,7 @@ impl Index {
             unique,
             nulls_not_distinct: false,
             entries: SkipList::new(epoch::default_collector().clone()),
+            fill: None,
             unique_checks: (0..stripes).map(|_| Mutex::new(())).collect(),
         }
     }
@@ -382,6 +388,26 @@ impl Index {
         self
     }
 
+    /// This index reading rows stored without the last columns of its
+    /// table's definition as holding `fill`'s values (MISSING-COLUMN).
+    pub fn with_fill(mut self, fill: Option<Arc<[Value]>>) -> Index {
+        self.fill = fill;
+        self
+    }
+
+    /// `row` widened to the definition this index was built for, where it
+    /// was stored before some of its columns were added.
+    fn widened<'r>(&self, row: &'r [Value]) -> std::borrow::Cow<'r, [Value]> {
+        match &self.fill {
+            Some(fill) if crate::missing::is_short(row, fill.len()) => {
+                std::borrow::Cow::Owned(crate::missing::pad(row, fill.len(), |c| {
+                    fill.get(c).cloned().unwrap_or(Value::Null)
+                }))
+            }
+            _ => std::borrow::Cow::Borrowed(row),
+        }
+    }
+
     /// Whether inserting `key` must check for another row with it: in a
     /// unique index, unless a NULL in it makes it distinct from all.
     pub fn checks_unique(&self, key: &Key) -> bool {
@@ -391,6 +417,7 @@ impl Index {
     /// The key of `row`: `None` if a partial index leaves it out, an error
     /// if a key expression fails on it.
     pub fn key_of(&self, row: &[Value]) -> Result<Option<Key>, SqlError> {
+        let row = &*self.widened(row);
         if let Some(f) = &self.computed {
             let Some(values) = f.key(row)? else { return Ok(None) };
             let key = values.into_iter().zip(&self.types).map(|(v, &ty)| normalize(ty, v)).collect();
@@ -407,6 +434,7 @@ impl Index {
     /// True if `row`'s key is `key` (`key_of(row) == key`, without building
     /// the key where it is read from columns).
     pub fn row_has_key(&self, row: &[Value], key: &[Value]) -> bool {
+        let row = &*self.widened(row);
         if self.computed.is_some() {
             return matches!(self.key_of(row), Ok(Some(k)) if k.0.len() == key.len()
                 && k.0.iter().zip(key).all(|(a, b)| value_order(a, b).is_eq()));

@@ -35,6 +35,7 @@ pub mod database;
 pub mod durable;
 pub mod errors;
 pub mod index;
+pub mod missing;
 pub mod names;
 pub mod recovery;
 pub mod redo;

@@ -296,14 +296,17 @@ impl Writer {
             // written before defaults existed has only bit 0); bit 2: a
             // domain's oid follows; bit 3: a type modifier follows; bit 4:
             // a generation expression's text follows; bit 5: an identity
-            // column, bit 6: GENERATED ALWAYS.
+            // column, bit 6: GENERATED ALWAYS; bit 7: the value rows
+            // stored before the column was added read in it follows
+            // (MISSING-COLUMN).
             self.u8(u8::from(c.not_null)
                 | (u8::from(c.default.is_some()) << 1)
                 | (u8::from(c.domain.is_some()) << 2)
                 | (u8::from(c.typmod.is_some()) << 3)
                 | (u8::from(c.generated.is_some()) << 4)
                 | (u8::from(c.identity.is_some()) << 5)
-                | (u8::from(c.identity == Some(Identity::Always)) << 6));
+                | (u8::from(c.identity == Some(Identity::Always)) << 6)
+                | (u8::from(c.missing.is_some()) << 7));
             if let Some(d) = &c.default {
                 self.str(d);
             }
@@ -315,6 +318,9 @@ impl Writer {
             }
             if let Some(g) = &c.generated {
                 self.str(g);
+            }
+            if let Some(v) = &c.missing {
+                self.value(v);
             }
         }
         // The top bit: the relation's storage parameters follow its view;
@@ -767,13 +773,11 @@ impl<'a> Reader<'a> {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
-            if flags > 127 {
-                return Err(corrupt());
-            }
             let default = if flags & 2 != 0 { Some(self.str()?) } else { None };
             let domain = if flags & 4 != 0 { Some(self.u32()?) } else { None };
             let typmod = if flags & 8 != 0 { Some(self.u32()? as i32) } else { None };
             let generated = if flags & 16 != 0 { Some(self.str()?) } else { None };
+            let missing = if flags & 128 != 0 { Some(self.value()?) } else { None };
             columns.push(ColumnDef {
                 name,
                 ty,
@@ -787,6 +791,7 @@ impl<'a> Reader<'a> {
                     (true, true) => Some(Identity::Always),
                     (true, false) => Some(Identity::ByDefault),
                 },
+                missing,
             });
         }
         let mut indexes = Vec::new();

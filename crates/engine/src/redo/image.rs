@@ -273,6 +273,7 @@ mod tests {
                     typmod: None,
                     generated: None,
                     identity: Some(crate::catalog::Identity::Always),
+                    missing: None,
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -283,6 +284,7 @@ mod tests {
                     typmod: Some(3),
                     generated: Some("a * 2".into()),
                     identity: None,
+                    missing: Some(Value::Text("added".into())),
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -293,6 +295,7 @@ mod tests {
                     typmod: None,
                     generated: None,
                     identity: None,
+                    missing: None,
                 },
             ],
             indexes: vec![

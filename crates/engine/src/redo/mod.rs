@@ -39,8 +39,10 @@
 //!   label      u32 label oid, u32 type oid, order key (u64, u32 n, n bytes),
 //!              string name (self-contained: recovery shares the cells again)
 //!   entry      u32 oid, string name, u64 storage, u16 columns {string name,
-//!              type, u8 flags (1 not null, 2 has default, 4 domain, 8 typmod),
-//!              [string default], [u32 domain oid], [i32 typmod]},
+//!              type, u8 flags (1 not null, 2 has default, 4 domain, 8 typmod,
+//!              16 generated, 32 identity, 64 always, 128 missing value),
+//!              [string default], [u32 domain oid], [i32 typmod],
+//!              [string generation], [value missing]},
 //!              u16 indexes {u32 oid, string name,
 //!              u16 n, n u16 column, u8 unique, u8 primary},
 //!              [sequence: type, i64 increment, min, max, start, u8 cycle,

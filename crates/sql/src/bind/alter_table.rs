@@ -823,7 +823,8 @@ impl<R: Resolver> Binder<'_, R> {
         Ok(())
     }
 
-    fn finish_alter(&mut self, rel: Rel, d: Draft) -> Result<Plan, SqlError> {
+    fn finish_alter(&mut self, rel: Rel, mut d: Draft) -> Result<Plan, SqlError> {
+        let missing = self.appended(&rel, &mut d)?;
         let identity = d.sources.len() == rel.entry.columns.len()
             && d.sources.iter().enumerate().all(|(i, s)| matches!(s, Source::Old(o) if *o == i));
         let rewrite = (!identity).then(|| {
@@ -857,6 +858,7 @@ impl<R: Resolver> Binder<'_, R> {
             rel,
             new: d.entry,
             rewrite,
+            missing,
             validate,
             not_null,
             indexes,
@@ -869,6 +871,57 @@ impl<R: Resolver> Binder<'_, R> {
             renamed_columns: d.renamed_columns,
         }))))
     }
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// MISSING-COLUMN: when the statement's only change to the rows is
+    /// columns added at the end whose values need no row to compute (a
+    /// default that is not volatile, or none), those columns (taken out of
+    /// `d.sources`, so the rows are not rewritten) with the expression
+    /// each one's missing value is computed from once. As PostgreSQL 11
+    /// and later, a serial, identity or generated column, or one of a
+    /// domain type (whose constraints PostgreSQL checks on every row),
+    /// rewrites the table instead.
+    fn appended(&mut self, rel: &Rel, d: &mut Draft) -> Result<Vec<(usize, Expr)>, SqlError> {
+        let old = rel.entry.columns.len();
+        if d.sources.len() <= old
+            || !d.sources[..old].iter().enumerate().all(|(i, s)| matches!(s, Source::Old(o) if *o == i))
+        {
+            return Ok(Vec::new());
+        }
+        for (c, source) in d.sources.iter().enumerate().skip(old) {
+            let col = &d.entry.columns[c];
+            let Source::Computed(e) = source else { return Ok(Vec::new()) };
+            if col.generated.is_some()
+                || col.identity.is_some()
+                || col.domain.is_some()
+                || d.serials.iter().any(|s| s.column == col.name)
+                || volatile(e, &self.stack)?
+            {
+                return Ok(Vec::new());
+            }
+        }
+        Ok(d.sources
+            .drain(old..)
+            .enumerate()
+            .map(|(i, s)| match s {
+                Source::Computed(e) => (old + i, e),
+                Source::Old(_) => unreachable!("checked above"),
+            })
+            .collect())
+    }
+}
+
+/// Whether `e` calls a volatile function (one it would call again for
+/// each row).
+fn volatile(e: &Expr, stack: &crate::stack::StackDepth) -> Result<bool, SqlError> {
+    let mut found = false;
+    e.visit(stack, &mut |x| {
+        if let Expr::Func(f, _) = x {
+            found |= f.is_volatile();
+        }
+    })?;
+    Ok(found)
 }
 
 /// An action's name as PostgreSQL's messages word it.

@@ -294,6 +294,7 @@ impl<R: Resolver> Binder<'_, R> {
                 typmod: typmod_of(&col.data_type),
                 generated,
                 identity,
+                missing: None,
             },
             indexes,
             checks,

@@ -1005,6 +1005,7 @@ pub(crate) mod tests {
                     typmod: None,
                     generated: None,
                     identity: None,
+                    missing: None,
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -1015,6 +1016,7 @@ pub(crate) mod tests {
                     typmod: None,
                     generated: None,
                     identity: None,
+                    missing: None,
                 },
             ],
             indexes: vec![IndexDef {

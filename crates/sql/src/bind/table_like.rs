@@ -59,6 +59,7 @@ impl<R: Resolver> Binder<'_, R> {
         let mut columns = Vec::new();
         for src in &entry.columns {
             let mut def = src.clone();
+            def.missing = None;
             def.identity = None;
             def.generated = None;
             def.default = None;

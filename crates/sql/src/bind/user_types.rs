@@ -445,6 +445,7 @@ impl<R: Resolver> Binder<'_, R> {
                         typmod: super::ddl::typmod_of(&a.data_type),
                         generated: None,
                         identity: None,
+                        missing: None,
                     });
                 }
                 return Ok(Plan::Utility(Utility::CreateType { name, spec: TypeSpec::Composite(columns) }));

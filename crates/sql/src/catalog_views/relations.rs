@@ -224,6 +224,9 @@ pub(super) fn attributes(state: &CatalogState) -> Vec<Vec<Value>> {
                 attribute(e.oid, &c.name, i as i64 + 1, c.ty, c.not_null)
                     .set("atthasdef", c.default.is_some() || c.generated.is_some())
                     .set("attgenerated", if c.generated.is_some() { "s" } else { "" })
+                    // PostgreSQL keeps a missing value only when it is not
+                    // NULL (MISSING-COLUMN).
+                    .set("atthasmissing", c.missing.as_ref().is_some_and(|v| !matches!(v, Value::Null)))
                     .set(
                         "attidentity",
                         match c.identity {

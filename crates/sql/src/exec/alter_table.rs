@@ -54,6 +54,15 @@ impl Executor<'_> {
                 for (c, e) in serials {
                     exprs[c] = e;
                 }
+                // Every row stored anew holds every column (MISSING-COLUMN).
+                // PostgreSQL drops a column without a rewrite, so its
+                // catalog goes on showing the others' missing values then;
+                // any other rewrite clears them, as there.
+                if !exprs.iter().all(|e| matches!(e, Expr::Column(_))) {
+                    for col in &mut entry.columns {
+                        col.missing = None;
+                    }
+                }
                 let storage = db.catalog.create_storage();
                 self.xact.created_storage(storage);
                 self.xact.dropped_storage(rel.entry.storage);
@@ -86,9 +95,23 @@ impl Executor<'_> {
                 heap
             }
             None => {
-                if !a.validate.is_empty() || !a.not_null.is_empty() {
+                // MISSING-COLUMN: each added column's value for the rows
+                // there are, computed once (PostgreSQL computes it even
+                // for an empty table, and so fails where it fails).
+                for (c, e) in &a.missing {
+                    let v = self.evaluate(|ex| e.eval(&ex.ctx(&[]))).await?;
+                    entry.columns[*c].missing = Some(v);
+                }
+                // A NOT NULL column added with a value is not NULL in any
+                // row there is; any other is checked on every row.
+                let given = |c: &usize| {
+                    a.missing.iter().any(|(m, _)| m == c)
+                        && !matches!(entry.columns[*c].missing, Some(Value::Null))
+                };
+                if !a.validate.is_empty() || a.not_null.iter().any(|c| !given(c)) {
                     for row in self.live_rows(rel) {
                         self.xact.check_cancel()?;
+                        let row = entry.complete(row);
                         self.check_altered_row(&entry, a, &row, false).await?;
                     }
                 }
@@ -175,11 +198,9 @@ impl Executor<'_> {
 
     /// The rows of `rel` this transaction sees.
     fn live_rows(&mut self, rel: &Rel) -> Vec<Row> {
-        let table = &rel.heap.table;
-        table
-            .all_versions()
+        rel.all_versions()
             .into_iter()
-            .filter(|(tid, _)| matches!(table.liveness(&self.xact.session, *tid), Liveness::Live))
+            .filter(|(tid, _)| matches!(rel.heap.table.liveness(&self.xact.session, *tid), Liveness::Live))
             .map(|(_, row)| row)
             .collect()
     }

@@ -120,7 +120,7 @@ impl Executor<'_> {
         o: &CopyOptions,
     ) -> Result<Output, SqlError> {
         let snapshot = self.xact.statement_snapshot()?;
-        let rows: Vec<(Tid, Row)> = rel.heap.table.scan(&self.xact.session.reader(&snapshot));
+        let rows: Vec<(Tid, Row)> = rel.scan(&self.xact.session.reader(&snapshot));
         let cols: Vec<Column> = columns
             .iter()
             .map(|&c| Column { name: rel.entry.columns[c].name.clone(), ty: rel.entry.columns[c].ty })

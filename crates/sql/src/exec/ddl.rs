@@ -630,6 +630,7 @@ impl Executor<'_> {
                 ) {
                     continue;
                 }
+                let row = entry.complete(row);
                 if index.primary {
                     for &c in &index.columns {
                         if matches!(row[c], snapscale_values::Value::Null) {

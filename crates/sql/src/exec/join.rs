@@ -165,7 +165,7 @@ impl Run<'_, '_> {
         let left_rows = self.rows(left)?.into_rows();
         let snapshot = self.ex.snapshot()?;
         let reader = self.ex.xact.session.reader(snapshot);
-        let table = &right.rel.heap.table;
+        let table = &right.rel;
         let right_width = right.rel.entry.columns.len() + 1 + usize::from(right.with_tid);
         let mut out = Vec::new();
         for l in &left_rows {

@@ -365,7 +365,7 @@ impl Executor<'_> {
                     }
                     // EPQ (READ COMMITTED): the newest committed version, if
                     // it still matches, is the one to change.
-                    let Some((latest, newest)) = table.latest(&self.xact.session, tid) else {
+                    let Some((latest, newest)) = rel.latest(&self.xact.session, tid) else {
                         return Ok(None);
                     };
                     if latest == tid {
@@ -500,7 +500,7 @@ impl Executor<'_> {
                         continue;
                     }
                     // The tid may have been reused for another key.
-                    let Some(data) = rel.heap.table.peek(other) else { continue };
+                    let Some(data) = rel.peek(other) else { continue };
                     if !index.row_has_key(&data, &key.0) {
                         continue;
                     }

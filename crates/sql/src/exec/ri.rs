@@ -193,8 +193,6 @@ impl Executor<'_> {
                         false => Some(row),
                         true => t
                             .rel
-                            .heap
-                            .table
                             .latest(&self.xact.session, tid)
                             .filter(|(at, _)| {
                                 matches!(t.rel.heap.table.liveness(&self.xact.session, *at), Liveness::Live)
@@ -422,7 +420,7 @@ impl Executor<'_> {
         let mut out = Vec::new();
         let mut inserting = None;
         for tid in candidates {
-            let Some(data) = table.peek(tid) else { continue };
+            let Some(data) = rel.peek(tid) else { continue };
             let same =
                 columns.iter().zip(key).all(|(&c, k)| data[c].compare(k) == Some(std::cmp::Ordering::Equal));
             if !same {

@@ -25,7 +25,7 @@ impl Run<'_, '_> {
     /// Limit does).
     pub(super) fn scan_upto(&self, scan: &ScanNode, want: usize) -> Result<Vec<(Tid, Row)>, SqlError> {
         let snapshot = self.ex.snapshot()?;
-        let table = &scan.rel.heap.table;
+        let table = &scan.rel;
         let reader = self.ex.xact.session.reader(snapshot);
         let tids = match &scan.access {
             Access::Seq => None,

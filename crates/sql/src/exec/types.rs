@@ -239,6 +239,7 @@ impl Executor<'_> {
                 ) {
                     continue;
                 }
+                let row = e.complete(row);
                 for &c in &columns {
                     let v = &row[c];
                     let bad = match check {

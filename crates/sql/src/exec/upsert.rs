@@ -104,7 +104,7 @@ impl Executor<'_> {
                                 "Ensure that no rows proposed for insertion within the same command have duplicate constrained values.",
                             ));
                         }
-                        let Some(existing) = rel.heap.table.peek(tid) else { continue };
+                        let Some(existing) = rel.peek(tid) else { continue };
                         let lock = Change::Lock(RowLock::Wait, RowLockMode::Update);
                         let Some((locked_tid, locked)) =
                             self.change_row(rel, None, tid, existing, lock).await?
@@ -181,7 +181,7 @@ impl Executor<'_> {
             }
             for other in ix.lookup_prefix(&key.0) {
                 // The tid may have been reused for another key.
-                let Some(data) = rel.heap.table.peek(other) else { continue };
+                let Some(data) = rel.peek(other) else { continue };
                 if !ix.row_has_key(&data, &key.0) {
                     continue;
                 }

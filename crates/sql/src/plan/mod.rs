@@ -556,6 +556,10 @@ pub struct AlterTable {
     /// `Some` when the rows must be rewritten (a column added, dropped or
     /// converted): each new column's value, evaluated over an old row.
     pub rewrite: Option<Vec<Expr>>,
+    /// Columns added without a rewrite (MISSING-COLUMN): each one's
+    /// position and the expression its missing value is computed from,
+    /// once.
+    pub missing: Vec<(usize, Expr)>,
     /// CHECK constraints every row must pass (added or validated now),
     /// bound over the new row.
     pub validate: Vec<TableCheck>,
