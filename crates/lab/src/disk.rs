@@ -116,8 +116,9 @@ pub enum SyncPattern {
     /// PostgreSQL does in its preallocated 16 MB WAL segments: the sync
     /// changes no metadata the journal must commit.
     InPlace,
-    /// Append to a growing file, as snapscale does in its WAL segments:
-    /// every sync must also make the new file size durable.
+    /// Append to a growing file, as snapscale's WAL segments were written
+    /// until they were zero-filled ahead (storage crate's log.rs): every
+    /// sync must also make the new file size durable.
     Append,
 }
 

@@ -51,7 +51,13 @@ impl Drop for CancelKey {
 }
 
 /// Serves one accepted socket until the client leaves.
-pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()> {
+/// `peers`: how many connections the serving thread has (SYNC-HERE), for
+/// a connection a worker serves.
+pub async fn serve(
+    socket: TcpStream,
+    shared: Arc<Shared>,
+    peers: Option<Arc<std::sync::atomic::AtomicUsize>>,
+) -> std::io::Result<()> {
     let peer = socket.peer_addr().ok();
     let secret = shared.new_secret();
     // pgwire decodes the startup messages; a panic there ends this
@@ -72,7 +78,8 @@ pub async fn serve(socket: TcpStream, shared: Arc<Shared>) -> std::io::Result<()
     let settings = started.settings;
     let pid = backend.pid();
     let app = settings.session.application_name.clone();
-    let conn = Conn::new(Arc::clone(&shared.db), backend, settings);
+    let mut conn = Conn::new(Arc::clone(&shared.db), backend, settings);
+    conn.share_thread(peers);
     conn.report_connected(snapscale_sql::ClientInfo {
         application_name: app,
         client_addr: peer.map(|p| p.ip().to_string()),

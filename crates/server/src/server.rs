@@ -348,7 +348,7 @@ async fn route(socket: TcpStream, peer: SocketAddr, shared: Arc<Shared>, workers
     let peeked = tokio::time::timeout(crate::startup::STARTUP_TIMEOUT, socket.peek(&mut head)).await;
     match peeked {
         Ok(Ok(n)) if n == head.len() && head == CANCEL_REQUEST_HEADER => {
-            if let Err(e) = serve(socket, shared).await {
+            if let Err(e) = serve(socket, shared, None).await {
                 info!(%peer, error = %e, "a cancel request ended with an error");
             }
         }

@@ -80,7 +80,8 @@ struct Counted(Arc<AtomicUsize>);
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        // Relaxed: the count only steers where new connections go; it
+        // Relaxed: the count only steers where new connections go (and
+        // whether a commit syncs on this thread: Xact::sync_here); it
         // publishes nothing. Pairs with the fetch_add in `Workers::assign`.
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
@@ -201,8 +202,9 @@ fn spawn_connection(socket: std::net::TcpStream, peer: SocketAddr, shared: Arc<S
         }
     };
     tokio::spawn(async move {
+        let peers = Arc::clone(&counted.0);
         let _counted = counted;
-        if let Err(e) = serve(socket, shared).await {
+        if let Err(e) = serve(socket, shared, Some(peers)).await {
             info!(%peer, error = %e, "connection ended with an error");
         }
     });

@@ -31,9 +31,12 @@ async fn records_round_trip_across_segments_and_a_torn_tail_is_cut() {
     log.shutdown();
     // Tear the last record: recovery stops before it, and appending
     // resumes at that point.
-    let (_, last) = segments(&d).unwrap().pop().unwrap();
-    let len = fs::metadata(&last).unwrap().len();
-    OpenOptions::new().write(true).open(&last).unwrap().set_len(len - 1).unwrap();
+    let segs = segments(&d).unwrap();
+    let (start, last) = segs.last().unwrap();
+    let record = read1.records.last().unwrap();
+    assert!(*start <= record.lsn, "the last record is in the last segment");
+    let torn = record.lsn - start + (HEADER + record.payload.len()) as u64 - 1;
+    OpenOptions::new().write(true).open(last).unwrap().set_len(torn).unwrap();
     let read2 = read(&d, 0).unwrap();
     assert_eq!(read2.records.len(), 79);
     assert!(read2.stopped.is_some() && read2.torn_tail);
@@ -59,6 +62,56 @@ async fn records_round_trip_across_segments_and_a_torn_tail_is_cut() {
     assert!(removed > 0);
     log.shutdown();
     let _ = fs::remove_dir_all(&d);
+}
+
+/// With fsync on, every segment is zero-filled to the segment size before
+/// records go into it; the zeros read as the end of the log, not as a torn
+/// tail, and a reopened log writes over them.
+#[tokio::test]
+#[cfg_attr(miri, ignore = "file I/O and threads")]
+async fn segments_are_zero_filled_and_the_zeros_end_the_log() {
+    let d = dir("zeroed");
+    let log = Log::open(&d, 0, 4096, true).unwrap();
+    let end = log.append(&[(1, b"one"), (2, b"two")]).unwrap();
+    log.flush(end).await.unwrap();
+    let (_, path) = segments(&d).unwrap().pop().unwrap();
+    assert_eq!(fs::metadata(&path).unwrap().len(), 4096, "the segment is filled ahead");
+    let read1 = read(&d, 0).unwrap();
+    assert_eq!((read1.records.len(), read1.end), (2, end));
+    assert!(read1.stopped.is_none() && !read1.torn_tail, "{:?}", read1.stopped);
+    // A crash (no shutdown) and a reopen at the end: the next records
+    // overwrite the zeros, and still read to the end.
+    drop(log);
+    let log = Log::open(&d, read1.end, 4096, true).unwrap();
+    let mut last = end;
+    for i in 0..200u8 {
+        last = log.append(&[(i, &[i; 40])]).unwrap();
+    }
+    log.flush(last).await.unwrap();
+    let segs = segments(&d).unwrap();
+    assert!(segs.len() > 1, "the log moved on to a new segment");
+    assert_eq!(fs::metadata(&segs.last().unwrap().1).unwrap().len(), 4096);
+    let read2 = read(&d, 0).unwrap();
+    assert_eq!((read2.records.len(), read2.end), (202, last));
+    assert!(read2.stopped.is_none(), "{:?}", read2.stopped);
+    // Zeros before the end of a finished segment are damage, as before.
+    let (_, first) = segs[0].clone();
+    let mut bytes = fs::read(&first).unwrap();
+    let half = bytes.len() / 2;
+    bytes[half..].fill(0);
+    fs::write(&first, bytes).unwrap();
+    let damaged = read(&d, 0).unwrap();
+    assert!(damaged.stopped.is_some() && !damaged.torn_tail, "{:?}", damaged.stopped);
+    log.shutdown();
+    // Without fsync nothing is filled ahead.
+    let d2 = dir("unzeroed");
+    let log = Log::open(&d2, 0, 4096, false).unwrap();
+    let end = log.append(&[(1, b"one")]).unwrap();
+    log.flush(end).await.unwrap();
+    assert_eq!(fs::metadata(&segments(&d2).unwrap()[0].1).unwrap().len(), end);
+    log.shutdown();
+    let _ = fs::remove_dir_all(&d);
+    let _ = fs::remove_dir_all(&d2);
 }
 
 #[tokio::test]

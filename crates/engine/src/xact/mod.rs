@@ -124,6 +124,10 @@ pub struct Xact {
     now: i64,
     notices: Vec<Notice>,
     pub config: XactConfig,
+    /// How many connections share this backend's thread (the server's
+    /// worker), where it has one: a commit whose thread serves it alone
+    /// syncs the WAL itself (SYNC-HERE in the storage crate's README).
+    pub thread_peers: Option<Arc<std::sync::atomic::AtomicUsize>>,
     /// The transaction's WAL records not yet appended.
     wal: WalBuffer,
     /// What the session functions read (`current_user`, `current_setting()`).
@@ -183,6 +187,7 @@ impl Xact {
             now: 0,
             notices: Vec::new(),
             config: XactConfig::default(),
+            thread_peers: None,
             session_view: None,
             sequences: Arc::default(),
             wal: WalBuffer::default(),
@@ -322,6 +327,16 @@ impl Xact {
         Ok(())
     }
 
+    /// Whether this backend's commit syncs the WAL itself (SYNC-HERE): its
+    /// thread serves no other connection, so nothing waits on the thread
+    /// while it syncs.
+    fn sync_here(&self) -> bool {
+        // Relaxed: a count that steers a choice; both choices are correct.
+        // Pairs with the server's fetch_add/fetch_sub as connections come
+        // and go.
+        self.thread_peers.as_ref().is_some_and(|n| n.load(std::sync::atomic::Ordering::Relaxed) == 1)
+    }
+
     /// Commits the transaction (COMMIT-ORDER in the module docs).
     pub async fn commit(&mut self) -> Result<(), SqlError> {
         let db = Arc::clone(&self.db);
@@ -335,7 +350,7 @@ impl Xact {
             if !self.config.synchronous_commit {
                 log.flush_soon(end);
             } else if !covered {
-                if let Err(e) = log.flush(end).await.map_err(log_error) {
+                if let Err(e) = log.flush_as(end, self.sync_here()).await.map_err(log_error) {
                     self.abort();
                     return Err(e);
                 }
@@ -347,7 +362,9 @@ impl Xact {
             // COMMIT record and the commit's visibility (CHECKPOINT-CUT).
             gate = Some(db.commit_gate.read().await);
             let logged = match self.append_commit() {
-                Ok(end) if self.wal.changed && self.config.synchronous_commit => log.flush(end).await,
+                Ok(end) if self.wal.changed && self.config.synchronous_commit => {
+                    log.flush_as(end, self.sync_here()).await
+                }
                 Ok(end) => {
                     // Nothing to wait for: a commit that changed nothing
                     // (an xid for a row lock, a temporary table) is not

@@ -244,6 +244,13 @@ impl<G: Gucs> Conn<G> {
         conn
     }
 
+    /// Tells the transaction manager how many connections share this one's
+    /// thread (SYNC-HERE: a commit alone on its thread syncs the WAL
+    /// itself).
+    pub fn share_thread(&mut self, peers: Option<Arc<std::sync::atomic::AtomicUsize>>) {
+        self.xact.thread_peers = peers;
+    }
+
     /// Copies the settings the transaction manager reads (after SET).
     pub(crate) fn configure(&mut self) {
         self.xact.config =
