@@ -379,17 +379,16 @@ pub(super) fn durable_text(settings: &Settings, m: &Measurement, cells: &[Cell])
         format!("{} made {} and {}{sharing}", kind.label(), at(first), at(most))
     };
     // The device's flush rate at the most clients, against the rate of
-    // back-to-back syncs in the probe's pattern for that server's WAL.
+    // back-to-back syncs in the probe's in-place pattern: both servers
+    // overwrite zero-filled WAL segments.
     let rate = |kind: Kind| -> Option<String> {
         let c = cell(most)?;
         let per_second = c.tps(kind)? * c.flushes(kind)?;
-        let pattern = if kind == Kind::Snapscale { SyncPattern::Append } else { SyncPattern::InPlace };
-        let serial = latency(pattern).map_or(String::new(), |l| {
+        let serial = latency(SyncPattern::InPlace).map_or(String::new(), |l| {
             format!(
-                " ({:.0} % of the {:.0} back-to-back syncs per second the probe's {} median allows)",
+                " ({:.0} % of the {:.0} back-to-back syncs per second the probe's in-place median allows)",
                 100.0 * per_second * l.median_us / 1e6,
                 1e6 / l.median_us,
-                if pattern == SyncPattern::Append { "append" } else { "in-place" }
             )
         });
         Some(format!("{} about {per_second:.0}{serial}", kind.label()))
@@ -427,8 +426,8 @@ pub(super) fn durable_text(settings: &Settings, m: &Measurement, cells: &[Cell])
     } else {
         format!(
             " At {most} clients the device completed, as tps × flushes per transaction, {} flushes per \
-             second; snapscale appends to its WAL segments and PostgreSQL overwrites preallocated ones, \
-             hence the two patterns.",
+             second; both servers write their WAL over segments zero-filled beforehand (snapscale since \
+             2026-11-29; before, it appended to growing files, the probe's other pattern).",
             rates.join(" and ")
         )
     };
@@ -455,7 +454,9 @@ pub(super) fn durable_text(settings: &Settings, m: &Measurement, cells: &[Cell])
          once per sync, and its latency is its transaction's work plus one sync.{bound} Group commit is \
          what lets concurrent clients do better: one sync covers every record written before it starts, \
          so commits that arrive while a sync runs wait for the next one and share it. In snapscale one \
-         WAL flusher thread syncs everything appended so far and then wakes every commit it covered; in \
+         WAL flusher thread syncs everything appended so far and then wakes every commit it covered, \
+         except that a connection alone on its worker thread syncs its own commit when no sync is \
+         running (sparing two thread hand-offs); in \
          PostgreSQL the backend that holds WALWriteLock flushes all WAL inserted so far, and the \
          backends queued behind it find their records already flushed. commit_delay is 0 in PostgreSQL \
          and snapscale has none, so neither waits to gather a larger group: a group is whatever \
@@ -549,7 +550,7 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell], idle
              diskstats) from just before pgbench starts to just after it exits, its untimed vacuum \
              included, so other processes' syncs are counted too (the load averages are in the settings). \
              The two servers write different things: snapscale logs logical redo records (the new row \
-             values) into WAL segment files that grow as it appends, keeps its tables in memory, and \
+             values) into zero-filled 16 MB WAL segments, keeps its tables in memory, and \
              checkpoints by writing the whole database from an MVCC snapshot; PostgreSQL logs physical \
              changes into preallocated 16 MB segments, with a full-page image of each page at its first \
              change after a checkpoint (full_page_writes on), and writes dirty pages back at checkpoints. \
