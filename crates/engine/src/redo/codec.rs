@@ -296,9 +296,10 @@ impl Writer {
             // written before defaults existed has only bit 0); bit 2: a
             // domain's oid follows; bit 3: a type modifier follows; bit 4:
             // a generation expression's text follows; bit 5: an identity
-            // column, bit 6: GENERATED ALWAYS; bit 7: the value rows
-            // stored before the column was added read in it follows
-            // (MISSING-COLUMN).
+            // column, bit 6: GENERATED ALWAYS; bit 7: a second flags byte
+            // follows, whose bit 0 says the value rows stored before the
+            // column was added read in it follows (MISSING-COLUMN); its
+            // other bits are for what columns gain next.
             self.u8(u8::from(c.not_null)
                 | (u8::from(c.default.is_some()) << 1)
                 | (u8::from(c.domain.is_some()) << 2)
@@ -307,6 +308,9 @@ impl Writer {
                 | (u8::from(c.identity.is_some()) << 5)
                 | (u8::from(c.identity == Some(Identity::Always)) << 6)
                 | (u8::from(c.missing.is_some()) << 7));
+            if c.missing.is_some() {
+                self.u8(1);
+            }
             if let Some(d) = &c.default {
                 self.str(d);
             }
@@ -773,11 +777,15 @@ impl<'a> Reader<'a> {
             let name = self.str()?;
             let ty = self.ty()?;
             let flags = self.u8()?;
+            let more = if flags & 128 != 0 { self.u8()? } else { 0 };
+            if more > 1 {
+                return Err(corrupt());
+            }
             let default = if flags & 2 != 0 { Some(self.str()?) } else { None };
             let domain = if flags & 4 != 0 { Some(self.u32()?) } else { None };
             let typmod = if flags & 8 != 0 { Some(self.u32()? as i32) } else { None };
             let generated = if flags & 16 != 0 { Some(self.str()?) } else { None };
-            let missing = if flags & 128 != 0 { Some(self.value()?) } else { None };
+            let missing = if more & 1 != 0 { Some(self.value()?) } else { None };
             columns.push(ColumnDef {
                 name,
                 ty,

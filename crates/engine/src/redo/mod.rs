@@ -40,7 +40,8 @@
 //!              string name (self-contained: recovery shares the cells again)
 //!   entry      u32 oid, string name, u64 storage, u16 columns {string name,
 //!              type, u8 flags (1 not null, 2 has default, 4 domain, 8 typmod,
-//!              16 generated, 32 identity, 64 always, 128 missing value),
+//!              16 generated, 32 identity, 64 always, 128 more flags),
+//!              [u8 more flags (1 missing value)],
 //!              [string default], [u32 domain oid], [i32 typmod],
 //!              [string generation], [value missing]},
 //!              u16 indexes {u32 oid, string name,
