@@ -6,7 +6,7 @@ mod wire;
 
 use snapscale_sql::SnapshotMode;
 use tokio_postgres::Client;
-use wire::{connect, connect_with_task, rows, serve, start_in};
+use wire::{connect, connect_with_task, rows, serve, start_in, TestServer};
 
 /// Everything the workload left, as text.
 async fn state(c: &Client) -> Vec<Vec<Vec<Option<String>>>> {
@@ -456,15 +456,12 @@ async fn an_alter_table_is_all_or_nothing_across_crashes() {
     // A second ALTER, running when the server dies: its rewrite (3 000
     // rows) is larger than a backend's WAL buffer, so part of it is in
     // the WAL already.
-    let (doomed, task) = connect_with_task(&server).await;
-    doomed
-        .batch_execute("BEGIN; ALTER TABLE items ADD COLUMN note text DEFAULT 'x', DROP COLUMN price")
-        .await
-        .unwrap();
     drop(c);
-    server.crash().await;
-    drop(doomed);
-    task.abort();
+    crash_in_transaction(
+        server,
+        "BEGIN; ALTER TABLE items ADD COLUMN note text DEFAULT 'x', DROP COLUMN price",
+    )
+    .await;
 
     let server = start_in(Some(&dir), |_| {}).await;
     let c = connect(&server).await;
@@ -485,6 +482,16 @@ async fn an_alter_table_is_all_or_nothing_across_crashes() {
     drop(c);
     server.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `sql` (which leaves a transaction open) on a connection of its
+/// own, then kills the server with that transaction still running.
+async fn crash_in_transaction(server: TestServer, sql: &str) {
+    let (doomed, task) = connect_with_task(&server).await;
+    doomed.batch_execute(sql).await.unwrap();
+    server.crash().await;
+    drop(doomed);
+    task.abort();
 }
 
 /// A column added without a rewrite (MISSING-COLUMN) is its catalog row
@@ -517,15 +524,12 @@ async fn a_column_added_without_a_rewrite_survives_crashes() {
         committed[2999],
         vec![Some("3000".into()), Some("item3000".into()), Some("1.50".into()), None]
     );
-    let (doomed, task) = connect_with_task(&server).await;
-    doomed
-        .batch_execute("BEGIN; ALTER TABLE items ADD COLUMN gone int DEFAULT 7; INSERT INTO items VALUES (0, 'x', 1, 'y', 8)")
-        .await
-        .unwrap();
     drop(c);
-    server.crash().await;
-    drop(doomed);
-    task.abort();
+    crash_in_transaction(
+        server,
+        "BEGIN; ALTER TABLE items ADD COLUMN gone int DEFAULT 7; INSERT INTO items VALUES (0, 'x', 1, 'y', 8)",
+    )
+    .await;
 
     let server = start_in(Some(&dir), |_| {}).await;
     let c = connect(&server).await;
