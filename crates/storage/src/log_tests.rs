@@ -114,6 +114,46 @@ async fn segments_are_zero_filled_and_the_zeros_end_the_log() {
     let _ = fs::remove_dir_all(&d2);
 }
 
+/// SYNC-HERE: committers that sync on their own threads, beside others
+/// that hand the sync to the flusher, across segment switches: every
+/// flush returns only once its record is durable, and every record reads
+/// back. An injected fsync failure reaches a committer syncing itself as
+/// it reaches the flusher's waiters, and breaks the log for everyone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[cfg_attr(miri, ignore = "file I/O and threads")]
+async fn committers_syncing_their_own_commits_keep_the_log_order() {
+    let d = dir("synchere");
+    let log = Log::open(&d, 0, 2048, true).unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..8u8 {
+        let log = Arc::clone(&log);
+        tasks.push(tokio::spawn(async move {
+            let mut ends = Vec::new();
+            for j in 0..50u8 {
+                let end = log.append(&[(1, &[i ^ j; 30])]).unwrap();
+                log.flush_as(end, i % 2 == 0).await.unwrap();
+                assert!(log.durable().unwrap() >= end, "a flush returned before its record was durable");
+                ends.push(end);
+            }
+            ends
+        }));
+    }
+    let mut last = 0;
+    for t in tasks {
+        last = last.max(*t.await.unwrap().last().unwrap());
+    }
+    assert!(segments(&d).unwrap().len() > 2, "the syncs crossed segment switches");
+    let back = read(&d, 0).unwrap();
+    assert_eq!((back.records.len(), back.end), (400, last));
+    assert!(back.stopped.is_none(), "{:?}", back.stopped);
+    log.inject_fault(Fault::FsyncIo);
+    let end = log.append(&[(1, b"doomed")]).unwrap();
+    let err = log.flush_as(end, true).await.unwrap_err();
+    assert!(err.to_string().contains("fsync"), "{err}");
+    assert!(log.append(&[(1, b"after")]).is_err(), "the log is broken for everyone");
+    let _ = fs::remove_dir_all(&d);
+}
+
 #[tokio::test]
 #[cfg_attr(miri, ignore = "file I/O and threads")]
 async fn concurrent_flushes_share_fsyncs() {
