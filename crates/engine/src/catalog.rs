@@ -57,6 +57,13 @@ pub struct ColumnDef {
     /// default when it was added (NULL without one). A rewrite of the rows
     /// stores every column and clears it.
     pub missing: Option<Value>,
+    /// ALTER COLUMN … SET STORAGE: PostgreSQL's attstorage letter (`p`,
+    /// `e`, `m`, `x`); `None` for the type's own. Shown, not acted on: rows
+    /// live in memory, uncompressed, whatever it says.
+    pub storage: Option<u8>,
+    /// ALTER COLUMN … SET STATISTICS: attstattarget; `None` for the
+    /// default (-1).
+    pub stats_target: Option<i32>,
 }
 
 impl ColumnDef {
@@ -73,6 +80,8 @@ impl ColumnDef {
             generated: None,
             identity: None,
             missing: None,
+            storage: None,
+            stats_target: None,
         }
     }
 }

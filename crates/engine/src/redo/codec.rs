@@ -298,8 +298,8 @@ impl Writer {
             // a generation expression's text follows; bit 5: an identity
             // column, bit 6: GENERATED ALWAYS; bit 7: a second flags byte
             // follows, whose bit 0 says the value rows stored before the
-            // column was added read in it follows (MISSING-COLUMN); its
-            // other bits are for what columns gain next.
+            // column was added read in it follows (MISSING-COLUMN), bit 1
+            // a storage letter, bit 2 a statistics target.
             self.u8(u8::from(c.not_null)
                 | (u8::from(c.default.is_some()) << 1)
                 | (u8::from(c.domain.is_some()) << 2)
@@ -307,9 +307,12 @@ impl Writer {
                 | (u8::from(c.generated.is_some()) << 4)
                 | (u8::from(c.identity.is_some()) << 5)
                 | (u8::from(c.identity == Some(Identity::Always)) << 6)
-                | (u8::from(c.missing.is_some()) << 7));
-            if c.missing.is_some() {
-                self.u8(1);
+                | (u8::from(c.missing.is_some() || c.storage.is_some() || c.stats_target.is_some()) << 7));
+            let more = u8::from(c.missing.is_some())
+                | (u8::from(c.storage.is_some()) << 1)
+                | (u8::from(c.stats_target.is_some()) << 2);
+            if more != 0 {
+                self.u8(more);
             }
             if let Some(d) = &c.default {
                 self.str(d);
@@ -325,6 +328,12 @@ impl Writer {
             }
             if let Some(v) = &c.missing {
                 self.value(v);
+            }
+            if let Some(s) = c.storage {
+                self.u8(s);
+            }
+            if let Some(t) = c.stats_target {
+                self.u32(t as u32);
             }
         }
         // The top bit: the relation's storage parameters follow its view;
@@ -778,7 +787,7 @@ impl<'a> Reader<'a> {
             let ty = self.ty()?;
             let flags = self.u8()?;
             let more = if flags & 128 != 0 { self.u8()? } else { 0 };
-            if more > 1 {
+            if more > 7 {
                 return Err(corrupt());
             }
             let default = if flags & 2 != 0 { Some(self.str()?) } else { None };
@@ -786,6 +795,8 @@ impl<'a> Reader<'a> {
             let typmod = if flags & 8 != 0 { Some(self.u32()? as i32) } else { None };
             let generated = if flags & 16 != 0 { Some(self.str()?) } else { None };
             let missing = if more & 1 != 0 { Some(self.value()?) } else { None };
+            let storage = if more & 2 != 0 { Some(self.u8()?) } else { None };
+            let stats_target = if more & 4 != 0 { Some(self.u32()? as i32) } else { None };
             columns.push(ColumnDef {
                 name,
                 ty,
@@ -800,6 +811,8 @@ impl<'a> Reader<'a> {
                     (true, false) => Some(Identity::ByDefault),
                 },
                 missing,
+                storage,
+                stats_target,
             });
         }
         let mut indexes = Vec::new();

@@ -274,6 +274,8 @@ mod tests {
                     generated: None,
                     identity: Some(crate::catalog::Identity::Always),
                     missing: None,
+                    storage: None,
+                    stats_target: None,
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -285,6 +287,8 @@ mod tests {
                     generated: Some("a * 2".into()),
                     identity: None,
                     missing: Some(Value::Text("added".into())),
+                    storage: Some(b'm'),
+                    stats_target: Some(150),
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -296,6 +300,8 @@ mod tests {
                     generated: None,
                     identity: None,
                     missing: None,
+                    storage: None,
+                    stats_target: None,
                 },
             ],
             indexes: vec![

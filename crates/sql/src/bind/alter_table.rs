@@ -864,6 +864,7 @@ impl<R: Resolver> Binder<'_, R> {
             indexes,
             rename: d.rename,
             notices: d.notices,
+            warnings: Vec::new(),
             serials,
             validate_fks: d.validate_fks,
             alter_sequences: d.alter_sequences,
@@ -874,6 +875,107 @@ impl<R: Resolver> Binder<'_, R> {
 }
 
 impl<R: Resolver> Binder<'_, R> {
+    /// ALTER TABLE … ALTER [COLUMN] c SET STORAGE / SET STATISTICS: the
+    /// catalog row alone changes (the storage mode is shown, not acted on:
+    /// rows live in memory; the statistics target waits for ANALYZE's
+    /// statistics, issue 28). PostgreSQL's lock: SHARE UPDATE EXCLUSIVE
+    /// when only statistics targets change, else ACCESS EXCLUSIVE.
+    pub(super) fn alter_column_options(
+        &mut self,
+        a: &crate::parse::column_option_syntax::AlterColumnOptions,
+    ) -> Result<Plan, SqlError> {
+        use crate::parse::column_option_syntax::ColumnSetting;
+        let table = relation_name(&a.table)?;
+        if a.if_exists && self.resolver.resolve(&table)?.is_none() {
+            return Ok(Plan::Utility(Utility::Skip {
+                code: SqlState::SUCCESSFUL_COMPLETION,
+                notice: format!("relation \"{}\" does not exist, skipping", super::bare_name(&a.table)?),
+                tag: "ALTER TABLE",
+            }));
+        }
+        let only_statistics = a.options.iter().all(|o| matches!(o.setting, ColumnSetting::Statistics(_)));
+        let mode = if only_statistics { LockMode::ShareUpdateExclusive } else { LockMode::AccessExclusive };
+        let rel = self.rel(&a.table, mode).map_err(|e| SqlError { position: None, ..e })?;
+        let mut entry = (*rel.entry).clone();
+        let mut warnings = Vec::new();
+        for o in &a.options {
+            let name = &o.column;
+            let Some(c) = entry.column(name) else {
+                if SYSTEM_COLUMNS.contains(&name.as_str()) {
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!("cannot alter system column \"{name}\""),
+                    ));
+                }
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{name}\" of relation \"{}\" does not exist", entry.name),
+                ));
+            };
+            let col = &mut entry.columns[c];
+            match &o.setting {
+                ColumnSetting::Storage(word) => {
+                    let letter = match word.as_str() {
+                        "plain" => b'p',
+                        "external" => b'e',
+                        "extended" => b'x',
+                        "main" => b'm',
+                        _ => {
+                            return Err(SqlError::new(
+                                SqlState::INVALID_PARAMETER_VALUE,
+                                format!("invalid storage type \"{word}\""),
+                            ))
+                        }
+                    };
+                    let own = crate::catalog_views::storage_of(col.ty).3 as u8;
+                    if own == b'p' && letter != b'p' {
+                        return Err(SqlError::new(
+                            SqlState::FEATURE_NOT_SUPPORTED,
+                            format!("column data type {} can only have storage PLAIN", col.ty.name()),
+                        ));
+                    }
+                    col.storage = (letter != own).then_some(letter);
+                }
+                ColumnSetting::Statistics(n) => {
+                    if *n < -1 {
+                        return Err(SqlError::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            format!("statistics target {n} is too low"),
+                        ));
+                    }
+                    let n = if *n > 10_000 {
+                        warnings.push((
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            "lowering statistics target to 10000".to_owned(),
+                        ));
+                        10_000
+                    } else {
+                        *n as i32
+                    };
+                    col.stats_target = (n != -1).then_some(n);
+                }
+            }
+        }
+        Ok(Plan::Utility(Utility::AlterTable(Box::new(AlterTable {
+            tag: "ALTER TABLE",
+            rel,
+            new: entry,
+            rewrite: None,
+            missing: Vec::new(),
+            validate: Vec::new(),
+            not_null: Vec::new(),
+            indexes: Vec::new(),
+            rename: None,
+            notices: Vec::new(),
+            warnings,
+            serials: Vec::new(),
+            validate_fks: Vec::new(),
+            alter_sequences: Vec::new(),
+            drop_sequences: Vec::new(),
+            renamed_columns: Vec::new(),
+        }))))
+    }
+
     /// MISSING-COLUMN: when the statement's only change to the rows is
     /// columns added at the end whose values need no row to compute (a
     /// default that is not volatile, or none), those columns (taken out of
@@ -923,6 +1025,9 @@ fn volatile(e: &Expr, stack: &crate::stack::StackDepth) -> Result<bool, SqlError
     })?;
     Ok(found)
 }
+
+/// The system columns' names (PostgreSQL refuses to alter them).
+const SYSTEM_COLUMNS: [&str; 6] = ["ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"];
 
 /// An action's name as PostgreSQL's messages word it.
 fn action_name(o: &Op) -> Option<&'static str> {

@@ -295,6 +295,8 @@ impl<R: Resolver> Binder<'_, R> {
                 generated,
                 identity,
                 missing: None,
+                storage: None,
+                stats_target: None,
             },
             indexes,
             checks,

@@ -786,6 +786,12 @@ pub fn bind_parsed<R: Resolver>(
             let StatementState { deps, .. } = b.statement;
             Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
         }
+        Parsed::AlterColumnOptions(a) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.alter_column_options(a)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+        }
         Parsed::AlterConstraint(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_constraint(a)?;
@@ -1006,6 +1012,8 @@ pub(crate) mod tests {
                     generated: None,
                     identity: None,
                     missing: None,
+                    storage: None,
+                    stats_target: None,
                 },
                 ColumnDef {
                     name: "b".into(),
@@ -1017,6 +1025,8 @@ pub(crate) mod tests {
                     generated: None,
                     identity: None,
                     missing: None,
+                    storage: None,
+                    stats_target: None,
                 },
             ],
             indexes: vec![IndexDef {

@@ -446,6 +446,8 @@ impl<R: Resolver> Binder<'_, R> {
                         generated: None,
                         identity: None,
                         missing: None,
+                        storage: None,
+                        stats_target: None,
                     });
                 }
                 return Ok(Plan::Utility(Utility::CreateType { name, spec: TypeSpec::Composite(columns) }));

@@ -30,6 +30,7 @@ mod info_schema;
 mod relations;
 mod system;
 mod types;
+pub(crate) use types::storage_of;
 
 use std::sync::Arc;
 

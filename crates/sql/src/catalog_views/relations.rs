@@ -238,6 +238,12 @@ pub(super) fn attributes(state: &CatalogState) -> Vec<Vec<Value>> {
                     // A domain column's type is the domain (its values the base type's).
                     .set("atttypid", c.domain.unwrap_or_else(|| c.ty.oid()))
                     .set("atttypmod", c.typmod.unwrap_or_else(|| typmod(c.ty)))
+                    .set("attstattarget", c.stats_target.unwrap_or(-1))
+                    .set(
+                        "attstorage",
+                        c.storage
+                            .map_or_else(|| storage_of(c.ty).3.to_string(), |s| char::from(s).to_string()),
+                    )
                     .build(),
             );
         }

@@ -97,7 +97,7 @@ pub(super) fn collation_of(ty: SqlType) -> u32 {
 
 /// A type's storage attributes for pg_attribute: (length, by value,
 /// alignment, storage).
-pub(super) fn storage_of(ty: SqlType) -> (i32, bool, char, char) {
+pub(crate) fn storage_of(ty: SqlType) -> (i32, bool, char, char) {
     let base = match ty {
         SqlType::Array(_) => return (-1, false, 'i', 'x'),
         SqlType::Varchar(_) => SqlType::Varchar(None),

@@ -31,6 +31,9 @@ impl Executor<'_> {
         for (code, n) in &a.notices {
             self.xact.notice(*code, n.clone());
         }
+        for (code, n) in &a.warnings {
+            self.xact.warning(*code, n.clone());
+        }
         // Identity columns' sequences: altered, or dropped with the
         // identity (the column's new definition no longer names them).
         for (seq, def, restart) in &a.alter_sequences {

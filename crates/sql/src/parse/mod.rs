@@ -25,6 +25,7 @@
 
 pub(crate) mod alter_constraint_syntax;
 pub(crate) mod alter_sequence_syntax;
+pub(crate) mod column_option_syntax;
 pub(crate) mod column_refs;
 pub(crate) mod comment_syntax;
 mod conflict_syntax;
@@ -86,6 +87,8 @@ pub enum Parsed {
     Comment(Box<comment_syntax::CommentOn>),
     /// `ALTER TABLE … ALTER CONSTRAINT name [NOT] DEFERRABLE …`.
     AlterConstraint(Box<alter_constraint_syntax::AlterConstraint>),
+    /// `ALTER TABLE … ALTER [COLUMN] c SET {STORAGE | STATISTICS} …`.
+    AlterColumnOptions(Box<column_option_syntax::AlterColumnOptions>),
     /// `ALTER … SET SCHEMA name`.
     SetSchema(Box<schema_syntax::SetSchema>),
     /// A statement of a CREATE SCHEMA with elements, run with `schema`
@@ -259,6 +262,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             }
             if let Some(parsed) = alter_sequence_syntax::parse_alter_sequence(trimmed) {
                 out.push(Parsed::AlterSequence(Box::new(parsed?)));
+                continue;
+            }
+            if let Some(parsed) = column_option_syntax::parse_column_options(trimmed) {
+                out.push(Parsed::AlterColumnOptions(Box::new(parsed)));
                 continue;
             }
             if let Some(parsed) = alter_constraint_syntax::parse_alter_constraint(trimmed) {

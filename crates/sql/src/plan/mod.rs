@@ -578,6 +578,8 @@ pub struct AlterTable {
     pub validate_fks: Vec<String>,
     /// NOTICEs of actions skipped (IF [NOT] EXISTS).
     pub notices: Vec<(snapscale_sqlstate::SqlState, String)>,
+    /// WARNINGs (a statistics target lowered to the most allowed).
+    pub warnings: Vec<(snapscale_sqlstate::SqlState, String)>,
     /// Identity columns' sequences altered (SET options, RESTART): the
     /// sequence, its new parameters, RESTART's value.
     pub alter_sequences: Vec<(Rel, snapscale_engine::sequence::SequenceDef, Option<i64>)>,
