@@ -639,10 +639,11 @@ impl Log {
     /// server: its worker serves no other connection); elsewhere the
     /// flusher syncs, and commits on other threads go on computing.
     pub async fn flush_as(&self, lsn: Lsn, sync_here: bool) -> Result<(), LogError> {
-        // Relaxed (swap and store): the flag only keeps two callers from
-        // syncing side by side; nothing is published through it (the
-        // durable end is, through the watch channel). A lost race costs a
-        // redundant sync, never a wrong answer.
+        // Relaxed (this swap, and the store below that another caller's
+        // swap pairs with): the flag only keeps two callers from syncing
+        // side by side; nothing is published through it (the durable end
+        // is, through the watch channel). A lost race costs a redundant
+        // sync, never a wrong answer.
         if sync_here
             && self.fsync
             && !self.durable_at(lsn)

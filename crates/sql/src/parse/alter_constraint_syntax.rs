@@ -10,7 +10,7 @@ use snapscale_values::SqlError;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
-use super::lock_syntax::{alter_target, keyword, may_start_with, statement_tokens};
+use super::lock_syntax::{alter_table_statement, keyword, word};
 
 /// The statement read.
 #[derive(Clone, Debug)]
@@ -27,15 +27,8 @@ pub struct AlterConstraint {
 pub(crate) fn parse_alter_constraint(
     sql: &str,
 ) -> Option<Result<AlterConstraint, (SqlError, Option<usize>)>> {
-    if !may_start_with(sql, "alter") {
-        return None;
-    }
-    let tokens = statement_tokens(sql)?;
+    let (tokens, table, if_exists, mut i) = alter_table_statement(sql)?;
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
-    if kw(0) != Some(Keyword::ALTER) || kw(1) != Some(Keyword::TABLE) {
-        return None;
-    }
-    let (table, if_exists, mut i) = alter_target(&tokens, 2, true)?;
     if kw(i) != Some(Keyword::ALTER) || kw(i + 1) != Some(Keyword::CONSTRAINT) {
         return None;
     }
@@ -106,15 +99,6 @@ pub(crate) fn parse_alter_constraint(
         deferrable: deferrable == Some(true) || initially_deferred,
         initially_deferred,
     }))
-}
-
-/// A word's text (folded unless quoted) and whether it was quoted.
-fn word(t: &TokenWithSpan) -> Option<(String, bool)> {
-    match &t.token {
-        Token::Word(w) if w.quote_style.is_some() => Some((w.value.clone(), true)),
-        Token::Word(w) => Some((w.value.to_lowercase(), false)),
-        _ => None,
-    }
 }
 
 /// The byte offset in `sql` where token `t` starts.

@@ -6,7 +6,7 @@
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
-use super::lock_syntax::{alter_target, keyword, may_start_with, statement_tokens};
+use super::lock_syntax::{alter_table_statement, keyword};
 
 /// One `ALTER [COLUMN] column SET …`.
 #[derive(Clone, Debug)]
@@ -34,15 +34,8 @@ pub struct AlterColumnOptions {
 
 /// The statement, or `None` for any other text.
 pub(crate) fn parse_column_options(sql: &str) -> Option<AlterColumnOptions> {
-    if !may_start_with(sql, "alter") {
-        return None;
-    }
-    let tokens = statement_tokens(sql)?;
+    let (tokens, table, if_exists, mut i) = alter_table_statement(sql)?;
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
-    if kw(0) != Some(Keyword::ALTER) || kw(1) != Some(Keyword::TABLE) {
-        return None;
-    }
-    let (table, if_exists, mut i) = alter_target(&tokens, 2, true)?;
     let mut options = Vec::new();
     loop {
         if kw(i) != Some(Keyword::ALTER) {
@@ -82,11 +75,7 @@ pub(crate) fn parse_column_options(sql: &str) -> Option<AlterColumnOptions> {
 
 /// A word's text, folded unless quoted.
 fn word(t: &TokenWithSpan) -> Option<String> {
-    match &t.token {
-        Token::Word(w) if w.quote_style.is_some() => Some(w.value.clone()),
-        Token::Word(w) => Some(w.value.to_lowercase()),
-        _ => None,
-    }
+    super::lock_syntax::word(t).map(|(w, _)| w)
 }
 
 #[cfg(test)]

@@ -63,6 +63,33 @@ pub(super) fn alter_target(
     Some((sqlparser::ast::ObjectName::from(parts), if_exists, i))
 }
 
+/// An `ALTER TABLE [IF EXISTS] [ONLY] name [*] …` statement's tokens, its
+/// target and IF EXISTS, and the index of the token after the target;
+/// `None` for any other text.
+pub(super) fn alter_table_statement(
+    sql: &str,
+) -> Option<(Vec<TokenWithSpan>, sqlparser::ast::ObjectName, bool, usize)> {
+    if !may_start_with(sql, "alter") {
+        return None;
+    }
+    let tokens = statement_tokens(sql)?;
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
+    if kw(0) != Some(Keyword::ALTER) || kw(1) != Some(Keyword::TABLE) {
+        return None;
+    }
+    let (table, if_exists, i) = alter_target(&tokens, 2, true)?;
+    Some((tokens, table, if_exists, i))
+}
+
+/// A word's text (folded unless quoted) and whether it was quoted.
+pub(super) fn word(t: &TokenWithSpan) -> Option<(String, bool)> {
+    match &t.token {
+        Token::Word(w) if w.quote_style.is_some() => Some((w.value.clone(), true)),
+        Token::Word(w) => Some((w.value.to_lowercase(), false)),
+        _ => None,
+    }
+}
+
 /// Whether `sql` may begin with the keyword `word` (ASCII, any case),
 /// comments before it allowed: the cheap test before tokenizing. A caller
 /// confirms with [`starts_with`] on the tokens.
