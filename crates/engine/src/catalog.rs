@@ -352,6 +352,8 @@ pub struct RelEntry {
     pub referenced_by: Vec<u32>,
     /// `Some` for a view (no rows: its columns are its query's).
     pub view: Option<ViewDef>,
+    /// A function's or procedure's definition (ROUTINE-ROWS).
+    pub routine: Option<crate::routines::RoutineDef>,
     /// Its storage parameters (RELOPTIONS): `name=value` as PostgreSQL's
     /// pg_class.reloptions shows them, in the order they were set, checked
     /// when they were set; a TOAST table's are kept here too, as
@@ -399,6 +401,7 @@ impl RelEntry {
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
             view: None,
+            routine: None,
             options: Vec::new(),
             comments: Vec::new(),
         }
@@ -423,9 +426,10 @@ impl RelEntry {
         Arc::new(e)
     }
 
-    /// A relation (table, view or sequence), not a type or a schema.
+    /// A relation (table, view or sequence), not a type, a routine or a
+    /// schema.
     pub fn is_relation(&self) -> bool {
-        self.user_type.is_none() && !self.is_schema
+        self.user_type.is_none() && !self.is_schema && self.routine.is_none()
     }
 
     /// A schema row with a built-in schema's oid: it marks that schema

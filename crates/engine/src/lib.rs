@@ -40,6 +40,7 @@ pub mod names;
 pub mod recovery;
 pub mod redo;
 pub mod relcache;
+pub mod routines;
 pub mod sequence;
 pub mod session_view;
 pub mod user_types;

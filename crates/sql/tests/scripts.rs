@@ -115,7 +115,8 @@ fn format_output(out: &Result<Output, SqlError>, zone: snapscale_sql::Style, lin
             for row in rows {
                 lines.push(
                     row.iter()
-                        .map(|v| v.to_text_in(zone).unwrap_or_else(|| "NULL".into()))
+                        .zip(columns.iter())
+                        .map(|(v, c)| v.to_text_as(c.ty, zone).unwrap_or_else(|| "NULL".into()))
                         .collect::<Vec<_>>()
                         .join(" | "),
                 );

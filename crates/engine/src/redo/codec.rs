@@ -9,6 +9,7 @@ use crate::catalog::{
     CheckOption, ColumnDef, Comment, Described, ForeignKeyDef, Identity, IndexDef, RelEntry, ViewDef,
     EXPRESSION,
 };
+use crate::routines::{ArgMode, RoutineArg, RoutineDef, RoutineKind, Volatility};
 use crate::sequence::{OwnedBy, SequenceDef};
 use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
 
@@ -339,14 +340,16 @@ impl Writer {
         // The top bit: the relation's storage parameters follow its view;
         // the next: its comments follow them; the third: its namespace
         // follows them (else it is public); the fourth: the row is a
-        // schema's (no table has 4 096 indexes).
+        // schema's; the fifth: a routine's definition follows the
+        // namespace (no table has 2 048 indexes).
         let namespaced = e.namespace != crate::catalog::PUBLIC_NAMESPACE;
         self.u16(
             e.indexes.len() as u16
                 | if e.options.is_empty() { 0 } else { 0x8000 }
                 | if e.comments.is_empty() { 0 } else { 0x4000 }
                 | if namespaced { 0x2000 } else { 0 }
-                | if e.is_schema { 0x1000 } else { 0 },
+                | if e.is_schema { 0x1000 } else { 0 }
+                | if e.routine.is_some() { 0x0800 } else { 0 },
         );
         for i in &e.indexes {
             self.u32(i.oid);
@@ -485,6 +488,47 @@ impl Writer {
         if namespaced {
             self.u32(e.namespace);
         }
+        if let Some(r) = &e.routine {
+            self.routine(r);
+        }
+    }
+
+    fn routine(&mut self, r: &RoutineDef) {
+        self.u8(match r.kind {
+            RoutineKind::Function => b'f',
+            RoutineKind::Procedure => b'p',
+        });
+        self.str(&r.language);
+        self.u16(r.args.len() as u16);
+        for a in &r.args {
+            self.str(&a.name);
+            self.ty(a.ty);
+            self.u8(a.mode.code() as u8);
+            match &a.default {
+                Some(d) => {
+                    self.u8(1);
+                    self.str(d);
+                }
+                None => self.u8(0),
+            }
+        }
+        self.ty(r.returns);
+        self.u16(r.table_columns.len() as u16);
+        for (name, ty) in &r.table_columns {
+            self.str(name);
+            self.ty(*ty);
+        }
+        self.str(&r.body);
+        self.u8(r.volatility.code() as u8);
+        // Bit 0: returns a set; bit 1: STRICT; bit 2: SECURITY DEFINER;
+        // bit 3: LEAKPROOF.
+        self.u8(u8::from(r.returns_set)
+            | (u8::from(r.strict) << 1)
+            | (u8::from(r.security_definer) << 2)
+            | (u8::from(r.leakproof) << 3));
+        self.u8(r.parallel);
+        self.u32(r.cost.to_bits());
+        self.u32(r.rows.to_bits());
     }
 
     fn foreign_key(&mut self, fk: &ForeignKeyDef) {
@@ -817,7 +861,7 @@ impl<'a> Reader<'a> {
         }
         let mut indexes = Vec::new();
         let index_count = self.u16()?;
-        for _ in 0..index_count & 0x0fff {
+        for _ in 0..index_count & 0x07ff {
             let oid = self.u32()?;
             let name = self.str()?;
             let cols = (0..self.u16()?)
@@ -928,6 +972,7 @@ impl<'a> Reader<'a> {
         }
         let namespace =
             if index_count & 0x2000 != 0 { self.u32()? } else { crate::catalog::PUBLIC_NAMESPACE };
+        let routine = if index_count & 0x0800 != 0 { Some(self.routine()?) } else { None };
         Ok(RelEntry {
             namespace,
             is_schema: index_count & 0x1000 != 0,
@@ -945,6 +990,70 @@ impl<'a> Reader<'a> {
             foreign_keys,
             referenced_by,
             view,
+            routine,
+        })
+    }
+
+    fn routine(&mut self) -> Result<RoutineDef, SqlError> {
+        // A replayed or recovered routine is one the process now has.
+        crate::routines::note_defined();
+        let kind = match self.u8()? {
+            b'f' => RoutineKind::Function,
+            b'p' => RoutineKind::Procedure,
+            _ => return Err(corrupt()),
+        };
+        let language = self.str()?;
+        let n = self.u16()? as usize;
+        if n > self.remaining() {
+            return Err(corrupt());
+        }
+        let mut args = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = self.str()?;
+            let ty = self.ty()?;
+            let mode = ArgMode::of_code(self.u8()?).ok_or_else(corrupt)?;
+            let default = match self.u8()? {
+                0 => None,
+                1 => Some(self.str()?),
+                _ => return Err(corrupt()),
+            };
+            args.push(RoutineArg { name, ty, mode, default });
+        }
+        let returns = self.ty()?;
+        let n = self.u16()? as usize;
+        if n > self.remaining() {
+            return Err(corrupt());
+        }
+        let mut table_columns = Vec::with_capacity(n);
+        for _ in 0..n {
+            table_columns.push((self.str()?, self.ty()?));
+        }
+        let body = self.str()?;
+        let volatility = match self.u8()? {
+            b'i' => Volatility::Immutable,
+            b's' => Volatility::Stable,
+            b'v' => Volatility::Volatile,
+            _ => return Err(corrupt()),
+        };
+        let flags = self.u8()?;
+        if flags > 15 {
+            return Err(corrupt());
+        }
+        Ok(RoutineDef {
+            kind,
+            language,
+            args,
+            returns,
+            returns_set: flags & 1 != 0,
+            table_columns,
+            body,
+            volatility,
+            strict: flags & 2 != 0,
+            security_definer: flags & 4 != 0,
+            leakproof: flags & 8 != 0,
+            parallel: self.u8()?,
+            cost: f32::from_bits(self.u32()?),
+            rows: f32::from_bits(self.u32()?),
         })
     }
 

@@ -368,6 +368,7 @@ mod tests {
             referenced_by: vec![16384, 16400],
             user_type: None,
             view: None,
+            routine: None,
         };
         let mut image = Image::default();
         image.sequences.insert(9, SeqValue { last: 40, called: true });
@@ -411,6 +412,40 @@ mod tests {
         let (_, back) = Image::decode(&image.encode(&header)).unwrap();
         assert_eq!(back.catalog[&16500], view);
         image.apply(&Redo::Drop(16500)).unwrap();
+        // A routine's definition round-trips in its entry, in a schema.
+        use crate::routines::{ArgMode, RoutineArg, RoutineDef, RoutineKind, Volatility};
+        let routine = RelEntry {
+            namespace: 16600,
+            routine: Some(RoutineDef {
+                kind: RoutineKind::Function,
+                language: "sql".into(),
+                args: vec![
+                    RoutineArg { name: "a".into(), ty: SqlType::Int4, mode: ArgMode::In, default: None },
+                    RoutineArg {
+                        name: String::new(),
+                        ty: SqlType::Text,
+                        mode: ArgMode::InOut,
+                        default: Some("'x'::text".into()),
+                    },
+                ],
+                returns: SqlType::Record(snapscale_values::Rec::Anonymous),
+                returns_set: true,
+                table_columns: vec![("n".into(), SqlType::Int8)],
+                body: "SELECT $1, $2".into(),
+                volatility: Volatility::Stable,
+                strict: true,
+                security_definer: false,
+                leakproof: true,
+                parallel: b'u',
+                cost: 100.0,
+                rows: 1000.0,
+            }),
+            ..RelEntry::empty(16501, "f", 16600, 31)
+        };
+        image.apply(&Redo::Catalog(Arc::new(routine.clone()))).unwrap();
+        let (_, back) = Image::decode(&image.encode(&header)).unwrap();
+        assert_eq!(back.catalog[&16501], routine);
+        image.apply(&Redo::Drop(16501)).unwrap();
         // A sequence's definition round-trips in its entry.
         let seq = RelEntry {
             options: Vec::new(),
@@ -440,6 +475,7 @@ mod tests {
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
             view: None,
+            routine: None,
             user_type: None,
         };
         image.apply(&Redo::Catalog(Arc::new(seq.clone()))).unwrap();
@@ -484,6 +520,7 @@ mod tests {
                 foreign_keys: Vec::new(),
                 referenced_by: Vec::new(),
                 view: None,
+                routine: None,
                 user_type: Some(t),
             };
             image.apply(&Redo::Catalog(Arc::new(ty.clone()))).unwrap();

@@ -200,6 +200,45 @@ impl Xact {
         Ok(self.find(&entries, key, |e, name| e.user_type.is_some() && e.name == name).map(|(_, e)| e))
     }
 
+    /// The routines `key` names, as of a fresh snapshot: with a schema,
+    /// those in it; without, those in each schema of the search_path in
+    /// turn (a temporary schema's are found only by naming it).
+    pub fn routines(&mut self, key: &str) -> Result<Vec<Arc<RelEntry>>, SqlError> {
+        if !crate::routines::may_exist() {
+            return Ok(Vec::new());
+        }
+        let entries = self.catalog_entries()?;
+        let (schema, name) = names::split(key);
+        let me = self.backend_id();
+        let of = |e: &RelEntry, ns: Option<u32>, temp: bool| {
+            e.routine.is_some()
+                && e.name == name
+                && if temp {
+                    e.temp_owner == Some(me)
+                } else {
+                    e.temp_owner.is_none() && Some(e.namespace) == ns
+                }
+        };
+        let in_namespace = |ns: Option<u32>, temp: bool| -> Vec<Arc<RelEntry>> {
+            entries.iter().filter(|(_, e)| of(e, ns, temp)).map(|(_, e)| Arc::clone(e)).collect()
+        };
+        Ok(match schema.as_deref() {
+            Some("pg_temp") => in_namespace(None, true),
+            Some(s) => in_namespace(namespace_oid(&entries, s), false),
+            None => self
+                .search_path()
+                .iter()
+                .filter_map(|s| namespace_oid(&entries, s))
+                .flat_map(|ns| in_namespace(Some(ns), false))
+                .collect(),
+        })
+    }
+
+    /// The routine with oid `oid`, with its catalog tid.
+    pub fn routine_by_oid(&mut self, oid: u32) -> Result<Option<(Tid, Arc<RelEntry>)>, SqlError> {
+        Ok(self.catalog_entries()?.into_iter().find(|(_, e)| e.routine.is_some() && e.oid == oid))
+    }
+
     /// The relation with oid `oid` (a table another references by its
     /// oid: a foreign key's), through the cache under its qualified key.
     pub fn relation_by_oid(&mut self, oid: u32) -> Result<Option<Rel>, SqlError> {

@@ -47,7 +47,10 @@ impl<R: Resolver> Binder<'_, R> {
             }
             E::Identifier(i) => self.column(&[i], scope),
             E::CompoundIdentifier(parts) => self.compound_column(parts, scope),
-            E::Value(v) => self.literal(&v.value),
+            E::Value(v) => match &v.value {
+                ast::Value::Placeholder(p) if self.in_routine => self.routine_param(p, scope),
+                other => self.literal(other),
+            },
             E::TypedString(ts) => typed_string(ts, self.zone),
             // An error of the text is placed at the text.
             E::Interval(i) => self.interval_literal(i),

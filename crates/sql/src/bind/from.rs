@@ -530,6 +530,9 @@ impl<R: Resolver> Binder<'_, R> {
         if ordinality {
             return self.function_scan_numbered(name, alias, args, offset, base, left);
         }
+        if let Some(item) = self.routine_from(name, alias, args, offset, base, left)? {
+            return Ok(item);
+        }
         let fname = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
         let placed = super::function::jsonpath_positional(&fname, args)?;
         let args = placed.as_deref().unwrap_or(args);

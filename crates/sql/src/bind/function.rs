@@ -33,6 +33,9 @@ impl<R: Resolver> Binder<'_, R> {
             },
             _ => f,
         };
+        if let Some(t) = self.routine_call(f, scope)? {
+            return Ok(t);
+        }
         if let Some(over) = &f.over {
             return self.window_call(&name, f, over, scope);
         }
@@ -739,7 +742,7 @@ pub(super) fn not_unique(name: &str, args: &[Typed]) -> SqlError {
 
 /// `name => value` (or `name := value`, which the parser reads as an
 /// assignment expression): the argument's name and value.
-fn named_arg(a: &FunctionArg) -> Option<(String, &ast::Expr)> {
+pub(super) fn named_arg(a: &FunctionArg) -> Option<(String, &ast::Expr)> {
     use ast::FunctionArgOperator as Op;
     let (name, value) = match a {
         FunctionArg::Named {

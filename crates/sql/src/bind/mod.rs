@@ -35,6 +35,8 @@ mod merge;
 mod populate;
 mod query;
 pub(crate) mod reloptions;
+mod routine_call;
+mod routines;
 mod schema;
 mod scope;
 mod sequence;
@@ -81,6 +83,10 @@ pub(crate) trait Resolver {
         _name: &str,
     ) -> Result<Option<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
         Ok(None)
+    }
+    /// The routines `name` (already normalised) finds (ROUTINE-ROWS).
+    fn routines(&mut self, _name: &str) -> Result<Vec<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        Ok(Vec::new())
     }
     /// The user-defined type with oid `oid`, if it exists.
     fn user_type_by_oid(
@@ -163,6 +169,10 @@ impl Resolver for snapscale_engine::Xact {
 
     fn relation_by_oid(&mut self, oid: u32) -> Result<Option<Rel>, SqlError> {
         snapscale_engine::Xact::relation_by_oid(self, oid)
+    }
+
+    fn routines(&mut self, name: &str) -> Result<Vec<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        snapscale_engine::Xact::routines(self, name)
     }
 
     fn key_of(&mut self, entry: &snapscale_engine::catalog::RelEntry) -> Result<String, SqlError> {
@@ -372,6 +382,11 @@ pub(super) struct Binder<'r, R> {
     /// Where the statement is in the query string, to give errors their
     /// positions (`None`: unknown).
     origin: Option<std::sync::Arc<crate::statement::Origin>>,
+    /// Binding a routine's body: `$n` is its parameter n (routines.rs).
+    in_routine: bool,
+    /// CREATE FUNCTION checking its body: the function being made, which
+    /// the body may call (routines.rs).
+    creating: Option<Arc<snapscale_engine::catalog::RelEntry>>,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -436,6 +451,8 @@ impl<'r, R: Resolver> Binder<'r, R> {
             ctes: Vec::new(),
             sublink_depth: 0,
             origin: None,
+            in_routine: false,
+            creating: None,
         }
     }
 
@@ -682,6 +699,8 @@ impl<'r, R: Resolver> Binder<'r, R> {
                 }
             }
             S::CreateDomain(cd) => self.create_domain(cd),
+            S::CreateFunction(c) => self.create_function(c),
+            S::DropFunction(d) => self.drop_function(d),
             S::DropDomain(d) => self.drop_types(
                 std::slice::from_ref(&d.name),
                 d.if_exists,
@@ -1050,6 +1069,7 @@ pub(crate) mod tests {
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
             view: None,
+            routine: None,
             user_type: None,
             options: Vec::new(),
             comments: Vec::new(),

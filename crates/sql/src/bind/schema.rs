@@ -114,6 +114,19 @@ impl<R: Resolver> Binder<'_, R> {
         for (schema, e) in &members {
             let shown = match e.is_relation() {
                 true => self.shown_name(e)?,
+                // A function as PostgreSQL names it: qualified, with its
+                // input types.
+                false if e.routine.is_some() => {
+                    let types: Vec<&str> = e
+                        .routine
+                        .as_ref()
+                        .map(|r| r.input_types())
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|t| t.name())
+                        .collect();
+                    format!("{schema}.{}({})", e.name, types.join(","))
+                }
                 // A type as format_type names it: qualified unless the
                 // search_path finds it.
                 false => match self.resolver.user_type(&snapscale_engine::names::key(None, &e.name))? {
@@ -148,9 +161,14 @@ impl<R: Resolver> Binder<'_, R> {
             .filter(|(_, e)| e.user_type.is_some())
             .map(|(_, e)| (e.name.clone(), Some(e.oid)))
             .collect();
+        let routines = members
+            .iter()
+            .filter(|(_, e)| e.routine.is_some())
+            .map(|(_, e)| (e.name.clone(), Some(e.oid)))
+            .collect();
         let relations =
             Box::new(Utility::DropTable { targets, kind: RelKind::Table, detach, cascaded: None });
-        Ok(Plan::Utility(Utility::DropSchema { schemas, relations, types, cascaded }))
+        Ok(Plan::Utility(Utility::DropSchema { schemas, relations, types, routines, cascaded }))
     }
 
     /// ALTER SCHEMA name {RENAME TO new | OWNER TO role}.
@@ -302,6 +320,9 @@ fn skip(notice: String, tag: &'static str) -> Plan {
 
 /// How PostgreSQL's dependency messages name a member of a schema.
 fn member_kind(e: &RelEntry) -> &'static str {
+    if e.routine.is_some() {
+        return "function";
+    }
     match (&e.user_type, RelKind::of(e)) {
         (Some(_), _) => "type",
         (None, RelKind::Table) => "table",

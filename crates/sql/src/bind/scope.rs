@@ -83,6 +83,13 @@ impl<'a> Scope<'a> {
         self
     }
 
+    /// Starts this query's subplan arguments with `args`, in order (a
+    /// routine's body: its parameters, outer values 0..n whatever it
+    /// reads; ROUTINE-CALL).
+    pub fn seed_args(&self, args: Vec<Expr>) {
+        *self.args.borrow_mut() = args;
+    }
+
     /// The subplan arguments gathered while binding this query.
     pub fn take_args(&self) -> Vec<Expr> {
         std::mem::take(&mut self.args.borrow_mut())

@@ -59,6 +59,9 @@ pub(super) struct StatementState {
     pub(super) view_checks: super::view_dml::ViewChecks,
     /// TRUNCATE … CASCADE: the tables it reached through foreign keys.
     pub(super) truncate_cascades: Vec<String>,
+    /// The user-defined functions called in expressions so far: each
+    /// one's oid and the subquery that is its body (routine_call.rs).
+    pub(super) routine_plans: Vec<(u32, usize)>,
 }
 
 /// See the module documentation.

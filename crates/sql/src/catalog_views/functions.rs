@@ -11,6 +11,26 @@ use super::types::{type_by_name, type_name, type_name_of};
 use super::{catalog_relations, CatalogState, INFORMATION_SCHEMA, PG_CATALOG};
 use crate::expr::{Catalog, CatalogFunc};
 
+/// A type as format_type names it, a user-defined one included (without
+/// a modifier: a routine's parameters have none).
+pub(super) fn format_type_of(state: &CatalogState, ty: SqlType) -> String {
+    match ty {
+        SqlType::Enum(u) | SqlType::Composite(u) => {
+            super::types::user_type_name(state, u.oid()).unwrap_or_else(|| u.name().to_owned())
+        }
+        SqlType::Array(snapscale_values::Elem::Enum(u) | snapscale_values::Elem::Composite(u)) => {
+            format!(
+                "{}[]",
+                super::types::user_type_name(state, u.oid()).unwrap_or_else(|| u.name().to_owned())
+            )
+        }
+        SqlType::Char(_) => "character".into(),
+        SqlType::Void => "void".into(),
+        SqlType::Record(_) => "record".into(),
+        other => format_type(other.oid(), -1),
+    }
+}
+
 /// PostgreSQL's `format_type(type, typmod)`.
 pub(crate) fn format_type(oid: u32, typmod: i32) -> String {
     let Some(ty) = SqlType::from_oid(oid) else {
@@ -418,7 +438,7 @@ impl Catalog for CatalogState {
                 self.namespace_by_name(name).map(|o| (o, self.namespace_name(o).unwrap_or_default()))
             }
             Reg::Role => self.role_by_name(name).map(|o| (o, self.role_name(o).unwrap_or_default())),
-            Reg::Proc | Reg::Procedure => None,
+            Reg::Proc | Reg::Procedure => self.routine_by_name(name),
         }
     }
 
@@ -428,7 +448,8 @@ impl Catalog for CatalogState {
             Reg::Type => type_name_of(oid).or_else(|| super::types::user_type_name(self, oid)),
             Reg::Namespace => self.namespace_name(oid).map(|n| quote_ident(&n)),
             Reg::Role => self.role_name(oid).map(|n| quote_ident(&n)),
-            Reg::Proc | Reg::Procedure => None,
+            Reg::Proc => self.routines.iter().find(|e| e.oid == oid).map(|e| quote_ident(&e.name)),
+            Reg::Procedure => self.routine_signature(oid),
         }
     }
 
@@ -491,12 +512,17 @@ impl Catalog for CatalogState {
             }
             C::TableIsVisible => Value::Bool(oid(&args[0]).is_some_and(|o| self.relation_visible(o))),
             C::TypeIsVisible => Value::Bool(oid(&args[0]).is_some_and(|o| type_name_of(o).is_some())),
-            C::FunctionIsVisible => Value::Bool(false),
+            C::FunctionIsVisible => Value::Bool(oid(&args[0]).is_some_and(|o| self.routine_is_visible(o))),
             C::CollationIsVisible => {
                 Value::Bool(oid(&args[0]).is_some_and(|o| [super::DEFAULT_COLLATION, 950, 951].contains(&o)))
             }
             C::EncodingToChar => Value::Text(if int(&args[0]) == Some(6) { "UTF8" } else { "" }.into()),
-            C::GetFunctionResult | C::GetFunctionArguments => Value::Null,
+            C::GetFunctionResult => {
+                oid(&args[0]).and_then(|o| self.function_result(o)).map_or(Value::Null, Value::Text)
+            }
+            C::GetFunctionArguments => {
+                oid(&args[0]).and_then(|o| self.function_arguments(o)).map_or(Value::Null, Value::Text)
+            }
             C::GetViewDef => {
                 let target = match &args[0] {
                     Value::Text(name) => match self.relation_by_name(name) {

@@ -28,6 +28,7 @@ mod functions;
 pub(crate) use functions::index_key_parts;
 mod info_schema;
 mod relations;
+mod routines;
 mod system;
 mod types;
 pub(crate) use types::storage_of;
@@ -210,6 +211,8 @@ pub(crate) struct CatalogState {
     pub relations: Vec<Arc<RelEntry>>,
     /// The user-defined types' catalog rows.
     pub user_types: Vec<Arc<RelEntry>>,
+    /// The user-defined functions' catalog rows (ROUTINE-ROWS).
+    pub routines: Vec<Arc<RelEntry>>,
     /// The schemas made by CREATE SCHEMA.
     pub schemas: Vec<Arc<RelEntry>>,
     /// The built-in schemas DROP SCHEMA dropped (public).
@@ -398,6 +401,7 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
             rows
         }
         (PG, "pg_enum") => types::enum_labels(state),
+        (PG, "pg_proc") => routines::procs(state),
         (PG, "pg_index") => relations::indexes(state),
         (PG, "pg_constraint") => relations::constraints(state),
         (PG, "pg_description") => relations::descriptions(state),

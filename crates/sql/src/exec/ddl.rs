@@ -201,6 +201,7 @@ impl Executor<'_> {
                     Vec::new()
                 },
                 view: c.view.clone(),
+                routine: None,
                 options: c.options.clone(),
                 comments: Vec::new(),
             }
@@ -339,9 +340,15 @@ impl Executor<'_> {
                         other.temp_owner != owner || (owner.is_none() && other.namespace != namespace);
                     // Schemas share one name space, relations and types
                     // another per schema.
-                    let other_space = other.is_schema != (kind == RowKind::Schema);
+                    let other_space = other.is_schema != (kind == RowKind::Schema)
+                        || other.routine.is_some() != matches!(kind, RowKind::Routine(_));
                     if (other.name != name && !index) || elsewhere || other_space {
                         continue;
+                    }
+                    if let (RowKind::Routine(inputs), Some(r)) = (&kind, &other.routine) {
+                        if r.input_types() != *inputs {
+                            continue;
+                        }
                     }
                     match db.catalog.table.liveness(&self.xact.session, tid) {
                         Liveness::Dead => {}
@@ -753,7 +760,7 @@ impl Executor<'_> {
 }
 
 /// What a new catalog row is, for the uniqueness of its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum RowKind {
     /// A relation: its name may not be a relation's, a type's or an
     /// index's in its schema.
@@ -762,4 +769,7 @@ pub(super) enum RowKind {
     Type,
     /// A schema: its name may not be another schema's.
     Schema,
+    /// A routine: its name and input argument types may not be another
+    /// routine's in its schema (ROUTINE-ROWS).
+    Routine(Vec<snapscale_values::SqlType>),
 }

@@ -22,6 +22,7 @@ mod merge;
 mod modify;
 mod query;
 pub(crate) mod ri;
+mod routines;
 mod scan;
 mod schema;
 mod setop;
@@ -444,9 +445,11 @@ impl Executor<'_> {
             Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),
             Utility::CopyTo { rel, columns, options } => self.copy_to(rel, columns, options),
             Utility::CreateType { name, spec } => self.create_type(name, spec).await,
+            Utility::CreateRoutine { key, def, replace } => self.create_routine(key, def, *replace).await,
+            Utility::DropRoutines { targets } => self.drop_routines(targets).await,
             Utility::CreateSchema { name, if_not_exists } => self.create_schema(name, *if_not_exists).await,
-            Utility::DropSchema { schemas, relations, types, cascaded } => {
-                self.drop_schema(schemas, relations, types, cascaded).await
+            Utility::DropSchema { schemas, relations, types, routines, cascaded } => {
+                self.drop_schema(schemas, relations, types, routines, cascaded).await
             }
             Utility::AlterSchema { oid, new } => self.alter_schema(*oid, new.as_deref()).await,
             Utility::SetSchema { oid, namespace, tag } => self.set_schema(*oid, *namespace, tag).await,

@@ -234,8 +234,11 @@ impl Run<'_, '_> {
     }
 
     /// The context to evaluate an expression over `row`.
+    /// The context to evaluate an expression over `row`: the run's outer
+    /// values, and its recursion root (a subplan run from an expression
+    /// keeps the root of the evaluation that ran it).
     pub(super) fn ctx<'a>(&'a self, row: &'a [Value]) -> Ctx<'a> {
-        Ctx { outer: self.outer, ..self.ex.ctx(row) }
+        Ctx { outer: self.outer, stack: self.stack, ..self.ex.ctx(row) }
     }
 
     /// The rows of `node`, which holds no LockRows.

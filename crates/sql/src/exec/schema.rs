@@ -64,6 +64,7 @@ impl Executor<'_> {
         schemas: &[(String, Option<u32>)],
         relations: &Utility,
         types: &[(String, Option<u32>)],
+        routines: &[(String, Option<u32>)],
         cascaded: &Option<(String, Option<String>)>,
     ) -> Result<Output, SqlError> {
         let mut rows = Vec::new();
@@ -91,9 +92,12 @@ impl Executor<'_> {
         if !types.is_empty() {
             self.drop_types(types, false).await?;
         }
+        if !routines.is_empty() {
+            self.drop_routines(routines).await?;
+        }
         // What this statement dropped (its own deletes are not yet seen
         // by the catalog reads below).
-        let mut planned: Vec<u32> = types.iter().filter_map(|(_, o)| *o).collect();
+        let mut planned: Vec<u32> = types.iter().chain(routines).filter_map(|(_, o)| *o).collect();
         if let Utility::DropTable { targets, .. } = relations {
             planned.extend(targets.iter().filter_map(|(_, r)| r.as_ref().map(|r| r.entry.oid)));
         }

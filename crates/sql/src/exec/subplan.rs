@@ -16,6 +16,7 @@ use super::Executor;
 use crate::catalog_views::{CatalogState, View};
 use crate::expr::{passes, Catalog, CatalogFunc, Expr, Subqueries};
 use crate::plan::physical::Query;
+use crate::stack::StackDepth;
 
 /// The arguments a subplan last ran with, and its first column then.
 type LastRun = Option<(Vec<Value>, Arc<[Value]>)>;
@@ -33,19 +34,27 @@ impl<'x> Subplans<'x> {
 }
 
 impl Subqueries for Executor<'_> {
-    fn rows(&self, plan: usize, args: &[Value]) -> Result<Arc<[Value]>, SqlError> {
+    fn rows(
+        &self,
+        plan: usize,
+        args: &[Value],
+        stack: StackDepth,
+        fresh: bool,
+    ) -> Result<Arc<[Value]>, SqlError> {
         let slot = &self.subplans.last[plan];
-        if let Some((last_args, rows)) = &*slot.lock().expect("subplan cache poisoned") {
-            if last_args.as_slice() == args {
-                return Ok(Arc::clone(rows));
+        if !fresh {
+            if let Some((last_args, rows)) = &*slot.lock().expect("subplan cache poisoned") {
+                if last_args.as_slice() == args {
+                    return Ok(Arc::clone(rows));
+                }
             }
         }
         let query = &self.subplans.plans[plan];
         // A subquery's expressions may hold subqueries of their own, which
         // run (and lock their own slots) while this one computes: the slot
         // is not held meanwhile.
-        let rows: Arc<[Value]> = self
-            .run(args)
+        let run = Run { ex: self, outer: args, stack };
+        let rows: Arc<[Value]> = run
             .rows(&query.root)?
             .into_rows()
             .into_iter()
@@ -90,12 +99,14 @@ impl Executor<'_> {
             .map(|(_, e)| e)
             .filter(|e| e.temp_owner.is_none_or(|owner| owner == me))
             .partition(|e| e.is_relation());
+        let (routines, others): (Vec<_>, Vec<_>) = others.into_iter().partition(|e| e.routine.is_some());
         let (schemas, user_types): (Vec<_>, Vec<_>) = others.into_iter().partition(|e| e.is_schema);
         let (hidden, schemas): (Vec<_>, Vec<_>) = schemas.into_iter().partition(|e| e.hides_builtin());
         let session = self.xact.session_view.as_deref();
         let state = CatalogState {
             relations,
             user_types,
+            routines,
             schemas,
             dropped_builtins: hidden.iter().map(|e| e.oid).collect(),
             search_path: self.xact.search_path(),

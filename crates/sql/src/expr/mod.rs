@@ -506,13 +506,49 @@ pub enum SubKind {
     /// `ARRAY(SELECT array …)`: the rows' arrays stacked, one more
     /// dimension.
     ArrayOfArrays,
+    /// A call of a user-defined SQL function: the subplan is its body, the
+    /// arguments its parameters' values (ROUTINE-CALL in the README).
+    Call(RoutineCall),
+}
+
+/// How a SQL function's body answers a call ([`SubKind::Call`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RoutineCall {
+    /// STRICT: a NULL argument answers NULL (no rows) without running it.
+    pub strict: bool,
+    /// VOLATILE: run for every call, never answered from the last run's
+    /// rows.
+    pub volatile: bool,
+    pub result: CallResult,
+}
+
+/// What a call of a SQL function gives.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CallResult {
+    /// The first row's value, NULL without one (PostgreSQL's rule for a
+    /// function that returns no set: further rows are ignored).
+    Value,
+    /// `void`, whatever the body returns.
+    Void,
+    /// Every row's value, as an array (a set-returning call in a select
+    /// list, which `unnest` turns into rows).
+    Set,
 }
 
 /// The rows of subplans, as the executor computes them for the evaluator.
 pub trait Subqueries {
     /// The first column of every row of subplan `plan` run with `args` as
-    /// its outer values.
-    fn rows(&self, plan: usize, args: &[Value]) -> Result<Arc<[Value]>, SqlError>;
+    /// its outer values, its recursion counted from `stack`'s root (a
+    /// function that calls itself nests subplans in one evaluation). With
+    /// `fresh` it runs even if it last ran with the same arguments (a
+    /// volatile function's body).
+    fn rows(
+        &self,
+        plan: usize,
+        args: &[Value],
+        stack: StackDepth,
+        fresh: bool,
+    ) -> Result<Arc<[Value]>, SqlError>;
 }
 
 /// One step of a [`Expr::Chain`], applied to the running value.
@@ -678,7 +714,11 @@ impl Expr {
                 link.args.iter().all(Expr::is_row_free)
                     && match &link.kind {
                         SubKind::Any { lhs, .. } | SubKind::All { lhs, .. } => lhs.is_row_free(),
-                        SubKind::Exists | SubKind::Scalar | SubKind::Array | SubKind::ArrayOfArrays => true,
+                        SubKind::Exists
+                        | SubKind::Scalar
+                        | SubKind::Array
+                        | SubKind::ArrayOfArrays
+                        | SubKind::Call(_) => true,
                     }
             }
             Expr::Chain(first, steps) => {

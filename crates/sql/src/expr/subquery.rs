@@ -15,9 +15,9 @@ pub(super) fn eval(link: &SubLink, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         args.push(a.eval(cx)?);
     }
     match &link.kind {
-        SubKind::Exists => Ok(Value::Bool(!subqueries.rows(link.plan, &args)?.is_empty())),
+        SubKind::Exists => Ok(Value::Bool(!subqueries.rows(link.plan, &args, cx.stack, false)?.is_empty())),
         SubKind::Scalar => {
-            let rows = subqueries.rows(link.plan, &args)?;
+            let rows = subqueries.rows(link.plan, &args, cx.stack, false)?;
             match &rows[..] {
                 [] => Ok(Value::Null),
                 [v] => Ok(v.clone()),
@@ -27,13 +27,28 @@ pub(super) fn eval(link: &SubLink, cx: &Ctx<'_>) -> Result<Value, SqlError> {
                 )),
             }
         }
-        SubKind::Array => Ok(Value::array(subqueries.rows(link.plan, &args)?.to_vec())),
+        SubKind::Array => Ok(Value::array(subqueries.rows(link.plan, &args, cx.stack, false)?.to_vec())),
         SubKind::ArrayOfArrays => {
-            let rows = subqueries.rows(link.plan, &args)?;
+            let rows = subqueries.rows(link.plan, &args, cx.stack, false)?;
             for v in rows.iter() {
                 ops::check_stackable(rows.first(), v)?;
             }
             Ok(Value::Array(std::sync::Arc::new(ops::construct(&rows)?)))
+        }
+        SubKind::Call(call) => {
+            if call.strict && args.iter().any(|a| matches!(a, Value::Null)) {
+                return Ok(match call.result {
+                    CallResult::Set => Value::array(Vec::new()),
+                    CallResult::Value | CallResult::Void => Value::Null,
+                });
+            }
+            let rows = subqueries.rows(link.plan, &args, cx.stack, call.volatile)?;
+            Ok(match call.result {
+                CallResult::Value => rows.first().cloned().unwrap_or(Value::Null),
+                // A SQL function returning void answers NULL (PostgreSQL's).
+                CallResult::Void => Value::Null,
+                CallResult::Set => Value::array(rows.to_vec()),
+            })
         }
         SubKind::Any { lhs, op, bpchar } => quantified(lhs, *op, *bpchar, true, link, &args, cx),
         SubKind::All { lhs, op, bpchar } => quantified(lhs, *op, *bpchar, false, link, &args, cx),
@@ -53,7 +68,7 @@ fn quantified(
     cx: &Ctx<'_>,
 ) -> Result<Value, SqlError> {
     let subqueries = cx.subqueries.expect("checked by eval");
-    let rows = subqueries.rows(link.plan, args)?;
+    let rows = subqueries.rows(link.plan, args, cx.stack, false)?;
     if rows.is_empty() {
         return Ok(Value::Bool(!any));
     }

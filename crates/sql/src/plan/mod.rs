@@ -779,6 +779,18 @@ pub enum Utility {
         targets: Vec<(String, Option<u32>)>,
         domain: bool,
     },
+    /// CREATE [OR REPLACE] FUNCTION: the routine's key (REL-KEY) and
+    /// definition, its body already bound once (ROUTINE-ROWS).
+    CreateRoutine {
+        key: String,
+        def: Box<snapscale_engine::routines::RoutineDef>,
+        replace: bool,
+    },
+    /// DROP FUNCTION: each routine by its signature as PostgreSQL names it
+    /// in a notice, and its oid (`None`: missing, IF EXISTS).
+    DropRoutines {
+        targets: Vec<(String, Option<u32>)>,
+    },
     /// CREATE SCHEMA [IF NOT EXISTS] name.
     CreateSchema {
         name: String,
@@ -792,6 +804,8 @@ pub enum Utility {
         schemas: Vec<(String, Option<u32>)>,
         relations: Box<Utility>,
         types: Vec<(String, Option<u32>)>,
+        /// Its functions, as DROP FUNCTION takes them.
+        routines: Vec<(String, Option<u32>)>,
         cascaded: Option<(String, Option<String>)>,
     },
     /// ALTER SCHEMA name RENAME TO new (`new` `None`: OWNER TO, which

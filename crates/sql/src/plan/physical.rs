@@ -379,6 +379,8 @@ impl Statement {
                 Utility::AlterType { .. } => Some("ALTER TYPE"),
                 Utility::DropType { domain: true, .. } => Some("DROP DOMAIN"),
                 Utility::DropType { .. } => Some("DROP TYPE"),
+                Utility::CreateRoutine { .. } => Some("CREATE FUNCTION"),
+                Utility::DropRoutines { .. } => Some("DROP FUNCTION"),
                 Utility::CreateSchema { .. } => Some("CREATE SCHEMA"),
                 Utility::DropSchema { .. } => Some("DROP SCHEMA"),
                 Utility::AlterSchema { .. } => Some("ALTER SCHEMA"),

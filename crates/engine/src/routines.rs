@@ -1,0 +1,157 @@
+//! User-defined functions and procedures in the catalog (ROUTINE-ROWS).
+//!
+//! A routine is a catalog row like a type (`RelEntry::routine`): created,
+//! replaced and dropped inside transactions, logged, replayed and
+//! invalidated as relations are, with an empty storage of its own that no
+//! statement writes. Unlike a relation or a type its name is not unique in
+//! its schema: routines are told apart by name and input argument types
+//! (PostgreSQL's pg_proc key), so overloads are separate rows.
+//!
+//! The body is kept as the text the user wrote and bound again by each
+//! statement that calls the routine, as a view's query is: a routine
+//! follows the tables it reads through their renames and changes without
+//! a stored plan to invalidate.
+
+use snapscale_values::SqlType;
+
+/// How an argument is passed (pg_proc.proargmodes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgMode {
+    In,
+    Out,
+    InOut,
+    Variadic,
+}
+
+impl ArgMode {
+    /// Whether the caller passes it (IN, INOUT, VARIADIC).
+    pub fn is_input(self) -> bool {
+        !matches!(self, ArgMode::Out)
+    }
+
+    /// Whether it is part of the result (OUT, INOUT).
+    pub fn is_output(self) -> bool {
+        matches!(self, ArgMode::Out | ArgMode::InOut)
+    }
+
+    /// pg_proc.proargmodes' letter.
+    pub fn code(self) -> char {
+        match self {
+            ArgMode::In => 'i',
+            ArgMode::Out => 'o',
+            ArgMode::InOut => 'b',
+            ArgMode::Variadic => 'v',
+        }
+    }
+
+    pub fn of_code(c: u8) -> Option<ArgMode> {
+        Some(match c {
+            b'i' => ArgMode::In,
+            b'o' => ArgMode::Out,
+            b'b' => ArgMode::InOut,
+            b'v' => ArgMode::Variadic,
+            _ => return None,
+        })
+    }
+}
+
+/// One declared argument.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoutineArg {
+    /// Its name; empty for an unnamed one (read as `$n`).
+    pub name: String,
+    pub ty: SqlType,
+    pub mode: ArgMode,
+    /// The DEFAULT expression's text.
+    pub default: Option<String>,
+}
+
+/// What a routine is (pg_proc.prokind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutineKind {
+    Function,
+    Procedure,
+}
+
+/// pg_proc.provolatile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Volatility {
+    Immutable,
+    Stable,
+    Volatile,
+}
+
+impl Volatility {
+    pub fn code(self) -> char {
+        match self {
+            Volatility::Immutable => 'i',
+            Volatility::Stable => 's',
+            Volatility::Volatile => 'v',
+        }
+    }
+}
+
+/// A function's or procedure's definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoutineDef {
+    pub kind: RoutineKind,
+    /// The language's name as pg_language has it (`sql`).
+    pub language: String,
+    pub args: Vec<RoutineArg>,
+    /// The result type: a scalar, `void`, or a record of the output
+    /// arguments or `TABLE (…)` columns (`result_columns`).
+    pub returns: SqlType,
+    /// RETURNS SETOF / TABLE.
+    pub returns_set: bool,
+    /// The columns of RETURNS TABLE (…) (kept as output arguments of
+    /// their own mode in pg_proc: `t`).
+    pub table_columns: Vec<(String, SqlType)>,
+    /// The body as written.
+    pub body: String,
+    pub volatility: Volatility,
+    /// STRICT / RETURNS NULL ON NULL INPUT.
+    pub strict: bool,
+    pub security_definer: bool,
+    pub leakproof: bool,
+    /// PARALLEL: `s`, `r` or `u`.
+    pub parallel: u8,
+    /// COST (pg_proc.procost).
+    pub cost: f32,
+    /// ROWS (pg_proc.prorows; 0 for a function that returns no set).
+    pub rows: f32,
+}
+
+impl RoutineDef {
+    /// The input argument types, which with the name identify the routine.
+    pub fn input_types(&self) -> Vec<SqlType> {
+        self.args.iter().filter(|a| a.mode.is_input()).map(|a| a.ty).collect()
+    }
+
+    /// The output arguments and TABLE columns: the result's fields when
+    /// there are any.
+    pub fn output_columns(&self) -> Vec<(String, SqlType)> {
+        let mut out: Vec<(String, SqlType)> =
+            self.args.iter().filter(|a| a.mode.is_output()).map(|a| (a.name.clone(), a.ty)).collect();
+        out.extend(self.table_columns.iter().cloned());
+        out
+    }
+}
+
+/// Whether this process has made or read a routine row: until one exists
+/// a statement's function calls need not look in the catalog for one.
+/// Never reset (a drop leaves it set: it only costs the lookup).
+static DEFINED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that a routine row exists, before it is inserted or applied.
+pub fn note_defined() {
+    // Release: pairs with the Acquire load in `may_exist`. The creator
+    // stores before its catalog insert, and a reader that can see that
+    // row took its snapshot after the commit, which follows the store.
+    DEFINED.store(true, std::sync::atomic::Ordering::Release);
+}
+
+/// False while no routine row can exist in this process.
+pub fn may_exist() -> bool {
+    // Acquire: pairs with the Release store in `note_defined`.
+    DEFINED.load(std::sync::atomic::Ordering::Acquire)
+}

@@ -1,0 +1,526 @@
+//! Calls of user-defined SQL functions (ROUTINE-CALL in the crate's
+//! README): which function a call means, by PostgreSQL's rules for
+//! overloads, named arguments, defaults and VARIADIC; and the call bound
+//! as its body's subplan — a [`SubKind::Call`] in an expression, a LATERAL
+//! subquery in FROM.
+//!
+//! A call is tried against the user's functions before the built-in ones
+//! when a function of its name exists; one that matches none of them is
+//! left to the built-ins. (PostgreSQL weighs both together: a user
+//! function that takes exactly what a built-in takes only after a cast is
+//! chosen here, as there; one that ties a built-in is chosen here, where
+//! PostgreSQL would find the call ambiguous.)
+
+use std::sync::Arc;
+
+use snapscale_engine::catalog::RelEntry;
+use snapscale_engine::routines::{ArgMode, RoutineDef, RoutineKind, Volatility};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{Elem, Rec, SqlError, SqlType, Value};
+use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
+
+use super::from::{rename, Item};
+use super::scope::{Col, Named, Scope};
+use super::{not_supported, relation_name, Binder, Coercion, Resolver, Typed};
+use crate::expr::{CallResult, Expr, Func, RoutineCall, SubKind, SubLink};
+use crate::plan::{Column, From, Join, JoinKind, Select};
+
+/// Where a parameter's value comes from in a call.
+enum Source {
+    /// The call's positional argument i, or its named argument i.
+    Positional(usize),
+    Named(usize),
+    /// The parameter's DEFAULT.
+    Default,
+    /// VARIADIC: the positional arguments from i on, as an array.
+    Variadic(usize),
+}
+
+/// A function that takes the call's arguments: how well (how many of them
+/// it takes without a conversion), and where each parameter's value is.
+struct Candidate {
+    entry: Arc<RelEntry>,
+    exact: usize,
+    sources: Vec<Source>,
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// A call of a user-defined function in an expression; `None` when no
+    /// function of the user's takes these arguments.
+    pub(super) fn routine_call(
+        &mut self,
+        f: &ast::Function,
+        scope: &Scope<'_>,
+    ) -> Result<Option<Typed>, SqlError> {
+        if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() {
+            return Ok(None);
+        }
+        let FunctionArguments::List(list) = &f.args else {
+            return Ok(None);
+        };
+        if !list.clauses.is_empty() || list.duplicate_treatment.is_some() {
+            return Ok(None);
+        }
+        let Ok(key) = relation_name(&f.name) else { return Ok(None) };
+        let candidates = self.functions_named(&key)?;
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let (positional, named) = self.call_arguments(&list.args, scope)?;
+        let with_names = !named.is_empty();
+        let shown: Vec<String> = positional
+            .iter()
+            .map(|t| t.ty.map_or("unknown", SqlType::name).to_owned())
+            .chain(named.iter().map(|(n, t)| format!("{n} => {}", t.ty.map_or("unknown", SqlType::name))))
+            .collect();
+        let Some((entry, args)) = self.choose_routine(&key, &candidates, positional, named)? else {
+            // The built-in functions take no named arguments: the call is
+            // the user's, and matches none of theirs.
+            if with_names {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {}({}) does not exist", snapscale_engine::names::bare(&key), shown.join(", ")),
+                )
+                .with_hint(
+                    "No function matches the given name and argument types. You might need to add explicit type casts.",
+                ));
+            }
+            return Ok(None);
+        };
+        self.routine_expr(entry, args).map(Some)
+    }
+
+    /// The user's functions (not procedures) that `key` names (the one
+    /// CREATE FUNCTION is making first, for its body's calls of itself).
+    fn functions_named(&mut self, key: &str) -> Result<Vec<Arc<RelEntry>>, SqlError> {
+        let making = self.creating.iter().filter(|e| e.name == snapscale_engine::names::bare(key)).cloned();
+        let mut found: Vec<Arc<RelEntry>> = making.collect();
+        found.extend(
+            self.resolver
+                .routines(key)?
+                .into_iter()
+                .filter(|e| e.routine.as_ref().is_some_and(|r| r.kind == RoutineKind::Function)),
+        );
+        Ok(found)
+    }
+
+    /// A call's arguments bound in `scope`: the positional ones, then the
+    /// named ones (`name => value`), which must follow them.
+    #[allow(clippy::type_complexity)]
+    fn call_arguments(
+        &mut self,
+        args: &[FunctionArg],
+        scope: &Scope<'_>,
+    ) -> Result<(Vec<Typed>, Vec<(String, Typed)>), SqlError> {
+        let mut positional = Vec::new();
+        let mut named: Vec<(String, Typed)> = Vec::new();
+        for a in args {
+            match super::function::named_arg(a) {
+                Some((n, e)) => {
+                    if named.iter().any(|(m, _)| *m == n) {
+                        return Err(SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            format!("argument name \"{n}\" used more than once"),
+                        ));
+                    }
+                    let t = self.expr(e, scope)?;
+                    named.push((n, t));
+                }
+                None => {
+                    let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+                        return Err(not_supported(format!("argument {a}")));
+                    };
+                    if !named.is_empty() {
+                        return Err(SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            "positional argument cannot follow named argument",
+                        ));
+                    }
+                    positional.push(self.expr(e, scope)?);
+                }
+            }
+        }
+        Ok((positional, named))
+    }
+
+    /// The function among `candidates` the call means, with its parameters'
+    /// values in order; `None` if none takes the arguments; 42725 if
+    /// several take them equally well.
+    fn choose_routine(
+        &mut self,
+        key: &str,
+        candidates: &[Arc<RelEntry>],
+        positional: Vec<Typed>,
+        named: Vec<(String, Typed)>,
+    ) -> Result<Option<(Arc<RelEntry>, Vec<Expr>)>, SqlError> {
+        let mut fits: Vec<Candidate> = Vec::new();
+        let mut signatures: Vec<Vec<SqlType>> = Vec::new();
+        for entry in candidates {
+            let def = entry.routine.as_ref().expect("a routine row");
+            // One earlier on the search_path with the same inputs hides it.
+            let inputs = def.input_types();
+            if signatures.contains(&inputs) {
+                continue;
+            }
+            signatures.push(inputs);
+            if let Some(c) = fit(entry, def, &positional, &named) {
+                fits.push(c);
+            }
+        }
+        let Some(best) = fits.iter().map(|c| c.exact).max() else { return Ok(None) };
+        let mut best_fits: Vec<Candidate> = fits.into_iter().filter(|c| c.exact == best).collect();
+        if best_fits.len() > 1 {
+            // An unknown literal prefers a parameter of the string category.
+            let unknown: Vec<usize> =
+                positional.iter().enumerate().filter(|(_, t)| t.ty.is_none()).map(|(i, _)| i).collect();
+            let stringy = |c: &Candidate| {
+                let def = c.entry.routine.as_ref().expect("a routine row");
+                let inputs: Vec<SqlType> = def.input_types();
+                !unknown.is_empty()
+                    && unknown.iter().all(|&i| {
+                        inputs.get(i).is_some_and(|t| {
+                            matches!(
+                                t,
+                                SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name
+                            )
+                        })
+                    })
+            };
+            if best_fits.iter().filter(|c| stringy(c)).count() == 1 {
+                best_fits.retain(stringy);
+            }
+        }
+        if best_fits.len() > 1 {
+            let name = snapscale_engine::names::bare(key);
+            let mut all: Vec<Typed> = positional;
+            all.extend(named.into_iter().map(|(_, t)| t));
+            return Err(super::function::not_unique(&name, &all));
+        }
+        let chosen = best_fits.pop().expect("one");
+        let def = chosen.entry.routine.as_ref().expect("a routine row");
+        let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
+        let mut positional: Vec<Option<Typed>> = positional.into_iter().map(Some).collect();
+        let mut named: Vec<Option<Typed>> = named.into_iter().map(|(_, t)| Some(t)).collect();
+        let mut args = Vec::with_capacity(inputs.len());
+        for (param, source) in inputs.iter().zip(&chosen.sources) {
+            let e = match source {
+                Source::Positional(i) => {
+                    let t = positional[*i].take().expect("used once");
+                    self.coerce(t, param.ty, Coercion::Implicit, "argument")?
+                }
+                Source::Named(i) => {
+                    let t = named[*i].take().expect("used once");
+                    self.coerce(t, param.ty, Coercion::Implicit, "argument")?
+                }
+                Source::Default => {
+                    let text = param.default.as_deref().expect("a default");
+                    let e = parse_expr(text, self.stack.limit())?;
+                    let t = self.expr(&e, &Scope::empty())?;
+                    self.coerce(t, param.ty, Coercion::Assignment, "DEFAULT")?
+                }
+                Source::Variadic(from) => {
+                    let elem = param.ty.elem().expect("VARIADIC is an array");
+                    let mut items = Vec::new();
+                    for slot in &mut positional[*from..] {
+                        let t = slot.take().expect("used once");
+                        items.push(self.coerce(t, elem, Coercion::Implicit, "argument")?);
+                    }
+                    Expr::Func(Func::ArrayCons, items)
+                }
+            };
+            args.push(e);
+        }
+        Ok(Some((chosen.entry, args)))
+    }
+
+    /// A call of `entry` with its parameters' values `args`, as an
+    /// expression: its body as a subplan run with them.
+    fn routine_expr(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>) -> Result<Typed, SqlError> {
+        let def = entry.routine.as_ref().expect("a routine row");
+        let multi = def.output_columns().len() > 1;
+        let result = match (def.returns_set, def.returns) {
+            (true, _) => CallResult::Set,
+            (false, SqlType::Void) => CallResult::Void,
+            (false, _) => CallResult::Value,
+        };
+        let call =
+            RoutineCall { strict: def.strict, volatile: def.volatility == Volatility::Volatile, result };
+        let plan = self.routine_plan(&entry)?;
+        let link = Expr::SubLink(Box::new(SubLink { kind: SubKind::Call(call), plan, args }));
+        if !def.returns_set {
+            let ty = if multi { SqlType::Record(Rec::Anonymous) } else { def.returns };
+            return Ok(Typed { e: link, ty: Some(ty) });
+        }
+        // A set in the select list: the rows as an array, unnested.
+        if self.query.srfs.is_none() {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "set-returning functions are not allowed here",
+            ));
+        }
+        let elem = if multi { None } else { Elem::of(def.returns) };
+        let Some(elem) = elem else {
+            return Err(not_supported(format!(
+                "a function returning a set of {} in the select list (call it in FROM)",
+                if multi { "records" } else { def.returns.name() }
+            )));
+        };
+        let array = Typed { e: link, ty: Some(SqlType::Array(elem)) };
+        let Some((func, args, ty)) = self.set_function("unnest", vec![array])? else {
+            return Err(SqlError::new(SqlState::INTERNAL_ERROR, "unnest is not a set-returning function"));
+        };
+        let srfs = self.query.srfs.as_mut().expect("checked above");
+        srfs.push(crate::plan::SrfCall { func, args, ty });
+        Ok(Typed { e: Expr::SetFunc(srfs.len() - 1), ty: Some(ty) })
+    }
+
+    /// The subplan that runs `entry`'s body for expressions: bound once per
+    /// statement, before its body is (so a body that calls its function
+    /// finds it), with a row value of its columns when it has several.
+    fn routine_plan(&mut self, entry: &RelEntry) -> Result<usize, SqlError> {
+        if let Some(&(_, plan)) = self.statement.routine_plans.iter().find(|(oid, _)| *oid == entry.oid) {
+            return Ok(plan);
+        }
+        let def = entry.routine.as_ref().expect("a routine row");
+        let plan = self.statement.subqueries.len();
+        self.statement.subqueries.push(placeholder());
+        self.statement.routine_plans.push((entry.oid, plan));
+        let mut select = self.routine_body(&entry.name, def).map_err(|e| in_function(e, &entry.name))?;
+        if select.outputs.len() > 1 {
+            let fields = std::mem::take(&mut select.outputs);
+            select.outputs = vec![Expr::Func(Func::MakeRecord, fields)];
+            select.columns =
+                Arc::from(vec![Column { name: entry.name.clone(), ty: SqlType::Record(Rec::Anonymous) }]);
+        }
+        self.statement.subqueries[plan] = select;
+        Ok(plan)
+    }
+
+    /// A call of a user-defined function in FROM (`None` when no function
+    /// of the user's takes these arguments): its body's rows as a LATERAL
+    /// subquery whose outer values are the parameters, bound over the
+    /// items to its `left`. A function that returns no set gives one row,
+    /// its value (NULL without one).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn routine_from(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        args: &[FunctionArg],
+        offset: usize,
+        base: &Scope<'_>,
+        left: Option<&Item>,
+    ) -> Result<Option<Item>, SqlError> {
+        let Ok(key) = relation_name(name) else { return Ok(None) };
+        let candidates = self.functions_named(&key)?;
+        if candidates.is_empty() {
+            return Ok(None);
+        }
+        let outer = match left {
+            Some(left) => base.derived().with_items(left.named.clone(), left.visible.clone()),
+            None => base.derived(),
+        };
+        let (positional, named) = self.call_arguments(args, &outer)?;
+        let Some((entry, args)) = self.choose_routine(&key, &candidates, positional, named)? else {
+            return Ok(None);
+        };
+        let def = entry.routine.as_ref().expect("a routine row");
+        let fname = entry.name.clone();
+        let columns = Self::routine_columns(&fname, def);
+        if def.returns == SqlType::Record(Rec::Anonymous) && def.output_columns().is_empty() {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "a column definition list is required for functions returning \"record\"",
+            ));
+        }
+        let body = if def.returns_set || columns.len() > 1 {
+            if self.statement.expanding.contains(&entry.oid) {
+                return Err(not_supported(format!("function \"{fname}\" calling itself in FROM")));
+            }
+            self.statement.expanding.push(entry.oid);
+            let bound = self.routine_body(&fname, def).map_err(|e| in_function(e, &fname));
+            self.statement.expanding.pop();
+            let mut select = bound?;
+            if !def.returns_set {
+                // One row: the first (a row of NULLs without one is not
+                // given: PostgreSQL's).
+                select.limit = Some(Expr::Const(Value::Int(1)));
+            }
+            select
+        } else {
+            // `SELECT f($1, …)`: one row, the value or NULL.
+            let n = args.len();
+            let call = self.routine_expr(Arc::clone(&entry), (0..n).map(Expr::Outer).collect())?;
+            let ty = def.returns;
+            Select {
+                outputs: vec![call.e],
+                columns: Arc::from(vec![Column { name: fname.clone(), ty }]),
+                ..placeholder()
+            }
+        };
+        let cols: Vec<Col> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, (n, ty))| Col { name: n.clone(), expr: Expr::Column(offset + i), ty: *ty })
+            .collect();
+        let alias_name = alias.map_or_else(|| fname.clone(), |a| super::ident(&a.name));
+        // A function of one column is named after its alias.
+        let cols = match (cols.as_slice(), alias) {
+            ([one], Some(_)) if def.output_columns().is_empty() => {
+                vec![Col { name: alias_name.clone(), ..one.clone() }]
+            }
+            _ => cols,
+        };
+        let named = rename(Named { alias: alias_name, columns: cols, table: None, nullable: false }, alias)?;
+        let derived = From::Derived(Box::new(body));
+        let from = if args.is_empty() {
+            derived
+        } else {
+            let lateral = From::Lateral { item: Box::new(derived), args };
+            match left {
+                Some(_) => lateral,
+                // Planned as the right side of a join with one empty row.
+                None => From::Join(Box::new(Join {
+                    left: From::Values { rows: vec![Vec::new()], columns: Vec::new() },
+                    right: lateral,
+                    kind: JoinKind::Inner,
+                    on: None,
+                })),
+            }
+        };
+        Ok(Some(Item { visible: named.columns.clone(), named: vec![named], from }))
+    }
+}
+
+/// How `def` takes the call's arguments, if it does.
+fn fit(
+    entry: &Arc<RelEntry>,
+    def: &RoutineDef,
+    positional: &[Typed],
+    named: &[(String, Typed)],
+) -> Option<Candidate> {
+    let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
+    let variadic = inputs.last().is_some_and(|a| a.mode == ArgMode::Variadic);
+    let mut sources: Vec<Option<Source>> = inputs.iter().map(|_| None).collect();
+    let mut exact = 0;
+    let mut takes = |from: Option<SqlType>, to: SqlType| -> bool {
+        match from {
+            None => true,
+            Some(f) if same_type(f, to) => {
+                exact += 1;
+                true
+            }
+            Some(f) => implicit(f, to),
+        }
+    };
+    if variadic && named.is_empty() && positional.len() >= inputs.len() {
+        let last = inputs.len() - 1;
+        let elem = inputs[last].ty.elem()?;
+        for (i, t) in positional.iter().enumerate() {
+            let to = if i < last { inputs[i].ty } else { elem };
+            if !takes(t.ty, to) {
+                return None;
+            }
+        }
+        for (i, s) in sources.iter_mut().enumerate().take(last) {
+            *s = Some(Source::Positional(i));
+        }
+        sources[last] = Some(Source::Variadic(last));
+    } else {
+        if positional.len() > inputs.len() {
+            return None;
+        }
+        for (i, t) in positional.iter().enumerate() {
+            if !takes(t.ty, inputs[i].ty) {
+                return None;
+            }
+            sources[i] = Some(Source::Positional(i));
+        }
+        for (j, (n, t)) in named.iter().enumerate() {
+            let i = inputs.iter().position(|a| a.name == *n)?;
+            if sources[i].is_some() || !takes(t.ty, inputs[i].ty) {
+                return None;
+            }
+            sources[i] = Some(Source::Named(j));
+        }
+        for (i, s) in sources.iter_mut().enumerate() {
+            if s.is_none() {
+                inputs[i].default.as_ref()?;
+                *s = Some(Source::Default);
+            }
+        }
+    }
+    Some(Candidate {
+        entry: Arc::clone(entry),
+        exact,
+        sources: sources.into_iter().map(|s| s.expect("all set")).collect(),
+    })
+}
+
+/// The same type, whatever the length modifier.
+fn same_type(a: SqlType, b: SqlType) -> bool {
+    use SqlType::*;
+    a == b || matches!((a, b), (Varchar(_), Varchar(_)) | (Char(_), Char(_)) | (Numeric(_), Numeric(_)))
+}
+
+/// PostgreSQL's implicit casts, those a call's argument may take.
+fn implicit(from: SqlType, to: SqlType) -> bool {
+    use SqlType::*;
+    match (from, to) {
+        (Int2, Int4 | Int8 | Float4 | Float8 | Numeric(_) | Oid) => true,
+        (Int4, Int8 | Float4 | Float8 | Numeric(_) | Oid | Reg(_)) => true,
+        (Int8, Float4 | Float8 | Numeric(_) | Oid | Reg(_)) => true,
+        (Float4, Float8) => true,
+        (Numeric(_), Float4 | Float8) => true,
+        (Text | Varchar(_) | Char(_) | Name, Text | Varchar(_)) => true,
+        (Text | Varchar(_), Char(_) | Name) => true,
+        (Char(_), Char(_)) => true,
+        (Date, Timestamp | TimestampTz) | (Timestamp, TimestampTz) => true,
+        (Time, Interval | TimeTz) => true,
+        (Oid, Reg(_)) | (Reg(_), Oid) => true,
+        (Array(a), Array(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// An expression parsed from its text (a parameter's DEFAULT).
+fn parse_expr(text: &str, limit: usize) -> Result<ast::Expr, SqlError> {
+    let mut parsed = crate::parse::parse(&format!("SELECT {text}"), limit)?;
+    if let Some(crate::parse::Parsed::Sql(ast)) = parsed.pop() {
+        if let Some(ast::Statement::Query(q)) = ast.statement.as_deref() {
+            if let ast::SetExpr::Select(s) = q.body.as_ref() {
+                if let [ast::SelectItem::UnnamedExpr(e)] = s.projection.as_slice() {
+                    return Ok(e.clone());
+                }
+            }
+        }
+    }
+    Err(SqlError::new(SqlState::INTERNAL_ERROR, format!("a parameter default does not parse: {text}")))
+}
+
+/// An error binding a function's body, placed in it as PostgreSQL's
+/// CONTEXT line does.
+fn in_function(e: SqlError, name: &str) -> SqlError {
+    if e.context.is_some() || e.code == SqlState::STATEMENT_TOO_COMPLEX {
+        return e;
+    }
+    SqlError { context: Some(format!("SQL function \"{name}\" during inlining")), position: None, ..e }
+}
+
+/// A subquery with nothing in it, to hold a body's place while it binds.
+fn placeholder() -> Select {
+    Select {
+        from: None,
+        filter: None,
+        grouping: None,
+        windows: Vec::new(),
+        srfs: Vec::new(),
+        outputs: Vec::new(),
+        columns: Arc::from(Vec::new()),
+        order: Vec::new(),
+        limit: None,
+        offset: None,
+        lock: None,
+        distinct_on: Vec::new(),
+    }
+}

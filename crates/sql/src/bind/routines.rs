@@ -1,0 +1,512 @@
+//! CREATE [OR REPLACE] FUNCTION and DROP FUNCTION for SQL-language
+//! functions, and the binding of a function's body (ROUTINE-ROWS,
+//! ROUTINE-CALL in the crate's README).
+//!
+//! A definition is read and checked as PostgreSQL checks it: parameter
+//! modes, names and defaults, the result type (declared, or implied by
+//! OUT parameters), and the body, bound once now as
+//! `check_function_bodies` does so that a body that names a missing table
+//! or returns the wrong type is refused at CREATE.
+//!
+//! A body is bound as a query of its own, isolated from the statement that
+//! calls it (as a view's query is), under a scope of its parameters: a
+//! name that is not a column of the body's FROM items, or `$n`, reads
+//! parameter n, which the body receives as its outer value n
+//! (`Expr::Outer`). Every call passes all its parameters in order, so one
+//! bound body serves every call of the statement, and a function that calls
+//! itself is a subplan that runs itself.
+
+use snapscale_engine::routines::{ArgMode, RoutineArg, RoutineDef, RoutineKind, Volatility};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{Rec, SqlError, SqlType};
+use sqlparser::ast::{self, DataType};
+
+use super::scope::{Col, Scope};
+use super::{ident, not_supported, relation_name, Binder, Coercion, Resolver, Typed};
+use crate::expr::Expr;
+use crate::parse::Parsed;
+use crate::plan::{Column, Plan, Select, Utility};
+
+/// 42P13 with `message`.
+fn invalid(message: impl Into<String>) -> SqlError {
+    SqlError::new(SqlState::INVALID_FUNCTION_DEFINITION, message)
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    pub(super) fn create_function(&mut self, c: &ast::CreateFunction) -> Result<Plan, SqlError> {
+        if c.or_alter || c.temporary || c.if_not_exists {
+            return Err(not_supported("this form of CREATE FUNCTION"));
+        }
+        if c.using.is_some() || c.options.is_some() || c.remote_connection.is_some() {
+            return Err(not_supported("this form of CREATE FUNCTION"));
+        }
+        if c.determinism_specifier.is_some() {
+            return Err(not_supported("DETERMINISTIC"));
+        }
+        if !c.set_params.is_empty() {
+            return Err(not_supported("SET clauses of CREATE FUNCTION"));
+        }
+        let key = relation_name(&c.name)?;
+        let name = snapscale_engine::names::bare(&key);
+        let language = match (&c.language, &c.function_body) {
+            (Some(l), _) => l.value.to_lowercase(),
+            (None, Some(ast::CreateFunctionBody::Return(_))) => "sql".to_owned(),
+            (None, _) => return Err(invalid("no language specified")),
+        };
+        match language.as_str() {
+            "sql" => {}
+            "plpgsql" => return Err(not_supported("LANGUAGE plpgsql (yet)")),
+            "internal" | "c" => return Err(not_supported(format!("LANGUAGE {language}"))),
+            other => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("language \"{other}\" does not exist"),
+                ))
+            }
+        }
+        let args = self.routine_args(c.args.as_deref().unwrap_or_default())?;
+        let outputs: Vec<&RoutineArg> = args.iter().filter(|a| a.mode.is_output()).collect();
+        let implied = match outputs.as_slice() {
+            [] => None,
+            [one] => Some(one.ty),
+            _ => Some(SqlType::Record(Rec::Anonymous)),
+        };
+        let (returns, returns_set, table_columns) = match &c.return_type {
+            Some(ast::FunctionReturnType::DataType(DataType::Table(Some(columns)))) => {
+                if !outputs.is_empty() {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        "OUT and INOUT arguments aren't allowed in TABLE functions",
+                    ));
+                }
+                let mut cols = Vec::with_capacity(columns.len());
+                for col in columns {
+                    cols.push((ident(&col.name), self.result_type(&col.data_type)?));
+                }
+                let ty = match cols.as_slice() {
+                    [(_, one)] => *one,
+                    _ => SqlType::Record(Rec::Anonymous),
+                };
+                (ty, true, cols)
+            }
+            Some(ast::FunctionReturnType::DataType(dt)) => (self.result_type(dt)?, false, Vec::new()),
+            Some(ast::FunctionReturnType::SetOf(dt)) => (self.result_type(dt)?, true, Vec::new()),
+            None => match implied {
+                Some(ty) => (ty, false, Vec::new()),
+                None => return Err(invalid("function result type must be specified")),
+            },
+        };
+        if let Some(implied) = implied {
+            if implied != returns {
+                return Err(invalid(format!(
+                    "function result type must be {} because of OUT parameters",
+                    implied.name()
+                )));
+            }
+        }
+        let body = match &c.function_body {
+            Some(ast::CreateFunctionBody::Return(e)) => format!("RETURN {e}"),
+            Some(
+                ast::CreateFunctionBody::AsBeforeOptions { body, link_symbol: None }
+                | ast::CreateFunctionBody::AsAfterOptions(body),
+            ) => match string_of(body) {
+                Some(s) => s,
+                None => {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        format!("syntax error at or near \"{body}\""),
+                    ))
+                }
+            },
+            Some(_) => return Err(invalid("only one AS item needed for language \"sql\"")),
+            None => return Err(invalid("no function body specified")),
+        };
+        let def = RoutineDef {
+            kind: RoutineKind::Function,
+            language,
+            args,
+            returns,
+            returns_set,
+            table_columns,
+            body,
+            volatility: match c.behavior {
+                Some(ast::FunctionBehavior::Immutable) => Volatility::Immutable,
+                Some(ast::FunctionBehavior::Stable) => Volatility::Stable,
+                Some(ast::FunctionBehavior::Volatile) | None => Volatility::Volatile,
+            },
+            strict: matches!(
+                c.called_on_null,
+                Some(ast::FunctionCalledOnNull::Strict | ast::FunctionCalledOnNull::ReturnsNullOnNullInput)
+            ),
+            security_definer: matches!(c.security, Some(ast::FunctionSecurity::Definer)),
+            leakproof: false,
+            parallel: match c.parallel {
+                Some(ast::FunctionParallel::Safe) => b's',
+                Some(ast::FunctionParallel::Restricted) => b'r',
+                Some(ast::FunctionParallel::Unsafe) | None => b'u',
+            },
+            cost: 100.0,
+            rows: if returns_set { 1000.0 } else { 0.0 },
+        };
+        // check_function_bodies: the body must bind, and give the result;
+        // it may call the function itself.
+        let entry = snapscale_engine::catalog::RelEntry {
+            routine: Some(def.clone()),
+            ..snapscale_engine::catalog::RelEntry::empty(0, &name, 0, 0)
+        };
+        let saved = self.creating.replace(std::sync::Arc::new(entry));
+        let checked = self.routine_body(&name, &def);
+        self.creating = saved;
+        checked.map_err(|e| match e.context {
+            None if e.code == SqlState::INVALID_FUNCTION_DEFINITION => {
+                SqlError { context: Some(format!("SQL function \"{name}\"")), ..e }
+            }
+            _ => e,
+        })?;
+        Ok(Plan::Utility(Utility::CreateRoutine { key, def: Box::new(def), replace: c.or_replace }))
+    }
+
+    /// The declared parameters, checked as PostgreSQL checks them.
+    fn routine_args(&mut self, declared: &[ast::OperateFunctionArg]) -> Result<Vec<RoutineArg>, SqlError> {
+        let mut args: Vec<RoutineArg> = Vec::with_capacity(declared.len());
+        let mut seen_default = false;
+        let mut seen_variadic = false;
+        for a in declared {
+            let mode = match a.mode {
+                None | Some(ast::ArgMode::In) => ArgMode::In,
+                Some(ast::ArgMode::Out) => ArgMode::Out,
+                Some(ast::ArgMode::InOut) => ArgMode::InOut,
+                Some(ast::ArgMode::Variadic) => ArgMode::Variadic,
+            };
+            let name = a.name.as_ref().map(ident).unwrap_or_default();
+            let ty = self.result_type(&a.data_type)?;
+            if ty == SqlType::Void {
+                return Err(invalid("SQL functions cannot have arguments of type void"));
+            }
+            if seen_variadic && mode != ArgMode::Out {
+                return Err(invalid("VARIADIC parameter must be the last input parameter"));
+            }
+            if mode == ArgMode::Variadic {
+                if !matches!(ty, SqlType::Array(_)) {
+                    return Err(invalid("VARIADIC parameter must be an array"));
+                }
+                seen_variadic = true;
+            }
+            // An input and an output parameter may share a name.
+            if !name.is_empty()
+                && args.iter().any(|b| {
+                    b.name == name
+                        && (b.mode.is_input() && mode.is_input() || b.mode.is_output() && mode.is_output())
+                })
+            {
+                return Err(invalid(format!("parameter name \"{name}\" used more than once")));
+            }
+            let default = match &a.default_expr {
+                Some(_) if !mode.is_input() => {
+                    return Err(invalid("only input parameters can have default values"))
+                }
+                Some(d) => {
+                    let t = self.expr(d, &Scope::empty())?;
+                    self.coerce(t, ty, Coercion::Assignment, "DEFAULT")?;
+                    seen_default = true;
+                    Some(d.to_string())
+                }
+                None if seen_default && mode.is_input() => {
+                    return Err(invalid(
+                        "input parameters after one with a default value must also have defaults",
+                    ))
+                }
+                None => None,
+            };
+            args.push(RoutineArg { name, ty, mode, default });
+        }
+        Ok(args)
+    }
+
+    /// A parameter's or result's type: any type, `void`, or `record`.
+    fn result_type(&mut self, dt: &DataType) -> Result<SqlType, SqlError> {
+        if let DataType::Custom(name, _) = dt {
+            if let Ok(n) = relation_name(name) {
+                match snapscale_engine::names::bare(&n).as_str() {
+                    "void" => return Ok(SqlType::Void),
+                    "trigger" | "event_trigger" => {
+                        return Err(invalid(format!(
+                            "SQL functions cannot return type {}",
+                            snapscale_engine::names::bare(&n)
+                        )))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(self.resolve_type_with_domain(dt)?.0)
+    }
+
+    /// The columns a call of `def` gives: its OUT parameters or TABLE
+    /// columns, or else one named after the function.
+    pub(super) fn routine_columns(name: &str, def: &RoutineDef) -> Vec<(String, SqlType)> {
+        let out = def.output_columns();
+        if out.len() > 1 {
+            return out;
+        }
+        match out.into_iter().next() {
+            Some((n, ty)) if !n.is_empty() => vec![(n, ty)],
+            Some((_, ty)) => vec![(name.to_owned(), ty)],
+            None => vec![(name.to_owned(), def.returns)],
+        }
+    }
+
+    /// `def`'s body bound as a query over its parameters (outer values
+    /// 0..n, one per input parameter), its columns converted to the
+    /// result's. `name` is the function's, for its messages.
+    pub(super) fn routine_body(&mut self, name: &str, def: &RoutineDef) -> Result<Select, SqlError> {
+        let text = match def.body.strip_prefix("RETURN ") {
+            Some(e) => format!("SELECT {e}"),
+            None => def.body.clone(),
+        };
+        let void = def.returns == SqlType::Void;
+        let mut parsed = crate::parse::parse(&text, self.stack.limit())?;
+        if parsed.is_empty() && void {
+            // No statements: a void function that does nothing.
+            parsed = crate::parse::parse("SELECT NULL WHERE false", self.stack.limit())?;
+        }
+        let last = parsed.pop();
+        for p in &parsed {
+            body_query(p)?;
+        }
+        let Some(last) = last else {
+            return Err(invalid(format!(
+                "return type mismatch in function declared to return {}",
+                def.returns.name()
+            ))
+            .with_detail("Function's final statement must be SELECT or INSERT/UPDATE/DELETE RETURNING."));
+        };
+        let q = body_query(&last)?;
+        // The statements before the last are checked, not run: a query
+        // has no effect of its own (its volatile calls' aside).
+        for p in &parsed {
+            self.bind_body_query(def, body_query(p)?)?;
+        }
+        let mut select = self.bind_body_query(def, q)?;
+        if void {
+            return Ok(select);
+        }
+        let columns = if def.output_columns().len() > 1 || def.returns == SqlType::Record(Rec::Anonymous) {
+            def.output_columns()
+        } else {
+            vec![(name.to_owned(), def.returns)]
+        };
+        let anonymous = columns.is_empty();
+        let declared = def.returns.name();
+        if !anonymous && select.outputs.len() != columns.len() {
+            let detail = if columns.len() == 1 {
+                "Final statement must return exactly one column.".to_owned()
+            } else if select.outputs.len() > columns.len() {
+                "Final statement returns too many columns.".to_owned()
+            } else {
+                "Final statement returns too few columns.".to_owned()
+            };
+            return Err(invalid(format!("return type mismatch in function declared to return {declared}"))
+                .with_detail(detail));
+        }
+        if anonymous {
+            return Ok(select);
+        }
+        let outputs = std::mem::take(&mut select.outputs);
+        let mut converted = Vec::with_capacity(outputs.len());
+        for (i, (e, (_, ty))) in outputs.into_iter().zip(&columns).enumerate() {
+            let from = select.columns[i].ty;
+            if from == *ty {
+                converted.push(e);
+                continue;
+            }
+            if !super::coerce::castable(from, *ty, Coercion::Assignment) {
+                let detail = if columns.len() == 1 {
+                    format!("Actual return type is {}.", from.name())
+                } else {
+                    format!(
+                        "Final statement returns {} instead of {} at column {}.",
+                        from.name(),
+                        ty.name(),
+                        i + 1
+                    )
+                };
+                return Err(invalid(format!(
+                    "return type mismatch in function declared to return {declared}"
+                ))
+                .with_detail(detail));
+            }
+            converted.push(self.coerce(Typed { e, ty: Some(from) }, *ty, Coercion::Assignment, "result")?);
+        }
+        select.outputs = converted;
+        select.columns = columns.iter().map(|(n, ty)| Column { name: n.clone(), ty: *ty }).collect();
+        Ok(select)
+    }
+
+    /// One query of a body, bound under the parameters' scope and isolated
+    /// from the statement binding it.
+    fn bind_body_query(&mut self, def: &RoutineDef, q: &ast::Query) -> Result<Select, SqlError> {
+        let inputs: Vec<&RoutineArg> = def.args.iter().filter(|a| a.mode.is_input()).collect();
+        let mut visible = Vec::with_capacity(inputs.len() * 2);
+        for (i, a) in inputs.iter().enumerate() {
+            if !a.name.is_empty() {
+                visible.push(Col { name: a.name.clone(), expr: Expr::Param(i), ty: a.ty });
+            }
+        }
+        let numbered: Vec<Col> = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| Col { name: format!("${}", i + 1), expr: Expr::Param(i), ty: a.ty })
+            .collect();
+        let params = Scope::empty().with_items(Vec::new(), visible.into_iter().chain(numbered).collect());
+        let body = params.child();
+        body.seed_args((0..inputs.len()).map(Expr::Param).collect());
+        self.isolated(|b| b.query_scoped(q, &body))
+    }
+
+    /// Runs `f` as a stored query is bound: without the statement's WITH
+    /// items, error positions, locking clauses or subquery depth, and with
+    /// `$n` read as the routine's parameter.
+    fn isolated<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, SqlError>) -> Result<T, SqlError> {
+        let ctes = std::mem::take(&mut self.ctes);
+        let origin = self.origin.take();
+        let strengths = self.statement.lock_strengths.take();
+        let wildcards = self.statement.wildcards.take();
+        let sublinks = std::mem::replace(&mut self.sublink_depth, 0);
+        let in_routine = std::mem::replace(&mut self.in_routine, true);
+        let bound = f(self);
+        self.ctes = ctes;
+        self.origin = origin;
+        self.statement.lock_strengths = strengths;
+        self.statement.wildcards = wildcards;
+        self.sublink_depth = sublinks;
+        self.in_routine = in_routine;
+        bound
+    }
+
+    /// `$n` in a routine's body: its parameter n.
+    pub(super) fn routine_param(&mut self, p: &str, scope: &Scope<'_>) -> Result<Typed, SqlError> {
+        match scope.column(None, p) {
+            Ok((e, ty)) => Ok(Typed { e, ty: Some(ty) }),
+            Err(_) => Err(SqlError::new(SqlState::UNDEFINED_PARAMETER, format!("there is no parameter {p}"))),
+        }
+    }
+
+    /// DROP FUNCTION: each name with its argument types, or alone if only
+    /// one function has it.
+    pub(super) fn drop_function(&mut self, d: &ast::DropFunction) -> Result<Plan, SqlError> {
+        let mut targets = Vec::new();
+        for f in &d.func_desc {
+            let key = relation_name(&f.name)?;
+            let name = snapscale_engine::names::bare(&key);
+            let candidates: Vec<_> = self
+                .resolver
+                .routines(&key)?
+                .into_iter()
+                .filter(|e| e.routine.as_ref().is_some_and(|r| r.kind == RoutineKind::Function))
+                .collect();
+            match &f.args {
+                None => match candidates.as_slice() {
+                    [one] => targets.push((name.clone(), Some(one.oid))),
+                    [] if d.if_exists => targets.push((format!("function {name}()"), None)),
+                    [] => {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("could not find a function named \"{name}\""),
+                        ))
+                    }
+                    _ => {
+                        return Err(SqlError::new(
+                            SqlState::AMBIGUOUS_FUNCTION,
+                            format!("function name \"{name}\" is not unique"),
+                        )
+                        .with_hint("Specify the argument list to select the function unambiguously."))
+                    }
+                },
+                Some(args) => {
+                    let mut types = Vec::new();
+                    for a in args {
+                        if matches!(a.mode, Some(ast::ArgMode::Out)) {
+                            continue;
+                        }
+                        types.push(self.result_type(&a.data_type)?);
+                    }
+                    let found = candidates
+                        .iter()
+                        .find(|e| e.routine.as_ref().is_some_and(|r| r.input_types() == types));
+                    match found {
+                        Some(e) => targets.push((name.clone(), Some(e.oid))),
+                        None => {
+                            let listed: Vec<&str> = types.iter().map(|t| t.name()).collect();
+                            if d.if_exists {
+                                let qualified: Vec<String> = types.iter().map(qualified_type_name).collect();
+                                targets.push((format!("function {name}({})", qualified.join(",")), None));
+                            } else {
+                                return Err(SqlError::new(
+                                    SqlState::UNDEFINED_FUNCTION,
+                                    format!("function {name}({}) does not exist", listed.join(", ")),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Plan::Utility(Utility::DropRoutines { targets }))
+    }
+}
+
+/// A type's name as PostgreSQL's "does not exist, skipping" notice for a
+/// function writes it: a built-in one under pg_catalog by its internal
+/// name.
+fn qualified_type_name(t: &SqlType) -> String {
+    let name = t.name();
+    let internal = match name {
+        "integer" => "int4",
+        "smallint" => "int2",
+        "bigint" => "int8",
+        "boolean" => "bool",
+        "real" => "float4",
+        "double precision" => "float8",
+        "character varying" => "varchar",
+        "character" => "bpchar",
+        "timestamp without time zone" => "timestamp",
+        "timestamp with time zone" => "timestamptz",
+        "time without time zone" => "time",
+        "time with time zone" => "timetz",
+        other => other,
+    };
+    match t {
+        SqlType::Enum(_) | SqlType::Composite(_) => name.to_owned(),
+        _ => format!("pg_catalog.{internal}"),
+    }
+}
+
+/// The text of a body given as a string constant.
+fn string_of(e: &ast::Expr) -> Option<String> {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => Some(s.clone()),
+            ast::Value::DollarQuotedString(d) => Some(d.value.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// One statement of a SQL function's body, which must be a query here.
+fn body_query(p: &Parsed) -> Result<&ast::Query, SqlError> {
+    match p {
+        Parsed::Sql(ast) => match &**ast {
+            ast::Statement::Query(q) => Ok(q),
+            ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_) => {
+                Err(not_supported("INSERT, UPDATE or DELETE in a SQL function (yet)"))
+            }
+            other => Err(not_supported(format!(
+                "{} in a SQL function",
+                other.to_string().split_whitespace().take(2).collect::<Vec<_>>().join(" ").to_uppercase()
+            ))),
+        },
+        _ => Err(not_supported("this statement in a SQL function")),
+    }
+}

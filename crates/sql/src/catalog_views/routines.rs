@@ -1,0 +1,173 @@
+//! pg_proc's rows for the user's functions, and what the catalog functions
+//! say of them (pg_get_function_arguments, pg_get_function_result,
+//! pg_function_is_visible, regproc and regprocedure). The built-in
+//! functions are not listed: the value types carry their names only.
+
+use snapscale_engine::catalog::RelEntry;
+use snapscale_engine::routines::{ArgMode, RoutineDef, RoutineKind};
+use snapscale_values::{quote_ident, SqlType, Value};
+
+use super::defs::PG_PROC;
+use super::{CatalogState, RowBuilder, POSTGRES_ROLE};
+
+/// pg_language's oid of `sql` (PostgreSQL's fixed one).
+const SQL_LANGUAGE: u32 = 14;
+
+pub(super) fn procs(state: &CatalogState) -> Vec<Vec<Value>> {
+    state
+        .routines
+        .iter()
+        .filter_map(|e| {
+            let r = e.routine.as_ref()?;
+            let inputs: Vec<&_> = r.args.iter().filter(|a| a.mode.is_input()).collect();
+            let plain = r.args.iter().all(|a| a.mode == ArgMode::In) && r.table_columns.is_empty();
+            let all: Vec<(ArgMode, &str, SqlType, char)> = r
+                .args
+                .iter()
+                .map(|a| (a.mode, a.name.as_str(), a.ty, a.mode.code()))
+                .chain(r.table_columns.iter().map(|(n, ty)| (ArgMode::Out, n.as_str(), *ty, 't')))
+                .collect();
+            let named = all.iter().any(|(_, n, _, _)| !n.is_empty());
+            let oids = |v: Vec<SqlType>| Value::array(v.into_iter().map(|t| Value::from(t.oid())).collect());
+            let variadic = inputs
+                .last()
+                .filter(|a| a.mode == ArgMode::Variadic)
+                .and_then(|a| a.ty.elem())
+                .map_or(0, |t| t.oid());
+            Some(
+                RowBuilder::new(PG_PROC)
+                    .set("oid", e.oid)
+                    .set("proname", e.name.as_str())
+                    .set("pronamespace", state.namespace_of(e))
+                    .set("proowner", POSTGRES_ROLE)
+                    .set("prolang", SQL_LANGUAGE)
+                    .set("procost", Value::Float(f64::from(r.cost)))
+                    .set("prorows", Value::Float(f64::from(r.rows)))
+                    .set("provariadic", variadic)
+                    .set("prosupport", 0u32)
+                    .set("prokind", if r.kind == RoutineKind::Procedure { 'p' } else { 'f' })
+                    .set("prosecdef", r.security_definer)
+                    .set("proleakproof", r.leakproof)
+                    .set("proisstrict", r.strict)
+                    .set("proretset", r.returns_set)
+                    .set("provolatile", r.volatility.code())
+                    .set("proparallel", r.parallel as char)
+                    .set("pronargs", inputs.len() as i64)
+                    .set("pronargdefaults", inputs.iter().filter(|a| a.default.is_some()).count() as i64)
+                    .set("prorettype", r.returns.oid())
+                    .set("proargtypes", oids(r.input_types()))
+                    .set(
+                        "proallargtypes",
+                        if plain { Value::Null } else { oids(all.iter().map(|a| a.2).collect()) },
+                    )
+                    .set(
+                        "proargmodes",
+                        if plain {
+                            Value::Null
+                        } else {
+                            Value::array(all.iter().map(|a| Value::from(a.3)).collect())
+                        },
+                    )
+                    .set(
+                        "proargnames",
+                        if named {
+                            Value::array(all.iter().map(|a| Value::Text(a.1.into())).collect())
+                        } else {
+                            Value::Null
+                        },
+                    )
+                    .set("prosrc", r.body.as_str())
+                    .build(),
+            )
+        })
+        .collect()
+}
+
+impl CatalogState {
+    fn routine(&self, oid: u32) -> Option<(&RelEntry, &RoutineDef)> {
+        self.routines.iter().find(|e| e.oid == oid).and_then(|e| Some((&**e, e.routine.as_ref()?)))
+    }
+
+    /// Whether a name without a schema finds routine `oid`: its schema is
+    /// searched, and no routine with its name and inputs comes before it.
+    pub(super) fn routine_is_visible(&self, oid: u32) -> bool {
+        let Some((e, r)) = self.routine(oid) else { return false };
+        let searched = self.searched_namespaces();
+        let Some(at) = searched.iter().position(|&ns| ns == self.namespace_of(e)) else { return false };
+        !self.routines.iter().any(|o| {
+            o.oid != oid
+                && o.name == e.name
+                && o.routine.as_ref().is_some_and(|q| q.input_types() == r.input_types())
+                && searched.iter().position(|&ns| ns == self.namespace_of(o)).is_some_and(|p| p < at)
+        })
+    }
+
+    /// `pg_get_function_result`: the result as CREATE FUNCTION declares it.
+    pub(super) fn function_result(&self, oid: u32) -> Option<String> {
+        let (_, r) = self.routine(oid)?;
+        if !r.table_columns.is_empty() {
+            let cols: Vec<String> = r
+                .table_columns
+                .iter()
+                .map(|(n, ty)| format!("{} {}", quote_ident(n), self.type_text(*ty)))
+                .collect();
+            return Some(format!("TABLE({})", cols.join(", ")));
+        }
+        let ty = self.type_text(r.returns);
+        Some(if r.returns_set { format!("SETOF {ty}") } else { ty })
+    }
+
+    /// `pg_get_function_arguments`: the parameters as CREATE FUNCTION
+    /// declares them, defaults included.
+    pub(super) fn function_arguments(&self, oid: u32) -> Option<String> {
+        let (_, r) = self.routine(oid)?;
+        let args: Vec<String> = r
+            .args
+            .iter()
+            .map(|a| {
+                let mut s = String::new();
+                match a.mode {
+                    ArgMode::In => {}
+                    ArgMode::Out => s.push_str("OUT "),
+                    ArgMode::InOut => s.push_str("INOUT "),
+                    ArgMode::Variadic => s.push_str("VARIADIC "),
+                }
+                if !a.name.is_empty() {
+                    s.push_str(&quote_ident(&a.name));
+                    s.push(' ');
+                }
+                s.push_str(&self.type_text(a.ty));
+                if let Some(d) = &a.default {
+                    s.push_str(" DEFAULT ");
+                    s.push_str(d);
+                }
+                s
+            })
+            .collect();
+        Some(args.join(", "))
+    }
+
+    /// A routine by name, as regproc reads it: the one routine so named.
+    pub(super) fn routine_by_name(&self, name: &str) -> Option<(u32, String)> {
+        let n = name.trim();
+        let n = n.split_once('(').map_or(n, |(n, _)| n).trim();
+        let n = n.strip_prefix("public.").unwrap_or(n);
+        let mut found = self.routines.iter().filter(|e| e.name == n);
+        let e = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        Some((e.oid, quote_ident(&e.name)))
+    }
+
+    /// A routine as regprocedure prints it: `name(type,type)`.
+    pub(super) fn routine_signature(&self, oid: u32) -> Option<String> {
+        let (e, r) = self.routine(oid)?;
+        let types: Vec<String> = r.input_types().into_iter().map(|t| self.type_text(t)).collect();
+        Some(format!("{}({})", quote_ident(&e.name), types.join(",")))
+    }
+
+    fn type_text(&self, ty: SqlType) -> String {
+        super::functions::format_type_of(self, ty)
+    }
+}

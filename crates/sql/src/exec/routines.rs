@@ -1,0 +1,121 @@
+//! CREATE [OR REPLACE] FUNCTION and DROP FUNCTION: routine rows changed
+//! inside the transaction as types are (exec/types.rs), each under
+//! AccessExclusive on the routine's oid until commit (ROUTINE-ROWS).
+
+use std::sync::Arc;
+
+use snapscale_engine::catalog::RelEntry;
+use snapscale_engine::redo::Redo;
+use snapscale_engine::routines::RoutineDef;
+use snapscale_engine::{LockMode, Rel};
+use snapscale_sqlstate::SqlState;
+use snapscale_values::SqlError;
+
+use super::ddl::RowKind;
+use super::Executor;
+use crate::output::Output;
+
+impl Executor<'_> {
+    pub(crate) async fn create_routine(
+        &mut self,
+        key: &str,
+        def: &RoutineDef,
+        replace: bool,
+    ) -> Result<Output, SqlError> {
+        let creation = self.creation_namespace(key, false).await?;
+        let name = creation.name.as_str();
+        snapscale_engine::routines::note_defined();
+        let mut build = |db: &snapscale_engine::Database| RelEntry {
+            routine: Some(def.clone()),
+            ..RelEntry::empty(db.catalog.new_oid(), name, creation.namespace, db.catalog.create_storage())
+        };
+        let kind = RowKind::Routine(def.input_types());
+        let existing = match self.insert_catalog_row(name, creation.namespace, None, kind, &mut build).await?
+        {
+            Ok(_) => return Ok(Output::Command("CREATE FUNCTION".into())),
+            Err(existing) => existing,
+        };
+        if !replace {
+            return Err(SqlError::new(
+                SqlState::DUPLICATE_FUNCTION,
+                format!("function \"{name}\" already exists with same argument types"),
+            ));
+        }
+        let rel = self.locked_routine(existing.oid).await?;
+        let old = rel.entry.routine.as_ref().expect("a routine row");
+        check_replacement(old, def, &signature(name, old))?;
+        let entry = RelEntry { routine: Some(def.clone()), ..(*rel.entry).clone() };
+        let entry = Arc::new(entry);
+        self.change_catalog(&rel, Some(Arc::clone(&entry))).await?;
+        // CATALOG-REDO: the whole new definition.
+        self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
+        Ok(Output::Command("CREATE FUNCTION".into()))
+    }
+
+    pub(crate) async fn drop_routines(
+        &mut self,
+        targets: &[(String, Option<u32>)],
+    ) -> Result<Output, SqlError> {
+        for (name, oid) in targets {
+            let Some(oid) = *oid else {
+                self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, format!("{name} does not exist, skipping"));
+                continue;
+            };
+            let rel = self.locked_routine(oid).await?;
+            self.change_catalog(&rel, None).await?;
+            // CATALOG-REDO: a drop is logged as the oid.
+            self.xact.log_change(&rel.entry, Redo::Drop(oid)).await?;
+            self.xact.dropped_storage(rel.entry.storage);
+        }
+        Ok(Output::Command("DROP FUNCTION".into()))
+    }
+
+    /// The routine `oid` as this transaction sees it once it holds the
+    /// lock on it, as a [`Rel`] over its (empty) storage.
+    async fn locked_routine(&mut self, oid: u32) -> Result<Rel, SqlError> {
+        self.xact.lock_relation(oid, LockMode::AccessExclusive).await?;
+        self.xact.accept_invalidations();
+        let (tid, entry) = self.xact.routine_by_oid(oid)?.ok_or_else(|| {
+            SqlError::new(SqlState::UNDEFINED_FUNCTION, format!("function with OID {oid} does not exist"))
+        })?;
+        let heap = self.xact.db.catalog.storage(entry.storage).ok_or_else(|| {
+            SqlError::new(SqlState::INTERNAL_ERROR, format!("storage of function {} is missing", entry.name))
+        })?;
+        Ok(Rel { entry, heap, catalog_tid: tid })
+    }
+}
+
+/// `name(type,type)` as PostgreSQL's hints name a routine.
+fn signature(name: &str, def: &RoutineDef) -> String {
+    let types: Vec<&str> = def.input_types().iter().map(|t| t.name()).collect();
+    format!("{name}({})", types.join(","))
+}
+
+/// What CREATE OR REPLACE may not change of an existing routine: its kind,
+/// its result, its input parameters' names, and the defaults it has.
+fn check_replacement(old: &RoutineDef, new: &RoutineDef, signature: &str) -> Result<(), SqlError> {
+    let refuse = |message: String| {
+        SqlError::new(SqlState::INVALID_FUNCTION_DEFINITION, message)
+            .with_hint(format!("Use DROP FUNCTION {signature} first."))
+    };
+    if old.returns != new.returns || old.returns_set != new.returns_set {
+        return Err(refuse("cannot change return type of existing function".into()));
+    }
+    if old.output_columns() != new.output_columns() {
+        return Err(refuse("cannot change return type of existing function".into())
+            .with_detail("Row type defined by OUT parameters is different."));
+    }
+    let inputs = |d: &RoutineDef| d.args.iter().filter(|a| a.mode.is_input()).cloned().collect::<Vec<_>>();
+    let (was, now) = (inputs(old), inputs(new));
+    for (a, b) in was.iter().zip(&now) {
+        if !a.name.is_empty() && a.name != b.name {
+            return Err(refuse(format!("cannot change name of input parameter \"{}\"", a.name)));
+        }
+    }
+    let defaults =
+        |v: &[snapscale_engine::routines::RoutineArg]| v.iter().filter(|a| a.default.is_some()).count();
+    if defaults(&now) < defaults(&was) {
+        return Err(refuse("cannot remove parameter defaults from existing function".into()));
+    }
+    Ok(())
+}
