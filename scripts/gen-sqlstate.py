@@ -50,5 +50,10 @@ with open("crates/sqlstate/src/codes.rs", "w") as f:
     f.write(f"pub(crate) const CODES: [(SqlState, &str); {len(out)}] = [\n")
     for const, code, name in out:
         f.write(f"    (SqlState::{const}, \"{code}\"),\n")
+    f.write("];\n\n")
+    f.write("/// Each condition name (PL/pgSQL's exception names), with its state.\n")
+    f.write(f"pub(crate) const NAMES: [(&str, SqlState); {len(out)}] = [\n")
+    for const, code, name in out:
+        f.write(f"    (\"{name}\", SqlState::{const}),\n")
     f.write("];\n")
 print(len(out), "codes")

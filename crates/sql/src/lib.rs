@@ -25,6 +25,7 @@ mod limits;
 mod output;
 mod parse;
 mod plan;
+mod plpgsql;
 mod session;
 pub mod stack;
 mod statement;

@@ -57,6 +57,19 @@ fn stack_pointer() -> usize {
     std::hint::black_box(&marker) as *const u8 as usize
 }
 
+/// Where the current thread's stack is now: with [`used_since`], a measure
+/// that may be kept across an `.await` (PL/pgSQL's nested calls, whose
+/// futures are polled through one another on one thread).
+pub fn mark() -> (std::thread::ThreadId, usize) {
+    (std::thread::current().id(), stack_pointer())
+}
+
+/// Stack used since `mark` on this thread; `None` on another thread (a
+/// task that moved), where the distance means nothing.
+pub fn used_since(mark: (std::thread::ThreadId, usize)) -> Option<usize> {
+    (std::thread::current().id() == mark.0).then(|| mark.1.saturating_sub(stack_pointer()))
+}
+
 impl std::fmt::Debug for StackDepth {
     /// How much is used now, against what is allowed.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -27,6 +27,13 @@ impl SqlState {
         codes::CODES.iter().find(|(_, c)| *c == code).map(|(s, _)| *s)
     }
 
+    /// The states a condition name stands for (PL/pgSQL's `WHEN
+    /// division_by_zero`): one, or two for the name PostgreSQL gives both a
+    /// warning and an error.
+    pub fn named(name: &str) -> impl Iterator<Item = SqlState> + '_ {
+        codes::NAMES.iter().filter(move |(n, _)| *n == name).map(|(_, s)| *s)
+    }
+
     /// The class: the code's first two characters (`23` for every
     /// integrity constraint violation).
     pub fn class(self) -> &'static str {

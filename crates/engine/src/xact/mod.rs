@@ -225,6 +225,17 @@ impl Xact {
         self.notices.push(Notice { severity: "NOTICE", code, message: message.into(), detail });
     }
 
+    /// A message of `severity` (NOTICE, WARNING, INFO) for the client.
+    pub fn notice_at(
+        &mut self,
+        severity: &'static str,
+        code: SqlState,
+        message: String,
+        detail: Option<String>,
+    ) {
+        self.notices.push(Notice { severity, code, message, detail });
+    }
+
     pub fn warning(&mut self, code: SqlState, message: impl Into<String>) {
         self.notices.push(Notice { severity: "WARNING", code, message: message.into(), detail: None });
     }

@@ -299,6 +299,8 @@ pub struct BoundStatement {
     /// (`pg_advisory_lock`): its execution keeps a journal of volatile
     /// calls (EVAL-REPLAY).
     pub waits: bool,
+    /// Its PL/pgSQL calls, run before it ([`crate::expr::Expr::Called`]).
+    pub pl_calls: Vec<crate::plan::PlCall>,
 }
 
 pub(crate) fn not_supported(what: impl std::fmt::Display) -> SqlError {
@@ -429,7 +431,7 @@ fn finish<R: Resolver>(mut b: Binder<'_, R>, statement: &ast::Statement) -> Resu
     // Parameters nothing constrained are text, as PostgreSQL resolves
     // "unknown"; one declared of an enum type is received as its label's
     // text (`declared_enum_param`).
-    let StatementState { params, deps, subqueries, waits, .. } = b.statement;
+    let StatementState { params, deps, subqueries, waits, pl_calls, .. } = b.statement;
     let params = params
         .iter()
         .map(|t| match t {
@@ -437,7 +439,7 @@ fn finish<R: Resolver>(mut b: Binder<'_, R>, statement: &ast::Statement) -> Resu
             Some(t) => *t,
         })
         .collect();
-    Ok(BoundStatement { plan, params, deps, subqueries, waits })
+    Ok(BoundStatement { plan, params, deps, subqueries, waits, pl_calls })
 }
 impl<'r, R: Resolver> Binder<'r, R> {
     fn new(resolver: &'r mut R, max_stack_depth: usize, params: Vec<Option<SqlType>>) -> Self {
@@ -775,6 +777,7 @@ pub fn bind_parsed<R: Resolver>(
         plan: Plan::Utility(plan),
         params: Vec::new(),
         deps,
+        pl_calls: Vec::new(),
         subqueries: Vec::new(),
         waits: false,
     };
@@ -791,43 +794,92 @@ pub fn bind_parsed<R: Resolver>(
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_domain(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+            Ok(BoundStatement {
+                plan,
+                params: Vec::new(),
+                deps,
+                subqueries: Vec::new(),
+                waits: false,
+                pl_calls: Vec::new(),
+            })
         }
         Parsed::AlterSequence(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_sequence(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+            Ok(BoundStatement {
+                plan,
+                params: Vec::new(),
+                deps,
+                subqueries: Vec::new(),
+                waits: false,
+                pl_calls: Vec::new(),
+            })
         }
         Parsed::Comment(c) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.comment(c)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+            Ok(BoundStatement {
+                plan,
+                params: Vec::new(),
+                deps,
+                subqueries: Vec::new(),
+                waits: false,
+                pl_calls: Vec::new(),
+            })
         }
         Parsed::AlterColumnOptions(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_column_options(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+            Ok(BoundStatement {
+                plan,
+                params: Vec::new(),
+                deps,
+                subqueries: Vec::new(),
+                waits: false,
+                pl_calls: Vec::new(),
+            })
         }
         Parsed::AlterConstraint(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_constraint(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+            Ok(BoundStatement {
+                plan,
+                params: Vec::new(),
+                deps,
+                subqueries: Vec::new(),
+                waits: false,
+                pl_calls: Vec::new(),
+            })
         }
         Parsed::SetSchema(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.set_schema(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+            Ok(BoundStatement {
+                plan,
+                params: Vec::new(),
+                deps,
+                subqueries: Vec::new(),
+                waits: false,
+                pl_calls: Vec::new(),
+            })
         }
         Parsed::AlterOptions(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_options(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+            Ok(BoundStatement {
+                plan,
+                params: Vec::new(),
+                deps,
+                subqueries: Vec::new(),
+                waits: false,
+                pl_calls: Vec::new(),
+            })
         }
         Parsed::SetConstraints { names, deferred } => {
             let oids = match names {
@@ -863,17 +915,32 @@ pub fn bind_parsed<R: Resolver>(
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.reindex(*kind, *concurrently, name.as_ref())?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries: Vec::new(), waits: false })
+            Ok(BoundStatement {
+                plan,
+                params: Vec::new(),
+                deps,
+                subqueries: Vec::new(),
+                waits: false,
+                pl_calls: Vec::new(),
+            })
         }
         // The session runs these itself (Conn::execute_parsed).
         Parsed::InSchema { .. } | Parsed::Tag(_) => {
             Err(SqlError::new(SqlState::INTERNAL_ERROR, "a part of CREATE SCHEMA bound alone"))
         }
+        Parsed::Do { .. } => Err(SqlError::new(SqlState::INTERNAL_ERROR, "DO is the session's to run")),
         Parsed::Refresh { name, concurrently, data } => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.refresh_matview(name, *concurrently, *data)?;
             let StatementState { deps, subqueries, .. } = b.statement;
-            Ok(BoundStatement { plan, params: Vec::new(), deps, subqueries, waits: false })
+            Ok(BoundStatement {
+                plan,
+                params: Vec::new(),
+                deps,
+                subqueries,
+                waits: false,
+                pl_calls: Vec::new(),
+            })
         }
         Parsed::Vacuum { tables, analyze, freeze } => {
             let mut rels = Vec::new();

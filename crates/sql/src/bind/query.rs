@@ -82,7 +82,11 @@ impl<R: Resolver> Binder<'_, R> {
             None => (None, base.derived()),
         };
         let locking = if lock { Some(self.locking(tail.locks, &scope)?) } else { None };
-        let (mut outputs, columns) = self.projection(&select.projection, &scope)?;
+        let once = from.is_none() && self.sublink_depth == 0 && !self.in_routine;
+        let outer_once = std::mem::replace(&mut self.query.once, once);
+        let projected = self.projection(&select.projection, &scope);
+        self.query.once = outer_once;
+        let (mut outputs, columns) = projected?;
         let mut srfs = self.query.srfs.take().unwrap_or_default();
         // Subqueries bound below have select lists of their own.
         let untyped = std::mem::take(&mut self.query.untyped);

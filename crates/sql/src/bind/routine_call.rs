@@ -25,6 +25,9 @@ use super::{not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::{CallResult, Expr, Func, RoutineCall, SubKind, SubLink};
 use crate::plan::{Column, From, Join, JoinKind, Select};
 
+/// The function a call means, with its parameters' values in order.
+type Chosen = (Arc<RelEntry>, Vec<Expr>);
+
 /// Where a parameter's value comes from in a call.
 enum Source {
     /// The call's positional argument i, or its named argument i.
@@ -152,7 +155,7 @@ impl<R: Resolver> Binder<'_, R> {
         candidates: &[Arc<RelEntry>],
         positional: Vec<Typed>,
         named: Vec<(String, Typed)>,
-    ) -> Result<Option<(Arc<RelEntry>, Vec<Expr>)>, SqlError> {
+    ) -> Result<Option<Chosen>, SqlError> {
         let mut fits: Vec<Candidate> = Vec::new();
         let mut signatures: Vec<Vec<SqlType>> = Vec::new();
         for entry in candidates {
@@ -237,6 +240,15 @@ impl<R: Resolver> Binder<'_, R> {
     /// expression: its body as a subplan run with them.
     fn routine_expr(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>) -> Result<Typed, SqlError> {
         let def = entry.routine.as_ref().expect("a routine row");
+        if def.language == "plpgsql" {
+            if def.returns_set {
+                return Err(not_supported(format!(
+                    "set-returning PL/pgSQL function {} in the select list (call it in FROM)",
+                    entry.name
+                )));
+            }
+            return self.pl_call(entry, args);
+        }
         let multi = def.output_columns().len() > 1;
         let result = match (def.returns_set, def.returns) {
             (true, _) => CallResult::Set,
@@ -272,6 +284,48 @@ impl<R: Resolver> Binder<'_, R> {
         let srfs = self.query.srfs.as_mut().expect("checked above");
         srfs.push(crate::plan::SrfCall { func, args, ty });
         Ok(Typed { e: Expr::SetFunc(srfs.len() - 1), ty: Some(ty) })
+    }
+
+    /// A call of a PL/pgSQL function (PL-CALLS): run before the statement,
+    /// so only where that is the same as running it where it stands — its
+    /// arguments the same for every row, and, for a VOLATILE function,
+    /// the select list of a top-level SELECT without FROM (evaluated once).
+    fn pl_call(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>) -> Result<Typed, SqlError> {
+        let def = entry.routine.as_ref().expect("a routine row");
+        let name = entry.name.clone();
+        let mut varies = false;
+        for a in &args {
+            a.visit(&self.stack, &mut |e| {
+                if matches!(
+                    e,
+                    Expr::Column(_)
+                        | Expr::Outer(_)
+                        | Expr::Agg(_)
+                        | Expr::GroupKey(_)
+                        | Expr::Window(_)
+                        | Expr::SetFunc(_)
+                        | Expr::SubLink(_)
+                ) {
+                    varies = true;
+                }
+            })?;
+        }
+        if varies || self.in_routine {
+            return Err(not_supported(format!(
+                "calling PL/pgSQL function {name} with arguments that differ from row to row (yet)"
+            )));
+        }
+        if def.volatility == Volatility::Volatile && !self.query.once {
+            return Err(not_supported(format!(
+                "calling VOLATILE PL/pgSQL function {name} in a query that reads rows (yet); \
+                 call it in a SELECT of its own"
+            )));
+        }
+        // A set is an array of its rows (records): FROM reads it.
+        let ty = if def.returns_set { SqlType::Array(Elem::Text) } else { def.returns };
+        let k = self.statement.pl_calls.len();
+        self.statement.pl_calls.push(crate::plan::PlCall { routine: entry, args });
+        Ok(Typed { e: Expr::Called(k), ty: Some(ty) })
     }
 
     /// The subplan that runs `entry`'s body for expressions: bound once per
@@ -327,6 +381,35 @@ impl<R: Resolver> Binder<'_, R> {
         let def = entry.routine.as_ref().expect("a routine row");
         let fname = entry.name.clone();
         let columns = Self::routine_columns(&fname, def);
+        if def.language == "plpgsql" {
+            // Its arguments are constants: one row, its value.
+            let saved = std::mem::replace(&mut self.query.once, self.sublink_depth == 0 && !self.in_routine);
+            let call = self.pl_call(Arc::clone(&entry), args);
+            self.query.once = saved;
+            let call = call?;
+            // Its rows: the set's records, or the one value as a record.
+            let rows = if def.returns_set {
+                call.e
+            } else if columns.len() > 1 {
+                Expr::Func(Func::ArrayCons, vec![call.e])
+            } else {
+                Expr::Func(Func::ArrayCons, vec![Expr::Func(Func::MakeRecord, vec![call.e])])
+            };
+            let alias_name = alias.map_or_else(|| fname.clone(), |a| super::ident(&a.name));
+            let mut cols: Vec<Col> = columns
+                .iter()
+                .enumerate()
+                .map(|(i, (n, ty))| Col { name: n.clone(), expr: Expr::Column(offset + i), ty: *ty })
+                .collect();
+            if cols.len() == 1 && def.output_columns().is_empty() {
+                cols[0].name = alias_name.clone();
+            }
+            let named =
+                rename(Named { alias: alias_name, columns: cols, table: None, nullable: false }, alias)?;
+            let from =
+                From::Function { func: crate::plan::Srf::Records, args: vec![rows], ordinality: false };
+            return Ok(Some(Item { visible: named.columns.clone(), named: vec![named], from }));
+        }
         if def.returns == SqlType::Record(Rec::Anonymous) && def.output_columns().is_empty() {
             return Err(SqlError::new(
                 SqlState::SYNTAX_ERROR,

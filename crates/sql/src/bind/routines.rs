@@ -54,8 +54,7 @@ impl<R: Resolver> Binder<'_, R> {
             (None, _) => return Err(invalid("no language specified")),
         };
         match language.as_str() {
-            "sql" => {}
-            "plpgsql" => return Err(not_supported("LANGUAGE plpgsql (yet)")),
+            "sql" | "plpgsql" => {}
             "internal" | "c" => return Err(not_supported(format!("LANGUAGE {language}"))),
             other => {
                 return Err(SqlError::new(
@@ -148,6 +147,36 @@ impl<R: Resolver> Binder<'_, R> {
             cost: 100.0,
             rows: if returns_set { 1000.0 } else { 0.0 },
         };
+        if def.language == "plpgsql" {
+            // check_function_bodies: PL/pgSQL's compiler checks the body
+            // (its SQL is checked as it first runs, as PostgreSQL's is).
+            let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
+            let mut names: Vec<String> = vec!["found".into()];
+            for (i, a) in inputs.iter().enumerate() {
+                if !a.name.is_empty() {
+                    names.push(a.name.clone());
+                }
+                names.push(format!("${}", i + 1));
+            }
+            names.extend(def.output_columns().into_iter().map(|(n, _)| n));
+            if def.returns == SqlType::Record(Rec::Anonymous) && def.output_columns().is_empty() {
+                return Err(not_supported("PL/pgSQL functions returning record (yet)"));
+            }
+            crate::plpgsql::parse(&def.body, self.stack.limit() / 1024)
+                .and_then(|b| {
+                    crate::plpgsql::check(
+                        &b,
+                        &names,
+                        def.returns == SqlType::Void && def.output_columns().is_empty(),
+                    )
+                })
+                .map_err(|e| crate::plpgsql::compile_context(e, &name, &def.body))?;
+            return Ok(Plan::Utility(Utility::CreateRoutine {
+                key,
+                def: Box::new(def),
+                replace: c.or_replace,
+            }));
+        }
         // check_function_bodies: the body must bind, and give the result;
         // it may call the function itself.
         let entry = snapscale_engine::catalog::RelEntry {

@@ -62,6 +62,8 @@ pub(super) struct StatementState {
     /// The user-defined functions called in expressions so far: each
     /// one's oid and the subquery that is its body (routine_call.rs).
     pub(super) routine_plans: Vec<(u32, usize)>,
+    /// The PL/pgSQL calls to run before the statement (PL-CALLS).
+    pub(super) pl_calls: Vec<crate::plan::PlCall>,
 }
 
 /// See the module documentation.
@@ -81,4 +83,7 @@ pub(super) struct QueryState {
     /// The outputs of the last select list bound that had no type of their
     /// own (quoted literals, NULL), by position.
     pub(super) untyped: Vec<usize>,
+    /// Binding the select list of a top-level SELECT without FROM, whose
+    /// expressions are evaluated once (PL-CALLS).
+    pub(super) once: bool,
 }

@@ -12,6 +12,33 @@ use super::{CatalogState, RowBuilder, POSTGRES_ROLE};
 
 /// pg_language's oid of `sql` (PostgreSQL's fixed one).
 const SQL_LANGUAGE: u32 = 14;
+/// pg_language's oid of `plpgsql` (the one PostgreSQL 15's initdb gives
+/// the extension).
+const PLPGSQL_LANGUAGE: u32 = 13563;
+
+/// pg_language: the languages functions are written in here.
+pub(super) fn languages() -> Vec<Vec<Value>> {
+    [
+        (12, "internal", false, false),
+        (13, "c", false, false),
+        (SQL_LANGUAGE, "sql", false, true),
+        (PLPGSQL_LANGUAGE, "plpgsql", true, true),
+    ]
+    .into_iter()
+    .map(|(oid, name, pl, trusted)| {
+        RowBuilder::new(super::defs::PG_LANGUAGE)
+            .set("oid", oid)
+            .set("lanname", name)
+            .set("lanowner", POSTGRES_ROLE)
+            .set("lanispl", pl)
+            .set("lanpltrusted", trusted)
+            .set("lanplcallfoid", 0u32)
+            .set("laninline", 0u32)
+            .set("lanvalidator", 0u32)
+            .build()
+    })
+    .collect()
+}
 
 pub(super) fn procs(state: &CatalogState) -> Vec<Vec<Value>> {
     state
@@ -40,7 +67,7 @@ pub(super) fn procs(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("proname", e.name.as_str())
                     .set("pronamespace", state.namespace_of(e))
                     .set("proowner", POSTGRES_ROLE)
-                    .set("prolang", SQL_LANGUAGE)
+                    .set("prolang", if r.language == "plpgsql" { PLPGSQL_LANGUAGE } else { SQL_LANGUAGE })
                     .set("procost", Value::Float(f64::from(r.cost)))
                     .set("prorows", Value::Float(f64::from(r.rows)))
                     .set("provariadic", variadic)

@@ -77,6 +77,8 @@ pub(crate) struct Executor<'x> {
     pub(crate) deferral: Option<ri::Deferral>,
     /// The checks put off, for the session to keep.
     pub(crate) put_off: Vec<ri::Pending>,
+    /// What the statement's PL/pgSQL calls returned (PL-CALLS).
+    pub(crate) called: Vec<Value>,
 }
 
 impl<'x> Executor<'x> {
@@ -102,6 +104,7 @@ impl<'x> Executor<'x> {
             ri: None,
             deferral: None,
             put_off: Vec::new(),
+            called: Vec::new(),
         }
     }
 
@@ -171,6 +174,8 @@ pub(crate) struct RunMode {
     pub in_block: bool,
     pub waits: bool,
     pub deferral: ri::Deferral,
+    /// What the statement's PL/pgSQL calls returned (PL-CALLS).
+    pub called: Vec<Value>,
 }
 
 pub(crate) async fn run(
@@ -200,7 +205,7 @@ async fn run_here(
     params: &[Value],
     mode: RunMode,
 ) -> Result<(Output, Vec<ri::Pending>), SqlError> {
-    let RunMode { in_block, waits, deferral } = mode;
+    let RunMode { in_block, waits, deferral, called } = mode;
     let mut exec = Executor {
         xact,
         limits,
@@ -214,6 +219,7 @@ async fn run_here(
         ri: None,
         deferral: Some(deferral),
         put_off: Vec::new(),
+        called,
     };
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
@@ -298,6 +304,21 @@ impl Executor<'_> {
     }
 }
 
+/// Evaluates `e`, which reads no relation and has no subquery, with
+/// `params` (PL/pgSQL's simple expressions: no statement machinery, no
+/// snapshot).
+pub(crate) fn evaluate_alone(
+    xact: &mut Xact,
+    limits: StatementLimits,
+    e: &crate::expr::Expr,
+    params: &[Value],
+    called: &[Value],
+) -> Result<Value, SqlError> {
+    let mut ex = Executor::new(xact, limits, params, false, false);
+    ex.called = called.to_vec();
+    e.eval(&ex.ctx(&[]))
+}
+
 impl Executor<'_> {
     /// The context to evaluate an expression over `row`: the statement's
     /// parameters, the transaction's timestamp, and a recursion root.
@@ -305,6 +326,7 @@ impl Executor<'_> {
         Ctx {
             row,
             params: self.params,
+            called: &self.called,
             now: self.xact.now(),
             stack: StackDepth::here(self.limits.max_stack_depth),
             db: Some(&self.xact.db),

@@ -423,6 +423,9 @@ pub enum Expr {
     Column(usize),
     /// A statement parameter ($1 is 0).
     Param(usize),
+    /// What the statement's k-th call of a PL/pgSQL function returned: run
+    /// before the statement, its arguments being constant (PL-CALLS).
+    Called(usize),
     /// A left-associative chain: the first operand, then each step applied
     /// to the running value.
     Chain(Box<Expr>, Vec<Step>),
@@ -575,6 +578,8 @@ impl Step {
 pub struct Ctx<'a> {
     pub row: &'a [Value],
     pub params: &'a [Value],
+    /// What the statement's PL/pgSQL calls returned ([`Expr::Called`]).
+    pub called: &'a [Value],
     /// The transaction's timestamp (now() is stable within a transaction).
     pub now: i64,
     /// Where this evaluation's recursion started (`max_stack_depth`).
@@ -607,6 +612,7 @@ impl<'a> Ctx<'a> {
         Ctx {
             row,
             params: &[],
+            called: &[],
             now: 0,
             stack: StackDepth::here(crate::stack::DEFAULT_MAX_STACK_DEPTH),
             db: None,
@@ -661,6 +667,9 @@ impl Expr {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Column(i) => Ok(cx.row[*i].clone()),
             Expr::Param(i) => Ok(cx.params[*i].clone()),
+            Expr::Called(k) => cx.called.get(*k).cloned().ok_or_else(|| {
+                SqlError::new(SqlState::INTERNAL_ERROR, "a PL/pgSQL call's result read before it ran")
+            }),
             Expr::Outer(i) => Ok(cx.outer[*i].clone()),
             // The planner rewrites both into columns of the Aggregate's rows.
             Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) | Expr::SetFunc(_) => {
@@ -683,6 +692,7 @@ impl Expr {
             Expr::Const(_)
             | Expr::Column(_)
             | Expr::Param(_)
+            | Expr::Called(_)
             | Expr::Outer(_)
             | Expr::Agg(_)
             | Expr::GroupKey(_)
@@ -709,7 +719,7 @@ impl Expr {
     pub fn is_row_free(&self) -> bool {
         match self {
             Expr::Column(_) | Expr::Agg(_) | Expr::GroupKey(_) | Expr::Window(_) | Expr::SetFunc(_) => false,
-            Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => true,
+            Expr::Const(_) | Expr::Param(_) | Expr::Called(_) | Expr::Outer(_) => true,
             Expr::SubLink(link) => {
                 link.args.iter().all(Expr::is_row_free)
                     && match &link.kind {

@@ -81,6 +81,7 @@ impl CheckDefs {
         let inner = Ctx {
             row,
             params: cx.params,
+            called: cx.called,
             now: cx.now,
             stack: cx.stack,
             db: cx.db,

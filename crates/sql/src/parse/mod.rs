@@ -30,6 +30,7 @@ pub(crate) mod column_refs;
 pub(crate) mod comment_syntax;
 mod conflict_syntax;
 mod create_as_syntax;
+mod do_syntax;
 pub(crate) mod domain_syntax;
 pub(crate) mod fk_action_syntax;
 pub(crate) mod identity_syntax;
@@ -104,6 +105,11 @@ pub enum Parsed {
     /// The command tag a CREATE SCHEMA with elements answers once they
     /// all ran.
     Tag(&'static str),
+    /// `DO [LANGUAGE name] code`: run by the session (plpgsql/).
+    Do {
+        language: String,
+        code: String,
+    },
     /// SET CONSTRAINTS {ALL | name, …} {DEFERRED | IMMEDIATE} (`names`
     /// `None`: ALL).
     SetConstraints {
@@ -296,6 +302,11 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         }
         if first == "refresh" {
             out.push(refresh(trimmed)?);
+            continue;
+        }
+        if first == "do" {
+            let (language, code) = do_syntax::read_do(trimmed)?;
+            out.push(Parsed::Do { language, code });
             continue;
         }
         if first == "set" {

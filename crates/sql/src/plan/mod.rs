@@ -43,6 +43,14 @@ pub struct Dep {
     pub nowait: bool,
 }
 
+/// A call of a PL/pgSQL function with arguments that are the same for
+/// every row, run before its statement (PL-CALLS).
+#[derive(Debug, Clone)]
+pub struct PlCall {
+    pub routine: Arc<snapscale_engine::catalog::RelEntry>,
+    pub args: Vec<Expr>,
+}
+
 /// The rows of one relation that pass a filter (how to find them is the
 /// planner's choice).
 #[derive(Debug)]

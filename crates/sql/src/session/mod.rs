@@ -557,6 +557,9 @@ impl<G: Gucs> Conn<G> {
                 self.refuse_lock_outside_block(parsed)?;
                 self.ensure_transaction()?;
                 self.queried = true;
+                if let Parsed::Do { language, code } = parsed {
+                    return self.run_do(language, code).await;
+                }
                 let planned = self.ready(p, parsed).await?;
                 if let Some(command) =
                     self.xact.db.in_recovery().then(|| planned.statement.writes()).flatten()
@@ -606,10 +609,20 @@ impl<G: Gucs> Conn<G> {
                     self.copy = Some(copy);
                     return Ok(Output::CopyIn { columns: columns.len(), binary });
                 }
+                let called = if planned.pl_calls.is_empty() {
+                    Vec::new()
+                } else {
+                    let mut spi = self.spi();
+                    let called = crate::plpgsql::call_all(&mut spi, &planned.pl_calls, params).await;
+                    let put_off = std::mem::take(&mut spi.put_off);
+                    self.pending.extend(put_off);
+                    called?
+                };
                 let mode = crate::exec::RunMode {
                     in_block: self.block == Block::Open,
                     waits: planned.waits,
                     deferral: self.deferral.clone(),
+                    called,
                 };
                 let (out, put_off) = crate::exec::run(
                     &mut self.xact,
@@ -625,6 +638,53 @@ impl<G: Gucs> Conn<G> {
                 Ok(out)
             }
         }
+    }
+
+    /// What PL/pgSQL runs its statements with: this session's transaction
+    /// and settings.
+    fn spi(&mut self) -> crate::plpgsql::spi::Spi<'_> {
+        crate::plpgsql::spi::Spi {
+            xact: &mut self.xact,
+            limits: self.limits,
+            planner: self.gucs.planner(),
+            in_block: self.block == Block::Open,
+            deferral: self.deferral.clone(),
+            put_off: Vec::new(),
+            depth: 0,
+            stack: crate::stack::mark(),
+        }
+    }
+
+    /// DO: the code block run as a PL/pgSQL function of no arguments
+    /// returning void, in the session's transaction.
+    async fn run_do(&mut self, language: &str, code: &str) -> Result<Output, SqlError> {
+        match language {
+            "plpgsql" => {}
+            "sql" | "internal" | "c" => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("language \"{language}\" does not support inline code execution"),
+                ))
+            }
+            other => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("language \"{other}\" does not exist"),
+                ))
+            }
+        }
+        let name = "inline_code_block";
+        let block = crate::plpgsql::parse(code, self.limits.max_stack_depth / 1024)
+            .and_then(|b| crate::plpgsql::check(&b, &["found".into()], true).map(|_| b))
+            .map_err(|e| crate::plpgsql::compile_context(e, name, code))?;
+        let mut spi = self.spi();
+        let ran = crate::plpgsql::Interp::new(&mut spi, name.into(), snapscale_values::SqlType::Void)
+            .run(&block)
+            .await;
+        let put_off = std::mem::take(&mut spi.put_off);
+        self.pending.extend(put_off);
+        ran?;
+        Ok(Output::Command("DO".into()))
     }
 
     // ------------------------------------------------------ transactions

@@ -65,6 +65,8 @@ pub(crate) struct Planned {
     pub(crate) deps: Vec<Dep>,
     /// Its expressions may wait for a lock (EVAL-REPLAY).
     pub(crate) waits: bool,
+    /// Its PL/pgSQL calls, run before it (PL-CALLS).
+    pub(crate) pl_calls: Vec<crate::plan::PlCall>,
 }
 
 impl Prepared {
@@ -207,6 +209,18 @@ impl<G: Gucs> Conn<G> {
         if self.block == Block::Failed {
             return Err(aborted_block());
         }
+        // DO runs its code when executed (Conn::run_do): nothing to plan.
+        if matches!(parsed, Parsed::Do { .. }) {
+            return Ok(Arc::new(Prepared {
+                columns: None,
+                params: Vec::new(),
+                kind: Kind::Plan(parsed),
+                declared: Vec::new(),
+                planned: Mutex::new(None),
+                text: None,
+                fixed_result: true,
+            }));
+        }
         // Binding reads the catalog, which needs a transaction; on error
         // the caller fails it (`Conn::fail`).
         self.ensure_transaction()?;
@@ -225,11 +239,11 @@ impl<G: Gucs> Conn<G> {
     /// Binds and plans.
     fn plan(&mut self, parsed: &Parsed, declared: &[Option<SqlType>]) -> Result<Planned, SqlError> {
         let depth = self.gucs.max_stack_depth();
-        let BoundStatement { plan, params, deps, subqueries, waits } =
+        let BoundStatement { plan, params, deps, subqueries, waits, pl_calls } =
             bind_parsed(&mut self.xact, parsed, declared, depth)?;
         let (statement, subplans) =
             planner::plan(plan, subqueries, StackDepth::here(depth), self.gucs.planner())?;
-        Ok(Planned { statement, subplans, params, deps, waits })
+        Ok(Planned { statement, subplans, params, deps, waits, pl_calls })
     }
 
     /// PLAN-FRESH: locks the plan's relations, then accepts invalidations,

@@ -1,0 +1,171 @@
+//! A PL/pgSQL body as the parser leaves it. The SQL inside it (each
+//! expression, each query) stays text ([`Sql`]), parsed and bound when it
+//! first runs, with the variables it names read as parameters.
+
+/// SQL text from the body, with the line it starts on (for CONTEXT).
+#[derive(Clone, Debug)]
+pub(crate) struct Sql {
+    pub text: String,
+    pub line: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct Block {
+    pub label: Option<String>,
+    pub decls: Vec<Decl>,
+    pub body: Vec<Stmt>,
+    /// EXCEPTION WHEN …: the block runs in a subtransaction when it has
+    /// any.
+    pub handlers: Vec<Handler>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Decl {
+    pub name: String,
+    /// The type as written (`integer`, `t.c%TYPE`, `record`, `t%ROWTYPE`).
+    pub ty: String,
+    pub constant: bool,
+    pub not_null: bool,
+    pub default: Option<Sql>,
+    pub line: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct Handler {
+    /// Condition names (lower-cased), `sqlstate:XXXXX`, or `others`.
+    pub conditions: Vec<String>,
+    pub body: Vec<Stmt>,
+}
+
+/// INTO [STRICT] targets.
+#[derive(Clone, Debug)]
+pub(crate) struct IntoTargets {
+    pub strict: bool,
+    pub targets: Vec<String>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Stmt {
+    /// `target := expr` (target `v`, `r.f`).
+    Assign {
+        target: String,
+        expr: Sql,
+        line: usize,
+    },
+    If {
+        branches: Vec<(Sql, Vec<Stmt>)>,
+        otherwise: Option<Vec<Stmt>>,
+        line: usize,
+    },
+    /// CASE [subject] WHEN … THEN …: each WHEN's list of expressions.
+    Case {
+        subject: Option<Sql>,
+        whens: Vec<(Sql, Vec<Stmt>)>,
+        otherwise: Option<Vec<Stmt>>,
+        line: usize,
+    },
+    Loop {
+        label: Option<String>,
+        body: Vec<Stmt>,
+    },
+    While {
+        label: Option<String>,
+        cond: Sql,
+        body: Vec<Stmt>,
+        line: usize,
+    },
+    ForRange {
+        label: Option<String>,
+        var: String,
+        reverse: bool,
+        from: Sql,
+        to: Sql,
+        by: Option<Sql>,
+        body: Vec<Stmt>,
+        line: usize,
+    },
+    /// FOR targets IN query LOOP, or IN EXECUTE expr [USING …].
+    ForQuery {
+        label: Option<String>,
+        targets: Vec<String>,
+        query: Source,
+        body: Vec<Stmt>,
+        line: usize,
+    },
+    ForEach {
+        label: Option<String>,
+        var: String,
+        array: Sql,
+        body: Vec<Stmt>,
+        line: usize,
+    },
+    /// EXIT (`next`: false) or CONTINUE (true).
+    Exit {
+        next: bool,
+        label: Option<String>,
+        when: Option<Sql>,
+        line: usize,
+    },
+    Return {
+        expr: Option<Sql>,
+        line: usize,
+    },
+    ReturnNext {
+        expr: Option<Sql>,
+        line: usize,
+    },
+    ReturnQuery {
+        query: Source,
+        line: usize,
+    },
+    Raise(Box<Raise>),
+    Assert {
+        cond: Sql,
+        message: Option<Sql>,
+        line: usize,
+    },
+    Perform {
+        query: Sql,
+        line: usize,
+    },
+    /// A SQL statement, with INTO targets if it had them.
+    Sql {
+        sql: Sql,
+        into: Option<IntoTargets>,
+        line: usize,
+    },
+    Execute {
+        query: Sql,
+        into: Option<IntoTargets>,
+        using: Vec<Sql>,
+        line: usize,
+    },
+    GetDiagnostics {
+        items: Vec<(String, String)>,
+        stacked: bool,
+        line: usize,
+    },
+    Null,
+    Block(Block),
+}
+
+/// A query of FOR or RETURN QUERY: static SQL, or EXECUTE's string.
+#[derive(Debug)]
+pub(crate) enum Source {
+    Static(Sql),
+    Dynamic { query: Sql, using: Vec<Sql> },
+}
+
+#[derive(Debug)]
+pub(crate) struct Raise {
+    /// DEBUG, LOG, INFO, NOTICE, WARNING or EXCEPTION.
+    pub level: String,
+    /// The format string (`%` placeholders) and its arguments.
+    pub message: Option<String>,
+    pub args: Vec<Sql>,
+    /// A condition name or `sqlstate:XXXXX` given instead of a message.
+    pub condition: Option<String>,
+    /// USING option = expr.
+    pub options: Vec<(String, Sql)>,
+    pub line: usize,
+}

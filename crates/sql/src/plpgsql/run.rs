@@ -1,0 +1,1516 @@
+//! The PL/pgSQL interpreter: a block's variables, its statements run in
+//! order over the session's transaction (through [`Spi`]), and its
+//! exception handlers, each block with handlers a subtransaction
+//! (PL-SUBXACT in the crate's README).
+//!
+//! The SQL of each statement is prepared once per interpreter (per call):
+//! parsed, its variable references replaced by parameters `$k` (a name
+//! that is both a column and a variable reads the variable), bound and
+//! planned for the variables' types, and planned again only if those types
+//! change or a relation it uses does.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::ops::ControlFlow;
+use std::pin::Pin;
+
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{Rec, SqlError, SqlType, Value};
+use sqlparser::ast;
+
+use super::ast::*;
+use super::spi::{Planned, Spi};
+use crate::output::Output;
+use crate::parse::Parsed;
+
+type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, SqlError>> + Send + 'a>>;
+
+/// A variable: a scalar, or a record (`record`, `%ROWTYPE`, a FOR loop's
+/// row) whose fields are known once it is assigned.
+struct Var {
+    name: String,
+    ty: SqlType,
+    value: Value,
+    constant: bool,
+    not_null: bool,
+    record: Option<Record>,
+    is_record: bool,
+}
+
+#[derive(Clone)]
+struct Record {
+    fields: Vec<(String, SqlType)>,
+    values: Vec<Value>,
+}
+
+/// The names a block declared, innermost last.
+struct Frame {
+    label: Option<String>,
+    names: Vec<(String, usize)>,
+}
+
+/// Where a statement's parameter `$k` takes its value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Src {
+    Var(usize),
+    Field(usize, usize),
+}
+
+/// A statement's SQL as prepared for the variables.
+struct Compiled {
+    parsed: Parsed,
+    sources: Vec<Src>,
+    declared: Vec<Option<SqlType>>,
+    planned: Option<Planned>,
+}
+
+/// How a statement ended.
+enum Flow {
+    Next,
+    Exit(Option<String>),
+    Continue(Option<String>),
+    Return,
+}
+
+/// One run of a PL/pgSQL body.
+pub(crate) struct Interp<'s, 'c> {
+    spi: &'s mut Spi<'c>,
+    /// The name CONTEXT lines give the code (`inline_code_block`,
+    /// `f(integer)`).
+    name: String,
+    vars: Vec<Var>,
+    frames: Vec<Frame>,
+    cache: HashMap<usize, Box<Compiled>>,
+    found: bool,
+    row_count: i64,
+    /// The function's result type (`void` for a DO block).
+    returns: SqlType,
+    /// What RETURN gave.
+    result: Value,
+    /// RETURN ran.
+    returned: bool,
+    /// A set-returning function: the rows RETURN NEXT and RETURN QUERY
+    /// gave, each a record.
+    set: Option<Vec<Value>>,
+    /// The output parameters' variables (OUT, INOUT, TABLE columns).
+    outs: Vec<usize>,
+    /// The error a handler is handling (SQLSTATE, SQLERRM, GET STACKED
+    /// DIAGNOSTICS).
+    handling: Vec<SqlError>,
+}
+
+fn syntax(message: impl Into<String>) -> SqlError {
+    SqlError::new(SqlState::SYNTAX_ERROR, message)
+}
+
+impl<'s, 'c> Interp<'s, 'c> {
+    pub(crate) fn new(spi: &'s mut Spi<'c>, name: String, returns: SqlType) -> Self {
+        Interp {
+            spi,
+            name,
+            vars: Vec::new(),
+            frames: Vec::new(),
+            cache: HashMap::new(),
+            found: false,
+            row_count: 0,
+            returns,
+            result: Value::Null,
+            returned: false,
+            set: None,
+            outs: Vec::new(),
+            handling: Vec::new(),
+        }
+    }
+
+    /// Declares the function's parameters: read by name and as `$n`.
+    pub(crate) fn parameters(&mut self, params: Vec<(String, SqlType, Value)>) {
+        let mut names = Vec::new();
+        for (i, (name, ty, value)) in params.into_iter().enumerate() {
+            let k = self.vars.len();
+            self.vars.push(Var {
+                name: name.clone(),
+                ty,
+                value,
+                constant: false,
+                not_null: false,
+                record: None,
+                is_record: false,
+            });
+            if !name.is_empty() {
+                names.push((name, k));
+            }
+            names.push((format!("${}", i + 1), k));
+        }
+        self.frames.push(Frame { label: Some(self.name.split('(').next().unwrap_or("").to_owned()), names });
+    }
+
+    /// Declares the output parameters (those not also inputs start NULL),
+    /// and whether the function returns a set.
+    pub(crate) fn outputs(&mut self, outs: Vec<(String, SqlType)>, set: bool) {
+        self.set = set.then(Vec::new);
+        let frame = self.frames.last_mut().map(|f| f.names.clone()).unwrap_or_default();
+        let mut names = Vec::new();
+        for (name, ty) in outs {
+            let k = match frame.iter().find(|(n, _)| *n == name && !name.is_empty()) {
+                Some(&(_, k)) => k,
+                None => {
+                    let k = self.vars.len();
+                    self.vars.push(Var {
+                        name: name.clone(),
+                        ty,
+                        value: Value::Null,
+                        constant: false,
+                        not_null: false,
+                        record: None,
+                        is_record: false,
+                    });
+                    if !name.is_empty() {
+                        names.push((name, k));
+                    }
+                    k
+                }
+            };
+            self.outs.push(k);
+        }
+        if let Some(f) = self.frames.last_mut() {
+            f.names.extend(names);
+        }
+    }
+
+    /// The output parameters' values: one, or a record of several.
+    fn out_value(&self) -> Value {
+        match self.outs.as_slice() {
+            [one] => self.vars[*one].value.clone(),
+            many => {
+                Value::Record(many.iter().map(|&k| self.vars[k].value.clone()).collect::<Vec<_>>().into())
+            }
+        }
+    }
+
+    /// A row of a set: a record of the output columns.
+    fn as_row(&self, v: Value) -> Value {
+        match v {
+            Value::Record(_) if self.outs.len() != 1 => v,
+            other => Value::Record(vec![other].into()),
+        }
+    }
+
+    /// Runs the body; the value RETURN gave.
+    pub(crate) async fn run(mut self, body: &Block) -> Result<Value, SqlError> {
+        // FOUND is a variable of the outermost block.
+        let k = self.vars.len();
+        self.vars.push(Var {
+            name: "found".into(),
+            ty: SqlType::Bool,
+            value: Value::Bool(false),
+            constant: false,
+            not_null: false,
+            record: None,
+            is_record: false,
+        });
+        self.frames.push(Frame { label: None, names: vec![("found".into(), k)] });
+        match self.block(body).await? {
+            Flow::Next | Flow::Return => {}
+            Flow::Exit(_) | Flow::Continue(_) => {
+                return Err(syntax("CONTINUE cannot be used outside a loop"));
+            }
+        }
+        if let Some(rows) = self.set.take() {
+            return Ok(Value::array(rows));
+        }
+        if !self.outs.is_empty() {
+            return Ok(self.out_value());
+        }
+        if !self.returned && self.returns != SqlType::Void {
+            let e = SqlError::new(
+                SqlState::FUNCTION_EXECUTED_NO_RETURN_STATEMENT,
+                "control reached end of function without RETURN",
+            );
+            return Err(SqlError { context: Some(format!("PL/pgSQL function {}", self.name)), ..e });
+        }
+        Ok(self.result)
+    }
+
+    /// A CONTEXT line for an error in the statement at `line`, of `kind`.
+    fn context(&self, line: usize, kind: &str) -> String {
+        format!("PL/pgSQL function {} line {line} at {kind}", self.name)
+    }
+
+    fn in_context(&self, e: SqlError, line: usize, kind: &str) -> SqlError {
+        let here = self.context(line, kind);
+        let context = match e.context {
+            Some(c) => format!("{c}\n{here}"),
+            None => here,
+        };
+        SqlError { context: Some(context), position: None, ..e }
+    }
+
+    fn block<'a>(&'a mut self, b: &'a Block) -> Fut<'a, Flow> {
+        Box::pin(async move {
+            let mark = self.vars.len();
+            self.frames.push(Frame { label: b.label.clone(), names: Vec::new() });
+            let flow = self.block_inner(b).await;
+            self.frames.pop();
+            self.vars.truncate(mark);
+            flow
+        })
+    }
+
+    async fn block_inner(&mut self, b: &Block) -> Result<Flow, SqlError> {
+        for d in &b.decls {
+            self.declare(d).await.map_err(|e| self.in_context(e, d.line, "statement block"))?;
+        }
+        if b.handlers.is_empty() {
+            return self.stmts(&b.body).await.map(|f| self.label_exit(f, &b.label));
+        }
+        // PL-SUBXACT: the block's work is a subtransaction, undone when
+        // a handler catches its error.
+        self.spi.xact.savepoint()?;
+        let mark = self.vars.len();
+        match self.stmts(&b.body).await {
+            Ok(flow) => {
+                self.spi.xact.release()?;
+                Ok(self.label_exit(flow, &b.label))
+            }
+            Err(e) => {
+                self.spi.xact.rollback_level()?;
+                // Variables of blocks nested in it are gone (they were
+                // truncated as those blocks ended); its own keep their
+                // values, as PostgreSQL's do.
+                self.vars.truncate(mark);
+                let Some(h) = b.handlers.iter().find(|h| catches(h, &e)) else { return Err(e) };
+                // SQLSTATE and SQLERRM are variables of the handler.
+                let k = self.vars.len();
+                for (name, value) in [("sqlstate", e.code.code().to_owned()), ("sqlerrm", e.message.clone())]
+                {
+                    self.vars.push(Var {
+                        name: name.into(),
+                        ty: SqlType::Text,
+                        value: Value::Text(value),
+                        constant: false,
+                        not_null: false,
+                        record: None,
+                        is_record: false,
+                    });
+                }
+                self.frames.push(Frame {
+                    label: None,
+                    names: vec![("sqlstate".into(), k), ("sqlerrm".into(), k + 1)],
+                });
+                self.handling.push(e);
+                let flow = self.stmts(&h.body).await;
+                self.handling.pop();
+                self.frames.pop();
+                self.vars.truncate(k);
+                flow.map(|f| self.label_exit(f, &b.label))
+            }
+        }
+    }
+
+    /// EXIT label leaving the block it names ends there.
+    fn label_exit(&self, flow: Flow, label: &Option<String>) -> Flow {
+        match flow {
+            Flow::Exit(Some(l)) if label.as_ref() == Some(&l) => Flow::Next,
+            other => other,
+        }
+    }
+
+    async fn declare(&mut self, d: &Decl) -> Result<(), SqlError> {
+        let ty_text = d.ty.trim().to_lowercase();
+        let (ty, record) = if ty_text == "record" {
+            (SqlType::Record(Rec::Anonymous), None)
+        } else if let Some(table) = ty_text.strip_suffix("%rowtype") {
+            let columns = self.columns_of(&format!("SELECT * FROM {} LIMIT 0", table.trim())).await?;
+            let values = vec![Value::Null; columns.len()];
+            (SqlType::Record(Rec::Anonymous), Some(Record { fields: columns, values }))
+        } else if let Some(of) = ty_text.strip_suffix("%type") {
+            let of = of.trim();
+            match self.lookup(of) {
+                Some(k) => (self.vars[k].ty, None),
+                None => {
+                    let (table, column) = of
+                        .rsplit_once('.')
+                        .ok_or_else(|| syntax(format!("invalid type name \"{}\"", d.ty)))?;
+                    let cols = self.columns_of(&format!("SELECT {column} FROM {table} LIMIT 0")).await?;
+                    (cols[0].1, None)
+                }
+            }
+        } else {
+            let cols = self.columns_of(&format!("SELECT NULL::{}", d.ty)).await?;
+            (cols[0].1, None)
+        };
+        let is_record = matches!(ty, SqlType::Record(_));
+        let k = self.vars.len();
+        self.vars.push(Var {
+            name: d.name.clone(),
+            ty,
+            value: Value::Null,
+            constant: false,
+            not_null: d.not_null,
+            record,
+            is_record,
+        });
+        if let Some(default) = &d.default {
+            let (v, from) = self.value(default).await?;
+            self.store(k, v, from)?;
+        } else if d.not_null {
+            return Err(SqlError::new(
+                SqlState::NULL_VALUE_NOT_ALLOWED,
+                format!("variable \"{}\" must have a default value, since it's declared NOT NULL", d.name),
+            ));
+        }
+        self.vars[k].constant = d.constant;
+        self.frames.last_mut().expect("a block's frame").names.push((d.name.clone(), k));
+        Ok(())
+    }
+
+    /// The columns a query gives (a declaration's type).
+    async fn columns_of(&mut self, sql: &str) -> Result<Vec<(String, SqlType)>, SqlError> {
+        let mut parsed = crate::parse::parse(sql, self.spi.limits.max_stack_depth)?;
+        let parsed = parsed.pop().ok_or_else(|| syntax("an empty type"))?;
+        let planned = self.spi.plan(&parsed, &[])?;
+        Ok(planned.columns().map(|c| c.iter().map(|c| (c.name.clone(), c.ty)).collect()).unwrap_or_default())
+    }
+
+    /// The variable a name finds: `v`, `label.v`.
+    fn lookup(&self, name: &str) -> Option<usize> {
+        if let Some((label, var)) = name.split_once('.') {
+            return self
+                .frames
+                .iter()
+                .rev()
+                .filter(|f| f.label.as_deref() == Some(label))
+                .find_map(|f| f.names.iter().rev().find(|(n, _)| n == var).map(|(_, k)| *k));
+        }
+        self.frames.iter().rev().find_map(|f| f.names.iter().rev().find(|(n, _)| n == name).map(|(_, k)| *k))
+    }
+
+    fn stmts<'a>(&'a mut self, list: &'a [Stmt]) -> Fut<'a, Flow> {
+        Box::pin(async move {
+            for s in list {
+                match self.stmt(s).await? {
+                    Flow::Next => {}
+                    other => return Ok(other),
+                }
+            }
+            Ok(Flow::Next)
+        })
+    }
+
+    async fn stmt(&mut self, s: &Stmt) -> Result<Flow, SqlError> {
+        self.spi.xact.check_cancel()?;
+        match s {
+            Stmt::Null => Ok(Flow::Next),
+            Stmt::Block(b) => self.block(b).await,
+            Stmt::Assign { target, expr, line } => {
+                let r = self.assign(target, expr).await;
+                r.map(|_| Flow::Next).map_err(|e| self.in_context(e, *line, "assignment"))
+            }
+            Stmt::If { branches, otherwise, line } => {
+                for (cond, body) in branches {
+                    let holds = self.truth(cond).await.map_err(|e| self.in_context(e, *line, "IF"))?;
+                    if holds {
+                        return self.stmts(body).await;
+                    }
+                }
+                match otherwise {
+                    Some(body) => self.stmts(body).await,
+                    None => Ok(Flow::Next),
+                }
+            }
+            Stmt::Case { subject, whens, otherwise, line } => {
+                let subject = match subject {
+                    Some(s) => Some(self.value(s).await.map_err(|e| self.in_context(e, *line, "CASE"))?),
+                    None => None,
+                };
+                for (cond, body) in whens {
+                    let holds = match &subject {
+                        None => self.truth(cond).await,
+                        Some((v, _)) => self.matches_any(v, cond).await,
+                    }
+                    .map_err(|e| self.in_context(e, *line, "CASE"))?;
+                    if holds {
+                        return self.stmts(body).await;
+                    }
+                }
+                match otherwise {
+                    Some(body) => self.stmts(body).await,
+                    None => Err(self.in_context(
+                        SqlError::new(SqlState::CASE_NOT_FOUND, "case not found")
+                            .with_hint("CASE statement is missing ELSE part."),
+                        *line,
+                        "CASE",
+                    )),
+                }
+            }
+            Stmt::Loop { label, body, .. } => loop {
+                self.spi.xact.check_cancel()?;
+                match self.loop_turn(label, body).await? {
+                    Some(flow) => return Ok(flow),
+                    None => continue,
+                }
+            },
+            Stmt::While { label, cond, body, line } => loop {
+                self.spi.xact.check_cancel()?;
+                if !self.truth(cond).await.map_err(|e| self.in_context(e, *line, "WHILE"))? {
+                    return Ok(Flow::Next);
+                }
+                if let Some(flow) = self.loop_turn(label, body).await? {
+                    return Ok(flow);
+                }
+            },
+            Stmt::ForRange { label, var, reverse, from, to, by, body, line } => {
+                self.for_range(label, var, *reverse, from, to, by.as_ref(), body).await.map_err(|e| {
+                    if e.context.is_some() {
+                        e
+                    } else {
+                        self.in_context(e, *line, "FOR with integer loop variable")
+                    }
+                })
+            }
+            Stmt::ForQuery { label, targets, query, body, line } => {
+                let rows = self
+                    .query_rows(query)
+                    .await
+                    .map_err(|e| self.in_context(e, *line, "FOR over SELECT rows"))?;
+                self.for_rows(label, targets, rows, body).await
+            }
+            Stmt::ForEach { label, var, array, body, line } => {
+                let (v, _) =
+                    self.value(array).await.map_err(|e| self.in_context(e, *line, "FOREACH over array"))?;
+                let items = match v {
+                    Value::Null => {
+                        return Err(self.in_context(
+                            SqlError::new(
+                                SqlState::NULL_VALUE_NOT_ALLOWED,
+                                "FOREACH expression must not be null",
+                            ),
+                            *line,
+                            "FOREACH over array",
+                        ))
+                    }
+                    Value::Array(a) => a.to_vec(),
+                    _ => {
+                        return Err(self.in_context(
+                            SqlError::new(
+                                SqlState::DATATYPE_MISMATCH,
+                                "FOREACH expression must yield an array, not type",
+                            ),
+                            *line,
+                            "FOREACH over array",
+                        ))
+                    }
+                };
+                let k = self.lookup(var).ok_or_else(|| not_variable(var))?;
+                let ty = self.vars[k].ty;
+                for item in items {
+                    self.spi.xact.check_cancel()?;
+                    let item = crate::expr::cast(item, ty, false, self.spi.xact.session_style())?;
+                    self.vars[k].value = item;
+                    if let Some(flow) = self.loop_turn(label, body).await? {
+                        return Ok(flow);
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Stmt::Exit { next, label, when, line } => {
+                if let Some(cond) = when {
+                    let kind = if *next { "CONTINUE" } else { "EXIT" };
+                    if !self.truth(cond).await.map_err(|e| self.in_context(e, *line, kind))? {
+                        return Ok(Flow::Next);
+                    }
+                }
+                Ok(if *next { Flow::Continue(label.clone()) } else { Flow::Exit(label.clone()) })
+            }
+            Stmt::Return { expr, line } => {
+                if let Some(e) = expr {
+                    if self.returns == SqlType::Void {
+                        return Err(SqlError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            "RETURN cannot have a parameter in function returning void",
+                        ));
+                    }
+                    let (v, from) = self.value(e).await.map_err(|e| self.in_context(e, *line, "RETURN"))?;
+                    self.result = self
+                        .convert(v, from, self.returns)
+                        .map_err(|e| self.in_context(e, *line, "RETURN"))?;
+                }
+                self.returned = true;
+                Ok(Flow::Return)
+            }
+            Stmt::ReturnNext { expr, line } => {
+                if self.set.is_none() {
+                    return Err(self.in_context(
+                        SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            "cannot use RETURN NEXT in a non-SETOF function",
+                        ),
+                        *line,
+                        "RETURN NEXT",
+                    ));
+                }
+                let row = match expr {
+                    Some(e) => {
+                        let (v, from) =
+                            self.value(e).await.map_err(|e| self.in_context(e, *line, "RETURN NEXT"))?;
+                        let v = if self.outs.len() == 1 || self.outs.is_empty() {
+                            let ty = self.outs.first().map_or(self.returns, |&k| self.vars[k].ty);
+                            self.convert(v, from, ty).map_err(|e| self.in_context(e, *line, "RETURN NEXT"))?
+                        } else {
+                            v
+                        };
+                        self.as_row(v)
+                    }
+                    None => self.as_row(self.out_value()),
+                };
+                self.set.as_mut().expect("checked").push(row);
+                Ok(Flow::Next)
+            }
+            Stmt::ReturnQuery { query, line } => {
+                if self.set.is_none() {
+                    return Err(self.in_context(
+                        SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            "cannot use RETURN QUERY in a non-SETOF function",
+                        ),
+                        *line,
+                        "RETURN QUERY",
+                    ));
+                }
+                let (columns, rows) =
+                    self.query_rows(query).await.map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?;
+                let wanted: Vec<SqlType> = if self.outs.is_empty() {
+                    vec![self.returns]
+                } else {
+                    self.outs.iter().map(|&k| self.vars[k].ty).collect()
+                };
+                if columns.len() != wanted.len() {
+                    return Err(self.in_context(
+                        SqlError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            "structure of query does not match function result type",
+                        )
+                        .with_detail(format!(
+                            "Number of returned columns ({}) does not match expected column count ({}).",
+                            columns.len(),
+                            wanted.len()
+                        )),
+                        *line,
+                        "RETURN QUERY",
+                    ));
+                }
+                let n = rows.len();
+                for row in rows {
+                    let mut fields = Vec::with_capacity(row.len());
+                    for ((v, (_, from)), to) in row.into_iter().zip(&columns).zip(&wanted) {
+                        fields.push(
+                            self.convert(v, *from, *to)
+                                .map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?,
+                        );
+                    }
+                    self.set.as_mut().expect("checked").push(Value::Record(fields.into()));
+                }
+                self.set_found(n > 0, n);
+                Ok(Flow::Next)
+            }
+            Stmt::Raise(r) => self.raise(r).await.map(|_| Flow::Next),
+            Stmt::Assert { cond, message, line } => {
+                if self.truth_or_null(cond).await.map_err(|e| self.in_context(e, *line, "ASSERT"))?
+                    == Some(true)
+                {
+                    return Ok(Flow::Next);
+                }
+                let text = match message {
+                    Some(m) => {
+                        let (v, _) = self.value(m).await.map_err(|e| self.in_context(e, *line, "ASSERT"))?;
+                        v.to_text_in(self.spi.xact.session_style())
+                            .unwrap_or_else(|| "assertion failed".into())
+                    }
+                    None => "assertion failed".into(),
+                };
+                Err(self.in_context(SqlError::new(SqlState::ASSERT_FAILURE, text), *line, "ASSERT"))
+            }
+            Stmt::Perform { query, line } => {
+                let out = self
+                    .execute_keyed(key_of(query, 0), query, |text| format!("SELECT {text}"))
+                    .await
+                    .map_err(|e| self.in_context(e, *line, "PERFORM"))?;
+                let n = rows_of(&out).len();
+                self.set_found(n > 0, n);
+                Ok(Flow::Next)
+            }
+            Stmt::Sql { sql, into, line } => {
+                self.sql(sql, into.as_ref()).await.map_err(|e| self.in_context(e, *line, "SQL statement"))?;
+                Ok(Flow::Next)
+            }
+            Stmt::Execute { query, into, using, line } => {
+                self.dynamic(query, into.as_ref(), using)
+                    .await
+                    .map_err(|e| self.in_context(e, *line, "EXECUTE"))?;
+                Ok(Flow::Next)
+            }
+            Stmt::GetDiagnostics { items, stacked, line } => {
+                for (target, item) in items {
+                    let value = if *stacked {
+                        let Some(e) = self.handling.last() else {
+                            return Err(self.in_context(
+                                SqlError::new(
+                                    SqlState::STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER,
+                                    "GET STACKED DIAGNOSTICS cannot be used outside an exception handler",
+                                ),
+                                *line,
+                                "GET STACKED DIAGNOSTICS",
+                            ));
+                        };
+                        match item.as_str() {
+                            "returned_sqlstate" => Value::Text(e.code.code().into()),
+                            "message_text" => Value::Text(e.message.clone()),
+                            "pg_exception_detail" => Value::Text(e.detail.clone().unwrap_or_default()),
+                            "pg_exception_hint" => Value::Text(e.hint.clone().unwrap_or_default()),
+                            "pg_exception_context" => Value::Text(e.context.clone().unwrap_or_default()),
+                            "column_name" => Value::Text(
+                                e.object.as_ref().and_then(|o| o.column.clone()).unwrap_or_default(),
+                            ),
+                            "constraint_name" => Value::Text(
+                                e.object.as_ref().and_then(|o| o.constraint.clone()).unwrap_or_default(),
+                            ),
+                            "table_name" => Value::Text(
+                                e.object.as_ref().and_then(|o| o.table.clone()).unwrap_or_default(),
+                            ),
+                            "schema_name" => Value::Text(
+                                e.object.as_ref().and_then(|o| o.schema.clone()).unwrap_or_default(),
+                            ),
+                            "pg_datatype_name" => Value::Text(
+                                e.object.as_ref().and_then(|o| o.datatype.clone()).unwrap_or_default(),
+                            ),
+                            other => {
+                                return Err(syntax(format!(
+                                    "unrecognized GET STACKED DIAGNOSTICS item \"{other}\""
+                                )))
+                            }
+                        }
+                    } else {
+                        match item.as_str() {
+                            "row_count" => Value::Int(self.row_count),
+                            "pg_context" => Value::Text(self.context(*line, "GET DIAGNOSTICS")),
+                            other => {
+                                return Err(syntax(format!("unrecognized GET DIAGNOSTICS item \"{other}\"")))
+                            }
+                        }
+                    };
+                    let k = self.lookup(target).ok_or_else(|| not_variable(target))?;
+                    let from = match value {
+                        Value::Int(_) => SqlType::Int8,
+                        _ => SqlType::Text,
+                    };
+                    self.store(k, value, from).map_err(|e| self.in_context(e, *line, "GET DIAGNOSTICS"))?;
+                }
+                Ok(Flow::Next)
+            }
+        }
+    }
+
+    /// One turn of a loop's body: `None` to go on, or how the loop ends.
+    async fn loop_turn(&mut self, label: &Option<String>, body: &[Stmt]) -> Result<Option<Flow>, SqlError> {
+        Ok(match self.stmts(body).await? {
+            Flow::Next => None,
+            Flow::Continue(None) => None,
+            Flow::Continue(Some(l)) if label.as_ref() == Some(&l) => None,
+            Flow::Exit(None) => Some(Flow::Next),
+            Flow::Exit(Some(l)) if label.as_ref() == Some(&l) => Some(Flow::Next),
+            other => Some(other),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn for_range(
+        &mut self,
+        label: &Option<String>,
+        var: &str,
+        reverse: bool,
+        from: &Sql,
+        to: &Sql,
+        by: Option<&Sql>,
+        body: &[Stmt],
+    ) -> Result<Flow, SqlError> {
+        let int = |v: Value, what: &str| -> Result<i64, SqlError> {
+            match v {
+                Value::Int(i) => Ok(i),
+                Value::Null => Err(SqlError::new(
+                    SqlState::NULL_VALUE_NOT_ALLOWED,
+                    format!("{what} of FOR loop cannot be null"),
+                )),
+                other => {
+                    match crate::expr::cast(other, SqlType::Int4, false, snapscale_values::Style::default())?
+                    {
+                        Value::Int(i) => Ok(i),
+                        _ => Err(SqlError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!("{what} of FOR loop must be an integer"),
+                        )),
+                    }
+                }
+            }
+        };
+        let lo = int(self.value(from).await?.0, "lower bound")?;
+        let hi = int(self.value(to).await?.0, "upper bound")?;
+        let step = match by {
+            Some(b) => int(self.value(b).await?.0, "BY value")?,
+            None => 1,
+        };
+        if step <= 0 {
+            return Err(SqlError::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "BY value of FOR loop must be greater than zero",
+            ));
+        }
+        // The loop variable is an integer of its own block.
+        let k = self.vars.len();
+        self.vars.push(Var {
+            name: var.to_owned(),
+            ty: SqlType::Int4,
+            value: Value::Null,
+            constant: false,
+            not_null: false,
+            record: None,
+            is_record: false,
+        });
+        self.frames.push(Frame { label: label.clone(), names: vec![(var.to_owned(), k)] });
+        let mut i = lo;
+        let mut any = false;
+        let mut flow = Flow::Next;
+        loop {
+            if (!reverse && i > hi) || (reverse && i < hi) {
+                break;
+            }
+            any = true;
+            self.spi.xact.check_cancel()?;
+            self.vars[k].value = Value::Int(i);
+            match self.loop_turn(label, body).await {
+                Ok(None) => {}
+                Ok(Some(f)) => {
+                    flow = f;
+                    break;
+                }
+                Err(e) => {
+                    self.frames.pop();
+                    self.vars.truncate(k);
+                    return Err(e);
+                }
+            }
+            let next = if reverse { i.checked_sub(step) } else { i.checked_add(step) };
+            match next {
+                Some(n) if n >= i32::MIN as i64 && n <= i32::MAX as i64 => i = n,
+                _ => break,
+            }
+        }
+        self.frames.pop();
+        self.vars.truncate(k);
+        self.set_found(any, 0);
+        Ok(flow)
+    }
+
+    async fn for_rows(
+        &mut self,
+        label: &Option<String>,
+        targets: &[String],
+        (columns, rows): (Vec<(String, SqlType)>, Vec<Vec<Value>>),
+        body: &[Stmt],
+    ) -> Result<Flow, SqlError> {
+        let any = !rows.is_empty();
+        let mut flow = Flow::Next;
+        for row in rows {
+            self.spi.xact.check_cancel()?;
+            self.assign_row(targets, &columns, Some(row))?;
+            if let Some(f) = self.loop_turn(label, body).await? {
+                flow = f;
+                break;
+            }
+        }
+        self.set_found(any, 0);
+        Ok(flow)
+    }
+
+    fn set_found(&mut self, found: bool, rows: usize) {
+        self.found = found;
+        self.row_count = rows as i64;
+        if let Some(k) = self.lookup("found") {
+            self.vars[k].value = Value::Bool(found);
+        }
+    }
+
+    /// A query's columns and rows: static SQL or EXECUTE's.
+    async fn query_rows(
+        &mut self,
+        q: &Source,
+    ) -> Result<(Vec<(String, SqlType)>, Vec<Vec<Value>>), SqlError> {
+        let out = match q {
+            Source::Static(sql) => self.execute(sql).await?,
+            Source::Dynamic { query, using } => self.run_dynamic(query, using).await?,
+        };
+        Ok(rows_and_columns(out))
+    }
+
+    /// `target := expr`.
+    async fn assign(&mut self, target: &str, expr: &Sql) -> Result<(), SqlError> {
+        let (v, from) = self.value(expr).await?;
+        if let Some(k) = self.lookup(target) {
+            return self.store(k, v, from);
+        }
+        // A record's field.
+        if let Some((rec, field)) = target.rsplit_once('.') {
+            if let Some(k) = self.lookup(rec) {
+                let Some(r) = self.vars[k].record.as_mut() else {
+                    return Err(not_assigned(rec));
+                };
+                let Some(i) = r.fields.iter().position(|(n, _)| n == field) else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("record \"{rec}\" has no field \"{field}\""),
+                    ));
+                };
+                let ty = r.fields[i].1;
+                let style = self.spi.xact.session_style();
+                r.values[i] = if from == ty { v } else { crate::expr::cast(v, ty, false, style)? };
+                return Ok(());
+            }
+        }
+        Err(not_variable(target))
+    }
+
+    /// Stores `v` (of type `from`) in variable `k`, converted to its type.
+    fn store(&mut self, k: usize, v: Value, from: SqlType) -> Result<(), SqlError> {
+        let var = &self.vars[k];
+        if var.constant {
+            return Err(SqlError::new(
+                SqlState::ERROR_IN_ASSIGNMENT,
+                format!("variable \"{}\" is declared CONSTANT", var.name),
+            ));
+        }
+        if var.is_record {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("assigning a value to record \"{}\" is not supported yet", var.name),
+            ));
+        }
+        if matches!(v, Value::Null) && var.not_null {
+            return Err(SqlError::new(
+                SqlState::NULL_VALUE_NOT_ALLOWED,
+                format!("null value cannot be assigned to variable \"{}\" declared NOT NULL", var.name),
+            ));
+        }
+        let v = self.convert(v, from, var.ty)?;
+        self.vars[k].value = v;
+        Ok(())
+    }
+
+    /// `v` of type `from` as a value of type `to` (an assignment cast).
+    fn convert(&self, v: Value, from: SqlType, to: SqlType) -> Result<Value, SqlError> {
+        if from == to || matches!(v, Value::Null) || matches!(to, SqlType::Record(_)) {
+            return Ok(v);
+        }
+        let v = match (from, &v) {
+            (SqlType::Int2Vector | SqlType::OidVector, _) => {
+                Value::Text(v.to_text_as(from, self.spi.xact.session_style()).unwrap_or_default())
+            }
+            _ => v,
+        };
+        crate::expr::cast(v, to, false, self.spi.xact.session_style())
+    }
+
+    /// The rows of a statement assigned to INTO targets, or to nothing.
+    fn assign_row(
+        &mut self,
+        targets: &[String],
+        columns: &[(String, SqlType)],
+        row: Option<Vec<Value>>,
+    ) -> Result<(), SqlError> {
+        // One record target takes the whole row.
+        if let [one] = targets {
+            if let Some(k) = self.lookup(one) {
+                if self.vars[k].is_record {
+                    let values = row.unwrap_or_else(|| vec![Value::Null; columns.len()]);
+                    self.vars[k].record = Some(Record { fields: columns.to_vec(), values });
+                    return Ok(());
+                }
+            }
+        }
+        let row = row.unwrap_or_else(|| vec![Value::Null; columns.len()]);
+        for (i, target) in targets.iter().enumerate() {
+            let (v, from) = match (row.get(i), columns.get(i)) {
+                (Some(v), Some((_, ty))) => (v.clone(), *ty),
+                _ => (Value::Null, SqlType::Text),
+            };
+            match self.lookup(target) {
+                Some(k) => self.store(k, v, from)?,
+                None => {
+                    let sql = Sql { text: String::new(), line: 0 };
+                    let _ = sql;
+                    return Err(not_variable(target));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An expression's value and type: its query's one row and column.
+    async fn value(&mut self, e: &Sql) -> Result<(Value, SqlType), SqlError> {
+        self.value_keyed(key_of(e, 0), e, |text| format!("SELECT {text}")).await
+    }
+
+    /// The value of the query `query` makes of `e`'s text, prepared once
+    /// under `key` (the AST node's place: stable while the body runs).
+    async fn value_keyed(
+        &mut self,
+        key: usize,
+        e: &Sql,
+        query: impl FnOnce(&str) -> String,
+    ) -> Result<(Value, SqlType), SqlError> {
+        let mut compiled = match self.cache.remove(&key) {
+            Some(c) => c,
+            None => Box::new(self.compile(&query(&e.text)).map_err(|err| query_context(err, &e.text))?),
+        };
+        let r = self.value_of(&mut compiled, e).await;
+        self.cache.insert(key, compiled);
+        r.map_err(|err| query_context(err, &e.text))
+    }
+
+    /// An expression's value from its prepared query: evaluated alone
+    /// when it reads nothing (the fast path), else run.
+    async fn value_of(&mut self, c: &mut Compiled, e: &Sql) -> Result<(Value, SqlType), SqlError> {
+        self.refresh(c).await?;
+        let planned = c.planned.as_ref().expect("refreshed");
+        let params = self.params(&c.sources)?;
+        if let Some((simple, ty)) = planned.simple() {
+            self.spi.xact.check_cancel()?;
+            let v = crate::exec::evaluate_alone(self.spi.xact, self.spi.limits, simple, &params, &[])?;
+            return Ok((v, ty));
+        }
+        let out = self.spi.run(planned, &params).await?;
+        let Output::Rows { columns, rows, .. } = out else {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                format!("query \"{}\" did not return data", e.text),
+            ));
+        };
+        if columns.len() != 1 {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                format!("query \"SELECT {}\" returned {} columns", e.text, columns.len()),
+            ));
+        }
+        if rows.len() > 1 {
+            return Err(SqlError::new(
+                SqlState::CARDINALITY_VIOLATION,
+                format!("query \"SELECT {}\" returned more than one row", e.text),
+            ));
+        }
+        let v = rows.into_iter().next().map_or(Value::Null, |r| r[0].clone());
+        Ok((v, columns[0].ty))
+    }
+
+    async fn truth(&mut self, e: &Sql) -> Result<bool, SqlError> {
+        Ok(self.truth_or_null(e).await? == Some(true))
+    }
+
+    async fn truth_or_null(&mut self, e: &Sql) -> Result<Option<bool>, SqlError> {
+        let (v, ty) = self.value(e).await?;
+        match v {
+            Value::Bool(b) => Ok(Some(b)),
+            Value::Null => Ok(None),
+            other => match self.convert(other, ty, SqlType::Bool)? {
+                Value::Bool(b) => Ok(Some(b)),
+                _ => Ok(None),
+            },
+        }
+    }
+
+    /// CASE subject WHEN a, b THEN: whether `subject` equals one of them.
+    async fn matches_any(&mut self, subject: &Value, list: &Sql) -> Result<bool, SqlError> {
+        let (v, _) = self.value_keyed(key_of(list, 1), list, |text| format!("SELECT ARRAY[{text}]")).await?;
+        Ok(match v {
+            Value::Array(a) => {
+                a.to_vec().iter().any(|x| x.compare(subject) == Some(std::cmp::Ordering::Equal))
+            }
+            _ => false,
+        })
+    }
+
+    /// Runs a SQL statement of the body.
+    async fn execute(&mut self, sql: &Sql) -> Result<Output, SqlError> {
+        self.execute_keyed(key_of(sql, 0), sql, str::to_owned).await
+    }
+
+    /// Runs the statement `statement` makes of `sql`'s text, prepared once
+    /// under `key` (its place in the body).
+    async fn execute_keyed(
+        &mut self,
+        key: usize,
+        sql: &Sql,
+        statement: impl FnOnce(&str) -> String,
+    ) -> Result<Output, SqlError> {
+        let mut compiled = match self.cache.remove(&key) {
+            Some(c) => c,
+            None => Box::new(self.compile(&statement(&sql.text))?),
+        };
+        let out = self.run_compiled(&mut compiled).await;
+        self.cache.insert(key, compiled);
+        out
+    }
+
+    /// `text` parsed, its variable references made parameters.
+    fn compile(&self, text: &str) -> Result<Compiled, SqlError> {
+        let mut parsed = crate::parse::parse(text, self.spi.limits.max_stack_depth)?;
+        if parsed.len() != 1 {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        let mut parsed = parsed.pop().expect("one");
+        let mut sources: Vec<Src> = Vec::new();
+        if let Parsed::Sql(ast) = &mut parsed {
+            if let Some(statement) = ast.statement.as_deref_mut() {
+                let mut err = None;
+                let _ = ast::visit_expressions_mut(statement, |e| {
+                    match self.reference(e) {
+                        Ok(Some(src)) => {
+                            let k = match sources.iter().position(|s| *s == src) {
+                                Some(k) => k,
+                                None => {
+                                    sources.push(src);
+                                    sources.len() - 1
+                                }
+                            };
+                            *e = ast::Expr::value(ast::Value::Placeholder(format!("${}", k + 1)));
+                        }
+                        Ok(None) => {}
+                        Err(x) => {
+                            err = Some(x);
+                            return ControlFlow::Break(());
+                        }
+                    }
+                    ControlFlow::Continue(())
+                });
+                if let Some(e) = err {
+                    return Err(e);
+                }
+            }
+            // The text sqlparser read no longer has the user's positions.
+            ast.origin = None;
+        }
+        let declared = self.declared(&sources);
+        Ok(Compiled { parsed, sources, declared, planned: None })
+    }
+
+    /// The variable (or record field) expression `e` names, if any.
+    fn reference(&self, e: &ast::Expr) -> Result<Option<Src>, SqlError> {
+        let name =
+            |i: &ast::Ident| if i.quote_style.is_some() { i.value.clone() } else { i.value.to_lowercase() };
+        Ok(match e {
+            ast::Expr::Identifier(i) => self.lookup(&name(i)).map(Src::Var),
+            ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+                let (a, b) = (name(&parts[0]), name(&parts[1]));
+                if let Some(k) = self.lookup(&a).filter(|&k| self.vars[k].is_record) {
+                    let Some(r) = &self.vars[k].record else { return Err(not_assigned(&a)) };
+                    match r.fields.iter().position(|(n, _)| *n == b) {
+                        Some(f) => Some(Src::Field(k, f)),
+                        None => {
+                            return Err(SqlError::new(
+                                SqlState::UNDEFINED_COLUMN,
+                                format!("record \"{a}\" has no field \"{b}\""),
+                            ))
+                        }
+                    }
+                } else {
+                    self.lookup(&format!("{a}.{b}")).map(Src::Var)
+                }
+            }
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Placeholder(p) => match self.lookup(p) {
+                    Some(k) => Some(Src::Var(k)),
+                    None => {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_PARAMETER,
+                            format!("there is no parameter {p}"),
+                        ))
+                    }
+                },
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    fn declared(&self, sources: &[Src]) -> Vec<Option<SqlType>> {
+        sources.iter().map(|s| self.type_of(*s)).collect()
+    }
+
+    fn type_of(&self, s: Src) -> Option<SqlType> {
+        match s {
+            Src::Var(k) => Some(self.vars[k].ty),
+            Src::Field(k, f) => self.vars[k].record.as_ref().and_then(|r| r.fields.get(f)).map(|(_, t)| *t),
+        }
+    }
+
+    fn params(&self, sources: &[Src]) -> Result<Vec<Value>, SqlError> {
+        sources
+            .iter()
+            .map(|s| match *s {
+                Src::Var(k) => {
+                    if self.vars[k].is_record {
+                        let var = &self.vars[k];
+                        return match &var.record {
+                            Some(r) => Ok(record_value(r)),
+                            None => Err(not_assigned(&var.name)),
+                        };
+                    }
+                    Ok(self.vars[k].value.clone())
+                }
+                Src::Field(k, f) => self.vars[k]
+                    .record
+                    .as_ref()
+                    .and_then(|r| r.values.get(f).cloned())
+                    .ok_or_else(|| not_assigned(&self.vars[k].name)),
+            })
+            .collect()
+    }
+
+    async fn run_compiled(&mut self, c: &mut Compiled) -> Result<Output, SqlError> {
+        self.refresh(c).await?;
+        let params = self.params(&c.sources)?;
+        self.spi.run(c.planned.as_ref().expect("refreshed"), &params).await
+    }
+
+    /// Makes `c`'s plan current: planned again if a variable's type or a
+    /// relation it reads changed.
+    async fn refresh(&mut self, c: &mut Compiled) -> Result<(), SqlError> {
+        let same = c.sources.len() == c.declared.len()
+            && c.sources.iter().zip(&c.declared).all(|(s, d)| self.type_of(*s) == *d);
+        if !same {
+            c.declared = self.declared(&c.sources);
+            c.planned = None;
+        }
+        loop {
+            if c.planned.is_none() {
+                c.planned = Some(self.spi.plan(&c.parsed, &c.declared)?);
+            }
+            if self.spi.current(c.planned.as_ref().expect("planned")).await? {
+                return Ok(());
+            }
+            c.planned = None;
+        }
+    }
+
+    /// A SQL statement, its rows into INTO's targets.
+    async fn sql(&mut self, sql: &Sql, into: Option<&IntoTargets>) -> Result<(), SqlError> {
+        let out = self.execute(sql).await?;
+        self.finish_statement(out, into, true)
+    }
+
+    fn finish_statement(
+        &mut self,
+        out: Output,
+        into: Option<&IntoTargets>,
+        is_static: bool,
+    ) -> Result<(), SqlError> {
+        match (out, into) {
+            (Output::Rows { columns, rows, tag }, Some(into)) => {
+                if into.strict && rows.len() != 1 {
+                    return Err(if rows.is_empty() {
+                        SqlError::new(SqlState::NO_DATA_FOUND, "query returned no rows")
+                    } else {
+                        SqlError::new(SqlState::TOO_MANY_ROWS, "query returned more than one row")
+                            .with_hint("Make sure the query returns a single row, or use LIMIT 1.")
+                    });
+                }
+                let n = affected(&tag).unwrap_or(rows.len());
+                let cols: Vec<(String, SqlType)> = columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+                self.assign_row(&into.targets, &cols, rows.into_iter().next().map(|r| r.to_vec()))?;
+                self.set_found(n > 0, n);
+                Ok(())
+            }
+            (Output::Rows { tag, rows, .. }, None) if tag.starts_with("SELECT") && is_static => {
+                let _ = rows;
+                Err(SqlError::new(SqlState::SYNTAX_ERROR, "query has no destination for result data")
+                    .with_hint("If you want to discard the results of a SELECT, use PERFORM instead."))
+            }
+            (Output::Rows { tag, rows, .. }, None) => {
+                let n = affected(&tag).unwrap_or(rows.len());
+                self.set_found(n > 0, n);
+                Ok(())
+            }
+            (Output::Command(tag), Some(_)) => {
+                let _ = tag;
+                Err(SqlError::new(SqlState::SYNTAX_ERROR, "INTO used with a command that cannot return data"))
+            }
+            (Output::Command(tag), None) => {
+                let n = affected(&tag).unwrap_or(0);
+                self.set_found(n > 0, n);
+                Ok(())
+            }
+            (_, _) => Ok(()),
+        }
+    }
+
+    /// EXECUTE string [INTO …] [USING …].
+    async fn dynamic(
+        &mut self,
+        query: &Sql,
+        into: Option<&IntoTargets>,
+        using: &[Sql],
+    ) -> Result<(), SqlError> {
+        let out = self.run_dynamic(query, using).await?;
+        self.finish_statement(out, into, false)
+    }
+
+    async fn run_dynamic(&mut self, query: &Sql, using: &[Sql]) -> Result<Output, SqlError> {
+        let (text, _) = self.value(query).await?;
+        let text = match text {
+            Value::Null => {
+                return Err(SqlError::new(
+                    SqlState::NULL_VALUE_NOT_ALLOWED,
+                    "query string argument of EXECUTE is null",
+                ))
+            }
+            v => v.to_text_in(self.spi.xact.session_style()).unwrap_or_default(),
+        };
+        let mut params = Vec::new();
+        let mut declared = Vec::new();
+        for u in using {
+            let (v, ty) = self.value(u).await?;
+            params.push(v);
+            declared.push(Some(ty));
+        }
+        let mut parsed = crate::parse::parse(&text, self.spi.limits.max_stack_depth)
+            .map_err(|e| query_context(e, &text))?;
+        if parsed.len() != 1 {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        let parsed = parsed.pop().expect("one");
+        loop {
+            let planned = self.spi.plan(&parsed, &declared).map_err(|e| query_context(e, &text))?;
+            if self.spi.current(&planned).await? {
+                return self.spi.run(&planned, &params).await.map_err(|e| query_context(e, &text));
+            }
+        }
+    }
+
+    /// RAISE.
+    async fn raise(&mut self, r: &Raise) -> Result<(), SqlError> {
+        let line = r.line;
+        let level = r.level.as_str();
+        // A bare RAISE re-throws the error being handled.
+        if r.message.is_none() && r.condition.is_none() && r.options.is_empty() {
+            return match self.handling.last() {
+                Some(e) => Err(e.clone()),
+                None => Err(SqlError::new(
+                    SqlState::SYNTAX_ERROR,
+                    "RAISE without parameters cannot be used outside an exception handler",
+                )),
+            };
+        }
+        let style = self.spi.xact.session_style();
+        let mut args = Vec::with_capacity(r.args.len());
+        for a in &r.args {
+            let (v, ty) = self.value(a).await.map_err(|e| self.in_context(e, line, "RAISE"))?;
+            args.push(if matches!(v, Value::Null) {
+                "<NULL>".to_owned()
+            } else {
+                v.to_text_as(ty, style).unwrap_or_default()
+            });
+        }
+        let mut code = match &r.condition {
+            Some(c) => Some(condition_state(c)?),
+            None => None,
+        };
+        let mut message = match &r.message {
+            Some(fmt) => Some(format_raise(fmt, &args)?),
+            None => None,
+        };
+        let (mut detail, mut hint) = (None, None);
+        for (name, value) in &r.options {
+            let (v, ty) = self.value(value).await.map_err(|e| self.in_context(e, line, "RAISE"))?;
+            if matches!(v, Value::Null) {
+                return Err(self.in_context(
+                    SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "RAISE statement option cannot be null"),
+                    line,
+                    "RAISE",
+                ));
+            }
+            let text = v.to_text_as(ty, style).unwrap_or_default();
+            match name.as_str() {
+                "message" => message = Some(text),
+                "detail" => detail = Some(text),
+                "hint" => hint = Some(text),
+                "errcode" => {
+                    code = Some(condition_state(&if text.len() == 5
+                        && text.chars().all(|c| c.is_ascii_alphanumeric())
+                        && text.chars().any(|c| c.is_ascii_digit())
+                    {
+                        format!("sqlstate:{text}")
+                    } else {
+                        text
+                    })?)
+                }
+                "column" | "constraint" | "datatype" | "table" | "schema" => {}
+                other => return Err(syntax(format!("unrecognized RAISE statement option \"{other}\""))),
+            }
+        }
+        let code = code.unwrap_or(if level == "exception" {
+            SqlState::RAISE_EXCEPTION
+        } else {
+            SqlState::SUCCESSFUL_COMPLETION
+        });
+        let message = message.unwrap_or_else(|| match &r.condition {
+            Some(c) => c.strip_prefix("sqlstate:").unwrap_or(c).to_owned(),
+            None => String::new(),
+        });
+        match level {
+            "exception" => {
+                let mut e = SqlError::new(code, message);
+                e.detail = detail;
+                e.hint = hint;
+                Err(self.in_context(e, line, "RAISE"))
+            }
+            "warning" => {
+                let code = if r.condition.is_none() && !r.options.iter().any(|(n, _)| n == "errcode") {
+                    SqlState::WARNING
+                } else {
+                    code
+                };
+                self.spi.xact.notice_at("WARNING", code, message, detail);
+                Ok(())
+            }
+            "notice" => {
+                self.spi.xact.notice_at("NOTICE", code, message, detail);
+                Ok(())
+            }
+            "info" => {
+                self.spi.xact.notice_at("INFO", code, message, detail);
+                Ok(())
+            }
+            // DEBUG and LOG go to the server log only (client_min_messages).
+            _ => {
+                tracing::debug!(target: "plpgsql", "{message}");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Whether handler `h` catches `e` (OTHERS catches all but a cancel and a
+/// failed ASSERT).
+fn catches(h: &Handler, e: &SqlError) -> bool {
+    h.conditions.iter().any(|c| {
+        if c == "others" {
+            return !matches!(e.code, SqlState::QUERY_CANCELED | SqlState::ASSERT_FAILURE);
+        }
+        match condition_state(c) {
+            Ok(state) => {
+                // A class's name (`integrity_constraint_violation`) catches
+                // every state of its class.
+                state == e.code || (state.code().ends_with("000") && state.class() == e.code.class())
+            }
+            Err(_) => false,
+        }
+    })
+}
+
+/// The state a condition name or `sqlstate:XXXXX` stands for.
+fn condition_state(c: &str) -> Result<SqlState, SqlError> {
+    if let Some(code) = c.strip_prefix("sqlstate:") {
+        return SqlState::from_code(code).ok_or_else(|| {
+            SqlError::new(SqlState::SYNTAX_ERROR, format!("invalid SQLSTATE code \"{code}\""))
+        });
+    }
+    SqlState::named(c).next().ok_or_else(|| {
+        SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized exception condition \"{c}\""))
+    })
+}
+
+/// `%` replaced by the arguments, `%%` by `%`.
+fn format_raise(fmt: &str, args: &[String]) -> Result<String, SqlError> {
+    let mut out = String::new();
+    let mut next = args.iter();
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        match next.next() {
+            Some(a) => out.push_str(a),
+            None => {
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "too few parameters specified for RAISE"))
+            }
+        }
+    }
+    if next.next().is_some() {
+        return Err(SqlError::new(SqlState::SYNTAX_ERROR, "too many parameters specified for RAISE"));
+    }
+    Ok(out)
+}
+
+fn not_variable(name: &str) -> SqlError {
+    SqlError::new(SqlState::SYNTAX_ERROR, format!("\"{name}\" is not a known variable"))
+}
+
+fn not_assigned(name: &str) -> SqlError {
+    SqlError::new(
+        SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+        format!("record \"{name}\" is not assigned yet"),
+    )
+    .with_detail("The tuple structure of a not-yet-assigned record is indeterminate.")
+}
+
+/// An error of the query an expression is, with PostgreSQL's QUERY line
+/// (as part of the context).
+fn query_context(e: SqlError, text: &str) -> SqlError {
+    if e.context.is_some() {
+        return e;
+    }
+    let _ = text;
+    SqlError { position: None, ..e }
+}
+
+fn record_value(r: &Record) -> Value {
+    Value::Record(r.values.clone().into())
+}
+
+fn rows_of(out: &Output) -> &[snapscale_engine::catalog::Row] {
+    match out {
+        Output::Rows { rows, .. } => rows,
+        _ => &[],
+    }
+}
+
+fn rows_and_columns(out: Output) -> (Vec<(String, SqlType)>, Vec<Vec<Value>>) {
+    match out {
+        Output::Rows { columns, rows, .. } => (
+            columns.iter().map(|c| (c.name.clone(), c.ty)).collect(),
+            rows.into_iter().map(|r| r.to_vec()).collect(),
+        ),
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// The cache key of SQL `sql` of the body, used as `use_` (0: as itself,
+/// 1: a CASE's WHEN list): the node's address, which the body's AST keeps
+/// while it runs.
+fn key_of(sql: &Sql, use_: usize) -> usize {
+    (sql as *const Sql as usize) * 2 + use_
+}
+
+/// The row count of a command tag (`INSERT 0 3`, `UPDATE 2`).
+fn affected(tag: &str) -> Option<usize> {
+    tag.rsplit(' ').next().and_then(|n| n.parse().ok())
+}

@@ -1,0 +1,146 @@
+//! How PL/pgSQL runs SQL (PostgreSQL's SPI): a statement bound with the
+//! variables it reads as parameters of declared types, planned once and
+//! kept, made current before each run as a session's prepared statement is
+//! (PLAN-FRESH: its relations locked, invalidations accepted, bound again
+//! if one changed), and run in the session's transaction, each statement
+//! then seeing the changes of those before it.
+//!
+//! An expression with no FROM and no subquery (`i + 1`, `x > 0`) is not
+//! run as a query: its bound expression is evaluated directly, with the
+//! variables' values as its parameters (the fast path a loop needs).
+
+use std::sync::Arc;
+
+use snapscale_engine::xact::Xact;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType, Value};
+
+use crate::bind::{bind_parsed, BoundStatement};
+use crate::exec::ri;
+use crate::expr::Expr;
+use crate::limits::StatementLimits;
+use crate::output::Output;
+use crate::parse::Parsed;
+use crate::plan::physical::{Node, Query, Statement};
+use crate::plan::switches::PlannerSettings;
+use crate::plan::{planner, Dep};
+use crate::stack::StackDepth;
+
+/// What a session lends PL/pgSQL to run statements with.
+pub(crate) struct Spi<'c> {
+    pub xact: &'c mut Xact,
+    pub limits: StatementLimits,
+    pub planner: PlannerSettings,
+    pub in_block: bool,
+    pub deferral: ri::Deferral,
+    /// Foreign-key checks put off to COMMIT by the statements run.
+    pub put_off: Vec<ri::Pending>,
+    /// How many PL/pgSQL calls deep the session is.
+    pub depth: usize,
+    /// The stack where the session lent this (PL-DEPTH: nested calls
+    /// stop with 54001 once they used max_stack_depth below it).
+    pub stack: (std::thread::ThreadId, usize),
+}
+
+/// A statement bound and planned for its parameters' types.
+pub(crate) struct Planned {
+    statement: Statement,
+    subplans: Vec<Query>,
+    deps: Vec<Dep>,
+    waits: bool,
+    pl_calls: Vec<crate::plan::PlCall>,
+    /// The expression alone, when the statement is `SELECT expr` with
+    /// nothing to read.
+    simple: Option<Expr>,
+}
+
+impl Planned {
+    /// The result's column types, if it returns rows.
+    pub(crate) fn columns(&self) -> Option<Arc<[crate::plan::Column]>> {
+        self.statement.columns()
+    }
+
+    /// The expression alone and its type, when the statement is `SELECT
+    /// expr` reading nothing.
+    pub(crate) fn simple(&self) -> Option<(&Expr, SqlType)> {
+        let e = self.simple.as_ref()?;
+        Some((e, self.statement.columns()?.first()?.ty))
+    }
+}
+
+impl Spi<'_> {
+    /// Binds and plans `parsed` with parameters of `declared` types.
+    pub(crate) fn plan(
+        &mut self,
+        parsed: &Parsed,
+        declared: &[Option<SqlType>],
+    ) -> Result<Planned, SqlError> {
+        let depth = self.limits.max_stack_depth;
+        let BoundStatement { plan, deps, subqueries, waits, pl_calls, .. } =
+            bind_parsed(&mut *self.xact, parsed, declared, depth)?;
+        let (statement, subplans) = planner::plan(plan, subqueries, StackDepth::here(depth), self.planner)?;
+        let simple = match &statement {
+            Statement::Query(q) if subplans.is_empty() && !waits && pl_calls.is_empty() => match &q.root {
+                Node::Project { input, exprs } if matches!(**input, Node::Result) && exprs.len() == 1 => {
+                    Some(exprs[0].clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        Ok(Planned { statement, subplans, deps, waits, pl_calls, simple })
+    }
+
+    /// Makes `planned` current (PLAN-FRESH): true if it is, false if a
+    /// relation it uses changed and it must be planned again.
+    pub(crate) async fn current(&mut self, planned: &Planned) -> Result<bool, SqlError> {
+        if planned.deps.is_empty() {
+            return Ok(true);
+        }
+        for dep in &planned.deps {
+            self.xact.lock_relation(dep.rel.entry.oid, dep.mode).await?;
+        }
+        self.xact.accept_invalidations();
+        for dep in &planned.deps {
+            match crate::bind::Resolver::resolve(&mut *self.xact, &dep.name)? {
+                Some(now) if Arc::ptr_eq(&now.entry, &dep.rel.entry) => {}
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Runs `planned` with `params`; the statements after it see its
+    /// changes.
+    pub(crate) async fn run(&mut self, planned: &Planned, params: &[Value]) -> Result<Output, SqlError> {
+        self.xact.check_cancel()?;
+        if let Some(e) = &planned.simple {
+            let value = crate::exec::evaluate_alone(self.xact, self.limits, e, params, &[])?;
+            let columns = planned.statement.columns().expect("a query");
+            return Ok(Output::Rows { columns, rows: vec![vec![value].into()], tag: "SELECT 1".into() });
+        }
+        if let Some(command) = self.xact.db.in_recovery().then(|| planned.statement.writes()).flatten() {
+            return Err(SqlError::new(
+                SqlState::READ_ONLY_SQL_TRANSACTION,
+                format!("cannot execute {command} in a read-only transaction"),
+            ));
+        }
+        let called = if planned.pl_calls.is_empty() {
+            Vec::new()
+        } else {
+            super::call_all(self, &planned.pl_calls, params).await?
+        };
+        let mode = crate::exec::RunMode {
+            in_block: self.in_block,
+            waits: planned.waits,
+            deferral: self.deferral.clone(),
+            called,
+        };
+        let (out, put_off) =
+            crate::exec::run(self.xact, self.limits, &planned.statement, &planned.subplans, params, mode)
+                .await?;
+        self.put_off.extend(put_off);
+        self.xact.end_statement()?;
+        Ok(out)
+    }
+}
