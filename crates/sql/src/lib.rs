@@ -24,6 +24,7 @@ pub mod guc;
 mod limits;
 mod output;
 mod parse;
+mod pl_exec;
 mod plan;
 mod plpgsql;
 mod session;

@@ -613,7 +613,7 @@ impl<G: Gucs> Conn<G> {
                     Vec::new()
                 } else {
                     let mut spi = self.spi();
-                    let called = crate::plpgsql::call_all(&mut spi, &planned.pl_calls, params).await;
+                    let called = crate::pl_exec::call_all(&mut spi, &planned.pl_calls, params).await;
                     let put_off = std::mem::take(&mut spi.put_off);
                     self.pending.extend(put_off);
                     called?
@@ -642,8 +642,8 @@ impl<G: Gucs> Conn<G> {
 
     /// What PL/pgSQL runs its statements with: this session's transaction
     /// and settings.
-    fn spi(&mut self) -> crate::plpgsql::spi::Spi<'_> {
-        crate::plpgsql::spi::Spi {
+    fn spi(&mut self) -> crate::pl_exec::spi::Spi<'_> {
+        crate::pl_exec::spi::Spi {
             xact: &mut self.xact,
             limits: self.limits,
             planner: self.gucs.planner(),
@@ -678,7 +678,7 @@ impl<G: Gucs> Conn<G> {
             .and_then(|b| crate::plpgsql::check(&b, &["found".into()], true).map(|_| b))
             .map_err(|e| crate::plpgsql::compile_context(e, name, code))?;
         let mut spi = self.spi();
-        let ran = crate::plpgsql::Interp::new(&mut spi, name.into(), snapscale_values::SqlType::Void)
+        let ran = crate::pl_exec::Interp::new(&mut spi, name.into(), snapscale_values::SqlType::Void)
             .run(&block)
             .await;
         let put_off = std::mem::take(&mut spi.put_off);

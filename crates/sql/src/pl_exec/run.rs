@@ -18,7 +18,7 @@ use snapscale_sqlstate::SqlState;
 use snapscale_values::{Rec, SqlError, SqlType, Value};
 use sqlparser::ast;
 
-use super::ast::*;
+use crate::plpgsql::ast::*;
 use super::spi::{Planned, Spi};
 use crate::output::Output;
 use crate::parse::Parsed;
