@@ -55,6 +55,8 @@ pub(crate) struct PreParsed {
     /// ALTER VIEW (`Some(false)`) or ALTER MATERIALIZED VIEW (`Some(true)`),
     /// read as ALTER TABLE (view_syntax.rs).
     pub(crate) altered_view: Option<bool>,
+    /// CREATE PROCEDURE, read as CREATE FUNCTION (procedure_syntax.rs).
+    pub(crate) procedure: bool,
 }
 
 /// One element of a storage parameter list, as written

@@ -702,7 +702,15 @@ impl<'r, R: Resolver> Binder<'r, R> {
             }
             S::CreateDomain(cd) => self.create_domain(cd),
             S::CreateFunction(c) => self.create_function(c),
-            S::DropFunction(d) => self.drop_function(d),
+            S::DropFunction(d) => self.drop_function(
+                &d.func_desc,
+                d.if_exists,
+                snapscale_engine::routines::RoutineKind::Function,
+            ),
+            S::DropProcedure { if_exists, proc_desc, .. } => {
+                self.drop_function(proc_desc, *if_exists, snapscale_engine::routines::RoutineKind::Procedure)
+            }
+            S::Call(f) => self.call_procedure(f),
             S::DropDomain(d) => self.drop_types(
                 std::slice::from_ref(&d.name),
                 d.if_exists,

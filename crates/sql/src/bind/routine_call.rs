@@ -67,6 +67,25 @@ impl<R: Resolver> Binder<'_, R> {
         let Ok(key) = relation_name(&f.name) else { return Ok(None) };
         let candidates = self.functions_named(&key)?;
         if candidates.is_empty() {
+            // A procedure's name: PostgreSQL's 42809.
+            let procedures = self.resolver.routines(&key)?;
+            if !procedures.is_empty() {
+                let (positional, named) = self.call_arguments(&list.args, scope)?;
+                let shown: Vec<String> = positional
+                    .iter()
+                    .map(|t| t.ty.map_or("unknown", SqlType::name).to_owned())
+                    .chain(
+                        named
+                            .iter()
+                            .map(|(n, t)| format!("{n} => {}", t.ty.map_or("unknown", SqlType::name))),
+                    )
+                    .collect();
+                return Err(SqlError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("{}({}) is a procedure", snapscale_engine::names::bare(&key), shown.join(", ")),
+                )
+                .with_hint("To call a procedure, use CALL."));
+            }
             return Ok(None);
         }
         let (positional, named) = self.call_arguments(&list.args, scope)?;
@@ -91,6 +110,57 @@ impl<R: Resolver> Binder<'_, R> {
             return Ok(None);
         };
         self.routine_expr(entry, args).map(Some)
+    }
+
+    /// CALL procedure(args): the procedure, and its arguments, which may be
+    /// constants and parameters (it runs as the session's own step).
+    pub(super) fn call_procedure(&mut self, f: &ast::Function) -> Result<crate::plan::Plan, SqlError> {
+        let key = relation_name(&f.name)?;
+        let name = snapscale_engine::names::bare(&key);
+        let all = self.resolver.routines(&key)?;
+        let procedures: Vec<Arc<RelEntry>> = all
+            .iter()
+            .filter(|e| e.routine.as_ref().is_some_and(|r| r.kind == RoutineKind::Procedure))
+            .cloned()
+            .collect();
+        let args: &[FunctionArg] = match &f.args {
+            FunctionArguments::List(list) => &list.args,
+            _ => &[],
+        };
+        let (positional, named) = self.call_arguments(args, &Scope::empty())?;
+        let shown: Vec<String> = positional
+            .iter()
+            .map(|t| t.ty.map_or("unknown", SqlType::name).to_owned())
+            .chain(named.iter().map(|(n, t)| format!("{n} => {}", t.ty.map_or("unknown", SqlType::name))))
+            .collect();
+        let missing = || {
+            if all.iter().any(|e| e.routine.as_ref().is_some_and(|r| r.kind == RoutineKind::Function)) {
+                SqlError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("{name}({}) is not a procedure", shown.join(", ")),
+                )
+                .with_hint("To call a function, use SELECT.")
+            } else {
+                SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("procedure {name}({}) does not exist", shown.join(", ")),
+                )
+                .with_hint(
+                    "No procedure matches the given name and argument types. You might need to add explicit type casts.",
+                )
+            }
+        };
+        let Some((routine, args)) = self.choose_routine(&key, &procedures, positional, named)? else {
+            return Err(missing());
+        };
+        for a in &args {
+            let mut varies = false;
+            a.visit(&self.stack, &mut |e| varies |= matches!(e, Expr::SubLink(_)))?;
+            if varies {
+                return Err(not_supported("subqueries in CALL's arguments"));
+            }
+        }
+        Ok(crate::plan::Plan::Utility(crate::plan::Utility::Call { routine, args }))
     }
 
     /// The user's functions (not procedures) that `key` names (the one
@@ -240,10 +310,10 @@ impl<R: Resolver> Binder<'_, R> {
     /// expression: its body as a subplan run with them.
     fn routine_expr(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>) -> Result<Typed, SqlError> {
         let def = entry.routine.as_ref().expect("a routine row");
-        if def.language == "plpgsql" {
+        if runs_before(def, self.stack.limit())? {
             if def.returns_set {
                 return Err(not_supported(format!(
-                    "set-returning PL/pgSQL function {} in the select list (call it in FROM)",
+                    "set-returning function {} that runs statements, in the select list (call it in FROM)",
                     entry.name
                 )));
             }
@@ -312,12 +382,12 @@ impl<R: Resolver> Binder<'_, R> {
         }
         if varies || self.in_routine {
             return Err(not_supported(format!(
-                "calling PL/pgSQL function {name} with arguments that differ from row to row (yet)"
+                "calling function {name}, which runs statements, with arguments that differ from row to row (yet)"
             )));
         }
         if def.volatility == Volatility::Volatile && !self.query.once {
             return Err(not_supported(format!(
-                "calling VOLATILE PL/pgSQL function {name} in a query that reads rows (yet); \
+                "calling VOLATILE function {name}, which runs statements, in a query that reads rows (yet); \
                  call it in a SELECT of its own"
             )));
         }
@@ -381,7 +451,7 @@ impl<R: Resolver> Binder<'_, R> {
         let def = entry.routine.as_ref().expect("a routine row");
         let fname = entry.name.clone();
         let columns = Self::routine_columns(&fname, def);
-        if def.language == "plpgsql" {
+        if runs_before(def, self.stack.limit())? {
             // Its arguments are constants: one row, its value.
             let saved = std::mem::replace(&mut self.query.once, self.sublink_depth == 0 && !self.in_routine);
             let call = self.pl_call(Arc::clone(&entry), args);
@@ -473,6 +543,12 @@ impl<R: Resolver> Binder<'_, R> {
         };
         Ok(Some(Item { visible: named.columns.clone(), named: vec![named], from }))
     }
+}
+
+/// Whether a call of `def` runs before its statement (PL-CALLS): a
+/// PL/pgSQL function, or a SQL function whose body changes data.
+fn runs_before(def: &RoutineDef, limit: usize) -> Result<bool, SqlError> {
+    Ok(def.language == "plpgsql" || !super::routines::body_is_query(def, limit)?)
 }
 
 /// How `def` takes the call's arguments, if it does.

@@ -63,7 +63,14 @@ impl<R: Resolver> Binder<'_, R> {
                 ))
             }
         }
+        let procedure = self.statement.pre.procedure;
+        if procedure && c.return_type.is_some() {
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"RETURNS\""));
+        }
         let args = self.routine_args(c.args.as_deref().unwrap_or_default())?;
+        if procedure && args.iter().any(|a| a.mode.is_output()) {
+            return Err(not_supported("procedures with OUT or INOUT parameters (yet)"));
+        }
         let outputs: Vec<&RoutineArg> = args.iter().filter(|a| a.mode.is_output()).collect();
         let implied = match outputs.as_slice() {
             [] => None,
@@ -92,6 +99,7 @@ impl<R: Resolver> Binder<'_, R> {
             Some(ast::FunctionReturnType::SetOf(dt)) => (self.result_type(dt)?, true, Vec::new()),
             None => match implied {
                 Some(ty) => (ty, false, Vec::new()),
+                None if procedure => (SqlType::Void, false, Vec::new()),
                 None => return Err(invalid("function result type must be specified")),
             },
         };
@@ -121,7 +129,7 @@ impl<R: Resolver> Binder<'_, R> {
             None => return Err(invalid("no function body specified")),
         };
         let def = RoutineDef {
-            kind: RoutineKind::Function,
+            kind: if procedure { RoutineKind::Procedure } else { RoutineKind::Function },
             language,
             args,
             returns,
@@ -171,6 +179,16 @@ impl<R: Resolver> Binder<'_, R> {
                     )
                 })
                 .map_err(|e| crate::plpgsql::compile_context(e, &name, &def.body))?;
+            return Ok(Plan::Utility(Utility::CreateRoutine {
+                key,
+                def: Box::new(def),
+                replace: c.or_replace,
+            }));
+        }
+        // A body that changes data runs as its statements, before the
+        // statement that calls it (PL-CALLS): its statements are checked as
+        // they first run.
+        if !body_is_query(&def, self.stack.limit())? {
             return Ok(Plan::Utility(Utility::CreateRoutine {
                 key,
                 def: Box::new(def),
@@ -423,31 +441,37 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// DROP FUNCTION: each name with its argument types, or alone if only
     /// one function has it.
-    pub(super) fn drop_function(&mut self, d: &ast::DropFunction) -> Result<Plan, SqlError> {
+    pub(super) fn drop_function(
+        &mut self,
+        func_desc: &[ast::FunctionDesc],
+        if_exists: bool,
+        kind: RoutineKind,
+    ) -> Result<Plan, SqlError> {
+        let what = if kind == RoutineKind::Procedure { "procedure" } else { "function" };
         let mut targets = Vec::new();
-        for f in &d.func_desc {
+        for f in func_desc {
             let key = relation_name(&f.name)?;
             let name = snapscale_engine::names::bare(&key);
             let candidates: Vec<_> = self
                 .resolver
                 .routines(&key)?
                 .into_iter()
-                .filter(|e| e.routine.as_ref().is_some_and(|r| r.kind == RoutineKind::Function))
+                .filter(|e| e.routine.as_ref().is_some_and(|r| r.kind == kind))
                 .collect();
             match &f.args {
                 None => match candidates.as_slice() {
                     [one] => targets.push((name.clone(), Some(one.oid))),
-                    [] if d.if_exists => targets.push((format!("function {name}()"), None)),
+                    [] if if_exists => targets.push((format!("{what} {name}()"), None)),
                     [] => {
                         return Err(SqlError::new(
                             SqlState::UNDEFINED_FUNCTION,
-                            format!("could not find a function named \"{name}\""),
+                            format!("could not find a {what} named \"{name}\""),
                         ))
                     }
                     _ => {
                         return Err(SqlError::new(
                             SqlState::AMBIGUOUS_FUNCTION,
-                            format!("function name \"{name}\" is not unique"),
+                            format!("{what} name \"{name}\" is not unique"),
                         )
                         .with_hint("Specify the argument list to select the function unambiguously."))
                     }
@@ -467,13 +491,13 @@ impl<R: Resolver> Binder<'_, R> {
                         Some(e) => targets.push((name.clone(), Some(e.oid))),
                         None => {
                             let listed: Vec<&str> = types.iter().map(|t| t.name()).collect();
-                            if d.if_exists {
+                            if if_exists {
                                 let qualified: Vec<String> = types.iter().map(qualified_type_name).collect();
-                                targets.push((format!("function {name}({})", qualified.join(",")), None));
+                                targets.push((format!("{what} {name}({})", qualified.join(",")), None));
                             } else {
                                 return Err(SqlError::new(
                                     SqlState::UNDEFINED_FUNCTION,
-                                    format!("function {name}({}) does not exist", listed.join(", ")),
+                                    format!("{what} {name}({}) does not exist", listed.join(", ")),
                                 ));
                             }
                         }
@@ -481,7 +505,7 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             }
         }
-        Ok(Plan::Utility(Utility::DropRoutines { targets }))
+        Ok(Plan::Utility(Utility::DropRoutines { targets, procedure: kind == RoutineKind::Procedure }))
     }
 }
 
@@ -505,9 +529,12 @@ fn qualified_type_name(t: &SqlType) -> String {
         "time with time zone" => "timetz",
         other => other,
     };
-    match t {
-        SqlType::Enum(_) | SqlType::Composite(_) => name.to_owned(),
-        _ => format!("pg_catalog.{internal}"),
+    // Only a type with an SQL-standard name of its own is written by its
+    // internal name, qualified (PostgreSQL's format_type_be_qualified).
+    if internal == name {
+        name.to_owned()
+    } else {
+        format!("pg_catalog.{internal}")
     }
 }
 
@@ -521,6 +548,20 @@ fn string_of(e: &ast::Expr) -> Option<String> {
         },
         _ => None,
     }
+}
+
+/// Whether a SQL function's body is queries alone (bound into the calling
+/// statement, ROUTINE-CALL) rather than statements that change data or
+/// the catalog (run before it, PL-CALLS). A procedure's is always run.
+pub(crate) fn body_is_query(def: &RoutineDef, limit: usize) -> Result<bool, SqlError> {
+    if def.kind == RoutineKind::Procedure {
+        return Ok(false);
+    }
+    if def.body.starts_with("RETURN ") {
+        return Ok(true);
+    }
+    let parsed = crate::parse::parse(&def.body, limit)?;
+    Ok(parsed.iter().all(|p| matches!(p, Parsed::Sql(ast) if matches!(&**ast, ast::Statement::Query(_)))))
 }
 
 /// One statement of a SQL function's body, which must be a query here.

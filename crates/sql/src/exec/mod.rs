@@ -468,7 +468,10 @@ impl Executor<'_> {
             Utility::CopyTo { rel, columns, options } => self.copy_to(rel, columns, options),
             Utility::CreateType { name, spec } => self.create_type(name, spec).await,
             Utility::CreateRoutine { key, def, replace } => self.create_routine(key, def, *replace).await,
-            Utility::DropRoutines { targets } => self.drop_routines(targets).await,
+            Utility::DropRoutines { targets, procedure } => self.drop_routines(targets, *procedure).await,
+            Utility::Call { .. } => {
+                Err(SqlError::new(SqlState::INTERNAL_ERROR, "CALL is the session's to run"))
+            }
             Utility::CreateSchema { name, if_not_exists } => self.create_schema(name, *if_not_exists).await,
             Utility::DropSchema { schemas, relations, types, routines, cascaded } => {
                 self.drop_schema(schemas, relations, types, routines, cascaded).await

@@ -30,9 +30,14 @@ impl Executor<'_> {
             ..RelEntry::empty(db.catalog.new_oid(), name, creation.namespace, db.catalog.create_storage())
         };
         let kind = RowKind::Routine(def.input_types());
+        let tag = if def.kind == snapscale_engine::routines::RoutineKind::Procedure {
+            "CREATE PROCEDURE"
+        } else {
+            "CREATE FUNCTION"
+        };
         let existing = match self.insert_catalog_row(name, creation.namespace, None, kind, &mut build).await?
         {
-            Ok(_) => return Ok(Output::Command("CREATE FUNCTION".into())),
+            Ok(_) => return Ok(Output::Command(tag.into())),
             Err(existing) => existing,
         };
         if !replace {
@@ -49,12 +54,13 @@ impl Executor<'_> {
         self.change_catalog(&rel, Some(Arc::clone(&entry))).await?;
         // CATALOG-REDO: the whole new definition.
         self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
-        Ok(Output::Command("CREATE FUNCTION".into()))
+        Ok(Output::Command(tag.into()))
     }
 
     pub(crate) async fn drop_routines(
         &mut self,
         targets: &[(String, Option<u32>)],
+        procedure: bool,
     ) -> Result<Output, SqlError> {
         for (name, oid) in targets {
             let Some(oid) = *oid else {
@@ -67,7 +73,7 @@ impl Executor<'_> {
             self.xact.log_change(&rel.entry, Redo::Drop(oid)).await?;
             self.xact.dropped_storage(rel.entry.storage);
         }
-        Ok(Output::Command("DROP FUNCTION".into()))
+        Ok(Output::Command(if procedure { "DROP PROCEDURE" } else { "DROP FUNCTION" }.into()))
     }
 
     /// The routine `oid` as this transaction sees it once it holds the

@@ -39,6 +39,7 @@ mod like_syntax;
 mod lock_syntax;
 mod merge_syntax;
 mod overriding_syntax;
+mod procedure_syntax;
 pub(crate) mod reloptions_syntax;
 pub(crate) mod schema_syntax;
 mod sequence_syntax;
@@ -328,6 +329,11 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // after it stay).
         let merge_rewritten = merge_syntax::rewrite_default_values(piece);
         let piece = merge_rewritten.as_deref().unwrap_or(piece);
+        // CREATE PROCEDURE, read as the CREATE FUNCTION it is shaped like
+        // (rewritten in place).
+        let procedure_text = procedure_syntax::procedure_as_function(piece);
+        let procedure = procedure_text.is_some();
+        let piece = procedure_text.as_deref().unwrap_or(piece);
         // ALTER [MATERIALIZED] VIEW, as the ALTER TABLE it is.
         let alter_view = view_syntax::alter_view_as_table(piece);
         let altered_view = alter_view.as_ref().map(|(_, materialized)| *materialized);
@@ -469,6 +475,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                     storage_params: storage_params.clone(),
                                     fk_set_columns: fk_set_columns.clone(),
                                     altered_view,
+                                    procedure,
                                 }),
                             })
                         })
@@ -732,7 +739,7 @@ fn set_constraints(sql: &str) -> Option<Result<Parsed, SqlError>> {
 
 /// Splits at semicolons outside quotes, comments and dollar quotes;
 /// pieces that are only blanks and comments are dropped.
-fn split(sql: &str) -> Vec<&str> {
+pub(crate) fn split(sql: &str) -> Vec<&str> {
     let b = sql.as_bytes();
     let mut pieces = Vec::new();
     let (mut start, mut i) = (0, 0);

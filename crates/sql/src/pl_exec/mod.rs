@@ -53,7 +53,11 @@ pub(crate) fn call<'a>(
     Box::pin(async move {
         let def = routine.routine.as_ref().expect("a routine row");
         if def.strict && args.iter().any(|a| matches!(a, snapscale_values::Value::Null)) {
-            return Ok(snapscale_values::Value::Null);
+            return Ok(if def.returns_set {
+                snapscale_values::Value::array(Vec::new())
+            } else {
+                snapscale_values::Value::Null
+            });
         }
         if too_deep(spi) {
             return Err(crate::stack::too_deep(spi.limits.max_stack_depth));
@@ -69,6 +73,20 @@ pub(crate) fn call<'a>(
             names.push(format!("${}", i + 1));
         }
         names.extend(def.output_columns().into_iter().map(|(n, _)| n));
+        if def.language == "sql" {
+            // Its statements, in order; the last one's rows are the result.
+            let statements: Vec<crate::plpgsql::ast::Sql> = crate::parse::split(&def.body)
+                .into_iter()
+                .map(|text| crate::plpgsql::ast::Sql { text: text.trim().to_owned(), line: 1 })
+                .collect();
+            let params = inputs.iter().zip(args).map(|(a, v)| (a.name.clone(), a.ty, v)).collect();
+            spi.depth += 1;
+            let mut interp = Interp::new(spi, format!("SQL function \"{}\"", routine.name), def.returns);
+            interp.parameters(params);
+            let result = interp.run_sql(&statements, def).await;
+            spi.depth -= 1;
+            return result;
+        }
         let block = parse(&def.body, spi.limits.max_stack_depth / 1024)
             .and_then(|b| check(&b, &names, def.returns == snapscale_values::SqlType::Void).map(|_| b))
             .map_err(|e| compile_context(e, &routine.name, &def.body))?;

@@ -18,10 +18,10 @@ use snapscale_sqlstate::SqlState;
 use snapscale_values::{Rec, SqlError, SqlType, Value};
 use sqlparser::ast;
 
-use crate::plpgsql::ast::*;
 use super::spi::{Planned, Spi};
 use crate::output::Output;
 use crate::parse::Parsed;
+use crate::plpgsql::ast::*;
 
 type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, SqlError>> + Send + 'a>>;
 
@@ -193,6 +193,51 @@ impl<'s, 'c> Interp<'s, 'c> {
             Value::Record(_) if self.outs.len() != 1 => v,
             other => Value::Record(vec![other].into()),
         }
+    }
+
+    /// Runs a SQL function's statements in order (PL-CALLS); its result is
+    /// the last one's: its first row (NULL without one), every row for a
+    /// set, nothing for void.
+    pub(crate) async fn run_sql(
+        mut self,
+        statements: &[Sql],
+        def: &snapscale_engine::routines::RoutineDef,
+    ) -> Result<Value, SqlError> {
+        let mut last = None;
+        for (i, sql) in statements.iter().enumerate() {
+            let out = self.execute(sql).await.map_err(|e| SqlError {
+                context: Some(format!("{} statement {}", self.name, i + 1)),
+                position: None,
+                ..e
+            })?;
+            last = Some(out);
+        }
+        if def.returns == SqlType::Void {
+            return Ok(Value::Null);
+        }
+        let (columns, rows) = last.map(rows_and_columns).unwrap_or_default();
+        let record = |row: Vec<Value>| -> Value {
+            if columns.len() == 1 && def.output_columns().len() <= 1 {
+                row.into_iter().next().unwrap_or(Value::Null)
+            } else {
+                Value::Record(row.into())
+            }
+        };
+        if def.returns_set {
+            return Ok(Value::array(rows.into_iter().map(|r| Value::Record(r.into())).collect()));
+        }
+        Ok(match rows.into_iter().next() {
+            Some(row) => {
+                let v = record(row);
+                match columns.first() {
+                    Some((_, from)) if columns.len() == 1 && def.output_columns().len() <= 1 => {
+                        self.convert(v, *from, def.returns)?
+                    }
+                    _ => v,
+                }
+            }
+            None => Value::Null,
+        })
     }
 
     /// Runs the body; the value RETURN gave.
@@ -640,7 +685,12 @@ impl<'s, 'c> Interp<'s, 'c> {
                 Ok(Flow::Next)
             }
             Stmt::Sql { sql, into, line } => {
-                self.sql(sql, into.as_ref()).await.map_err(|e| self.in_context(e, *line, "SQL statement"))?;
+                let kind = if sql.text.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("call ")) {
+                    "CALL"
+                } else {
+                    "SQL statement"
+                };
+                self.sql(sql, into.as_ref()).await.map_err(|e| self.in_context(e, *line, kind))?;
                 Ok(Flow::Next)
             }
             Stmt::Execute { query, into, using, line } => {

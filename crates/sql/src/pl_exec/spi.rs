@@ -125,6 +125,14 @@ impl Spi<'_> {
                 format!("cannot execute {command} in a read-only transaction"),
             ));
         }
+        if let Statement::Utility(crate::plan::Utility::Call { routine, args }) = &planned.statement {
+            let mut values = Vec::with_capacity(args.len());
+            for a in args {
+                values.push(crate::exec::evaluate_alone(self.xact, self.limits, a, params, &[])?);
+            }
+            super::call(self, routine, values).await?;
+            return Ok(Output::Command("CALL".into()));
+        }
         let called = if planned.pl_calls.is_empty() {
             Vec::new()
         } else {

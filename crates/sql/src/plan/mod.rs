@@ -798,6 +798,13 @@ pub enum Utility {
     /// in a notice, and its oid (`None`: missing, IF EXISTS).
     DropRoutines {
         targets: Vec<(String, Option<u32>)>,
+        procedure: bool,
+    },
+    /// CALL: the procedure and its arguments (constants, parameters), run
+    /// by the session (PL-CALLS).
+    Call {
+        routine: Arc<snapscale_engine::catalog::RelEntry>,
+        args: Vec<Expr>,
     },
     /// CREATE SCHEMA [IF NOT EXISTS] name.
     CreateSchema {

@@ -379,8 +379,16 @@ impl Statement {
                 Utility::AlterType { .. } => Some("ALTER TYPE"),
                 Utility::DropType { domain: true, .. } => Some("DROP DOMAIN"),
                 Utility::DropType { .. } => Some("DROP TYPE"),
+                Utility::CreateRoutine { def, .. }
+                    if def.kind == snapscale_engine::routines::RoutineKind::Procedure =>
+                {
+                    Some("CREATE PROCEDURE")
+                }
                 Utility::CreateRoutine { .. } => Some("CREATE FUNCTION"),
+                Utility::DropRoutines { procedure: true, .. } => Some("DROP PROCEDURE"),
                 Utility::DropRoutines { .. } => Some("DROP FUNCTION"),
+                // Its statements are refused one by one where they write.
+                Utility::Call { .. } => None,
                 Utility::CreateSchema { .. } => Some("CREATE SCHEMA"),
                 Utility::DropSchema { .. } => Some("DROP SCHEMA"),
                 Utility::AlterSchema { .. } => Some("ALTER SCHEMA"),

@@ -751,6 +751,8 @@ fn is_sql_start(w: &str) -> bool {
             | "copy"
             | "savepoint"
             | "release"
+            | "call"
+            | "do"
     )
 }
 

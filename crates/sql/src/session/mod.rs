@@ -579,6 +579,25 @@ impl<G: Gucs> Conn<G> {
                 if let Statement::Utility(Utility::SetConstraints { oids, deferred }) = &planned.statement {
                     return self.set_constraints(oids.as_deref(), *deferred).await;
                 }
+                if let Statement::Utility(Utility::Call { routine, args }) = &planned.statement {
+                    let mut values = Vec::with_capacity(args.len());
+                    for a in args {
+                        values.push(crate::exec::evaluate_alone(
+                            &mut self.xact,
+                            self.limits,
+                            a,
+                            params,
+                            &[],
+                        )?);
+                    }
+                    let mut spi = self.spi();
+                    let ran = crate::pl_exec::call(&mut spi, routine, values).await;
+                    let put_off = std::mem::take(&mut spi.put_off);
+                    self.pending.extend(put_off);
+                    ran?;
+                    self.xact.end_statement()?;
+                    return Ok(Output::Command("CALL".into()));
+                }
                 if let Statement::Utility(Utility::CopyFrom {
                     rel,
                     columns,
