@@ -315,7 +315,9 @@ pub(crate) fn evaluate_alone(
     called: &[Value],
 ) -> Result<Value, SqlError> {
     let mut ex = Executor::new(xact, limits, params, false, false);
-    ex.called = called.to_vec();
+    if !called.is_empty() {
+        ex.called = called.to_vec();
+    }
     e.eval(&ex.ctx(&[]))
 }
 

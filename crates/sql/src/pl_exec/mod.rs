@@ -43,10 +43,30 @@ fn too_deep(spi: &spi::Spi<'_>) -> bool {
         || crate::stack::used_since(spi.stack).is_some_and(|used| used > spi.limits.max_stack_depth)
 }
 
+/// A function's body as compiled for a session (PL-CACHE): parsed and
+/// checked once, its statements' plans kept between calls (each made
+/// current before it runs, PLAN-FRESH), for as long as the catalog row it
+/// was compiled from is the function's.
+pub(crate) struct Compiled {
+    entry: std::sync::Arc<snapscale_engine::catalog::RelEntry>,
+    body: std::sync::Arc<Body>,
+    statements: run::Statements,
+}
+
+enum Body {
+    Pl(crate::plpgsql::ast::Block),
+    /// A SQL function's statements, run in order.
+    Sql(Vec<crate::plpgsql::ast::Sql>),
+}
+
+/// A session's compiled functions, by oid.
+#[derive(Default)]
+pub(crate) struct Functions(std::collections::HashMap<u32, Compiled>);
+
 /// Calls PL/pgSQL function `routine` with `args`.
 pub(crate) fn call<'a>(
     spi: &'a mut spi::Spi<'_>,
-    routine: &'a snapscale_engine::catalog::RelEntry,
+    routine: &'a std::sync::Arc<snapscale_engine::catalog::RelEntry>,
     args: Vec<snapscale_values::Value>,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<snapscale_values::Value, SqlError>> + Send + 'a>>
 {
@@ -62,44 +82,67 @@ pub(crate) fn call<'a>(
         if too_deep(spi) {
             return Err(crate::stack::too_deep(spi.limits.max_stack_depth));
         }
-        let types: Vec<String> = def.input_types().iter().map(|t| t.name().to_owned()).collect();
-        let name = format!("{}({})", routine.name, types.join(","));
         let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
-        let mut names: Vec<String> = vec!["found".into()];
-        for (i, a) in inputs.iter().enumerate() {
-            if !a.name.is_empty() {
-                names.push(a.name.clone());
-            }
-            names.push(format!("${}", i + 1));
-        }
-        names.extend(def.output_columns().into_iter().map(|(n, _)| n));
-        if def.language == "sql" {
-            // Its statements, in order; the last one's rows are the result.
-            let statements: Vec<crate::plpgsql::ast::Sql> = crate::parse::split(&def.body)
-                .into_iter()
-                .map(|text| crate::plpgsql::ast::Sql { text: text.trim().to_owned(), line: 1 })
-                .collect();
-            let params = inputs.iter().zip(args).map(|(a, v)| (a.name.clone(), a.ty, v)).collect();
-            spi.depth += 1;
-            let mut interp = Interp::new(spi, format!("SQL function \"{}\"", routine.name), def.returns);
-            interp.parameters(params);
-            let result = interp.run_sql(&statements, def).await;
-            spi.depth -= 1;
-            return result;
-        }
-        let block = parse(&def.body, spi.limits.max_stack_depth / 1024)
-            .and_then(|b| check(&b, &names, def.returns == snapscale_values::SqlType::Void).map(|_| b))
-            .map_err(|e| compile_context(e, &routine.name, &def.body))?;
+        // The body as this session compiled it, unless the function changed
+        // since (or a call of it is running: that one has it).
+        let cached =
+            spi.functions.0.remove(&routine.oid).filter(|c| std::sync::Arc::ptr_eq(&c.entry, routine));
+        let (body, statements) = match cached {
+            Some(c) => (c.body, c.statements),
+            None => (std::sync::Arc::new(compile(routine)?), run::Statements::default()),
+        };
         let params = inputs.iter().zip(args).map(|(a, v)| (a.name.clone(), a.ty, v)).collect();
         spi.depth += 1;
-        let mut interp = Interp::new(spi, name, def.returns);
-        interp.parameters(params);
-        let outs = def.output_columns();
-        if !outs.is_empty() || def.returns_set {
-            interp.outputs(outs, def.returns_set);
-        }
-        let result = interp.run(&block).await;
+        let (result, statements) = match &*body {
+            Body::Sql(statements_text) => {
+                let mut interp = Interp::new(spi, format!("SQL function \"{}\"", routine.name), def.returns)
+                    .with_statements(statements);
+                interp.parameters(params);
+                interp.run_sql(statements_text, def).await
+            }
+            Body::Pl(block) => {
+                let types: Vec<String> = def.input_types().iter().map(|t| t.name().to_owned()).collect();
+                let name = format!("{}({})", routine.name, types.join(","));
+                let mut interp = Interp::new(spi, name, def.returns).with_statements(statements);
+                interp.parameters(params);
+                let outs = def.output_columns();
+                if !outs.is_empty() || def.returns_set {
+                    interp.outputs(outs, def.returns_set);
+                }
+                interp.run(block).await
+            }
+        };
         spi.depth -= 1;
+        spi.functions
+            .0
+            .insert(routine.oid, Compiled { entry: std::sync::Arc::clone(routine), body, statements });
         result
     })
+}
+
+/// A function's body parsed and checked.
+fn compile(routine: &snapscale_engine::catalog::RelEntry) -> Result<Body, SqlError> {
+    let def = routine.routine.as_ref().expect("a routine row");
+    if def.language == "sql" {
+        return Ok(Body::Sql(
+            crate::parse::split(&def.body)
+                .into_iter()
+                .map(|text| crate::plpgsql::ast::Sql { text: text.trim().to_owned(), line: 1 })
+                .collect(),
+        ));
+    }
+    let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
+    let mut names: Vec<String> = vec!["found".into()];
+    for (i, a) in inputs.iter().enumerate() {
+        if !a.name.is_empty() {
+            names.push(a.name.clone());
+        }
+        names.push(format!("${}", i + 1));
+    }
+    names.extend(def.output_columns().into_iter().map(|(n, _)| n));
+    let void = def.returns == snapscale_values::SqlType::Void && def.output_columns().is_empty();
+    parse(&def.body, crate::stack::DEFAULT_MAX_STACK_DEPTH / 1024)
+        .and_then(|b| check(&b, &names, void).map(|_| b))
+        .map(Body::Pl)
+        .map_err(|e| compile_context(e, &routine.name, &def.body))
 }

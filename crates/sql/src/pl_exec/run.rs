@@ -56,8 +56,40 @@ enum Src {
     Field(usize, usize),
 }
 
+/// Hashes the cache's keys, addresses of the body's nodes: distinct
+/// already, so a multiply spreads them (SipHash's cost buys nothing here).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct BuildAddr;
+
+pub(crate) struct AddrHasher(u64);
+
+impl std::hash::BuildHasher for BuildAddr {
+    type Hasher = AddrHasher;
+    fn build_hasher(&self) -> AddrHasher {
+        AddrHasher(0)
+    }
+}
+
+impl std::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A body's statements as prepared, by their nodes' addresses (kept with
+/// the body between calls: PL-CACHE).
+pub(crate) type Statements = HashMap<usize, Box<Compiled>, BuildAddr>;
+
 /// A statement's SQL as prepared for the variables.
-struct Compiled {
+pub(crate) struct Compiled {
     parsed: Parsed,
     sources: Vec<Src>,
     declared: Vec<Option<SqlType>>,
@@ -80,7 +112,7 @@ pub(crate) struct Interp<'s, 'c> {
     name: String,
     vars: Vec<Var>,
     frames: Vec<Frame>,
-    cache: HashMap<usize, Box<Compiled>>,
+    cache: Statements,
     found: bool,
     row_count: i64,
     /// The function's result type (`void` for a DO block).
@@ -110,7 +142,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             name,
             vars: Vec::new(),
             frames: Vec::new(),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             found: false,
             row_count: 0,
             returns,
@@ -195,11 +227,26 @@ impl<'s, 'c> Interp<'s, 'c> {
         }
     }
 
+    /// Starts from the statements prepared by an earlier call (PL-CACHE).
+    pub(crate) fn with_statements(mut self, statements: Statements) -> Self {
+        self.cache = statements;
+        self
+    }
+
     /// Runs a SQL function's statements in order (PL-CALLS); its result is
     /// the last one's: its first row (NULL without one), every row for a
     /// set, nothing for void.
     pub(crate) async fn run_sql(
         mut self,
+        statements: &[Sql],
+        def: &snapscale_engine::routines::RoutineDef,
+    ) -> (Result<Value, SqlError>, Statements) {
+        let r = self.run_sql_inner(statements, def).await;
+        (r, self.cache)
+    }
+
+    async fn run_sql_inner(
+        &mut self,
         statements: &[Sql],
         def: &snapscale_engine::routines::RoutineDef,
     ) -> Result<Value, SqlError> {
@@ -241,7 +288,12 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 
     /// Runs the body; the value RETURN gave.
-    pub(crate) async fn run(mut self, body: &Block) -> Result<Value, SqlError> {
+    pub(crate) async fn run(mut self, body: &Block) -> (Result<Value, SqlError>, Statements) {
+        let r = self.run_inner(body).await;
+        (r, std::mem::take(&mut self.cache))
+    }
+
+    async fn run_inner(&mut self, body: &Block) -> Result<Value, SqlError> {
         // FOUND is a variable of the outermost block.
         let k = self.vars.len();
         self.vars.push(Var {
@@ -273,7 +325,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             );
             return Err(SqlError { context: Some(format!("PL/pgSQL function {}", self.name)), ..e });
         }
-        Ok(self.result)
+        Ok(std::mem::replace(&mut self.result, Value::Null))
     }
 
     /// A CONTEXT line for an error in the statement at `line`, of `kind`.
@@ -1032,7 +1084,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         let planned = c.planned.as_ref().expect("refreshed");
         let params = self.params(&c.sources)?;
         if let Some((simple, ty)) = planned.simple() {
-            self.spi.xact.check_cancel()?;
+            // The statement's own cancel check covers it.
             let v = crate::exec::evaluate_alone(self.spi.xact, self.spi.limits, simple, &params, &[])?;
             return Ok((v, ty));
         }

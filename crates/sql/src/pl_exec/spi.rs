@@ -37,6 +37,8 @@ pub(crate) struct Spi<'c> {
     pub put_off: Vec<ri::Pending>,
     /// How many PL/pgSQL calls deep the session is.
     pub depth: usize,
+    /// The session's compiled functions (PL-CACHE).
+    pub functions: &'c mut super::Functions,
     /// The stack where the session lent this (PL-DEPTH: nested calls
     /// stop with 54001 once they used max_stack_depth below it).
     pub stack: (std::thread::ThreadId, usize),

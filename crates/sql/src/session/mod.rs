@@ -184,6 +184,9 @@ pub(crate) struct Savepoint<G> {
 /// The SQL session of one connection.
 pub struct Conn<G: Gucs> {
     pub(crate) xact: Xact,
+    /// The PL/pgSQL and SQL function bodies this session compiled
+    /// (PL-CACHE).
+    pl_functions: crate::pl_exec::Functions,
     /// The limits on each statement's work, from the settings.
     pub(crate) limits: StatementLimits,
     pub(crate) gucs: G,
@@ -224,6 +227,7 @@ impl<G: Gucs> Conn<G> {
         crate::install_index_keys();
         let mut conn = Conn {
             xact: Xact::new(db, backend),
+            pl_functions: Default::default(),
             limits: StatementLimits::default(),
             initial_gucs: gucs.clone(),
             queried: false,
@@ -670,6 +674,7 @@ impl<G: Gucs> Conn<G> {
             deferral: self.deferral.clone(),
             put_off: Vec::new(),
             depth: 0,
+            functions: &mut self.pl_functions,
             stack: crate::stack::mark(),
         }
     }
@@ -702,7 +707,7 @@ impl<G: Gucs> Conn<G> {
             .await;
         let put_off = std::mem::take(&mut spi.put_off);
         self.pending.extend(put_off);
-        ran?;
+        ran.0?;
         Ok(Output::Command("DO".into()))
     }
 
