@@ -113,6 +113,8 @@ pub(crate) struct Interp<'s, 'c> {
     vars: Vec<Var>,
     frames: Vec<Frame>,
     cache: Statements,
+    /// Assignment targets found, by their statement's place.
+    targets: HashMap<usize, usize, BuildAddr>,
     found: bool,
     row_count: i64,
     /// The function's result type (`void` for a DO block).
@@ -143,6 +145,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             vars: Vec::new(),
             frames: Vec::new(),
             cache: HashMap::default(),
+            targets: HashMap::default(),
             found: false,
             row_count: 0,
             returns,
@@ -956,7 +959,20 @@ impl<'s, 'c> Interp<'s, 'c> {
     /// `target := expr`.
     async fn assign(&mut self, target: &str, expr: &Sql) -> Result<(), SqlError> {
         let (v, from) = self.value(expr).await?;
-        if let Some(k) = self.lookup(target) {
+        // The target a name finds at this place of the body is the same
+        // each time the statement runs: found once.
+        let key = key_of(expr, 2);
+        let found = match self.targets.get(&key) {
+            Some(&k) => Some(k),
+            None => {
+                let k = self.lookup(target);
+                if let Some(k) = k {
+                    self.targets.insert(key, k);
+                }
+                k
+            }
+        };
+        if let Some(k) = found {
             return self.store(k, v, from);
         }
         // A record's field.
@@ -1256,26 +1272,27 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 
     fn params(&self, sources: &[Src]) -> Result<Vec<Value>, SqlError> {
-        sources
-            .iter()
-            .map(|s| match *s {
+        let mut out = Vec::with_capacity(sources.len());
+        for s in sources {
+            out.push(match *s {
                 Src::Var(k) => {
-                    if self.vars[k].is_record {
-                        let var = &self.vars[k];
-                        return match &var.record {
-                            Some(r) => Ok(record_value(r)),
-                            None => Err(not_assigned(&var.name)),
-                        };
+                    let var = &self.vars[k];
+                    if var.is_record {
+                        match &var.record {
+                            Some(r) => record_value(r),
+                            None => return Err(not_assigned(&var.name)),
+                        }
+                    } else {
+                        var.value.clone()
                     }
-                    Ok(self.vars[k].value.clone())
                 }
-                Src::Field(k, f) => self.vars[k]
-                    .record
-                    .as_ref()
-                    .and_then(|r| r.values.get(f).cloned())
-                    .ok_or_else(|| not_assigned(&self.vars[k].name)),
-            })
-            .collect()
+                Src::Field(k, f) => match self.vars[k].record.as_ref().and_then(|r| r.values.get(f)) {
+                    Some(v) => v.clone(),
+                    None => return Err(not_assigned(&self.vars[k].name)),
+                },
+            });
+        }
+        Ok(out)
     }
 
     async fn run_compiled(&mut self, c: &mut Compiled) -> Result<Output, SqlError> {
