@@ -119,12 +119,33 @@ pub struct RoutineDef {
     pub cost: f32,
     /// ROWS (pg_proc.prorows; 0 for a function that returns no set).
     pub rows: f32,
+    /// RETURNS [SETOF] table: that relation's name and its columns as they
+    /// were when the function was made (the result's columns, which are
+    /// not variables of the body, unlike OUT and TABLE columns).
+    pub row_type: Option<RowType>,
+}
+
+/// A relation's row type as a result ([`RoutineDef::row_type`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowType {
+    pub name: String,
+    pub columns: Vec<(String, SqlType)>,
 }
 
 impl RoutineDef {
     /// The input argument types, which with the name identify the routine.
     pub fn input_types(&self) -> Vec<SqlType> {
         self.args.iter().filter(|a| a.mode.is_input()).map(|a| a.ty).collect()
+    }
+
+    /// The result's columns: the output arguments and TABLE columns, or a
+    /// row type's.
+    pub fn result_columns(&self) -> Vec<(String, SqlType)> {
+        let out = self.output_columns();
+        match &self.row_type {
+            Some(r) if out.is_empty() => r.columns.clone(),
+            _ => out,
+        }
     }
 
     /// The output arguments and TABLE columns: the result's fields when

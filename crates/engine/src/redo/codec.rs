@@ -9,7 +9,7 @@ use crate::catalog::{
     CheckOption, ColumnDef, Comment, Described, ForeignKeyDef, Identity, IndexDef, RelEntry, ViewDef,
     EXPRESSION,
 };
-use crate::routines::{ArgMode, RoutineArg, RoutineDef, RoutineKind, Volatility};
+use crate::routines::{ArgMode, RoutineArg, RoutineDef, RoutineKind, RowType, Volatility};
 use crate::sequence::{OwnedBy, SequenceDef};
 use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
 
@@ -521,14 +521,23 @@ impl Writer {
         self.str(&r.body);
         self.u8(r.volatility.code() as u8);
         // Bit 0: returns a set; bit 1: STRICT; bit 2: SECURITY DEFINER;
-        // bit 3: LEAKPROOF.
+        // bit 3: LEAKPROOF; bit 4: a row type follows the cost and rows.
         self.u8(u8::from(r.returns_set)
             | (u8::from(r.strict) << 1)
             | (u8::from(r.security_definer) << 2)
-            | (u8::from(r.leakproof) << 3));
+            | (u8::from(r.leakproof) << 3)
+            | (u8::from(r.row_type.is_some()) << 4));
         self.u8(r.parallel);
         self.u32(r.cost.to_bits());
         self.u32(r.rows.to_bits());
+        if let Some(t) = &r.row_type {
+            self.str(&t.name);
+            self.u16(t.columns.len() as u16);
+            for (name, ty) in &t.columns {
+                self.str(name);
+                self.ty(*ty);
+            }
+        }
     }
 
     fn foreign_key(&mut self, fk: &ForeignKeyDef) {
@@ -1036,9 +1045,26 @@ impl<'a> Reader<'a> {
             _ => return Err(corrupt()),
         };
         let flags = self.u8()?;
-        if flags > 15 {
+        if flags > 31 {
             return Err(corrupt());
         }
+        let parallel = self.u8()?;
+        let cost = f32::from_bits(self.u32()?);
+        let rows = f32::from_bits(self.u32()?);
+        let row_type = if flags & 16 != 0 {
+            let name = self.str()?;
+            let n = self.u16()? as usize;
+            if n > self.remaining() {
+                return Err(corrupt());
+            }
+            let mut columns = Vec::with_capacity(n);
+            for _ in 0..n {
+                columns.push((self.str()?, self.ty()?));
+            }
+            Some(RowType { name, columns })
+        } else {
+            None
+        };
         Ok(RoutineDef {
             kind,
             language,
@@ -1051,9 +1077,10 @@ impl<'a> Reader<'a> {
             strict: flags & 2 != 0,
             security_definer: flags & 4 != 0,
             leakproof: flags & 8 != 0,
-            parallel: self.u8()?,
-            cost: f32::from_bits(self.u32()?),
-            rows: f32::from_bits(self.u32()?),
+            parallel,
+            cost,
+            rows,
+            row_type,
         })
     }
 

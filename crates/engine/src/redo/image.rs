@@ -439,6 +439,10 @@ mod tests {
                 parallel: b'u',
                 cost: 100.0,
                 rows: 1000.0,
+                row_type: Some(crate::routines::RowType {
+                    name: "t".into(),
+                    columns: vec![("a".into(), SqlType::Int4), ("b".into(), SqlType::Text)],
+                }),
             }),
             ..RelEntry::empty(16501, "f", 16600, 31)
         };

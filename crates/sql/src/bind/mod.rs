@@ -389,6 +389,8 @@ pub(super) struct Binder<'r, R> {
     /// CREATE FUNCTION checking its body: the function being made, which
     /// the body may call (routines.rs).
     creating: Option<Arc<snapscale_engine::catalog::RelEntry>>,
+    /// CREATE FUNCTION … RETURNS table: the row type found (routines.rs).
+    row_type: Option<snapscale_engine::routines::RowType>,
 }
 
 /// Binds `statement`. `param_types` are the types the client declared
@@ -455,6 +457,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             origin: None,
             in_routine: false,
             creating: None,
+            row_type: None,
         }
     }
 

@@ -319,7 +319,7 @@ impl<R: Resolver> Binder<'_, R> {
             }
             return self.pl_call(entry, args);
         }
-        let multi = def.output_columns().len() > 1;
+        let multi = def.result_columns().len() > 1;
         let result = match (def.returns_set, def.returns) {
             (true, _) => CallResult::Set,
             (false, SqlType::Void) => CallResult::Void,
@@ -480,7 +480,7 @@ impl<R: Resolver> Binder<'_, R> {
                 From::Function { func: crate::plan::Srf::Records, args: vec![rows], ordinality: false };
             return Ok(Some(Item { visible: named.columns.clone(), named: vec![named], from }));
         }
-        if def.returns == SqlType::Record(Rec::Anonymous) && def.output_columns().is_empty() {
+        if def.returns == SqlType::Record(Rec::Anonymous) && def.result_columns().is_empty() {
             return Err(SqlError::new(
                 SqlState::SYNTAX_ERROR,
                 "a column definition list is required for functions returning \"record\"",

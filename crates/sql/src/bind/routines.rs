@@ -95,8 +95,8 @@ impl<R: Resolver> Binder<'_, R> {
                 };
                 (ty, true, cols)
             }
-            Some(ast::FunctionReturnType::DataType(dt)) => (self.result_type(dt)?, false, Vec::new()),
-            Some(ast::FunctionReturnType::SetOf(dt)) => (self.result_type(dt)?, true, Vec::new()),
+            Some(ast::FunctionReturnType::DataType(dt)) => (self.declared_result(dt)?, false, Vec::new()),
+            Some(ast::FunctionReturnType::SetOf(dt)) => (self.declared_result(dt)?, true, Vec::new()),
             None => match implied {
                 Some(ty) => (ty, false, Vec::new()),
                 None if procedure => (SqlType::Void, false, Vec::new()),
@@ -154,6 +154,7 @@ impl<R: Resolver> Binder<'_, R> {
             },
             cost: 100.0,
             rows: if returns_set { 1000.0 } else { 0.0 },
+            row_type: self.row_type.take(),
         };
         if def.language == "plpgsql" {
             // check_function_bodies: PL/pgSQL's compiler checks the body
@@ -167,7 +168,7 @@ impl<R: Resolver> Binder<'_, R> {
                 names.push(format!("${}", i + 1));
             }
             names.extend(def.output_columns().into_iter().map(|(n, _)| n));
-            if def.returns == SqlType::Record(Rec::Anonymous) && def.output_columns().is_empty() {
+            if def.returns == SqlType::Record(Rec::Anonymous) && def.result_columns().is_empty() {
                 return Err(not_supported("PL/pgSQL functions returning record (yet)"));
             }
             crate::plpgsql::parse(&def.body, self.stack.limit() / 1024)
@@ -211,6 +212,28 @@ impl<R: Resolver> Binder<'_, R> {
             _ => e,
         })?;
         Ok(Plan::Utility(Utility::CreateRoutine { key, def: Box::new(def), replace: c.or_replace }))
+    }
+
+    /// A declared result type: a type, or a table's or view's row type,
+    /// whose columns (as they are now) become the result's
+    /// (`Binder::row_type`).
+    fn declared_result(&mut self, dt: &DataType) -> Result<SqlType, SqlError> {
+        let e = match self.result_type(dt) {
+            Ok(ty) => return Ok(ty),
+            Err(e) if e.code == SqlState::UNDEFINED_OBJECT => e,
+            Err(e) => return Err(e),
+        };
+        let DataType::Custom(name, _) = dt else { return Err(e) };
+        let Ok(key) = relation_name(name) else { return Err(e) };
+        match self.resolver.resolve(&key)? {
+            Some(rel) if rel.entry.sequence.is_none() => {
+                let columns = rel.entry.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+                self.row_type =
+                    Some(snapscale_engine::routines::RowType { name: rel.entry.name.clone(), columns });
+                Ok(SqlType::Record(Rec::Anonymous))
+            }
+            _ => Err(e),
+        }
     }
 
     /// The declared parameters, checked as PostgreSQL checks them.
@@ -292,7 +315,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// The columns a call of `def` gives: its OUT parameters or TABLE
     /// columns, or else one named after the function.
     pub(super) fn routine_columns(name: &str, def: &RoutineDef) -> Vec<(String, SqlType)> {
-        let out = def.output_columns();
+        let out = def.result_columns();
         if out.len() > 1 {
             return out;
         }
@@ -338,8 +361,8 @@ impl<R: Resolver> Binder<'_, R> {
         if void {
             return Ok(select);
         }
-        let columns = if def.output_columns().len() > 1 || def.returns == SqlType::Record(Rec::Anonymous) {
-            def.output_columns()
+        let columns = if def.result_columns().len() > 1 || def.returns == SqlType::Record(Rec::Anonymous) {
+            def.result_columns()
         } else {
             vec![(name.to_owned(), def.returns)]
         };

@@ -140,7 +140,10 @@ impl CatalogState {
                 .collect();
             return Some(format!("TABLE({})", cols.join(", ")));
         }
-        let ty = self.type_text(r.returns);
+        let ty = match &r.row_type {
+            Some(t) => quote_ident(&t.name),
+            None => self.type_text(r.returns),
+        };
         Some(if r.returns_set { format!("SETOF {ty}") } else { ty })
     }
 

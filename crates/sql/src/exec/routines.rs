@@ -107,7 +107,7 @@ fn check_replacement(old: &RoutineDef, new: &RoutineDef, signature: &str) -> Res
     if old.returns != new.returns || old.returns_set != new.returns_set {
         return Err(refuse("cannot change return type of existing function".into()));
     }
-    if old.output_columns() != new.output_columns() {
+    if old.result_columns() != new.result_columns() {
         return Err(refuse("cannot change return type of existing function".into())
             .with_detail("Row type defined by OUT parameters is different."));
     }

@@ -109,6 +109,9 @@ pub(crate) fn call<'a>(
                 if !outs.is_empty() || def.returns_set {
                     interp.outputs(outs, def.returns_set);
                 }
+                if let Some(t) = &def.row_type {
+                    interp.row_types(t.columns.iter().map(|(_, ty)| *ty).collect());
+                }
                 interp.run(block).await
             }
         };

@@ -128,6 +128,8 @@ pub(crate) struct Interp<'s, 'c> {
     set: Option<Vec<Value>>,
     /// The output parameters' variables (OUT, INOUT, TABLE columns).
     outs: Vec<usize>,
+    /// A row type result's column types (RETURNS SETOF table).
+    row_types: Vec<SqlType>,
     /// The error a handler is handling (SQLSTATE, SQLERRM, GET STACKED
     /// DIAGNOSTICS).
     handling: Vec<SqlError>,
@@ -153,6 +155,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             returned: false,
             set: None,
             outs: Vec::new(),
+            row_types: Vec::new(),
             handling: Vec::new(),
         }
     }
@@ -225,9 +228,14 @@ impl<'s, 'c> Interp<'s, 'c> {
     /// A row of a set: a record of the output columns.
     fn as_row(&self, v: Value) -> Value {
         match v {
-            Value::Record(_) if self.outs.len() != 1 => v,
+            Value::Record(_) if self.outs.len() != 1 || self.row_types.len() > 1 => v,
             other => Value::Record(vec![other].into()),
         }
+    }
+
+    /// The result is a row type's record of these column types.
+    pub(crate) fn row_types(&mut self, types: Vec<SqlType>) {
+        self.row_types = types;
     }
 
     /// Starts from the statements prepared by an earlier call (PL-CACHE).
@@ -267,7 +275,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         }
         let (columns, rows) = last.map(rows_and_columns).unwrap_or_default();
         let record = |row: Vec<Value>| -> Value {
-            if columns.len() == 1 && def.output_columns().len() <= 1 {
+            if columns.len() == 1 && def.result_columns().len() <= 1 {
                 row.into_iter().next().unwrap_or(Value::Null)
             } else {
                 Value::Record(row.into())
@@ -280,7 +288,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             Some(row) => {
                 let v = record(row);
                 match columns.first() {
-                    Some((_, from)) if columns.len() == 1 && def.output_columns().len() <= 1 => {
+                    Some((_, from)) if columns.len() == 1 && def.result_columns().len() <= 1 => {
                         self.convert(v, *from, def.returns)?
                     }
                     _ => v,
@@ -679,7 +687,9 @@ impl<'s, 'c> Interp<'s, 'c> {
                 }
                 let (columns, rows) =
                     self.query_rows(query).await.map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?;
-                let wanted: Vec<SqlType> = if self.outs.is_empty() {
+                let wanted: Vec<SqlType> = if !self.row_types.is_empty() {
+                    self.row_types.clone()
+                } else if self.outs.is_empty() {
                     vec![self.returns]
                 } else {
                     self.outs.iter().map(|&k| self.vars[k].ty).collect()
