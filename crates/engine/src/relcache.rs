@@ -21,6 +21,10 @@ pub struct RelCache {
     received: Vec<Invalidation>,
     /// The search_path the names were resolved under (REL-KEY).
     path: Arc<[String]>,
+    /// Counts the catalog changes this backend has heard of (invalidations
+    /// accepted, its own DDL, entries forgotten): a plan kept across
+    /// statements (PL-CACHE) made at another generation is made again.
+    generation: u64,
 }
 
 impl RelCache {
@@ -34,6 +38,7 @@ impl RelCache {
         }
         if self.path != *path {
             self.by_name.clear();
+            self.generation += 1;
         }
         self.path = Arc::clone(path);
     }
@@ -49,10 +54,22 @@ impl RelCache {
     /// Forgets relation `oid` under any name.
     pub fn remove_oid(&mut self, oid: u32) {
         self.by_name.retain(|_, r| r.entry.oid != oid);
+        self.generation += 1;
     }
 
     pub fn clear(&mut self) {
         self.by_name.clear();
+        self.generation += 1;
+    }
+
+    /// A catalog change this backend made or heard of (see `generation`).
+    pub fn bump(&mut self) {
+        self.generation += 1;
+    }
+
+    /// The catalog changes heard of so far.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Reads this backend's invalidation messages and drops what they name.
@@ -60,8 +77,9 @@ impl RelCache {
         self.received.clear();
         match sinval.receive(slot, &mut self.received) {
             Received::Nothing => {}
-            Received::Reset => self.by_name.clear(),
+            Received::Reset => self.clear(),
             Received::Messages(_) => {
+                self.generation += 1;
                 for m in std::mem::take(&mut self.received) {
                     match m {
                         Invalidation::Relation(oid) | Invalidation::Index(oid) => self.remove_oid(oid),
@@ -75,6 +93,11 @@ impl RelCache {
 
 impl Default for RelCache {
     fn default() -> Self {
-        RelCache { by_name: HashMap::new(), received: Vec::new(), path: Arc::from(vec!["public".to_owned()]) }
+        RelCache {
+            by_name: HashMap::new(),
+            received: Vec::new(),
+            path: Arc::from(vec!["public".to_owned()]),
+            generation: 0,
+        }
     }
 }

@@ -550,6 +550,51 @@ async fn a_column_added_without_a_rewrite_survives_crashes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Functions and procedures are catalog rows (ROUTINE-ROWS): made,
+/// replaced and dropped in committed transactions, they are there (or
+/// gone) after a crash, before and after a checkpoint; one made by a
+/// transaction the crash cut short is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn functions_survive_crashes_as_the_catalog_does() {
+    let dir = std::env::temp_dir().join(format!("snapscale-durability-functions-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let calls = "SELECT twice(21), greet('you'), (SELECT count(*) FROM pg_proc WHERE proname = 'gone')";
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    c.batch_execute(
+        "CREATE TABLE log (msg text);
+         CREATE FUNCTION twice(x int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT x * 2';
+         CREATE FUNCTION greet(who text) RETURNS text LANGUAGE plpgsql AS $$ BEGIN RETURN 'hi ' || who; END $$;
+         CREATE OR REPLACE FUNCTION greet(who text) RETURNS text LANGUAGE plpgsql
+           AS $$ BEGIN RETURN 'hello ' || who; END $$;
+         CREATE FUNCTION gone() RETURNS int LANGUAGE sql AS 'SELECT 1';
+         DROP FUNCTION gone();
+         CREATE PROCEDURE note(m text) LANGUAGE sql AS 'INSERT INTO log VALUES (m)'",
+    )
+    .await
+    .unwrap();
+    let committed = rows(&c, calls).await;
+    assert_eq!(committed, vec![vec![Some("42".into()), Some("hello you".into()), Some("0".into())]]);
+    drop(c);
+    crash_in_transaction(server, "BEGIN; CREATE FUNCTION gone() RETURNS int LANGUAGE sql AS 'SELECT 2'")
+        .await;
+
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    assert_eq!(rows(&c, calls).await, committed, "after a crash");
+    c.batch_execute("CALL note('after'); CHECKPOINT").await.unwrap();
+    drop(c);
+    server.crash().await;
+
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    assert_eq!(rows(&c, calls).await, committed, "after a checkpoint and a crash");
+    assert_eq!(rows(&c, "SELECT msg FROM log").await, vec![vec![Some("after".into())]]);
+    drop(c);
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A cascading delete is its transaction's: committed, the referencing
 /// rows are gone after a crash; running when the server dies, the
 /// referenced row and every referencing one are all still there.

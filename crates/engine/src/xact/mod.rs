@@ -526,6 +526,13 @@ impl Xact {
     /// An invalidation to send at commit.
     pub fn invalidate(&mut self, oid: u32) {
         self.level().invalidations.push(Invalidation::Relation(oid));
+        self.cache.bump();
+    }
+
+    /// The catalog changes this backend has made or heard of (a kept plan
+    /// made at another generation is made again: PL-CACHE).
+    pub fn catalog_generation(&self) -> u64 {
+        self.cache.generation()
     }
 
     /// At commit, every backend forgets every name it resolved: what a
@@ -534,6 +541,7 @@ impl Xact {
     /// gone: REL-KEY).
     pub fn invalidate_names(&mut self) {
         self.level().invalidations.push(Invalidation::All);
+        self.cache.bump();
     }
 
     /// Logs a change of a permanent relation, tagged with the writing

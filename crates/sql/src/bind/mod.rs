@@ -776,6 +776,14 @@ impl<'r, R: Resolver> Binder<'r, R> {
     }
 }
 
+impl BoundStatement {
+    /// A statement the pre-parser read by hand: no parameters, no lock
+    /// waits in its expressions, no PL/pgSQL calls.
+    fn of(plan: Plan, deps: Vec<Dep>, subqueries: Vec<Select>) -> BoundStatement {
+        BoundStatement { plan, params: Vec::new(), deps, subqueries, waits: false, pl_calls: Vec::new() }
+    }
+}
+
 /// Binds one parsed statement: sqlparser's statements through [`bind`],
 /// and those the pre-parser read by hand (VACUUM, ANALYZE, COPY) here.
 pub fn bind_parsed<R: Resolver>(
@@ -784,14 +792,7 @@ pub fn bind_parsed<R: Resolver>(
     declared: &[Option<SqlType>],
     max_stack_depth: usize,
 ) -> Result<BoundStatement, SqlError> {
-    let utility = |plan, deps| BoundStatement {
-        plan: Plan::Utility(plan),
-        params: Vec::new(),
-        deps,
-        pl_calls: Vec::new(),
-        subqueries: Vec::new(),
-        waits: false,
-    };
+    let utility = |plan, deps| BoundStatement::of(Plan::Utility(plan), deps, Vec::new());
     let resolve = |resolver: &mut R, name: &str| {
         resolver.resolve(name)?.ok_or_else(|| {
             SqlError::new(SqlState::UNDEFINED_TABLE, format!("relation \"{name}\" does not exist"))
@@ -805,92 +806,43 @@ pub fn bind_parsed<R: Resolver>(
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_domain(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement {
-                plan,
-                params: Vec::new(),
-                deps,
-                subqueries: Vec::new(),
-                waits: false,
-                pl_calls: Vec::new(),
-            })
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
         }
         Parsed::AlterSequence(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_sequence(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement {
-                plan,
-                params: Vec::new(),
-                deps,
-                subqueries: Vec::new(),
-                waits: false,
-                pl_calls: Vec::new(),
-            })
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
         }
         Parsed::Comment(c) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.comment(c)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement {
-                plan,
-                params: Vec::new(),
-                deps,
-                subqueries: Vec::new(),
-                waits: false,
-                pl_calls: Vec::new(),
-            })
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
         }
         Parsed::AlterColumnOptions(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_column_options(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement {
-                plan,
-                params: Vec::new(),
-                deps,
-                subqueries: Vec::new(),
-                waits: false,
-                pl_calls: Vec::new(),
-            })
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
         }
         Parsed::AlterConstraint(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_constraint(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement {
-                plan,
-                params: Vec::new(),
-                deps,
-                subqueries: Vec::new(),
-                waits: false,
-                pl_calls: Vec::new(),
-            })
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
         }
         Parsed::SetSchema(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.set_schema(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement {
-                plan,
-                params: Vec::new(),
-                deps,
-                subqueries: Vec::new(),
-                waits: false,
-                pl_calls: Vec::new(),
-            })
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
         }
         Parsed::AlterOptions(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_options(a)?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement {
-                plan,
-                params: Vec::new(),
-                deps,
-                subqueries: Vec::new(),
-                waits: false,
-                pl_calls: Vec::new(),
-            })
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
         }
         Parsed::SetConstraints { names, deferred } => {
             let oids = match names {
@@ -926,14 +878,7 @@ pub fn bind_parsed<R: Resolver>(
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.reindex(*kind, *concurrently, name.as_ref())?;
             let StatementState { deps, .. } = b.statement;
-            Ok(BoundStatement {
-                plan,
-                params: Vec::new(),
-                deps,
-                subqueries: Vec::new(),
-                waits: false,
-                pl_calls: Vec::new(),
-            })
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
         }
         // The session runs these itself (Conn::execute_parsed).
         Parsed::InSchema { .. } | Parsed::Tag(_) => {
@@ -944,14 +889,7 @@ pub fn bind_parsed<R: Resolver>(
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.refresh_matview(name, *concurrently, *data)?;
             let StatementState { deps, subqueries, .. } = b.statement;
-            Ok(BoundStatement {
-                plan,
-                params: Vec::new(),
-                deps,
-                subqueries,
-                waits: false,
-                pl_calls: Vec::new(),
-            })
+            Ok(BoundStatement::of(plan, deps, subqueries))
         }
         Parsed::Vacuum { tables, analyze, freeze } => {
             let mut rels = Vec::new();

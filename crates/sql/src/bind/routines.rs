@@ -159,15 +159,7 @@ impl<R: Resolver> Binder<'_, R> {
         if def.language == "plpgsql" {
             // check_function_bodies: PL/pgSQL's compiler checks the body
             // (its SQL is checked as it first runs, as PostgreSQL's is).
-            let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
-            let mut names: Vec<String> = vec!["found".into()];
-            for (i, a) in inputs.iter().enumerate() {
-                if !a.name.is_empty() {
-                    names.push(a.name.clone());
-                }
-                names.push(format!("${}", i + 1));
-            }
-            names.extend(def.output_columns().into_iter().map(|(n, _)| n));
+            let names = crate::plpgsql::declared_names(&def);
             if def.returns == SqlType::Record(Rec::Anonymous) && def.result_columns().is_empty() {
                 return Err(not_supported("PL/pgSQL functions returning record (yet)"));
             }

@@ -134,15 +134,7 @@ fn compile(routine: &snapscale_engine::catalog::RelEntry) -> Result<Body, SqlErr
                 .collect(),
         ));
     }
-    let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
-    let mut names: Vec<String> = vec!["found".into()];
-    for (i, a) in inputs.iter().enumerate() {
-        if !a.name.is_empty() {
-            names.push(a.name.clone());
-        }
-        names.push(format!("${}", i + 1));
-    }
-    names.extend(def.output_columns().into_iter().map(|(n, _)| n));
+    let names = crate::plpgsql::declared_names(def);
     let void = def.returns == snapscale_values::SqlType::Void && def.output_columns().is_empty();
     parse(&def.body, crate::stack::DEFAULT_MAX_STACK_DEPTH / 1024)
         .and_then(|b| check(&b, &names, void).map(|_| b))

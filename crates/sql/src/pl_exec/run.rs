@@ -1321,10 +1321,11 @@ impl<'s, 'c> Interp<'s, 'c> {
             c.planned = None;
         }
         loop {
-            if c.planned.is_none() {
+            let fresh = c.planned.is_none();
+            if fresh {
                 c.planned = Some(self.spi.plan(&c.parsed, &c.declared)?);
             }
-            if self.spi.current(c.planned.as_ref().expect("planned")).await? {
+            if self.spi.current(c.planned.as_ref().expect("planned"), fresh).await? {
                 return Ok(());
             }
             c.planned = None;
@@ -1422,7 +1423,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         let parsed = parsed.pop().expect("one");
         loop {
             let planned = self.spi.plan(&parsed, &declared).map_err(|e| query_context(e, &text))?;
-            if self.spi.current(&planned).await? {
+            if self.spi.current(&planned, true).await? {
                 return self.spi.run(&planned, &params).await.map_err(|e| query_context(e, &text));
             }
         }

@@ -51,6 +51,8 @@ pub(crate) struct Planned {
     deps: Vec<Dep>,
     waits: bool,
     pl_calls: Vec<crate::plan::PlCall>,
+    /// The catalog generation it was made at (PL-CACHE).
+    generation: u64,
     /// The expression alone, when the statement is `SELECT expr` with
     /// nothing to read.
     simple: Option<Expr>,
@@ -60,6 +62,12 @@ impl Planned {
     /// The result's column types, if it returns rows.
     pub(crate) fn columns(&self) -> Option<Arc<[crate::plan::Column]>> {
         self.statement.columns()
+    }
+
+    /// Whether a run may use it again: a query or a row change, not a
+    /// utility statement (bound against the catalog as it was).
+    fn reusable(&self) -> bool {
+        !matches!(self.statement, Statement::Utility(_) | Statement::CreateTableAs(_))
     }
 
     /// The expression alone and its type, when the statement is `SELECT
@@ -78,6 +86,7 @@ impl Spi<'_> {
         declared: &[Option<SqlType>],
     ) -> Result<Planned, SqlError> {
         let depth = self.limits.max_stack_depth;
+        let generation = self.xact.catalog_generation();
         let BoundStatement { plan, deps, subqueries, waits, pl_calls, .. } =
             bind_parsed(&mut *self.xact, parsed, declared, depth)?;
         let (statement, subplans) = planner::plan(plan, subqueries, StackDepth::here(depth), self.planner)?;
@@ -90,14 +99,21 @@ impl Spi<'_> {
             },
             _ => None,
         };
-        Ok(Planned { statement, subplans, deps, waits, pl_calls, simple })
+        Ok(Planned { statement, subplans, deps, waits, pl_calls, generation, simple })
     }
 
     /// Makes `planned` current (PLAN-FRESH): true if it is, false if a
     /// relation it uses changed and it must be planned again.
-    pub(crate) async fn current(&mut self, planned: &Planned) -> Result<bool, SqlError> {
+    /// `fresh`: just planned (a utility statement is run only so: it is
+    /// bound against the catalog as it was, what DROP … IF EXISTS found).
+    pub(crate) async fn current(&mut self, planned: &Planned, fresh: bool) -> Result<bool, SqlError> {
+        if !fresh && !planned.reusable() {
+            return Ok(false);
+        }
         if planned.deps.is_empty() {
-            return Ok(true);
+            // Nothing to lock; a type or function it uses may have changed.
+            self.xact.accept_invalidations();
+            return Ok(planned.generation == self.xact.catalog_generation());
         }
         for dep in &planned.deps {
             self.xact.lock_relation(dep.rel.entry.oid, dep.mode).await?;
@@ -109,7 +125,7 @@ impl Spi<'_> {
                 _ => return Ok(false),
             }
         }
-        Ok(true)
+        Ok(planned.generation == self.xact.catalog_generation())
     }
 
     /// Runs `planned` with `params`; the statements after it see its

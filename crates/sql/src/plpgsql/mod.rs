@@ -30,3 +30,17 @@ pub(crate) fn compile_context(e: snapscale_values::SqlError, name: &str, code: &
         None => SqlError { context: None, ..e },
     }
 }
+
+/// The names a function's body finds declared before its own blocks: FOUND,
+/// each input parameter by name and as `$n`, the output parameters.
+pub(crate) fn declared_names(def: &snapscale_engine::routines::RoutineDef) -> Vec<String> {
+    let mut names: Vec<String> = vec!["found".into()];
+    for (i, a) in def.args.iter().filter(|a| a.mode.is_input()).enumerate() {
+        if !a.name.is_empty() {
+            names.push(a.name.clone());
+        }
+        names.push(format!("${}", i + 1));
+    }
+    names.extend(def.output_columns().into_iter().map(|(n, _)| n));
+    names
+}
