@@ -17,7 +17,6 @@ Prints a Markdown report. Needs psycopg 3 and pgbench.
 """
 
 import argparse
-import importlib.util
 import os
 import platform
 import shutil
@@ -28,12 +27,7 @@ import time
 
 import psycopg
 
-from netutil import free_port
-
-_spec = importlib.util.spec_from_file_location(
-    "schema_bench", os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema-bench.py"))
-schema_bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(schema_bench)
+from benchutil import pg_settings, pgbench_args, pgbench_tps, start_snapscale
 
 FUNCTIONS = [
     """CREATE OR REPLACE FUNCTION spin(n int) RETURNS bigint LANGUAGE plpgsql AS $$
@@ -81,29 +75,12 @@ def main():
     ap.add_argument("--scale", type=int, default=10)
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="plpgsql-bench-")
-    port = free_port()
-    server = subprocess.Popen(
-        [a.bin, "serve", "--port", str(port), "--data-dir", os.path.join(work, "data")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "SNAPSCALE_LOG": "warn"})
+    server, ss, ss_args = start_snapscale(a.bin, work)
     spins = {"snapscale": [], "pg": []}
     tps = {"snapscale": [], "pg": []}
     try:
-        ss = f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
-        for _ in range(100):
-            try:
-                psycopg.connect(ss).close()
-                break
-            except psycopg.OperationalError:
-                time.sleep(0.1)
-        pg_args = dict(p.split("=", 1) for p in a.pg.split())
-        servers = {
-            "snapscale": (ss, ["-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "postgres"]),
-            "pg": (a.pg, ["-h", pg_args.get("host", "localhost"), "-p", pg_args.get("port", "5432"),
-                          "-U", pg_args.get("user", "postgres"), pg_args.get("dbname", "postgres")]),
-        }
-        with psycopg.connect(a.pg) as c:
-            shared_buffers = c.execute("SHOW shared_buffers").fetchone()[0]
-            version = c.execute("SHOW server_version").fetchone()[0]
+        servers = {"snapscale": (ss, ss_args), "pg": (a.pg, pgbench_args(a.pg))}
+        shared_buffers, version = pg_settings(a.pg)
         script = os.path.join(work, "tpcb.pgbench")
         with open(script, "w") as f:
             f.write(SCRIPT)
@@ -116,7 +93,7 @@ def main():
             for who in (["snapscale", "pg"] if r % 2 == 0 else ["pg", "snapscale"]):
                 dsn, args = servers[who]
                 spins[who].append(spin_seconds(dsn))
-                tps[who].append(schema_bench.pgbench_tps(args, script, a.seconds))
+                tps[who].append(pgbench_tps(args, script, a.seconds))
     finally:
         server.terminate()
         server.wait()

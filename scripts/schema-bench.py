@@ -26,13 +26,12 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 
 import psycopg
 
-from netutil import free_port
+from benchutil import pg_settings, pgbench_args, pgbench_tps, start_snapscale
 
 SETUP = [
     "DROP TABLE IF EXISTS children, parents, cchildren, cparents, counters, wide",
@@ -66,13 +65,6 @@ def setup(dsn, parents):
         c.execute("VACUUM ANALYZE")
 
 
-def pgbench_tps(args, script, seconds):
-    out = subprocess.run(
-        ["pgbench", "-n", "-M", "prepared", "-c", "2", "-j", "2", "-T", str(seconds), "-f", script, *args],
-        capture_output=True, text=True, check=True).stdout
-    return float(next(l for l in out.splitlines() if l.startswith("tps")).split()[2])
-
-
 def add_column(dsn, rows):
     with psycopg.connect(dsn, autocommit=True) as c:
         c.execute("DROP TABLE IF EXISTS wide")
@@ -93,28 +85,11 @@ def main():
     ap.add_argument("--rows", type=int, default=1000000)
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="schema-bench-")
-    port = free_port()
-    server = subprocess.Popen(
-        [a.bin, "serve", "--port", str(port), "--data-dir", os.path.join(work, "data")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "SNAPSCALE_LOG": "warn"})
+    server, ss, ss_args = start_snapscale(a.bin, work)
     results = {name: {"snapscale": [], "pg": []} for name in SCRIPTS}
     try:
-        ss = f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
-        for _ in range(100):
-            try:
-                psycopg.connect(ss).close()
-                break
-            except psycopg.OperationalError:
-                time.sleep(0.1)
-        pg_args = dict(p.split("=", 1) for p in a.pg.split())
-        servers = {
-            "snapscale": (ss, ["-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "postgres"]),
-            "pg": (a.pg, ["-h", pg_args.get("host", "localhost"), "-p", pg_args.get("port", "5432"),
-                          "-U", pg_args.get("user", "postgres"), pg_args.get("dbname", "postgres")]),
-        }
-        with psycopg.connect(a.pg) as c:
-            shared_buffers = c.execute("SHOW shared_buffers").fetchone()[0]
-            version = c.execute("SHOW server_version").fetchone()[0]
+        servers = {"snapscale": (ss, ss_args), "pg": (a.pg, pgbench_args(a.pg))}
+        shared_buffers, version = pg_settings(a.pg)
         scripts = {}
         for name, text in SCRIPTS.items():
             path = os.path.join(work, f"{len(scripts)}.sql")
