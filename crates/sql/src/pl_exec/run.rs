@@ -1083,7 +1083,33 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// An expression's value and type: its query's one row and column.
     async fn value(&mut self, e: &Sql) -> Result<(Value, SqlType), SqlError> {
-        self.value_keyed(key_of(e, 0), e, |text| format!("SELECT {text}")).await
+        let key = key_of(e, 0);
+        if let Some(done) = self.simple_value(key) {
+            return done.map_err(|err| query_context(err, &e.text));
+        }
+        self.value_keyed(key, e, |text| format!("SELECT {text}")).await
+    }
+
+    /// The fast path of an expression evaluated before (PL-CACHE): its
+    /// kept plan is an expression that reads nothing, still current (the
+    /// same variable types, no catalog change heard of since), so it is
+    /// evaluated here, synchronously, with no lookup but the one. `None`:
+    /// take the statement path.
+    fn simple_value(&mut self, key: usize) -> Option<Result<(Value, SqlType), SqlError>> {
+        let c = self.cache.get(&key)?;
+        let planned = c.planned.as_ref()?;
+        let (expr, ty) = planned.simple()?;
+        if planned.generation() != self.spi.xact.catalog_generation()
+            || c.sources.len() != c.declared.len()
+            || !c.sources.iter().zip(&c.declared).all(|(s, d)| self.type_of(*s) == *d)
+        {
+            return None;
+        }
+        let params = match self.params(&c.sources) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(crate::exec::evaluate_alone(self.spi.xact, self.spi.limits, expr, &params, &[]).map(|v| (v, ty)))
     }
 
     /// The value of the query `query` makes of `e`'s text, prepared once

@@ -64,6 +64,11 @@ impl Planned {
         self.statement.columns()
     }
 
+    /// The catalog generation it was made at.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// Whether a run may use it again: a query or a row change, not a
     /// utility statement (bound against the catalog as it was).
     fn reusable(&self) -> bool {
