@@ -119,7 +119,7 @@ pub struct RoutineDef {
     pub cost: f32,
     /// ROWS (pg_proc.prorows; 0 for a function that returns no set).
     pub rows: f32,
-    /// RETURNS [SETOF] table: that relation's name and its columns as they
+    /// `RETURNS [SETOF] table`: that relation's name and its columns as they
     /// were when the function was made (the result's columns, which are
     /// not variables of the body, unlike OUT and TABLE columns).
     pub row_type: Option<RowType>,
