@@ -282,6 +282,10 @@ impl<'s, 'c> Interp<'s, 'c> {
             }
         };
         if def.returns_set {
+            let want = def.result_columns().len().max(1);
+            if columns.len() != want {
+                return Err(wrong_width(columns.len(), want));
+            }
             return Ok(Value::array(rows.into_iter().map(|r| Value::Record(r.into())).collect()));
         }
         Ok(match rows.into_iter().next() {
@@ -671,6 +675,14 @@ impl<'s, 'c> Interp<'s, 'c> {
                     }
                     None => self.as_row(self.out_value()),
                 };
+                // A row of the set has the result's columns.
+                let want =
+                    if !self.row_types.is_empty() { self.row_types.len() } else { self.outs.len().max(1) };
+                if let Value::Record(fields) = &row {
+                    if fields.len() != want {
+                        return Err(self.in_context(wrong_width(fields.len(), want), *line, "RETURN NEXT"));
+                    }
+                }
                 self.set.as_mut().expect("checked").push(row);
                 Ok(Flow::Next)
             }
@@ -1614,6 +1626,16 @@ fn format_raise(fmt: &str, args: &[String]) -> Result<String, SqlError> {
         return Err(SqlError::new(SqlState::SYNTAX_ERROR, "too many parameters specified for RAISE"));
     }
     Ok(out)
+}
+
+/// 42804: a row of a set-returning function's result with the wrong
+/// number of columns (a table's row type changed since the function was
+/// made, or a record of another shape).
+fn wrong_width(got: usize, want: usize) -> SqlError {
+    SqlError::new(SqlState::DATATYPE_MISMATCH, "returned record type does not match expected record type")
+        .with_detail(format!(
+            "Number of returned columns ({got}) does not match expected column count ({want})."
+        ))
 }
 
 fn not_variable(name: &str) -> SqlError {
