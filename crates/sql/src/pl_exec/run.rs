@@ -225,6 +225,16 @@ impl<'s, 'c> Interp<'s, 'c> {
         }
     }
 
+    /// 42601 for RETURN NEXT or RETURN QUERY (`kind`) in a function that
+    /// returns no set.
+    fn in_set(&self, line: usize, kind: &str) -> Result<(), SqlError> {
+        if self.set.is_some() {
+            return Ok(());
+        }
+        let e = SqlError::new(SqlState::SYNTAX_ERROR, format!("cannot use {kind} in a non-SETOF function"));
+        Err(self.in_context(e, line, kind))
+    }
+
     /// A row of a set: a record of the output columns.
     fn as_row(&self, v: Value) -> Value {
         match v {
@@ -651,16 +661,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 Ok(Flow::Return)
             }
             Stmt::ReturnNext { expr, line } => {
-                if self.set.is_none() {
-                    return Err(self.in_context(
-                        SqlError::new(
-                            SqlState::SYNTAX_ERROR,
-                            "cannot use RETURN NEXT in a non-SETOF function",
-                        ),
-                        *line,
-                        "RETURN NEXT",
-                    ));
-                }
+                self.in_set(*line, "RETURN NEXT")?;
                 let row = match expr {
                     Some(e) => {
                         let (v, from) =
@@ -687,16 +688,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 Ok(Flow::Next)
             }
             Stmt::ReturnQuery { query, line } => {
-                if self.set.is_none() {
-                    return Err(self.in_context(
-                        SqlError::new(
-                            SqlState::SYNTAX_ERROR,
-                            "cannot use RETURN QUERY in a non-SETOF function",
-                        ),
-                        *line,
-                        "RETURN QUERY",
-                    ));
-                }
+                self.in_set(*line, "RETURN QUERY")?;
                 let (columns, rows) =
                     self.query_rows(query).await.map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?;
                 let wanted: Vec<SqlType> = if !self.row_types.is_empty() {
