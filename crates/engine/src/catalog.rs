@@ -354,6 +354,9 @@ pub struct RelEntry {
     pub view: Option<ViewDef>,
     /// A function's or procedure's definition (ROUTINE-ROWS).
     pub routine: Option<crate::routines::RoutineDef>,
+    /// A table's triggers, in name order (TRIGGER-ROWS: the order they
+    /// fire in).
+    pub triggers: Vec<crate::triggers::TriggerDef>,
     /// Its storage parameters (RELOPTIONS): `name=value` as PostgreSQL's
     /// pg_class.reloptions shows them, in the order they were set, checked
     /// when they were set; a TOAST table's are kept here too, as
@@ -402,6 +405,7 @@ impl RelEntry {
             referenced_by: Vec::new(),
             view: None,
             routine: None,
+            triggers: Vec::new(),
             options: Vec::new(),
             comments: Vec::new(),
         }

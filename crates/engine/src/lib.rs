@@ -43,6 +43,7 @@ pub mod relcache;
 pub mod routines;
 pub mod sequence;
 pub mod session_view;
+pub mod triggers;
 pub mod user_types;
 pub mod vacuum_state;
 pub mod wal_buffer;

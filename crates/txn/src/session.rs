@@ -469,6 +469,31 @@ impl Session {
         Ok((id, snap))
     }
 
+    /// A statement's snapshot kept across statements nested in it (a
+    /// trigger's, which end their statements and so release the statement
+    /// snapshot): registered until [`Session::restore_statement_snapshot`],
+    /// so the horizon stays held for the statement that fired them.
+    pub fn hold_statement_snapshot(&mut self) -> Result<Option<SnapshotId>, TxnError> {
+        let Some(snap) = self.txn()?.statement_snapshot.clone() else { return Ok(None) };
+        let id = SnapshotId(self.next_snapshot_id);
+        self.next_snapshot_id += 1;
+        self.txn_mut()?.registered.push((id, snap));
+        Ok(Some(id))
+    }
+
+    /// The snapshot [`Session::hold_statement_snapshot`] kept is the
+    /// statement's again.
+    pub fn restore_statement_snapshot(&mut self, held: Option<SnapshotId>) -> Result<(), TxnError> {
+        let Some(id) = held else { return Ok(()) };
+        let txn = self.txn_mut()?;
+        if let Some(at) = txn.registered.iter().position(|(i, _)| *i == id) {
+            let (_, snap) = txn.registered.remove(at);
+            txn.statement_snapshot = Some(snap);
+        }
+        self.reset_xmin();
+        Ok(())
+    }
+
     /// Releases a registered snapshot.
     pub fn unregister_snapshot(&mut self, id: SnapshotId) -> Result<(), TxnError> {
         let txn = self.txn_mut()?;

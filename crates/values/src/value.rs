@@ -96,6 +96,9 @@ pub enum SqlType {
     /// (`pg_advisory_lock`). Its one value is not NULL and prints as the
     /// empty string (held as an empty text).
     Void,
+    /// trigger: what a trigger function returns (a pseudo-type: no value
+    /// has it outside a trigger call).
+    Trigger,
 }
 
 /// The shapes of record a function returns.
@@ -282,6 +285,7 @@ impl SqlType {
             SqlType::OidVector => 30,
             SqlType::Record(_) => 2249,
             SqlType::Void => 2278,
+            SqlType::Trigger => 2279,
             SqlType::Uuid => 2950,
             SqlType::Bytea => 17,
             SqlType::Numeric(_) => 1700,
@@ -420,6 +424,7 @@ impl SqlType {
             SqlType::OidVector => "oidvector",
             SqlType::Record(_) => "record",
             SqlType::Void => "void",
+            SqlType::Trigger => "trigger",
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
             SqlType::Numeric(_) => "numeric",
@@ -484,6 +489,7 @@ impl SqlType {
             SqlType::OidVector => "oidvector",
             SqlType::Record(_) => "record",
             SqlType::Void => "void",
+            SqlType::Trigger => "trigger",
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
             SqlType::Numeric(_) => "numeric",
@@ -500,7 +506,14 @@ impl SqlType {
     /// own types, and arrays of them, are also allowed; the oid alias
     /// types, whose values name catalog objects, are not).
     pub fn storable(self) -> bool {
-        !matches!(self, SqlType::Reg(_) | SqlType::Array(Elem::RegType) | SqlType::Record(_) | SqlType::Void)
+        !matches!(
+            self,
+            SqlType::Reg(_)
+                | SqlType::Array(Elem::RegType)
+                | SqlType::Record(_)
+                | SqlType::Void
+                | SqlType::Trigger
+        )
     }
 
     /// Resolves a type name as written in DDL (`int`, `int4`, `varchar`,
@@ -742,6 +755,9 @@ impl Value {
             )),
             // PostgreSQL's void_in takes any text.
             SqlType::Void => Ok(Value::Text(String::new())),
+            SqlType::Trigger => {
+                Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "cannot accept a value of type trigger"))
+            }
             SqlType::Uuid => crate::uuid::parse_uuid(input).map(Value::Uuid),
             SqlType::Bytea => crate::bytea::parse_bytea(input).map(|b| Value::Bytes(b.into())),
             SqlType::Json => crate::json::json_in(input).map(|()| Value::Json(input.into())),

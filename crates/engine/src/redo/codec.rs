@@ -11,6 +11,7 @@ use crate::catalog::{
 };
 use crate::routines::{ArgMode, RoutineArg, RoutineDef, RoutineKind, RowType, Volatility};
 use crate::sequence::{OwnedBy, SequenceDef};
+use crate::triggers::{TriggerDef, TriggerTiming};
 use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
 
 #[derive(Default)]
@@ -248,6 +249,7 @@ impl Writer {
             SqlType::Record(snapscale_values::Rec::Anonymous) => (34, u32::MAX),
             // No column has this type (`SqlType::storable`).
             SqlType::Void => (20, u32::MAX),
+            SqlType::Trigger => (36, u32::MAX),
             SqlType::Uuid => (21, u32::MAX),
             SqlType::Bytea => (22, u32::MAX),
             // The type modifier, -1 (none) as u32::MAX.
@@ -341,7 +343,8 @@ impl Writer {
         // the next: its comments follow them; the third: its namespace
         // follows them (else it is public); the fourth: the row is a
         // schema's; the fifth: a routine's definition follows the
-        // namespace (no table has 2 048 indexes).
+        // namespace; the sixth: triggers follow that (no table has 1 024
+        // indexes).
         let namespaced = e.namespace != crate::catalog::PUBLIC_NAMESPACE;
         self.u16(
             e.indexes.len() as u16
@@ -349,7 +352,8 @@ impl Writer {
                 | if e.comments.is_empty() { 0 } else { 0x4000 }
                 | if namespaced { 0x2000 } else { 0 }
                 | if e.is_schema { 0x1000 } else { 0 }
-                | if e.routine.is_some() { 0x0800 } else { 0 },
+                | if e.routine.is_some() { 0x0800 } else { 0 }
+                | if e.triggers.is_empty() { 0 } else { 0x0400 },
         );
         for i in &e.indexes {
             self.u32(i.oid);
@@ -490,6 +494,41 @@ impl Writer {
         }
         if let Some(r) = &e.routine {
             self.routine(r);
+        }
+        if !e.triggers.is_empty() {
+            self.u16(e.triggers.len() as u16);
+            for t in &e.triggers {
+                self.trigger(t);
+            }
+        }
+    }
+
+    fn trigger(&mut self, t: &TriggerDef) {
+        self.u32(t.oid);
+        self.str(&t.name);
+        self.u32(t.function);
+        self.u8(match t.timing {
+            TriggerTiming::Before => b'B',
+            TriggerTiming::After => b'A',
+            TriggerTiming::InsteadOf => b'I',
+        });
+        self.u8(t.events);
+        // Bit 0: FOR EACH ROW; bit 1: a WHEN condition follows the
+        // arguments; bit 2: a constraint trigger; bit 3: DEFERRABLE; bit
+        // 4: INITIALLY DEFERRED; bit 5: an old transition table's name
+        // follows; bit 6: a new one's.
+        self.u8(u8::from(t.row)
+            | (u8::from(t.when.is_some()) << 1)
+            | (u8::from(t.constraint) << 2)
+            | (u8::from(t.deferrable) << 3)
+            | (u8::from(t.initially_deferred) << 4)
+            | (u8::from(t.old_table.is_some()) << 5)
+            | (u8::from(t.new_table.is_some()) << 6));
+        self.u8(t.enabled);
+        self.strings(&t.columns);
+        self.strings(&t.args);
+        for text in [&t.when, &t.old_table, &t.new_table].into_iter().flatten() {
+            self.str(text);
         }
     }
 
@@ -798,6 +837,7 @@ impl<'a> Reader<'a> {
                 SqlType::from_oid(len).and_then(snapscale_values::Elem::of).ok_or_else(corrupt)?,
             )),
             20 => SqlType::Void,
+            36 => SqlType::Trigger,
             26 => SqlType::Record(snapscale_values::Rec::KeyValue(
                 SqlType::from_oid(len).and_then(snapscale_values::Elem::of).ok_or_else(corrupt)?,
             )),
@@ -982,6 +1022,12 @@ impl<'a> Reader<'a> {
         let namespace =
             if index_count & 0x2000 != 0 { self.u32()? } else { crate::catalog::PUBLIC_NAMESPACE };
         let routine = if index_count & 0x0800 != 0 { Some(self.routine()?) } else { None };
+        let mut triggers = Vec::new();
+        if index_count & 0x0400 != 0 {
+            for _ in 0..self.u16()? {
+                triggers.push(self.trigger()?);
+            }
+        }
         Ok(RelEntry {
             namespace,
             is_schema: index_count & 0x1000 != 0,
@@ -1000,6 +1046,51 @@ impl<'a> Reader<'a> {
             referenced_by,
             view,
             routine,
+            triggers,
+        })
+    }
+
+    fn trigger(&mut self) -> Result<TriggerDef, SqlError> {
+        let oid = self.u32()?;
+        let name = self.str()?;
+        let function = self.u32()?;
+        let timing = match self.u8()? {
+            b'B' => TriggerTiming::Before,
+            b'A' => TriggerTiming::After,
+            b'I' => TriggerTiming::InsteadOf,
+            _ => return Err(corrupt()),
+        };
+        let events = self.u8()?;
+        let flags = self.u8()?;
+        let enabled = self.u8()?;
+        let columns = self.strings()?;
+        let args = self.strings()?;
+        let mut text = |bit: u8| -> Result<Option<String>, SqlError> {
+            if flags & bit != 0 {
+                self.str().map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let when = text(2)?;
+        let old_table = text(32)?;
+        let new_table = text(64)?;
+        Ok(TriggerDef {
+            oid,
+            name,
+            function,
+            timing,
+            events,
+            row: flags & 1 != 0,
+            columns,
+            when,
+            args,
+            enabled,
+            constraint: flags & 4 != 0,
+            deferrable: flags & 8 != 0,
+            initially_deferred: flags & 16 != 0,
+            old_table,
+            new_table,
         })
     }
 

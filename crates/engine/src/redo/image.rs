@@ -369,6 +369,7 @@ mod tests {
             user_type: None,
             view: None,
             routine: None,
+            triggers: Vec::new(),
         };
         let mut image = Image::default();
         image.sequences.insert(9, SeqValue { last: 40, called: true });
@@ -480,6 +481,7 @@ mod tests {
             referenced_by: Vec::new(),
             view: None,
             routine: None,
+            triggers: Vec::new(),
             user_type: None,
         };
         image.apply(&Redo::Catalog(Arc::new(seq.clone()))).unwrap();
@@ -525,6 +527,7 @@ mod tests {
                 referenced_by: Vec::new(),
                 view: None,
                 routine: None,
+                triggers: Vec::new(),
                 user_type: Some(t),
             };
             image.apply(&Redo::Catalog(Arc::new(ty.clone()))).unwrap();

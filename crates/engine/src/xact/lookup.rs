@@ -24,6 +24,21 @@ impl Xact {
         self.session.end_statement().map_err(txn_error)
     }
 
+    /// The statement snapshot held across statements nested in the
+    /// running one (a trigger's); give it back to
+    /// [`Xact::restore_statement_snapshot`].
+    pub fn hold_statement_snapshot(&mut self) -> Result<Option<snapscale_txn::SnapshotId>, SqlError> {
+        self.session.hold_statement_snapshot().map_err(txn_error)
+    }
+
+    /// The held snapshot is the statement's again.
+    pub fn restore_statement_snapshot(
+        &mut self,
+        held: Option<snapscale_txn::SnapshotId>,
+    ) -> Result<(), SqlError> {
+        self.session.restore_statement_snapshot(held).map_err(txn_error)
+    }
+
     /// Every catalog row visible now, with its tid.
     pub fn catalog_entries(&mut self) -> Result<Vec<(Tid, Arc<RelEntry>)>, SqlError> {
         let (id, snapshot) = self.session.register_snapshot().map_err(txn_error)?;

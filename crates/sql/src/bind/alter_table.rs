@@ -117,6 +117,10 @@ impl<R: Resolver> Binder<'_, R> {
             .iter()
             .map(|o| match o {
                 Op::ValidateConstraint { .. } => LockMode::ShareUpdateExclusive,
+                Op::EnableTrigger { .. }
+                | Op::EnableAlwaysTrigger { .. }
+                | Op::EnableReplicaTrigger { .. }
+                | Op::DisableTrigger { .. } => LockMode::ShareRowExclusive,
                 Op::AddConstraint { constraint: ast::TableConstraint::ForeignKey { .. }, .. } => {
                     LockMode::ShareRowExclusive
                 }
@@ -477,6 +481,10 @@ impl<R: Resolver> Binder<'_, R> {
                     }
                 }
             }
+            Op::EnableTrigger { name } => super::triggers::set_enabled(&mut d.entry, name, b'O')?,
+            Op::EnableAlwaysTrigger { name } => super::triggers::set_enabled(&mut d.entry, name, b'A')?,
+            Op::EnableReplicaTrigger { name } => super::triggers::set_enabled(&mut d.entry, name, b'R')?,
+            Op::DisableTrigger { name } => super::triggers::set_enabled(&mut d.entry, name, b'D')?,
             other => {
                 let text = other.to_string();
                 let words: Vec<&str> = text

@@ -45,6 +45,7 @@ mod state;
 mod string_syntax;
 mod subquery;
 mod table_like;
+pub(crate) mod triggers;
 mod user_types;
 mod view;
 mod view_dml;
@@ -705,6 +706,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             }
             S::CreateDomain(cd) => self.create_domain(cd),
             S::CreateFunction(c) => self.create_function(c),
+            S::DropTrigger(d) => self.drop_trigger(d),
             S::DropFunction(d) => self.drop_function(
                 &d.func_desc,
                 d.if_exists,
@@ -811,6 +813,18 @@ pub fn bind_parsed<R: Resolver>(
         Parsed::AlterSequence(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.alter_sequence(a)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
+        }
+        Parsed::CreateTrigger(c) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.create_trigger(c)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
+        }
+        Parsed::RenameTrigger(r) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.rename_trigger(r)?;
             let StatementState { deps, .. } = b.statement;
             Ok(BoundStatement::of(plan, deps, Vec::new()))
         }
@@ -1086,6 +1100,7 @@ pub(crate) mod tests {
             referenced_by: Vec::new(),
             view: None,
             routine: None,
+            triggers: Vec::new(),
             user_type: None,
             options: Vec::new(),
             comments: Vec::new(),

@@ -103,6 +103,19 @@ impl<R: Resolver> Binder<'_, R> {
                 None => return Err(invalid("function result type must be specified")),
             },
         };
+        if returns == SqlType::Trigger {
+            if language == "sql" {
+                return Err(invalid("SQL functions cannot return type trigger"));
+            }
+            if returns_set {
+                return Err(invalid("trigger functions cannot return a set"));
+            }
+            if !args.is_empty() {
+                return Err(invalid("trigger functions cannot have declared arguments").with_hint(
+                    "The arguments of the trigger can be accessed through TG_NARGS and TG_ARGV instead.",
+                ));
+            }
+        }
         if let Some(implied) = implied {
             if implied != returns {
                 return Err(invalid(format!(
@@ -245,6 +258,9 @@ impl<R: Resolver> Binder<'_, R> {
             if ty == SqlType::Void {
                 return Err(invalid("SQL functions cannot have arguments of type void"));
             }
+            if ty == SqlType::Trigger {
+                return Err(not_supported("functions with arguments of type trigger"));
+            }
             if seen_variadic && mode != ArgMode::Out {
                 return Err(invalid("VARIADIC parameter must be the last input parameter"));
             }
@@ -287,16 +303,15 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// A parameter's or result's type: any type, `void`, or `record`.
     fn result_type(&mut self, dt: &DataType) -> Result<SqlType, SqlError> {
+        if let DataType::Trigger = dt {
+            return Ok(SqlType::Trigger);
+        }
         if let DataType::Custom(name, _) = dt {
             if let Ok(n) = relation_name(name) {
                 match snapscale_engine::names::bare(&n).as_str() {
                     "void" => return Ok(SqlType::Void),
-                    "trigger" | "event_trigger" => {
-                        return Err(invalid(format!(
-                            "SQL functions cannot return type {}",
-                            snapscale_engine::names::bare(&n)
-                        )))
-                    }
+                    "trigger" => return Ok(SqlType::Trigger),
+                    "event_trigger" => return Err(not_supported("event triggers")),
                     _ => {}
                 }
             }

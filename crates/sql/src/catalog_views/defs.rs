@@ -392,7 +392,7 @@ pub(super) const PG_TRIGGER: &[ViewColumn] = &[
     c("tginitdeferred", BOOL),
     c("tgnargs", INT2),
     c("tgattr", INT2V),
-    c("tgargs", TEXT),
+    c("tgargs", SqlType::Bytea),
     c("tgqual", NODE),
     c("tgoldtable", NAME),
     c("tgnewtable", NAME),

@@ -26,6 +26,7 @@ pub(super) fn format_type_of(state: &CatalogState, ty: SqlType) -> String {
         }
         SqlType::Char(_) => "character".into(),
         SqlType::Void => "void".into(),
+        SqlType::Trigger => "trigger".into(),
         SqlType::Record(_) => "record".into(),
         other => format_type(other.oid(), -1),
     }
@@ -66,6 +67,27 @@ pub(crate) fn format_type(oid: u32, typmod: i32) -> String {
         }
         (other, _) => type_name(other),
     }
+}
+
+/// A relation's name schema-qualified (pg_get_triggerdef's).
+pub(super) fn qualified_name(state: &CatalogState, e: &RelEntry) -> String {
+    qualified(state, e)
+}
+
+/// A routine's name as PostgreSQL prints it in a definition: qualified
+/// unless its schema is on the search_path.
+pub(super) fn routine_name(state: &CatalogState, e: &RelEntry) -> String {
+    let ns = state.namespace_name(state.namespace_of(e)).unwrap_or_default();
+    if state.search_path.iter().any(|s| *s == ns) {
+        quote_ident(&e.name)
+    } else {
+        format!("{}.{}", quote_ident(&ns), quote_ident(&e.name))
+    }
+}
+
+/// A trigger's WHEN condition as pg_get_triggerdef prints it.
+pub(super) fn when_text(text: &str, pretty: bool) -> String {
+    stored_expr(text, &[], pretty, true)
 }
 
 /// A relation's name as `CREATE INDEX` and `\d` print it: schema-qualified.
@@ -558,7 +580,12 @@ impl Catalog for CatalogState {
                 }
             }
             C::RelationIsPublishable => Value::Bool(false),
-            C::GetTriggerDef => Value::Null,
+            C::GetTriggerDef => {
+                let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+                oid(&args[0])
+                    .and_then(|o| super::triggers::trigger_def(self, o, pretty))
+                    .map_or(Value::Null, Value::Text)
+            }
             C::IsolationTestSessionIsBlocked => {
                 let pids: Vec<i64> = match &args[1] {
                     Value::Array(a) => a.items().iter().filter_map(int).collect(),

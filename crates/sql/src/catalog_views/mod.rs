@@ -30,6 +30,7 @@ mod info_schema;
 mod relations;
 mod routines;
 mod system;
+mod triggers;
 mod types;
 pub(crate) use types::storage_of;
 
@@ -426,6 +427,7 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_locks") => activity::locks(state),
         (PG, "pg_stat_user_tables") => relations::stat_user_tables(state),
         (PG, "pg_rewrite") => relations::rewrites(state),
+        (PG, "pg_trigger") => triggers::triggers(state),
         (IS, "schemata") => info_schema::schemata(state),
         (IS, "tables") => info_schema::tables(state),
         (IS, "columns") => info_schema::columns(state)?,

@@ -111,7 +111,10 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
                 .set("relhasindex", !e.indexes.is_empty())
                 .set("relchecks", e.checks.len() as i64)
                 // A foreign key is PostgreSQL's triggers on both tables.
-                .set("relhastriggers", !e.foreign_keys.is_empty() || !e.referenced_by.is_empty())
+                .set(
+                    "relhastriggers",
+                    !e.foreign_keys.is_empty() || !e.referenced_by.is_empty() || !e.triggers.is_empty(),
+                )
                 .set("relfrozenxid", frozen_xid(state, e))
                 .set("reloptions", reloptions(&e.options))
                 .build(),

@@ -239,9 +239,10 @@ impl Executor<'_> {
                 .map_err(context)?;
             }
             self.ri = super::ri::Ri::new(std::sync::Arc::clone(&copy.foreign_keys));
-            self.insert_row(rel, Row::from(row), &copy.table_checks).await.map_err(context)?;
+            let inserted = self.insert_row(rel, Row::from(row), &copy.table_checks).await.map_err(context)?;
             self.ri_finish().await.map_err(context)?;
-            copy.rows += 1;
+            self.fire_after_rows().await.map_err(context)?;
+            copy.rows += u64::from(inserted.is_some());
         }
     }
 }

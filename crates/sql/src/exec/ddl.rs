@@ -202,6 +202,7 @@ impl Executor<'_> {
                 },
                 view: c.view.clone(),
                 routine: None,
+                triggers: Vec::new(),
                 options: c.options.clone(),
                 comments: Vec::new(),
             }

@@ -85,8 +85,9 @@ impl Executor<'_> {
             });
             let Some((targets, outputs, defaults)) = chosen.and_then(|c| c.insert.as_ref()) else { continue };
             let row = self.new_row(&m.rel, targets, outputs.iter().map(|&o| &values[o]), defaults).await?;
-            self.insert_row(&m.rel, row, &m.checks).await?;
-            n += 1;
+            if self.insert_row(&m.rel, row, &m.checks).await?.is_some() {
+                n += 1;
+            }
         }
         Ok(Output::Command(crate::output::counted_tag("MERGE", n)))
     }

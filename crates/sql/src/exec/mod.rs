@@ -27,6 +27,7 @@ mod scan;
 mod schema;
 mod setop;
 mod subplan;
+pub(crate) mod triggers;
 mod types;
 mod upsert;
 mod vacuum;
@@ -45,6 +46,7 @@ use crate::output::Output;
 use crate::plan::physical::{Query, Statement};
 use crate::plan::Utility;
 use crate::stack::StackDepth;
+use snapscale_engine::triggers::TriggerTiming;
 
 pub(crate) use copy::CopyIn;
 
@@ -79,6 +81,11 @@ pub(crate) struct Executor<'x> {
     pub(crate) put_off: Vec<ri::Pending>,
     /// What the statement's PL/pgSQL calls returned (PL-CALLS).
     pub(crate) called: Vec<Value>,
+    /// What runs its triggers' functions (TRIGGER-FIRE), where it may
+    /// fire them.
+    pub(crate) triggers: Option<&'x mut dyn triggers::TriggerHost>,
+    /// The AFTER ROW triggers its changes queued.
+    after: Vec<triggers::AfterRow>,
 }
 
 impl<'x> Executor<'x> {
@@ -105,6 +112,8 @@ impl<'x> Executor<'x> {
             deferral: None,
             put_off: Vec::new(),
             called: Vec::new(),
+            triggers: None,
+            after: Vec::new(),
         }
     }
 
@@ -178,32 +187,51 @@ pub(crate) struct RunMode {
     pub called: Vec<Value>,
 }
 
-pub(crate) async fn run(
-    xact: &mut Xact,
+pub(crate) async fn run<'x>(
+    xact: &'x mut Xact,
     limits: StatementLimits,
-    statement: &Statement,
-    subplans: &[Query],
-    params: &[Value],
+    statement: &'x Statement,
+    subplans: &'x [Query],
+    params: &'x [Value],
     mode: RunMode,
+    host: Option<&'x mut dyn triggers::TriggerHost>,
 ) -> Result<(Output, Vec<ri::Pending>), SqlError> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let handle = Handle::try_current().ok().filter(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
-    let running = run_here(xact, limits, statement, subplans, params, mode);
+    let running = run_here(xact, limits, statement, subplans, params, mode, host);
     match handle {
-        Some(handle) if !statement.is_bounded(subplans) => {
-            tokio::task::block_in_place(|| handle.block_on(running))
+        // A statement nested in one already off the worker (a trigger's)
+        // runs where it is: the thread is the outer statement's already.
+        Some(handle) if !statement.is_bounded(subplans) && !OFF_WORKER.get() => {
+            tokio::task::block_in_place(|| {
+                struct Off;
+                impl Drop for Off {
+                    fn drop(&mut self) {
+                        OFF_WORKER.set(false);
+                    }
+                }
+                OFF_WORKER.set(true);
+                let _off = Off;
+                handle.block_on(running)
+            })
         }
         _ => running.await,
     }
 }
 
-async fn run_here(
-    xact: &mut Xact,
+thread_local! {
+    /// This thread runs a statement handed off its worker (OFF-THE-WORKER).
+    static OFF_WORKER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+async fn run_here<'x>(
+    xact: &'x mut Xact,
     limits: StatementLimits,
-    statement: &Statement,
-    subplans: &[Query],
-    params: &[Value],
+    statement: &'x Statement,
+    subplans: &'x [Query],
+    params: &'x [Value],
     mode: RunMode,
+    host: Option<&'x mut dyn triggers::TriggerHost>,
 ) -> Result<(Output, Vec<ri::Pending>), SqlError> {
     let RunMode { in_block, waits, deferral, called } = mode;
     let mut exec = Executor {
@@ -220,6 +248,8 @@ async fn run_here(
         deferral: Some(deferral),
         put_off: Vec::new(),
         called,
+        triggers: host,
+        after: Vec::new(),
     };
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
@@ -269,6 +299,10 @@ impl Executor<'_> {
     async fn execute(&mut self, statement: &Statement) -> Result<Output, SqlError> {
         let exec = self;
         exec.ri = statement.foreign_keys().and_then(|f| ri::Ri::new(Arc::clone(f)));
+        let fires = statement_events(statement);
+        for (rel, event) in &fires {
+            exec.statement_triggers(rel, TriggerTiming::Before, *event).await?;
+        }
         let out = match statement {
             Statement::Query(q) => {
                 // Every statement reads with a snapshot, even one with no
@@ -300,8 +334,53 @@ impl Executor<'_> {
             }
         }?;
         exec.ri_finish().await?;
+        exec.fire_after_rows().await?;
+        let after: Vec<_> = match statement {
+            Statement::Insert { .. } => fires.iter().rev().collect(),
+            _ => fires.iter().collect(),
+        };
+        for (rel, event) in after {
+            exec.statement_triggers(rel, TriggerTiming::After, *event).await?;
+        }
         Ok(out)
     }
+}
+
+/// The tables and events whose statement-level triggers `statement` fires
+/// (MERGE: each kind of action it has).
+fn statement_events(statement: &Statement) -> Vec<(&crate::plan::Rel, u8)> {
+    use snapscale_engine::triggers::events;
+    let fires = |rel: &crate::plan::Rel| !rel.entry.triggers.is_empty();
+    match statement {
+        // ON CONFLICT DO UPDATE fires UPDATE's too (AFTER: UPDATE's first).
+        Statement::Insert { rel, on_conflict, .. } if fires(rel) => match on_conflict {
+            Some(crate::plan::OnConflict { action: crate::plan::ConflictAction::Update { .. }, .. }) => {
+                vec![(rel, events::INSERT), (rel, events::UPDATE)]
+            }
+            _ => vec![(rel, events::INSERT)],
+        },
+        Statement::Update { scan, .. } if fires(&scan.rel) => vec![(&scan.rel, events::UPDATE)],
+        Statement::Delete { scan, .. } if fires(&scan.rel) => vec![(&scan.rel, events::DELETE)],
+        Statement::ModifyJoin(m) if fires(&m.rel) => {
+            vec![(&m.rel, if m.delete { events::DELETE } else { events::UPDATE })]
+        }
+        Statement::Utility(Utility::Truncate(rels, _)) => {
+            rels.iter().filter(|r| fires(r)).map(|r| (r, events::TRUNCATE)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Evaluates `e`, which reads no relation and has no subquery, over `row`
+/// (a trigger's WHEN condition over OLD and NEW).
+pub(crate) fn evaluate_over(
+    xact: &mut Xact,
+    limits: StatementLimits,
+    e: &crate::expr::Expr,
+    row: &[Value],
+) -> Result<Value, SqlError> {
+    let ex = Executor::new(xact, limits, &[], false, false);
+    e.eval(&ex.ctx(row))
 }
 
 /// Evaluates `e`, which reads no relation and has no subquery, with
@@ -396,6 +475,14 @@ impl Executor<'_> {
                     }
                 })
                 .await?;
+                Ok(Output::Command((*tag).into()))
+            }
+            Utility::Trigger { rel, change, tag } => {
+                let oid = match change {
+                    crate::plan::TriggerChange::Create(_) => self.xact.db.catalog.new_oid(),
+                    _ => 0,
+                };
+                self.rewrite_entry(rel, |entry| change_triggers(entry, change, oid)).await?;
                 Ok(Output::Command((*tag).into()))
             }
             Utility::Comment { rel, on, text } => {
@@ -503,6 +590,31 @@ impl Executor<'_> {
         }
         db.checkpoint().await.map_err(|e| SqlError::new(SqlState::IO_ERROR, e))?;
         Ok(Output::Command("CHECKPOINT".into()))
+    }
+}
+
+/// `change` applied to a table's catalog row; a new trigger gets `oid`.
+fn change_triggers(
+    entry: &mut snapscale_engine::catalog::RelEntry,
+    change: &crate::plan::TriggerChange,
+    oid: u32,
+) {
+    use crate::plan::TriggerChange;
+    match change {
+        TriggerChange::Create(def) => {
+            entry.triggers.retain(|t| t.name != def.name);
+            let def = snapscale_engine::triggers::TriggerDef { oid, ..(**def).clone() };
+            // TRIGGER-ROWS: kept in name order, the order they fire in.
+            let at = entry.triggers.partition_point(|t| t.name < def.name);
+            entry.triggers.insert(at, def);
+        }
+        TriggerChange::Drop(name) => entry.triggers.retain(|t| t.name != *name),
+        TriggerChange::Rename { old, new } => {
+            for t in entry.triggers.iter_mut().filter(|t| t.name == *old) {
+                t.name = new.clone();
+            }
+            entry.triggers.sort_by(|a, b| a.name.cmp(&b.name));
+        }
     }
 }
 

@@ -16,11 +16,13 @@ use snapscale_engine::{
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, Value};
 
+use super::triggers::{self, changed_by_trigger};
 use super::{serialization_failure, Executor};
 use crate::expr::{passes, Expr};
 use crate::output::Output;
 use crate::plan::physical::{ScanNode, Source};
 use crate::plan::{Projection, Rel, RowLock, TableCheck};
+use snapscale_engine::triggers::{events, TriggerTiming};
 
 /// What to do with a row found by a scan.
 #[derive(Clone, Copy)]
@@ -117,14 +119,26 @@ impl Executor<'_> {
                 row = Row::from(values);
             }
             let row = match on_conflict {
-                None => {
-                    self.insert_row(rel, row.clone(), checks).await?;
-                    row
-                }
-                Some(on) => match self.upsert(rel, row, checks, on, &mut touched).await? {
-                    Some(row) => row,
+                None => match self.insert_row(rel, row, checks).await? {
+                    Some((_, row)) => row,
                     None => continue,
                 },
+                Some(on) => {
+                    // BEFORE ROW INSERT triggers see the row proposed.
+                    let row = match self.before_insert(rel, row).await? {
+                        Some(row) if generates => {
+                            let mut values = row.to_vec();
+                            self.compute_generated(checks, &mut values).await?;
+                            Row::from(values)
+                        }
+                        Some(row) => row,
+                        None => continue,
+                    };
+                    match self.upsert(rel, row, checks, on, &mut touched).await? {
+                        Some(row) => row,
+                        None => continue,
+                    }
+                }
             };
             n += 1;
             if let Some(r) = returning {
@@ -221,6 +235,11 @@ impl Executor<'_> {
     /// for concurrent changes (EPQ). Returns the row as changed (the new
     /// row for an update, the row for a delete or lock), or `None` if the
     /// row is gone, no longer matches `filter`, or is skipped (SKIP LOCKED).
+    ///
+    /// An UPDATE or DELETE fires the table's row triggers (TRIGGER-FIRE):
+    /// with BEFORE triggers the row is locked first, the triggers fire on
+    /// its newest version and may change the new row or skip it; AFTER
+    /// triggers are queued once it changed.
     pub(crate) async fn change_row(
         &mut self,
         rel: &Rel,
@@ -229,6 +248,83 @@ impl Executor<'_> {
         row: Row,
         change: Change<'_>,
     ) -> Result<Option<(Tid, Row)>, SqlError> {
+        let (event, set) = match change {
+            Change::Update(sets, _) => {
+                (events::UPDATE, Some(sets.iter().map(|(c, _)| *c).collect::<Vec<_>>()))
+            }
+            Change::Delete => (events::DELETE, None),
+            Change::Lock(..) => {
+                return Ok(self
+                    .change_row_queued(rel, filter, tid, row, change)
+                    .await?
+                    .map(|(t, r, _)| (t, r)))
+            }
+        };
+        if rel.entry.triggers.is_empty() {
+            return Ok(self.change_row_queued(rel, filter, tid, row, change).await?.map(|(t, r, _)| (t, r)));
+        }
+        let mut replaced: Option<Vec<(usize, Expr)>> = None;
+        let (tid, row) = if triggers::has(rel, TriggerTiming::Before, true, event) {
+            let mode = if event == events::DELETE { RowLockMode::Update } else { RowLockMode::NoKeyUpdate };
+            let lock = Change::Lock(RowLock::Wait, mode);
+            let Some((tid, locked, _)) = self.change_row_queued(rel, filter, tid, row, lock).await? else {
+                return Ok(None);
+            };
+            let width = rel.entry.columns.len();
+            let new = match change {
+                Change::Update(sets, _) => Some(self.apply_sets(sets, &locked).await?[..width].to_vec()),
+                _ => None,
+            };
+            let Some(new) = self.before_row(rel, event, Some(&locked), new, set.as_deref()).await? else {
+                return Ok(None);
+            };
+            // The triggers' own statements may not have changed the row.
+            match rel.latest(&self.xact.session, tid) {
+                Some((now, _)) if now == tid => {}
+                _ => return Err(changed_by_trigger(event == events::DELETE)),
+            }
+            replaced = new.map(|n| n.into_iter().enumerate().map(|(c, v)| (c, Expr::Const(v))).collect());
+            (tid, locked)
+        } else {
+            (tid, row)
+        };
+        let change = match (&replaced, change) {
+            (Some(all), Change::Update(_, checks)) => Change::Update(all, checks),
+            (_, change) => change,
+        };
+        let Some((tid, new, old)) = self.change_row_queued(rel, filter, tid, row, change).await? else {
+            return Ok(None);
+        };
+        if triggers::has(rel, TriggerTiming::After, true, event) {
+            let new_row = (event == events::UPDATE).then_some(&new);
+            self.after_row(rel, event, Some(&old), new_row, set.as_deref())?;
+        }
+        Ok(Some((tid, new)))
+    }
+
+    /// `sets` applied to `row`.
+    async fn apply_sets(&mut self, sets: &[(usize, Expr)], row: &Row) -> Result<Vec<Value>, SqlError> {
+        self.evaluate(|ex| {
+            let cx = ex.ctx(row);
+            let mut new: Vec<Value> = row.to_vec();
+            for (c, e) in sets.iter() {
+                new[*c] = e.eval(&cx)?;
+            }
+            Ok(new)
+        })
+        .await
+    }
+
+    /// [`Executor::change_row`] without triggers: where the changed row
+    /// went, it as changed, and the version it replaced.
+    async fn change_row_queued(
+        &mut self,
+        rel: &Rel,
+        filter: Option<&Expr>,
+        tid: Tid,
+        row: Row,
+        change: Change<'_>,
+    ) -> Result<Option<(Tid, Row, Row)>, SqlError> {
         let mut place_in_line = None;
         let changed = self.change_row_in_line(rel, filter, tid, row, change, &mut place_in_line).await;
         if let Some((tag, mode)) = place_in_line {
@@ -248,23 +344,13 @@ impl Executor<'_> {
         mut row: Row,
         change: Change<'_>,
         place_in_line: &mut Option<(LockTag, LockMode)>,
-    ) -> Result<Option<(Tid, Row)>, SqlError> {
+    ) -> Result<Option<(Tid, Row, Row)>, SqlError> {
         let table = &rel.heap.table;
         self.xact.prepare_write()?;
         loop {
             let new_row = match change {
                 Change::Update(sets, checks) => {
-                    let new = self
-                        .evaluate(|ex| {
-                            let cx = ex.ctx(&row);
-                            let mut new: Vec<Value> = row.to_vec();
-                            for (c, e) in sets.iter() {
-                                new[*c] = e.eval(&cx)?;
-                            }
-                            Ok(new)
-                        })
-                        .await?;
-                    let mut new = new;
+                    let mut new = self.apply_sets(sets, &row).await?;
                     if checks.iter().any(|c| c.generated.is_some()) {
                         self.compute_generated(checks, &mut new).await?;
                     }
@@ -310,7 +396,7 @@ impl Executor<'_> {
                         self.xact.touch(&rel.heap);
                         self.index_new_version(rel, &row, &new, new_tid).await?;
                         self.ri_updated(rel, &row, new_tid, &new);
-                        return Ok(Some((new_tid, new)));
+                        return Ok(Some((new_tid, new, row)));
                     }
                     if matches!(change, Change::Delete) {
                         if let Some(Value::Int(row_id)) = row.last() {
@@ -326,7 +412,7 @@ impl Executor<'_> {
                         self.xact.touch(&rel.heap);
                         self.ri_deleted(rel, &row);
                     }
-                    return Ok(Some((tid, row)));
+                    return Ok(Some((tid, row.clone(), row)));
                 }
                 Outcome::Invisible | Outcome::SelfModified => return Ok(None),
                 Outcome::BeingModified(xid) => match change {
@@ -422,13 +508,28 @@ impl Executor<'_> {
         Ok(())
     }
 
-    /// Inserts a row and its index entries.
+    /// BEFORE ROW INSERT triggers on a new row: the row to insert, or
+    /// `None` if one skipped it.
+    pub(super) async fn before_insert(&mut self, rel: &Rel, row: Row) -> Result<Option<Row>, SqlError> {
+        if !triggers::has(rel, TriggerTiming::Before, true, events::INSERT) {
+            return Ok(Some(row));
+        }
+        Ok(match self.before_row(rel, events::INSERT, None, Some(row.to_vec()), None).await? {
+            Some(Some(new)) => Some(Row::from(new)),
+            _ => None,
+        })
+    }
+
+    /// Inserts a row and its index entries, its triggers fired: where it
+    /// went and the row as stored (without its row id), or `None` if a
+    /// BEFORE trigger skipped it.
     pub(crate) async fn insert_row(
         &mut self,
         rel: &Rel,
         row: Row,
         checks: &[TableCheck],
-    ) -> Result<Tid, SqlError> {
+    ) -> Result<Option<(Tid, Row)>, SqlError> {
+        let Some(row) = self.before_insert(rel, row).await? else { return Ok(None) };
         let row = match checks.iter().any(|c| c.generated.is_some()) {
             true => {
                 let mut values = row.to_vec();
@@ -451,7 +552,8 @@ impl Executor<'_> {
         }
         self.xact.prepare_write()?;
         // The hidden last column: the row's id, kept by its updates.
-        let mut stored = row.to_vec();
+        let given = row;
+        let mut stored = given.to_vec();
         stored.push(Value::Int(rel.heap.new_row_id()));
         let row = Row::from(stored);
         let tid = rel.heap.table.insert(&mut self.xact.session, row.clone()).map_err(storage_error)?;
@@ -472,7 +574,10 @@ impl Executor<'_> {
             self.check_view_options(&rel.entry, checks, &row[..rel.entry.columns.len()]).await?;
         }
         self.ri_inserted(rel, tid, &row);
-        Ok(tid)
+        if triggers::has(rel, TriggerTiming::After, true, events::INSERT) {
+            self.after_row(rel, events::INSERT, None, Some(&row), None)?;
+        }
+        Ok(Some((tid, given)))
     }
 
     /// Adds a unique key: another live version with the key is 23505; one

@@ -29,6 +29,7 @@ use super::modify::{check_not_null, Change};
 use super::{serialization_failure, Executor};
 use crate::expr::{passes, Expr};
 use crate::plan::{ConflictAction, OnConflict, Rel, RowLock, TableCheck};
+use snapscale_engine::triggers::{events, TriggerTiming};
 
 /// What the search for a conflicting row found.
 enum Probe {
@@ -85,6 +86,9 @@ impl Executor<'_> {
                     }
                     touched.insert(tid);
                     self.ri_inserted(rel, tid, &stored);
+                    if super::triggers::has(rel, TriggerTiming::After, true, events::INSERT) {
+                        self.after_row(rel, events::INSERT, None, Some(&stored), None)?;
+                    }
                     return Ok(Some(stored));
                 }
                 Probe::Conflict(tid) => match &on.action {

@@ -48,6 +48,7 @@ mod string_syntax;
 pub(crate) mod subscript_targets;
 mod syntax_error;
 mod table_syntax;
+pub(crate) mod trigger_syntax;
 mod view_syntax;
 mod window_syntax;
 
@@ -106,6 +107,10 @@ pub enum Parsed {
     /// The command tag a CREATE SCHEMA with elements answers once they
     /// all ran.
     Tag(&'static str),
+    /// `CREATE [OR REPLACE] [CONSTRAINT] TRIGGER …`.
+    CreateTrigger(Box<trigger_syntax::CreateTrigger>),
+    /// `ALTER TRIGGER name ON table RENAME TO new`.
+    RenameTrigger(Box<trigger_syntax::RenameTrigger>),
     /// `DO [LANGUAGE name] code`: run by the session (plpgsql/).
     Do {
         language: String,
@@ -304,6 +309,18 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         if first == "refresh" {
             out.push(refresh(trimmed)?);
             continue;
+        }
+        if first == "create" {
+            if let Some(parsed) = trigger_syntax::parse_create_trigger(trimmed) {
+                out.push(Parsed::CreateTrigger(Box::new(parsed?)));
+                continue;
+            }
+        }
+        if first == "alter" {
+            if let Some(parsed) = trigger_syntax::parse_alter_trigger(trimmed) {
+                out.push(Parsed::RenameTrigger(Box::new(parsed?)));
+                continue;
+            }
         }
         if first == "do" {
             let (language, code) = do_syntax::read_do(trimmed)?;

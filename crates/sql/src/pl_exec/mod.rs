@@ -5,9 +5,11 @@
 
 mod run;
 pub(crate) mod spi;
+pub(crate) mod trigger;
 
 pub(crate) use run::Interp;
 
+use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 
 use crate::plpgsql::{check, compile_context, parse};
@@ -82,15 +84,14 @@ pub(crate) fn call<'a>(
         if too_deep(spi) {
             return Err(crate::stack::too_deep(spi.limits.max_stack_depth));
         }
+        if def.returns == snapscale_values::SqlType::Trigger {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "trigger functions can only be called as triggers",
+            ));
+        }
         let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
-        // The body as this session compiled it, unless the function changed
-        // since (or a call of it is running: that one has it).
-        let cached =
-            spi.functions.0.remove(&routine.oid).filter(|c| std::sync::Arc::ptr_eq(&c.entry, routine));
-        let (body, statements) = match cached {
-            Some(c) => (c.body, c.statements),
-            None => (std::sync::Arc::new(compile(routine)?), run::Statements::default()),
-        };
+        let (body, statements) = take_compiled(spi, routine)?;
         let params = inputs.iter().zip(args).map(|(a, v)| (a.name.clone(), a.ty, v)).collect();
         spi.depth += 1;
         let (result, statements) = match &*body {
@@ -116,11 +117,75 @@ pub(crate) fn call<'a>(
             }
         };
         spi.depth -= 1;
-        spi.functions
-            .0
-            .insert(routine.oid, Compiled { entry: std::sync::Arc::clone(routine), body, statements });
+        keep_compiled(spi, routine, body, statements);
         result
     })
+}
+
+/// The body as this session compiled it, unless the function changed
+/// since (or a call of it is running: that one has it).
+fn take_compiled(
+    spi: &mut spi::Spi<'_>,
+    routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
+) -> Result<(std::sync::Arc<Body>, run::Statements), SqlError> {
+    let cached = spi.functions.0.remove(&routine.oid).filter(|c| std::sync::Arc::ptr_eq(&c.entry, routine));
+    Ok(match cached {
+        Some(c) => (c.body, c.statements),
+        None => (std::sync::Arc::new(compile(routine)?), run::Statements::default()),
+    })
+}
+
+/// Keeps a body and its prepared statements for the next call (PL-CACHE).
+fn keep_compiled(
+    spi: &mut spi::Spi<'_>,
+    routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
+    body: std::sync::Arc<Body>,
+    statements: run::Statements,
+) {
+    spi.functions.0.insert(routine.oid, Compiled { entry: std::sync::Arc::clone(routine), body, statements });
+}
+
+/// Calls trigger function `routine` for `call` (TRIGGER-FIRE): its value
+/// RETURN gave (a row, or NULL).
+pub(crate) async fn call_trigger(
+    spi: &mut spi::Spi<'_>,
+    routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
+    call: &crate::exec::triggers::TriggerCall<'_>,
+    schema: String,
+) -> Result<snapscale_values::Value, SqlError> {
+    let def = routine.routine.as_ref().expect("a routine row");
+    if def.returns != snapscale_values::SqlType::Trigger {
+        return Err(SqlError::new(
+            SqlState::INVALID_OBJECT_DEFINITION,
+            format!("function {} must return type trigger", routine.name),
+        ));
+    }
+    if too_deep(spi) {
+        return Err(crate::stack::too_deep(spi.limits.max_stack_depth));
+    }
+    let (body, statements) = take_compiled(spi, routine)?;
+    let Body::Pl(block) = &*body else {
+        return Err(SqlError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            "SQL functions cannot return type trigger",
+        ));
+    };
+    let columns: Vec<(String, snapscale_values::SqlType)> =
+        call.rel.entry.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+    spi.depth += 1;
+    let mut interp = Interp::new(spi, format!("{}()", routine.name), snapscale_values::SqlType::Trigger)
+        .with_statements(statements);
+    interp.parameters(Vec::new());
+    interp.trigger_variables(
+        &columns,
+        call.new.map(<[snapscale_values::Value]>::to_vec),
+        call.old.map(<[snapscale_values::Value]>::to_vec),
+        trigger::tg_values(call, schema),
+    );
+    let (result, statements) = interp.run(block).await;
+    spi.depth -= 1;
+    keep_compiled(spi, routine, std::sync::Arc::clone(&body), statements);
+    result
 }
 
 /// A function's body parsed and checked.

@@ -41,6 +41,10 @@ struct Var {
 struct Record {
     fields: Vec<(String, SqlType)>,
     values: Vec<Value>,
+    /// The record as a whole is NULL, its fields known (a trigger's NEW
+    /// or OLD where the event has no such row); assigning a field makes
+    /// it a row.
+    null: bool,
 }
 
 /// The names a block declared, innermost last.
@@ -240,6 +244,69 @@ impl<'s, 'c> Interp<'s, 'c> {
         match v {
             Value::Record(_) if self.outs.len() != 1 || self.row_types.len() > 1 => v,
             other => Value::Record(vec![other].into()),
+        }
+    }
+
+    /// Declares a trigger function's variables (NEW, OLD, TG_*): `values`
+    /// in [`crate::plpgsql::TRIGGER_NAMES`]' order, NEW and OLD as records
+    /// of `columns` (unassigned where the event has no such row).
+    pub(crate) fn trigger_variables(
+        &mut self,
+        columns: &[(String, SqlType)],
+        new: Option<Vec<Value>>,
+        old: Option<Vec<Value>>,
+        values: Vec<(SqlType, Value)>,
+    ) {
+        let mut names = Vec::new();
+        for (name, row) in [("new", new), ("old", old)] {
+            let k = self.vars.len();
+            self.vars.push(Var {
+                name: name.into(),
+                ty: SqlType::Record(Rec::Anonymous),
+                value: Value::Null,
+                constant: false,
+                not_null: false,
+                record: Some(match row {
+                    Some(values) => Record { fields: columns.to_vec(), values, null: false },
+                    None => Record {
+                        fields: columns.to_vec(),
+                        values: vec![Value::Null; columns.len()],
+                        null: true,
+                    },
+                }),
+                is_record: true,
+            });
+            names.push((name.to_owned(), k));
+        }
+        for (name, (ty, value)) in crate::plpgsql::TRIGGER_NAMES[2..].iter().zip(values) {
+            let k = self.vars.len();
+            self.vars.push(Var {
+                name: (*name).into(),
+                ty,
+                value,
+                constant: false,
+                not_null: false,
+                record: None,
+                is_record: false,
+            });
+            names.push(((*name).to_owned(), k));
+        }
+        if let Some(f) = self.frames.last_mut() {
+            f.names.extend(names);
+        }
+    }
+
+    /// The record a trigger function's RETURN gave: its values, if it is
+    /// a row of `width` columns; NULL is `None`.
+    pub(crate) fn returned_row(v: &Value, width: usize) -> Result<Option<Vec<Value>>, SqlError> {
+        match v {
+            Value::Null => Ok(None),
+            Value::Record(fields) if fields.len() == width => Ok(Some(fields.to_vec())),
+            _ => Err(SqlError::new(
+                SqlState::DATATYPE_MISMATCH,
+                "returned row structure does not match the structure of the triggering table",
+            )
+            .with_detail("Number of returned columns does not match expected column count.")),
         }
     }
 
@@ -444,7 +511,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         } else if let Some(table) = ty_text.strip_suffix("%rowtype") {
             let columns = self.columns_of(&format!("SELECT * FROM {} LIMIT 0", table.trim())).await?;
             let values = vec![Value::Null; columns.len()];
-            (SqlType::Record(Rec::Anonymous), Some(Record { fields: columns, values }))
+            (SqlType::Record(Rec::Anonymous), Some(Record { fields: columns, values, null: false }))
         } else if let Some(of) = ty_text.strip_suffix("%type") {
             let of = of.trim();
             match self.lookup(of) {
@@ -1004,6 +1071,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 let ty = r.fields[i].1;
                 let style = self.spi.xact.session_style();
                 r.values[i] = if from == ty { v } else { crate::expr::cast(v, ty, false, style)? };
+                r.null = false;
                 return Ok(());
             }
         }
@@ -1038,7 +1106,7 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// `v` of type `from` as a value of type `to` (an assignment cast).
     fn convert(&self, v: Value, from: SqlType, to: SqlType) -> Result<Value, SqlError> {
-        if from == to || matches!(v, Value::Null) || matches!(to, SqlType::Record(_)) {
+        if from == to || matches!(v, Value::Null) || matches!(to, SqlType::Record(_) | SqlType::Trigger) {
             return Ok(v);
         }
         let v = match (from, &v) {
@@ -1062,7 +1130,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             if let Some(k) = self.lookup(one) {
                 if self.vars[k].is_record {
                     let values = row.unwrap_or_else(|| vec![Value::Null; columns.len()]);
-                    self.vars[k].record = Some(Record { fields: columns.to_vec(), values });
+                    self.vars[k].record = Some(Record { fields: columns.to_vec(), values, null: false });
                     return Ok(());
                 }
             }
@@ -1653,6 +1721,9 @@ fn query_context(e: SqlError, text: &str) -> SqlError {
 }
 
 fn record_value(r: &Record) -> Value {
+    if r.null {
+        return Value::Null;
+    }
     Value::Record(r.values.clone().into())
 }
 

@@ -167,9 +167,27 @@ impl Spi<'_> {
             deferral: self.deferral.clone(),
             called,
         };
-        let (out, put_off) =
-            crate::exec::run(self.xact, self.limits, &planned.statement, &planned.subplans, params, mode)
-                .await?;
+        let mut host = super::trigger::Host::new(
+            self.limits,
+            self.planner,
+            self.in_block,
+            self.deferral.clone(),
+            self.depth,
+            &mut *self.functions,
+            self.stack,
+        );
+        let ran = crate::exec::run(
+            self.xact,
+            self.limits,
+            &planned.statement,
+            &planned.subplans,
+            params,
+            mode,
+            Some(&mut host),
+        )
+        .await;
+        self.put_off.append(&mut host.put_off);
+        let (out, put_off) = ran?;
         self.put_off.extend(put_off);
         self.xact.end_statement()?;
         Ok(out)

@@ -368,6 +368,19 @@ pub struct TableCheck {
     pub generated: Option<usize>,
 }
 
+/// A change of a table's triggers.
+#[derive(Debug)]
+pub enum TriggerChange {
+    /// A new trigger (its oid is given as it runs), or one that replaces
+    /// the trigger of its name.
+    Create(Box<snapscale_engine::triggers::TriggerDef>),
+    Drop(String),
+    Rename {
+        old: String,
+        new: String,
+    },
+}
+
 /// An INSERT.
 #[derive(Debug)]
 pub struct Insert {
@@ -705,6 +718,13 @@ pub enum Utility {
         rel: Rel,
         index: Option<String>,
         options: Vec<String>,
+        tag: &'static str,
+    },
+    /// CREATE / DROP / ALTER TRIGGER: a change of `rel`'s triggers
+    /// (TRIGGER-ROWS).
+    Trigger {
+        rel: Rel,
+        change: TriggerChange,
         tag: &'static str,
     },
     /// COMMENT ON a relation or a part of it (`None`: the comment goes).

@@ -360,6 +360,7 @@ impl Statement {
                 Utility::SetOptions { tag, .. } => Some(tag),
                 Utility::AlterConstraint { .. } => Some("ALTER TABLE"),
                 Utility::Comment { .. } => Some("COMMENT"),
+                Utility::Trigger { tag, .. } => Some(tag),
                 Utility::AlterSequence { .. } => Some("ALTER SEQUENCE"),
                 Utility::SetConstraints { .. } => None,
                 Utility::Reindex { .. } => Some("REINDEX"),

@@ -42,5 +42,24 @@ pub(crate) fn declared_names(def: &snapscale_engine::routines::RoutineDef) -> Ve
         names.push(format!("${}", i + 1));
     }
     names.extend(def.output_columns().into_iter().map(|(n, _)| n));
+    if def.returns == snapscale_values::SqlType::Trigger {
+        names.extend(TRIGGER_NAMES.iter().map(|n| (*n).to_owned()));
+    }
     names
 }
+
+/// The variables a trigger function has besides its own.
+pub(crate) const TRIGGER_NAMES: [&str; 12] = [
+    "new",
+    "old",
+    "tg_name",
+    "tg_when",
+    "tg_level",
+    "tg_op",
+    "tg_relid",
+    "tg_relname",
+    "tg_table_name",
+    "tg_table_schema",
+    "tg_nargs",
+    "tg_argv",
+];

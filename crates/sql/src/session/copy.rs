@@ -62,7 +62,20 @@ impl<G: Gucs> Conn<G> {
         if let Some(data) = data {
             copy.pending.extend_from_slice(data);
         }
+        let mut host = crate::pl_exec::trigger::Host::new(
+            self.limits,
+            self.gucs.planner(),
+            self.block == super::Block::Open,
+            self.deferral.clone(),
+            0,
+            &mut self.pl_functions,
+            crate::stack::mark(),
+        );
         let mut exec = Executor::new(&mut self.xact, self.limits, &[], false, copy.waits);
-        exec.copy_lines(copy, data.is_none()).await
+        exec.triggers = Some(&mut host);
+        let copied = exec.copy_lines(copy, data.is_none()).await;
+        drop(exec);
+        self.pending.append(&mut host.put_off);
+        copied
     }
 }

@@ -647,15 +647,27 @@ impl<G: Gucs> Conn<G> {
                     deferral: self.deferral.clone(),
                     called,
                 };
-                let (out, put_off) = crate::exec::run(
+                let mut host = crate::pl_exec::trigger::Host::new(
+                    self.limits,
+                    self.gucs.planner(),
+                    self.block == Block::Open,
+                    self.deferral.clone(),
+                    0,
+                    &mut self.pl_functions,
+                    crate::stack::mark(),
+                );
+                let ran = crate::exec::run(
                     &mut self.xact,
                     self.limits,
                     &planned.statement,
                     &planned.subplans,
                     params,
                     mode,
+                    Some(&mut host),
                 )
-                .await?;
+                .await;
+                self.pending.append(&mut host.put_off);
+                let (out, put_off) = ran?;
                 self.pending.extend(put_off);
                 self.xact.end_statement()?;
                 Ok(out)

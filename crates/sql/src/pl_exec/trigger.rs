@@ -1,0 +1,209 @@
+//! Trigger functions called for the executor ([`TriggerHost`],
+//! TRIGGER-FIRE in the crate README): what a statement is lent to fire its
+//! triggers with, and a trigger function's call with NEW, OLD and the TG_
+//! variables.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use snapscale_engine::catalog::RelEntry;
+use snapscale_engine::triggers::{events, TriggerTiming};
+use snapscale_engine::xact::Xact;
+use snapscale_sqlstate::SqlState;
+use snapscale_values::{SqlError, SqlType, Value};
+
+use super::spi::Spi;
+use crate::exec::ri;
+use crate::exec::triggers::{Fired, TriggerCall, TriggerHost};
+use crate::expr::Expr;
+use crate::limits::StatementLimits;
+use crate::plan::switches::PlannerSettings;
+
+/// What a statement fires its triggers with: the session's settings and
+/// compiled functions ([`Spi`] without the transaction, which the
+/// executor lends with each call).
+pub(crate) struct Host<'h> {
+    limits: StatementLimits,
+    planner: PlannerSettings,
+    in_block: bool,
+    deferral: ri::Deferral,
+    depth: usize,
+    functions: &'h mut super::Functions,
+    stack: (std::thread::ThreadId, usize),
+    /// Foreign-key checks put off to COMMIT by the triggers' statements.
+    pub put_off: Vec<ri::Pending>,
+    /// The trigger functions called so far, by oid.
+    routines: HashMap<u32, Arc<RelEntry>>,
+    /// WHEN conditions bound so far, by trigger oid, with the table row
+    /// they were bound for.
+    whens: HashMap<u32, (Arc<RelEntry>, Expr)>,
+    /// Schema names, by oid (TG_TABLE_SCHEMA).
+    schemas: HashMap<u32, String>,
+}
+
+impl<'h> Host<'h> {
+    /// The host for statements run through `spi` (its transaction aside).
+    pub(crate) fn new(
+        limits: StatementLimits,
+        planner: PlannerSettings,
+        in_block: bool,
+        deferral: ri::Deferral,
+        depth: usize,
+        functions: &'h mut super::Functions,
+        stack: (std::thread::ThreadId, usize),
+    ) -> Host<'h> {
+        Host {
+            limits,
+            planner,
+            in_block,
+            deferral,
+            depth,
+            functions,
+            stack,
+            put_off: Vec::new(),
+            routines: HashMap::new(),
+            whens: HashMap::new(),
+            schemas: HashMap::new(),
+        }
+    }
+
+    fn routine(&mut self, xact: &mut Xact, oid: u32) -> Result<Arc<RelEntry>, SqlError> {
+        if let Some(r) = self.routines.get(&oid) {
+            return Ok(Arc::clone(r));
+        }
+        let Some((_, r)) = xact.routine_by_oid(oid)? else {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function with OID {oid} does not exist"),
+            ));
+        };
+        self.routines.insert(oid, Arc::clone(&r));
+        Ok(r)
+    }
+
+    fn schema(&mut self, xact: &mut Xact, entry: &RelEntry) -> Result<String, SqlError> {
+        if entry.temp_owner.is_some() {
+            return Ok("pg_temp".into());
+        }
+        if entry.namespace == snapscale_engine::catalog::PUBLIC_NAMESPACE {
+            return Ok("public".into());
+        }
+        if let Some(s) = self.schemas.get(&entry.namespace) {
+            return Ok(s.clone());
+        }
+        let name = xact.namespace_name(entry.namespace)?.unwrap_or_default();
+        self.schemas.insert(entry.namespace, name.clone());
+        Ok(name)
+    }
+}
+
+impl TriggerHost for Host<'_> {
+    fn when(&mut self, xact: &mut Xact, call: &TriggerCall<'_>) -> Result<bool, SqlError> {
+        let Some(text) = &call.trigger.when else { return Ok(true) };
+        let fresh = match self.whens.get(&call.trigger.oid) {
+            Some((entry, _)) => !Arc::ptr_eq(entry, &call.rel.entry),
+            None => true,
+        };
+        if fresh {
+            let e = crate::bind::triggers::bind_when(xact, call.rel, text, self.limits.max_stack_depth)?;
+            self.whens.insert(call.trigger.oid, (Arc::clone(&call.rel.entry), e));
+        }
+        let (_, e) = &self.whens[&call.trigger.oid];
+        let width = call.rel.entry.columns.len();
+        let mut row = Vec::with_capacity(2 * width);
+        for side in [call.old, call.new] {
+            match side {
+                Some(values) => row.extend_from_slice(values),
+                None => row.extend(std::iter::repeat_n(Value::Null, width)),
+            }
+        }
+        Ok(matches!(crate::exec::evaluate_over(xact, self.limits, e, &row)?, Value::Bool(true)))
+    }
+
+    fn fire<'a>(&'a mut self, xact: &'a mut Xact, call: TriggerCall<'a>) -> Fired<'a, Option<Vec<Value>>> {
+        Box::pin(async move {
+            let routine = self.routine(xact, call.trigger.function)?;
+            let schema = self.schema(xact, &call.rel.entry)?;
+            let mut spi = Spi {
+                xact: &mut *xact,
+                limits: self.limits,
+                planner: self.planner,
+                in_block: self.in_block,
+                deferral: self.deferral.clone(),
+                put_off: Vec::new(),
+                depth: self.depth,
+                functions: &mut *self.functions,
+                stack: self.stack,
+            };
+            let result = super::call_trigger(&mut spi, &routine, &call, schema).await;
+            self.put_off.append(&mut spi.put_off);
+            let returned = result?;
+            let width = call.rel.entry.columns.len();
+            let row = super::Interp::returned_row(&returned, width).map_err(|e| SqlError {
+                context: Some(format!("PL/pgSQL function {}()", routine.name)),
+                ..e
+            })?;
+            // A BEFORE ROW trigger's row: coerced to the table's columns.
+            let row = match row {
+                Some(values) if call.trigger.timing == TriggerTiming::Before && call.trigger.row => {
+                    Some(fit_row(&call.rel.entry, values, xact.session_style())?)
+                }
+                other => other,
+            };
+            Ok(row)
+        })
+    }
+}
+
+/// A returned row's values as the table's column types.
+fn fit_row(
+    entry: &RelEntry,
+    values: Vec<Value>,
+    style: snapscale_values::Style,
+) -> Result<Vec<Value>, SqlError> {
+    values
+        .into_iter()
+        .zip(&entry.columns)
+        .map(|(v, c)| match v {
+            Value::Null => Ok(v),
+            v => crate::expr::cast(v, c.ty, false, style),
+        })
+        .collect()
+}
+
+/// The TG_ variables' values for `call` (after NEW and OLD, in
+/// [`crate::plpgsql::TRIGGER_NAMES`]' order).
+pub(super) fn tg_values(call: &TriggerCall<'_>, schema: String) -> Vec<(SqlType, Value)> {
+    let t = call.trigger;
+    let when = match t.timing {
+        TriggerTiming::Before => "BEFORE",
+        TriggerTiming::After => "AFTER",
+        TriggerTiming::InsteadOf => "INSTEAD OF",
+    };
+    let op = match call.event {
+        events::INSERT => "INSERT",
+        events::DELETE => "DELETE",
+        events::UPDATE => "UPDATE",
+        _ => "TRUNCATE",
+    };
+    let argv = match t.args.is_empty() {
+        true => Value::Null,
+        false => Value::Array(Arc::new(snapscale_values::Array::with_lower(
+            0,
+            t.args.iter().map(|a| Value::Text(a.clone())).collect(),
+        ))),
+    };
+    let name = |s: &str| (SqlType::Name, Value::Text(s.to_owned()));
+    vec![
+        name(&t.name),
+        (SqlType::Text, Value::Text(when.into())),
+        (SqlType::Text, Value::Text(if t.row { "ROW" } else { "STATEMENT" }.into())),
+        (SqlType::Text, Value::Text(op.into())),
+        (SqlType::Oid, Value::Int(i64::from(call.rel.entry.oid))),
+        name(&call.rel.entry.name),
+        name(&call.rel.entry.name),
+        name(&schema),
+        (SqlType::Int4, Value::Int(t.args.len() as i64)),
+        (SqlType::Array(snapscale_values::Elem::Text), argv),
+    ]
+}
