@@ -234,7 +234,7 @@ impl<R: Resolver> Binder<'_, R> {
         if new && c.events & events::DELETE != 0 {
             return Err(invalid("DELETE trigger's WHEN condition cannot reference NEW values"));
         }
-        Ok(expr.to_string())
+        Ok(folded(expr).to_string())
     }
 
     /// `expr` bound over OLD and NEW as a boolean condition.
@@ -371,6 +371,26 @@ pub(crate) fn parse_when(text: &str, max_stack_depth: usize) -> Result<ast::Expr
         }
     }
     Err(SqlError::new(SqlState::SYNTAX_ERROR, "a WHEN condition that is not an expression"))
+}
+
+/// `e` with its unquoted identifiers folded to lower case, as PostgreSQL
+/// keeps them.
+fn folded(mut e: ast::Expr) -> ast::Expr {
+    use std::ops::ControlFlow;
+    let fold = |i: &mut ast::Ident| {
+        if i.quote_style.is_none() {
+            i.value = i.value.to_lowercase();
+        }
+    };
+    let _ = ast::visit_expressions_mut(&mut e, |e| {
+        match e {
+            ast::Expr::Identifier(i) => fold(i),
+            ast::Expr::CompoundIdentifier(parts) => parts.iter_mut().for_each(fold),
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    e
 }
 
 fn contains_subquery(e: &ast::Expr) -> bool {

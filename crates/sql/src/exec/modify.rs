@@ -293,6 +293,13 @@ impl Executor<'_> {
             (_, change) => change,
         };
         let Some((tid, new, old)) = self.change_row_queued(rel, filter, tid, row, change).await? else {
+            // Locked by this statement before its BEFORE triggers fired:
+            // only their own statements can have changed it since.
+            if replaced.is_some()
+                || event == events::DELETE && triggers::has(rel, TriggerTiming::Before, true, event)
+            {
+                return Err(changed_by_trigger(event == events::DELETE));
+            }
             return Ok(None);
         };
         if triggers::has(rel, TriggerTiming::After, true, event) {
