@@ -106,3 +106,24 @@ impl TriggerDef {
         out
     }
 }
+
+/// A trigger's transition table while its function runs: the rows its
+/// statement changed, before (OLD TABLE) or after (NEW TABLE), without
+/// their row ids.
+#[derive(Clone, Debug)]
+pub struct TransitionTable {
+    pub name: String,
+    pub columns: Vec<(String, snapscale_values::SqlType)>,
+    pub rows: std::sync::Arc<Vec<crate::catalog::Row>>,
+}
+
+impl TransitionTable {
+    /// The work table id statements read it by: from its name, with the
+    /// top bit set (no WITH item has such an id).
+    pub fn id_of(name: &str) -> usize {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        name.hash(&mut h);
+        (h.finish() as usize) | (1 << (usize::BITS - 1))
+    }
+}

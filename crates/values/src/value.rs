@@ -529,7 +529,9 @@ impl SqlType {
             "boolean" | "bool" => SqlType::Bool,
             "text" => SqlType::Text,
             "varchar" | "character varying" => SqlType::Varchar(length),
-            "char" | "character" | "bpchar" => SqlType::Char(length.unwrap_or(1)),
+            "char" | "character" => SqlType::Char(length.unwrap_or(1)),
+            // bpchar without a length is blank-padded of any length.
+            "bpchar" => SqlType::Char(length.unwrap_or(0)),
             "date" => SqlType::Date,
             "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
             "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,

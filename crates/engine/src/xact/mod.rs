@@ -141,6 +141,9 @@ pub struct Xact {
     /// A search_path in force instead of the session's while the elements
     /// of a CREATE SCHEMA run (PostgreSQL's override search path).
     pub path_override: Option<Arc<[String]>>,
+    /// The transition tables of the triggers firing now, innermost last
+    /// (what their functions' statements read by name).
+    pub transition_tables: Vec<crate::triggers::TransitionTable>,
 }
 
 pub use snapscale_values::now_micros;
@@ -192,6 +195,7 @@ impl Xact {
             sequences: Arc::default(),
             wal: WalBuffer::default(),
             path_override: None,
+            transition_tables: Vec::new(),
         }
     }
 

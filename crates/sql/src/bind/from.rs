@@ -264,6 +264,9 @@ impl<R: Resolver> Binder<'_, R> {
                     });
                 }
                 let default_alias = name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_default();
+                if let Some(item) = self.transition_item(name, alias.as_ref(), offset)? {
+                    return Ok(item);
+                }
                 if let Some(view) = crate::catalog_views::View::named(name)? {
                     let alias_name = alias.as_ref().map_or(default_alias, |a| ident(&a.name));
                     let columns = view
@@ -781,4 +784,33 @@ fn sequence_item(
         named: vec![named],
         from: From::Values { rows: vec![row], columns },
     })
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// A trigger's transition table that an unqualified name finds, as
+    /// the work table it is read as (TRIGGER-FIRE).
+    fn transition_item(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        offset: usize,
+    ) -> Result<Option<Item>, SqlError> {
+        let [part] = name.0.as_slice() else { return Ok(None) };
+        let Some(n) = part.as_ident().map(ident) else { return Ok(None) };
+        let Some(columns) = self.resolver.transition_table(&n) else { return Ok(None) };
+        let cols: Vec<Col> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, (c, ty))| Col { name: c.clone(), expr: Expr::Column(offset + i), ty: *ty })
+            .collect();
+        let alias_name = alias.map_or_else(|| n.clone(), |a| ident(&a.name));
+        let named = rename(Named { alias: alias_name, columns: cols, table: None, nullable: false }, alias)?;
+        let columns = columns.into_iter().map(|(name, ty)| crate::plan::Column { name, ty }).collect();
+        let id = snapscale_engine::triggers::TransitionTable::id_of(&n);
+        Ok(Some(Item {
+            visible: named.columns.clone(),
+            named: vec![named],
+            from: From::WorkTable { id, columns },
+        }))
+    }
 }

@@ -89,6 +89,11 @@ pub(crate) trait Resolver {
     fn routines(&mut self, _name: &str) -> Result<Vec<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
         Ok(Vec::new())
     }
+    /// The columns of the transition table `name` of a trigger firing
+    /// now, if there is one (TRIGGER-FIRE).
+    fn transition_table(&mut self, _name: &str) -> Option<Vec<(String, SqlType)>> {
+        None
+    }
     /// The user-defined type with oid `oid`, if it exists.
     fn user_type_by_oid(
         &mut self,
@@ -174,6 +179,10 @@ impl Resolver for snapscale_engine::Xact {
 
     fn routines(&mut self, name: &str) -> Result<Vec<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
         snapscale_engine::Xact::routines(self, name)
+    }
+
+    fn transition_table(&mut self, name: &str) -> Option<Vec<(String, SqlType)>> {
+        self.transition_tables.iter().rev().find(|t| t.name == name).map(|t| t.columns.clone())
     }
 
     fn key_of(&mut self, entry: &snapscale_engine::catalog::RelEntry) -> Result<String, SqlError> {

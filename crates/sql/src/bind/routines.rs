@@ -63,6 +63,12 @@ impl<R: Resolver> Binder<'_, R> {
                 ))
             }
         }
+        if language != "sql"
+            && matches!(&c.return_type, Some(ast::FunctionReturnType::DataType(DataType::Custom(n, _)))
+                if n.to_string().eq_ignore_ascii_case("event_trigger"))
+        {
+            return Err(not_supported("event triggers"));
+        }
         let procedure = self.statement.pre.procedure;
         if procedure && c.return_type.is_some() {
             return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"RETURNS\""));
@@ -311,7 +317,7 @@ impl<R: Resolver> Binder<'_, R> {
                 match snapscale_engine::names::bare(&n).as_str() {
                     "void" => return Ok(SqlType::Void),
                     "trigger" => return Ok(SqlType::Trigger),
-                    "event_trigger" => return Err(not_supported("event triggers")),
+                    "event_trigger" => return Err(invalid("SQL functions cannot return type event_trigger")),
                     _ => {}
                 }
             }

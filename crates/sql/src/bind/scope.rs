@@ -146,6 +146,15 @@ impl<'a> Scope<'a> {
             None => self.visible.iter().filter(|c| c.name == name).collect(),
         };
         match candidates.as_slice() {
+            // A FROM item's name alone is its whole row (`SELECT t FROM
+            // t`, a trigger's `OLD`).
+            [] if qualifier.is_none() => Ok(self.named.iter().find(|n| n.alias == name).map(|item| {
+                let fields = item.columns.iter().map(|c| c.expr.clone()).collect();
+                (
+                    Expr::Func(crate::expr::Func::MakeRecord, fields),
+                    SqlType::Record(snapscale_values::Rec::Anonymous),
+                )
+            })),
             [] => Ok(None),
             [c] => Ok(Some((c.expr.clone(), c.ty))),
             _ => Err(SqlError::new(

@@ -14,7 +14,7 @@ use snapscale_values::{SqlError, SqlType};
 use sqlparser::ast;
 
 use super::scope::{Named, Scope};
-use super::{not_supported, relation_name, Binder, Resolver};
+use super::{relation_name, Binder, Resolver};
 use crate::expr::Expr;
 use crate::parse::trigger_syntax::{CreateTrigger, RenameTrigger};
 use crate::plan::{Plan, Rel, RelKind, TriggerChange, Utility};
@@ -213,7 +213,7 @@ impl<R: Resolver> Binder<'_, R> {
         if c.old_table.is_some() && c.old_table == c.new_table {
             return Err(invalid("OLD TABLE name and NEW TABLE name cannot be the same"));
         }
-        Err(not_supported("transition tables (REFERENCING OLD TABLE / NEW TABLE)"))
+        Ok(())
     }
 
     /// A WHEN condition bound and checked; its text as kept.
@@ -357,6 +357,9 @@ pub(crate) fn bind_when<R: Resolver>(
 
 /// A WHEN condition's text parsed as an expression.
 pub(crate) fn parse_when(text: &str, max_stack_depth: usize) -> Result<ast::Expr, SqlError> {
+    // `OLD.*` / `NEW.*` (a whole row, which sqlparser reads only as a
+    // select list's wildcard) as the whole-row names `old` / `new`.
+    let text = whole_rows(text);
     let mut parsed = crate::parse::parse(&format!("SELECT {text}"), max_stack_depth)?;
     let stmt =
         parsed.pop().ok_or_else(|| SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at end of input"))?;
@@ -373,8 +376,42 @@ pub(crate) fn parse_when(text: &str, max_stack_depth: usize) -> Result<ast::Expr
     Err(SqlError::new(SqlState::SYNTAX_ERROR, "a WHEN condition that is not an expression"))
 }
 
+/// `text` with each `old.*` / `new.*` (any case, outside quotes) written
+/// as the bare name.
+fn whole_rows(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    let mut after_word = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if quote.is_none() && !after_word {
+            let name =
+                ["old", "new"].into_iter().find(|n| rest.get(..3).is_some_and(|w| w.eq_ignore_ascii_case(n)));
+            let star = name
+                .and_then(|_| rest[3..].trim_start().strip_prefix('.'))
+                .and_then(|r| r.trim_start().strip_prefix('*'));
+            if let (Some(name), Some(after)) = (name, star) {
+                out.push_str(name);
+                rest = after;
+                after_word = true;
+                continue;
+            }
+        }
+        match quote {
+            Some(q) if c == q => quote = None,
+            None if c == '\'' || c == '"' => quote = Some(c),
+            _ => {}
+        }
+        out.push(c);
+        after_word = c.is_alphanumeric() || c == '_' || c == '.';
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 /// `e` with its unquoted identifiers folded to lower case, as PostgreSQL
-/// keeps them.
+/// keeps them, and the whole rows `old` / `new` written `old.*` /
+/// `new.*`, as PostgreSQL prints them.
 fn folded(mut e: ast::Expr) -> ast::Expr {
     use std::ops::ControlFlow;
     let fold = |i: &mut ast::Ident| {
@@ -384,6 +421,13 @@ fn folded(mut e: ast::Expr) -> ast::Expr {
     };
     let _ = ast::visit_expressions_mut(&mut e, |e| {
         match e {
+            ast::Expr::Identifier(i)
+                if i.quote_style.is_none()
+                    && ["old", "new"].iter().any(|n| i.value.eq_ignore_ascii_case(n)) =>
+            {
+                let name = ast::ObjectName::from(vec![ast::Ident::new(i.value.to_lowercase())]);
+                *e = ast::Expr::QualifiedWildcard(name, ast::helpers::attached_token::AttachedToken::empty());
+            }
             ast::Expr::Identifier(i) => fold(i),
             ast::Expr::CompoundIdentifier(parts) => parts.iter_mut().for_each(fold),
             _ => {}
@@ -404,4 +448,13 @@ fn contains_subquery(e: &ast::Expr) -> bool {
         }
     }
     e.visit(&mut Finder).is_break()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn whole_rows_are_named() {
+        assert_eq!(super::whole_rows("OLD.* IS DISTINCT FROM new . *"), "old IS DISTINCT FROM new");
+        assert_eq!(super::whole_rows("'old.*' = x.old.* and gold.*"), "'old.*' = x.old.* and gold.*");
+    }
 }

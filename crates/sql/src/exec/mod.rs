@@ -86,6 +86,8 @@ pub(crate) struct Executor<'x> {
     pub(crate) triggers: Option<&'x mut dyn triggers::TriggerHost>,
     /// The AFTER ROW triggers its changes queued.
     after: Vec<triggers::AfterRow>,
+    /// The rows its changes keep for transition tables.
+    captured: Vec<triggers::Captured>,
 }
 
 impl<'x> Executor<'x> {
@@ -114,6 +116,7 @@ impl<'x> Executor<'x> {
             called: Vec::new(),
             triggers: None,
             after: Vec::new(),
+            captured: Vec::new(),
         }
     }
 
@@ -250,7 +253,14 @@ async fn run_here<'x>(
         called,
         triggers: host,
         after: Vec::new(),
+        captured: Vec::new(),
     };
+    // The transition tables of the triggers firing around it, read as
+    // work tables by name (innermost wins).
+    for t in &exec.xact.transition_tables {
+        let id = snapscale_engine::triggers::TransitionTable::id_of(&t.name);
+        exec.work_tables.get_mut().insert(id, t.rows.to_vec());
+    }
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
     }

@@ -302,8 +302,9 @@ impl Executor<'_> {
             }
             return Ok(None);
         };
+        let new_row = (event == events::UPDATE).then_some(&new);
+        self.capture(rel, event, Some(&old), new_row);
         if triggers::has(rel, TriggerTiming::After, true, event) {
-            let new_row = (event == events::UPDATE).then_some(&new);
             self.after_row(rel, event, Some(&old), new_row, set.as_deref())?;
         }
         Ok(Some((tid, new)))
@@ -581,6 +582,7 @@ impl Executor<'_> {
             self.check_view_options(&rel.entry, checks, &row[..rel.entry.columns.len()]).await?;
         }
         self.ri_inserted(rel, tid, &row);
+        self.capture(rel, events::INSERT, None, Some(&row));
         if triggers::has(rel, TriggerTiming::After, true, events::INSERT) {
             self.after_row(rel, events::INSERT, None, Some(&row), None)?;
         }

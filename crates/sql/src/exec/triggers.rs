@@ -28,7 +28,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use snapscale_engine::catalog::Row;
-use snapscale_engine::triggers::{events, TriggerDef, TriggerTiming};
+use snapscale_engine::triggers::{events, TransitionTable, TriggerDef, TriggerTiming};
 use snapscale_engine::xact::Xact;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, Value};
@@ -71,6 +71,25 @@ pub(crate) struct AfterRow {
     new: Option<Row>,
 }
 
+/// The rows a statement changed in a table whose AFTER triggers have
+/// transition tables for the event (TRIGGER-FIRE).
+pub(crate) struct Captured {
+    oid: u32,
+    event: u8,
+    old: Vec<Row>,
+    new: Vec<Row>,
+}
+
+/// Whether `rel` has AFTER triggers with transition tables for `event`.
+fn captures(rel: &Rel, event: u8) -> bool {
+    rel.entry.triggers.iter().any(|t| {
+        t.timing == TriggerTiming::After
+            && t.events & event != 0
+            && t.fires()
+            && (t.old_table.is_some() || t.new_table.is_some())
+    })
+}
+
 /// Whether `t` fires for `event` at `timing` and `row` level, given the
 /// columns an UPDATE sets.
 fn applies(
@@ -103,6 +122,66 @@ pub(crate) fn has(rel: &Rel, timing: TriggerTiming, row: bool, event: u8) -> boo
 }
 
 impl Executor<'_> {
+    /// Keeps a changed row for its table's transition tables, if it has
+    /// any for `event`.
+    pub(super) fn capture(&mut self, rel: &Rel, event: u8, old: Option<&Row>, new: Option<&Row>) {
+        if rel.entry.triggers.is_empty() || !captures(rel, event) {
+            return;
+        }
+        let width = rel.entry.columns.len();
+        let at = match self.captured.iter().position(|c| c.oid == rel.entry.oid && c.event == event) {
+            Some(at) => at,
+            None => {
+                let empty = Captured { oid: rel.entry.oid, event, old: Vec::new(), new: Vec::new() };
+                self.captured.push(empty);
+                self.captured.len() - 1
+            }
+        };
+        let c = &mut self.captured[at];
+        if let Some(o) = old {
+            c.old.push(Row::from(&o[..width]));
+        }
+        if let Some(n) = new {
+            c.new.push(Row::from(&n[..width]));
+        }
+    }
+
+    /// The transition tables trigger `t` of `rel` reads, as its statement
+    /// captured them.
+    fn transition_tables(&self, rel: &Rel, t: &TriggerDef, event: u8) -> Vec<TransitionTable> {
+        let mut out = Vec::new();
+        if t.old_table.is_none() && t.new_table.is_none() {
+            return out;
+        }
+        let columns: Vec<_> = rel.entry.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+        let captured = self.captured.iter().find(|c| c.oid == rel.entry.oid && c.event == event);
+        for (name, rows) in
+            [(&t.old_table, captured.map(|c| &c.old)), (&t.new_table, captured.map(|c| &c.new))]
+        {
+            if let Some(name) = name {
+                let rows = std::sync::Arc::new(rows.cloned().unwrap_or_default());
+                out.push(TransitionTable { name: name.clone(), columns: columns.clone(), rows });
+            }
+        }
+        out
+    }
+
+    /// Fires `call`'s trigger through the host with its transition tables
+    /// in place and the statement's snapshot kept.
+    async fn fire_now(&mut self, call: TriggerCall<'_>) -> Result<Option<Vec<Value>>, SqlError> {
+        let tables = self.transition_tables(call.rel, call.trigger, call.event);
+        let pushed = tables.len();
+        self.xact.transition_tables.extend(tables);
+        let held = self.xact.hold_statement_snapshot()?;
+        let host = self.triggers.as_deref_mut().expect("checked by the caller");
+        let fired = host.fire(self.xact, call).await;
+        let restored = self.xact.restore_statement_snapshot(held);
+        let keep = self.xact.transition_tables.len() - pushed;
+        self.xact.transition_tables.truncate(keep);
+        restored?;
+        fired
+    }
+
     /// Runs `call` with the statement's snapshot kept (TRIGGER-FIRE).
     async fn call_trigger(&mut self, call: TriggerCall<'_>) -> Result<Option<Vec<Value>>, SqlError> {
         let Some(host) = self.triggers.as_deref_mut() else {
@@ -114,10 +193,7 @@ impl Executor<'_> {
         if !host.when(self.xact, &call)? {
             return Ok(call.new.map(<[Value]>::to_vec));
         }
-        let held = self.xact.hold_statement_snapshot()?;
-        let fired = host.fire(self.xact, call).await;
-        self.xact.restore_statement_snapshot(held)?;
-        fired
+        self.fire_now(call).await
     }
 
     /// BEFORE ROW triggers of `event` on `rel`: the row to store (without
@@ -202,11 +278,7 @@ impl Executor<'_> {
                     old: a.old.as_ref().map(|o| &o[..width]),
                     new: a.new.as_ref().map(|n| &n[..width]),
                 };
-                let held = self.xact.hold_statement_snapshot()?;
-                let host = self.triggers.as_deref_mut().expect("queued with a host");
-                let fired = host.fire(self.xact, call).await;
-                self.xact.restore_statement_snapshot(held)?;
-                fired?;
+                self.fire_now(call).await?;
             }
         }
         Ok(())

@@ -38,6 +38,7 @@ mod index_syntax;
 mod like_syntax;
 mod lock_syntax;
 mod merge_syntax;
+mod null_test_syntax;
 mod overriding_syntax;
 mod procedure_syntax;
 pub(crate) mod reloptions_syntax;
@@ -346,6 +347,9 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // after it stay).
         let merge_rewritten = merge_syntax::rewrite_default_values(piece);
         let piece = merge_rewritten.as_deref().unwrap_or(piece);
+        // expr ISNULL / NOTNULL, as IS [NOT] NULL.
+        let null_tests = null_test_syntax::rewrite_null_tests(piece);
+        let piece = null_tests.as_deref().unwrap_or(piece);
         // CREATE PROCEDURE, read as the CREATE FUNCTION it is shaped like
         // (rewritten in place).
         let procedure_text = procedure_syntax::procedure_as_function(piece);

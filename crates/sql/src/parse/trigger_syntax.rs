@@ -127,6 +127,7 @@ fn read_create(
     };
     i += 1;
     let mut evs = 0u8;
+    let mut duplicate = false;
     let mut columns = Vec::new();
     loop {
         let bit = match kw(i) {
@@ -136,9 +137,7 @@ fn read_create(
             Some(Keyword::TRUNCATE) => events::TRUNCATE,
             _ => return Err(near(tokens, i)),
         };
-        if evs & bit != 0 {
-            return Err(near(tokens, i));
-        }
+        duplicate |= evs & bit != 0;
         evs |= bit;
         i += 1;
         if bit == events::UPDATE && kw(i) == Some(Keyword::OF) {
@@ -159,6 +158,12 @@ fn read_create(
     }
     if kw(i) != Some(Keyword::ON) {
         return Err(near(tokens, i));
+    }
+    if duplicate {
+        return Err(SqlError::new(
+            SqlState::SYNTAX_ERROR,
+            "duplicate trigger events specified at or near \"ON\"",
+        ));
     }
     let (table, next) = dotted(tokens, i + 1)?;
     i = next;
