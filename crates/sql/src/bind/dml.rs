@@ -24,7 +24,9 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(not_supported("INSERT into a function"));
         };
         let rel = self.relation_or_view(name, LockMode::RowExclusive)?;
-        if rel.entry.is_view() {
+        // A view with INSTEAD OF INSERT triggers takes rows as a table of
+        // its columns would; the executor hands them to the triggers.
+        if rel.entry.is_view() && !super::instead_of::instead_of(&rel, super::instead_of::INSERT) {
             return self.insert_into_view(&rel, i);
         }
         // Each target column, with its subscripts if it is written with
@@ -396,6 +398,11 @@ impl<R: Resolver> Binder<'_, R> {
             None => {}
         }
         if let Some((view, alias)) = self.target_view(&u.table.relation)? {
+            if super::instead_of::instead_of(&view, snapscale_engine::triggers::events::UPDATE) {
+                let returning = u.returning.as_deref();
+                let (t, selection) = (&u.table.relation, u.selection.as_ref());
+                return self.instead_of_change(&view, t, alias, &u.assignments, selection, returning);
+            }
             return self.update_view(&view, u, alias);
         }
         let (rel, alias) = self.table_factor(&u.table.relation, LockMode::RowExclusive)?;
@@ -474,6 +481,11 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(not_supported("DELETE from several tables"));
         }
         if let Some((view, alias)) = self.target_view(&from[0].relation)? {
+            if super::instead_of::instead_of(&view, snapscale_engine::triggers::events::DELETE) {
+                let returning = d.returning.as_deref();
+                let (t, selection) = (&from[0].relation, d.selection.as_ref());
+                return self.instead_of_change(&view, t, alias, &[], selection, returning);
+            }
             return self.delete_from_view(&view, d, alias);
         }
         let (rel, alias) = self.table_factor(&from[0].relation, LockMode::RowExclusive)?;

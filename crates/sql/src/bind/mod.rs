@@ -31,6 +31,7 @@ mod function;
 mod generated;
 mod index_ddl;
 pub(crate) mod index_keys;
+mod instead_of;
 mod merge;
 mod populate;
 mod query;

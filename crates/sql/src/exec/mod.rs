@@ -333,6 +333,7 @@ impl Executor<'_> {
             Statement::Utility(u) => exec.utility(u).await,
             Statement::CreateTableAs(c) => exec.create_table_as(c).await,
             Statement::ModifyJoin(m) => exec.modify_join(m).await,
+            Statement::InsteadOf(m) => exec.instead_of(m).await,
             Statement::Merge(m) => exec.merge(m).await,
             Statement::CopyQuery { query, options } => {
                 let rows = exec.query(query).await?;
@@ -371,6 +372,9 @@ fn statement_events(statement: &Statement) -> Vec<(&crate::plan::Rel, u8)> {
         },
         Statement::Update { scan, .. } if fires(&scan.rel) => vec![(&scan.rel, events::UPDATE)],
         Statement::Delete { scan, .. } if fires(&scan.rel) => vec![(&scan.rel, events::DELETE)],
+        Statement::InsteadOf(m) if fires(&m.view) => {
+            vec![(&m.view, if m.delete { events::DELETE } else { events::UPDATE })]
+        }
         Statement::ModifyJoin(m) if fires(&m.rel) => {
             vec![(&m.rel, if m.delete { events::DELETE } else { events::UPDATE })]
         }

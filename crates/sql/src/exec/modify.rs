@@ -119,6 +119,13 @@ impl Executor<'_> {
                 row = Row::from(values);
             }
             let row = match on_conflict {
+                // A view's INSTEAD OF triggers do the insert.
+                None if rel.entry.is_view() => {
+                    match self.instead_row(rel, events::INSERT, None, Some(row.to_vec())).await? {
+                        Some(row) => Row::from(row),
+                        None => continue,
+                    }
+                }
                 None => match self.insert_row(rel, row, checks).await? {
                     Some((_, row)) => row,
                     None => continue,
@@ -796,6 +803,39 @@ impl Executor<'_> {
                 .collect::<Result<Vec<_>, SqlError>>()
         })
         .await
+    }
+
+    /// UPDATE or DELETE of a view through its INSTEAD OF triggers: each
+    /// row of the view the statement names is given to them.
+    pub(crate) async fn instead_of(
+        &mut self,
+        m: &crate::plan::InsteadOf<crate::plan::physical::Query>,
+    ) -> Result<Output, SqlError> {
+        self.ensure_snapshot()?;
+        let rows = self.query(&m.query).await?;
+        let event = if m.delete { events::DELETE } else { events::UPDATE };
+        let width = m.view.entry.columns.len();
+        let mut n = 0u64;
+        let mut returned = Vec::new();
+        for row in rows {
+            self.xact.check_cancel()?;
+            let new = match m.delete {
+                true => None,
+                false => Some(self.apply_sets(&m.sets, &row).await?[..width].to_vec()),
+            };
+            let Some(done) = self.instead_row(&m.view, event, Some(&row[..width]), new).await? else {
+                continue;
+            };
+            n += 1;
+            if let Some(r) = &m.returning {
+                returned.push(self.evaluate(|ex| ex.project(&r.exprs, &done)).await?);
+            }
+        }
+        let tag = crate::output::counted_tag(if m.delete { "DELETE" } else { "UPDATE" }, n);
+        Ok(match &m.returning {
+            Some(r) => Output::Rows { columns: Arc::clone(&r.columns), rows: returned, tag },
+            None => Output::Command(tag),
+        })
     }
 
     /// UPDATE … FROM / DELETE … USING: the join's rows, each target row

@@ -203,12 +203,45 @@ impl Executor<'_> {
         rel: &Rel,
         event: u8,
         old: Option<&[Value]>,
+        new: Option<Vec<Value>>,
+        set: Option<&[usize]>,
+    ) -> Result<Option<Option<Vec<Value>>>, SqlError> {
+        self.row_triggers(rel, TriggerTiming::Before, event, old, new, set).await
+    }
+
+    /// A view's INSTEAD OF triggers of `event` for one row: `None` if one
+    /// of them did nothing (returned NULL), else the row they gave (NEW's
+    /// last value; OLD for a DELETE).
+    pub(super) async fn instead_row(
+        &mut self,
+        view: &Rel,
+        event: u8,
+        old: Option<&[Value]>,
+        new: Option<Vec<Value>>,
+    ) -> Result<Option<Vec<Value>>, SqlError> {
+        let fired = self.row_triggers(view, TriggerTiming::InsteadOf, event, old, new, None).await?;
+        Ok(match (fired, old) {
+            (None, _) => None,
+            (Some(Some(row)), _) => Some(row),
+            (Some(None), Some(old)) => Some(old.to_vec()),
+            (Some(None), None) => None,
+        })
+    }
+
+    /// The row triggers of `event` at `timing` in name order, each given
+    /// the NEW row the one before returned.
+    async fn row_triggers(
+        &mut self,
+        rel: &Rel,
+        timing: TriggerTiming,
+        event: u8,
+        old: Option<&[Value]>,
         mut new: Option<Vec<Value>>,
         set: Option<&[usize]>,
     ) -> Result<Option<Option<Vec<Value>>>, SqlError> {
         let width = rel.entry.columns.len();
         for trigger in &rel.entry.triggers {
-            if !applies(trigger, TriggerTiming::Before, true, event, set, rel) {
+            if !applies(trigger, timing, true, event, set, rel) {
                 continue;
             }
             let call =

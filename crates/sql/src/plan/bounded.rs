@@ -34,6 +34,7 @@ impl Statement {
             | Statement::CopyQuery { .. }
             | Statement::CreateTableAs(_)
             | Statement::ModifyJoin(_)
+            | Statement::InsteadOf(_)
             | Statement::Merge(_)
             | Statement::With(_) => false,
         };

@@ -932,6 +932,8 @@ pub enum Plan {
     CreateTableAs(Box<CreateTableAs>),
     /// UPDATE … FROM, DELETE … USING.
     ModifyJoin(Box<ModifyJoin>),
+    /// UPDATE or DELETE of a view with INSTEAD OF triggers.
+    InsteadOf(Box<InsteadOf>),
     Merge(Box<Merge>),
     /// A statement after data-modifying WITH items: each item runs first,
     /// its RETURNING rows filling work table `id`, which the statement's
@@ -961,6 +963,18 @@ pub struct ModifyJoin<Q = Select> {
     pub checks: Vec<TableCheck>,
     pub delete: bool,
     pub foreign_keys: Arc<ForeignKeys>,
+}
+
+/// UPDATE or DELETE of a view through its INSTEAD OF triggers
+/// (bind/instead_of.rs): the view's rows the WHERE clause keeps, each OLD
+/// to the triggers, and with `sets` applied over it NEW (UPDATE).
+#[derive(Debug)]
+pub struct InsteadOf<Q = Select> {
+    pub view: Rel,
+    pub delete: bool,
+    pub query: Q,
+    pub sets: Vec<(usize, Expr)>,
+    pub returning: Option<Projection>,
 }
 
 /// MERGE (bind/merge.rs): WHEN MATCHED clauses over the target's rows

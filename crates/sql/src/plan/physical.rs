@@ -254,6 +254,7 @@ pub enum Statement {
     /// `COPY (query) TO STDOUT`.
     CreateTableAs(Box<super::CreateTableAs<Query>>),
     ModifyJoin(Box<super::ModifyJoin<Query>>),
+    InsteadOf(Box<super::InsteadOf<Query>>),
     Merge(Box<super::Merge<Query>>),
     CopyQuery {
         query: Query,
@@ -342,6 +343,8 @@ impl Statement {
             Statement::CreateTableAs(_) => Some("CREATE TABLE AS"),
             Statement::ModifyJoin(m) if m.delete => Some("DELETE"),
             Statement::ModifyJoin(_) => Some("UPDATE"),
+            Statement::InsteadOf(m) if m.delete => Some("DELETE"),
+            Statement::InsteadOf(_) => Some("UPDATE"),
             Statement::Merge(_) => Some("MERGE"),
             Statement::With(w) => w.items.iter().find_map(|(_, s)| s.writes()).or_else(|| w.main.writes()),
             Statement::Utility(u) => match u {
@@ -421,6 +424,7 @@ impl Statement {
             | Statement::Update { returning, .. }
             | Statement::Delete { returning, .. } => returning.as_ref().map(|r| Arc::clone(&r.columns)),
             Statement::ModifyJoin(m) => m.returning.as_ref().map(|r| Arc::clone(&r.columns)),
+            Statement::InsteadOf(m) => m.returning.as_ref().map(|r| Arc::clone(&r.columns)),
             Statement::With(w) => w.main.columns(),
             Statement::Utility(_)
             | Statement::CopyQuery { .. }

@@ -96,6 +96,17 @@ impl Planner {
                     refresh,
                 }))
             }
+            Plan::InsteadOf(m) => {
+                let crate::plan::InsteadOf { view, delete, query, sets, returning } = *m;
+                let query = planner.query(query)?;
+                Statement::InsteadOf(Box::new(crate::plan::InsteadOf {
+                    view,
+                    delete,
+                    query,
+                    sets,
+                    returning,
+                }))
+            }
             Plan::ModifyJoin(m) => {
                 let crate::plan::ModifyJoin {
                     rel,
