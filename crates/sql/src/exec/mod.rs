@@ -237,6 +237,7 @@ async fn run_here<'x>(
     host: Option<&'x mut dyn triggers::TriggerHost>,
 ) -> Result<(Output, Vec<ri::Pending>), SqlError> {
     let RunMode { in_block, waits, deferral, called } = mode;
+    snapscale_values::json::set_max_stack_depth(limits.max_stack_depth);
     let mut exec = Executor {
         xact,
         limits,
@@ -407,6 +408,7 @@ pub(crate) fn evaluate_alone(
     params: &[Value],
     called: &[Value],
 ) -> Result<Value, SqlError> {
+    snapscale_values::json::set_max_stack_depth(limits.max_stack_depth);
     let mut ex = Executor::new(xact, limits, params, false, false);
     if !called.is_empty() {
         ex.called = called.to_vec();

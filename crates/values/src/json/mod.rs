@@ -36,6 +36,7 @@ pub use node::{JsonNode, NodeKind};
 pub use ops::PathStep;
 pub use ord::compare;
 pub use out::escape_json;
+pub use parse::set_max_stack_depth;
 pub use path::JsonPath;
 pub use text::{
     json_array_elements, json_array_elements_text, json_array_length, json_each, json_each_text,

@@ -20,12 +20,33 @@ const ARRAY_COST: usize = 9;
 const OBJECT_COST: usize = 10;
 /// Total budget: as deep as PostgreSQL 15 goes with a 2MB stack.
 const DEPTH_BUDGET: usize = 130_905;
+/// The max_stack_depth [`DEPTH_BUDGET`] was measured at.
+const MEASURED_AT: usize = 2 * 1024 * 1024;
+
+thread_local! {
+    /// The max_stack_depth of the statement running on this thread (in
+    /// bytes), which the budget scales with; set by the statement's
+    /// executor ([`set_max_stack_depth`]). A statement that moved threads
+    /// at a wait may read another session's, which differs only where a
+    /// session SET it.
+    static MAX_STACK_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(MEASURED_AT) };
+}
+
+/// The max_stack_depth JSON input on this thread is held to.
+pub fn set_max_stack_depth(bytes: usize) {
+    MAX_STACK_DEPTH.set(bytes.max(1));
+}
+
+fn depth_budget() -> usize {
+    (DEPTH_BUDGET as u128 * MAX_STACK_DEPTH.get() as u128 / MEASURED_AT as u128) as usize
+}
 
 /// 54001: what PostgreSQL reports when input nests too deeply.
 pub(crate) fn stack_depth_error() -> SqlError {
-    SqlError::new(SqlState::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(
-        "Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate.",
-    )
+    let kb = MAX_STACK_DEPTH.get() / 1024;
+    SqlError::new(SqlState::STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_hint(format!(
+        "Increase the configuration parameter \"max_stack_depth\" (currently {kb}kB), after ensuring the platform's stack depth limit is adequate."
+    ))
 }
 
 /// A scalar token handed to a [`Sink`].
@@ -84,6 +105,7 @@ pub(crate) fn parse(input: &str, de_escape: bool, sink: &mut impl Sink) -> Resul
     // true = object
     let mut stack: Vec<bool> = Vec::new();
     let mut used = 0usize;
+    let budget = depth_budget();
     lex.next()?;
     let mut state = State::Value;
     loop {
@@ -92,7 +114,7 @@ pub(crate) fn parse(input: &str, de_escape: bool, sink: &mut impl Sink) -> Resul
                 Tok::ObjectStart | Tok::ArrayStart => {
                     let object = lex.tok == Tok::ObjectStart;
                     used += if object { OBJECT_COST } else { ARRAY_COST };
-                    if used > DEPTH_BUDGET {
+                    if used > budget {
                         return Err(stack_depth_error());
                     }
                     sink.begin(object, lex.token_start)?;
