@@ -288,7 +288,12 @@ fn type_size(ty: SqlType) -> i16 {
         SqlType::Interval | SqlType::Uuid => 16,
         SqlType::Char1 => 1,
         // void is pass-by-value with PostgreSQL's typlen 4.
-        SqlType::Oid | SqlType::Reg(_) | SqlType::Void | SqlType::Trigger | SqlType::Enum(_) => 4,
+        SqlType::Oid
+        | SqlType::Reg(_)
+        | SqlType::Void
+        | SqlType::Trigger
+        | SqlType::Poly(_)
+        | SqlType::Enum(_) => 4,
         SqlType::Name => 64,
         SqlType::Text
         | SqlType::Varchar(_)

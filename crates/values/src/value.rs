@@ -99,6 +99,73 @@ pub enum SqlType {
     /// trigger: what a trigger function returns (a pseudo-type: no value
     /// has it outside a trigger call).
     Trigger,
+    /// A polymorphic pseudo-type of a function's parameter or result
+    /// (anyelement, anyarray, …): each call resolves it to a type.
+    Poly(Poly),
+}
+
+/// The polymorphic pseudo-types.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Poly {
+    AnyElement,
+    AnyArray,
+    AnyNonArray,
+    AnyEnum,
+    AnyCompatible,
+    AnyCompatibleArray,
+    AnyCompatibleNonArray,
+}
+
+impl Poly {
+    pub const ALL: [Poly; 7] = [
+        Poly::AnyElement,
+        Poly::AnyArray,
+        Poly::AnyNonArray,
+        Poly::AnyEnum,
+        Poly::AnyCompatible,
+        Poly::AnyCompatibleArray,
+        Poly::AnyCompatibleNonArray,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Poly::AnyElement => "anyelement",
+            Poly::AnyArray => "anyarray",
+            Poly::AnyNonArray => "anynonarray",
+            Poly::AnyEnum => "anyenum",
+            Poly::AnyCompatible => "anycompatible",
+            Poly::AnyCompatibleArray => "anycompatiblearray",
+            Poly::AnyCompatibleNonArray => "anycompatiblenonarray",
+        }
+    }
+
+    pub fn oid(self) -> u32 {
+        match self {
+            Poly::AnyElement => 2283,
+            Poly::AnyArray => 2277,
+            Poly::AnyNonArray => 2776,
+            Poly::AnyEnum => 3500,
+            Poly::AnyCompatible => 5077,
+            Poly::AnyCompatibleArray => 5078,
+            Poly::AnyCompatibleNonArray => 5079,
+        }
+    }
+
+    /// The pseudo-type a name names.
+    pub fn named(name: &str) -> Option<Poly> {
+        Poly::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Of the anycompatible family (resolved to a common type) rather
+    /// than the anyelement one (resolved to the one type given).
+    pub fn compatible(self) -> bool {
+        matches!(self, Poly::AnyCompatible | Poly::AnyCompatibleArray | Poly::AnyCompatibleNonArray)
+    }
+
+    /// An array of the resolved type.
+    pub fn is_array(self) -> bool {
+        matches!(self, Poly::AnyArray | Poly::AnyCompatibleArray)
+    }
 }
 
 /// The shapes of record a function returns.
@@ -286,6 +353,7 @@ impl SqlType {
             SqlType::Record(_) => 2249,
             SqlType::Void => 2278,
             SqlType::Trigger => 2279,
+            SqlType::Poly(p) => p.oid(),
             SqlType::Uuid => 2950,
             SqlType::Bytea => 17,
             SqlType::Numeric(_) => 1700,
@@ -425,6 +493,7 @@ impl SqlType {
             SqlType::Record(_) => "record",
             SqlType::Void => "void",
             SqlType::Trigger => "trigger",
+            SqlType::Poly(p) => p.name(),
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
             SqlType::Numeric(_) => "numeric",
@@ -490,6 +559,7 @@ impl SqlType {
             SqlType::Record(_) => "record",
             SqlType::Void => "void",
             SqlType::Trigger => "trigger",
+            SqlType::Poly(p) => p.name(),
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
             SqlType::Numeric(_) => "numeric",
@@ -513,6 +583,7 @@ impl SqlType {
                 | SqlType::Record(_)
                 | SqlType::Void
                 | SqlType::Trigger
+                | SqlType::Poly(_)
         )
     }
 
@@ -757,9 +828,10 @@ impl Value {
             )),
             // PostgreSQL's void_in takes any text.
             SqlType::Void => Ok(Value::Text(String::new())),
-            SqlType::Trigger => {
-                Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "cannot accept a value of type trigger"))
-            }
+            SqlType::Trigger | SqlType::Poly(_) => Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("cannot accept a value of type {}", ty.name()),
+            )),
             SqlType::Uuid => crate::uuid::parse_uuid(input).map(Value::Uuid),
             SqlType::Bytea => crate::bytea::parse_bytea(input).map(|b| Value::Bytes(b.into())),
             SqlType::Json => crate::json::json_in(input).map(|()| Value::Json(input.into())),

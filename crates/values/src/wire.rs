@@ -91,7 +91,7 @@ pub fn decode_param(
             Value::parse(ty, text)?
         }
         // PostgreSQL's void_recv takes any bytes.
-        SqlType::Void | SqlType::Trigger => Value::Text(String::new()),
+        SqlType::Void | SqlType::Trigger | SqlType::Poly(_) => Value::Text(String::new()),
         SqlType::Uuid => Value::Uuid(fixed(16)?.try_into().expect("16 bytes")),
         SqlType::Bytea => Value::Bytes(bytes.into()),
         SqlType::Json => Value::Json(crate::json::json_from_wire(bytes)?.into()),

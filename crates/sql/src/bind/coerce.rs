@@ -332,7 +332,7 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Oid | SqlType::Reg(_) => Family::Oid,
         SqlType::Array(_) | SqlType::Int2Vector | SqlType::OidVector => Family::Array,
         SqlType::Record(_) => Family::Record,
-        SqlType::Void | SqlType::Trigger => Family::Void,
+        SqlType::Void | SqlType::Trigger | SqlType::Poly(_) => Family::Void,
         SqlType::Uuid => Family::Uuid,
         SqlType::Bytea => Family::Bytea,
         SqlType::Numeric(_) => Family::Numeric,

@@ -33,6 +33,7 @@ mod index_ddl;
 pub(crate) mod index_keys;
 mod instead_of;
 mod merge;
+mod polymorphic;
 mod populate;
 mod query;
 pub(crate) mod reloptions;

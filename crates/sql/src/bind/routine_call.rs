@@ -45,6 +45,8 @@ struct Candidate {
     entry: Arc<RelEntry>,
     exact: usize,
     sources: Vec<Source>,
+    /// What its polymorphic parameters stand for in this call.
+    resolved: Option<super::polymorphic::Resolved>,
 }
 
 impl<R: Resolver> Binder<'_, R> {
@@ -269,7 +271,10 @@ impl<R: Resolver> Binder<'_, R> {
             all.extend(named.into_iter().map(|(_, t)| t));
             return Err(super::function::not_unique(&name, &all));
         }
-        let chosen = best_fits.pop().expect("one");
+        let mut chosen = best_fits.pop().expect("one");
+        if let Some(r) = chosen.resolved {
+            chosen.entry = super::polymorphic::concrete(&chosen.entry, r)?;
+        }
         let def = chosen.entry.routine.as_ref().expect("a routine row");
         let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
         let mut positional: Vec<Option<Typed>> = positional.into_iter().map(Some).collect();
@@ -402,13 +407,15 @@ impl<R: Resolver> Binder<'_, R> {
     /// statement, before its body is (so a body that calls its function
     /// finds it), with a row value of its columns when it has several.
     fn routine_plan(&mut self, entry: &RelEntry) -> Result<usize, SqlError> {
-        if let Some(&(_, plan)) = self.statement.routine_plans.iter().find(|(oid, _)| *oid == entry.oid) {
-            return Ok(plan);
-        }
         let def = entry.routine.as_ref().expect("a routine row");
+        // One plan per function and (polymorphic) argument types.
+        let key = (entry.oid, def.input_types());
+        if let Some((_, plan)) = self.statement.routine_plans.iter().find(|(k, _)| *k == key) {
+            return Ok(*plan);
+        }
         let plan = self.statement.subqueries.len();
         self.statement.subqueries.push(placeholder());
-        self.statement.routine_plans.push((entry.oid, plan));
+        self.statement.routine_plans.push((key, plan));
         let mut select = self.routine_body(&entry.name, def).map_err(|e| in_function(e, &entry.name))?;
         if select.outputs.len() > 1 {
             let fields = std::mem::take(&mut select.outputs);
@@ -562,7 +569,13 @@ fn fit(
     let variadic = inputs.last().is_some_and(|a| a.mode == ArgMode::Variadic);
     let mut sources: Vec<Option<Source>> = inputs.iter().map(|_| None).collect();
     let mut exact = 0;
+    // The polymorphic parameters' arguments, resolved once all are known.
+    let mut poly: Vec<(SqlType, Option<SqlType>)> = Vec::new();
     let mut takes = |from: Option<SqlType>, to: SqlType| -> bool {
+        if matches!(to, SqlType::Poly(_)) {
+            poly.push((to, from));
+            return true;
+        }
         match from {
             None => true,
             Some(f) if same_type(f, to) => {
@@ -575,6 +588,9 @@ fn fit(
     if variadic && named.is_empty() && positional.len() >= inputs.len() {
         let last = inputs.len() - 1;
         let elem = inputs[last].ty.elem()?;
+        if matches!(inputs[last].ty, SqlType::Poly(_)) {
+            return None;
+        }
         for (i, t) in positional.iter().enumerate() {
             let to = if i < last { inputs[i].ty } else { elem };
             if !takes(t.ty, to) {
@@ -609,10 +625,19 @@ fn fit(
             }
         }
     }
+    // A parameter left to its default resolves nothing.
+    let resolved = match poly.is_empty() {
+        true => None,
+        false => {
+            let (params, args): (Vec<SqlType>, Vec<Option<SqlType>>) = poly.into_iter().unzip();
+            Some(super::polymorphic::resolve(&params, &args)?)
+        }
+    };
     Some(Candidate {
         entry: Arc::clone(entry),
         exact,
         sources: sources.into_iter().map(|s| s.expect("all set")).collect(),
+        resolved,
     })
 }
 

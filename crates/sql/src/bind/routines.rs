@@ -175,6 +175,7 @@ impl<R: Resolver> Binder<'_, R> {
             rows: if returns_set { 1000.0 } else { 0.0 },
             row_type: self.row_type.take(),
         };
+        super::polymorphic::check_result(&def)?;
         if def.language == "plpgsql" {
             // check_function_bodies: PL/pgSQL's compiler checks the body
             // (its SQL is checked as it first runs, as PostgreSQL's is).
@@ -199,8 +200,9 @@ impl<R: Resolver> Binder<'_, R> {
         }
         // A body that changes data runs as its statements, before the
         // statement that calls it (PL-CALLS): its statements are checked as
-        // they first run.
-        if !body_is_query(&def, self.stack.limit())? {
+        // they first run. A polymorphic one is checked at each call, for
+        // the types it is called with (as PostgreSQL does).
+        if super::polymorphic::is_polymorphic(&def) || !body_is_query(&def, self.stack.limit())? {
             return Ok(Plan::Utility(Utility::CreateRoutine {
                 key,
                 def: Box::new(def),
@@ -314,6 +316,9 @@ impl<R: Resolver> Binder<'_, R> {
         }
         if let DataType::Custom(name, _) = dt {
             if let Ok(n) = relation_name(name) {
+                if let Some(p) = snapscale_values::Poly::named(&snapscale_engine::names::bare(&n)) {
+                    return Ok(SqlType::Poly(p));
+                }
                 match snapscale_engine::names::bare(&n).as_str() {
                     "void" => return Ok(SqlType::Void),
                     "trigger" => return Ok(SqlType::Trigger),

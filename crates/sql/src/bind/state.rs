@@ -61,7 +61,7 @@ pub(super) struct StatementState {
     pub(super) truncate_cascades: Vec<String>,
     /// The user-defined functions called in expressions so far: each
     /// one's oid and the subquery that is its body (routine_call.rs).
-    pub(super) routine_plans: Vec<(u32, usize)>,
+    pub(super) routine_plans: Vec<((u32, Vec<snapscale_values::SqlType>), usize)>,
     /// The PL/pgSQL calls to run before the statement (PL-CALLS).
     pub(super) pl_calls: Vec<crate::plan::PlCall>,
 }

@@ -27,6 +27,7 @@ pub(super) fn format_type_of(state: &CatalogState, ty: SqlType) -> String {
         SqlType::Char(_) => "character".into(),
         SqlType::Void => "void".into(),
         SqlType::Trigger => "trigger".into(),
+        SqlType::Poly(p) => p.name().into(),
         SqlType::Record(_) => "record".into(),
         other => format_type(other.oid(), -1),
     }
