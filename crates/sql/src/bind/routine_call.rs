@@ -385,21 +385,24 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             })?;
         }
-        if varies || self.in_routine {
+        let per_row = varies || def.volatility == Volatility::Volatile && !self.query.once;
+        if per_row && self.in_routine {
             return Err(not_supported(format!(
-                "calling function {name}, which runs statements, with arguments that differ from row to row (yet)"
-            )));
-        }
-        if def.volatility == Volatility::Volatile && !self.query.once {
-            return Err(not_supported(format!(
-                "calling VOLATILE function {name}, which runs statements, in a query that reads rows (yet); \
-                 call it in a SELECT of its own"
+                "calling function {name}, which runs statements, from a SQL function with arguments that \
+                 differ from row to row (yet)"
             )));
         }
         // A set is an array of its rows (records): FROM reads it.
         let ty = if def.returns_set { SqlType::Array(Elem::Text) } else { def.returns };
         let k = self.statement.pl_calls.len();
-        self.statement.pl_calls.push(crate::plan::PlCall { routine: entry, args });
+        if per_row {
+            // PL-ROW-CALLS: the evaluation stops at the call, the executor
+            // makes it and runs the evaluation again (EVAL-REPLAY).
+            self.statement.waits = true;
+            self.statement.pl_calls.push(crate::plan::PlCall { routine: entry, args: Vec::new(), per_row });
+            return Ok(Typed { e: Expr::Func(Func::PlRow(k), args), ty: Some(ty) });
+        }
+        self.statement.pl_calls.push(crate::plan::PlCall { routine: entry, args, per_row });
         Ok(Typed { e: Expr::Called(k), ty: Some(ty) })
     }
 

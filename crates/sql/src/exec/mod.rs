@@ -88,6 +88,8 @@ pub(crate) struct Executor<'x> {
     after: Vec<triggers::AfterRow>,
     /// The rows its changes keep for transition tables.
     captured: Vec<triggers::Captured>,
+    /// The functions its expressions call per row (PL-ROW-CALLS).
+    routines: Vec<Arc<snapscale_engine::catalog::RelEntry>>,
 }
 
 impl<'x> Executor<'x> {
@@ -117,6 +119,7 @@ impl<'x> Executor<'x> {
             triggers: None,
             after: Vec::new(),
             captured: Vec::new(),
+            routines: Vec::new(),
         }
     }
 
@@ -139,6 +142,11 @@ impl<'x> Executor<'x> {
             replay.rewind();
             let result = f(self);
             let replay = self.replay.as_ref().expect("checked above");
+            if let Some((func, args)) = replay.take_call() {
+                let value = self.call_per_row(func, args.clone()).await?;
+                self.replay.as_ref().expect("checked above").called(func, args, value);
+                continue;
+            }
             match (result, replay.take_pending()) {
                 (result, None) => {
                     replay.finish()?;
@@ -150,6 +158,28 @@ impl<'x> Executor<'x> {
                 }
             }
         }
+    }
+
+    /// Makes the PL/pgSQL call an evaluation stopped for (PL-ROW-CALLS),
+    /// its statements run beside the statement's, whose snapshot stays
+    /// held meanwhile.
+    async fn call_per_row(&mut self, func: crate::expr::Func, args: Vec<Value>) -> Result<Value, SqlError> {
+        let crate::expr::Func::PlRow(k) = func else {
+            return Err(SqlError::new(SqlState::INTERNAL_ERROR, "a stop for a call that is no function's"));
+        };
+        let Some(routine) = self.routines.get(k).cloned() else {
+            return Err(SqlError::new(SqlState::INTERNAL_ERROR, "a call of a function the statement lacks"));
+        };
+        let Some(host) = self.triggers.as_deref_mut() else {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("calling function {} here is not supported", routine.name),
+            ));
+        };
+        let held = self.xact.hold_statement_snapshot()?;
+        let result = host.call(self.xact, &routine, args).await;
+        self.xact.restore_statement_snapshot(held)?;
+        result
     }
 
     /// Takes the statement's snapshot if it has none yet.
@@ -188,6 +218,9 @@ pub(crate) struct RunMode {
     pub deferral: ri::Deferral,
     /// What the statement's PL/pgSQL calls returned (PL-CALLS).
     pub called: Vec<Value>,
+    /// The functions of the statement's PL/pgSQL calls, by number (those
+    /// called per row: PL-ROW-CALLS).
+    pub routines: Vec<Arc<snapscale_engine::catalog::RelEntry>>,
 }
 
 pub(crate) async fn run<'x>(
@@ -236,7 +269,7 @@ async fn run_here<'x>(
     mode: RunMode,
     host: Option<&'x mut dyn triggers::TriggerHost>,
 ) -> Result<(Output, Vec<ri::Pending>), SqlError> {
-    let RunMode { in_block, waits, deferral, called } = mode;
+    let RunMode { in_block, waits, deferral, called, routines } = mode;
     snapscale_values::json::set_max_stack_depth(limits.max_stack_depth);
     let mut exec = Executor {
         xact,
@@ -255,6 +288,7 @@ async fn run_here<'x>(
         triggers: host,
         after: Vec::new(),
         captured: Vec::new(),
+        routines,
     };
     // The transition tables of the triggers firing around it, read as
     // work tables by name (innermost wins).

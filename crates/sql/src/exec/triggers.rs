@@ -51,8 +51,17 @@ pub(crate) struct TriggerCall<'a> {
     pub new: Option<&'a [Value]>,
 }
 
-/// What runs trigger functions for the executor.
+/// What runs trigger functions for the executor, and the PL/pgSQL calls
+/// its expressions make per row (PL-ROW-CALLS).
 pub(crate) trait TriggerHost: Send {
+    /// Calls PL/pgSQL function `routine` with `args`.
+    fn call<'a>(
+        &'a mut self,
+        xact: &'a mut Xact,
+        routine: &'a std::sync::Arc<snapscale_engine::catalog::RelEntry>,
+        args: Vec<Value>,
+    ) -> Fired<'a, Value>;
+
     /// Whether `call`'s trigger's WHEN condition holds for its rows.
     fn when(&mut self, xact: &mut Xact, call: &TriggerCall<'_>) -> Result<bool, SqlError>;
 

@@ -33,6 +33,13 @@ fn snapshot_text(
 /// Calls `f`. A volatile call in a statement that keeps a journal goes
 /// through it, so that a run after a wait replays it (EVAL-REPLAY).
 pub(super) fn func(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    if let Func::PlRow(_) = f {
+        // PL-ROW-CALLS: the journal's result, or a stop for the executor.
+        let Some(replay) = cx.replay else {
+            return Err(SqlError::new(SqlState::INTERNAL_ERROR, "a function call outside its statement"));
+        };
+        return replay.call(f, &args, || Err(replay.stop_for_call(f, args.clone())));
+    }
     match cx.replay {
         Some(replay) if f.is_volatile() => replay.call(f, &args, || live(f, args.clone(), cx)),
         _ => live(f, args, cx),
@@ -43,6 +50,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
     let lsn = |l: u64| Value::Text(snapscale_engine::format_lsn(l));
     let progress = cx.db.and_then(|db| db.replay_progress());
     Ok(match f {
+        Func::PlRow(_) => unreachable!("PL-ROW-CALLS: handled by func"),
         Func::Now => Value::TimestampTz(cx.now),
         Func::ClockTimestamp => Value::TimestampTz(snapscale_values::now_micros()),
         Func::AtTimeZone => super::datetime::at_zone(&args[0], &args[1], cx.now)?,

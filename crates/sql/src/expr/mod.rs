@@ -115,6 +115,10 @@ impl Subscripts {
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Func {
+    /// A call of the statement's PL/pgSQL function `k` (its `pl_calls`)
+    /// with arguments that differ from row to row: the evaluation stops
+    /// for it and the executor makes the call (PL-ROW-CALLS).
+    PlRow(usize),
     Now,
     /// `clock_timestamp()`: the time now, not the transaction's.
     ClockTimestamp,

@@ -43,6 +43,7 @@ impl Func {
         matches!(
             self,
             Func::NextVal
+                | Func::PlRow(_)
                 | Func::SequenceRow
                 | Func::CurrVal
                 | Func::SetVal
@@ -69,6 +70,8 @@ struct State {
     next: usize,
     /// The lock the last run stopped for.
     pending: Option<Pending>,
+    /// The PL/pgSQL call the last run stopped for (PL-ROW-CALLS).
+    call: Option<(Func, Vec<Value>)>,
 }
 
 /// A blocking advisory-lock call that could not be granted at once.
@@ -136,6 +139,28 @@ impl Replay {
         SqlError::new(SqlState::INTERNAL_ERROR, "EVAL-REPLAY: an advisory lock wait escaped its evaluation")
     }
 
+    /// Stops the evaluation for a call of a PL/pgSQL function, which runs
+    /// statements and so only the executor can make (PL-ROW-CALLS).
+    pub(crate) fn stop_for_call(&self, func: Func, args: Vec<Value>) -> SqlError {
+        let mut s = self.state();
+        if s.call.is_some() || s.pending.is_some() {
+            return SqlError::new(SqlState::INTERNAL_ERROR, "EVAL-REPLAY: two stops in one run");
+        }
+        s.call = Some((func, args));
+        SqlError::new(SqlState::INTERNAL_ERROR, "EVAL-REPLAY: a function call escaped its evaluation")
+    }
+
+    /// The call the last run stopped for, if it stopped for one.
+    pub(crate) fn take_call(&self) -> Option<(Func, Vec<Value>)> {
+        self.state().call.take()
+    }
+
+    /// The stopped call was made: its result is the next one the journal
+    /// gives.
+    pub(crate) fn called(&self, func: Func, args: Vec<Value>, result: Value) {
+        self.state().done.push((func, args, result));
+    }
+
     /// The lock the last run stopped for, if it stopped for one.
     pub(crate) fn take_pending(&self) -> Option<Pending> {
         self.state().pending.take()
@@ -159,6 +184,12 @@ impl Replay {
         let mut s = self.state();
         s.done.clear();
         s.next = 0;
+        if s.call.take().is_some() {
+            return Err(SqlError::new(
+                SqlState::INTERNAL_ERROR,
+                "EVAL-REPLAY: a function call was swallowed by its evaluation",
+            ));
+        }
         match s.pending.take() {
             None => Ok(()),
             Some(p) => Err(SqlError::new(

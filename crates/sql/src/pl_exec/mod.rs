@@ -24,6 +24,10 @@ pub(crate) async fn call_all(
 ) -> Result<Vec<snapscale_values::Value>, SqlError> {
     let mut called = Vec::with_capacity(calls.len());
     for c in calls {
+        if c.per_row {
+            called.push(snapscale_values::Value::Null);
+            continue;
+        }
         let mut args = Vec::with_capacity(c.args.len());
         for a in &c.args {
             args.push(crate::exec::evaluate_alone(spi.xact, spi.limits, a, params, &called)?);

@@ -166,6 +166,7 @@ impl Spi<'_> {
             waits: planned.waits,
             deferral: self.deferral.clone(),
             called,
+            routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
         };
         let mut host = super::trigger::Host::new(
             self.limits,

@@ -81,6 +81,21 @@ impl<'h> Host<'h> {
         Ok(r)
     }
 
+    /// What the functions it calls run their statements with.
+    fn spi<'s>(&'s mut self, xact: &'s mut Xact) -> Spi<'s> {
+        Spi {
+            xact,
+            limits: self.limits,
+            planner: self.planner,
+            in_block: self.in_block,
+            deferral: self.deferral.clone(),
+            put_off: Vec::new(),
+            depth: self.depth,
+            functions: &mut *self.functions,
+            stack: self.stack,
+        }
+    }
+
     fn schema(&mut self, xact: &mut Xact, entry: &RelEntry) -> Result<String, SqlError> {
         if entry.temp_owner.is_some() {
             return Ok("pg_temp".into());
@@ -98,6 +113,22 @@ impl<'h> Host<'h> {
 }
 
 impl TriggerHost for Host<'_> {
+    fn call<'a>(
+        &'a mut self,
+        xact: &'a mut Xact,
+        routine: &'a Arc<RelEntry>,
+        args: Vec<Value>,
+    ) -> Fired<'a, Value> {
+        Box::pin(async move {
+            let mut spi = self.spi(xact);
+            let result = super::call(&mut spi, routine, args).await;
+            let mut put_off = std::mem::take(&mut spi.put_off);
+            drop(spi);
+            self.put_off.append(&mut put_off);
+            result
+        })
+    }
+
     fn when(&mut self, xact: &mut Xact, call: &TriggerCall<'_>) -> Result<bool, SqlError> {
         let Some(text) = &call.trigger.when else { return Ok(true) };
         let fresh = match self.whens.get(&call.trigger.oid) {
@@ -124,19 +155,11 @@ impl TriggerHost for Host<'_> {
         Box::pin(async move {
             let routine = self.routine(xact, call.trigger.function)?;
             let schema = self.schema(xact, &call.rel.entry)?;
-            let mut spi = Spi {
-                xact: &mut *xact,
-                limits: self.limits,
-                planner: self.planner,
-                in_block: self.in_block,
-                deferral: self.deferral.clone(),
-                put_off: Vec::new(),
-                depth: self.depth,
-                functions: &mut *self.functions,
-                stack: self.stack,
-            };
+            let mut spi = self.spi(&mut *xact);
             let result = super::call_trigger(&mut spi, &routine, &call, schema).await;
-            self.put_off.append(&mut spi.put_off);
+            let mut put_off = std::mem::take(&mut spi.put_off);
+            drop(spi);
+            self.put_off.append(&mut put_off);
             let returned = result?;
             let width = call.rel.entry.columns.len();
             let row = super::Interp::returned_row(&returned, width).map_err(|e| SqlError {

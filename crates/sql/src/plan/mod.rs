@@ -49,6 +49,9 @@ pub struct Dep {
 pub struct PlCall {
     pub routine: Arc<snapscale_engine::catalog::RelEntry>,
     pub args: Vec<Expr>,
+    /// Called per row where its expression stands ([`crate::expr::Func::PlRow`]),
+    /// not before the statement (`args` empty).
+    pub per_row: bool,
 }
 
 /// The rows of one relation that pass a filter (how to find them is the

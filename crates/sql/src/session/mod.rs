@@ -646,6 +646,7 @@ impl<G: Gucs> Conn<G> {
                     waits: planned.waits,
                     deferral: self.deferral.clone(),
                     called,
+                    routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
                 };
                 let mut host = crate::pl_exec::trigger::Host::new(
                     self.limits,
