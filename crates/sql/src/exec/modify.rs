@@ -218,11 +218,27 @@ impl Executor<'_> {
         verb: &str,
     ) -> Result<Output, SqlError> {
         self.ensure_snapshot()?;
-        let found = self.evaluate(|ex| ex.run(&[]).scan(scan)).await?;
+        // With a journal (EVAL-REPLAY, PL-ROW-CALLS) the WHERE clause is
+        // tested row by row, each row changed before the next is tested,
+        // as PostgreSQL pipelines them: a call in it sees the changes made
+        // so far, and a stop replays one row's calls, not the scan's.
+        let piecewise = self.replay.is_some() && scan.filter.is_some();
+        let found = match piecewise {
+            true => {
+                let unfiltered = ScanNode { filter: None, ..scan.clone() };
+                self.evaluate(|ex| ex.run(&[]).scan(&unfiltered)).await?
+            }
+            false => self.evaluate(|ex| ex.run(&[]).scan(scan)).await?,
+        };
         let mut n = 0u64;
         let mut returned = Vec::new();
         for (tid, row) in found {
             self.xact.check_cancel()?;
+            if let (true, Some(filter)) = (piecewise, &scan.filter) {
+                if !self.evaluate(|ex| passes(filter, &ex.ctx(&row))).await? {
+                    continue;
+                }
+            }
             if let Some((_, row)) = self.change_row(&scan.rel, scan.filter.as_ref(), tid, row, change).await?
             {
                 n += 1;

@@ -1054,6 +1054,9 @@ impl<'s, 'c> Interp<'s, 'c> {
             }
         };
         if let Some(k) = found {
+            if self.vars[k].is_record {
+                return self.store_record(k, v, expr);
+            }
             return self.store(k, v, from);
         }
         // A record's field.
@@ -1076,6 +1079,46 @@ impl<'s, 'c> Interp<'s, 'c> {
             }
         }
         Err(not_variable(target))
+    }
+
+    /// Stores a row value in record variable `k`: its fields are those of
+    /// the record variable `expr` names (`r := NEW`), else those `k` has
+    /// if as many, else named f1, f2, … as PostgreSQL names an anonymous
+    /// row's.
+    fn store_record(&mut self, k: usize, v: Value, expr: &Sql) -> Result<(), SqlError> {
+        if self.vars[k].constant {
+            return Err(SqlError::new(
+                SqlState::ERROR_IN_ASSIGNMENT,
+                format!("variable \"{}\" is declared CONSTANT", self.vars[k].name),
+            ));
+        }
+        let source = self.lookup(&expr.text.trim().to_lowercase()).and_then(|s| self.vars[s].record.clone());
+        let record = match v {
+            Value::Null => {
+                let fields = source
+                    .map(|r| r.fields)
+                    .or_else(|| self.vars[k].record.as_ref().map(|r| r.fields.clone()));
+                let fields = fields.unwrap_or_default();
+                let values = vec![Value::Null; fields.len()];
+                Record { fields, values, null: true }
+            }
+            Value::Record(values) => {
+                let fields = match (source, &self.vars[k].record) {
+                    (Some(r), _) if r.fields.len() == values.len() => r.fields,
+                    (_, Some(r)) if r.fields.len() == values.len() => r.fields.clone(),
+                    _ => (1..=values.len()).map(|i| (format!("f{i}"), SqlType::Text)).collect(),
+                };
+                Record { fields, values: values.to_vec(), null: false }
+            }
+            _ => {
+                return Err(SqlError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    "cannot assign non-composite value to a record variable",
+                ))
+            }
+        };
+        self.vars[k].record = Some(record);
+        Ok(())
     }
 
     /// Stores `v` (of type `from`) in variable `k`, converted to its type.

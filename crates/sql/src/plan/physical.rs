@@ -32,7 +32,7 @@ use crate::catalog_views::View;
 use crate::expr::Expr;
 
 /// How rows are found.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Access {
     /// Every visible version.
     Seq,
@@ -43,7 +43,7 @@ pub enum Access {
 }
 
 /// The rows of one relation that pass a filter, and how to find them.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ScanNode {
     pub rel: Rel,
     pub access: Access,
