@@ -8,7 +8,11 @@
     (`SELECT spin(1000000)`), timed from the client;
   - pgbench's tpcb-like transaction as one PL/pgSQL function call doing
     its four statements and the history insert (pgbench scale 10,
-    -M prepared, 2 clients).
+    -M prepared, 2 clients);
+  - what an AFTER ROW trigger costs per row: 100 000 rows inserted by one
+    INSERT … SELECT into a table without triggers, with an AFTER ROW
+    trigger whose function does nothing, and with one that inserts an
+    audit row; the cost is the difference per row.
 
 Rounds alternate the servers; each cell is the median round. Ratios are
 snapscale's speed over PostgreSQL's (above 1: snapscale faster).
@@ -50,6 +54,33 @@ BEGIN
 END $$""",
 ]
 
+TRIGGER_SETUP = [
+    "DROP TABLE IF EXISTS trig_plain, trig_empty, trig_audit, trig_log",
+    "CREATE TABLE trig_plain (a int, b text)",
+    "CREATE TABLE trig_empty (a int, b text)",
+    "CREATE TABLE trig_audit (a int, b text)",
+    "CREATE TABLE trig_log (a int, op text)",
+    """CREATE OR REPLACE FUNCTION trig_nothing() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RETURN NULL; END $$""",
+    """CREATE OR REPLACE FUNCTION trig_log_it() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO trig_log VALUES (NEW.a, TG_OP); RETURN NULL; END $$""",
+    "CREATE TRIGGER t AFTER INSERT ON trig_empty FOR EACH ROW EXECUTE FUNCTION trig_nothing()",
+    "CREATE TRIGGER t AFTER INSERT ON trig_audit FOR EACH ROW EXECUTE FUNCTION trig_log_it()",
+]
+
+TRIGGER_ROWS = 100_000
+
+
+def load_seconds(dsn, table):
+    """Seconds to insert TRIGGER_ROWS rows into `table` (emptied first)."""
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(f"TRUNCATE {table}")
+        c.execute("TRUNCATE trig_log")
+        t = time.perf_counter()
+        c.execute(f"INSERT INTO {table} SELECT g, 'x' FROM generate_series(1, {TRIGGER_ROWS}) g")
+        return time.perf_counter() - t
+
+
 SCRIPT = """\\set aid random(1, 100000 * :scale)
 \\set bid random(1, 1 * :scale)
 \\set tid random(1, 10 * :scale)
@@ -78,6 +109,7 @@ def main():
     server, ss, ss_args = start_snapscale(a.bin, work)
     spins = {"snapscale": [], "pg": []}
     tps = {"snapscale": [], "pg": []}
+    loads = {who: {t: [] for t in ("trig_plain", "trig_empty", "trig_audit")} for who in ("snapscale", "pg")}
     try:
         servers = {"snapscale": (ss, ss_args), "pg": (a.pg, pgbench_args(a.pg))}
         shared_buffers, version = pg_settings(a.pg)
@@ -87,13 +119,15 @@ def main():
         for who, (dsn, args) in servers.items():
             subprocess.run(["pgbench", "-i", "-q", "-s", str(a.scale), *args], check=True, capture_output=True)
             with psycopg.connect(dsn, autocommit=True) as c:
-                for sql in FUNCTIONS:
+                for sql in FUNCTIONS + TRIGGER_SETUP:
                     c.execute(sql)
         for r in range(a.rounds):
             for who in (["snapscale", "pg"] if r % 2 == 0 else ["pg", "snapscale"]):
                 dsn, args = servers[who]
                 spins[who].append(spin_seconds(dsn))
                 tps[who].append(pgbench_tps(args, script, a.seconds))
+                for table in loads[who]:
+                    loads[who][table].append(load_seconds(dsn, table))
     finally:
         server.terminate()
         server.wait()
@@ -113,6 +147,19 @@ def main():
     s, p = statistics.median(tps["snapscale"]), statistics.median(tps["pg"])
     rounds = " ".join(f"{x:.0f}" for x in tps["snapscale"]) + " / " + " ".join(f"{x:.0f}" for x in tps["pg"])
     print(f"| tpcb-like as one PL/pgSQL call | {s:.0f} tps | {p:.0f} tps | {s / p:.2f} | {rounds} |")
+    per_row = lambda who, t: (statistics.median(loads[who][t]) - statistics.median(loads[who]["trig_plain"])) \
+        / TRIGGER_ROWS * 1e6
+    for table, what in (("trig_plain", "INSERT of 100 000 rows, no trigger"),):
+        s, p = statistics.median(loads["snapscale"][table]), statistics.median(loads["pg"][table])
+        rounds = " ".join(f"{x * 1000:.0f}" for x in loads["snapscale"][table]) + " / " + \
+            " ".join(f"{x * 1000:.0f}" for x in loads["pg"][table])
+        print(f"| {what} | {s * 1000:.0f} ms | {p * 1000:.0f} ms | {p / s:.2f} | {rounds} |")
+    for table, what in (("trig_empty", "an AFTER ROW trigger doing nothing, per row"),
+                        ("trig_audit", "an AFTER ROW trigger inserting an audit row, per row")):
+        s, p = per_row("snapscale", table), per_row("pg", table)
+        rounds = " ".join(f"{x * 1000:.0f}" for x in loads["snapscale"][table]) + " / " + \
+            " ".join(f"{x * 1000:.0f}" for x in loads["pg"][table])
+        print(f"| {what} | {s:.2f} µs | {p:.2f} µs | {p / s:.2f} | {rounds} (whole INSERT, ms) |")
 
 
 if __name__ == "__main__":
