@@ -123,6 +123,11 @@ impl<R: Resolver> Binder<'_, R> {
         if c.constraint && (c.timing != TriggerTiming::After || !c.row) {
             return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"EXECUTE\""));
         }
+        if c.deferrable || c.initially_deferred {
+            // A constraint trigger fires as an AFTER ROW trigger; put off
+            // to COMMIT or SET CONSTRAINTS it would not be yet.
+            return Err(super::not_supported("DEFERRABLE constraint triggers (yet)"));
+        }
         if c.old_table.is_some() || c.new_table.is_some() {
             self.check_transition_tables(c)?;
         }
