@@ -85,7 +85,7 @@ pub(super) fn concrete_type(ty: SqlType, r: Resolved) -> Result<SqlType, SqlErro
     let Some(t) = t else {
         return Err(SqlError::new(
             SqlState::DATATYPE_MISMATCH,
-            format!("could not determine polymorphic type because input has type unknown"),
+            "could not determine polymorphic type because input has type unknown",
         ));
     };
     if !k.is_array() {

@@ -79,7 +79,7 @@ pub(super) fn qualified_name(state: &CatalogState, e: &RelEntry) -> String {
 /// unless its schema is on the search_path.
 pub(super) fn routine_name(state: &CatalogState, e: &RelEntry) -> String {
     let ns = state.namespace_name(state.namespace_of(e)).unwrap_or_default();
-    if state.search_path.iter().any(|s| *s == ns) {
+    if state.search_path.contains(&ns) {
         quote_ident(&e.name)
     } else {
         format!("{}.{}", quote_ident(&ns), quote_ident(&e.name))

@@ -155,7 +155,8 @@ pub(crate) async fn call_trigger(
     spi: &mut spi::Spi<'_>,
     routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
     call: &crate::exec::triggers::TriggerCall<'_>,
-    schema: String,
+    columns: &std::sync::Arc<[(String, snapscale_values::SqlType)]>,
+    tg: Vec<(snapscale_values::SqlType, snapscale_values::Value)>,
 ) -> Result<snapscale_values::Value, SqlError> {
     let def = routine.routine.as_ref().expect("a routine row");
     if def.returns != snapscale_values::SqlType::Trigger {
@@ -174,17 +175,15 @@ pub(crate) async fn call_trigger(
             "SQL functions cannot return type trigger",
         ));
     };
-    let columns: Vec<(String, snapscale_values::SqlType)> =
-        call.rel.entry.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
     spi.depth += 1;
     let mut interp = Interp::new(spi, format!("{}()", routine.name), snapscale_values::SqlType::Trigger)
         .with_statements(statements);
     interp.parameters(Vec::new());
     interp.trigger_variables(
-        &columns,
+        columns,
         call.new.map(<[snapscale_values::Value]>::to_vec),
         call.old.map(<[snapscale_values::Value]>::to_vec),
-        trigger::tg_values(call, schema),
+        tg,
     );
     let (result, statements) = interp.run(block).await;
     spi.depth -= 1;

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{Rec, SqlError, SqlType, Value};
@@ -39,7 +40,9 @@ struct Var {
 
 #[derive(Clone)]
 struct Record {
-    fields: Vec<(String, SqlType)>,
+    /// Shared: a trigger's NEW and OLD, and each row a loop assigns,
+    /// have their table's fields (cloned per row, so not copied).
+    fields: Arc<[(String, SqlType)]>,
     values: Vec<Value>,
     /// The record as a whole is NULL, its fields known (a trigger's NEW
     /// or OLD where the event has no such row); assigning a field makes
@@ -252,12 +255,13 @@ impl<'s, 'c> Interp<'s, 'c> {
     /// of `columns` (unassigned where the event has no such row).
     pub(crate) fn trigger_variables(
         &mut self,
-        columns: &[(String, SqlType)],
+        columns: &Arc<[(String, SqlType)]>,
         new: Option<Vec<Value>>,
         old: Option<Vec<Value>>,
         values: Vec<(SqlType, Value)>,
     ) {
-        let mut names = Vec::new();
+        let mut names = Vec::with_capacity(2 + values.len());
+        self.vars.reserve(2 + values.len());
         for (name, row) in [("new", new), ("old", old)] {
             let k = self.vars.len();
             self.vars.push(Var {
@@ -267,9 +271,9 @@ impl<'s, 'c> Interp<'s, 'c> {
                 constant: false,
                 not_null: false,
                 record: Some(match row {
-                    Some(values) => Record { fields: columns.to_vec(), values, null: false },
+                    Some(values) => Record { fields: Arc::clone(columns), values, null: false },
                     None => Record {
-                        fields: columns.to_vec(),
+                        fields: Arc::clone(columns),
                         values: vec![Value::Null; columns.len()],
                         null: true,
                     },
@@ -511,7 +515,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         } else if let Some(table) = ty_text.strip_suffix("%rowtype") {
             let columns = self.columns_of(&format!("SELECT * FROM {} LIMIT 0", table.trim())).await?;
             let values = vec![Value::Null; columns.len()];
-            (SqlType::Record(Rec::Anonymous), Some(Record { fields: columns, values, null: false }))
+            (SqlType::Record(Rec::Anonymous), Some(Record { fields: columns.into(), values, null: false }))
         } else if let Some(of) = ty_text.strip_suffix("%type") {
             let of = of.trim();
             match self.lookup(of) {
@@ -1098,7 +1102,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 let fields = source
                     .map(|r| r.fields)
                     .or_else(|| self.vars[k].record.as_ref().map(|r| r.fields.clone()));
-                let fields = fields.unwrap_or_default();
+                let fields = fields.unwrap_or_else(|| Arc::from(Vec::new()));
                 let values = vec![Value::Null; fields.len()];
                 Record { fields, values, null: true }
             }
@@ -1106,7 +1110,10 @@ impl<'s, 'c> Interp<'s, 'c> {
                 let fields = match (source, &self.vars[k].record) {
                     (Some(r), _) if r.fields.len() == values.len() => r.fields,
                     (_, Some(r)) if r.fields.len() == values.len() => r.fields.clone(),
-                    _ => (1..=values.len()).map(|i| (format!("f{i}"), SqlType::Text)).collect(),
+                    _ => (1..=values.len())
+                        .map(|i| (format!("f{i}"), SqlType::Text))
+                        .collect::<Vec<_>>()
+                        .into(),
                 };
                 Record { fields, values: values.to_vec(), null: false }
             }
@@ -1173,7 +1180,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             if let Some(k) = self.lookup(one) {
                 if self.vars[k].is_record {
                     let values = row.unwrap_or_else(|| vec![Value::Null; columns.len()]);
-                    self.vars[k].record = Some(Record { fields: columns.to_vec(), values, null: false });
+                    self.vars[k].record = Some(Record { fields: columns.into(), values, null: false });
                     return Ok(());
                 }
             }

@@ -19,6 +19,9 @@ use crate::expr::Expr;
 use crate::limits::StatementLimits;
 use crate::plan::switches::PlannerSettings;
 
+/// A record's fields: a table's columns' names and types.
+type Fields = Arc<[(String, SqlType)]>;
+
 /// What a statement fires its triggers with: the session's settings and
 /// compiled functions ([`Spi`] without the transaction, which the
 /// executor lends with each call).
@@ -32,8 +35,12 @@ pub(crate) struct Host<'h> {
     stack: (std::thread::ThreadId, usize),
     /// Foreign-key checks put off to COMMIT by the triggers' statements.
     pub put_off: Vec<ri::Pending>,
-    /// The trigger functions called so far, by oid.
-    routines: HashMap<u32, Arc<RelEntry>>,
+    /// The trigger functions called so far, by oid, and whether their
+    /// bodies name a TG_ variable (those that do not go without them).
+    routines: HashMap<u32, (Arc<RelEntry>, bool)>,
+    /// The tables fired on so far: their columns, as NEW's and OLD's
+    /// fields, by the table row they are of.
+    columns: HashMap<u32, (Arc<RelEntry>, Fields)>,
     /// WHEN conditions bound so far, by trigger oid, with the table row
     /// they were bound for.
     whens: HashMap<u32, (Arc<RelEntry>, Expr)>,
@@ -62,14 +69,15 @@ impl<'h> Host<'h> {
             stack,
             put_off: Vec::new(),
             routines: HashMap::new(),
+            columns: HashMap::new(),
             whens: HashMap::new(),
             schemas: HashMap::new(),
         }
     }
 
-    fn routine(&mut self, xact: &mut Xact, oid: u32) -> Result<Arc<RelEntry>, SqlError> {
-        if let Some(r) = self.routines.get(&oid) {
-            return Ok(Arc::clone(r));
+    fn routine(&mut self, xact: &mut Xact, oid: u32) -> Result<(Arc<RelEntry>, bool), SqlError> {
+        if let Some((r, tg)) = self.routines.get(&oid) {
+            return Ok((Arc::clone(r), *tg));
         }
         let Some((_, r)) = xact.routine_by_oid(oid)? else {
             return Err(SqlError::new(
@@ -77,8 +85,22 @@ impl<'h> Host<'h> {
                 format!("function with OID {oid} does not exist"),
             ));
         };
-        self.routines.insert(oid, Arc::clone(&r));
-        Ok(r)
+        let body = r.routine.as_ref().map_or("", |d| d.body.as_str());
+        let tg = body.as_bytes().windows(3).any(|w| w.eq_ignore_ascii_case(b"tg_"));
+        self.routines.insert(oid, (Arc::clone(&r), tg));
+        Ok((r, tg))
+    }
+
+    /// A table's columns as NEW's and OLD's fields.
+    fn columns(&mut self, entry: &Arc<RelEntry>) -> Fields {
+        match self.columns.get(&entry.oid) {
+            Some((e, c)) if Arc::ptr_eq(e, entry) => Arc::clone(c),
+            _ => {
+                let c: Fields = entry.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+                self.columns.insert(entry.oid, (Arc::clone(entry), Arc::clone(&c)));
+                c
+            }
+        }
     }
 
     /// What the functions it calls run their statements with.
@@ -153,10 +175,14 @@ impl TriggerHost for Host<'_> {
 
     fn fire<'a>(&'a mut self, xact: &'a mut Xact, call: TriggerCall<'a>) -> Fired<'a, Option<Vec<Value>>> {
         Box::pin(async move {
-            let routine = self.routine(xact, call.trigger.function)?;
-            let schema = self.schema(xact, &call.rel.entry)?;
+            let (routine, uses_tg) = self.routine(xact, call.trigger.function)?;
+            let tg = match uses_tg {
+                true => tg_values(&call, self.schema(xact, &call.rel.entry)?),
+                false => Vec::new(),
+            };
+            let columns = self.columns(&call.rel.entry);
             let mut spi = self.spi(&mut *xact);
-            let result = super::call_trigger(&mut spi, &routine, &call, schema).await;
+            let result = super::call_trigger(&mut spi, &routine, &call, &columns, tg).await;
             let mut put_off = std::mem::take(&mut spi.put_off);
             drop(spi);
             self.put_off.append(&mut put_off);
