@@ -114,7 +114,7 @@ impl TriggerDef {
 pub struct TransitionTable {
     pub name: String,
     pub columns: Vec<(String, snapscale_values::SqlType)>,
-    pub rows: std::sync::Arc<Vec<crate::catalog::Row>>,
+    pub rows: std::sync::Arc<Vec<std::sync::Arc<[snapscale_values::Value]>>>,
 }
 
 impl TransitionTable {
