@@ -168,6 +168,19 @@ impl Spi<'_> {
             called,
             routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
         };
+        self.execute(&planned.statement, &planned.subplans, params, mode).await
+    }
+
+    /// Runs a planned statement, lending the executor this session's
+    /// functions to fire triggers and make per-row calls with
+    /// (TRIGGER-FIRE); the statements after it see its changes.
+    pub(crate) async fn execute(
+        &mut self,
+        statement: &Statement,
+        subplans: &[Query],
+        params: &[Value],
+        mode: crate::exec::RunMode,
+    ) -> Result<Output, SqlError> {
         let mut host = super::trigger::Host::new(
             self.limits,
             self.planner,
@@ -177,16 +190,9 @@ impl Spi<'_> {
             &mut *self.functions,
             self.stack,
         );
-        let ran = crate::exec::run(
-            self.xact,
-            self.limits,
-            &planned.statement,
-            &planned.subplans,
-            params,
-            mode,
-            Some(&mut host),
-        )
-        .await;
+        let ran =
+            crate::exec::run(self.xact, self.limits, statement, subplans, params, mode, Some(&mut host))
+                .await;
         self.put_off.append(&mut host.put_off);
         let (out, put_off) = ran?;
         self.put_off.extend(put_off);

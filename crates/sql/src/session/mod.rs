@@ -648,30 +648,11 @@ impl<G: Gucs> Conn<G> {
                     called,
                     routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
                 };
-                let mut host = crate::pl_exec::trigger::Host::new(
-                    self.limits,
-                    self.gucs.planner(),
-                    self.block == Block::Open,
-                    self.deferral.clone(),
-                    0,
-                    &mut self.pl_functions,
-                    crate::stack::mark(),
-                );
-                let ran = crate::exec::run(
-                    &mut self.xact,
-                    self.limits,
-                    &planned.statement,
-                    &planned.subplans,
-                    params,
-                    mode,
-                    Some(&mut host),
-                )
-                .await;
-                self.pending.append(&mut host.put_off);
-                let (out, put_off) = ran?;
-                self.pending.extend(put_off);
-                self.xact.end_statement()?;
-                Ok(out)
+                let mut spi = self.spi();
+                let ran = spi.execute(&planned.statement, &planned.subplans, params, mode).await;
+                let mut put_off = std::mem::take(&mut spi.put_off);
+                self.pending.append(&mut put_off);
+                ran
             }
         }
     }
