@@ -595,6 +595,62 @@ async fn functions_survive_crashes_as_the_catalog_does() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A table's triggers are part of its catalog row (TRIGGER-ROWS): created,
+/// disabled and dropped with their transactions, they survive crashes
+/// and checkpoints as the table does, and keep firing after recovery
+/// (which replays the rows their functions wrote, never firing them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn triggers_survive_crashes_as_their_table_does() {
+    let dir = std::env::temp_dir().join(format!("snapscale-durability-triggers-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let state =
+        "SELECT (SELECT string_agg(tgname || ':' || tgenabled, ',' ORDER BY tgname) FROM pg_trigger), \
+                 (SELECT count(*) FROM audit), (SELECT string_agg(v, ',' ORDER BY k) FROM t)";
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    c.batch_execute(
+        "CREATE TABLE t (k int PRIMARY KEY, v text);
+         CREATE TABLE audit (what text);
+         CREATE FUNCTION up() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.v := upper(NEW.v); RETURN NEW; END $$;
+         CREATE FUNCTION log() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN INSERT INTO audit VALUES (TG_OP || ' ' || NEW.k); RETURN NULL; END $$;
+         CREATE TRIGGER a_up BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION up();
+         CREATE TRIGGER b_log AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION log();
+         CREATE TRIGGER c_gone AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION log();
+         DROP TRIGGER c_gone ON t;
+         INSERT INTO t VALUES (1, 'one')",
+    )
+    .await
+    .unwrap();
+    let committed = rows(&c, state).await;
+    assert_eq!(committed, vec![vec![Some("a_up:O,b_log:O".into()), Some("1".into()), Some("ONE".into())]]);
+    drop(c);
+    crash_in_transaction(
+        server,
+        "BEGIN; ALTER TABLE t DISABLE TRIGGER a_up; INSERT INTO t VALUES (9, 'nine')",
+    )
+    .await;
+
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    assert_eq!(rows(&c, state).await, committed, "after a crash");
+    c.batch_execute("ALTER TABLE t DISABLE TRIGGER b_log; INSERT INTO t VALUES (2, 'two'); CHECKPOINT")
+        .await
+        .unwrap();
+    drop(c);
+    server.crash().await;
+
+    let server = start_in(Some(&dir), |_| {}).await;
+    let c = connect(&server).await;
+    let after = vec![vec![Some("a_up:O,b_log:D".into()), Some("1".into()), Some("ONE,TWO".into())]];
+    assert_eq!(rows(&c, state).await, after, "after a checkpoint and a crash");
+    c.batch_execute("INSERT INTO t VALUES (3, 'three')").await.unwrap();
+    assert_eq!(rows(&c, "SELECT v FROM t WHERE k = 3").await, vec![vec![Some("THREE".into())]]);
+    drop(c);
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A cascading delete is its transaction's: committed, the referencing
 /// rows are gone after a crash; running when the server dies, the
 /// referenced row and every referencing one are all still there.

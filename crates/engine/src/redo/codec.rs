@@ -914,7 +914,7 @@ impl<'a> Reader<'a> {
         }
         let mut indexes = Vec::new();
         let index_count = self.u16()?;
-        for _ in 0..index_count & 0x07ff {
+        for _ in 0..index_count & 0x03ff {
             let oid = self.u32()?;
             let name = self.str()?;
             let cols = (0..self.u16()?)
