@@ -383,6 +383,16 @@ impl<R: Resolver> Binder<'_, R> {
                         *e = crate::parse::column_refs::rename_column(e, &old, &new);
                     }
                 }
+                // Triggers name columns in UPDATE OF and in WHEN (as
+                // OLD.c / NEW.c): they follow the column.
+                for t in &mut d.entry.triggers {
+                    for c in t.columns.iter_mut().filter(|c| **c == old) {
+                        c.clone_from(&new);
+                    }
+                    if let Some(w) = &mut t.when {
+                        *w = crate::parse::column_refs::rename_column(w, &old, &new);
+                    }
+                }
             }
             Op::RenameTable { table_name } => {
                 let new = match table_name {
