@@ -322,7 +322,7 @@ impl<R: Resolver> Binder<'_, R> {
                     entry.name
                 )));
             }
-            return self.pl_call(entry, args);
+            return self.pl_call(entry, args, false);
         }
         let multi = def.result_columns().len() > 1;
         let result = match (def.returns_set, def.returns) {
@@ -365,7 +365,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// so only where that is the same as running it where it stands — its
     /// arguments the same for every row, and, for a VOLATILE function,
     /// the select list of a top-level SELECT without FROM (evaluated once).
-    fn pl_call(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>) -> Result<Typed, SqlError> {
+    fn pl_call(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>, in_from: bool) -> Result<Typed, SqlError> {
         let def = entry.routine.as_ref().expect("a routine row");
         let name = entry.name.clone();
         let mut varies = false;
@@ -386,6 +386,13 @@ impl<R: Resolver> Binder<'_, R> {
             })?;
         }
         let per_row = varies || def.volatility == Volatility::Volatile && !self.query.once;
+        if per_row && in_from {
+            // FROM reads the call's rows once, before the items beside it.
+            return Err(not_supported(format!(
+                "calling function {name}, which runs statements, in FROM with arguments that differ from row \
+                 to row, or VOLATILE in a subquery (yet)"
+            )));
+        }
         if per_row && self.in_routine {
             return Err(not_supported(format!(
                 "calling function {name}, which runs statements, from a SQL function with arguments that \
@@ -464,7 +471,7 @@ impl<R: Resolver> Binder<'_, R> {
         if runs_before(def, self.stack.limit())? {
             // Its arguments are constants: one row, its value.
             let saved = std::mem::replace(&mut self.query.once, self.sublink_depth == 0 && !self.in_routine);
-            let call = self.pl_call(Arc::clone(&entry), args);
+            let call = self.pl_call(Arc::clone(&entry), args, true);
             self.query.once = saved;
             let call = call?;
             // Its rows: the set's records, or the one value as a record.

@@ -227,7 +227,11 @@ impl<R: Resolver> Binder<'_, R> {
         if contains_subquery(&expr) {
             return Err(not_supported_plain("cannot use subquery in trigger WHEN condition"));
         }
+        let calls = self.statement.pl_calls.len();
         let bound = self.when_condition(rel, &expr)?;
+        if self.statement.pl_calls.len() > calls {
+            return Err(super::not_supported("a PL/pgSQL function in a trigger's WHEN condition (yet)"));
+        }
         let (old, new) = when_reads(&bound, rel.entry.columns.len(), &self.stack)?;
         let invalid = |m: &str| SqlError::new(SqlState::INVALID_OBJECT_DEFINITION, m.to_owned());
         if !c.row && (old || new) {
