@@ -71,6 +71,20 @@ impl<'x> Executor<'x> {
     /// The rows of a query.
     pub(crate) async fn query(&mut self, q: &Query) -> Result<Vec<Row>, SqlError> {
         self.ensure_snapshot()?;
+        // PL-ROW-CALLS: a select list calling a PL/pgSQL function per row
+        // is evaluated row by row, so a call's stop replays one row's
+        // calls, not every row's so far.
+        if let Node::Project { input, exprs } = &q.root {
+            if self.replay.is_some() && !q.root.locks_rows() && calls_per_row(exprs) {
+                let rows = self.evaluate(|ex| ex.run(&[]).rows(input)).await?.into_rows();
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    self.xact.check_cancel()?;
+                    out.push(self.evaluate(|ex| ex.project_row(exprs, &row)).await?);
+                }
+                return Ok(out);
+            }
+        }
         if !q.root.locks_rows() {
             return Ok(self.evaluate(|ex| ex.run(&[]).rows(&q.root)).await?.into_rows());
         }
@@ -667,5 +681,25 @@ fn recursion_under(mut node: &Node) -> Option<(&Node, Vec<&[Expr]>)> {
             Node::RecursiveUnion { .. } => return Some((node, projections)),
             _ => return None,
         }
+    }
+}
+
+/// Whether `exprs` call a PL/pgSQL function per row (PL-ROW-CALLS).
+fn calls_per_row(exprs: &[Expr]) -> bool {
+    let stack = crate::stack::StackDepth::here(crate::stack::DEFAULT_MAX_STACK_DEPTH);
+    exprs.iter().any(|e| {
+        let mut found = false;
+        let _ = e.visit(&stack, &mut |e| {
+            found |= matches!(e, Expr::Func(crate::expr::Func::PlRow(_), _));
+        });
+        found
+    })
+}
+
+impl Executor<'_> {
+    /// One row's select list.
+    fn project_row(&self, exprs: &[Expr], row: &Row) -> Result<Row, SqlError> {
+        let cx = self.ctx(row);
+        Ok(Row::from(exprs.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?))
     }
 }
