@@ -718,6 +718,7 @@ impl<'r, R: Resolver> Binder<'r, R> {
             S::CreateDomain(cd) => self.create_domain(cd),
             S::CreateFunction(c) => self.create_function(c),
             S::DropTrigger(d) => self.drop_trigger(d),
+            S::AlterFunction(a) => self.alter_function(a),
             S::DropFunction(d) => self.drop_function(
                 &d.func_desc,
                 d.if_exists,

@@ -482,6 +482,120 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// DROP FUNCTION: each name with its argument types, or alone if only
     /// one function has it.
+    /// ALTER FUNCTION … actions (attributes); RENAME, SET SCHEMA and
+    /// OWNER TO are refused.
+    pub(super) fn alter_function(&mut self, a: &ast::AlterFunction) -> Result<Plan, SqlError> {
+        if a.kind != ast::AlterFunctionKind::Function {
+            return Err(not_supported("ALTER AGGREGATE"));
+        }
+        let ast::AlterFunctionOperation::Actions { actions, .. } = &a.operation else {
+            return Err(not_supported(format!(
+                "ALTER FUNCTION … {}",
+                match &a.operation {
+                    ast::AlterFunctionOperation::RenameTo { .. } => "RENAME TO",
+                    ast::AlterFunctionOperation::OwnerTo(_) => "OWNER TO",
+                    ast::AlterFunctionOperation::SetSchema { .. } => "SET SCHEMA",
+                    _ => "DEPENDS ON EXTENSION",
+                }
+            )));
+        };
+        let key = relation_name(&a.function.name)?;
+        let name = snapscale_engine::names::bare(&key);
+        let candidates: Vec<_> = self
+            .resolver
+            .routines(&key)?
+            .into_iter()
+            .filter(|e| e.routine.as_ref().is_some_and(|r| r.kind == RoutineKind::Function))
+            .collect();
+        let entry = match &a.function.args {
+            None => match candidates.as_slice() {
+                [one] => std::sync::Arc::clone(one),
+                [] => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("could not find a function named \"{name}\""),
+                    ))
+                }
+                _ => {
+                    return Err(SqlError::new(
+                        SqlState::AMBIGUOUS_FUNCTION,
+                        format!("function name \"{name}\" is not unique"),
+                    )
+                    .with_hint("Specify the argument list to select the function unambiguously."))
+                }
+            },
+            Some(args) => {
+                let mut types = Vec::new();
+                for arg in args.iter().filter(|x| !matches!(x.mode, Some(ast::ArgMode::Out))) {
+                    types.push(self.result_type(&arg.data_type)?);
+                }
+                let found =
+                    candidates.iter().find(|e| e.routine.as_ref().is_some_and(|r| r.input_types() == types));
+                match found {
+                    Some(e) => std::sync::Arc::clone(e),
+                    None => {
+                        let listed: Vec<&str> = types.iter().map(|t| t.name()).collect();
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function {name}({}) does not exist", listed.join(", ")),
+                        ));
+                    }
+                }
+            }
+        };
+        let mut def = entry.routine.clone().expect("a routine row");
+        for action in actions {
+            match action {
+                ast::AlterFunctionAction::CalledOnNull(c) => {
+                    def.strict = !matches!(c, ast::FunctionCalledOnNull::CalledOnNullInput);
+                }
+                ast::AlterFunctionAction::Behavior(b) => {
+                    def.volatility = match b {
+                        ast::FunctionBehavior::Immutable => Volatility::Immutable,
+                        ast::FunctionBehavior::Stable => Volatility::Stable,
+                        ast::FunctionBehavior::Volatile => Volatility::Volatile,
+                    };
+                }
+                ast::AlterFunctionAction::Leakproof(on) => def.leakproof = *on,
+                ast::AlterFunctionAction::Security { security, .. } => {
+                    def.security_definer = matches!(security, ast::FunctionSecurity::Definer);
+                }
+                ast::AlterFunctionAction::Parallel(p) => {
+                    def.parallel = match p {
+                        ast::FunctionParallel::Safe => b's',
+                        ast::FunctionParallel::Restricted => b'r',
+                        ast::FunctionParallel::Unsafe => b'u',
+                    };
+                }
+                ast::AlterFunctionAction::Cost(e) | ast::AlterFunctionAction::Rows(e) => {
+                    let n: f32 = e.to_string().parse().map_err(|_| {
+                        SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{e}\""))
+                    })?;
+                    if n <= 0.0 {
+                        let which =
+                            if matches!(action, ast::AlterFunctionAction::Cost(_)) { "COST" } else { "ROWS" };
+                        return Err(SqlError::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            format!("{which} must be positive"),
+                        ));
+                    }
+                    match action {
+                        ast::AlterFunctionAction::Cost(_) => def.cost = n,
+                        _ if !def.returns_set => {
+                            return Err(SqlError::new(
+                                SqlState::INVALID_PARAMETER_VALUE,
+                                "ROWS is not applicable when function does not return a set",
+                            ))
+                        }
+                        _ => def.rows = n,
+                    }
+                }
+                other => return Err(not_supported(format!("ALTER FUNCTION … {other}"))),
+            }
+        }
+        Ok(Plan::Utility(Utility::AlterRoutine { oid: entry.oid, def: Box::new(def), tag: "ALTER FUNCTION" }))
+    }
+
     pub(super) fn drop_function(
         &mut self,
         func_desc: &[ast::FunctionDesc],

@@ -86,6 +86,18 @@ pub(super) fn routine_name(state: &CatalogState, e: &RelEntry) -> String {
     }
 }
 
+/// A SQL-standard body's expression (`RETURN expr`) as pg_get_functiondef
+/// prints it.
+pub(super) fn sql_body_expr(text: &str) -> String {
+    // An operator's expression in parentheses, a constant or a cast
+    // without (PostgreSQL's `RETURN ((a = b) AND c)`, `RETURN false`).
+    let out = stored_expr(text, &[], false, false);
+    match out.contains(' ') && !(out.starts_with('(') && out.ends_with(')')) {
+        true => format!("({out})"),
+        false => out,
+    }
+}
+
 /// A trigger's WHEN condition as pg_get_triggerdef prints it.
 pub(super) fn when_text(text: &str, pretty: bool) -> String {
     stored_expr(text, &[], pretty, true)
@@ -542,6 +554,9 @@ impl Catalog for CatalogState {
             C::EncodingToChar => Value::Text(if int(&args[0]) == Some(6) { "UTF8" } else { "" }.into()),
             C::GetFunctionResult => {
                 oid(&args[0]).and_then(|o| self.function_result(o)).map_or(Value::Null, Value::Text)
+            }
+            C::GetFunctionDef => {
+                oid(&args[0]).and_then(|o| self.function_def(o)).map_or(Value::Null, Value::Text)
             }
             C::GetFunctionArguments => {
                 oid(&args[0]).and_then(|o| self.function_arguments(o)).map_or(Value::Null, Value::Text)

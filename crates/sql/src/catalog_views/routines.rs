@@ -177,6 +177,69 @@ impl CatalogState {
         Some(args.join(", "))
     }
 
+    /// `pg_get_functiondef`: a CREATE OR REPLACE statement that makes the
+    /// routine again, laid out as PostgreSQL lays it out.
+    pub(super) fn function_def(&self, oid: u32) -> Option<String> {
+        let (e, r) = self.routine(oid)?;
+        let function = r.kind == RoutineKind::Function;
+        let schema = self.namespace_name(self.namespace_of(e)).unwrap_or_default();
+        let mut s = format!(
+            "CREATE OR REPLACE {} {}.{}({})\n",
+            if function { "FUNCTION" } else { "PROCEDURE" },
+            quote_ident(&schema),
+            quote_ident(&e.name),
+            self.function_arguments(oid)?
+        );
+        if function {
+            s.push_str(&format!(" RETURNS {}\n", self.function_result(oid)?));
+        }
+        s.push_str(&format!(" LANGUAGE {}\n", quote_ident(&r.language)));
+        let mut options = String::new();
+        match r.volatility {
+            snapscale_engine::routines::Volatility::Immutable => options.push_str(" IMMUTABLE"),
+            snapscale_engine::routines::Volatility::Stable => options.push_str(" STABLE"),
+            snapscale_engine::routines::Volatility::Volatile => {}
+        }
+        match r.parallel {
+            b's' => options.push_str(" PARALLEL SAFE"),
+            b'r' => options.push_str(" PARALLEL RESTRICTED"),
+            _ => {}
+        }
+        for (on, word) in
+            [(r.strict, " STRICT"), (r.security_definer, " SECURITY DEFINER"), (r.leakproof, " LEAKPROOF")]
+        {
+            if on {
+                options.push_str(word);
+            }
+        }
+        if r.cost != 100.0 {
+            options.push_str(&format!(" COST {}", r.cost));
+        }
+        if r.rows > 0.0 && r.rows != 1000.0 {
+            options.push_str(&format!(" ROWS {}", r.rows));
+        }
+        if !options.is_empty() {
+            s.push_str(&options);
+            s.push('\n');
+        }
+        match r.body.strip_prefix("RETURN ") {
+            Some(e) if r.language == "sql" => {
+                s.push_str(&format!("RETURN {}", super::functions::sql_body_expr(e)));
+            }
+            _ => {
+                // Dollar quotes no body contains.
+                let mut quote = format!("${}", if function { "function" } else { "procedure" });
+                while r.body.contains(&format!("{quote}$")) {
+                    quote.push('x');
+                }
+                quote.push('$');
+                s.push_str(&format!("AS {quote}{}{quote}", r.body));
+            }
+        }
+        s.push('\n');
+        Some(s)
+    }
+
     /// A routine by name, as regproc reads it: the one routine so named.
     pub(super) fn routine_by_name(&self, name: &str) -> Option<(u32, String)> {
         let n = name.trim();

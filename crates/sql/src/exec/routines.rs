@@ -49,12 +49,34 @@ impl Executor<'_> {
         let rel = self.locked_routine(existing.oid).await?;
         let old = rel.entry.routine.as_ref().expect("a routine row");
         check_replacement(old, def, &signature(name, old))?;
-        let entry = RelEntry { routine: Some(def.clone()), ..(*rel.entry).clone() };
-        let entry = Arc::new(entry);
-        self.change_catalog(&rel, Some(Arc::clone(&entry))).await?;
-        // CATALOG-REDO: the whole new definition.
-        self.xact.log_change(&entry, Redo::Catalog(Arc::clone(&entry))).await?;
+        self.replace_routine(&rel, def).await?;
         Ok(Output::Command(tag.into()))
+    }
+
+    /// ALTER FUNCTION / PROCEDURE: routine `oid` with its attributes as
+    /// `def` has them.
+    pub(crate) async fn alter_routine(
+        &mut self,
+        oid: u32,
+        def: &RoutineDef,
+        tag: &str,
+    ) -> Result<Output, SqlError> {
+        let rel = self.locked_routine(oid).await?;
+        self.replace_routine(&rel, def).await?;
+        Ok(Output::Command(tag.into()))
+    }
+
+    /// The routine row `rel` with definition `def`, logged whole
+    /// (CATALOG-REDO).
+    async fn replace_routine(
+        &mut self,
+        rel: &snapscale_engine::catalog::Rel,
+        def: &RoutineDef,
+    ) -> Result<(), SqlError> {
+        let entry = Arc::new(RelEntry { routine: Some(def.clone()), ..(*rel.entry).clone() });
+        self.change_catalog(rel, Some(Arc::clone(&entry))).await?;
+        self.xact.log_change(&entry, Redo::Catalog(entry.clone())).await?;
+        Ok(())
     }
 
     pub(crate) async fn drop_routines(

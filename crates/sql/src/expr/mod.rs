@@ -306,6 +306,7 @@ pub enum CatalogFunc {
     EncodingToChar,
     GetFunctionResult,
     GetFunctionArguments,
+    GetFunctionDef,
     RelationIsPublishable,
     /// `pg_get_triggerdef`: no triggers exist (NULL).
     GetTriggerDef,

@@ -812,6 +812,12 @@ pub enum Utility {
     },
     /// CREATE [OR REPLACE] FUNCTION: the routine's key (REL-KEY) and
     /// definition, its body already bound once (ROUTINE-ROWS).
+    /// ALTER FUNCTION / PROCEDURE … action: routine `oid`'s new attributes.
+    AlterRoutine {
+        oid: u32,
+        def: Box<snapscale_engine::routines::RoutineDef>,
+        tag: &'static str,
+    },
     CreateRoutine {
         key: String,
         def: Box<snapscale_engine::routines::RoutineDef>,

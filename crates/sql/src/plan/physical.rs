@@ -389,6 +389,7 @@ impl Statement {
                     Some("CREATE PROCEDURE")
                 }
                 Utility::CreateRoutine { .. } => Some("CREATE FUNCTION"),
+                Utility::AlterRoutine { tag, .. } => Some(tag),
                 Utility::DropRoutines { procedure: true, .. } => Some("DROP PROCEDURE"),
                 Utility::DropRoutines { .. } => Some("DROP FUNCTION"),
                 // Its statements are refused one by one where they write.
