@@ -131,7 +131,11 @@ fn integer_arithmetic_checks_range_and_zero() {
 fn types_have_postgresql_oids_and_names() {
     assert_eq!(SqlType::from_name("int", None).unwrap(), SqlType::Int4);
     assert_eq!(SqlType::from_name("character varying", Some(10)).unwrap(), SqlType::Varchar(Some(10)));
-    assert_eq!(SqlType::from_name("bpchar", None).unwrap(), SqlType::Char(1));
+    // PostgreSQL's bpchar without a length is blank-padded of any length
+    // (`'abc'::bpchar` is 'abc'); char and character without one are char(1).
+    assert_eq!(SqlType::from_name("bpchar", None).unwrap(), SqlType::Char(0));
+    assert_eq!(SqlType::from_name("character", None).unwrap(), SqlType::Char(1));
+    assert_eq!(SqlType::from_name("bpchar", Some(4)).unwrap(), SqlType::Char(4));
     assert_eq!(SqlType::from_name("numeric", None).unwrap(), SqlType::Numeric(-1));
     assert_eq!(SqlType::from_name("uuid", None).unwrap().oid(), 2950);
     assert_eq!(SqlType::from_name("geometry", None).unwrap_err().code, "42704");

@@ -139,6 +139,7 @@ static BUILTINS: &[Builtin] = &[
     f("pg_get_function_result", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionResult)),
     f("pg_get_function_arguments", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionArguments)),
     f("pg_get_functiondef", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionDef)),
+    f("pg_get_function_sqlbody", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionSqlBody)),
     f("pg_get_function_identity_arguments", &[OID], SqlType::Text, Func::Catalog(C::GetFunctionArguments)),
     f("pg_relation_is_publishable", &[REGCLASS], SqlType::Bool, Func::Catalog(C::RelationIsPublishable)),
     f("pg_get_triggerdef", &[OID], SqlType::Text, Func::Catalog(C::GetTriggerDef)),

@@ -555,6 +555,9 @@ impl Catalog for CatalogState {
             C::GetFunctionResult => {
                 oid(&args[0]).and_then(|o| self.function_result(o)).map_or(Value::Null, Value::Text)
             }
+            C::GetFunctionSqlBody => {
+                oid(&args[0]).and_then(|o| self.function_sqlbody(o)).map_or(Value::Null, Value::Text)
+            }
             C::GetFunctionDef => {
                 oid(&args[0]).and_then(|o| self.function_def(o)).map_or(Value::Null, Value::Text)
             }

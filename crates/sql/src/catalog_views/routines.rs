@@ -168,8 +168,12 @@ impl CatalogState {
                 }
                 s.push_str(&self.type_text(a.ty));
                 if let Some(d) = &a.default {
+                    // As PostgreSQL prints the stored expression: typed.
                     s.push_str(" DEFAULT ");
-                    s.push_str(d);
+                    match super::functions::deparse_default(d, a.ty) {
+                        Ok(adbin) => s.push_str(&super::functions::print_default(&adbin)),
+                        Err(_) => s.push_str(d),
+                    }
                 }
                 s
             })
@@ -238,6 +242,14 @@ impl CatalogState {
         }
         s.push('\n');
         Some(s)
+    }
+
+    /// `pg_get_function_sqlbody`: a SQL-standard body (`RETURN expr`) as
+    /// PostgreSQL prints it; NULL for a body kept as a string.
+    pub(super) fn function_sqlbody(&self, oid: u32) -> Option<String> {
+        let (_, r) = self.routine(oid)?;
+        let e = r.body.strip_prefix("RETURN ").filter(|_| r.language == "sql")?;
+        Some(format!("RETURN {}", super::functions::sql_body_expr(e)))
     }
 
     /// A routine by name, as regproc reads it: the one routine so named.

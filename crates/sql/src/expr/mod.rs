@@ -307,6 +307,7 @@ pub enum CatalogFunc {
     GetFunctionResult,
     GetFunctionArguments,
     GetFunctionDef,
+    GetFunctionSqlBody,
     RelationIsPublishable,
     /// `pg_get_triggerdef`: no triggers exist (NULL).
     GetTriggerDef,
