@@ -119,8 +119,11 @@ impl Cancel {
 
     /// Consumes a pending request (a termination is never consumed).
     pub fn take(&self) -> bool {
-        // Acquire: pairs with the Release store in `request`.
-        self.requested.swap(false, Ordering::Acquire) || self.is_terminating()
+        // The plain load first: a loop checks every turn, and a swap would
+        // write the flag's cache line each time. Acquire (load and swap):
+        // pairs with the Release store in `request`.
+        (self.requested.load(Ordering::Acquire) && self.requested.swap(false, Ordering::Acquire))
+            || self.is_terminating()
     }
 
     /// Resolves when a cancel is requested (consuming the request).

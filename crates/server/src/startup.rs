@@ -74,6 +74,7 @@ impl StartupHandler for Startup<'_> {
         *self.user.lock().expect("startup state") =
             startup.parameters.get("user").cloned().unwrap_or_default();
         let session = session_settings(&self.shared.settings, &startup.parameters).map_err(|e| {
+            let e = e.into_data();
             let mut info = ErrorInfo::new("FATAL".into(), e.code.code().into(), e.message);
             info.hint = e.hint;
             PgWireError::UserError(Box::new(info))
@@ -97,7 +98,7 @@ impl StartupHandler for Startup<'_> {
             false => {
                 // One proc-array slot for the connection's whole life, as a
                 // PostgreSQL backend holds its PGPROC.
-                let backend = self.shared.db.attach().map_err(|e| fatal(e.code, e.message))?;
+                let backend = self.shared.db.attach().map_err(|e| fatal(e.code, e.into_data().message))?;
                 client.set_pid_and_secret_key(backend.pid(), SecretKey::I32(self.secret));
                 *self.backend.lock().expect("startup state") = Some(backend);
             }

@@ -193,7 +193,7 @@ mod tests {
         assert_eq!(recurse(&depth, 10).unwrap(), 10);
         let err = recurse(&depth, 100_000).unwrap_err();
         assert_eq!(err.code, "54001");
-        assert!(err.hint.unwrap().contains("currently 64kB"));
+        assert!(err.hint.as_ref().unwrap().contains("currently 64kB"));
     }
 
     #[test]

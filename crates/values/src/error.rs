@@ -4,9 +4,17 @@ use std::fmt;
 
 use snapscale_sqlstate::SqlState;
 
-/// An error a statement reports to the client.
+/// An error a statement reports to the client: its fields ([`ErrorData`])
+/// behind one pointer, so that a `Result<T, SqlError>` is hardly larger
+/// than a `T` (every evaluation step returns one; an error is the rare
+/// case, and its allocation is nothing beside the formatting of its
+/// message).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SqlError {
+pub struct SqlError(Box<ErrorData>);
+
+/// An error's fields (read through [`SqlError`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorData {
     /// PostgreSQL's SQLSTATE.
     pub code: SqlState,
     /// The primary message, worded as PostgreSQL words it.
@@ -27,7 +35,7 @@ pub struct SqlError {
     pub position: Option<u32>,
 }
 
-/// What an error is about (see [`SqlError::object`]).
+/// What an error is about (see [`ErrorData::object`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ErrorObject {
     pub schema: Option<String>,
@@ -38,10 +46,29 @@ pub struct ErrorObject {
     pub constraint: Option<String>,
 }
 
+impl std::ops::Deref for SqlError {
+    type Target = ErrorData;
+    fn deref(&self) -> &ErrorData {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for SqlError {
+    fn deref_mut(&mut self) -> &mut ErrorData {
+        &mut self.0
+    }
+}
+
+impl From<ErrorData> for SqlError {
+    fn from(data: ErrorData) -> SqlError {
+        SqlError(Box::new(data))
+    }
+}
+
 impl SqlError {
     /// An error with `code` and `message`.
     pub fn new(code: SqlState, message: impl Into<String>) -> SqlError {
-        SqlError {
+        SqlError::from(ErrorData {
             code,
             message: message.into(),
             detail: None,
@@ -49,7 +76,13 @@ impl SqlError {
             context: None,
             object: None,
             position: None,
-        }
+        })
+    }
+
+    /// Its fields, to make another error of them
+    /// (`ErrorData { context, ..e.into_data() }`).
+    pub fn into_data(self) -> ErrorData {
+        *self.0
     }
 
     /// Adds a DETAIL line.

@@ -101,7 +101,7 @@ mod record_tests {
             vec![Some("1".into()), Some("a b".into()), None, Some("x\"y".into()), Some(",".into())]
         );
         assert_eq!(parse_record("( 1 ,\"\")", 2).unwrap(), vec![Some(" 1 ".into()), Some(String::new())]);
-        let detail = |s: &str, n| parse_record(s, n).unwrap_err().detail.unwrap();
+        let detail = |s: &str, n| parse_record(s, n).unwrap_err().detail.clone().unwrap();
         assert_eq!(detail("1,2)", 2), "Missing left parenthesis.");
         assert_eq!(detail("(1)", 2), "Too few columns.");
         assert_eq!(detail("(1,2,3)", 2), "Too many columns.");

@@ -131,7 +131,8 @@ impl<R: Resolver> Binder<'_, R> {
         // A sequence may be renamed by ALTER TABLE, as in PostgreSQL. A
         // missing table's error has no position (PostgreSQL's has none
         // for the relation a DDL statement names).
-        let unplaced = |e: SqlError| SqlError { position: None, ..e };
+        let unplaced =
+            |e: SqlError| SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() });
         let target = self.resolver.resolve(&name)?;
         let (is_view, is_matview) =
             target.as_ref().map_or((false, false), |r| (r.entry.is_view(), r.entry.is_matview()));
@@ -913,7 +914,9 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let only_statistics = a.options.iter().all(|o| matches!(o.setting, ColumnSetting::Statistics(_)));
         let mode = if only_statistics { LockMode::ShareUpdateExclusive } else { LockMode::AccessExclusive };
-        let rel = self.rel(&a.table, mode).map_err(|e| SqlError { position: None, ..e })?;
+        let rel = self
+            .rel(&a.table, mode)
+            .map_err(|e| SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() }))?;
         let mut entry = (*rel.entry).clone();
         let mut warnings = Vec::new();
         for o in &a.options {

@@ -46,7 +46,10 @@ impl<R: Resolver> Binder<'_, R> {
         let params = self.statement.params.len();
         let typed = self.expr(e, scope).map_err(|err| match err.code {
             SqlState::GROUPING_ERROR if err.message.starts_with("aggregate") => {
-                SqlError { message: "aggregate functions are not allowed in check constraints".into(), ..err }
+                SqlError::from(snapscale_values::ErrorData {
+                    message: "aggregate functions are not allowed in check constraints".into(),
+                    ..err.into_data()
+                })
             }
             _ => err,
         })?;

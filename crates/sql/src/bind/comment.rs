@@ -27,9 +27,9 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn comment(&mut self, c: &CommentOn) -> Result<Plan, SqlError> {
         let text = c.text.clone();
         let on_relation = |b: &mut Self, name: &ObjectName, on: Described| -> Result<Plan, SqlError> {
-            let rel = b
-                .any_relation(name, LockMode::ShareUpdateExclusive)
-                .map_err(|e| SqlError { position: None, ..e })?;
+            let rel = b.any_relation(name, LockMode::ShareUpdateExclusive).map_err(|e| {
+                SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() })
+            })?;
             Ok(Plan::Utility(Utility::Comment { rel, on, text: text.clone() }))
         };
         match &c.target {

@@ -449,8 +449,9 @@ impl<R: Resolver> Binder<'_, R> {
                 tag: "ALTER TABLE",
             }));
         }
-        let rel =
-            self.rel(&a.table, LockMode::ShareRowExclusive).map_err(|e| SqlError { position: None, ..e })?;
+        let rel = self
+            .rel(&a.table, LockMode::ShareRowExclusive)
+            .map_err(|e| SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() }))?;
         let c = &a.constraint;
         let Some(fk) = rel.entry.foreign_keys.iter().find(|f| f.name == *c) else {
             let other = rel.entry.checks.iter().any(|k| k.name == *c)

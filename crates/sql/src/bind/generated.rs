@@ -86,11 +86,15 @@ impl<R: Resolver> Binder<'_, R> {
 pub(super) fn not_allowed_in(err: SqlError, what: &str) -> SqlError {
     match err.code {
         SqlState::GROUPING_ERROR if err.message.starts_with("aggregate") => {
-            SqlError { message: format!("aggregate functions are not allowed in {what}"), ..err }
+            SqlError::from(snapscale_values::ErrorData {
+                message: format!("aggregate functions are not allowed in {what}"),
+                ..err.into_data()
+            })
         }
-        SqlState::WINDOWING_ERROR => {
-            SqlError { message: format!("window functions are not allowed in {what}"), ..err }
-        }
+        SqlState::WINDOWING_ERROR => SqlError::from(snapscale_values::ErrorData {
+            message: format!("window functions are not allowed in {what}"),
+            ..err.into_data()
+        }),
         _ => err,
     }
 }

@@ -305,7 +305,7 @@ impl<R: Resolver> Binder<'_, R> {
             if e.code == SqlState::UNDEFINED_TABLE
                 && e.message == format!("missing FROM-clause entry for table \"{alias}\"")
             {
-                SqlError { message: format!("invalid reference to FROM-clause entry for table \"{alias}\""), ..e }
+                SqlError::from(snapscale_values::ErrorData { message: format!("invalid reference to FROM-clause entry for table \"{alias}\""), ..e.into_data() })
                     .with_hint(format!(
                         "There is an entry for table \"{alias}\", but it cannot be referenced from this part of the query."
                     ))

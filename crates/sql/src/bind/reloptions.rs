@@ -405,7 +405,7 @@ mod tests {
     }
 
     fn message(e: SqlError) -> String {
-        e.message
+        e.into_data().message
     }
 
     #[test]

@@ -698,7 +698,11 @@ fn in_function(e: SqlError, name: &str) -> SqlError {
     if e.context.is_some() || e.code == SqlState::STATEMENT_TOO_COMPLEX {
         return e;
     }
-    SqlError { context: Some(format!("SQL function \"{name}\" during inlining")), position: None, ..e }
+    SqlError::from(snapscale_values::ErrorData {
+        context: Some(format!("SQL function \"{name}\" during inlining")),
+        position: None,
+        ..e.into_data()
+    })
 }
 
 /// A subquery with nothing in it, to hold a body's place while it binds.

@@ -220,7 +220,10 @@ impl<R: Resolver> Binder<'_, R> {
         self.creating = saved;
         checked.map_err(|e| match e.context {
             None if e.code == SqlState::INVALID_FUNCTION_DEFINITION => {
-                SqlError { context: Some(format!("SQL function \"{name}\"")), ..e }
+                SqlError::from(snapscale_values::ErrorData {
+                    context: Some(format!("SQL function \"{name}\"")),
+                    ..e.into_data()
+                })
             }
             _ => e,
         })?;

@@ -61,7 +61,7 @@ impl<R: Resolver> Binder<'_, R> {
         let n = relation_name(&c.table)?;
         let rel = self
             .any_relation(&c.table, LockMode::ShareRowExclusive)
-            .map_err(|e| SqlError { position: None, ..e })?;
+            .map_err(|e| SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() }))?;
         let table = rel.entry.name.clone();
         let kind = RelKind::of(&rel.entry);
         let row = c.row;
@@ -294,7 +294,7 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let rel = self
             .any_relation(table, LockMode::AccessExclusive)
-            .map_err(|e| SqlError { position: None, ..e })?;
+            .map_err(|e| SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() }))?;
         if !rel.entry.triggers.iter().any(|t| t.name == name) {
             if d.if_exists {
                 return Ok(skip(
@@ -313,7 +313,7 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn rename_trigger(&mut self, r: &RenameTrigger) -> Result<Plan, SqlError> {
         let rel = self
             .any_relation(&r.table, LockMode::AccessExclusive)
-            .map_err(|e| SqlError { position: None, ..e })?;
+            .map_err(|e| SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() }))?;
         let table = rel.entry.name.clone();
         if !rel.entry.triggers.iter().any(|t| t.name == r.name) {
             return Err(missing_trigger(&r.name, &table));

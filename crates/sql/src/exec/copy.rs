@@ -207,7 +207,7 @@ impl Executor<'_> {
             let (line_no, rel) = (copy.line, &copy.rel);
             let context = |e: SqlError| {
                 let message = format!("{} (COPY {}, line {line_no})", e.message, rel.entry.name);
-                SqlError { message, ..e }
+                SqlError::from(snapscale_values::ErrorData { message, ..e.into_data() })
             };
             let mut row = vec![Value::Null; rel.entry.columns.len()];
             for (&c, v) in copy.columns.iter().zip(fields) {
@@ -270,7 +270,7 @@ impl CopyIn {
     /// The error with the line it is about, as PostgreSQL's COPY context.
     fn context(&self, e: SqlError) -> SqlError {
         let message = format!("{} (COPY {}, line {})", e.message, self.rel.entry.name, self.line);
-        SqlError { message, ..e }
+        SqlError::from(snapscale_values::ErrorData { message, ..e.into_data() })
     }
 
     /// A text or CSV row's fields as the columns' values.

@@ -85,7 +85,7 @@ pub(crate) struct Executor<'x> {
     /// fire them.
     pub(crate) triggers: Option<&'x mut dyn triggers::TriggerHost>,
     /// The AFTER ROW triggers its changes queued.
-    after: Vec<triggers::AfterRow>,
+    after: triggers::AfterQueue,
     /// The rows its changes keep for transition tables.
     captured: Vec<triggers::Captured>,
     /// The functions its expressions call per row (PL-ROW-CALLS).
@@ -117,7 +117,7 @@ impl<'x> Executor<'x> {
             put_off: Vec::new(),
             called: Vec::new(),
             triggers: None,
-            after: Vec::new(),
+            after: Default::default(),
             captured: Vec::new(),
             routines: Vec::new(),
         }
@@ -286,7 +286,7 @@ async fn run_here<'x>(
         put_off: Vec::new(),
         called,
         triggers: host,
-        after: Vec::new(),
+        after: Default::default(),
         captured: Vec::new(),
         routines,
     };
@@ -448,6 +448,34 @@ pub(crate) fn evaluate_alone(
         ex.called = called.to_vec();
     }
     e.eval(&ex.ctx(&[]))
+}
+
+/// Evaluates a PL/pgSQL simple expression (`Planned::simple`: it reads no
+/// rows, no subquery, no catalog and no snapshot, and calls no PL/pgSQL
+/// function) with `params`, without setting up an executor: what a loop
+/// of assignments costs per turn.
+pub(crate) fn evaluate_simple(
+    xact: &Xact,
+    limits: StatementLimits,
+    e: &crate::expr::Expr,
+    params: &[Value],
+) -> Result<Value, SqlError> {
+    snapscale_values::json::set_max_stack_depth(limits.max_stack_depth);
+    let cx = Ctx {
+        row: &[],
+        params,
+        called: &[],
+        now: xact.now(),
+        stack: StackDepth::here(limits.max_stack_depth),
+        db: Some(&xact.db),
+        snapshot: None,
+        session: xact.session_view.as_deref(),
+        outer: &[],
+        subqueries: None,
+        catalog: None,
+        replay: None,
+    };
+    e.eval(&cx)
 }
 
 impl Executor<'_> {

@@ -80,6 +80,35 @@ pub(crate) struct AfterRow {
     new: Option<Row>,
 }
 
+/// The AFTER ROW calls a statement queued, in order: in chunks, so that a
+/// statement changing many rows never copies the queue to grow it.
+#[derive(Default)]
+pub(crate) struct AfterQueue {
+    chunks: Vec<Vec<AfterRow>>,
+}
+
+/// How many calls a chunk of the queue holds at most (each chunk twice
+/// the one before, from 8: a one-row statement allocates little).
+const AFTER_CHUNK: usize = 4096;
+
+impl AfterQueue {
+    fn push(&mut self, a: AfterRow) {
+        match self.chunks.last_mut() {
+            Some(last) if last.len() < last.capacity() => last.push(a),
+            _ => {
+                let size = (8usize << self.chunks.len().min(9)).min(AFTER_CHUNK);
+                let mut chunk = Vec::with_capacity(size);
+                chunk.push(a);
+                self.chunks.push(chunk);
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+}
+
 /// The rows a statement changed in a table whose AFTER triggers have
 /// transition tables for the event (TRIGGER-FIRE).
 pub(crate) struct Captured {
@@ -311,7 +340,7 @@ impl Executor<'_> {
     pub(super) async fn fire_after_rows(&mut self) -> Result<(), SqlError> {
         while !self.after.is_empty() {
             let queued = std::mem::take(&mut self.after);
-            for a in &queued {
+            for a in queued.chunks.iter().flatten() {
                 let width = a.rel.entry.columns.len();
                 let call = TriggerCall {
                     rel: &a.rel,

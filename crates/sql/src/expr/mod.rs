@@ -34,6 +34,7 @@ mod datetime;
 mod func;
 mod operators;
 pub mod populate;
+pub mod quick;
 mod replay;
 pub mod scalar;
 mod subquery;

@@ -20,19 +20,21 @@ pub(super) fn concat(a: Value, b: Value, zone: snapscale_values::Style) -> Value
     }
 }
 
+/// An arithmetic operator on integers.
+pub(super) fn int_op(op: Arith) -> IntOp {
+    match op {
+        Arith::Add => IntOp::Add,
+        Arith::Sub => IntOp::Sub,
+        Arith::Mul => IntOp::Mul,
+        Arith::Div => IntOp::Div,
+        Arith::Rem => IntOp::Rem,
+    }
+}
+
 pub(super) fn arith(a: &Value, op: Arith, b: &Value, ty: SqlType, zone: Zone) -> Result<Value, SqlError> {
     Ok(match (a, b) {
         (Value::Null, _) | (_, Value::Null) => Value::Null,
-        (Value::Int(x), Value::Int(y)) => {
-            let op = match op {
-                Arith::Add => IntOp::Add,
-                Arith::Sub => IntOp::Sub,
-                Arith::Mul => IntOp::Mul,
-                Arith::Div => IntOp::Div,
-                Arith::Rem => IntOp::Rem,
-            };
-            Value::Int(int_arith(ty, op, *x, *y)?)
-        }
+        (Value::Int(x), Value::Int(y)) => Value::Int(int_arith(ty, int_op(op), *x, *y)?),
         // In double precision, then rounded: for + - * / that is the
         // correctly rounded real result (53 bits hold twice 24 and more),
         // and % is exact either way.

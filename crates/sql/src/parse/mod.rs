@@ -238,7 +238,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                 let start = sql[..trimmed.as_ptr() as usize - sql.as_ptr() as usize].chars().count();
                 let place = |p: schema_syntax::Place| schema_syntax::Place { offset: start + p.offset, ..p };
                 let moved = |e: SqlError, p: schema_syntax::Place| match e.position {
-                    Some(at) => SqlError { position: Some(p.map(at)), ..e },
+                    Some(at) => SqlError::from(snapscale_values::ErrorData {
+                        position: Some(p.map(at)),
+                        ..e.into_data()
+                    }),
                     None => e,
                 };
                 let header_place = place(schema_syntax::Place::default());
@@ -1029,7 +1032,7 @@ mod tests {
             let err = parse(&sql).unwrap_err();
             assert_eq!(err.code, "54001", "{}", &sql[..40]);
             assert_eq!(err.message, "stack depth limit exceeded");
-            assert!(err.hint.is_some_and(|h| h.contains("\"max_stack_depth\" (currently 2048kB)")));
+            assert!(err.hint.as_ref().is_some_and(|h| h.contains("\"max_stack_depth\" (currently 2048kB)")));
         };
         for open in
             ["CASE WHEN true THEN ", "ARRAY[", "NOT ", "- ", "ROW(", "(SELECT ", "1 IN (", "INTERVAL "]

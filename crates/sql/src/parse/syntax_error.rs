@@ -131,7 +131,7 @@ mod tests {
 
     fn error(query: &str, statement: (usize, usize), message: &str) -> (String, Option<usize>) {
         let e = locate(message, &Source { query, start: statement.0, len: statement.1 }).expect("located");
-        (e.message, e.position.map(|p| p as usize))
+        (e.message.clone(), e.position.map(|p| p as usize))
     }
 
     #[test]

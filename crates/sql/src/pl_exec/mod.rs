@@ -7,7 +7,7 @@ mod run;
 pub(crate) mod spi;
 pub(crate) mod trigger;
 
-pub(crate) use run::Interp;
+pub(crate) use run::{CallName, Interp};
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
@@ -56,6 +56,7 @@ fn too_deep(spi: &spi::Spi<'_>) -> bool {
 pub(crate) struct Compiled {
     entry: std::sync::Arc<snapscale_engine::catalog::RelEntry>,
     body: std::sync::Arc<Body>,
+    name: CallName,
     statements: run::Statements,
 }
 
@@ -95,20 +96,17 @@ pub(crate) fn call<'a>(
             ));
         }
         let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
-        let (body, statements) = take_compiled(spi, routine)?;
+        let (body, name, statements) = take_compiled(spi, routine)?;
         let params = inputs.iter().zip(args).map(|(a, v)| (a.name.clone(), a.ty, v)).collect();
         spi.depth += 1;
         let (result, statements) = match &*body {
             Body::Sql(statements_text) => {
-                let mut interp = Interp::new(spi, format!("SQL function \"{}\"", routine.name), def.returns)
-                    .with_statements(statements);
+                let mut interp = Interp::new(spi, &name, def.returns).with_statements(statements);
                 interp.parameters(params);
                 interp.run_sql(statements_text, def).await
             }
             Body::Pl(block) => {
-                let types: Vec<String> = def.input_types().iter().map(|t| t.name().to_owned()).collect();
-                let name = format!("{}({})", routine.name, types.join(","));
-                let mut interp = Interp::new(spi, name, def.returns).with_statements(statements);
+                let mut interp = Interp::new(spi, &name, def.returns).with_statements(statements);
                 interp.parameters(params);
                 let outs = def.output_columns();
                 if !outs.is_empty() || def.returns_set {
@@ -121,7 +119,7 @@ pub(crate) fn call<'a>(
             }
         };
         spi.depth -= 1;
-        keep_compiled(spi, routine, body, statements);
+        keep_compiled(spi, routine, body, name, statements);
         result
     })
 }
@@ -131,12 +129,30 @@ pub(crate) fn call<'a>(
 fn take_compiled(
     spi: &mut spi::Spi<'_>,
     routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
-) -> Result<(std::sync::Arc<Body>, run::Statements), SqlError> {
+) -> Result<(std::sync::Arc<Body>, CallName, run::Statements), SqlError> {
     let cached = spi.functions.0.remove(&routine.oid).filter(|c| std::sync::Arc::ptr_eq(&c.entry, routine));
     Ok(match cached {
-        Some(c) => (c.body, c.statements),
-        None => (std::sync::Arc::new(compile(routine)?), run::Statements::default()),
+        Some(c) => (c.body, c.name, c.statements),
+        None => {
+            let body = compile(routine)?;
+            let name = call_name(routine, &body);
+            (std::sync::Arc::new(body), name, run::Statements::default())
+        }
     })
+}
+
+/// What CONTEXT lines call a body: `SQL function "f"`, `f(integer)` (a
+/// trigger function: `f()`).
+fn call_name(routine: &snapscale_engine::catalog::RelEntry, body: &Body) -> CallName {
+    let def = routine.routine.as_ref().expect("a routine row");
+    let display = match body {
+        Body::Sql(_) => format!("SQL function \"{}\"", routine.name),
+        Body::Pl(_) => {
+            let types: Vec<&str> = def.input_types().iter().map(|t| t.name()).collect();
+            format!("{}({})", routine.name, types.join(","))
+        }
+    };
+    CallName::new(display, &routine.name)
 }
 
 /// Keeps a body and its prepared statements for the next call (PL-CACHE).
@@ -144,9 +160,12 @@ fn keep_compiled(
     spi: &mut spi::Spi<'_>,
     routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
     body: std::sync::Arc<Body>,
+    name: CallName,
     statements: run::Statements,
 ) {
-    spi.functions.0.insert(routine.oid, Compiled { entry: std::sync::Arc::clone(routine), body, statements });
+    spi.functions
+        .0
+        .insert(routine.oid, Compiled { entry: std::sync::Arc::clone(routine), body, name, statements });
 }
 
 /// Calls trigger function `routine` for `call` (TRIGGER-FIRE): its value
@@ -168,7 +187,7 @@ pub(crate) async fn call_trigger(
     if too_deep(spi) {
         return Err(crate::stack::too_deep(spi.limits.max_stack_depth));
     }
-    let (body, statements) = take_compiled(spi, routine)?;
+    let (body, name, statements) = take_compiled(spi, routine)?;
     let Body::Pl(block) = &*body else {
         return Err(SqlError::new(
             SqlState::FEATURE_NOT_SUPPORTED,
@@ -176,8 +195,7 @@ pub(crate) async fn call_trigger(
         ));
     };
     spi.depth += 1;
-    let mut interp = Interp::new(spi, format!("{}()", routine.name), snapscale_values::SqlType::Trigger)
-        .with_statements(statements);
+    let mut interp = Interp::new(spi, &name, snapscale_values::SqlType::Trigger).with_statements(statements);
     interp.parameters(Vec::new());
     interp.trigger_variables(
         columns,
@@ -187,7 +205,7 @@ pub(crate) async fn call_trigger(
     );
     let (result, statements) = interp.run(block).await;
     spi.depth -= 1;
-    keep_compiled(spi, routine, std::sync::Arc::clone(&body), statements);
+    keep_compiled(spi, routine, std::sync::Arc::clone(&body), name, statements);
     result
 }
 

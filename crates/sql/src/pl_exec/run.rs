@@ -24,12 +24,25 @@ use crate::output::Output;
 use crate::parse::Parsed;
 use crate::plpgsql::ast::*;
 
+mod fast;
+
 type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, SqlError>> + Send + 'a>>;
+
+/// A variable's name: the language's own (FOUND, NEW, TG_OP, `$1`) are
+/// not copied for each call.
+type Name = std::borrow::Cow<'static, str>;
+
+/// `$1` … `$32`, the positional parameters' names.
+const POSITIONAL: [&str; 32] = [
+    "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$12", "$13", "$14", "$15", "$16",
+    "$17", "$18", "$19", "$20", "$21", "$22", "$23", "$24", "$25", "$26", "$27", "$28", "$29", "$30", "$31",
+    "$32",
+];
 
 /// A variable: a scalar, or a record (`record`, `%ROWTYPE`, a FOR loop's
 /// row) whose fields are known once it is assigned.
 struct Var {
-    name: String,
+    name: Name,
     ty: SqlType,
     value: Value,
     constant: bool,
@@ -52,8 +65,11 @@ struct Record {
 
 /// The names a block declared, innermost last.
 struct Frame {
-    label: Option<String>,
-    names: Vec<(String, usize)>,
+    label: Option<Name>,
+    /// The parameters' frame, labelled by the function's name
+    /// (`Interp::label`, not copied into each call's frame).
+    function: bool,
+    names: Vec<(Name, usize)>,
 }
 
 /// Where a statement's parameter `$k` takes its value.
@@ -103,6 +119,58 @@ pub(crate) struct Compiled {
     planned: Option<Planned>,
 }
 
+thread_local! {
+    /// Emptied variable and frame vectors of calls that ended, for the
+    /// next calls to fill (a trigger function is called per row: its
+    /// allocations are a good part of what a row costs).
+    static SPARE_VARS: std::cell::RefCell<Vec<Vec<Var>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SPARE_FRAMES: std::cell::RefCell<Vec<Vec<Frame>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// How many emptied vectors of each kind a thread keeps.
+const SPARES: usize = 8;
+
+type Spares<T> = std::thread::LocalKey<std::cell::RefCell<Vec<Vec<T>>>>;
+
+/// An emptied vector from `pool`, or a new one of `capacity`.
+fn spare<T>(pool: &'static Spares<T>, capacity: usize) -> Vec<T> {
+    pool.try_with(|s| s.borrow_mut().pop()).ok().flatten().unwrap_or_else(|| Vec::with_capacity(capacity))
+}
+
+/// Keeps `v`, emptied, in `pool` (unless the pool is full or `v` grew
+/// large: a few calls' worth of memory is all a thread keeps).
+fn give_back<T>(pool: &'static Spares<T>, mut v: Vec<T>) {
+    v.clear();
+    let _ = pool.try_with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < SPARES && v.capacity() <= 64 {
+            s.push(v);
+        }
+    });
+}
+
+impl Drop for Interp<'_, '_> {
+    fn drop(&mut self) {
+        give_back(&SPARE_VARS, std::mem::take(&mut self.vars));
+        give_back(&SPARE_FRAMES, std::mem::take(&mut self.frames));
+    }
+}
+
+/// What a body is called: in CONTEXT lines (`f(integer)`,
+/// `inline_code_block`) and as the label of its parameters (`f`). Made
+/// once per compiled body, shared by its calls.
+#[derive(Clone)]
+pub(crate) struct CallName {
+    display: Arc<str>,
+    label: Arc<str>,
+}
+
+impl CallName {
+    pub(crate) fn new(display: String, label: &str) -> CallName {
+        CallName { display: display.into(), label: label.into() }
+    }
+}
+
 /// How a statement ended.
 enum Flow {
     Next,
@@ -115,8 +183,10 @@ enum Flow {
 pub(crate) struct Interp<'s, 'c> {
     spi: &'s mut Spi<'c>,
     /// The name CONTEXT lines give the code (`inline_code_block`,
-    /// `f(integer)`).
-    name: String,
+    /// `f(integer)`), made once per compiled body.
+    name: Arc<str>,
+    /// The function's name as a label (`f.x` reads parameter `x`).
+    label: Arc<str>,
     vars: Vec<Var>,
     frames: Vec<Frame>,
     cache: Statements,
@@ -140,6 +210,9 @@ pub(crate) struct Interp<'s, 'c> {
     /// The error a handler is handling (SQLSTATE, SQLERRM, GET STACKED
     /// DIAGNOSTICS).
     handling: Vec<SqlError>,
+    /// The parameter values of the simple expression being evaluated (a
+    /// buffer kept, not a vector per evaluation).
+    scratch: std::cell::Cell<Vec<Value>>,
 }
 
 fn syntax(message: impl Into<String>) -> SqlError {
@@ -147,12 +220,13 @@ fn syntax(message: impl Into<String>) -> SqlError {
 }
 
 impl<'s, 'c> Interp<'s, 'c> {
-    pub(crate) fn new(spi: &'s mut Spi<'c>, name: String, returns: SqlType) -> Self {
+    pub(crate) fn new(spi: &'s mut Spi<'c>, name: &CallName, returns: SqlType) -> Self {
         Interp {
             spi,
-            name,
-            vars: Vec::new(),
-            frames: Vec::new(),
+            name: Arc::clone(&name.display),
+            label: Arc::clone(&name.label),
+            vars: spare(&SPARE_VARS, 8),
+            frames: spare(&SPARE_FRAMES, 4),
             cache: HashMap::default(),
             targets: HashMap::default(),
             found: false,
@@ -164,14 +238,16 @@ impl<'s, 'c> Interp<'s, 'c> {
             outs: Vec::new(),
             row_types: Vec::new(),
             handling: Vec::new(),
+            scratch: std::cell::Cell::new(Vec::new()),
         }
     }
 
     /// Declares the function's parameters: read by name and as `$n`.
     pub(crate) fn parameters(&mut self, params: Vec<(String, SqlType, Value)>) {
-        let mut names = Vec::new();
+        let mut names = Vec::with_capacity(2 * params.len());
         for (i, (name, ty, value)) in params.into_iter().enumerate() {
             let k = self.vars.len();
+            let name = Name::Owned(name);
             self.vars.push(Var {
                 name: name.clone(),
                 ty,
@@ -184,9 +260,13 @@ impl<'s, 'c> Interp<'s, 'c> {
             if !name.is_empty() {
                 names.push((name, k));
             }
-            names.push((format!("${}", i + 1), k));
+            let positional = match POSITIONAL.get(i) {
+                Some(p) => Name::Borrowed(p),
+                None => Name::Owned(format!("${}", i + 1)),
+            };
+            names.push((positional, k));
         }
-        self.frames.push(Frame { label: Some(self.name.split('(').next().unwrap_or("").to_owned()), names });
+        self.frames.push(Frame { label: None, function: true, names });
     }
 
     /// Declares the output parameters (those not also inputs start NULL),
@@ -200,6 +280,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 Some(&(_, k)) => k,
                 None => {
                     let k = self.vars.len();
+                    let name = Name::Owned(name);
                     self.vars.push(Var {
                         name: name.clone(),
                         ty,
@@ -265,7 +346,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         for (name, row) in [("new", new), ("old", old)] {
             let k = self.vars.len();
             self.vars.push(Var {
-                name: name.into(),
+                name: Name::Borrowed(name),
                 ty: SqlType::Record(Rec::Anonymous),
                 value: Value::Null,
                 constant: false,
@@ -280,12 +361,12 @@ impl<'s, 'c> Interp<'s, 'c> {
                 }),
                 is_record: true,
             });
-            names.push((name.to_owned(), k));
+            names.push((Name::Borrowed(name), k));
         }
         for (name, (ty, value)) in crate::plpgsql::TRIGGER_NAMES[2..].iter().zip(values) {
             let k = self.vars.len();
             self.vars.push(Var {
-                name: (*name).into(),
+                name: Name::Borrowed(name),
                 ty,
                 value,
                 constant: false,
@@ -293,7 +374,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 record: None,
                 is_record: false,
             });
-            names.push(((*name).to_owned(), k));
+            names.push((Name::Borrowed(name), k));
         }
         if let Some(f) = self.frames.last_mut() {
             f.names.extend(names);
@@ -334,7 +415,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         def: &snapscale_engine::routines::RoutineDef,
     ) -> (Result<Value, SqlError>, Statements) {
         let r = self.run_sql_inner(statements, def).await;
-        (r, self.cache)
+        (r, std::mem::take(&mut self.cache))
     }
 
     async fn run_sql_inner(
@@ -344,10 +425,12 @@ impl<'s, 'c> Interp<'s, 'c> {
     ) -> Result<Value, SqlError> {
         let mut last = None;
         for (i, sql) in statements.iter().enumerate() {
-            let out = self.execute(sql).await.map_err(|e| SqlError {
-                context: Some(format!("{} statement {}", self.name, i + 1)),
-                position: None,
-                ..e
+            let out = self.execute(sql).await.map_err(|e| {
+                SqlError::from(snapscale_values::ErrorData {
+                    context: Some(format!("{} statement {}", self.name, i + 1)),
+                    position: None,
+                    ..e.into_data()
+                })
             })?;
             last = Some(out);
         }
@@ -393,7 +476,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         // FOUND is a variable of the outermost block.
         let k = self.vars.len();
         self.vars.push(Var {
-            name: "found".into(),
+            name: Name::Borrowed("found"),
             ty: SqlType::Bool,
             value: Value::Bool(false),
             constant: false,
@@ -401,8 +484,8 @@ impl<'s, 'c> Interp<'s, 'c> {
             record: None,
             is_record: false,
         });
-        self.frames.push(Frame { label: None, names: vec![("found".into(), k)] });
-        match self.block(body).await? {
+        self.frames.push(Frame { label: None, function: false, names: vec![(Name::Borrowed("found"), k)] });
+        match self.block_here(body).await? {
             Flow::Next | Flow::Return => {}
             Flow::Exit(_) | Flow::Continue(_) => {
                 return Err(syntax("CONTINUE cannot be used outside a loop"));
@@ -419,7 +502,10 @@ impl<'s, 'c> Interp<'s, 'c> {
                 SqlState::FUNCTION_EXECUTED_NO_RETURN_STATEMENT,
                 "control reached end of function without RETURN",
             );
-            return Err(SqlError { context: Some(format!("PL/pgSQL function {}", self.name)), ..e });
+            return Err(SqlError::from(snapscale_values::ErrorData {
+                context: Some(format!("PL/pgSQL function {}", self.name)),
+                ..e.into_data()
+            }));
         }
         Ok(std::mem::replace(&mut self.result, Value::Null))
     }
@@ -429,24 +515,34 @@ impl<'s, 'c> Interp<'s, 'c> {
         format!("PL/pgSQL function {} line {line} at {kind}", self.name)
     }
 
-    fn in_context(&self, e: SqlError, line: usize, kind: &str) -> SqlError {
+    #[cold]
+    fn in_context(&self, mut e: SqlError, line: usize, kind: &str) -> SqlError {
         let here = self.context(line, kind);
-        let context = match e.context {
+        e.context = Some(match e.context.take() {
             Some(c) => format!("{c}\n{here}"),
             None => here,
-        };
-        SqlError { context: Some(context), position: None, ..e }
+        });
+        e.position = None;
+        e
     }
 
+    /// A nested block (boxed: blocks nest without bound).
     fn block<'a>(&'a mut self, b: &'a Block) -> Fut<'a, Flow> {
-        Box::pin(async move {
-            let mark = self.vars.len();
-            self.frames.push(Frame { label: b.label.clone(), names: Vec::new() });
-            let flow = self.block_inner(b).await;
-            self.frames.pop();
-            self.vars.truncate(mark);
-            flow
-        })
+        Box::pin(self.block_here(b))
+    }
+
+    /// A block, in the caller's future (the body's outermost one).
+    async fn block_here(&mut self, b: &Block) -> Result<Flow, SqlError> {
+        let mark = self.vars.len();
+        self.frames.push(Frame {
+            label: b.label.clone().map(Name::Owned),
+            function: false,
+            names: Vec::new(),
+        });
+        let flow = self.block_inner(b).await;
+        self.frames.pop();
+        self.vars.truncate(mark);
+        flow
     }
 
     async fn block_inner(&mut self, b: &Block) -> Result<Flow, SqlError> {
@@ -454,13 +550,13 @@ impl<'s, 'c> Interp<'s, 'c> {
             self.declare(d).await.map_err(|e| self.in_context(e, d.line, "statement block"))?;
         }
         if b.handlers.is_empty() {
-            return self.stmts(&b.body).await.map(|f| self.label_exit(f, &b.label));
+            return self.run_list(&b.body).await.map(|f| self.label_exit(f, &b.label));
         }
         // PL-SUBXACT: the block's work is a subtransaction, undone when
         // a handler catches its error.
         self.spi.xact.savepoint()?;
         let mark = self.vars.len();
-        match self.stmts(&b.body).await {
+        match self.run_list(&b.body).await {
             Ok(flow) => {
                 self.spi.xact.release()?;
                 Ok(self.label_exit(flow, &b.label))
@@ -477,7 +573,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 for (name, value) in [("sqlstate", e.code.code().to_owned()), ("sqlerrm", e.message.clone())]
                 {
                     self.vars.push(Var {
-                        name: name.into(),
+                        name: Name::Borrowed(name),
                         ty: SqlType::Text,
                         value: Value::Text(value),
                         constant: false,
@@ -488,10 +584,11 @@ impl<'s, 'c> Interp<'s, 'c> {
                 }
                 self.frames.push(Frame {
                     label: None,
-                    names: vec![("sqlstate".into(), k), ("sqlerrm".into(), k + 1)],
+                    function: false,
+                    names: vec![(Name::Borrowed("sqlstate"), k), (Name::Borrowed("sqlerrm"), k + 1)],
                 });
                 self.handling.push(e);
-                let flow = self.stmts(&h.body).await;
+                let flow = self.run_list(&h.body).await;
                 self.handling.pop();
                 self.frames.pop();
                 self.vars.truncate(k);
@@ -513,7 +610,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         let (ty, record) = if ty_text == "record" {
             (SqlType::Record(Rec::Anonymous), None)
         } else if let Some(table) = ty_text.strip_suffix("%rowtype") {
-            let columns = self.columns_of(&format!("SELECT * FROM {} LIMIT 0", table.trim())).await?;
+            let columns = self.columns_of(d, || format!("SELECT * FROM {} LIMIT 0", table.trim())).await?;
             let values = vec![Value::Null; columns.len()];
             (SqlType::Record(Rec::Anonymous), Some(Record { fields: columns.into(), values, null: false }))
         } else if let Some(of) = ty_text.strip_suffix("%type") {
@@ -524,18 +621,18 @@ impl<'s, 'c> Interp<'s, 'c> {
                     let (table, column) = of
                         .rsplit_once('.')
                         .ok_or_else(|| syntax(format!("invalid type name \"{}\"", d.ty)))?;
-                    let cols = self.columns_of(&format!("SELECT {column} FROM {table} LIMIT 0")).await?;
+                    let cols = self.columns_of(d, || format!("SELECT {column} FROM {table} LIMIT 0")).await?;
                     (cols[0].1, None)
                 }
             }
         } else {
-            let cols = self.columns_of(&format!("SELECT NULL::{}", d.ty)).await?;
+            let cols = self.columns_of(d, || format!("SELECT NULL::{}", d.ty)).await?;
             (cols[0].1, None)
         };
         let is_record = matches!(ty, SqlType::Record(_));
         let k = self.vars.len();
         self.vars.push(Var {
-            name: d.name.clone(),
+            name: Name::Owned(d.name.clone()),
             ty,
             value: Value::Null,
             constant: false,
@@ -553,16 +650,36 @@ impl<'s, 'c> Interp<'s, 'c> {
             ));
         }
         self.vars[k].constant = d.constant;
-        self.frames.last_mut().expect("a block's frame").names.push((d.name.clone(), k));
+        self.frames.last_mut().expect("a block's frame").names.push((Name::Owned(d.name.clone()), k));
         Ok(())
     }
 
-    /// The columns a query gives (a declaration's type).
-    async fn columns_of(&mut self, sql: &str) -> Result<Vec<(String, SqlType)>, SqlError> {
-        let mut parsed = crate::parse::parse(sql, self.spi.limits.max_stack_depth)?;
-        let parsed = parsed.pop().ok_or_else(|| syntax("an empty type"))?;
-        let planned = self.spi.plan(&parsed, &[])?;
-        Ok(planned.columns().map(|c| c.iter().map(|c| (c.name.clone(), c.ty)).collect()).unwrap_or_default())
+    /// The columns a query gives (declaration `d`'s type), its plan kept
+    /// with the body's statements (PL-CACHE: a call declares its variables
+    /// without parsing their types again) and made current before use.
+    async fn columns_of(
+        &mut self,
+        d: &Decl,
+        sql: impl FnOnce() -> String,
+    ) -> Result<Vec<(String, SqlType)>, SqlError> {
+        // Apart from every expression's key (`key_of`: an address twice,
+        // plus 0 to 2): a declaration's address twice, plus 3.
+        let key = (d as *const Decl as usize) * 2 + 3;
+        let mut c = match self.cache.remove(&key) {
+            Some(c) => c,
+            None => {
+                // Parsed as written: its names are the table's columns,
+                // never variables.
+                let mut parsed = crate::parse::parse(&sql(), self.spi.limits.max_stack_depth)?;
+                let parsed = parsed.pop().ok_or_else(|| syntax("an empty type"))?;
+                Box::new(Compiled { parsed, sources: Vec::new(), declared: Vec::new(), planned: None })
+            }
+        };
+        let r = self.refresh(&mut c).await;
+        let columns = c.planned.as_ref().and_then(|p| p.columns());
+        self.cache.insert(key, c);
+        r?;
+        Ok(columns.map(|c| c.iter().map(|c| (c.name.clone(), c.ty)).collect()).unwrap_or_default())
     }
 
     /// The variable a name finds: `v`, `label.v`.
@@ -572,22 +689,10 @@ impl<'s, 'c> Interp<'s, 'c> {
                 .frames
                 .iter()
                 .rev()
-                .filter(|f| f.label.as_deref() == Some(label))
+                .filter(|f| f.label.as_deref() == Some(label) || (f.function && *self.label == *label))
                 .find_map(|f| f.names.iter().rev().find(|(n, _)| n == var).map(|(_, k)| *k));
         }
         self.frames.iter().rev().find_map(|f| f.names.iter().rev().find(|(n, _)| n == name).map(|(_, k)| *k))
-    }
-
-    fn stmts<'a>(&'a mut self, list: &'a [Stmt]) -> Fut<'a, Flow> {
-        Box::pin(async move {
-            for s in list {
-                match self.stmt(s).await? {
-                    Flow::Next => {}
-                    other => return Ok(other),
-                }
-            }
-            Ok(Flow::Next)
-        })
     }
 
     async fn stmt(&mut self, s: &Stmt) -> Result<Flow, SqlError> {
@@ -603,11 +708,11 @@ impl<'s, 'c> Interp<'s, 'c> {
                 for (cond, body) in branches {
                     let holds = self.truth(cond).await.map_err(|e| self.in_context(e, *line, "IF"))?;
                     if holds {
-                        return self.stmts(body).await;
+                        return self.run_list(body).await;
                     }
                 }
                 match otherwise {
-                    Some(body) => self.stmts(body).await,
+                    Some(body) => self.run_list(body).await,
                     None => Ok(Flow::Next),
                 }
             }
@@ -623,11 +728,11 @@ impl<'s, 'c> Interp<'s, 'c> {
                     }
                     .map_err(|e| self.in_context(e, *line, "CASE"))?;
                     if holds {
-                        return self.stmts(body).await;
+                        return self.run_list(body).await;
                     }
                 }
                 match otherwise {
-                    Some(body) => self.stmts(body).await,
+                    Some(body) => self.run_list(body).await,
                     None => Err(self.in_context(
                         SqlError::new(SqlState::CASE_NOT_FOUND, "case not found")
                             .with_hint("CASE statement is missing ELSE part."),
@@ -902,14 +1007,13 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// One turn of a loop's body: `None` to go on, or how the loop ends.
     async fn loop_turn(&mut self, label: &Option<String>, body: &[Stmt]) -> Result<Option<Flow>, SqlError> {
-        Ok(match self.stmts(body).await? {
-            Flow::Next => None,
-            Flow::Continue(None) => None,
-            Flow::Continue(Some(l)) if label.as_ref() == Some(&l) => None,
-            Flow::Exit(None) => Some(Flow::Next),
-            Flow::Exit(Some(l)) if label.as_ref() == Some(&l) => Some(Flow::Next),
-            other => Some(other),
-        })
+        // The body synchronously as far as it goes (PL-FAST): a turn of a
+        // loop of simple statements makes no future.
+        let flow = match self.sync_list(body)? {
+            fast::Sync::Done(flow) => flow,
+            fast::Sync::Pending(work) => self.run_pending(work).await?,
+        };
+        Ok(turn_end(label, flow))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -957,7 +1061,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         // The loop variable is an integer of its own block.
         let k = self.vars.len();
         self.vars.push(Var {
-            name: var.to_owned(),
+            name: Name::Owned(var.to_owned()),
             ty: SqlType::Int4,
             value: Value::Null,
             constant: false,
@@ -965,7 +1069,11 @@ impl<'s, 'c> Interp<'s, 'c> {
             record: None,
             is_record: false,
         });
-        self.frames.push(Frame { label: label.clone(), names: vec![(var.to_owned(), k)] });
+        self.frames.push(Frame {
+            label: label.clone().map(Name::Owned),
+            function: false,
+            names: vec![(Name::Owned(var.to_owned()), k)],
+        });
         let mut i = lo;
         let mut any = false;
         let mut flow = Flow::Next;
@@ -975,8 +1083,20 @@ impl<'s, 'c> Interp<'s, 'c> {
             }
             any = true;
             self.spi.xact.check_cancel()?;
-            self.vars[k].value = Value::Int(i);
-            match self.loop_turn(label, body).await {
+            // Written in place where it can be (a value made and moved
+            // costs more than the turn's own arithmetic).
+            match &mut self.vars[k].value {
+                Value::Int(x) => *x = i,
+                other => *other = Value::Int(i),
+            }
+            // As `loop_turn`, without its future for a turn that runs
+            // synchronously through.
+            let turn = match self.sync_list(body) {
+                Ok(fast::Sync::Done(flow)) => Ok(flow),
+                Ok(fast::Sync::Pending(work)) => self.run_pending(work).await,
+                Err(e) => Err(e),
+            };
+            match turn.map(|flow| turn_end(label, flow)) {
                 Ok(None) => {}
                 Ok(Some(f)) => {
                     flow = f;
@@ -1130,6 +1250,13 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// Stores `v` (of type `from`) in variable `k`, converted to its type.
     fn store(&mut self, k: usize, v: Value, from: SqlType) -> Result<(), SqlError> {
+        let var = &mut self.vars[k];
+        // The common case, the value moved once: already of the variable's
+        // type, and nothing to check.
+        if from == var.ty && !var.constant && !var.is_record && !var.not_null {
+            var.value = v;
+            return Ok(());
+        }
         let var = &self.vars[k];
         if var.constant {
             return Err(SqlError::new(
@@ -1205,33 +1332,10 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// An expression's value and type: its query's one row and column.
     async fn value(&mut self, e: &Sql) -> Result<(Value, SqlType), SqlError> {
-        let key = key_of(e, 0);
-        if let Some(done) = self.simple_value(key) {
-            return done.map_err(|err| query_context(err, &e.text));
+        if let Some(done) = self.try_simple(e) {
+            return done;
         }
-        self.value_keyed(key, e, |text| format!("SELECT {text}")).await
-    }
-
-    /// The fast path of an expression evaluated before (PL-CACHE): its
-    /// kept plan is an expression that reads nothing, still current (the
-    /// same variable types, no catalog change heard of since), so it is
-    /// evaluated here, synchronously, with no lookup but the one. `None`:
-    /// take the statement path.
-    fn simple_value(&mut self, key: usize) -> Option<Result<(Value, SqlType), SqlError>> {
-        let c = self.cache.get(&key)?;
-        let planned = c.planned.as_ref()?;
-        let (expr, ty) = planned.simple()?;
-        if planned.generation() != self.spi.xact.catalog_generation()
-            || c.sources.len() != c.declared.len()
-            || !c.sources.iter().zip(&c.declared).all(|(s, d)| self.type_of(*s) == *d)
-        {
-            return None;
-        }
-        let params = match self.params(&c.sources) {
-            Ok(p) => p,
-            Err(e) => return Some(Err(e)),
-        };
-        Some(crate::exec::evaluate_alone(self.spi.xact, self.spi.limits, expr, &params, &[]).map(|v| (v, ty)))
+        self.value_keyed(key_of(e, 0), e, |text| format!("SELECT {text}")).await
     }
 
     /// The value of the query `query` makes of `e`'s text, prepared once
@@ -1259,7 +1363,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         let params = self.params(&c.sources)?;
         if let Some((simple, ty)) = planned.simple() {
             // The statement's own cancel check covers it.
-            let v = crate::exec::evaluate_alone(self.spi.xact, self.spi.limits, simple, &params, &[])?;
+            let v = crate::exec::evaluate_simple(self.spi.xact, self.spi.limits, simple, &params)?;
             return Ok((v, ty));
         }
         let out = self.spi.run(planned, &params).await?;
@@ -1291,6 +1395,11 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     async fn truth_or_null(&mut self, e: &Sql) -> Result<Option<bool>, SqlError> {
         let (v, ty) = self.value(e).await?;
+        self.truth_of(v, ty)
+    }
+
+    /// A condition's value as a truth value (NULL: `None`).
+    fn truth_of(&self, v: Value, ty: SqlType) -> Result<Option<bool>, SqlError> {
         match v {
             Value::Bool(b) => Ok(Some(b)),
             Value::Null => Ok(None),
@@ -1431,25 +1540,7 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     fn params(&self, sources: &[Src]) -> Result<Vec<Value>, SqlError> {
         let mut out = Vec::with_capacity(sources.len());
-        for s in sources {
-            out.push(match *s {
-                Src::Var(k) => {
-                    let var = &self.vars[k];
-                    if var.is_record {
-                        match &var.record {
-                            Some(r) => record_value(r),
-                            None => return Err(not_assigned(&var.name)),
-                        }
-                    } else {
-                        var.value.clone()
-                    }
-                }
-                Src::Field(k, f) => match self.vars[k].record.as_ref().and_then(|r| r.values.get(f)) {
-                    Some(v) => v.clone(),
-                    None => return Err(not_assigned(&self.vars[k].name)),
-                },
-            });
-        }
+        fill_params(&self.vars, sources, &mut out)?;
         Ok(out)
     }
 
@@ -1762,12 +1853,13 @@ fn not_assigned(name: &str) -> SqlError {
 
 /// An error of the query an expression is, with PostgreSQL's QUERY line
 /// (as part of the context).
+#[cold]
 fn query_context(e: SqlError, text: &str) -> SqlError {
     if e.context.is_some() {
         return e;
     }
     let _ = text;
-    SqlError { position: None, ..e }
+    SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() })
 }
 
 fn record_value(r: &Record) -> Value {
@@ -1792,6 +1884,44 @@ fn rows_and_columns(out: Output) -> (Vec<(String, SqlType)>, Vec<Vec<Value>>) {
         ),
         _ => (Vec::new(), Vec::new()),
     }
+}
+
+/// How a loop's turn that ended with `flow` goes on: `None` to the next
+/// turn, else how the loop labelled `label` ends.
+fn turn_end(label: &Option<String>, flow: Flow) -> Option<Flow> {
+    match flow {
+        Flow::Next => None,
+        Flow::Continue(None) => None,
+        Flow::Continue(Some(l)) if label.as_ref() == Some(&l) => None,
+        Flow::Exit(None) => Some(Flow::Next),
+        Flow::Exit(Some(l)) if label.as_ref() == Some(&l) => Some(Flow::Next),
+        other => Some(other),
+    }
+}
+
+/// Fills `out` with the values `sources` name.
+fn fill_params(vars: &[Var], sources: &[Src], out: &mut Vec<Value>) -> Result<(), SqlError> {
+    out.clear();
+    for s in sources {
+        out.push(match *s {
+            Src::Var(k) => {
+                let var = &vars[k];
+                if var.is_record {
+                    match &var.record {
+                        Some(r) => record_value(r),
+                        None => return Err(not_assigned(&var.name)),
+                    }
+                } else {
+                    var.value.clone()
+                }
+            }
+            Src::Field(k, f) => match vars[k].record.as_ref().and_then(|r| r.values.get(f)) {
+                Some(v) => v.clone(),
+                None => return Err(not_assigned(&vars[k].name)),
+            },
+        });
+    }
+    Ok(())
 }
 
 /// The cache key of SQL `sql` of the body, used as `use_` (0: as itself,

@@ -17,6 +17,7 @@ use snapscale_values::{SqlError, SqlType, Value};
 
 use crate::bind::{bind_parsed, BoundStatement};
 use crate::exec::ri;
+use crate::expr::quick::Quick;
 use crate::expr::Expr;
 use crate::limits::StatementLimits;
 use crate::output::Output;
@@ -53,9 +54,11 @@ pub(crate) struct Planned {
     pl_calls: Vec<crate::plan::PlCall>,
     /// The catalog generation it was made at (PL-CACHE).
     generation: u64,
-    /// The expression alone, when the statement is `SELECT expr` with
-    /// nothing to read.
-    simple: Option<Expr>,
+    /// The expression alone and its type, when the statement is `SELECT
+    /// expr` with nothing to read, not even the catalog.
+    simple: Option<(Expr, SqlType)>,
+    /// The simple expression's quick shape, if it has one.
+    quick: Option<Quick>,
 }
 
 impl Planned {
@@ -78,9 +81,32 @@ impl Planned {
     /// The expression alone and its type, when the statement is `SELECT
     /// expr` reading nothing.
     pub(crate) fn simple(&self) -> Option<(&Expr, SqlType)> {
-        let e = self.simple.as_ref()?;
-        Some((e, self.statement.columns()?.first()?.ty))
+        self.simple.as_ref().map(|(e, ty)| (e, *ty))
     }
+
+    /// The simple expression's quick shape, if it has one.
+    pub(crate) fn quick(&self) -> Option<&Quick> {
+        self.quick.as_ref()
+    }
+}
+
+/// Whether evaluating `e` reads the catalog or a snapshot (an oid alias
+/// type's names, the catalog functions, a domain's checks): such an
+/// expression runs as a statement, which has a snapshot to read them by.
+fn reads_catalog(e: &Expr, stack: StackDepth) -> bool {
+    use crate::expr::user_types::TypeOp;
+    use crate::expr::{Func, Step};
+    let mut reads = false;
+    let visited = e.visit(&stack, &mut |x| {
+        reads |= match x {
+            Expr::Func(Func::Catalog(_) | Func::CurrentSchema | Func::CurrentSnapshot, _) => true,
+            Expr::Cast(_, SqlType::Reg(_), _) => true,
+            Expr::Chain(_, steps) => steps.iter().any(|s| matches!(s, Step::Cast(SqlType::Reg(_), _))),
+            Expr::UserType(op, _) => !matches!(**op, TypeOp::Enum(..)),
+            _ => false,
+        }
+    });
+    reads || visited.is_err()
 }
 
 impl Spi<'_> {
@@ -97,14 +123,19 @@ impl Spi<'_> {
         let (statement, subplans) = planner::plan(plan, subqueries, StackDepth::here(depth), self.planner)?;
         let simple = match &statement {
             Statement::Query(q) if subplans.is_empty() && !waits && pl_calls.is_empty() => match &q.root {
-                Node::Project { input, exprs } if matches!(**input, Node::Result) && exprs.len() == 1 => {
-                    Some(exprs[0].clone())
+                Node::Project { input, exprs }
+                    if matches!(**input, Node::Result)
+                        && exprs.len() == 1
+                        && !reads_catalog(&exprs[0], StackDepth::here(depth)) =>
+                {
+                    statement.columns().and_then(|c| Some((exprs[0].clone(), c.first()?.ty)))
                 }
                 _ => None,
             },
             _ => None,
         };
-        Ok(Planned { statement, subplans, deps, waits, pl_calls, generation, simple })
+        let quick = simple.as_ref().and_then(|(e, _)| Quick::of(e));
+        Ok(Planned { statement, subplans, deps, waits, pl_calls, generation, simple, quick })
     }
 
     /// Makes `planned` current (PLAN-FRESH): true if it is, false if a
@@ -137,8 +168,8 @@ impl Spi<'_> {
     /// changes.
     pub(crate) async fn run(&mut self, planned: &Planned, params: &[Value]) -> Result<Output, SqlError> {
         self.xact.check_cancel()?;
-        if let Some(e) = &planned.simple {
-            let value = crate::exec::evaluate_alone(self.xact, self.limits, e, params, &[])?;
+        if let Some((e, _)) = &planned.simple {
+            let value = crate::exec::evaluate_simple(self.xact, self.limits, e, params)?;
             let columns = planned.statement.columns().expect("a query");
             return Ok(Output::Rows { columns, rows: vec![vec![value].into()], tag: "SELECT 1".into() });
         }

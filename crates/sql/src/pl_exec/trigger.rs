@@ -188,9 +188,11 @@ impl TriggerHost for Host<'_> {
             self.put_off.append(&mut put_off);
             let returned = result?;
             let width = call.rel.entry.columns.len();
-            let row = super::Interp::returned_row(&returned, width).map_err(|e| SqlError {
-                context: Some(format!("PL/pgSQL function {}()", routine.name)),
-                ..e
+            let row = super::Interp::returned_row(&returned, width).map_err(|e| {
+                SqlError::from(snapscale_values::ErrorData {
+                    context: Some(format!("PL/pgSQL function {}()", routine.name)),
+                    ..e.into_data()
+                })
             })?;
             // A BEFORE ROW trigger's row: coerced to the table's columns.
             let row = match row {

@@ -1,6 +1,7 @@
 //! What PL/pgSQL's compiler refuses before a body runs: a name assigned
-//! to (or read INTO) that no block declares, a RAISE whose `%` and
-//! arguments disagree, RETURN with a value in a function returning void.
+//! to (or read INTO) that no block declares or that names a CONSTANT, a
+//! RAISE whose `%` and arguments disagree, RETURN with a value in a
+//! function returning void.
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
@@ -9,12 +10,14 @@ use super::ast::*;
 
 /// Checks `block`, in which `names` (the parameters, FOUND) are declared.
 pub(crate) fn check(block: &Block, names: &[String], void: bool) -> Result<(), SqlError> {
-    let mut c = Checker { scopes: vec![names.to_vec()], labels: Vec::new(), void };
+    let declared = names.iter().map(|n| (n.clone(), false)).collect();
+    let mut c = Checker { scopes: vec![declared], labels: Vec::new(), void };
     c.block(block)
 }
 
 struct Checker {
-    scopes: Vec<Vec<String>>,
+    /// The names each block declares, and whether each is a CONSTANT.
+    scopes: Vec<Vec<(String, bool)>>,
     labels: Vec<String>,
     void: bool,
 }
@@ -24,30 +27,41 @@ fn unknown(name: &str) -> SqlError {
 }
 
 fn compiling(e: SqlError, line: usize) -> SqlError {
-    SqlError { context: Some(format!("line {line}")), ..e }
+    SqlError::from(snapscale_values::ErrorData { context: Some(format!("line {line}")), ..e.into_data() })
 }
 
 impl Checker {
-    fn known(&self, target: &str) -> bool {
+    /// The innermost declaration `name` finds: whether it is a CONSTANT.
+    fn declared(&self, name: &str) -> Option<bool> {
+        self.scopes.iter().rev().find_map(|s| s.iter().rev().find(|(n, _)| n == name).map(|(_, c)| *c))
+    }
+
+    /// What assigning to `target` finds: `None` if nothing.
+    fn find(&self, target: &str) -> Option<bool> {
         let base = target.split(['[', '.']).next().unwrap_or(target);
-        if self.scopes.iter().any(|s| s.iter().any(|n| n == base)) {
-            return true;
+        if let Some(constant) = self.declared(base) {
+            return Some(constant);
         }
         // label.variable
         match target.split_once('.') {
             Some((label, rest)) if self.labels.iter().any(|l| l == label) => {
-                let var = rest.split(['[', '.']).next().unwrap_or(rest);
-                self.scopes.iter().any(|s| s.iter().any(|n| n == var))
+                self.declared(rest.split(['[', '.']).next().unwrap_or(rest))
             }
-            _ => false,
+            _ => None,
         }
     }
 
-    fn target(&self, t: &str) -> Result<(), SqlError> {
-        if self.known(t) {
-            Ok(())
-        } else {
-            Err(unknown(t.split(['[', '.']).next().unwrap_or(t)))
+    fn target(&self, t: &str, line: usize) -> Result<(), SqlError> {
+        match self.find(t) {
+            Some(false) => Ok(()),
+            Some(true) => Err(compiling(
+                SqlError::new(
+                    SqlState::ERROR_IN_ASSIGNMENT,
+                    format!("variable \"{}\" is declared CONSTANT", t.split(['[', '.']).next().unwrap_or(t)),
+                ),
+                line,
+            )),
+            None => Err(unknown(t.split(['[', '.']).next().unwrap_or(t))),
         }
     }
 
@@ -55,11 +69,11 @@ impl Checker {
         self.labels.extend(b.label.clone());
         self.scopes.push(Vec::new());
         for d in &b.decls {
-            self.scopes.last_mut().expect("a scope").push(d.name.clone());
+            self.scopes.last_mut().expect("a scope").push((d.name.clone(), d.constant));
         }
         self.stmts(&b.body)?;
         for h in &b.handlers {
-            self.scopes.push(vec!["sqlstate".into(), "sqlerrm".into()]);
+            self.scopes.push(vec![("sqlstate".into(), false), ("sqlerrm".into(), false)]);
             self.stmts(&h.body)?;
             self.scopes.pop();
         }
@@ -77,7 +91,12 @@ impl Checker {
         Ok(())
     }
 
-    fn looped(&mut self, label: &Option<String>, vars: Vec<String>, body: &[Stmt]) -> Result<(), SqlError> {
+    fn looped(
+        &mut self,
+        label: &Option<String>,
+        vars: Vec<(String, bool)>,
+        body: &[Stmt],
+    ) -> Result<(), SqlError> {
         self.labels.extend(label.clone());
         self.scopes.push(vars);
         let r = self.stmts(body);
@@ -90,7 +109,7 @@ impl Checker {
 
     fn stmt(&mut self, s: &Stmt) -> Result<(), SqlError> {
         match s {
-            Stmt::Assign { target, .. } => self.target(target),
+            Stmt::Assign { target, line, .. } => self.target(target, *line),
             Stmt::If { branches, otherwise, .. } => {
                 for (_, body) in branches {
                     self.stmts(body)?;
@@ -106,15 +125,15 @@ impl Checker {
             Stmt::Loop { label, body, .. } | Stmt::While { label, body, .. } => {
                 self.looped(label, Vec::new(), body)
             }
-            Stmt::ForRange { label, var, body, .. } => self.looped(label, vec![var.clone()], body),
-            Stmt::ForQuery { label, targets, body, .. } => {
+            Stmt::ForRange { label, var, body, .. } => self.looped(label, vec![(var.clone(), false)], body),
+            Stmt::ForQuery { label, targets, body, line, .. } => {
                 for t in targets {
-                    self.target(t)?;
+                    self.target(t, *line)?;
                 }
                 self.looped(label, Vec::new(), body)
             }
-            Stmt::ForEach { label, var, body, .. } => {
-                self.target(var)?;
+            Stmt::ForEach { label, var, body, line, .. } => {
+                self.target(var, *line)?;
                 self.looped(label, Vec::new(), body)
             }
             Stmt::Return { expr: Some(_), .. } if self.void => Err(SqlError::new(
@@ -139,15 +158,15 @@ impl Checker {
                 }
                 Ok(())
             }
-            Stmt::Sql { into: Some(into), .. } | Stmt::Execute { into: Some(into), .. } => {
+            Stmt::Sql { into: Some(into), line, .. } | Stmt::Execute { into: Some(into), line, .. } => {
                 for t in &into.targets {
-                    self.target(t)?;
+                    self.target(t, *line)?;
                 }
                 Ok(())
             }
-            Stmt::GetDiagnostics { items, .. } => {
+            Stmt::GetDiagnostics { items, line, .. } => {
                 for (t, _) in items {
-                    self.target(t)?;
+                    self.target(t, *line)?;
                 }
                 Ok(())
             }

@@ -17,17 +17,20 @@ pub(crate) fn compile_context(e: snapscale_values::SqlError, name: &str, code: &
     let _ = code;
     let line =
         e.context.as_deref().and_then(|c| c.strip_prefix("line ")).and_then(|l| l.parse::<usize>().ok());
-    // A name no block declares, or a body cut short, is reported without
-    // a CONTEXT line.
-    if e.message.ends_with("is not a known variable") || e.message.ends_with("at end of input") {
-        return SqlError { context: None, ..e };
+    // A name no block declares or declares CONSTANT, or a body cut short,
+    // is reported without a CONTEXT line.
+    if e.message.ends_with("is not a known variable")
+        || e.message.ends_with("is declared CONSTANT")
+        || e.message.ends_with("at end of input")
+    {
+        return SqlError::from(snapscale_values::ErrorData { context: None, ..e.into_data() });
     }
     match line {
-        Some(l) => SqlError {
+        Some(l) => SqlError::from(snapscale_values::ErrorData {
             context: Some(format!("compilation of PL/pgSQL function \"{name}\" near line {l}")),
-            ..e
-        },
-        None => SqlError { context: None, ..e },
+            ..e.into_data()
+        }),
+        None => SqlError::from(snapscale_values::ErrorData { context: None, ..e.into_data() }),
     }
 }
 

@@ -26,7 +26,10 @@ pub(crate) fn parse(src: &str, max_depth: usize) -> Result<Block, SqlError> {
     })();
     // Where it failed, for the CONTEXT line (compile_context).
     parsed.map_err(|e| match e.context {
-        None => SqlError { context: Some(format!("line {}", p.line())), ..e },
+        None => SqlError::from(snapscale_values::ErrorData {
+            context: Some(format!("line {}", p.line())),
+            ..e.into_data()
+        }),
         Some(_) => e,
     })
 }

@@ -513,7 +513,10 @@ impl<G: Gucs> Conn<G> {
                 return match out {
                     Ok(_) => Ok(Output::Silent),
                     Err(e) => Err(match e.position {
-                        Some(at) => SqlError { position: Some(place.map(at)), ..e },
+                        Some(at) => SqlError::from(snapscale_values::ErrorData {
+                            position: Some(place.map(at)),
+                            ..e.into_data()
+                        }),
                         None => e,
                     }),
                 };
@@ -696,9 +699,13 @@ impl<G: Gucs> Conn<G> {
             .and_then(|b| crate::plpgsql::check(&b, &["found".into()], true).map(|_| b))
             .map_err(|e| crate::plpgsql::compile_context(e, name, code))?;
         let mut spi = self.spi();
-        let ran = crate::pl_exec::Interp::new(&mut spi, name.into(), snapscale_values::SqlType::Void)
-            .run(&block)
-            .await;
+        let ran = crate::pl_exec::Interp::new(
+            &mut spi,
+            &crate::pl_exec::CallName::new(name.into(), ""),
+            snapscale_values::SqlType::Void,
+        )
+        .run(&block)
+        .await;
         let put_off = std::mem::take(&mut spi.put_off);
         self.pending.extend(put_off);
         ran.0?;

@@ -19,7 +19,7 @@ fn round(elem: SqlType, text: &str) -> String {
 fn detail(text: &str) -> String {
     let e = parse(SqlType::Text, text).unwrap_err();
     assert_eq!(e.code, SqlState::INVALID_TEXT_REPRESENTATION, "{text}");
-    e.detail.unwrap()
+    e.detail.clone().unwrap()
 }
 
 #[test]

@@ -33,7 +33,7 @@ fn show<T: ToString>(r: Result<Option<T>, SqlError>) -> String {
         Ok(None) => "\\N".to_owned(),
         Err(e) => {
             let mut s = format!("ERR {} {}", e.code.code(), e.message);
-            if let Some(d) = e.detail {
+            if let Some(d) = e.detail.clone() {
                 s.push_str(" DETAIL ");
                 s.push_str(&d);
             }

@@ -18,7 +18,7 @@ fn show<T: ToString>(r: Result<T, SqlError>) -> String {
         Ok(v) => v.to_string(),
         Err(e) => {
             let mut s = format!("ERR {} {}", e.code.code(), e.message);
-            if let Some(d) = e.detail {
+            if let Some(d) = e.detail.clone() {
                 s.push_str(" DETAIL ");
                 s.push_str(&d);
             }

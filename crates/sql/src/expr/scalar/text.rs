@@ -1994,7 +1994,7 @@ mod tests {
     use super::*;
 
     fn translated(p: &str) -> Result<String, String> {
-        Translator::new(p, ReFlags::default()).translate().map_err(|e| e.message)
+        Translator::new(p, ReFlags::default()).translate().map_err(|e| e.into_data().message)
     }
 
     #[test]
