@@ -3,11 +3,12 @@
 //! exception handlers, each block with handlers a subtransaction
 //! (PL-SUBXACT in the crate's README).
 //!
-//! The SQL of each statement is prepared once per interpreter (per call):
-//! parsed, its variable references replaced by parameters `$k` (a name
-//! that is both a column and a variable reads the variable), bound and
-//! planned for the variables' types, and planned again only if those types
-//! change or a relation it uses does.
+//! The SQL of each statement is prepared once and kept with the body
+//! between calls (PL-CACHE): parsed, its variable references replaced by
+//! parameters `$k` (a name that is both a column and a variable reads the
+//! variable), bound and planned for the variables' types, and planned
+//! again only if those types change or a relation it uses does. Statements
+//! that need no query run synchronously (`fast.rs`, PL-FAST).
 
 use std::collections::HashMap;
 use std::future::Future;
