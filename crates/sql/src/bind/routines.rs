@@ -513,19 +513,8 @@ impl<R: Resolver> Binder<'_, R> {
         let entry = match &a.function.args {
             None => match candidates.as_slice() {
                 [one] => std::sync::Arc::clone(one),
-                [] => {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!("could not find a function named \"{name}\""),
-                    ))
-                }
-                _ => {
-                    return Err(SqlError::new(
-                        SqlState::AMBIGUOUS_FUNCTION,
-                        format!("function name \"{name}\" is not unique"),
-                    )
-                    .with_hint("Specify the argument list to select the function unambiguously."))
-                }
+                [] => return Err(no_routine_named("function", &name)),
+                _ => return Err(routine_not_unique("function", &name)),
             },
             Some(args) => {
                 let mut types = Vec::new();
@@ -620,19 +609,8 @@ impl<R: Resolver> Binder<'_, R> {
                 None => match candidates.as_slice() {
                     [one] => targets.push((name.clone(), Some(one.oid))),
                     [] if if_exists => targets.push((format!("{what} {name}()"), None)),
-                    [] => {
-                        return Err(SqlError::new(
-                            SqlState::UNDEFINED_FUNCTION,
-                            format!("could not find a {what} named \"{name}\""),
-                        ))
-                    }
-                    _ => {
-                        return Err(SqlError::new(
-                            SqlState::AMBIGUOUS_FUNCTION,
-                            format!("{what} name \"{name}\" is not unique"),
-                        )
-                        .with_hint("Specify the argument list to select the function unambiguously."))
-                    }
+                    [] => return Err(no_routine_named(what, &name)),
+                    _ => return Err(routine_not_unique(what, &name)),
                 },
                 Some(args) => {
                     let mut types = Vec::new();
@@ -737,4 +715,16 @@ fn body_query(p: &Parsed) -> Result<&ast::Query, SqlError> {
         },
         _ => Err(not_supported("this statement in a SQL function")),
     }
+}
+
+/// 42883 for a routine named without arguments that does not exist.
+fn no_routine_named(what: &str, name: &str) -> SqlError {
+    SqlError::new(SqlState::UNDEFINED_FUNCTION, format!("could not find a {what} named \"{name}\""))
+}
+
+/// 42725 for a routine named without arguments that several overloads
+/// answer to.
+fn routine_not_unique(what: &str, name: &str) -> SqlError {
+    SqlError::new(SqlState::AMBIGUOUS_FUNCTION, format!("{what} name \"{name}\" is not unique"))
+        .with_hint("Specify the argument list to select the function unambiguously.")
 }
