@@ -20,6 +20,7 @@ Needs psycopg 3 (`pip install psycopg[binary]`); it uses libpq directly
 """
 
 import argparse
+import os
 import difflib
 import re
 import select
@@ -102,8 +103,9 @@ def results(conn):
 
 notices = {}
 
-# How long a step may take before it is taken to be waiting.
-STEP_WAIT = 0.5
+# How long a step may take before it is taken to be waiting (steps that
+# are slow on PostgreSQL itself, such as writing a gigabyte, need longer).
+STEP_WAIT = float(os.environ.get("PG_SCRIPT_STEP_WAIT", "0.5"))
 
 
 def expand(sql):

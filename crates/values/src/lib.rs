@@ -21,6 +21,7 @@ pub mod numeric;
 mod oid;
 mod record;
 mod style;
+mod text_size;
 mod uuid;
 mod value;
 pub mod wire;

@@ -16,12 +16,7 @@ pub fn format_record(fields: &[Value], zone: impl Into<Style> + Copy) -> String 
                 || text.chars().any(|c| matches!(c, '(' | ')' | ',' | '"' | '\\') || c.is_whitespace());
             if quote {
                 out.push('"');
-                for c in text.chars() {
-                    if c == '"' || c == '\\' {
-                        out.push(c);
-                    }
-                    out.push(c);
-                }
+                push_escaped(&mut out, &text, true);
                 out.push('"');
             } else {
                 out.push_str(&text);
@@ -30,6 +25,36 @@ pub fn format_record(fields: &[Value], zone: impl Into<Style> + Copy) -> String 
     }
     out.push(')');
     out
+}
+
+/// Appends `text` with each double quote and backslash escaped: doubled
+/// when `doubled` (record_out), else preceded by a backslash (array_out).
+/// Copies whole runs, not characters: a nested record's text is mostly
+/// runs of quotes, and can be a gigabyte long (text_size.rs). The cuts
+/// fall beside ASCII bytes, so every slice is on a character boundary.
+pub(crate) fn push_escaped(out: &mut String, text: &str, doubled: bool) {
+    let bytes = text.as_bytes();
+    let special = |b: &u8| *b == b'"' || *b == b'\\';
+    let mut at = 0;
+    while let Some(k) = bytes[at..].iter().position(special) {
+        let first = at + k;
+        out.push_str(&text[at..first]);
+        let c = bytes[first];
+        let run = bytes[first..].iter().position(|b| *b != c).unwrap_or(bytes.len() - first);
+        let specials = &text[first..first + run];
+        if doubled {
+            out.push_str(specials);
+            out.push_str(specials);
+        } else {
+            out.reserve(2 * run);
+            for ch in specials.chars() {
+                out.push('\\');
+                out.push(ch);
+            }
+        }
+        at = first + run;
+    }
+    out.push_str(&text[at..]);
 }
 
 /// The fields of a record literal as PostgreSQL's record_in reads them:

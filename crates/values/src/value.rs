@@ -858,8 +858,18 @@ impl Value {
     /// Writes the value in PostgreSQL's text format, a timestamp with time
     /// zone as wall-clock time in `zone` (the session's TimeZone); `None`
     /// for NULL.
+    ///
+    /// A record or array nesting others is measured first (TEXT-SIZE), and
+    /// one whose text PostgreSQL could not write panics here, costing its
+    /// statement: callers that can fail call [`Value::check_text`] first,
+    /// or [`Value::try_text_in`], and fail as PostgreSQL does.
     pub fn to_text_in(&self, style: impl Into<Style> + Copy) -> Option<String> {
         let style: Style = style.into();
+        if crate::text_size::nests_composites(self) {
+            if let Err(e) = crate::text_size::check(self, style) {
+                panic!("{}", e.message);
+            }
+        }
         Some(match self {
             Value::Null => return None,
             Value::Bool(b) => if *b { "t" } else { "f" }.to_owned(),
@@ -885,6 +895,20 @@ impl Value {
             Value::TimeTz(t) => crate::format_timetz(t.micros, t.zone),
             Value::Enum(l) => l.name().to_string(),
         })
+    }
+
+    /// Fails as PostgreSQL's output function would when the value's text
+    /// form is too long to write (TEXT-SIZE: records nested in records
+    /// double their quotes at every level); `Ok` for every other value.
+    pub fn check_text(&self, style: impl Into<Style> + Copy) -> Result<(), SqlError> {
+        crate::text_size::check(self, style.into())
+    }
+
+    /// [`Value::to_text_in`], failing as PostgreSQL does where the text is
+    /// too long to write instead of panicking.
+    pub fn try_text_in(&self, style: impl Into<Style> + Copy) -> Result<Option<String>, SqlError> {
+        self.check_text(style)?;
+        Ok(self.to_text_in(style))
     }
 
     /// The text form of a value of type `ty`: as [`Value::to_text_in`],

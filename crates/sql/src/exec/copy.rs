@@ -81,7 +81,7 @@ pub(crate) fn copy_out<'r>(
     rows: impl Iterator<Item = &'r [Value]>,
     o: &CopyOptions,
     zone: snapscale_values::Style,
-) -> Output {
+) -> Result<Output, SqlError> {
     let types: Vec<SqlType> = columns.iter().map(|c| c.ty).collect();
     let mut lines = Vec::new();
     match o.format {
@@ -94,6 +94,9 @@ pub(crate) fn copy_out<'r>(
     let mut n = 0;
     for row in rows {
         n += 1;
+        if o.format != CopyFormat::Binary {
+            row.iter().try_for_each(|v| v.check_text(zone))?;
+        }
         lines.push(match o.format {
             CopyFormat::Text => text::format_row(row, o, zone),
             CopyFormat::Csv => csv::format_row(row, o, zone),
@@ -103,12 +106,12 @@ pub(crate) fn copy_out<'r>(
     if o.format == CopyFormat::Binary {
         lines.push(binary::trailer());
     }
-    Output::CopyOut {
+    Ok(Output::CopyOut {
         columns: columns.len(),
         lines,
         tag: format!("COPY {n}"),
         binary: o.format == CopyFormat::Binary,
-    }
+    })
 }
 
 impl Executor<'_> {
@@ -127,7 +130,7 @@ impl Executor<'_> {
             .collect();
         let picked: Vec<Vec<Value>> =
             rows.iter().map(|(_, row)| columns.iter().map(|&c| row[c].clone()).collect()).collect();
-        Ok(copy_out(&cols, picked.iter().map(Vec::as_slice), o, self.xact.session_style()))
+        copy_out(&cols, picked.iter().map(Vec::as_slice), o, self.xact.session_style())
     }
 
     /// Inserts the whole rows buffered in `copy` (and, `at_end`, checks

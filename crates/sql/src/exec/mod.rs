@@ -373,7 +373,7 @@ impl Executor<'_> {
             Statement::CopyQuery { query, options } => {
                 let rows = exec.query(query).await?;
                 let zone = exec.xact.session_style();
-                Ok(crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options, zone))
+                crate::exec::copy::copy_out(&query.columns, rows.iter().map(|r| &r[..]), options, zone)
             }
             Statement::With(_) => {
                 Err(SqlError::new(SqlState::INTERNAL_ERROR, "a WITH of data-modifying items inside another"))

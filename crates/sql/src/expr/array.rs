@@ -154,8 +154,12 @@ pub(super) fn array_func(f: Func, args: &[Value], zone: snapscale_values::Style)
                 Some(Value::Text(n)) => Some(n.as_str()),
                 _ => None,
             };
-            let parts: Vec<String> =
-                items.iter().filter_map(|v| v.to_text_in(zone).or_else(|| null.map(str::to_owned))).collect();
+            let mut parts: Vec<String> = Vec::with_capacity(items.len());
+            for v in items.iter() {
+                if let Some(text) = v.try_text_in(zone)?.or_else(|| null.map(str::to_owned)) {
+                    parts.push(text);
+                }
+            }
             Value::Text(parts.join(sep))
         }
         Func::ArrayUpper | Func::ArrayLower | Func::ArrayLength => {

@@ -208,10 +208,10 @@ pub fn cast(
             Value::Array(Arc::new(items.reshaped(cast_items)))
         }
         (v @ Value::Array(_), SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) => {
-            Value::parse(ty, &v.to_text_in(style).unwrap_or_default())?
+            Value::parse(ty, &v.try_text_in(style)?.unwrap_or_default())?
         }
         (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1) => {
-            let text = v.to_text_in(style).unwrap_or_default();
+            let text = v.try_text_in(style)?.unwrap_or_default();
             Value::parse(ty, &text)?
         }
         (v, _) => return Err(type_error(&v)),

@@ -138,7 +138,7 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         Func::QuoteLiteral => match &args[0] {
             Value::Null => Value::Null,
             v => {
-                let text = v.to_text_in(cx.style()).unwrap_or_default();
+                let text = v.try_text_in(cx.style())?.unwrap_or_default();
                 let body = text.replace('\'', "''");
                 // A backslash makes PostgreSQL write an escape string.
                 if body.contains('\\') {

@@ -786,7 +786,7 @@ fn eval_chain(first: &Expr, steps: &[Step], cx: &Ctx<'_>) -> Result<Value, SqlEr
     for step in steps {
         value = match step {
             Step::Arith(op, e, ty) => arith(&value, *op, &e.eval(cx)?, *ty, cx.zone())?,
-            Step::Concat(e) => concat(value, e.eval(cx)?, cx.style()),
+            Step::Concat(e) => concat(value, e.eval(cx)?, cx.style())?,
             Step::Cast(ty, explicit) => cast_in(value, *ty, *explicit, cx)?,
         };
     }

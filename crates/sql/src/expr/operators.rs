@@ -9,15 +9,15 @@ use snapscale_values::{int_arith, IntOp, Interval, SqlError, SqlType, Value, Zon
 use super::Arith;
 
 /// `a || b` over any two values' text forms; NULL if either is.
-pub(super) fn concat(a: Value, b: Value, zone: snapscale_values::Style) -> Value {
-    match (a, b) {
+pub(super) fn concat(a: Value, b: Value, zone: snapscale_values::Style) -> Result<Value, SqlError> {
+    Ok(match (a, b) {
         (Value::Null, _) | (_, Value::Null) => Value::Null,
         (a, b) => Value::Text(format!(
             "{}{}",
-            a.to_text_in(zone).unwrap_or_default(),
-            b.to_text_in(zone).unwrap_or_default()
+            a.try_text_in(zone)?.unwrap_or_default(),
+            b.try_text_in(zone)?.unwrap_or_default()
         )),
-    }
+    })
 }
 
 /// An arithmetic operator on integers.

@@ -447,6 +447,15 @@ impl<G: Gucs> Conn<G> {
         self.configure();
         let _timer = self.gucs.statement_timeout().map(|d| StatementTimer::start(d, &self.xact.cancel));
         let mut result = self.execute_inner(p, params).await;
+        if let Ok(Output::Rows { rows, .. }) = &result {
+            // The client receives the rows' text (TEXT-SIZE): one PostgreSQL
+            // could not write fails the statement, as its output function
+            // would.
+            let style = self.style();
+            if let Err(e) = rows.iter().flat_map(|r| r.iter()).try_for_each(|v| v.check_text(style)) {
+                result = Err(e);
+            }
+        }
         let calls = std::mem::take(&mut *self.set_calls.lock().expect("set_config calls poisoned"));
         if !calls.is_empty() {
             if result.is_ok() {

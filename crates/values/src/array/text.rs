@@ -315,12 +315,7 @@ fn write_level<'a>(
                     || text.chars().any(|c| matches!(c, '{' | '}' | ',' | '"' | '\\') || is_space(c));
                 if quote {
                     out.push('"');
-                    for c in text.chars() {
-                        if c == '"' || c == '\\' {
-                            out.push('\\');
-                        }
-                        out.push(c);
-                    }
+                    crate::record::push_escaped(out, &text, false);
                     out.push('"');
                 } else {
                     out.push_str(&text);

@@ -104,21 +104,22 @@ fn int4(v: &Value) -> i32 {
 }
 
 /// An argument of any type in its type's text form (a timestamp with time
-/// zone in UTC: the session's zone is not known here).
-fn any_text(v: &Value) -> Cow<'_, str> {
-    match v {
+/// zone in UTC: the session's zone is not known here). Fails where the
+/// output function would (TEXT-SIZE: deeply nested records).
+fn any_text(v: &Value) -> Result<Cow<'_, str>, SqlError> {
+    Ok(match v {
         Value::Text(s) => Cow::Borrowed(s),
-        v => Cow::Owned(v.to_text().unwrap_or_default()),
-    }
+        v => Cow::Owned(v.try_text_in(snapscale_values::Zone::UTC)?.unwrap_or_default()),
+    })
 }
 
 /// An argument of any type cast to text, which differs from its text form
 /// for a boolean (`true`, not `t`).
-fn cast_text(v: &Value) -> Cow<'_, str> {
-    match v {
+fn cast_text(v: &Value) -> Result<Cow<'_, str>, SqlError> {
+    Ok(match v {
         Value::Bool(b) => Cow::Borrowed(if *b { "true" } else { "false" }),
-        v => any_text(v),
-    }
+        v => any_text(v)?,
+    })
 }
 
 /// The byte offset of character `n` (the length for the end); `None`
@@ -467,7 +468,7 @@ fn bit_length(args: &[Value]) -> Result<Value, SqlError> {
 fn quote_nullable(args: &[Value]) -> Result<Value, SqlError> {
     Ok(Value::Text(match &args[0] {
         Value::Null => "NULL".to_owned(),
-        v => quote_literal(&cast_text(v)),
+        v => quote_literal(&cast_text(v)?),
     }))
 }
 
@@ -584,7 +585,7 @@ fn join(values: &[Value], sep: &str) -> Result<Value, SqlError> {
         if i > 0 {
             out.push(sep)?;
         }
-        out.push(&any_text(v))?;
+        out.push(&any_text(v)?)?;
     }
     out.finish()
 }
@@ -704,7 +705,7 @@ impl FormatCursor<'_> {
 fn width_of(v: &Value) -> Result<i32, SqlError> {
     match v {
         Value::Null => Ok(0),
-        v => match Value::parse(SqlType::Int4, &any_text(v))? {
+        v => match Value::parse(SqlType::Int4, &any_text(v)?)? {
             // Parsed as an int4, so in range.
             Value::Int(n) => Ok(n as i32),
             _ => Ok(0),
@@ -801,9 +802,9 @@ fn convert(
                 "null values cannot be formatted as an SQL identifier",
             ))
         }
-        ('I', v) => quote_identifier(&any_text(v)).into(),
-        ('L', v) => quote_literal(&any_text(v)).into(),
-        (_, v) => any_text(v),
+        ('I', v) => quote_identifier(&any_text(v)?).into(),
+        ('L', v) => quote_literal(&any_text(v)?).into(),
+        (_, v) => any_text(v)?,
     };
     append_padded(out, &formatted, spec.left, width)
 }
