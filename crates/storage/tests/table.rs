@@ -78,8 +78,11 @@ fn concurrent_updates_follow_postgresql_outcomes() {
         assert_eq!(t.update(&mut a, tid, 12).unwrap(), Outcome::SelfModified, "{mode}");
         a.commit().unwrap();
         assert_eq!(t.update(&mut b, tid, 20).unwrap(), Outcome::Updated { xmax: xa, next: new }, "{mode}");
-        // READ COMMITTED re-check: follow the chain to the newest version.
+        // READ COMMITTED re-check: follow the chain to the newest version,
+        // which was updated, not deleted.
         assert_eq!(t.latest(&b, tid), Some((new, 11)), "{mode}");
+        assert!(!t.deleted(&b, tid), "{mode}: an updated version goes on");
+        assert!(!t.deleted(&b, new), "{mode}: the newest version is live");
         assert!(matches!(t.update(&mut b, new, 21).unwrap(), Outcome::Ok(_)), "{mode}");
         b.abort();
         // An aborted updater leaves the row free again.
@@ -88,6 +91,10 @@ fn concurrent_updates_follow_postgresql_outcomes() {
         a.commit().unwrap();
         b.begin(ReadCommitted).unwrap();
         assert!(matches!(t.update(&mut b, new, 30).unwrap(), Outcome::Deleted(_)), "{mode}");
+        // The chain from the first version ends in the delete: nothing to
+        // re-check (TM_Deleted).
+        assert_eq!(t.latest(&b, tid), Some((new, 11)), "{mode}");
+        assert!(t.deleted(&b, new), "{mode}");
         assert!(visible(&t, &mut b).is_empty(), "{mode}");
         b.commit().unwrap();
     }

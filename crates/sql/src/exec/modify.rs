@@ -488,6 +488,12 @@ impl Executor<'_> {
                     if latest == tid {
                         return Ok(None);
                     }
+                    // A chain that ends in a committed delete has no row
+                    // left to re-check (PostgreSQL's fetch answers
+                    // TM_Deleted without evaluating the quals).
+                    if rel.heap.table.deleted(&self.xact.session, latest) {
+                        return Ok(None);
+                    }
                     if let Some(filter) = filter {
                         if !self.evaluate(|ex| passes(filter, &ex.ctx(&newest))).await? {
                             return Ok(None);

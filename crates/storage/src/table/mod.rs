@@ -358,6 +358,26 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         }
     }
 
+    /// Whether the version at `tid` ends its row: deleted, not updated
+    /// (no newer version), by a committed transaction or by us. What
+    /// [`Table::latest`] returns may be such a version: READ COMMITTED's
+    /// re-check then has no row (PostgreSQL's TM_Deleted). A version
+    /// updated since `latest` looked is not: its chain goes on.
+    pub fn deleted(&self, session: &Session, tid: Tid) -> bool {
+        self.slots
+            .with(tid, |v| {
+                v.decide(|h| {
+                    if h.dead || h.next != NO_TID {
+                        return Ok(false);
+                    }
+                    let Some(updater) = Self::updater(session.engine(), h)? else { return Ok(false) };
+                    let state = session.try_xid_state(updater).map_err(|t| Self::gone(h, t.0))?;
+                    Ok(matches!(state, XidState::Committed | XidState::Current))
+                })
+            })
+            .unwrap_or(false)
+    }
+
     /// Versions present, live and dead: dead if vacuum marked it, if its
     /// inserter aborted, or if a deleter (not a locker) committed
     /// (PostgreSQL's n_dead_tup: some may still be visible to old
