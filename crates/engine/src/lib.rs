@@ -60,4 +60,4 @@ pub use snapscale_storage::log::{format_lsn, parse_lsn, Fault as WalFault, Lsn};
 pub use snapscale_storage::{Liveness, Outcome, RowLockMode, StorageError, Tid};
 pub use snapscale_txn::{IsolationLevel, Snapshot, SnapshotMode, TxnError, Xid};
 pub use vacuum_state::{AutovacuumConfig, AutovacuumWorker, FrozenXid, XidLogState, XidLogs};
-pub use xact::{Notice, Xact, XactConfig};
+pub use xact::{Notice, NoticeQueue, Xact, XactConfig};

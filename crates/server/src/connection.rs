@@ -487,7 +487,10 @@ impl Protocol {
             Some(p) => p,
             None => {
                 // The parameters stay with the portal (it may run again).
-                let out = self.conn.execute(&statement, &portal.params).await;
+                let out = streaming(&mut self.conn, &mut self.transport, |conn| {
+                    conn.execute(&statement, &portal.params)
+                })
+                .await?;
                 self.send_notices().await?;
                 match out {
                     Err(e) => return Ok(Err(e)),
@@ -564,7 +567,8 @@ impl Protocol {
         self.conn.set_multi_statement(parsed.len() > 1);
         let count = parsed.len();
         for (k, statement) in parsed.into_iter().enumerate() {
-            let mut out = self.conn.execute_parsed(statement).await;
+            let mut out =
+                streaming(&mut self.conn, &mut self.transport, |conn| conn.execute_parsed(statement)).await?;
             // PostgreSQL ends the message's implicit transaction before it
             // completes the last statement: deferred foreign-key checks
             // that fail there fail the statement, with no CommandComplete.
@@ -665,7 +669,8 @@ impl Protocol {
                 return Ok(Err(e));
             }
         };
-        let out = self.conn.execute(&statement, &params).await;
+        let out =
+            streaming(&mut self.conn, &mut self.transport, |conn| conn.execute(&statement, &params)).await?;
         self.send_notices().await?;
         Ok(out)
     }
@@ -806,5 +811,50 @@ fn off_the_worker<R>(len: usize, f: impl FnOnce() -> R) -> R {
         tokio::task::block_in_place(f)
     } else {
         f()
+    }
+}
+
+/// Runs a statement (`run` on the session), sending the notices it
+/// raises while it waits (NOTICE-STREAM in the engine's xact/notices.rs):
+/// a statement blocked on a lock has already said what it did before.
+/// client_min_messages is read as the statement starts; the notices
+/// raised after its last wait go with its result (`send_notices`). The
+/// statement always runs to its end: if the client is gone, the error
+/// comes after, so nothing is dropped half done.
+async fn streaming<'a, F, T>(
+    conn: &'a mut Conn<Settings>,
+    transport: &mut Transport,
+    run: impl FnOnce(&'a mut Conn<Settings>) -> F,
+) -> std::io::Result<T>
+where
+    F: std::future::Future<Output = T> + 'a,
+{
+    let queue = conn.notice_queue();
+    let client = conn.gucs().session.client.clone();
+    let statement = run(conn);
+    tokio::pin!(statement);
+    let mut failed = None;
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut statement => return failed.map_or(Ok(out), Err),
+            () = queue.ready(), if failed.is_none() => {
+                let mut sent = false;
+                for n in queue.take() {
+                    if client.sends(n.severity) {
+                        if let Err(e) = transport.send(backend::NoticeResponse(&n)).await {
+                            failed = Some(e);
+                            break;
+                        }
+                        sent = true;
+                    }
+                }
+                if sent && failed.is_none() {
+                    if let Err(e) = transport.flush().await {
+                        failed = Some(e);
+                    }
+                }
+            }
+        }
     }
 }

@@ -30,7 +30,10 @@
 //! `Drop` runs the abort (CONNECTION-GUARD in the server's README).
 
 mod lookup;
+mod notices;
 mod waits;
+
+pub use notices::NoticeQueue;
 
 pub use lookup::{namespace_name, namespace_oid, no_schema, Creation};
 
@@ -122,7 +125,8 @@ pub struct Xact {
     touched: Vec<Arc<Heap>>,
     /// The transaction's start (now()), microseconds since 2000-01-01.
     now: i64,
-    notices: Vec<Notice>,
+    /// NOTICE-STREAM (notices.rs).
+    notices: Arc<NoticeQueue>,
     pub config: XactConfig,
     /// How many connections share this backend's thread (the server's
     /// worker), where it has one: a commit whose thread serves it alone
@@ -188,7 +192,7 @@ impl Xact {
             cancel,
             touched: Vec::new(),
             now: 0,
-            notices: Vec::new(),
+            notices: Arc::default(),
             config: XactConfig::default(),
             thread_peers: None,
             session_view: None,
@@ -248,7 +252,13 @@ impl Xact {
         for message in self.advisory.take_warnings() {
             self.warning(SqlState::WARNING, message);
         }
-        std::mem::take(&mut self.notices)
+        self.notices.take()
+    }
+
+    /// Where the notices go as they are raised (NOTICE-STREAM), for the
+    /// connection to send while a statement runs.
+    pub fn notice_queue(&self) -> Arc<NoticeQueue> {
+        Arc::clone(&self.notices)
     }
 
     // ---------------------------------------------------------- lifecycle
@@ -262,6 +272,11 @@ impl Xact {
         self.now = now_micros();
         self.accept_invalidations();
         Ok(())
+    }
+
+    /// Whether a subtransaction (a savepoint, an EXCEPTION block) is open.
+    pub fn in_subtransaction(&self) -> bool {
+        self.levels.len() > 1
     }
 
     /// Opens a subtransaction level (SAVEPOINT).

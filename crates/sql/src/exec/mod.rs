@@ -234,22 +234,38 @@ pub(crate) async fn run<'x>(
 ) -> Result<(Output, Vec<ri::Pending>), SqlError> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let handle = Handle::try_current().ok().filter(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+    let notices = xact.notice_queue();
     let running = run_here(xact, limits, statement, subplans, params, mode, host);
     match handle {
         // A statement nested in one already off the worker (a trigger's)
         // runs where it is: the thread is the outer statement's already.
         Some(handle) if !statement.is_bounded(subplans) && !OFF_WORKER.get() => {
-            tokio::task::block_in_place(|| {
-                struct Off;
-                impl Drop for Off {
-                    fn drop(&mut self) {
-                        OFF_WORKER.set(false);
+            let mut running = std::pin::pin!(running);
+            loop {
+                let done = tokio::task::block_in_place(|| {
+                    struct Off;
+                    impl Drop for Off {
+                        fn drop(&mut self) {
+                            OFF_WORKER.set(false);
+                        }
                     }
+                    OFF_WORKER.set(true);
+                    let _off = Off;
+                    handle.block_on(async {
+                        tokio::select! {
+                            biased;
+                            out = &mut running => Some(out),
+                            // Waiting, with notices raised: NOTICE-STREAM.
+                            () = notices.pushed() => None,
+                        }
+                    })
+                });
+                match done {
+                    Some(out) => return out,
+                    // The connection's task sends them in this turn.
+                    None => tokio::task::yield_now().await,
                 }
-                OFF_WORKER.set(true);
-                let _off = Off;
-                handle.block_on(running)
-            })
+            }
         }
         _ => running.await,
     }

@@ -99,6 +99,10 @@ pub(crate) fn call<'a>(
         let (body, name, statements) = take_compiled(spi, routine)?;
         let params = inputs.iter().zip(args).map(|(a, v)| (a.name.clone(), a.ty, v)).collect();
         spi.depth += 1;
+        // A function runs inside its caller's statement; a procedure
+        // CALLed may end the transaction if its caller may (PL-TXN).
+        let nonatomic = spi.nonatomic;
+        spi.nonatomic &= def.kind == snapscale_engine::routines::RoutineKind::Procedure;
         let (result, statements) = match &*body {
             Body::Sql(statements_text) => {
                 let mut interp = Interp::new(spi, &name, def.returns).with_statements(statements);
@@ -119,6 +123,7 @@ pub(crate) fn call<'a>(
             }
         };
         spi.depth -= 1;
+        spi.nonatomic = nonatomic;
         keep_compiled(spi, routine, body, name, statements);
         result
     })

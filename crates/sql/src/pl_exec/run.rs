@@ -26,6 +26,7 @@ use crate::parse::Parsed;
 use crate::plpgsql::ast::*;
 
 mod fast;
+mod txn;
 
 type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, SqlError>> + Send + 'a>>;
 
@@ -118,7 +119,13 @@ pub(crate) struct Compiled {
     sources: Vec<Src>,
     declared: Vec<Option<SqlType>>,
     planned: Option<Planned>,
+    /// A declaration of a composite type: its fields, with the catalog
+    /// generation they were read at.
+    fields: Option<(u64, Fields)>,
 }
+
+/// A record's or composite type's field names and types.
+type Fields = Arc<[(String, SqlType)]>;
 
 thread_local! {
     /// Emptied variable and frame vectors of calls that ended, for the
@@ -628,9 +635,18 @@ impl<'s, 'c> Interp<'s, 'c> {
             }
         } else {
             let cols = self.columns_of(d, || format!("SELECT NULL::{}", d.ty)).await?;
-            (cols[0].1, None)
+            match cols[0].1 {
+                // A variable of a composite type is a row of its fields,
+                // NULL as a whole until assigned.
+                SqlType::Composite(u) => {
+                    let fields = self.composite_fields(d, u)?;
+                    let values = vec![Value::Null; fields.len()];
+                    (SqlType::Composite(u), Some(Record { fields, values, null: true }))
+                }
+                ty => (ty, None),
+            }
         };
-        let is_record = matches!(ty, SqlType::Record(_));
+        let is_record = matches!(ty, SqlType::Record(_) | SqlType::Composite(_));
         let k = self.vars.len();
         self.vars.push(Var {
             name: Name::Owned(d.name.clone()),
@@ -673,7 +689,13 @@ impl<'s, 'c> Interp<'s, 'c> {
                 // never variables.
                 let mut parsed = crate::parse::parse(&sql(), self.spi.limits.max_stack_depth)?;
                 let parsed = parsed.pop().ok_or_else(|| syntax("an empty type"))?;
-                Box::new(Compiled { parsed, sources: Vec::new(), declared: Vec::new(), planned: None })
+                Box::new(Compiled {
+                    parsed,
+                    sources: Vec::new(),
+                    declared: Vec::new(),
+                    planned: None,
+                    fields: None,
+                })
             }
         };
         let r = self.refresh(&mut c).await;
@@ -681,6 +703,30 @@ impl<'s, 'c> Interp<'s, 'c> {
         self.cache.insert(key, c);
         r?;
         Ok(columns.map(|c| c.iter().map(|c| (c.name.clone(), c.ty)).collect()).unwrap_or_default())
+    }
+
+    /// The fields of composite type `u`, declaration `d`'s type: read from
+    /// the catalog once per catalog generation, kept with the type's plan.
+    fn composite_fields(
+        &mut self,
+        d: &Decl,
+        u: snapscale_values::UserType,
+    ) -> Result<Arc<[(String, SqlType)]>, SqlError> {
+        let key = (d as *const Decl as usize) * 2 + 3;
+        let generation = self.spi.xact.catalog_generation();
+        if let Some((at, fields)) = self.cache.get(&key).and_then(|c| c.fields.as_ref()) {
+            if *at == generation {
+                return Ok(Arc::clone(fields));
+            }
+        }
+        let (_, entry) = self.spi.xact.user_type_by_oid(u.oid())?.ok_or_else(|| {
+            SqlError::new(SqlState::UNDEFINED_OBJECT, format!("type with OID {} does not exist", u.oid()))
+        })?;
+        let fields: Fields = entry.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+        if let Some(c) = self.cache.get_mut(&key) {
+            c.fields = Some((generation, Arc::clone(&fields)));
+        }
+        Ok(fields)
     }
 
     /// The variable a name finds: `v`, `label.v`.
@@ -701,6 +747,11 @@ impl<'s, 'c> Interp<'s, 'c> {
         match s {
             Stmt::Null => Ok(Flow::Next),
             Stmt::Block(b) => self.block(b).await,
+            Stmt::Transaction { rollback, chain, line } => {
+                let kind = if *rollback { "ROLLBACK" } else { "COMMIT" };
+                self.end_transaction(*rollback, *chain).await.map_err(|e| self.in_context(e, *line, kind))?;
+                Ok(Flow::Next)
+            }
             Stmt::Assign { target, expr, line } => {
                 let r = self.assign(target, expr).await;
                 r.map(|_| Flow::Next).map_err(|e| self.in_context(e, *line, "assignment"))
@@ -1206,6 +1257,34 @@ impl<'s, 'c> Interp<'s, 'c> {
         Err(not_variable(target))
     }
 
+    /// Fills composite variable `k`'s fields from `values` (with their
+    /// types) in order, each converted to its field's type; fields left
+    /// over are NULL, values left over ignored, as PostgreSQL moves a row
+    /// into a row variable.
+    /// A value whose type is not known (a row constructor's field) is
+    /// cast from what it holds.
+    fn fill_composite(
+        &mut self,
+        k: usize,
+        values: impl Iterator<Item = (Value, Option<SqlType>)>,
+    ) -> Result<(), SqlError> {
+        let Some(fields) = self.vars[k].record.as_ref().map(|r| Arc::clone(&r.fields)) else {
+            return Err(not_assigned(&self.vars[k].name));
+        };
+        let mut out = Vec::with_capacity(fields.len());
+        let mut values = values;
+        for (_, ty) in fields.iter() {
+            out.push(match values.next() {
+                Some((v, Some(from))) => self.convert(v, from, *ty)?,
+                Some((Value::Null, None)) => Value::Null,
+                Some((v, None)) => crate::expr::cast(v, *ty, false, self.spi.xact.session_style())?,
+                None => Value::Null,
+            });
+        }
+        self.vars[k].record = Some(Record { fields, values: out, null: false });
+        Ok(())
+    }
+
     /// Stores a row value in record variable `k`: its fields are those of
     /// the record variable `expr` names (`r := NEW`), else those `k` has
     /// if as many, else named f1, f2, … as PostgreSQL names an anonymous
@@ -1218,6 +1297,14 @@ impl<'s, 'c> Interp<'s, 'c> {
             ));
         }
         let source = self.lookup(&expr.text.trim().to_lowercase()).and_then(|s| self.vars[s].record.clone());
+        if let (SqlType::Composite(_), Value::Record(values)) = (self.vars[k].ty, &v) {
+            // Its fields are its type's; the source's types where known.
+            let types: Vec<Option<SqlType>> = match &source {
+                Some(r) if r.fields.len() == values.len() => r.fields.iter().map(|(_, t)| Some(*t)).collect(),
+                _ => vec![None; values.len()],
+            };
+            return self.fill_composite(k, values.iter().cloned().zip(types));
+        }
         let record = match v {
             Value::Null => {
                 let fields = source
@@ -1306,6 +1393,11 @@ impl<'s, 'c> Interp<'s, 'c> {
         // One record target takes the whole row.
         if let [one] = targets {
             if let Some(k) = self.lookup(one) {
+                if let SqlType::Composite(_) = self.vars[k].ty {
+                    let values = row.unwrap_or_else(|| vec![Value::Null; columns.len()]);
+                    let types = columns.iter().map(|(_, t)| Some(*t));
+                    return self.fill_composite(k, values.into_iter().zip(types));
+                }
                 if self.vars[k].is_record {
                     let values = row.unwrap_or_else(|| vec![Value::Null; columns.len()]);
                     self.vars[k].record = Some(Record { fields: columns.into(), values, null: false });
@@ -1486,7 +1578,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             ast.origin = None;
         }
         let declared = self.declared(&sources);
-        Ok(Compiled { parsed, sources, declared, planned: None })
+        Ok(Compiled { parsed, sources, declared, planned: None, fields: None })
     }
 
     /// The variable (or record field) expression `e` names, if any.

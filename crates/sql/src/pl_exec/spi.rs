@@ -43,6 +43,12 @@ pub(crate) struct Spi<'c> {
     /// The stack where the session lent this (PL-DEPTH: nested calls
     /// stop with 54001 once they used max_stack_depth below it).
     pub stack: (std::thread::ThreadId, usize),
+    /// Whether the call may end its transaction (PL-TXN, run/txn.rs).
+    pub nonatomic: bool,
+    /// The transaction a COMMIT or ROLLBACK begins next, without AND CHAIN.
+    pub default_isolation: snapscale_engine::IsolationLevel,
+    /// A COMMIT or ROLLBACK ended the transaction the call began in.
+    pub ended: bool,
 }
 
 /// A statement bound and planned for its parameters' types.

@@ -115,6 +115,10 @@ impl<'h> Host<'h> {
             depth: self.depth,
             functions: &mut *self.functions,
             stack: self.stack,
+            // Triggers and calls made per row run inside their statement.
+            nonatomic: false,
+            default_isolation: snapscale_engine::IsolationLevel::ReadCommitted,
+            ended: false,
         }
     }
 

@@ -147,6 +147,13 @@ pub(crate) enum Stmt {
     },
     Null,
     Block(Block),
+    /// COMMIT or ROLLBACK [AND [NO] CHAIN]: ends the transaction and
+    /// starts the next, where the call may (PL-TXN).
+    Transaction {
+        rollback: bool,
+        chain: bool,
+        line: usize,
+    },
 }
 
 /// A query of FOR or RETURN QUERY: static SQL, or EXECUTE's string.

@@ -505,10 +505,18 @@ impl<'s> Parser<'s> {
                 SqlState::FEATURE_NOT_SUPPORTED,
                 "cursors are not supported in PL/pgSQL yet",
             )),
-            "commit" | "rollback" => Err(SqlError::new(
-                SqlState::FEATURE_NOT_SUPPORTED,
-                "COMMIT and ROLLBACK in PL/pgSQL are not supported yet",
-            )),
+            "commit" | "rollback" => {
+                self.pos += 1;
+                let chain = if self.eat_word("and") {
+                    let no = self.eat_word("no");
+                    self.expect_word("chain")?;
+                    !no
+                } else {
+                    false
+                };
+                self.expect_op(";")?;
+                Ok(Stmt::Transaction { rollback: word == "rollback", chain, line })
+            }
             _ if is_sql_start(&word) && !self.peek_at(1).is_some_and(|t| t.is_op(":=") || t.is_op("=")) => {
                 self.sql_statement(line)
             }

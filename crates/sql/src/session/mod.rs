@@ -429,6 +429,13 @@ impl<G: Gucs> Conn<G> {
         self.xact.take_notices()
     }
 
+    /// Where this session's notices are queued as they are raised
+    /// (NOTICE-STREAM): the protocol layer sends them while a statement
+    /// runs.
+    pub fn notice_queue(&self) -> Arc<snapscale_engine::NoticeQueue> {
+        self.xact.notice_queue()
+    }
+
     // --------------------------------------------------------- execution
 
     /// Parses a query string into statements.
@@ -606,10 +613,12 @@ impl<G: Gucs> Conn<G> {
                             &[],
                         )?);
                     }
-                    let mut spi = self.spi();
+                    let mut spi = self.top_spi();
                     let ran = crate::pl_exec::call(&mut spi, routine, values).await;
                     let put_off = std::mem::take(&mut spi.put_off);
+                    let ended = spi.ended;
                     self.pending.extend(put_off);
+                    self.after_top_call(ended);
                     ran?;
                     self.xact.end_statement()?;
                     return Ok(Output::Command("CALL".into()));
@@ -682,6 +691,32 @@ impl<G: Gucs> Conn<G> {
             depth: 0,
             functions: &mut self.pl_functions,
             stack: crate::stack::mark(),
+            nonatomic: false,
+            default_isolation: self.gucs.default_isolation(),
+            ended: false,
+        }
+    }
+
+    /// The `Spi` for a CALL or DO at the top of a statement: it may end the
+    /// transaction (PL-TXN) when the statement is the transaction, that is
+    /// alone in an implicit one. The foreign-key checks the transaction put
+    /// off so far go with it, for a COMMIT to run.
+    fn top_spi(&mut self) -> crate::pl_exec::spi::Spi<'_> {
+        let nonatomic = self.block == Block::Implicit && !self.multi_statement;
+        let pending = if nonatomic { std::mem::take(&mut self.pending) } else { Vec::new() };
+        let mut spi = self.spi();
+        spi.nonatomic = nonatomic;
+        spi.put_off = pending;
+        spi
+    }
+
+    /// After a CALL or DO: if it ended the transaction it began in, what
+    /// the session kept for that transaction goes (PL-TXN).
+    fn after_top_call(&mut self, ended: bool) {
+        if ended {
+            self.deferral = crate::exec::ri::Deferral::default();
+            self.savepoints.clear();
+            self.saved_gucs = None;
         }
     }
 
@@ -707,7 +742,7 @@ impl<G: Gucs> Conn<G> {
         let block = crate::plpgsql::parse(code, self.limits.max_stack_depth / 1024)
             .and_then(|b| crate::plpgsql::check(&b, &["found".into()], true).map(|_| b))
             .map_err(|e| crate::plpgsql::compile_context(e, name, code))?;
-        let mut spi = self.spi();
+        let mut spi = self.top_spi();
         let ran = crate::pl_exec::Interp::new(
             &mut spi,
             &crate::pl_exec::CallName::new(name.into(), ""),
@@ -716,7 +751,9 @@ impl<G: Gucs> Conn<G> {
         .run(&block)
         .await;
         let put_off = std::mem::take(&mut spi.put_off);
+        let ended = spi.ended;
         self.pending.extend(put_off);
+        self.after_top_call(ended);
         ran.0?;
         Ok(Output::Command("DO".into()))
     }
