@@ -194,6 +194,10 @@ impl Message for ErrorResponse<'_> {
             if let Some(h) = &e.hint {
                 field(b'H', h);
             }
+            if let Some(i) = &e.internal {
+                field(b'p', itoa::Buffer::new().format(i.position));
+                field(b'q', &i.query);
+            }
             if let Some(w) = &e.context {
                 field(b'W', w);
             }

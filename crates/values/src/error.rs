@@ -33,6 +33,18 @@ pub struct ErrorData {
     /// Where in the query string the error is (1-based, in characters):
     /// ErrorResponse's P field, which psql shows as `LINE n:` and a caret.
     pub position: Option<u32>,
+    /// The query a function ran (not the client's) and the place in it:
+    /// ErrorResponse's q and p fields, which psql shows as `LINE n:`, a
+    /// caret and `QUERY:` (a PL/pgSQL statement's parse error).
+    pub internal: Option<Box<InternalQuery>>,
+}
+
+/// A function's query an error is in (see [`ErrorData::internal`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InternalQuery {
+    pub query: String,
+    /// 1-based, in characters.
+    pub position: u32,
 }
 
 /// What an error is about (see [`ErrorData::object`]).
@@ -76,6 +88,7 @@ impl SqlError {
             context: None,
             object: None,
             position: None,
+            internal: None,
         })
     }
 

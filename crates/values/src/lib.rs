@@ -44,7 +44,7 @@ pub use datetime::{
     TimeTz, MAX_TZ_OFFSET_SECS,
 };
 pub use enum_label::{EnumLabel, OrderKey, UserType};
-pub use error::{ErrorData, ErrorObject, SqlError};
+pub use error::{ErrorData, ErrorObject, InternalQuery, SqlError};
 pub use interval::{range as interval_range, Interval};
 pub use oid::{quote_ident, Reg};
 pub use record::parse_record;

@@ -221,7 +221,7 @@ fn compile(routine: &snapscale_engine::catalog::RelEntry) -> Result<Body, SqlErr
         return Ok(Body::Sql(
             crate::parse::split(&def.body)
                 .into_iter()
-                .map(|text| crate::plpgsql::ast::Sql { text: text.trim().to_owned(), line: 1 })
+                .map(|text| crate::plpgsql::ast::Sql { text: text.trim().to_owned() })
                 .collect(),
         ));
     }

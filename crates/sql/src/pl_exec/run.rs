@@ -1215,7 +1215,7 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// `target := expr`.
     async fn assign(&mut self, target: &str, expr: &Sql) -> Result<(), SqlError> {
-        let (v, from) = self.value(expr).await?;
+        let (v, from) = self.value_as(expr, Query::Assignment(target)).await?;
         // The target a name finds at this place of the body is the same
         // each time the statement runs: found once.
         let key = key_of(expr, 2);
@@ -1413,11 +1413,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             };
             match self.lookup(target) {
                 Some(k) => self.store(k, v, from)?,
-                None => {
-                    let sql = Sql { text: String::new(), line: 0 };
-                    let _ = sql;
-                    return Err(not_variable(target));
-                }
+                None => return Err(not_variable(target)),
             }
         }
         Ok(())
@@ -1425,10 +1421,15 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// An expression's value and type: its query's one row and column.
     async fn value(&mut self, e: &Sql) -> Result<(Value, SqlType), SqlError> {
-        if let Some(done) = self.try_simple(e) {
+        self.value_as(e, Query::Expression).await
+    }
+
+    /// [`value`](Self::value), its errors naming the query as `q`.
+    async fn value_as(&mut self, e: &Sql, q: Query<'_>) -> Result<(Value, SqlType), SqlError> {
+        if let Some(done) = self.try_simple(e, q) {
             return done;
         }
-        self.value_keyed(key_of(e, 0), e, |text| format!("SELECT {text}")).await
+        self.value_keyed(key_of(e, 0), e, "SELECT ", "", q).await
     }
 
     /// The value of the query `query` makes of `e`'s text, prepared once
@@ -1437,29 +1438,54 @@ impl<'s, 'c> Interp<'s, 'c> {
         &mut self,
         key: usize,
         e: &Sql,
-        query: impl FnOnce(&str) -> String,
+        prefix: &str,
+        suffix: &str,
+        q: Query<'_>,
     ) -> Result<(Value, SqlType), SqlError> {
+        let skipped = prefix.chars().count();
         let mut compiled = match self.cache.remove(&key) {
             Some(c) => c,
-            None => Box::new(self.compile(&query(&e.text)).map_err(|err| query_context(err, &e.text))?),
+            None => Box::new(
+                self.compile(&format!("{prefix}{}{suffix}", e.text))
+                    .map_err(|err| spi_error(err, &e.text, skipped, q))?,
+            ),
         };
-        let r = self.value_of(&mut compiled, e).await;
+        let r = self.value_of(&mut compiled, e, skipped, q).await;
         self.cache.insert(key, compiled);
-        r.map_err(|err| query_context(err, &e.text))
+        r
     }
 
     /// An expression's value from its prepared query: evaluated alone
-    /// when it reads nothing (the fast path), else run.
-    async fn value_of(&mut self, c: &mut Compiled, e: &Sql) -> Result<(Value, SqlType), SqlError> {
-        self.refresh(c).await?;
+    /// when it reads nothing (the fast path), else run. Errors while it
+    /// is planned or run name the query (PL-SPI-ERRORS), but those of an
+    /// expression PostgreSQL evaluates outside SPI, unless it is constant
+    /// (PostgreSQL computed it while planning).
+    async fn value_of(
+        &mut self,
+        c: &mut Compiled,
+        e: &Sql,
+        skipped: usize,
+        q: Query<'_>,
+    ) -> Result<(Value, SqlType), SqlError> {
+        self.refresh(c).await.map_err(|err| spi_error(err, &e.text, skipped, q))?;
         let planned = c.planned.as_ref().expect("refreshed");
         let params = self.params(&c.sources)?;
+        // Constant: no variable, nothing volatile (PL/pgSQL calls).
+        let constant = c.sources.is_empty() && planned.simple().is_some();
+        let at_run = |err: SqlError| {
+            if planned.expression_only() && !constant {
+                unnamed_error(err)
+            } else {
+                spi_error(err, &e.text, skipped, q)
+            }
+        };
         if let Some((simple, ty)) = planned.simple() {
             // The statement's own cancel check covers it.
-            let v = crate::exec::evaluate_simple(self.spi.xact, self.spi.limits, simple, &params)?;
+            let v = crate::exec::evaluate_simple(self.spi.xact, self.spi.limits, simple, &params)
+                .map_err(at_run)?;
             return Ok((v, ty));
         }
-        let out = self.spi.run(planned, &params).await?;
+        let out = self.spi.run(planned, &params).await.map_err(at_run)?;
         let Output::Rows { columns, rows, .. } = out else {
             return Err(SqlError::new(
                 SqlState::SYNTAX_ERROR,
@@ -1505,7 +1531,7 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// CASE subject WHEN a, b THEN: whether `subject` equals one of them.
     async fn matches_any(&mut self, subject: &Value, list: &Sql) -> Result<bool, SqlError> {
-        let (v, _) = self.value_keyed(key_of(list, 1), list, |text| format!("SELECT ARRAY[{text}]")).await?;
+        let (v, _) = self.value_keyed(key_of(list, 1), list, "SELECT ARRAY[", "]", Query::Expression).await?;
         Ok(match v {
             Value::Array(a) => {
                 a.to_vec().iter().any(|x| x.compare(subject) == Some(std::cmp::Ordering::Equal))
@@ -1525,15 +1551,18 @@ impl<'s, 'c> Interp<'s, 'c> {
         &mut self,
         key: usize,
         sql: &Sql,
-        statement: impl FnOnce(&str) -> String,
+        statement: impl Fn(&str) -> String,
     ) -> Result<Output, SqlError> {
         let mut compiled = match self.cache.remove(&key) {
             Some(c) => c,
-            None => Box::new(self.compile(&statement(&sql.text))?),
+            None => {
+                let text = statement(&sql.text);
+                Box::new(self.compile(&text).map_err(|e| spi_error(e, &text, 0, Query::Statement))?)
+            }
         };
         let out = self.run_compiled(&mut compiled).await;
         self.cache.insert(key, compiled);
-        out
+        out.map_err(|e| spi_error(e, &statement(&sql.text), 0, Query::Statement))
     }
 
     /// `text` parsed, its variable references made parameters.
@@ -1574,8 +1603,9 @@ impl<'s, 'c> Interp<'s, 'c> {
                     return Err(e);
                 }
             }
-            // The text sqlparser read no longer has the user's positions.
-            ast.origin = None;
+            // The positions the binder finds are in `text`, the function's
+            // query: an error carries them as its internal position
+            // (PL-SPI-ERRORS), never as the client's.
         }
         let declared = self.declared(&sources);
         Ok(Compiled { parsed, sources, declared, planned: None, fields: None })
@@ -1744,8 +1774,8 @@ impl<'s, 'c> Interp<'s, 'c> {
             params.push(v);
             declared.push(Some(ty));
         }
-        let mut parsed = crate::parse::parse(&text, self.spi.limits.max_stack_depth)
-            .map_err(|e| query_context(e, &text))?;
+        let named = |e| spi_error(e, &text, 0, Query::Statement);
+        let mut parsed = crate::parse::parse(&text, self.spi.limits.max_stack_depth).map_err(named)?;
         if parsed.len() != 1 {
             return Err(SqlError::new(
                 SqlState::SYNTAX_ERROR,
@@ -1754,9 +1784,9 @@ impl<'s, 'c> Interp<'s, 'c> {
         }
         let parsed = parsed.pop().expect("one");
         loop {
-            let planned = self.spi.plan(&parsed, &declared).map_err(|e| query_context(e, &text))?;
-            if self.spi.current(&planned, true).await? {
-                return self.spi.run(&planned, &params).await.map_err(|e| query_context(e, &text));
+            let planned = self.spi.plan(&parsed, &declared).map_err(named)?;
+            if self.spi.current(&planned, true).await.map_err(named)? {
+                return self.spi.run(&planned, &params).await.map_err(named);
             }
         }
     }
@@ -1944,14 +1974,58 @@ fn not_assigned(name: &str) -> SqlError {
     .with_detail("The tuple structure of a not-yet-assigned record is indeterminate.")
 }
 
-/// An error of the query an expression is, with PostgreSQL's QUERY line
-/// (as part of the context).
+/// What a query of the body is to PostgreSQL's SPI error callback, which
+/// names it in an error raised while it is prepared or run (PL-SPI-ERRORS).
+#[derive(Clone, Copy)]
+pub(super) enum Query<'a> {
+    /// An expression, run as `SELECT expr`: `SQL expression "expr"`.
+    Expression,
+    /// `target := expr`, its expression run as `SELECT expr`:
+    /// `PL/pgSQL assignment "target := expr"`.
+    Assignment(&'a str),
+    /// A statement, run as written: `SQL statement "…"`.
+    Statement,
+}
+
+/// An error raised while a query of the body was prepared or run, as
+/// PostgreSQL's SPI error callback reports it (PL-SPI-ERRORS): a position
+/// in the query becomes a place in the function's query (psql's `QUERY:`),
+/// shown as PostgreSQL shows it (an expression without the `SELECT` it
+/// ran as: `skipped` characters before `body`); any other error gets a
+/// CONTEXT line naming the query, after those of the calls it made.
 #[cold]
-fn query_context(e: SqlError, text: &str) -> SqlError {
-    if e.context.is_some() {
+pub(super) fn spi_error(e: SqlError, body: &str, skipped: usize, q: Query<'_>) -> SqlError {
+    let (shown, before, what) = match q {
+        Query::Expression => (body.to_owned(), 0, "SQL expression"),
+        Query::Assignment(target) => {
+            (format!("{target} := {body}"), target.chars().count() + 4, "PL/pgSQL assignment")
+        }
+        Query::Statement => (body.to_owned(), 0, "SQL statement"),
+    };
+    let mut d = e.into_data();
+    match d.position.take().map(|p| p as usize) {
+        Some(p) if p > skipped => {
+            let position = u32::try_from(p - skipped + before).unwrap_or(u32::MAX);
+            d.internal = Some(Box::new(snapscale_values::InternalQuery { query: shown, position }));
+        }
+        _ => {
+            let line = format!("{what} \"{shown}\"");
+            d.context = Some(match d.context.take() {
+                Some(c) => format!("{c}\n{line}"),
+                None => line,
+            });
+        }
+    }
+    SqlError::from(d)
+}
+
+/// An error of an expression PostgreSQL evaluates outside SPI (a simple
+/// expression at run time): it names no query, and its position, if
+/// any, is not the client's.
+pub(super) fn unnamed_error(e: SqlError) -> SqlError {
+    if e.position.is_none() {
         return e;
     }
-    let _ = text;
     SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() })
 }
 
@@ -2027,4 +2101,56 @@ fn key_of(sql: &Sql, use_: usize) -> usize {
 /// The row count of a command tag (`INSERT 0 3`, `UPDATE 2`).
 fn affected(tag: &str) -> Option<usize> {
     tag.rsplit(' ').next().and_then(|n| n.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placed(position: Option<usize>) -> SqlError {
+        let e = SqlError::new(SqlState::UNDEFINED_COLUMN, "column \"y\" does not exist");
+        match position {
+            Some(p) => e.at_position(p),
+            None => e,
+        }
+    }
+
+    /// A place in the query run becomes a place in the query as
+    /// PostgreSQL shows it: an expression without its SELECT, an
+    /// assignment with its target.
+    #[test]
+    fn positions_move_into_the_query_shown() {
+        // `SELECT x + y`: y at 12.
+        let e = spi_error(placed(Some(12)), "x + y", 7, Query::Expression);
+        let i = e.internal.as_deref().expect("internal query");
+        assert_eq!((i.query.as_str(), i.position, e.position), ("x + y", 5, None));
+        let e = spi_error(placed(Some(12)), "x + y", 7, Query::Assignment("r.a"));
+        let i = e.internal.as_deref().expect("internal query");
+        assert_eq!((i.query.as_str(), i.position), ("r.a := x + y", 12));
+        let e = spi_error(placed(Some(8)), "SELECT y", 0, Query::Statement);
+        assert_eq!(e.internal.as_deref().map(|i| i.position), Some(8));
+        assert!(e.context.is_none());
+    }
+
+    /// Without a place, the query is named on a CONTEXT line after those
+    /// of the calls it made.
+    #[test]
+    fn other_errors_name_the_query() {
+        let mut inner = placed(None);
+        inner.context = Some("PL/pgSQL function f() line 3 at RETURN".into());
+        let e = spi_error(inner, "SELECT f()", 0, Query::Statement);
+        assert_eq!(
+            e.context.as_deref(),
+            Some("PL/pgSQL function f() line 3 at RETURN\nSQL statement \"SELECT f()\"")
+        );
+        let e = spi_error(placed(None), "1/0", 7, Query::Expression);
+        assert_eq!(e.context.as_deref(), Some("SQL expression \"1/0\""));
+        let e = spi_error(placed(None), "1/x", 7, Query::Assignment("v"));
+        assert_eq!(e.context.as_deref(), Some("PL/pgSQL assignment \"v := 1/x\""));
+        assert!(e.internal.is_none());
+        // A place inside the SELECT put before an expression is no place
+        // PostgreSQL would show.
+        let e = spi_error(placed(Some(3)), "x", 7, Query::Expression);
+        assert!(e.internal.is_none() && e.context.is_some());
+    }
 }

@@ -65,6 +65,11 @@ pub(crate) struct Planned {
     simple: Option<(Expr, SqlType)>,
     /// The simple expression's quick shape, if it has one.
     quick: Option<Quick>,
+    /// `SELECT expr` with no table, subquery or lock: what PostgreSQL
+    /// evaluates as a simple expression, outside SPI, so that an error
+    /// while it runs names no query (PL-SPI-ERRORS). Wider than `simple`:
+    /// the expression may call functions and read the catalog.
+    expression_only: bool,
 }
 
 impl Planned {
@@ -93,6 +98,11 @@ impl Planned {
     /// The simple expression's quick shape, if it has one.
     pub(crate) fn quick(&self) -> Option<&Quick> {
         self.quick.as_ref()
+    }
+
+    /// Whether PostgreSQL would run it as a simple expression.
+    pub(crate) fn expression_only(&self) -> bool {
+        self.expression_only
     }
 }
 
@@ -141,7 +151,9 @@ impl Spi<'_> {
             _ => None,
         };
         let quick = simple.as_ref().and_then(|(e, _)| Quick::of(e));
-        Ok(Planned { statement, subplans, deps, waits, pl_calls, generation, simple, quick })
+        let expression_only = matches!(&statement, Statement::Query(q) if subplans.is_empty() && !waits
+            && matches!(&q.root, Node::Project { input, exprs } if matches!(**input, Node::Result) && exprs.len() == 1));
+        Ok(Planned { statement, subplans, deps, waits, pl_calls, generation, simple, quick, expression_only })
     }
 
     /// Makes `planned` current (PLAN-FRESH): true if it is, false if a

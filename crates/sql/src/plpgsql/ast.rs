@@ -2,11 +2,10 @@
 //! expression, each query) stays text ([`Sql`]), parsed and bound when it
 //! first runs, with the variables it names read as parameters.
 
-/// SQL text from the body, with the line it starts on (for CONTEXT).
+/// SQL text from the body (statements carry their lines, for CONTEXT).
 #[derive(Clone, Debug)]
 pub(crate) struct Sql {
     pub text: String,
-    pub line: usize,
 }
 
 #[derive(Debug)]

@@ -142,7 +142,7 @@ impl<'s> Parser<'s> {
             (Some(a), Some(b)) if from < to => (a.start, b.end),
             _ => (0, 0),
         };
-        Sql { text: self.src[start..end].to_owned(), line: self.line_of(start) }
+        Sql { text: self.src[start..end].to_owned() }
     }
 
     /// SQL up to (not including) a token at nesting depth 0 that `stop`
@@ -671,10 +671,15 @@ impl<'s> Parser<'s> {
         let into = self.read_into()?;
         let after = self.pos;
         self.pos = end + 1;
-        let head = self.text(from, at);
-        let tail = self.text(after, end);
-        let text = format!("{} {}", head.text, tail.text);
-        Ok(Stmt::Sql { sql: Sql { text: text.trim().to_owned(), line: head.line }, into: Some(into), line })
+        // The INTO clause blanked, as PostgreSQL does, so that a place in
+        // the statement is where it was in the source (an error's
+        // position, PL-SPI-ERRORS).
+        let mut sql = self.text(from, end);
+        let base = self.toks[from].start;
+        let (cut_from, cut_to) = (self.toks[at].start - base, self.toks[after - 1].end - base);
+        let blank = " ".repeat(sql.text[cut_from..cut_to].chars().count());
+        sql.text.replace_range(cut_from..cut_to, &blank);
+        Ok(Stmt::Sql { sql, into: Some(into), line })
     }
 
     /// RAISE [level] [format [, args]] [USING …];

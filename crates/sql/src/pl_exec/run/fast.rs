@@ -86,20 +86,23 @@ impl<'s, 'c> Interp<'s, 'c> {
         let done = |flow| Sync::Done(flow);
         match s {
             Stmt::Null => Some(Ok(done(Flow::Next))),
-            Stmt::Assign { expr, line, .. } => {
+            Stmt::Assign { target, expr, line } => {
                 // The target as found at this place before (`assign`).
                 let &k = self.targets.get(&key_of(expr, 2))?;
                 if let Some(r) = self.try_int_in_place(k, expr) {
                     return Some(match r {
                         Ok(()) => Ok(done(Flow::Next)),
-                        Err(err) => Err(self.in_context(query_context(err, &expr.text), *line, "assignment")),
+                        Err(err) => {
+                            let err = self.simple_error(err, expr, Query::Assignment(target));
+                            Err(self.in_context(err, *line, "assignment"))
+                        }
                     });
                 }
                 let (r, ty) = self.try_simple_value(expr)?;
                 let stored = match r {
                     Ok(v) if self.vars[k].is_record => self.store_record(k, v, expr),
                     Ok(v) => self.store(k, v, ty),
-                    Err(err) => Err(query_context(err, &expr.text)),
+                    Err(err) => Err(self.simple_error(err, expr, Query::Assignment(target))),
                 };
                 Some(match stored {
                     Ok(()) => Ok(done(Flow::Next)),
@@ -143,7 +146,9 @@ impl<'s, 'c> Interp<'s, 'c> {
                     if self.returns == SqlType::Void {
                         return None;
                     }
-                    let r = self.try_simple(e)?.and_then(|(v, from)| self.convert(v, from, self.returns));
+                    let r = self
+                        .try_simple(e, Query::Expression)?
+                        .and_then(|(v, from)| self.convert(v, from, self.returns));
                     match r {
                         Ok(v) => self.result = v,
                         Err(err) => return Some(Err(self.in_context(err, *line, "RETURN"))),
@@ -177,12 +182,24 @@ impl<'s, 'c> Interp<'s, 'c> {
     /// plan is current, evaluated on the spot: in its quick shape over the
     /// variables where it has one, else with their values as parameters.
     /// `None` (nothing evaluated) when it must take the statement path.
-    pub(super) fn try_simple(&self, e: &Sql) -> Option<Result<(Value, SqlType), SqlError>> {
+    pub(super) fn try_simple(&self, e: &Sql, q: Query<'_>) -> Option<Result<(Value, SqlType), SqlError>> {
         let (r, ty) = self.try_simple_value(e)?;
         Some(match r {
             Ok(v) => Ok((v, ty)),
-            Err(err) => Err(query_context(err, &e.text)),
+            Err(err) => Err(self.simple_error(err, e, q)),
         })
+    }
+
+    /// An error of simple expression `e` at run time: PostgreSQL names no
+    /// query for it, unless the expression is constant (then PostgreSQL
+    /// computed it while planning, in SPI: PL-SPI-ERRORS).
+    fn simple_error(&self, err: SqlError, e: &Sql, q: Query<'_>) -> SqlError {
+        let constant = self.cache.get(&key_of(e, 0)).is_some_and(|c| c.sources.is_empty());
+        if constant {
+            spi_error(err, &e.text, "SELECT ".len(), q)
+        } else {
+            unnamed_error(err)
+        }
     }
 
     /// [`try_simple`](Self::try_simple)'s value and type apart (the value
@@ -228,7 +245,7 @@ impl<'s, 'c> Interp<'s, 'c> {
     /// A ready condition's truth (NULL: `None`); `None` as
     /// [`try_simple`](Self::try_simple)'s.
     fn try_truth(&self, cond: &Sql) -> Option<Result<Option<bool>, SqlError>> {
-        Some(self.try_simple(cond)?.and_then(|(v, ty)| self.truth_of(v, ty)))
+        Some(self.try_simple(cond, Query::Expression)?.and_then(|(v, ty)| self.truth_of(v, ty)))
     }
 
     /// A scalar variable's or a record field's value where it is (`None`
