@@ -48,3 +48,18 @@ impl std::fmt::Debug for SessionView {
         f.debug_struct("SessionView").field("user", &self.user).field("database", &self.database).finish()
     }
 }
+
+/// One of the session's open cursors as pg_cursors shows it: the SQL
+/// layer keeps the cursors and copies this much here when they change, for
+/// the statements that read the view.
+#[derive(Clone, Debug)]
+pub struct OpenCursor {
+    pub name: String,
+    /// The query string that declared it.
+    pub statement: Arc<str>,
+    pub holdable: bool,
+    pub binary: bool,
+    pub scrollable: bool,
+    /// When it was declared (microseconds since PostgreSQL's epoch).
+    pub created: i64,
+}

@@ -308,6 +308,7 @@ fn type_size(ty: SqlType) -> i16 {
         | SqlType::Record(_)
         | SqlType::Composite(_)
         | SqlType::Bytea
+        | SqlType::Refcursor
         | SqlType::Numeric(_)
         | SqlType::Json
         | SqlType::Jsonb

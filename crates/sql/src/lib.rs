@@ -27,6 +27,7 @@ mod parse;
 mod pl_exec;
 mod plan;
 mod plpgsql;
+mod portals;
 mod session;
 pub mod stack;
 mod statement;

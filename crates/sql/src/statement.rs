@@ -57,6 +57,16 @@ pub(crate) struct PreParsed {
     pub(crate) altered_view: Option<bool>,
     /// CREATE PROCEDURE, read as CREATE FUNCTION (procedure_syntax.rs).
     pub(crate) procedure: bool,
+    /// DECLARE name … CURSOR … FOR: the header before the query
+    /// (cursor_syntax.rs).
+    pub(crate) declare: Option<Box<DeclareCursor>>,
+}
+
+/// A DECLARE CURSOR's header (cursor_syntax.rs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DeclareCursor {
+    pub name: String,
+    pub options: crate::portals::CursorOptions,
 }
 
 /// One element of a storage parameter list, as written

@@ -161,6 +161,7 @@ async fn simple_query(
     copy_data: &[String],
     lines: &mut Vec<String>,
 ) {
+    conn.report_query(&std::sync::Arc::from(sql));
     let parsed = match conn.parse(sql) {
         Ok(p) => p,
         Err(e) => {

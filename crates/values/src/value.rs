@@ -92,6 +92,9 @@ pub enum SqlType {
     Composite(crate::UserType),
     /// bytea: a binary string.
     Bytea,
+    /// refcursor: a cursor's name (text), what PL/pgSQL's cursor variables
+    /// hold.
+    Refcursor,
     /// void: what a function that returns nothing returns
     /// (`pg_advisory_lock`). Its one value is not NULL and prints as the
     /// empty string (held as an empty text).
@@ -356,6 +359,7 @@ impl SqlType {
             SqlType::Poly(p) => p.oid(),
             SqlType::Uuid => 2950,
             SqlType::Bytea => 17,
+            SqlType::Refcursor => 1790,
             SqlType::Numeric(_) => 1700,
             SqlType::Json => 114,
             SqlType::Jsonb => 3802,
@@ -389,6 +393,7 @@ impl SqlType {
             SqlType::OidVector,
             SqlType::Uuid,
             SqlType::Bytea,
+            SqlType::Refcursor,
             SqlType::Numeric(-1),
             SqlType::Json,
             SqlType::Jsonb,
@@ -496,6 +501,7 @@ impl SqlType {
             SqlType::Poly(p) => p.name(),
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
+            SqlType::Refcursor => "refcursor",
             SqlType::Numeric(_) => "numeric",
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
@@ -562,6 +568,7 @@ impl SqlType {
             SqlType::Poly(p) => p.name(),
             SqlType::Uuid => "uuid",
             SqlType::Bytea => "bytea",
+            SqlType::Refcursor => "refcursor",
             SqlType::Numeric(_) => "numeric",
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
@@ -626,6 +633,7 @@ impl SqlType {
             "time" | "time without time zone" => SqlType::Time,
             "timetz" | "time with time zone" => SqlType::TimeTz,
             "bytea" => SqlType::Bytea,
+            "refcursor" => SqlType::Refcursor,
             "numeric" | "decimal" => SqlType::Numeric(-1),
             "record" => SqlType::Record(Rec::Anonymous),
             // An array type's internal name: `_int4` is int4[].
@@ -804,6 +812,7 @@ impl Value {
             SqlType::Interval => crate::parse_interval_styled(input, &style).map(Value::Interval),
             SqlType::Oid => oid::parse_oid(input).map(|o| Value::Int(o.into())),
             SqlType::Name => Ok(Value::Text(oid::truncate_name(input))),
+            SqlType::Refcursor => Ok(Value::Text(input.to_owned())),
             SqlType::Char1 => Ok(Value::Text(input.chars().next().map(String::from).unwrap_or_default())),
             // Reading a name needs the catalog: the binder and the evaluator
             // do it (`types::Reg`); a number is taken as the oid itself.

@@ -61,7 +61,12 @@ pub fn decode_param(
             let months = i32::from_be_bytes(b[12..16].try_into().expect("4 bytes"));
             Value::Interval(crate::Interval { months, days, micros })
         }
-        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1 => {
+        SqlType::Text
+        | SqlType::Varchar(_)
+        | SqlType::Char(_)
+        | SqlType::Name
+        | SqlType::Char1
+        | SqlType::Refcursor => {
             let text = std::str::from_utf8(bytes).map_err(|_| protocol_violation(ty))?;
             Value::parse(ty, text)?
         }

@@ -250,6 +250,7 @@ impl Writer {
             // No column has this type (`SqlType::storable`).
             SqlType::Void => (20, u32::MAX),
             SqlType::Trigger => (36, u32::MAX),
+            SqlType::Refcursor => (38, u32::MAX),
             SqlType::Poly(p) => (37, p.oid()),
             SqlType::Uuid => (21, u32::MAX),
             SqlType::Bytea => (22, u32::MAX),
@@ -839,6 +840,7 @@ impl<'a> Reader<'a> {
             )),
             20 => SqlType::Void,
             36 => SqlType::Trigger,
+            38 => SqlType::Refcursor,
             37 => SqlType::Poly(
                 snapscale_values::Poly::ALL.into_iter().find(|p| p.oid() == len).ok_or_else(corrupt)?,
             ),

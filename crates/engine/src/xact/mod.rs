@@ -136,6 +136,8 @@ pub struct Xact {
     wal: WalBuffer,
     /// What the session functions read (`current_user`, `current_setting()`).
     pub session_view: Option<Arc<crate::session_view::SessionView>>,
+    /// The session's open cursors, for pg_cursors (the SQL layer's copy).
+    pub open_cursors: Arc<[crate::session_view::OpenCursor]>,
     /// currval / lastval and the sequence WAL this transaction wrote
     /// (shared with every session view).
     pub sequences: Arc<std::sync::Mutex<crate::sequence::SessionSequences>>,
@@ -196,6 +198,7 @@ impl Xact {
             config: XactConfig::default(),
             thread_peers: None,
             session_view: None,
+            open_cursors: Arc::from(Vec::new()),
             sequences: Arc::default(),
             wal: WalBuffer::default(),
             path_override: None,
@@ -272,6 +275,12 @@ impl Xact {
         self.now = now_micros();
         self.accept_invalidations();
         Ok(())
+    }
+
+    /// How many levels are open: 1 for the top transaction, one more per
+    /// open subtransaction.
+    pub fn depth(&self) -> usize {
+        self.levels.len()
     }
 
     /// Whether a subtransaction (a savepoint, an EXCEPTION block) is open.

@@ -283,8 +283,8 @@ pub(super) fn comparable(a: SqlType, b: SqlType) -> bool {
     match (family(a), family(b)) {
         // PostgreSQL has no comparison operators on void, json or
         // jsonpath.
-        (Family::Void | Family::Json | Family::JsonPath, _)
-        | (_, Family::Void | Family::Json | Family::JsonPath) => false,
+        (Family::Void | Family::Json | Family::JsonPath | Family::Refcursor, _)
+        | (_, Family::Void | Family::Json | Family::JsonPath | Family::Refcursor) => false,
         (Family::Array, Family::Array) => comparable(a.elem().expect("array"), b.elem().expect("array")),
         (Family::Enum, Family::Enum) => a == b,
         (x, y) if x == y => true,
@@ -317,6 +317,9 @@ pub(super) enum Family {
     Time,
     /// A user-defined enum type (each its own: see `comparable`).
     Enum,
+    /// refcursor: a name, converted to and from text only through its
+    /// text, with no operators of its own.
+    Refcursor,
 }
 
 pub(super) fn family(ty: SqlType) -> Family {
@@ -334,6 +337,7 @@ pub(super) fn family(ty: SqlType) -> Family {
         SqlType::Record(_) => Family::Record,
         SqlType::Void | SqlType::Trigger | SqlType::Poly(_) => Family::Void,
         SqlType::Uuid => Family::Uuid,
+        SqlType::Refcursor => Family::Refcursor,
         SqlType::Bytea => Family::Bytea,
         SqlType::Numeric(_) => Family::Numeric,
         SqlType::Json => Family::Json,

@@ -911,6 +911,15 @@ pub fn bind_parsed<R: Resolver>(
             Err(SqlError::new(SqlState::INTERNAL_ERROR, "a part of CREATE SCHEMA bound alone"))
         }
         Parsed::Do { .. } => Err(SqlError::new(SqlState::INTERNAL_ERROR, "DO is the session's to run")),
+        // The session runs FETCH over its cursors; a function's SQL has
+        // PL/pgSQL's own FETCH.
+        Parsed::Fetch(f) => Err(SqlError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            format!(
+                "{} within a function's SQL statement is not supported",
+                if f.is_move { "MOVE" } else { "FETCH" }
+            ),
+        )),
         Parsed::Refresh { name, concurrently, data } => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.refresh_matview(name, *concurrently, *data)?;

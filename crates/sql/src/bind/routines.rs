@@ -191,7 +191,7 @@ impl<R: Resolver> Binder<'_, R> {
                         def.returns == SqlType::Void && def.output_columns().is_empty(),
                     )
                 })
-                .map_err(|e| crate::plpgsql::compile_context(e, &name, &def.body))?;
+                .map_err(|e| crate::plpgsql::compile_context(e, &name, &def.body, self.origin.as_deref()))?;
             return Ok(Plan::Utility(Utility::CreateRoutine {
                 key,
                 def: Box::new(def),

@@ -664,6 +664,15 @@ pub(super) const PG_STAT_ACTIVITY: &[ViewColumn] = &[
     c("backend_type", TEXT),
 ];
 
+pub(super) const PG_CURSORS: &[ViewColumn] = &[
+    c("name", TEXT),
+    c("statement", TEXT),
+    c("is_holdable", BOOL),
+    c("is_binary", BOOL),
+    c("is_scrollable", BOOL),
+    c("creation_time", TSTZ),
+];
+
 pub(super) const PG_STAT_USER_TABLES: &[ViewColumn] = &[
     c("relid", OID),
     c("schemaname", NAME),

@@ -133,6 +133,7 @@ static VIEWS: &[ViewDef] = &[
     view(PG, "pg_stat_activity", 12009, 'v', defs::PG_STAT_ACTIVITY),
     view(PG, "pg_locks", 12010, 'v', defs::PG_LOCKS),
     view(PG, "pg_stat_user_tables", 12011, 'v', defs::PG_STAT_USER_TABLES),
+    view(PG, "pg_cursors", 12012, 'v', defs::PG_CURSORS),
     view(IS, "schemata", 13001, 'v', info_schema::INFO_SCHEMATA),
     view(IS, "tables", 13002, 'v', info_schema::INFO_TABLES),
     view(IS, "columns", 13003, 'v', info_schema::INFO_COLUMNS),
@@ -227,6 +228,8 @@ pub(crate) struct CatalogState {
     pub db: Arc<Database>,
     /// The session's settings: (name, value, context).
     pub settings: Vec<(&'static str, String, &'static str)>,
+    /// The session's open cursors (pg_cursors).
+    pub cursors: Arc<[snapscale_engine::session_view::OpenCursor]>,
 }
 
 impl CatalogState {
@@ -424,6 +427,7 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_sequences") => relations::sequences_view(state),
         (PG, "pg_stat_activity") => activity::stat_activity(state),
         (PG, "pg_settings") => system::settings(state),
+        (PG, "pg_cursors") => system::cursors(state),
         (PG, "pg_locks") => activity::locks(state),
         (PG, "pg_stat_user_tables") => relations::stat_user_tables(state),
         (PG, "pg_rewrite") => relations::rewrites(state),

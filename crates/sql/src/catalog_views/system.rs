@@ -4,7 +4,8 @@
 use snapscale_values::Value;
 
 use super::defs::{
-    PG_AM, PG_AUTHID, PG_COLLATION, PG_DATABASE, PG_NAMESPACE, PG_ROLES, PG_SETTINGS, PG_TABLESPACE, PG_USER,
+    PG_AM, PG_AUTHID, PG_COLLATION, PG_CURSORS, PG_DATABASE, PG_NAMESPACE, PG_ROLES, PG_SETTINGS,
+    PG_TABLESPACE, PG_USER,
 };
 use super::{
     CatalogState, RowBuilder, DATABASE_OWNER_ROLE, DEFAULT_COLLATION, INFORMATION_SCHEMA, PG_CATALOG,
@@ -192,6 +193,24 @@ pub(super) fn tablespaces() -> Vec<Vec<Value>> {
                 .set("oid", oid)
                 .set("spcname", name)
                 .set("spcowner", POSTGRES_ROLE)
+                .build()
+        })
+        .collect()
+}
+
+/// pg_cursors: the session's open cursors.
+pub(super) fn cursors(state: &CatalogState) -> Vec<Vec<Value>> {
+    state
+        .cursors
+        .iter()
+        .map(|c| {
+            RowBuilder::new(PG_CURSORS)
+                .set("name", c.name.as_str())
+                .set("statement", &*c.statement)
+                .set("is_holdable", c.holdable)
+                .set("is_binary", c.binary)
+                .set("is_scrollable", c.scrollable)
+                .set("creation_time", Value::TimestampTz(c.created))
                 .build()
         })
         .collect()

@@ -69,7 +69,8 @@ static BASES: &[Base] = &[
     b(SqlType::Numeric(-1), "numeric", -1, false, 'N', false, 'i', 'm', "numeric"),
     b(SqlType::Json, "json", -1, false, 'U', false, 'i', 'x', "json"),
     b(SqlType::Jsonb, "jsonb", -1, false, 'U', false, 'i', 'x', "jsonb"),
-    b(SqlType::JsonPath, "jsonpath", -1, false, 'U', false, 'i', 'x', "jsonpath"),
+    b(SqlType::JsonPath, "jsonpath", -1, false, 'U', false, 'i', 'x', "jsonpath"), // Read and written by text's functions, as in PostgreSQL.
+    b(SqlType::Refcursor, "refcursor", -1, false, 'U', false, 'i', 'x', "text"),
 ];
 
 /// Pseudo-types: (oid, name, input function prefix).

@@ -115,6 +115,7 @@ impl Executor<'_> {
             database: session.map_or_else(|| "postgres".into(), |s| s.database.clone()),
             db: Arc::clone(&self.xact.db),
             settings: session.map(|s| s.settings.clone()).unwrap_or_default(),
+            cursors: Arc::clone(&self.xact.open_cursors),
         };
         Ok(self.catalog.get_or_init(|| state))
     }

@@ -210,7 +210,8 @@ pub fn cast(
         (v @ Value::Array(_), SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name) => {
             Value::parse(ty, &v.try_text_in(style)?.unwrap_or_default())?
         }
-        (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1) => {
+        (v, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name | SqlType::Char1)
+        | (v, SqlType::Refcursor) => {
             let text = v.try_text_in(style)?.unwrap_or_default();
             Value::parse(ty, &text)?
         }

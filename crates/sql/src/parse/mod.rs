@@ -30,6 +30,7 @@ pub(crate) mod column_refs;
 pub(crate) mod comment_syntax;
 mod conflict_syntax;
 mod create_as_syntax;
+mod cursor_syntax;
 mod do_syntax;
 pub(crate) mod domain_syntax;
 pub(crate) mod fk_action_syntax;
@@ -130,6 +131,8 @@ pub enum Parsed {
         concurrently: bool,
         name: Option<sqlparser::ast::ObjectName>,
     },
+    /// `FETCH` or `MOVE` (cursor_syntax.rs).
+    Fetch(crate::portals::FetchStatement),
     /// `REFRESH MATERIALIZED VIEW [CONCURRENTLY] name [WITH [NO] DATA]`.
     Refresh {
         name: sqlparser::ast::ObjectName,
@@ -310,6 +313,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             out.push(reindex(trimmed)?);
             continue;
         }
+        if first == "fetch" || first == "move" {
+            if let Some(parsed) = cursor_syntax::read_fetch(trimmed) {
+                out.push(Parsed::Fetch(parsed?));
+                continue;
+            }
+        }
         if first == "refresh" {
             out.push(refresh(trimmed)?);
             continue;
@@ -387,6 +396,14 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             std::sync::Arc::new(crate::statement::Origin { text: piece.to_owned(), chars_before })
         });
         let piece = identity_text.as_deref().unwrap_or(piece_before_identity);
+        // DECLARE … CURSOR … FOR: the header, blanked; the query is
+        // sqlparser's.
+        let (blanked, declare) = match cursor_syntax::read_declare(piece) {
+            Some(Ok((text, d))) => (Some(text), Some(Box::new(d))),
+            Some(Err(e)) => return Err(e),
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
         // CREATE TABLE name (a, b) AS …: the names, which sqlparser lacks
         // (blanked, so positions stay).
         let (blanked, ctas_columns) = match create_as_syntax::read_column_names(piece) {
@@ -500,6 +517,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                     fk_set_columns: fk_set_columns.clone(),
                                     altered_view,
                                     procedure,
+                                    declare: declare.clone(),
                                 }),
                             })
                         })

@@ -230,5 +230,5 @@ fn compile(routine: &snapscale_engine::catalog::RelEntry) -> Result<Body, SqlErr
     parse(&def.body, crate::stack::DEFAULT_MAX_STACK_DEPTH / 1024)
         .and_then(|b| check(&b, &names, void).map(|_| b))
         .map(Body::Pl)
-        .map_err(|e| compile_context(e, &routine.name, &def.body))
+        .map_err(|e| compile_context(e, &routine.name, &def.body, None))
 }

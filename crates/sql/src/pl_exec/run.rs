@@ -25,6 +25,7 @@ use crate::output::Output;
 use crate::parse::Parsed;
 use crate::plpgsql::ast::*;
 
+mod cursor;
 mod fast;
 mod txn;
 
@@ -51,6 +52,8 @@ struct Var {
     not_null: bool,
     record: Option<Record>,
     is_record: bool,
+    /// A bound cursor variable's declaration (what OPEN runs).
+    cursor: Option<Arc<CursorDecl>>,
 }
 
 #[derive(Clone)]
@@ -264,6 +267,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 not_null: false,
                 record: None,
                 is_record: false,
+                cursor: None,
             });
             if !name.is_empty() {
                 names.push((name, k));
@@ -297,6 +301,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                         not_null: false,
                         record: None,
                         is_record: false,
+                        cursor: None,
                     });
                     if !name.is_empty() {
                         names.push((name, k));
@@ -368,6 +373,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                     },
                 }),
                 is_record: true,
+                cursor: None,
             });
             names.push((Name::Borrowed(name), k));
         }
@@ -381,6 +387,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 not_null: false,
                 record: None,
                 is_record: false,
+                cursor: None,
             });
             names.push((Name::Borrowed(name), k));
         }
@@ -491,6 +498,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             not_null: false,
             record: None,
             is_record: false,
+            cursor: None,
         });
         self.frames.push(Frame { label: None, function: false, names: vec![(Name::Borrowed("found"), k)] });
         match self.block_here(body).await? {
@@ -566,11 +574,15 @@ impl<'s, 'c> Interp<'s, 'c> {
         let mark = self.vars.len();
         match self.run_list(&b.body).await {
             Ok(flow) => {
+                let depth = self.spi.xact.depth();
                 self.spi.xact.release()?;
+                self.spi.portals.released(depth);
                 Ok(self.label_exit(flow, &b.label))
             }
             Err(e) => {
+                let depth = self.spi.xact.depth();
                 self.spi.xact.rollback_level()?;
+                self.spi.portals.rolled_back(depth);
                 // Variables of blocks nested in it are gone (they were
                 // truncated as those blocks ended); its own keep their
                 // values, as PostgreSQL's do.
@@ -588,6 +600,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                         not_null: false,
                         record: None,
                         is_record: false,
+                        cursor: None,
                     });
                 }
                 self.frames.push(Frame {
@@ -656,8 +669,14 @@ impl<'s, 'c> Interp<'s, 'c> {
             not_null: d.not_null,
             record,
             is_record,
+            cursor: None,
         });
-        if let Some(default) = &d.default {
+        if let Some(cursor) = &d.cursor {
+            // A bound cursor's portal is named after its variable, unless
+            // the body names it otherwise before OPEN.
+            self.vars[k].cursor = Some(Arc::clone(cursor));
+            self.vars[k].value = Value::Text(d.name.clone());
+        } else if let Some(default) = &d.default {
             let (v, from) = self.value(default).await?;
             self.store(k, v, from)?;
         } else if d.not_null {
@@ -824,6 +843,24 @@ impl<'s, 'c> Interp<'s, 'c> {
                     .await
                     .map_err(|e| self.in_context(e, *line, "FOR over SELECT rows"))?;
                 self.for_rows(label, targets, rows, body).await
+            }
+            Stmt::Open { var, scroll, source, line } => {
+                self.open(var, *scroll, source, line).await.map_err(|e| self.in_context(e, *line, "OPEN"))?;
+                Ok(Flow::Next)
+            }
+            Stmt::Fetch { var, direction, into, line } => {
+                let what = if into.is_some() { "FETCH" } else { "MOVE" };
+                self.fetch(var, direction, into.as_ref())
+                    .await
+                    .map_err(|e| self.in_context(e, *line, what))?;
+                Ok(Flow::Next)
+            }
+            Stmt::Close { var, line } => {
+                self.close(var).map_err(|e| self.in_context(e, *line, "CLOSE"))?;
+                Ok(Flow::Next)
+            }
+            Stmt::ForCursor { label, target, cursor, args, body, line } => {
+                self.for_cursor(label, target, cursor, args.as_ref(), body, line).await
             }
             Stmt::ForEach { label, var, array, body, line } => {
                 let (v, _) =
@@ -1120,6 +1157,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             not_null: false,
             record: None,
             is_record: false,
+            cursor: None,
         });
         self.frames.push(Frame {
             label: label.clone().map(Name::Owned),
@@ -1757,6 +1795,16 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 
     async fn run_dynamic(&mut self, query: &Sql, using: &[Sql]) -> Result<Output, SqlError> {
+        self.run_dynamic_plan(query, using).await.map(|(out, _, _)| out)
+    }
+
+    /// EXECUTE's statement run: its output, whether its plan could run
+    /// backward, and its text.
+    async fn run_dynamic_plan(
+        &mut self,
+        query: &Sql,
+        using: &[Sql],
+    ) -> Result<(Output, bool, String), SqlError> {
         let (text, _) = self.value(query).await?;
         let text = match text {
             Value::Null => {
@@ -1786,7 +1834,8 @@ impl<'s, 'c> Interp<'s, 'c> {
         loop {
             let planned = self.spi.plan(&parsed, &declared).map_err(named)?;
             if self.spi.current(&planned, true).await.map_err(named)? {
-                return self.spi.run(&planned, &params).await.map_err(named);
+                let out = self.spi.run(&planned, &params).await.map_err(named)?;
+                return Ok((out, planned.scrollable(), text));
             }
         }
     }

@@ -40,6 +40,8 @@ pub(crate) struct Spi<'c> {
     pub depth: usize,
     /// The session's compiled functions (PL-CACHE).
     pub functions: &'c mut super::Functions,
+    /// The session's cursors.
+    pub portals: &'c mut crate::portals::Portals,
     /// The stack where the session lent this (PL-DEPTH: nested calls
     /// stop with 54001 once they used max_stack_depth below it).
     pub stack: (std::thread::ThreadId, usize),
@@ -98,6 +100,12 @@ impl Planned {
     /// The simple expression's quick shape, if it has one.
     pub(crate) fn quick(&self) -> Option<&Quick> {
         self.quick.as_ref()
+    }
+
+    /// Whether it is a query PostgreSQL's executor could run backward (a
+    /// cursor over it scrolls unless declared NO SCROLL).
+    pub(crate) fn scrollable(&self) -> bool {
+        matches!(&self.statement, Statement::Query(q) if crate::portals::backward_capable(&q.root))
     }
 
     /// Whether PostgreSQL would run it as a simple expression.
@@ -230,13 +238,15 @@ impl Spi<'_> {
         params: &[Value],
         mode: crate::exec::RunMode,
     ) -> Result<Output, SqlError> {
+        // The statement may read pg_cursors.
+        self.portals.publish(self.xact);
         let mut host = super::trigger::Host::new(
             self.limits,
             self.planner,
             self.in_block,
             self.deferral.clone(),
             self.depth,
-            &mut *self.functions,
+            (&mut *self.functions, &mut *self.portals),
             self.stack,
         );
         let ran =

@@ -32,6 +32,7 @@ pub(crate) struct Host<'h> {
     deferral: ri::Deferral,
     depth: usize,
     functions: &'h mut super::Functions,
+    portals: &'h mut crate::portals::Portals,
     stack: (std::thread::ThreadId, usize),
     /// Foreign-key checks put off to COMMIT by the triggers' statements.
     pub put_off: Vec<ri::Pending>,
@@ -56,7 +57,7 @@ impl<'h> Host<'h> {
         in_block: bool,
         deferral: ri::Deferral,
         depth: usize,
-        functions: &'h mut super::Functions,
+        (functions, portals): (&'h mut super::Functions, &'h mut crate::portals::Portals),
         stack: (std::thread::ThreadId, usize),
     ) -> Host<'h> {
         Host {
@@ -66,6 +67,7 @@ impl<'h> Host<'h> {
             deferral,
             depth,
             functions,
+            portals,
             stack,
             put_off: Vec::new(),
             routines: HashMap::new(),
@@ -114,6 +116,7 @@ impl<'h> Host<'h> {
             put_off: Vec::new(),
             depth: self.depth,
             functions: &mut *self.functions,
+            portals: &mut *self.portals,
             stack: self.stack,
             // Triggers and calls made per row run inside their statement.
             nonatomic: false,

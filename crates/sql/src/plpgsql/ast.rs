@@ -27,6 +27,51 @@ pub(crate) struct Decl {
     pub not_null: bool,
     pub default: Option<Sql>,
     pub line: usize,
+    /// A bound cursor variable's query (its type is then refcursor).
+    pub cursor: Option<std::sync::Arc<CursorDecl>>,
+}
+
+/// `name [NO] SCROLL CURSOR [(params)] FOR query`: what OPEN runs.
+#[derive(Debug)]
+pub(crate) struct CursorDecl {
+    pub scroll: Option<bool>,
+    /// Each parameter's name and type as written.
+    pub params: Vec<(String, String)>,
+    pub query: Sql,
+}
+
+/// Where an OPEN's rows come from.
+#[derive(Debug)]
+pub(crate) enum OpenSource {
+    /// A bound cursor's query, with its arguments as one select list
+    /// `arg AS param, …` in the parameters' order (`None`: it has none).
+    Bound(Option<Sql>),
+    /// `FOR query`.
+    Query(Sql),
+    /// `FOR EXECUTE string [USING …]`.
+    Execute { query: Sql, using: Vec<Sql> },
+}
+
+/// A FETCH's or MOVE's direction: how, and how far (`None`: one row).
+#[derive(Debug)]
+pub(crate) struct FetchDir {
+    pub kind: FetchKind,
+    pub count: FetchCount,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FetchKind {
+    Forward,
+    Backward,
+    Absolute,
+    Relative,
+}
+
+#[derive(Debug)]
+pub(crate) enum FetchCount {
+    Rows(i64),
+    All,
+    Expr(Sql),
 }
 
 #[derive(Debug)]
@@ -146,6 +191,33 @@ pub(crate) enum Stmt {
     },
     Null,
     Block(Block),
+    /// OPEN cursor-variable …
+    Open {
+        var: String,
+        scroll: Option<bool>,
+        source: OpenSource,
+        line: usize,
+    },
+    /// FETCH … INTO targets, or MOVE (`into` is `None`).
+    Fetch {
+        var: String,
+        direction: FetchDir,
+        into: Option<IntoTargets>,
+        line: usize,
+    },
+    Close {
+        var: String,
+        line: usize,
+    },
+    /// FOR record IN bound-cursor [(arguments)] LOOP.
+    ForCursor {
+        label: Option<String>,
+        target: String,
+        cursor: String,
+        args: Option<Sql>,
+        body: Vec<Stmt>,
+        line: usize,
+    },
     /// COMMIT or ROLLBACK [AND [NO] CHAIN]: ends the transaction and
     /// starts the next, where the call may (PL-TXN).
     Transaction {

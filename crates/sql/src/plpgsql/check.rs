@@ -158,7 +158,13 @@ impl Checker {
                 }
                 Ok(())
             }
-            Stmt::Sql { into: Some(into), line, .. } | Stmt::Execute { into: Some(into), line, .. } => {
+            Stmt::ForCursor { label, target, body, .. } => {
+                // The loop's record is declared by the loop.
+                self.looped(label, vec![(target.clone(), false)], body)
+            }
+            Stmt::Sql { into: Some(into), line, .. }
+            | Stmt::Execute { into: Some(into), line, .. }
+            | Stmt::Fetch { into: Some(into), line, .. } => {
                 for t in &into.targets {
                     self.target(t, *line)?;
                 }

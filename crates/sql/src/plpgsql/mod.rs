@@ -13,8 +13,31 @@ pub(crate) use parse::parse;
 use snapscale_values::SqlError;
 
 /// A syntax error in a body, with PostgreSQL's CONTEXT line for it.
-pub(crate) fn compile_context(e: snapscale_values::SqlError, name: &str, code: &str) -> SqlError {
-    let _ = code;
+pub(crate) fn compile_context(
+    e: snapscale_values::SqlError,
+    name: &str,
+    code: &str,
+    source: Option<&crate::statement::Origin>,
+) -> SqlError {
+    // A syntax error placed in the body is placed in the statement that
+    // holds it (the CREATE FUNCTION or DO), else shown in the body as the
+    // query it is in; either way without a CONTEXT line (PostgreSQL's
+    // function_parse_error_transpose).
+    if let Some(p) = e.position {
+        let start =
+            source.and_then(|o| o.text.find(code).map(|at| o.chars_before + o.text[..at].chars().count()));
+        let mut d = e.into_data();
+        d.context = None;
+        match start {
+            Some(start) => d.position = Some(u32::try_from(start).unwrap_or(u32::MAX).saturating_add(p)),
+            None => {
+                d.position = None;
+                d.internal =
+                    Some(Box::new(snapscale_values::InternalQuery { query: code.to_owned(), position: p }));
+            }
+        }
+        return SqlError::from(d);
+    }
     let line =
         e.context.as_deref().and_then(|c| c.strip_prefix("line ")).and_then(|l| l.parse::<usize>().ok());
     // A name no block declares or declares CONSTANT, or a body cut short,

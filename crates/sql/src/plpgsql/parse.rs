@@ -14,7 +14,8 @@ use super::lex::{tokens, Tok, Token};
 /// but a `;`.
 pub(crate) fn parse(src: &str, max_depth: usize) -> Result<Block, SqlError> {
     let toks = tokens(src)?;
-    let mut p = Parser { src, toks, pos: 0, depth: 0, max_depth, line_starts: line_starts(src) };
+    let mut p =
+        Parser { src, toks, pos: 0, depth: 0, max_depth, line_starts: line_starts(src), cursors: Vec::new() };
     let parsed = (|| {
         let label = p.label()?;
         let block = p.block(label)?;
@@ -45,6 +46,10 @@ struct Parser<'s> {
     depth: usize,
     max_depth: usize,
     line_starts: Vec<usize>,
+    /// The bound cursors declared where the parser is, innermost last:
+    /// their names and parameters' names (an OPEN's arguments are
+    /// matched to them as it is read, as PostgreSQL does).
+    cursors: Vec<(String, Vec<String>)>,
 }
 
 impl<'s> Parser<'s> {
@@ -89,7 +94,27 @@ impl<'s> Parser<'s> {
     /// PostgreSQL's syntax error at the token starting at byte `at`.
     fn error_at(&self, at: usize) -> SqlError {
         let end = self.toks.iter().find(|t| t.start == at).map_or(self.src.len(), |t| t.end);
-        SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{}\"", &self.src[at..end]))
+        let e = SqlError::new(
+            SqlState::SYNTAX_ERROR,
+            format!("syntax error at or near \"{}\"", &self.src[at..end]),
+        );
+        self.placed(e, at)
+    }
+
+    /// `e` placed at byte `at` of the body: its position counts the
+    /// body's characters (compile_context moves it into the statement
+    /// that holds the body).
+    fn placed(&self, e: SqlError, at: usize) -> SqlError {
+        let position = self.src[..at.min(self.src.len())].chars().count() + 1;
+        e.at_position(position)
+    }
+
+    /// `e` placed at the current token.
+    fn placed_here(&self, e: SqlError) -> SqlError {
+        match self.peek() {
+            Some(t) => self.placed(e, t.start),
+            None => e,
+        }
     }
 
     fn error_here(&self) -> SqlError {
@@ -194,6 +219,13 @@ impl<'s> Parser<'s> {
     /// [DECLARE …] BEGIN … [EXCEPTION …] END [label]
     fn block(&mut self, label: Option<String>) -> Result<Block, SqlError> {
         self.nest()?;
+        let visible = self.cursors.len();
+        let block = self.block_inner(label);
+        self.cursors.truncate(visible);
+        block
+    }
+
+    fn block_inner(&mut self, label: Option<String>) -> Result<Block, SqlError> {
         let mut decls = Vec::new();
         if self.eat_word("declare") {
             while !self.is_word("begin") {
@@ -276,7 +308,7 @@ impl<'s> Parser<'s> {
             return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "ALIAS FOR is not supported"));
         }
         if self.is_word("cursor") || (self.is_word("no") || self.is_word("scroll")) {
-            return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "cursor variables are not supported"));
+            return self.cursor_decl(name, line);
         }
         let ty = self.until(|t| {
             t.is_op(";")
@@ -301,7 +333,179 @@ impl<'s> Parser<'s> {
             self.expect_op(";")?;
             None
         };
-        Ok(Decl { name, ty: ty.text, constant, not_null, default, line })
+        Ok(Decl { name, ty: ty.text, constant, not_null, default, line, cursor: None })
+    }
+
+    /// `[NO] SCROLL CURSOR [(name type, …)] {FOR | IS} query;`.
+    fn cursor_decl(&mut self, name: String, line: usize) -> Result<Decl, SqlError> {
+        let scroll = if self.eat_word("no") {
+            self.expect_word("scroll")?;
+            Some(false)
+        } else if self.eat_word("scroll") {
+            Some(true)
+        } else {
+            None
+        };
+        self.expect_word("cursor")?;
+        let mut params = Vec::new();
+        if self.eat_op("(") {
+            loop {
+                let param = self.name()?;
+                let ty = self.until(|t| t.is_op(",") || t.is_op(")"))?;
+                params.push((param, ty.text));
+                if !self.eat_op(",") {
+                    break;
+                }
+            }
+            self.expect_op(")")?;
+        }
+        if !self.eat_word("for") {
+            self.expect_word("is")?;
+        }
+        let query = self.until_semicolon()?;
+        self.cursors.push((name.clone(), params.iter().map(|(n, _)| n.clone()).collect()));
+        let cursor = Some(std::sync::Arc::new(CursorDecl { scroll, params, query }));
+        Ok(Decl {
+            name,
+            ty: "refcursor".into(),
+            constant: false,
+            not_null: false,
+            default: None,
+            line,
+            cursor,
+        })
+    }
+
+    /// A bound cursor's arguments, if `(` follows: `[name {:= | =>}] expr,
+    /// …)`, checked against its parameters and written as one select list
+    /// in their order (`expr AS name, …`).
+    fn cursor_args(&mut self, cursor: &str) -> Result<Option<Sql>, SqlError> {
+        let params = self.cursors.iter().rev().find(|(n, _)| n == cursor).map(|(_, p)| p.clone());
+        let Some(params) = params else {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                format!("variable \"{cursor}\" must be of type cursor or refcursor"),
+            ));
+        };
+        if !self.is_op_here("(") {
+            if params.is_empty() {
+                return Ok(None);
+            }
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("cursor \"{cursor}\" has arguments")));
+        }
+        if params.is_empty() {
+            return Err(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                format!("cursor \"{cursor}\" has no arguments"),
+            ));
+        }
+        self.pos += 1;
+        let mut args: Vec<Option<String>> = vec![None; params.len()];
+        let mut i = 0;
+        loop {
+            let named = match (self.peek().map(|t| t.tok.clone()), self.peek_at(1)) {
+                (Some(Tok::Word(w) | Tok::Quoted(w)), Some(t)) if t.is_op(":=") || t.is_op("=>") => Some(w),
+                _ => None,
+            };
+            let arg_start = self.pos;
+            let at = match &named {
+                Some(w) => {
+                    self.pos += 2;
+                    params.iter().position(|p| p == w).ok_or_else(|| {
+                        self.placed(
+                            SqlError::new(
+                                SqlState::SYNTAX_ERROR,
+                                format!("cursor \"{cursor}\" has no argument named \"{w}\""),
+                            ),
+                            self.toks[arg_start].start,
+                        )
+                    })?
+                }
+                None => i,
+            };
+            if at >= params.len() {
+                return Err(self.placed_here(SqlError::new(
+                    SqlState::SYNTAX_ERROR,
+                    format!("too many arguments for cursor \"{cursor}\""),
+                )));
+            }
+            if args[at].is_some() {
+                return Err(self.placed(
+                    SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        format!(
+                            "value for parameter \"{}\" of cursor \"{cursor}\" specified more than once",
+                            params[at]
+                        ),
+                    ),
+                    self.toks[arg_start].start,
+                ));
+            }
+            let e = self.until(|t| t.is_op(",") || t.is_op(")"))?;
+            args[at] = Some(e.text);
+            i += 1;
+            if !self.eat_op(",") {
+                break;
+            }
+        }
+        if args.iter().any(Option::is_none) {
+            return Err(self.placed_here(SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                format!("not enough arguments for cursor \"{cursor}\""),
+            )));
+        }
+        self.expect_op(")")?;
+        let list = args
+            .into_iter()
+            .zip(&params)
+            .map(|(a, p)| format!("{} AS {p}", a.unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(Some(Sql { text: list }))
+    }
+
+    fn is_op_here(&self, o: &str) -> bool {
+        self.peek().is_some_and(|t| t.is_op(o))
+    }
+
+    /// The direction of a FETCH or MOVE, and its FROM or IN, if written.
+    fn fetch_direction(&mut self) -> Result<FetchDir, SqlError> {
+        let one = |kind| FetchDir { kind, count: FetchCount::Rows(1) };
+        let from = |t: &Token| t.is_word("from") || t.is_word("in");
+        let dir = if self.eat_word("next") {
+            one(FetchKind::Forward)
+        } else if self.eat_word("prior") {
+            one(FetchKind::Backward)
+        } else if self.eat_word("first") {
+            FetchDir { kind: FetchKind::Absolute, count: FetchCount::Rows(1) }
+        } else if self.eat_word("last") {
+            FetchDir { kind: FetchKind::Absolute, count: FetchCount::Rows(-1) }
+        } else if self.is_word("absolute") || self.is_word("relative") {
+            let kind = if self.eat_word("absolute") { FetchKind::Absolute } else { FetchKind::Relative };
+            self.eat_word("relative");
+            FetchDir { kind, count: FetchCount::Expr(self.until(from)?) }
+        } else if self.is_word("forward") || self.is_word("backward") {
+            let kind = if self.eat_word("forward") { FetchKind::Forward } else { FetchKind::Backward };
+            self.eat_word("backward");
+            if self.eat_word("all") {
+                FetchDir { kind, count: FetchCount::All }
+            } else if self.peek().is_some_and(from) {
+                one(kind)
+            } else {
+                FetchDir { kind, count: FetchCount::Expr(self.until(from)?) }
+            }
+        } else if self.eat_word("all") {
+            FetchDir { kind: FetchKind::Forward, count: FetchCount::All }
+        } else if self.peek().is_some_and(|t| !matches!(t.tok, Tok::Word(_) | Tok::Quoted(_))) {
+            // A count alone: FETCH n FROM c.
+            FetchDir { kind: FetchKind::Forward, count: FetchCount::Expr(self.until(from)?) }
+        } else {
+            return Ok(one(FetchKind::Forward));
+        };
+        if !(self.eat_word("from") || self.eat_word("in")) {
+            return Err(self.error_here());
+        }
+        Ok(dir)
     }
 
     /// Statements up to one of `stops` (not consumed).
@@ -501,10 +705,72 @@ impl<'s> Parser<'s> {
                 self.pos += 2;
                 Ok(Stmt::Null)
             }
-            "open" | "fetch" | "move" | "close" => Err(SqlError::new(
-                SqlState::FEATURE_NOT_SUPPORTED,
-                "cursors are not supported in PL/pgSQL yet",
-            )),
+            "open" => {
+                self.pos += 1;
+                let var = self.name()?;
+                let scroll = if self.eat_word("no") {
+                    self.expect_word("scroll")?;
+                    Some(false)
+                } else if self.eat_word("scroll") {
+                    Some(true)
+                } else {
+                    None
+                };
+                let source = if self.eat_word("for") {
+                    if self.eat_word("execute") {
+                        let query = self.until(|t| t.is_op(";") || t.is_word("using"))?;
+                        let using = if self.eat_word("using") {
+                            self.expr_list(|t| t.is_op(";"))?
+                        } else {
+                            Vec::new()
+                        };
+                        OpenSource::Execute { query, using }
+                    } else {
+                        OpenSource::Query(self.until(|t| t.is_op(";"))?)
+                    }
+                } else if self.cursors.iter().any(|(n, _)| *n == var) {
+                    OpenSource::Bound(self.cursor_args(&var)?)
+                } else {
+                    return Err(self.error_here());
+                };
+                self.expect_op(";")?;
+                Ok(Stmt::Open { var, scroll, source, line })
+            }
+            "fetch" | "move" => {
+                self.pos += 1;
+                let direction = self.fetch_direction()?;
+                let var = self.name()?;
+                let into = if word == "fetch" {
+                    self.expect_word("into")?;
+                    let into = self.read_into()?;
+                    let many = match &direction.count {
+                        FetchCount::All => true,
+                        FetchCount::Rows(n) => {
+                            matches!(direction.kind, FetchKind::Forward | FetchKind::Backward) && *n != 1
+                        }
+                        FetchCount::Expr(_) => {
+                            matches!(direction.kind, FetchKind::Forward | FetchKind::Backward)
+                        }
+                    };
+                    if many {
+                        return Err(SqlError::new(
+                            SqlState::FEATURE_NOT_SUPPORTED,
+                            "FETCH statement cannot return multiple rows",
+                        ));
+                    }
+                    Some(into)
+                } else {
+                    None
+                };
+                self.expect_op(";")?;
+                Ok(Stmt::Fetch { var, direction, into, line })
+            }
+            "close" => {
+                self.pos += 1;
+                let var = self.name()?;
+                self.expect_op(";")?;
+                Ok(Stmt::Close { var, line })
+            }
             "commit" | "rollback" => {
                 self.pos += 1;
                 let chain = if self.eat_word("and") {
@@ -586,6 +852,26 @@ impl<'s> Parser<'s> {
             self.expect_word("loop")?;
             let body = self.loop_body(&label)?;
             return Ok(Stmt::ForRange { label, var, reverse, from, to, by, body, line });
+        }
+        // FOR r IN cursor [(arguments)] LOOP: a bound cursor's name where
+        // a query would start.
+        let cursor = match self.peek().map(|t| t.tok.clone()) {
+            Some(Tok::Word(w) | Tok::Quoted(w)) if self.cursors.iter().any(|(n, _)| *n == w) => {
+                let next = self.peek_at(1);
+                next.is_some_and(|t| t.is_word("loop") || t.is_op("(")).then_some(w)
+            }
+            _ => None,
+        };
+        if let Some(cursor) = cursor {
+            if targets.len() != 1 {
+                return Err(self.error_here());
+            }
+            self.pos += 1;
+            let args = self.cursor_args(&cursor)?;
+            self.expect_word("loop")?;
+            let body = self.loop_body(&label)?;
+            let target = targets.remove(0);
+            return Ok(Stmt::ForCursor { label, target, cursor, args, body, line });
         }
         let query = if self.eat_word("execute") {
             let query = self.until_word(&["using", "loop"])?;

@@ -98,16 +98,15 @@ impl<G: Gucs> Conn<G> {
                 Ok(Output::Deallocate(if all { None } else { Some(name.value.clone()) }))
             }
             Statement::Discard { object_type } => self.discard(*object_type),
-            // There are no SQL cursors and no LISTEN here: closing all of
-            // them, or every listen, has nothing to do (connection poolers
-            // send both when they reset a session).
             Statement::Close { cursor: ast::CloseCursor::All } => {
+                self.portals.close_all();
                 Ok(Output::Command("CLOSE CURSOR ALL".into()))
             }
-            Statement::Close { cursor: ast::CloseCursor::Specific { name } } => Err(SqlError::new(
-                SqlState::INVALID_CURSOR_NAME,
-                format!("cursor \"{}\" does not exist", name.value),
-            )),
+            Statement::Close { cursor: ast::CloseCursor::Specific { name } } => {
+                self.portals.close(&crate::bind::ident(name)).map(|()| Output::Command("CLOSE CURSOR".into()))
+            }
+            // There is no LISTEN here: ending every listen has nothing to
+            // do (connection poolers send it when they reset a session).
             Statement::UNLISTEN { .. } => Ok(Output::Command("UNLISTEN".into())),
             other => Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, format!("{other} is not supported"))),
         };
@@ -258,7 +257,9 @@ impl<G: Gucs> Conn<G> {
         self.require_block("RELEASE SAVEPOINT")?;
         let at = self.find_savepoint(name)?;
         while self.savepoints.len() > at {
+            let depth = self.xact.depth();
             self.xact.release()?;
+            self.portals.released(depth);
             self.savepoints.pop();
         }
         Ok(Output::Command("RELEASE".into()))
@@ -278,7 +279,9 @@ impl<G: Gucs> Conn<G> {
         self.pending.truncate(pending);
         self.deferral = deferral;
         while self.savepoints.len() > at {
+            let depth = self.xact.depth();
             self.xact.rollback_level()?;
+            self.portals.rolled_back(depth);
             self.savepoints.pop();
         }
         if let Some((gucs, local)) = settings {
@@ -558,6 +561,7 @@ impl<G: Gucs> Conn<G> {
             ));
         }
         if what == D::ALL {
+            self.portals.close_all();
             self.xact.sequences.lock().expect("session sequences poisoned").clear();
             self.xact.advisory.unlock_all();
             self.reset_all();

@@ -68,7 +68,7 @@ impl<G: Gucs> Conn<G> {
             self.block == super::Block::Open,
             self.deferral.clone(),
             0,
-            &mut self.pl_functions,
+            (&mut self.pl_functions, &mut self.portals),
             crate::stack::mark(),
         );
         let mut exec = Executor::new(&mut self.xact, self.limits, &[], false, copy.waits);

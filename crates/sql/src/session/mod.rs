@@ -32,6 +32,7 @@ use crate::plan::Utility;
 
 mod control;
 mod copy;
+mod cursors;
 mod prepared;
 
 use prepared::Kind;
@@ -219,6 +220,10 @@ pub struct Conn<G: Gucs> {
     /// The set_config() calls of the running statement (name, value as
     /// SHOW prints it, is_local), applied when it succeeds.
     pub(crate) set_calls: Arc<std::sync::Mutex<Vec<(String, String, bool)>>>,
+    /// The session's cursors (DECLARE's and PL/pgSQL's).
+    pub(crate) portals: crate::portals::Portals,
+    /// The query string being run (pg_cursors shows a cursor's).
+    pub(crate) query_text: Arc<str>,
 }
 
 impl<G: Gucs> Conn<G> {
@@ -242,6 +247,8 @@ impl<G: Gucs> Conn<G> {
             copy: None,
             multi_statement: false,
             set_calls: Arc::default(),
+            portals: Default::default(),
+            query_text: Arc::from(""),
         };
         conn.configure();
         conn.refresh_session_view();
@@ -353,7 +360,8 @@ impl<G: Gucs> Conn<G> {
 
     /// A query starts (the text a Query message carried, or a prepared
     /// statement's).
-    pub fn report_query(&self, text: &Arc<str>) {
+    pub fn report_query(&mut self, text: &Arc<str>) {
+        self.query_text = Arc::clone(text);
         let now = snapscale_values::now_micros();
         let in_block = matches!(self.block, Block::Open | Block::Failed);
         self.xact.db.activity.update(self.xact.slot(), |s| {
@@ -653,29 +661,45 @@ impl<G: Gucs> Conn<G> {
                     self.copy = Some(copy);
                     return Ok(Output::CopyIn { columns: columns.len(), binary });
                 }
-                let called = if planned.pl_calls.is_empty() {
-                    Vec::new()
-                } else {
-                    let mut spi = self.spi();
-                    let called = crate::pl_exec::call_all(&mut spi, &planned.pl_calls, params).await;
-                    let put_off = std::mem::take(&mut spi.put_off);
-                    self.pending.extend(put_off);
-                    called?
-                };
-                let mode = crate::exec::RunMode {
-                    in_block: self.block == Block::Open,
-                    waits: planned.waits,
-                    deferral: self.deferral.clone(),
-                    called,
-                    routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
-                };
-                let mut spi = self.spi();
-                let ran = spi.execute(&planned.statement, &planned.subplans, params, mode).await;
-                let mut put_off = std::mem::take(&mut spi.put_off);
-                self.pending.append(&mut put_off);
-                ran
+                if let Parsed::Sql(ast) = parsed {
+                    if let Some(declare) = &ast.pre.declare {
+                        return self.declare(declare, &planned, params).await;
+                    }
+                }
+                self.run_planned(&planned, params).await
             }
+            Kind::Fetch(fetch) => self.fetch(fetch),
         }
+    }
+
+    /// Runs a planned statement: its PL/pgSQL calls first (PL-CALLS),
+    /// then the statement, lending it the session's functions.
+    pub(crate) async fn run_planned(
+        &mut self,
+        planned: &prepared::Planned,
+        params: &[Value],
+    ) -> Result<Output, SqlError> {
+        let called = if planned.pl_calls.is_empty() {
+            Vec::new()
+        } else {
+            let mut spi = self.spi();
+            let called = crate::pl_exec::call_all(&mut spi, &planned.pl_calls, params).await;
+            let put_off = std::mem::take(&mut spi.put_off);
+            self.pending.extend(put_off);
+            called?
+        };
+        let mode = crate::exec::RunMode {
+            in_block: self.block == Block::Open,
+            waits: planned.waits,
+            deferral: self.deferral.clone(),
+            called,
+            routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
+        };
+        let mut spi = self.spi();
+        let ran = spi.execute(&planned.statement, &planned.subplans, params, mode).await;
+        let mut put_off = std::mem::take(&mut spi.put_off);
+        self.pending.append(&mut put_off);
+        ran
     }
 
     /// What PL/pgSQL runs its statements with: this session's transaction
@@ -690,6 +714,7 @@ impl<G: Gucs> Conn<G> {
             put_off: Vec::new(),
             depth: 0,
             functions: &mut self.pl_functions,
+            portals: &mut self.portals,
             stack: crate::stack::mark(),
             nonatomic: false,
             default_isolation: self.gucs.default_isolation(),
@@ -741,7 +766,12 @@ impl<G: Gucs> Conn<G> {
         let name = "inline_code_block";
         let block = crate::plpgsql::parse(code, self.limits.max_stack_depth / 1024)
             .and_then(|b| crate::plpgsql::check(&b, &["found".into()], true).map(|_| b))
-            .map_err(|e| crate::plpgsql::compile_context(e, name, code))?;
+            .map_err(|e| {
+                // The query string holds the code (PostgreSQL's DO places
+                // a syntax error in it).
+                let source = crate::statement::Origin { text: self.query_text.to_string(), chars_before: 0 };
+                crate::plpgsql::compile_context(e, name, code, Some(&source))
+            })?;
         let mut spi = self.top_spi();
         let ran = crate::pl_exec::Interp::new(
             &mut spi,
@@ -829,6 +859,11 @@ impl<G: Gucs> Conn<G> {
         self.savepoints.clear();
         self.copy = None;
         let result = self.xact.commit().await;
+        if result.is_ok() {
+            self.portals.committed();
+        } else {
+            self.portals.aborted();
+        }
         // A commit that failed aborted: SET in it is undone too.
         if let (Err(_), Some(g)) = (&result, self.saved_gucs.take()) {
             self.gucs = g;
@@ -869,6 +904,7 @@ impl<G: Gucs> Conn<G> {
 
     pub(crate) fn abort_transaction(&mut self) {
         self.xact.abort();
+        self.portals.aborted();
         self.pending.clear();
         self.deferral = crate::exec::ri::Deferral::default();
         // The saved settings predate every SET LOCAL of the transaction.

@@ -53,6 +53,8 @@ pub(crate) enum Kind {
     /// EXECUTE name (arguments): the arguments' text (`None`: NULL), for
     /// the protocol layer to run the named statement with.
     ExecuteNamed { name: String, args: Vec<Option<String>> },
+    /// FETCH or MOVE (session/cursors.rs).
+    Fetch(crate::portals::FetchStatement),
 }
 
 /// A statement bound and planned, with what it depends on.
@@ -209,6 +211,23 @@ impl<G: Gucs> Conn<G> {
         if self.block == Block::Failed {
             return Err(aborted_block());
         }
+        // FETCH reads a cursor's rows; its columns are the cursor's, if it
+        // is open now (PostgreSQL describes it so too).
+        if let Parsed::Fetch(fetch) = parsed {
+            let columns = match fetch.is_move {
+                false => self.portals.get(&fetch.name).map(|p| Arc::clone(&p.columns)),
+                true => None,
+            };
+            return Ok(Arc::new(Prepared {
+                columns,
+                params: Vec::new(),
+                kind: Kind::Fetch(fetch),
+                declared: Vec::new(),
+                planned: Mutex::new(None),
+                text: None,
+                fixed_result: true,
+            }));
+        }
         // DO runs its code when executed (Conn::run_do): nothing to plan.
         if matches!(parsed, Parsed::Do { .. }) {
             return Ok(Arc::new(Prepared {
@@ -225,8 +244,10 @@ impl<G: Gucs> Conn<G> {
         // the caller fails it (`Conn::fail`).
         self.ensure_transaction()?;
         let planned = self.plan(&parsed, declared)?;
+        // DECLARE CURSOR answers no rows: its query's go to the cursor.
+        let declares = matches!(&parsed, Parsed::Sql(ast) if ast.pre.declare.is_some());
         Ok(Arc::new(Prepared {
-            columns: planned.statement.columns(),
+            columns: if declares { None } else { planned.statement.columns() },
             params: planned.params.clone(),
             kind: Kind::Plan(parsed),
             declared: declared.to_vec(),
@@ -280,7 +301,9 @@ impl<G: Gucs> Conn<G> {
                 return Ok(planned);
             }
             let fresh = self.plan(parsed, &p.declared)?;
-            if p.fixed_result && (fresh.params != p.params || fresh.statement.columns() != p.columns) {
+            let declares = matches!(parsed, Parsed::Sql(ast) if ast.pre.declare.is_some());
+            let columns_changed = !declares && fresh.statement.columns() != p.columns;
+            if p.fixed_result && (fresh.params != p.params || columns_changed) {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
                     "cached plan must not change result type",

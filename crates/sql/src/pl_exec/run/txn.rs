@@ -46,15 +46,18 @@ impl Interp<'_, '_> {
         if rollback {
             spi.put_off.clear();
             spi.xact.abort();
+            spi.portals.aborted();
         } else {
             let pending = std::mem::take(&mut spi.put_off);
             crate::exec::run_pending(spi.xact, spi.limits, pending).await?;
             if let Err(e) = spi.xact.commit().await {
                 // The commit aborted: the call fails in a transaction of
                 // its own, which the session ends.
+                spi.portals.aborted();
                 spi.xact.begin(isolation)?;
                 return Err(e);
             }
+            spi.portals.committed();
         }
         spi.xact.begin(isolation)
     }
