@@ -589,6 +589,12 @@ impl Rel {
         rows
     }
 
+    /// The version of the row at `tid` that `reader` sees, following its
+    /// update chain (the storage's `visible_along`: WHERE CURRENT OF).
+    pub fn visible_along(&self, reader: &Reader<'_>, tid: Tid) -> Option<(Tid, Row)> {
+        self.heap.table.visible_along(reader, tid).map(|(t, r)| (t, self.entry.complete(r)))
+    }
+
     /// The newest committed version of the row at `tid` (the storage's
     /// `latest`).
     pub fn latest(&self, session: &Session, tid: Tid) -> Option<(Tid, Row)> {

@@ -31,10 +31,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use snapscale_engine::catalog::Row;
+use snapscale_engine::Tid;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 
-use crate::plan::physical::Node;
+use crate::plan::physical::{Node, Query};
 use crate::plan::Column;
 use crate::plan::SetOpKind;
 
@@ -97,6 +98,8 @@ pub(crate) struct Portal {
     level: usize,
     /// The text of the query string that declared it (pg_cursors).
     pub statement: Arc<str>,
+    /// What WHERE CURRENT OF may reach through it.
+    target: CursorTarget,
     /// When it was declared (pg_cursors.creation_time).
     pub created: i64,
 }
@@ -141,6 +144,7 @@ impl Portals {
             hold: options.hold,
             binary: options.binary,
             pinned: false,
+            target: CursorTarget::default(),
             level,
             statement,
             created: snapscale_values::now_micros(),
@@ -173,6 +177,13 @@ impl Portals {
     /// Cursor `name`, or 34000.
     pub(crate) fn portal(&mut self, name: &str) -> Result<&mut Portal, SqlError> {
         self.open.get_mut(name).ok_or_else(|| missing(name))
+    }
+
+    /// What WHERE CURRENT OF may reach through cursor `name`.
+    pub(crate) fn set_target(&mut self, name: &str, target: CursorTarget) {
+        if let Some(p) = self.open.get_mut(name) {
+            p.target = target;
+        }
     }
 
     /// Marks cursor `name` read by a FOR loop (see `Portal::pinned`).
@@ -258,6 +269,40 @@ fn forward_only() -> SqlError {
         .with_hint("Declare it with SCROLL option to enable backward scan.")
 }
 
+/// What WHERE CURRENT OF may reach through a cursor: the tables its query
+/// locks (FOR UPDATE / SHARE), and, when it is a simply updatable scan of
+/// one table, that table's oid and its rows' tids, one per row.
+#[derive(Default)]
+pub(crate) struct CursorTarget {
+    locked: Vec<u32>,
+    scan: Option<(u32, Vec<Tid>)>,
+}
+
+impl CursorTarget {
+    /// The target of a cursor over `q`, whose run left `scan` (its rows'
+    /// tids, if it is a scan of one table) and gave `rows` rows.
+    pub(crate) fn of(q: &Query, scan: Option<(u32, Vec<Tid>)>, rows: usize) -> CursorTarget {
+        let mut locked = Vec::new();
+        locked_tables(&q.root, &mut locked);
+        CursorTarget { locked, scan: scan.filter(|(_, tids)| tids.len() == rows) }
+    }
+}
+
+/// The tables the LockRows operators of `node` lock.
+fn locked_tables(node: &Node, out: &mut Vec<u32>) {
+    match node {
+        Node::LockRows { input, targets, .. } => {
+            out.extend(targets.iter().map(|t| t.rel.entry.oid));
+            locked_tables(input, out);
+        }
+        Node::Project { input, .. }
+        | Node::Limit { input, .. }
+        | Node::Sort { input, .. }
+        | Node::Filter { input, .. } => locked_tables(input, out),
+        _ => {}
+    }
+}
+
 /// Where the rows of one run go: kept (FETCH) or only counted (MOVE, and
 /// PostgreSQL's positioning runs).
 enum Sink<'a> {
@@ -266,6 +311,51 @@ enum Sink<'a> {
 }
 
 impl Portal {
+    /// The version of `table`'s row this cursor `name` is on, for WHERE
+    /// CURRENT OF, with PostgreSQL's errors where it names none.
+    pub(crate) fn current_tid(&self, name: &str, table: (u32, &str)) -> Result<Tid, SqlError> {
+        let state = |m: String| SqlError::new(SqlState::INVALID_CURSOR_STATE, m);
+        let (oid, table) = table;
+        if self.level == 0 {
+            return Err(state(format!("cursor \"{name}\" is held from a previous transaction")));
+        }
+        let t = &self.target;
+        if !t.locked.is_empty() {
+            match t.locked.iter().filter(|&&o| o == oid).count() {
+                0 => {
+                    return Err(state(format!(
+                        "cursor \"{name}\" does not have a FOR UPDATE/SHARE reference to table \"{table}\""
+                    )))
+                }
+                1 => {}
+                _ => {
+                    return Err(state(format!(
+                        "cursor \"{name}\" has multiple FOR UPDATE/SHARE references to table \"{table}\""
+                    )))
+                }
+            }
+        }
+        let tids = match &t.scan {
+            Some((o, tids)) if *o == oid => tids,
+            // PostgreSQL finds a locked table's row in a join too.
+            _ if !t.locked.is_empty() => {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "WHERE CURRENT OF a cursor over a join is not supported",
+                ))
+            }
+            _ => {
+                return Err(state(format!(
+                    "cursor \"{name}\" is not a simply updatable scan of table \"{table}\""
+                )))
+            }
+        };
+        if self.at_start || self.at_end || self.cursor == 0 || self.cursor > tids.len() {
+            return Err(state(format!("cursor \"{name}\" is not positioned on a row")));
+        }
+        Ok(tids[self.cursor - 1])
+    }
+
     /// FETCH or MOVE: the rows fetched (none for MOVE) and their number,
     /// as PostgreSQL's command tag counts them.
     pub(crate) fn fetch(&mut self, direction: Direction, keep: bool) -> Result<(Vec<Row>, u64), SqlError> {
@@ -446,10 +536,11 @@ pub(crate) fn backward_capable(node: &Node) -> bool {
         Node::SetOp { op: SetOpKind::Union, all: true, left, right } => {
             backward_capable(left) && backward_capable(right)
         }
-        Node::Filter { input, .. }
-        | Node::Project { input, .. }
-        | Node::Limit { input, .. }
-        | Node::LockRows { input, .. } => backward_capable(input),
+        Node::Filter { input, .. } | Node::Project { input, .. } | Node::Limit { input, .. } => {
+            backward_capable(input)
+        }
+        // A cursor that locks its rows reads forward only, as PostgreSQL's
+        // FOR UPDATE cursors do (they cannot re-lock a row read before).
         _ => false,
     }
 }

@@ -60,6 +60,9 @@ pub(crate) struct PreParsed {
     /// DECLARE name … CURSOR … FOR: the header before the query
     /// (cursor_syntax.rs).
     pub(crate) declare: Option<Box<DeclareCursor>>,
+    /// UPDATE or DELETE … WHERE CURRENT OF name: the cursor
+    /// (cursor_syntax.rs).
+    pub(crate) current_of: Option<String>,
 }
 
 /// A DECLARE CURSOR's header (cursor_syntax.rs).

@@ -391,6 +391,9 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(not_supported("UPDATE of a join"));
         }
         match &u.from {
+            Some(_) if self.statement.pre.current_of.is_some() => {
+                return Err(not_supported("UPDATE … FROM … WHERE CURRENT OF"))
+            }
             Some(ast::UpdateTableFromKind::AfterSet(items)) => return self.update_from(u, items),
             Some(ast::UpdateTableFromKind::BeforeSet(_)) => {
                 return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"FROM\""))
@@ -398,6 +401,9 @@ impl<R: Resolver> Binder<'_, R> {
             None => {}
         }
         if let Some((view, alias)) = self.target_view(&u.table.relation)? {
+            if self.statement.pre.current_of.is_some() {
+                return Err(current_of_view());
+            }
             if super::instead_of::instead_of(&view, snapscale_engine::triggers::events::UPDATE) {
                 let returning = u.returning.as_deref();
                 let (t, selection) = (&u.table.relation, u.selection.as_ref());
@@ -413,7 +419,8 @@ impl<R: Resolver> Binder<'_, R> {
         let mut checks = self.table_checks(&scan.rel)?;
         checks.extend(self.take_view_checks(&scan.rel)?);
         let foreign_keys = self.foreign_keys_for(&scan.rel, Writes::Change)?;
-        Ok(Plan::Update(Update { scan, sets, returning, checks, foreign_keys }))
+        let current_of = self.statement.pre.current_of.take();
+        Ok(Plan::Update(Update { scan, current_of, sets, returning, checks, foreign_keys }))
     }
 
     /// An UPDATE's (or ON CONFLICT DO UPDATE's) SET list: each target
@@ -474,6 +481,9 @@ impl<R: Resolver> Binder<'_, R> {
         let from = match &d.from {
             FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
         };
+        if d.using.is_some() && self.statement.pre.current_of.is_some() {
+            return Err(not_supported("DELETE … USING … WHERE CURRENT OF"));
+        }
         if let (Some(using), [target]) = (&d.using, from.as_slice()) {
             return self.delete_using(d, target, using);
         }
@@ -481,6 +491,9 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(not_supported("DELETE from several tables"));
         }
         if let Some((view, alias)) = self.target_view(&from[0].relation)? {
+            if self.statement.pre.current_of.is_some() {
+                return Err(current_of_view());
+            }
             if super::instead_of::instead_of(&view, snapscale_engine::triggers::events::DELETE) {
                 let returning = d.returning.as_deref();
                 let (t, selection) = (&from[0].relation, d.selection.as_ref());
@@ -493,7 +506,8 @@ impl<R: Resolver> Binder<'_, R> {
         let scan = self.scan(rel.clone(), d.selection.as_ref(), &scope)?;
         let returning = self.returning_scoped(d.returning.as_deref(), &scope)?;
         let foreign_keys = self.foreign_keys_for(&scan.rel, Writes::Change)?;
-        Ok(Plan::Delete(Delete { scan, returning, foreign_keys }))
+        let current_of = self.statement.pre.current_of.take();
+        Ok(Plan::Delete(Delete { scan, current_of, returning, foreign_keys }))
     }
 
     /// INSERT's RETURNING: over the new row, named by the table's alias
@@ -654,4 +668,9 @@ pub(super) fn single_assignments<'a, R: Resolver>(
         }
     }
     Ok(std::borrow::Cow::Owned(out))
+}
+
+/// WHERE CURRENT OF names a row of a table; a view's is not one.
+fn current_of_view() -> SqlError {
+    SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "WHERE CURRENT OF on a view is not implemented")
 }

@@ -211,9 +211,17 @@ impl<R: Resolver> Binder<'_, R> {
             Some(Grouping { keys, aggs, having })
         };
         if lock && grouping.is_some() {
+            // PostgreSQL names the first of them the query has.
+            let what = if !group_exprs.is_empty() {
+                "GROUP BY clause"
+            } else if select.having.is_some() {
+                "HAVING clause"
+            } else {
+                "aggregate functions"
+            };
             return Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
-                "FOR UPDATE is not allowed with GROUP BY clause",
+                format!("FOR UPDATE is not allowed with {what}"),
             ));
         }
         let (limit, offset) = self.limit(tail.limit)?;

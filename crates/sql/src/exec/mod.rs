@@ -90,6 +90,24 @@ pub(crate) struct Executor<'x> {
     captured: Vec<triggers::Captured>,
     /// The functions its expressions call per row (PL-ROW-CALLS).
     routines: Vec<Arc<snapscale_engine::catalog::RelEntry>>,
+    /// The version WHERE CURRENT OF names (`None`: the cursor's row is
+    /// not there to change).
+    pub(crate) current_of: Option<snapscale_engine::Tid>,
+    /// Where a cursor's query leaves the tids of its rows.
+    pub(crate) tid_slot: Option<TidSlot>,
+}
+
+/// Where a cursor's query leaves the table its rows come from and their
+/// versions' tids, one per row (WHERE CURRENT OF reads them), when the
+/// query is a simply updatable scan of one table.
+pub(crate) type TidSlot = Arc<std::sync::Mutex<Option<(u32, Vec<snapscale_engine::Tid>)>>>;
+
+/// A statement's part in cursors: the version WHERE CURRENT OF names, and
+/// where a cursor's query leaves its tids.
+#[derive(Default)]
+pub(crate) struct CursorLink {
+    pub current_of: Option<snapscale_engine::Tid>,
+    pub tid_slot: Option<TidSlot>,
 }
 
 impl<'x> Executor<'x> {
@@ -120,6 +138,8 @@ impl<'x> Executor<'x> {
             after: Default::default(),
             captured: Vec::new(),
             routines: Vec::new(),
+            current_of: None,
+            tid_slot: None,
         }
     }
 
@@ -221,6 +241,7 @@ pub(crate) struct RunMode {
     /// The functions of the statement's PL/pgSQL calls, by number (those
     /// called per row: PL-ROW-CALLS).
     pub routines: Vec<Arc<snapscale_engine::catalog::RelEntry>>,
+    pub cursor: CursorLink,
 }
 
 pub(crate) async fn run<'x>(
@@ -285,7 +306,7 @@ async fn run_here<'x>(
     mode: RunMode,
     host: Option<&'x mut dyn triggers::TriggerHost>,
 ) -> Result<(Output, Vec<ri::Pending>), SqlError> {
-    let RunMode { in_block, waits, deferral, called, routines } = mode;
+    let RunMode { in_block, waits, deferral, called, routines, cursor } = mode;
     snapscale_values::json::set_max_stack_depth(limits.max_stack_depth);
     let mut exec = Executor {
         xact,
@@ -305,6 +326,8 @@ async fn run_here<'x>(
         after: Default::default(),
         captured: Vec::new(),
         routines,
+        current_of: cursor.current_of,
+        tid_slot: cursor.tid_slot,
     };
     // The transition tables of the triggers firing around it, read as
     // work tables by name (innermost wins).

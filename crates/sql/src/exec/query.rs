@@ -63,6 +63,31 @@ pub(super) struct Run<'r, 'x> {
 }
 
 impl<'x> Executor<'x> {
+    /// A cursor's rows (no lock taken), with the tids of the versions they
+    /// come from left in `slot` when the query is a simply updatable scan
+    /// of one table (WHERE CURRENT OF).
+    async fn cursor_rows(&mut self, q: &Query, slot: &super::TidSlot) -> Result<Vec<Row>, SqlError> {
+        let (input, exprs) = match &q.root {
+            Node::Project { input, exprs } => (&**input, Some(exprs)),
+            other => (other, None),
+        };
+        let Some(scan) = simple_scan(input) else {
+            return Ok(self.evaluate(|ex| ex.run(&[]).rows(&q.root)).await?.into_rows());
+        };
+        let rows = self.evaluate(|ex| ex.run(&[]).rows(input)).await?;
+        if let Rows::Versions(v) = &rows {
+            let tids = v.iter().map(|(t, _)| *t).collect();
+            *slot.lock().expect("cursor tids poisoned") = Some((scan.rel.entry.oid, tids));
+        }
+        match exprs {
+            Some(exprs) => {
+                let input = &rows;
+                self.evaluate(|ex| ex.run(&[]).project(input, exprs)).await
+            }
+            None => Ok(rows.into_rows()),
+        }
+    }
+
     /// A synchronous evaluation with `outer` as the enclosing row's values.
     pub(super) fn run<'r>(&'r self, outer: &'r [Value]) -> Run<'r, 'x> {
         Run { ex: self, outer, stack: StackDepth::here(self.limits.max_stack_depth) }
@@ -86,6 +111,9 @@ impl<'x> Executor<'x> {
             }
         }
         if !q.root.locks_rows() {
+            if let Some(slot) = self.tid_slot.clone() {
+                return self.cursor_rows(q, &slot).await;
+            }
             return Ok(self.evaluate(|ex| ex.run(&[]).rows(&q.root)).await?.into_rows());
         }
         // Above LockRows only Project and Limit; Limit tells it how many
@@ -119,6 +147,12 @@ impl<'x> Executor<'x> {
         for (node, bounds) in above.into_iter().rev() {
             rows = match node {
                 Node::Project { exprs, .. } => {
+                    // A cursor's rows: the versions' tids first, while the
+                    // rows are still versions (one table locked).
+                    if let (Some(slot), Rows::Versions(v), [target]) = (&self.tid_slot, &rows, &targets[..]) {
+                        let tids = v.iter().map(|(t, _)| *t).collect();
+                        *slot.lock().expect("cursor tids poisoned") = Some((target.rel.entry.oid, tids));
+                    }
                     let input = &rows;
                     Rows::Computed(self.evaluate(|ex| ex.run(&[]).project(input, exprs)).await?)
                 }
@@ -701,5 +735,16 @@ impl Executor<'_> {
     fn project_row(&self, exprs: &[Expr], row: &Row) -> Result<Row, SqlError> {
         let cx = self.ctx(row);
         Ok(Row::from(exprs.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?))
+    }
+}
+
+/// The one table a plan scans when its rows are that table's versions in
+/// the scan's order, only filtered or limited (PostgreSQL's "simply
+/// updatable scan": a sorted cursor is not one).
+fn simple_scan(node: &Node) -> Option<&crate::plan::physical::ScanNode> {
+    match node {
+        Node::Scan(s) => Some(s),
+        Node::Filter { input, .. } | Node::Limit { input, .. } => simple_scan(input),
+        _ => None,
     }
 }

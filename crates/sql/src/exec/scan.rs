@@ -29,6 +29,10 @@ impl Run<'_, '_> {
         let reader = self.ex.xact.session.reader(snapshot);
         let tids = match &scan.access {
             Access::Seq => None,
+            Access::CurrentOf(_) => {
+                let found = self.ex.current_of.and_then(|t| table.visible_along(&reader, t));
+                return self.filtered(scan, found.into_iter().collect(), want);
+            }
             Access::IndexEq { index, probes } => {
                 let cx = self.ctx(&[]);
                 let mut key = Vec::with_capacity(probes.len());

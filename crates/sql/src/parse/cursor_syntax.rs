@@ -70,6 +70,39 @@ fn declare_header(sql: &str, tokens: &[TokenWithSpan]) -> Result<(String, Declar
     Ok((text, DeclareCursor { name, options }))
 }
 
+/// `sql` without an UPDATE's or DELETE's `WHERE CURRENT OF name` (blanked:
+/// positions stay), and the cursor's name; `None` for any other text.
+pub(crate) fn read_current_of(sql: &str) -> Option<(String, String)> {
+    if !(may_start_with(sql, "update") || may_start_with(sql, "delete")) {
+        return None;
+    }
+    if !sql.as_bytes().windows(7).any(|w| w.eq_ignore_ascii_case(b"current")) {
+        return None;
+    }
+    let tokens = significant_tokens(sql)?;
+    if !matches!(tokens.first().and_then(|t| keyword(&t.token)), Some(Keyword::UPDATE | Keyword::DELETE)) {
+        return None;
+    }
+    let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
+    let mut depth = 0usize;
+    for i in 0..tokens.len() {
+        match tokens[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            _ if depth == 0
+                && kw(i) == Some(Keyword::WHERE)
+                && kw(i + 1) == Some(Keyword::CURRENT)
+                && kw(i + 2) == Some(Keyword::OF) =>
+            {
+                let name = tokens.get(i + 3).and_then(word)?.0;
+                return Some((blank(sql, tokens[i].span.start, tokens[i + 3].span.end), name));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// `FETCH` or `MOVE` (`is_move`), read whole; `None` for another statement.
 pub(crate) fn read_fetch(sql: &str) -> Option<Result<FetchStatement, SqlError>> {
     let is_move = may_start_with(sql, "move");
@@ -177,6 +210,17 @@ mod tests {
         assert!(read_fetch("FETCH FROM").unwrap().is_err());
         assert!(read_fetch("FETCH c d").unwrap().is_err());
         assert!(read_fetch("SELECT 1").is_none());
+    }
+
+    #[test]
+    fn current_of_is_blanked() {
+        let sql = "UPDATE t SET a = 1 WHERE CURRENT OF c1 RETURNING a";
+        let (text, name) = read_current_of(sql).unwrap();
+        assert_eq!(text, format!("UPDATE t SET a = 1 {} RETURNING a", " ".repeat(19)));
+        assert_eq!(name, "c1");
+        assert_eq!(read_current_of("delete from t where current of \"C\"").unwrap().1, "C");
+        assert!(read_current_of("UPDATE t SET current = 1 WHERE a = 2").is_none());
+        assert!(read_current_of("SELECT 1 WHERE CURRENT OF c").is_none());
     }
 
     #[test]

@@ -474,6 +474,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             None => (None, None),
         };
         let piece = blanked.as_deref().unwrap_or(piece);
+        // UPDATE / DELETE … WHERE CURRENT OF cursor, likewise.
+        let (blanked, current_of) = match cursor_syntax::read_current_of(piece) {
+            Some((text, name)) => (Some(text), Some(name)),
+            None => (None, None),
+        };
+        let piece = blanked.as_deref().unwrap_or(piece);
         // sqlparser drops what it built when it fails; a long chain needs
         // the big stack then too.
         let stack = BigStack::for_source(piece.len());
@@ -518,6 +524,7 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                     altered_view,
                                     procedure,
                                     declare: declare.clone(),
+                                    current_of: current_of.clone(),
                                 }),
                             })
                         })

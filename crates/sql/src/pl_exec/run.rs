@@ -1708,6 +1708,14 @@ impl<'s, 'c> Interp<'s, 'c> {
     async fn run_compiled(&mut self, c: &mut Compiled) -> Result<Output, SqlError> {
         self.refresh(c).await?;
         let params = self.params(&c.sources)?;
+        // WHERE CURRENT OF a cursor variable names the portal it holds.
+        if let Parsed::Sql(ast) = &c.parsed {
+            if let Some(k) = ast.pre.current_of.as_deref().and_then(|n| self.lookup(n)) {
+                if let (SqlType::Refcursor, Value::Text(portal)) = (self.vars[k].ty, &self.vars[k].value) {
+                    self.spi.current_of = Some(portal.clone());
+                }
+            }
+        }
         self.spi.run(c.planned.as_ref().expect("refreshed"), &params).await
     }
 

@@ -42,6 +42,12 @@ pub(crate) struct Spi<'c> {
     pub functions: &'c mut super::Functions,
     /// The session's cursors.
     pub portals: &'c mut crate::portals::Portals,
+    /// For the next statement run: where its query leaves its rows' tids
+    /// (a cursor's query).
+    pub capture: Option<crate::exec::TidSlot>,
+    /// For the next statement run: the portal its WHERE CURRENT OF names
+    /// (a PL/pgSQL cursor variable's value), if not the name written.
+    pub current_of: Option<String>,
     /// The stack where the session lent this (PL-DEPTH: nested calls
     /// stop with 54001 once they used max_stack_depth below it).
     pub stack: (std::thread::ThreadId, usize),
@@ -100,6 +106,14 @@ impl Planned {
     /// The simple expression's quick shape, if it has one.
     pub(crate) fn quick(&self) -> Option<&Quick> {
         self.quick.as_ref()
+    }
+
+    /// The query it is, if it is one.
+    pub(crate) fn query(&self) -> Option<&Query> {
+        match &self.statement {
+            Statement::Query(q) => Some(q),
+            _ => None,
+        }
     }
 
     /// Whether it is a query PostgreSQL's executor could run backward (a
@@ -224,6 +238,7 @@ impl Spi<'_> {
             deferral: self.deferral.clone(),
             called,
             routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
+            cursor: Default::default(),
         };
         self.execute(&planned.statement, &planned.subplans, params, mode).await
     }
@@ -240,6 +255,19 @@ impl Spi<'_> {
     ) -> Result<Output, SqlError> {
         // The statement may read pg_cursors.
         self.portals.publish(self.xact);
+        let mut mode = mode;
+        mode.cursor = crate::exec::CursorLink { current_of: None, tid_slot: self.capture.take() };
+        let named = self.current_of.take();
+        if let Statement::Update { scan, .. } | Statement::Delete { scan, .. } = statement {
+            if let crate::plan::physical::Access::CurrentOf(written) = &scan.access {
+                let name = named.unwrap_or_else(|| written.to_string());
+                let portal = self.portals.get(&name).ok_or_else(|| {
+                    SqlError::new(SqlState::INVALID_CURSOR_NAME, format!("cursor \"{name}\" does not exist"))
+                })?;
+                let table = (scan.rel.entry.oid, scan.rel.entry.name.as_str());
+                mode.cursor.current_of = Some(portal.current_tid(&name, table)?);
+            }
+        }
         let mut host = super::trigger::Host::new(
             self.limits,
             self.planner,

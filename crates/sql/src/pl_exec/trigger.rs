@@ -117,6 +117,8 @@ impl<'h> Host<'h> {
             depth: self.depth,
             functions: &mut *self.functions,
             portals: &mut *self.portals,
+            capture: None,
+            current_of: None,
             stack: self.stack,
             // Triggers and calls made per row run inside their statement.
             nonatomic: false,

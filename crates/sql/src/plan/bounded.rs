@@ -49,6 +49,7 @@ impl ScanNode {
         match &self.access {
             Access::IndexEq { index, probes } => index.unique && probes.len() == index.columns.len(),
             Access::Seq | Access::IndexRange { .. } => false,
+            Access::CurrentOf(_) => true,
         }
     }
 }

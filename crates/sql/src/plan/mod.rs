@@ -461,6 +461,8 @@ pub enum ConflictAction {
 #[derive(Debug)]
 pub struct Update {
     pub scan: Scan,
+    /// WHERE CURRENT OF this cursor.
+    pub current_of: Option<String>,
     pub sets: Vec<(usize, Expr)>,
     pub returning: Option<Projection>,
     /// The table's CHECK constraints, checked on each new version.
@@ -472,6 +474,8 @@ pub struct Update {
 #[derive(Debug)]
 pub struct Delete {
     pub scan: Scan,
+    /// WHERE CURRENT OF this cursor.
+    pub current_of: Option<String>,
     pub returning: Option<Projection>,
     pub foreign_keys: Arc<ForeignKeys>,
 }

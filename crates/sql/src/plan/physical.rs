@@ -40,6 +40,9 @@ pub enum Access {
     IndexEq { index: Arc<Index>, probes: Vec<Expr> },
     /// A range on the index's first column.
     IndexRange { index: Arc<Index>, lower: Bound<Expr>, upper: Bound<Expr> },
+    /// WHERE CURRENT OF the cursor: the row it is on, as the statement's
+    /// snapshot sees it now (the executor is given its tid).
+    CurrentOf(Arc<str>),
 }
 
 /// The rows of one relation that pass a filter, and how to find them.

@@ -70,14 +70,14 @@ impl Planner {
                 foreign_keys: i.foreign_keys,
             },
             Plan::Update(u) => Statement::Update {
-                scan: planner.scan_node(u.scan),
+                scan: planner.current_of(planner.scan_node(u.scan), u.current_of),
                 sets: u.sets,
                 returning: u.returning,
                 checks: u.checks,
                 foreign_keys: u.foreign_keys,
             },
             Plan::Delete(d) => Statement::Delete {
-                scan: planner.scan_node(d.scan),
+                scan: planner.current_of(planner.scan_node(d.scan), d.current_of),
                 returning: d.returning,
                 foreign_keys: d.foreign_keys,
             },
@@ -210,6 +210,14 @@ impl Planner {
             _ => Access::Seq,
         };
         ScanNode { rel: scan.rel, access, filter: scan.filter, with_tid: false }
+    }
+
+    /// `scan` restricted to a cursor's current row (WHERE CURRENT OF).
+    fn current_of(&self, scan: ScanNode, cursor: Option<String>) -> ScanNode {
+        match cursor {
+            Some(c) => ScanNode { access: Access::CurrentOf(c.into()), ..scan },
+            None => scan,
+        }
     }
 
     pub(super) fn query(&self, s: Select) -> Result<Query, SqlError> {
@@ -508,6 +516,7 @@ mod tests {
             Access::Seq => "seq",
             Access::IndexEq { .. } => "eq",
             Access::IndexRange { .. } => "range",
+            Access::CurrentOf(_) => "current",
         }
     }
 

@@ -59,12 +59,17 @@ impl<G: Gucs> Conn<G> {
             ));
         }
         let scroll = options.scroll.unwrap_or_else(|| backward_capable(&query.root));
-        let Output::Rows { columns, rows, .. } = self.run_planned(planned, params).await? else {
+        let slot = crate::exec::TidSlot::default();
+        let out = self.run_planned(planned, params, Some(Arc::clone(&slot))).await?;
+        let Output::Rows { columns, rows, .. } = out else {
             return Err(SqlError::new(SqlState::INTERNAL_ERROR, "a cursor's query returned no rows"));
         };
+        let captured = slot.lock().expect("cursor tids poisoned").take();
+        let target = crate::portals::CursorTarget::of(query, captured, rows.len());
         let statement = Arc::clone(&self.query_text);
         let depth = self.xact.depth();
         self.portals.open(&declare.name, columns, rows, scroll, options, depth, statement)?;
+        self.portals.set_target(&declare.name, target);
         Ok(Output::Command("DECLARE CURSOR".into()))
     }
 

@@ -666,7 +666,7 @@ impl<G: Gucs> Conn<G> {
                         return self.declare(declare, &planned, params).await;
                     }
                 }
-                self.run_planned(&planned, params).await
+                self.run_planned(&planned, params, None).await
             }
             Kind::Fetch(fetch) => self.fetch(fetch),
         }
@@ -674,10 +674,12 @@ impl<G: Gucs> Conn<G> {
 
     /// Runs a planned statement: its PL/pgSQL calls first (PL-CALLS),
     /// then the statement, lending it the session's functions.
+    /// `capture`: where a cursor's query leaves its rows' tids.
     pub(crate) async fn run_planned(
         &mut self,
         planned: &prepared::Planned,
         params: &[Value],
+        capture: Option<crate::exec::TidSlot>,
     ) -> Result<Output, SqlError> {
         let called = if planned.pl_calls.is_empty() {
             Vec::new()
@@ -694,8 +696,10 @@ impl<G: Gucs> Conn<G> {
             deferral: self.deferral.clone(),
             called,
             routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
+            cursor: Default::default(),
         };
         let mut spi = self.spi();
+        spi.capture = capture;
         let ran = spi.execute(&planned.statement, &planned.subplans, params, mode).await;
         let mut put_off = std::mem::take(&mut spi.put_off);
         self.pending.append(&mut put_off);
@@ -715,6 +719,8 @@ impl<G: Gucs> Conn<G> {
             depth: 0,
             functions: &mut self.pl_functions,
             portals: &mut self.portals,
+            capture: None,
+            current_of: None,
             stack: crate::stack::mark(),
             nonatomic: false,
             default_isolation: self.gucs.default_isolation(),

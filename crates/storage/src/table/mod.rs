@@ -358,6 +358,38 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
         }
     }
 
+    /// The version of the row at `tid` that `reader` sees: `tid`'s own, or
+    /// one newer along its update chain, whoever made it (WHERE CURRENT
+    /// OF: a cursor names the version it read, and the row may have been
+    /// updated since, by this transaction too; PostgreSQL's TID scan
+    /// follows the chain the same way). `None` if the chain ends in a
+    /// delete, or in versions the reader cannot see. A link is followed
+    /// only to a version its updater made (a reused tid breaks the chain,
+    /// as in [`Table::latest`]), so the walk ends.
+    pub fn visible_along(&self, reader: &Reader<'_>, tid: Tid) -> Option<(Tid, R)> {
+        let mut tid = tid;
+        let mut v = self.get(tid)?;
+        loop {
+            if Self::visible(reader, &v) {
+                return Some((tid, v.data.clone()));
+            }
+            let link = v.decide(|h| {
+                if h.dead || h.next == NO_TID || h.xids.xmax_lock_only {
+                    return Ok(None);
+                }
+                Ok(Self::updater(reader.session.engine(), h)?.map(|updater| (h.next, updater)))
+            });
+            let (next, updater) = link?;
+            match self.get(next) {
+                Some(n) if n.raw_xmin() == updater => {
+                    tid = next;
+                    v = n;
+                }
+                _ => return None,
+            }
+        }
+    }
+
     /// Whether the version at `tid` ends its row: deleted, not updated
     /// (no newer version), by a committed transaction or by us. What
     /// [`Table::latest`] returns may be such a version: READ COMMITTED's

@@ -83,25 +83,34 @@ impl Interp<'_, '_> {
         let k = self.cursor_var(var)?;
         let (name, generated) = self.portal_name(k);
         self.not_in_use(&name)?;
-        let (out, scrollable, text) = match source {
+        let slot = crate::exec::TidSlot::default();
+        let (out, scrollable, text, key) = match source {
             OpenSource::Query(sql) => {
-                let out = self.execute(sql).await?;
-                (out, self.scrollable(super::key_of(sql, 0)), sql.text.clone())
+                self.spi.capture = Some(Arc::clone(&slot));
+                let out = self.execute(sql).await;
+                self.spi.capture = None;
+                let key = super::key_of(sql, 0);
+                (out?, self.scrollable(key), sql.text.clone(), Some(key))
             }
             OpenSource::Execute { query, using } => {
                 let (out, scrollable, text) = self.run_dynamic_plan(query, using).await?;
-                (out, scrollable, text)
+                (out, scrollable, text, None)
             }
             OpenSource::Bound(args) => {
                 let decl = self.vars[k].cursor.clone().ok_or_else(|| {
                     SqlError::new(SqlState::SYNTAX_ERROR, format!("cursor \"{var}\" is not a bound cursor"))
                 })?;
-                let out = self.bound_rows(&decl, args.as_ref(), site_key(line)).await?;
+                let out = self.bound_rows(&decl, args.as_ref(), site_key(line), &slot).await;
                 let scrollable = decl.scroll.unwrap_or_else(|| self.scrollable(site_key(line)));
-                (out, scrollable, decl.query.text.clone())
+                (out?, scrollable, decl.query.text.clone(), Some(site_key(line)))
             }
         };
+        let rows = match &out {
+            Output::Rows { rows, .. } => rows.len(),
+            _ => 0,
+        };
         self.open_portal(&name, out, scroll.unwrap_or(scrollable), &text)?;
+        self.set_target(&name, key, &slot, rows);
         if generated {
             self.store(k, Value::Text(name), SqlType::Refcursor)?;
         }
@@ -128,6 +137,18 @@ impl Interp<'_, '_> {
         self.spi.portals.open(name, columns, rows, scroll, options, depth, Arc::from(text))
     }
 
+    /// What WHERE CURRENT OF may reach through portal `name`, opened by the
+    /// query kept under `key`, which left its rows' tids in `slot`.
+    fn set_target(&mut self, name: &str, key: Option<usize>, slot: &crate::exec::TidSlot, rows: usize) {
+        let captured = slot.lock().expect("cursor tids poisoned").take();
+        let query =
+            key.and_then(|k| self.cache.get(&k)).and_then(|c| c.planned.as_ref()).and_then(|p| p.query());
+        if let Some(q) = query {
+            let target = crate::portals::CursorTarget::of(q, captured, rows);
+            self.spi.portals.set_target(name, target);
+        }
+    }
+
     /// Whether the plan kept under `key` could run backward (what a cursor
     /// declared neither SCROLL nor NO SCROLL allows).
     fn scrollable(&self, key: usize) -> bool {
@@ -135,12 +156,13 @@ impl Interp<'_, '_> {
     }
 
     /// A bound cursor's rows: its arguments evaluated, then its query run
-    /// with its parameters as variables.
+    /// with its parameters as variables, leaving its rows' tids in `slot`.
     async fn bound_rows(
         &mut self,
         decl: &CursorDecl,
         args: Option<&Sql>,
         site: usize,
+        slot: &crate::exec::TidSlot,
     ) -> Result<Output, SqlError> {
         let values = match args {
             Some(args) => self.select_list(args).await?,
@@ -164,7 +186,9 @@ impl Interp<'_, '_> {
             });
         }
         self.frames.push(Frame { label: None, function: false, names });
+        self.spi.capture = Some(Arc::clone(slot));
         let out = self.execute_keyed(site, &decl.query, str::to_owned).await;
+        self.spi.capture = None;
         self.frames.pop();
         self.vars.truncate(mark);
         out
@@ -294,9 +318,15 @@ impl Interp<'_, '_> {
         };
         let (name, generated) = self.portal_name(k);
         self.not_in_use(&name)?;
-        let out = self.bound_rows(&decl, args, site_key(line)).await?;
+        let slot = crate::exec::TidSlot::default();
+        let out = self.bound_rows(&decl, args, site_key(line), &slot).await?;
+        let rows = match &out {
+            Output::Rows { rows, .. } => rows.len(),
+            _ => 0,
+        };
         let scroll = decl.scroll.unwrap_or_else(|| self.scrollable(site_key(line)));
         self.open_portal(&name, out, scroll, &decl.query.text)?;
+        self.set_target(&name, Some(site_key(line)), &slot, rows);
         // A COMMIT in the loop keeps it open (PostgreSQL pins it).
         self.spi.portals.pin(&name);
         if generated {
