@@ -57,6 +57,15 @@ pub(crate) struct PreParsed {
     pub(crate) altered_view: Option<bool>,
     /// CREATE PROCEDURE, read as CREATE FUNCTION (procedure_syntax.rs).
     pub(crate) procedure: bool,
+    /// ALTER / DROP written with PROCEDURE or ROUTINE, read as FUNCTION
+    /// (procedure_syntax.rs).
+    pub(crate) routine_word: Option<crate::parse::RoutineWord>,
+    /// CREATE FUNCTION / PROCEDURE … BEGIN ATOMIC … END: the text of the
+    /// body's statements (procedure_syntax.rs).
+    pub(crate) atomic_body: Option<String>,
+    /// A CREATE or ALTER FUNCTION's attributes sqlparser lacks
+    /// (procedure_syntax.rs).
+    pub(crate) routine_attributes: Option<crate::parse::RoutineAttributes>,
 }
 
 /// One element of a storage parameter list, as written
