@@ -106,8 +106,12 @@ pub struct RoutineDef {
     /// The columns of RETURNS TABLE (…) (kept as output arguments of
     /// their own mode in pg_proc: `t`).
     pub table_columns: Vec<(String, SqlType)>,
-    /// The body as written.
+    /// The body as written; for a `BEGIN ATOMIC … END` body its statements,
+    /// each ended by a semicolon.
     pub body: String,
+    /// Whether the body was written `BEGIN ATOMIC … END` (SQL-standard,
+    /// its statements in `body`).
+    pub atomic: bool,
     pub volatility: Volatility,
     /// STRICT / RETURNS NULL ON NULL INPUT.
     pub strict: bool,

@@ -63,6 +63,15 @@ pub(crate) struct PreParsed {
     /// UPDATE or DELETE … WHERE CURRENT OF name: the cursor
     /// (cursor_syntax.rs).
     pub(crate) current_of: Option<String>,
+    /// ALTER / DROP written with PROCEDURE or ROUTINE, read as FUNCTION
+    /// (procedure_syntax.rs).
+    pub(crate) routine_word: Option<crate::parse::RoutineWord>,
+    /// CREATE FUNCTION / PROCEDURE … BEGIN ATOMIC … END: the text of the
+    /// body's statements (procedure_syntax.rs).
+    pub(crate) atomic_body: Option<String>,
+    /// A CREATE or ALTER FUNCTION's attributes sqlparser lacks
+    /// (procedure_syntax.rs).
+    pub(crate) routine_attributes: Option<crate::parse::RoutineAttributes>,
 }
 
 /// A DECLARE CURSOR's header (cursor_syntax.rs).

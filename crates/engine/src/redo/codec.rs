@@ -562,12 +562,14 @@ impl Writer {
         self.str(&r.body);
         self.u8(r.volatility.code() as u8);
         // Bit 0: returns a set; bit 1: STRICT; bit 2: SECURITY DEFINER;
-        // bit 3: LEAKPROOF; bit 4: a row type follows the cost and rows.
+        // bit 3: LEAKPROOF; bit 4: a row type follows the cost and rows;
+        // bit 5: a BEGIN ATOMIC body.
         self.u8(u8::from(r.returns_set)
             | (u8::from(r.strict) << 1)
             | (u8::from(r.security_definer) << 2)
             | (u8::from(r.leakproof) << 3)
-            | (u8::from(r.row_type.is_some()) << 4));
+            | (u8::from(r.row_type.is_some()) << 4)
+            | (u8::from(r.atomic) << 5));
         self.u8(r.parallel);
         self.u32(r.cost.to_bits());
         self.u32(r.rows.to_bits());
@@ -1142,7 +1144,7 @@ impl<'a> Reader<'a> {
             _ => return Err(corrupt()),
         };
         let flags = self.u8()?;
-        if flags > 31 {
+        if flags > 63 {
             return Err(corrupt());
         }
         let parallel = self.u8()?;
@@ -1174,6 +1176,7 @@ impl<'a> Reader<'a> {
             strict: flags & 2 != 0,
             security_definer: flags & 4 != 0,
             leakproof: flags & 8 != 0,
+            atomic: flags & 32 != 0,
             parallel,
             cost,
             rows,

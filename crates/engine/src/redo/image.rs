@@ -473,6 +473,7 @@ mod tests {
                 strict: true,
                 security_definer: false,
                 leakproof: true,
+                atomic: true,
                 parallel: b'u',
                 cost: 100.0,
                 rows: 1000.0,

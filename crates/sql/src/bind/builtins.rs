@@ -110,6 +110,7 @@ static BUILTINS: &[Builtin] = &[
     s("position", &[BYTEA, BYTEA], SqlType::Int4, scalar::BYTEA_POSITION),
     s("byteacat", &[BYTEA, BYTEA], SqlType::Bytea, scalar::BYTEA_CONCAT),
     s("gen_random_uuid", &[], SqlType::Uuid, scalar::GEN_RANDOM_UUID),
+    s("random", &[], SqlType::Float8, scalar::RANDOM),
     f("array_to_string", &[AnyArray, TEXT], SqlType::Text, Func::ArrayToString),
     f("array_to_string", &[AnyArray, TEXT, TEXT], SqlType::Text, Func::ArrayToString),
     f("array_upper", &[AnyArray, INT4], SqlType::Int4, Func::ArrayUpper),

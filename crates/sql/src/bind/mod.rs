@@ -69,6 +69,7 @@ use crate::plan::{Dep, Plan, Rel, RelKind, Select, Utility};
 use crate::stack::StackDepth;
 
 pub use ddl::data_type;
+pub(crate) use routines::{return_expr, routine_kind_changed};
 pub(crate) use view::{rename_column_in, rename_relation_in, requalify};
 
 /// Where the binder finds relations.
@@ -719,13 +720,12 @@ impl<'r, R: Resolver> Binder<'r, R> {
             S::CreateFunction(c) => self.create_function(c),
             S::DropTrigger(d) => self.drop_trigger(d),
             S::AlterFunction(a) => self.alter_function(a),
-            S::DropFunction(d) => self.drop_function(
-                &d.func_desc,
-                d.if_exists,
-                snapscale_engine::routines::RoutineKind::Function,
-            ),
+            S::DropFunction(d) => {
+                let word = routines::Word::of(self.statement.pre.routine_word);
+                self.drop_function(&d.func_desc, d.if_exists, word)
+            }
             S::DropProcedure { if_exists, proc_desc, .. } => {
-                self.drop_function(proc_desc, *if_exists, snapscale_engine::routines::RoutineKind::Procedure)
+                self.drop_function(proc_desc, *if_exists, routines::Word::Procedure)
             }
             S::Call(f) => self.call_procedure(f),
             S::DropDomain(d) => self.drop_types(

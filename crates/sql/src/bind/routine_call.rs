@@ -97,7 +97,7 @@ impl<R: Resolver> Binder<'_, R> {
             .map(|t| t.ty.map_or("unknown", SqlType::name).to_owned())
             .chain(named.iter().map(|(n, t)| format!("{n} => {}", t.ty.map_or("unknown", SqlType::name))))
             .collect();
-        let Some((entry, args)) = self.choose_routine(&key, &candidates, positional, named)? else {
+        let Some((entry, args)) = self.choose_routine(&key, &candidates, positional, named, false)? else {
             // The built-in functions take no named arguments: the call is
             // the user's, and matches none of theirs.
             if with_names {
@@ -135,8 +135,23 @@ impl<R: Resolver> Binder<'_, R> {
             .map(|t| t.ty.map_or("unknown", SqlType::name).to_owned())
             .chain(named.iter().map(|(n, t)| format!("{n} => {}", t.ty.map_or("unknown", SqlType::name))))
             .collect();
-        let missing = || {
-            if all.iter().any(|e| e.routine.as_ref().is_some_and(|r| r.kind == RoutineKind::Function)) {
+        // A function by that name that takes these arguments, the user's
+        // or a built-in one (an aggregate too): bound as an expression to
+        // find out.
+        let is_function = |b: &mut Self, f: &ast::Function| -> Result<bool, SqlError> {
+            match b.expr(&ast::Expr::Function(f.clone()), &Scope::empty()) {
+                Ok(_) => Ok(true),
+                // 42809: the name is a procedure's (which CALL did not
+                // match).
+                Err(e) if matches!(e.code, SqlState::UNDEFINED_FUNCTION | SqlState::WRONG_OBJECT_TYPE) => {
+                    Ok(false)
+                }
+                Err(e) if e.code == SqlState::STATEMENT_TOO_COMPLEX => Err(e),
+                Err(_) => Ok(true),
+            }
+        };
+        let missing = |b: &mut Self, f: &ast::Function| -> Result<SqlError, SqlError> {
+            Ok(if is_function(b, f)? {
                 SqlError::new(
                     SqlState::WRONG_OBJECT_TYPE,
                     format!("{name}({}) is not a procedure", shown.join(", ")),
@@ -150,10 +165,11 @@ impl<R: Resolver> Binder<'_, R> {
                 .with_hint(
                     "No procedure matches the given name and argument types. You might need to add explicit type casts.",
                 )
-            }
+            })
         };
-        let Some((routine, args)) = self.choose_routine(&key, &procedures, positional, named)? else {
-            return Err(missing());
+        let Some((routine, args)) = self.choose_routine(&key, &procedures, positional, named, true)? else {
+            let err = missing(self, f)?;
+            return Err(self.at_name(err, &f.name));
         };
         for a in &args {
             let mut varies = false;
@@ -220,13 +236,16 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// The function among `candidates` the call means, with its parameters'
     /// values in order; `None` if none takes the arguments; 42725 if
-    /// several take them equally well.
+    /// several take them equally well. `with_outputs`: the call gives its
+    /// output parameters an argument too (CALL), which is checked against
+    /// the parameter's type and dropped.
     fn choose_routine(
         &mut self,
         key: &str,
         candidates: &[Arc<RelEntry>],
         positional: Vec<Typed>,
         named: Vec<(String, Typed)>,
+        with_outputs: bool,
     ) -> Result<Option<Chosen>, SqlError> {
         let mut fits: Vec<Candidate> = Vec::new();
         let mut signatures: Vec<Vec<SqlType>> = Vec::new();
@@ -238,7 +257,7 @@ impl<R: Resolver> Binder<'_, R> {
                 continue;
             }
             signatures.push(inputs);
-            if let Some(c) = fit(entry, def, &positional, &named) {
+            if let Some(c) = fit(entry, def, &positional, &named, with_outputs) {
                 fits.push(c);
             }
         }
@@ -276,7 +295,7 @@ impl<R: Resolver> Binder<'_, R> {
             chosen.entry = super::polymorphic::concrete(&chosen.entry, r)?;
         }
         let def = chosen.entry.routine.as_ref().expect("a routine row");
-        let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
+        let inputs: Vec<_> = def.args.iter().filter(|a| with_outputs || a.mode.is_input()).collect();
         let mut positional: Vec<Option<Typed>> = positional.into_iter().map(Some).collect();
         let mut named: Vec<Option<Typed>> = named.into_iter().map(|(_, t)| Some(t)).collect();
         let mut args = Vec::with_capacity(inputs.len());
@@ -306,7 +325,10 @@ impl<R: Resolver> Binder<'_, R> {
                     Expr::Func(Func::ArrayCons, items)
                 }
             };
-            args.push(e);
+            // An output parameter's argument is not passed (nor run).
+            if param.mode.is_input() {
+                args.push(e);
+            }
         }
         Ok(Some((chosen.entry, args)))
     }
@@ -462,7 +484,7 @@ impl<R: Resolver> Binder<'_, R> {
             None => base.derived(),
         };
         let (positional, named) = self.call_arguments(args, &outer)?;
-        let Some((entry, args)) = self.choose_routine(&key, &candidates, positional, named)? else {
+        let Some((entry, args)) = self.choose_routine(&key, &candidates, positional, named, false)? else {
             return Ok(None);
         };
         let def = entry.routine.as_ref().expect("a routine row");
@@ -574,8 +596,9 @@ fn fit(
     def: &RoutineDef,
     positional: &[Typed],
     named: &[(String, Typed)],
+    with_outputs: bool,
 ) -> Option<Candidate> {
-    let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
+    let inputs: Vec<_> = def.args.iter().filter(|a| with_outputs || a.mode.is_input()).collect();
     let variadic = inputs.last().is_some_and(|a| a.mode == ArgMode::Variadic);
     let mut sources: Vec<Option<Source>> = inputs.iter().map(|_| None).collect();
     let mut exact = 0;

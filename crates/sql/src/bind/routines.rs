@@ -51,6 +51,7 @@ impl<R: Resolver> Binder<'_, R> {
         let language = match (&c.language, &c.function_body) {
             (Some(l), _) => l.value.to_lowercase(),
             (None, Some(ast::CreateFunctionBody::Return(_))) => "sql".to_owned(),
+            (None, None) if self.statement.pre.atomic_body.is_some() => "sql".to_owned(),
             (None, _) => return Err(invalid("no language specified")),
         };
         match language.as_str() {
@@ -73,9 +74,37 @@ impl<R: Resolver> Binder<'_, R> {
         if procedure && c.return_type.is_some() {
             return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"RETURNS\""));
         }
+        let attributes = self.statement.pre.routine_attributes.clone().unwrap_or_default();
+        if procedure {
+            // A procedure has no volatility, strictness, cost or the like.
+            if let Some(at) = attributes.function_only {
+                let err = invalid("invalid attribute in procedure definition");
+                return Err(match self.origin.as_deref().and_then(|o| o.position(at.line, at.column)) {
+                    Some(p) => err.at_position(p),
+                    None => err,
+                });
+            }
+        }
+        let atomic = self.statement.pre.atomic_body.clone();
+        if atomic.is_some() && c.function_body.is_some() {
+            return Err(SqlError::new(
+                SqlState::INVALID_FUNCTION_DEFINITION,
+                "duplicate function body specified",
+            ));
+        }
         let args = self.routine_args(c.args.as_deref().unwrap_or_default())?;
-        if procedure && args.iter().any(|a| a.mode.is_output()) {
-            return Err(not_supported("procedures with OUT or INOUT parameters (yet)"));
+        if attributes.window {
+            // A window function in SQL: only as a replacement, refused.
+            let existing = self.resolver.routines(&key)?.into_iter().find(|e| {
+                e.routine.as_ref().is_some_and(|r| {
+                    r.input_types()
+                        == args.iter().filter(|a| a.mode.is_input()).map(|a| a.ty).collect::<Vec<_>>()
+                })
+            });
+            return Err(match existing.filter(|_| c.or_replace) {
+                Some(e) => routine_kind_changed(&e),
+                None => not_supported("window functions written in SQL"),
+            });
         }
         let outputs: Vec<&RoutineArg> = args.iter().filter(|a| a.mode.is_output()).collect();
         let implied = match outputs.as_slice() {
@@ -130,22 +159,38 @@ impl<R: Resolver> Binder<'_, R> {
                 )));
             }
         }
-        let body = match &c.function_body {
-            Some(ast::CreateFunctionBody::Return(e)) => format!("RETURN {e}"),
-            Some(
-                ast::CreateFunctionBody::AsBeforeOptions { body, link_symbol: None }
-                | ast::CreateFunctionBody::AsAfterOptions(body),
-            ) => match string_of(body) {
-                Some(s) => s,
-                None => {
-                    return Err(SqlError::new(
-                        SqlState::SYNTAX_ERROR,
-                        format!("syntax error at or near \"{body}\""),
-                    ))
+        let sql_standard =
+            atomic.is_some() || matches!(c.function_body, Some(ast::CreateFunctionBody::Return(_)));
+        if sql_standard && args.iter().any(|a| matches!(a.ty, SqlType::Poly(_))) {
+            return Err(invalid(
+                "SQL function with unquoted function body cannot have polymorphic arguments",
+            ));
+        }
+        let body = match (&c.function_body, &atomic) {
+            (None, Some(text)) => {
+                let statements = crate::parse::atomic_statements(text);
+                for st in &statements {
+                    check_atomic_statement(st)?;
                 }
+                statements.iter().map(|st| format!("{st};")).collect::<Vec<_>>().join("\n")
+            }
+            (body, _) => match body {
+                Some(ast::CreateFunctionBody::Return(e)) => format!("RETURN {e}"),
+                Some(
+                    ast::CreateFunctionBody::AsBeforeOptions { body, link_symbol: None }
+                    | ast::CreateFunctionBody::AsAfterOptions(body),
+                ) => match string_of(body) {
+                    Some(s) => s,
+                    None => {
+                        return Err(SqlError::new(
+                            SqlState::SYNTAX_ERROR,
+                            format!("syntax error at or near \"{body}\""),
+                        ))
+                    }
+                },
+                Some(_) => return Err(invalid("only one AS item needed for language \"sql\"")),
+                None => return Err(invalid("no function body specified")),
             },
-            Some(_) => return Err(invalid("only one AS item needed for language \"sql\"")),
-            None => return Err(invalid("no function body specified")),
         };
         let def = RoutineDef {
             kind: if procedure { RoutineKind::Procedure } else { RoutineKind::Function },
@@ -165,7 +210,8 @@ impl<R: Resolver> Binder<'_, R> {
                 Some(ast::FunctionCalledOnNull::Strict | ast::FunctionCalledOnNull::ReturnsNullOnNullInput)
             ),
             security_definer: matches!(c.security, Some(ast::FunctionSecurity::Definer)),
-            leakproof: false,
+            leakproof: attributes.leakproof.unwrap_or(false),
+            atomic: atomic.is_some(),
             parallel: match c.parallel {
                 Some(ast::FunctionParallel::Safe) => b's',
                 Some(ast::FunctionParallel::Restricted) => b'r',
@@ -202,6 +248,9 @@ impl<R: Resolver> Binder<'_, R> {
         // statement that calls it (PL-CALLS): its statements are checked as
         // they first run. A polymorphic one is checked at each call, for
         // the types it is called with (as PostgreSQL does).
+        if def.language == "sql" {
+            self.check_body_calls(&name, &def)?;
+        }
         if super::polymorphic::is_polymorphic(&def) || !body_is_query(&def, self.stack.limit())? {
             return Ok(Plan::Utility(Utility::CreateRoutine {
                 key,
@@ -228,6 +277,42 @@ impl<R: Resolver> Binder<'_, R> {
             _ => e,
         })?;
         Ok(Plan::Utility(Utility::CreateRoutine { key, def: Box::new(def), replace: c.or_replace }))
+    }
+
+    /// A SQL body's CALLs: a procedure with output parameters cannot be
+    /// called from one (PostgreSQL refuses it when the body is checked).
+    fn check_body_calls(&mut self, name: &str, def: &RoutineDef) -> Result<(), SqlError> {
+        let Ok(parsed) = crate::parse::parse(&runnable_body(def), self.stack.limit()) else {
+            // Its errors are the body's own, reported where it runs.
+            return Ok(());
+        };
+        for p in &parsed {
+            let Parsed::Sql(ast) = p else { continue };
+            let ast::Statement::Call(f) = &**ast else { continue };
+            let count = match &f.args {
+                ast::FunctionArguments::List(l) => l.args.len(),
+                _ => 0,
+            };
+            let Ok(key) = relation_name(&f.name) else { continue };
+            let with_outputs = self.resolver.routines(&key)?.iter().any(|e| {
+                e.routine.as_ref().is_some_and(|r| {
+                    r.kind == RoutineKind::Procedure
+                        && r.args.len() == count
+                        && r.args.iter().any(|a| a.mode.is_output())
+                })
+            });
+            if with_outputs {
+                let err = SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "calling procedures with output arguments is not supported in SQL functions",
+                );
+                return Err(SqlError::from(snapscale_values::ErrorData {
+                    context: Some(format!("SQL function \"{name}\"")),
+                    ..err.into_data()
+                }));
+            }
+        }
+        Ok(())
     }
 
     /// A declared result type: a type, or a table's or view's row type,
@@ -257,6 +342,7 @@ impl<R: Resolver> Binder<'_, R> {
         let mut args: Vec<RoutineArg> = Vec::with_capacity(declared.len());
         let mut seen_default = false;
         let mut seen_variadic = false;
+        let procedure = self.statement.pre.procedure;
         for a in declared {
             let mode = match a.mode {
                 None | Some(ast::ArgMode::In) => ArgMode::In,
@@ -272,8 +358,14 @@ impl<R: Resolver> Binder<'_, R> {
             if ty == SqlType::Trigger {
                 return Err(not_supported("functions with arguments of type trigger"));
             }
+            if seen_variadic && procedure {
+                return Err(invalid("VARIADIC parameter must be the last parameter"));
+            }
             if seen_variadic && mode != ArgMode::Out {
                 return Err(invalid("VARIADIC parameter must be the last input parameter"));
+            }
+            if procedure && seen_default && mode == ArgMode::Out {
+                return Err(invalid("procedure OUT parameters cannot appear after one with a default value"));
             }
             if mode == ArgMode::Variadic {
                 if !matches!(ty, SqlType::Array(_)) {
@@ -351,10 +443,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// 0..n, one per input parameter), its columns converted to the
     /// result's. `name` is the function's, for its messages.
     pub(super) fn routine_body(&mut self, name: &str, def: &RoutineDef) -> Result<Select, SqlError> {
-        let text = match def.body.strip_prefix("RETURN ") {
-            Some(e) => format!("SELECT {e}"),
-            None => def.body.clone(),
-        };
+        let text = runnable_body(def).into_owned();
         let void = def.returns == SqlType::Void;
         let mut parsed = crate::parse::parse(&text, self.stack.limit())?;
         if parsed.is_empty() && void {
@@ -483,59 +572,122 @@ impl<R: Resolver> Binder<'_, R> {
         }
     }
 
-    /// DROP FUNCTION: each name with its argument types, or alone if only
-    /// one function has it.
-    /// ALTER FUNCTION … actions (attributes); RENAME, SET SCHEMA and
-    /// OWNER TO are refused.
+    /// The routine an ALTER or DROP names (`name` alone, or with its
+    /// argument types), found as PostgreSQL's LookupFuncWithArgs finds it:
+    /// among the routines the word admits when the name stands alone; else
+    /// by its input types (or, for a procedure named without modes, all
+    /// its parameters' types), then checked to be of the word's kind.
+    /// `Ok(Err(text))`: missing, with `missing_ok`, as the "does not exist,
+    /// skipping" notice names it.
+    fn lookup_routine(
+        &mut self,
+        f: &ast::FunctionDesc,
+        word: Word,
+        missing_ok: bool,
+    ) -> Result<Result<std::sync::Arc<snapscale_engine::catalog::RelEntry>, String>, SqlError> {
+        let key = relation_name(&f.name)?;
+        let name = snapscale_engine::names::bare(&key);
+        let all = self.resolver.routines(&key)?;
+        let Some(args) = &f.args else {
+            let candidates: Vec<_> =
+                all.iter().filter(|e| e.routine.as_ref().is_some_and(|r| word.admits(r.kind))).collect();
+            return match candidates.as_slice() {
+                [one] => Ok(Ok(std::sync::Arc::clone(one))),
+                [] if missing_ok => Ok(Err(format!("{} {name}()", word.noun()))),
+                [] => Err(no_routine_named(word.missing(), &name)),
+                _ => Err(routine_not_unique(word.noun(), &name).with_hint(format!(
+                    "Specify the argument list to select the {} unambiguously.",
+                    word.noun()
+                ))),
+            };
+        };
+        let explicit_modes = args.iter().any(|a| a.mode.is_some());
+        let mut inputs = Vec::new();
+        let mut every = Vec::new();
+        for a in args {
+            let ty = self.result_type(&a.data_type)?;
+            if !matches!(a.mode, Some(ast::ArgMode::Out)) {
+                inputs.push(ty);
+            }
+            every.push(ty);
+        }
+        let found: Vec<_> = all
+            .iter()
+            .filter(|e| {
+                e.routine.as_ref().is_some_and(|r| {
+                    r.input_types() == inputs
+                        || (word != Word::Function
+                            && !explicit_modes
+                            && r.kind == RoutineKind::Procedure
+                            && r.args.iter().map(|a| a.ty).collect::<Vec<_>>() == every)
+                })
+            })
+            .collect();
+        let listed: Vec<&str> = inputs.iter().map(|t| t.name()).collect();
+        let entry = match found.as_slice() {
+            [one] => std::sync::Arc::clone(one),
+            [] if missing_ok => {
+                let qualified: Vec<String> = inputs.iter().map(qualified_type_name).collect();
+                return Ok(Err(format!("{} {name}({})", word.noun(), qualified.join(","))));
+            }
+            [] => {
+                return Err(SqlError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("{} {name}({}) does not exist", word.missing(), listed.join(", ")),
+                ))
+            }
+            _ => return Err(routine_not_unique(word.noun(), &name)),
+        };
+        let kind = entry.routine.as_ref().expect("a routine row").kind;
+        let wrong = match (word, kind) {
+            (Word::Function, RoutineKind::Procedure) => Some("function"),
+            (Word::Procedure, RoutineKind::Function) => Some("procedure"),
+            _ => None,
+        };
+        if let Some(what) = wrong {
+            return Err(SqlError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("{name}({}) is not a {what}", listed.join(", ")),
+            ));
+        }
+        Ok(Ok(entry))
+    }
+
+    /// ALTER {FUNCTION | PROCEDURE | ROUTINE} … actions (attributes) or
+    /// RENAME TO; SET SCHEMA and OWNER TO are refused.
     pub(super) fn alter_function(&mut self, a: &ast::AlterFunction) -> Result<Plan, SqlError> {
         if a.kind != ast::AlterFunctionKind::Function {
             return Err(not_supported("ALTER AGGREGATE"));
         }
-        let ast::AlterFunctionOperation::Actions { actions, .. } = &a.operation else {
-            return Err(not_supported(format!(
-                "ALTER FUNCTION … {}",
-                match &a.operation {
-                    ast::AlterFunctionOperation::RenameTo { .. } => "RENAME TO",
-                    ast::AlterFunctionOperation::OwnerTo(_) => "OWNER TO",
-                    ast::AlterFunctionOperation::SetSchema { .. } => "SET SCHEMA",
-                    _ => "DEPENDS ON EXTENSION",
-                }
-            )));
-        };
-        let key = relation_name(&a.function.name)?;
-        let name = snapscale_engine::names::bare(&key);
-        let candidates: Vec<_> = self
-            .resolver
-            .routines(&key)?
-            .into_iter()
-            .filter(|e| e.routine.as_ref().is_some_and(|r| r.kind == RoutineKind::Function))
-            .collect();
-        let entry = match &a.function.args {
-            None => match candidates.as_slice() {
-                [one] => std::sync::Arc::clone(one),
-                [] => return Err(no_routine_named("function", &name)),
-                _ => return Err(routine_not_unique("function", &name)),
-            },
-            Some(args) => {
-                let mut types = Vec::new();
-                for arg in args.iter().filter(|x| !matches!(x.mode, Some(ast::ArgMode::Out))) {
-                    types.push(self.result_type(&arg.data_type)?);
-                }
-                let found =
-                    candidates.iter().find(|e| e.routine.as_ref().is_some_and(|r| r.input_types() == types));
-                match found {
-                    Some(e) => std::sync::Arc::clone(e),
-                    None => {
-                        let listed: Vec<&str> = types.iter().map(|t| t.name()).collect();
-                        return Err(SqlError::new(
-                            SqlState::UNDEFINED_FUNCTION,
-                            format!("function {name}({}) does not exist", listed.join(", ")),
-                        ));
+        let word = Word::of(self.statement.pre.routine_word);
+        let tag = word.alter_tag();
+        let (actions, rename) = match &a.operation {
+            ast::AlterFunctionOperation::Actions { actions, .. } => (actions.as_slice(), None),
+            ast::AlterFunctionOperation::RenameTo { new_name } => (&[][..], Some(ident(new_name))),
+            other => {
+                return Err(not_supported(format!(
+                    "{tag} … {}",
+                    match other {
+                        ast::AlterFunctionOperation::OwnerTo(_) => "OWNER TO",
+                        ast::AlterFunctionOperation::SetSchema { .. } => "SET SCHEMA",
+                        _ => "DEPENDS ON EXTENSION",
                     }
-                }
+                )))
             }
         };
+        let entry = self.lookup_routine(&a.function, word, false)?.expect("not missing_ok");
         let mut def = entry.routine.clone().expect("a routine row");
+        if def.kind == RoutineKind::Procedure {
+            // A procedure has no volatility, strictness, cost or the like.
+            let function_only = self.statement.pre.routine_attributes.as_ref().and_then(|r| r.function_only);
+            if let Some(at) = function_only {
+                let err = invalid("invalid attribute in procedure definition");
+                return Err(match self.origin.as_deref().and_then(|o| o.position(at.line, at.column)) {
+                    Some(p) => err.at_position(p),
+                    None => err,
+                });
+            }
+        }
         for action in actions {
             match action {
                 ast::AlterFunctionAction::CalledOnNull(c) => {
@@ -582,66 +734,89 @@ impl<R: Resolver> Binder<'_, R> {
                         _ => def.rows = n,
                     }
                 }
-                other => return Err(not_supported(format!("ALTER FUNCTION … {other}"))),
+                other => return Err(not_supported(format!("{tag} … {other}"))),
             }
         }
-        Ok(Plan::Utility(Utility::AlterRoutine { oid: entry.oid, def: Box::new(def), tag: "ALTER FUNCTION" }))
+        Ok(Plan::Utility(Utility::AlterRoutine { oid: entry.oid, def: Box::new(def), tag, rename }))
     }
 
+    /// DROP {FUNCTION | PROCEDURE | ROUTINE}: each name with its argument
+    /// types, or alone if only one routine has it.
     pub(super) fn drop_function(
         &mut self,
         func_desc: &[ast::FunctionDesc],
         if_exists: bool,
-        kind: RoutineKind,
+        word: Word,
     ) -> Result<Plan, SqlError> {
-        let what = if kind == RoutineKind::Procedure { "procedure" } else { "function" };
         let mut targets = Vec::new();
         for f in func_desc {
-            let key = relation_name(&f.name)?;
-            let name = snapscale_engine::names::bare(&key);
-            let candidates: Vec<_> = self
-                .resolver
-                .routines(&key)?
-                .into_iter()
-                .filter(|e| e.routine.as_ref().is_some_and(|r| r.kind == kind))
-                .collect();
-            match &f.args {
-                None => match candidates.as_slice() {
-                    [one] => targets.push((name.clone(), Some(one.oid))),
-                    [] if if_exists => targets.push((format!("{what} {name}()"), None)),
-                    [] => return Err(no_routine_named(what, &name)),
-                    _ => return Err(routine_not_unique(what, &name)),
-                },
-                Some(args) => {
-                    let mut types = Vec::new();
-                    for a in args {
-                        if matches!(a.mode, Some(ast::ArgMode::Out)) {
-                            continue;
-                        }
-                        types.push(self.result_type(&a.data_type)?);
-                    }
-                    let found = candidates
-                        .iter()
-                        .find(|e| e.routine.as_ref().is_some_and(|r| r.input_types() == types));
-                    match found {
-                        Some(e) => targets.push((name.clone(), Some(e.oid))),
-                        None => {
-                            let listed: Vec<&str> = types.iter().map(|t| t.name()).collect();
-                            if if_exists {
-                                let qualified: Vec<String> = types.iter().map(qualified_type_name).collect();
-                                targets.push((format!("{what} {name}({})", qualified.join(",")), None));
-                            } else {
-                                return Err(SqlError::new(
-                                    SqlState::UNDEFINED_FUNCTION,
-                                    format!("{what} {name}({}) does not exist", listed.join(", ")),
-                                ));
-                            }
-                        }
-                    }
-                }
+            match self.lookup_routine(f, word, if_exists)? {
+                Ok(entry) => targets.push((entry.name.clone(), Some(entry.oid))),
+                Err(skipped) => targets.push((skipped, None)),
             }
         }
-        Ok(Plan::Utility(Utility::DropRoutines { targets, procedure: kind == RoutineKind::Procedure }))
+        Ok(Plan::Utility(Utility::DropRoutines { targets, tag: word.drop_tag() }))
+    }
+}
+
+/// The word an ALTER or DROP named its routines with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Word {
+    Function,
+    Procedure,
+    Routine,
+}
+
+impl Word {
+    pub(super) fn of(written: Option<crate::parse::RoutineWord>) -> Word {
+        match written {
+            None => Word::Function,
+            Some(crate::parse::RoutineWord::Procedure) => Word::Procedure,
+            Some(crate::parse::RoutineWord::Routine) => Word::Routine,
+        }
+    }
+
+    /// Whether a routine named alone may be of `kind`.
+    fn admits(self, kind: RoutineKind) -> bool {
+        match self {
+            Word::Function => kind == RoutineKind::Function,
+            Word::Procedure => kind == RoutineKind::Procedure,
+            Word::Routine => true,
+        }
+    }
+
+    /// How "is not unique" and "does not exist, skipping" name it.
+    fn noun(self) -> &'static str {
+        match self {
+            Word::Function => "function",
+            Word::Procedure => "procedure",
+            Word::Routine => "routine",
+        }
+    }
+
+    /// How "does not exist" names it (PostgreSQL says function for a
+    /// routine).
+    fn missing(self) -> &'static str {
+        match self {
+            Word::Procedure => "procedure",
+            _ => "function",
+        }
+    }
+
+    fn alter_tag(self) -> &'static str {
+        match self {
+            Word::Function => "ALTER FUNCTION",
+            Word::Procedure => "ALTER PROCEDURE",
+            Word::Routine => "ALTER ROUTINE",
+        }
+    }
+
+    fn drop_tag(self) -> &'static str {
+        match self {
+            Word::Function => "DROP FUNCTION",
+            Word::Procedure => "DROP PROCEDURE",
+            Word::Routine => "DROP ROUTINE",
+        }
     }
 }
 
@@ -693,10 +868,10 @@ pub(crate) fn body_is_query(def: &RoutineDef, limit: usize) -> Result<bool, SqlE
     if def.kind == RoutineKind::Procedure {
         return Ok(false);
     }
-    if def.body.starts_with("RETURN ") {
+    if def.body.starts_with("RETURN ") && !def.atomic {
         return Ok(true);
     }
-    let parsed = crate::parse::parse(&def.body, limit)?;
+    let parsed = crate::parse::parse(&runnable_body(def), limit)?;
     Ok(parsed.iter().all(|p| matches!(p, Parsed::Sql(ast) if matches!(&**ast, ast::Statement::Query(_)))))
 }
 
@@ -722,9 +897,73 @@ fn no_routine_named(what: &str, name: &str) -> SqlError {
     SqlError::new(SqlState::UNDEFINED_FUNCTION, format!("could not find a {what} named \"{name}\""))
 }
 
-/// 42725 for a routine named without arguments that several overloads
-/// answer to.
+/// 42725 for a routine name that several routines answer to.
 fn routine_not_unique(what: &str, name: &str) -> SqlError {
     SqlError::new(SqlState::AMBIGUOUS_FUNCTION, format!("{what} name \"{name}\" is not unique"))
-        .with_hint("Specify the argument list to select the function unambiguously.")
+}
+
+/// 42809 for CREATE OR REPLACE of a routine of another kind than `old`.
+pub(crate) fn routine_kind_changed(old: &snapscale_engine::catalog::RelEntry) -> SqlError {
+    let kind = match old.routine.as_ref().map(|r| r.kind) {
+        Some(RoutineKind::Procedure) => "a procedure",
+        _ => "a function",
+    };
+    SqlError::new(SqlState::WRONG_OBJECT_TYPE, "cannot change routine kind")
+        .with_detail(format!("\"{}\" is {kind}.", old.name))
+}
+
+/// One statement of a `BEGIN ATOMIC` body: a query or a data-changing
+/// statement (or RETURN); a utility statement is refused as PostgreSQL
+/// refuses it, naming its command tag.
+fn check_atomic_statement(text: &str) -> Result<(), SqlError> {
+    let words: Vec<String> = text.split_whitespace().take(3).map(str::to_ascii_uppercase).collect();
+    let first = words.first().map(String::as_str).unwrap_or_default();
+    if matches!(
+        first,
+        "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "VALUES" | "WITH" | "TABLE" | "RETURN"
+    ) || first.starts_with('(')
+    {
+        return Ok(());
+    }
+    let tag = match first {
+        "CREATE" | "ALTER" | "DROP" => {
+            let mut tag = words[..words.len().min(2)].join(" ");
+            if words.get(1).is_some_and(|w| w == "OR") || words.get(1).is_some_and(|w| w == "UNIQUE") {
+                tag = format!("{first} {}", words.last().map(String::as_str).unwrap_or_default());
+            }
+            tag
+        }
+        _ => first.to_owned(),
+    };
+    Err(SqlError::new(
+        SqlState::FEATURE_NOT_SUPPORTED,
+        format!("{tag} is not yet supported in unquoted SQL function body"),
+    ))
+}
+
+/// The text a SQL function's body runs as: a RETURN body, and each RETURN
+/// of a `BEGIN ATOMIC` body, as the SELECT it amounts to.
+pub(crate) fn runnable_body(def: &RoutineDef) -> std::borrow::Cow<'_, str> {
+    if def.atomic {
+        let statements: Vec<String> = crate::parse::atomic_statements(&def.body)
+            .into_iter()
+            .map(|st| match return_expr(st) {
+                Some(e) => format!("SELECT {e}"),
+                None => st.to_owned(),
+            })
+            .collect();
+        return std::borrow::Cow::Owned(statements.join(";\n"));
+    }
+    match def.body.strip_prefix("RETURN ") {
+        Some(e) if def.language == "sql" => std::borrow::Cow::Owned(format!("SELECT {e}")),
+        _ => std::borrow::Cow::Borrowed(&def.body),
+    }
+}
+
+/// The expression of a statement `RETURN expr`.
+pub(crate) fn return_expr(statement: &str) -> Option<&str> {
+    let head = statement.get(..6)?;
+    let rest = &statement[6..];
+    (head.eq_ignore_ascii_case("return") && rest.starts_with(|c: char| c.is_whitespace() || c == '('))
+        .then(|| rest.trim())
 }

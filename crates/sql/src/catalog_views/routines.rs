@@ -81,7 +81,7 @@ pub(super) fn procs(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("proparallel", r.parallel as char)
                     .set("pronargs", inputs.len() as i64)
                     .set("pronargdefaults", inputs.iter().filter(|a| a.default.is_some()).count() as i64)
-                    .set("prorettype", r.returns.oid())
+                    .set("prorettype", result_type(r).oid())
                     .set("proargtypes", oids(r.input_types()))
                     .set(
                         "proallargtypes",
@@ -129,9 +129,13 @@ impl CatalogState {
         })
     }
 
-    /// `pg_get_function_result`: the result as CREATE FUNCTION declares it.
+    /// `pg_get_function_result`: the result as CREATE FUNCTION declares it
+    /// (a procedure has none: NULL).
     pub(super) fn function_result(&self, oid: u32) -> Option<String> {
         let (_, r) = self.routine(oid)?;
+        if r.kind == RoutineKind::Procedure {
+            return None;
+        }
         if !r.table_columns.is_empty() {
             let cols: Vec<String> = r
                 .table_columns
@@ -151,12 +155,16 @@ impl CatalogState {
     /// declares them, defaults included.
     pub(super) fn function_arguments(&self, oid: u32) -> Option<String> {
         let (_, r) = self.routine(oid)?;
+        // A procedure's parameters are all its signature: each says its
+        // mode, IN too.
+        let procedure = r.kind == RoutineKind::Procedure;
         let args: Vec<String> = r
             .args
             .iter()
             .map(|a| {
                 let mut s = String::new();
                 match a.mode {
+                    ArgMode::In if procedure => s.push_str("IN "),
                     ArgMode::In => {}
                     ArgMode::Out => s.push_str("OUT "),
                     ArgMode::InOut => s.push_str("INOUT "),
@@ -226,6 +234,14 @@ impl CatalogState {
             s.push_str(&options);
             s.push('\n');
         }
+        if r.atomic {
+            s.push_str("BEGIN ATOMIC\n");
+            for statement in crate::parse::atomic_statements(&r.body) {
+                s.push_str(&format!(" {};\n", atomic_statement_text(statement)));
+            }
+            s.push_str("END\n");
+            return Some(s);
+        }
         match r.body.strip_prefix("RETURN ") {
             Some(e) if r.language == "sql" => {
                 s.push_str(&format!("RETURN {}", super::functions::sql_body_expr(e)));
@@ -248,16 +264,34 @@ impl CatalogState {
     /// PostgreSQL prints it; NULL for a body kept as a string.
     pub(super) fn function_sqlbody(&self, oid: u32) -> Option<String> {
         let (_, r) = self.routine(oid)?;
+        if r.atomic {
+            let statements: Vec<String> = crate::parse::atomic_statements(&r.body)
+                .into_iter()
+                .map(|st| format!(" {};\n", atomic_statement_text(st)))
+                .collect();
+            return Some(format!("BEGIN ATOMIC\n{}END", statements.concat()));
+        }
         let e = r.body.strip_prefix("RETURN ").filter(|_| r.language == "sql")?;
         Some(format!("RETURN {}", super::functions::sql_body_expr(e)))
     }
 
-    /// A routine by name, as regproc reads it: the one routine so named.
+    /// A routine by name, as regproc reads it: the one routine so named
+    /// (the name read as an identifier: folded to lower case unless
+    /// quoted, and qualified or not).
     pub(super) fn routine_by_name(&self, name: &str) -> Option<(u32, String)> {
         let n = name.trim();
         let n = n.split_once('(').map_or(n, |(n, _)| n).trim();
-        let n = n.strip_prefix("public.").unwrap_or(n);
-        let mut found = self.routines.iter().filter(|e| e.name == n);
+        let parts = identifier_parts(n)?;
+        let (schema, n) = match parts.as_slice() {
+            [n] => (None, n.as_str()),
+            [schema, n] => (Some(schema.as_str()), n.as_str()),
+            _ => return None,
+        };
+        let in_schema = |e: &RelEntry| match schema {
+            None => true,
+            Some(s) => self.namespace_name(self.namespace_of(e)).is_some_and(|ns| ns == s),
+        };
+        let mut found = self.routines.iter().filter(|e| e.name == n && in_schema(e));
         let e = found.next()?;
         if found.next().is_some() {
             return None;
@@ -275,4 +309,87 @@ impl CatalogState {
     fn type_text(&self, ty: SqlType) -> String {
         super::functions::format_type_of(self, ty)
     }
+}
+
+/// pg_proc.prorettype: a procedure with output parameters returns a
+/// record, even of one.
+fn result_type(r: &RoutineDef) -> SqlType {
+    if r.kind == RoutineKind::Procedure && !r.output_columns().is_empty() {
+        return SqlType::Record(snapscale_values::Rec::Anonymous);
+    }
+    r.returns
+}
+
+/// A dotted name's parts as identifiers: quoted ones as written (a
+/// doubled quote one), the others folded to lower case.
+fn identifier_parts(text: &str) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    '"' if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        part.push('"');
+                    }
+                    '"' => break,
+                    c => part.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' {
+                    break;
+                }
+                part.push(c.to_ascii_lowercase());
+                chars.next();
+            }
+        }
+        parts.push(part.trim().to_owned());
+        match chars.next() {
+            None => return Some(parts),
+            Some('.') => {}
+            Some(_) => return None,
+        }
+    }
+}
+
+/// One statement of a `BEGIN ATOMIC` body as pg_get_functiondef prints
+/// it: RETURN and a SELECT of expressions alone with their expressions as
+/// PostgreSQL prints them, anything else as written.
+fn atomic_statement_text(statement: &str) -> String {
+    if let Some(e) = crate::bind::return_expr(statement) {
+        return format!("RETURN {}", super::functions::sql_body_expr(e));
+    }
+    let Ok(mut parsed) = crate::parse::parse(statement, crate::stack::DEFAULT_MAX_STACK_DEPTH) else {
+        return statement.to_owned();
+    };
+    if let (Some(crate::parse::Parsed::Sql(ast)), true) = (parsed.pop(), parsed.is_empty()) {
+        if let Some(sqlparser::ast::Statement::Query(q)) = ast.statement.as_deref() {
+            if let sqlparser::ast::SetExpr::Select(sel) = q.body.as_ref() {
+                let plain = sel.from.is_empty()
+                    && sel.selection.is_none()
+                    && q.order_by.is_none()
+                    && q.limit_clause.is_none()
+                    && q.with.is_none();
+                let exprs: Option<Vec<String>> = sel
+                    .projection
+                    .iter()
+                    .map(|item| match item {
+                        sqlparser::ast::SelectItem::UnnamedExpr(e) => {
+                            Some(super::functions::sql_body_expr(&e.to_string()))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if let (true, Some(exprs)) = (plain, exprs) {
+                    return format!("SELECT {}", exprs.join(", "));
+                }
+            }
+        }
+    }
+    statement.to_owned()
 }

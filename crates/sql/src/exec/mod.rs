@@ -674,8 +674,10 @@ impl Executor<'_> {
             Utility::CopyTo { rel, columns, options } => self.copy_to(rel, columns, options),
             Utility::CreateType { name, spec } => self.create_type(name, spec).await,
             Utility::CreateRoutine { key, def, replace } => self.create_routine(key, def, *replace).await,
-            Utility::AlterRoutine { oid, def, tag } => self.alter_routine(*oid, def, tag).await,
-            Utility::DropRoutines { targets, procedure } => self.drop_routines(targets, *procedure).await,
+            Utility::AlterRoutine { oid, def, tag, rename } => {
+                self.alter_routine(*oid, def, tag, rename.as_deref()).await
+            }
+            Utility::DropRoutines { targets, tag } => self.drop_routines(targets, tag).await,
             Utility::Call { .. } => {
                 Err(SqlError::new(SqlState::INTERNAL_ERROR, "CALL is the session's to run"))
             }

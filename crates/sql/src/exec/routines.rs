@@ -48,22 +48,67 @@ impl Executor<'_> {
         }
         let rel = self.locked_routine(existing.oid).await?;
         let old = rel.entry.routine.as_ref().expect("a routine row");
+        if old.kind != def.kind {
+            return Err(crate::bind::routine_kind_changed(&rel.entry));
+        }
         check_replacement(old, def, &signature(name, old))?;
         self.replace_routine(&rel, def).await?;
         Ok(Output::Command(tag.into()))
     }
 
-    /// ALTER FUNCTION / PROCEDURE: routine `oid` with its attributes as
-    /// `def` has them.
+    /// ALTER FUNCTION / PROCEDURE / ROUTINE: routine `oid` with its
+    /// attributes as `def` has them, renamed to `rename` if given.
     pub(crate) async fn alter_routine(
         &mut self,
         oid: u32,
         def: &RoutineDef,
         tag: &str,
+        rename: Option<&str>,
     ) -> Result<Output, SqlError> {
         let rel = self.locked_routine(oid).await?;
-        self.replace_routine(&rel, def).await?;
+        let Some(new) = rename else {
+            self.replace_routine(&rel, def).await?;
+            return Ok(Output::Command(tag.into()));
+        };
+        self.check_routine_name_free(&rel.entry, new, def)?;
+        let entry =
+            Arc::new(RelEntry { routine: Some(def.clone()), name: new.to_owned(), ..(*rel.entry).clone() });
+        self.change_catalog(&rel, Some(Arc::clone(&entry))).await?;
+        self.xact.log_change(&entry, Redo::Catalog(entry.clone())).await?;
+        // The new name may come first along some search_path (REL-KEY).
+        self.xact.invalidate_names();
         Ok(Output::Command(tag.into()))
+    }
+
+    /// 42723 when another routine of `entry`'s schema already has `name`
+    /// and `def`'s input types (pg_proc's unique key).
+    fn check_routine_name_free(
+        &mut self,
+        entry: &RelEntry,
+        name: &str,
+        def: &RoutineDef,
+    ) -> Result<(), SqlError> {
+        let db = Arc::clone(&self.xact.db);
+        let inputs = def.input_types();
+        let taken = db.catalog.table.all_versions().into_iter().any(|(tid, other)| {
+            other.oid != entry.oid
+                && other.name == name
+                && other.namespace == entry.namespace
+                && other.temp_owner == entry.temp_owner
+                && other.routine.as_ref().is_some_and(|r| r.input_types() == inputs)
+                && matches!(
+                    db.catalog.table.liveness(&self.xact.session, tid),
+                    snapscale_engine::Liveness::Live
+                )
+        });
+        if !taken {
+            return Ok(());
+        }
+        let schema = self.xact.namespace_name(entry.namespace)?.unwrap_or_default();
+        Err(SqlError::new(
+            SqlState::DUPLICATE_FUNCTION,
+            format!("function {} already exists in schema \"{schema}\"", signature_spaced(name, def)),
+        ))
     }
 
     /// The routine row `rel` with definition `def`, logged whole
@@ -82,7 +127,7 @@ impl Executor<'_> {
     pub(crate) async fn drop_routines(
         &mut self,
         targets: &[(String, Option<u32>)],
-        procedure: bool,
+        tag: &str,
     ) -> Result<Output, SqlError> {
         for (name, oid) in targets {
             let Some(oid) = *oid else {
@@ -95,7 +140,7 @@ impl Executor<'_> {
             self.xact.log_change(&rel.entry, Redo::Drop(oid)).await?;
             self.xact.dropped_storage(rel.entry.storage);
         }
-        Ok(Output::Command(if procedure { "DROP PROCEDURE" } else { "DROP FUNCTION" }.into()))
+        Ok(Output::Command(tag.into()))
     }
 
     /// The routine `oid` as this transaction sees it once it holds the
@@ -117,6 +162,12 @@ impl Executor<'_> {
 fn signature(name: &str, def: &RoutineDef) -> String {
     let types: Vec<&str> = def.input_types().iter().map(|t| t.name()).collect();
     format!("{name}({})", types.join(","))
+}
+
+/// `name(type, type)` as PostgreSQL's errors name a routine.
+fn signature_spaced(name: &str, def: &RoutineDef) -> String {
+    let types: Vec<&str> = def.input_types().iter().map(|t| t.name()).collect();
+    format!("{name}({})", types.join(", "))
 }
 
 /// What CREATE OR REPLACE may not change of an existing routine: its kind,

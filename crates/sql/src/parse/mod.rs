@@ -56,6 +56,7 @@ mod window_syntax;
 
 pub(crate) use like_syntax::TableLike;
 pub(crate) use overriding_syntax::Overriding;
+pub(crate) use procedure_syntax::{atomic_statements, RoutineAttributes, RoutineWord};
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
@@ -367,6 +368,29 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         let procedure_text = procedure_syntax::procedure_as_function(piece);
         let procedure = procedure_text.is_some();
         let piece = procedure_text.as_deref().unwrap_or(piece);
+        // ALTER / DROP {PROCEDURE | ROUTINE}, read as … FUNCTION (ROUTINE
+        // grows the text by one character: positions after it move).
+        let (word_text, routine_word, grew) = match procedure_syntax::routine_word_as_function(piece) {
+            Some((text, word, grew)) => (Some(text), Some(word), grew),
+            None => (None, None, 0),
+        };
+        let piece = word_text.as_deref().unwrap_or(piece);
+        // A BEGIN ATOMIC body, blanked (lines kept) and kept.
+        let (atomic_text, atomic_body) = match procedure_syntax::read_atomic_body(piece) {
+            Some((text, body)) => (Some(text), Some(body)),
+            None => (None, None),
+        };
+        let piece = atomic_text.as_deref().unwrap_or(piece);
+        // `name OUT type`: the mode written first (as long).
+        let modes_text = procedure_syntax::modes_first(piece);
+        let piece = modes_text.as_deref().unwrap_or(piece);
+        // WINDOW and [NOT] LEAKPROOF, blanked, and where a function's
+        // attribute stands.
+        let (attribute_text, routine_attributes) = match procedure_syntax::read_attributes(piece) {
+            Some((text, attrs)) => (text, Some(attrs)),
+            None => (None, None),
+        };
+        let piece = attribute_text.as_deref().unwrap_or(piece);
         // ALTER [MATERIALIZED] VIEW, as the ALTER TABLE it is.
         let alter_view = view_syntax::alter_view_as_table(piece);
         let altered_view = alter_view.as_ref().map(|(_, materialized)| *materialized);
@@ -392,7 +416,8 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                 None => (None, None),
             };
         let origin = (reordered.is_none() && rewritten.is_none() && identity_text.is_none()).then(|| {
-            let chars_before = sql[..source.start].chars().count();
+            // Every position a binder reports lies after the grown word.
+            let chars_before = sql[..source.start].chars().count().saturating_sub(grew);
             std::sync::Arc::new(crate::statement::Origin { text: piece.to_owned(), chars_before })
         });
         let piece = identity_text.as_deref().unwrap_or(piece_before_identity);
@@ -525,6 +550,9 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                                     procedure,
                                     declare: declare.clone(),
                                     current_of: current_of.clone(),
+                                    routine_word,
+                                    atomic_body: atomic_body.clone(),
+                                    routine_attributes: routine_attributes.clone(),
                                 }),
                             })
                         })
@@ -538,6 +566,13 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             Err(e) => {
                 let message = e.to_string();
                 let message = message.strip_prefix("sql parser error: ").unwrap_or(&message).to_owned();
+                // Two bodies (AS and RETURN): PostgreSQL's own words.
+                if message == "AS specified more than once" || message == "RETURN specified more than once" {
+                    return Err(SqlError::new(
+                        SqlState::INVALID_FUNCTION_DEFINITION,
+                        "duplicate function body specified",
+                    ));
+                }
                 // A reordered statement's locations are not the user's.
                 let located = if reordered.is_none() { locate(&message, &source) } else { None };
                 return Err(located.unwrap_or_else(|| {
@@ -787,14 +822,39 @@ fn set_constraints(sql: &str) -> Option<Result<Parsed, SqlError>> {
 }
 
 /// Splits at semicolons outside quotes, comments and dollar quotes;
-/// pieces that are only blanks and comments are dropped.
+/// pieces that are only blanks and comments are dropped. The body of a
+/// `CREATE [OR REPLACE] {FUNCTION | PROCEDURE} … BEGIN ATOMIC … END` holds
+/// semicolons of its own: within such a statement BEGIN and END (and a
+/// CASE inside them, which END closes too) are counted outside
+/// parentheses, and a semicolon splits only where none is open — the
+/// heuristic psql applies before it sends the statement.
 pub(crate) fn split(sql: &str) -> Vec<&str> {
     let b = sql.as_bytes();
     let mut pieces = Vec::new();
     let (mut start, mut i) = (0, 0);
     let mut meaningful = false;
+    let mut atomic = AtomicDepth::default();
     while i < b.len() {
         match b[i] {
+            c if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 => {
+                let from = i;
+                while i < b.len()
+                    && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$' || b[i] >= 0x80)
+                {
+                    i += 1;
+                }
+                atomic.word(&sql[from..i]);
+                meaningful = true;
+                continue;
+            }
+            b'(' => {
+                atomic.parens += 1;
+                meaningful = true;
+            }
+            b')' => {
+                atomic.parens = atomic.parens.saturating_sub(1);
+                meaningful = true;
+            }
             b'\'' | b'"' => {
                 let q = b[i];
                 i += 1;
@@ -837,12 +897,14 @@ pub(crate) fn split(sql: &str) -> Vec<&str> {
                 }
                 meaningful = true;
             }
+            b';' if atomic.open > 0 => meaningful = true,
             b';' => {
                 if meaningful {
                     pieces.push(&sql[start..i]);
                 }
                 start = i + 1;
                 meaningful = false;
+                atomic = AtomicDepth::default();
             }
             c if !c.is_ascii_whitespace() => meaningful = true,
             _ => {}
@@ -853,6 +915,47 @@ pub(crate) fn split(sql: &str) -> Vec<&str> {
         pieces.push(&sql[start..]);
     }
     pieces
+}
+
+/// What `split` knows of the statement it is in: its first words, its open
+/// parentheses, and how many BEGIN … END blocks of a routine's body are
+/// open.
+#[derive(Default)]
+struct AtomicDepth {
+    words: usize,
+    /// Whether the statement so far reads CREATE [OR REPLACE].
+    create: bool,
+    or_replace: bool,
+    routine: bool,
+    parens: usize,
+    open: usize,
+}
+
+impl AtomicDepth {
+    fn word(&mut self, w: &str) {
+        let is = |k: &str| w.eq_ignore_ascii_case(k);
+        let routine_word = is("function") || is("procedure");
+        match self.words {
+            0 => self.create = is("create"),
+            1 if self.create => {
+                self.or_replace = is("or");
+                self.routine = routine_word;
+            }
+            2 if self.or_replace => self.or_replace = is("replace"),
+            3 if self.or_replace => self.routine = routine_word,
+            _ => {}
+        }
+        self.words += 1;
+        if !self.routine || self.parens > 0 {
+            return;
+        }
+        // A CASE inside the body is closed by an END too.
+        if is("begin") || (is("case") && self.open > 0) {
+            self.open += 1;
+        } else if is("end") {
+            self.open = self.open.saturating_sub(1);
+        }
+    }
 }
 
 /// A quoted token after its opening quote `q`, the quote kept in front
@@ -1155,6 +1258,10 @@ mod tests {
         assert_eq!(split("select ';' -- x;\n; ;"), vec!["select ';' -- x;\n"]);
         assert_eq!(split("select $$a;b$$, $1; /* ; */"), vec!["select $$a;b$$, $1"]);
         assert_eq!(split("  ; -- only a comment"), Vec::<&str>::new());
+        let atomic =
+            "create or replace function f() returns int begin atomic select case when true then 1 end; \
+                      select (2); end";
+        assert_eq!(split(&format!("{atomic}; begin; select 1")), vec![atomic, " begin", " select 1"]);
         assert_eq!(parse("VACUUM; SELECT 1").unwrap().len(), 2);
     }
 

@@ -816,11 +816,13 @@ pub enum Utility {
     },
     /// CREATE [OR REPLACE] FUNCTION: the routine's key (REL-KEY) and
     /// definition, its body already bound once (ROUTINE-ROWS).
-    /// ALTER FUNCTION / PROCEDURE … action: routine `oid`'s new attributes.
+    /// ALTER FUNCTION / PROCEDURE / ROUTINE … action: routine `oid`'s new
+    /// attributes, or (RENAME TO) its new name.
     AlterRoutine {
         oid: u32,
         def: Box<snapscale_engine::routines::RoutineDef>,
         tag: &'static str,
+        rename: Option<String>,
     },
     CreateRoutine {
         key: String,
@@ -831,7 +833,7 @@ pub enum Utility {
     /// in a notice, and its oid (`None`: missing, IF EXISTS).
     DropRoutines {
         targets: Vec<(String, Option<u32>)>,
-        procedure: bool,
+        tag: &'static str,
     },
     /// CALL: the procedure and its arguments (constants, parameters), run
     /// by the session (PL-CALLS).

@@ -393,8 +393,7 @@ impl Statement {
                 }
                 Utility::CreateRoutine { .. } => Some("CREATE FUNCTION"),
                 Utility::AlterRoutine { tag, .. } => Some(tag),
-                Utility::DropRoutines { procedure: true, .. } => Some("DROP PROCEDURE"),
-                Utility::DropRoutines { .. } => Some("DROP FUNCTION"),
+                Utility::DropRoutines { tag, .. } => Some(tag),
                 // Its statements are refused one by one where they write.
                 Utility::Call { .. } => None,
                 Utility::CreateSchema { .. } => Some("CREATE SCHEMA"),

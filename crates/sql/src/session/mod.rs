@@ -627,9 +627,28 @@ impl<G: Gucs> Conn<G> {
                     let ended = spi.ended;
                     self.pending.extend(put_off);
                     self.after_top_call(ended);
-                    ran?;
+                    let value = ran?;
                     self.xact.end_statement()?;
-                    return Ok(Output::Command("CALL".into()));
+                    // A procedure with output parameters answers one row
+                    // of them.
+                    let outputs = routine.routine.as_ref().map(|r| r.output_columns()).unwrap_or_default();
+                    if outputs.is_empty() {
+                        return Ok(Output::Command("CALL".into()));
+                    }
+                    let row: Vec<snapscale_values::Value> = match value {
+                        snapscale_values::Value::Record(fields) if outputs.len() > 1 => fields.to_vec(),
+                        snapscale_values::Value::Null if outputs.len() > 1 => {
+                            vec![snapscale_values::Value::Null; outputs.len()]
+                        }
+                        v => vec![v],
+                    };
+                    let columns: Vec<crate::plan::Column> =
+                        outputs.into_iter().map(|(name, ty)| crate::plan::Column { name, ty }).collect();
+                    return Ok(Output::Rows {
+                        columns: columns.into(),
+                        rows: vec![row.into()],
+                        tag: "CALL".into(),
+                    });
                 }
                 if let Statement::Utility(Utility::CopyFrom {
                     rel,

@@ -244,6 +244,18 @@ fn gen_random_uuid(_: &[Value]) -> Result<Value, SqlError> {
     Ok(Value::Uuid(u))
 }
 
+/// `random()`: a float8 in [0, 1) from the system's random source (53
+/// bits, a double's precision).
+fn random(_: &[Value]) -> Result<Value, SqlError> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).map_err(|e| {
+        SqlError::new(SqlState::INTERNAL_ERROR, format!("could not generate random values: {e}"))
+    })?;
+    let bits = u64::from_le_bytes(b) >> 11;
+    Ok(Value::Float(bits as f64 / (1u64 << 53) as f64))
+}
+
+pub const RANDOM: Scalar = Scalar::volatile("random", random);
 pub const ENCODE: Scalar = Scalar::new("encode", encode);
 pub const DECODE: Scalar = Scalar::new("decode", decode);
 pub const MD5: Scalar = Scalar::new("md5", md5);
