@@ -830,7 +830,7 @@ where
     F: std::future::Future<Output = T> + 'a,
 {
     let queue = conn.notice_queue();
-    let client = conn.gucs().session.client.clone();
+    let client = conn.gucs().session.client.message_filter();
     let statement = run(conn);
     tokio::pin!(statement);
     let mut failed = None;

@@ -931,6 +931,17 @@ impl Value {
         }
     }
 
+    /// [`Value::to_text_as`], failing where PostgreSQL's output function
+    /// would (TEXT-SIZE) instead of past the limit.
+    pub fn try_text_as(
+        &self,
+        ty: SqlType,
+        style: impl Into<Style> + Copy,
+    ) -> Result<Option<String>, SqlError> {
+        self.check_text(style)?;
+        Ok(self.to_text_as(ty, style))
+    }
+
     /// Compares two non-NULL values as SQL does: numbers across integer and
     /// float types; char(n) ignoring trailing spaces is the caller's to
     /// arrange (values of char columns compare with their padding stripped).

@@ -289,13 +289,13 @@ impl Acc {
             AggFunc::JsonObjectAgg => JsonState::JsonObject(JsonObjectAgg::new()),
             _ => JsonState::JsonbObject(JsonbObjectAgg::new()),
         });
-        let input = json_input(v, zone);
+        let input = json_input(v, zone)?;
         let second = || json_input(value.unwrap_or(&Value::Null), zone);
         match state {
             JsonState::Json(a) => a.add(&input),
             JsonState::Jsonb(a) => a.add(&input)?,
-            JsonState::JsonObject(a) => a.add(&input, &second())?,
-            JsonState::JsonbObject(a) => a.add(&input, &second())?,
+            JsonState::JsonObject(a) => a.add(&input, &second()?)?,
+            JsonState::JsonbObject(a) => a.add(&input, &second()?)?,
         }
         Ok(())
     }

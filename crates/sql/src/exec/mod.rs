@@ -255,12 +255,14 @@ pub(crate) async fn run<'x>(
 ) -> Result<(Output, Vec<ri::Pending>), SqlError> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     let handle = Handle::try_current().ok().filter(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
-    let notices = xact.notice_queue();
+    // A statement nested in one already off the worker (a trigger's) runs
+    // where it is: the thread is the outer statement's already.
+    let off = handle.filter(|_| !statement.is_bounded(subplans) && !OFF_WORKER.get());
+    // Only a statement run off the worker watches the notice queue.
+    let notices = off.as_ref().map(|_| xact.notice_queue());
     let running = run_here(xact, limits, statement, subplans, params, mode, host);
-    match handle {
-        // A statement nested in one already off the worker (a trigger's)
-        // runs where it is: the thread is the outer statement's already.
-        Some(handle) if !statement.is_bounded(subplans) && !OFF_WORKER.get() => {
+    match (off, notices) {
+        (Some(handle), Some(notices)) => {
             let mut running = std::pin::pin!(running);
             loop {
                 let done = tokio::task::block_in_place(|| {

@@ -51,7 +51,7 @@ pub(super) fn eval(op: &TypeOp, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, Sq
         TypeOp::Enum(labels, op) => match op {
             EnumOp::Input => match &args[0] {
                 Value::Null => Ok(Value::Null),
-                v => labels.read(&v.to_text_in(cx.style()).unwrap_or_default()),
+                v => labels.read(&v.try_text_in(cx.style())?.unwrap_or_default()),
             },
             EnumOp::First => labels.end(false),
             EnumOp::Last => labels.end(true),

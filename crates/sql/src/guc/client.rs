@@ -227,14 +227,35 @@ impl ClientSettings {
     /// Whether a message of `severity` (NOTICE, WARNING, …) reaches the
     /// client under client_min_messages.
     pub fn sends(&self, severity: &str) -> bool {
-        let rank = |level: &str| LEVELS.iter().position(|l| l.eq_ignore_ascii_case(level));
-        match (rank(severity), rank(&self.client_min_messages)) {
+        self.message_filter().sends(severity)
+    }
+
+    /// client_min_messages as a filter that needs no settings at hand (a
+    /// statement that streams its notices holds the session).
+    pub fn message_filter(&self) -> MessageFilter {
+        MessageFilter(level_rank(&self.client_min_messages))
+    }
+}
+
+/// Which messages reach the client: client_min_messages' rank among the
+/// levels (`None`: an unknown level, everything is sent).
+#[derive(Clone, Copy, Debug)]
+pub struct MessageFilter(Option<usize>);
+
+impl MessageFilter {
+    /// Whether a message of `severity` reaches the client.
+    pub fn sends(self, severity: &str) -> bool {
+        match (level_rank(severity), self.0) {
             // INFO is always sent, as in PostgreSQL.
             (Some(9), _) => true,
             (Some(s), Some(min)) => s >= min.min(8),
             _ => true,
         }
     }
+}
+
+fn level_rank(level: &str) -> Option<usize> {
+    LEVELS.iter().position(|l| l.eq_ignore_ascii_case(level))
 }
 
 #[cfg(test)]

@@ -1002,7 +1002,8 @@ impl<'s, 'c> Interp<'s, 'c> {
                 let text = match message {
                     Some(m) => {
                         let (v, _) = self.value(m).await.map_err(|e| self.in_context(e, *line, "ASSERT"))?;
-                        v.to_text_in(self.spi.xact.session_style())
+                        v.try_text_in(self.spi.xact.session_style())
+                            .map_err(|e| self.in_context(e, *line, "ASSERT"))?
                             .unwrap_or_else(|| "assertion failed".into())
                     }
                     None => "assertion failed".into(),
@@ -1414,7 +1415,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         }
         let v = match (from, &v) {
             (SqlType::Int2Vector | SqlType::OidVector, _) => {
-                Value::Text(v.to_text_as(from, self.spi.xact.session_style()).unwrap_or_default())
+                Value::Text(v.try_text_as(from, self.spi.xact.session_style())?.unwrap_or_default())
             }
             _ => v,
         };
@@ -1821,7 +1822,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                     "query string argument of EXECUTE is null",
                 ))
             }
-            v => v.to_text_in(self.spi.xact.session_style()).unwrap_or_default(),
+            v => v.try_text_in(self.spi.xact.session_style())?.unwrap_or_default(),
         };
         let mut params = Vec::new();
         let mut declared = Vec::new();
@@ -1869,7 +1870,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             args.push(if matches!(v, Value::Null) {
                 "<NULL>".to_owned()
             } else {
-                v.to_text_as(ty, style).unwrap_or_default()
+                v.try_text_as(ty, style).map_err(|e| self.in_context(e, line, "RAISE"))?.unwrap_or_default()
             });
         }
         let mut code = match &r.condition {
@@ -1890,7 +1891,8 @@ impl<'s, 'c> Interp<'s, 'c> {
                     "RAISE",
                 ));
             }
-            let text = v.to_text_as(ty, style).unwrap_or_default();
+            let text =
+                v.try_text_as(ty, style).map_err(|e| self.in_context(e, line, "RAISE"))?.unwrap_or_default();
             match name.as_str() {
                 "message" => message = Some(text),
                 "detail" => detail = Some(text),

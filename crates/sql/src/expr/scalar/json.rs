@@ -50,9 +50,10 @@ fn opt_json(v: Option<&str>) -> Value {
 
 /// A SQL value as the json builders see it: numbers bare, text quoted,
 /// json inserted, dates and timestamps in ISO 8601 form, arrays as json
-/// arrays of their elements.
-pub fn json_input(v: &Value, zone: Zone) -> JsonInput {
-    match v {
+/// arrays of their elements. A value whose text PostgreSQL could not
+/// write fails as its output function would (TEXT-SIZE).
+pub fn json_input(v: &Value, zone: Zone) -> Result<JsonInput, SqlError> {
+    Ok(match v {
         Value::Null => JsonInput::Null,
         Value::Bool(b) => JsonInput::Bool(*b),
         Value::Int(i) => JsonInput::NumberText(i.to_string()),
@@ -67,11 +68,11 @@ pub fn json_input(v: &Value, zone: Zone) -> JsonInput {
         Value::Array(array) => {
             let mut out = String::new();
             let mut items = array.iter();
-            json_level(&mut out, array.dims(), &mut items, zone);
+            json_level(&mut out, array.dims(), &mut items, zone)?;
             JsonInput::Structured(out)
         }
-        other => JsonInput::Text(other.to_text_in(zone).unwrap_or_default()),
-    }
+        other => JsonInput::Text(other.try_text_in(zone)?.unwrap_or_default()),
+    })
 }
 
 /// One dimension of an array as a json array (`[]` for the empty array).
@@ -80,23 +81,24 @@ fn json_level<'a>(
     dims: &[snapscale_values::Dim],
     items: &mut impl Iterator<Item = &'a Value>,
     zone: Zone,
-) {
+) -> Result<(), SqlError> {
     out.push('[');
     let Some(dim) = dims.first() else {
         out.push(']');
-        return;
+        return Ok(());
     };
     for i in 0..dim.len {
         if i > 0 {
             out.push(',');
         }
         if dims.len() > 1 {
-            json_level(out, &dims[1..], items, zone);
+            json_level(out, &dims[1..], items, zone)?;
         } else if let Some(v) = items.next() {
-            out.push_str(&json::to_json(&json_input(v, zone)));
+            out.push_str(&json::to_json(&json_input(v, zone)?));
         }
     }
     out.push(']');
+    Ok(())
 }
 
 /// A timestamptz's offset as JSON writes it: `+02:00`, not `+02`.
@@ -224,26 +226,26 @@ fn json_array_length(a: &[Value]) -> Result<Value, SqlError> {
 // The builders see their arguments' SQL types only through the values;
 // the session's zone does not reach a Scalar, so timestamptz arguments
 // are written in UTC here (see json_input).
-fn inputs(a: &[Value]) -> Vec<JsonInput> {
+fn inputs(a: &[Value]) -> Result<Vec<JsonInput>, SqlError> {
     a.iter().map(|v| json_input(v, Zone::UTC)).collect()
 }
 fn to_json(a: &[Value]) -> Result<Value, SqlError> {
-    Ok(Value::Json(json::to_json(&json_input(&a[0], Zone::UTC)).into()))
+    Ok(Value::Json(json::to_json(&json_input(&a[0], Zone::UTC)?).into()))
 }
 fn to_jsonb(a: &[Value]) -> Result<Value, SqlError> {
-    Ok(Value::Jsonb(json::to_jsonb(&json_input(&a[0], Zone::UTC))?))
+    Ok(Value::Jsonb(json::to_jsonb(&json_input(&a[0], Zone::UTC)?)?))
 }
 fn build_object(a: &[Value]) -> Result<Value, SqlError> {
-    Ok(Value::Json(json::json_build_object(&inputs(a))?.into()))
+    Ok(Value::Json(json::json_build_object(&inputs(a)?)?.into()))
 }
 fn jsonb_build_object(a: &[Value]) -> Result<Value, SqlError> {
-    Ok(Value::Jsonb(json::jsonb_build_object(&inputs(a))?))
+    Ok(Value::Jsonb(json::jsonb_build_object(&inputs(a)?)?))
 }
 fn build_array(a: &[Value]) -> Result<Value, SqlError> {
-    Ok(Value::Json(json::json_build_array(&inputs(a)).into()))
+    Ok(Value::Json(json::json_build_array(&inputs(a)?).into()))
 }
 fn jsonb_build_array(a: &[Value]) -> Result<Value, SqlError> {
-    Ok(Value::Jsonb(json::jsonb_build_array(&inputs(a))?))
+    Ok(Value::Jsonb(json::jsonb_build_array(&inputs(a)?)?))
 }
 
 pub(crate) fn path_args(a: &[Value]) -> Result<(&Jsonb, &json::JsonPath, Option<&Jsonb>, bool), SqlError> {

@@ -46,7 +46,8 @@ impl Interp<'_, '_> {
     fn portal_name(&mut self, k: usize) -> (String, bool) {
         match &self.vars[k].value {
             Value::Null => (self.spi.portals.unnamed(), true),
-            v => (v.to_text_in(self.spi.xact.session_style()).unwrap_or_default(), false),
+            // A refcursor variable holds text.
+            v => (v.to_text().unwrap_or_default(), false),
         }
     }
 
@@ -58,7 +59,7 @@ impl Interp<'_, '_> {
                 SqlState::NULL_VALUE_NOT_ALLOWED,
                 format!("cursor variable \"{var}\" is null"),
             )),
-            v => Ok(v.to_text_in(self.spi.xact.session_style()).unwrap_or_default()),
+            v => Ok(v.to_text().unwrap_or_default()),
         }
     }
 
