@@ -38,43 +38,7 @@ use snapscale_values::SqlError;
 use crate::plan::physical::{Node, Query};
 use crate::plan::Column;
 use crate::plan::SetOpKind;
-
-/// How far a FETCH or MOVE goes (PostgreSQL's fetch directions).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    /// FORWARD n (NEXT is FORWARD 1; a negative n goes backward).
-    Forward(Count),
-    /// BACKWARD n (PRIOR is BACKWARD 1).
-    Backward(Count),
-    /// ABSOLUTE n (FIRST is 1, LAST is -1).
-    Absolute(i64),
-    /// RELATIVE n.
-    Relative(i64),
-}
-
-/// A count of rows, or ALL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Count {
-    Rows(i64),
-    All,
-}
-
-/// FETCH (rows wanted) or MOVE (only their number).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FetchStatement {
-    pub name: String,
-    pub direction: Direction,
-    pub is_move: bool,
-}
-
-/// How a cursor was declared.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CursorOptions {
-    /// SCROLL (`Some(true)`), NO SCROLL (`Some(false)`), or neither.
-    pub scroll: Option<bool>,
-    pub hold: bool,
-    pub binary: bool,
-}
+pub(crate) use crate::statement::{Count, CursorOptions, Direction, FetchStatement};
 
 /// One open cursor.
 pub(crate) struct Portal {

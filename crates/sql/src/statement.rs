@@ -65,20 +65,29 @@ pub(crate) struct PreParsed {
     pub(crate) current_of: Option<String>,
     /// ALTER / DROP written with PROCEDURE or ROUTINE, read as FUNCTION
     /// (procedure_syntax.rs).
-    pub(crate) routine_word: Option<crate::parse::RoutineWord>,
+    pub(crate) routine_word: Option<RoutineWord>,
     /// CREATE FUNCTION / PROCEDURE … BEGIN ATOMIC … END: the text of the
     /// body's statements (procedure_syntax.rs).
     pub(crate) atomic_body: Option<String>,
     /// A CREATE or ALTER FUNCTION's attributes sqlparser lacks
     /// (procedure_syntax.rs).
-    pub(crate) routine_attributes: Option<crate::parse::RoutineAttributes>,
+    pub(crate) routine_attributes: Option<RoutineAttributes>,
 }
 
 /// A DECLARE CURSOR's header (cursor_syntax.rs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct DeclareCursor {
     pub name: String,
-    pub options: crate::portals::CursorOptions,
+    pub options: CursorOptions,
+}
+
+/// How a cursor was declared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CursorOptions {
+    /// SCROLL (`Some(true)`), NO SCROLL (`Some(false)`), or neither.
+    pub scroll: Option<bool>,
+    pub hold: bool,
+    pub binary: bool,
 }
 
 /// One element of a storage parameter list, as written
@@ -248,4 +257,52 @@ impl std::fmt::Debug for Ast {
         let kind: Vec<&str> = text.split_whitespace().take(2).collect();
         write!(f, "Ast({} ...)", kind.join(" "))
     }
+}
+
+/// The word an ALTER or DROP named its routines with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RoutineWord {
+    Procedure,
+    Routine,
+}
+
+/// The attributes of a CREATE or ALTER FUNCTION (PROCEDURE and ROUTINE
+/// read as FUNCTION already) that the pre-parser reads.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RoutineAttributes {
+    /// WINDOW (CREATE only).
+    pub window: bool,
+    /// LEAKPROOF or NOT LEAKPROOF (CREATE only; sqlparser reads ALTER's).
+    pub leakproof: Option<bool>,
+    /// Where the first attribute that only a function may have starts (a
+    /// tokenizer location in the text sqlparser reads).
+    pub function_only: Option<sqlparser::tokenizer::Location>,
+}
+
+/// How far a FETCH or MOVE goes (PostgreSQL's fetch directions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// FORWARD n (NEXT is FORWARD 1; a negative n goes backward).
+    Forward(Count),
+    /// BACKWARD n (PRIOR is BACKWARD 1).
+    Backward(Count),
+    /// ABSOLUTE n (FIRST is 1, LAST is -1).
+    Absolute(i64),
+    /// RELATIVE n.
+    Relative(i64),
+}
+
+/// A count of rows, or ALL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Count {
+    Rows(i64),
+    All,
+}
+
+/// FETCH (rows wanted) or MOVE (only their number).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchStatement {
+    pub name: String,
+    pub direction: Direction,
+    pub is_move: bool,
 }

@@ -69,7 +69,7 @@ use crate::plan::{Dep, Plan, Rel, RelKind, Select, Utility};
 use crate::stack::StackDepth;
 
 pub use ddl::data_type;
-pub(crate) use routines::{return_expr, routine_kind_changed};
+pub(crate) use routines::routine_kind_changed;
 pub(crate) use view::{rename_column_in, rename_relation_in, requalify};
 
 /// Where the binder finds relations.

@@ -16,6 +16,7 @@
 //! bound body serves every call of the statement, and a function that calls
 //! itself is a subplan that runs itself.
 
+use crate::parse::return_expr;
 use snapscale_engine::routines::{ArgMode, RoutineArg, RoutineDef, RoutineKind, Volatility};
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{Rec, SqlError, SqlType};
@@ -958,12 +959,4 @@ pub(crate) fn runnable_body(def: &RoutineDef) -> std::borrow::Cow<'_, str> {
         Some(e) if def.language == "sql" => std::borrow::Cow::Owned(format!("SELECT {e}")),
         _ => std::borrow::Cow::Borrowed(&def.body),
     }
-}
-
-/// The expression of a statement `RETURN expr`.
-pub(crate) fn return_expr(statement: &str) -> Option<&str> {
-    let head = statement.get(..6)?;
-    let rest = &statement[6..];
-    (head.eq_ignore_ascii_case("return") && rest.starts_with(|c: char| c.is_whitespace() || c == '('))
-        .then(|| rest.trim())
 }

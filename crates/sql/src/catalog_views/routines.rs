@@ -361,7 +361,7 @@ fn identifier_parts(text: &str) -> Option<Vec<String>> {
 /// it: RETURN and a SELECT of expressions alone with their expressions as
 /// PostgreSQL prints them, anything else as written.
 fn atomic_statement_text(statement: &str) -> String {
-    if let Some(e) = crate::bind::return_expr(statement) {
+    if let Some(e) = crate::parse::return_expr(statement) {
         return format!("RETURN {}", super::functions::sql_body_expr(e));
     }
     let Ok(mut parsed) = crate::parse::parse(statement, crate::stack::DEFAULT_MAX_STACK_DEPTH) else {

@@ -2,15 +2,15 @@
 //! forms: `DECLARE name [options] CURSOR [WITH[OUT] HOLD] FOR query`,
 //! whose header is blanked out of the text (positions stay) and kept for
 //! the session while sqlparser reads the query, and `FETCH` / `MOVE`,
-//! read whole ([`crate::portals`] runs them).
+//! read whole (the session's cursors run them).
 
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use super::lock_syntax::{blank, keyword, may_start_with, significant_tokens, statement_tokens, word};
 use super::syntax;
-use crate::portals::{Count, CursorOptions, Direction, FetchStatement};
 use crate::statement::DeclareCursor;
+use crate::statement::{Count, CursorOptions, Direction, FetchStatement};
 use snapscale_values::SqlError;
 
 /// `sql` with a DECLARE CURSOR's header blanked, and the header; `None`

@@ -56,7 +56,7 @@ mod window_syntax;
 
 pub(crate) use like_syntax::TableLike;
 pub(crate) use overriding_syntax::Overriding;
-pub(crate) use procedure_syntax::{atomic_statements, RoutineAttributes, RoutineWord};
+pub(crate) use procedure_syntax::{atomic_statements, return_expr, RoutineWord};
 
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
@@ -133,7 +133,7 @@ pub enum Parsed {
         name: Option<sqlparser::ast::ObjectName>,
     },
     /// `FETCH` or `MOVE` (cursor_syntax.rs).
-    Fetch(crate::portals::FetchStatement),
+    Fetch(crate::statement::FetchStatement),
     /// `REFRESH MATERIALIZED VIEW [CONCURRENTLY] name [WITH [NO] DATA]`.
     Refresh {
         name: sqlparser::ast::ObjectName,

@@ -18,12 +18,14 @@ use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Location, Token};
 
 use super::lock_syntax::{blank, keyword, may_start_with, significant_tokens};
+pub(crate) use crate::statement::{RoutineAttributes, RoutineWord};
 
-/// The word an ALTER or DROP named its routines with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RoutineWord {
-    Procedure,
-    Routine,
+/// The expression of a statement `RETURN expr` (of a BEGIN ATOMIC body).
+pub(crate) fn return_expr(statement: &str) -> Option<&str> {
+    let head = statement.get(..6)?;
+    let rest = &statement[6..];
+    (head.eq_ignore_ascii_case("return") && rest.starts_with(|c: char| c.is_whitespace() || c == '('))
+        .then(|| rest.trim())
 }
 
 /// `sql` with PROCEDURE read as FUNCTION, if it is a CREATE PROCEDURE.
@@ -74,19 +76,6 @@ pub(crate) fn routine_word_as_function(sql: &str) -> Option<(String, RoutineWord
         RoutineWord::Routine => format!("{}FUNCTION{rest}", &sql[..from]),
     };
     Some((text, word, if word == RoutineWord::Routine { 1 } else { 0 }))
-}
-
-/// The attributes of a CREATE or ALTER FUNCTION (PROCEDURE and ROUTINE
-/// read as FUNCTION already) that the pre-parser reads.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct RoutineAttributes {
-    /// WINDOW (CREATE only).
-    pub window: bool,
-    /// LEAKPROOF or NOT LEAKPROOF (CREATE only; sqlparser reads ALTER's).
-    pub leakproof: Option<bool>,
-    /// Where the first attribute that only a function may have starts (a
-    /// tokenizer location in the text sqlparser reads).
-    pub function_only: Option<Location>,
 }
 
 /// A CREATE or ALTER FUNCTION's attributes, with the text sqlparser is to
