@@ -446,6 +446,18 @@ impl<R: Resolver> Binder<'_, R> {
                     .collect::<Result<Vec<_>, _>>()?;
                 (Srf::GenerateSeries, args, SqlType::Int8)
             }
+            // An array's subscripts along a dimension: the series from its
+            // lower bound to its upper one (none for a NULL array, or one
+            // without that dimension).
+            ("generate_subscripts", 2) if bound[0].ty.and_then(SqlType::elem).is_some() => {
+                let dim = bound.pop().expect("two arguments");
+                let dim =
+                    self.coerce(dim, SqlType::Int4, Coercion::Implicit, "argument of generate_subscripts")?;
+                let array = bound.pop().expect("two arguments").e;
+                let bounds = [crate::expr::Func::ArrayLower, crate::expr::Func::ArrayUpper]
+                    .map(|f| Expr::Func(f, vec![array.clone(), dim.clone()]));
+                (Srf::GenerateSeries, bounds.into(), SqlType::Int4)
+            }
             // Nothing is partitioned here: no partition has ancestors
             // (psql's \d asks).
             ("pg_partition_ancestors", 1) => {
@@ -572,7 +584,13 @@ impl<R: Resolver> Binder<'_, R> {
             );
             return Ok(Item { visible: named.columns.clone(), named: vec![named], from });
         }
+        let shown: Vec<String> =
+            bound.iter().map(|t| t.ty.map_or("unknown", SqlType::name).to_owned()).collect();
         let Some((func, args, ty)) = self.set_function(&fname, bound)? else {
+            if self.has_functions(name)? {
+                let key = super::relation_name(name)?;
+                return Err(self.no_such_routine(&key, &shown, name));
+            }
             return Err(not_supported(format!("function {fname} in FROM")));
         };
         // A record's fields are columns of their own (x, n).
@@ -620,21 +638,7 @@ impl<R: Resolver> Binder<'_, R> {
         // column than the function has.
         let bare = alias.map(|a| ast::TableAlias { columns: Vec::new(), ..a.clone() });
         let mut item = self.function_scan(name, bare.as_ref(), args, offset, base, left, false)?;
-        let set_ordinality = |from: &mut From| {
-            if let From::Function { ordinality, .. } = from {
-                *ordinality = true;
-                true
-            } else {
-                false
-            }
-        };
-        let numbered = match &mut item.from {
-            From::Lateral { item, .. } => set_ordinality(item),
-            other => set_ordinality(other),
-        };
-        if !numbered {
-            return Err(not_supported("WITH ORDINALITY of this function"));
-        }
+        item.from = numbered(item.from);
         let mut named = item.named.pop().expect("one item");
         let ordinal = Col {
             name: "ordinality".into(),
@@ -644,6 +648,22 @@ impl<R: Resolver> Binder<'_, R> {
         named.columns.push(ordinal);
         let named = rename(named, alias)?;
         Ok(Item { visible: named.columns.clone(), named: vec![named], from: item.from })
+    }
+}
+
+/// A function's rows in FROM numbered (WITH ORDINALITY): a built-in
+/// function numbers its own; a SQL function's body (plain, LATERAL, or
+/// LATERAL beside its one empty row) is wrapped in [`From::Numbered`]
+/// inside its LATERAL, so each run numbers its rows from 1.
+fn numbered(from: From) -> From {
+    match from {
+        From::Function { func, args, .. } => From::Function { func, args, ordinality: true },
+        From::Lateral { item, args } => From::Lateral { item: Box::new(numbered(*item)), args },
+        From::Join(mut j) if matches!(&j.left, From::Values { columns, .. } if columns.is_empty()) => {
+            j.right = numbered(j.right);
+            From::Join(j)
+        }
+        other => From::Numbered(Box::new(other)),
     }
 }
 

@@ -81,6 +81,11 @@ impl<R: Resolver> Binder<'_, R> {
                         }
                         FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(e),
                         FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => star = true,
+                        _ if named_arg(a)
+                            .is_some_and(|(n, _)| n == crate::parse::variadic_syntax::VARIADIC_ARG) =>
+                        {
+                            return Err(not_supported("VARIADIC arguments of built-in functions"))
+                        }
                         _ => return Err(not_supported(format!("argument {a}"))),
                     }
                 }

@@ -16,13 +16,14 @@ use std::sync::Arc;
 use snapscale_engine::catalog::RelEntry;
 use snapscale_engine::routines::{ArgMode, RoutineDef, RoutineKind, Volatility};
 use snapscale_sqlstate::SqlState;
-use snapscale_values::{Elem, Rec, SqlError, SqlType, Value};
+use snapscale_values::{Elem, Poly, Rec, SqlError, SqlType, Value};
 use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
 
 use super::from::{rename, Item};
 use super::scope::{Col, Named, Scope};
 use super::{not_supported, relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::{CallResult, Expr, Func, RoutineCall, SubKind, SubLink};
+use crate::parse::variadic_syntax::VARIADIC_ARG;
 use crate::plan::{Column, From, Join, JoinKind, Select};
 
 /// The function a call means, with its parameters' values in order.
@@ -92,11 +93,7 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let (positional, named) = self.call_arguments(&list.args, scope)?;
         let with_names = !named.is_empty();
-        let shown: Vec<String> = positional
-            .iter()
-            .map(|t| t.ty.map_or("unknown", SqlType::name).to_owned())
-            .chain(named.iter().map(|(n, t)| format!("{n} => {}", t.ty.map_or("unknown", SqlType::name))))
-            .collect();
+        let shown = shown_arguments(&positional, &named);
         let Some((entry, args)) = self.choose_routine(&key, &candidates, positional, named, false)? else {
             // The built-in functions take no named arguments: the call is
             // the user's, and matches none of theirs.
@@ -484,12 +481,34 @@ impl<R: Resolver> Binder<'_, R> {
             None => base.derived(),
         };
         let (positional, named) = self.call_arguments(args, &outer)?;
+        let with_names = !named.is_empty();
+        let shown = shown_arguments(&positional, &named);
         let Some((entry, args)) = self.choose_routine(&key, &candidates, positional, named, false)? else {
+            // No built-in function takes named arguments: none takes these.
+            if with_names {
+                return Err(self.no_such_routine(&key, &shown, name));
+            }
             return Ok(None);
         };
         let def = entry.routine.as_ref().expect("a routine row");
         let fname = entry.name.clone();
-        let columns = Self::routine_columns(&fname, def);
+        let defined = self.column_definitions(def, alias)?;
+        // A column definition list types the body's result as RETURNS
+        // TABLE would: it is checked and converted as one.
+        let typed;
+        let def = match &defined {
+            Some(columns) => {
+                typed = RoutineDef { table_columns: columns.clone(), ..def.clone() };
+                &typed
+            }
+            None => def,
+        };
+        let columns = defined.clone().unwrap_or_else(|| Self::routine_columns(&fname, def));
+        if defined.is_some() && runs_before(def, self.stack.limit())? {
+            return Err(not_supported(format!(
+                "a column definition list for function {fname}, which runs statements"
+            )));
+        }
         if runs_before(def, self.stack.limit())? {
             // Its arguments are constants: one row, its value.
             let saved = std::mem::replace(&mut self.query.once, self.sublink_depth == 0 && !self.in_routine);
@@ -519,13 +538,16 @@ impl<R: Resolver> Binder<'_, R> {
                 From::Function { func: crate::plan::Srf::Records, args: vec![rows], ordinality: false };
             return Ok(Some(Item { visible: named.columns.clone(), named: vec![named], from }));
         }
-        if def.returns == SqlType::Record(Rec::Anonymous) && def.result_columns().is_empty() {
+        if defined.is_none()
+            && def.returns == SqlType::Record(Rec::Anonymous)
+            && def.result_columns().is_empty()
+        {
             return Err(SqlError::new(
                 SqlState::SYNTAX_ERROR,
                 "a column definition list is required for functions returning \"record\"",
             ));
         }
-        let body = if def.returns_set || columns.len() > 1 {
+        let body = if def.returns_set || columns.len() > 1 || defined.is_some() {
             if self.statement.expanding.contains(&entry.oid) {
                 return Err(not_supported(format!("function \"{fname}\" calling itself in FROM")));
             }
@@ -558,7 +580,7 @@ impl<R: Resolver> Binder<'_, R> {
         let alias_name = alias.map_or_else(|| fname.clone(), |a| super::ident(&a.name));
         // A function of one column is named after its alias.
         let cols = match (cols.as_slice(), alias) {
-            ([one], Some(_)) if def.output_columns().is_empty() => {
+            ([one], Some(_)) if def.output_columns().is_empty() && defined.is_none() => {
                 vec![Col { name: alias_name.clone(), ..one.clone() }]
             }
             _ => cols,
@@ -581,6 +603,82 @@ impl<R: Resolver> Binder<'_, R> {
             }
         };
         Ok(Some(Item { visible: named.columns.clone(), named: vec![named], from }))
+    }
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// The columns a column definition list (`AS t(a int, b text)`)
+    /// gives a call of `def` in FROM: `None` without one; 42601 for one
+    /// after a function that does not return `record`, or one that names
+    /// a column without its type.
+    fn column_definitions(
+        &mut self,
+        def: &RoutineDef,
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<Option<Vec<(String, SqlType)>>, SqlError> {
+        let Some(alias) = alias else { return Ok(None) };
+        if !alias.columns.iter().any(|c| c.data_type.is_some()) {
+            return Ok(None);
+        }
+        if def.returns != SqlType::Record(Rec::Anonymous) || !def.result_columns().is_empty() {
+            let message = if def.returns == SqlType::Record(Rec::Anonymous) {
+                "a column definition list is redundant for a function with OUT parameters"
+            } else {
+                "a column definition list is only allowed for functions returning \"record\""
+            };
+            return Err(SqlError::new(SqlState::SYNTAX_ERROR, message));
+        }
+        let mut columns = Vec::with_capacity(alias.columns.len());
+        for c in &alias.columns {
+            let Some(dt) = &c.data_type else {
+                return Err(SqlError::new(
+                    SqlState::SYNTAX_ERROR,
+                    "a column definition list is required for functions returning \"record\"",
+                ));
+            };
+            let (ty, _) = self.resolve_type_with_domain(dt)?;
+            columns.push((super::ident(&c.name), ty));
+        }
+        Ok(Some(columns))
+    }
+}
+
+/// A call's argument types as PostgreSQL's messages show them (`name =>
+/// type` for a named one).
+fn shown_arguments(positional: &[Typed], named: &[(String, Typed)]) -> Vec<String> {
+    positional
+        .iter()
+        .map(|t| t.ty.map_or("unknown", SqlType::name).to_owned())
+        .chain(named.iter().map(|(n, t)| match n.as_str() {
+            // PostgreSQL shows a VARIADIC argument as its type alone.
+            VARIADIC_ARG => t.ty.map_or("unknown", SqlType::name).to_owned(),
+            n => format!("{n} => {}", t.ty.map_or("unknown", SqlType::name)),
+        }))
+        .collect()
+}
+
+impl<R: Resolver> Binder<'_, R> {
+    /// Whether the user has functions named `name` (a call in FROM that
+    /// none of them nor a built-in takes does not exist).
+    pub(super) fn has_functions(&mut self, name: &ast::ObjectName) -> Result<bool, SqlError> {
+        let Ok(key) = relation_name(name) else { return Ok(false) };
+        Ok(!self.functions_named(&key)?.is_empty())
+    }
+
+    /// 42883 for a call in FROM of function `key` no function takes,
+    /// placed at its name as PostgreSQL places it.
+    pub(super) fn no_such_routine(&self, key: &str, shown: &[String], name: &ast::ObjectName) -> SqlError {
+        let err = SqlError::new(
+            SqlState::UNDEFINED_FUNCTION,
+            format!("function {}({}) does not exist", snapscale_engine::names::bare(key), shown.join(", ")),
+        )
+        .with_hint(
+            "No function matches the given name and argument types. You might need to add explicit type casts.",
+        );
+        match name.0.first().and_then(|p| p.as_ident()) {
+            Some(at) => super::expr::locate(self.origin.as_deref(), err, &ast::Expr::Identifier(at.clone())),
+            None => err,
+        }
     }
 }
 
@@ -618,12 +716,33 @@ fn fit(
             Some(f) => implicit(f, to),
         }
     };
-    if variadic && named.is_empty() && positional.len() >= inputs.len() {
-        let last = inputs.len() - 1;
-        let elem = inputs[last].ty.elem()?;
-        if matches!(inputs[last].ty, SqlType::Poly(_)) {
+    // `VARIADIC array` as the last argument: the array is the VARIADIC
+    // parameter's value, whole.
+    let spread = named.first().is_some_and(|(n, _)| n == VARIADIC_ARG);
+    if spread {
+        if !variadic || named.len() != 1 || positional.len() + 1 != inputs.len() {
             return None;
         }
+        for (i, t) in positional.iter().enumerate() {
+            if !takes(t.ty, inputs[i].ty) {
+                return None;
+            }
+            sources[i] = Some(Source::Positional(i));
+        }
+        let last = inputs.len() - 1;
+        if !takes(named[0].1.ty, inputs[last].ty) {
+            return None;
+        }
+        sources[last] = Some(Source::Named(0));
+    } else if variadic && named.is_empty() && positional.len() >= inputs.len() {
+        let last = inputs.len() - 1;
+        // A polymorphic array's elements are of its element family.
+        let elem = match inputs[last].ty {
+            SqlType::Poly(Poly::AnyArray) => SqlType::Poly(Poly::AnyElement),
+            SqlType::Poly(Poly::AnyCompatibleArray) => SqlType::Poly(Poly::AnyCompatible),
+            SqlType::Poly(_) => return None,
+            ty => ty.elem()?,
+        };
         for (i, t) in positional.iter().enumerate() {
             let to = if i < last { inputs[i].ty } else { elem };
             if !takes(t.ty, to) {

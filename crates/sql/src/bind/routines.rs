@@ -369,7 +369,9 @@ impl<R: Resolver> Binder<'_, R> {
                 return Err(invalid("procedure OUT parameters cannot appear after one with a default value"));
             }
             if mode == ArgMode::Variadic {
-                if !matches!(ty, SqlType::Array(_)) {
+                // anyarray and anycompatiblearray stand for an array too.
+                let poly_array = matches!(ty, SqlType::Poly(p) if p.is_array());
+                if !matches!(ty, SqlType::Array(_)) && !poly_array {
                     return Err(invalid("VARIADIC parameter must be an array"));
                 }
                 seen_variadic = true;

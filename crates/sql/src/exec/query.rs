@@ -337,6 +337,15 @@ impl Run<'_, '_> {
                         .collect(),
                 )
             }
+            Node::Numbered(input) => {
+                let rows = self.rows(input)?.into_rows();
+                Rows::Computed(
+                    rows.into_iter()
+                        .enumerate()
+                        .map(|(i, r)| r.iter().cloned().chain([Value::Int(i as i64 + 1)]).collect())
+                        .collect(),
+                )
+            }
             Node::Filter { input, cond } => {
                 let rows = self.rows(input)?;
                 Rows::Computed(self.filter(rows.into_rows(), cond)?)

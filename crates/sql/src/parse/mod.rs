@@ -51,6 +51,7 @@ pub(crate) mod subscript_targets;
 mod syntax_error;
 mod table_syntax;
 pub(crate) mod trigger_syntax;
+pub(crate) mod variadic_syntax;
 mod view_syntax;
 mod window_syntax;
 
@@ -363,6 +364,9 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // expr ISNULL / NOTNULL, as IS [NOT] NULL.
         let null_tests = null_test_syntax::rewrite_null_tests(piece);
         let piece = null_tests.as_deref().unwrap_or(piece);
+        // f(…, VARIADIC array), as a marked named argument.
+        let variadic_args = variadic_syntax::rewrite_variadic_args(piece);
+        let piece = variadic_args.as_deref().unwrap_or(piece);
         // CREATE PROCEDURE, read as the CREATE FUNCTION it is shaped like
         // (rewritten in place).
         let procedure_text = procedure_syntax::procedure_as_function(piece);

@@ -183,6 +183,11 @@ impl Planner {
                 filtered(node, local(conds)?)
             }
             From::WorkTable { id, .. } => filtered(Node::WorkTable(id), local(conds)?),
+            // The numbers are given before any condition is applied.
+            From::Numbered(item) => {
+                let input = self.plan_from(*item, offset, Vec::new(), tids)?;
+                filtered(Node::Numbered(Box::new(input)), local(conds)?)
+            }
             From::Lateral { .. } => {
                 return Err(SqlError::new(
                     SqlState::INTERNAL_ERROR,

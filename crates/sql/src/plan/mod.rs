@@ -186,6 +186,9 @@ pub enum From {
     /// (`Expr::Outer`), and it is run again for each row on its left. It
     /// is only ever the right side of an inner or left join.
     Lateral { item: Box<From>, args: Vec<Expr> },
+    /// WITH ORDINALITY over an item that is no built-in function (a SQL
+    /// function's body): its rows, each followed by its number (bigint).
+    Numbered(Box<From>),
 }
 
 /// See [`From::Recursive`].
@@ -298,6 +301,7 @@ impl From {
             From::Recursive(r) => r.columns.len(),
             From::WorkTable { columns, .. } => columns.len(),
             From::Lateral { item, .. } => item.width(),
+            From::Numbered(item) => item.width() + 1,
         }
     }
 }

@@ -113,6 +113,9 @@ pub enum Node {
         /// WITH ORDINALITY: each row's number after its columns.
         ordinality: bool,
     },
+    /// WITH ORDINALITY over a function's rows computed by a plan: each
+    /// input row followed by its number, from 1.
+    Numbered(Box<Node>),
     /// The input rows that pass `cond`.
     Filter {
         input: Box<Node>,
@@ -280,6 +283,7 @@ impl Node {
             Node::RecursiveUnion { .. } => "RecursiveUnion",
             Node::WorkTable(_) => "WorkTable",
             Node::Function { .. } => "Function",
+            Node::Numbered(_) => "Numbered",
             Node::Filter { .. } => "Filter",
             Node::NestLoop { .. } => "NestLoop",
             Node::IndexJoin { .. } => "IndexJoin",
@@ -312,6 +316,7 @@ impl Node {
                 smallvec![&*join.left, &*join.right]
             }
             Node::IndexJoin { left, .. } => smallvec![&**left],
+            Node::Numbered(input) => smallvec![&**input],
             Node::Filter { input, .. }
             | Node::LockRows { input, .. }
             | Node::Aggregate { input, .. }
