@@ -190,8 +190,15 @@ impl TriggerHost for Host<'_> {
                 false => Vec::new(),
             };
             let columns = self.columns(&call.rel.entry);
+            let depth = xact.session_view.as_ref().map(|v| Arc::clone(&v.trigger_depth));
             let mut spi = self.spi(&mut *xact);
+            if let Some(d) = &depth {
+                d.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             let result = super::call_trigger(&mut spi, &routine, &call, &columns, tg).await;
+            if let Some(d) = &depth {
+                d.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            }
             let mut put_off = std::mem::take(&mut spi.put_off);
             drop(spi);
             self.put_off.append(&mut put_off);
