@@ -1103,7 +1103,8 @@ fn drop_column_triggers(d: &mut Draft, cname: &str, cascade: bool) -> Result<(),
             &detail,
         ));
     }
-    let doomed: Vec<String> = d.entry.triggers.iter().filter(|t| depends(t)).map(|t| t.name.clone()).collect();
+    let doomed: Vec<String> =
+        d.entry.triggers.iter().filter(|t| depends(t)).map(|t| t.name.clone()).collect();
     d.entry.triggers.retain(|t| !doomed.contains(&t.name));
     if let Some((notice, _)) = super::foreign_keys::cascade_notice(&dependents) {
         d.notices.push((SqlState::SUCCESSFUL_COMPLETION, notice));

@@ -69,9 +69,10 @@ impl Executor<'_> {
                         .await
                         .map_err(merge_wording)?
                 }
-                MatchedAction::Delete => {
-                    self.change_row(&m.rel, None, *tid as Tid, target, Change::Delete).await.map_err(merge_wording)?
-                }
+                MatchedAction::Delete => self
+                    .change_row(&m.rel, None, *tid as Tid, target, Change::Delete)
+                    .await
+                    .map_err(merge_wording)?,
                 MatchedAction::Nothing => None,
             };
             if done.is_some() {

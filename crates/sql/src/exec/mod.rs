@@ -441,7 +441,10 @@ fn statement_events(statement: &Statement) -> Vec<(&crate::plan::Rel, u8, Option
     match statement {
         // ON CONFLICT DO UPDATE fires UPDATE's too (AFTER: UPDATE's first).
         Statement::Insert { rel, on_conflict, .. } if fires(rel) => match on_conflict {
-            Some(crate::plan::OnConflict { action: crate::plan::ConflictAction::Update { sets, .. }, .. }) => {
+            Some(crate::plan::OnConflict {
+                action: crate::plan::ConflictAction::Update { sets, .. },
+                ..
+            }) => {
                 vec![(rel, events::INSERT, None), (rel, events::UPDATE, columns(sets))]
             }
             _ => vec![(rel, events::INSERT, None)],

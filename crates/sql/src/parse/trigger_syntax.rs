@@ -60,7 +60,8 @@ fn near(sql: &str, tokens: &[TokenWithSpan], i: usize) -> SqlError {
 
 /// The 1-based character position of `at` in `sql` (an error's cursor).
 fn char_position(sql: &str, at: sqlparser::tokenizer::Location) -> usize {
-    let line_starts: Vec<usize> = std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
+    let line_starts: Vec<usize> =
+        std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
     sql[..offset(&line_starts, sql, at)].chars().count() + 1
 }
 

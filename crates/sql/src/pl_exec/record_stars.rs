@@ -34,7 +34,8 @@ pub(super) fn rewrite(text: &str, fields: impl Fn(&str) -> Option<Vec<String>>) 
             continue;
         }
         let word_start = c.is_ascii_alphabetic() || c == b'_';
-        let after_word = i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'.' | b'$'));
+        let after_word =
+            i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'.' | b'$'));
         if !word_start || after_word {
             out.push(c as char);
             i += 1;
@@ -53,7 +54,8 @@ pub(super) fn rewrite(text: &str, fields: impl Fn(&str) -> Option<Vec<String>>) 
             continue;
         };
         if in_row_constructor(&out) {
-            let parts: Vec<String> = names.iter().map(|f| format!("{word}.\"{}\"", f.replace('"', "\"\""))).collect();
+            let parts: Vec<String> =
+                names.iter().map(|f| format!("{word}.\"{}\"", f.replace('"', "\"\""))).collect();
             out.push_str(&parts.join(", "));
         } else if is_operand(&text[star_end..]) || follows_operator(&out) {
             out.push_str(word);

@@ -190,15 +190,10 @@ impl TriggerHost for Host<'_> {
                 false => Vec::new(),
             };
             let columns = self.columns(&call.rel.entry);
-            let depth = xact.session_view.as_ref().map(|v| Arc::clone(&v.trigger_depth));
+            let depth = Depth::enter(xact);
             let mut spi = self.spi(&mut *xact);
-            if let Some(d) = &depth {
-                d.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
             let result = super::call_trigger(&mut spi, &routine, &call, &columns, tg).await;
-            if let Some(d) = &depth {
-                d.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            drop(depth);
             let mut put_off = std::mem::take(&mut spi.put_off);
             drop(spi);
             self.put_off.append(&mut put_off);
@@ -219,6 +214,28 @@ impl TriggerHost for Host<'_> {
             };
             Ok(row)
         })
+    }
+}
+
+/// One level of pg_trigger_depth() while a trigger function runs: left
+/// when dropped, however the call ends (an error, a panic unwinding).
+struct Depth(Option<Arc<std::sync::atomic::AtomicU32>>);
+
+impl Depth {
+    fn enter(xact: &Xact) -> Depth {
+        let d = xact.session_view.as_ref().map(|v| Arc::clone(&v.trigger_depth));
+        if let Some(d) = &d {
+            d.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Depth(d)
+    }
+}
+
+impl Drop for Depth {
+    fn drop(&mut self) {
+        if let Some(d) = &self.0 {
+            d.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 
