@@ -1085,13 +1085,12 @@ fn drop_column_triggers(d: &mut Draft, cname: &str, cascade: bool) -> Result<(),
             })
     };
     let table = d.entry.name.clone();
-    let dependents: Vec<String> = d
-        .entry
-        .triggers
-        .iter()
-        .filter(|t| depends(t))
-        .map(|t| format!("trigger {} on table {table}", t.name))
-        .collect();
+    // In the order they were made (the table keeps its triggers in name
+    // order, the order they fire in).
+    let mut found: Vec<_> = d.entry.triggers.iter().filter(|t| depends(t)).collect();
+    found.sort_by_key(|t| t.oid);
+    let dependents: Vec<String> =
+        found.iter().map(|t| format!("trigger {} on table {table}", t.name)).collect();
     if dependents.is_empty() {
         return Ok(());
     }
