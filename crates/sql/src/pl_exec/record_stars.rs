@@ -57,12 +57,13 @@ pub(super) fn rewrite(text: &str, fields: impl Fn(&str) -> Option<Vec<String>>) 
             let parts: Vec<String> =
                 names.iter().map(|f| format!("{word}.\"{}\"", f.replace('"', "\"\""))).collect();
             out.push_str(&parts.join(", "));
+            changed = true;
         } else if is_operand(&text[star_end..]) || follows_operator(&out) {
             out.push_str(word);
+            changed = true;
         } else {
             out.push_str(&text[i..star_end]);
         }
-        changed = true;
         i = star_end;
     }
     changed.then_some(out)
