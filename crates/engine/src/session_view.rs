@@ -34,6 +34,13 @@ pub struct SessionView {
     /// The session's advisory locks; `None` where no lock manager is
     /// attached.
     pub advisory: Option<Arc<crate::advisory::SessionLocks>>,
+    /// How many trigger functions deep the session is now
+    /// (`pg_trigger_depth()`): raised around each trigger's call, kept
+    /// across the views a session makes.
+    pub trigger_depth: Arc<std::sync::atomic::AtomicU32>,
+    /// session_replication_role is replica: the triggers that fire are
+    /// those enabled REPLICA or ALWAYS.
+    pub replica: bool,
 }
 
 /// A session's SHOW, as the evaluator calls it.

@@ -79,9 +79,20 @@ impl TriggerDef {
     }
 
     /// Whether it fires in a session whose session_replication_role is
-    /// origin or local (the only role a session here has).
+    /// origin or local.
     pub fn fires(&self) -> bool {
         matches!(self.enabled, b'O' | b'A')
+    }
+
+    /// Whether it fires in a session whose session_replication_role is
+    /// replica (`replica`), else origin or local: ENABLE REPLICA triggers
+    /// fire only in the first, plain enabled ones only in the others,
+    /// ENABLE ALWAYS ones in both.
+    pub fn fires_as(&self, replica: bool) -> bool {
+        match replica {
+            true => matches!(self.enabled, b'R' | b'A'),
+            false => self.fires(),
+        }
     }
 
     /// The events as PostgreSQL's CREATE TRIGGER writes them, in its order.

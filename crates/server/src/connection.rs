@@ -767,7 +767,11 @@ impl Protocol {
                                 self.conn.copy_fail("bad data");
                                 return Ok(Err(e));
                             }
-                            return Ok(match self.conn.copy_done().await {
+                            let done = self.conn.copy_done().await;
+                            // What the COPY's triggers raised goes before
+                            // its completion, as a statement's notices do.
+                            self.send_notices().await?;
+                            return Ok(match done {
                                 Ok(Output::Command(tag)) => {
                                     self.send(CommandComplete(&tag)).await?;
                                     Ok(())

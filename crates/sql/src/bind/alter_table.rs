@@ -283,7 +283,8 @@ impl<R: Resolver> Binder<'_, R> {
                     self.add_foreign_key(rel, d, Some(&cname), fk, false)?;
                 }
             }
-            Op::DropColumn { has_column_keyword: _, column_names, if_exists, drop_behavior: _ } => {
+            Op::DropColumn { has_column_keyword: _, column_names, if_exists, drop_behavior } => {
+                let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
                 for n in column_names {
                     let cname = ident(n);
                     let Some(pos) = d.entry.column(&cname) else {
@@ -312,6 +313,7 @@ impl<R: Resolver> Binder<'_, R> {
                         .with_detail(format!("column {} of table {table} depends on column {cname} of table {table}", g.name))
                         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
                     }
+                    drop_column_triggers(d, &cname, cascade)?;
                     // What depends on the column goes with it, as in
                     // PostgreSQL: its indexes and CHECK constraints.
                     d.entry.columns.remove(pos);
@@ -1068,4 +1070,43 @@ fn action_name(o: &Op) -> Option<&'static str> {
         },
         _ => return None,
     })
+}
+
+/// DROP COLUMN of a column a trigger names (in UPDATE OF or its WHEN
+/// condition): 2BP01 naming each such trigger, as PostgreSQL's
+/// dependencies do; with CASCADE the triggers go with the column.
+fn drop_column_triggers(d: &mut Draft, cname: &str, cascade: bool) -> Result<(), SqlError> {
+    let names: Vec<&str> = d.entry.columns.iter().map(|c| c.name.as_str()).collect();
+    let Some(pos) = names.iter().position(|n| *n == cname) else { return Ok(()) };
+    let depends = |t: &snapscale_engine::triggers::TriggerDef| {
+        t.columns.iter().any(|c| c == cname)
+            || t.when.as_deref().is_some_and(|w| {
+                crate::parse::column_refs::columns_read(w, names.iter().copied()).contains(&pos)
+            })
+    };
+    let table = d.entry.name.clone();
+    // In the order they were made (the table keeps its triggers in name
+    // order, the order they fire in).
+    let mut found: Vec<_> = d.entry.triggers.iter().filter(|t| depends(t)).collect();
+    found.sort_by_key(|t| t.oid);
+    let dependents: Vec<String> =
+        found.iter().map(|t| format!("trigger {} on table {table}", t.name)).collect();
+    if dependents.is_empty() {
+        return Ok(());
+    }
+    if !cascade {
+        let detail: Vec<String> =
+            dependents.iter().map(|t| format!("{t} depends on column {cname} of table {table}")).collect();
+        return Err(super::foreign_keys::dependents_error(
+            &format!("column {cname} of table {table}"),
+            &detail,
+        ));
+    }
+    let doomed: Vec<String> =
+        d.entry.triggers.iter().filter(|t| depends(t)).map(|t| t.name.clone()).collect();
+    d.entry.triggers.retain(|t| !doomed.contains(&t.name));
+    if let Some((notice, _)) = super::foreign_keys::cascade_notice(&dependents) {
+        d.notices.push((SqlState::SUCCESSFUL_COMPLETION, notice));
+    }
+    Ok(())
 }

@@ -256,8 +256,32 @@ impl<R: Resolver> Binder<'_, R> {
         negated: bool,
         scope: &Scope<'_>,
     ) -> Result<Typed, SqlError> {
+        // Two row constructors: distinct when a pair of their fields is
+        // (NULLs alike), as PostgreSQL expands it.
+        if let (Some(li), Some(ri)) = (super::user_types::row_items(a), super::user_types::row_items(b)) {
+            if li.len() != ri.len() {
+                return Err(SqlError::new(
+                    SqlState::SYNTAX_ERROR,
+                    "unequal number of entries in row expressions",
+                ));
+            }
+            let parts = li
+                .iter()
+                .zip(&ri)
+                .map(|(x, y)| self.is_distinct(x, y, negated, scope).map(|t| t.e))
+                .collect::<Result<Vec<_>, _>>()?;
+            let e = match parts.len() {
+                1 => parts.into_iter().next().expect("one pair"),
+                _ if negated => Expr::And(parts),
+                _ => Expr::Or(parts),
+            };
+            return Ok(Typed { e, ty: Some(SqlType::Bool) });
+        }
         let Expr::Compare(ea, _, eb, bpchar) = self.compare(a, Cmp::Eq, b, scope)? else {
-            unreachable!("compare makes a comparison")
+            return Err(unsupported_expression(&ast::Expr::IsDistinctFrom(
+                Box::new(a.clone()),
+                Box::new(b.clone()),
+            )));
         };
         Ok(Typed {
             e: Expr::Func(Func::IsDistinct { negated, bpchar }, vec![*ea, *eb]),

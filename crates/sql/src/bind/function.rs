@@ -378,6 +378,9 @@ impl<R: Resolver> Binder<'_, R> {
             "current_schema" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::CurrentSchema, Vec::new()), ty: Some(SqlType::Text) }
             }
+            "pg_trigger_depth" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::TriggerDepth, Vec::new()), ty: Some(SqlType::Int4) }
+            }
             "pg_backend_pid" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::BackendPid, Vec::new()), ty: Some(SqlType::Int4) }
             }

@@ -233,15 +233,26 @@ impl<R: Resolver> Binder<'_, R> {
             return Err(super::not_supported("a PL/pgSQL function in a trigger's WHEN condition (yet)"));
         }
         let (old, new) = when_reads(&bound, rel.entry.columns.len(), &self.stack)?;
-        let invalid = |m: &str| SqlError::new(SqlState::INVALID_OBJECT_DEFINITION, m.to_owned());
+        // The cursor goes to the first reference of the row the error is
+        // about, as PostgreSQL places it.
+        let invalid = |m: &str, rows: &[&str]| {
+            let e = SqlError::new(SqlState::INVALID_OBJECT_DEFINITION, m.to_owned());
+            match first_reference(text, rows) {
+                Some(at) if c.when_at > 0 => e.at_position(c.when_at + at),
+                _ => e,
+            }
+        };
         if !c.row && (old || new) {
-            return Err(invalid("statement trigger's WHEN condition cannot reference column values"));
+            return Err(invalid(
+                "statement trigger's WHEN condition cannot reference column values",
+                &["old", "new"],
+            ));
         }
         if old && c.events & events::INSERT != 0 {
-            return Err(invalid("INSERT trigger's WHEN condition cannot reference OLD values"));
+            return Err(invalid("INSERT trigger's WHEN condition cannot reference OLD values", &["old"]));
         }
         if new && c.events & events::DELETE != 0 {
-            return Err(invalid("DELETE trigger's WHEN condition cannot reference NEW values"));
+            return Err(invalid("DELETE trigger's WHEN condition cannot reference NEW values", &["new"]));
         }
         Ok(folded(expr).to_string())
     }
@@ -444,6 +455,34 @@ fn folded(mut e: ast::Expr) -> ast::Expr {
         ControlFlow::<()>::Continue(())
     });
     e
+}
+
+/// The character offset in `text` of its first word among `rows`
+/// (`old`, `new`) that qualifies a column (`old.a`, `old.*`), outside
+/// quotes.
+fn first_reference(text: &str, rows: &[&str]) -> Option<usize> {
+    let mut quote = None;
+    let chars: Vec<char> = text.chars().collect();
+    for (k, &c) in chars.iter().enumerate() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => continue,
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None => {}
+        }
+        if quote.is_some() || (k > 0 && (chars[k - 1].is_alphanumeric() || chars[k - 1] == '_')) {
+            continue;
+        }
+        for r in rows {
+            let n = r.len();
+            let word: String = chars[k..].iter().take(n).collect();
+            let after = chars[k + word.chars().count()..].iter().find(|c| !c.is_whitespace());
+            if word.eq_ignore_ascii_case(r) && after == Some(&'.') {
+                return Some(k);
+            }
+        }
+    }
+    None
 }
 
 fn contains_subquery(e: &ast::Expr) -> bool {

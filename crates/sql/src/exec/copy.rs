@@ -42,6 +42,12 @@ pub(crate) struct CopyIn {
     pub(crate) table_checks: Vec<crate::plan::TableCheck>,
     /// The foreign keys its rows hold.
     pub(crate) foreign_keys: std::sync::Arc<crate::plan::ForeignKeys>,
+    /// The BEFORE STATEMENT triggers fired (with the first data, or at
+    /// its end if there is none).
+    before_fired: bool,
+    /// The rows kept for the table's transition tables so far: each batch
+    /// of data runs in an executor of its own.
+    captured: Vec<super::triggers::Captured>,
 }
 
 impl CopyIn {
@@ -71,6 +77,8 @@ impl CopyIn {
             table_checks: Vec::new(),
             foreign_keys: Default::default(),
             waits: false,
+            before_fired: false,
+            captured: Vec::new(),
         }
     }
 }
@@ -134,8 +142,27 @@ impl Executor<'_> {
     }
 
     /// Inserts the whole rows buffered in `copy` (and, `at_end`, checks
-    /// that nothing is left unfinished).
+    /// that nothing is left unfinished), firing the table's INSERT
+    /// statement triggers as an INSERT does: BEFORE ones before the first
+    /// row, AFTER ones once the data ended.
     pub(crate) async fn copy_lines(&mut self, copy: &mut CopyIn, at_end: bool) -> Result<(), SqlError> {
+        use snapscale_engine::triggers::{events, TriggerTiming};
+        if !copy.before_fired {
+            copy.before_fired = true;
+            self.statement_triggers(&copy.rel, TriggerTiming::Before, events::INSERT, None).await?;
+        }
+        self.captured = std::mem::take(&mut copy.captured);
+        let copied = self.copy_rows(copy, at_end).await;
+        copy.captured = std::mem::take(&mut self.captured);
+        copied?;
+        if at_end {
+            self.captured = std::mem::take(&mut copy.captured);
+            self.statement_triggers(&copy.rel, TriggerTiming::After, events::INSERT, None).await?;
+        }
+        Ok(())
+    }
+
+    async fn copy_rows(&mut self, copy: &mut CopyIn, at_end: bool) -> Result<(), SqlError> {
         loop {
             if copy.ended {
                 copy.pending.clear();

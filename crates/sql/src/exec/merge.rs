@@ -66,11 +66,13 @@ impl Executor<'_> {
                 MatchedAction::Update(sets) => {
                     let values = self.set_values(sets, &row).await?;
                     self.change_row(&m.rel, None, *tid as Tid, target, Change::Update(&values, &m.checks))
-                        .await?
+                        .await
+                        .map_err(merge_wording)?
                 }
-                MatchedAction::Delete => {
-                    self.change_row(&m.rel, None, *tid as Tid, target, Change::Delete).await?
-                }
+                MatchedAction::Delete => self
+                    .change_row(&m.rel, None, *tid as Tid, target, Change::Delete)
+                    .await
+                    .map_err(merge_wording)?,
                 MatchedAction::Nothing => None,
             };
             if done.is_some() {
@@ -91,4 +93,14 @@ impl Executor<'_> {
         }
         Ok(Output::Command(crate::output::counted_tag("MERGE", n)))
     }
+}
+
+/// MERGE words a row its BEFORE triggers' statements changed as
+/// PostgreSQL's MERGE does: one message for its UPDATE and DELETE actions.
+fn merge_wording(e: SqlError) -> SqlError {
+    if e.code != SqlState::TRIGGERED_DATA_CHANGE_VIOLATION {
+        return e;
+    }
+    let message = "tuple to be updated or deleted was already modified by an operation triggered by the current command";
+    SqlError::from(snapscale_values::ErrorData { message: message.into(), ..e.into_data() })
 }

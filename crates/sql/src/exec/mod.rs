@@ -386,8 +386,8 @@ impl Executor<'_> {
         let exec = self;
         exec.ri = statement.foreign_keys().and_then(|f| ri::Ri::new(Arc::clone(f)));
         let fires = statement_events(statement);
-        for (rel, event) in &fires {
-            exec.statement_triggers(rel, TriggerTiming::Before, *event).await?;
+        for (rel, event, set) in &fires {
+            exec.statement_triggers(rel, TriggerTiming::Before, *event, set.as_deref()).await?;
         }
         let out = match statement {
             Statement::Query(q) => {
@@ -426,36 +426,45 @@ impl Executor<'_> {
             Statement::Insert { .. } => fires.iter().rev().collect(),
             _ => fires.iter().collect(),
         };
-        for (rel, event) in after {
-            exec.statement_triggers(rel, TriggerTiming::After, *event).await?;
+        for (rel, event, set) in after {
+            exec.statement_triggers(rel, TriggerTiming::After, *event, set.as_deref()).await?;
         }
         Ok(out)
     }
 }
 
 /// The tables and events whose statement-level triggers `statement` fires
-/// (MERGE: each kind of action it has).
-fn statement_events(statement: &Statement) -> Vec<(&crate::plan::Rel, u8)> {
+/// (MERGE: each kind of action it has), with an UPDATE's SET columns
+/// (an UPDATE OF trigger fires for a statement that sets one of them).
+fn statement_events(statement: &Statement) -> Vec<(&crate::plan::Rel, u8, Option<Vec<usize>>)> {
     use snapscale_engine::triggers::events;
     let fires = |rel: &crate::plan::Rel| !rel.entry.triggers.is_empty();
+    let columns = |sets: &[(usize, crate::expr::Expr)]| Some(sets.iter().map(|(c, _)| *c).collect());
     match statement {
         // ON CONFLICT DO UPDATE fires UPDATE's too (AFTER: UPDATE's first).
         Statement::Insert { rel, on_conflict, .. } if fires(rel) => match on_conflict {
-            Some(crate::plan::OnConflict { action: crate::plan::ConflictAction::Update { .. }, .. }) => {
-                vec![(rel, events::INSERT), (rel, events::UPDATE)]
+            Some(crate::plan::OnConflict {
+                action: crate::plan::ConflictAction::Update { sets, .. },
+                ..
+            }) => {
+                vec![(rel, events::INSERT, None), (rel, events::UPDATE, columns(sets))]
             }
-            _ => vec![(rel, events::INSERT)],
+            _ => vec![(rel, events::INSERT, None)],
         },
-        Statement::Update { scan, .. } if fires(&scan.rel) => vec![(&scan.rel, events::UPDATE)],
-        Statement::Delete { scan, .. } if fires(&scan.rel) => vec![(&scan.rel, events::DELETE)],
-        Statement::InsteadOf(m) if fires(&m.view) => {
-            vec![(&m.view, if m.delete { events::DELETE } else { events::UPDATE })]
+        Statement::Update { scan, sets, .. } if fires(&scan.rel) => {
+            vec![(&scan.rel, events::UPDATE, columns(sets))]
         }
-        Statement::ModifyJoin(m) if fires(&m.rel) => {
-            vec![(&m.rel, if m.delete { events::DELETE } else { events::UPDATE })]
-        }
+        Statement::Delete { scan, .. } if fires(&scan.rel) => vec![(&scan.rel, events::DELETE, None)],
+        Statement::InsteadOf(m) if fires(&m.view) => match m.delete {
+            true => vec![(&m.view, events::DELETE, None)],
+            false => vec![(&m.view, events::UPDATE, columns(&m.sets))],
+        },
+        Statement::ModifyJoin(m) if fires(&m.rel) => match m.delete {
+            true => vec![(&m.rel, events::DELETE, None)],
+            false => vec![(&m.rel, events::UPDATE, columns(&m.sets))],
+        },
         Statement::Utility(Utility::Truncate(rels, _)) => {
-            rels.iter().filter(|r| fires(r)).map(|r| (r, events::TRUNCATE)).collect()
+            rels.iter().filter(|r| fires(r)).map(|r| (r, events::TRUNCATE, None)).collect()
         }
         _ => Vec::new(),
     }

@@ -16,7 +16,7 @@ use snapscale_engine::{
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, Value};
 
-use super::triggers::{self, changed_by_trigger};
+use super::triggers::changed_by_trigger;
 use super::{serialization_failure, Executor};
 use crate::expr::{passes, Expr};
 use crate::output::Output;
@@ -287,7 +287,7 @@ impl Executor<'_> {
             return Ok(self.change_row_queued(rel, filter, tid, row, change).await?.map(|(t, r, _)| (t, r)));
         }
         let mut replaced: Option<Vec<(usize, Expr)>> = None;
-        let (tid, row) = if triggers::has(rel, TriggerTiming::Before, true, event) {
+        let (tid, row) = if self.has_trigger(rel, TriggerTiming::Before, true, event) {
             let mode = if event == events::DELETE { RowLockMode::Update } else { RowLockMode::NoKeyUpdate };
             let lock = Change::Lock(RowLock::Wait, mode);
             let Some((tid, locked, _)) = self.change_row_queued(rel, filter, tid, row, lock).await? else {
@@ -319,7 +319,7 @@ impl Executor<'_> {
             // Locked by this statement before its BEFORE triggers fired:
             // only their own statements can have changed it since.
             if replaced.is_some()
-                || event == events::DELETE && triggers::has(rel, TriggerTiming::Before, true, event)
+                || event == events::DELETE && self.has_trigger(rel, TriggerTiming::Before, true, event)
             {
                 return Err(changed_by_trigger(event == events::DELETE));
             }
@@ -327,7 +327,7 @@ impl Executor<'_> {
         };
         let new_row = (event == events::UPDATE).then_some(&new);
         self.capture(rel, event, Some(&old), new_row);
-        if triggers::has(rel, TriggerTiming::After, true, event) {
+        if self.has_trigger(rel, TriggerTiming::After, true, event) {
             self.after_row(rel, event, Some(&old), new_row, set.as_deref())?;
         }
         Ok(Some((tid, new)))
@@ -548,7 +548,7 @@ impl Executor<'_> {
     /// BEFORE ROW INSERT triggers on a new row: the row to insert, or
     /// `None` if one skipped it.
     pub(super) async fn before_insert(&mut self, rel: &Rel, row: Row) -> Result<Option<Row>, SqlError> {
-        if !triggers::has(rel, TriggerTiming::Before, true, events::INSERT) {
+        if !self.has_trigger(rel, TriggerTiming::Before, true, events::INSERT) {
             return Ok(Some(row));
         }
         Ok(match self.before_row(rel, events::INSERT, None, Some(row.to_vec()), None).await? {
@@ -612,7 +612,7 @@ impl Executor<'_> {
         }
         self.ri_inserted(rel, tid, &row);
         self.capture(rel, events::INSERT, None, Some(&row));
-        if triggers::has(rel, TriggerTiming::After, true, events::INSERT) {
+        if self.has_trigger(rel, TriggerTiming::After, true, events::INSERT) {
             self.after_row(rel, events::INSERT, None, Some(&row), None)?;
         }
         Ok(Some((tid, given)))

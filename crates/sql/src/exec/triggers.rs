@@ -119,11 +119,11 @@ pub(crate) struct Captured {
 }
 
 /// Whether `rel` has AFTER triggers with transition tables for `event`.
-fn captures(rel: &Rel, event: u8) -> bool {
+fn captures(rel: &Rel, event: u8, replica: bool) -> bool {
     rel.entry.triggers.iter().any(|t| {
         t.timing == TriggerTiming::After
             && t.events & event != 0
-            && t.fires()
+            && t.fires_as(replica)
             && (t.old_table.is_some() || t.new_table.is_some())
     })
 }
@@ -137,11 +137,12 @@ fn applies(
     event: u8,
     set: Option<&[usize]>,
     rel: &Rel,
+    replica: bool,
 ) -> bool {
     t.timing == timing
         && t.row == row
         && t.events & event != 0
-        && t.fires()
+        && t.fires_as(replica)
         && (event != events::UPDATE
             || t.columns.is_empty()
             || set.is_none_or(|set| {
@@ -149,21 +150,33 @@ fn applies(
             }))
 }
 
-/// Whether `rel` has a trigger for `event` at `timing` and `row` level.
-pub(crate) fn has(rel: &Rel, timing: TriggerTiming, row: bool, event: u8) -> bool {
+/// Whether `rel` has a trigger for `event` at `timing` and `row` level
+/// that fires in a session of replication role `replica` (or not).
+fn has_as(rel: &Rel, timing: TriggerTiming, row: bool, event: u8, replica: bool) -> bool {
     !rel.entry.triggers.is_empty()
         && rel
             .entry
             .triggers
             .iter()
-            .any(|t| t.timing == timing && t.row == row && t.events & event != 0 && t.fires())
+            .any(|t| t.timing == timing && t.row == row && t.events & event != 0 && t.fires_as(replica))
 }
 
 impl Executor<'_> {
+    /// Whether the session's session_replication_role is replica.
+    fn replica(&self) -> bool {
+        self.xact.session_view.as_ref().is_some_and(|v| v.replica)
+    }
+
+    /// Whether `rel` has a trigger for `event` at `timing` and `row` level
+    /// that fires in this session.
+    pub(super) fn has_trigger(&self, rel: &Rel, timing: TriggerTiming, row: bool, event: u8) -> bool {
+        !rel.entry.triggers.is_empty() && has_as(rel, timing, row, event, self.replica())
+    }
+
     /// Keeps a changed row for its table's transition tables, if it has
     /// any for `event`.
     pub(super) fn capture(&mut self, rel: &Rel, event: u8, old: Option<&Row>, new: Option<&Row>) {
-        if rel.entry.triggers.is_empty() || !captures(rel, event) {
+        if rel.entry.triggers.is_empty() || !captures(rel, event, self.replica()) {
             return;
         }
         let width = rel.entry.columns.len();
@@ -278,8 +291,9 @@ impl Executor<'_> {
         set: Option<&[usize]>,
     ) -> Result<Option<Option<Vec<Value>>>, SqlError> {
         let width = rel.entry.columns.len();
+        let replica = self.replica();
         for trigger in &rel.entry.triggers {
-            if !applies(trigger, timing, true, event, set, rel) {
+            if !applies(trigger, timing, true, event, set, rel, replica) {
                 continue;
             }
             let call =
@@ -305,8 +319,9 @@ impl Executor<'_> {
         set: Option<&[usize]>,
     ) -> Result<(), SqlError> {
         let width = rel.entry.columns.len();
+        let replica = self.replica();
         for (k, trigger) in rel.entry.triggers.iter().enumerate() {
-            if !applies(trigger, TriggerTiming::After, true, event, set, rel) {
+            if !applies(trigger, TriggerTiming::After, true, event, set, rel, replica) {
                 continue;
             }
             let Some(host) = self.triggers.as_deref_mut() else {
@@ -361,12 +376,14 @@ impl Executor<'_> {
         rel: &Rel,
         timing: TriggerTiming,
         event: u8,
+        set: Option<&[usize]>,
     ) -> Result<(), SqlError> {
-        if !has(rel, timing, false, event) {
+        if !self.has_trigger(rel, timing, false, event) {
             return Ok(());
         }
+        let replica = self.replica();
         for trigger in &rel.entry.triggers {
-            if applies(trigger, timing, false, event, None, rel) {
+            if applies(trigger, timing, false, event, set, rel, replica) {
                 self.call_trigger(TriggerCall { rel, trigger, event, old: None, new: None }).await?;
             }
         }

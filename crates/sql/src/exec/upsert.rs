@@ -87,7 +87,7 @@ impl Executor<'_> {
                     touched.insert(tid);
                     self.ri_inserted(rel, tid, &stored);
                     self.capture(rel, events::INSERT, None, Some(&stored));
-                    if super::triggers::has(rel, TriggerTiming::After, true, events::INSERT) {
+                    if self.has_trigger(rel, TriggerTiming::After, true, events::INSERT) {
                         self.after_row(rel, events::INSERT, None, Some(&stored), None)?;
                     }
                     return Ok(Some(stored));

@@ -101,6 +101,9 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             _ => Value::Text("public".into()),
         },
         Func::BackendPid => Value::Int(session(cx)?.map_or(0, |s| s.pid).into()),
+        Func::TriggerDepth => Value::Int(
+            session(cx)?.map_or(0, |s| s.trigger_depth.load(std::sync::atomic::Ordering::Relaxed)).into(),
+        ),
         Func::CurrentSetting => {
             let missing_ok = matches!(args.get(1), Some(Value::Bool(true)));
             match (&args[0], session(cx)?) {

@@ -160,6 +160,9 @@ pub enum Func {
     Scalar(Scalar),
     /// `pg_backend_pid()`.
     BackendPid,
+    /// `pg_trigger_depth()`: how many trigger functions deep the session
+    /// is.
+    TriggerDepth,
     /// `quote_literal(text)`.
     QuoteLiteral,
     Abs,

@@ -105,6 +105,9 @@ pub struct SessionSettings {
     /// = '42'`): applications and row-level-security policies keep their
     /// own values here, as PostgreSQL's placeholder variables.
     pub custom: std::collections::BTreeMap<String, String>,
+    /// `session_replication_role`: origin, replica or local (which
+    /// triggers fire).
+    pub session_replication_role: String,
 }
 
 impl Default for SessionSettings {
@@ -121,12 +124,13 @@ impl Default for SessionSettings {
             client: ClientSettings::default(),
             planner: super::PlannerSettings::default(),
             custom: std::collections::BTreeMap::new(),
+            session_replication_role: "origin".into(),
         }
     }
 }
 
 /// The session settings besides the client's.
-const NAMES: [&str; 8] = [
+const NAMES: [&str; 9] = [
     "statement_timeout",
     "deadlock_timeout",
     "lock_timeout",
@@ -135,6 +139,7 @@ const NAMES: [&str; 8] = [
     "synchronous_commit",
     "max_stack_depth",
     "temp_file_limit",
+    "session_replication_role",
 ];
 
 impl SessionSettings {
@@ -173,6 +178,17 @@ impl SessionSettings {
             "synchronous_commit" => self.synchronous_commit = parse_bool(name, value)?,
             "max_stack_depth" => self.max_stack_depth = parse_stack_depth(name, value)?,
             "temp_file_limit" => self.temp_file_limit = parse_temp_file_limit(name, value)?,
+            "session_replication_role" => {
+                let v = value.to_ascii_lowercase();
+                if !["origin", "replica", "local"].contains(&v.as_str()) {
+                    return Err(SettingError::InvalidValue {
+                        message: format!("invalid value for parameter \"{name}\": \"{value}\""),
+                        detail: None,
+                        hint: Some("Available values: origin, replica, local.".into()),
+                    });
+                }
+                self.session_replication_role = v;
+            }
             _ if name.contains('.') => {
                 check_custom_name(name)?;
                 self.custom.insert(name.into(), value.into());
@@ -196,6 +212,7 @@ impl SessionSettings {
             "synchronous_commit" => on_off(self.synchronous_commit),
             "max_stack_depth" => format_bytes(self.max_stack_depth as u64),
             "temp_file_limit" => self.temp_file_limit.map_or_else(|| "-1".into(), format_bytes),
+            "session_replication_role" => self.session_replication_role.clone(),
             _ => match self.custom.get(name) {
                 Some(value) => value.clone(),
                 None => return Err(SettingError::Unknown(name.into())),

@@ -34,6 +34,9 @@ pub struct CreateTrigger {
     pub row: bool,
     /// The WHEN condition as written between its parentheses.
     pub when: Option<String>,
+    /// Where the WHEN condition's text starts in the statement (1-based
+    /// characters), for its errors' cursor.
+    pub when_at: usize,
     pub function: ObjectName,
     pub args: Vec<String>,
 }
@@ -46,24 +49,33 @@ pub struct RenameTrigger {
     pub new: String,
 }
 
-fn near(tokens: &[TokenWithSpan], i: usize) -> SqlError {
+fn near(sql: &str, tokens: &[TokenWithSpan], i: usize) -> SqlError {
     match tokens.get(i) {
-        Some(t) => SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{}\"", t.token)),
-        None => SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at end of input"),
+        Some(t) => SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{}\"", t.token))
+            .at_position(char_position(sql, t.span.start)),
+        None => SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at end of input")
+            .at_position(sql.trim_end().trim_end_matches(';').chars().count() + 1),
     }
 }
 
+/// The 1-based character position of `at` in `sql` (an error's cursor).
+fn char_position(sql: &str, at: sqlparser::tokenizer::Location) -> usize {
+    let line_starts: Vec<usize> =
+        std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
+    sql[..offset(&line_starts, sql, at)].chars().count() + 1
+}
+
 /// One identifier at `i` (folded unless quoted).
-fn ident(tokens: &[TokenWithSpan], i: usize) -> Result<String, SqlError> {
+fn ident(sql: &str, tokens: &[TokenWithSpan], i: usize) -> Result<String, SqlError> {
     match tokens.get(i).map(|t| &t.token) {
         Some(Token::Word(w)) if w.quote_style.is_some() => Ok(w.value.clone()),
         Some(Token::Word(w)) => Ok(w.value.to_lowercase()),
-        _ => Err(near(tokens, i)),
+        _ => Err(near(sql, tokens, i)),
     }
 }
 
 /// A dotted name from `i`, each part quoted as written; the index after.
-fn dotted(tokens: &[TokenWithSpan], mut i: usize) -> Result<(ObjectName, usize), SqlError> {
+fn dotted(sql: &str, tokens: &[TokenWithSpan], mut i: usize) -> Result<(ObjectName, usize), SqlError> {
     let mut parts = Vec::new();
     loop {
         match tokens.get(i).map(|t| &t.token) {
@@ -71,7 +83,7 @@ fn dotted(tokens: &[TokenWithSpan], mut i: usize) -> Result<(ObjectName, usize),
                 Some(_) => Ident::with_quote('"', w.value.clone()),
                 None => Ident::new(w.value.clone()),
             }),
-            _ => return Err(near(tokens, i)),
+            _ => return Err(near(sql, tokens, i)),
         }
         i += 1;
         if !matches!(tokens.get(i).map(|t| &t.token), Some(Token::Period)) {
@@ -114,7 +126,7 @@ fn read_create(
     constraint: bool,
 ) -> Result<CreateTrigger, SqlError> {
     let kw = |i: usize| tokens.get(i).and_then(|t| keyword(&t.token));
-    let name = ident(tokens, i)?;
+    let name = ident(sql, tokens, i)?;
     i += 1;
     let timing = match (kw(i), kw(i + 1)) {
         (Some(Keyword::BEFORE), _) => TriggerTiming::Before,
@@ -123,7 +135,7 @@ fn read_create(
             i += 1;
             TriggerTiming::InsteadOf
         }
-        _ => return Err(near(tokens, i)),
+        _ => return Err(near(sql, tokens, i)),
     };
     i += 1;
     let mut evs = 0u8;
@@ -135,7 +147,7 @@ fn read_create(
             Some(Keyword::DELETE) => events::DELETE,
             Some(Keyword::UPDATE) => events::UPDATE,
             Some(Keyword::TRUNCATE) => events::TRUNCATE,
-            _ => return Err(near(tokens, i)),
+            _ => return Err(near(sql, tokens, i)),
         };
         duplicate |= evs & bit != 0;
         evs |= bit;
@@ -143,7 +155,7 @@ fn read_create(
         if bit == events::UPDATE && kw(i) == Some(Keyword::OF) {
             i += 1;
             loop {
-                columns.push(ident(tokens, i)?);
+                columns.push(ident(sql, tokens, i)?);
                 i += 1;
                 if !matches!(tokens.get(i).map(|t| &t.token), Some(Token::Comma)) {
                     break;
@@ -157,19 +169,20 @@ fn read_create(
         i += 1;
     }
     if kw(i) != Some(Keyword::ON) {
-        return Err(near(tokens, i));
+        return Err(near(sql, tokens, i));
     }
     if duplicate {
         return Err(SqlError::new(
             SqlState::SYNTAX_ERROR,
             "duplicate trigger events specified at or near \"ON\"",
-        ));
+        )
+        .at_position(char_position(sql, tokens[i].span.start)));
     }
-    let (table, next) = dotted(tokens, i + 1)?;
+    let (table, next) = dotted(sql, tokens, i + 1)?;
     i = next;
     let mut from = None;
     if kw(i) == Some(Keyword::FROM) {
-        let (t, next) = dotted(tokens, i + 1)?;
+        let (t, next) = dotted(sql, tokens, i + 1)?;
         from = Some(t);
         i = next;
     }
@@ -201,14 +214,14 @@ fn read_create(
                         "ROW variable naming in the REFERENCING clause is not supported",
                     )
                     .with_hint("Use OLD TABLE or NEW TABLE for naming transition tables."),
-                    _ => near(tokens, i + 1),
+                    _ => near(sql, tokens, i + 1),
                 });
             }
             i += 2;
             if kw(i) == Some(Keyword::AS) {
                 i += 1;
             }
-            let n = ident(tokens, i)?;
+            let n = ident(sql, tokens, i)?;
             i += 1;
             let slot = if old { &mut old_table } else { &mut new_table };
             if slot.is_some() {
@@ -230,31 +243,35 @@ fn read_create(
         row = match kw(i) {
             Some(Keyword::ROW) => true,
             Some(Keyword::STATEMENT) => false,
-            _ => return Err(near(tokens, i)),
+            _ => return Err(near(sql, tokens, i)),
         };
         i += 1;
     }
     let mut when = None;
+    let mut when_at = 0;
     if kw(i) == Some(Keyword::WHEN) {
         i += 1;
         if !matches!(tokens.get(i).map(|t| &t.token), Some(Token::LParen)) {
-            return Err(near(tokens, i));
+            return Err(near(sql, tokens, i));
         }
-        let close = matching(tokens, i).ok_or_else(|| near(tokens, tokens.len()))?;
+        let close = matching(tokens, i).ok_or_else(|| near(sql, tokens, tokens.len()))?;
         let line_starts: Vec<usize> =
             std::iter::once(0).chain(sql.match_indices('\n').map(|(k, _)| k + 1)).collect();
         let from = offset(&line_starts, sql, tokens[i].span.end);
         let to = offset(&line_starts, sql, tokens[close].span.start);
-        when = Some(sql[from..to].trim().to_owned());
+        let text = &sql[from..to];
+        let lead = text.len() - text.trim_start().len();
+        when_at = sql[..from + lead].chars().count() + 1;
+        when = Some(text.trim().to_owned());
         i = close + 1;
     }
     if kw(i) != Some(Keyword::EXECUTE) || !matches!(kw(i + 1), Some(Keyword::FUNCTION | Keyword::PROCEDURE)) {
-        return Err(near(tokens, i));
+        return Err(near(sql, tokens, i));
     }
-    let (function, next) = dotted(tokens, i + 2)?;
+    let (function, next) = dotted(sql, tokens, i + 2)?;
     i = next;
     if !matches!(tokens.get(i).map(|t| &t.token), Some(Token::LParen)) {
-        return Err(near(tokens, i));
+        return Err(near(sql, tokens, i));
     }
     i += 1;
     let mut args = Vec::new();
@@ -269,19 +286,19 @@ fn read_create(
                 },
                 Some(Token::Word(w)) if w.quote_style.is_some() => w.value.clone(),
                 Some(Token::Word(w)) => w.value.to_lowercase(),
-                _ => return Err(near(tokens, i)),
+                _ => return Err(near(sql, tokens, i)),
             });
             i += 1;
             match tokens.get(i).map(|t| &t.token) {
                 Some(Token::Comma) => i += 1,
                 Some(Token::RParen) => break,
-                _ => return Err(near(tokens, i)),
+                _ => return Err(near(sql, tokens, i)),
             }
         }
     }
     i += 1;
     if i != tokens.len() {
-        return Err(near(tokens, i));
+        return Err(near(sql, tokens, i));
     }
     Ok(CreateTrigger {
         replace,
@@ -298,6 +315,7 @@ fn read_create(
         new_table,
         row,
         when,
+        when_at,
         function,
         args,
     })
@@ -332,11 +350,12 @@ pub(crate) fn parse_alter_trigger(sql: &str) -> Option<Result<RenameTrigger, Sql
         return None;
     }
     Some((|| {
-        let name = ident(&tokens, 2)?;
-        if kw(3) != Some(Keyword::ON) {
-            return Err(near(&tokens, 3));
+        let name = ident(sql, &tokens, 2)?;
+        // ON ONLY: PostgreSQL's grammar has no ONLY here.
+        if kw(3) != Some(Keyword::ON) || kw(4) == Some(Keyword::ONLY) {
+            return Err(near(sql, &tokens, if kw(3) == Some(Keyword::ON) { 4 } else { 3 }));
         }
-        let (table, i) = dotted(&tokens, 4)?;
+        let (table, i) = dotted(sql, &tokens, 4)?;
         if kw(i) == Some(Keyword::NO) || kw(i) == Some(Keyword::DEPENDS) {
             return Err(SqlError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
@@ -344,11 +363,11 @@ pub(crate) fn parse_alter_trigger(sql: &str) -> Option<Result<RenameTrigger, Sql
             ));
         }
         if kw(i) != Some(Keyword::RENAME) || kw(i + 1) != Some(Keyword::TO) {
-            return Err(near(&tokens, i));
+            return Err(near(sql, &tokens, i));
         }
-        let new = ident(&tokens, i + 2)?;
+        let new = ident(sql, &tokens, i + 2)?;
         if i + 3 != tokens.len() {
-            return Err(near(&tokens, i + 3));
+            return Err(near(sql, &tokens, i + 3));
         }
         Ok(RenameTrigger { name, table, new })
     })())

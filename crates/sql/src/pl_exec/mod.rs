@@ -3,6 +3,7 @@
 //! it runs (PL-CALLS, PL-DEPTH in the crate's README). The language
 //! itself (its grammar and compiler checks) is `plpgsql`'s.
 
+mod record_stars;
 mod run;
 pub(crate) mod spi;
 pub(crate) mod trigger;

@@ -1274,7 +1274,13 @@ impl<'s, 'c> Interp<'s, 'c> {
             }
             return self.store(k, v, from);
         }
-        // A record's field.
+        self.store_field(target, v, from)
+    }
+
+    /// Stores `v` (of type `from`) in the record field `target` names
+    /// (`rec.field`), converted to the field's type: an assignment's or an
+    /// INTO's target that is no variable.
+    fn store_field(&mut self, target: &str, v: Value, from: SqlType) -> Result<(), SqlError> {
         if let Some((rec, field)) = target.rsplit_once('.') {
             if let Some(k) = self.lookup(rec) {
                 let Some(r) = self.vars[k].record.as_mut() else {
@@ -1288,7 +1294,11 @@ impl<'s, 'c> Interp<'s, 'c> {
                 };
                 let ty = r.fields[i].1;
                 let style = self.spi.xact.session_style();
-                r.values[i] = if from == ty { v } else { crate::expr::cast(v, ty, false, style)? };
+                r.values[i] = if from == ty || matches!(v, Value::Null) {
+                    v
+                } else {
+                    crate::expr::cast(v, ty, false, style)?
+                };
                 r.null = false;
                 return Ok(());
             }
@@ -1452,7 +1462,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             };
             match self.lookup(target) {
                 Some(k) => self.store(k, v, from)?,
-                None => return Err(not_variable(target)),
+                None => self.store_field(target, v, from)?,
             }
         }
         Ok(())
@@ -1606,6 +1616,12 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// `text` parsed, its variable references made parameters.
     fn compile(&self, text: &str) -> Result<Compiled, SqlError> {
+        let stars = super::record_stars::rewrite(text, |name| {
+            let k = self.lookup(name).filter(|&k| self.vars[k].is_record)?;
+            let r = self.vars[k].record.as_ref()?;
+            Some(r.fields.iter().map(|(n, _)| n.clone()).collect())
+        });
+        let text = stars.as_deref().unwrap_or(text);
         let mut parsed = crate::parse::parse(text, self.spi.limits.max_stack_depth)?;
         if parsed.len() != 1 {
             return Err(SqlError::new(

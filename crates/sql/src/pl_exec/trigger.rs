@@ -190,8 +190,10 @@ impl TriggerHost for Host<'_> {
                 false => Vec::new(),
             };
             let columns = self.columns(&call.rel.entry);
+            let depth = Depth::enter(xact);
             let mut spi = self.spi(&mut *xact);
             let result = super::call_trigger(&mut spi, &routine, &call, &columns, tg).await;
+            drop(depth);
             let mut put_off = std::mem::take(&mut spi.put_off);
             drop(spi);
             self.put_off.append(&mut put_off);
@@ -212,6 +214,28 @@ impl TriggerHost for Host<'_> {
             };
             Ok(row)
         })
+    }
+}
+
+/// One level of pg_trigger_depth() while a trigger function runs: left
+/// when dropped, however the call ends (an error, a panic unwinding).
+struct Depth(Option<Arc<std::sync::atomic::AtomicU32>>);
+
+impl Depth {
+    fn enter(xact: &Xact) -> Depth {
+        let d = xact.session_view.as_ref().map(|v| Arc::clone(&v.trigger_depth));
+        if let Some(d) = &d {
+            d.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Depth(d)
+    }
+}
+
+impl Drop for Depth {
+    fn drop(&mut self) {
+        if let Some(d) = &self.0 {
+            d.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 

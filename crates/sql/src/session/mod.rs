@@ -320,6 +320,12 @@ impl<G: Gucs> Conn<G> {
             }),
             sequences: Arc::clone(&self.xact.sequences),
             advisory: Some(Arc::clone(&self.xact.advisory)),
+            replica: gucs.show("session_replication_role").is_ok_and(|r| r == "replica"),
+            trigger_depth: self
+                .xact
+                .session_view
+                .as_ref()
+                .map_or_else(Default::default, |v| Arc::clone(&v.trigger_depth)),
         }));
     }
 
