@@ -101,6 +101,8 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             _ => Value::Text("public".into()),
         },
         Func::BackendPid => Value::Int(session(cx)?.map_or(0, |s| s.pid).into()),
+        // Relaxed: pairs with the trigger call's fetch_add / fetch_sub
+        // (pl_exec/trigger.rs `Depth`), made by this same session.
         Func::TriggerDepth => Value::Int(
             session(cx)?.map_or(0, |s| s.trigger_depth.load(std::sync::atomic::Ordering::Relaxed)).into(),
         ),

@@ -225,6 +225,10 @@ impl Depth {
     fn enter(xact: &Xact) -> Depth {
         let d = xact.session_view.as_ref().map(|v| Arc::clone(&v.trigger_depth));
         if let Some(d) = &d {
+            // Relaxed: a count only this session changes and reads (its
+            // statements run one at a time); it publishes no other data.
+            // Pairs with the fetch_sub in `drop` and the load in
+            // pg_trigger_depth() (expr/func.rs).
             d.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         Depth(d)
@@ -234,6 +238,7 @@ impl Depth {
 impl Drop for Depth {
     fn drop(&mut self) {
         if let Some(d) = &self.0 {
+            // Relaxed: pairs with the fetch_add in `enter` (see there).
             d.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
