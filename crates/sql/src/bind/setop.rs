@@ -72,6 +72,10 @@ impl<R: Resolver> Binder<'_, R> {
         body: &SetExpr,
         base: &Scope<'_>,
     ) -> Result<(From, Vec<Column>, Vec<usize>), SqlError> {
+        // A chain of set operations nests left-deep: its leftmost SELECT
+        // (whose expressions check the stack) is reached only at the
+        // bottom, so the chain itself is bounded here (54001).
+        self.stack.check()?;
         match body {
             SetExpr::SetOperation { op, set_quantifier, left, right } => {
                 let kind = match op {
