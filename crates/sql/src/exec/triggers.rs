@@ -26,6 +26,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use snapscale_engine::catalog::Row;
 use snapscale_engine::triggers::{events, TransitionTable, TriggerDef, TriggerTiming};
@@ -49,6 +50,10 @@ pub(crate) struct TriggerCall<'a> {
     /// has them.
     pub old: Option<&'a [Value]>,
     pub new: Option<&'a [Value]>,
+    /// The queued rows `old` and `new` were cut from (AFTER ROW): a
+    /// trigger function shares one that is just the columns as its OLD or
+    /// NEW instead of copying its values.
+    pub queued: (Option<&'a Row>, Option<&'a Row>),
 }
 
 /// What runs trigger functions for the executor, and the PL/pgSQL calls
@@ -73,7 +78,8 @@ pub(crate) trait TriggerHost: Send {
 
 /// A queued AFTER ROW event.
 pub(crate) struct AfterRow {
-    rel: Rel,
+    /// Its table: an index into [`AfterQueue::rels`].
+    rel: usize,
     trigger: usize,
     event: u8,
     old: Option<Row>,
@@ -85,6 +91,9 @@ pub(crate) struct AfterRow {
 #[derive(Default)]
 pub(crate) struct AfterQueue {
     chunks: Vec<Vec<AfterRow>>,
+    /// The tables of the queued events, each once for a run of events on
+    /// it (a statement's rows are of one table: not a clone per row).
+    rels: Vec<Rel>,
 }
 
 /// How many calls a chunk of the queue holds at most (each chunk twice
@@ -92,6 +101,15 @@ pub(crate) struct AfterQueue {
 const AFTER_CHUNK: usize = 4096;
 
 impl AfterQueue {
+    /// Where `rel` is in [`rels`](Self::rels): the last one, if it is.
+    fn rel(&mut self, rel: &Rel) -> usize {
+        match self.rels.last() {
+            Some(last) if Arc::ptr_eq(&last.entry, &rel.entry) && Arc::ptr_eq(&last.heap, &rel.heap) => {}
+            _ => self.rels.push(rel.clone()),
+        }
+        self.rels.len() - 1
+    }
+
     fn push(&mut self, a: AfterRow) {
         match self.chunks.last_mut() {
             Some(last) if last.len() < last.capacity() => last.push(a),
@@ -296,8 +314,14 @@ impl Executor<'_> {
             if !applies(trigger, timing, true, event, set, rel, replica) {
                 continue;
             }
-            let call =
-                TriggerCall { rel, trigger, event, old: old.map(|o| &o[..width]), new: new.as_deref() };
+            let call = TriggerCall {
+                rel,
+                trigger,
+                event,
+                old: old.map(|o| &o[..width]),
+                new: new.as_deref(),
+                queued: (None, None),
+            };
             let returned = self.call_trigger(call).await?;
             match returned {
                 None => return Ok(None),
@@ -336,15 +360,11 @@ impl Executor<'_> {
                 event,
                 old: old.map(|o| &o[..width]),
                 new: new.map(|n| &n[..width]),
+                queued: (None, None),
             };
             if host.when(self.xact, &call)? {
-                self.after.push(AfterRow {
-                    rel: rel.clone(),
-                    trigger: k,
-                    event,
-                    old: old.cloned(),
-                    new: new.cloned(),
-                });
+                let rel = self.after.rel(rel);
+                self.after.push(AfterRow { rel, trigger: k, event, old: old.cloned(), new: new.cloned() });
             }
         }
         Ok(())
@@ -356,13 +376,15 @@ impl Executor<'_> {
         while !self.after.is_empty() {
             let queued = std::mem::take(&mut self.after);
             for a in queued.chunks.iter().flatten() {
-                let width = a.rel.entry.columns.len();
+                let rel = &queued.rels[a.rel];
+                let width = rel.entry.columns.len();
                 let call = TriggerCall {
-                    rel: &a.rel,
-                    trigger: &a.rel.entry.triggers[a.trigger],
+                    rel,
+                    trigger: &rel.entry.triggers[a.trigger],
                     event: a.event,
                     old: a.old.as_ref().map(|o| &o[..width]),
                     new: a.new.as_ref().map(|n| &n[..width]),
+                    queued: (a.old.as_ref(), a.new.as_ref()),
                 };
                 self.fire_now(call).await?;
             }
@@ -384,7 +406,8 @@ impl Executor<'_> {
         let replica = self.replica();
         for trigger in &rel.entry.triggers {
             if applies(trigger, timing, false, event, set, rel, replica) {
-                self.call_trigger(TriggerCall { rel, trigger, event, old: None, new: None }).await?;
+                let call = TriggerCall { rel, trigger, event, old: None, new: None, queued: (None, None) };
+                self.call_trigger(call).await?;
             }
         }
         Ok(())

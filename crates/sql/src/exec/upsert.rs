@@ -197,10 +197,7 @@ impl Executor<'_> {
                 }
             }
         }
-        // The hidden last column: the row's id, kept by its updates.
-        let mut stored = row.to_vec();
-        stored.push(Value::Int(rel.heap.new_row_id()));
-        let stored = Row::from(stored);
+        let stored = super::modify::with_row_id(row, rel.heap.new_row_id());
         let tid = rel.heap.table.insert(&mut self.xact.session, stored.clone()).map_err(storage_error)?;
         for (ix, key) in indexes.iter().zip(keys) {
             ix.insert(key, tid);

@@ -69,7 +69,7 @@ enum Body {
 
 /// A session's compiled functions, by oid.
 #[derive(Default)]
-pub(crate) struct Functions(std::collections::HashMap<u32, Compiled>);
+pub(crate) struct Functions(std::collections::HashMap<u32, Compiled, run::BuildAddr>);
 
 /// Calls PL/pgSQL function `routine` with `args`.
 pub(crate) fn call<'a>(
@@ -180,7 +180,7 @@ pub(crate) async fn call_trigger(
     spi: &mut spi::Spi<'_>,
     routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
     call: &crate::exec::triggers::TriggerCall<'_>,
-    columns: &std::sync::Arc<[(String, snapscale_values::SqlType)]>,
+    columns: (&std::sync::Arc<[(String, snapscale_values::SqlType)]>, &snapscale_engine::catalog::Row),
     tg: Vec<(snapscale_values::SqlType, snapscale_values::Value)>,
 ) -> Result<snapscale_values::Value, SqlError> {
     let def = routine.routine.as_ref().expect("a routine row");
@@ -203,16 +203,24 @@ pub(crate) async fn call_trigger(
     spi.depth += 1;
     let mut interp = Interp::new(spi, &name, snapscale_values::SqlType::Trigger).with_statements(statements);
     interp.parameters(Vec::new());
-    interp.trigger_variables(
-        columns,
-        call.new.map(<[snapscale_values::Value]>::to_vec),
-        call.old.map(<[snapscale_values::Value]>::to_vec),
-        tg,
-    );
+    interp.trigger_variables(columns, shared(call.new, call.queued.1), shared(call.old, call.queued.0), tg);
     let (result, statements) = interp.run(block).await;
     spi.depth -= 1;
     keep_compiled(spi, routine, std::sync::Arc::clone(&body), name, statements);
     result
+}
+
+/// A trigger's row as NEW or OLD: the queued row itself where it is just
+/// the columns (`row`, cut from `queued`), else its values copied.
+fn shared(
+    row: Option<&[snapscale_values::Value]>,
+    queued: Option<&snapscale_engine::catalog::Row>,
+) -> Option<snapscale_engine::catalog::Row> {
+    let row = row?;
+    Some(match queued {
+        Some(q) if q.len() == row.len() => std::sync::Arc::clone(q),
+        _ => row.iter().cloned().collect(),
+    })
 }
 
 /// A function's body parsed and checked.

@@ -16,6 +16,7 @@ use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use snapscale_engine::catalog::Row;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{Rec, SqlError, SqlType, Value};
 use sqlparser::ast;
@@ -61,7 +62,10 @@ struct Record {
     /// Shared: a trigger's NEW and OLD, and each row a loop assigns,
     /// have their table's fields (cloned per row, so not copied).
     fields: Arc<[(String, SqlType)]>,
-    values: Vec<Value>,
+    /// Shared too: a trigger's NEW is the queued row itself, a record's
+    /// value the same `Arc`; the first field assigned copies them
+    /// (`Arc::make_mut`) if another holds them.
+    values: Row,
     /// The record as a whole is NULL, its fields known (a trigger's NEW
     /// or OLD where the event has no such row); assigning a field makes
     /// it a row.
@@ -84,8 +88,10 @@ enum Src {
     Field(usize, usize),
 }
 
-/// Hashes the cache's keys, addresses of the body's nodes: distinct
-/// already, so a multiply spreads them (SipHash's cost buys nothing here).
+/// Hashes the cache's keys, addresses of the body's nodes, and the
+/// compiled functions' oids: distinct already, so a multiply spreads them
+/// (SipHash's cost buys nothing here: a trigger looks its function up per
+/// row).
 #[derive(Default, Clone, Copy)]
 pub(crate) struct BuildAddr;
 
@@ -109,6 +115,9 @@ impl std::hash::Hasher for AddrHasher {
     }
     fn write_usize(&mut self, n: usize) {
         self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_usize(n as usize);
     }
 }
 
@@ -255,7 +264,8 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// Declares the function's parameters: read by name and as `$n`.
     pub(crate) fn parameters(&mut self, params: Vec<(String, SqlType, Value)>) {
-        let mut names = Vec::with_capacity(2 * params.len());
+        // Room for FOUND and a trigger's variables too: one allocation.
+        let mut names = Vec::with_capacity(2 * params.len() + 1 + crate::plpgsql::TRIGGER_NAMES.len());
         for (i, (name, ty, value)) in params.into_iter().enumerate() {
             let k = self.vars.len();
             let name = Name::Owned(name);
@@ -349,12 +359,12 @@ impl<'s, 'c> Interp<'s, 'c> {
     /// of `columns` (unassigned where the event has no such row).
     pub(crate) fn trigger_variables(
         &mut self,
-        columns: &Arc<[(String, SqlType)]>,
-        new: Option<Vec<Value>>,
-        old: Option<Vec<Value>>,
+        (columns, nulls): (&Arc<[(String, SqlType)]>, &Row),
+        new: Option<Row>,
+        old: Option<Row>,
         values: Vec<(SqlType, Value)>,
     ) {
-        let mut names = Vec::with_capacity(2 + values.len());
+        let mut names = std::mem::take(&mut self.frames.last_mut().expect("the parameters' frame").names);
         self.vars.reserve(2 + values.len());
         for (name, row) in [("new", new), ("old", old)] {
             let k = self.vars.len();
@@ -366,11 +376,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 not_null: false,
                 record: Some(match row {
                     Some(values) => Record { fields: Arc::clone(columns), values, null: false },
-                    None => Record {
-                        fields: Arc::clone(columns),
-                        values: vec![Value::Null; columns.len()],
-                        null: true,
-                    },
+                    None => Record { fields: Arc::clone(columns), values: Arc::clone(nulls), null: true },
                 }),
                 is_record: true,
                 cursor: None,
@@ -391,9 +397,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             });
             names.push((Name::Borrowed(name), k));
         }
-        if let Some(f) = self.frames.last_mut() {
-            f.names.extend(names);
-        }
+        self.frames.last_mut().expect("the parameters' frame").names = names;
     }
 
     /// The record a trigger function's RETURN gave: its values, if it is
@@ -500,7 +504,16 @@ impl<'s, 'c> Interp<'s, 'c> {
             is_record: false,
             cursor: None,
         });
-        self.frames.push(Frame { label: None, function: false, names: vec![(Name::Borrowed("found"), k)] });
+        // In the function's frame, as PostgreSQL's (`f.found` reads it),
+        // after the parameters (it hides one of the same name).
+        match self.frames.last_mut() {
+            Some(f) if f.function => f.names.push((Name::Borrowed("found"), k)),
+            _ => self.frames.push(Frame {
+                label: None,
+                function: false,
+                names: vec![(Name::Borrowed("found"), k)],
+            }),
+        }
         match self.block_here(body).await? {
             Flow::Next | Flow::Return => {}
             Flow::Exit(_) | Flow::Continue(_) => {
@@ -632,7 +645,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             (SqlType::Record(Rec::Anonymous), None)
         } else if let Some(table) = ty_text.strip_suffix("%rowtype") {
             let columns = self.columns_of(d, || format!("SELECT * FROM {} LIMIT 0", table.trim())).await?;
-            let values = vec![Value::Null; columns.len()];
+            let values = nulls(columns.len());
             (SqlType::Record(Rec::Anonymous), Some(Record { fields: columns.into(), values, null: false }))
         } else if let Some(of) = ty_text.strip_suffix("%type") {
             let of = of.trim();
@@ -653,7 +666,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 // NULL as a whole until assigned.
                 SqlType::Composite(u) => {
                     let fields = self.composite_fields(d, u)?;
-                    let values = vec![Value::Null; fields.len()];
+                    let values = nulls(fields.len());
                     (SqlType::Composite(u), Some(Record { fields, values, null: true }))
                 }
                 ty => (ty, None),
@@ -677,7 +690,12 @@ impl<'s, 'c> Interp<'s, 'c> {
             self.vars[k].cursor = Some(Arc::clone(cursor));
             self.vars[k].value = Value::Text(d.name.clone());
         } else if let Some(default) = &d.default {
-            let (v, from) = self.value(default).await?;
+            // Boxed unless simple: the statement path's future would make
+            // every block's future as large (see `Spi::run`).
+            let (v, from) = match self.try_simple(default, Query::Expression) {
+                Some(done) => done?,
+                None => Box::pin(self.value(default)).await?,
+            };
             self.store(k, v, from)?;
         } else if d.not_null {
             return Err(SqlError::new(
@@ -768,7 +786,11 @@ impl<'s, 'c> Interp<'s, 'c> {
             Stmt::Block(b) => self.block(b).await,
             Stmt::Transaction { rollback, chain, line } => {
                 let kind = if *rollback { "ROLLBACK" } else { "COMMIT" };
-                self.end_transaction(*rollback, *chain).await.map_err(|e| self.in_context(e, *line, kind))?;
+                // Boxed: ending the transaction holds the commit's large
+                // future, which every statement's future would carry.
+                Box::pin(self.end_transaction(*rollback, *chain))
+                    .await
+                    .map_err(|e| self.in_context(e, *line, kind))?;
                 Ok(Flow::Next)
             }
             Stmt::Assign { target, expr, line } => {
@@ -981,9 +1003,9 @@ impl<'s, 'c> Interp<'s, 'c> {
                 let n = rows.len();
                 for row in rows {
                     let mut fields = Vec::with_capacity(row.len());
-                    for ((v, (_, from)), to) in row.into_iter().zip(&columns).zip(&wanted) {
+                    for ((v, (_, from)), to) in row.iter().zip(&columns).zip(&wanted) {
                         fields.push(
-                            self.convert(v, *from, *to)
+                            self.convert(v.clone(), *from, *to)
                                 .map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?,
                         );
                     }
@@ -1215,7 +1237,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         &mut self,
         label: &Option<String>,
         targets: &[String],
-        (columns, rows): (Vec<(String, SqlType)>, Vec<Vec<Value>>),
+        (columns, rows): (Vec<(String, SqlType)>, Vec<Row>),
         body: &[Stmt],
     ) -> Result<Flow, SqlError> {
         let any = !rows.is_empty();
@@ -1241,15 +1263,12 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 
     /// A query's columns and rows: static SQL or EXECUTE's.
-    async fn query_rows(
-        &mut self,
-        q: &Source,
-    ) -> Result<(Vec<(String, SqlType)>, Vec<Vec<Value>>), SqlError> {
+    async fn query_rows(&mut self, q: &Source) -> Result<(Vec<(String, SqlType)>, Vec<Row>), SqlError> {
         let out = match q {
             Source::Static(sql) => self.execute(sql).await?,
             Source::Dynamic { query, using } => self.run_dynamic(query, using).await?,
         };
-        Ok(rows_and_columns(out))
+        Ok(result_rows(out))
     }
 
     /// `target := expr`.
@@ -1294,7 +1313,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 };
                 let ty = r.fields[i].1;
                 let style = self.spi.xact.session_style();
-                r.values[i] = if from == ty || matches!(v, Value::Null) {
+                Arc::make_mut(&mut r.values)[i] = if from == ty || matches!(v, Value::Null) {
                     v
                 } else {
                     crate::expr::cast(v, ty, false, style)?
@@ -1330,7 +1349,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 None => Value::Null,
             });
         }
-        self.vars[k].record = Some(Record { fields, values: out, null: false });
+        self.vars[k].record = Some(Record { fields, values: out.into(), null: false });
         Ok(())
     }
 
@@ -1360,7 +1379,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                     .map(|r| r.fields)
                     .or_else(|| self.vars[k].record.as_ref().map(|r| r.fields.clone()));
                 let fields = fields.unwrap_or_else(|| Arc::from(Vec::new()));
-                let values = vec![Value::Null; fields.len()];
+                let values = nulls(fields.len());
                 Record { fields, values, null: true }
             }
             Value::Record(values) => {
@@ -1372,7 +1391,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                         .collect::<Vec<_>>()
                         .into(),
                 };
-                Record { fields, values: values.to_vec(), null: false }
+                Record { fields, values, null: false }
             }
             _ => {
                 return Err(SqlError::new(
@@ -1437,24 +1456,24 @@ impl<'s, 'c> Interp<'s, 'c> {
         &mut self,
         targets: &[String],
         columns: &[(String, SqlType)],
-        row: Option<Vec<Value>>,
+        row: Option<Row>,
     ) -> Result<(), SqlError> {
         // One record target takes the whole row.
         if let [one] = targets {
             if let Some(k) = self.lookup(one) {
                 if let SqlType::Composite(_) = self.vars[k].ty {
-                    let values = row.unwrap_or_else(|| vec![Value::Null; columns.len()]);
+                    let values = row.unwrap_or_else(|| nulls(columns.len()));
                     let types = columns.iter().map(|(_, t)| Some(*t));
-                    return self.fill_composite(k, values.into_iter().zip(types));
+                    return self.fill_composite(k, values.iter().cloned().zip(types));
                 }
                 if self.vars[k].is_record {
-                    let values = row.unwrap_or_else(|| vec![Value::Null; columns.len()]);
+                    let values = row.unwrap_or_else(|| nulls(columns.len()));
                     self.vars[k].record = Some(Record { fields: columns.into(), values, null: false });
                     return Ok(());
                 }
             }
         }
-        let row = row.unwrap_or_else(|| vec![Value::Null; columns.len()]);
+        let row = row.unwrap_or_else(|| nulls(columns.len()));
         for (i, target) in targets.iter().enumerate() {
             let (v, from) = match (row.get(i), columns.get(i)) {
                 (Some(v), Some((_, ty))) => (v.clone(), *ty),
@@ -1781,7 +1800,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 }
                 let n = affected(&tag).unwrap_or(rows.len());
                 let cols: Vec<(String, SqlType)> = columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
-                self.assign_row(&into.targets, &cols, rows.into_iter().next().map(|r| r.to_vec()))?;
+                self.assign_row(&into.targets, &cols, rows.into_iter().next())?;
                 self.set_found(n > 0, n);
                 Ok(())
             }
@@ -2108,7 +2127,7 @@ fn record_value(r: &Record) -> Value {
     if r.null {
         return Value::Null;
     }
-    Value::Record(r.values.clone().into())
+    Value::Record(Arc::clone(&r.values))
 }
 
 fn rows_of(out: &Output) -> &[snapscale_engine::catalog::Row] {
@@ -2119,13 +2138,23 @@ fn rows_of(out: &Output) -> &[snapscale_engine::catalog::Row] {
 }
 
 fn rows_and_columns(out: Output) -> (Vec<(String, SqlType)>, Vec<Vec<Value>>) {
+    let (columns, rows) = result_rows(out);
+    (columns, rows.into_iter().map(|r| r.to_vec()).collect())
+}
+
+/// A statement's columns and rows (none for a command).
+fn result_rows(out: Output) -> (Vec<(String, SqlType)>, Vec<Row>) {
     match out {
-        Output::Rows { columns, rows, .. } => (
-            columns.iter().map(|c| (c.name.clone(), c.ty)).collect(),
-            rows.into_iter().map(|r| r.to_vec()).collect(),
-        ),
+        Output::Rows { columns, rows, .. } => {
+            (columns.iter().map(|c| (c.name.clone(), c.ty)).collect(), rows)
+        }
         _ => (Vec::new(), Vec::new()),
     }
+}
+
+/// A row of `n` NULLs.
+fn nulls(n: usize) -> Row {
+    std::iter::repeat_n(Value::Null, n).collect()
 }
 
 /// How a loop's turn that ended with `flow` goes on: `None` to the next

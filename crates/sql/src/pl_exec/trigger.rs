@@ -6,12 +6,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use snapscale_engine::catalog::RelEntry;
+use snapscale_engine::catalog::{RelEntry, Row};
 use snapscale_engine::triggers::{events, TriggerTiming};
 use snapscale_engine::xact::Xact;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType, Value};
 
+use super::run::BuildAddr;
 use super::spi::Spi;
 use crate::exec::ri;
 use crate::exec::triggers::{Fired, TriggerCall, TriggerHost};
@@ -36,15 +37,16 @@ pub(crate) struct Host<'h> {
     stack: (std::thread::ThreadId, usize),
     /// Foreign-key checks put off to COMMIT by the triggers' statements.
     pub put_off: Vec<ri::Pending>,
-    /// The trigger functions called so far, by oid, and whether their
-    /// bodies name a TG_ variable (those that do not go without them).
-    routines: HashMap<u32, (Arc<RelEntry>, bool)>,
+    /// The trigger functions called so far, by oid, and the TG_
+    /// variables their bodies name ([`TgNamed`]).
+    routines: HashMap<u32, (Arc<RelEntry>, TgNamed), BuildAddr>,
     /// The tables fired on so far: their columns, as NEW's and OLD's
-    /// fields, by the table row they are of.
-    columns: HashMap<u32, (Arc<RelEntry>, Fields)>,
+    /// fields, and a row of NULLs as wide (the record of an event without
+    /// such a row), by the table row they are of.
+    columns: HashMap<u32, (Arc<RelEntry>, Fields, Row), BuildAddr>,
     /// WHEN conditions bound so far, by trigger oid, with the table row
     /// they were bound for.
-    whens: HashMap<u32, (Arc<RelEntry>, Expr)>,
+    whens: HashMap<u32, (Arc<RelEntry>, Expr), BuildAddr>,
     /// Schema names, by oid (TG_TABLE_SCHEMA).
     schemas: HashMap<u32, String>,
 }
@@ -70,14 +72,14 @@ impl<'h> Host<'h> {
             portals,
             stack,
             put_off: Vec::new(),
-            routines: HashMap::new(),
-            columns: HashMap::new(),
-            whens: HashMap::new(),
+            routines: HashMap::default(),
+            columns: HashMap::default(),
+            whens: HashMap::default(),
             schemas: HashMap::new(),
         }
     }
 
-    fn routine(&mut self, xact: &mut Xact, oid: u32) -> Result<(Arc<RelEntry>, bool), SqlError> {
+    fn routine(&mut self, xact: &mut Xact, oid: u32) -> Result<(Arc<RelEntry>, TgNamed), SqlError> {
         if let Some((r, tg)) = self.routines.get(&oid) {
             return Ok((Arc::clone(r), *tg));
         }
@@ -87,20 +89,21 @@ impl<'h> Host<'h> {
                 format!("function with OID {oid} does not exist"),
             ));
         };
-        let body = r.routine.as_ref().map_or("", |d| d.body.as_str());
-        let tg = body.as_bytes().windows(3).any(|w| w.eq_ignore_ascii_case(b"tg_"));
+        let tg = TgNamed::in_body(r.routine.as_ref().map_or("", |d| d.body.as_str()));
         self.routines.insert(oid, (Arc::clone(&r), tg));
         Ok((r, tg))
     }
 
-    /// A table's columns as NEW's and OLD's fields.
-    fn columns(&mut self, entry: &Arc<RelEntry>) -> Fields {
+    /// A table's columns as NEW's and OLD's fields, and a row of as many
+    /// NULLs.
+    fn columns(&mut self, entry: &Arc<RelEntry>) -> (Fields, Row) {
         match self.columns.get(&entry.oid) {
-            Some((e, c)) if Arc::ptr_eq(e, entry) => Arc::clone(c),
+            Some((e, c, nulls)) if Arc::ptr_eq(e, entry) => (Arc::clone(c), Arc::clone(nulls)),
             _ => {
                 let c: Fields = entry.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
-                self.columns.insert(entry.oid, (Arc::clone(entry), Arc::clone(&c)));
-                c
+                let nulls: Row = std::iter::repeat_n(Value::Null, c.len()).collect();
+                self.columns.insert(entry.oid, (Arc::clone(entry), Arc::clone(&c), Arc::clone(&nulls)));
+                (c, nulls)
             }
         }
     }
@@ -184,15 +187,21 @@ impl TriggerHost for Host<'_> {
 
     fn fire<'a>(&'a mut self, xact: &'a mut Xact, call: TriggerCall<'a>) -> Fired<'a, Option<Vec<Value>>> {
         Box::pin(async move {
-            let (routine, uses_tg) = self.routine(xact, call.trigger.function)?;
-            let tg = match uses_tg {
-                true => tg_values(&call, self.schema(xact, &call.rel.entry)?),
+            let (routine, named) = self.routine(xact, call.trigger.function)?;
+            let tg = match named.any() {
+                true => {
+                    let schema = match named.has(TG_TABLE_SCHEMA) {
+                        true => self.schema(xact, &call.rel.entry)?,
+                        false => String::new(),
+                    };
+                    tg_values(&call, schema, named)
+                }
                 false => Vec::new(),
             };
-            let columns = self.columns(&call.rel.entry);
+            let (columns, nulls) = self.columns(&call.rel.entry);
             let depth = Depth::enter(xact);
             let mut spi = self.spi(&mut *xact);
-            let result = super::call_trigger(&mut spi, &routine, &call, &columns, tg).await;
+            let result = super::call_trigger(&mut spi, &routine, &call, (&columns, &nulls), tg).await;
             drop(depth);
             let mut put_off = std::mem::take(&mut spi.put_off);
             drop(spi);
@@ -260,9 +269,42 @@ fn fit_row(
         .collect()
 }
 
+/// Which TG_ variables a trigger function's body names, a bit each in
+/// [`crate::plpgsql::TRIGGER_NAMES`]' order from TG_NAME: a call makes the
+/// values of those alone (the others are declared NULL: no code can read
+/// a variable it does not name). A name inside a string or a comment only
+/// costs its value.
+#[derive(Clone, Copy)]
+struct TgNamed(u16);
+
+/// TG_TABLE_SCHEMA's bit (its value is looked up).
+const TG_TABLE_SCHEMA: usize = 7;
+
+impl TgNamed {
+    fn in_body(body: &str) -> TgNamed {
+        let body = body.to_ascii_lowercase();
+        let mut bits = 0u16;
+        for (i, name) in crate::plpgsql::TRIGGER_NAMES[2..].iter().enumerate() {
+            if body.contains(name) {
+                bits |= 1 << i;
+            }
+        }
+        TgNamed(bits)
+    }
+
+    fn any(self) -> bool {
+        self.0 != 0
+    }
+
+    fn has(self, i: usize) -> bool {
+        self.0 & (1 << i) != 0
+    }
+}
+
 /// The TG_ variables' values for `call` (after NEW and OLD, in
-/// [`crate::plpgsql::TRIGGER_NAMES`]' order).
-pub(super) fn tg_values(call: &TriggerCall<'_>, schema: String) -> Vec<(SqlType, Value)> {
+/// [`crate::plpgsql::TRIGGER_NAMES`]' order), NULL where the body does not
+/// name one (`named`).
+fn tg_values(call: &TriggerCall<'_>, schema: String, named: TgNamed) -> Vec<(SqlType, Value)> {
     let t = call.trigger;
     let when = match t.timing {
         TriggerTiming::Before => "BEFORE",
@@ -275,24 +317,40 @@ pub(super) fn tg_values(call: &TriggerCall<'_>, schema: String) -> Vec<(SqlType,
         events::UPDATE => "UPDATE",
         _ => "TRUNCATE",
     };
-    let argv = match t.args.is_empty() {
-        true => Value::Null,
-        false => Value::Array(Arc::new(snapscale_values::Array::with_lower(
-            0,
-            t.args.iter().map(|a| Value::Text(a.clone())).collect(),
-        ))),
-    };
-    let name = |s: &str| (SqlType::Name, Value::Text(s.to_owned()));
-    vec![
-        name(&t.name),
-        (SqlType::Text, Value::Text(when.into())),
-        (SqlType::Text, Value::Text(if t.row { "ROW" } else { "STATEMENT" }.into())),
-        (SqlType::Text, Value::Text(op.into())),
-        (SqlType::Oid, Value::Int(i64::from(call.rel.entry.oid))),
-        name(&call.rel.entry.name),
-        name(&call.rel.entry.name),
-        name(&schema),
-        (SqlType::Int4, Value::Int(t.args.len() as i64)),
-        (SqlType::Array(snapscale_values::Elem::Text), argv),
-    ]
+    let text = |s: &str| Value::Text(s.to_owned());
+    let mut values = [
+        (SqlType::Name, Value::Null),
+        (SqlType::Text, Value::Null),
+        (SqlType::Text, Value::Null),
+        (SqlType::Text, Value::Null),
+        (SqlType::Oid, Value::Null),
+        (SqlType::Name, Value::Null),
+        (SqlType::Name, Value::Null),
+        (SqlType::Name, Value::Null),
+        (SqlType::Int4, Value::Null),
+        (SqlType::Array(snapscale_values::Elem::Text), Value::Null),
+    ];
+    for (i, (_, v)) in values.iter_mut().enumerate() {
+        if !named.has(i) {
+            continue;
+        }
+        *v = match i {
+            0 => text(&t.name),
+            1 => text(when),
+            2 => text(if t.row { "ROW" } else { "STATEMENT" }),
+            3 => text(op),
+            4 => Value::Int(i64::from(call.rel.entry.oid)),
+            5 | 6 => text(&call.rel.entry.name),
+            TG_TABLE_SCHEMA => text(&schema),
+            8 => Value::Int(t.args.len() as i64),
+            _ => match t.args.is_empty() {
+                true => Value::Null,
+                false => Value::Array(Arc::new(snapscale_values::Array::with_lower(
+                    0,
+                    t.args.iter().map(|a| Value::Text(a.clone())).collect(),
+                ))),
+            },
+        };
+    }
+    values.into()
 }

@@ -246,7 +246,7 @@ impl Interp<'_, '_> {
         let columns: Vec<(String, SqlType)> = portal.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
         let (rows, n) = portal.fetch(direction, into.is_some())?;
         if let Some(into) = into {
-            self.assign_row(&into.targets, &columns, rows.first().map(|r| r.to_vec()))?;
+            self.assign_row(&into.targets, &columns, rows.first().cloned())?;
         }
         self.set_found(n > 0, n as usize);
         Ok(())
@@ -354,7 +354,7 @@ impl Interp<'_, '_> {
             let (rows, _) = portal.fetch(Direction::Forward(Count::Rows(1)), true)?;
             let Some(row) = rows.into_iter().next() else { return Ok((Flow::Next, any)) };
             any = true;
-            self.assign_row(std::slice::from_ref(&target.to_owned()), &columns, Some(row.to_vec()))?;
+            self.assign_row(std::slice::from_ref(&target.to_owned()), &columns, Some(row))?;
             if let Some(flow) = self.loop_turn(label, body).await? {
                 return Ok((flow, any));
             }
