@@ -636,8 +636,13 @@ impl<R: Resolver> Binder<'_, R> {
                 grouping: None,
                 windows: Vec::new(),
                 srfs: Vec::new(),
-                outputs: (0..fields.len()).map(|i| Expr::Func(Func::Field(i), vec![Expr::Column(0)])).collect(),
-                columns: fields.iter().map(|(n, ty)| crate::plan::Column { name: n.clone(), ty: *ty }).collect(),
+                outputs: (0..fields.len())
+                    .map(|i| Expr::Func(Func::Field(i), vec![Expr::Column(0)]))
+                    .collect(),
+                columns: fields
+                    .iter()
+                    .map(|(n, ty)| crate::plan::Column { name: n.clone(), ty: *ty })
+                    .collect(),
                 order: Vec::new(),
                 limit: None,
                 offset: None,

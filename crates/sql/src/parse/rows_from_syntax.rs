@@ -122,8 +122,8 @@ fn rewrite_items(sql: &str) -> Option<String> {
         let mut items = Vec::new();
         let mut from = open + 1;
         let mut depth = 0usize;
-        for k in open + 1..=close {
-            match tokens[k].token {
+        for (k, t) in tokens.iter().enumerate().take(close + 1).skip(open + 1) {
+            match t.token {
                 Token::LParen | Token::LBracket => depth += 1,
                 Token::RParen | Token::RBracket if depth > 0 => depth -= 1,
                 Token::Comma if depth == 0 => {
@@ -147,11 +147,11 @@ fn rewrite_items(sql: &str) -> Option<String> {
             // `call AS (definitions)`: the AS at the item's own level.
             let mut depth = 0usize;
             let mut as_at = None;
-            for k in a..b {
-                match tokens[k].token {
+            for (k, t) in tokens.iter().enumerate().take(b).skip(a) {
+                match t.token {
                     Token::LParen | Token::LBracket => depth += 1,
                     Token::RParen | Token::RBracket => depth = depth.saturating_sub(1),
-                    _ if depth == 0 && word(tokens.get(k)).as_deref() == Some("as") => {
+                    _ if depth == 0 && word(Some(t)).as_deref() == Some("as") => {
                         as_at = Some(k);
                         break;
                     }
