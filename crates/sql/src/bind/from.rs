@@ -348,7 +348,7 @@ impl<R: Resolver> Binder<'_, R> {
                 Ok(Item {
                     visible: named.columns.clone(),
                     named: vec![named],
-                    from: lateral_item(From::Derived(Box::new(select)), args),
+                    from: self.lateral_item(From::Derived(Box::new(select)), args)?,
                 })
             }
             TableFactor::NestedJoin { table_with_joins, alias } => {
@@ -440,11 +440,15 @@ impl<R: Resolver> Binder<'_, R> {
                 (Srf::NumericSeries, args, SqlType::Numeric(-1))
             }
             ("generate_series", 2 | 3) => {
+                // Over integers the series is of integers, over anything
+                // wider of bigints (PostgreSQL's two functions).
+                let narrow = bound.iter().all(|t| matches!(t.ty, None | Some(SqlType::Int2 | SqlType::Int4)));
+                let ty = if narrow { SqlType::Int4 } else { SqlType::Int8 };
                 let args = bound
                     .into_iter()
-                    .map(|t| self.coerce(t, SqlType::Int8, Coercion::Implicit, "argument of generate_series"))
+                    .map(|t| self.coerce(t, ty, Coercion::Implicit, "argument of generate_series"))
                     .collect::<Result<Vec<_>, _>>()?;
-                (Srf::GenerateSeries, args, SqlType::Int8)
+                (Srf::GenerateSeries, args, ty)
             }
             // An array's subscripts along a dimension: the series from its
             // lower bound to its upper one (none for a NULL array, or one
@@ -532,7 +536,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// `unnest` of an array. A function in FROM is LATERAL in PostgreSQL:
     /// its arguments may read the items to its `left`.
     #[allow(clippy::too_many_arguments)]
-    fn function_scan(
+    pub(super) fn function_scan(
         &mut self,
         name: &ast::ObjectName,
         alias: Option<&ast::TableAlias>,
@@ -542,6 +546,13 @@ impl<R: Resolver> Binder<'_, R> {
         left: Option<&Item>,
         ordinality: bool,
     ) -> Result<Item, SqlError> {
+        if super::rows_from::is_rows_from(name) {
+            return self.rows_from(args, alias, offset, base, left, ordinality);
+        }
+        let unnest = matches!(name.0.as_slice(), [p] if p.as_ident().is_some_and(|i| ident(i) == "unnest"));
+        if unnest && args.len() > 1 && !self.has_functions(name)? {
+            return self.unnest_zipped(args, alias, offset, base, left, ordinality);
+        }
         if ordinality {
             return self.function_scan_numbered(name, alias, args, offset, base, left);
         }
@@ -578,10 +589,10 @@ impl<R: Resolver> Binder<'_, R> {
                 .map(|(i, (name, ty))| Col { name, expr: Expr::Column(offset + i), ty })
                 .collect();
             let named = rename(Named { alias: alias_name, columns, table: None, nullable: false }, alias)?;
-            let from = lateral_item(
+            let from = self.lateral_item(
                 From::Function { func: Srf::Records, args: vec![arg], ordinality: false },
                 taken(&scope, left.is_some()),
-            );
+            )?;
             return Ok(Item { visible: named.columns.clone(), named: vec![named], from });
         }
         let shown: Vec<String> =
@@ -591,7 +602,7 @@ impl<R: Resolver> Binder<'_, R> {
                 let key = super::relation_name(name)?;
                 return Err(self.no_such_routine(&key, &shown, name));
             }
-            return Err(not_supported(format!("function {fname} in FROM")));
+            return self.scalar_from(name, &fname, alias, args, offset, &scope, left.is_some());
         };
         // A record's fields are columns of their own (x, n).
         if let SqlType::Record(r) = ty {
@@ -603,8 +614,42 @@ impl<R: Resolver> Binder<'_, R> {
                 .map(|(i, (name, ty))| Col { name: name.to_owned(), expr: Expr::Column(offset + i), ty })
                 .collect();
             let named = rename(Named { alias: alias_name, columns, table: None, nullable: false }, alias)?;
-            let from =
-                lateral_item(From::Function { func, args, ordinality: false }, taken(&scope, left.is_some()));
+            let from = self.lateral_item(
+                From::Function { func, args, ordinality: false },
+                taken(&scope, left.is_some()),
+            )?;
+            return Ok(Item { visible: named.columns.clone(), named: vec![named], from });
+        }
+        // A composite value's attributes are columns of their own.
+        if let SqlType::Composite(u) = ty {
+            let fields = self.composite_fields(u)?;
+            let alias_name = alias.map_or_else(|| fname.clone(), |a| ident(&a.name));
+            let columns = fields
+                .iter()
+                .enumerate()
+                .map(|(i, (name, ty))| Col { name: name.clone(), expr: Expr::Column(offset + i), ty: *ty })
+                .collect();
+            let named = rename(Named { alias: alias_name, columns, table: None, nullable: false }, alias)?;
+            let spread = crate::plan::Select {
+                from: Some(From::Function { func, args, ordinality: false }),
+                filter: None,
+                grouping: None,
+                windows: Vec::new(),
+                srfs: Vec::new(),
+                outputs: (0..fields.len())
+                    .map(|i| Expr::Func(Func::Field(i), vec![Expr::Column(0)]))
+                    .collect(),
+                columns: fields
+                    .iter()
+                    .map(|(n, ty)| crate::plan::Column { name: n.clone(), ty: *ty })
+                    .collect(),
+                order: Vec::new(),
+                limit: None,
+                offset: None,
+                lock: None,
+                distinct_on: Vec::new(),
+            };
+            let from = self.lateral_item(From::Derived(Box::new(spread)), taken(&scope, left.is_some()))?;
             return Ok(Item { visible: named.columns.clone(), named: vec![named], from });
         }
         // A function of one column names it after the alias, else after
@@ -616,13 +661,130 @@ impl<R: Resolver> Binder<'_, R> {
         let col = Col { name: column, expr: Expr::Column(offset), ty };
         let named =
             rename(Named { alias: alias_name, columns: vec![col], table: None, nullable: false }, alias)?;
-        let from =
-            lateral_item(From::Function { func, args, ordinality: false }, taken(&scope, left.is_some()));
+        let from = self
+            .lateral_item(From::Function { func, args, ordinality: false }, taken(&scope, left.is_some()))?;
         Ok(Item { visible: named.columns.clone(), named: vec![named], from })
     }
 }
 
 impl<R: Resolver> Binder<'_, R> {
+    /// A FROM item that reads the items to its left (`args`, over the FROM
+    /// row) is re-run for each of their rows; one that reads none is plain,
+    /// and one whose outer values are only the enclosing query's is run
+    /// once, beside one empty row.
+    pub(super) fn lateral_item(&self, item: From, args: Vec<Expr>) -> Result<From, SqlError> {
+        if args.is_empty() {
+            return Ok(item);
+        }
+        let reads_left = self.reads_columns(&args)?;
+        Ok(super::routine_call::beside(From::Lateral { item: Box::new(item), args }, reads_left))
+    }
+
+    /// A function that returns no set, in FROM: one row, its value, in a
+    /// column named after the alias, else after the function (PostgreSQL
+    /// takes any function there).
+    #[allow(clippy::too_many_arguments)]
+    fn scalar_from(
+        &mut self,
+        name: &ast::ObjectName,
+        fname: &str,
+        alias: Option<&ast::TableAlias>,
+        args: &[ast::FunctionArg],
+        offset: usize,
+        scope: &Scope<'_>,
+        lateral: bool,
+    ) -> Result<Item, SqlError> {
+        let call = ast::Expr::Function(ast::Function {
+            name: name.clone(),
+            uses_odbc_syntax: false,
+            parameters: ast::FunctionArguments::None,
+            args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+                duplicate_treatment: None,
+                args: args.to_vec(),
+                clauses: Vec::new(),
+            }),
+            within_group: Vec::new(),
+            filter: None,
+            null_treatment: None,
+            over: None,
+        });
+        // A set-returning function bound as a value would be one of the
+        // select list's.
+        let (srfs, aggs) = (self.query.srfs.take(), self.query.aggs.take());
+        let t = self.expr(&call, scope);
+        (self.query.srfs, self.query.aggs) = (srfs, aggs);
+        let t = match t {
+            Err(e) if e.message == "set-returning functions are not allowed here" => {
+                return Err(not_supported(format!("function {fname} in FROM")))
+            }
+            Err(e) if e.code == SqlState::GROUPING_ERROR => {
+                return Err(SqlError::new(
+                    SqlState::GROUPING_ERROR,
+                    "aggregate functions are not allowed in functions in FROM",
+                ))
+            }
+            other => other?,
+        };
+        let ty = t.ty.unwrap_or(SqlType::Text);
+        if let Some(first) = alias.and_then(|a| a.columns.iter().find(|c| c.data_type.is_some())) {
+            if ty == SqlType::Record(snapscale_values::Rec::Anonymous) {
+                return self.record_from(t.e, fname, alias, offset, scope, lateral);
+            }
+            let err = SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "a column definition list is only allowed for functions returning \"record\"",
+            );
+            return Err(super::expr::locate(
+                self.origin.as_deref(),
+                err,
+                &ast::Expr::Identifier(first.name.clone()),
+            ));
+        }
+        let alias_name = alias.map_or_else(|| fname.to_owned(), |a| ident(&a.name));
+        let col = Col { name: alias_name.clone(), expr: Expr::Column(offset), ty };
+        let named = rename(
+            Named { alias: alias_name.clone(), columns: vec![col], table: None, nullable: false },
+            alias,
+        )?;
+        let columns = vec![crate::plan::Column { name: alias_name, ty }];
+        let from =
+            self.lateral_item(From::Values { rows: vec![vec![t.e]], columns }, taken(scope, lateral))?;
+        Ok(Item { visible: named.columns.clone(), named: vec![named], from })
+    }
+
+    /// A function's record value in FROM under a column definition list
+    /// (`coalesce(r) AS c(a int, b int)`): its fields are the columns.
+    fn record_from(
+        &mut self,
+        e: Expr,
+        fname: &str,
+        alias: Option<&ast::TableAlias>,
+        offset: usize,
+        scope: &Scope<'_>,
+        lateral: bool,
+    ) -> Result<Item, SqlError> {
+        let defs = alias.map_or(&[][..], |a| a.columns.as_slice());
+        let mut columns = Vec::with_capacity(defs.len());
+        for (i, c) in defs.iter().enumerate() {
+            let Some(dt) = &c.data_type else {
+                return Err(SqlError::new(
+                    SqlState::SYNTAX_ERROR,
+                    "a column definition list is required for functions returning \"record\"",
+                ));
+            };
+            let (ty, _) = self.resolve_type_with_domain(dt)?;
+            columns.push(Col { name: ident(&c.name), expr: Expr::Column(offset + i), ty });
+        }
+        let width = columns.len();
+        let alias_name = alias.map_or_else(|| fname.to_owned(), |a| ident(&a.name));
+        let named = Named { alias: alias_name, columns, table: None, nullable: false };
+        let from = self.lateral_item(
+            From::Function { func: Srf::RecordOf { width }, args: vec![e], ordinality: false },
+            taken(scope, lateral),
+        )?;
+        Ok(Item { visible: named.columns.clone(), named: vec![named], from })
+    }
+
     /// A function in FROM WITH ORDINALITY: its columns, then `ordinality`
     /// numbering its rows (the alias's column list names it too).
     fn function_scan_numbered(
@@ -701,16 +863,6 @@ fn taken(scope: &Scope<'_>, lateral: bool) -> Vec<Expr> {
         scope.take_args()
     } else {
         Vec::new()
-    }
-}
-
-/// A FROM item that reads the items to its left (`args`, over the FROM
-/// row) is re-run for each of their rows; one that reads none is plain.
-fn lateral_item(item: From, args: Vec<Expr>) -> From {
-    if args.is_empty() {
-        item
-    } else {
-        From::Lateral { item: Box::new(item), args }
     }
 }
 

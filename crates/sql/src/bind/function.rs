@@ -36,6 +36,11 @@ impl<R: Resolver> Binder<'_, R> {
         if let Some(t) = self.routine_call(f, scope)? {
             return Ok(t);
         }
+        if name == "row_to_json" {
+            if let Some(t) = self.row_to_json(f, scope)? {
+                return Ok(t);
+            }
+        }
         if let Some(over) = &f.over {
             return self.window_call(&name, f, over, scope);
         }

@@ -39,6 +39,8 @@ mod query;
 pub(crate) mod reloptions;
 mod routine_call;
 mod routines;
+mod row_json;
+mod rows_from;
 mod schema;
 mod scope;
 mod sequence;

@@ -336,10 +336,24 @@ impl<R: Resolver> Binder<'_, R> {
         let def = entry.routine.as_ref().expect("a routine row");
         if runs_before(def, self.stack.limit())? {
             if def.returns_set {
-                return Err(not_supported(format!(
-                    "set-returning function {} that runs statements, in the select list (call it in FROM)",
-                    entry.name
-                )));
+                // Its rows (an array of records) read as a set-returning
+                // function's in the select list.
+                if self.query.srfs.is_none() {
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        "set-returning functions are not allowed here",
+                    ));
+                }
+                let multi = def.result_columns().len() > 1;
+                let ty = if multi && !matches!(def.returns, SqlType::Composite(_)) {
+                    SqlType::Record(Rec::Anonymous)
+                } else {
+                    def.returns
+                };
+                let call = self.pl_call(entry, args, false)?;
+                let srfs = self.query.srfs.as_mut().expect("checked above");
+                srfs.push(crate::plan::SrfCall { func: crate::plan::Srf::Records, args: vec![call.e], ty });
+                return Ok(Typed { e: Expr::SetFunc(srfs.len() - 1), ty: Some(ty) });
             }
             return self.pl_call(entry, args, false);
         }
@@ -353,8 +367,9 @@ impl<R: Resolver> Binder<'_, R> {
             RoutineCall { strict: def.strict, volatile: def.volatility == Volatility::Volatile, result };
         let plan = self.routine_plan(&entry)?;
         let link = Expr::SubLink(Box::new(SubLink { kind: SubKind::Call(call), plan, args }));
+        let composite = matches!(def.returns, SqlType::Composite(_));
         if !def.returns_set {
-            let ty = if multi { SqlType::Record(Rec::Anonymous) } else { def.returns };
+            let ty = if multi && !composite { SqlType::Record(Rec::Anonymous) } else { def.returns };
             return Ok(Typed { e: link, ty: Some(ty) });
         }
         // A set in the select list: the rows as an array, unnested.
@@ -364,11 +379,20 @@ impl<R: Resolver> Binder<'_, R> {
                 "set-returning functions are not allowed here",
             ));
         }
-        let elem = if multi { None } else { Elem::of(def.returns) };
+        // Rows of several columns (or a record's): the set's records, each
+        // a record value.
+        let records = multi || def.returns == SqlType::Record(Rec::Anonymous);
+        if records {
+            let ty = if composite { def.returns } else { SqlType::Record(Rec::Anonymous) };
+            let srfs = self.query.srfs.as_mut().expect("checked above");
+            srfs.push(crate::plan::SrfCall { func: crate::plan::Srf::Records, args: vec![link], ty });
+            return Ok(Typed { e: Expr::SetFunc(srfs.len() - 1), ty: Some(ty) });
+        }
+        let elem = Elem::of(def.returns);
         let Some(elem) = elem else {
             return Err(not_supported(format!(
                 "a function returning a set of {} in the select list (call it in FROM)",
-                if multi { "records" } else { def.returns.name() }
+                def.returns.name()
             )));
         };
         let array = Typed { e: link, ty: Some(SqlType::Array(elem)) };
@@ -387,8 +411,58 @@ impl<R: Resolver> Binder<'_, R> {
     fn pl_call(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>, in_from: bool) -> Result<Typed, SqlError> {
         let def = entry.routine.as_ref().expect("a routine row");
         let name = entry.name.clone();
+        let per_row = self.pl_per_row(def, &args)?;
+        if per_row && in_from {
+            // FROM reads the call's rows once, before the items beside it.
+            return Err(not_supported(format!(
+                "calling function {name}, which runs statements, in FROM with arguments that differ from row \
+                 to row, or VOLATILE in a subquery (yet)"
+            )));
+        }
+        if per_row && self.in_routine {
+            return Err(not_supported(format!(
+                "calling function {name}, which runs statements, from a SQL function with arguments that \
+                 differ from row to row (yet)"
+            )));
+        }
+        if per_row {
+            return Ok(self.pl_row_call(entry, args));
+        }
+        // A set is an array of its rows (records): FROM reads it.
+        let ty = if def.returns_set { SqlType::Array(Elem::Text) } else { def.returns };
+        let k = self.statement.pl_calls.len();
+        self.statement.pl_calls.push(crate::plan::PlCall { routine: entry, args, per_row });
+        Ok(Typed { e: Expr::Called(k), ty: Some(ty) })
+    }
+
+    /// A call of a PL/pgSQL function made where its expression stands, for
+    /// each row (PL-ROW-CALLS): the evaluation stops at the call, the
+    /// executor makes it and runs the evaluation again (EVAL-REPLAY).
+    fn pl_row_call(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>) -> Typed {
+        let def = entry.routine.as_ref().expect("a routine row");
+        // A set is an array of its rows (records): FROM reads it.
+        let ty = if def.returns_set { SqlType::Array(Elem::Text) } else { def.returns };
+        let k = self.statement.pl_calls.len();
+        self.statement.waits = true;
+        self.statement.pl_calls.push(crate::plan::PlCall { routine: entry, args: Vec::new(), per_row: true });
+        Typed { e: Expr::Func(Func::PlRow(k), args), ty: Some(ty) }
+    }
+
+    /// Whether `args` read columns of the FROM row.
+    pub(super) fn reads_columns(&self, args: &[Expr]) -> Result<bool, SqlError> {
+        let mut reads = false;
+        for a in args {
+            a.visit(&self.stack, &mut |e| reads |= matches!(e, Expr::Column(_)))?;
+        }
+        Ok(reads)
+    }
+
+    /// Whether a call of `def` with `args` is made per row: its arguments
+    /// differ from row to row, or it is VOLATILE where the statement is
+    /// not evaluated once.
+    fn pl_per_row(&self, def: &RoutineDef, args: &[Expr]) -> Result<bool, SqlError> {
         let mut varies = false;
-        for a in &args {
+        for a in args {
             a.visit(&self.stack, &mut |e| {
                 if matches!(
                     e,
@@ -404,32 +478,7 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             })?;
         }
-        let per_row = varies || def.volatility == Volatility::Volatile && !self.query.once;
-        if per_row && in_from {
-            // FROM reads the call's rows once, before the items beside it.
-            return Err(not_supported(format!(
-                "calling function {name}, which runs statements, in FROM with arguments that differ from row \
-                 to row, or VOLATILE in a subquery (yet)"
-            )));
-        }
-        if per_row && self.in_routine {
-            return Err(not_supported(format!(
-                "calling function {name}, which runs statements, from a SQL function with arguments that \
-                 differ from row to row (yet)"
-            )));
-        }
-        // A set is an array of its rows (records): FROM reads it.
-        let ty = if def.returns_set { SqlType::Array(Elem::Text) } else { def.returns };
-        let k = self.statement.pl_calls.len();
-        if per_row {
-            // PL-ROW-CALLS: the evaluation stops at the call, the executor
-            // makes it and runs the evaluation again (EVAL-REPLAY).
-            self.statement.waits = true;
-            self.statement.pl_calls.push(crate::plan::PlCall { routine: entry, args: Vec::new(), per_row });
-            return Ok(Typed { e: Expr::Func(Func::PlRow(k), args), ty: Some(ty) });
-        }
-        self.statement.pl_calls.push(crate::plan::PlCall { routine: entry, args, per_row });
-        Ok(Typed { e: Expr::Called(k), ty: Some(ty) })
+        Ok(varies || def.volatility == Volatility::Volatile && !self.query.once)
     }
 
     /// The subplan that runs `entry`'s body for expressions: bound once per
@@ -446,7 +495,8 @@ impl<R: Resolver> Binder<'_, R> {
         self.statement.subqueries.push(placeholder());
         self.statement.routine_plans.push((key, plan));
         let mut select = self.routine_body(&entry.name, def).map_err(|e| in_function(e, &entry.name))?;
-        if select.outputs.len() > 1 {
+        let anonymous = def.returns == SqlType::Record(Rec::Anonymous) && def.result_columns().is_empty();
+        if select.outputs.len() > 1 || anonymous {
             let fields = std::mem::take(&mut select.outputs);
             select.outputs = vec![Expr::Func(Func::MakeRecord, fields)];
             select.columns =
@@ -504,15 +554,35 @@ impl<R: Resolver> Binder<'_, R> {
             None => def,
         };
         let columns = defined.clone().unwrap_or_else(|| Self::routine_columns(&fname, def));
-        if defined.is_some() && runs_before(def, self.stack.limit())? {
-            return Err(not_supported(format!(
-                "a column definition list for function {fname}, which runs statements"
-            )));
+        if defined.is_none()
+            && def.returns == SqlType::Record(Rec::Anonymous)
+            && def.result_columns().is_empty()
+        {
+            let err = SqlError::new(
+                SqlState::SYNTAX_ERROR,
+                "a column definition list is required for functions returning \"record\"",
+            );
+            return Err(self.at_name(err, name));
         }
         if runs_before(def, self.stack.limit())? {
             // Its arguments are constants: one row, its value.
             let saved = std::mem::replace(&mut self.query.once, self.sublink_depth == 0 && !self.in_routine);
-            let call = self.pl_call(Arc::clone(&entry), args, true);
+            let per_row = self.pl_per_row(def, &args);
+            let per_row = match per_row {
+                Ok(true) if !self.in_routine => true,
+                Ok(_) => false,
+                Err(e) => {
+                    self.query.once = saved;
+                    return Err(e);
+                }
+            };
+            // Made per row, LATERAL: its arguments are its outer values.
+            let (call, lateral_args) = if per_row {
+                let n = args.len();
+                (Ok(self.pl_row_call(Arc::clone(&entry), (0..n).map(Expr::Outer).collect())), Some(args))
+            } else {
+                (self.pl_call(Arc::clone(&entry), args, true), None)
+            };
             self.query.once = saved;
             let call = call?;
             // Its rows: the set's records, or the one value as a record.
@@ -536,16 +606,14 @@ impl<R: Resolver> Binder<'_, R> {
                 rename(Named { alias: alias_name, columns: cols, table: None, nullable: false }, alias)?;
             let from =
                 From::Function { func: crate::plan::Srf::Records, args: vec![rows], ordinality: false };
+            let from = match lateral_args {
+                None => from,
+                Some(args) => {
+                    let reads_left = left.is_some() && self.reads_columns(&args)?;
+                    beside(From::Lateral { item: Box::new(from), args }, reads_left)
+                }
+            };
             return Ok(Some(Item { visible: named.columns.clone(), named: vec![named], from }));
-        }
-        if defined.is_none()
-            && def.returns == SqlType::Record(Rec::Anonymous)
-            && def.result_columns().is_empty()
-        {
-            return Err(SqlError::new(
-                SqlState::SYNTAX_ERROR,
-                "a column definition list is required for functions returning \"record\"",
-            ));
         }
         let body = if def.returns_set || columns.len() > 1 || defined.is_some() {
             if self.statement.expanding.contains(&entry.oid) {
@@ -590,17 +658,10 @@ impl<R: Resolver> Binder<'_, R> {
         let from = if args.is_empty() {
             derived
         } else {
-            let lateral = From::Lateral { item: Box::new(derived), args };
-            match left {
-                Some(_) => lateral,
-                // Planned as the right side of a join with one empty row.
-                None => From::Join(Box::new(Join {
-                    left: From::Values { rows: vec![Vec::new()], columns: Vec::new() },
-                    right: lateral,
-                    kind: JoinKind::Inner,
-                    on: None,
-                })),
-            }
+            // Arguments that read no item to its left: run once (the join
+            // beside it reads its rows again for each of its own rows).
+            let reads_left = left.is_some() && self.reads_columns(&args)?;
+            beside(From::Lateral { item: Box::new(derived), args }, reads_left)
         };
         Ok(Some(Item { visible: named.columns.clone(), named: vec![named], from }))
     }
@@ -621,12 +682,20 @@ impl<R: Resolver> Binder<'_, R> {
             return Ok(None);
         }
         if def.returns != SqlType::Record(Rec::Anonymous) || !def.result_columns().is_empty() {
-            let message = if def.returns == SqlType::Record(Rec::Anonymous) {
+            let message = if def.row_type.is_some() {
+                "a column definition list is redundant for a function returning a named composite type"
+            } else if def.returns == SqlType::Record(Rec::Anonymous) {
                 "a column definition list is redundant for a function with OUT parameters"
             } else {
                 "a column definition list is only allowed for functions returning \"record\""
             };
-            return Err(SqlError::new(SqlState::SYNTAX_ERROR, message));
+            let err = SqlError::new(SqlState::SYNTAX_ERROR, message);
+            // Placed at the list's first column.
+            let first = alias.columns.first().map(|c| ast::Expr::Identifier(c.name.clone()));
+            return Err(match first {
+                Some(at) => super::expr::locate(self.origin.as_deref(), err, &at),
+                None => err,
+            });
         }
         let mut columns = Vec::with_capacity(alias.columns.len());
         for c in &alias.columns {
@@ -837,7 +906,10 @@ fn parse_expr(text: &str, limit: usize) -> Result<ast::Expr, SqlError> {
 /// An error binding a function's body, placed in it as PostgreSQL's
 /// CONTEXT line does.
 fn in_function(e: SqlError, name: &str) -> SqlError {
-    if e.context.is_some() || e.code == SqlState::STATEMENT_TOO_COMPLEX {
+    // The row a function returns checked against its result: checked as
+    // it is returned (PostgreSQL's message has no CONTEXT).
+    let returned_row = e.message == "function return row and query-specified return row do not match";
+    if e.context.is_some() || e.code == SqlState::STATEMENT_TOO_COMPLEX || returned_row {
         return e;
     }
     SqlError::from(snapscale_values::ErrorData {
@@ -845,6 +917,21 @@ fn in_function(e: SqlError, name: &str) -> SqlError {
         position: None,
         ..e.into_data()
     })
+}
+
+/// A LATERAL item where it stands: as is after other items, else as the
+/// right side of a join with one empty row (it is planned only as a
+/// join's right side).
+pub(super) fn beside(lateral: From, after_items: bool) -> From {
+    if after_items {
+        return lateral;
+    }
+    From::Join(Box::new(Join {
+        left: From::Values { rows: vec![Vec::new()], columns: Vec::new() },
+        right: lateral,
+        kind: JoinKind::Inner,
+        on: None,
+    }))
 }
 
 /// A subquery with nothing in it, to hold a body's place while it binds.

@@ -321,6 +321,14 @@ impl<R: Resolver> Binder<'_, R> {
     /// (`Binder::row_type`).
     fn declared_result(&mut self, dt: &DataType) -> Result<SqlType, SqlError> {
         let e = match self.result_type(dt) {
+            Ok(SqlType::Composite(u)) => {
+                // A composite type's attributes are the result's columns,
+                // as a table's are.
+                let columns = self.composite_fields(u)?;
+                let name = SqlType::Composite(u).name().to_owned();
+                self.row_type = Some(snapscale_engine::routines::RowType { name, columns });
+                return Ok(SqlType::Composite(u));
+            }
             Ok(ty) => return Ok(ty),
             Err(e) if e.code == SqlState::UNDEFINED_OBJECT => e,
             Err(e) => return Err(e),
@@ -433,7 +441,12 @@ impl<R: Resolver> Binder<'_, R> {
     pub(super) fn routine_columns(name: &str, def: &RoutineDef) -> Vec<(String, SqlType)> {
         let out = def.result_columns();
         if out.len() > 1 {
-            return out;
+            // An unnamed output parameter's column is named for its place.
+            return out
+                .into_iter()
+                .enumerate()
+                .map(|(i, (n, ty))| if n.is_empty() { (format!("column{}", i + 1), ty) } else { (n, ty) })
+                .collect();
         }
         match out.into_iter().next() {
             Some((n, ty)) if !n.is_empty() => vec![(n, ty)],
@@ -481,6 +494,12 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let anonymous = columns.is_empty();
         let declared = def.returns.name();
+        let one_row_value = select.outputs.len() == 1
+            && columns.len() > 1
+            && matches!(select.columns[0].ty, SqlType::Record(_) | SqlType::Composite(_));
+        if one_row_value {
+            return self.row_value_result(def, select, columns);
+        }
         if !anonymous && select.outputs.len() != columns.len() {
             let detail = if columns.len() == 1 {
                 "Final statement must return exactly one column.".to_owned()
@@ -524,6 +543,51 @@ impl<R: Resolver> Binder<'_, R> {
         select.outputs = converted;
         select.columns = columns.iter().map(|(n, ty)| Column { name: n.clone(), ty: *ty }).collect();
         Ok(select)
+    }
+
+    /// A final statement whose one column is a row value (`SELECT (1,
+    /// 2.1)`) for a result of several columns: the row's fields are the
+    /// columns. A row constructor's fields are counted against them where
+    /// the function is called (PostgreSQL checks the row as it is
+    /// returned; the definition is accepted).
+    fn row_value_result(
+        &mut self,
+        def: &RoutineDef,
+        select: Select,
+        columns: Vec<(String, SqlType)>,
+    ) -> Result<Select, SqlError> {
+        let creating = self.creating.as_ref().is_some_and(|e| e.routine.as_ref() == Some(def));
+        if let Expr::Func(crate::expr::Func::MakeRecord, fields) = &select.outputs[0] {
+            if fields.len() != columns.len() && !creating {
+                let n = fields.len();
+                return Err(SqlError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    "function return row and query-specified return row do not match",
+                )
+                .with_detail(format!(
+                    "Returned row contains {n} attribute{}, but query expects {}.",
+                    if n == 1 { "" } else { "s" },
+                    columns.len()
+                )));
+            }
+        }
+        let outputs = (0..columns.len())
+            .map(|i| Expr::Func(crate::expr::Func::Field(i), vec![Expr::Column(0)]))
+            .collect();
+        Ok(Select {
+            from: Some(crate::plan::From::Derived(Box::new(select))),
+            filter: None,
+            grouping: None,
+            windows: Vec::new(),
+            srfs: Vec::new(),
+            outputs,
+            columns: columns.iter().map(|(n, ty)| Column { name: n.clone(), ty: *ty }).collect(),
+            order: Vec::new(),
+            limit: None,
+            offset: None,
+            lock: None,
+            distinct_on: Vec::new(),
+        })
     }
 
     /// One query of a body, bound under the parameters' scope and isolated

@@ -225,7 +225,8 @@ pub(super) fn view_definition(state: &super::CatalogState, query: &str) -> Strin
     let items: Vec<String> = s.projection.iter().map(|i| i.to_string()).collect();
     out.push_str(&items.join(",\n    "));
     if !s.from.is_empty() {
-        let from: Vec<String> = s.from.iter().map(|f| f.to_string()).collect();
+        let from: Vec<String> =
+            s.from.iter().map(|f| crate::parse::rows_from_syntax::shown(&f.to_string())).collect();
         out.push_str(&format!("\n   FROM {}", from.join(",\n    ")));
     }
     let wrapped = |e: &ast::Expr| match e {

@@ -263,6 +263,45 @@ impl<'x> Executor<'x> {
 }
 
 impl Run<'_, '_> {
+    /// ROWS FROM's functions' rows zipped: row n of each side by side,
+    /// NULLs for one that has fewer, each row's number after them WITH
+    /// ORDINALITY. A function that reads the items to the zip's left runs
+    /// with its own share of the outer values.
+    fn zip(
+        &self,
+        items: &[(Node, usize, Option<std::ops::Range<usize>>)],
+        ordinality: bool,
+    ) -> Result<Vec<Row>, SqlError> {
+        let mut sets = Vec::with_capacity(items.len());
+        for (node, _, args) in items {
+            let rows = match args {
+                None => self.rows(node)?.into_rows(),
+                Some(range) => {
+                    let outer = self.outer.get(range.clone()).unwrap_or_default();
+                    Run { ex: self.ex, outer, stack: self.stack }.rows(node)?.into_rows()
+                }
+            };
+            sets.push(rows);
+        }
+        let n = sets.iter().map(Vec::len).max().unwrap_or(0);
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut values = Vec::new();
+            for (set, (_, width, _)) in sets.iter().zip(items) {
+                let start = values.len();
+                if let Some(row) = set.get(i) {
+                    values.extend(row.iter().take(*width).cloned());
+                }
+                values.resize(start + width, Value::Null);
+            }
+            if ordinality {
+                values.push(Value::Int(i as i64 + 1));
+            }
+            out.push(Row::from(values));
+        }
+        Ok(out)
+    }
+
     /// The first of each run of `rows` with equal `keys` (NULLs equal, as
     /// DISTINCT compares them).
     fn unique(&self, rows: Vec<Row>, keys: &[Expr]) -> Result<Vec<Row>, SqlError> {
@@ -346,6 +385,7 @@ impl Run<'_, '_> {
                         .collect(),
                 )
             }
+            Node::Zip { items, ordinality } => Rows::Computed(self.zip(items, *ordinality)?),
             Node::Filter { input, cond } => {
                 let rows = self.rows(input)?;
                 Rows::Computed(self.filter(rows.into_rows(), cond)?)

@@ -202,6 +202,23 @@ pub(super) fn function(
                 .collect(),
             _ => Vec::new(),
         },
+        // A value of a record type in FROM under a column definition
+        // list: its one row, whose fields the list must count.
+        Srf::RecordOf { width } => match &args[0] {
+            Value::Record(fields) if fields.len() != width => {
+                let n = fields.len();
+                return Err(SqlError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    "function return row and query-specified return row do not match",
+                )
+                .with_detail(format!(
+                    "Returned row contains {n} attribute{}, but query expects {width}.",
+                    if n == 1 { "" } else { "s" }
+                )));
+            }
+            Value::Record(fields) => vec![Row::from(fields.to_vec())],
+            _ => vec![Row::from(vec![Value::Null; width])],
+        },
         Srf::NumericSeries => numeric_series(args)?.into_iter().map(|n| one(Value::Numeric(n))).collect(),
         Srf::TimestampSeries { tz } => match (&args[0], &args[1], &args[2]) {
             (

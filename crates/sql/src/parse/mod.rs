@@ -43,6 +43,7 @@ mod null_test_syntax;
 mod overriding_syntax;
 mod procedure_syntax;
 pub(crate) mod reloptions_syntax;
+pub(crate) mod rows_from_syntax;
 pub(crate) mod schema_syntax;
 mod sequence_syntax;
 mod sqlparser_guard;
@@ -364,6 +365,9 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         // expr ISNULL / NOTNULL, as IS [NOT] NULL.
         let null_tests = null_test_syntax::rewrite_null_tests(piece);
         let piece = null_tests.as_deref().unwrap_or(piece);
+        // ROWS FROM (…) and `f(…) AS (col type, …)`, as marked calls.
+        let rows_from = rows_from_syntax::rewrite_rows_from(piece);
+        let piece = rows_from.as_deref().unwrap_or(piece);
         // f(…, VARIADIC array), as a marked named argument.
         let variadic_args = variadic_syntax::rewrite_variadic_args(piece);
         let piece = variadic_args.as_deref().unwrap_or(piece);

@@ -466,7 +466,11 @@ impl<'s, 'c> Interp<'s, 'c> {
         };
         if def.returns_set {
             let want = def.result_columns().len().max(1);
-            if columns.len() != want {
+            // SETOF record without columns of its own: the caller's column
+            // definition list says what its rows hold.
+            let anonymous = def.returns == SqlType::Record(snapscale_values::Rec::Anonymous)
+                && def.result_columns().is_empty();
+            if columns.len() != want && !anonymous {
                 return Err(wrong_width(columns.len(), want));
             }
             return Ok(Value::array(rows.into_iter().map(|r| Value::Record(r.into())).collect()));
@@ -1439,7 +1443,11 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     /// `v` of type `from` as a value of type `to` (an assignment cast).
     fn convert(&self, v: Value, from: SqlType, to: SqlType) -> Result<Value, SqlError> {
-        if from == to || matches!(v, Value::Null) || matches!(to, SqlType::Record(_) | SqlType::Trigger) {
+        if from == to
+            || matches!(v, Value::Null)
+            || matches!(to, SqlType::Record(_) | SqlType::Trigger)
+            || matches!((&v, to), (Value::Record(_), SqlType::Composite(_)))
+        {
             return Ok(v);
         }
         let v = match (from, &v) {

@@ -72,6 +72,7 @@ impl Node {
             | Node::Window { input, .. }
             | Node::LockRows { input, .. } => input.is_bounded(),
             Node::Numbered(input) => input.is_bounded(),
+            Node::Zip { items, .. } => items.iter().all(|(n, _, _)| n.is_bounded()),
             Node::SetOp { left, right, .. } => left.is_bounded() && right.is_bounded(),
             Node::NestLoop { join } | Node::Lateral { join, .. } | Node::HashJoin { join, .. } => {
                 join.left.is_bounded() && join.right.is_bounded()

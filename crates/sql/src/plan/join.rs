@@ -188,6 +188,16 @@ impl Planner {
                 let input = self.plan_from(*item, offset, Vec::new(), tids)?;
                 filtered(Node::Numbered(Box::new(input)), local(conds)?)
             }
+            From::Zip { items, ordinality } => {
+                let mut nodes = Vec::with_capacity(items.len());
+                let mut at = offset;
+                for item in items {
+                    let super::ZipItem { from, width, args } = item;
+                    nodes.push((self.plan_from(from, at, Vec::new(), tids)?, width, args));
+                    at += width;
+                }
+                filtered(Node::Zip { items: nodes, ordinality }, local(conds)?)
+            }
             From::Lateral { .. } => {
                 return Err(SqlError::new(
                     SqlState::INTERNAL_ERROR,

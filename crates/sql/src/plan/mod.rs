@@ -189,6 +189,21 @@ pub enum From {
     /// WITH ORDINALITY over an item that is no built-in function (a SQL
     /// function's body): its rows, each followed by its number (bigint).
     Numbered(Box<From>),
+    /// ROWS FROM (…) and `unnest(a, b, …)`: the items' rows zipped, the
+    /// n-th of each side by side (NULLs for one that has run out), then
+    /// WITH ORDINALITY their number (bigint).
+    Zip { items: Vec<ZipItem>, ordinality: bool },
+}
+
+/// One function of a [`From::Zip`].
+#[derive(Debug)]
+pub struct ZipItem {
+    pub from: From,
+    /// Its columns in the zipped row.
+    pub width: usize,
+    /// A function that reads the items to the zip's left: which of the
+    /// zip's outer values (it is then a [`From::Lateral`]) are its own.
+    pub args: Option<std::ops::Range<usize>>,
 }
 
 /// See [`From::Recursive`].
@@ -247,6 +262,9 @@ pub enum Srf {
     /// Rows from an array of records, a record's fields each row's
     /// columns (json[b]_populate_record[set], json[b]_to_record[set]).
     Records,
+    /// A record value's one row (a NULL's: NULLs), in FROM under a column
+    /// definition list of `width` columns, which its fields must count.
+    RecordOf { width: usize },
     /// A function whose rows are the elements of the array a scalar
     /// function returns (`regexp_matches`, `regexp_split_to_table`,
     /// `string_to_table`); none for a NULL argument to a strict one.
@@ -302,6 +320,9 @@ impl From {
             From::WorkTable { columns, .. } => columns.len(),
             From::Lateral { item, .. } => item.width(),
             From::Numbered(item) => item.width() + 1,
+            From::Zip { items, ordinality } => {
+                items.iter().map(|i| i.width).sum::<usize>() + usize::from(*ordinality)
+            }
         }
     }
 }

@@ -116,6 +116,13 @@ pub enum Node {
     /// WITH ORDINALITY over a function's rows computed by a plan: each
     /// input row followed by its number, from 1.
     Numbered(Box<Node>),
+    /// ROWS FROM's functions zipped (`plan::From::Zip`): each with its
+    /// width, and the range of the outer values that are its own when it
+    /// reads the items to the zip's left.
+    Zip {
+        items: Vec<(Node, usize, Option<std::ops::Range<usize>>)>,
+        ordinality: bool,
+    },
     /// The input rows that pass `cond`.
     Filter {
         input: Box<Node>,
@@ -284,6 +291,7 @@ impl Node {
             Node::WorkTable(_) => "WorkTable",
             Node::Function { .. } => "Function",
             Node::Numbered(_) => "Numbered",
+            Node::Zip { .. } => "Zip",
             Node::Filter { .. } => "Filter",
             Node::NestLoop { .. } => "NestLoop",
             Node::IndexJoin { .. } => "IndexJoin",
@@ -317,6 +325,7 @@ impl Node {
             }
             Node::IndexJoin { left, .. } => smallvec![&**left],
             Node::Numbered(input) => smallvec![&**input],
+            Node::Zip { items, .. } => items.iter().map(|(n, _, _)| n).collect(),
             Node::Filter { input, .. }
             | Node::LockRows { input, .. }
             | Node::Aggregate { input, .. }

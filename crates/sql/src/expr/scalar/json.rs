@@ -235,6 +235,27 @@ fn to_json(a: &[Value]) -> Result<Value, SqlError> {
 fn to_jsonb(a: &[Value]) -> Result<Value, SqlError> {
     Ok(Value::Jsonb(json::to_jsonb(&json_input(&a[0], Zone::UTC)?)?))
 }
+/// row_to_json: `a` is whether to break lines, then the row's fields as
+/// pairs of name and value: a json object without spaces (with a line
+/// break and a space before each field after the first when pretty).
+fn row_to_json(a: &[Value]) -> Result<Value, SqlError> {
+    let pretty = matches!(a.first(), Some(Value::Bool(true)));
+    let mut out = String::from("{");
+    for (i, pair) in a.get(1..).unwrap_or_default().chunks(2).enumerate() {
+        if i > 0 {
+            out.push_str(if pretty { ",\n " } else { "," });
+        }
+        let name = match &pair[0] {
+            Value::Text(n) => n.clone(),
+            _ => String::new(),
+        };
+        out.push_str(&json::to_json(&JsonInput::Text(name)));
+        out.push(':');
+        out.push_str(&json::to_json(&json_input(pair.get(1).unwrap_or(&Value::Null), Zone::UTC)?));
+    }
+    out.push('}');
+    Ok(Value::Json(out.into()))
+}
 fn build_object(a: &[Value]) -> Result<Value, SqlError> {
     Ok(Value::Json(json::json_build_object(&inputs(a)?)?.into()))
 }
@@ -367,6 +388,7 @@ pub const JSON_TYPEOF: Scalar = Scalar::new("json_typeof", json_type_of);
 pub const JSONB_ARRAY_LENGTH: Scalar = Scalar::new("jsonb_array_length", array_length);
 pub const JSON_ARRAY_LENGTH: Scalar = Scalar::new("json_array_length", json_array_length);
 pub const TO_JSON: Scalar = lenient("to_json", to_json);
+pub const ROW_TO_JSON: Scalar = lenient("row_to_json", row_to_json);
 pub const TO_JSONB: Scalar = lenient("to_jsonb", to_jsonb);
 pub const JSON_BUILD_OBJECT: Scalar = lenient("json_build_object", build_object);
 pub const JSONB_BUILD_OBJECT: Scalar = lenient("jsonb_build_object", jsonb_build_object);
