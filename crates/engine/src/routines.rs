@@ -71,6 +71,8 @@ pub struct RoutineArg {
 pub enum RoutineKind {
     Function,
     Procedure,
+    /// CREATE AGGREGATE: its definition in [`RoutineDef::aggregate`].
+    Aggregate,
 }
 
 /// pg_proc.provolatile.
@@ -127,6 +129,56 @@ pub struct RoutineDef {
     /// were when the function was made (the result's columns, which are
     /// not variables of the body, unlike OUT and TABLE columns).
     pub row_type: Option<RowType>,
+    /// An aggregate's state and support functions (pg_aggregate); `None`
+    /// for a function or procedure.
+    pub aggregate: Option<Box<AggregateDef>>,
+}
+
+/// An aggregate's definition (PostgreSQL's pg_aggregate row): the
+/// routine row keeps its name, arguments and result; this its state and
+/// the functions that carry the state from row to row and finish it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggregateDef {
+    /// pg_aggregate.aggkind: `n` (normal), `o` (ordered-set) or `h`
+    /// (hypothetical-set).
+    pub kind: u8,
+    /// How many of the arguments are direct ones (an ordered-set
+    /// aggregate's, before ORDER BY).
+    pub direct_args: u16,
+    pub transfn: AggSupport,
+    pub finalfn: Option<AggSupport>,
+    pub combinefn: Option<AggSupport>,
+    pub serialfn: Option<AggSupport>,
+    pub deserialfn: Option<AggSupport>,
+    /// The moving-aggregate functions (kept; a window recomputes instead).
+    pub mtransfn: Option<AggSupport>,
+    pub minvtransfn: Option<AggSupport>,
+    pub mfinalfn: Option<AggSupport>,
+    /// FINALFUNC_EXTRA, MFINALFUNC_EXTRA.
+    pub final_extra: bool,
+    pub mfinal_extra: bool,
+    /// FINALFUNC_MODIFY, MFINALFUNC_MODIFY: `r`, `s` or `w`.
+    pub final_modify: u8,
+    pub mfinal_modify: u8,
+    /// The state's type (STYPE), possibly polymorphic.
+    pub state: SqlType,
+    /// SSPACE.
+    pub state_space: i32,
+    /// MSTYPE and MSSPACE.
+    pub mstate: Option<SqlType>,
+    pub mstate_space: i32,
+    /// INITCOND and MINITCOND as written (read as the state's type at
+    /// each call, as PostgreSQL reads them).
+    pub init: Option<String>,
+    pub minit: Option<String>,
+}
+
+/// A function an aggregate calls: a user's routine by its oid (and its
+/// name when the aggregate was made), or a built-in one by name (oid 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AggSupport {
+    pub name: String,
+    pub oid: u32,
 }
 
 /// A relation's row type as a result ([`RoutineDef::row_type`]).

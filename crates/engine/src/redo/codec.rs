@@ -9,7 +9,9 @@ use crate::catalog::{
     CheckOption, ColumnDef, Comment, Described, ForeignKeyDef, Identity, IndexDef, RelEntry, ViewDef,
     EXPRESSION,
 };
-use crate::routines::{ArgMode, RoutineArg, RoutineDef, RoutineKind, RowType, Volatility};
+use crate::routines::{
+    AggSupport, AggregateDef, ArgMode, RoutineArg, RoutineDef, RoutineKind, RowType, Volatility,
+};
 use crate::sequence::{OwnedBy, SequenceDef};
 use crate::triggers::{TriggerDef, TriggerTiming};
 use crate::user_types::{CheckDef, DomainDef, EnumDef, EnumDefLabel, TypeDef};
@@ -538,6 +540,7 @@ impl Writer {
         self.u8(match r.kind {
             RoutineKind::Function => b'f',
             RoutineKind::Procedure => b'p',
+            RoutineKind::Aggregate => b'a',
         });
         self.str(&r.language);
         self.u16(r.args.len() as u16);
@@ -580,6 +583,56 @@ impl Writer {
                 self.str(name);
                 self.ty(*ty);
             }
+        }
+        // An aggregate's definition follows (its kind says so).
+        if let (RoutineKind::Aggregate, Some(a)) = (r.kind, &r.aggregate) {
+            self.aggregate(a);
+        }
+    }
+
+    fn aggregate(&mut self, a: &AggregateDef) {
+        self.u8(a.kind);
+        self.u16(a.direct_args);
+        self.support(Some(&a.transfn));
+        for f in
+            [&a.finalfn, &a.combinefn, &a.serialfn, &a.deserialfn, &a.mtransfn, &a.minvtransfn, &a.mfinalfn]
+        {
+            self.support(f.as_ref());
+        }
+        self.u8(u8::from(a.final_extra) | (u8::from(a.mfinal_extra) << 1));
+        self.u8(a.final_modify);
+        self.u8(a.mfinal_modify);
+        self.ty(a.state);
+        self.u32(a.state_space as u32);
+        match a.mstate {
+            Some(t) => {
+                self.u8(1);
+                self.ty(t);
+            }
+            None => self.u8(0),
+        }
+        self.u32(a.mstate_space as u32);
+        for text in [&a.init, &a.minit] {
+            match text {
+                Some(t) => {
+                    self.u8(1);
+                    self.str(t);
+                }
+                None => self.u8(0),
+            }
+        }
+    }
+
+    /// An aggregate's support function: present or not, then its name and
+    /// oid.
+    fn support(&mut self, f: Option<&AggSupport>) {
+        match f {
+            Some(f) => {
+                self.u8(1);
+                self.str(&f.name);
+                self.u32(f.oid);
+            }
+            None => self.u8(0),
         }
     }
 
@@ -1108,6 +1161,7 @@ impl<'a> Reader<'a> {
         let kind = match self.u8()? {
             b'f' => RoutineKind::Function,
             b'p' => RoutineKind::Procedure,
+            b'a' => RoutineKind::Aggregate,
             _ => return Err(corrupt()),
         };
         let language = self.str()?;
@@ -1164,6 +1218,10 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
+        let aggregate = match kind {
+            RoutineKind::Aggregate => Some(Box::new(self.aggregate()?)),
+            _ => None,
+        };
         Ok(RoutineDef {
             kind,
             language,
@@ -1181,7 +1239,74 @@ impl<'a> Reader<'a> {
             cost,
             rows,
             row_type,
+            aggregate,
         })
+    }
+
+    fn aggregate(&mut self) -> Result<AggregateDef, SqlError> {
+        let kind = self.u8()?;
+        let direct_args = self.u16()?;
+        let transfn = self.support()?.ok_or_else(corrupt)?;
+        let finalfn = self.support()?;
+        let combinefn = self.support()?;
+        let serialfn = self.support()?;
+        let deserialfn = self.support()?;
+        let mtransfn = self.support()?;
+        let minvtransfn = self.support()?;
+        let mfinalfn = self.support()?;
+        let extra = self.u8()?;
+        if extra > 3 {
+            return Err(corrupt());
+        }
+        let final_modify = self.u8()?;
+        let mfinal_modify = self.u8()?;
+        let state = self.ty()?;
+        let state_space = self.u32()? as i32;
+        let mstate = match self.u8()? {
+            0 => None,
+            1 => Some(self.ty()?),
+            _ => return Err(corrupt()),
+        };
+        let mstate_space = self.u32()? as i32;
+        let mut text = || -> Result<Option<String>, SqlError> {
+            match self.u8()? {
+                0 => Ok(None),
+                1 => Ok(Some(self.str()?)),
+                _ => Err(corrupt()),
+            }
+        };
+        let init = text()?;
+        let minit = text()?;
+        Ok(AggregateDef {
+            kind,
+            direct_args,
+            transfn,
+            finalfn,
+            combinefn,
+            serialfn,
+            deserialfn,
+            mtransfn,
+            minvtransfn,
+            mfinalfn,
+            final_extra: extra & 1 != 0,
+            mfinal_extra: extra & 2 != 0,
+            final_modify,
+            mfinal_modify,
+            state,
+            state_space,
+            mstate,
+            mstate_space,
+            init,
+            minit,
+        })
+    }
+
+    fn support(&mut self) -> Result<Option<AggSupport>, SqlError> {
+        match self.u8()? {
+            0 => Ok(None),
+            1 => Ok(Some(AggSupport { name: self.str()?, oid: self.u32()? })),
+            _ => Err(corrupt()),
+        }
     }
 
     fn foreign_key(&mut self) -> Result<ForeignKeyDef, SqlError> {

@@ -481,6 +481,7 @@ mod tests {
                     name: "t".into(),
                     columns: vec![("a".into(), SqlType::Int4), ("b".into(), SqlType::Text)],
                 }),
+                aggregate: None,
             }),
             ..RelEntry::empty(16501, "f", 16600, 31)
         };
@@ -488,6 +489,61 @@ mod tests {
         let (_, back) = Image::decode(&image.encode(&header)).unwrap();
         assert_eq!(back.catalog[&16501], routine);
         image.apply(&Redo::Drop(16501)).unwrap();
+        // An aggregate's definition round-trips with its routine row.
+        use crate::routines::{AggSupport, AggregateDef};
+        let support = |name: &str, oid: u32| AggSupport { name: name.into(), oid };
+        let aggregate = RelEntry {
+            routine: Some(RoutineDef {
+                kind: RoutineKind::Aggregate,
+                language: "internal".into(),
+                args: vec![RoutineArg {
+                    name: String::new(),
+                    ty: SqlType::Poly(snapscale_values::Poly::AnyElement),
+                    mode: ArgMode::In,
+                    default: None,
+                }],
+                returns: SqlType::Poly(snapscale_values::Poly::AnyArray),
+                returns_set: false,
+                table_columns: Vec::new(),
+                body: "aggregate_dummy".into(),
+                volatility: Volatility::Immutable,
+                strict: false,
+                security_definer: false,
+                leakproof: false,
+                atomic: false,
+                parallel: b's',
+                cost: 1.0,
+                rows: 0.0,
+                row_type: None,
+                aggregate: Some(Box::new(AggregateDef {
+                    kind: b'n',
+                    direct_args: 0,
+                    transfn: support("tfp", 16502),
+                    finalfn: Some(support("ffp", 16503)),
+                    combinefn: None,
+                    serialfn: None,
+                    deserialfn: None,
+                    mtransfn: Some(support("float8pl", 0)),
+                    minvtransfn: Some(support("float8mi", 0)),
+                    mfinalfn: None,
+                    final_extra: true,
+                    mfinal_extra: false,
+                    final_modify: b'r',
+                    mfinal_modify: b'w',
+                    state: SqlType::Poly(snapscale_values::Poly::AnyArray),
+                    state_space: 10_000,
+                    mstate: Some(SqlType::Float8),
+                    mstate_space: 0,
+                    init: Some("{}".into()),
+                    minit: None,
+                })),
+            }),
+            ..RelEntry::empty(16504, "agg", 16600, 32)
+        };
+        image.apply(&Redo::Catalog(Arc::new(aggregate.clone()))).unwrap();
+        let (_, back) = Image::decode(&image.encode(&header)).unwrap();
+        assert_eq!(back.catalog[&16504], aggregate);
+        image.apply(&Redo::Drop(16504)).unwrap();
         // A sequence's definition round-trips in its entry.
         let seq = RelEntry {
             options: Vec::new(),

@@ -41,6 +41,9 @@ impl<R: Resolver> Binder<'_, R> {
                 return Ok(t);
             }
         }
+        if let Some(t) = self.user_aggregate(f, scope)? {
+            return Ok(t);
+        }
         if let Some(over) = &f.over {
             return self.window_call(&name, f, over, scope);
         }
@@ -195,7 +198,7 @@ impl<R: Resolver> Binder<'_, R> {
                 None => None,
             };
             let aggs = self.query.aggs.as_mut().expect("checked above");
-            let aggregate = Aggregate { func, arg, delimiter, order, filter, ty };
+            let aggregate = Aggregate { func, arg, delimiter, order, filter, ty, user: None };
             let slot = match aggs.iter().position(|a| *a == aggregate) {
                 Some(i) => i,
                 None => {
@@ -490,7 +493,10 @@ impl<R: Resolver> Binder<'_, R> {
                 if let Some(t) = self.builtin(&name, &mut bound)? {
                     return Ok(t);
                 }
-                return Err(no_such_function(&name, &bound));
+                // Named as written, its schema too (func_signature_string).
+                let written: Vec<String> =
+                    f.name.0.iter().filter_map(|p| p.as_ident()).map(super::ident).collect();
+                return Err(no_such_function(&written.join("."), &bound));
             }
         })
     }
@@ -693,7 +699,7 @@ pub(super) fn niladic(name: &str) -> Option<Func> {
 impl<R: Resolver> Binder<'_, R> {
     /// `agg(x ORDER BY …)`: the keys, bound in the aggregate's input row
     /// (aggregates do not nest there).
-    fn aggregate_order(
+    pub(super) fn aggregate_order(
         &mut self,
         order_by: &[ast::OrderByExpr],
         scope: &Scope<'_>,

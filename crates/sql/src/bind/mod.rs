@@ -8,6 +8,8 @@
 //! `ddl` the DDL; this module holds the binder itself and the statements'
 //! dispatch.
 
+mod aggregate_call;
+mod aggregates;
 mod alter_table;
 mod array;
 mod array_funcs;
@@ -94,6 +96,16 @@ pub(crate) trait Resolver {
     fn routines(&mut self, _name: &str) -> Result<Vec<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
         Ok(Vec::new())
     }
+    /// The routine with oid `oid`, if it exists (an aggregate's support
+    /// function).
+    fn routine_by_oid(
+        &mut self,
+        _oid: u32,
+    ) -> Result<Option<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        Ok(None)
+    }
+    /// A WARNING for the client (CREATE AGGREGATE's unknown attributes).
+    fn warning(&mut self, _code: SqlState, _message: String) {}
     /// The columns of the transition table `name` of a trigger firing
     /// now, if there is one (TRIGGER-FIRE).
     fn transition_table(&mut self, _name: &str) -> Option<Vec<(String, SqlType)>> {
@@ -184,6 +196,17 @@ impl Resolver for snapscale_engine::Xact {
 
     fn routines(&mut self, name: &str) -> Result<Vec<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
         snapscale_engine::Xact::routines(self, name)
+    }
+
+    fn routine_by_oid(
+        &mut self,
+        oid: u32,
+    ) -> Result<Option<Arc<snapscale_engine::catalog::RelEntry>>, SqlError> {
+        Ok(snapscale_engine::Xact::routine_by_oid(self, oid)?.map(|(_, e)| e))
+    }
+
+    fn warning(&mut self, code: SqlState, message: String) {
+        snapscale_engine::Xact::warning(self, code, message);
     }
 
     fn transition_table(&mut self, name: &str) -> Option<Vec<(String, SqlType)>> {
@@ -724,10 +747,12 @@ impl<'r, R: Resolver> Binder<'r, R> {
             S::AlterFunction(a) => self.alter_function(a),
             S::DropFunction(d) => {
                 let word = routines::Word::of(self.statement.pre.routine_word);
-                self.drop_function(&d.func_desc, d.if_exists, word)
+                let cascade = d.drop_behavior == Some(ast::DropBehavior::Cascade);
+                self.drop_function(&d.func_desc, d.if_exists, word, cascade)
             }
-            S::DropProcedure { if_exists, proc_desc, .. } => {
-                self.drop_function(proc_desc, *if_exists, routines::Word::Procedure)
+            S::DropProcedure { if_exists, proc_desc, drop_behavior } => {
+                let cascade = *drop_behavior == Some(ast::DropBehavior::Cascade);
+                self.drop_function(proc_desc, *if_exists, routines::Word::Procedure, cascade)
             }
             S::Call(f) => self.call_procedure(f),
             S::DropDomain(d) => self.drop_types(
@@ -833,6 +858,30 @@ pub fn bind_parsed<R: Resolver>(
         Parsed::CreateTrigger(c) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
             let plan = b.create_trigger(c)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
+        }
+        Parsed::CreateAggregate(c) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.create_aggregate(c)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
+        }
+        Parsed::DropAggregate(d) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.drop_aggregate(d)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
+        }
+        Parsed::CommentAggregate(c) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.comment_aggregate(c)?;
+            let StatementState { deps, .. } = b.statement;
+            Ok(BoundStatement::of(plan, deps, Vec::new()))
+        }
+        Parsed::AlterAggregate(a) => {
+            let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());
+            let plan = b.alter_aggregate(a)?;
             let StatementState { deps, .. } = b.statement;
             Ok(BoundStatement::of(plan, deps, Vec::new()))
         }

@@ -110,6 +110,13 @@ pub(super) fn concrete(entry: &Arc<RelEntry>, r: Resolved) -> Result<Arc<RelEntr
     for (_, t) in &mut def.table_columns {
         *t = concrete_type(*t, r)?;
     }
+    // An aggregate's state stands for what its arguments do.
+    if let Some(a) = def.aggregate.as_mut() {
+        a.state = concrete_type(a.state, r)?;
+        if let Some(m) = a.mstate.as_mut() {
+            *m = concrete_type(*m, r)?;
+        }
+    }
     Ok(Arc::new(RelEntry { routine: Some(def), ..(**entry).clone() }))
 }
 

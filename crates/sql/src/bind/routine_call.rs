@@ -71,7 +71,12 @@ impl<R: Resolver> Binder<'_, R> {
         let candidates = self.functions_named(&key)?;
         if candidates.is_empty() {
             // A procedure's name: PostgreSQL's 42809.
-            let procedures = self.resolver.routines(&key)?;
+            let procedures: Vec<_> = self
+                .resolver
+                .routines(&key)?
+                .into_iter()
+                .filter(|e| e.routine.as_ref().is_some_and(|r| r.kind == RoutineKind::Procedure))
+                .collect();
             if !procedures.is_empty() {
                 let (positional, named) = self.call_arguments(&list.args, scope)?;
                 let shown: Vec<String> = positional
@@ -195,7 +200,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// A call's arguments bound in `scope`: the positional ones, then the
     /// named ones (`name => value`), which must follow them.
     #[allow(clippy::type_complexity)]
-    fn call_arguments(
+    pub(super) fn call_arguments(
         &mut self,
         args: &[FunctionArg],
         scope: &Scope<'_>,
@@ -236,7 +241,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// several take them equally well. `with_outputs`: the call gives its
     /// output parameters an argument too (CALL), which is checked against
     /// the parameter's type and dropped.
-    fn choose_routine(
+    pub(super) fn choose_routine(
         &mut self,
         key: &str,
         candidates: &[Arc<RelEntry>],
@@ -332,7 +337,7 @@ impl<R: Resolver> Binder<'_, R> {
 
     /// A call of `entry` with its parameters' values `args`, as an
     /// expression: its body as a subplan run with them.
-    fn routine_expr(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>) -> Result<Typed, SqlError> {
+    pub(super) fn routine_expr(&mut self, entry: Arc<RelEntry>, args: Vec<Expr>) -> Result<Typed, SqlError> {
         let def = entry.routine.as_ref().expect("a routine row");
         if runs_before(def, self.stack.limit())? {
             if def.returns_set {
@@ -442,9 +447,26 @@ impl<R: Resolver> Binder<'_, R> {
         let def = entry.routine.as_ref().expect("a routine row");
         // A set is an array of its rows (records): FROM reads it.
         let ty = if def.returns_set { SqlType::Array(Elem::Text) } else { def.returns };
-        let k = self.statement.pl_calls.len();
         self.statement.waits = true;
-        self.statement.pl_calls.push(crate::plan::PlCall { routine: entry, args: Vec::new(), per_row: true });
+        // Calls of one function (with the same resolved types) are one
+        // number, so equal expressions are equal (an aggregate's
+        // transition written twice is computed once).
+        let same = self
+            .statement
+            .pl_calls
+            .iter()
+            .position(|c| c.per_row && c.routine.oid == entry.oid && c.routine.routine == entry.routine);
+        let k = match same {
+            Some(k) => k,
+            None => {
+                self.statement.pl_calls.push(crate::plan::PlCall {
+                    routine: entry,
+                    args: Vec::new(),
+                    per_row: true,
+                });
+                self.statement.pl_calls.len() - 1
+            }
+        };
         Typed { e: Expr::Func(Func::PlRow(k), args), ty: Some(ty) }
     }
 
@@ -869,7 +891,7 @@ fn same_type(a: SqlType, b: SqlType) -> bool {
 }
 
 /// PostgreSQL's implicit casts, those a call's argument may take.
-fn implicit(from: SqlType, to: SqlType) -> bool {
+pub(super) fn implicit(from: SqlType, to: SqlType) -> bool {
     use SqlType::*;
     match (from, to) {
         (Int2, Int4 | Int8 | Float4 | Float8 | Numeric(_) | Oid) => true,

@@ -221,6 +221,7 @@ impl<R: Resolver> Binder<'_, R> {
             cost: 100.0,
             rows: if returns_set { 1000.0 } else { 0.0 },
             row_type: self.row_type.take(),
+            aggregate: None,
         };
         super::polymorphic::check_result(&def)?;
         if def.language == "plpgsql" {
@@ -416,7 +417,7 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     /// A parameter's or result's type: any type, `void`, or `record`.
-    fn result_type(&mut self, dt: &DataType) -> Result<SqlType, SqlError> {
+    pub(super) fn result_type(&mut self, dt: &DataType) -> Result<SqlType, SqlError> {
         if let DataType::Trigger = dt {
             return Ok(SqlType::Trigger);
         }
@@ -706,9 +707,15 @@ impl<R: Resolver> Binder<'_, R> {
             _ => return Err(routine_not_unique(word.noun(), &name)),
         };
         let kind = entry.routine.as_ref().expect("a routine row").kind;
+        if kind == RoutineKind::Aggregate && word != Word::Procedure {
+            return Err(SqlError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("\"{}\" is an aggregate function", f.name),
+            ));
+        }
         let wrong = match (word, kind) {
             (Word::Function, RoutineKind::Procedure) => Some("function"),
-            (Word::Procedure, RoutineKind::Function) => Some("procedure"),
+            (Word::Procedure, RoutineKind::Function | RoutineKind::Aggregate) => Some("procedure"),
             _ => None,
         };
         if let Some(what) = wrong {
@@ -814,15 +821,23 @@ impl<R: Resolver> Binder<'_, R> {
         func_desc: &[ast::FunctionDesc],
         if_exists: bool,
         word: Word,
+        cascade: bool,
     ) -> Result<Plan, SqlError> {
         let mut targets = Vec::new();
         for f in func_desc {
-            match self.lookup_routine(f, word, if_exists)? {
+            let found = self.lookup_routine(f, word, if_exists).map_err(|e| {
+                if e.code == SqlState::WRONG_OBJECT_TYPE && e.message.ends_with("is an aggregate function") {
+                    e.with_hint("Use DROP AGGREGATE to drop aggregate functions.")
+                } else {
+                    e
+                }
+            })?;
+            match found {
                 Ok(entry) => targets.push((entry.name.clone(), Some(entry.oid))),
                 Err(skipped) => targets.push((skipped, None)),
             }
         }
-        Ok(Plan::Utility(Utility::DropRoutines { targets, tag: word.drop_tag() }))
+        Ok(Plan::Utility(Utility::DropRoutines { targets, tag: word.drop_tag(), cascade }))
     }
 }
 
@@ -890,7 +905,7 @@ impl Word {
 /// A type's name as PostgreSQL's "does not exist, skipping" notice for a
 /// function writes it: a built-in one under pg_catalog by its internal
 /// name.
-fn qualified_type_name(t: &SqlType) -> String {
+pub(super) fn qualified_type_name(t: &SqlType) -> String {
     let name = t.name();
     let internal = match name {
         "integer" => "int4",
@@ -973,6 +988,7 @@ fn routine_not_unique(what: &str, name: &str) -> SqlError {
 pub(crate) fn routine_kind_changed(old: &snapscale_engine::catalog::RelEntry) -> SqlError {
     let kind = match old.routine.as_ref().map(|r| r.kind) {
         Some(RoutineKind::Procedure) => "a procedure",
+        Some(RoutineKind::Aggregate) => "an aggregate function",
         _ => "a function",
     };
     SqlError::new(SqlState::WRONG_OBJECT_TYPE, "cannot change routine kind")

@@ -25,7 +25,7 @@ fn schema_name(name: &ast::ObjectName) -> Result<String, SqlError> {
 
 /// 42704 for a role that is not the session's (there is one role per
 /// session until roles exist).
-fn check_role(role: &str, user: &str) -> Result<(), SqlError> {
+pub(super) fn check_role(role: &str, user: &str) -> Result<(), SqlError> {
     let keyword = ["current_user", "current_role", "session_user"].contains(&role);
     if keyword || role == user {
         Ok(())

@@ -68,7 +68,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// The window an OVER clause means: its own specification, a named
     /// window of the query's WINDOW clause, or a named window refined with
     /// an ORDER BY.
-    fn resolve_window(&self, over: &WindowType) -> Result<ast::WindowSpec, SqlError> {
+    pub(super) fn resolve_window(&self, over: &WindowType) -> Result<ast::WindowSpec, SqlError> {
         let named = |name: &ast::Ident| -> Result<ast::WindowSpec, SqlError> {
             let wanted = ident(name);
             let def = self.query.named_windows.iter().find(|d| ident(&d.0) == wanted).ok_or_else(|| {
@@ -231,7 +231,7 @@ impl<R: Resolver> Binder<'_, R> {
     }
 
     /// The call with its window's PARTITION BY and ORDER BY bound.
-    fn window_over(
+    pub(super) fn window_over(
         &mut self,
         func: WinFunc,
         arg: Option<Expr>,
@@ -259,7 +259,7 @@ impl<R: Resolver> Binder<'_, R> {
             None => None,
             Some(f) => Some(self.frame(f, spec, &order, scope)?),
         };
-        Ok(WindowCall { func, arg, more, partition, order, ty, frame })
+        Ok(WindowCall { func, arg, more, partition, order, ty, frame, user: None })
     }
 
     /// A frame clause, with PostgreSQL's checks of its bounds.

@@ -328,6 +328,7 @@ impl CatalogState {
         self.relations
             .iter()
             .chain(&self.user_types)
+            .chain(&self.routines)
             .flat_map(|e| e.comments.iter().map(move |c| (e, c)))
             .find(|(e, c)| super::relations::described_object(e, &c.on).is_some_and(&matches))
             .map_or(Value::Null, |(_, c)| Value::Text(c.text.as_str().into()))
@@ -619,6 +620,7 @@ impl Catalog for CatalogState {
                     Some("pg_class") => Some(1259),
                     Some("pg_type") => Some(1247),
                     Some("pg_constraint") => Some(2606),
+                    Some("pg_proc") => Some(1255),
                     Some(_) => return Ok(Value::Null),
                 };
                 let Some(o) = oid(&args[0]) else { return Ok(Value::Null) };

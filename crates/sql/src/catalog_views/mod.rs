@@ -406,6 +406,7 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         }
         (PG, "pg_enum") => types::enum_labels(state),
         (PG, "pg_proc") => routines::procs(state),
+        (PG, "pg_aggregate") => routines::aggregates(state),
         (PG, "pg_language") => routines::languages(),
         (PG, "pg_index") => relations::indexes(state),
         (PG, "pg_constraint") => relations::constraints(state),

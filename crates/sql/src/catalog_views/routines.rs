@@ -4,12 +4,14 @@
 //! functions are not listed: the value types carry their names only.
 
 use snapscale_engine::catalog::RelEntry;
-use snapscale_engine::routines::{ArgMode, RoutineDef, RoutineKind};
+use snapscale_engine::routines::{AggSupport, ArgMode, RoutineDef, RoutineKind};
 use snapscale_values::{quote_ident, SqlType, Value};
 
 use super::defs::PG_PROC;
 use super::{CatalogState, RowBuilder, POSTGRES_ROLE};
 
+/// pg_language's oid of `internal` (an aggregate's).
+const INTERNAL_LANGUAGE: u32 = 12;
 /// pg_language's oid of `sql` (PostgreSQL's fixed one).
 const SQL_LANGUAGE: u32 = 14;
 /// pg_language's oid of `plpgsql` (the one PostgreSQL 15's initdb gives
@@ -19,7 +21,7 @@ const PLPGSQL_LANGUAGE: u32 = 13563;
 /// pg_language: the languages functions are written in here.
 pub(super) fn languages() -> Vec<Vec<Value>> {
     [
-        (12, "internal", false, false),
+        (INTERNAL_LANGUAGE, "internal", false, false),
         (13, "c", false, false),
         (SQL_LANGUAGE, "sql", false, true),
         (PLPGSQL_LANGUAGE, "plpgsql", true, true),
@@ -67,12 +69,26 @@ pub(super) fn procs(state: &CatalogState) -> Vec<Vec<Value>> {
                     .set("proname", e.name.as_str())
                     .set("pronamespace", state.namespace_of(e))
                     .set("proowner", POSTGRES_ROLE)
-                    .set("prolang", if r.language == "plpgsql" { PLPGSQL_LANGUAGE } else { SQL_LANGUAGE })
+                    .set(
+                        "prolang",
+                        match r.language.as_str() {
+                            "plpgsql" => PLPGSQL_LANGUAGE,
+                            "internal" => INTERNAL_LANGUAGE,
+                            _ => SQL_LANGUAGE,
+                        },
+                    )
                     .set("procost", Value::Float(f64::from(r.cost)))
                     .set("prorows", Value::Float(f64::from(r.rows)))
                     .set("provariadic", variadic)
                     .set("prosupport", 0u32)
-                    .set("prokind", if r.kind == RoutineKind::Procedure { 'p' } else { 'f' })
+                    .set(
+                        "prokind",
+                        match r.kind {
+                            RoutineKind::Procedure => 'p',
+                            RoutineKind::Aggregate => 'a',
+                            RoutineKind::Function => 'f',
+                        },
+                    )
                     .set("prosecdef", r.security_definer)
                     .set("proleakproof", r.leakproof)
                     .set("proisstrict", r.strict)
@@ -104,6 +120,52 @@ pub(super) fn procs(state: &CatalogState) -> Vec<Vec<Value>> {
                         },
                     )
                     .set("prosrc", r.body.as_str())
+                    .build(),
+            )
+        })
+        .collect()
+}
+
+/// pg_aggregate: a row for each of the user's aggregates.
+pub(super) fn aggregates(state: &CatalogState) -> Vec<Vec<Value>> {
+    // A user's function by its name now (it may have been renamed).
+    let support = |f: Option<&AggSupport>| match f {
+        Some(f) => {
+            let now =
+                state.routines.iter().find(|e| f.oid != 0 && e.oid == f.oid).map_or(&f.name, |e| &e.name);
+            Value::Reg(f.oid, quote_ident(now).into())
+        }
+        None => Value::Reg(0, "-".into()),
+    };
+    state
+        .routines
+        .iter()
+        .filter_map(|e| {
+            let a = e.routine.as_ref()?.aggregate.as_ref()?;
+            Some(
+                RowBuilder::new(super::defs::PG_AGGREGATE)
+                    .set("aggfnoid", Value::Reg(e.oid, quote_ident(&e.name).into()))
+                    .set("aggkind", a.kind as char)
+                    .set("aggnumdirectargs", i64::from(a.direct_args))
+                    .set("aggtransfn", support(Some(&a.transfn)))
+                    .set("aggfinalfn", support(a.finalfn.as_ref()))
+                    .set("aggcombinefn", support(a.combinefn.as_ref()))
+                    .set("aggserialfn", support(a.serialfn.as_ref()))
+                    .set("aggdeserialfn", support(a.deserialfn.as_ref()))
+                    .set("aggmtransfn", support(a.mtransfn.as_ref()))
+                    .set("aggminvtransfn", support(a.minvtransfn.as_ref()))
+                    .set("aggmfinalfn", support(a.mfinalfn.as_ref()))
+                    .set("aggfinalextra", a.final_extra)
+                    .set("aggmfinalextra", a.mfinal_extra)
+                    .set("aggfinalmodify", a.final_modify as char)
+                    .set("aggmfinalmodify", a.mfinal_modify as char)
+                    .set("aggsortop", 0u32)
+                    .set("aggtranstype", a.state.oid())
+                    .set("aggtransspace", i64::from(a.state_space))
+                    .set("aggmtranstype", a.mstate.map_or(0, |t| t.oid()))
+                    .set("aggmtransspace", i64::from(a.mstate_space))
+                    .set("agginitval", a.init.as_deref().map_or(Value::Null, |t| Value::Text(t.into())))
+                    .set("aggminitval", a.minit.as_deref().map_or(Value::Null, |t| Value::Text(t.into())))
                     .build(),
             )
         })

@@ -44,6 +44,11 @@ pub(super) struct Acc {
     /// `agg(x ORDER BY …)`: each row's sort keys, value and delimiter,
     /// fed in order when the group is complete.
     deferred: Vec<(Vec<Value>, Value, Option<Value>)>,
+    /// A user-defined aggregate's state (exec/user_agg.rs).
+    pub(super) user: Option<Box<super::user_agg::UserState>>,
+    /// A user-defined aggregate's rows kept for ORDER BY or DISTINCT:
+    /// each row's sort keys and arguments.
+    pub(super) user_rows: Vec<(Vec<Value>, Vec<Value>)>,
 }
 
 impl Acc {
@@ -59,6 +64,9 @@ impl Acc {
 
     /// Adds a row's value (and string_agg's delimiter for it).
     pub(super) fn add(&mut self, func: AggFunc, v: Value, delimiter: Option<Value>) -> Result<(), SqlError> {
+        if func == AggFunc::User {
+            return Err(user_aggregate_here());
+        }
         if func == AggFunc::ArrayAgg {
             self.count += 1;
             self.items.push(v);
@@ -116,7 +124,8 @@ impl Acc {
                     }
                 }
             }
-            AggFunc::ArrayAgg
+            AggFunc::User
+            | AggFunc::ArrayAgg
             | AggFunc::ArrayAggArray
             | AggFunc::JsonAgg
             | AggFunc::JsonbAgg
@@ -170,12 +179,15 @@ impl Acc {
             // A window's aggregates are never ordered within (refused at
             // bind time).
             deferred: Vec::new(),
+            user: None,
+            user_rows: Vec::new(),
         }
         .finish(func, ty)
     }
 
     pub(super) fn finish(self, func: AggFunc, ty: SqlType) -> Result<Value, SqlError> {
         Ok(match func {
+            AggFunc::User => return Err(user_aggregate_here()),
             AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
             _ if self.count == 0 => Value::Null,
             AggFunc::Sum if ty == SqlType::Int8 => {
@@ -309,4 +321,10 @@ impl Acc {
             Some(JsonState::JsonbObject(a)) => a.finish().map_or(Value::Null, Value::Jsonb),
         }
     }
+}
+
+/// A user-defined aggregate reached the built-in ones' state (its own is
+/// exec/user_agg.rs).
+fn user_aggregate_here() -> SqlError {
+    SqlError::new(SqlState::INTERNAL_ERROR, "a user-defined aggregate computed as a built-in one")
 }

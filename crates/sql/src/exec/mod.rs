@@ -30,6 +30,7 @@ mod subplan;
 pub(crate) mod triggers;
 mod types;
 mod upsert;
+mod user_agg;
 mod vacuum;
 mod window;
 
@@ -688,7 +689,11 @@ impl Executor<'_> {
             Utility::AlterRoutine { oid, def, tag, rename } => {
                 self.alter_routine(*oid, def, tag, rename.as_deref()).await
             }
-            Utility::DropRoutines { targets, tag } => self.drop_routines(targets, tag).await,
+            Utility::DropRoutines { targets, tag, cascade } => {
+                self.drop_routines(targets, tag, *cascade).await
+            }
+            Utility::CommentRoutine { oid, text } => self.comment_routine(*oid, text.clone()).await,
+            Utility::MoveRoutine { oid, namespace, tag } => self.move_routine(*oid, *namespace, tag).await,
             Utility::Call { .. } => {
                 Err(SqlError::new(SqlState::INTERNAL_ERROR, "CALL is the session's to run"))
             }

@@ -616,6 +616,13 @@ impl Run<'_, '_> {
         aggs: &[Aggregate],
         having: Option<&Expr>,
     ) -> Result<Vec<Row>, SqlError> {
+        // User-defined aggregates with the same arguments and transition
+        // share one state, each finishing it (PostgreSQL's shared
+        // transition states): `leader[i]` is the aggregate that computes
+        // aggregate i's state.
+        let leader: Vec<usize> = (0..aggs.len())
+            .map(|i| (0..i).find(|&j| super::user_agg::shares_state(&aggs[j], &aggs[i])).unwrap_or(i))
+            .collect();
         let mut groups: BTreeMap<Key, Vec<Acc>> = BTreeMap::new();
         if keys.is_empty() {
             groups.insert(Key(Vec::new()), aggs.iter().map(|_| Acc::default()).collect());
@@ -624,11 +631,28 @@ impl Run<'_, '_> {
             let cx = self.ctx(row);
             let key = Key(keys.iter().map(|k| k.eval(&cx)).collect::<Result<_, _>>()?);
             let accs = groups.entry(key).or_insert_with(|| aggs.iter().map(|_| Acc::default()).collect());
-            for (acc, agg) in accs.iter_mut().zip(aggs) {
+            for (k, (acc, agg)) in accs.iter_mut().zip(aggs).enumerate() {
+                if leader[k] != k {
+                    continue;
+                }
                 if let Some(f) = &agg.filter {
                     if !passes(f, &cx)? {
                         continue;
                     }
+                }
+                if let Some(u) = &agg.user {
+                    let args = u.args.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+                    if agg.order.is_empty() {
+                        if acc.user.is_none() {
+                            acc.user = Some(Box::new(self.user_start(u)?));
+                        }
+                        self.user_step(u, acc.user.as_mut().expect("just set"), args)?;
+                    } else {
+                        let keys =
+                            agg.order.iter().map(|k| k.expr.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
+                        acc.user_rows.push((keys, args));
+                    }
+                    continue;
                 }
                 let v = match &agg.arg {
                     Some(e) => e.eval(&cx)?,
@@ -647,7 +671,37 @@ impl Run<'_, '_> {
         let mut out = Vec::with_capacity(groups.len());
         for (key, accs) in groups {
             let mut values = key.0;
-            for (mut acc, agg) in accs.into_iter().zip(aggs) {
+            let mut states: Vec<Option<super::user_agg::UserState>> = vec![None; aggs.len()];
+            for (k, (mut acc, agg)) in accs.into_iter().zip(aggs).enumerate() {
+                if let Some(u) = &agg.user {
+                    if leader[k] != k {
+                        let state = states[leader[k]].as_ref().expect("the leader comes first");
+                        values.push(self.user_finish(u, state)?);
+                        continue;
+                    }
+                    let mut state = match acc.user.take() {
+                        Some(s) => *s,
+                        None => self.user_start(u)?,
+                    };
+                    // ORDER BY (and DISTINCT, sorted by its arguments too):
+                    // the rows in order, stably; DISTINCT feeds each
+                    // argument list once.
+                    let mut rows = std::mem::take(&mut acc.user_rows);
+                    sort_by_keys(&mut rows, &agg.order, |(keys, _)| keys)?;
+                    let mut last: Option<Vec<Value>> = None;
+                    for (_, args) in rows {
+                        if u.distinct {
+                            if last.as_deref().is_some_and(|l| super::user_agg::same_arguments(l, &args)) {
+                                continue;
+                            }
+                            last = Some(args.clone());
+                        }
+                        self.user_step(u, &mut state, args)?;
+                    }
+                    values.push(self.user_finish(u, &state)?);
+                    states[k] = Some(state);
+                    continue;
+                }
                 // `agg(x ORDER BY …)`: the group's rows, sorted (stably:
                 // equal keys keep their input order), then fed.
                 let mut deferred = acc.take_deferred();

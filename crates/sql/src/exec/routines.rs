@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use snapscale_engine::catalog::RelEntry;
 use snapscale_engine::redo::Redo;
-use snapscale_engine::routines::RoutineDef;
+use snapscale_engine::routines::{RoutineDef, RoutineKind};
 use snapscale_engine::{LockMode, Rel};
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
@@ -30,10 +30,10 @@ impl Executor<'_> {
             ..RelEntry::empty(db.catalog.new_oid(), name, creation.namespace, db.catalog.create_storage())
         };
         let kind = RowKind::Routine(def.input_types());
-        let tag = if def.kind == snapscale_engine::routines::RoutineKind::Procedure {
-            "CREATE PROCEDURE"
-        } else {
-            "CREATE FUNCTION"
+        let tag = match def.kind {
+            RoutineKind::Procedure => "CREATE PROCEDURE",
+            RoutineKind::Aggregate => "CREATE AGGREGATE",
+            RoutineKind::Function => "CREATE FUNCTION",
         };
         let existing = match self.insert_catalog_row(name, creation.namespace, None, kind, &mut build).await?
         {
@@ -52,6 +52,9 @@ impl Executor<'_> {
             return Err(crate::bind::routine_kind_changed(&rel.entry));
         }
         check_replacement(old, def, &signature(name, old))?;
+        if let (Some(was), Some(now)) = (&old.aggregate, &def.aggregate) {
+            check_aggregate_replacement(name, was, now)?;
+        }
         self.replace_routine(&rel, def).await?;
         Ok(Output::Command(tag.into()))
     }
@@ -124,23 +127,144 @@ impl Executor<'_> {
         Ok(())
     }
 
+    /// DROP FUNCTION / PROCEDURE / ROUTINE / AGGREGATE: each routine, and
+    /// with `cascade` the aggregates that call it (without, 2BP01 while
+    /// one does).
     pub(crate) async fn drop_routines(
         &mut self,
         targets: &[(String, Option<u32>)],
         tag: &str,
+        cascade: bool,
     ) -> Result<Output, SqlError> {
+        let mut dropped: Vec<u32> = Vec::new();
+        // An aggregate that is itself being dropped is no dependent.
+        let named: Vec<u32> = targets.iter().filter_map(|(_, oid)| *oid).collect();
         for (name, oid) in targets {
             let Some(oid) = *oid else {
                 self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, format!("{name} does not exist, skipping"));
                 continue;
             };
-            let rel = self.locked_routine(oid).await?;
-            self.change_catalog(&rel, None).await?;
-            // CATALOG-REDO: a drop is logged as the oid.
-            self.xact.log_change(&rel.entry, Redo::Drop(oid)).await?;
-            self.xact.dropped_storage(rel.entry.storage);
+            if dropped.contains(&oid) {
+                continue;
+            }
+            let dependents: Vec<Arc<RelEntry>> = self
+                .xact
+                .catalog_entries()?
+                .into_iter()
+                .map(|(_, e)| e)
+                .filter(|e| !dropped.contains(&e.oid) && !named.contains(&e.oid))
+                .filter(|e| {
+                    e.routine.as_ref().and_then(|r| r.aggregate.as_ref()).is_some_and(|a| calls(a, oid))
+                })
+                .collect();
+            if !dependents.is_empty() {
+                let this = match self.xact.routine_by_oid(oid)? {
+                    Some((_, e)) => self.routine_description(&e)?,
+                    None => String::new(),
+                };
+                let each: Vec<String> =
+                    dependents.iter().map(|e| self.routine_description(e)).collect::<Result<_, _>>()?;
+                if !cascade {
+                    let detail: Vec<String> = each.iter().map(|d| format!("{d} depends on {this}")).collect();
+                    return Err(SqlError::new(
+                        SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!("cannot drop {this} because other objects depend on it"),
+                    )
+                    .with_detail(detail.join("\n"))
+                    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                }
+                match each.as_slice() {
+                    [one] => {
+                        self.xact.notice(SqlState::SUCCESSFUL_COMPLETION, format!("drop cascades to {one}"))
+                    }
+                    many => {
+                        let detail: Vec<String> =
+                            many.iter().map(|d| format!("drop cascades to {d}")).collect();
+                        self.xact.notice_with_detail(
+                            SqlState::SUCCESSFUL_COMPLETION,
+                            format!("drop cascades to {} other objects", many.len()),
+                            Some(detail.join("\n")),
+                        );
+                    }
+                }
+                for e in &dependents {
+                    self.drop_routine(e.oid).await?;
+                    dropped.push(e.oid);
+                }
+            }
+            self.drop_routine(oid).await?;
+            dropped.push(oid);
         }
         Ok(Output::Command(tag.into()))
+    }
+
+    /// A routine as PostgreSQL's dependency messages name it: `function
+    /// name(type,type)`, the name qualified when its schema is not on the
+    /// search_path.
+    fn routine_description(&mut self, e: &RelEntry) -> Result<String, SqlError> {
+        let types: Vec<&str> = e
+            .routine
+            .as_ref()
+            .map(|r| r.input_types())
+            .unwrap_or_default()
+            .iter()
+            .map(|t| t.name())
+            .collect();
+        let word = match e.routine.as_ref().map(|r| r.kind) {
+            Some(RoutineKind::Procedure) => "procedure",
+            _ => "function",
+        };
+        let schema = self.xact.namespace_name(e.namespace)?.unwrap_or_default();
+        let name = if e.temp_owner.is_none() && !self.xact.search_path().contains(&schema) {
+            format!("{schema}.{}", e.name)
+        } else {
+            e.name.clone()
+        };
+        Ok(format!("{word} {name}({})", types.join(",")))
+    }
+
+    async fn drop_routine(&mut self, oid: u32) -> Result<(), SqlError> {
+        let rel = self.locked_routine(oid).await?;
+        self.change_catalog(&rel, None).await?;
+        // CATALOG-REDO: a drop is logged as the oid.
+        self.xact.log_change(&rel.entry, Redo::Drop(oid)).await?;
+        self.xact.dropped_storage(rel.entry.storage);
+        Ok(())
+    }
+
+    /// ALTER AGGREGATE … SET SCHEMA: routine `oid` in schema `namespace`
+    /// (42723 when one there has its name and inputs).
+    pub(crate) async fn move_routine(
+        &mut self,
+        oid: u32,
+        namespace: u32,
+        tag: &str,
+    ) -> Result<Output, SqlError> {
+        let rel = self.locked_routine(oid).await?;
+        if rel.entry.namespace == namespace {
+            return Ok(Output::Command(tag.into()));
+        }
+        let moved = Arc::new(RelEntry { namespace, ..(*rel.entry).clone() });
+        let def = moved.routine.clone().expect("a routine row");
+        self.check_routine_name_free(&moved, &moved.name, &def)?;
+        self.change_catalog(&rel, Some(Arc::clone(&moved))).await?;
+        self.xact.log_change(&moved, Redo::Catalog(moved.clone())).await?;
+        // It may now come first, or no longer, along a search_path.
+        self.xact.invalidate_names();
+        Ok(Output::Command(tag.into()))
+    }
+
+    /// COMMENT ON AGGREGATE: routine `oid` with its comment set (or
+    /// removed).
+    pub(crate) async fn comment_routine(
+        &mut self,
+        oid: u32,
+        text: Option<String>,
+    ) -> Result<Output, SqlError> {
+        let rel = self.locked_routine(oid).await?;
+        self.rewrite_entry(&rel, |e| e.set_comment(snapscale_engine::catalog::Described::Relation, text))
+            .await?;
+        Ok(Output::Command("COMMENT".into()))
     }
 
     /// The routine `oid` as this transaction sees it once it holds the
@@ -173,9 +297,10 @@ fn signature_spaced(name: &str, def: &RoutineDef) -> String {
 /// What CREATE OR REPLACE may not change of an existing routine: its kind,
 /// its result, its input parameters' names, and the defaults it has.
 fn check_replacement(old: &RoutineDef, new: &RoutineDef, signature: &str) -> Result<(), SqlError> {
+    let word = if old.kind == RoutineKind::Aggregate { "AGGREGATE" } else { "FUNCTION" };
     let refuse = |message: String| {
         SqlError::new(SqlState::INVALID_FUNCTION_DEFINITION, message)
-            .with_hint(format!("Use DROP FUNCTION {signature} first."))
+            .with_hint(format!("Use DROP {word} {signature} first."))
     };
     if old.returns != new.returns || old.returns_set != new.returns_set {
         return Err(refuse("cannot change return type of existing function".into()));
@@ -197,4 +322,40 @@ fn check_replacement(old: &RoutineDef, new: &RoutineDef, signature: &str) -> Res
         return Err(refuse("cannot remove parameter defaults from existing function".into()));
     }
     Ok(())
+}
+
+/// What CREATE OR REPLACE AGGREGATE may not change of an existing
+/// aggregate besides a function's: its kind and its direct arguments.
+fn check_aggregate_replacement(
+    name: &str,
+    old: &snapscale_engine::routines::AggregateDef,
+    new: &snapscale_engine::routines::AggregateDef,
+) -> Result<(), SqlError> {
+    if old.kind != new.kind {
+        let what = match old.kind {
+            b'o' => "an ordered-set aggregate",
+            b'h' => "a hypothetical-set aggregate",
+            _ => "an ordinary aggregate function",
+        };
+        return Err(SqlError::new(SqlState::WRONG_OBJECT_TYPE, "cannot change routine kind")
+            .with_detail(format!("\"{name}\" is {what}.")));
+    }
+    if old.direct_args != new.direct_args {
+        return Err(SqlError::new(
+            SqlState::INVALID_FUNCTION_DEFINITION,
+            "cannot change number of direct arguments of an aggregate function",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether aggregate `a` calls routine `oid`.
+fn calls(a: &snapscale_engine::routines::AggregateDef, oid: u32) -> bool {
+    std::iter::once(&a.transfn)
+        .chain(
+            [&a.finalfn, &a.combinefn, &a.serialfn, &a.deserialfn, &a.mtransfn, &a.minvtransfn, &a.mfinalfn]
+                .into_iter()
+                .flatten(),
+        )
+        .any(|f| f.oid == oid)
 }

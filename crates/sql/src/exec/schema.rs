@@ -93,7 +93,7 @@ impl Executor<'_> {
             self.drop_types(types, false).await?;
         }
         if !routines.is_empty() {
-            self.drop_routines(routines, "DROP FUNCTION").await?;
+            self.drop_routines(routines, "DROP FUNCTION", true).await?;
         }
         // What this statement dropped (its own deletes are not yet seen
         // by the catalog reads below).

@@ -23,7 +23,7 @@ use snapscale_values::{SqlError, Value};
 
 use super::agg::Acc;
 use super::query::{sort_by_keys, Run};
-use crate::expr::{compare, WinFunc};
+use crate::expr::{compare, AggFunc, WinFunc};
 use crate::plan::{FrameBound, FrameUnits, SortKey, WindowCall};
 
 /// A row's place in a window: its partition key, its order values, the
@@ -207,6 +207,32 @@ impl Run<'_, '_> {
                         Some(a) => part[a].2.clone().unwrap_or(Value::Null),
                         None => Value::Null,
                     };
+                }
+            }
+            WinFunc::Agg(AggFunc::User) => {
+                let Some(u) = call.user.as_deref() else {
+                    return Err(SqlError::new(
+                        SqlState::INTERNAL_ERROR,
+                        "a window aggregate without its definition",
+                    ));
+                };
+                let frames = frames(part, call, framed, &groups)?;
+                // As for the built-in aggregates: frames that only grow
+                // accumulate once; any other frame is computed afresh.
+                let growing = frames.iter().all(|f| f.0 == 0) && frames.windows(2).all(|w| w[0].1 <= w[1].1);
+                let mut state = self.user_start(u)?;
+                let mut added = 0;
+                for (n, (_, _, _, i, _)) in part.iter().enumerate() {
+                    let (lo, hi) = frames[n];
+                    if !growing {
+                        state = self.user_start(u)?;
+                        added = lo;
+                    }
+                    while added < hi {
+                        self.user_step(u, &mut state, part[added].4.clone())?;
+                        added += 1;
+                    }
+                    out[*i] = self.user_finish(u, &state)?;
                 }
             }
             WinFunc::Agg(func) => {

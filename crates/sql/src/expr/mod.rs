@@ -370,6 +370,9 @@ pub enum AggFunc {
     /// the second-argument slot string_agg's delimiter uses.
     JsonObjectAgg,
     JsonbObjectAgg,
+    /// A user-defined aggregate (CREATE AGGREGATE): its call is the
+    /// Aggregate's or WindowCall's `user`.
+    User,
 }
 
 impl AggFunc {

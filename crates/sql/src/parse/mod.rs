@@ -23,6 +23,7 @@
 //! here by their first word and parsed by hand; everything else goes to
 //! sqlparser.
 
+pub(crate) mod aggregate_syntax;
 pub(crate) mod alter_constraint_syntax;
 pub(crate) mod alter_sequence_syntax;
 pub(crate) mod column_option_syntax;
@@ -136,6 +137,14 @@ pub enum Parsed {
     },
     /// `FETCH` or `MOVE` (cursor_syntax.rs).
     Fetch(crate::statement::FetchStatement),
+    /// `CREATE [OR REPLACE] AGGREGATE …` (aggregate_syntax.rs).
+    CreateAggregate(Box<aggregate_syntax::CreateAggregate>),
+    /// `DROP AGGREGATE …`.
+    DropAggregate(Box<aggregate_syntax::DropAggregate>),
+    /// `COMMENT ON AGGREGATE name (args) IS …`.
+    CommentAggregate(Box<aggregate_syntax::CommentAggregate>),
+    /// `ALTER AGGREGATE … {RENAME TO | OWNER TO | SET SCHEMA} …`.
+    AlterAggregate(Box<aggregate_syntax::AlterAggregate>),
     /// `REFRESH MATERIALIZED VIEW [CONCURRENTLY] name [WITH [NO] DATA]`.
     Refresh {
         name: sqlparser::ast::ObjectName,
@@ -309,6 +318,12 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
             }
         }
         if first == "comment" {
+            if let Some(parsed) = aggregate_syntax::parse_comment_aggregate(trimmed) {
+                out.push(Parsed::CommentAggregate(Box::new(
+                    parsed.map_err(|e| at_semicolon(e, sql, trimmed))?,
+                )));
+                continue;
+            }
             out.push(Parsed::Comment(Box::new(comment_syntax::parse_comment(trimmed)?)));
             continue;
         }
@@ -331,8 +346,26 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                 out.push(Parsed::CreateTrigger(Box::new(parsed?)));
                 continue;
             }
+            if let Some(parsed) = aggregate_syntax::parse_create_aggregate(trimmed) {
+                out.push(Parsed::CreateAggregate(Box::new(
+                    parsed.map_err(|e| at_semicolon(e, sql, trimmed))?,
+                )));
+                continue;
+            }
+        }
+        if first == "drop" {
+            if let Some(parsed) = aggregate_syntax::parse_drop_aggregate(trimmed) {
+                out.push(Parsed::DropAggregate(Box::new(parsed.map_err(|e| at_semicolon(e, sql, trimmed))?)));
+                continue;
+            }
         }
         if first == "alter" {
+            if let Some(parsed) = aggregate_syntax::parse_alter_aggregate(trimmed) {
+                out.push(Parsed::AlterAggregate(Box::new(
+                    parsed.map_err(|e| at_semicolon(e, sql, trimmed))?,
+                )));
+                continue;
+            }
             if let Some(parsed) = trigger_syntax::parse_alter_trigger(trimmed) {
                 out.push(Parsed::RenameTrigger(Box::new(parsed?)));
                 continue;
@@ -590,6 +623,20 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         }
     }
     Ok(out)
+}
+
+/// A hand-read statement's error at its end, where the query string goes
+/// on with the semicolon that ends it: PostgreSQL's parser saw that
+/// semicolon, and names it.
+fn at_semicolon(err: SqlError, sql: &str, statement: &str) -> SqlError {
+    let end = statement.as_ptr() as usize - sql.as_ptr() as usize + statement.len();
+    if err.message != "syntax error at end of input" || !sql[end..].trim_start().starts_with(';') {
+        return err;
+    }
+    SqlError::from(snapscale_values::ErrorData {
+        message: "syntax error at or near \";\"".into(),
+        ..err.into_data()
+    })
 }
 
 /// A statement's significant tokens, for the statements read by hand

@@ -82,6 +82,34 @@ pub struct Aggregate {
     /// `agg(x) FILTER (WHERE …)`: only the rows it holds for are fed.
     pub filter: Option<Expr>,
     pub ty: SqlType,
+    /// A user-defined aggregate's call ([`AggFunc::User`]).
+    pub user: Option<Box<UserAgg>>,
+}
+
+/// A call of a user-defined aggregate (CREATE AGGREGATE): its arguments
+/// over the input row, and its support functions' calls bound for the
+/// call's types, each over a row of its own: the transition over (state,
+/// arguments…), the final function over (state, NULL for each extra
+/// argument).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserAgg {
+    /// The aggregate's name, for messages.
+    pub name: String,
+    pub args: Vec<Expr>,
+    /// `agg(DISTINCT …)`: equal argument lists fed once.
+    pub distinct: bool,
+    pub trans: Expr,
+    /// A STRICT transition function: rows with a NULL argument are
+    /// skipped, the first row's argument is the state when there is no
+    /// initial one, and a NULL state stays NULL.
+    pub trans_strict: bool,
+    /// INITCOND read as the state's type (`None`: NULL).
+    pub init: Option<Expr>,
+    pub finish: Option<Expr>,
+    /// How many NULLs the final function takes after the state
+    /// (FINALFUNC_EXTRA).
+    pub extra: usize,
+    pub finish_strict: bool,
 }
 
 /// One window function call: over the rows of its partition, in its order.
@@ -98,6 +126,9 @@ pub struct WindowCall {
     /// An explicit frame clause; `None`: the default frame (RANGE
     /// UNBOUNDED PRECEDING AND CURRENT ROW).
     pub frame: Option<Frame>,
+    /// A user-defined aggregate over the window ([`AggFunc::User`]): its
+    /// arguments are `more`.
+    pub user: Option<Box<UserAgg>>,
 }
 
 /// A window frame: ROWS, RANGE or GROUPS between two bounds.
@@ -859,6 +890,19 @@ pub enum Utility {
     DropRoutines {
         targets: Vec<(String, Option<u32>)>,
         tag: &'static str,
+        /// CASCADE: the aggregates that call them go too.
+        cascade: bool,
+    },
+    /// ALTER AGGREGATE … SET SCHEMA: routine `oid` into `namespace`.
+    MoveRoutine {
+        oid: u32,
+        namespace: u32,
+        tag: &'static str,
+    },
+    /// COMMENT ON AGGREGATE: routine `oid`'s comment (`None`: none).
+    CommentRoutine {
+        oid: u32,
+        text: Option<String>,
     },
     /// CALL: the procedure and its arguments (constants, parameters), run
     /// by the session (PL-CALLS).

@@ -405,9 +405,16 @@ impl Statement {
                 {
                     Some("CREATE PROCEDURE")
                 }
+                Utility::CreateRoutine { def, .. }
+                    if def.kind == snapscale_engine::routines::RoutineKind::Aggregate =>
+                {
+                    Some("CREATE AGGREGATE")
+                }
                 Utility::CreateRoutine { .. } => Some("CREATE FUNCTION"),
                 Utility::AlterRoutine { tag, .. } => Some(tag),
                 Utility::DropRoutines { tag, .. } => Some(tag),
+                Utility::CommentRoutine { .. } => Some("COMMENT"),
+                Utility::MoveRoutine { tag, .. } => Some(tag),
                 // Its statements are refused one by one where they write.
                 Utility::Call { .. } => None,
                 Utility::CreateSchema { .. } => Some("CREATE SCHEMA"),
