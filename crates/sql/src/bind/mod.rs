@@ -76,6 +76,13 @@ pub(crate) use view::{rename_column_in, rename_relation_in, requalify};
 pub(crate) trait Resolver {
     /// The relation `name` (already normalised), if it exists.
     fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError>;
+    /// Setting `name`'s value as SHOW shows it, if the session has one
+    /// (plpgsql.extra_warnings, read as a body is compiled).
+    fn setting(&self, _name: &str) -> Option<String> {
+        None
+    }
+    /// Sends the client a notice (a compiler's warning).
+    fn notice(&mut self, _notice: snapscale_engine::xact::Notice) {}
     /// The session's TimeZone: literals of timestamptz are read in it when
     /// the statement is bound, as PostgreSQL reads them at parse analysis.
     fn zone(&self) -> snapscale_values::Style {
@@ -174,6 +181,14 @@ pub(crate) trait Resolver {
 impl Resolver for snapscale_engine::Xact {
     fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
         self.relation(name)
+    }
+
+    fn setting(&self, name: &str) -> Option<String> {
+        self.session_view.as_ref().and_then(|v| (v.show)(name).ok())
+    }
+
+    fn notice(&mut self, notice: snapscale_engine::xact::Notice) {
+        self.notice_full(notice);
     }
 
     fn relation_by_oid(&mut self, oid: u32) -> Result<Option<Rel>, SqlError> {

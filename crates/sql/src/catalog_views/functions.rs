@@ -328,6 +328,7 @@ impl CatalogState {
         self.relations
             .iter()
             .chain(&self.user_types)
+            .chain(&self.routines)
             .flat_map(|e| e.comments.iter().map(move |c| (e, c)))
             .find(|(e, c)| super::relations::described_object(e, &c.on).is_some_and(&matches))
             .map_or(Value::Null, |(_, c)| Value::Text(c.text.as_str().into()))

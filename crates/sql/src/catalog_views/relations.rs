@@ -656,7 +656,7 @@ pub(super) fn sequences_view(state: &CatalogState) -> Vec<Vec<Value>> {
 /// pg_description: every COMMENT ON, keyed as PostgreSQL keys it.
 pub(super) fn descriptions(state: &CatalogState) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
-    for e in state.relations.iter().chain(&state.user_types) {
+    for e in state.relations.iter().chain(&state.user_types).chain(&state.routines) {
         for c in &e.comments {
             let Some((objoid, classoid, subid)) = described_object(e, &c.on) else { continue };
             out.push(
@@ -680,8 +680,12 @@ pub(super) fn described_object(e: &RelEntry, on: &Described) -> Option<(u32, u32
     const CLASS: u32 = 1259;
     const TYPE: u32 = 1247;
     const CONSTRAINT: u32 = 2606;
+    const PROC: u32 = 1255;
+    const TRIGGER: u32 = 2620;
     match on {
+        Described::Relation if e.routine.is_some() => Some((e.oid, PROC, 0)),
         Described::Relation => Some((e.oid, if e.is_relation() { CLASS } else { TYPE }, 0)),
+        Described::Trigger(n) => Some((e.triggers.iter().find(|t| t.name == *n)?.oid, TRIGGER, 0)),
         Described::Column(n) => Some((e.oid, CLASS, e.column(n)? as i64 + 1)),
         Described::Index(n) => Some((e.indexes.iter().find(|i| i.name == *n)?.oid, CLASS, 0)),
         Described::Constraint(n) => {

@@ -689,6 +689,7 @@ impl Executor<'_> {
                 self.alter_routine(*oid, def, tag, rename.as_deref()).await
             }
             Utility::DropRoutines { targets, tag } => self.drop_routines(targets, tag).await,
+            Utility::CommentRoutine { oid, text } => self.comment_routine(*oid, text.clone()).await,
             Utility::Call { .. } => {
                 Err(SqlError::new(SqlState::INTERNAL_ERROR, "CALL is the session's to run"))
             }
@@ -744,6 +745,8 @@ fn change_triggers(
             for t in entry.triggers.iter_mut().filter(|t| t.name == *old) {
                 t.name = new.clone();
             }
+            use snapscale_engine::catalog::Described;
+            entry.rename_commented(&Described::Trigger(old.clone()), Described::Trigger(new.clone()));
             entry.triggers.sort_by(|a, b| a.name.cmp(&b.name));
         }
     }

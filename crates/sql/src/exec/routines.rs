@@ -124,6 +124,18 @@ impl Executor<'_> {
         Ok(())
     }
 
+    /// COMMENT ON FUNCTION: the routine row with its comment set (or
+    /// gone), logged whole.
+    pub(crate) async fn comment_routine(&mut self, oid: u32, text: Option<String>) -> Result<Output, SqlError> {
+        let rel = self.locked_routine(oid).await?;
+        let mut entry = (*rel.entry).clone();
+        entry.set_comment(snapscale_engine::catalog::Described::Relation, text);
+        let entry = Arc::new(entry);
+        self.change_catalog(&rel, Some(Arc::clone(&entry))).await?;
+        self.xact.log_change(&entry, Redo::Catalog(entry.clone())).await?;
+        Ok(Output::Command("COMMENT".into()))
+    }
+
     pub(crate) async fn drop_routines(
         &mut self,
         targets: &[(String, Option<u32>)],
@@ -180,7 +192,10 @@ fn check_replacement(old: &RoutineDef, new: &RoutineDef, signature: &str) -> Res
     if old.returns != new.returns || old.returns_set != new.returns_set {
         return Err(refuse("cannot change return type of existing function".into()));
     }
-    if old.result_columns() != new.result_columns() {
+    // The row type OUT parameters define matters where the result is a
+    // record (several of them), as PostgreSQL compares it.
+    let record = matches!(new.returns, snapscale_values::SqlType::Record(_));
+    if record && old.result_columns() != new.result_columns() {
         return Err(refuse("cannot change return type of existing function".into())
             .with_detail("Row type defined by OUT parameters is different."));
     }

@@ -67,9 +67,11 @@ enum Body {
     Sql(Vec<crate::plpgsql::ast::Sql>),
 }
 
-/// A session's compiled functions, by oid.
+/// A session's compiled functions, by oid and (a trigger function's, as
+/// PostgreSQL compiles one per table: NEW's fields are the table's) the
+/// table it fires for, 0 for any other call.
 #[derive(Default)]
-pub(crate) struct Functions(std::collections::HashMap<u32, Compiled>);
+pub(crate) struct Functions(std::collections::HashMap<(u32, u32), Compiled>);
 
 /// Calls PL/pgSQL function `routine` with `args`.
 pub(crate) fn call<'a>(
@@ -97,7 +99,7 @@ pub(crate) fn call<'a>(
             ));
         }
         let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
-        let (body, name, statements) = take_compiled(spi, routine)?;
+        let (body, name, statements) = take_compiled(spi, routine, 0)?;
         let params = inputs.iter().zip(args).map(|(a, v)| (a.name.clone(), a.ty, v)).collect();
         spi.depth += 1;
         // A function runs inside its caller's statement; a procedure
@@ -116,6 +118,9 @@ pub(crate) fn call<'a>(
                 let outs = def.output_columns();
                 if !outs.is_empty() || def.returns_set {
                     interp.outputs(outs, def.returns_set);
+                    let positions: Vec<usize> =
+                        def.args.iter().enumerate().filter(|(_, a)| a.mode.is_output()).map(|(i, _)| i + 1).collect();
+                    interp.output_positions(&positions);
                 }
                 if let Some(t) = &def.row_type {
                     interp.row_types(t.columns.iter().map(|(_, ty)| *ty).collect());
@@ -125,7 +130,7 @@ pub(crate) fn call<'a>(
         };
         spi.depth -= 1;
         spi.nonatomic = nonatomic;
-        keep_compiled(spi, routine, body, name, statements);
+        keep_compiled(spi, routine, 0, body, name, statements);
         result
     })
 }
@@ -135,8 +140,10 @@ pub(crate) fn call<'a>(
 fn take_compiled(
     spi: &mut spi::Spi<'_>,
     routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
+    table: u32,
 ) -> Result<(std::sync::Arc<Body>, CallName, run::Statements), SqlError> {
-    let cached = spi.functions.0.remove(&routine.oid).filter(|c| std::sync::Arc::ptr_eq(&c.entry, routine));
+    let cached =
+        spi.functions.0.remove(&(routine.oid, table)).filter(|c| std::sync::Arc::ptr_eq(&c.entry, routine));
     Ok(match cached {
         Some(c) => (c.body, c.name, c.statements),
         None => {
@@ -165,13 +172,14 @@ fn call_name(routine: &snapscale_engine::catalog::RelEntry, body: &Body) -> Call
 fn keep_compiled(
     spi: &mut spi::Spi<'_>,
     routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
+    table: u32,
     body: std::sync::Arc<Body>,
     name: CallName,
     statements: run::Statements,
 ) {
     spi.functions
         .0
-        .insert(routine.oid, Compiled { entry: std::sync::Arc::clone(routine), body, name, statements });
+        .insert((routine.oid, table), Compiled { entry: std::sync::Arc::clone(routine), body, name, statements });
 }
 
 /// Calls trigger function `routine` for `call` (TRIGGER-FIRE): its value
@@ -193,7 +201,8 @@ pub(crate) async fn call_trigger(
     if too_deep(spi) {
         return Err(crate::stack::too_deep(spi.limits.max_stack_depth));
     }
-    let (body, name, statements) = take_compiled(spi, routine)?;
+    let table = call.rel.entry.oid;
+    let (body, name, statements) = take_compiled(spi, routine, table)?;
     let Body::Pl(block) = &*body else {
         return Err(SqlError::new(
             SqlState::FEATURE_NOT_SUPPORTED,
@@ -211,7 +220,7 @@ pub(crate) async fn call_trigger(
     );
     let (result, statements) = interp.run(block).await;
     spi.depth -= 1;
-    keep_compiled(spi, routine, std::sync::Arc::clone(&body), name, statements);
+    keep_compiled(spi, routine, table, std::sync::Arc::clone(&body), name, statements);
     result
 }
 
@@ -222,14 +231,16 @@ fn compile(routine: &snapscale_engine::catalog::RelEntry) -> Result<Body, SqlErr
         return Ok(Body::Sql(
             crate::parse::split(&def.body)
                 .into_iter()
-                .map(|text| crate::plpgsql::ast::Sql { text: text.trim().to_owned() })
+                .map(|text| crate::plpgsql::ast::Sql { text: text.trim().to_owned(), at: 0 })
                 .collect(),
         ));
     }
     let names = crate::plpgsql::declared_names(def);
-    let void = def.returns == snapscale_values::SqlType::Void && def.output_columns().is_empty();
+    let returns = crate::plpgsql::Returns::of(def);
+    // Its warnings were the CREATE's to give.
+    let extra = crate::plpgsql::Extra::default();
     parse(&def.body, crate::stack::DEFAULT_MAX_STACK_DEPTH / 1024)
-        .and_then(|b| check(&b, &names, void).map(|_| b))
+        .and_then(|b| check(&b, &names, returns, &def.body, extra).map(|_| b))
         .map(Body::Pl)
         .map_err(|e| compile_context(e, &routine.name, &def.body, None))
 }

@@ -253,6 +253,10 @@ impl Spi<'_> {
         params: &[Value],
         mode: crate::exec::RunMode,
     ) -> Result<Output, SqlError> {
+        // PostgreSQL's CommandCounterIncrement before a function's query:
+        // it sees what the statement that called it (a trigger's, or one
+        // calling it per row) changed so far.
+        self.xact.end_statement()?;
         // The statement may read pg_cursors.
         self.portals.publish(self.xact);
         let mut mode = mode;

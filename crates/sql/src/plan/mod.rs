@@ -828,6 +828,12 @@ pub enum Utility {
         tag: &'static str,
         rename: Option<String>,
     },
+    /// COMMENT ON FUNCTION / PROCEDURE / ROUTINE: routine `oid`'s comment
+    /// (`None`: it goes).
+    CommentRoutine {
+        oid: u32,
+        text: Option<String>,
+    },
     CreateRoutine {
         key: String,
         def: Box<snapscale_engine::routines::RoutineDef>,

@@ -370,7 +370,7 @@ impl Statement {
                 Utility::RenameIndex { .. } => Some("ALTER INDEX"),
                 Utility::SetOptions { tag, .. } => Some(tag),
                 Utility::AlterConstraint { .. } => Some("ALTER TABLE"),
-                Utility::Comment { .. } => Some("COMMENT"),
+                Utility::Comment { .. } | Utility::CommentRoutine { .. } => Some("COMMENT"),
                 Utility::Trigger { tag, .. } => Some(tag),
                 Utility::AlterSequence { .. } => Some("ALTER SEQUENCE"),
                 Utility::SetConstraints { .. } => None,
