@@ -148,7 +148,13 @@ fn take_compiled(
         Some(c) => (c.body, c.name, c.statements),
         None => {
             let body = compile(routine)?;
-            let name = call_name(routine, &body);
+            // A polymorphic function is called as a copy with its types
+            // resolved; CONTEXT lines name it as declared.
+            let declared = match routine.routine.as_ref().is_some_and(|d| !d.args.is_empty()) {
+                true => spi.xact.routine_by_oid(routine.oid)?.map(|(_, e)| e),
+                false => None,
+            };
+            let name = call_name(declared.as_deref().unwrap_or(routine), &body);
             (std::sync::Arc::new(body), name, run::Statements::default())
         }
     })

@@ -1037,12 +1037,21 @@ impl<'s, 'c> Interp<'s, 'c> {
                 self.in_set(*line, "RETURN QUERY")?;
                 let out = match query {
                     Source::Static(sql) => self.execute_returning_rows(sql).await,
-                    Source::Dynamic { query, using } => self.run_dynamic(query, using).await,
+                    Source::Dynamic { query, using } => {
+                        self.run_dynamic_plan(query, using, true).await.map(|(out, _, _, _)| out)
+                    }
                 };
                 let (columns, rows) =
                     rows_and_columns(out.map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?);
                 let wanted: Vec<SqlType> = if !self.row_types.is_empty() {
                     self.row_types.clone()
+                } else if let (SqlType::Composite(u), Source::Static(sql) | Source::Dynamic { query: sql, .. }) =
+                    (self.returns, query)
+                {
+                    let fields = self
+                        .composite_fields_at(key_of(sql, 0), u)
+                        .map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?;
+                    fields.iter().map(|(_, t)| *t).collect()
                 } else if self.outs.is_empty() {
                     vec![self.returns]
                 } else {
@@ -1078,6 +1087,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 Ok(Flow::Next)
             }
             Stmt::Raise(r) => self.raise(r).await.map(|_| Flow::Next),
+            Stmt::Assert { .. } if !self.check_asserts() => Ok(Flow::Next),
             Stmt::Assert { cond, message, line } => {
                 if self.truth_or_null(cond).await.map_err(|e| self.in_context(e, *line, "ASSERT"))?
                     == Some(true)
@@ -1991,13 +2001,7 @@ impl<'s, 'c> Interp<'s, 'c> {
         if !matches!(compiled.parsed, Parsed::Do { .. }) {
             ready = self.refresh(&mut compiled).await;
             if ready.is_ok() && compiled.planned.as_ref().and_then(|p| p.columns()).is_none() {
-                let first = sql.text.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
-                let what = match first.as_str() {
-                    "SELECT" | "WITH" | "TABLE" | "VALUES" | "(" => "SELECT INTO".to_owned(),
-                    "CREATE" => "CREATE TABLE AS".to_owned(),
-                    other => other.to_owned(),
-                };
-                ready = Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("{what} query does not return tuples")));
+                ready = Err(no_tuples(&sql.text));
             }
         }
         let out = match ready {
@@ -2198,6 +2202,12 @@ impl<'s, 'c> Interp<'s, 'c> {
         })
     }
 
+    /// plpgsql.check_asserts: whether ASSERT is checked (on by default).
+    fn check_asserts(&self) -> bool {
+        let shown = self.spi.xact.session_view.as_ref().and_then(|v| (v.show)("plpgsql.check_asserts").ok());
+        !shown.is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "false" | "no" | "0"))
+    }
+
     /// The checks plpgsql.extra_warnings and extra_errors ask for.
     fn extra(&self) -> crate::plpgsql::Extra {
         crate::plpgsql::extra_checks(self.spi.xact.session_view.as_deref())
@@ -2326,20 +2336,23 @@ impl<'s, 'c> Interp<'s, 'c> {
         into: Option<&IntoTargets>,
         using: &[Sql],
     ) -> Result<(), SqlError> {
-        let (out, _, _, params) = self.run_dynamic_plan(query, using).await?;
+        let (out, _, _, params) = self.run_dynamic_plan(query, using, false).await?;
         self.finish_statement(out, into, StrictParams::Dynamic(params))
     }
 
     async fn run_dynamic(&mut self, query: &Sql, using: &[Sql]) -> Result<Output, SqlError> {
-        self.run_dynamic_plan(query, using).await.map(|(out, _, _, _)| out)
+        self.run_dynamic_plan(query, using, false).await.map(|(out, _, _, _)| out)
     }
 
     /// EXECUTE's statement run: its output, whether its plan could run
     /// backward, and its text.
+    /// `must_return`: a statement that gives no rows is refused before it
+    /// runs (RETURN QUERY's).
     async fn run_dynamic_plan(
         &mut self,
         query: &Sql,
         using: &[Sql],
+        must_return: bool,
     ) -> Result<(Output, bool, String, Vec<(Value, SqlType)>), SqlError> {
         let (text, _) = self.value(query).await?;
         let text = match text {
@@ -2374,6 +2387,9 @@ impl<'s, 'c> Interp<'s, 'c> {
         loop {
             let planned = self.spi.plan(&parsed, &declared).map_err(named)?;
             if self.spi.current(&planned, true).await.map_err(named)? {
+                if must_return && planned.columns().is_none() {
+                    return Err(named(no_tuples(&text)));
+                }
                 let out = self.spi.run(&planned, &params).await.map_err(named)?;
                 let typed = params.into_iter().zip(declared.iter().map(|d| d.unwrap_or(SqlType::Text))).collect();
                 return Ok((out, planned.scrollable(), text, typed));
@@ -2659,6 +2675,18 @@ fn format_raise(fmt: &str, args: &[String]) -> Result<String, SqlError> {
         return Err(SqlError::new(SqlState::SYNTAX_ERROR, "too many parameters specified for RAISE"));
     }
     Ok(out)
+}
+
+/// 42601 for a statement that must give rows and gives none (SPI's
+/// must_return_tuples): named by its command.
+fn no_tuples(text: &str) -> SqlError {
+    let first = text.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+    let what = match first.as_str() {
+        "SELECT" | "WITH" | "TABLE" | "VALUES" | "(" => "SELECT INTO".to_owned(),
+        "CREATE" => "CREATE TABLE AS".to_owned(),
+        other => other.to_owned(),
+    };
+    SqlError::new(SqlState::SYNTAX_ERROR, format!("{what} query does not return tuples"))
 }
 
 /// 42804: a row of a set-returning function's result with the wrong

@@ -94,7 +94,7 @@ impl Interp<'_, '_> {
                 (out?, self.scrollable(key), sql.text.clone(), Some(key))
             }
             OpenSource::Execute { query, using } => {
-                let (out, scrollable, text, _) = self.run_dynamic_plan(query, using).await?;
+                let (out, scrollable, text, _) = self.run_dynamic_plan(query, using, false).await?;
                 (out, scrollable, text, None)
             }
             OpenSource::Bound(args) => {
