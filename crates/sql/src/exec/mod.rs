@@ -423,7 +423,7 @@ impl Executor<'_> {
         exec.ri_finish().await?;
         exec.fire_after_rows().await?;
         let after: Vec<_> = match statement {
-            Statement::Insert { .. } => fires.iter().rev().collect(),
+            Statement::Insert { .. } | Statement::Merge(_) => fires.iter().rev().collect(),
             _ => fires.iter().collect(),
         };
         for (rel, event, set) in after {
@@ -463,6 +463,30 @@ fn statement_events(statement: &Statement) -> Vec<(&crate::plan::Rel, u8, Option
             true => vec![(&m.rel, events::DELETE, None)],
             false => vec![(&m.rel, events::UPDATE, columns(&m.sets))],
         },
+        // MERGE: each kind of action it has, INSERT, UPDATE, DELETE (AFTER:
+        // the other way round), as PostgreSQL fires them.
+        Statement::Merge(m) if fires(&m.rel) => {
+            let mut out = Vec::new();
+            if m.not_matched.iter().any(|c| c.insert.is_some()) {
+                out.push((&m.rel, events::INSERT, None));
+            }
+            let sets: Vec<usize> = m
+                .matched
+                .iter()
+                .filter_map(|c| match &c.action {
+                    crate::plan::MatchedAction::Update(sets) => Some(sets.iter().map(|(c, _)| *c)),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            if m.matched.iter().any(|c| matches!(c.action, crate::plan::MatchedAction::Update(_))) {
+                out.push((&m.rel, events::UPDATE, Some(sets)));
+            }
+            if m.matched.iter().any(|c| matches!(c.action, crate::plan::MatchedAction::Delete)) {
+                out.push((&m.rel, events::DELETE, None));
+            }
+            out
+        }
         Statement::Utility(Utility::Truncate(rels, _)) => {
             rels.iter().filter(|r| fires(r)).map(|r| (r, events::TRUNCATE, None)).collect()
         }

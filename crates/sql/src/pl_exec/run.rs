@@ -2448,7 +2448,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 Some(e) => Err(e.clone()),
                 None => Err(self.in_context(
                     SqlError::new(
-                        SqlState::SYNTAX_ERROR,
+                        SqlState::STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER,
                         "RAISE without parameters cannot be used outside an exception handler",
                     ),
                     line,
