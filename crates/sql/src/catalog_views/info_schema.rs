@@ -488,7 +488,12 @@ pub(super) fn triggers(state: &CatalogState) -> Vec<Vec<Value>> {
                     .count()
                     + 1;
                 let def = super::triggers::trigger_def(state, t.oid, false).unwrap_or_default();
-                let condition = t.when.as_ref().map(|w| super::functions::when_text(w, false));
+                // PostgreSQL's view cuts it from the definition's text:
+                // `WHEN \((.+)\) EXECUTE FUNCTION`.
+                let condition = def.find(" WHEN (").and_then(|at| {
+                    let rest = &def[at + " WHEN (".len()..];
+                    rest.rfind(") EXECUTE FUNCTION").map(|end| rest[..end].to_owned())
+                });
                 let statement = def.find("EXECUTE FUNCTION").map(|at| def[at..].to_owned());
                 out.push(
                     RowBuilder::new(INFO_TRIGGERS)

@@ -102,6 +102,13 @@ pub(crate) fn call<'a>(
         let (body, name, statements) = take_compiled(spi, routine, 0)?;
         let params = inputs.iter().zip(args).map(|(a, v)| (a.name.clone(), a.ty, v)).collect();
         spi.depth += 1;
+        // GET DIAGNOSTICS … PG_CONTEXT: the caller, at the statement it
+        // is at.
+        let caller = spi.context.current.clone();
+        let here = spi.context.here;
+        if let Some(c) = &caller {
+            spi.context.callers.push((std::sync::Arc::clone(c), here.0, here.1));
+        }
         // A function runs inside its caller's statement; a procedure
         // CALLed may end the transaction if its caller may (PL-TXN).
         let nonatomic = spi.nonatomic;
@@ -130,6 +137,11 @@ pub(crate) fn call<'a>(
         };
         spi.depth -= 1;
         spi.nonatomic = nonatomic;
+        if caller.is_some() {
+            spi.context.callers.pop();
+        }
+        spi.context.current = caller;
+        spi.context.here = here;
         keep_compiled(spi, routine, 0, body, name, statements);
         result
     })

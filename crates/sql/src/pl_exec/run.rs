@@ -55,6 +55,9 @@ struct Var {
     /// A row of declared fields (`t%ROWTYPE`, a table's type): a row put
     /// in it is fitted to them, never takes its own.
     fixed: bool,
+    /// A domain's name, where the variable is declared of one: each
+    /// value assigned is checked against its constraints.
+    domain: Option<Arc<str>>,
     /// A bound cursor variable's declaration (what OPEN runs).
     cursor: Option<Arc<CursorDecl>>,
 }
@@ -128,6 +131,9 @@ pub(crate) struct Compiled {
     /// A declaration of a composite type: its fields, with the catalog
     /// generation they were read at.
     fields: Option<(u64, Fields)>,
+    /// A declaration's type, if it is a domain: its name, with the
+    /// catalog generation it was read at.
+    domain: Option<(u64, Option<Arc<str>>)>,
 }
 
 /// A record's or composite type's field names and types.
@@ -274,6 +280,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 record: None,
                 is_record: false,
                 fixed: false,
+                domain: None,
                 cursor: None,
             });
             if !name.is_empty() {
@@ -309,6 +316,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                         record: None,
                         is_record: false,
                         fixed: false,
+                        domain: None,
                         cursor: None,
                     });
                     if !name.is_empty() {
@@ -397,6 +405,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 }),
                 is_record: true,
                 fixed: false,
+                domain: None,
                 cursor: None,
             });
             names.push((Name::Borrowed(name), k));
@@ -412,6 +421,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 record: None,
                 is_record: false,
                 fixed: false,
+                domain: None,
                 cursor: None,
             });
             names.push((Name::Borrowed(name), k));
@@ -514,6 +524,7 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     async fn run_inner(&mut self, body: &Block) -> Result<Value, SqlError> {
         self.options = body.options;
+        self.spi.context.current = Some(Arc::clone(&self.name));
         // FOUND is a variable of the outermost block.
         let k = self.vars.len();
         self.vars.push(Var {
@@ -525,6 +536,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             record: None,
             is_record: false,
             fixed: false,
+            domain: None,
             cursor: None,
         });
         self.frames.push(Frame { label: None, function: false, names: vec![(Name::Borrowed("found"), k)] });
@@ -639,6 +651,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                         record: None,
                         is_record: false,
                         fixed: false,
+                        domain: None,
                         cursor: None,
                     });
                 }
@@ -717,11 +730,71 @@ impl<'s, 'c> Interp<'s, 'c> {
                     let values = vec![Value::Null; fields.len()];
                     (SqlType::Composite(u), Some(Record { fields, values, null: true }))
                 }
-                ty => (ty, None),
+                ty => {
+                    let domain = self.domain_of(d)?;
+                    if domain.is_some() {
+                        return self.declare_domain(d, ty, domain).await;
+                    }
+                    (ty, None)
+                }
             }
         };
         let fixed = ty_text.ends_with("%rowtype");
         self.declare_as(d, ty, record, fixed).await
+    }
+
+    /// The domain declaration `d`'s type is, if it is one: read from the
+    /// catalog once per catalog generation, kept with the type's plan.
+    fn domain_of(&mut self, d: &Decl) -> Result<Option<Arc<str>>, SqlError> {
+        let key = (d as *const Decl as usize) * 2 + 3;
+        let generation = self.spi.xact.catalog_generation();
+        if let Some((at, domain)) = self.cache.get(&key).and_then(|c| c.domain.as_ref()) {
+            if *at == generation {
+                return Ok(domain.clone());
+            }
+        }
+        let text = d.ty.trim();
+        let name = if text.contains('"') { text.to_owned() } else { text.to_lowercase() };
+        let simple = name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '"' || c == '$');
+        let domain = match simple {
+            true => self.spi.xact.user_type(&name)?.filter(|e| {
+                matches!(e.user_type, Some(snapscale_engine::user_types::TypeDef::Domain(_)))
+            }),
+            false => None,
+        }
+        .map(|_| Arc::<str>::from(text));
+        if let Some(c) = self.cache.get_mut(&key) {
+            c.domain = Some((generation, domain.clone()));
+        }
+        Ok(domain)
+    }
+
+    /// [`declare_as`](Self::declare_as) for a variable of a domain: its
+    /// default (and each value assigned later) checked against the
+    /// domain's constraints, NOT NULL included.
+    async fn declare_domain(&mut self, d: &Decl, ty: SqlType, domain: Option<Arc<str>>) -> Result<(), SqlError> {
+        self.declare_as(d, ty, None, false).await?;
+        let k = self.lookup(&d.name).expect("just declared");
+        self.vars[k].domain = domain;
+        self.check_domain(k).await
+    }
+
+    /// Checks variable `k`'s value against its domain's constraints.
+    async fn check_domain(&mut self, k: usize) -> Result<(), SqlError> {
+        let Some(domain) = self.vars[k].domain.clone() else { return Ok(()) };
+        let value = self.vars[k].value.clone();
+        let ty = self.vars[k].ty;
+        let text = format!("SELECT $1::{domain}");
+        let mut parsed = crate::parse::parse(&text, self.spi.limits.max_stack_depth)?;
+        let Some(parsed) = parsed.pop() else { return Ok(()) };
+        let strip = |e: SqlError| SqlError::from(snapscale_values::ErrorData { position: None, internal: None, ..e.into_data() });
+        loop {
+            let planned = self.spi.plan(&parsed, &[Some(ty)]).map_err(strip)?;
+            if self.spi.current(&planned, true).await.map_err(strip)? {
+                self.spi.run(&planned, std::slice::from_ref(&value)).await.map_err(strip)?;
+                return Ok(());
+            }
+        }
     }
 
     /// Declares `d` as a variable of type `ty` (a record's fields in
@@ -738,6 +811,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             record,
             is_record,
             fixed,
+            domain: None,
             cursor: None,
         });
         if let Some(cursor) = &d.cursor {
@@ -796,6 +870,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                     declared: Vec::new(),
                     planned: None,
                     fields: None,
+                    domain: None,
                 })
             }
         };
@@ -854,6 +929,9 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     async fn stmt(&mut self, s: &Stmt) -> Result<Flow, SqlError> {
         self.spi.xact.check_cancel()?;
+        if let Some(here) = where_at(s) {
+            self.spi.context.here = here;
+        }
         match s {
             Stmt::Null => Ok(Flow::Next),
             Stmt::Block(b) => self.block(b).await,
@@ -1172,7 +1250,13 @@ impl<'s, 'c> Interp<'s, 'c> {
                     } else {
                         match item.as_str() {
                             "row_count" => Value::Int(self.row_count),
-                            "pg_context" => Value::Text(self.context(*line, "GET DIAGNOSTICS")),
+                            "pg_context" => {
+                                let mut text = self.context(*line, "GET DIAGNOSTICS");
+                                for (name, line, kind) in self.spi.context.callers.iter().rev() {
+                                    text.push_str(&format!("\nPL/pgSQL function {name} line {line} at {kind}"));
+                                }
+                                Value::Text(text)
+                            }
                             other => {
                                 return Err(syntax(format!("unrecognized GET DIAGNOSTICS item \"{other}\"")))
                             }
@@ -1362,6 +1446,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             record: None,
             is_record: false,
             fixed: false,
+            domain: None,
             cursor: None,
         });
         self.frames.push(Frame {
@@ -1466,7 +1551,8 @@ impl<'s, 'c> Interp<'s, 'c> {
             Some(&k) => Some(k),
             None => {
                 let k = self.lookup(target);
-                if let Some(k) = k {
+                // (A domain's variable is checked on the statement path.)
+                if let Some(k) = k.filter(|&k| self.vars[k].domain.is_none()) {
                     self.targets.insert(key, k);
                 }
                 k
@@ -1476,7 +1562,8 @@ impl<'s, 'c> Interp<'s, 'c> {
             if self.vars[k].is_record {
                 return self.store_record(k, v, expr);
             }
-            return self.store(k, v, from);
+            self.store(k, v, from)?;
+            return self.check_domain(k).await;
         }
         self.store_field(target, v, from)
     }
@@ -1549,7 +1636,8 @@ impl<'s, 'c> Interp<'s, 'c> {
         match field {
             None => {
                 let k = self.lookup(target).expect("found above");
-                self.store(k, array, ty)
+                self.store(k, array, ty)?;
+                self.check_domain(k).await
             }
             Some(()) => self.store_field(target, array, ty),
         }
@@ -2038,7 +2126,7 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 
     /// `text` parsed, its variable references made parameters.
-    fn compile(&self, text: &str) -> Result<Compiled, SqlError> {
+    fn compile(&mut self, text: &str) -> Result<Compiled, SqlError> {
         let stars = super::record_stars::rewrite(text, |name| {
             let k = self.lookup(name).filter(|&k| self.vars[k].is_record)?;
             let r = self.vars[k].record.as_ref()?;
@@ -2056,8 +2144,33 @@ impl<'s, 'c> Interp<'s, 'c> {
         let mut sources: Vec<Src> = Vec::new();
         if let Parsed::Sql(ast) = &mut parsed {
             if let Some(statement) = ast.statement.as_deref_mut() {
+                // A name that is both a variable and a column of a table
+                // the statement reads (plpgsql.variable_conflict).
+                let conflict = self.conflict_mode();
+                let columns = match conflict {
+                    crate::plpgsql::ast::Conflict::UseVariable => None,
+                    _ => self.statement_columns(statement)?,
+                };
                 let mut err = None;
                 let _ = ast::visit_expressions_mut(statement, |e| {
+                    if let (Some(columns), ast::Expr::Identifier(i)) = (&columns, &*e) {
+                        let name = if i.quote_style.is_some() { i.value.clone() } else { i.value.to_lowercase() };
+                        if columns.contains(&name) && self.lookup(&name).is_some() {
+                            if conflict == crate::plpgsql::ast::Conflict::UseColumn {
+                                return ControlFlow::Continue(());
+                            }
+                            let mut x = SqlError::new(
+                                SqlState::AMBIGUOUS_COLUMN,
+                                format!("column reference \"{name}\" is ambiguous"),
+                            )
+                            .with_detail("It could refer to either a PL/pgSQL variable or a table column.");
+                            if let Some(p) = char_position(text, i.span.start.line, i.span.start.column) {
+                                x = x.at_position(p);
+                            }
+                            err = Some(x);
+                            return ControlFlow::Break(());
+                        }
+                    }
                     match self.reference(e) {
                         Ok(Some(src)) => {
                             let k = match sources.iter().position(|s| *s == src) {
@@ -2086,7 +2199,54 @@ impl<'s, 'c> Interp<'s, 'c> {
             // (PL-SPI-ERRORS), never as the client's.
         }
         let declared = self.declared(&sources);
-        Ok(Compiled { parsed, sources, declared, planned: None, fields: None })
+        Ok(Compiled { parsed, sources, declared, planned: None, fields: None, domain: None })
+    }
+
+    /// What a name that is both a variable and a column means: the
+    /// body's `#variable_conflict`, else plpgsql.variable_conflict.
+    fn conflict_mode(&self) -> crate::plpgsql::ast::Conflict {
+        use crate::plpgsql::ast::Conflict;
+        if let Some(c) = self.options.variable_conflict {
+            return c;
+        }
+        let shown = self.spi.xact.session_view.as_ref().and_then(|v| (v.show)("plpgsql.variable_conflict").ok());
+        match shown.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("use_variable") => Conflict::UseVariable,
+            Some("use_column") => Conflict::UseColumn,
+            _ => Conflict::Error,
+        }
+    }
+
+    /// The names of the columns of the tables `statement` reads (an
+    /// INSERT's target aside: its columns are not in scope of its
+    /// values), `None` if it reads none.
+    fn statement_columns(
+        &mut self,
+        statement: &ast::Statement,
+    ) -> Result<Option<std::collections::HashSet<String>>, SqlError> {
+        let mut names = Vec::new();
+        let _ = ast::visit_relations(statement, |n| {
+            names.push(n.clone());
+            ControlFlow::<()>::Continue(())
+        });
+        if let ast::Statement::Insert(insert) = statement {
+            if let ast::TableObject::TableName(target) = &insert.table {
+                if let Some(at) = names.iter().position(|n| n == target) {
+                    names.remove(at);
+                }
+            }
+        }
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let mut columns = std::collections::HashSet::new();
+        for n in names {
+            let Ok(key) = crate::bind::relation_name(&n) else { continue };
+            if let Some(rel) = self.spi.xact.relation(&key)? {
+                columns.extend(rel.entry.columns.iter().map(|c| c.name.clone()));
+            }
+        }
+        Ok(Some(columns))
     }
 
     /// The variable (or record field) expression `e` names, if any.
@@ -2764,6 +2924,51 @@ pub(super) fn unnamed_error(e: SqlError) -> SqlError {
         return e;
     }
     SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() })
+}
+
+/// The 1-based character position of `line`:`column` (1-based) in
+/// `text`, as the parser's spans count them.
+fn char_position(text: &str, line: u64, column: u64) -> Option<usize> {
+    if line == 0 || column == 0 {
+        return None;
+    }
+    let mut position = 0;
+    for (n, l) in text.split('\n').enumerate() {
+        if n as u64 + 1 == line {
+            return Some(position + column as usize);
+        }
+        position += l.chars().count() + 1;
+    }
+    None
+}
+
+/// The line of statement `s` and its kind as CONTEXT lines name it,
+/// for a statement that may call a function (GET DIAGNOSTICS …
+/// PG_CONTEXT names the callers so).
+fn where_at(s: &Stmt) -> Option<(usize, &'static str)> {
+    Some(match s {
+        Stmt::Assign { line, .. } | Stmt::AssignElem { line, .. } => (*line, "assignment"),
+        Stmt::If { line, .. } => (*line, "IF"),
+        Stmt::Case { line, .. } => (*line, "CASE"),
+        Stmt::While { line, .. } => (*line, "WHILE"),
+        Stmt::ForRange { line, .. } => (*line, "FOR with integer loop variable"),
+        Stmt::ForQuery { line, .. } => (*line, "FOR over SELECT rows"),
+        Stmt::ForEach { line, .. } => (*line, "FOREACH over array"),
+        Stmt::ForCursor { line, .. } => (*line, "FOR over cursor"),
+        Stmt::Exit { line, next: false, .. } => (*line, "EXIT"),
+        Stmt::Exit { line, next: true, .. } => (*line, "CONTINUE"),
+        Stmt::Return { line, .. } => (*line, "RETURN"),
+        Stmt::ReturnNext { line, .. } => (*line, "RETURN NEXT"),
+        Stmt::ReturnQuery { line, .. } => (*line, "RETURN QUERY"),
+        Stmt::Raise(r) => (r.line, "RAISE"),
+        Stmt::Assert { line, .. } => (*line, "ASSERT"),
+        Stmt::Perform { line, .. } => (*line, "PERFORM"),
+        Stmt::Sql { line, .. } => (*line, "SQL statement"),
+        Stmt::Execute { line, .. } => (*line, "EXECUTE"),
+        Stmt::Open { line, .. } => (*line, "OPEN"),
+        Stmt::Fetch { line, .. } => (*line, "FETCH"),
+        _ => return None,
+    })
 }
 
 /// No SQL: what a record variable is assigned from when no variable

@@ -17,14 +17,14 @@ pub(crate) struct Sql {
 pub(crate) struct Options {
     /// `#print_strict_params`, if given (else the setting's).
     pub print_strict_params: Option<bool>,
-    pub variable_conflict: Conflict,
+    /// `#variable_conflict`, if given (else plpgsql.variable_conflict).
+    pub variable_conflict: Option<Conflict>,
 }
 
 /// What a name that is both a variable and a column means
 /// (`#variable_conflict`; plpgsql.variable_conflict, error by default).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Conflict {
-    #[default]
     Error,
     UseVariable,
     UseColumn,
@@ -52,7 +52,6 @@ pub(crate) struct Decl {
     pub constant: bool,
     pub not_null: bool,
     pub default: Option<Sql>,
-    pub line: usize,
     /// A bound cursor variable's query (its type is then refcursor).
     pub cursor: Option<std::sync::Arc<CursorDecl>>,
     /// `name ALIAS FOR other`: the variable (or `$n`, `label.v`) it is

@@ -166,9 +166,9 @@ impl<'s> Parser<'s> {
                 ("option", "dump") => {}
                 ("print_strict_params", "on") => options.print_strict_params = Some(true),
                 ("print_strict_params", "off") => options.print_strict_params = Some(false),
-                ("variable_conflict", "error") => options.variable_conflict = Conflict::Error,
-                ("variable_conflict", "use_variable") => options.variable_conflict = Conflict::UseVariable,
-                ("variable_conflict", "use_column") => options.variable_conflict = Conflict::UseColumn,
+                ("variable_conflict", "error") => options.variable_conflict = Some(Conflict::Error),
+                ("variable_conflict", "use_variable") => options.variable_conflict = Some(Conflict::UseVariable),
+                ("variable_conflict", "use_column") => options.variable_conflict = Some(Conflict::UseColumn),
                 _ => return Err(self.error_at(at)),
             }
         }
@@ -326,7 +326,6 @@ impl<'s> Parser<'s> {
 
     /// name [CONSTANT] type [COLLATE c] [NOT NULL] [{DEFAULT | := | =} expr];
     fn decl(&mut self) -> Result<Decl, SqlError> {
-        let line = self.line();
         let at = self.peek().map_or(self.src.len(), |t| t.start);
         let name = self.name()?;
         if self.is_word("alias") && self.peek_at(1).is_some_and(|t| t.is_word("for")) {
@@ -354,7 +353,6 @@ impl<'s> Parser<'s> {
                 constant: false,
                 not_null: false,
                 default: None,
-                line,
                 cursor: None,
                 alias: Some(target),
                 at,
@@ -362,7 +360,7 @@ impl<'s> Parser<'s> {
         }
         let constant = self.eat_word("constant");
         if self.is_word("cursor") || (self.is_word("no") || self.is_word("scroll")) {
-            return self.cursor_decl(name, line, at);
+            return self.cursor_decl(name, at);
         }
         let ty = self.until(|t| {
             t.is_op(";")
@@ -387,11 +385,11 @@ impl<'s> Parser<'s> {
             self.expect_op(";")?;
             None
         };
-        Ok(Decl { name, ty: ty.text, constant, not_null, default, line, cursor: None, alias: None, at })
+        Ok(Decl { name, ty: ty.text, constant, not_null, default, cursor: None, alias: None, at })
     }
 
     /// `[NO] SCROLL CURSOR [(name type, …)] {FOR | IS} query;`.
-    fn cursor_decl(&mut self, name: String, line: usize, at: usize) -> Result<Decl, SqlError> {
+    fn cursor_decl(&mut self, name: String, at: usize) -> Result<Decl, SqlError> {
         let scroll = if self.eat_word("no") {
             self.expect_word("scroll")?;
             Some(false)
@@ -427,7 +425,6 @@ impl<'s> Parser<'s> {
             constant: false,
             not_null: false,
             default: None,
-            line,
             cursor,
             alias: None,
             at,

@@ -750,6 +750,7 @@ impl<G: Gucs> Conn<G> {
             nonatomic: false,
             default_isolation: self.gucs.default_isolation(),
             ended: false,
+            context: Default::default(),
         }
     }
 

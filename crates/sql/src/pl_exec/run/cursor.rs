@@ -184,6 +184,7 @@ impl Interp<'_, '_> {
                 record: None,
                 is_record: false,
                 fixed: false,
+                domain: None,
                 cursor: None,
             });
         }
@@ -285,6 +286,7 @@ impl Interp<'_, '_> {
             record: None,
             is_record: true,
             fixed: false,
+            domain: None,
             cursor: None,
         });
         self.frames.push(Frame {
