@@ -529,7 +529,8 @@ impl<R: Resolver> Binder<'_, R> {
                 .enumerate()
                 .map(|(i, (n, ty))| Col { name: n.clone(), expr: Expr::Column(offset + i), ty: *ty })
                 .collect();
-            if cols.len() == 1 && def.output_columns().is_empty() {
+            // (A table's row type of one column keeps its name.)
+            if cols.len() == 1 && def.output_columns().is_empty() && def.row_type.is_none() {
                 cols[0].name = alias_name.clone();
             }
             let named =

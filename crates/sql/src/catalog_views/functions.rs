@@ -631,6 +631,8 @@ impl Catalog for CatalogState {
                     Some("pg_class") => Some(1259),
                     Some("pg_type") => Some(1247),
                     Some("pg_constraint") => Some(2606),
+                    Some("pg_proc") => Some(1255),
+                    Some("pg_trigger") => Some(2620),
                     Some(_) => return Ok(Value::Null),
                 };
                 let Some(o) = oid(&args[0]) else { return Ok(Value::Null) };

@@ -2255,6 +2255,25 @@ impl<'s, 'c> Interp<'s, 'c> {
             |i: &ast::Ident| if i.quote_style.is_some() { i.value.clone() } else { i.value.to_lowercase() };
         Ok(match e {
             ast::Expr::Identifier(i) => self.lookup(&name(i)).map(Src::Var),
+            // label.record.field
+            ast::Expr::CompoundIdentifier(parts) if parts.len() == 3 => {
+                let (a, b, c) = (name(&parts[0]), name(&parts[1]), name(&parts[2]));
+                match self.lookup(&format!("{a}.{b}")).filter(|&k| self.vars[k].is_record) {
+                    Some(k) => {
+                        let Some(r) = &self.vars[k].record else { return Err(not_assigned(&b)) };
+                        match r.fields.iter().position(|(n, _)| *n == c) {
+                            Some(f) => Some(Src::Field(k, f)),
+                            None => {
+                                return Err(SqlError::new(
+                                    SqlState::UNDEFINED_COLUMN,
+                                    format!("record \"{b}\" has no field \"{c}\""),
+                                ))
+                            }
+                        }
+                    }
+                    None => None,
+                }
+            }
             ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
                 let (a, b) = (name(&parts[0]), name(&parts[1]));
                 if let Some(k) = self.lookup(&a).filter(|&k| self.vars[k].is_record) {
