@@ -173,6 +173,10 @@ pub struct Xact {
     /// The transition tables of the triggers firing now, innermost last
     /// (what their functions' statements read by name).
     pub transition_tables: Vec<crate::triggers::TransitionTable>,
+    /// The tables whose triggers are firing now (their statements have
+    /// them open): DDL on one is refused (PostgreSQL's
+    /// CheckTableNotInUse).
+    pub in_use: Vec<u32>,
 }
 
 pub use snapscale_values::now_micros;
@@ -226,6 +230,7 @@ impl Xact {
             wal: WalBuffer::default(),
             path_override: None,
             transition_tables: Vec::new(),
+            in_use: Vec::new(),
         }
     }
 

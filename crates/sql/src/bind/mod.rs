@@ -505,6 +505,9 @@ impl<'r, R: Resolver> Binder<'r, R> {
 
     /// The relation `name` (a view too), locked in `mode`.
     pub(super) fn relation_or_view(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
+        if mode == LockMode::RowExclusive {
+            self.not_transition_table(name)?;
+        }
         let rel = self.any_relation(name, mode)?;
         let n = &rel.entry.name;
         if rel.entry.is_matview() && mode == LockMode::RowExclusive {
@@ -525,6 +528,21 @@ impl<'r, R: Resolver> Binder<'r, R> {
             });
         }
         Ok(rel)
+    }
+
+    /// 42809 where `name` is a trigger's transition table (a statement
+    /// may read one, never change it).
+    pub(super) fn not_transition_table(&mut self, name: &ObjectName) -> Result<(), SqlError> {
+        if name.0.len() == 1 {
+            let n = relation_name(name)?;
+            if self.resolver.transition_table(&n).is_some() {
+                return Err(SqlError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("relation \"{n}\" cannot be the target of a modifying statement"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The relation `name` of any kind (a sequence too), locked in `mode`.

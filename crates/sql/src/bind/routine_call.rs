@@ -281,6 +281,11 @@ impl<R: Resolver> Binder<'_, R> {
                 best_fits.retain(stringy);
             }
         }
+        // A call a function takes as written beats one that spreads its
+        // arguments into a VARIADIC array (PostgreSQL's candidates).
+        if best_fits.len() > 1 && best_fits.iter().any(|c| !spreads(c)) {
+            best_fits.retain(|c| !spreads(c));
+        }
         if best_fits.len() > 1 {
             let name = snapscale_engine::names::bare(key);
             let mut all: Vec<Typed> = positional;
@@ -687,6 +692,12 @@ impl<R: Resolver> Binder<'_, R> {
 /// PL/pgSQL function, or a SQL function whose body changes data.
 fn runs_before(def: &RoutineDef, limit: usize) -> Result<bool, SqlError> {
     Ok(def.language == "plpgsql" || !super::routines::body_is_query(def, limit)?)
+}
+
+/// Whether `c` takes the call's last arguments as its VARIADIC array's
+/// elements.
+fn spreads(c: &Candidate) -> bool {
+    c.sources.iter().any(|s| matches!(s, Source::Variadic(_)))
 }
 
 /// How `def` takes the call's arguments, if it does.

@@ -99,6 +99,7 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
             out.push(
                 class(e.oid, &e.name, ns, 'v', e.columns.len())
                     .set("relpersistence", persistence)
+                    .set("relhastriggers", !e.triggers.is_empty())
                     .set("reloptions", reloptions(&e.options))
                     .build(),
             );

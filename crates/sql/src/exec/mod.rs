@@ -597,6 +597,7 @@ impl Executor<'_> {
                 if *concurrently {
                     self.refuse_in_block("CREATE INDEX CONCURRENTLY")?;
                 }
+                self.not_in_use(&rel.entry, "CREATE INDEX")?;
                 self.add_index(rel, index, *if_not_exists).await?;
                 Ok(Output::Command((*tag).into()))
             }
@@ -695,7 +696,10 @@ impl Executor<'_> {
                 }
                 self.truncate(rels).await
             }
-            Utility::AlterTable(a) => self.alter_table(a).await,
+            Utility::AlterTable(a) => {
+                self.not_in_use(&a.rel.entry, "ALTER TABLE")?;
+                self.alter_table(a).await
+            }
             Utility::Skip { code, notice, tag } => {
                 if !notice.is_empty() {
                     self.xact.notice(*code, notice.clone());
@@ -750,6 +754,20 @@ impl Executor<'_> {
 }
 
 /// `change` applied to a table's catalog row; a new trigger gets `oid`.
+impl Executor<'_> {
+    /// 55006 for DDL (`what`) on a table whose triggers are firing: the
+    /// statement that fired them has it open.
+    fn not_in_use(&self, entry: &snapscale_engine::catalog::RelEntry, what: &str) -> Result<(), SqlError> {
+        if self.xact.in_use.contains(&entry.oid) {
+            return Err(SqlError::new(
+                SqlState::OBJECT_IN_USE,
+                format!("cannot {what} \"{}\" because it is being used by active queries in this session", entry.name),
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn change_triggers(
     entry: &mut snapscale_engine::catalog::RelEntry,
     change: &crate::plan::TriggerChange,
