@@ -530,14 +530,14 @@ impl<'r, R: Resolver> Binder<'r, R> {
         Ok(rel)
     }
 
-    /// 42809 where `name` is a trigger's transition table (a statement
+    /// 0A000 where `name` is a trigger's transition table (a statement
     /// may read one, never change it).
     pub(super) fn not_transition_table(&mut self, name: &ObjectName) -> Result<(), SqlError> {
         if name.0.len() == 1 {
             let n = relation_name(name)?;
             if self.resolver.transition_table(&n).is_some() {
                 return Err(SqlError::new(
-                    SqlState::WRONG_OBJECT_TYPE,
+                    SqlState::FEATURE_NOT_SUPPORTED,
                     format!("relation \"{n}\" cannot be the target of a modifying statement"),
                 ));
             }

@@ -367,6 +367,12 @@ impl<'s, 'c> Interp<'s, 'c> {
         Err(self.in_context(e, line, kind))
     }
 
+    /// A set of records of no declared shape (RETURNS SETOF record, its
+    /// columns the caller's column definition list's).
+    fn anonymous_set(&self) -> bool {
+        self.outs.is_empty() && self.row_types.is_empty() && matches!(self.returns, SqlType::Record(Rec::Anonymous))
+    }
+
     /// A row of a set: a record of the output columns.
     fn as_row(&self, v: Value) -> Value {
         match v {
@@ -1100,11 +1106,13 @@ impl<'s, 'c> Interp<'s, 'c> {
                     }
                     None => self.as_row(self.out_value()),
                 };
-                // A row of the set has the result's columns.
+                // A row of the set has the result's columns (a set of
+                // records of no declared shape, whatever it has).
                 let want =
                     if !self.row_types.is_empty() { self.row_types.len() } else { self.outs.len().max(1) };
+                let anonymous = self.anonymous_set();
                 if let Value::Record(fields) = &row {
-                    if fields.len() != want {
+                    if fields.len() != want && !anonymous {
                         return Err(self.in_context(wrong_width(fields.len(), want), *line, "RETURN NEXT"));
                     }
                 }
@@ -1123,6 +1131,8 @@ impl<'s, 'c> Interp<'s, 'c> {
                     rows_and_columns(out.map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?);
                 let wanted: Vec<SqlType> = if !self.row_types.is_empty() {
                     self.row_types.clone()
+                } else if self.anonymous_set() {
+                    columns.iter().map(|(_, t)| *t).collect()
                 } else if let (SqlType::Composite(u), Source::Static(sql) | Source::Dynamic { query: sql, .. }) =
                     (self.returns, query)
                 {
