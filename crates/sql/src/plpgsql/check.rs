@@ -312,6 +312,16 @@ impl Checker<'_> {
                         ));
                     }
                 }
+                // Its query's syntax, as PostgreSQL's compiler checks it.
+                if let Source::Static(q) = query {
+                    if let Err(e) = crate::parse::parse(&q.text, crate::stack::DEFAULT_MAX_STACK_DEPTH) {
+                        if let Some(p) = e.position {
+                            let offset = q.text.char_indices().nth((p as usize).saturating_sub(1)).map_or(q.text.len(), |(b, _)| b);
+                            let at = q.at + offset;
+                            return Err(self.placed(SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() }), at));
+                        }
+                    }
+                }
                 for t in targets {
                     self.target(t, *line)?;
                 }
