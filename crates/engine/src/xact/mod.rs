@@ -303,6 +303,16 @@ impl Xact {
     /// and the invalidations sent since the last one.
     pub fn begin(&mut self, isolation: IsolationLevel) -> Result<(), SqlError> {
         self.session.begin(isolation).map_err(txn_error)?;
+        if let Some(v) = &self.session_view {
+            let code = match isolation {
+                IsolationLevel::ReadCommitted => 1,
+                IsolationLevel::RepeatableRead => 2,
+            };
+            // Relaxed: a value only this session writes and reads (its
+            // statements run one at a time); it publishes no other data.
+            // Pairs with the load in current_setting() (sql's expr/func.rs).
+            v.isolation.store(code, std::sync::atomic::Ordering::Relaxed);
+        }
         self.levels = vec![Level::default()];
         self.wal.reset();
         self.now = now_micros();

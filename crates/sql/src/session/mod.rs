@@ -326,6 +326,17 @@ impl<G: Gucs> Conn<G> {
                 .session_view
                 .as_ref()
                 .map_or_else(Default::default, |v| Arc::clone(&v.trigger_depth)),
+            isolation: self.xact.session_view.as_ref().map_or_else(
+                || {
+                    let code = match self.xact.isolation() {
+                        Some(IsolationLevel::ReadCommitted) => 1,
+                        Some(IsolationLevel::RepeatableRead) => 2,
+                        None => 0,
+                    };
+                    Arc::new(std::sync::atomic::AtomicU8::new(code))
+                },
+                |v| Arc::clone(&v.isolation),
+            ),
         }));
     }
 
