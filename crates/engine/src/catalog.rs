@@ -376,6 +376,8 @@ pub enum Described {
     Column(String),
     Constraint(String),
     Index(String),
+    /// A trigger of the table, by name (COMMENT ON TRIGGER).
+    Trigger(String),
 }
 
 /// One COMMENT ON.
@@ -481,6 +483,7 @@ impl RelEntry {
                 Described::Relation => true,
                 Described::Column(n) => self.columns.iter().any(|col| col.name == *n),
                 Described::Index(n) => self.indexes.iter().any(|i| i.name == *n),
+                Described::Trigger(n) => self.triggers.iter().any(|t| t.name == *n),
                 Described::Constraint(n) => {
                     self.checks.iter().any(|k| k.name == *n)
                         || self.foreign_keys.iter().any(|f| f.name == *n)

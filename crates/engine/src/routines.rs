@@ -197,7 +197,16 @@ impl RoutineDef {
     /// The result's columns: the output arguments and TABLE columns, or a
     /// row type's.
     pub fn result_columns(&self) -> Vec<(String, SqlType)> {
-        let out = self.output_columns();
+        let mut out = self.output_columns();
+        // Output parameters without names are the result's columnN, as
+        // PostgreSQL names them, where there are several.
+        if out.len() > 1 {
+            for (i, (name, _)) in out.iter_mut().enumerate() {
+                if name.is_empty() {
+                    *name = format!("column{}", i + 1);
+                }
+            }
+        }
         match &self.row_type {
             Some(r) if out.is_empty() => r.columns.clone(),
             _ => out,

@@ -38,6 +38,11 @@ pub struct SessionView {
     /// (`pg_trigger_depth()`): raised around each trigger's call, kept
     /// across the views a session makes.
     pub trigger_depth: Arc<std::sync::atomic::AtomicU32>,
+    /// The running transaction's isolation (`current_setting(
+    /// 'transaction_isolation')`): 1 read committed, 2 repeatable read, 0
+    /// before the first; set as each transaction begins, kept across the
+    /// views a session makes.
+    pub isolation: Arc<std::sync::atomic::AtomicU8>,
     /// session_replication_role is replica: the triggers that fire are
     /// those enabled REPLICA or ALWAYS.
     pub replica: bool,

@@ -183,7 +183,7 @@ impl Message for ErrorResponse<'_> {
             };
             field(b'S', self.severity);
             field(b'V', self.severity);
-            field(b'C', e.code.code());
+            field(b'C', e.sqlstate());
             field(b'M', &e.message);
             if let Some(d) = &e.detail {
                 field(b'D', d);
@@ -227,7 +227,7 @@ impl Message for NoticeResponse<'_> {
         let n = self.0;
         framed(out, b'N', |out| {
             for (tag, value) in
-                [(b'S', n.severity), (b'V', n.severity), (b'C', n.code.code()), (b'M', &n.message)]
+                [(b'S', n.severity), (b'V', n.severity), (b'C', n.sqlstate()), (b'M', &n.message)]
             {
                 out.push(tag);
                 put_cstr(out, value);
@@ -235,6 +235,14 @@ impl Message for NoticeResponse<'_> {
             if let Some(detail) = &n.detail {
                 out.push(b'D');
                 put_cstr(out, detail);
+            }
+            if let Some(hint) = &n.hint {
+                out.push(b'H');
+                put_cstr(out, hint);
+            }
+            if let Some(p) = n.position {
+                out.push(b'P');
+                put_cstr(out, itoa::Buffer::new().format(p));
             }
             out.push(0);
         })

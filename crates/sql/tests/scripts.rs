@@ -145,7 +145,7 @@ fn format_output(out: &Result<Output, SqlError>, zone: snapscale_sql::Style, lin
 }
 
 fn format_error(e: &SqlError, lines: &mut Vec<String>) {
-    lines.push(format!("ERROR {}: {}", e.code, e.message));
+    lines.push(format!("ERROR {}: {}", e.sqlstate(), e.message));
     // A deadlock's detail names process ids and xids, which are not the
     // script's to fix.
     if let (Some(d), false) = (&e.detail, e.code == SqlState::DEADLOCK_DETECTED) {
@@ -224,7 +224,7 @@ async fn copy_in(conn: &mut Conn<SessionSettings>, data: &[String]) -> Result<Ou
 fn notices(conn: &mut Conn<SessionSettings>, lines: &mut Vec<String>) {
     for n in conn.take_notices() {
         // As scripts/pg-script.py prints PostgreSQL's: without DETAIL.
-        lines.push(format!("{} {}: {}", n.severity, n.code, n.message));
+        lines.push(format!("{} {}: {}", n.severity, n.sqlstate(), n.message));
     }
 }
 

@@ -37,6 +37,10 @@ pub struct ErrorData {
     /// ErrorResponse's q and p fields, which psql shows as `LINE n:`, a
     /// caret and `QUERY:` (a PL/pgSQL statement's parse error).
     pub internal: Option<Box<InternalQuery>>,
+    /// A SQLSTATE PostgreSQL defines no condition for (PL/pgSQL's `RAISE
+    /// … USING ERRCODE = 'U9999'`: any five of `0-9A-Z`), sent and
+    /// matched instead of `code`'s ([`ErrorData::sqlstate`]).
+    pub custom_code: Option<[u8; 5]>,
 }
 
 /// A function's query an error is in (see [`ErrorData::internal`]).
@@ -56,6 +60,17 @@ pub struct ErrorObject {
     /// The data type (a domain whose constraint failed).
     pub datatype: Option<String>,
     pub constraint: Option<String>,
+}
+
+impl ErrorData {
+    /// The five-character SQLSTATE the client is sent: the custom code,
+    /// if the error has one, else its condition's.
+    pub fn sqlstate(&self) -> &str {
+        match &self.custom_code {
+            Some(c) => std::str::from_utf8(c).unwrap_or("P0001"),
+            None => self.code.code(),
+        }
+    }
 }
 
 impl std::ops::Deref for SqlError {
@@ -89,6 +104,7 @@ impl SqlError {
             object: None,
             position: None,
             internal: None,
+            custom_code: None,
         })
     }
 

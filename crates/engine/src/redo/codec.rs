@@ -485,6 +485,7 @@ impl Writer {
                     Described::Column(n) => (1, Some(n)),
                     Described::Constraint(n) => (2, Some(n)),
                     Described::Index(n) => (3, Some(n)),
+                    Described::Trigger(n) => (4, Some(n)),
                 };
                 self.u8(kind);
                 if let Some(n) = name {
@@ -1075,6 +1076,7 @@ impl<'a> Reader<'a> {
                     1 => Described::Column(self.str()?),
                     2 => Described::Constraint(self.str()?),
                     3 => Described::Index(self.str()?),
+                    4 => Described::Trigger(self.str()?),
                     _ => return Err(corrupt()),
                 };
                 comments.push(Comment { on, text: self.str()? });

@@ -256,6 +256,10 @@ mod tests {
                     on: crate::catalog::Described::Index("t_pkey".into()),
                     text: "".into(),
                 },
+                crate::catalog::Comment {
+                    on: crate::catalog::Described::Trigger("t_trig".into()),
+                    text: "on insert".into(),
+                },
             ],
             oid: 16384,
             name: "t".into(),

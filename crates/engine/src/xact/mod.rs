@@ -102,6 +102,29 @@ pub struct Notice {
     pub code: SqlState,
     pub message: String,
     pub detail: Option<String>,
+    /// HINT (RAISE … USING HINT).
+    pub hint: Option<String>,
+    /// Where in the client's statement it is about (a PL/pgSQL compiler
+    /// warning's place in CREATE FUNCTION), 1-based, in characters.
+    pub position: Option<u32>,
+    /// A SQLSTATE PostgreSQL defines no condition for (RAISE … USING
+    /// ERRCODE), sent instead of `code`'s.
+    pub custom_code: Option<[u8; 5]>,
+}
+
+impl Notice {
+    /// A notice of `severity` with `code` and `message` and nothing else.
+    pub fn new(severity: &'static str, code: SqlState, message: String, detail: Option<String>) -> Notice {
+        Notice { severity, code, message, detail, hint: None, position: None, custom_code: None }
+    }
+
+    /// The five-character SQLSTATE the client is sent.
+    pub fn sqlstate(&self) -> &str {
+        match &self.custom_code {
+            Some(c) => std::str::from_utf8(c).unwrap_or("00000"),
+            None => self.code.code(),
+        }
+    }
 }
 
 /// One backend's transaction manager. See the module documentation.
@@ -150,6 +173,10 @@ pub struct Xact {
     /// The transition tables of the triggers firing now, innermost last
     /// (what their functions' statements read by name).
     pub transition_tables: Vec<crate::triggers::TransitionTable>,
+    /// The tables whose triggers are firing now (their statements have
+    /// them open): DDL on one is refused (PostgreSQL's
+    /// CheckTableNotInUse).
+    pub in_use: Vec<u32>,
 }
 
 pub use snapscale_values::now_micros;
@@ -203,6 +230,7 @@ impl Xact {
             wal: WalBuffer::default(),
             path_override: None,
             transition_tables: Vec::new(),
+            in_use: Vec::new(),
         }
     }
 
@@ -229,11 +257,11 @@ impl Xact {
     // ------------------------------------------------------------ notices
 
     pub fn notice(&mut self, code: SqlState, message: impl Into<String>) {
-        self.notices.push(Notice { severity: "NOTICE", code, message: message.into(), detail: None });
+        self.notices.push(Notice::new("NOTICE", code, message.into(), None));
     }
 
     pub fn notice_with_detail(&mut self, code: SqlState, message: impl Into<String>, detail: Option<String>) {
-        self.notices.push(Notice { severity: "NOTICE", code, message: message.into(), detail });
+        self.notices.push(Notice::new("NOTICE", code, message.into(), detail));
     }
 
     /// A message of `severity` (NOTICE, WARNING, INFO) for the client.
@@ -244,11 +272,16 @@ impl Xact {
         message: String,
         detail: Option<String>,
     ) {
-        self.notices.push(Notice { severity, code, message, detail });
+        self.notices.push(Notice::new(severity, code, message, detail));
+    }
+
+    /// A message for the client, with every field it has.
+    pub fn notice_full(&mut self, n: Notice) {
+        self.notices.push(n);
     }
 
     pub fn warning(&mut self, code: SqlState, message: impl Into<String>) {
-        self.notices.push(Notice { severity: "WARNING", code, message: message.into(), detail: None });
+        self.notices.push(Notice::new("WARNING", code, message.into(), None));
     }
 
     pub fn take_notices(&mut self) -> Vec<Notice> {
@@ -270,6 +303,16 @@ impl Xact {
     /// and the invalidations sent since the last one.
     pub fn begin(&mut self, isolation: IsolationLevel) -> Result<(), SqlError> {
         self.session.begin(isolation).map_err(txn_error)?;
+        if let Some(v) = &self.session_view {
+            let code = match isolation {
+                IsolationLevel::ReadCommitted => 1,
+                IsolationLevel::RepeatableRead => 2,
+            };
+            // Relaxed: a value only this session writes and reads (its
+            // statements run one at a time); it publishes no other data.
+            // Pairs with the load in current_setting() (sql's expr/func.rs).
+            v.isolation.store(code, std::sync::atomic::Ordering::Relaxed);
+        }
         self.levels = vec![Level::default()];
         self.wal.reset();
         self.now = now_micros();

@@ -442,6 +442,26 @@ impl<R: super::Resolver> Binder<'_, R> {
             };
             return Ok(Typed { e: Expr::Func(Func::Field(i), vec![t.e]), ty: Some(fields[i].1) });
         }
+        // A call of a function whose OUT parameters name its result's
+        // fields.
+        if let (Some(SqlType::Record(_)), Expr::Called(k) | Expr::Func(Func::PlRow(k), _)) = (t.ty, &t.e) {
+            let columns = self
+                .statement
+                .pl_calls
+                .get(*k)
+                .and_then(|c| c.routine.routine.as_ref())
+                .map(|d| d.result_columns());
+            if let Some(columns) = columns.filter(|c| !c.is_empty()) {
+                let name = super::ident(field);
+                let Some(i) = columns.iter().position(|(n, _)| *n == name) else {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("could not identify column \"{name}\" in record data type"),
+                    ));
+                };
+                return Ok(Typed { e: Expr::Func(Func::Field(i), vec![t.e]), ty: Some(columns[i].1) });
+            }
+        }
         field_of(t, field)
     }
 }

@@ -120,6 +120,40 @@ impl<R: Resolver> Binder<'_, R> {
                 let op = AlterTypeOp::Comment { on: Described::Constraint(constraint.clone()), text };
                 Ok(Plan::Utility(Utility::AlterType { oid: entry.oid, op, domain: true }))
             }
+            CommentTarget::Routine(word, signature) => {
+                let sql = format!("DROP FUNCTION {signature}");
+                let dialect = sqlparser::dialect::PostgreSqlDialect {};
+                let parsed = sqlparser::parser::Parser::parse_sql(&dialect, &sql).map_err(|_| {
+                    SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{signature}\""))
+                })?;
+                let Some(sqlparser::ast::Statement::DropFunction(d)) = parsed.first() else {
+                    return Err(SqlError::new(
+                        SqlState::SYNTAX_ERROR,
+                        format!("syntax error at or near \"{signature}\""),
+                    ));
+                };
+                let Some(f) = d.func_desc.first() else {
+                    return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at end of input"));
+                };
+                let w = match *word {
+                    "PROCEDURE" => super::routines::Word::Procedure,
+                    "ROUTINE" => super::routines::Word::Routine,
+                    _ => super::routines::Word::Function,
+                };
+                let entry = self.lookup_routine(f, w, false)?.expect("not missing_ok");
+                Ok(Plan::Utility(Utility::CommentRoutine { oid: entry.oid, text }))
+            }
+            CommentTarget::Trigger(trigger, name) => {
+                let n = relation_name(name)?;
+                let Some(rel) = self.resolver.resolve(&n)? else { return Err(missing_relation(&n)) };
+                if !rel.entry.triggers.iter().any(|t| t.name == *trigger) {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("trigger \"{trigger}\" for table \"{}\" does not exist", rel.entry.name),
+                    ));
+                }
+                on_relation(self, name, Described::Trigger(trigger.clone()))
+            }
             CommentTarget::Type(name, domain) => {
                 let entry = self.comment_type(name, *domain)?;
                 let op = AlterTypeOp::Comment { on: Described::Relation, text };

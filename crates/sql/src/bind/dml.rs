@@ -548,6 +548,9 @@ impl<R: Resolver> Binder<'_, R> {
         let TableFactor::Table { name, alias, args: None, .. } = t else {
             return Err(not_supported("this kind of FROM item"));
         };
+        if mode == LockMode::RowExclusive {
+            self.not_transition_table(name)?;
+        }
         let rel = self.rel(name, mode)?;
         let alias = match alias {
             Some(a) => ident(&a.name),

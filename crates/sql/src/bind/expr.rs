@@ -153,6 +153,12 @@ impl<R: Resolver> Binder<'_, R> {
                 return Ok(Typed { e: Expr::Const(empty), ty: Some(ty) });
             }
         }
+        // `ARRAY[(1, 2), …]::composite[]`: each row made a value of the
+        // type (PostgreSQL's record[] cast to it).
+        if let (ast::Expr::Array(a), SqlType::Array(snapscale_values::Elem::Composite(u))) = (e, ty) {
+            let e = self.composite_array(a, u, scope)?;
+            return Ok(Typed { e, ty: Some(ty) });
+        }
         let typmod = super::ddl::typmod_of(dt);
         let t = self.expr(e, scope)?;
         let t = self.qualified_interval_literal(t, ty, typmod)?;
@@ -163,6 +169,31 @@ impl<R: Resolver> Binder<'_, R> {
             None => e,
         };
         Ok(Typed { e, ty: Some(ty) })
+    }
+
+    /// The elements of `ARRAY[…]` (nested ones for more dimensions), each
+    /// a value of composite type `u`.
+    fn composite_array(
+        &mut self,
+        a: &ast::Array,
+        u: snapscale_values::UserType,
+        scope: &Scope<'_>,
+    ) -> Result<Expr, SqlError> {
+        let nested = a.elem.iter().any(|x| matches!(x, ast::Expr::Array(_)));
+        let mut items = Vec::with_capacity(a.elem.len());
+        for x in &a.elem {
+            items.push(match x {
+                ast::Expr::Array(inner) => self.composite_array(inner, u, scope)?,
+                other => match super::user_types::row_items(other) {
+                    Some(fields) => self.row_as_composite(&fields, u, scope)?,
+                    None => {
+                        let t = self.expr(other, scope)?;
+                        self.coerce(t, SqlType::Composite(u), Coercion::Explicit, "cast")?
+                    }
+                },
+            });
+        }
+        Ok(Expr::Func(if nested { Func::ArrayConsNested } else { Func::ArrayCons }, items))
     }
 
     #[inline(never)]

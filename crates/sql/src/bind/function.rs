@@ -305,6 +305,14 @@ impl<R: Resolver> Binder<'_, R> {
             "clock_timestamp" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::ClockTimestamp, Vec::new()), ty: Some(SqlType::TimestampTz) }
             }
+            // The time now as text, in PostgreSQL's timeofday() form.
+            "timeofday" if bound.is_empty() => {
+                let e = crate::parse::parse_expr(
+                    "to_char(clock_timestamp(), 'Dy Mon DD HH24:MI:SS.US YYYY TZ')",
+                    self.stack.limit(),
+                )?;
+                self.expr(&e, scope)?
+            }
             "timezone" if bound.len() == 2 => {
                 let value = bound.pop().expect("two arguments");
                 let zone = bound.pop().expect("two arguments");

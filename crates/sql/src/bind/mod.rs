@@ -80,6 +80,13 @@ pub(crate) use view::{rename_column_in, rename_relation_in, requalify};
 pub(crate) trait Resolver {
     /// The relation `name` (already normalised), if it exists.
     fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError>;
+    /// Setting `name`'s value as SHOW shows it, if the session has one
+    /// (plpgsql.extra_warnings, read as a body is compiled).
+    fn setting(&self, _name: &str) -> Option<String> {
+        None
+    }
+    /// Sends the client a notice (a compiler's warning).
+    fn notice(&mut self, _notice: snapscale_engine::xact::Notice) {}
     /// The session's TimeZone: literals of timestamptz are read in it when
     /// the statement is bound, as PostgreSQL reads them at parse analysis.
     fn zone(&self) -> snapscale_values::Style {
@@ -188,6 +195,14 @@ pub(crate) trait Resolver {
 impl Resolver for snapscale_engine::Xact {
     fn resolve(&mut self, name: &str) -> Result<Option<Rel>, SqlError> {
         self.relation(name)
+    }
+
+    fn setting(&self, name: &str) -> Option<String> {
+        self.session_view.as_ref().and_then(|v| (v.show)(name).ok())
+    }
+
+    fn notice(&mut self, notice: snapscale_engine::xact::Notice) {
+        self.notice_full(notice);
     }
 
     fn relation_by_oid(&mut self, oid: u32) -> Result<Option<Rel>, SqlError> {
@@ -515,6 +530,9 @@ impl<'r, R: Resolver> Binder<'r, R> {
 
     /// The relation `name` (a view too), locked in `mode`.
     pub(super) fn relation_or_view(&mut self, name: &ObjectName, mode: LockMode) -> Result<Rel, SqlError> {
+        if mode == LockMode::RowExclusive {
+            self.not_transition_table(name)?;
+        }
         let rel = self.any_relation(name, mode)?;
         let n = &rel.entry.name;
         if rel.entry.is_matview() && mode == LockMode::RowExclusive {
@@ -535,6 +553,21 @@ impl<'r, R: Resolver> Binder<'r, R> {
             });
         }
         Ok(rel)
+    }
+
+    /// 0A000 where `name` is a trigger's transition table (a statement
+    /// may read one, never change it).
+    pub(super) fn not_transition_table(&mut self, name: &ObjectName) -> Result<(), SqlError> {
+        if name.0.len() == 1 {
+            let n = relation_name(name)?;
+            if self.resolver.transition_table(&n).is_some() {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("relation \"{n}\" cannot be the target of a modifying statement"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The relation `name` of any kind (a sequence too), locked in `mode`.

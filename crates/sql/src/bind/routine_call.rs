@@ -286,6 +286,11 @@ impl<R: Resolver> Binder<'_, R> {
                 best_fits.retain(stringy);
             }
         }
+        // A call a function takes as written beats one that spreads its
+        // arguments into a VARIADIC array (PostgreSQL's candidates).
+        if best_fits.len() > 1 && best_fits.iter().any(|c| !spreads(c)) {
+            best_fits.retain(|c| !spreads(c));
+        }
         if best_fits.len() > 1 {
             let name = snapscale_engine::names::bare(key);
             let mut all: Vec<Typed> = positional;
@@ -621,7 +626,8 @@ impl<R: Resolver> Binder<'_, R> {
                 .enumerate()
                 .map(|(i, (n, ty))| Col { name: n.clone(), expr: Expr::Column(offset + i), ty: *ty })
                 .collect();
-            if cols.len() == 1 && def.output_columns().is_empty() {
+            // (A table's row type of one column keeps its name.)
+            if cols.len() == 1 && def.output_columns().is_empty() && def.row_type.is_none() {
                 cols[0].name = alias_name.clone();
             }
             let named =
@@ -777,6 +783,12 @@ impl<R: Resolver> Binder<'_, R> {
 /// PL/pgSQL function, or a SQL function whose body changes data.
 fn runs_before(def: &RoutineDef, limit: usize) -> Result<bool, SqlError> {
     Ok(def.language == "plpgsql" || !super::routines::body_is_query(def, limit)?)
+}
+
+/// Whether `c` takes the call's last arguments as its VARIADIC array's
+/// elements.
+fn spreads(c: &Candidate) -> bool {
+    c.sources.iter().any(|s| matches!(s, Source::Variadic(_)))
 }
 
 /// How `def` takes the call's arguments, if it does.

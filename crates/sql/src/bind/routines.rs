@@ -228,18 +228,16 @@ impl<R: Resolver> Binder<'_, R> {
             // check_function_bodies: PL/pgSQL's compiler checks the body
             // (its SQL is checked as it first runs, as PostgreSQL's is).
             let names = crate::plpgsql::declared_names(&def);
-            if def.returns == SqlType::Record(Rec::Anonymous) && def.result_columns().is_empty() {
-                return Err(not_supported("PL/pgSQL functions returning record (yet)"));
-            }
-            crate::plpgsql::parse(&def.body, self.stack.limit() / 1024)
+            let extra = crate::plpgsql::Extra::from_settings(|n| self.resolver.setting(n));
+            let warnings = crate::plpgsql::parse(&def.body, self.stack.limit() / 1024)
                 .and_then(|b| {
-                    crate::plpgsql::check(
-                        &b,
-                        &names,
-                        def.returns == SqlType::Void && def.output_columns().is_empty(),
-                    )
+                    crate::plpgsql::check(&b, &names, crate::plpgsql::Returns::of(&def), &def.body, extra)
                 })
                 .map_err(|e| crate::plpgsql::compile_context(e, &name, &def.body, self.origin.as_deref()))?;
+            for w in warnings {
+                let n = crate::plpgsql::compile_warning(w, &def.body, self.origin.as_deref());
+                self.resolver.notice(n);
+            }
             return Ok(Plan::Utility(Utility::CreateRoutine {
                 key,
                 def: Box::new(def),
@@ -647,7 +645,7 @@ impl<R: Resolver> Binder<'_, R> {
     /// its parameters' types), then checked to be of the word's kind.
     /// `Ok(Err(text))`: missing, with `missing_ok`, as the "does not exist,
     /// skipping" notice names it.
-    fn lookup_routine(
+    pub(super) fn lookup_routine(
         &mut self,
         f: &ast::FunctionDesc,
         word: Word,

@@ -162,12 +162,23 @@ fn stored_expr(
         Ok(e) => {
             let out = Deparse { pretty, columns }.top(&e, None);
             let wrapped = out.starts_with('(') && out.ends_with(')');
-            match top_parens && !pretty && !wrapped && !looks_like_function(&e) {
+            match top_parens && !pretty && !wrapped && !looks_like_function(&e) && !is_plain(&e) {
                 true => format!("({out})"),
                 false => out,
             }
         }
         Err(_) => text.to_owned(),
+    }
+}
+
+/// Whether ruleutils prints `e` without parentheses of its own: a
+/// constant or a column (`WHEN (true)`, `WHERE flag`).
+fn is_plain(e: &sqlparser::ast::Expr) -> bool {
+    use sqlparser::ast::Expr as E;
+    match e {
+        E::Nested(inner) => is_plain(inner),
+        E::Value(_) | E::Identifier(_) | E::CompoundIdentifier(_) => true,
+        _ => false,
     }
 }
 
@@ -621,6 +632,7 @@ impl Catalog for CatalogState {
                     Some("pg_type") => Some(1247),
                     Some("pg_constraint") => Some(2606),
                     Some("pg_proc") => Some(1255),
+                    Some("pg_trigger") => Some(2620),
                     Some(_) => return Ok(Value::Null),
                 };
                 let Some(o) = oid(&args[0]) else { return Ok(Value::Null) };

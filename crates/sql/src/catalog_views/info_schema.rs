@@ -446,3 +446,90 @@ pub(super) const INFO_CONSTRAINT_COLUMN_USAGE: &[ViewColumn] = &[
     c("constraint_schema", SQL_ID),
     c("constraint_name", SQL_ID),
 ];
+
+pub(super) const INFO_TRIGGERS: &[ViewColumn] = &[
+    c("trigger_catalog", SQL_ID),
+    c("trigger_schema", SQL_ID),
+    c("trigger_name", SQL_ID),
+    c("event_manipulation", CHARDATA),
+    c("event_object_catalog", SQL_ID),
+    c("event_object_schema", SQL_ID),
+    c("event_object_table", SQL_ID),
+    c("action_order", CARDINAL),
+    c("action_condition", CHARDATA),
+    c("action_statement", CHARDATA),
+    c("action_orientation", CHARDATA),
+    c("action_timing", CHARDATA),
+    c("action_reference_old_table", SQL_ID),
+    c("action_reference_new_table", SQL_ID),
+    c("action_reference_old_row", SQL_ID),
+    c("action_reference_new_row", SQL_ID),
+    c("created", SqlType::TimestampTz),
+];
+
+/// information_schema.triggers: a row per trigger and event (INSERT,
+/// DELETE, UPDATE; TRUNCATE left out, as the standard has it), its
+/// action_order its rank among the table's triggers of that event,
+/// orientation and timing by name, its condition and statement cut from
+/// pg_get_triggerdef's text, as PostgreSQL's view cuts them.
+pub(super) fn triggers(state: &CatalogState) -> Vec<Vec<Value>> {
+    use snapscale_engine::triggers::{events, TriggerTiming};
+    let mut out = Vec::new();
+    for e in &state.relations {
+        let schema = schema_of(state, e);
+        for (event, word) in
+            [(events::INSERT, "INSERT"), (events::DELETE, "DELETE"), (events::UPDATE, "UPDATE")]
+        {
+            for t in e.triggers.iter().filter(|t| t.events & event != 0) {
+                let order = e
+                    .triggers
+                    .iter()
+                    .filter(|o| {
+                        o.events & event != 0 && o.row == t.row && o.timing == t.timing && o.name < t.name
+                    })
+                    .count()
+                    + 1;
+                let def = super::triggers::trigger_def(state, t.oid, false).unwrap_or_default();
+                // PostgreSQL's view cuts it from the definition's text:
+                // `WHEN \((.+)\) EXECUTE FUNCTION`.
+                let condition = def.find(" WHEN (").and_then(|at| {
+                    let rest = &def[at + " WHEN (".len()..];
+                    rest.rfind(") EXECUTE FUNCTION").map(|end| rest[..end].to_owned())
+                });
+                let statement = def.find("EXECUTE FUNCTION").map(|at| def[at..].to_owned());
+                out.push(
+                    RowBuilder::new(INFO_TRIGGERS)
+                        .set("trigger_catalog", state.database.as_str())
+                        .set("trigger_schema", schema.as_str())
+                        .set("trigger_name", t.name.as_str())
+                        .set("event_manipulation", word)
+                        .set("event_object_catalog", state.database.as_str())
+                        .set("event_object_schema", schema.as_str())
+                        .set("event_object_table", e.name.as_str())
+                        .set("action_order", Value::Int(order as i64))
+                        .set("action_condition", condition.map_or(Value::Null, Value::Text))
+                        .set("action_statement", statement.map_or(Value::Null, Value::Text))
+                        .set("action_orientation", if t.row { "ROW" } else { "STATEMENT" })
+                        .set(
+                            "action_timing",
+                            match t.timing {
+                                TriggerTiming::Before => "BEFORE",
+                                TriggerTiming::After => "AFTER",
+                                TriggerTiming::InsteadOf => "INSTEAD OF",
+                            },
+                        )
+                        .set(
+                            "action_reference_old_table",
+                            t.old_table.clone().map_or(Value::Null, Value::Text),
+                        )
+                        .set(
+                            "action_reference_new_table",
+                            t.new_table.clone().map_or(Value::Null, Value::Text),
+                        )
+                        .build(),
+                );
+            }
+        }
+    }
+    out
+}

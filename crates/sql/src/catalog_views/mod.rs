@@ -143,6 +143,7 @@ static VIEWS: &[ViewDef] = &[
     view(IS, "views", 13007, 'v', info_schema::INFO_VIEWS),
     view(IS, "referential_constraints", 13008, 'v', info_schema::INFO_REFERENTIAL_CONSTRAINTS),
     view(IS, "constraint_column_usage", 13009, 'v', info_schema::INFO_CONSTRAINT_COLUMN_USAGE),
+    view(IS, "triggers", 13010, 'v', info_schema::INFO_TRIGGERS),
 ];
 
 /// Namespace oids (PostgreSQL's for the built-in ones).
@@ -440,6 +441,7 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (IS, "key_column_usage") => info_schema::key_column_usage(state),
         (IS, "constraint_column_usage") => info_schema::constraint_column_usage(state),
         (IS, "sequences") => info_schema::sequences(state),
+        (IS, "triggers") => info_schema::triggers(state),
         // Objects this server does not have: no rows.
         _ => Vec::new(),
     };

@@ -99,6 +99,7 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
             out.push(
                 class(e.oid, &e.name, ns, 'v', e.columns.len())
                     .set("relpersistence", persistence)
+                    .set("relhastriggers", !e.triggers.is_empty())
                     .set("reloptions", reloptions(&e.options))
                     .build(),
             );
@@ -681,9 +682,11 @@ pub(super) fn described_object(e: &RelEntry, on: &Described) -> Option<(u32, u32
     const TYPE: u32 = 1247;
     const CONSTRAINT: u32 = 2606;
     const PROC: u32 = 1255;
+    const TRIGGER: u32 = 2620;
     match on {
         Described::Relation if e.routine.is_some() => Some((e.oid, PROC, 0)),
         Described::Relation => Some((e.oid, if e.is_relation() { CLASS } else { TYPE }, 0)),
+        Described::Trigger(n) => Some((e.triggers.iter().find(|t| t.name == *n)?.oid, TRIGGER, 0)),
         Described::Column(n) => Some((e.oid, CLASS, e.column(n)? as i64 + 1)),
         Described::Index(n) => Some((e.indexes.iter().find(|i| i.name == *n)?.oid, CLASS, 0)),
         Described::Constraint(n) => {

@@ -424,7 +424,7 @@ impl Executor<'_> {
         exec.ri_finish().await?;
         exec.fire_after_rows().await?;
         let after: Vec<_> = match statement {
-            Statement::Insert { .. } => fires.iter().rev().collect(),
+            Statement::Insert { .. } | Statement::Merge(_) => fires.iter().rev().collect(),
             _ => fires.iter().collect(),
         };
         for (rel, event, set) in after {
@@ -464,6 +464,30 @@ fn statement_events(statement: &Statement) -> Vec<(&crate::plan::Rel, u8, Option
             true => vec![(&m.rel, events::DELETE, None)],
             false => vec![(&m.rel, events::UPDATE, columns(&m.sets))],
         },
+        // MERGE: each kind of action it has, INSERT, UPDATE, DELETE (AFTER:
+        // the other way round), as PostgreSQL fires them.
+        Statement::Merge(m) if fires(&m.rel) => {
+            let mut out = Vec::new();
+            if m.not_matched.iter().any(|c| c.insert.is_some()) {
+                out.push((&m.rel, events::INSERT, None));
+            }
+            let sets: Vec<usize> = m
+                .matched
+                .iter()
+                .filter_map(|c| match &c.action {
+                    crate::plan::MatchedAction::Update(sets) => Some(sets.iter().map(|(c, _)| *c)),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            if m.matched.iter().any(|c| matches!(c.action, crate::plan::MatchedAction::Update(_))) {
+                out.push((&m.rel, events::UPDATE, Some(sets)));
+            }
+            if m.matched.iter().any(|c| matches!(c.action, crate::plan::MatchedAction::Delete)) {
+                out.push((&m.rel, events::DELETE, None));
+            }
+            out
+        }
         Statement::Utility(Utility::Truncate(rels, _)) => {
             rels.iter().filter(|r| fires(r)).map(|r| (r, events::TRUNCATE, None)).collect()
         }
@@ -574,6 +598,7 @@ impl Executor<'_> {
                 if *concurrently {
                     self.refuse_in_block("CREATE INDEX CONCURRENTLY")?;
                 }
+                self.not_in_use(&rel.entry, "CREATE INDEX")?;
                 self.add_index(rel, index, *if_not_exists).await?;
                 Ok(Output::Command((*tag).into()))
             }
@@ -672,7 +697,10 @@ impl Executor<'_> {
                 }
                 self.truncate(rels).await
             }
-            Utility::AlterTable(a) => self.alter_table(a).await,
+            Utility::AlterTable(a) => {
+                self.not_in_use(&a.rel.entry, "ALTER TABLE")?;
+                self.alter_table(a).await
+            }
             Utility::Skip { code, notice, tag } => {
                 if !notice.is_empty() {
                     self.xact.notice(*code, notice.clone());
@@ -730,6 +758,23 @@ impl Executor<'_> {
 }
 
 /// `change` applied to a table's catalog row; a new trigger gets `oid`.
+impl Executor<'_> {
+    /// 55006 for DDL (`what`) on a table whose triggers are firing: the
+    /// statement that fired them has it open.
+    fn not_in_use(&self, entry: &snapscale_engine::catalog::RelEntry, what: &str) -> Result<(), SqlError> {
+        if self.xact.in_use.contains(&entry.oid) {
+            return Err(SqlError::new(
+                SqlState::OBJECT_IN_USE,
+                format!(
+                    "cannot {what} \"{}\" because it is being used by active queries in this session",
+                    entry.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn change_triggers(
     entry: &mut snapscale_engine::catalog::RelEntry,
     change: &crate::plan::TriggerChange,
@@ -749,6 +794,8 @@ fn change_triggers(
             for t in entry.triggers.iter_mut().filter(|t| t.name == *old) {
                 t.name = new.clone();
             }
+            use snapscale_engine::catalog::Described;
+            entry.rename_commented(&Described::Trigger(old.clone()), Described::Trigger(new.clone()));
             entry.triggers.sort_by(|a, b| a.name.cmp(&b.name));
         }
     }

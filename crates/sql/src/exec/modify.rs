@@ -670,7 +670,25 @@ impl Executor<'_> {
 fn duplicate(rel: &Rel, def: &IndexDef, key: &Key) -> SqlError {
     let name = &def.name;
     let cols = crate::catalog_views::index_key_parts(&rel.entry, def, false);
-    let vals: Vec<String> = key.0.iter().map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect();
+    // A character(n) key shows blank-padded, as the column holds it.
+    let vals: Vec<String> = key
+        .0
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let text = v.to_text().unwrap_or_else(|| "null".into());
+            let width = match def.columns.get(i).and_then(|&c| rel.entry.columns.get(c)).map(|c| c.ty) {
+                Some(snapscale_values::SqlType::Char(n)) if !matches!(v, Value::Null) => n as usize,
+                _ => 0,
+            };
+            let len = text.chars().count();
+            if len < width {
+                format!("{text}{}", " ".repeat(width - len))
+            } else {
+                text
+            }
+        })
+        .collect();
     SqlError::new(
         SqlState::UNIQUE_VIOLATION,
         format!("duplicate key value violates unique constraint \"{name}\""),

@@ -217,6 +217,16 @@ impl Executor<'_> {
         let deferral = self.deferral.take();
         let mut result = Ok(());
         for Pending { fks, work } in pending {
+            // A check put off whose foreign key was dropped since (DROP
+            // TABLE … CASCADE of the table it references) is no more.
+            if let Work::Check { table, fk, .. } = &work {
+                let t = &fks.tables[*table];
+                let oid = t.outgoing[*fk].0.oid;
+                let kept = self.xact.relation_by_oid(t.rel.entry.oid)?;
+                if !kept.is_some_and(|rel| rel.entry.foreign_keys.iter().any(|f| f.oid == oid)) {
+                    continue;
+                }
+            }
             self.ri = Some(Ri { fks, queue: VecDeque::from([work]) });
             result = self.ri_finish().await;
             if result.is_err() {

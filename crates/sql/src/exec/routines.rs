@@ -254,8 +254,8 @@ impl Executor<'_> {
         Ok(Output::Command(tag.into()))
     }
 
-    /// COMMENT ON AGGREGATE: routine `oid` with its comment set (or
-    /// removed).
+    /// COMMENT ON FUNCTION / PROCEDURE / ROUTINE / AGGREGATE: routine
+    /// `oid` with its comment set (or removed).
     pub(crate) async fn comment_routine(
         &mut self,
         oid: u32,
@@ -305,7 +305,10 @@ fn check_replacement(old: &RoutineDef, new: &RoutineDef, signature: &str) -> Res
     if old.returns != new.returns || old.returns_set != new.returns_set {
         return Err(refuse("cannot change return type of existing function".into()));
     }
-    if old.result_columns() != new.result_columns() {
+    // The row type OUT parameters define matters where the result is a
+    // record (several of them), as PostgreSQL compares it.
+    let record = matches!(new.returns, snapscale_values::SqlType::Record(_));
+    if record && old.result_columns() != new.result_columns() {
         return Err(refuse("cannot change return type of existing function".into())
             .with_detail("Row type defined by OUT parameters is different."));
     }

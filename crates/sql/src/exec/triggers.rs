@@ -243,7 +243,9 @@ impl Executor<'_> {
         self.xact.transition_tables.extend(tables);
         let held = self.xact.hold_statement_snapshot()?;
         let host = self.triggers.as_deref_mut().expect("checked by the caller");
+        self.xact.in_use.push(call.rel.entry.oid);
         let fired = host.fire(self.xact, call).await;
+        self.xact.in_use.pop();
         let restored = self.xact.restore_statement_snapshot(held);
         let keep = self.xact.transition_tables.len() - pushed;
         self.xact.transition_tables.truncate(keep);

@@ -110,6 +110,16 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
             let missing_ok = matches!(args.get(1), Some(Value::Bool(true)));
             match (&args[0], session(cx)?) {
                 (Value::Null, _) => Value::Null,
+                // The running transaction's, as SHOW gives it.
+                (Value::Text(name), Some(s)) if name.eq_ignore_ascii_case("transaction_isolation") => {
+                    // Relaxed: pairs with the store in Xact::begin, made by
+                    // this same session.
+                    match s.isolation.load(std::sync::atomic::Ordering::Relaxed) {
+                        1 => Value::Text("read committed".into()),
+                        2 => Value::Text("repeatable read".into()),
+                        _ => Value::Text((s.show)("default_transaction_isolation")?),
+                    }
+                }
                 (Value::Text(name), Some(s)) => match (s.show)(&name.to_ascii_lowercase()) {
                     Ok(v) => Value::Text(v),
                     Err(e) if missing_ok && e.code == SqlState::UNDEFINED_OBJECT => Value::Null,

@@ -29,6 +29,12 @@ pub enum CommentTarget {
     Column(ObjectName, String),
     /// CONSTRAINT name ON [DOMAIN] object (`true`: a domain's).
     Constraint(String, ObjectName, bool),
+    /// FUNCTION, PROCEDURE or ROUTINE (the word, upper-case) and its
+    /// signature as written (`name [(types)]`), read as DROP FUNCTION
+    /// reads it.
+    Routine(&'static str, String),
+    /// TRIGGER name ON table.
+    Trigger(String, ObjectName),
 }
 
 /// A COMMENT ON statement.
@@ -108,6 +114,48 @@ pub(crate) fn parse_comment(sql: &str) -> Result<CommentOn, SqlError> {
             let c = constraint.pop().expect("one part").value;
             (CommentTarget::Constraint(c, ObjectName::from(parts), domain), next)
         }
+        (Some(Keyword::FUNCTION | Keyword::PROCEDURE), _) | (Some(Keyword::NoKeyword), _)
+            if matches!(tokens.get(2), Some(Token::Word(w)) if w.quote_style.is_none()
+                && ["function", "procedure", "routine"].contains(&w.value.to_lowercase().as_str())) =>
+        {
+            let word = match kw(2) {
+                Some(Keyword::FUNCTION) => "FUNCTION",
+                Some(Keyword::PROCEDURE) => "PROCEDURE",
+                _ => "ROUTINE",
+            };
+            // The signature: up to the IS after its closing parenthesis
+            // (or after the name, without one).
+            let mut depth = 0usize;
+            let mut at = 3;
+            while let Some(t) = tokens.get(at) {
+                match t {
+                    Token::LParen => depth += 1,
+                    Token::RParen => depth = depth.saturating_sub(1),
+                    Token::Word(w) if depth == 0 && w.quote_style.is_none() && w.keyword == Keyword::IS => {
+                        break
+                    }
+                    _ => {}
+                }
+                at += 1;
+            }
+            if at == 3 {
+                return Err(near(3));
+            }
+            let text: String = tokens[3..at].iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ");
+            (CommentTarget::Routine(word, text), at)
+        }
+        (Some(Keyword::TRIGGER), _) => {
+            let (mut trigger, at) = name(3)?;
+            if trigger.len() != 1 {
+                return Err(near(4));
+            }
+            if kw(at) != Some(Keyword::ON) {
+                return Err(near(at));
+            }
+            let (parts, next) = name(at + 1)?;
+            let t = trigger.pop().expect("one part").value;
+            (CommentTarget::Trigger(t, ObjectName::from(parts)), next)
+        }
         _ => {
             let what = match tokens.get(2) {
                 Some(Token::Word(w)) => w.value.to_uppercase(),
@@ -159,8 +207,12 @@ mod tests {
             parse_comment("COMMENT ON COLUMN t IS 'x'").unwrap_err().message,
             "column name must be qualified"
         );
+        assert!(matches!(
+            parse_comment("COMMENT ON FUNCTION f(bpchar, int) IS 'x'").unwrap().target,
+            CommentTarget::Routine("FUNCTION", ref s) if s == "f ( bpchar , int )"
+        ));
         assert_eq!(
-            parse_comment("COMMENT ON FUNCTION f() IS 'x'").unwrap_err().code,
+            parse_comment("COMMENT ON OPERATOR + (int, int) IS 'x'").unwrap_err().code,
             SqlState::FEATURE_NOT_SUPPORTED
         );
         assert_eq!(

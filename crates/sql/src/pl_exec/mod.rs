@@ -67,9 +67,11 @@ enum Body {
     Sql(Vec<crate::plpgsql::ast::Sql>),
 }
 
-/// A session's compiled functions, by oid.
+/// A session's compiled functions, by oid and (a trigger function's, as
+/// PostgreSQL compiles one per table: NEW's fields are the table's) the
+/// table it fires for, 0 for any other call.
 #[derive(Default)]
-pub(crate) struct Functions(std::collections::HashMap<u32, Compiled, run::BuildAddr>);
+pub(crate) struct Functions(std::collections::HashMap<(u32, u32), Compiled, run::BuildAddr>);
 
 /// Calls PL/pgSQL function `routine` with `args`.
 pub(crate) fn call<'a>(
@@ -97,9 +99,16 @@ pub(crate) fn call<'a>(
             ));
         }
         let inputs: Vec<_> = def.args.iter().filter(|a| a.mode.is_input()).collect();
-        let (body, name, statements) = take_compiled(spi, routine)?;
+        let (body, name, statements) = take_compiled(spi, routine, 0)?;
         let params = inputs.iter().zip(args).map(|(a, v)| (a.name.clone(), a.ty, v)).collect();
         spi.depth += 1;
+        // GET DIAGNOSTICS … PG_CONTEXT: the caller, at the statement it
+        // is at.
+        let caller = spi.context.current.clone();
+        let here = spi.context.here;
+        if let Some(c) = &caller {
+            spi.context.callers.push((std::sync::Arc::clone(c), here.0, here.1));
+        }
         // A function runs inside its caller's statement; a procedure
         // CALLed may end the transaction if its caller may (PL-TXN).
         let nonatomic = spi.nonatomic;
@@ -116,6 +125,14 @@ pub(crate) fn call<'a>(
                 let outs = def.output_columns();
                 if !outs.is_empty() || def.returns_set {
                     interp.outputs(outs, def.returns_set);
+                    let positions: Vec<usize> = def
+                        .args
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, a)| a.mode.is_output())
+                        .map(|(i, _)| i + 1)
+                        .collect();
+                    interp.output_positions(&positions);
                 }
                 if let Some(t) = &def.row_type {
                     interp.row_types(t.columns.iter().map(|(_, ty)| *ty).collect());
@@ -125,7 +142,12 @@ pub(crate) fn call<'a>(
         };
         spi.depth -= 1;
         spi.nonatomic = nonatomic;
-        keep_compiled(spi, routine, body, name, statements);
+        if caller.is_some() {
+            spi.context.callers.pop();
+        }
+        spi.context.current = caller;
+        spi.context.here = here;
+        keep_compiled(spi, routine, 0, body, name, statements);
         result
     })
 }
@@ -135,13 +157,21 @@ pub(crate) fn call<'a>(
 fn take_compiled(
     spi: &mut spi::Spi<'_>,
     routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
+    table: u32,
 ) -> Result<(std::sync::Arc<Body>, CallName, run::Statements), SqlError> {
-    let cached = spi.functions.0.remove(&routine.oid).filter(|c| std::sync::Arc::ptr_eq(&c.entry, routine));
+    let cached =
+        spi.functions.0.remove(&(routine.oid, table)).filter(|c| std::sync::Arc::ptr_eq(&c.entry, routine));
     Ok(match cached {
         Some(c) => (c.body, c.name, c.statements),
         None => {
             let body = compile(routine)?;
-            let name = call_name(routine, &body);
+            // A polymorphic function is called as a copy with its types
+            // resolved; CONTEXT lines name it as declared.
+            let declared = match routine.routine.as_ref().is_some_and(|d| !d.args.is_empty()) {
+                true => spi.xact.routine_by_oid(routine.oid)?.map(|(_, e)| e),
+                false => None,
+            };
+            let name = call_name(declared.as_deref().unwrap_or(routine), &body);
             (std::sync::Arc::new(body), name, run::Statements::default())
         }
     })
@@ -165,13 +195,15 @@ fn call_name(routine: &snapscale_engine::catalog::RelEntry, body: &Body) -> Call
 fn keep_compiled(
     spi: &mut spi::Spi<'_>,
     routine: &std::sync::Arc<snapscale_engine::catalog::RelEntry>,
+    table: u32,
     body: std::sync::Arc<Body>,
     name: CallName,
     statements: run::Statements,
 ) {
-    spi.functions
-        .0
-        .insert(routine.oid, Compiled { entry: std::sync::Arc::clone(routine), body, name, statements });
+    spi.functions.0.insert(
+        (routine.oid, table),
+        Compiled { entry: std::sync::Arc::clone(routine), body, name, statements },
+    );
 }
 
 /// Calls trigger function `routine` for `call` (TRIGGER-FIRE): its value
@@ -193,7 +225,8 @@ pub(crate) async fn call_trigger(
     if too_deep(spi) {
         return Err(crate::stack::too_deep(spi.limits.max_stack_depth));
     }
-    let (body, name, statements) = take_compiled(spi, routine)?;
+    let table = call.rel.entry.oid;
+    let (body, name, statements) = take_compiled(spi, routine, table)?;
     let Body::Pl(block) = &*body else {
         return Err(SqlError::new(
             SqlState::FEATURE_NOT_SUPPORTED,
@@ -206,7 +239,7 @@ pub(crate) async fn call_trigger(
     interp.trigger_variables(columns, shared(call.new, call.queued.1), shared(call.old, call.queued.0), tg);
     let (result, statements) = interp.run(block).await;
     spi.depth -= 1;
-    keep_compiled(spi, routine, std::sync::Arc::clone(&body), name, statements);
+    keep_compiled(spi, routine, table, std::sync::Arc::clone(&body), name, statements);
     result
 }
 
@@ -230,14 +263,16 @@ fn compile(routine: &snapscale_engine::catalog::RelEntry) -> Result<Body, SqlErr
         return Ok(Body::Sql(
             crate::parse::split(&def.body)
                 .into_iter()
-                .map(|text| crate::plpgsql::ast::Sql { text: text.trim().to_owned() })
+                .map(|text| crate::plpgsql::ast::Sql { text: text.trim().to_owned(), at: 0 })
                 .collect(),
         ));
     }
     let names = crate::plpgsql::declared_names(def);
-    let void = def.returns == snapscale_values::SqlType::Void && def.output_columns().is_empty();
+    let returns = crate::plpgsql::Returns::of(def);
+    // Its warnings were the CREATE's to give.
+    let extra = crate::plpgsql::Extra::default();
     parse(&def.body, crate::stack::DEFAULT_MAX_STACK_DEPTH / 1024)
-        .and_then(|b| check(&b, &names, void).map(|_| b))
+        .and_then(|b| check(&b, &names, returns, &def.body, extra).map(|_| b))
         .map(Body::Pl)
         .map_err(|e| compile_context(e, &routine.name, &def.body, None))
 }

@@ -53,6 +53,12 @@ struct Var {
     not_null: bool,
     record: Option<Record>,
     is_record: bool,
+    /// A row of declared fields (`t%ROWTYPE`, a table's type): a row put
+    /// in it is fitted to them, never takes its own.
+    fixed: bool,
+    /// A domain's name, where the variable is declared of one: each
+    /// value assigned is checked against its constraints.
+    domain: Option<Arc<str>>,
     /// A bound cursor variable's declaration (what OPEN runs).
     cursor: Option<Arc<CursorDecl>>,
 }
@@ -114,7 +120,8 @@ impl std::hash::Hasher for AddrHasher {
         }
     }
     fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // Mixed into what came before: an (oid, oid) key is two writes.
+        self.0 = (self.0.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
     fn write_u32(&mut self, n: u32) {
         self.write_usize(n as usize);
@@ -134,6 +141,9 @@ pub(crate) struct Compiled {
     /// A declaration of a composite type: its fields, with the catalog
     /// generation they were read at.
     fields: Option<(u64, Fields)>,
+    /// A declaration's type, if it is a domain: its name, with the
+    /// catalog generation it was read at.
+    domain: Option<(u64, Option<Arc<str>>)>,
 }
 
 /// A record's or composite type's field names and types.
@@ -233,6 +243,8 @@ pub(crate) struct Interp<'s, 'c> {
     /// The parameter values of the simple expression being evaluated (a
     /// buffer kept, not a vector per evaluation).
     scratch: std::cell::Cell<Vec<Value>>,
+    /// The body's compiler options (`#print_strict_params`).
+    options: crate::plpgsql::ast::Options,
 }
 
 fn syntax(message: impl Into<String>) -> SqlError {
@@ -259,6 +271,7 @@ impl<'s, 'c> Interp<'s, 'c> {
             row_types: Vec::new(),
             handling: Vec::new(),
             scratch: std::cell::Cell::new(Vec::new()),
+            options: Default::default(),
         }
     }
 
@@ -277,6 +290,8 @@ impl<'s, 'c> Interp<'s, 'c> {
                 not_null: false,
                 record: None,
                 is_record: false,
+                fixed: false,
+                domain: None,
                 cursor: None,
             });
             if !name.is_empty() {
@@ -311,6 +326,8 @@ impl<'s, 'c> Interp<'s, 'c> {
                         not_null: false,
                         record: None,
                         is_record: false,
+                        fixed: false,
+                        domain: None,
                         cursor: None,
                     });
                     if !name.is_empty() {
@@ -320,6 +337,21 @@ impl<'s, 'c> Interp<'s, 'c> {
                 }
             };
             self.outs.push(k);
+        }
+        if let Some(f) = self.frames.last_mut() {
+            f.names.extend(names);
+        }
+    }
+
+    /// The output parameters are `$n` too, `positions` giving each one's
+    /// place among all the parameters (an INOUT one is already).
+    pub(crate) fn output_positions(&mut self, positions: &[usize]) {
+        let mut names = Vec::new();
+        for (&k, &p) in self.outs.iter().zip(positions) {
+            let name = format!("${p}");
+            if self.lookup(&name).is_none() {
+                names.push((Name::Owned(name), k));
+            }
         }
         if let Some(f) = self.frames.last_mut() {
             f.names.extend(names);
@@ -344,6 +376,14 @@ impl<'s, 'c> Interp<'s, 'c> {
         }
         let e = SqlError::new(SqlState::SYNTAX_ERROR, format!("cannot use {kind} in a non-SETOF function"));
         Err(self.in_context(e, line, kind))
+    }
+
+    /// A set of records of no declared shape (RETURNS SETOF record, its
+    /// columns the caller's column definition list's).
+    fn anonymous_set(&self) -> bool {
+        self.outs.is_empty()
+            && self.row_types.is_empty()
+            && matches!(self.returns, SqlType::Record(Rec::Anonymous))
     }
 
     /// A row of a set: a record of the output columns.
@@ -379,6 +419,8 @@ impl<'s, 'c> Interp<'s, 'c> {
                     None => Record { fields: Arc::clone(columns), values: Arc::clone(nulls), null: true },
                 }),
                 is_record: true,
+                fixed: false,
+                domain: None,
                 cursor: None,
             });
             names.push((Name::Borrowed(name), k));
@@ -393,6 +435,8 @@ impl<'s, 'c> Interp<'s, 'c> {
                 not_null: false,
                 record: None,
                 is_record: false,
+                fixed: false,
+                domain: None,
                 cursor: None,
             });
             names.push((Name::Borrowed(name), k));
@@ -496,6 +540,8 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 
     async fn run_inner(&mut self, body: &Block) -> Result<Value, SqlError> {
+        self.options = body.options;
+        self.spi.context.current = Some(Arc::clone(&self.name));
         // FOUND is a variable of the outermost block.
         let k = self.vars.len();
         self.vars.push(Var {
@@ -506,6 +552,8 @@ impl<'s, 'c> Interp<'s, 'c> {
             not_null: false,
             record: None,
             is_record: false,
+            fixed: false,
+            domain: None,
             cursor: None,
         });
         // In the function's frame, as PostgreSQL's (`f.found` reads it),
@@ -580,7 +628,18 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     async fn block_inner(&mut self, b: &Block) -> Result<Flow, SqlError> {
         for d in &b.decls {
-            self.declare(d).await.map_err(|e| self.in_context(e, d.line, "statement block"))?;
+            self.declare(d).await.map_err(|mut e| {
+                let here = format!(
+                    "PL/pgSQL function {} line {} during statement block local variable initialization",
+                    self.name, b.line
+                );
+                e.context = Some(match e.context.take() {
+                    Some(c) => format!("{c}\n{here}"),
+                    None => here,
+                });
+                e.position = None;
+                e
+            })?;
         }
         if b.handlers.is_empty() {
             return self.run_list(&b.body).await.map(|f| self.label_exit(f, &b.label));
@@ -607,8 +666,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 let Some(h) = b.handlers.iter().find(|h| catches(h, &e)) else { return Err(e) };
                 // SQLSTATE and SQLERRM are variables of the handler.
                 let k = self.vars.len();
-                for (name, value) in [("sqlstate", e.code.code().to_owned()), ("sqlerrm", e.message.clone())]
-                {
+                for (name, value) in [("sqlstate", e.sqlstate().to_owned()), ("sqlerrm", e.message.clone())] {
                     self.vars.push(Var {
                         name: Name::Borrowed(name),
                         ty: SqlType::Text,
@@ -617,6 +675,8 @@ impl<'s, 'c> Interp<'s, 'c> {
                         not_null: false,
                         record: None,
                         is_record: false,
+                        fixed: false,
+                        domain: None,
                         cursor: None,
                     });
                 }
@@ -644,6 +704,14 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 
     async fn declare(&mut self, d: &Decl) -> Result<(), SqlError> {
+        if let Some(target) = &d.alias {
+            // Another name of the same variable.
+            let k = self.lookup(target).ok_or_else(|| {
+                SqlError::new(SqlState::UNDEFINED_OBJECT, format!("variable \"{target}\" does not exist"))
+            })?;
+            self.frames.last_mut().expect("a block's frame").names.push((Name::Owned(d.name.clone()), k));
+            return Ok(());
+        }
         let ty_text = d.ty.trim().to_lowercase();
         let (ty, record) = if ty_text == "record" {
             (SqlType::Record(Rec::Anonymous), None)
@@ -664,7 +732,21 @@ impl<'s, 'c> Interp<'s, 'c> {
                 }
             }
         } else {
-            let cols = self.columns_of(d, || format!("SELECT NULL::{}", d.ty)).await?;
+            let cols = match self.columns_of(d, || format!("SELECT NULL::{}", d.ty)).await {
+                Ok(cols) => cols,
+                // A table's name is its row type.
+                Err(e) if e.code == SqlState::UNDEFINED_OBJECT => {
+                    let key = (d as *const Decl as usize) * 2 + 5;
+                    let columns = self
+                        .columns_at(key, || format!("SELECT * FROM {} LIMIT 0", d.ty.trim()))
+                        .await
+                        .map_err(|_| e)?;
+                    let values = nulls(columns.len());
+                    let record = Record { fields: columns.into(), values, null: false };
+                    return self.declare_as(d, SqlType::Record(Rec::Anonymous), Some(record), true).await;
+                }
+                Err(e) => return Err(e),
+            };
             match cols[0].1 {
                 // A variable of a composite type is a row of its fields,
                 // NULL as a whole until assigned.
@@ -673,9 +755,91 @@ impl<'s, 'c> Interp<'s, 'c> {
                     let values = nulls(fields.len());
                     (SqlType::Composite(u), Some(Record { fields, values, null: true }))
                 }
-                ty => (ty, None),
+                ty => {
+                    let domain = self.domain_of(d)?;
+                    if domain.is_some() {
+                        return self.declare_domain(d, ty, domain).await;
+                    }
+                    (ty, None)
+                }
             }
         };
+        let fixed = ty_text.ends_with("%rowtype");
+        self.declare_as(d, ty, record, fixed).await
+    }
+
+    /// The domain declaration `d`'s type is, if it is one: read from the
+    /// catalog once per catalog generation, kept with the type's plan.
+    fn domain_of(&mut self, d: &Decl) -> Result<Option<Arc<str>>, SqlError> {
+        let key = (d as *const Decl as usize) * 2 + 3;
+        let generation = self.spi.xact.catalog_generation();
+        if let Some((at, domain)) = self.cache.get(&key).and_then(|c| c.domain.as_ref()) {
+            if *at == generation {
+                return Ok(domain.clone());
+            }
+        }
+        let text = d.ty.trim();
+        let name = if text.contains('"') { text.to_owned() } else { text.to_lowercase() };
+        let simple =
+            name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '"' || c == '$');
+        let domain =
+            match simple {
+                true => self.spi.xact.user_type(&name)?.filter(|e| {
+                    matches!(e.user_type, Some(snapscale_engine::user_types::TypeDef::Domain(_)))
+                }),
+                false => None,
+            }
+            .map(|_| Arc::<str>::from(text));
+        if let Some(c) = self.cache.get_mut(&key) {
+            c.domain = Some((generation, domain.clone()));
+        }
+        Ok(domain)
+    }
+
+    /// [`declare_as`](Self::declare_as) for a variable of a domain: its
+    /// default (and each value assigned later) checked against the
+    /// domain's constraints, NOT NULL included.
+    async fn declare_domain(
+        &mut self,
+        d: &Decl,
+        ty: SqlType,
+        domain: Option<Arc<str>>,
+    ) -> Result<(), SqlError> {
+        self.declare_as(d, ty, None, false).await?;
+        let k = self.lookup(&d.name).expect("just declared");
+        self.vars[k].domain = domain;
+        self.check_domain(k).await
+    }
+
+    /// Checks variable `k`'s value against its domain's constraints.
+    async fn check_domain(&mut self, k: usize) -> Result<(), SqlError> {
+        let Some(domain) = self.vars[k].domain.clone() else { return Ok(()) };
+        let value = self.vars[k].value.clone();
+        let ty = self.vars[k].ty;
+        let text = format!("SELECT $1::{domain}");
+        let mut parsed = crate::parse::parse(&text, self.spi.limits.max_stack_depth)?;
+        let Some(parsed) = parsed.pop() else { return Ok(()) };
+        let strip = |e: SqlError| {
+            SqlError::from(snapscale_values::ErrorData { position: None, internal: None, ..e.into_data() })
+        };
+        loop {
+            let planned = self.spi.plan(&parsed, &[Some(ty)]).map_err(strip)?;
+            if self.spi.current(&planned, true).await.map_err(strip)? {
+                self.spi.run(&planned, std::slice::from_ref(&value)).await.map_err(strip)?;
+                return Ok(());
+            }
+        }
+    }
+
+    /// Declares `d` as a variable of type `ty` (a record's fields in
+    /// `record`), with its default value.
+    async fn declare_as(
+        &mut self,
+        d: &Decl,
+        ty: SqlType,
+        record: Option<Record>,
+        fixed: bool,
+    ) -> Result<(), SqlError> {
         let is_record = matches!(ty, SqlType::Record(_) | SqlType::Composite(_));
         let k = self.vars.len();
         self.vars.push(Var {
@@ -686,6 +850,8 @@ impl<'s, 'c> Interp<'s, 'c> {
             not_null: d.not_null,
             record,
             is_record,
+            fixed,
+            domain: None,
             cursor: None,
         });
         if let Some(cursor) = &d.cursor {
@@ -700,7 +866,11 @@ impl<'s, 'c> Interp<'s, 'c> {
                 Some(done) => done?,
                 None => Box::pin(self.value(default)).await?,
             };
-            self.store(k, v, from)?;
+            if self.vars[k].is_record {
+                self.store_record(k, v, default)?;
+            } else {
+                self.store(k, v, from)?;
+            }
         } else if d.not_null {
             return Err(SqlError::new(
                 SqlState::NULL_VALUE_NOT_ALLOWED,
@@ -721,8 +891,17 @@ impl<'s, 'c> Interp<'s, 'c> {
         sql: impl FnOnce() -> String,
     ) -> Result<Vec<(String, SqlType)>, SqlError> {
         // Apart from every expression's key (`key_of`: an address twice,
-        // plus 0 to 2): a declaration's address twice, plus 3.
-        let key = (d as *const Decl as usize) * 2 + 3;
+        // plus 0 to 2): a declaration's address twice, plus 3 (plus 5:
+        // its type read as a table's).
+        self.columns_at((d as *const Decl as usize) * 2 + 3, sql).await
+    }
+
+    /// [`columns_of`](Self::columns_of) kept under `key`.
+    async fn columns_at(
+        &mut self,
+        key: usize,
+        sql: impl FnOnce() -> String,
+    ) -> Result<Vec<(String, SqlType)>, SqlError> {
         let mut c = match self.cache.remove(&key) {
             Some(c) => c,
             None => {
@@ -736,6 +915,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                     declared: Vec::new(),
                     planned: None,
                     fields: None,
+                    domain: None,
                 })
             }
         };
@@ -753,7 +933,16 @@ impl<'s, 'c> Interp<'s, 'c> {
         d: &Decl,
         u: snapscale_values::UserType,
     ) -> Result<Arc<[(String, SqlType)]>, SqlError> {
-        let key = (d as *const Decl as usize) * 2 + 3;
+        self.composite_fields_at((d as *const Decl as usize) * 2 + 3, u)
+    }
+
+    /// The fields of composite type `u`, kept with the statement cached
+    /// under `key` (read once per catalog generation).
+    fn composite_fields_at(
+        &mut self,
+        key: usize,
+        u: snapscale_values::UserType,
+    ) -> Result<Arc<[(String, SqlType)]>, SqlError> {
         let generation = self.spi.xact.catalog_generation();
         if let Some((at, fields)) = self.cache.get(&key).and_then(|c| c.fields.as_ref()) {
             if *at == generation {
@@ -785,6 +974,9 @@ impl<'s, 'c> Interp<'s, 'c> {
 
     async fn stmt(&mut self, s: &Stmt) -> Result<Flow, SqlError> {
         self.spi.xact.check_cancel()?;
+        if let Some(here) = where_at(s) {
+            self.spi.context.here = here;
+        }
         match s {
             Stmt::Null => Ok(Flow::Next),
             Stmt::Block(b) => self.block(b).await,
@@ -799,6 +991,10 @@ impl<'s, 'c> Interp<'s, 'c> {
             }
             Stmt::Assign { target, expr, line } => {
                 let r = self.assign(target, expr).await;
+                r.map(|_| Flow::Next).map_err(|e| self.in_context(e, *line, "assignment"))
+            }
+            Stmt::AssignElem { target, shown, subscripts, expr, line } => {
+                let r = self.assign_element(target, shown, subscripts, expr).await;
                 r.map(|_| Flow::Next).map_err(|e| self.in_context(e, *line, "assignment"))
             }
             Stmt::If { branches, otherwise, line } => {
@@ -888,43 +1084,8 @@ impl<'s, 'c> Interp<'s, 'c> {
             Stmt::ForCursor { label, target, cursor, args, body, line } => {
                 self.for_cursor(label, target, cursor, args.as_ref(), body, line).await
             }
-            Stmt::ForEach { label, var, array, body, line } => {
-                let (v, _) =
-                    self.value(array).await.map_err(|e| self.in_context(e, *line, "FOREACH over array"))?;
-                let items = match v {
-                    Value::Null => {
-                        return Err(self.in_context(
-                            SqlError::new(
-                                SqlState::NULL_VALUE_NOT_ALLOWED,
-                                "FOREACH expression must not be null",
-                            ),
-                            *line,
-                            "FOREACH over array",
-                        ))
-                    }
-                    Value::Array(a) => a.to_vec(),
-                    _ => {
-                        return Err(self.in_context(
-                            SqlError::new(
-                                SqlState::DATATYPE_MISMATCH,
-                                "FOREACH expression must yield an array, not type",
-                            ),
-                            *line,
-                            "FOREACH over array",
-                        ))
-                    }
-                };
-                let k = self.lookup(var).ok_or_else(|| not_variable(var))?;
-                let ty = self.vars[k].ty;
-                for item in items {
-                    self.spi.xact.check_cancel()?;
-                    let item = crate::expr::cast(item, ty, false, self.spi.xact.session_style())?;
-                    self.vars[k].value = item;
-                    if let Some(flow) = self.loop_turn(label, body).await? {
-                        return Ok(flow);
-                    }
-                }
-                Ok(Flow::Next)
+            Stmt::ForEach { label, targets, slice, array, body, line } => {
+                self.foreach(label, targets, *slice, array, body, *line).await
             }
             Stmt::Exit { next, label, when, line } => {
                 if let Some(cond) = when {
@@ -935,7 +1096,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 }
                 Ok(if *next { Flow::Continue(label.clone()) } else { Flow::Exit(label.clone()) })
             }
-            Stmt::Return { expr, line } => {
+            Stmt::Return { expr, line, .. } => {
                 if let Some(e) = expr {
                     if self.returns == SqlType::Void {
                         return Err(SqlError::new(
@@ -944,12 +1105,35 @@ impl<'s, 'c> Interp<'s, 'c> {
                         ));
                     }
                     let (v, from) = self.value(e).await.map_err(|e| self.in_context(e, *line, "RETURN"))?;
-                    self.result = self
-                        .convert(v, from, self.returns)
-                        .map_err(|e| self.in_context(e, *line, "RETURN"))?;
+                    self.result = self.return_value(v, from, e, *line)?;
                 }
                 self.returned = true;
                 Ok(Flow::Return)
+            }
+            Stmt::ReturnNext { expr: Some(e), line }
+                if self.outs.is_empty() && matches!(self.returns, SqlType::Composite(_)) =>
+            {
+                // A set of a composite type: each row the type's fields.
+                self.in_set(*line, "RETURN NEXT")?;
+                let SqlType::Composite(u) = self.returns else { unreachable!("matched") };
+                let (v, _) = self.value(e).await.map_err(|err| self.in_context(err, *line, "RETURN NEXT"))?;
+                let types: Vec<SqlType> = self
+                    .composite_fields_at(key_of(e, 0), u)
+                    .map_err(|err| self.in_context(err, *line, "RETURN NEXT"))?
+                    .iter()
+                    .map(|(_, t)| *t)
+                    .collect();
+                let row = match v {
+                    Value::Null => Ok(Value::Record(vec![Value::Null; types.len()].into())),
+                    Value::Record(fields) => self.fit_fields(fields.to_vec(), &types),
+                    _ => Err(SqlError::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        "cannot return non-composite value from function returning composite type",
+                    )),
+                }
+                .map_err(|err| self.in_context(err, *line, "RETURN NEXT"))?;
+                self.set.as_mut().expect("checked").push(row);
+                Ok(Flow::Next)
             }
             Stmt::ReturnNext { expr, line } => {
                 self.in_set(*line, "RETURN NEXT")?;
@@ -967,11 +1151,13 @@ impl<'s, 'c> Interp<'s, 'c> {
                     }
                     None => self.as_row(self.out_value()),
                 };
-                // A row of the set has the result's columns.
+                // A row of the set has the result's columns (a set of
+                // records of no declared shape, whatever it has).
                 let want =
                     if !self.row_types.is_empty() { self.row_types.len() } else { self.outs.len().max(1) };
+                let anonymous = self.anonymous_set();
                 if let Value::Record(fields) = &row {
-                    if fields.len() != want {
+                    if fields.len() != want && !anonymous {
                         return Err(self.in_context(wrong_width(fields.len(), want), *line, "RETURN NEXT"));
                     }
                 }
@@ -980,10 +1166,27 @@ impl<'s, 'c> Interp<'s, 'c> {
             }
             Stmt::ReturnQuery { query, line } => {
                 self.in_set(*line, "RETURN QUERY")?;
+                let out = match query {
+                    Source::Static(sql) => self.execute_returning_rows(sql).await,
+                    Source::Dynamic { query, using } => {
+                        self.run_dynamic_plan(query, using, true).await.map(|(out, _, _, _)| out)
+                    }
+                };
                 let (columns, rows) =
-                    self.query_rows(query).await.map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?;
+                    rows_and_columns(out.map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?);
                 let wanted: Vec<SqlType> = if !self.row_types.is_empty() {
                     self.row_types.clone()
+                } else if self.anonymous_set() {
+                    columns.iter().map(|(_, t)| *t).collect()
+                } else if let (
+                    SqlType::Composite(u),
+                    Source::Static(sql) | Source::Dynamic { query: sql, .. },
+                ) = (self.returns, query)
+                {
+                    let fields = self
+                        .composite_fields_at(key_of(sql, 0), u)
+                        .map_err(|e| self.in_context(e, *line, "RETURN QUERY"))?;
+                    fields.iter().map(|(_, t)| *t).collect()
                 } else if self.outs.is_empty() {
                     vec![self.returns]
                 } else {
@@ -1019,6 +1222,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                 Ok(Flow::Next)
             }
             Stmt::Raise(r) => self.raise(r).await.map(|_| Flow::Next),
+            Stmt::Assert { .. } if !self.check_asserts() => Ok(Flow::Next),
             Stmt::Assert { cond, message, line } => {
                 if self.truth_or_null(cond).await.map_err(|e| self.in_context(e, *line, "ASSERT"))?
                     == Some(true)
@@ -1074,7 +1278,7 @@ impl<'s, 'c> Interp<'s, 'c> {
                             ));
                         };
                         match item.as_str() {
-                            "returned_sqlstate" => Value::Text(e.code.code().into()),
+                            "returned_sqlstate" => Value::Text(e.sqlstate().into()),
                             "message_text" => Value::Text(e.message.clone()),
                             "pg_exception_detail" => Value::Text(e.detail.clone().unwrap_or_default()),
                             "pg_exception_hint" => Value::Text(e.hint.clone().unwrap_or_default()),
@@ -1103,7 +1307,15 @@ impl<'s, 'c> Interp<'s, 'c> {
                     } else {
                         match item.as_str() {
                             "row_count" => Value::Int(self.row_count),
-                            "pg_context" => Value::Text(self.context(*line, "GET DIAGNOSTICS")),
+                            "pg_context" => {
+                                let mut text = self.context(*line, "GET DIAGNOSTICS");
+                                for (name, line, kind) in self.spi.context.callers.iter().rev() {
+                                    text.push_str(&format!(
+                                        "\nPL/pgSQL function {name} line {line} at {kind}"
+                                    ));
+                                }
+                                Value::Text(text)
+                            }
                             other => {
                                 return Err(syntax(format!("unrecognized GET DIAGNOSTICS item \"{other}\"")))
                             }
@@ -1119,6 +1331,124 @@ impl<'s, 'c> Interp<'s, 'c> {
                 Ok(Flow::Next)
             }
         }
+    }
+
+    /// FOREACH targets [SLICE n] IN ARRAY expr: each element (or each
+    /// slice of the `slice` last dimensions) in turn, in storage order.
+    async fn foreach(
+        &mut self,
+        label: &Option<String>,
+        targets: &[String],
+        slice: usize,
+        array: &Sql,
+        body: &[Stmt],
+        line: usize,
+    ) -> Result<Flow, SqlError> {
+        const KIND: &str = "FOREACH over array";
+        let (v, ty) = self.value(array).await.map_err(|e| self.in_context(e, line, KIND))?;
+        let fail = |this: &Self, code: SqlState, message: String| {
+            Err(this.in_context(SqlError::new(code, message), line, KIND))
+        };
+        let a = match v {
+            Value::Null => {
+                return fail(
+                    self,
+                    SqlState::NULL_VALUE_NOT_ALLOWED,
+                    "FOREACH expression must not be null".into(),
+                )
+            }
+            Value::Array(a) => a,
+            _ => {
+                return fail(
+                    self,
+                    SqlState::DATATYPE_MISMATCH,
+                    format!("FOREACH expression must yield an array, not type {}", ty.name()),
+                )
+            }
+        };
+        let mut ks = Vec::with_capacity(targets.len());
+        for t in targets {
+            ks.push(self.lookup(t).ok_or_else(|| not_variable(t))?);
+        }
+        if let [k] = ks.as_slice() {
+            let is_array = matches!(self.vars[*k].ty, SqlType::Array(_));
+            if slice > 0 && !is_array {
+                return fail(
+                    self,
+                    SqlState::DATATYPE_MISMATCH,
+                    "FOREACH ... SLICE loop variable must be of an array type".into(),
+                );
+            }
+            if slice == 0 && is_array {
+                return fail(
+                    self,
+                    SqlState::DATATYPE_MISMATCH,
+                    "FOREACH loop variable must not be of an array type".into(),
+                );
+            }
+        }
+        if slice > a.ndims() {
+            return fail(
+                self,
+                SqlState::ARRAY_SUBSCRIPT_ERROR,
+                format!("slice dimension ({slice}) is out of the valid range 0..{}", a.ndims()),
+            );
+        }
+        let items = a.items();
+        let (chunk, dims) = if slice == 0 {
+            (1, Vec::new())
+        } else {
+            let dims = a.dims()[a.ndims() - slice..].to_vec();
+            (dims.iter().map(|d| d.len.max(0) as usize).product::<usize>().max(1), dims)
+        };
+        let elem_ty = if slice == 0 { ty.elem().unwrap_or(SqlType::Text) } else { ty };
+        let mut any = false;
+        for at in (0..items.len()).step_by(chunk) {
+            self.spi.xact.check_cancel()?;
+            any = true;
+            let item = if slice == 0 {
+                items[at].clone()
+            } else {
+                let part = items[at..(at + chunk).min(items.len())].to_vec();
+                Value::Array(Arc::new(snapscale_values::Array::from_parts(dims.clone(), part)?))
+            };
+            self.foreach_assign(&ks, targets, item, elem_ty).map_err(|e| self.in_context(e, line, KIND))?;
+            if let Some(flow) = self.loop_turn(label, body).await? {
+                self.set_found(true, 0);
+                return Ok(flow);
+            }
+        }
+        self.set_found(any, 0);
+        Ok(Flow::Next)
+    }
+
+    /// A FOREACH element (of type `from`) into its loop variables.
+    fn foreach_assign(
+        &mut self,
+        ks: &[usize],
+        targets: &[String],
+        item: Value,
+        from: SqlType,
+    ) -> Result<(), SqlError> {
+        if let [k] = ks {
+            if self.vars[*k].is_record {
+                return self.store_record(*k, item, &NO_SQL);
+            }
+            return self.store(*k, item, from);
+        }
+        let values = match item {
+            Value::Record(fields) => fields,
+            Value::Null => nulls(ks.len()),
+            _ => {
+                return Err(SqlError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    "cannot assign non-composite value to a row variable",
+                ))
+            }
+        };
+        let columns: Vec<(String, SqlType)> =
+            values.iter().enumerate().map(|(i, _)| (format!("f{}", i + 1), SqlType::Text)).collect();
+        self.assign_row(targets, &columns, Some(values))
     }
 
     /// One turn of a loop's body: `None` to go on, or how the loop ends.
@@ -1184,6 +1514,8 @@ impl<'s, 'c> Interp<'s, 'c> {
             not_null: false,
             record: None,
             is_record: false,
+            fixed: false,
+            domain: None,
             cursor: None,
         });
         self.frames.push(Frame {
@@ -1285,7 +1617,8 @@ impl<'s, 'c> Interp<'s, 'c> {
             Some(&k) => Some(k),
             None => {
                 let k = self.lookup(target);
-                if let Some(k) = k {
+                // (A domain's variable is checked on the statement path.)
+                if let Some(k) = k.filter(|&k| self.vars[k].domain.is_none()) {
                     self.targets.insert(key, k);
                 }
                 k
@@ -1295,9 +1628,166 @@ impl<'s, 'c> Interp<'s, 'c> {
             if self.vars[k].is_record {
                 return self.store_record(k, v, expr);
             }
-            return self.store(k, v, from);
+            self.store(k, v, from)?;
+            return self.check_domain(k).await;
         }
         self.store_field(target, v, from)
+    }
+
+    /// `target[i]… := expr`: the element of an array variable (or record
+    /// field) set, the array grown as PostgreSQL grows one.
+    async fn assign_element(
+        &mut self,
+        target: &str,
+        shown: &str,
+        subscripts: &[Sql],
+        expr: &Sql,
+    ) -> Result<(), SqlError> {
+        let mut subs = Vec::with_capacity(subscripts.len());
+        for s in subscripts {
+            let t = s.text.replace("::", "");
+            if t.contains(':') {
+                return Err(SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "assigning to an array slice in PL/pgSQL is not supported",
+                ));
+            }
+            let (v, ty) = self.value(s).await?;
+            let n = match v {
+                Value::Null => {
+                    return Err(SqlError::new(
+                        SqlState::NULL_VALUE_NOT_ALLOWED,
+                        "array subscript in assignment must not be null",
+                    ))
+                }
+                v => match self.convert(v, ty, SqlType::Int4)? {
+                    Value::Int(n) => n as i32,
+                    _ => {
+                        return Err(SqlError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            "array subscript must have type integer",
+                        ))
+                    }
+                },
+            };
+            subs.push(n);
+        }
+        let (v, from) = self.value_as(expr, Query::Assignment(shown)).await?;
+        // The array now: a variable's, or a record's field.
+        let (current, ty, field) = match self.lookup(target) {
+            Some(k) if !self.vars[k].is_record => (self.vars[k].value.clone(), self.vars[k].ty, None),
+            Some(_) => {
+                return Err(SqlError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!("cannot subscript type {} because it does not support subscripting", "record"),
+                ))
+            }
+            None => {
+                let Some((rec, name)) = target.rsplit_once('.') else { return Err(not_variable(target)) };
+                let k = self.lookup(rec).ok_or_else(|| not_variable(target))?;
+                let r = self.vars[k].record.as_ref().ok_or_else(|| not_assigned(rec))?;
+                let i = r.fields.iter().position(|(n, _)| n == name).ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("record \"{rec}\" has no field \"{name}\""),
+                    )
+                })?;
+                (r.values[i].clone(), r.fields[i].1, Some(()))
+            }
+        };
+        let Some(elem) = ty.elem() else {
+            return Err(SqlError::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!("cannot subscript type {} because it does not support subscripting", ty.name()),
+            ));
+        };
+        let v = self.convert(v, from, elem)?;
+        let base = match &current {
+            Value::Array(a) => Some(&**a),
+            _ => None,
+        };
+        let array = Value::Array(Arc::new(snapscale_values::array::ops::assign_element(base, &subs, v)?));
+        match field {
+            None => {
+                let k = self.lookup(target).expect("found above");
+                self.store(k, array, ty)?;
+                self.check_domain(k).await
+            }
+            Some(()) => self.store_field(target, array, ty),
+        }
+    }
+
+    /// RETURN's value as the function's result: a composite result takes
+    /// a row (each field converted to its column's type); a scalar one
+    /// any value, converted as PostgreSQL converts it when the function
+    /// ends (its errors name no line).
+    fn return_value(&mut self, v: Value, from: SqlType, e: &Sql, line: usize) -> Result<Value, SqlError> {
+        let name = Arc::clone(&self.name);
+        let casting = |err: SqlError| -> SqlError {
+            let here =
+                format!("PL/pgSQL function {name} while casting return value to function's return type");
+            let mut err = err;
+            err.context = Some(match err.context.take() {
+                Some(c) => format!("{c}\n{here}"),
+                None => here,
+            });
+            err.position = None;
+            err
+        };
+        let composite = match self.returns {
+            SqlType::Composite(u) => Some(Some(u)),
+            SqlType::Record(_) if !self.row_types.is_empty() || self.outs.is_empty() => Some(None),
+            _ => None,
+        };
+        if let Some(u) = composite {
+            return match v {
+                Value::Null => Ok(Value::Null),
+                Value::Record(fields) => match u {
+                    Some(u) => {
+                        let types = self.composite_fields_at(key_of(e, 0), u)?;
+                        self.fit_fields(fields.to_vec(), &types.iter().map(|(_, t)| *t).collect::<Vec<_>>())
+                            .map_err(casting)
+                    }
+                    None if !self.row_types.is_empty() => {
+                        let types = self.row_types.clone();
+                        self.fit_fields(fields.to_vec(), &types).map_err(casting)
+                    }
+                    None => Ok(Value::Record(fields)),
+                },
+                _ => Err(self.in_context(
+                    SqlError::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        "cannot return non-composite value from function returning composite type",
+                    ),
+                    line,
+                    "RETURN",
+                )),
+            };
+        }
+        match (self.returns, &v) {
+            (SqlType::Trigger | SqlType::Record(_), _) => Ok(v),
+            (to, Value::Record(_)) => {
+                let text = v.try_text_in(self.spi.xact.session_style()).map_err(casting)?.unwrap_or_default();
+                self.convert(Value::Text(text), SqlType::Text, to).map_err(casting)
+            }
+            (to, _) => self.convert(v, from, to).map_err(casting),
+        }
+    }
+
+    /// A row's values as a row of `types`: as many, each converted.
+    fn fit_fields(&self, values: Vec<Value>, types: &[SqlType]) -> Result<Value, SqlError> {
+        if values.len() != types.len() {
+            return Err(wrong_width(values.len(), types.len()));
+        }
+        let style = self.spi.xact.session_style();
+        let mut out = Vec::with_capacity(values.len());
+        for (v, ty) in values.into_iter().zip(types) {
+            out.push(match v {
+                Value::Null => Value::Null,
+                v => crate::expr::cast(v, *ty, false, style)?,
+            });
+        }
+        Ok(Value::Record(out.into()))
     }
 
     /// Stores `v` (of type `from`) in the record field `target` names
@@ -1456,7 +1946,22 @@ impl<'s, 'c> Interp<'s, 'c> {
             }
             _ => v,
         };
-        crate::expr::cast(v, to, false, self.spi.xact.session_style())
+        let style = self.spi.xact.session_style();
+        // Where no cast converts it, PostgreSQL's PL/pgSQL converts
+        // through text (its I/O conversion): 1 to boolean is true.
+        let backup = match &v {
+            Value::Text(_) | Value::Record(_) => None,
+            other => Some(other.clone()),
+        };
+        match crate::expr::cast(v, to, false, style) {
+            Err(e) if e.code == SqlState::DATATYPE_MISMATCH && e.message.starts_with("cannot convert ") => {
+                match backup.and_then(|b| b.to_text_as(from, style)) {
+                    Some(text) => crate::expr::cast(Value::Text(text), to, false, style),
+                    None => Err(e),
+                }
+            }
+            r => r,
+        }
     }
 
     /// The rows of a statement assigned to INTO targets, or to nothing.
@@ -1469,7 +1974,11 @@ impl<'s, 'c> Interp<'s, 'c> {
         // One record target takes the whole row.
         if let [one] = targets {
             if let Some(k) = self.lookup(one) {
-                if let SqlType::Composite(_) = self.vars[k].ty {
+                if matches!(self.vars[k].ty, SqlType::Composite(_)) || self.vars[k].fixed {
+                    if row.is_some() {
+                        let want = self.vars[k].record.as_ref().map_or(0, |r| r.fields.len());
+                        self.multi_assignment(columns.len(), want)?;
+                    }
                     let values = row.unwrap_or_else(|| nulls(columns.len()));
                     let types = columns.iter().map(|(_, t)| Some(*t));
                     return self.fill_composite(k, values.iter().cloned().zip(types));
@@ -1480,6 +1989,9 @@ impl<'s, 'c> Interp<'s, 'c> {
                     return Ok(());
                 }
             }
+        }
+        if row.is_some() {
+            self.multi_assignment(columns.len(), targets.len())?;
         }
         let row = row.unwrap_or_else(|| nulls(columns.len()));
         for (i, target) in targets.iter().enumerate() {
@@ -1492,6 +2004,40 @@ impl<'s, 'c> Interp<'s, 'c> {
                 None => self.store_field(target, v, from)?,
             }
         }
+        Ok(())
+    }
+
+    /// plpgsql's strict_multi_assignment check: a row of `got` columns
+    /// put in `want` targets.
+    fn multi_assignment(&mut self, got: usize, want: usize) -> Result<(), SqlError> {
+        if got == want {
+            return Ok(());
+        }
+        let extra = self.extra();
+        let check = crate::plpgsql::Extra::STRICT_MULTI_ASSIGNMENT;
+        let which = if extra.errors & check != 0 {
+            "extra_errors"
+        } else if extra.warnings & check != 0 {
+            "extra_warnings"
+        } else {
+            return Ok(());
+        };
+        let message = "number of source and target fields in assignment does not match";
+        let detail = format!("strict_multi_assignment check of {which} is active.");
+        let hint = "Make sure the query returns the exact list of columns.";
+        if which == "extra_errors" {
+            return Err(SqlError::new(SqlState::DATATYPE_MISMATCH, message)
+                .with_detail(detail)
+                .with_hint(hint));
+        }
+        let mut n = snapscale_engine::xact::Notice::new(
+            "WARNING",
+            SqlState::DATATYPE_MISMATCH,
+            message.into(),
+            Some(detail),
+        );
+        n.hint = Some(hint.into());
+        self.spi.xact.notice_full(n);
         Ok(())
     }
 
@@ -1616,6 +2162,32 @@ impl<'s, 'c> Interp<'s, 'c> {
         })
     }
 
+    /// Runs a SQL statement of the body that must give rows (RETURN
+    /// QUERY's): one that gives none is refused before it runs, as
+    /// PostgreSQL's SPI refuses it.
+    async fn execute_returning_rows(&mut self, sql: &Sql) -> Result<Output, SqlError> {
+        let key = key_of(sql, 0);
+        let mut compiled = match self.cache.remove(&key) {
+            Some(c) => c,
+            None => {
+                Box::new(self.compile(&sql.text).map_err(|e| spi_error(e, &sql.text, 0, Query::Statement))?)
+            }
+        };
+        let mut ready = Ok(());
+        if !matches!(compiled.parsed, Parsed::Do { .. }) {
+            ready = self.refresh(&mut compiled).await;
+            if ready.is_ok() && compiled.planned.as_ref().and_then(|p| p.columns()).is_none() {
+                ready = Err(no_tuples(&sql.text));
+            }
+        }
+        let out = match ready {
+            Ok(()) => self.run_compiled(&mut compiled).await,
+            Err(e) => Err(e),
+        };
+        self.cache.insert(key, compiled);
+        out.map_err(|e| spi_error(e, &sql.text, 0, Query::Statement))
+    }
+
     /// Runs a SQL statement of the body.
     async fn execute(&mut self, sql: &Sql) -> Result<Output, SqlError> {
         self.execute_keyed(key_of(sql, 0), sql, str::to_owned).await
@@ -1642,7 +2214,7 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 
     /// `text` parsed, its variable references made parameters.
-    fn compile(&self, text: &str) -> Result<Compiled, SqlError> {
+    fn compile(&mut self, text: &str) -> Result<Compiled, SqlError> {
         let stars = super::record_stars::rewrite(text, |name| {
             let k = self.lookup(name).filter(|&k| self.vars[k].is_record)?;
             let r = self.vars[k].record.as_ref()?;
@@ -1660,8 +2232,34 @@ impl<'s, 'c> Interp<'s, 'c> {
         let mut sources: Vec<Src> = Vec::new();
         if let Parsed::Sql(ast) = &mut parsed {
             if let Some(statement) = ast.statement.as_deref_mut() {
+                // A name that is both a variable and a column of a table
+                // the statement reads (plpgsql.variable_conflict).
+                let conflict = self.conflict_mode();
+                let columns = match conflict {
+                    crate::plpgsql::ast::Conflict::UseVariable => None,
+                    _ => self.statement_columns(statement)?,
+                };
                 let mut err = None;
                 let _ = ast::visit_expressions_mut(statement, |e| {
+                    if let (Some(columns), ast::Expr::Identifier(i)) = (&columns, &*e) {
+                        let name =
+                            if i.quote_style.is_some() { i.value.clone() } else { i.value.to_lowercase() };
+                        if columns.contains(&name) && self.lookup(&name).is_some() {
+                            if conflict == crate::plpgsql::ast::Conflict::UseColumn {
+                                return ControlFlow::Continue(());
+                            }
+                            let mut x = SqlError::new(
+                                SqlState::AMBIGUOUS_COLUMN,
+                                format!("column reference \"{name}\" is ambiguous"),
+                            )
+                            .with_detail("It could refer to either a PL/pgSQL variable or a table column.");
+                            if let Some(p) = char_position(text, i.span.start.line, i.span.start.column) {
+                                x = x.at_position(p);
+                            }
+                            err = Some(x);
+                            return ControlFlow::Break(());
+                        }
+                    }
                     match self.reference(e) {
                         Ok(Some(src)) => {
                             let k = match sources.iter().position(|s| *s == src) {
@@ -1690,7 +2288,55 @@ impl<'s, 'c> Interp<'s, 'c> {
             // (PL-SPI-ERRORS), never as the client's.
         }
         let declared = self.declared(&sources);
-        Ok(Compiled { parsed, sources, declared, planned: None, fields: None })
+        Ok(Compiled { parsed, sources, declared, planned: None, fields: None, domain: None })
+    }
+
+    /// What a name that is both a variable and a column means: the
+    /// body's `#variable_conflict`, else plpgsql.variable_conflict.
+    fn conflict_mode(&self) -> crate::plpgsql::ast::Conflict {
+        use crate::plpgsql::ast::Conflict;
+        if let Some(c) = self.options.variable_conflict {
+            return c;
+        }
+        let shown =
+            self.spi.xact.session_view.as_ref().and_then(|v| (v.show)("plpgsql.variable_conflict").ok());
+        match shown.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("use_variable") => Conflict::UseVariable,
+            Some("use_column") => Conflict::UseColumn,
+            _ => Conflict::Error,
+        }
+    }
+
+    /// The names of the columns of the tables `statement` reads (an
+    /// INSERT's target aside: its columns are not in scope of its
+    /// values), `None` if it reads none.
+    fn statement_columns(
+        &mut self,
+        statement: &ast::Statement,
+    ) -> Result<Option<std::collections::HashSet<String>>, SqlError> {
+        let mut names = Vec::new();
+        let _ = ast::visit_relations(statement, |n| {
+            names.push(n.clone());
+            ControlFlow::<()>::Continue(())
+        });
+        if let ast::Statement::Insert(insert) = statement {
+            if let ast::TableObject::TableName(target) = &insert.table {
+                if let Some(at) = names.iter().position(|n| n == target) {
+                    names.remove(at);
+                }
+            }
+        }
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let mut columns = std::collections::HashSet::new();
+        for n in names {
+            let Ok(key) = crate::bind::relation_name(&n) else { continue };
+            if let Some(rel) = self.spi.xact.relation(&key)? {
+                columns.extend(rel.entry.columns.iter().map(|c| c.name.clone()));
+            }
+        }
+        Ok(Some(columns))
     }
 
     /// The variable (or record field) expression `e` names, if any.
@@ -1699,6 +2345,25 @@ impl<'s, 'c> Interp<'s, 'c> {
             |i: &ast::Ident| if i.quote_style.is_some() { i.value.clone() } else { i.value.to_lowercase() };
         Ok(match e {
             ast::Expr::Identifier(i) => self.lookup(&name(i)).map(Src::Var),
+            // label.record.field
+            ast::Expr::CompoundIdentifier(parts) if parts.len() == 3 => {
+                let (a, b, c) = (name(&parts[0]), name(&parts[1]), name(&parts[2]));
+                match self.lookup(&format!("{a}.{b}")).filter(|&k| self.vars[k].is_record) {
+                    Some(k) => {
+                        let Some(r) = &self.vars[k].record else { return Err(not_assigned(&b)) };
+                        match r.fields.iter().position(|(n, _)| *n == c) {
+                            Some(f) => Some(Src::Field(k, f)),
+                            None => {
+                                return Err(SqlError::new(
+                                    SqlState::UNDEFINED_COLUMN,
+                                    format!("record \"{b}\" has no field \"{c}\""),
+                                ))
+                            }
+                        }
+                    }
+                    None => None,
+                }
+            }
             ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
                 let (a, b) = (name(&parts[0]), name(&parts[1]));
                 if let Some(k) = self.lookup(&a).filter(|&k| self.vars[k].is_record) {
@@ -1750,6 +2415,9 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 
     async fn run_compiled(&mut self, c: &mut Compiled) -> Result<Output, SqlError> {
+        if let Parsed::Do { language, code } = &c.parsed {
+            return self.run_do(language, code).await;
+        }
         self.refresh(c).await?;
         let params = self.params(&c.sources)?;
         // WHERE CURRENT OF a cursor variable names the portal it holds.
@@ -1787,24 +2455,123 @@ impl<'s, 'c> Interp<'s, 'c> {
     /// A SQL statement, its rows into INTO's targets.
     async fn sql(&mut self, sql: &Sql, into: Option<&IntoTargets>) -> Result<(), SqlError> {
         let out = self.execute(sql).await?;
-        self.finish_statement(out, into, true)
+        self.finish_statement(out, into, StrictParams::Static(sql))
+    }
+
+    /// Whether a STRICT failure shows the query's parameters
+    /// (`#print_strict_params`, else plpgsql.print_strict_params).
+    fn print_strict_params(&self) -> bool {
+        self.options.print_strict_params.unwrap_or_else(|| {
+            self.spi
+                .xact
+                .session_view
+                .as_ref()
+                .and_then(|v| (v.show)("plpgsql.print_strict_params").ok())
+                .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "on" | "true" | "yes" | "1"))
+        })
+    }
+
+    /// plpgsql.check_asserts: whether ASSERT is checked (on by default).
+    fn check_asserts(&self) -> bool {
+        let shown = self.spi.xact.session_view.as_ref().and_then(|v| (v.show)("plpgsql.check_asserts").ok());
+        !shown.is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "false" | "no" | "0"))
+    }
+
+    /// The checks plpgsql.extra_warnings and extra_errors ask for.
+    fn extra(&self) -> crate::plpgsql::Extra {
+        crate::plpgsql::extra_checks(self.spi.xact.session_view.as_deref())
+    }
+
+    /// A STRICT failure's DETAIL: the query's parameters and their
+    /// values, when print_strict_params asks for them.
+    fn strict_detail(&self, params: &StrictParams<'_>) -> Option<String> {
+        if !self.print_strict_params() {
+            return None;
+        }
+        let style = self.spi.xact.session_style();
+        let quote = |v: &Value, ty: SqlType| match v {
+            Value::Null => "NULL".to_owned(),
+            v => format!("'{}'", v.to_text_as(ty, style).unwrap_or_default().replace('\'', "''")),
+        };
+        let parts: Vec<String> = match params {
+            StrictParams::Static(sql) => {
+                let c = self.cache.get(&key_of(sql, 0))?;
+                let mut sources = c.sources.clone();
+                sources.sort_by_key(|s| match *s {
+                    Src::Var(k) | Src::Field(k, _) => k,
+                });
+                let mut out = Vec::with_capacity(sources.len());
+                for s in sources {
+                    let (name, v, ty) = match s {
+                        Src::Var(k) => {
+                            let var = &self.vars[k];
+                            let v = match &var.record {
+                                Some(r) if var.is_record => record_value(r),
+                                _ => var.value.clone(),
+                            };
+                            (var.name.to_string(), v, var.ty)
+                        }
+                        Src::Field(k, f) => {
+                            let var = &self.vars[k];
+                            let r = var.record.as_ref()?;
+                            (format!("{}.{}", var.name, r.fields[f].0), r.values[f].clone(), r.fields[f].1)
+                        }
+                    };
+                    out.push(format!("{name} = {}", quote(&v, ty)));
+                }
+                out
+            }
+            StrictParams::Dynamic(values) => values
+                .iter()
+                .enumerate()
+                .map(|(i, (v, ty))| format!("${} = {}", i + 1, quote(v, *ty)))
+                .collect(),
+        };
+        (!parts.is_empty()).then(|| format!("parameters: {}", parts.join(", ")))
     }
 
     fn finish_statement(
         &mut self,
         out: Output,
         into: Option<&IntoTargets>,
-        is_static: bool,
+        params: StrictParams<'_>,
     ) -> Result<(), SqlError> {
+        let is_static = matches!(params, StrictParams::Static(_));
         match (out, into) {
             (Output::Rows { columns, rows, tag }, Some(into)) => {
-                if into.strict && rows.len() != 1 {
-                    return Err(if rows.is_empty() {
-                        SqlError::new(SqlState::NO_DATA_FOUND, "query returned no rows")
+                // A data-modifying statement's RETURNING INTO is strict
+                // about more than one row, as is plpgsql's too_many_rows
+                // check (static SQL only).
+                let modifies = is_static && !tag.starts_with("SELECT");
+                if rows.is_empty() && into.strict {
+                    let mut e = SqlError::new(SqlState::NO_DATA_FOUND, "query returned no rows");
+                    e.detail = self.strict_detail(&params);
+                    return Err(e);
+                }
+                if rows.len() > 1 {
+                    let extra = if is_static && !(into.strict || modifies) {
+                        self.extra()
                     } else {
-                        SqlError::new(SqlState::TOO_MANY_ROWS, "query returned more than one row")
-                            .with_hint("Make sure the query returns a single row, or use LIMIT 1.")
-                    });
+                        crate::plpgsql::Extra::default()
+                    };
+                    let too_many = crate::plpgsql::Extra::TOO_MANY_ROWS;
+                    let error = into.strict || modifies || extra.errors & too_many != 0;
+                    if error || extra.warnings & too_many != 0 {
+                        let mut e =
+                            SqlError::new(SqlState::TOO_MANY_ROWS, "query returned more than one row");
+                        e.detail = self.strict_detail(&params);
+                        if is_static {
+                            e.hint = Some("Make sure the query returns a single row, or use LIMIT 1.".into());
+                        }
+                        if error {
+                            return Err(e);
+                        }
+                        let d = e.into_data();
+                        let mut n =
+                            snapscale_engine::xact::Notice::new("WARNING", d.code, d.message, d.detail);
+                        n.hint = d.hint;
+                        self.spi.xact.notice_full(n);
+                    }
                 }
                 let n = affected(&tag).unwrap_or(rows.len());
                 let cols: Vec<(String, SqlType)> = columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
@@ -1842,21 +2609,24 @@ impl<'s, 'c> Interp<'s, 'c> {
         into: Option<&IntoTargets>,
         using: &[Sql],
     ) -> Result<(), SqlError> {
-        let out = self.run_dynamic(query, using).await?;
-        self.finish_statement(out, into, false)
+        let (out, _, _, params) = self.run_dynamic_plan(query, using, false).await?;
+        self.finish_statement(out, into, StrictParams::Dynamic(params))
     }
 
     async fn run_dynamic(&mut self, query: &Sql, using: &[Sql]) -> Result<Output, SqlError> {
-        self.run_dynamic_plan(query, using).await.map(|(out, _, _)| out)
+        self.run_dynamic_plan(query, using, false).await.map(|(out, _, _, _)| out)
     }
 
     /// EXECUTE's statement run: its output, whether its plan could run
     /// backward, and its text.
+    /// `must_return`: a statement that gives no rows is refused before it
+    /// runs (RETURN QUERY's).
     async fn run_dynamic_plan(
         &mut self,
         query: &Sql,
         using: &[Sql],
-    ) -> Result<(Output, bool, String), SqlError> {
+        must_return: bool,
+    ) -> Result<(Output, bool, String, Vec<(Value, SqlType)>), SqlError> {
         let (text, _) = self.value(query).await?;
         let text = match text {
             Value::Null => {
@@ -1883,13 +2653,63 @@ impl<'s, 'c> Interp<'s, 'c> {
             ));
         }
         let parsed = parsed.pop().expect("one");
+        if let Parsed::Do { language, code } = &parsed {
+            let out = self.run_do(language, code).await.map_err(named)?;
+            return Ok((out, false, text, Vec::new()));
+        }
         loop {
             let planned = self.spi.plan(&parsed, &declared).map_err(named)?;
             if self.spi.current(&planned, true).await.map_err(named)? {
+                if must_return && planned.columns().is_none() {
+                    return Err(named(no_tuples(&text)));
+                }
                 let out = self.spi.run(&planned, &params).await.map_err(named)?;
-                return Ok((out, planned.scrollable(), text));
+                let typed =
+                    params.into_iter().zip(declared.iter().map(|d| d.unwrap_or(SqlType::Text))).collect();
+                return Ok((out, planned.scrollable(), text, typed));
             }
         }
+    }
+
+    /// A DO block the body runs (a statement, or EXECUTE's): run as an
+    /// anonymous function in this transaction.
+    fn run_do<'a>(&'a mut self, language: &'a str, code: &'a str) -> Fut<'a, Output> {
+        Box::pin(async move {
+            match language {
+                "plpgsql" => {}
+                "sql" | "internal" | "c" => {
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!("language \"{language}\" does not support inline code execution"),
+                    ))
+                }
+                other => {
+                    return Err(SqlError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("language \"{other}\" does not exist"),
+                    ))
+                }
+            }
+            let name = "inline_code_block";
+            let extra = crate::plpgsql::extra_checks(self.spi.xact.session_view.as_deref());
+            let (block, _) = crate::plpgsql::parse(code, self.spi.limits.max_stack_depth / 1024)
+                .and_then(|b| {
+                    crate::plpgsql::check(&b, &["found".into()], crate::plpgsql::Returns::Void, code, extra)
+                        .map(|w| (b, w))
+                })
+                .map_err(|e| crate::plpgsql::compile_context(e, name, code, None))?;
+            if super::too_deep(self.spi) {
+                return Err(crate::stack::too_deep(self.spi.limits.max_stack_depth));
+            }
+            self.spi.depth += 1;
+            let nonatomic = std::mem::replace(&mut self.spi.nonatomic, false);
+            let (ran, _) =
+                Interp::new(&mut *self.spi, &CallName::new(name.into(), ""), SqlType::Void).run(&block).await;
+            self.spi.nonatomic = nonatomic;
+            self.spi.depth -= 1;
+            ran?;
+            Ok(Output::Command("DO".into()))
+        })
     }
 
     /// RAISE.
@@ -1900,12 +2720,27 @@ impl<'s, 'c> Interp<'s, 'c> {
         if r.message.is_none() && r.condition.is_none() && r.options.is_empty() {
             return match self.handling.last() {
                 Some(e) => Err(e.clone()),
-                None => Err(SqlError::new(
-                    SqlState::SYNTAX_ERROR,
-                    "RAISE without parameters cannot be used outside an exception handler",
+                None => Err(self.in_context(
+                    SqlError::new(
+                        SqlState::STACKED_DIAGNOSTICS_ACCESSED_WITHOUT_ACTIVE_HANDLER,
+                        "RAISE without parameters cannot be used outside an exception handler",
+                    ),
+                    line,
+                    "RAISE",
                 )),
             };
         }
+        self.raise_inner(r, level).await.map_err(|e| {
+            if e.context.is_some() {
+                e
+            } else {
+                self.in_context(e, line, "RAISE")
+            }
+        })
+    }
+
+    async fn raise_inner(&mut self, r: &Raise, level: &str) -> Result<(), SqlError> {
+        let line = r.line;
         let style = self.spi.xact.session_style();
         let mut args = Vec::with_capacity(r.args.len());
         for a in &r.args {
@@ -1916,75 +2751,89 @@ impl<'s, 'c> Interp<'s, 'c> {
                 v.try_text_as(ty, style).map_err(|e| self.in_context(e, line, "RAISE"))?.unwrap_or_default()
             });
         }
-        let mut code = match &r.condition {
-            Some(c) => Some(condition_state(c)?),
-            None => None,
-        };
+        // The condition (a name or a SQLSTATE) and the name it was given
+        // by, the message when nothing else gives one.
+        let mut code: Option<Condition> = None;
+        let mut condname: Option<String> = None;
+        if let Some(c) = &r.condition {
+            code = Some(condition_state(c)?);
+            condname = Some(c.strip_prefix("sqlstate:").unwrap_or(c).to_owned());
+        }
         let mut message = match &r.message {
             Some(fmt) => Some(format_raise(fmt, &args)?),
             None => None,
         };
         let (mut detail, mut hint) = (None, None);
+        let mut object = snapscale_values::ErrorObject::default();
+        let already = |what: &str| {
+            SqlError::new(SqlState::SYNTAX_ERROR, format!("RAISE option already specified: {what}"))
+        };
         for (name, value) in &r.options {
             let (v, ty) = self.value(value).await.map_err(|e| self.in_context(e, line, "RAISE"))?;
             if matches!(v, Value::Null) {
-                return Err(self.in_context(
-                    SqlError::new(SqlState::NULL_VALUE_NOT_ALLOWED, "RAISE statement option cannot be null"),
-                    line,
-                    "RAISE",
+                return Err(SqlError::new(
+                    SqlState::NULL_VALUE_NOT_ALLOWED,
+                    "RAISE statement option cannot be null",
                 ));
             }
-            let text =
-                v.try_text_as(ty, style).map_err(|e| self.in_context(e, line, "RAISE"))?.unwrap_or_default();
-            match name.as_str() {
-                "message" => message = Some(text),
-                "detail" => detail = Some(text),
-                "hint" => hint = Some(text),
+            let text = v.try_text_as(ty, style)?.unwrap_or_default();
+            let slot = match name.as_str() {
                 "errcode" => {
-                    code = Some(condition_state(&if text.len() == 5
-                        && text.chars().all(|c| c.is_ascii_alphanumeric())
-                        && text.chars().any(|c| c.is_ascii_digit())
-                    {
-                        format!("sqlstate:{text}")
-                    } else {
-                        text
-                    })?)
+                    if code.is_some() {
+                        return Err(already("ERRCODE"));
+                    }
+                    code = Some(condition_state(&text)?);
+                    condname = Some(text);
+                    continue;
                 }
-                "column" | "constraint" | "datatype" | "table" | "schema" => {}
+                "message" => (&mut message, "MESSAGE"),
+                "detail" => (&mut detail, "DETAIL"),
+                "hint" => (&mut hint, "HINT"),
+                "column" => (&mut object.column, "COLUMN"),
+                "constraint" => (&mut object.constraint, "CONSTRAINT"),
+                "datatype" => (&mut object.datatype, "DATATYPE"),
+                "table" => (&mut object.table, "TABLE"),
+                "schema" => (&mut object.schema, "SCHEMA"),
                 other => return Err(syntax(format!("unrecognized RAISE statement option \"{other}\""))),
+            };
+            if slot.0.is_some() {
+                return Err(already(slot.1));
             }
+            *slot.0 = Some(text);
         }
         let code = code.unwrap_or(if level == "exception" {
-            SqlState::RAISE_EXCEPTION
+            Condition::of(SqlState::RAISE_EXCEPTION)
+        } else if level == "warning" {
+            Condition::of(SqlState::WARNING)
         } else {
-            SqlState::SUCCESSFUL_COMPLETION
+            Condition::of(SqlState::SUCCESSFUL_COMPLETION)
         });
-        let message = message.unwrap_or_else(|| match &r.condition {
-            Some(c) => c.strip_prefix("sqlstate:").unwrap_or(c).to_owned(),
-            None => String::new(),
-        });
+        let message = match (message, condname) {
+            (Some(m), _) => m,
+            (None, Some(c)) => c,
+            (None, None) => code.text().to_owned(),
+        };
         match level {
             "exception" => {
-                let mut e = SqlError::new(code, message);
+                let mut e = SqlError::new(code.state, message);
+                e.custom_code = code.custom;
                 e.detail = detail;
                 e.hint = hint;
+                if object != snapscale_values::ErrorObject::default() {
+                    e.object = Some(Box::new(object));
+                }
                 Err(self.in_context(e, line, "RAISE"))
             }
-            "warning" => {
-                let code = if r.condition.is_none() && !r.options.iter().any(|(n, _)| n == "errcode") {
-                    SqlState::WARNING
-                } else {
-                    code
+            "warning" | "notice" | "info" => {
+                let severity = match level {
+                    "warning" => "WARNING",
+                    "notice" => "NOTICE",
+                    _ => "INFO",
                 };
-                self.spi.xact.notice_at("WARNING", code, message, detail);
-                Ok(())
-            }
-            "notice" => {
-                self.spi.xact.notice_at("NOTICE", code, message, detail);
-                Ok(())
-            }
-            "info" => {
-                self.spi.xact.notice_at("INFO", code, message, detail);
+                let mut n = snapscale_engine::xact::Notice::new(severity, code.state, message, detail);
+                n.hint = hint;
+                n.custom_code = code.custom;
+                self.spi.xact.notice_full(n);
                 Ok(())
             }
             // DEBUG and LOG go to the server log only (client_min_messages).
@@ -1996,32 +2845,80 @@ impl<'s, 'c> Interp<'s, 'c> {
     }
 }
 
+/// Where a STRICT failure's parameters come from: the static statement
+/// (its variables), or EXECUTE's USING values.
+enum StrictParams<'a> {
+    Static(&'a Sql),
+    Dynamic(Vec<(Value, SqlType)>),
+}
+
+/// A condition RAISE raises or a handler catches: a state PostgreSQL
+/// names, or a SQLSTATE it does not (five of `0-9A-Z`).
+#[derive(Clone, Copy)]
+struct Condition {
+    state: SqlState,
+    custom: Option<[u8; 5]>,
+}
+
+impl Condition {
+    fn of(state: SqlState) -> Condition {
+        Condition { state, custom: None }
+    }
+
+    /// The five-character code.
+    fn text(&self) -> &str {
+        match &self.custom {
+            Some(c) => std::str::from_utf8(c).unwrap_or("P0001"),
+            None => self.state.code(),
+        }
+    }
+}
+
+/// Whether `code` is a SQLSTATE as PL/pgSQL accepts one: five of
+/// `0-9A-Z`.
+pub(crate) fn is_sqlstate(code: &str) -> bool {
+    code.len() == 5 && code.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+}
+
 /// Whether handler `h` catches `e` (OTHERS catches all but a cancel and a
 /// failed ASSERT).
 fn catches(h: &Handler, e: &SqlError) -> bool {
+    let code = e.sqlstate();
     h.conditions.iter().any(|c| {
         if c == "others" {
-            return !matches!(e.code, SqlState::QUERY_CANCELED | SqlState::ASSERT_FAILURE);
+            return e.custom_code.is_some()
+                || !matches!(e.code, SqlState::QUERY_CANCELED | SqlState::ASSERT_FAILURE);
         }
         match condition_state(c) {
-            Ok(state) => {
-                // A class's name (`integrity_constraint_violation`) catches
-                // every state of its class.
-                state == e.code || (state.code().ends_with("000") && state.class() == e.code.class())
+            Ok(cond) => {
+                // A class's code (`integrity_constraint_violation`,
+                // `SQLSTATE '23000'`) catches every state of its class.
+                let want = cond.text();
+                want == code || (want.ends_with("000") && want[..2] == code[..2])
             }
             Err(_) => false,
         }
     })
 }
 
-/// The state a condition name or `sqlstate:XXXXX` stands for.
-fn condition_state(c: &str) -> Result<SqlState, SqlError> {
-    if let Some(code) = c.strip_prefix("sqlstate:") {
-        return SqlState::from_code(code).ok_or_else(|| {
-            SqlError::new(SqlState::SYNTAX_ERROR, format!("invalid SQLSTATE code \"{code}\""))
+/// The condition a condition name, `sqlstate:XXXXX` or a bare SQLSTATE
+/// (RAISE's ERRCODE) stands for.
+fn condition_state(c: &str) -> Result<Condition, SqlError> {
+    let code = c.strip_prefix("sqlstate:").unwrap_or(c);
+    if is_sqlstate(code) {
+        return Ok(match SqlState::from_code(code) {
+            Some(state) => Condition::of(state),
+            None => {
+                let mut bytes = [0u8; 5];
+                bytes.copy_from_slice(code.as_bytes());
+                Condition { state: SqlState::RAISE_EXCEPTION, custom: Some(bytes) }
+            }
         });
     }
-    SqlState::named(c).next().ok_or_else(|| {
+    if c.starts_with("sqlstate:") {
+        return Err(SqlError::new(SqlState::SYNTAX_ERROR, format!("invalid SQLSTATE code \"{code}\"")));
+    }
+    SqlState::named(c).next().map(Condition::of).ok_or_else(|| {
         SqlError::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized exception condition \"{c}\""))
     })
 }
@@ -2052,6 +2949,18 @@ fn format_raise(fmt: &str, args: &[String]) -> Result<String, SqlError> {
         return Err(SqlError::new(SqlState::SYNTAX_ERROR, "too many parameters specified for RAISE"));
     }
     Ok(out)
+}
+
+/// 42601 for a statement that must give rows and gives none (SPI's
+/// must_return_tuples): named by its command.
+fn no_tuples(text: &str) -> SqlError {
+    let first = text.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+    let what = match first.as_str() {
+        "SELECT" | "WITH" | "TABLE" | "VALUES" | "(" => "SELECT INTO".to_owned(),
+        "CREATE" => "CREATE TABLE AS".to_owned(),
+        other => other.to_owned(),
+    };
+    SqlError::new(SqlState::SYNTAX_ERROR, format!("{what} query does not return tuples"))
 }
 
 /// 42804: a row of a set-returning function's result with the wrong
@@ -2130,6 +3039,55 @@ pub(super) fn unnamed_error(e: SqlError) -> SqlError {
     }
     SqlError::from(snapscale_values::ErrorData { position: None, ..e.into_data() })
 }
+
+/// The 1-based character position of `line`:`column` (1-based) in
+/// `text`, as the parser's spans count them.
+fn char_position(text: &str, line: u64, column: u64) -> Option<usize> {
+    if line == 0 || column == 0 {
+        return None;
+    }
+    let mut position = 0;
+    for (n, l) in text.split('\n').enumerate() {
+        if n as u64 + 1 == line {
+            return Some(position + column as usize);
+        }
+        position += l.chars().count() + 1;
+    }
+    None
+}
+
+/// The line of statement `s` and its kind as CONTEXT lines name it,
+/// for a statement that may call a function (GET DIAGNOSTICS …
+/// PG_CONTEXT names the callers so).
+fn where_at(s: &Stmt) -> Option<(usize, &'static str)> {
+    Some(match s {
+        Stmt::Assign { line, .. } | Stmt::AssignElem { line, .. } => (*line, "assignment"),
+        Stmt::If { line, .. } => (*line, "IF"),
+        Stmt::Case { line, .. } => (*line, "CASE"),
+        Stmt::While { line, .. } => (*line, "WHILE"),
+        Stmt::ForRange { line, .. } => (*line, "FOR with integer loop variable"),
+        Stmt::ForQuery { line, .. } => (*line, "FOR over SELECT rows"),
+        Stmt::ForEach { line, .. } => (*line, "FOREACH over array"),
+        Stmt::ForCursor { line, .. } => (*line, "FOR over cursor"),
+        Stmt::Exit { line, next: false, .. } => (*line, "EXIT"),
+        Stmt::Exit { line, next: true, .. } => (*line, "CONTINUE"),
+        Stmt::Return { line, .. } => (*line, "RETURN"),
+        Stmt::ReturnNext { line, .. } => (*line, "RETURN NEXT"),
+        Stmt::ReturnQuery { line, .. } => (*line, "RETURN QUERY"),
+        Stmt::Raise(r) => (r.line, "RAISE"),
+        Stmt::Assert { line, .. } => (*line, "ASSERT"),
+        Stmt::Perform { line, .. } => (*line, "PERFORM"),
+        Stmt::Sql { line, .. } => (*line, "SQL statement"),
+        Stmt::Execute { line, .. } => (*line, "EXECUTE"),
+        Stmt::Open { line, .. } => (*line, "OPEN"),
+        Stmt::Fetch { line, .. } => (*line, "FETCH"),
+        _ => return None,
+    })
+}
+
+/// No SQL: what a record variable is assigned from when no variable
+/// gives its fields.
+static NO_SQL: Sql = Sql { text: String::new(), at: 0 };
 
 fn record_value(r: &Record) -> Value {
     if r.null {

@@ -57,6 +57,22 @@ pub(crate) struct Spi<'c> {
     pub default_isolation: snapscale_engine::IsolationLevel,
     /// A COMMIT or ROLLBACK ended the transaction the call began in.
     pub ended: bool,
+    /// Where the PL/pgSQL code running now is, and the calls it is in
+    /// (GET DIAGNOSTICS … PG_CONTEXT).
+    pub context: CallStack,
+}
+
+/// The PL/pgSQL calls a statement runs in, innermost last: each caller's
+/// name and the line and kind of the statement it is at; and the
+/// statement the running body is at now.
+#[derive(Default)]
+pub(crate) struct CallStack {
+    /// The running body's name, as CONTEXT lines give it.
+    pub current: Option<Arc<str>>,
+    /// Its statement's line and kind (set by each statement that may
+    /// call a function).
+    pub here: (usize, &'static str),
+    pub callers: Vec<(Arc<str>, usize, &'static str)>,
 }
 
 /// A statement bound and planned for its parameters' types.
@@ -267,6 +283,10 @@ impl Spi<'_> {
         params: &[Value],
         mode: crate::exec::RunMode,
     ) -> Result<Output, SqlError> {
+        // PostgreSQL's CommandCounterIncrement before a function's query:
+        // it sees what the statement that called it (a trigger's, or one
+        // calling it per row) changed so far.
+        self.xact.end_statement()?;
         // The statement may read pg_cursors.
         self.portals.publish(self.xact);
         let mut mode = mode;

@@ -127,6 +127,7 @@ impl<'h> Host<'h> {
             nonatomic: false,
             default_isolation: snapscale_engine::IsolationLevel::ReadCommitted,
             ended: false,
+            context: Default::default(),
         }
     }
 

@@ -880,6 +880,12 @@ pub enum Utility {
         tag: &'static str,
         rename: Option<String>,
     },
+    /// COMMENT ON FUNCTION / PROCEDURE / ROUTINE / AGGREGATE: routine
+    /// `oid`'s comment (`None`: it goes).
+    CommentRoutine {
+        oid: u32,
+        text: Option<String>,
+    },
     CreateRoutine {
         key: String,
         def: Box<snapscale_engine::routines::RoutineDef>,
@@ -898,11 +904,6 @@ pub enum Utility {
         oid: u32,
         namespace: u32,
         tag: &'static str,
-    },
-    /// COMMENT ON AGGREGATE: routine `oid`'s comment (`None`: none).
-    CommentRoutine {
-        oid: u32,
-        text: Option<String>,
     },
     /// CALL: the procedure and its arguments (constants, parameters), run
     /// by the session (PL-CALLS).

@@ -379,7 +379,7 @@ impl Statement {
                 Utility::RenameIndex { .. } => Some("ALTER INDEX"),
                 Utility::SetOptions { tag, .. } => Some(tag),
                 Utility::AlterConstraint { .. } => Some("ALTER TABLE"),
-                Utility::Comment { .. } => Some("COMMENT"),
+                Utility::Comment { .. } | Utility::CommentRoutine { .. } => Some("COMMENT"),
                 Utility::Trigger { tag, .. } => Some(tag),
                 Utility::AlterSequence { .. } => Some("ALTER SEQUENCE"),
                 Utility::SetConstraints { .. } => None,
@@ -413,7 +413,6 @@ impl Statement {
                 Utility::CreateRoutine { .. } => Some("CREATE FUNCTION"),
                 Utility::AlterRoutine { tag, .. } => Some(tag),
                 Utility::DropRoutines { tag, .. } => Some(tag),
-                Utility::CommentRoutine { .. } => Some("COMMENT"),
                 Utility::MoveRoutine { tag, .. } => Some(tag),
                 // Its statements are refused one by one where they write.
                 Utility::Call { .. } => None,

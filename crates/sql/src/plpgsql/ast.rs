@@ -6,10 +6,36 @@
 #[derive(Clone, Debug)]
 pub(crate) struct Sql {
     pub text: String,
+    /// Where it starts in the body (a byte offset; 0 where it has no
+    /// place there), for a compiler error's position.
+    pub at: usize,
+}
+
+/// The compiler options a body starts with (`#print_strict_params on`,
+/// `#variable_conflict use_column`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Options {
+    /// `#print_strict_params`, if given (else the setting's).
+    pub print_strict_params: Option<bool>,
+    /// `#variable_conflict`, if given (else plpgsql.variable_conflict).
+    pub variable_conflict: Option<Conflict>,
+}
+
+/// What a name that is both a variable and a column means
+/// (`#variable_conflict`; plpgsql.variable_conflict, error by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Conflict {
+    Error,
+    UseVariable,
+    UseColumn,
 }
 
 #[derive(Debug)]
 pub(crate) struct Block {
+    /// The body's compiler options (the outermost block's only).
+    pub options: Options,
+    /// The line it starts on (its DECLARE's, or BEGIN's).
+    pub line: usize,
     pub label: Option<String>,
     pub decls: Vec<Decl>,
     pub body: Vec<Stmt>,
@@ -26,9 +52,13 @@ pub(crate) struct Decl {
     pub constant: bool,
     pub not_null: bool,
     pub default: Option<Sql>,
-    pub line: usize,
     /// A bound cursor variable's query (its type is then refcursor).
     pub cursor: Option<std::sync::Arc<CursorDecl>>,
+    /// `name ALIAS FOR other`: the variable (or `$n`, `label.v`) it is
+    /// another name of.
+    pub alias: Option<String>,
+    /// Where its name is in the body (a byte offset).
+    pub at: usize,
 }
 
 /// `name [NO] SCROLL CURSOR [(params)] FOR query`: what OPEN runs.
@@ -37,6 +67,8 @@ pub(crate) struct CursorDecl {
     pub scroll: Option<bool>,
     /// Each parameter's name and type as written.
     pub params: Vec<(String, String)>,
+    /// Where each parameter's name is in the body (byte offsets).
+    pub params_at: Vec<usize>,
     pub query: Sql,
 }
 
@@ -96,6 +128,15 @@ pub(crate) enum Stmt {
         expr: Sql,
         line: usize,
     },
+    /// `target[i]… := expr`: an element of an array variable or field;
+    /// `shown` is the target as written.
+    AssignElem {
+        target: String,
+        shown: String,
+        subscripts: Vec<Sql>,
+        expr: Sql,
+        line: usize,
+    },
     If {
         branches: Vec<(Sql, Vec<Stmt>)>,
         otherwise: Option<Vec<Stmt>>,
@@ -136,9 +177,11 @@ pub(crate) enum Stmt {
         body: Vec<Stmt>,
         line: usize,
     },
+    /// FOREACH target [, …] [SLICE n] IN ARRAY expr LOOP.
     ForEach {
         label: Option<String>,
-        var: String,
+        targets: Vec<String>,
+        slice: usize,
         array: Sql,
         body: Vec<Stmt>,
         line: usize,
@@ -153,6 +196,8 @@ pub(crate) enum Stmt {
     Return {
         expr: Option<Sql>,
         line: usize,
+        /// Where what follows RETURN starts in the body (a byte offset).
+        at: usize,
     },
     ReturnNext {
         expr: Option<Sql>,

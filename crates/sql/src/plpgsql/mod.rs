@@ -7,7 +7,7 @@ mod check;
 mod lex;
 mod parse;
 
-pub(crate) use check::check;
+pub(crate) use check::{check, Extra, Returns};
 pub(crate) use parse::parse;
 
 use snapscale_values::SqlError;
@@ -57,6 +57,34 @@ pub(crate) fn compile_context(
     }
 }
 
+/// A compiler warning (plpgsql.extra_warnings) as the notice the client
+/// is sent: placed in the statement that holds the body where it can be.
+pub(crate) fn compile_warning(
+    e: SqlError,
+    code: &str,
+    source: Option<&crate::statement::Origin>,
+) -> snapscale_engine::xact::Notice {
+    let position = e.position.and_then(|p| {
+        let start =
+            source.and_then(|o| o.text.find(code).map(|at| o.chars_before + o.text[..at].chars().count()))?;
+        Some(u32::try_from(start).unwrap_or(u32::MAX).saturating_add(p))
+    });
+    let d = e.into_data();
+    let mut n = snapscale_engine::xact::Notice::new("WARNING", d.code, d.message, d.detail);
+    n.hint = d.hint;
+    n.position = position;
+    n
+}
+
+/// The checks plpgsql.extra_warnings and plpgsql.extra_errors ask for, as
+/// the session's settings (`view`) have them.
+pub(crate) fn extra_checks(view: Option<&snapscale_engine::session_view::SessionView>) -> Extra {
+    match view {
+        Some(v) => Extra::from_settings(|name| (v.show)(name).ok()),
+        None => Extra::default(),
+    }
+}
+
 /// The names a function's body finds declared before its own blocks: FOUND,
 /// each input parameter by name and as `$n`, the output parameters.
 pub(crate) fn declared_names(def: &snapscale_engine::routines::RoutineDef) -> Vec<String> {
@@ -68,6 +96,12 @@ pub(crate) fn declared_names(def: &snapscale_engine::routines::RoutineDef) -> Ve
         names.push(format!("${}", i + 1));
     }
     names.extend(def.output_columns().into_iter().map(|(n, _)| n));
+    // An output parameter is `$n` too, by its place among all of them.
+    for (i, a) in def.args.iter().enumerate() {
+        if !a.mode.is_input() {
+            names.push(format!("${}", i + 1));
+        }
+    }
     if def.returns == snapscale_values::SqlType::Trigger {
         names.extend(TRIGGER_NAMES.iter().map(|n| (*n).to_owned()));
     }

@@ -17,8 +17,10 @@ pub(crate) fn parse(src: &str, max_depth: usize) -> Result<Block, SqlError> {
     let mut p =
         Parser { src, toks, pos: 0, depth: 0, max_depth, line_starts: line_starts(src), cursors: Vec::new() };
     let parsed = (|| {
+        let options = p.options()?;
         let label = p.label()?;
-        let block = p.block(label)?;
+        let mut block = p.block(label)?;
+        block.options = options;
         p.eat_op(";");
         if let Some(t) = p.peek() {
             return Err(p.error_at(t.start));
@@ -151,6 +153,30 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// The compiler options before the body: `#option dump`,
+    /// `#print_strict_params on|off`, `#variable_conflict
+    /// error|use_variable|use_column`.
+    fn options(&mut self) -> Result<Options, SqlError> {
+        let mut options = Options::default();
+        while self.eat_op("#") {
+            let name = self.name()?;
+            let at = self.peek().map_or(self.src.len(), |t| t.start);
+            let value = self.name()?;
+            match (name.as_str(), value.as_str()) {
+                ("option", "dump") => {}
+                ("print_strict_params", "on") => options.print_strict_params = Some(true),
+                ("print_strict_params", "off") => options.print_strict_params = Some(false),
+                ("variable_conflict", "error") => options.variable_conflict = Some(Conflict::Error),
+                ("variable_conflict", "use_variable") => {
+                    options.variable_conflict = Some(Conflict::UseVariable)
+                }
+                ("variable_conflict", "use_column") => options.variable_conflict = Some(Conflict::UseColumn),
+                _ => return Err(self.error_at(at)),
+            }
+        }
+        Ok(options)
+    }
+
     /// `<<label>>`, if one is here.
     fn label(&mut self) -> Result<Option<String>, SqlError> {
         if !self.eat_op("<<") {
@@ -167,7 +193,7 @@ impl<'s> Parser<'s> {
             (Some(a), Some(b)) if from < to => (a.start, b.end),
             _ => (0, 0),
         };
-        Sql { text: self.src[start..end].to_owned() }
+        Sql { text: self.src[start..end].to_owned(), at: start }
     }
 
     /// SQL up to (not including) a token at nesting depth 0 that `stop`
@@ -226,6 +252,7 @@ impl<'s> Parser<'s> {
     }
 
     fn block_inner(&mut self, label: Option<String>) -> Result<Block, SqlError> {
+        let line = self.line();
         let mut decls = Vec::new();
         if self.eat_word("declare") {
             while !self.is_word("begin") {
@@ -272,7 +299,7 @@ impl<'s> Parser<'s> {
         self.expect_word("end")?;
         self.end_label(&label)?;
         self.depth -= 1;
-        Ok(Block { label, decls, body, handlers })
+        Ok(Block { options: Options::default(), line, label, decls, body, handlers })
     }
 
     /// An END's optional label, which must match the opening one.
@@ -301,14 +328,41 @@ impl<'s> Parser<'s> {
 
     /// name [CONSTANT] type [COLLATE c] [NOT NULL] [{DEFAULT | := | =} expr];
     fn decl(&mut self) -> Result<Decl, SqlError> {
-        let line = self.line();
+        let at = self.peek().map_or(self.src.len(), |t| t.start);
         let name = self.name()?;
-        let constant = self.eat_word("constant");
-        if self.eat_word("alias") {
-            return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "ALIAS FOR is not supported"));
+        if self.is_word("alias") && self.peek_at(1).is_some_and(|t| t.is_word("for")) {
+            self.pos += 2;
+            // A name, `$n`, or `label.name`.
+            let target = match self.peek().map(|t| t.tok.clone()) {
+                Some(Tok::Param) => {
+                    let t = self.peek().expect("a token");
+                    let p = self.src[t.start..t.end].to_owned();
+                    self.pos += 1;
+                    p
+                }
+                _ => {
+                    let mut n = self.name()?;
+                    while self.eat_op(".") {
+                        n = format!("{n}.{}", self.name()?);
+                    }
+                    n
+                }
+            };
+            self.expect_op(";")?;
+            return Ok(Decl {
+                name,
+                ty: String::new(),
+                constant: false,
+                not_null: false,
+                default: None,
+                cursor: None,
+                alias: Some(target),
+                at,
+            });
         }
+        let constant = self.eat_word("constant");
         if self.is_word("cursor") || (self.is_word("no") || self.is_word("scroll")) {
-            return self.cursor_decl(name, line);
+            return self.cursor_decl(name, at);
         }
         let ty = self.until(|t| {
             t.is_op(";")
@@ -333,11 +387,11 @@ impl<'s> Parser<'s> {
             self.expect_op(";")?;
             None
         };
-        Ok(Decl { name, ty: ty.text, constant, not_null, default, line, cursor: None })
+        Ok(Decl { name, ty: ty.text, constant, not_null, default, cursor: None, alias: None, at })
     }
 
     /// `[NO] SCROLL CURSOR [(name type, …)] {FOR | IS} query;`.
-    fn cursor_decl(&mut self, name: String, line: usize) -> Result<Decl, SqlError> {
+    fn cursor_decl(&mut self, name: String, at: usize) -> Result<Decl, SqlError> {
         let scroll = if self.eat_word("no") {
             self.expect_word("scroll")?;
             Some(false)
@@ -348,8 +402,10 @@ impl<'s> Parser<'s> {
         };
         self.expect_word("cursor")?;
         let mut params = Vec::new();
+        let mut params_at = Vec::new();
         if self.eat_op("(") {
             loop {
+                params_at.push(self.peek().map_or(self.src.len(), |t| t.start));
                 let param = self.name()?;
                 let ty = self.until(|t| t.is_op(",") || t.is_op(")"))?;
                 params.push((param, ty.text));
@@ -364,15 +420,16 @@ impl<'s> Parser<'s> {
         }
         let query = self.until_semicolon()?;
         self.cursors.push((name.clone(), params.iter().map(|(n, _)| n.clone()).collect()));
-        let cursor = Some(std::sync::Arc::new(CursorDecl { scroll, params, query }));
+        let cursor = Some(std::sync::Arc::new(CursorDecl { scroll, params, params_at, query }));
         Ok(Decl {
             name,
             ty: "refcursor".into(),
             constant: false,
             not_null: false,
             default: None,
-            line,
             cursor,
+            alias: None,
+            at,
         })
     }
 
@@ -461,7 +518,7 @@ impl<'s> Parser<'s> {
             .map(|(a, p)| format!("{} AS {p}", a.unwrap_or_default()))
             .collect::<Vec<_>>()
             .join(", ");
-        Ok(Some(Sql { text: list }))
+        Ok(Some(Sql { text: list, at: 0 }))
     }
 
     fn is_op_here(&self, o: &str) -> bool {
@@ -530,9 +587,15 @@ impl<'s> Parser<'s> {
         let Some(first) = self.peek().cloned() else { return Err(self.error_here()) };
         let word = match &first.tok {
             Tok::Word(w) => w.clone(),
+            Tok::Param | Tok::Quoted(_) if label.is_none() => return self.assignment(line),
             _ if label.is_none() => return Err(self.error_here()),
             _ => String::new(),
         };
+        // A word followed by `:=` or `[` is a variable, even one named as
+        // a keyword is (PostgreSQL's rule for the start of a statement).
+        if label.is_none() && self.peek_at(1).is_some_and(|t| t.is_op(":=") || t.is_op("[")) {
+            return self.assignment(line);
+        }
         match word.as_str() {
             "declare" | "begin" => {
                 let block = self.block(label)?;
@@ -554,19 +617,27 @@ impl<'s> Parser<'s> {
             "for" => return self.for_loop(label, line),
             "foreach" => {
                 self.pos += 1;
-                let var = self.name()?;
-                if self.is_word("slice") {
-                    return Err(SqlError::new(
-                        SqlState::FEATURE_NOT_SUPPORTED,
-                        "FOREACH … SLICE is not supported",
-                    ));
+                let mut targets = vec![self.name()?];
+                while self.eat_op(",") {
+                    targets.push(self.name()?);
                 }
+                let slice = if self.eat_word("slice") {
+                    match self.peek().cloned() {
+                        Some(t) if t.tok == Tok::Number => {
+                            self.pos += 1;
+                            self.src[t.start..t.end].parse::<usize>().map_err(|_| self.error_at(t.start))?
+                        }
+                        _ => return Err(self.error_here()),
+                    }
+                } else {
+                    0
+                };
                 self.expect_word("in")?;
                 self.expect_word("array")?;
                 let array = self.until_word(&["loop"])?;
                 self.expect_word("loop")?;
                 let body = self.loop_body(&label)?;
-                return Ok(Stmt::ForEach { label, var, array, body, line });
+                return Ok(Stmt::ForEach { label, targets, slice, array, body, line });
             }
             _ if label.is_some() => return Err(self.error_here()),
             _ => {}
@@ -645,8 +716,9 @@ impl<'s> Parser<'s> {
                     self.expect_op(";")?;
                     return Ok(Stmt::ReturnQuery { query, line });
                 }
+                let at = self.peek().map_or(self.src.len(), |t| t.start);
                 let expr = if self.eat_op(";") { None } else { Some(self.until_semicolon()?) };
-                Ok(Stmt::Return { expr, line })
+                Ok(Stmt::Return { expr, line, at })
             }
             "raise" => {
                 self.pos += 1;
@@ -786,21 +858,62 @@ impl<'s> Parser<'s> {
             _ if is_sql_start(&word) && !self.peek_at(1).is_some_and(|t| t.is_op(":=") || t.is_op("=")) => {
                 self.sql_statement(line)
             }
-            _ => {
-                // An assignment: target [.field] {:= | =} expr;
-                let from = self.pos;
-                let target = self.until(|t| t.is_op(":=") || t.is_op("=") || t.is_op(";"))?;
-                if !(self.eat_op(":=") || self.eat_op("=")) {
-                    return Err(self.error_at(self.toks[from].start));
-                }
-                let expr = self.until_semicolon()?;
-                Ok(Stmt::Assign {
-                    target: target.text.split_whitespace().collect::<String>().to_lowercase(),
-                    expr,
-                    line,
-                })
-            }
+            _ => self.assignment(line),
         }
+    }
+
+    /// An assignment: `target [.field] [[subscript]…] {:= | =} expr;`.
+    fn assignment(&mut self, line: usize) -> Result<Stmt, SqlError> {
+        let from = self.pos;
+        let shown = self.until(|t| t.is_op(":=") || t.is_op("=") || t.is_op(";"))?;
+        let end = self.pos;
+        if !(self.eat_op(":=") || self.eat_op("=")) {
+            return Err(self.error_at(self.toks[from].start));
+        }
+        let expr = self.until_semicolon()?;
+        // The target's name (`v`, `r.f`, `label.v`, `$1`) and subscripts.
+        let mut target = String::new();
+        let mut subscripts = Vec::new();
+        let mut k = from;
+        while k < end {
+            let t = &self.toks[k];
+            if t.is_op("[") {
+                let mut depth = 0usize;
+                let mut j = k + 1;
+                while j < end {
+                    let u = &self.toks[j];
+                    if u.is_op("[") {
+                        depth += 1;
+                    } else if u.is_op("]") {
+                        if depth == 0 {
+                            break;
+                        }
+                        depth -= 1;
+                    }
+                    j += 1;
+                }
+                if j >= end || j == k + 1 {
+                    return Err(self.error_at(t.start));
+                }
+                subscripts.push(self.text(k + 1, j));
+                k = j + 1;
+                continue;
+            }
+            if !subscripts.is_empty() {
+                return Err(self.error_at(t.start));
+            }
+            match &t.tok {
+                Tok::Word(w) | Tok::Quoted(w) => target.push_str(w),
+                Tok::Param => target.push_str(&self.src[t.start..t.end]),
+                Tok::Op(o) if o == "." => target.push('.'),
+                _ => return Err(self.error_at(t.start)),
+            }
+            k += 1;
+        }
+        if subscripts.is_empty() {
+            return Ok(Stmt::Assign { target, expr, line });
+        }
+        Ok(Stmt::AssignElem { target, shown: shown.text, subscripts, expr, line })
     }
 
     /// A loop's statements, `END LOOP [label];`.

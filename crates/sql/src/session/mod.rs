@@ -326,6 +326,17 @@ impl<G: Gucs> Conn<G> {
                 .session_view
                 .as_ref()
                 .map_or_else(Default::default, |v| Arc::clone(&v.trigger_depth)),
+            isolation: self.xact.session_view.as_ref().map_or_else(
+                || {
+                    let code = match self.xact.isolation() {
+                        Some(IsolationLevel::ReadCommitted) => 1,
+                        Some(IsolationLevel::RepeatableRead) => 2,
+                        None => 0,
+                    };
+                    Arc::new(std::sync::atomic::AtomicU8::new(code))
+                },
+                |v| Arc::clone(&v.isolation),
+            ),
         }));
     }
 
@@ -750,6 +761,7 @@ impl<G: Gucs> Conn<G> {
             nonatomic: false,
             default_isolation: self.gucs.default_isolation(),
             ended: false,
+            context: Default::default(),
         }
     }
 
@@ -795,14 +807,19 @@ impl<G: Gucs> Conn<G> {
             }
         }
         let name = "inline_code_block";
-        let block = crate::plpgsql::parse(code, self.limits.max_stack_depth / 1024)
-            .and_then(|b| crate::plpgsql::check(&b, &["found".into()], true).map(|_| b))
-            .map_err(|e| {
-                // The query string holds the code (PostgreSQL's DO places
-                // a syntax error in it).
-                let source = crate::statement::Origin { text: self.query_text.to_string(), chars_before: 0 };
-                crate::plpgsql::compile_context(e, name, code, Some(&source))
-            })?;
+        let extra = crate::plpgsql::extra_checks(self.xact.session_view.as_deref());
+        // The query string holds the code (PostgreSQL's DO places a
+        // syntax error in it).
+        let source = crate::statement::Origin { text: self.query_text.to_string(), chars_before: 0 };
+        let (block, warnings) = crate::plpgsql::parse(code, self.limits.max_stack_depth / 1024)
+            .and_then(|b| {
+                crate::plpgsql::check(&b, &["found".into()], crate::plpgsql::Returns::Void, code, extra)
+                    .map(|w| (b, w))
+            })
+            .map_err(|e| crate::plpgsql::compile_context(e, name, code, Some(&source)))?;
+        for w in warnings {
+            self.xact.notice_full(crate::plpgsql::compile_warning(w, code, Some(&source)));
+        }
         let mut spi = self.top_spi();
         let ran = crate::pl_exec::Interp::new(
             &mut spi,

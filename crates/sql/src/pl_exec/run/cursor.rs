@@ -94,7 +94,7 @@ impl Interp<'_, '_> {
                 (out?, self.scrollable(key), sql.text.clone(), Some(key))
             }
             OpenSource::Execute { query, using } => {
-                let (out, scrollable, text) = self.run_dynamic_plan(query, using).await?;
+                let (out, scrollable, text, _) = self.run_dynamic_plan(query, using, false).await?;
                 (out, scrollable, text, None)
             }
             OpenSource::Bound(args) => {
@@ -183,6 +183,8 @@ impl Interp<'_, '_> {
                 not_null: false,
                 record: None,
                 is_record: false,
+                fixed: false,
+                domain: None,
                 cursor: None,
             });
         }
@@ -283,6 +285,8 @@ impl Interp<'_, '_> {
             not_null: false,
             record: None,
             is_record: true,
+            fixed: false,
+            domain: None,
             cursor: None,
         });
         self.frames.push(Frame {

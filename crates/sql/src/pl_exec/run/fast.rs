@@ -140,17 +140,17 @@ impl<'s, 'c> Interp<'s, 'c> {
                 }
                 Some(Ok(done(if *next { Flow::Continue(label.clone()) } else { Flow::Exit(label.clone()) })))
             }
-            Stmt::Return { expr, line } => {
+            Stmt::Return { expr, line, .. } => {
                 if let Some(e) = expr {
                     // RETURN expr in a void function: the statement path's error.
                     if self.returns == SqlType::Void {
                         return None;
                     }
-                    let r = self
-                        .try_simple(e, Query::Expression)?
-                        .and_then(|(v, from)| self.convert(v, from, self.returns));
-                    match r {
-                        Ok(v) => self.result = v,
+                    match self.try_simple(e, Query::Expression)? {
+                        Ok((v, from)) => match self.return_value(v, from, e, *line) {
+                            Ok(v) => self.result = v,
+                            Err(err) => return Some(Err(err)),
+                        },
                         Err(err) => return Some(Err(self.in_context(err, *line, "RETURN"))),
                     }
                 }
