@@ -67,7 +67,7 @@ impl ErrorData {
     /// if the error has one, else its condition's.
     pub fn sqlstate(&self) -> &str {
         match &self.custom_code {
-            Some(c) => std::str::from_utf8(c).unwrap_or("P0001"),
+            Some(c) => std::str::from_utf8(c).unwrap_or(self.code.code()),
             None => self.code.code(),
         }
     }

@@ -121,7 +121,7 @@ impl Notice {
     /// The five-character SQLSTATE the client is sent.
     pub fn sqlstate(&self) -> &str {
         match &self.custom_code {
-            Some(c) => std::str::from_utf8(c).unwrap_or("00000"),
+            Some(c) => std::str::from_utf8(c).unwrap_or(self.code.code()),
             None => self.code.code(),
         }
     }

@@ -2868,7 +2868,7 @@ impl Condition {
     /// The five-character code.
     fn text(&self) -> &str {
         match &self.custom {
-            Some(c) => std::str::from_utf8(c).unwrap_or("P0001"),
+            Some(c) => std::str::from_utf8(c).unwrap_or(self.state.code()),
             None => self.state.code(),
         }
     }
