@@ -194,6 +194,12 @@ impl RoutineDef {
         self.args.iter().filter(|a| a.mode.is_input()).map(|a| a.ty).collect()
     }
 
+    /// The input types' names joined by commas, as PostgreSQL's messages
+    /// list a routine's signature (`int4,text`).
+    pub fn input_type_list(&self) -> String {
+        self.input_types().iter().map(|t| t.name()).collect::<Vec<_>>().join(",")
+    }
+
     /// The result's columns: the output arguments and TABLE columns, or a
     /// row type's.
     pub fn result_columns(&self) -> Vec<(String, SqlType)> {

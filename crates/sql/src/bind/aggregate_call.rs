@@ -171,25 +171,7 @@ impl<R: Resolver> Binder<'_, R> {
                 }
             }
         }
-        let filter = match &f.filter {
-            Some(cond) => {
-                let saved = self.query.aggs.take();
-                let t = self.expr(cond, scope);
-                self.query.aggs = saved;
-                let t = t.map_err(|e| {
-                    if e.code == SqlState::GROUPING_ERROR {
-                        SqlError::new(
-                            SqlState::GROUPING_ERROR,
-                            "aggregate functions are not allowed in FILTER",
-                        )
-                    } else {
-                        e
-                    }
-                })?;
-                Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of FILTER")?)
-            }
-            None => None,
-        };
+        let filter = self.aggregate_filter(f.filter.as_deref(), scope)?;
         let aggregate = Aggregate {
             func: AggFunc::User,
             arg: None,
@@ -229,14 +211,7 @@ impl<R: Resolver> Binder<'_, R> {
         self.query.windows = saved;
         let mut call = call?;
         call.user = Some(Box::new(user));
-        let windows = self.query.windows.as_mut().expect("checked above");
-        let slot = match windows.iter().position(|w| *w == call) {
-            Some(i) => i,
-            None => {
-                windows.push(call);
-                windows.len() - 1
-            }
-        };
+        let slot = self.window_slot(call);
         Ok(Typed { e: Expr::Window(slot), ty: Some(ty) })
     }
 

@@ -171,25 +171,7 @@ impl<R: Resolver> Binder<'_, R> {
             };
             let ty = aggregate_type(func, arg_ty, &name)?;
             let order = self.aggregate_order(order_by, scope)?;
-            let filter = match &f.filter {
-                Some(cond) => {
-                    let saved = self.query.aggs.take();
-                    let t = self.expr(cond, scope);
-                    self.query.aggs = saved;
-                    let t = t.map_err(|e| {
-                        if e.code == SqlState::GROUPING_ERROR {
-                            SqlError::new(
-                                SqlState::GROUPING_ERROR,
-                                "aggregate functions are not allowed in FILTER",
-                            )
-                        } else {
-                            e
-                        }
-                    })?;
-                    Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of FILTER")?)
-                }
-                None => None,
-            };
+            let filter = self.aggregate_filter(f.filter.as_deref(), scope)?;
             let arg = match arg {
                 Some(t) if func == AggFunc::StringAgg => {
                     Some(self.coerce(t, SqlType::Text, Coercion::Implicit, "argument of string_agg")?)
@@ -707,6 +689,40 @@ pub(super) fn niladic(name: &str) -> Option<Func> {
 impl<R: Resolver> Binder<'_, R> {
     /// `agg(x ORDER BY …)`: the keys, bound in the aggregate's input row
     /// (aggregates do not nest there).
+    /// An aggregate's FILTER condition, bound with the query's aggregate
+    /// list set aside: an aggregate inside FILTER is a grouping error.
+    pub(super) fn aggregate_filter(
+        &mut self,
+        filter: Option<&ast::Expr>,
+        scope: &Scope<'_>,
+    ) -> Result<Option<Expr>, SqlError> {
+        let Some(cond) = filter else { return Ok(None) };
+        let saved = self.query.aggs.take();
+        let t = self.expr(cond, scope);
+        self.query.aggs = saved;
+        let t = t.map_err(|e| {
+            if e.code == SqlState::GROUPING_ERROR {
+                SqlError::new(SqlState::GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
+            } else {
+                e
+            }
+        })?;
+        Ok(Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of FILTER")?))
+    }
+
+    /// A window call's slot in the query's window list: an equal call
+    /// already there is shared.
+    pub(super) fn window_slot(&mut self, call: crate::plan::WindowCall) -> usize {
+        let windows = self.query.windows.as_mut().expect("window calls allowed here");
+        match windows.iter().position(|w| *w == call) {
+            Some(i) => i,
+            None => {
+                windows.push(call);
+                windows.len() - 1
+            }
+        }
+    }
+
     pub(super) fn aggregate_order(
         &mut self,
         order_by: &[ast::OrderByExpr],

@@ -117,15 +117,8 @@ impl<R: Resolver> Binder<'_, R> {
                 // A function as PostgreSQL names it: qualified, with its
                 // input types.
                 false if e.routine.is_some() => {
-                    let types: Vec<&str> = e
-                        .routine
-                        .as_ref()
-                        .map(|r| r.input_types())
-                        .unwrap_or_default()
-                        .iter()
-                        .map(|t| t.name())
-                        .collect();
-                    format!("{schema}.{}({})", e.name, types.join(","))
+                    let types = e.routine.as_ref().map(|r| r.input_type_list()).unwrap_or_default();
+                    format!("{schema}.{}({types})", e.name)
                 }
                 // A type as format_type names it: qualified unless the
                 // search_path finds it.

@@ -54,14 +54,7 @@ impl<R: Resolver> Binder<'_, R> {
         self.query.windows = saved;
         let call = bound?;
         let ty = call.ty;
-        let windows = self.query.windows.as_mut().expect("checked above");
-        let slot = match windows.iter().position(|w| *w == call) {
-            Some(i) => i,
-            None => {
-                windows.push(call);
-                windows.len() - 1
-            }
-        };
+        let slot = self.window_slot(call);
         Ok(Typed { e: Expr::Window(slot), ty: Some(ty) })
     }
 

@@ -202,14 +202,7 @@ impl Executor<'_> {
     /// name(type,type)`, the name qualified when its schema is not on the
     /// search_path.
     fn routine_description(&mut self, e: &RelEntry) -> Result<String, SqlError> {
-        let types: Vec<&str> = e
-            .routine
-            .as_ref()
-            .map(|r| r.input_types())
-            .unwrap_or_default()
-            .iter()
-            .map(|t| t.name())
-            .collect();
+        let types = e.routine.as_ref().map(|r| r.input_type_list()).unwrap_or_default();
         let word = match e.routine.as_ref().map(|r| r.kind) {
             Some(RoutineKind::Procedure) => "procedure",
             _ => "function",
@@ -220,7 +213,7 @@ impl Executor<'_> {
         } else {
             e.name.clone()
         };
-        Ok(format!("{word} {name}({})", types.join(",")))
+        Ok(format!("{word} {name}({types})"))
     }
 
     async fn drop_routine(&mut self, oid: u32) -> Result<(), SqlError> {
@@ -284,8 +277,7 @@ impl Executor<'_> {
 
 /// `name(type,type)` as PostgreSQL's hints name a routine.
 fn signature(name: &str, def: &RoutineDef) -> String {
-    let types: Vec<&str> = def.input_types().iter().map(|t| t.name()).collect();
-    format!("{name}({})", types.join(","))
+    format!("{name}({})", def.input_type_list())
 }
 
 /// `name(type, type)` as PostgreSQL's errors name a routine.

@@ -52,6 +52,7 @@ mod string_syntax;
 pub(crate) mod subscript_targets;
 mod syntax_error;
 mod table_syntax;
+mod token_walk;
 pub(crate) mod trigger_syntax;
 pub(crate) mod variadic_syntax;
 mod view_syntax;

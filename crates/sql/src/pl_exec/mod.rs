@@ -183,10 +183,7 @@ fn call_name(routine: &snapscale_engine::catalog::RelEntry, body: &Body) -> Call
     let def = routine.routine.as_ref().expect("a routine row");
     let display = match body {
         Body::Sql(_) => format!("SQL function \"{}\"", routine.name),
-        Body::Pl(_) => {
-            let types: Vec<&str> = def.input_types().iter().map(|t| t.name()).collect();
-            format!("{}({})", routine.name, types.join(","))
-        }
+        Body::Pl(_) => format!("{}({})", routine.name, def.input_type_list()),
     };
     CallName::new(display, &routine.name)
 }

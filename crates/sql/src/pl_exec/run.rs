@@ -2675,29 +2675,14 @@ impl<'s, 'c> Interp<'s, 'c> {
     /// anonymous function in this transaction.
     fn run_do<'a>(&'a mut self, language: &'a str, code: &'a str) -> Fut<'a, Output> {
         Box::pin(async move {
-            match language {
-                "plpgsql" => {}
-                "sql" | "internal" | "c" => {
-                    return Err(SqlError::new(
-                        SqlState::FEATURE_NOT_SUPPORTED,
-                        format!("language \"{language}\" does not support inline code execution"),
-                    ))
-                }
-                other => {
-                    return Err(SqlError::new(
-                        SqlState::UNDEFINED_OBJECT,
-                        format!("language \"{other}\" does not exist"),
-                    ))
-                }
-            }
-            let name = "inline_code_block";
-            let extra = crate::plpgsql::extra_checks(self.spi.xact.session_view.as_deref());
-            let (block, _) = crate::plpgsql::parse(code, self.spi.limits.max_stack_depth / 1024)
-                .and_then(|b| {
-                    crate::plpgsql::check(&b, &["found".into()], crate::plpgsql::Returns::Void, code, extra)
-                        .map(|w| (b, w))
-                })
-                .map_err(|e| crate::plpgsql::compile_context(e, name, code, None))?;
+            let name = crate::plpgsql::DO_NAME;
+            let (block, _) = crate::plpgsql::compile_do(
+                language,
+                code,
+                self.spi.xact.session_view.as_deref(),
+                self.spi.limits.max_stack_depth / 1024,
+                None,
+            )?;
             if super::too_deep(self.spi) {
                 return Err(crate::stack::too_deep(self.spi.limits.max_stack_depth));
             }

@@ -76,6 +76,41 @@ pub(crate) fn compile_warning(
     n
 }
 
+/// A DO block's code compiled: refused unless its language runs inline
+/// code (only PL/pgSQL does), parsed and checked as a function of no
+/// arguments returning void; with the compiler's warnings.
+pub(crate) fn compile_do(
+    language: &str,
+    code: &str,
+    view: Option<&snapscale_engine::session_view::SessionView>,
+    max_depth: usize,
+    source: Option<&crate::statement::Origin>,
+) -> Result<(ast::Block, Vec<SqlError>), SqlError> {
+    use snapscale_sqlstate::SqlState;
+    match language {
+        "plpgsql" => {}
+        "sql" | "internal" | "c" => {
+            return Err(SqlError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("language \"{language}\" does not support inline code execution"),
+            ))
+        }
+        other => {
+            return Err(SqlError::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("language \"{other}\" does not exist"),
+            ))
+        }
+    }
+    let extra = extra_checks(view);
+    parse(code, max_depth)
+        .and_then(|b| check(&b, &["found".into()], Returns::Void, code, extra).map(|w| (b, w)))
+        .map_err(|e| compile_context(e, DO_NAME, code, source))
+}
+
+/// The name a DO block runs under (its CONTEXT lines say it).
+pub(crate) const DO_NAME: &str = "inline_code_block";
+
 /// The checks plpgsql.extra_warnings and plpgsql.extra_errors ask for, as
 /// the session's settings (`view`) have them.
 pub(crate) fn extra_checks(view: Option<&snapscale_engine::session_view::SessionView>) -> Extra {

@@ -791,32 +791,17 @@ impl<G: Gucs> Conn<G> {
     /// DO: the code block run as a PL/pgSQL function of no arguments
     /// returning void, in the session's transaction.
     async fn run_do(&mut self, language: &str, code: &str) -> Result<Output, SqlError> {
-        match language {
-            "plpgsql" => {}
-            "sql" | "internal" | "c" => {
-                return Err(SqlError::new(
-                    SqlState::FEATURE_NOT_SUPPORTED,
-                    format!("language \"{language}\" does not support inline code execution"),
-                ))
-            }
-            other => {
-                return Err(SqlError::new(
-                    SqlState::UNDEFINED_OBJECT,
-                    format!("language \"{other}\" does not exist"),
-                ))
-            }
-        }
-        let name = "inline_code_block";
-        let extra = crate::plpgsql::extra_checks(self.xact.session_view.as_deref());
+        let name = crate::plpgsql::DO_NAME;
         // The query string holds the code (PostgreSQL's DO places a
         // syntax error in it).
         let source = crate::statement::Origin { text: self.query_text.to_string(), chars_before: 0 };
-        let (block, warnings) = crate::plpgsql::parse(code, self.limits.max_stack_depth / 1024)
-            .and_then(|b| {
-                crate::plpgsql::check(&b, &["found".into()], crate::plpgsql::Returns::Void, code, extra)
-                    .map(|w| (b, w))
-            })
-            .map_err(|e| crate::plpgsql::compile_context(e, name, code, Some(&source)))?;
+        let (block, warnings) = crate::plpgsql::compile_do(
+            language,
+            code,
+            self.xact.session_view.as_deref(),
+            self.limits.max_stack_depth / 1024,
+            Some(&source),
+        )?;
         for w in warnings {
             self.xact.notice_full(crate::plpgsql::compile_warning(w, code, Some(&source)));
         }
