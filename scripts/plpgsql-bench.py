@@ -14,7 +14,8 @@
     trigger whose function does nothing, and with one that inserts an
     audit row; the cost is the difference per row.
 
-Rounds alternate the servers; each cell is the median round. Ratios are
+Rounds alternate the servers; each cell is the median round, and within
+a round each load and spin is the best of three. Ratios are
 snapscale's speed over PostgreSQL's (above 1: snapscale faster).
 PostgreSQL must be configured to hold the data (shared_buffers; printed).
 Prints a Markdown report. Needs psycopg 3 and pgbench.
@@ -71,14 +72,21 @@ BEGIN INSERT INTO trig_log VALUES (NEW.a, TG_OP); RETURN NULL; END $$""",
 TRIGGER_ROWS = 100_000
 
 
-def load_seconds(dsn, table):
-    """Seconds to insert TRIGGER_ROWS rows into `table` (emptied first)."""
+def load_seconds(dsn, table, tries=3):
+    """Seconds to insert TRIGGER_ROWS rows into `table` (emptied first),
+    the best of `tries`: a difference of two loads amplifies the noise of
+    each, and the best is the load least disturbed by the rest of the
+    machine."""
+    best = None
     with psycopg.connect(dsn, autocommit=True) as c:
-        c.execute(f"TRUNCATE {table}")
-        c.execute("TRUNCATE trig_log")
-        t = time.perf_counter()
-        c.execute(f"INSERT INTO {table} SELECT g, 'x' FROM generate_series(1, {TRIGGER_ROWS}) g")
-        return time.perf_counter() - t
+        for _ in range(tries):
+            c.execute(f"TRUNCATE {table}")
+            c.execute("TRUNCATE trig_log")
+            t = time.perf_counter()
+            c.execute(f"INSERT INTO {table} SELECT g, 'x' FROM generate_series(1, {TRIGGER_ROWS}) g")
+            took = time.perf_counter() - t
+            best = took if best is None else min(best, took)
+    return best
 
 
 SCRIPT = """\\set aid random(1, 100000 * :scale)
@@ -89,12 +97,17 @@ SELECT tpcb(:aid, :bid, :tid, :delta);
 """
 
 
-def spin_seconds(dsn):
+def spin_seconds(dsn, tries=3):
+    """The best of `tries` calls of spin(1000000), after one warming call."""
+    best = None
     with psycopg.connect(dsn, autocommit=True) as c:
         c.execute("SELECT spin(1000)")
-        t = time.perf_counter()
-        c.execute("SELECT spin(1000000)")
-        return time.perf_counter() - t
+        for _ in range(tries):
+            t = time.perf_counter()
+            c.execute("SELECT spin(1000000)")
+            took = time.perf_counter() - t
+            best = took if best is None else min(best, took)
+    return best
 
 
 def main():
@@ -147,8 +160,10 @@ def main():
     s, p = statistics.median(tps["snapscale"]), statistics.median(tps["pg"])
     rounds = " ".join(f"{x:.0f}" for x in tps["snapscale"]) + " / " + " ".join(f"{x:.0f}" for x in tps["pg"])
     print(f"| tpcb-like as one PL/pgSQL call | {s:.0f} tps | {p:.0f} tps | {s / p:.2f} | {rounds} |")
-    per_row = lambda who, t: (statistics.median(loads[who][t]) - statistics.median(loads[who]["trig_plain"])) \
-        / TRIGGER_ROWS * 1e6
+    # Per round: the trigger table's load less the plain table's of the
+    # same round; the median of the rounds.
+    per_row = lambda who, t: statistics.median(
+        (x - y) / TRIGGER_ROWS * 1e6 for x, y in zip(loads[who][t], loads[who]["trig_plain"]))
     for table, what in (("trig_plain", "INSERT of 100 000 rows, no trigger"),):
         s, p = statistics.median(loads["snapscale"][table]), statistics.median(loads["pg"][table])
         rounds = " ".join(f"{x * 1000:.0f}" for x in loads["snapscale"][table]) + " / " + \
