@@ -23,7 +23,7 @@ use sqlparser::ast::{self, FunctionArg, FunctionArgExpr, FunctionArguments};
 use super::scope::{Col, Scope};
 use super::{relation_name, Binder, Coercion, Resolver, Typed};
 use crate::expr::{AggFunc, Expr, WinFunc};
-use crate::plan::{Aggregate, SortKey, UserAgg};
+use crate::plan::{Aggregate, UserAgg};
 
 /// The name a built-in support function's `$n` argument is bound under.
 fn column_name(n: usize) -> String {
@@ -154,25 +154,11 @@ impl<R: Resolver> Binder<'_, R> {
         }
         let mut order = self.aggregate_order(order_by, scope)?;
         if distinct {
-            // Each ORDER BY key must be an argument; the arguments not
-            // among them follow, so equal argument lists are adjacent.
-            for (k, o) in order.iter().zip(order_by) {
-                if !user.args.contains(&k.expr) {
-                    let err = SqlError::new(
-                        SqlState::INVALID_COLUMN_REFERENCE,
-                        "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
-                    );
-                    return Err(super::expr::locate(self.origin.as_deref(), err, &o.expr));
-                }
-            }
-            for a in &user.args {
-                if !order.iter().any(|k| k.expr == *a) {
-                    order.push(SortKey { expr: a.clone(), desc: false, nulls_first: false });
-                }
-            }
+            self.distinct_order(&mut order, order_by, &user.args)?;
         }
         let filter = self.aggregate_filter(f.filter.as_deref(), scope)?;
         let aggregate = Aggregate {
+            distinct,
             func: AggFunc::User,
             arg: None,
             delimiter: None,

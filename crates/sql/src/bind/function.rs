@@ -104,8 +104,9 @@ impl<R: Resolver> Binder<'_, R> {
         };
         let agg = AggFunc::named(&name, star);
         if let Some(func) = agg {
-            if distinct {
-                return Err(not_supported("aggregates with DISTINCT"));
+            if distinct && star {
+                // `count(DISTINCT *)` is not in PostgreSQL's grammar.
+                return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"*\""));
             }
             if self.query.aggs.is_none() {
                 return Err(SqlError::new(
@@ -170,7 +171,7 @@ impl<R: Resolver> Binder<'_, R> {
                 _ => func,
             };
             let ty = aggregate_type(func, arg_ty, &name)?;
-            let order = self.aggregate_order(order_by, scope)?;
+            let mut order = self.aggregate_order(order_by, scope)?;
             let filter = self.aggregate_filter(f.filter.as_deref(), scope)?;
             let arg = match arg {
                 Some(t) if func == AggFunc::StringAgg => {
@@ -179,8 +180,12 @@ impl<R: Resolver> Binder<'_, R> {
                 Some(t) => Some(self.settle(t)?),
                 None => None,
             };
+            if distinct {
+                let args: Vec<Expr> = arg.iter().chain(delimiter.iter()).cloned().collect();
+                self.distinct_order(&mut order, order_by, &args)?;
+            }
             let aggs = self.query.aggs.as_mut().expect("checked above");
-            let aggregate = Aggregate { func, arg, delimiter, order, filter, ty, user: None };
+            let aggregate = Aggregate { func, arg, delimiter, order, distinct, filter, ty, user: None };
             let slot = match aggs.iter().position(|a| *a == aggregate) {
                 Some(i) => i,
                 None => {
@@ -708,6 +713,33 @@ impl<R: Resolver> Binder<'_, R> {
             }
         })?;
         Ok(Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of FILTER")?))
+    }
+
+    /// `agg(DISTINCT args ORDER BY order_by)`: each ORDER BY key must be
+    /// one of the arguments (42P10, placed at the key); the arguments not
+    /// among the keys follow them, ascending, so that rows with equal
+    /// arguments are adjacent once sorted.
+    pub(super) fn distinct_order(
+        &mut self,
+        order: &mut Vec<crate::plan::SortKey>,
+        order_by: &[ast::OrderByExpr],
+        args: &[Expr],
+    ) -> Result<(), SqlError> {
+        for (k, o) in order.iter().zip(order_by) {
+            if !args.contains(&k.expr) {
+                let err = SqlError::new(
+                    SqlState::INVALID_COLUMN_REFERENCE,
+                    "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+                );
+                return Err(super::expr::locate(self.origin.as_deref(), err, &o.expr));
+            }
+        }
+        for a in args {
+            if !order.iter().any(|k| k.expr == *a) {
+                order.push(crate::plan::SortKey { expr: a.clone(), desc: false, nulls_first: false });
+            }
+        }
+        Ok(())
     }
 
     /// A window call's slot in the query's window list: an equal call

@@ -33,7 +33,10 @@ impl<R: Resolver> Binder<'_, R> {
             FunctionArguments::None => (false, Vec::new()),
             FunctionArguments::List(list) => {
                 if list.duplicate_treatment.is_some_and(|d| d == ast::DuplicateTreatment::Distinct) {
-                    return Err(not_supported("DISTINCT in window functions"));
+                    return Err(SqlError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        "DISTINCT is not implemented for window functions",
+                    ));
                 }
                 let mut star = false;
                 let mut args = Vec::new();

@@ -706,7 +706,22 @@ impl Run<'_, '_> {
                 // equal keys keep their input order), then fed.
                 let mut deferred = acc.take_deferred();
                 sort_by_keys(&mut deferred, &agg.order, |(keys, _, _)| keys)?;
+                let mut last: Option<(Value, Option<Value>)> = None;
                 for (_, v, delimiter) in deferred {
+                    if agg.distinct {
+                        // Equal arguments are adjacent (their keys lead
+                        // the sort): the first of each run is fed.
+                        let same = last.as_ref().is_some_and(|(lv, ld)| {
+                            super::user_agg::same_arguments(
+                                std::slice::from_ref(lv),
+                                std::slice::from_ref(&v),
+                            ) && super::user_agg::same_arguments(ld.as_slice(), delimiter.as_slice())
+                        });
+                        if same {
+                            continue;
+                        }
+                        last = Some((v.clone(), delimiter.clone()));
+                    }
                     acc.add(agg.func, v, delimiter)?;
                 }
                 values.push(acc.finish(agg.func, agg.ty)?);

@@ -77,8 +77,13 @@ pub struct Aggregate {
     pub arg: Option<Expr>,
     /// string_agg's delimiter (evaluated per row, as PostgreSQL does).
     pub delimiter: Option<Expr>,
-    /// `agg(x ORDER BY …)`: the order the group's rows are fed in.
+    /// `agg(x ORDER BY …)`: the order the group's rows are fed in. With
+    /// DISTINCT the arguments not among its keys follow them, so that
+    /// equal arguments are adjacent once sorted.
     pub order: Vec<SortKey>,
+    /// `agg(DISTINCT …)`: of rows whose arguments (and string_agg's
+    /// delimiter) are not distinct, only the first in `order` is fed.
+    pub distinct: bool,
     /// `agg(x) FILTER (WHERE …)`: only the rows it holds for are fed.
     pub filter: Option<Expr>,
     pub ty: SqlType,
