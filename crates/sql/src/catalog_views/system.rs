@@ -235,16 +235,16 @@ pub(super) fn settings(state: &CatalogState) -> Vec<Vec<Value>> {
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     rows.into_iter()
         .map(|(name, value, context)| {
-            let vartype = if value == "on" || value == "off" {
-                "bool"
-            } else if value.parse::<i64>().is_ok() {
-                "integer"
-            } else {
-                "string"
+            let (setting, unit, vartype) = match crate::guc::describe_tunable(&name, value) {
+                Some(described) => described,
+                None if value == "on" || value == "off" => (value.clone(), None, "bool"),
+                None if value.parse::<i64>().is_ok() => (value.clone(), None, "integer"),
+                None => (value.clone(), None, "string"),
             };
             RowBuilder::new(PG_SETTINGS)
                 .set("name", name)
-                .set("setting", value.as_str())
+                .set("setting", setting)
+                .set("unit", unit.map_or(Value::Null, Value::from))
                 .set("context", context)
                 .set("vartype", vartype)
                 .set("source", if context == "user" { "session" } else { "default" })

@@ -11,6 +11,8 @@
 //!   client.rs    ClientSettings: what drivers set and read at start-up
 //!                (TimeZone, DateStyle, …) and the fixed facts they check
 //!   startup.rs   a startup packet's parameters as a session's settings
+//!   tunables.rs  settings checked and kept but tuning machinery this
+//!                engine lacks (work_mem, parallel query, JIT, …)
 //!   conninfo.rs  primary_conninfo's keyword/value connection string
 //! ```
 //!
@@ -32,6 +34,9 @@ mod conninfo;
 mod server;
 mod session;
 mod startup;
+mod tunables;
+
+pub(crate) use tunables::describe as describe_tunable;
 
 pub use crate::plan::switches::PlannerSettings;
 pub use client::ClientSettings;
@@ -58,6 +63,9 @@ pub enum SettingError {
     /// A custom setting's name that is not identifiers joined by dots
     /// (42602).
     BadName(String),
+    /// A value naming an object of the wrong kind (55000), PostgreSQL's
+    /// message.
+    WrongKind(String),
 }
 
 impl SettingError {
@@ -69,6 +77,7 @@ impl SettingError {
             SettingError::RestartOnly(_) | SettingError::Fixed(_) => SqlState::CANT_CHANGE_RUNTIME_PARAM,
             SettingError::Unsupported { .. } => SqlState::FEATURE_NOT_SUPPORTED,
             SettingError::BadName(_) => SqlState::INVALID_NAME,
+            SettingError::WrongKind(_) => SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
         }
     }
 }
@@ -93,6 +102,7 @@ impl fmt::Display for SettingError {
                 write!(f, "parameter \"{name}\" cannot be set to \"{value}\": {why}")
             }
             SettingError::BadName(name) => write!(f, "invalid configuration parameter name \"{name}\""),
+            SettingError::WrongKind(message) => write!(f, "{message}"),
         }
     }
 }

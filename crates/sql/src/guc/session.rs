@@ -108,6 +108,9 @@ pub struct SessionSettings {
     /// `session_replication_role`: origin, replica or local (which
     /// triggers fire).
     pub session_replication_role: String,
+    /// work_mem, parallel query's, JIT's and the like: checked and kept,
+    /// acting on nothing here (guc/tunables.rs).
+    pub tunables: super::tunables::Tunables,
 }
 
 impl Default for SessionSettings {
@@ -125,6 +128,7 @@ impl Default for SessionSettings {
             planner: super::PlannerSettings::default(),
             custom: std::collections::BTreeMap::new(),
             session_replication_role: "origin".into(),
+            tunables: super::tunables::Tunables::default(),
         }
     }
 }
@@ -148,6 +152,7 @@ impl SessionSettings {
         NAMES.contains(&name)
             || client::SESSION.contains(&name)
             || super::PlannerSettings::names().any(|n| n == name)
+            || super::tunables::Tunables::has(name)
     }
 
     /// Whether `name` (lower-case) is a read-only fact (55P02 for SET).
@@ -166,6 +171,9 @@ impl SessionSettings {
         if super::PlannerSettings::is_switch(name) {
             self.planner.set(name, parse_bool(name, value)?);
             return Ok(());
+        }
+        if super::tunables::Tunables::has(name) {
+            return self.tunables.set(name, value);
         }
         match name {
             "statement_timeout" => self.statement_timeout = parse_duration(name, value)?,
@@ -200,7 +208,9 @@ impl SessionSettings {
 
     /// The value `SHOW name` prints.
     pub fn show(&self, name: &str) -> Result<String, SettingError> {
-        if let Some(value) = self.client.show(name).or_else(|| self.planner.show(name)) {
+        if let Some(value) =
+            self.client.show(name).or_else(|| self.planner.show(name)).or_else(|| self.tunables.show(name))
+        {
             return Ok(value);
         }
         Ok(match name {
@@ -231,7 +241,12 @@ impl Gucs for SessionSettings {
     }
 
     fn setting_names(&self) -> Vec<(&'static str, &'static str)> {
-        let user = NAMES.iter().chain(client::SESSION.iter()).copied().chain(super::PlannerSettings::names());
+        let user = NAMES
+            .iter()
+            .chain(client::SESSION.iter())
+            .copied()
+            .chain(super::PlannerSettings::names())
+            .chain(super::tunables::Tunables::names());
         user.map(|n| (n, "user")).chain(client::FIXED.iter().map(|n| (*n, "internal"))).collect()
     }
 
