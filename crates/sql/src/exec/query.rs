@@ -469,7 +469,7 @@ impl Run<'_, '_> {
     /// takes, which matters when they do something (a volatile function:
     /// `pg_try_advisory_lock`, `nextval`). Below a Sort or an Aggregate,
     /// as in PostgreSQL, every row is computed.
-    fn rows_upto(&self, node: &Node, want: usize) -> Result<Rows, SqlError> {
+    pub(super) fn rows_upto(&self, node: &Node, want: usize) -> Result<Rows, SqlError> {
         if want == usize::MAX {
             return self.rows(node);
         }

@@ -9,7 +9,8 @@ use snapscale_values::{SqlError, Value};
 
 use super::query::Run;
 use crate::expr::{passes, Expr};
-use crate::plan::physical::{Access, ScanNode};
+use crate::plan::physical::{Access, IndexArm, ScanNode};
+use snapscale_engine::index::Index;
 
 impl Run<'_, '_> {
     /// Rows of `scan` visible to the statement snapshot that pass its
@@ -84,16 +85,88 @@ impl Run<'_, '_> {
                 let (Some(lo), Some(hi)) = (bound(lower)?, bound(upper)?) else { return Ok(Vec::new()) };
                 Some(index.lookup_range(lo, hi))
             }
+            Access::IndexAny { index, arms } => Some(self.index_arms(index, arms)?),
         };
         let found: Vec<(Tid, Row)> = match tids {
             None => table.scan(&reader),
             Some(mut tids) => {
                 tids.sort_unstable();
                 tids.dedup();
-                tids.into_iter().filter_map(|t| table.fetch(&reader, t).map(|r| (t, r))).collect()
+                let fetched = tids.into_iter().filter_map(|t| table.fetch(&reader, t).map(|r| (t, r)));
+                if want == usize::MAX {
+                    fetched.collect()
+                } else {
+                    // A few rows wanted (a Limit, an EXISTS): versions are
+                    // fetched only until that many pass.
+                    return self.first_passing(scan, fetched, want);
+                }
             }
         };
         self.filtered(scan, found, want)
+    }
+
+    /// The tids the lookups of an [`Access::IndexAny`] find, duplicates
+    /// included (the caller sorts them and drops those).
+    fn index_arms(&self, index: &Index, arms: &[IndexArm]) -> Result<Vec<Tid>, SqlError> {
+        let cx = self.ctx(&[]);
+        let mut tids = Vec::new();
+        let probe = |v: Value, tids: &mut Vec<Tid>| {
+            // Equality with NULL holds for no row.
+            if !matches!(v, Value::Null) {
+                tids.extend(index.lookup_prefix(&[index.normalize_probe(0, v)]));
+            }
+        };
+        for arm in arms {
+            match arm {
+                IndexArm::Eq(e) => probe(e.eval(&cx)?, &mut tids),
+                IndexArm::EachOf(e) => {
+                    // A NULL array finds nothing.
+                    if let Value::Array(a) = e.eval(&cx)? {
+                        for v in a.items() {
+                            probe(v.clone(), &mut tids);
+                        }
+                    }
+                }
+                IndexArm::Range { lower, upper } => {
+                    let bound = |b: &Bound<Expr>| -> Result<Option<Bound<Value>>, SqlError> {
+                        Ok(Some(match b {
+                            Bound::Unbounded => Bound::Unbounded,
+                            Bound::Included(e) | Bound::Excluded(e) => match e.eval(&cx)? {
+                                Value::Null => return Ok(None),
+                                v if matches!(b, Bound::Included(_)) => {
+                                    Bound::Included(index.normalize_probe(0, v))
+                                }
+                                v => Bound::Excluded(index.normalize_probe(0, v)),
+                            },
+                        }))
+                    };
+                    if let (Some(lo), Some(hi)) = (bound(lower)?, bound(upper)?) {
+                        tids.extend(index.lookup_range(lo, hi));
+                    }
+                }
+            }
+        }
+        Ok(tids)
+    }
+
+    /// The first `want` rows of `found` that pass `scan`'s filter, taken
+    /// from it one by one.
+    fn first_passing(
+        &self,
+        scan: &ScanNode,
+        found: impl Iterator<Item = (Tid, Row)>,
+        want: usize,
+    ) -> Result<Vec<(Tid, Row)>, SqlError> {
+        let mut out = Vec::new();
+        for (tid, row) in found {
+            if out.len() >= want {
+                break;
+            }
+            if scan.filter.as_ref().map_or(Ok(true), |f| passes(f, &self.ctx(&row)))? {
+                out.push((tid, row));
+            }
+        }
+        Ok(out)
     }
 
     /// The first `want` of `found` that pass `scan`'s filter.

@@ -37,7 +37,7 @@ pub mod populate;
 pub mod quick;
 mod replay;
 pub mod scalar;
-mod subquery;
+pub(crate) mod subquery;
 pub mod user_types;
 mod walk;
 
@@ -565,6 +565,25 @@ pub trait Subqueries {
         stack: StackDepth,
         fresh: bool,
     ) -> Result<Arc<[Value]>, SqlError>;
+
+    /// Whether subplan `plan` run with `args` has a row (EXISTS): its run
+    /// may stop at the first, as PostgreSQL's EXISTS subplan stops
+    /// fetching once it has one.
+    fn exists(&self, plan: usize, args: &[Value], stack: StackDepth) -> Result<bool, SqlError> {
+        Ok(!self.rows(plan, args, stack, false)?.is_empty())
+    }
+
+    /// The first column of subplan `plan`'s rows as a set, for `x IN
+    /// (SELECT …)` and `x NOT IN (SELECT …)` (PostgreSQL's hashed
+    /// SubPlan); `None` where its values are not all plain scalars.
+    fn row_set(
+        &self,
+        plan: usize,
+        args: &[Value],
+        stack: StackDepth,
+    ) -> Result<Option<Arc<subquery::RowSet>>, SqlError> {
+        Ok(subquery::RowSet::of(&self.rows(plan, args, stack, false)?).map(Arc::new))
+    }
 }
 
 /// One step of a [`Expr::Chain`], applied to the running value.

@@ -2,6 +2,9 @@
 //! comparisons `op ANY` / `op ALL` (which IN and NOT IN are), with SQL's
 //! three-valued logic over the subquery's rows.
 
+use std::collections::BTreeSet;
+
+use snapscale_engine::index::Key;
 use snapscale_values::array::ops;
 
 use super::*;
@@ -15,7 +18,7 @@ pub(super) fn eval(link: &SubLink, cx: &Ctx<'_>) -> Result<Value, SqlError> {
         args.push(a.eval(cx)?);
     }
     match &link.kind {
-        SubKind::Exists => Ok(Value::Bool(!subqueries.rows(link.plan, &args, cx.stack, false)?.is_empty())),
+        SubKind::Exists => Ok(Value::Bool(subqueries.exists(link.plan, &args, cx.stack)?)),
         SubKind::Scalar => {
             let rows = subqueries.rows(link.plan, &args, cx.stack, false)?;
             match &rows[..] {
@@ -76,6 +79,22 @@ fn quantified(
     if matches!(left, Value::Null) {
         return Ok(Value::Null);
     }
+    // IN (`= ANY`) and NOT IN (`<> ALL`) over more than a few rows: a
+    // lookup in their set, built once per run of the subplan, rather than
+    // a comparison with each row for each left value.
+    let membership = (any && op == Cmp::Eq) || (!any && op == Cmp::Ne);
+    if membership && !bpchar && rows.len() >= SET_FROM {
+        let set = subqueries.row_set(link.plan, args, cx.stack)?;
+        if let Some((found, has_null)) = set.and_then(|s| Some((s.contains(&left)?, s.has_null))) {
+            return Ok(if found {
+                Value::Bool(any)
+            } else if has_null {
+                Value::Null
+            } else {
+                Value::Bool(!any)
+            });
+        }
+    }
     let mut unknown = false;
     for right in rows.iter() {
         if matches!(right, Value::Null) {
@@ -87,4 +106,58 @@ fn quantified(
         }
     }
     Ok(if unknown { Value::Null } else { Value::Bool(!any) })
+}
+
+/// How many rows make IN and NOT IN look their left value up in a set.
+const SET_FROM: usize = 16;
+
+/// A subplan's values (its first column) as a set, for IN and NOT IN:
+/// those that are not NULL, all of one kind, ordered as an index orders
+/// them (under which equal values are those `=` finds equal), and whether
+/// one was NULL (an IN that finds nothing is then NULL, not false).
+#[derive(Debug)]
+pub struct RowSet {
+    values: BTreeSet<Key>,
+    kind: Option<std::mem::Discriminant<Value>>,
+    pub has_null: bool,
+}
+
+impl RowSet {
+    /// The set of `rows`, if their values are plain scalars of one kind
+    /// (records and arrays compare with NULLs inside them, and values of
+    /// two kinds, an integer and a float, compare by conversion: a set's
+    /// order cannot answer for those as `=` does).
+    pub fn of(rows: &[Value]) -> Option<RowSet> {
+        let mut set = RowSet { values: BTreeSet::new(), kind: None, has_null: false };
+        for v in rows {
+            if matches!(v, Value::Null) {
+                set.has_null = true;
+                continue;
+            }
+            let kind = std::mem::discriminant(v);
+            if !plain(v) || set.kind.is_some_and(|k| k != kind) {
+                return None;
+            }
+            set.kind = Some(kind);
+            set.values.insert(Key(vec![v.clone()]));
+        }
+        Some(set)
+    }
+
+    /// Whether `v` (not NULL) is in the set; `None` if the set cannot
+    /// answer for it (a value of another kind).
+    pub fn contains(&self, v: &Value) -> Option<bool> {
+        match self.kind {
+            None => Some(false),
+            Some(k) if k == std::mem::discriminant(v) && plain(v) => {
+                Some(self.values.contains(&Key(vec![v.clone()])))
+            }
+            Some(_) => None,
+        }
+    }
+}
+
+/// A value whose equality a set's order answers.
+fn plain(v: &Value) -> bool {
+    !matches!(v, Value::Record(_) | Value::Array(_) | Value::Json(_) | Value::Jsonb(_))
 }

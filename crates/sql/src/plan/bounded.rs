@@ -48,6 +48,13 @@ impl ScanNode {
     fn is_point(&self) -> bool {
         match &self.access {
             Access::IndexEq { index, probes } => index.unique && probes.len() == index.columns.len(),
+            // A few values of a one-column unique index: a row each.
+            Access::IndexAny { index, arms } => {
+                index.unique
+                    && index.columns.len() == 1
+                    && arms.len() <= MANY_VALUES
+                    && arms.iter().all(|a| matches!(a, super::physical::IndexArm::Eq(_)))
+            }
             Access::Seq | Access::IndexRange { .. } => false,
             Access::CurrentOf(_) => true,
         }

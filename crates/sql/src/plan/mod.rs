@@ -6,10 +6,12 @@
 
 mod bounded;
 pub(crate) mod implied;
+mod index_any;
 pub(crate) mod index_key;
 mod join;
 pub mod physical;
 pub mod planner;
+mod stable;
 pub mod switches;
 
 use std::sync::Arc;

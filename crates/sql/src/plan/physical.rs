@@ -40,9 +40,30 @@ pub enum Access {
     IndexEq { index: Arc<Index>, probes: Vec<Expr> },
     /// A range on the index's first column.
     IndexRange { index: Arc<Index>, lower: Bound<Expr>, upper: Bound<Expr> },
+    /// Several lookups of one index, their rows unioned with each version
+    /// found once, in tid order as a sequential scan gives them:
+    /// `k IN (…)`, `k = ANY (array)`, and an OR of equalities and ranges of
+    /// the index's first key part (plan/index_any.rs). PostgreSQL answers
+    /// the first two with an Index Scan whose index condition is a
+    /// ScalarArrayOpExpr (`k = ANY ('{…}')`), the OR with a Bitmap Heap
+    /// Scan over a BitmapOr of Bitmap Index Scans, one per arm.
+    IndexAny { index: Arc<Index>, arms: Vec<IndexArm> },
     /// WHERE CURRENT OF the cursor: the row it is on, as the statement's
     /// snapshot sees it now (the executor is given its tid).
     CurrentOf(Arc<str>),
+}
+
+/// One lookup of an [`Access::IndexAny`], on the index's first key part;
+/// its values are evaluated once per scan (they read no row).
+#[derive(Clone, Debug)]
+pub enum IndexArm {
+    /// The entries equal to the value (none for NULL).
+    Eq(Expr),
+    /// The entries equal to any element of the array value (`= ANY`);
+    /// NULL elements, and a NULL array, find nothing.
+    EachOf(Expr),
+    /// The entries within the bounds (NULL bounds find nothing).
+    Range { lower: Bound<Expr>, upper: Bound<Expr> },
 }
 
 /// The rows of one relation that pass a filter, and how to find them.

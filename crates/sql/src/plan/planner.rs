@@ -430,8 +430,9 @@ pub(crate) fn usable_index(
 }
 
 /// Picks an index for `filter`'s conjuncts: equality on all of an index's
-/// key parts (or its leading ones, the more the better), else a range on
-/// a first one. A key part may be an expression (`lower(a) = $1`); a
+/// key parts (or its leading ones, the more the better), else several
+/// values or ranges of a first one (an IN list, `= ANY`, an OR), else a
+/// range on a first one. A key part may be an expression (`lower(a) = $1`); a
 /// partial index serves only a filter that implies its predicate.
 pub(super) fn choose_access(rel: &Rel, filter: &Expr) -> Access {
     let conjuncts = super::implied::conjuncts(filter);
@@ -460,6 +461,13 @@ pub(super) fn choose_access(rel: &Rel, filter: &Expr) -> Access {
     }
     if let Some((_, access)) = best {
         return access;
+    }
+    // A list of values or an OR of ranges on a first key part: a lookup
+    // each (before a single range, which may be open on one side).
+    for (parts, index) in &candidates {
+        if let Some(arms) = conjuncts.iter().find_map(|c| super::index_any::arms(&parts[0], c)) {
+            return Access::IndexAny { index: std::sync::Arc::clone(index), arms };
+        }
     }
     for (parts, index) in &candidates {
         let first = &parts[0];
@@ -516,6 +524,7 @@ mod tests {
             Access::Seq => "seq",
             Access::IndexEq { .. } => "eq",
             Access::IndexRange { .. } => "range",
+            Access::IndexAny { .. } => "any",
             Access::CurrentOf(_) => "current",
         }
     }
@@ -529,7 +538,13 @@ mod tests {
         assert_eq!(access("SELECT b FROM t WHERE a BETWEEN 1 AND 2"), "range");
         assert_eq!(access("SELECT b FROM t WHERE b = 'x'"), "seq");
         assert_eq!(access("SELECT b FROM t WHERE a + 0 = 1"), "seq");
-        assert_eq!(access("SELECT b FROM t WHERE a = 1 OR a = 2"), "seq");
+        assert_eq!(access("SELECT b FROM t WHERE a = 1 OR a = 2"), "any");
+        assert_eq!(access("SELECT b FROM t WHERE a IN (1, 2, NULL)"), "any");
+        assert_eq!(access("SELECT b FROM t WHERE a = ANY ($1)"), "any");
+        assert_eq!(access("SELECT b FROM t WHERE a BETWEEN 1 AND 2 OR a > 7 OR a IN (4, 5)"), "any");
+        assert_eq!(access("SELECT b FROM t WHERE a = 1 OR b = 'x'"), "seq");
+        assert_eq!(access("SELECT b FROM t WHERE a NOT IN (1, 2)"), "seq");
+        assert_eq!(access("SELECT b FROM t WHERE a = 1 AND a IN (1, 2)"), "eq");
         assert_eq!(access("SELECT b FROM t WHERE a = 1 ORDER BY b LIMIT 3"), "eq");
     }
 
