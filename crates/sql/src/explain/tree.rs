@@ -859,7 +859,18 @@ impl<'a> Builder<'a> {
     /// `cond` as the node's Filter (added to one it has), or under a
     /// Result that filters where PostgreSQL's node takes none.
     fn filter(&self, b: &mut Built, cond: &Expr, prefix: bool) {
-        let parts = self.with_deparser(&b.cols, prefix, |d| d.conjuncts(cond));
+        // The node evaluates its qualification over the values it
+        // computes itself: no references to them (a HAVING over an
+        // aggregate's values).
+        let own: Vec<Col> = b
+            .cols
+            .iter()
+            .map(|c| match c {
+                Col::Expr(t) => Col::Raw(t.clone()),
+                other => other.clone(),
+            })
+            .collect();
+        let parts = self.with_deparser(&own, prefix, |d| d.conjuncts(cond));
         if !b.node.takes_filter() {
             let inner = std::mem::replace(&mut b.node, PlanNode::new("Result", "Result"));
             b.node.cost = cost::pass(&inner.cost, 1.0);

@@ -183,7 +183,7 @@ mod tests {
         assert_eq!(&"EXPLAIN ANALYZE VERBOSE select 1"[at..], "select 1");
         let (o, at) = read_explain("explain (costs off, analyze on, timing 0) select 1").unwrap();
         assert!(!o.costs && o.analyze && !o.timing && o.summary);
-        assert_eq!(at, 41);
+        assert_eq!(at, 42);
         let (o, _) = read_explain("explain (format json) select 1").unwrap();
         assert_eq!(o.format, ExplainFormat::Json);
     }
