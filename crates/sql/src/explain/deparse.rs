@@ -21,6 +21,10 @@ pub(crate) enum Col {
     Raw(String),
 }
 
+/// Names subplan `plan` of `kind` (uncorrelated or not), given the values
+/// passed to it written out.
+pub(crate) type NameSubplan<'a> = &'a dyn Fn(usize, &SubKind, bool, Vec<String>) -> String;
+
 /// How the expressions of one node are written: its input's columns, and
 /// whether a column is qualified by its relation's name.
 pub(crate) struct Deparser<'a> {
@@ -28,7 +32,7 @@ pub(crate) struct Deparser<'a> {
     pub prefix: bool,
     /// How the statement's subplans are named (`(SubPlan 1)`, `$0`),
     /// given the values passed to them written out.
-    pub sublinks: &'a dyn Fn(usize, &SubKind, bool, Vec<String>) -> String,
+    pub sublinks: NameSubplan<'a>,
     /// The values of the enclosing row a subplan reads, written out in
     /// the enclosing node's terms (PostgreSQL shows the column, not the
     /// parameter).
