@@ -19,6 +19,7 @@ mod bind;
 mod catalog_views;
 mod copy;
 mod exec;
+mod explain;
 mod expr;
 pub mod guc;
 mod limits;

@@ -874,6 +874,8 @@ pub fn bind_parsed<R: Resolver>(
     };
     match parsed {
         Parsed::Sql(s) => bind_ast(resolver, s, declared, max_stack_depth),
+        // EXPLAIN plans the statement it explains (explain/).
+        Parsed::Explain(e) => bind_parsed(resolver, &e.statement, declared, max_stack_depth),
         Parsed::Analyze => Ok(utility(Utility::Analyze, Vec::new())),
         Parsed::Checkpoint => Ok(utility(Utility::Checkpoint, Vec::new())),
         Parsed::AlterDomain(a) => {

@@ -201,6 +201,11 @@ impl View {
         &VIEWS[usize::from(self.0)]
     }
 
+    /// Its name (EXPLAIN's scan of it).
+    pub fn name(&self) -> &'static str {
+        self.def().name
+    }
+
     /// Its columns.
     pub fn columns(&self) -> &'static [ViewColumn] {
         self.def().columns

@@ -17,6 +17,7 @@ mod agg;
 mod alter_table;
 mod copy;
 mod ddl;
+pub(crate) mod instrument;
 mod join;
 mod merge;
 mod modify;
@@ -96,6 +97,8 @@ pub(crate) struct Executor<'x> {
     pub(crate) current_of: Option<snapscale_engine::Tid>,
     /// Where a cursor's query leaves the tids of its rows.
     pub(crate) tid_slot: Option<TidSlot>,
+    /// EXPLAIN ANALYZE's counters, when the statement runs under it.
+    pub(crate) stats: Option<instrument::Counters>,
 }
 
 /// Where a cursor's query leaves the table its rows come from and their
@@ -141,6 +144,7 @@ impl<'x> Executor<'x> {
             routines: Vec::new(),
             current_of: None,
             tid_slot: None,
+            stats: None,
         }
     }
 
@@ -243,6 +247,8 @@ pub(crate) struct RunMode {
     /// called per row: PL-ROW-CALLS).
     pub routines: Vec<Arc<snapscale_engine::catalog::RelEntry>>,
     pub cursor: CursorLink,
+    /// EXPLAIN ANALYZE's counters (`None`: not counted).
+    pub stats: Option<instrument::Counters>,
 }
 
 pub(crate) async fn run<'x>(
@@ -309,7 +315,7 @@ async fn run_here<'x>(
     mode: RunMode,
     host: Option<&'x mut dyn triggers::TriggerHost>,
 ) -> Result<(Output, Vec<ri::Pending>), SqlError> {
-    let RunMode { in_block, waits, deferral, called, routines, cursor } = mode;
+    let RunMode { in_block, waits, deferral, called, routines, cursor, stats } = mode;
     snapscale_values::json::set_max_stack_depth(limits.max_stack_depth);
     let mut exec = Executor {
         xact,
@@ -331,6 +337,7 @@ async fn run_here<'x>(
         routines,
         current_of: cursor.current_of,
         tid_slot: cursor.tid_slot,
+        stats,
     };
     // The transition tables of the triggers firing around it, read as
     // work tables by name (innermost wins).
@@ -338,6 +345,7 @@ async fn run_here<'x>(
         let id = snapscale_engine::triggers::TransitionTable::id_of(&t.name);
         exec.work_tables.get_mut().insert(id, t.rows.to_vec());
     }
+    let started = exec.stats.as_ref().map(|_| std::time::Instant::now());
     if !subplans.is_empty() {
         exec.ensure_snapshot()?;
     }
@@ -362,6 +370,9 @@ async fn run_here<'x>(
         }
         other => exec.execute(other).await?,
     };
+    if let (Some(c), Some(started)) = (&exec.stats, started) {
+        instrument::count_statement(c, statement, &out, started.elapsed());
+    }
     Ok((out, exec.put_off))
 }
 

@@ -143,7 +143,15 @@ impl<'x> Executor<'x> {
             }
         };
         let rows = self.evaluate(|ex| ex.run(&[]).rows(input)).await?;
+        let start = std::time::Instant::now();
         let mut rows = self.lock_rows(rows, targets, recheck.as_ref(), want).await?;
+        if let (Some(c), Some((node, _))) = (&self.stats, above.last()) {
+            let lock_rows = match node {
+                Node::Limit { input, .. } | Node::Project { input, .. } => &**input as *const Node as usize,
+                _ => 0,
+            };
+            super::instrument::record(c, lock_rows, rows.len() as u64, 1, start.elapsed());
+        }
         for (node, bounds) in above.into_iter().rev() {
             rows = match node {
                 Node::Project { exprs, .. } => {
@@ -158,6 +166,15 @@ impl<'x> Executor<'x> {
                 }
                 _ => bounds.apply(rows),
             };
+            if let Some(c) = &self.stats {
+                super::instrument::record(
+                    c,
+                    node as *const Node as usize,
+                    rows.len() as u64,
+                    1,
+                    start.elapsed(),
+                );
+            }
         }
         Ok(rows.into_rows())
     }
@@ -328,8 +345,18 @@ impl Run<'_, '_> {
         Ctx { outer: self.outer, stack: self.stack, ..self.ex.ctx(row) }
     }
 
-    /// The rows of `node`, which holds no LockRows.
+    /// The rows of `node`, which holds no LockRows; counted under EXPLAIN
+    /// ANALYZE.
     pub(super) fn rows(&self, node: &Node) -> Result<Rows, SqlError> {
+        match &self.ex.stats {
+            None => self.rows_of(node),
+            Some(c) => {
+                super::instrument::measure(c, node as *const Node as usize, || self.rows_of(node), Rows::len)
+            }
+        }
+    }
+
+    fn rows_of(&self, node: &Node) -> Result<Rows, SqlError> {
         self.stack.check()?;
         Ok(match node {
             Node::Result => Rows::Computed(vec![Row::from(Vec::new())]),
@@ -396,7 +423,19 @@ impl Run<'_, '_> {
                 Rows::Computed(self.hash_join(join, left_keys, right_keys)?)
             }
             Node::IndexJoin { left, right, index, probes, kind, cond } => {
-                Rows::Computed(self.index_join(left, right, index, probes, *kind, cond.as_ref())?)
+                let before = self
+                    .ex
+                    .stats
+                    .as_ref()
+                    .map(|c| super::instrument::rows_of(c, &**left as *const Node as usize));
+                let rows = self.index_join(left, right, index, probes, *kind, cond.as_ref())?;
+                // The inner index scan runs once per outer row.
+                if let (Some(c), Some(before)) = (&self.ex.stats, before) {
+                    let outer = super::instrument::rows_of(c, &**left as *const Node as usize) - before;
+                    let key = right as *const crate::plan::physical::ScanNode as usize;
+                    super::instrument::record(c, key, rows.len() as u64, outer, std::time::Duration::ZERO);
+                }
+                Rows::Computed(rows)
             }
             Node::LockRows { .. } => {
                 return Err(SqlError::new(SqlState::FEATURE_NOT_SUPPORTED, "FOR UPDATE is not allowed here"))
@@ -473,6 +512,25 @@ impl Run<'_, '_> {
         if want == usize::MAX {
             return self.rows(node);
         }
+        match &self.ex.stats {
+            Some(c)
+                if matches!(
+                    node,
+                    Node::Scan(_) | Node::RecursiveUnion { .. } | Node::Filter { .. } | Node::Project { .. }
+                ) =>
+            {
+                super::instrument::measure(
+                    c,
+                    node as *const Node as usize,
+                    || self.rows_upto_of(node, want),
+                    Rows::len,
+                )
+            }
+            _ => self.rows_upto_of(node, want),
+        }
+    }
+
+    fn rows_upto_of(&self, node: &Node, want: usize) -> Result<Rows, SqlError> {
         self.stack.check()?;
         Ok(match node {
             Node::Scan(scan) if !scan.with_tid => {

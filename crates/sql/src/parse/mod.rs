@@ -34,6 +34,7 @@ mod create_as_syntax;
 mod cursor_syntax;
 mod do_syntax;
 pub(crate) mod domain_syntax;
+mod explain_syntax;
 pub(crate) mod fk_action_syntax;
 pub(crate) mod identity_syntax;
 mod index_syntax;
@@ -58,6 +59,7 @@ pub(crate) mod variadic_syntax;
 mod view_syntax;
 mod window_syntax;
 
+pub use explain_syntax::{Explain, ExplainFormat, ExplainOptions};
 pub(crate) use like_syntax::TableLike;
 pub(crate) use overriding_syntax::Overriding;
 pub(crate) use procedure_syntax::{atomic_statements, return_expr, RoutineWord};
@@ -152,6 +154,9 @@ pub enum Parsed {
         concurrently: bool,
         data: bool,
     },
+    /// `EXPLAIN [options] statement` (explain_syntax.rs): the statement
+    /// is a query, INSERT, UPDATE or DELETE.
+    Explain(Box<Explain>),
 }
 
 fn syntax(near: &str) -> SqlError {
@@ -382,6 +387,10 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
                 out.push(parsed?);
                 continue;
             }
+        }
+        if first == "explain" {
+            out.push(explain(sql, trimmed, max_stack_depth)?);
+            continue;
         }
         if matches!(first.as_str(), "vacuum" | "analyze" | "analyse" | "checkpoint") {
             out.push(hand_parse(trimmed)?);
@@ -624,6 +633,49 @@ pub fn parse(sql: &str, max_stack_depth: usize) -> Result<Vec<Parsed>, SqlError>
         }
     }
     Ok(out)
+}
+
+/// EXPLAIN: its header read by hand, the statement after it parsed as
+/// any statement is, from a copy of the query string with everything
+/// before it blanked, so that the positions of its errors stay the
+/// query string's.
+fn explain(sql: &str, trimmed: &str, max_stack_depth: usize) -> Result<Parsed, SqlError> {
+    let start = trimmed.as_ptr() as usize - sql.as_ptr() as usize;
+    let (options, at) = explain_syntax::read_explain(trimmed).map_err(|e| match e.position {
+        Some(p) => {
+            let before = sql[..start].chars().count();
+            SqlError::from(snapscale_values::ErrorData {
+                position: u32::try_from(before + p as usize).ok(),
+                ..e.into_data()
+            })
+        }
+        None => e,
+    })?;
+    let inner_at = start + at;
+    let end = start + trimmed.len();
+    let blanked: String = sql[..inner_at]
+        .chars()
+        .map(|c| if c == '\n' { c } else { ' ' })
+        .chain(sql[inner_at..end].chars())
+        .collect();
+    let first_word =
+        sql[inner_at..end].split(|c: char| !c.is_ascii_alphanumeric() && c != '_').next().unwrap_or("");
+    let refuse = || {
+        SqlError::new(SqlState::SYNTAX_ERROR, format!("syntax error at or near \"{first_word}\""))
+            .at_position(sql[..inner_at].chars().count() + 1)
+    };
+    let mut parsed = parse(&blanked, max_stack_depth)?;
+    let statement = match (parsed.pop(), parsed.is_empty()) {
+        (Some(Parsed::Sql(ast)), true) => ast,
+        _ => return Err(refuse()),
+    };
+    use sqlparser::ast::Statement as S;
+    match statement.statement.as_deref() {
+        Some(S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_)) if statement.pre.declare.is_none() => {
+        }
+        _ => return Err(refuse()),
+    }
+    Ok(Parsed::Explain(Box::new(Explain { options, statement: Box::new(Parsed::Sql(statement)) })))
 }
 
 /// A hand-read statement's error at its end, where the query string goes

@@ -94,12 +94,17 @@ pub(crate) struct Planned {
     /// while it runs names no query (PL-SPI-ERRORS). Wider than `simple`:
     /// the expression may call functions and read the catalog.
     expression_only: bool,
+    /// EXPLAIN of the statement: what it shows, and how.
+    explain: Option<crate::explain::Explained>,
 }
 
 impl Planned {
     /// The result's column types, if it returns rows.
     pub(crate) fn columns(&self) -> Option<Arc<[crate::plan::Column]>> {
-        self.statement.columns()
+        match &self.explain {
+            Some(x) => Some(x.columns()),
+            None => self.statement.columns(),
+        }
     }
 
     /// The catalog generation it was made at.
@@ -172,10 +177,16 @@ impl Spi<'_> {
     ) -> Result<Planned, SqlError> {
         let depth = self.limits.max_stack_depth;
         let generation = self.xact.catalog_generation();
+        let started = std::time::Instant::now();
+        let (parsed, mut explain) = crate::explain::Explained::of(parsed);
         let BoundStatement { plan, deps, subqueries, waits, pl_calls, .. } =
             bind_parsed(&mut *self.xact, parsed, declared, depth)?;
         let (statement, subplans) = planner::plan(plan, subqueries, StackDepth::here(depth), self.planner)?;
+        if let Some(x) = &mut explain {
+            x.planning = started.elapsed();
+        }
         let simple = match &statement {
+            _ if explain.is_some() => None,
             Statement::Query(q) if subplans.is_empty() && !waits && pl_calls.is_empty() => match &q.root {
                 Node::Project { input, exprs }
                     if matches!(**input, Node::Result)
@@ -189,9 +200,21 @@ impl Spi<'_> {
             _ => None,
         };
         let quick = simple.as_ref().and_then(|(e, _)| Quick::of(e));
-        let expression_only = matches!(&statement, Statement::Query(q) if subplans.is_empty() && !waits
+        let expression_only = explain.is_none()
+            && matches!(&statement, Statement::Query(q) if subplans.is_empty() && !waits
             && matches!(&q.root, Node::Project { input, exprs } if matches!(**input, Node::Result) && exprs.len() == 1));
-        Ok(Planned { statement, subplans, deps, waits, pl_calls, generation, simple, quick, expression_only })
+        Ok(Planned {
+            statement,
+            subplans,
+            deps,
+            waits,
+            pl_calls,
+            generation,
+            simple,
+            quick,
+            expression_only,
+            explain,
+        })
     }
 
     /// Makes `planned` current (PLAN-FRESH): true if it is, false if a
@@ -243,6 +266,21 @@ impl Spi<'_> {
             let columns = planned.statement.columns().expect("a query");
             return Ok(Output::Rows { columns, rows: vec![vec![value].into()], tag: "SELECT 1".into() });
         }
+        let depth = self.limits.max_stack_depth;
+        let counters = match &planned.explain {
+            Some(x) if !x.options.analyze => {
+                return x.answer(
+                    &planned.statement,
+                    &planned.subplans,
+                    None,
+                    Default::default(),
+                    crate::stack::StackDepth::here(depth),
+                )
+            }
+            Some(_) => Some(crate::exec::instrument::Counters::default()),
+            None => None,
+        };
+        let started = std::time::Instant::now();
         if let Some(command) = self.xact.db.in_recovery().then(|| planned.statement.writes()).flatten() {
             return Err(SqlError::new(
                 SqlState::READ_ONLY_SQL_TRANSACTION,
@@ -269,8 +307,17 @@ impl Spi<'_> {
             called,
             routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
             cursor: Default::default(),
+            stats: counters.clone(),
         };
-        self.execute(&planned.statement, &planned.subplans, params, mode).await
+        let out = self.execute(&planned.statement, &planned.subplans, params, mode).await;
+        match &planned.explain {
+            Some(x) => {
+                out?;
+                let stack = crate::stack::StackDepth::here(depth);
+                x.answer(&planned.statement, &planned.subplans, counters.as_ref(), started.elapsed(), stack)
+            }
+            None => out,
+        }
     }
 
     /// Runs a planned statement, lending the executor this session's

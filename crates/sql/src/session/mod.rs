@@ -609,8 +609,9 @@ impl<G: Gucs> Conn<G> {
                     return self.run_do(language, code).await;
                 }
                 let planned = self.ready(p, parsed).await?;
+                let runs = planned.explain.as_ref().is_none_or(|x| x.options.analyze);
                 if let Some(command) =
-                    self.xact.db.in_recovery().then(|| planned.statement.writes()).flatten()
+                    self.xact.db.in_recovery().then(|| planned.statement.writes()).flatten().filter(|_| runs)
                 {
                     // A hot standby serves reads only (PostgreSQL's
                     // PreventCommandIfReadOnly / during recovery).
@@ -717,6 +718,21 @@ impl<G: Gucs> Conn<G> {
         params: &[Value],
         capture: Option<crate::exec::TidSlot>,
     ) -> Result<Output, SqlError> {
+        let depth = self.limits.max_stack_depth;
+        let counters = match &planned.explain {
+            Some(x) if !x.options.analyze => {
+                return x.answer(
+                    &planned.statement,
+                    &planned.subplans,
+                    None,
+                    Default::default(),
+                    crate::stack::StackDepth::here(depth),
+                )
+            }
+            Some(_) => Some(crate::exec::instrument::Counters::default()),
+            None => None,
+        };
+        let started = std::time::Instant::now();
         let called = if planned.pl_calls.is_empty() {
             Vec::new()
         } else {
@@ -733,13 +749,21 @@ impl<G: Gucs> Conn<G> {
             called,
             routines: planned.pl_calls.iter().map(|c| Arc::clone(&c.routine)).collect(),
             cursor: Default::default(),
+            stats: counters.clone(),
         };
         let mut spi = self.spi();
         spi.capture = capture;
         let ran = spi.execute(&planned.statement, &planned.subplans, params, mode).await;
         let mut put_off = std::mem::take(&mut spi.put_off);
         self.pending.append(&mut put_off);
-        ran
+        match &planned.explain {
+            Some(x) => {
+                ran?;
+                let stack = crate::stack::StackDepth::here(depth);
+                x.answer(&planned.statement, &planned.subplans, counters.as_ref(), started.elapsed(), stack)
+            }
+            None => ran,
+        }
     }
 
     /// What PL/pgSQL runs its statements with: this session's transaction

@@ -69,6 +69,18 @@ pub(crate) struct Planned {
     pub(crate) waits: bool,
     /// Its PL/pgSQL calls, run before it (PL-CALLS).
     pub(crate) pl_calls: Vec<crate::plan::PlCall>,
+    /// EXPLAIN of the statement: what it shows, and how.
+    pub(crate) explain: Option<crate::explain::Explained>,
+}
+
+impl Planned {
+    /// Its result columns (EXPLAIN's, for an EXPLAIN).
+    pub(crate) fn columns(&self) -> Option<Arc<[Column]>> {
+        match &self.explain {
+            Some(x) => Some(x.columns()),
+            None => self.statement.columns(),
+        }
+    }
 }
 
 impl Prepared {
@@ -247,7 +259,7 @@ impl<G: Gucs> Conn<G> {
         // DECLARE CURSOR answers no rows: its query's go to the cursor.
         let declares = matches!(&parsed, Parsed::Sql(ast) if ast.pre.declare.is_some());
         Ok(Arc::new(Prepared {
-            columns: if declares { None } else { planned.statement.columns() },
+            columns: if declares { None } else { planned.columns() },
             params: planned.params.clone(),
             kind: Kind::Plan(parsed),
             declared: declared.to_vec(),
@@ -260,11 +272,16 @@ impl<G: Gucs> Conn<G> {
     /// Binds and plans.
     fn plan(&mut self, parsed: &Parsed, declared: &[Option<SqlType>]) -> Result<Planned, SqlError> {
         let depth = self.gucs.max_stack_depth();
+        let started = std::time::Instant::now();
+        let (parsed, mut explain) = crate::explain::Explained::of(parsed);
         let BoundStatement { plan, params, deps, subqueries, waits, pl_calls } =
             bind_parsed(&mut self.xact, parsed, declared, depth)?;
         let (statement, subplans) =
             planner::plan(plan, subqueries, StackDepth::here(depth), self.gucs.planner())?;
-        Ok(Planned { statement, subplans, params, deps, waits, pl_calls })
+        if let Some(x) = &mut explain {
+            x.planning = started.elapsed();
+        }
+        Ok(Planned { statement, subplans, params, deps, waits, pl_calls, explain })
     }
 
     /// PLAN-FRESH: locks the plan's relations, then accepts invalidations,
@@ -302,7 +319,7 @@ impl<G: Gucs> Conn<G> {
             }
             let fresh = self.plan(parsed, &p.declared)?;
             let declares = matches!(parsed, Parsed::Sql(ast) if ast.pre.declare.is_some());
-            let columns_changed = !declares && fresh.statement.columns() != p.columns;
+            let columns_changed = !declares && fresh.columns() != p.columns;
             if p.fixed_result && (fresh.params != p.params || columns_changed) {
                 return Err(SqlError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
