@@ -21,7 +21,7 @@ use snapscale_values::SqlError;
 use super::cost::{self, Cost};
 use super::deparse::{and_of, ident, Col, Deparser};
 use crate::expr::{Expr, SubKind};
-use crate::plan::physical::{Access, JoinNode, Node, Query, ScanNode, Source, Statement};
+use crate::plan::physical::{Access, IndexArm, JoinNode, Node, Query, ScanNode, Source, Statement};
 use crate::plan::{JoinKind, SetOpKind, Srf};
 use crate::stack::StackDepth;
 
@@ -817,6 +817,48 @@ impl<'a> Builder<'a> {
                 let mut n = self.index_scan_node(&index_name(index), &entry.name, &alias);
                 n.cost = cost::index_range(rows, width);
                 (n, conds)
+            }
+            (None, Access::IndexAny { index, arms }) => {
+                // One index scan looking up each value and range in turn:
+                // its condition as PostgreSQL writes the same search (equal
+                // values as `= ANY (ARRAY[…])`, ranges joined by OR).
+                let col = key_col(index, 0);
+                let mut eqs = Vec::new();
+                let mut parts = Vec::new();
+                self.with_deparser(&[], self.prefix, |d| {
+                    for arm in arms {
+                        match arm {
+                            IndexArm::Eq(e) => eqs.push(d.expr(e)),
+                            IndexArm::EachOf(e) => parts.push(format!("({col} = ANY ({}))", d.expr(e))),
+                            IndexArm::Range { lower, upper } => {
+                                let mut bounds = Vec::new();
+                                match lower {
+                                    Bound::Included(e) => bounds.push(format!("({col} >= {})", d.expr(e))),
+                                    Bound::Excluded(e) => bounds.push(format!("({col} > {})", d.expr(e))),
+                                    Bound::Unbounded => {}
+                                }
+                                match upper {
+                                    Bound::Included(e) => bounds.push(format!("({col} <= {})", d.expr(e))),
+                                    Bound::Excluded(e) => bounds.push(format!("({col} < {})", d.expr(e))),
+                                    Bound::Unbounded => {}
+                                }
+                                parts.push(and_of(&bounds));
+                            }
+                        }
+                    }
+                });
+                match eqs.as_slice() {
+                    [] => {}
+                    [one] => parts.insert(0, format!("({col} = {one})")),
+                    many => parts.insert(0, format!("({col} = ANY (ARRAY[{}]))", many.join(", "))),
+                }
+                let cond = match parts.as_slice() {
+                    [one] => one.clone(),
+                    many => format!("({})", many.join(" OR ")),
+                };
+                let mut n = self.index_scan_node(&index_name(index), &entry.name, &alias);
+                n.cost = cost::index_range(rows, width);
+                (n, vec![cond])
             }
             (None, Access::CurrentOf(cursor)) => {
                 let mut n =
