@@ -82,6 +82,13 @@ pub fn format_row(
         }
         match v.to_text_in(zone) {
             None => out.push_str(&o.null),
+            // Most values hold nothing to escape: copied whole.
+            Some(s)
+                if !s.bytes().any(|b| matches!(b, b'\\' | b'\n' | b'\r' | b'\t' | 8 | 11 | 12))
+                    && !s.contains(o.delimiter) =>
+            {
+                out.push_str(&s)
+            }
             Some(s) => {
                 for c in s.chars() {
                     match c {

@@ -62,6 +62,42 @@ impl Acc {
         std::mem::take(&mut self.deferred)
     }
 
+    /// Adds a row's value to count, sum or avg, borrowed (a column's value
+    /// is read where it is, not copied per row); false for another
+    /// aggregate, which [`Acc::add`] takes.
+    pub(super) fn add_counted(&mut self, func: AggFunc, v: &Value) -> Result<bool, SqlError> {
+        if !matches!(func, AggFunc::CountStar | AggFunc::Count | AggFunc::Sum | AggFunc::Avg) {
+            return Ok(false);
+        }
+        if matches!(v, Value::Null) {
+            return Ok(true);
+        }
+        self.count += 1;
+        if matches!(func, AggFunc::Sum | AggFunc::Avg) {
+            self.sum(v)?;
+        }
+        Ok(true)
+    }
+
+    /// sum's and avg's running sums, in the input's kind.
+    fn sum(&mut self, v: &Value) -> Result<(), SqlError> {
+        match v {
+            Value::Int(i) => {
+                self.int_sum += i128::from(*i);
+                self.float_sum += *i as f64;
+            }
+            Value::Float(f) => self.float_sum += f,
+            Value::Float4(f) => {
+                self.float4_sum += f;
+                self.float_sum += f64::from(*f);
+            }
+            Value::Numeric(n) => self.numeric.add(n),
+            Value::Interval(i) => self.interval = self.interval.add(*i, false)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// Adds a row's value (and string_agg's delimiter for it).
     pub(super) fn add(&mut self, func: AggFunc, v: Value, delimiter: Option<Value>) -> Result<(), SqlError> {
         if func == AggFunc::User {
@@ -91,20 +127,7 @@ impl Acc {
         self.count += 1;
         match func {
             AggFunc::CountStar | AggFunc::Count => {}
-            AggFunc::Sum | AggFunc::Avg => match v {
-                Value::Int(i) => {
-                    self.int_sum += i128::from(i);
-                    self.float_sum += i as f64;
-                }
-                Value::Float(f) => self.float_sum += f,
-                Value::Float4(f) => {
-                    self.float4_sum += f;
-                    self.float_sum += f64::from(f);
-                }
-                Value::Numeric(n) => self.numeric.add(&n),
-                Value::Interval(i) => self.interval = self.interval.add(i, false)?,
-                _ => {}
-            },
+            AggFunc::Sum | AggFunc::Avg => self.sum(&v)?,
             AggFunc::VarSamp | AggFunc::VarPop | AggFunc::StddevSamp | AggFunc::StddevPop => match v {
                 Value::Int(i) => self.variance.add_i64(i),
                 Value::Numeric(n) => self.variance.add(&n),

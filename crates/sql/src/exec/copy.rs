@@ -136,6 +136,16 @@ impl Executor<'_> {
             .iter()
             .map(|&c| Column { name: rel.entry.columns[c].name.clone(), ty: rel.entry.columns[c].ty })
             .collect();
+        // Every column in order (COPY t TO …): the rows as they are, not
+        // a copy of each value.
+        if columns.iter().copied().eq(0..rel.entry.columns.len()) {
+            return copy_out(
+                &cols,
+                rows.iter().map(|(_, row)| &row[..columns.len()]),
+                o,
+                self.xact.session_style(),
+            );
+        }
         let picked: Vec<Vec<Value>> =
             rows.iter().map(|(_, row)| columns.iter().map(|&c| row[c].clone()).collect()).collect();
         copy_out(&cols, picked.iter().map(Vec::as_slice), o, self.xact.session_style())

@@ -10,22 +10,17 @@
 //! sits under Limit in the same way). No future per operator: a boxed
 //! recursive future cost two large allocations per pgbench SELECT.
 
-use std::cmp::Ordering;
-use std::collections::BTreeMap;
-
 use snapscale_engine::catalog::Row;
-use snapscale_engine::index::Key;
 use snapscale_engine::Tid;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, Value};
 
-use super::agg::Acc;
 use super::modify::Change;
 use super::setop::Enough;
+pub(crate) use super::sort::sort_by_keys;
 use super::Executor;
-use crate::expr::{compare, passes, Ctx, Expr};
+use crate::expr::{passes, Ctx, Expr};
 use crate::plan::physical::{LockTarget, Node, Query};
-use crate::plan::{Aggregate, SortKey};
 use crate::stack::StackDepth;
 
 /// What flows between operators: row versions as a Scan found them, with
@@ -319,24 +314,6 @@ impl Run<'_, '_> {
         Ok(out)
     }
 
-    /// The first of each run of `rows` with equal `keys` (NULLs equal, as
-    /// DISTINCT compares them).
-    fn unique(&self, rows: Vec<Row>, keys: &[Expr]) -> Result<Vec<Row>, SqlError> {
-        let mut out = Vec::new();
-        let mut last: Option<snapscale_engine::index::Key> = None;
-        for row in rows {
-            let cx = self.ctx(&row);
-            let key = snapscale_engine::index::Key(
-                keys.iter().map(|k| k.eval(&cx)).collect::<Result<Vec<_>, _>>()?,
-            );
-            if last.as_ref() != Some(&key) {
-                last = Some(key);
-                out.push(row);
-            }
-        }
-        Ok(out)
-    }
-
     /// The context to evaluate an expression over `row`.
     /// The context to evaluate an expression over `row`: the run's outer
     /// values, and its recursion root (a subplan run from an expression
@@ -603,7 +580,15 @@ impl Run<'_, '_> {
     }
 
     fn project(&self, rows: &Rows, exprs: &[Expr]) -> Result<Vec<Row>, SqlError> {
+        // A select list of columns alone (the usual one) copies them into
+        // the new row directly: one allocation, where evaluating into a
+        // vector and then into the row made two.
+        let columns: Option<Vec<usize>> =
+            exprs.iter().map(|e| if let Expr::Column(i) = e { Some(*i) } else { None }).collect();
         let project = |row: &Row| -> Result<Row, SqlError> {
+            if let Some(cols) = &columns {
+                return Ok(cols.iter().map(|&c| row[c].clone()).collect());
+            }
             let cx = self.ctx(row);
             let mut out = Vec::with_capacity(exprs.len());
             for e in exprs {
@@ -627,26 +612,6 @@ impl Run<'_, '_> {
         Ok(out)
     }
 
-    /// `items` ordered by ORDER BY `keys`, evaluated over each item's row.
-    fn sort<T>(
-        &self,
-        items: Vec<T>,
-        keys: &[SortKey],
-        row_of: impl Fn(&T) -> &Row,
-    ) -> Result<Vec<T>, SqlError> {
-        if keys.is_empty() {
-            return Ok(items);
-        }
-        let mut keyed = Vec::with_capacity(items.len());
-        for item in items {
-            let cx = self.ctx(row_of(&item));
-            let values = keys.iter().map(|k| k.expr.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
-            keyed.push((values, item));
-        }
-        sort_by_keys(&mut keyed, keys, |(values, _)| values)?;
-        Ok(keyed.into_iter().map(|(_, item)| item).collect())
-    }
-
     /// A Limit's OFFSET and LIMIT, evaluated.
     fn limit_bounds(&self, offset: Option<&Expr>, limit: Option<&Expr>) -> Result<LimitBounds, SqlError> {
         let offset = self.count(offset, SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE, "OFFSET")?;
@@ -664,136 +629,6 @@ impl Run<'_, '_> {
             Some(_) => Ok(None),
         }
     }
-
-    /// Groups `rows` by `keys` and computes each group's aggregates: one row
-    /// per group, its key values then its aggregates, if it passes `having`.
-    fn aggregate<'r>(
-        &self,
-        rows: impl Iterator<Item = &'r Row>,
-        keys: &[Expr],
-        aggs: &[Aggregate],
-        having: Option<&Expr>,
-    ) -> Result<Vec<Row>, SqlError> {
-        // User-defined aggregates with the same arguments and transition
-        // share one state, each finishing it (PostgreSQL's shared
-        // transition states): `leader[i]` is the aggregate that computes
-        // aggregate i's state.
-        let leader: Vec<usize> = (0..aggs.len())
-            .map(|i| (0..i).find(|&j| super::user_agg::shares_state(&aggs[j], &aggs[i])).unwrap_or(i))
-            .collect();
-        let mut groups: BTreeMap<Key, Vec<Acc>> = BTreeMap::new();
-        if keys.is_empty() {
-            groups.insert(Key(Vec::new()), aggs.iter().map(|_| Acc::default()).collect());
-        }
-        for row in rows {
-            let cx = self.ctx(row);
-            let key = Key(keys.iter().map(|k| k.eval(&cx)).collect::<Result<_, _>>()?);
-            let accs = groups.entry(key).or_insert_with(|| aggs.iter().map(|_| Acc::default()).collect());
-            for (k, (acc, agg)) in accs.iter_mut().zip(aggs).enumerate() {
-                if leader[k] != k {
-                    continue;
-                }
-                if let Some(f) = &agg.filter {
-                    if !passes(f, &cx)? {
-                        continue;
-                    }
-                }
-                if let Some(u) = &agg.user {
-                    let args = u.args.iter().map(|e| e.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
-                    if agg.order.is_empty() {
-                        if acc.user.is_none() {
-                            acc.user = Some(Box::new(self.user_start(u)?));
-                        }
-                        self.user_step(u, acc.user.as_mut().expect("just set"), args)?;
-                    } else {
-                        let keys =
-                            agg.order.iter().map(|k| k.expr.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
-                        acc.user_rows.push((keys, args));
-                    }
-                    continue;
-                }
-                let v = match &agg.arg {
-                    Some(e) => e.eval(&cx)?,
-                    None => Value::Bool(true),
-                };
-                let delimiter = agg.delimiter.as_ref().map(|d| d.eval(&cx)).transpose()?;
-                if agg.order.is_empty() {
-                    acc.add(agg.func, v, delimiter)?;
-                } else {
-                    let sort_keys =
-                        agg.order.iter().map(|k| k.expr.eval(&cx)).collect::<Result<Vec<_>, _>>()?;
-                    acc.defer(sort_keys, v, delimiter);
-                }
-            }
-        }
-        let mut out = Vec::with_capacity(groups.len());
-        for (key, accs) in groups {
-            let mut values = key.0;
-            let mut states: Vec<Option<super::user_agg::UserState>> = vec![None; aggs.len()];
-            for (k, (mut acc, agg)) in accs.into_iter().zip(aggs).enumerate() {
-                if let Some(u) = &agg.user {
-                    if leader[k] != k {
-                        let state = states[leader[k]].as_ref().expect("the leader comes first");
-                        values.push(self.user_finish(u, state)?);
-                        continue;
-                    }
-                    let mut state = match acc.user.take() {
-                        Some(s) => *s,
-                        None => self.user_start(u)?,
-                    };
-                    // ORDER BY (and DISTINCT, sorted by its arguments too):
-                    // the rows in order, stably; DISTINCT feeds each
-                    // argument list once.
-                    let mut rows = std::mem::take(&mut acc.user_rows);
-                    sort_by_keys(&mut rows, &agg.order, |(keys, _)| keys)?;
-                    let mut last: Option<Vec<Value>> = None;
-                    for (_, args) in rows {
-                        if u.distinct {
-                            if last.as_deref().is_some_and(|l| super::user_agg::same_arguments(l, &args)) {
-                                continue;
-                            }
-                            last = Some(args.clone());
-                        }
-                        self.user_step(u, &mut state, args)?;
-                    }
-                    values.push(self.user_finish(u, &state)?);
-                    states[k] = Some(state);
-                    continue;
-                }
-                // `agg(x ORDER BY …)`: the group's rows, sorted (stably:
-                // equal keys keep their input order), then fed.
-                let mut deferred = acc.take_deferred();
-                sort_by_keys(&mut deferred, &agg.order, |(keys, _, _)| keys)?;
-                let mut last: Option<(Value, Option<Value>)> = None;
-                for (_, v, delimiter) in deferred {
-                    if agg.distinct {
-                        // Equal arguments are adjacent (their keys lead
-                        // the sort): the first of each run is fed.
-                        let same = last.as_ref().is_some_and(|(lv, ld)| {
-                            super::user_agg::same_arguments(
-                                std::slice::from_ref(lv),
-                                std::slice::from_ref(&v),
-                            ) && super::user_agg::same_arguments(ld.as_slice(), delimiter.as_slice())
-                        });
-                        if same {
-                            continue;
-                        }
-                        last = Some((v.clone(), delimiter.clone()));
-                    }
-                    acc.add(agg.func, v, delimiter)?;
-                }
-                values.push(acc.finish(agg.func, agg.ty)?);
-            }
-            let row = Row::from(values);
-            if let Some(h) = having {
-                if !passes(h, &self.ctx(&row))? {
-                    continue;
-                }
-            }
-            out.push(row);
-        }
-        Ok(out)
-    }
 }
 
 /// A version's row with its tid as one more column.
@@ -802,52 +637,6 @@ pub(super) fn with_tid(row: &Row, tid: Tid) -> Row {
     values.extend_from_slice(row);
     values.push(Value::Int(tid as i64));
     Row::from(values)
-}
-
-/// Sorts `items` by ORDER BY keys (`keys_of` finds an item's key values):
-/// NULLs last ascending and first descending unless NULLS FIRST/LAST says
-/// otherwise; a comparison error (incomparable values) is returned.
-pub(crate) fn sort_by_keys<T>(
-    items: &mut [T],
-    order: &[SortKey],
-    keys_of: impl Fn(&T) -> &Vec<Value>,
-) -> Result<(), SqlError> {
-    if order.is_empty() {
-        return Ok(());
-    }
-    let mut err = None;
-    items.sort_by(|a, b| {
-        let (a, b) = (keys_of(a), keys_of(b));
-        for (i, k) in order.iter().enumerate() {
-            let (x, y) = (&a[i], &b[i]);
-            let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
-                (true, true) => Ordering::Equal,
-                (true, false) if k.nulls_first => Ordering::Less,
-                (true, false) => Ordering::Greater,
-                (false, true) if k.nulls_first => Ordering::Greater,
-                (false, true) => Ordering::Less,
-                (false, false) => {
-                    let o = compare(x, y, true).unwrap_or_else(|e| {
-                        err = Some(e);
-                        Ordering::Equal
-                    });
-                    if k.desc {
-                        o.reverse()
-                    } else {
-                        o
-                    }
-                }
-            };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
-    });
-    match err {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
 }
 
 /// OFFSET and LIMIT as counts (no LIMIT: all rows).

@@ -714,6 +714,20 @@ impl Expr {
         }
     }
 
+    /// The value, borrowed where it already is (a column, a parameter, a
+    /// constant, an outer value): a comparison reads its operands, and
+    /// cloning a text operand per row was an allocation per row.
+    pub(crate) fn operand<'v>(&'v self, cx: &'v Ctx<'_>) -> Result<std::borrow::Cow<'v, Value>, SqlError> {
+        use std::borrow::Cow;
+        Ok(match self {
+            Expr::Const(v) => Cow::Borrowed(v),
+            Expr::Column(i) => Cow::Borrowed(&cx.row[*i]),
+            Expr::Param(i) => Cow::Borrowed(&cx.params[*i]),
+            Expr::Outer(i) => Cow::Borrowed(&cx.outer[*i]),
+            other => Cow::Owned(other.eval(cx)?),
+        })
+    }
+
     /// The inner nodes. A nest recurses through here, so this is a small
     /// frame: each arm is one out-of-line call with no temporaries of its
     /// own, so a nest costs the frames of the kinds it nests, not the
@@ -864,8 +878,8 @@ fn eval_cast(a: &Expr, ty: SqlType, explicit: bool, cx: &Ctx<'_>) -> Result<Valu
 
 #[inline(never)]
 fn eval_compare(a: &Expr, op: Cmp, b: &Expr, bpchar: bool, cx: &Ctx<'_>) -> Result<Value, SqlError> {
-    let (a, b) = (a.eval(cx)?, b.eval(cx)?);
-    if matches!(a, Value::Null) || matches!(b, Value::Null) {
+    let (a, b) = (a.operand(cx)?, b.operand(cx)?);
+    if matches!(*a, Value::Null) || matches!(*b, Value::Null) {
         return Ok(Value::Null);
     }
     Ok(Value::Bool(op.holds(compare(&a, &b, bpchar)?)))
@@ -939,8 +953,23 @@ fn eval_func(f: Func, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, SqlError> {
         }
         _ => {}
     }
+    if let Func::Scalar(s) = f {
+        if !s.volatile {
+            return eval_scalar(s, args, cx);
+        }
+    }
     let vals = args.iter().map(|a| a.eval(cx)).collect::<Result<Vec<_>, _>>()?;
     func(f, vals, cx)
+}
+
+/// A built-in function that answers the same for the same arguments, its
+/// arguments gathered on the stack: a vector for them was an allocation
+/// per call and row (a `doc ->> 'k'` filter's). A volatile one goes
+/// through `func`, which journals its calls (EVAL-REPLAY).
+#[inline(never)]
+fn eval_scalar(s: Scalar, args: &[Expr], cx: &Ctx<'_>) -> Result<Value, SqlError> {
+    let vals = args.iter().map(|a| a.eval(cx)).collect::<Result<smallvec::SmallVec<[Value; 4]>, _>>()?;
+    s.apply(&vals, cx.style())
 }
 
 /// The catalog as the running statement sees it: names of catalog objects

@@ -278,11 +278,14 @@ impl<R: Clone + Send + Sync + 'static> Table<R> {
 
     /// Every version `reader` sees, with its tid.
     pub fn scan(&self, reader: &Reader<'_>) -> Vec<(Tid, R)> {
-        self.versions()
-            .into_iter()
-            .filter(|(_, v)| Self::visible(reader, v))
-            .map(|(tid, v)| (tid, v.data.clone()))
-            .collect()
+        // Decided on the borrowed versions, as `fetch` decides on one.
+        let mut out = Vec::new();
+        self.slots.each(|tid, v| {
+            if Self::visible(reader, v) {
+                out.push((tid, v.data.clone()));
+            }
+        });
+        out
     }
 
     /// The version at `tid`, if `reader` sees it.

@@ -284,6 +284,32 @@ impl<V: Send + Sync> Slots<V> {
         false
     }
 
+    /// `f` of every version present now, with its tid, in tid order, each
+    /// borrowed as [`Slots::with`] borrows one: a scan copies what it keeps
+    /// and writes no version's count (`present` took and dropped one per
+    /// version, two writes to every version's line).
+    pub(crate) fn each(&self, mut f: impl FnMut(Tid, &V)) {
+        // One pin for the whole walk, as in `present`.
+        #[cfg(not(loom))]
+        let _pin = crossbeam_epoch::pin();
+        let len = self.len();
+        let mut tid = 0;
+        while tid < len {
+            let (segment, _) = locate(tid);
+            let size = segment_size(segment) as u64;
+            match self.segment(segment) {
+                Some(s) => {
+                    let end = (tid + size).min(len);
+                    for (i, cell) in s.cells()[..(end - tid) as usize].iter().enumerate() {
+                        cell.with(|v| f(tid + i as u64, v));
+                    }
+                    tid = end;
+                }
+                None => tid += size,
+            }
+        }
+    }
+
     /// Every version present now, with its tid.
     pub(crate) fn present(&self) -> Vec<(Tid, Arc<V>)> {
         // One pin for the whole walk: each cell's own pin is then nested,
