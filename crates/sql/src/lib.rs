@@ -30,6 +30,7 @@ mod plan;
 mod plpgsql;
 mod portals;
 mod session;
+mod setting_kinds;
 pub mod stack;
 mod statement;
 

@@ -235,7 +235,7 @@ pub(super) fn settings(state: &CatalogState) -> Vec<Vec<Value>> {
     rows.sort_by(|a, b| a.0.cmp(&b.0));
     rows.into_iter()
         .map(|(name, value, context)| {
-            let (setting, unit, vartype) = match crate::guc::describe_tunable(&name, value) {
+            let (setting, unit, vartype) = match crate::setting_kinds::describe(&name, value) {
                 Some(described) => described,
                 None if value == "on" || value == "off" => (value.clone(), None, "bool"),
                 None if value.parse::<i64>().is_ok() => (value.clone(), None, "integer"),

@@ -36,8 +36,6 @@ mod session;
 mod startup;
 mod tunables;
 
-pub(crate) use tunables::describe as describe_tunable;
-
 pub use crate::plan::switches::PlannerSettings;
 pub use client::ClientSettings;
 pub use conninfo::Conninfo;
