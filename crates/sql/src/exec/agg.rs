@@ -168,7 +168,7 @@ impl Acc {
                 let replace = match &self.extreme {
                     None => true,
                     Some(cur) => {
-                        let o = compare(&v, cur, true)?;
+                        let o = compare(&v, cur, false)?;
                         if func == AggFunc::Min {
                             o.is_lt()
                         } else {

@@ -32,7 +32,7 @@ fn key_order(k: &SortKey, x: &Value, y: &Value, err: &mut Option<SqlError>) -> O
         (false, true) if k.nulls_first => Ordering::Greater,
         (false, true) => Ordering::Less,
         (false, false) => {
-            let o = compare(x, y, true).unwrap_or_else(|e| {
+            let o = compare(x, y, false).unwrap_or_else(|e| {
                 *err = Some(e);
                 Ordering::Equal
             });

@@ -471,7 +471,7 @@ fn order_cmp(a: &[Value], b: &[Value], keys: &[SortKey]) -> Result<Ordering, Sql
         let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
             (true, true) => Ordering::Equal,
             (true, false) | (false, true) => Ordering::Less,
-            (false, false) => compare(x, y, true)?,
+            (false, false) => compare(x, y, false)?,
         };
         let o = if k.desc { o.reverse() } else { o };
         if o != Ordering::Equal {
