@@ -11,6 +11,9 @@
 #   --extra                                 also psycopg2, postgres.js, pgjdbc and pgx
 #                                           (tests/drivers/extra/, checked by hand)
 #   --only NAME[,NAME]                      only these scenarios
+#   --tls                                   start snapscale with ssl = on and a certificate
+#                                           of a throwaway CA (made with openssl), and have
+#                                           every client connect with sslmode=verify-full
 #
 # A scenario whose client is not installed is SKIPPED with the reason (.ci/run
 # installs the CI ones). Against the snapscale this script starts, a failing
@@ -26,13 +29,15 @@ dsn=""
 bin=""
 extra=0
 only=""
+tls=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --dsn) dsn="$2"; shift 2 ;;
         --bin) bin="$2"; shift 2 ;;
         --extra) extra=1; shift ;;
         --only) only=",$2,"; shift 2 ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        --tls) tls=1; shift ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "drivers.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -76,7 +81,30 @@ else
     fi
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     data_dir=$(mktemp -d /tmp/snapscale-drivers.XXXXXX)
-    "$bin" serve --port "$port" --data-dir "$data_dir/data" >"$data_dir/server.log" 2>&1 &
+    tls_flags=()
+    if [ "$tls" = 1 ]; then
+        if ! command -v openssl >/dev/null; then
+            echo "SKIPPED the TLS driver scenarios: openssl is not installed"
+            exit 0
+        fi
+        # A throwaway CA and a certificate for localhost (X.509 v3: rustls
+        # refuses v1 certificates).
+        t="$data_dir/tls"
+        mkdir -p "$t"
+        openssl req -x509 -newkey rsa:2048 -nodes -keyout "$t/ca.key" -out "$t/ca.crt" -days 2 \
+            -subj "/CN=snapscale drivers CA" 2>/dev/null
+        openssl req -newkey rsa:2048 -nodes -keyout "$t/server.key" -out "$t/server.csr" -subj "/CN=localhost" 2>/dev/null
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$t/ext"
+        openssl x509 -req -in "$t/server.csr" -CA "$t/ca.crt" -CAkey "$t/ca.key" -CAcreateserial \
+            -out "$t/server.crt" -days 2 -extfile "$t/ext" 2>/dev/null
+        chmod 600 "$t/server.key"
+        tls_flags=(--set ssl=on --set "ssl_cert_file=$t/server.crt" --set "ssl_key_file=$t/server.key")
+        # libpq (psycopg, SQLAlchemy), asyncpg and node-postgres read these;
+        # each refuses a server that does not answer with TLS and the CA's
+        # certificate for the host it dialled.
+        export PGSSLMODE=verify-full PGSSLROOTCERT="$t/ca.crt" NODE_EXTRA_CA_CERTS="$t/ca.crt"
+    fi
+    "$bin" serve --port "$port" --data-dir "$data_dir/data" "${tls_flags[@]}" >"$data_dir/server.log" 2>&1 &
     server_pid=$!
     up=0
     for _ in $(seq 1 100); do
@@ -91,6 +119,11 @@ else
     fi
     export PGHOST=127.0.0.1 PGPORT="$port"
     target="snapscale ($bin) on port $port"
+    if [ "$tls" = 1 ]; then
+        # verify-full checks the host name against the certificate.
+        export PGHOST=localhost
+        target="$target over TLS (sslmode=verify-full)"
+    fi
     strict=0
 fi
 

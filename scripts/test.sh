@@ -26,6 +26,8 @@ cargo test --workspace --locked
 # asyncpg, node-postgres) against the server binary the tests just built, on
 # a fresh data directory; a scenario whose client is not installed skips.
 bash scripts/drivers.sh --bin target/debug/snapscale
+# The same clients over TLS with sslmode=verify-full (a throwaway CA).
+bash scripts/drivers.sh --bin target/debug/snapscale --tls
 
 # PostgreSQL's own regression suite, statement by statement against its
 # expected output: fails when a file's count of matching statements drops

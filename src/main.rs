@@ -34,7 +34,7 @@ enum Command {
 
 /// Server flags; each overrides the config file. PostgreSQL's setting
 /// names work in the file and with `--set name=value`.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 struct ServeArgs {
     /// Config file of `name = value` lines (postgresql.conf style).
     #[arg(long)]
@@ -129,7 +129,9 @@ fn serve(args: ServeArgs) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let result = runtime.block_on(async move {
         let server = Server::bind(settings).await?;
-        server.run(shutdown_signal()).await
+        // A reload (SIGHUP) reads the config file and flags again.
+        let reread = args.clone();
+        server.on_reload(Box::new(move || reread.settings())).run(shutdown_signal()).await
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

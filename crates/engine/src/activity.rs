@@ -48,6 +48,24 @@ pub struct BackendStatus {
     pub state: State,
     /// The last query's text (the one running, if active).
     pub query: Arc<str>,
+    /// The connection's TLS, if it has it (pg_stat_ssl).
+    pub ssl: Option<SslStatus>,
+}
+
+/// A TLS connection's facts, as pg_stat_ssl shows them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SslStatus {
+    /// `TLSv1.2` or `TLSv1.3`.
+    pub version: String,
+    /// The cipher suite, as OpenSSL names it (as PostgreSQL shows it).
+    pub cipher: String,
+    /// The cipher's key length in bits.
+    pub bits: i32,
+    /// The client certificate's subject (RFC 2253), serial number (in
+    /// decimal) and issuer, if the client presented one.
+    pub client_dn: Option<String>,
+    pub client_serial: Option<String>,
+    pub issuer_dn: Option<String>,
 }
 
 /// Who the connection is, as the server learned it at startup.
@@ -56,6 +74,7 @@ pub struct ClientInfo {
     pub application_name: String,
     pub client_addr: Option<String>,
     pub client_port: Option<i32>,
+    pub ssl: Option<SslStatus>,
 }
 
 /// The records of every slot.

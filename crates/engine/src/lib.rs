@@ -50,7 +50,7 @@ pub mod wal_buffer;
 pub mod wal_retention;
 pub mod xact;
 
-pub use activity::ClientInfo;
+pub use activity::{ClientInfo, SslStatus};
 pub use cancel::Cancel;
 pub use catalog::{Rel, Row};
 pub use database::{Backend, Database, DatabaseConfig, Durability};

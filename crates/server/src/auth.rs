@@ -33,14 +33,40 @@ impl ServerParameterProvider for SessionParameters {
     }
 }
 
-/// Builds the SCRAM handler for `password`, salted once per server start
-/// (PBKDF2 is deliberately slow: not once per connection).
-pub fn scram(password: &str, settings: &Settings) -> std::io::Result<Arc<Scram>> {
-    let mut salt = [0u8; 16];
-    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut salt)?;
-    let salted = gen_salted_password(password, &salt, SCRAM_ITERATIONS);
-    let mut scram = ScramAuth::new(Arc::new(FixedPassword { salt: salt.to_vec(), salted }));
+/// The password, salted once per server start (PBKDF2 is deliberately
+/// slow: not once per connection, nor again at a reload).
+#[derive(Debug)]
+pub struct Secret(Arc<FixedPassword>);
+
+impl Secret {
+    pub fn new(password: &str) -> std::io::Result<Secret> {
+        let mut salt = [0u8; 16];
+        std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut salt)?;
+        let salted = gen_salted_password(password, &salt, SCRAM_ITERATIONS);
+        Ok(Secret(Arc::new(FixedPassword { salt: salt.to_vec(), salted })))
+    }
+}
+
+/// The SCRAM handler over `secret`. With the server's certificate chain
+/// (PEM, leaf first) it also offers SCRAM-SHA-256-PLUS, whose channel
+/// binding (tls-server-end-point) ties the exchange to this certificate,
+/// so that a man in the middle holding another cannot relay it.
+pub fn scram(
+    secret: &Secret,
+    settings: &Settings,
+    certificate: Option<&[u8]>,
+) -> std::io::Result<Arc<Scram>> {
+    let source: Arc<FixedPassword> = Arc::clone(&secret.0);
+    let mut scram = ScramAuth::new(source);
     scram.set_iterations(SCRAM_ITERATIONS);
+    if let Some(pem) = certificate {
+        scram.configure_certificate(pem).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("could not use the server certificate for channel binding: {e}"),
+            )
+        })?;
+    }
     let provider = SessionParameters { base: settings.clone() };
     Ok(Arc::new(SASLAuthStartupHandler::new(Arc::new(provider)).with_scram(scram)))
 }

@@ -70,6 +70,10 @@ pub async fn serve(
         }
     };
     let Some(started) = started else { return Ok(()) };
+    let ssl = match &started.io {
+        pgwire::tokio::server::MaybeTls::Tls(tls) => Some(crate::tls::status(tls.get_ref().1)),
+        _ => None,
+    };
     let transport = Transport::new(started.io, started.input, shared.settings.max_message_size);
     let backend = match started.role {
         Role::Client(backend) => backend,
@@ -84,6 +88,7 @@ pub async fn serve(
         application_name: app,
         client_addr: peer.map(|p| p.ip().to_string()),
         client_port: peer.map(|p| i32::from(p.port())),
+        ssl,
     });
     let cancel = conn.cancel_handle();
     shared.register_cancel(pid, started.secret, Arc::clone(&cancel));

@@ -14,6 +14,7 @@ mod replication;
 mod server;
 mod shared;
 mod startup;
+mod tls;
 mod transport;
 mod workers;
 

@@ -19,7 +19,7 @@ use snapscale_sql::{AutovacuumWorker, Database, DatabaseConfig, Durability};
 use tokio::net::{TcpListener, TcpStream};
 use tracing::{info, warn};
 
-use crate::auth::scram;
+use crate::auth::Secret;
 use crate::connection::serve;
 use crate::shared::Shared;
 use crate::workers::Workers;
@@ -36,7 +36,13 @@ pub struct Server {
     /// A primary's autovacuum worker (a standby freezes on its replay
     /// thread).
     autovacuum: Option<AutovacuumWorker>,
+    /// How a reload (SIGHUP) reads the settings again; without one, a
+    /// reload reads the TLS files the start-up settings name.
+    reload: Option<Arc<Reload>>,
 }
+
+/// Reads the settings again, as at start (config file, then flags).
+pub type Reload = Box<dyn Fn() -> Result<Settings, String> + Send + Sync>;
 
 /// The server's runtime. Dropping it (from `run`'s future, possibly inside
 /// the caller's runtime, where blocking is not allowed) lets its threads
@@ -71,8 +77,8 @@ impl Server {
     /// Port 0 binds an ephemeral port (see [`Server::local_addr`]).
     pub async fn bind(settings: Settings) -> io::Result<Server> {
         settings.check().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        let scram = match (settings.auth_method, &settings.password) {
-            (AuthMethod::ScramSha256, Some(password)) => Some(scram(password, &settings)?),
+        let secret = match (settings.auth_method, &settings.password) {
+            (AuthMethod::ScramSha256, Some(password)) => Some(Secret::new(password)?),
             _ => None,
         };
         std::fs::create_dir_all(&settings.data_directory).map_err(|e| {
@@ -81,6 +87,9 @@ impl Server {
                 format!("could not create data directory \"{}\": {e}", settings.data_directory.display()),
             )
         })?;
+        // After the directory exists (relative TLS files are in it), and
+        // before recovery: a bad certificate stops the start at once.
+        crate::tls::acceptor(&settings)?;
         let config = DatabaseConfig {
             max_connections: settings.max_connections,
             snapshot_mode: settings.snapshot_mode,
@@ -150,12 +159,28 @@ impl Server {
             TcpListener::from_std(listener)?
         };
         Ok(Server {
-            shared: Arc::new(Shared::new(db, settings, scram)),
+            shared: Arc::new(Shared::new(db, settings, secret)?),
             listener: Some(listener),
             runtime: Some(runtime),
             standby,
             autovacuum,
+            reload: None,
         })
+    }
+
+    /// Has a reload (SIGHUP) read the settings with `reload`: of what
+    /// it reads, the TLS settings take effect (the rest needs a restart).
+    pub fn on_reload(mut self, reload: Reload) -> Server {
+        self.reload = Some(Arc::new(reload));
+        self
+    }
+
+    /// What SIGHUP does, to call at will (a test's reload): the TLS
+    /// certificate, key and CA files are read again, for connections that
+    /// start from then on. An error leaves the previous ones in use.
+    pub fn reloader(&self) -> impl Fn() -> io::Result<()> + Send + Sync + 'static {
+        let (shared, reloads) = (Arc::clone(&self.shared), self.reload.clone());
+        move || reload(&shared, reloads.as_deref())
     }
 
     /// The address the server listens on.
@@ -181,6 +206,7 @@ impl Server {
         let shared = Arc::clone(&self.shared);
         let standby = self.standby.take();
         let autovacuum = self.autovacuum.take();
+        let reloads = self.reload.take();
         let workers = Arc::new(Workers::start(
             std::thread::available_parallelism().map_or(1, |n| n.get()),
             snapscale_sql::stack::STATEMENT_THREAD_STACK,
@@ -200,10 +226,12 @@ impl Server {
                 }
                 None => tokio::spawn(checkpoint_loop(Arc::clone(&shared), stopped)),
             };
+            let hangups = tokio::spawn(reload_on_hangup(Arc::clone(&shared), reloads));
             let result = accept_loop(&shared, &workers, &listener, async {
                 let _ = stop.await;
             })
             .await;
+            hangups.abort();
             // A final checkpoint, so the next start replays (next to)
             // nothing.
             let _ = stop_checkpoints.send(());
@@ -240,6 +268,41 @@ impl Server {
         drop(runtime);
         result.map_err(io::Error::other)?
     }
+}
+
+/// Reloads at each SIGHUP, as PostgreSQL's postmaster does.
+async fn reload_on_hangup(shared: Arc<Shared>, reloads: Option<Arc<Reload>>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut hangups = match signal(SignalKind::hangup()) {
+        Ok(h) => h,
+        Err(e) => {
+            warn!(error = %e, "could not watch for SIGHUP; reloads need a restart");
+            return;
+        }
+    };
+    while hangups.recv().await.is_some() {
+        info!("received SIGHUP, reloading configuration files");
+        // A few small files, on the background runtime (connections run
+        // on the workers).
+        if let Err(e) = reload(&shared, reloads.as_deref()) {
+            warn!("{e}; SSL configuration was not reloaded");
+        }
+    }
+}
+
+/// One reload: the settings read again (or the start's), then TLS built
+/// from them.
+fn reload(shared: &Shared, reloads: Option<&Reload>) -> io::Result<()> {
+    let settings = match reloads {
+        Some(read) => {
+            let mut fresh = read().map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            // The data directory is the start's, whatever the file now says.
+            fresh.data_directory = shared.settings.data_directory.clone();
+            fresh
+        }
+        None => shared.settings.clone(),
+    };
+    shared.reload_tls(&settings)
 }
 
 /// Takes a checkpoint every `checkpoint_timeout`, or sooner once

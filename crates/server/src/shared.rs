@@ -1,23 +1,26 @@
 //! What every connection shares: the database, the settings, the SCRAM
-//! handler, and the cancel keys of live connections.
+//! handler, the TLS acceptor, and the cancel keys of live connections.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use pgwire::messages::startup::SecretKey;
-use snapscale_sql::guc::Settings;
+use snapscale_sql::guc::{Settings, TlsSettings};
 use snapscale_sql::{Cancel, Database};
 
-use crate::auth::Scram;
+use crate::auth::{Scram, Secret};
 
 /// What every connection shares.
 pub struct Shared {
     pub db: Arc<Database>,
     pub settings: Settings,
-    /// `Some` under auth_method = scram-sha-256.
-    pub scram: Option<Arc<Scram>>,
+    /// The salted password, under auth_method = scram-sha-256.
+    secret: Option<Secret>,
+    /// What a reload replaces together. A lock read once per connection
+    /// start, never on the query path.
+    security: RwLock<Security>,
     /// Cancel keys of live connections: pid → (secret, handle).
     cancels: Mutex<HashMap<i32, (i32, Arc<Cancel>)>>,
     random: RandomState,
@@ -25,6 +28,35 @@ pub struct Shared {
     senders: Arc<AtomicUsize>,
     /// Cancelled when the server shuts down (`terminate_all`).
     terminating: tokio_util::sync::CancellationToken,
+}
+
+/// The TLS acceptor (`None`: SSLRequests are answered `N`), the settings
+/// it was built from, and the SCRAM handlers: one for plain connections,
+/// and one for TLS connections that also offers SCRAM-SHA-256-PLUS, bound
+/// to the certificate (a client refuses PLUS offered without TLS).
+struct Security {
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    settings: TlsSettings,
+    scram: Option<Arc<Scram>>,
+    scram_over_tls: Option<Arc<Scram>>,
+}
+
+impl Security {
+    fn build(settings: &Settings, secret: Option<&Secret>) -> std::io::Result<Security> {
+        let tls = crate::tls::acceptor(settings)?;
+        let (scram, scram_over_tls) = match secret {
+            Some(secret) => {
+                let plain = crate::auth::scram(secret, settings, None)?;
+                let bound = match &tls {
+                    Some(t) => crate::auth::scram(secret, settings, Some(&t.certificate))?,
+                    None => Arc::clone(&plain),
+                };
+                (Some(plain), Some(bound))
+            }
+            None => (None, None),
+        };
+        Ok(Security { tls: tls.map(|t| t.acceptor), settings: settings.tls.clone(), scram, scram_over_tls })
+    }
 }
 
 /// The message of the FATAL that ends connections at a shutdown
@@ -48,16 +80,49 @@ impl Drop for SenderSlot {
 }
 
 impl Shared {
-    pub fn new(db: Arc<Database>, settings: Settings, scram: Option<Arc<Scram>>) -> Shared {
-        Shared {
+    /// What connections share; an error if the TLS files cannot be used.
+    pub fn new(db: Arc<Database>, settings: Settings, secret: Option<Secret>) -> std::io::Result<Shared> {
+        Ok(Shared {
             db,
+            security: RwLock::new(Security::build(&settings, secret.as_ref())?),
+            secret,
             settings,
-            scram,
             cancels: Mutex::new(HashMap::new()),
             random: RandomState::new(),
             senders: Arc::new(AtomicUsize::new(0)),
             terminating: tokio_util::sync::CancellationToken::new(),
+        })
+    }
+
+    /// The TLS acceptor for a connection starting now.
+    pub fn tls_acceptor(&self) -> Option<tokio_rustls::TlsAcceptor> {
+        self.security.read().expect("security state").tls.clone()
+    }
+
+    /// The TLS settings now (the start's, or the last reload's).
+    pub fn tls_settings(&self) -> TlsSettings {
+        self.security.read().expect("security state").settings.clone()
+    }
+
+    /// The SCRAM handler for a connection starting now, over TLS or not
+    /// (`None`: trust).
+    pub fn scram(&self, over_tls: bool) -> Option<Arc<Scram>> {
+        let security = self.security.read().expect("security state");
+        if over_tls {
+            security.scram_over_tls.clone()
+        } else {
+            security.scram.clone()
         }
+    }
+
+    /// Builds TLS and SCRAM again from `settings`' TLS part (a reload: the
+    /// certificate and key files are read again). On an error the
+    /// previous ones stay, as PostgreSQL keeps its SSL context when a
+    /// reload's cannot be loaded.
+    pub fn reload_tls(&self, settings: &Settings) -> std::io::Result<()> {
+        let fresh = Security::build(settings, self.secret.as_ref())?;
+        *self.security.write().expect("security state") = fresh;
+        Ok(())
     }
 
     /// A place for a replication connection, if fewer than

@@ -1,12 +1,12 @@
 //! Startup and authentication, through pgwire's handlers: the SSL request
-//! (refused: no TLS yet), the startup packet, SCRAM-SHA-256 or trust, the
+//! (TLS where `ssl = on`: crate::tls), the startup packet, SCRAM-SHA-256 or trust, the
 //! proc-array slot, BackendKeyData and ParameterStatus. What follows the
 //! startup is our own protocol loop (`connection.rs`), so the socket and
 //! whatever the client already sent after its startup packet are handed
 //! over as they are.
 
 use std::fmt::Debug;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -48,6 +48,9 @@ struct Startup<'a> {
     /// parameters changed them.
     settings: Mutex<Option<Settings>>,
     secret: i32,
+    /// The SCRAM handler as of this connection's start: one for the whole
+    /// exchange, whatever a reload does meanwhile.
+    scram: Option<Arc<crate::auth::Scram>>,
 }
 
 #[async_trait]
@@ -60,7 +63,7 @@ impl StartupHandler for Startup<'_> {
     {
         let PgWireFrontendMessage::Startup(ref startup) = message else {
             // The SCRAM exchange's password messages.
-            return match &self.shared.scram {
+            return match &self.scram {
                 Some(scram) => scram.on_startup(client, message).await,
                 None => Ok(()),
             };
@@ -73,12 +76,14 @@ impl StartupHandler for Startup<'_> {
         }
         *self.user.lock().expect("startup state") =
             startup.parameters.get("user").cloned().unwrap_or_default();
-        let session = session_settings(&self.shared.settings, &startup.parameters).map_err(|e| {
+        let mut session = session_settings(&self.shared.settings, &startup.parameters).map_err(|e| {
             let e = e.into_data();
             let mut info = ErrorInfo::new("FATAL".into(), e.code.code().into(), e.message);
             info.hint = e.hint;
             PgWireError::UserError(Box::new(info))
         })?;
+        // SHOW ssl and its kin answer as of the last reload.
+        session.tls = self.shared.tls_settings();
         match replication_mode(startup.parameters.get("replication").map(String::as_str))? {
             true => {
                 // A WAL sender runs no transactions: it counts against
@@ -105,7 +110,7 @@ impl StartupHandler for Startup<'_> {
         }
         let reported = parameters(&session);
         *self.settings.lock().expect("startup state") = Some(session);
-        if let Some(scram) = &self.shared.scram {
+        if let Some(scram) = &self.scram {
             // SCRAM-SHA-256: the handler negotiates, authenticates (28P01
             // on a wrong password) and then sends ParameterStatus (as
             // auth::SessionParameters computes it).
@@ -191,7 +196,7 @@ pub struct Started {
 /// there (a cancel request, a failed authentication, a bad packet, a
 /// timeout), after telling the client why where PostgreSQL would.
 pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::Result<Option<Started>> {
-    let Some(mut framed) = negotiate_tls::<()>(socket, None).await? else { return Ok(None) };
+    let Some(mut framed) = negotiate_tls::<()>(socket, shared.tls_acceptor()).await? else { return Ok(None) };
     let startup = Startup {
         shared,
         backend: Mutex::new(None),
@@ -199,6 +204,7 @@ pub async fn start(socket: TcpStream, shared: &Shared, secret: i32) -> std::io::
         user: Mutex::new(String::new()),
         settings: Mutex::new(None),
         secret,
+        scram: shared.scram(framed.is_secure()),
     };
     let deadline = tokio::time::sleep(STARTUP_TIMEOUT);
     tokio::pin!(deadline);

@@ -53,8 +53,8 @@ pub use session::{Conn, Gucs, Prepared};
 // The server depends on this crate alone.
 pub use snapscale_engine::{
     format_lsn, parse_lsn, AutovacuumConfig, AutovacuumWorker, Backend, Cancel, ClientInfo, Database,
-    DatabaseConfig, Durability, FrozenXid, IsolationLevel, Lsn, Notice, Row, SnapshotMode, WaitPolicy,
-    WalFault, XidLogState, XidLogs,
+    DatabaseConfig, Durability, FrozenXid, IsolationLevel, Lsn, Notice, Row, SnapshotMode, SslStatus,
+    WaitPolicy, WalFault, XidLogState, XidLogs,
 };
 pub use snapscale_replication as replication;
 pub use snapscale_sqlstate::SqlState;

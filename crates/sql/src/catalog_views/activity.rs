@@ -6,7 +6,7 @@
 use snapscale_engine::{LockMode, LockTag};
 use snapscale_values::Value;
 
-use super::defs::{PG_LOCKS, PG_STAT_ACTIVITY};
+use super::defs::{PG_LOCKS, PG_STAT_ACTIVITY, PG_STAT_SSL};
 use super::{CatalogState, RowBuilder};
 
 /// The database oid pg_database shows for a name.
@@ -40,6 +40,37 @@ fn lock_type(tag: &LockTag) -> &'static str {
         LockTag::Advisory { .. } => "advisory",
         LockTag::Tuple { .. } => "tuple",
     }
+}
+
+/// `pg_stat_ssl`: one row per client backend, its TLS if it has any.
+pub(super) fn stat_ssl(state: &CatalogState) -> Vec<Vec<Value>> {
+    let text = |t: &Option<String>| t.clone().map_or(Value::Null, Value::Text);
+    state
+        .db
+        .activity
+        .all()
+        .into_iter()
+        .map(|(slot, s)| {
+            let row = RowBuilder::new(PG_STAT_SSL).set("pid", slot as i64 + 1).set("ssl", s.ssl.is_some());
+            match &s.ssl {
+                None => row,
+                Some(t) => row
+                    .set("version", t.version.as_str())
+                    .set("cipher", t.cipher.as_str())
+                    .set("bits", Value::Int(t.bits.into()))
+                    .set("client_dn", text(&t.client_dn))
+                    .set(
+                        "client_serial",
+                        t.client_serial
+                            .as_deref()
+                            .and_then(|n| snapscale_values::numeric::Numeric::parse(n).ok())
+                            .map_or(Value::Null, Value::Numeric),
+                    )
+                    .set("issuer_dn", text(&t.issuer_dn)),
+            }
+            .build()
+        })
+        .collect()
 }
 
 pub(super) fn stat_activity(state: &CatalogState) -> Vec<Vec<Value>> {

@@ -664,6 +664,17 @@ pub(super) const PG_STAT_ACTIVITY: &[ViewColumn] = &[
     c("backend_type", TEXT),
 ];
 
+pub(super) const PG_STAT_SSL: &[ViewColumn] = &[
+    c("pid", INT4),
+    c("ssl", BOOL),
+    c("version", TEXT),
+    c("cipher", TEXT),
+    c("bits", INT4),
+    c("client_dn", TEXT),
+    c("client_serial", SqlType::Numeric(-1)),
+    c("issuer_dn", TEXT),
+];
+
 pub(super) const PG_CURSORS: &[ViewColumn] = &[
     c("name", TEXT),
     c("statement", TEXT),

@@ -14,6 +14,7 @@
 //!   tunables.rs  settings checked and kept but tuning machinery this
 //!                engine lacks (work_mem, parallel query, JIT, …)
 //!   conninfo.rs  primary_conninfo's keyword/value connection string
+//!   tls.rs       ssl, ssl_cert_file, …: what a reload reads again
 //! ```
 //!
 //! Both [`Settings`] and [`SessionSettings`] implement [`Gucs`], the
@@ -34,6 +35,7 @@ mod conninfo;
 mod server;
 mod session;
 mod startup;
+mod tls;
 mod tunables;
 
 pub use crate::plan::switches::PlannerSettings;
@@ -42,6 +44,7 @@ pub use conninfo::Conninfo;
 pub use server::{AuthMethod, ConfigError, Settings, SERVER_VERSION};
 pub use session::SessionSettings;
 pub use startup::session_settings;
+pub use tls::{TlsSettings, TlsVersion};
 
 /// Why a setting could not be set or shown; each maps to PostgreSQL's
 /// SQLSTATE ([`SettingError::sqlstate`]).
@@ -54,6 +57,8 @@ pub enum SettingError {
     InvalidValue { message: String, detail: Option<String>, hint: Option<String> },
     /// Needs a restart (55P02).
     RestartOnly(String),
+    /// Changes only at a reload (55P02).
+    ReloadOnly(String),
     /// Never changes (55P02).
     Fixed(String),
     /// A value PostgreSQL accepts that snapscale cannot honour (0A000).
@@ -72,7 +77,9 @@ impl SettingError {
         match self {
             SettingError::Unknown(_) => SqlState::UNDEFINED_OBJECT,
             SettingError::InvalidValue { .. } => SqlState::INVALID_PARAMETER_VALUE,
-            SettingError::RestartOnly(_) | SettingError::Fixed(_) => SqlState::CANT_CHANGE_RUNTIME_PARAM,
+            SettingError::RestartOnly(_) | SettingError::ReloadOnly(_) | SettingError::Fixed(_) => {
+                SqlState::CANT_CHANGE_RUNTIME_PARAM
+            }
             SettingError::Unsupported { .. } => SqlState::FEATURE_NOT_SUPPORTED,
             SettingError::BadName(_) => SqlState::INVALID_NAME,
             SettingError::WrongKind(_) => SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -95,6 +102,7 @@ impl fmt::Display for SettingError {
             SettingError::RestartOnly(name) => {
                 write!(f, "parameter \"{name}\" cannot be changed without restarting the server")
             }
+            SettingError::ReloadOnly(name) => write!(f, "parameter \"{name}\" cannot be changed now"),
             SettingError::Fixed(name) => write!(f, "parameter \"{name}\" cannot be changed"),
             SettingError::Unsupported { name, value, why } => {
                 write!(f, "parameter \"{name}\" cannot be set to \"{value}\": {why}")

@@ -15,8 +15,8 @@ use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, Zone};
 
 use super::{
-    format_bytes, format_duration, invalid, on_off, parse_bool, parse_bytes, parse_duration, SessionSettings,
-    SettingError,
+    format_bytes, format_duration, invalid, on_off, parse_bool, parse_bytes, parse_duration, tls,
+    SessionSettings, SettingError, TlsSettings,
 };
 
 /// Every setting the server knows.
@@ -65,6 +65,8 @@ pub struct Settings {
     /// synchronous_commit, max_stack_depth, and the client's settings:
     /// TimeZone, DateStyle, …), and may change with `SET`.
     pub session: SessionSettings,
+    /// TLS (`ssl`, `ssl_cert_file`, …): a reload reads them again.
+    pub tls: TlsSettings,
 }
 
 /// How clients authenticate.
@@ -95,6 +97,7 @@ impl Default for Settings {
             autovacuum: AutovacuumConfig::default(),
             xid_logs: XidLogs::default(),
             session: SessionSettings::default(),
+            tls: TlsSettings::default(),
         }
     }
 }
@@ -267,10 +270,16 @@ impl Settings {
         if SERVER_NAMES.contains(&name) {
             return Err(SettingError::RestartOnly(name.into()));
         }
+        if tls::NAMES.contains(&name) {
+            return Err(SettingError::ReloadOnly(name.into()));
+        }
         self.session.set(name, value)
     }
 
     fn apply(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
+        if tls::NAMES.contains(&name) {
+            return self.tls.apply(name, value);
+        }
         match name {
             "listen_addresses" => self.listen_addresses = value.trim().into(),
             "port" => {
@@ -389,7 +398,10 @@ impl Settings {
             },
             "xid_log_page_size" => format_size(self.xid_logs.page_bytes as u64),
             "multixact_log_pages" => self.xid_logs.multixact_log_pages.to_string(),
-            _ => return self.session.show(name),
+            _ => match self.tls.show(name) {
+                Some(v) => v,
+                None => return self.session.show(name),
+            },
         })
     }
 
@@ -469,6 +481,7 @@ impl crate::Gucs for Settings {
     fn setting_names(&self) -> Vec<(&'static str, &'static str)> {
         let mut names = self.session.setting_names();
         names.extend(SERVER_NAMES.iter().filter(|n| **n != "password").map(|n| (*n, "postmaster")));
+        names.extend(tls::NAMES.iter().map(|n| (*n, "sighup")));
         names
     }
 
@@ -528,6 +541,29 @@ impl crate::Gucs for Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tls_settings_change_at_start_or_reload_only() {
+        let mut s = Settings::default();
+        assert_eq!(s.show("ssl").unwrap(), "off");
+        assert_eq!(s.show("ssl_cert_file").unwrap(), "server.crt");
+        assert_eq!(s.show("ssl_min_protocol_version").unwrap(), "TLSv1.2");
+        assert_eq!(s.show("ssl_max_protocol_version").unwrap(), "");
+        s.set_at_start("ssl", "on").unwrap();
+        s.set_at_start("ssl_min_protocol_version", "tlsv1.3").unwrap();
+        assert_eq!(
+            (s.show("ssl").unwrap(), s.show("ssl_min_protocol_version").unwrap()),
+            ("on".into(), "TLSv1.3".into())
+        );
+        let e = s.set_at_start("ssl_min_protocol_version", "SSLv3").unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_PARAMETER_VALUE);
+        let e = s.set_in_session("ssl", "off").unwrap_err();
+        assert_eq!(
+            (e.sqlstate(), e.to_string()),
+            (SqlState::CANT_CHANGE_RUNTIME_PARAM, "parameter \"ssl\" cannot be changed now".into())
+        );
+        assert!(crate::Gucs::setting_names(&s).contains(&("ssl_ca_file", "sighup")));
+    }
 
     #[test]
     fn file_flags_and_session_rules() {

@@ -371,6 +371,7 @@ impl<G: Gucs> Conn<G> {
                 state_change: now,
                 state: snapscale_engine::activity::State::Idle,
                 query: Arc::from(""),
+                ssl: info.ssl,
             }),
         );
     }
