@@ -96,6 +96,10 @@ pub struct Database {
     pub autovacuum: crate::vacuum_state::State,
     /// Enum labels by oid, for recovery and replay to share them.
     pub enums: crate::user_types::EnumRegistry,
+    /// Reloads asked for by `pg_reload_conf()`, for the server's reload
+    /// loop (which also reloads at SIGHUP). A `Notify` keeps one permit:
+    /// requests made while a reload runs lead to one more, not to none.
+    pub reloads: tokio::sync::Notify,
 }
 
 /// A client connection's place in the database: a proc-array slot, held
@@ -187,6 +191,7 @@ impl Database {
             activity: crate::activity::Activity::new(max_sessions),
             autovacuum: crate::vacuum_state::State::new(config.autovacuum.clone(), autovacuum),
             enums: Default::default(),
+            reloads: tokio::sync::Notify::new(),
             engine,
         }
     }

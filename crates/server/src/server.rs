@@ -226,7 +226,7 @@ impl Server {
                 }
                 None => tokio::spawn(checkpoint_loop(Arc::clone(&shared), stopped)),
             };
-            let hangups = tokio::spawn(reload_on_hangup(Arc::clone(&shared), reloads));
+            let hangups = tokio::spawn(reload_on_request(Arc::clone(&shared), reloads));
             let result = accept_loop(&shared, &workers, &listener, async {
                 let _ = stop.await;
             })
@@ -270,8 +270,9 @@ impl Server {
     }
 }
 
-/// Reloads at each SIGHUP, as PostgreSQL's postmaster does.
-async fn reload_on_hangup(shared: Arc<Shared>, reloads: Option<Arc<Reload>>) {
+/// Reloads at each SIGHUP, as PostgreSQL's postmaster does, and at each
+/// pg_reload_conf().
+async fn reload_on_request(shared: Arc<Shared>, reloads: Option<Arc<Reload>>) {
     use tokio::signal::unix::{signal, SignalKind};
     let mut hangups = match signal(SignalKind::hangup()) {
         Ok(h) => h,
@@ -280,8 +281,16 @@ async fn reload_on_hangup(shared: Arc<Shared>, reloads: Option<Arc<Reload>>) {
             return;
         }
     };
-    while hangups.recv().await.is_some() {
-        info!("received SIGHUP, reloading configuration files");
+    loop {
+        tokio::select! {
+            hup = hangups.recv() => {
+                if hup.is_none() {
+                    return;
+                }
+                info!("received SIGHUP, reloading configuration files");
+            }
+            () = shared.db.reloads.notified() => info!("pg_reload_conf() asked for a reload of the configuration files"),
+        }
         // A few small files, on the background runtime (connections run
         // on the workers).
         if let Err(e) = reload(&shared, reloads.as_deref()) {

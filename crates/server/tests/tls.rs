@@ -188,7 +188,18 @@ async fn a_reload_takes_a_renewed_certificate_and_keeps_the_old_on_a_bad_one() {
     write_key(&dir.join("server.key"), "not a key");
     let e = reload().unwrap_err().to_string();
     assert!(e.starts_with("could not load private key file"), "{e}");
-    connect_tls(port, client(&new.pem(), None)).await.expect("the previous acceptor stays");
+    let c = connect_tls(port, client(&new.pem(), None)).await.expect("the previous acceptor stays");
+    // pg_reload_conf() asks for the same reload (done by the server's
+    // reload loop, soon after).
+    let third = Ca::new("third CA");
+    server_files(&dir, &third);
+    assert!(c.query_one("SELECT pg_reload_conf()", &[]).await.unwrap().get::<_, bool>(0));
+    let mut tries = 0;
+    while connect_tls(port, client(&third.pem(), None)).await.is_err() {
+        tries += 1;
+        assert!(tries < 100, "pg_reload_conf() did not reload within 10 s");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 #[tokio::test]

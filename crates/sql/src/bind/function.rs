@@ -384,6 +384,9 @@ impl<R: Resolver> Binder<'_, R> {
             "pg_trigger_depth" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::TriggerDepth, Vec::new()), ty: Some(SqlType::Int4) }
             }
+            "pg_reload_conf" if bound.is_empty() => {
+                Typed { e: Expr::Func(Func::ReloadConf, Vec::new()), ty: Some(SqlType::Bool) }
+            }
             "pg_backend_pid" if bound.is_empty() => {
                 Typed { e: Expr::Func(Func::BackendPid, Vec::new()), ty: Some(SqlType::Int4) }
             }

@@ -100,6 +100,13 @@ fn live(f: Func, args: Vec<Value>, cx: &Ctx<'_>) -> Result<Value, SqlError> {
                 .map_or(Value::Null, |n| Value::Text(n.clone())),
             _ => Value::Text("public".into()),
         },
+        Func::ReloadConf => {
+            // The server's reload loop waits for it (crates/server).
+            if let Some(db) = cx.db {
+                db.reloads.notify_one();
+            }
+            Value::Bool(true)
+        }
         Func::BackendPid => Value::Int(session(cx)?.map_or(0, |s| s.pid).into()),
         // Relaxed: pairs with the trigger call's fetch_add / fetch_sub
         // (pl_exec/trigger.rs `Depth`), made by this same session.

@@ -138,6 +138,8 @@ pub enum Func {
     /// `pg_last_xact_replay_timestamp()`: NULL on a primary or before the
     /// first replayed commit.
     LastReplayTimestamp,
+    /// pg_reload_conf(): asks the server to reload, as SIGHUP does.
+    ReloadConf,
     /// `pg_current_wal_lsn()`: 55000 during recovery.
     CurrentWalLsn,
     /// `pg_current_snapshot()`: the statement's snapshot as

@@ -49,6 +49,7 @@ impl Func {
                 | Func::SetVal
                 | Func::LastVal
                 | Func::ClockTimestamp
+                | Func::ReloadConf
                 | Func::Advisory(_)
         ) || matches!(self, Func::Scalar(s) if s.volatile)
     }
