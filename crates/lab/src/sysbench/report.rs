@@ -144,6 +144,10 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
     }
     out.push_str(&table.markdown());
     out.push('\n');
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(note) = busy_note(&m.load, cpus) {
+        out.push_str(&note);
+    }
     if m.postgres_skipped.is_some() {
         out.push_str("PostgreSQL 15 was not measured (see its settings line): there are no ratios.\n\n");
         return out;
@@ -181,6 +185,23 @@ pub(super) fn summary(settings: &Settings, m: &Measurement, cells: &[Cell]) -> S
         ));
     }
     out
+}
+
+/// A warning when the 1-minute load average before or after the runs
+/// exceeded the CPUs: other work then shared them with both servers and
+/// sysbench, and the ratios are not those of a quiet machine.
+pub(super) fn busy_note((before, after): &(String, String), cpus: usize) -> Option<String> {
+    let one_minute = |load: &str| load.split_whitespace().next()?.parse::<f64>().ok();
+    let most = one_minute(before).into_iter().chain(one_minute(after)).fold(f64::NAN, f64::max);
+    (most > cpus as f64).then(|| {
+        format!(
+            "**The machine was busy:** the 1-minute load average was {} before the servers started \
+             and {} after the last run, on {cpus} logical CPUs. Other work shared the CPUs with both \
+             servers and sysbench, so these ratios are not those of a quiet machine.\n\n",
+            one_minute(before).map_or("unknown".into(), |l| format!("{l:.1}")),
+            one_minute(after).map_or("unknown".into(), |l| format!("{l:.1}")),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -235,6 +256,18 @@ mod tests {
         assert_eq!(chart.series.len(), 1);
         assert_eq!(chart.series[0].1[0], 1.25);
         assert!(chart.series[0].1[1].is_nan(), "oltp_insert had no runs");
+    }
+
+    #[test]
+    fn a_busy_machine_is_named() {
+        let load = |a: &str, b: &str| (a.to_string(), b.to_string());
+        assert_eq!(busy_note(&load("0.50 0.40 0.30", "1.90 1.00 0.50"), 2), None);
+        let note = busy_note(&load("11.79 12.59 12.54", "33.04 28.17 23.14"), 2).expect("busy");
+        assert!(
+            note.contains("11.8 before") && note.contains("33.0 after") && note.contains("2 logical CPUs")
+        );
+        assert!(busy_note(&load("unknown", "3.5 1 1"), 2).is_some_and(|n| n.contains("unknown before")));
+        assert_eq!(busy_note(&load("unknown", "unknown"), 2), None);
     }
 
     #[test]
