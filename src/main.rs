@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use snapscale_lab::report::Written;
-use snapscale_lab::{endurance, hot_standby, idle, pgbench, sinval, snapshots, visibility};
+use snapscale_lab::{endurance, hot_standby, idle, pgbench, sinval, snapshots, sysbench, visibility};
 use snapscale_server::{Server, Settings};
 use snapscale_sql::SnapshotMode;
 
@@ -220,6 +220,39 @@ enum Experiment {
         #[arg(long)]
         pg_default_shared_buffers: bool,
     },
+    /// sysbench 1.0's OLTP scripts against snapscale and PostgreSQL 15
+    /// (fsync off, shared_buffers holding the data), at 2 and 32 threads,
+    /// in alternating pairs of runs.
+    Sysbench {
+        /// The short variant: 3-second runs, one pair, 2 threads, 10 000 rows.
+        #[arg(long)]
+        quick: bool,
+        /// Thread counts, e.g. 2,32 (overrides the preset: 2,32, or 2 with --quick).
+        #[arg(long, value_delimiter = ',')]
+        threads: Option<Vec<usize>>,
+        /// Seconds per run (overrides the preset: 10, or 3 with --quick).
+        #[arg(long)]
+        time: Option<u32>,
+        /// sysbench --tables (overrides the preset: 1).
+        #[arg(long)]
+        tables: Option<usize>,
+        /// sysbench --table-size (overrides the preset: 25000, or 10000 with --quick).
+        #[arg(long)]
+        table_size: Option<u64>,
+        /// sysbench scripts, e.g. oltp_point_select,oltp_insert (overrides
+        /// the preset: the ten OLTP scripts).
+        #[arg(long, value_delimiter = ',')]
+        tests: Option<Vec<String>>,
+        /// Pairs of runs (overrides the preset: 3, or 1 with --quick).
+        #[arg(long)]
+        pairs: Option<usize>,
+        /// Directory for the CSV, SVG and Markdown files.
+        #[arg(long, default_value = "docs/results")]
+        out: PathBuf,
+        /// Base name of the output files (overrides the preset).
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// Invalidation-check cost: the has-messages fast path vs the locked read
     /// path, against sessions, with and without pending messages (seed 003).
     Sinval {
@@ -283,6 +316,19 @@ fn report(what: &str, result: std::io::Result<Written>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The command line as typed, for a report that records how it was made:
+/// the program by its file name, arguments quoted where they need it.
+fn command_line() -> String {
+    let mut args = std::env::args();
+    let program = args.next().map(PathBuf::from);
+    let program =
+        program.as_deref().and_then(|p| p.file_name()).map_or("snapscale".into(), |n| n.to_string_lossy());
+    std::iter::once(program.into_owned())
+        .chain(args.map(|a| if a.contains(char::is_whitespace) { format!("'{a}'") } else { a }))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn main() -> ExitCode {
@@ -351,6 +397,33 @@ fn main() -> ExitCode {
             }
             settings.pg_default_shared_buffers = pg_default_shared_buffers;
             report("pgbench", pgbench::run(&settings))
+        }
+        Experiment::Sysbench { quick, threads, time, tables, table_size, tests, pairs, out, name } => {
+            let mut settings =
+                if quick { sysbench::Settings::quick(out) } else { sysbench::Settings::full(out) };
+            if let Some(threads) = threads {
+                settings.threads = threads.into_iter().filter(|&t| t > 0).collect();
+            }
+            if let Some(time) = time {
+                settings.seconds = time.max(1);
+            }
+            if let Some(tables) = tables {
+                settings.tables = tables.max(1);
+            }
+            if let Some(size) = table_size {
+                settings.table_size = size.max(1);
+            }
+            if let Some(tests) = tests {
+                settings.tests = tests.into_iter().filter(|t| !t.is_empty()).collect();
+            }
+            if let Some(pairs) = pairs {
+                settings.pairs = pairs.max(1);
+            }
+            if let Some(name) = name {
+                settings.name = name;
+            }
+            settings.command = command_line();
+            report("sysbench", sysbench::run(&settings))
         }
         Experiment::Sinval { quick, out } => {
             let settings = if quick { sinval::Settings::quick(out) } else { sinval::Settings::full(out) };

@@ -11,4 +11,5 @@ pub mod pgbench;
 pub mod report;
 pub mod sinval;
 pub mod snapshots;
+pub mod sysbench;
 pub mod visibility;

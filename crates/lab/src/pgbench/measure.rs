@@ -2,12 +2,11 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use super::idle_runs::{check_open_files, Idle};
 use super::runner::{Outcome, Pgbench};
-use super::servers::{show, start_postgres, start_snapscale, Kind, Server};
+use super::servers::{show, start_both, start_postgres, start_snapscale, Kind, Server, Started};
 use super::{Settings, PINNED_CPU};
 use crate::disk::{self, SyncLatency, SyncPattern};
 
@@ -131,7 +130,7 @@ pub(super) fn latest_checkpoint(data_dir: &Path) -> Option<u64> {
         .max()
 }
 
-pub(super) fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())
@@ -143,20 +142,12 @@ pub(super) fn measure_in(settings: &Settings, pgbench: Pgbench, work: &Path) -> 
     }
     let load_before = load_average();
     let mut disk = settings.durable.then(|| probe_disk(settings, work));
-    let mut servers = vec![start_snapscale(settings, work).map_err(io::Error::other)?];
-    let mut postgres_skipped = None;
-    match start_postgres(settings, work) {
-        Ok(pg) => servers.push(pg),
-        Err(why) => {
-            eprintln!("lab pgbench: measuring snapscale alone: {why}");
-            postgres_skipped = Some(why);
-        }
-    }
-    let postgres_version = Command::new(settings.pg_bin.join("postgres"))
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_else(|_| "unknown".into());
+    let Started { mut servers, postgres_skipped, postgres_version } = start_both(
+        "pgbench",
+        &settings.pg_bin,
+        || start_snapscale(settings, work),
+        || start_postgres(settings, work),
+    )?;
     let device = disk::device_number(work);
     if let Some(disk) = &mut disk {
         disk.data_dirs = servers

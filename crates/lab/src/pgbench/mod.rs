@@ -32,10 +32,10 @@
 //! the same clients next to 10 000 idle connections and measures memory.
 
 mod idle_runs;
-mod measure;
-mod report;
-mod runner;
-mod servers;
+pub(crate) mod measure;
+pub(crate) mod report;
+pub(crate) mod runner;
+pub(crate) mod servers;
 
 use std::io;
 use std::path::PathBuf;

@@ -230,11 +230,11 @@ pub(super) fn idle_text(cells: &[IdleCell]) -> String {
     out
 }
 
-pub(super) fn ratios_text(ratios: &[f64]) -> String {
+pub(crate) fn ratios_text(ratios: &[f64]) -> String {
     ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", ")
 }
 
-pub(super) fn number_or_na(x: Option<f64>) -> Value {
+pub(crate) fn number_or_na(x: Option<f64>) -> Value {
     x.map_or(Value::from("n/a"), Value::from)
 }
 
@@ -311,7 +311,7 @@ pub(super) fn figure(settings: &Settings, cells: &[Cell], idle: &[IdleCell], wit
     }
 }
 
-pub(super) fn fmt_opt(x: Option<f64>, decimals: usize) -> String {
+pub(crate) fn fmt_opt(x: Option<f64>, decimals: usize) -> String {
     x.map_or("n/a".into(), |x| format!("{x:.decimals$}"))
 }
 
@@ -671,11 +671,11 @@ pub(super) fn scale_note(settings: &Settings) -> String {
 
 /// Settings held as owned values, borrowed as [`flags`] and `show` take
 /// them.
-pub(super) fn pairs<'a>(settings: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+pub(crate) fn pairs<'a>(settings: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
     settings.iter().map(|(k, v)| (*k, v.as_str())).collect()
 }
 
 /// `-c a=b -c c=d` or `--set a=b --set c=d`.
-pub(super) fn flags(flag: &str, settings: &[(&str, &str)]) -> String {
+pub(crate) fn flags(flag: &str, settings: &[(&str, &str)]) -> String {
     settings.iter().map(|(k, v)| format!("{flag} {k}={v}")).collect::<Vec<_>>().join(" ")
 }

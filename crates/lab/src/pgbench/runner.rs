@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 /// Time a pgbench run may take beyond `-T` (connecting, pgbench's vacuum)
 /// before it counts as hung and is killed.
-pub(super) const RUN_GRACE: Duration = Duration::from_secs(120);
+pub(crate) const RUN_GRACE: Duration = Duration::from_secs(120);
 
 /// Time `pgbench -i` may take.
-pub(super) const INIT_LIMIT: Duration = Duration::from_secs(600);
+pub(crate) const INIT_LIMIT: Duration = Duration::from_secs(600);
 
 /// What one timed pgbench run reported.
 #[derive(Clone, Debug, PartialEq)]
@@ -142,57 +142,64 @@ impl Pgbench {
     /// postgres, killing it after `limit`: a server that hangs must not hang
     /// the experiment, and what pgbench printed until then is the evidence.
     pub(super) fn execute(&self, port: u16, args: &[String], limit: Duration) -> Result<Output, String> {
-        let mut child = self
-            .program()
+        let mut command = self.program();
+        command
             .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres"])
             .args(args)
-            .arg("postgres")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.program.display()))?;
-        // Read both pipes on threads so that neither can fill up and block pgbench.
-        let stdout = reader(child.stdout.take());
-        let stderr = reader(child.stderr.take());
-        let deadline = Instant::now() + limit;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-            }
-        };
-        let output = Output {
-            status: status.unwrap_or_default(),
-            stdout: stdout.join().unwrap_or_default(),
-            stderr: stderr.join().unwrap_or_default(),
-        };
-        match status {
-            Some(_) => Ok(output),
-            None => Err(format!(
-                "pgbench {} did not finish within {} s and was killed; it printed:\n{}",
-                args.join(" "),
-                limit.as_secs(),
-                tail(&output.text(), 20)
-            )),
-        }
+            .arg("postgres");
+        run_to_end(command, limit, &format!("pgbench {}", args.join(" ")))
     }
 }
 
-/// What a finished pgbench printed.
-pub(super) struct Output {
-    pub(super) status: ExitStatus,
-    pub(super) stdout: String,
-    pub(super) stderr: String,
+/// Runs `command` (`what`, for messages) to its end with its output
+/// captured, killing it after `limit`: a server that hangs must not hang
+/// the experiment, and what the client printed until then is the evidence.
+pub(crate) fn run_to_end(mut command: Command, limit: Duration, what: &str) -> Result<Output, String> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {what}: {e}"))?;
+    // Read both pipes on threads so that neither can fill up and block the client.
+    let stdout = reader(child.stdout.take());
+    let stderr = reader(child.stderr.take());
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let output = Output {
+        status: status.unwrap_or_default(),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    };
+    match status {
+        Some(_) => Ok(output),
+        None => Err(format!(
+            "{what} did not finish within {} s and was killed; it printed:\n{}",
+            limit.as_secs(),
+            tail(&output.text(), 20)
+        )),
+    }
+}
+
+/// What a finished client (pgbench, sysbench) printed.
+pub(crate) struct Output {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Output {
-    pub(super) fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
     }
 }
@@ -208,7 +215,7 @@ pub(super) fn reader<R: Read + Send + 'static>(pipe: Option<R>) -> thread::JoinH
 }
 
 /// The last `n` lines of `text`.
-pub(super) fn tail(text: &str, n: usize) -> String {
+pub(crate) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }

@@ -15,7 +15,7 @@ pub(super) fn effective_uid() -> Option<u32> {
 }
 
 /// The last lines of a server's log file.
-pub(super) fn log_tail(path: &Path) -> String {
+pub(crate) fn log_tail(path: &Path) -> String {
     std::fs::read_to_string(path).map(|t| tail(&t, 20)).unwrap_or_else(|e| format!("(no log: {e})"))
 }
 
@@ -116,13 +116,13 @@ impl Drop for Postgres {
 
 /// The two servers under test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Snapscale,
     Postgres,
 }
 
 impl Kind {
-    pub(super) fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Kind::Snapscale => "snapscale",
             Kind::Postgres => "PostgreSQL 15",
@@ -136,18 +136,18 @@ pub(super) enum Process {
 }
 
 /// A server under test, with where its log goes.
-pub(super) struct Server {
-    pub(super) kind: Kind,
-    pub(super) port: u16,
+pub(crate) struct Server {
+    pub(crate) kind: Kind,
+    pub(crate) port: u16,
     pub(super) process: Process,
-    pub(super) log: PathBuf,
+    pub(crate) log: PathBuf,
     /// Set once the process has exited: why, for every later run.
-    pub(super) gone: Option<String>,
-    pub(super) data_dir: PathBuf,
+    pub(crate) gone: Option<String>,
+    pub(crate) data_dir: PathBuf,
 }
 
 impl Server {
-    pub(super) fn child(&mut self) -> &mut Child {
+    pub(crate) fn child(&mut self) -> &mut Child {
         match &mut self.process {
             Process::Snapscale(s) => s.child(),
             Process::Postgres(p) => &mut p.child,
@@ -155,7 +155,7 @@ impl Server {
     }
 
     /// None while the process runs; afterwards its exit status and log.
-    pub(super) fn check_gone(&mut self) -> Option<String> {
+    pub(crate) fn check_gone(&mut self) -> Option<String> {
         if self.gone.is_none() {
             if let Ok(Some(status)) = self.child().try_wait() {
                 self.gone = Some(format!(
@@ -177,37 +177,88 @@ pub(super) fn max_connections(settings: &Settings) -> usize {
 }
 
 pub(super) fn start_snapscale(settings: &Settings, work: &Path) -> Result<Server, String> {
+    start_snapscale_with(work, max_connections(settings), settings.snapscale_settings())
+}
+
+/// Starts snapscale with `--set name=value` for each of `set`, its log and
+/// data directory in `work`; waits until it accepts connections.
+pub(crate) fn start_snapscale_with(
+    work: &Path,
+    max_connections: usize,
+    set: &[(&str, &str)],
+) -> Result<Server, String> {
     let port = free_port().map_err(|e| e.to_string())?;
     let log = work.join("snapscale.log");
     let log_file = File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let data_dir = work.join("snapscale-data");
-    let mut child = ServerChild::spawn_with(
-        port,
-        max_connections(settings),
-        data_dir.clone(),
-        log_file.into(),
-        settings.snapscale_settings(),
-    )
-    .map_err(|e| format!("cannot start snapscale serve: {e}"))?;
+    let mut child = ServerChild::spawn_with(port, max_connections, data_dir.clone(), log_file.into(), set)
+        .map_err(|e| format!("cannot start snapscale serve: {e}"))?;
     wait_until_accepting(port, "postgres", child.child())
         .map_err(|e| format!("snapscale did not start: {e}\n{}", log_tail(&log)))?;
     Ok(Server { kind: Kind::Snapscale, port, process: Process::Snapscale(child), log, gone: None, data_dir })
 }
 
 pub(super) fn start_postgres(settings: &Settings, work: &Path) -> Result<Server, String> {
+    let pg_settings = settings.postgres_settings();
+    start_postgres_with(&settings.pg_bin, work, "pgbench", &super::report::pairs(&pg_settings))
+}
+
+/// Starts PostgreSQL from `pg_bin` on a fresh initdb'd cluster in the
+/// temporary directory (named for `experiment`, so that two experiments
+/// never share one), with `-c name=value` for each of `settings` and its
+/// log in `work`.
+pub(crate) fn start_postgres_with(
+    pg_bin: &Path,
+    work: &Path,
+    experiment: &str,
+    settings: &[(&str, &str)],
+) -> Result<Server, String> {
     let port = free_port().map_err(|e| e.to_string())?;
     let log = work.join("postgres.log");
-    let data_dir = std::env::temp_dir().join(format!("snapscale-lab-pgbench-{}-pgdata", std::process::id()));
-    let pg_settings = settings.postgres_settings();
-    let pg =
-        Postgres::start(&settings.pg_bin, port, data_dir.clone(), &log, &super::report::pairs(&pg_settings))?;
+    let data_dir =
+        std::env::temp_dir().join(format!("snapscale-lab-{experiment}-{}-pgdata", std::process::id()));
+    let pg = Postgres::start(pg_bin, port, data_dir.clone(), &log, settings)?;
     Ok(Server { kind: Kind::Postgres, port, process: Process::Postgres(pg), log, gone: None, data_dir })
+}
+
+/// The servers under test, as an experiment starts them: snapscale (it
+/// must start), then PostgreSQL, or why not (the experiment then measures
+/// snapscale alone), with `postgres --version`.
+pub(crate) struct Started {
+    pub(crate) servers: Vec<Server>,
+    pub(crate) postgres_skipped: Option<String>,
+    pub(crate) postgres_version: String,
+}
+
+/// Starts both servers through `snapscale` and `postgres`; `lab` names the
+/// experiment in messages.
+pub(crate) fn start_both(
+    lab: &str,
+    pg_bin: &Path,
+    snapscale: impl FnOnce() -> Result<Server, String>,
+    postgres: impl FnOnce() -> Result<Server, String>,
+) -> std::io::Result<Started> {
+    let mut servers = vec![snapscale().map_err(std::io::Error::other)?];
+    let mut postgres_skipped = None;
+    match postgres() {
+        Ok(pg) => servers.push(pg),
+        Err(why) => {
+            eprintln!("lab {lab}: measuring snapscale alone: {why}");
+            postgres_skipped = Some(why);
+        }
+    }
+    let postgres_version = Command::new(pg_bin.join("postgres"))
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|_| "unknown".into());
+    Ok(Started { servers, postgres_skipped, postgres_version })
 }
 
 /// What `SHOW` reports for each of `settings` on the server at `port`,
 /// through PostgreSQL's psql: proof that the server runs with what the
 /// report says, whatever its defaults.
-pub(super) fn show(pg_bin: &Path, port: u16, settings: &[(&str, &str)]) -> String {
+pub(crate) fn show(pg_bin: &Path, port: u16, settings: &[(&str, &str)]) -> String {
     let mut psql = Command::new(pg_bin.join("psql"));
     psql.args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres", "-X", "-A", "-t"]);
     for (name, _) in settings {

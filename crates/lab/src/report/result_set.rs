@@ -56,10 +56,27 @@ impl ResultSet {
         summary_markdown: &str,
         settings: &[(String, String)],
     ) -> io::Result<Written> {
+        self.write_drawn(table, &|path| figure.write_svg(path), summary_markdown, settings)
+    }
+
+    /// [`ResultSet::write`] with the SVG drawn by `draw` (given the path to
+    /// write), for an experiment whose picture is not a [`Figure`]: a
+    /// [`super::plot::Bars`] chart of named cases.
+    ///
+    /// # Errors
+    ///
+    /// As [`ResultSet::write`].
+    pub fn write_drawn(
+        &self,
+        table: &Table,
+        draw: &dyn Fn(&Path) -> Result<(), String>,
+        summary_markdown: &str,
+        settings: &[(String, String)],
+    ) -> io::Result<Written> {
         fs::create_dir_all(&self.dir)?;
         let written = Written { csv: self.path("csv"), svg: self.path("svg"), markdown: self.path("md") };
         table.write_csv(&written.csv)?;
-        figure.write_svg(&written.svg).map_err(io::Error::other)?;
+        draw(&written.svg).map_err(io::Error::other)?;
         let page =
             self.page(&format_utc(SystemTime::now()), &Machine::detect(), table, summary_markdown, settings);
         fs::write(&written.markdown, page)?;
