@@ -73,10 +73,10 @@ impl Levels {
             _ => {}
         })?;
         for k in outer {
-            match (scope.parent(), scope.arg(k)) {
-                (Some(parent), Some(a)) => self.read(&a, parent, level + 1, stack)?,
-                // A routine's parameter: a value of its own.
-                _ => {}
+            // (A routine's parameter has no enclosing query: a value of
+            // its own.)
+            if let (Some(parent), Some(a)) = (scope.parent(), scope.arg(k)) {
+                self.read(&a, parent, level + 1, stack)?;
             }
         }
         Ok(())
