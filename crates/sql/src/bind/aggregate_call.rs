@@ -33,11 +33,7 @@ fn column_name(n: usize) -> String {
 /// 42803 "aggregate function calls cannot be nested" for an aggregate
 /// found in an aggregate's arguments.
 fn nested(e: SqlError) -> SqlError {
-    if e.code == SqlState::GROUPING_ERROR {
-        SqlError::new(SqlState::GROUPING_ERROR, "aggregate function calls cannot be nested")
-    } else {
-        e
-    }
+    super::function::nested(e)
 }
 
 impl<R: Resolver> Binder<'_, R> {
@@ -80,6 +76,7 @@ impl<R: Resolver> Binder<'_, R> {
         let list = if star { &[] } else { list };
         let over = f.over.is_some();
         // Aggregates do not nest (a window's arguments may hold them).
+        let marks = scope.arg_marks();
         let saved_aggs = if over { None } else { Some(self.query.aggs.take()) };
         let saved_windows = self.query.windows.take();
         let bound = self.call_arguments(list, scope);
@@ -107,9 +104,6 @@ impl<R: Resolver> Binder<'_, R> {
                 SqlState::WRONG_OBJECT_TYPE,
                 format!("{}(*) must be used to call a parameterless aggregate function", entry.name),
             ));
-        }
-        if !over && self.query.aggs.is_none() {
-            return Err(SqlError::new(SqlState::GROUPING_ERROR, "aggregate functions are not allowed here"));
         }
         let state = agg.state;
         let trans_types: Vec<SqlType> = std::iter::once(state).chain(inputs.iter().copied()).collect();
@@ -167,15 +161,14 @@ impl<R: Resolver> Binder<'_, R> {
             ty,
             user: Some(Box::new(user)),
         };
-        let aggs = self.query.aggs.as_mut().expect("checked above");
-        let slot = match aggs.iter().position(|a| *a == aggregate) {
-            Some(i) => i,
-            None => {
-                aggs.push(aggregate);
-                aggs.len() - 1
-            }
-        };
-        Ok(Some(Typed { e: Expr::Agg(slot), ty: Some(ty) }))
+        // Whose aggregate it is, and whether one is allowed here
+        // (outer_agg.rs).
+        let at = f.name.0.first().and_then(|p| p.as_ident()).and_then(|i| {
+            let origin = self.origin.as_deref()?;
+            origin.position(i.span.start.line, i.span.start.column)
+        });
+        let e = self.place_aggregate(aggregate, scope, &marks, at)?;
+        Ok(Some(Typed { e, ty: Some(ty) }))
     }
 
     /// The aggregate over a window: a window call whose arguments are its

@@ -23,7 +23,8 @@ impl<R: Resolver> Binder<'_, R> {
             [_, q, c] => (Some(ident(q)), ident(c)),
             _ => return Err(not_supported("qualified column names with a schema")),
         };
-        let (e, ty) = scope.column(qualifier.as_deref(), &name)?;
+        let at = parts.first().map(|p| p.span.start).filter(|l| l.line > 0);
+        let (e, ty) = scope.column_at(qualifier.as_deref(), &name, at)?;
         Ok(Typed { e, ty: Some(ty) })
     }
 

@@ -113,11 +113,10 @@ impl<R: Resolver> Binder<'_, R> {
                 let t = self.expr(e, &scope);
                 self.query.aggs = saved;
                 let t = match t {
-                    Err(e) if e.code == SqlState::GROUPING_ERROR => {
-                        return Err(SqlError::new(
-                            SqlState::GROUPING_ERROR,
-                            "aggregate functions are not allowed in JOIN conditions",
-                        ))
+                    // Placed at the aggregate, as PostgreSQL places it.
+                    Err(mut e) if e.code == SqlState::GROUPING_ERROR => {
+                        e.message = "aggregate functions are not allowed in JOIN conditions".into();
+                        return Err(e);
                     }
                     other => other?,
                 };
@@ -717,11 +716,9 @@ impl<R: Resolver> Binder<'_, R> {
             Err(e) if e.message == "set-returning functions are not allowed here" => {
                 return Err(not_supported(format!("function {fname} in FROM")))
             }
-            Err(e) if e.code == SqlState::GROUPING_ERROR => {
-                return Err(SqlError::new(
-                    SqlState::GROUPING_ERROR,
-                    "aggregate functions are not allowed in functions in FROM",
-                ))
+            Err(mut e) if e.code == SqlState::GROUPING_ERROR => {
+                e.message = "aggregate functions are not allowed in functions in FROM".into();
+                return Err(e);
             }
             other => other?,
         };

@@ -108,12 +108,9 @@ impl<R: Resolver> Binder<'_, R> {
                 // `count(DISTINCT *)` is not in PostgreSQL's grammar.
                 return Err(SqlError::new(SqlState::SYNTAX_ERROR, "syntax error at or near \"*\""));
             }
-            if self.query.aggs.is_none() {
-                return Err(SqlError::new(
-                    SqlState::GROUPING_ERROR,
-                    "aggregate functions are not allowed here",
-                ));
-            }
+            // Whose aggregate it is, and so whether one is allowed here,
+            // is known once its expressions are bound (outer_agg.rs).
+            let marks = scope.arg_marks();
             let (args, delimiter) = match (func, args.as_slice()) {
                 (AggFunc::StringAgg | AggFunc::JsonObjectAgg | AggFunc::JsonbObjectAgg, [a, d]) => {
                     (vec![*a], Some(*d))
@@ -146,17 +143,7 @@ impl<R: Resolver> Binder<'_, R> {
                     let saved = self.query.aggs.take();
                     let t = self.expr(a, scope);
                     self.query.aggs = saved;
-                    let t = t.map_err(|e| {
-                        if e.code == SqlState::GROUPING_ERROR {
-                            SqlError::new(
-                                SqlState::GROUPING_ERROR,
-                                "aggregate function calls cannot be nested",
-                            )
-                        } else {
-                            e
-                        }
-                    })?;
-                    Some(t)
+                    Some(t.map_err(nested)?)
                 }
                 _ => {
                     return Err(SqlError::new(
@@ -184,16 +171,13 @@ impl<R: Resolver> Binder<'_, R> {
                 let args: Vec<Expr> = arg.iter().chain(delimiter.iter()).cloned().collect();
                 self.distinct_order(&mut order, order_by, &args)?;
             }
-            let aggs = self.query.aggs.as_mut().expect("checked above");
             let aggregate = Aggregate { func, arg, delimiter, order, distinct, filter, ty, user: None };
-            let slot = match aggs.iter().position(|a| *a == aggregate) {
-                Some(i) => i,
-                None => {
-                    aggs.push(aggregate);
-                    aggs.len() - 1
-                }
-            };
-            return Ok(Typed { e: Expr::Agg(slot), ty: Some(ty) });
+            let at = f.name.0.first().and_then(|p| p.as_ident()).and_then(|i| {
+                let origin = self.origin.as_deref()?;
+                origin.position(i.span.start.line, i.span.start.column)
+            });
+            let e = self.place_aggregate(aggregate, scope, &marks, at)?;
+            return Ok(Typed { e, ty: Some(ty) });
         }
         // PostgreSQL's check, once the name is known not to be an aggregate.
         if f.over.is_none() {
@@ -708,12 +692,13 @@ impl<R: Resolver> Binder<'_, R> {
         let saved = self.query.aggs.take();
         let t = self.expr(cond, scope);
         self.query.aggs = saved;
-        let t = t.map_err(|e| {
-            if e.code == SqlState::GROUPING_ERROR {
-                SqlError::new(SqlState::GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
-            } else {
-                e
+        let t = t.map_err(|mut e| {
+            // An aggregate of this query; one of an enclosing query was
+            // judged at its own level.
+            if e.code == SqlState::GROUPING_ERROR && e.message.ends_with("here") {
+                e.message = "aggregate functions are not allowed in FILTER".into();
             }
+            e
         })?;
         Ok(Some(self.coerce(t, SqlType::Bool, Coercion::Implicit, "argument of FILTER")?))
     }
@@ -768,13 +753,7 @@ impl<R: Resolver> Binder<'_, R> {
             let saved = self.query.aggs.take();
             let t = self.expr(&o.expr, scope);
             self.query.aggs = saved;
-            let t = t.map_err(|e| {
-                if e.code == SqlState::GROUPING_ERROR {
-                    SqlError::new(SqlState::GROUPING_ERROR, "aggregate function calls cannot be nested")
-                } else {
-                    e
-                }
-            })?;
+            let t = t.map_err(nested)?;
             let expr = self.settle(t)?;
             let desc = match &o.options.sort {
                 None | Some(ast::OrderBySort::Asc) => false,
@@ -915,4 +894,13 @@ pub(super) fn jsonpath_positional(
         out.push(FunctionArg::Unnamed(FunctionArgExpr::Expr(e)));
     }
     Ok(Some(out))
+}
+
+/// 42803 "aggregate function calls cannot be nested" for an aggregate
+/// found in an aggregate's arguments, placed where the inner call is.
+pub(super) fn nested(mut e: SqlError) -> SqlError {
+    if e.code == SqlState::GROUPING_ERROR && e.message.ends_with("not allowed here") {
+        e.message = "aggregate function calls cannot be nested".into();
+    }
+    e
 }

@@ -35,6 +35,7 @@ mod index_ddl;
 pub(crate) mod index_keys;
 mod instead_of;
 mod merge;
+mod outer_agg;
 mod polymorphic;
 mod populate;
 mod query;

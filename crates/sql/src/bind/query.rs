@@ -8,7 +8,7 @@ use sqlparser::ast::{self, GroupByExpr, LimitClause, OrderByKind, OrderBySort, S
 
 use super::scope::{Named, Scope};
 use super::{ident, not_supported, Binder, Coercion, Resolver, Typed};
-use crate::expr::{Expr, Rewrite};
+use crate::expr::{Expr, Rewrite, SubKind, SubLink};
 use crate::plan::{Column, Grouping, Locking, Rel, RowLock, Scan, Select, SortKey};
 use crate::stack::StackDepth;
 
@@ -180,7 +180,13 @@ impl<R: Resolver> Binder<'_, R> {
         let grouping = if !grouped && !distinct {
             None
         } else {
-            let grouper = Grouper { keys: &keys, scope: &scope, stack: self.stack };
+            let grouper = Grouper {
+                keys: &keys,
+                scope: &scope,
+                stack: self.stack,
+                in_subquery: false,
+                origin: self.origin.as_deref(),
+            };
             for e in outputs.iter_mut() {
                 *e = grouper.rewrite(std::mem::replace(e, Expr::Const(Value::Null)))?;
             }
@@ -529,6 +535,10 @@ pub(super) struct Grouper<'a> {
     keys: &'a [Expr],
     scope: &'a Scope<'a>,
     stack: StackDepth,
+    /// Rewriting the values a subquery reads from the group (its outer
+    /// values), which PostgreSQL words its error for.
+    in_subquery: bool,
+    origin: Option<&'a crate::statement::Origin>,
 }
 
 impl Grouper<'_> {
@@ -540,12 +550,35 @@ impl Grouper<'_> {
             match e {
                 Expr::Column(_) => {
                     let name = self.scope.describe(&e).unwrap_or_else(|| "?".into());
-                    Err(SqlError::new(
+                    let at = self.scope.named_at(&e).zip(self.origin);
+                    let at = at.and_then(|(at, origin)| origin.position(at.line, at.column));
+                    let err = SqlError::new(
                         SqlState::GROUPING_ERROR,
-                        format!(
-                            "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
-                        ),
-                    ))
+                        if self.in_subquery {
+                            format!("subquery uses ungrouped column \"{name}\" from outer query")
+                        } else {
+                            format!(
+                                "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
+                            )
+                        },
+                    );
+                    Err(match at {
+                        Some(p) => err.at_position(p),
+                        None => err,
+                    })
+                }
+                // A quantified comparison's left side is this query's; the
+                // arguments are what the subquery reads.
+                Expr::SubLink(link) if !self.in_subquery => {
+                    let SubLink { kind, plan, args } = *link;
+                    let kind = match kind {
+                        SubKind::Any { lhs, op, bpchar } => SubKind::Any { lhs: self.rewrite(lhs)?, op, bpchar },
+                        SubKind::All { lhs, op, bpchar } => SubKind::All { lhs: self.rewrite(lhs)?, op, bpchar },
+                        other => other,
+                    };
+                    let inner = Grouper { in_subquery: true, ..*self };
+                    let args = args.into_iter().map(|a| inner.rewrite(a)).collect::<Result<_, _>>()?;
+                    Ok(Rewrite::Replace(Expr::SubLink(Box::new(SubLink { kind, plan, args }))))
                 }
                 other => Ok(Rewrite::Descend(other)),
             }
@@ -608,9 +641,11 @@ pub(super) fn no_aggregates(t: Result<Typed, SqlError>, what: &str) -> Result<Ty
             SqlState::WINDOWING_ERROR,
             format!("window functions are not allowed in {what}"),
         )),
-        Err(e) if e.code == SqlState::GROUPING_ERROR && e.message.starts_with("aggregate") => Err(
-            SqlError::new(SqlState::GROUPING_ERROR, format!("aggregate functions are not allowed in {what}")),
-        ),
+        // Placed where the aggregate is, as PostgreSQL places it.
+        Err(mut e) if e.code == SqlState::GROUPING_ERROR && e.message.starts_with("aggregate") => {
+            e.message = format!("aggregate functions are not allowed in {what}");
+            Err(e)
+        }
         other => other,
     }
 }

@@ -16,6 +16,8 @@ use std::rc::Rc;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::{SqlError, SqlType};
 
+use sqlparser::tokenizer::Location;
+
 use crate::expr::Expr;
 use crate::plan::Rel;
 
@@ -49,6 +51,9 @@ pub(super) struct Scope<'a> {
     /// the enclosing scope's terms. Shared with the subqueries in this
     /// query's FROM clause, which run as part of it.
     args: Rc<RefCell<Vec<Expr>>>,
+    /// Where in the statement each of this scope's columns was named, in
+    /// the order they were (a grouping error is placed at the column).
+    named_at: RefCell<Vec<(Expr, Location)>>,
 }
 
 impl<'a> Scope<'a> {
@@ -95,9 +100,79 @@ impl<'a> Scope<'a> {
         std::mem::take(&mut self.args.borrow_mut())
     }
 
+    /// The enclosing query's scope, if any.
+    pub fn parent(&self) -> Option<&Scope<'a>> {
+        self.parent
+    }
+
+    /// The scope `levels` queries out (0: this one).
+    pub fn ancestor(&self, levels: usize) -> Option<&Scope<'a>> {
+        let mut s = self;
+        for _ in 0..levels {
+            s = s.parent?;
+        }
+        Some(s)
+    }
+
+    /// This query's outer value `k`, in the enclosing scope's terms.
+    pub fn arg(&self, k: usize) -> Option<Expr> {
+        self.args.borrow().get(k).cloned()
+    }
+
+    /// How many outer values this scope and each enclosing one have
+    /// gathered, innermost first: what [`Scope::forget_args`] goes back to.
+    pub fn arg_marks(&self) -> Vec<usize> {
+        let mut marks = vec![self.args.borrow().len()];
+        let mut s = self.parent;
+        while let Some(p) = s {
+            marks.push(p.args.borrow().len());
+            s = p.parent;
+        }
+        marks
+    }
+
+    /// Drops the outer values gathered since `marks` in the innermost
+    /// `levels` scopes (an aggregate that moved to an outer query no
+    /// longer reads them here).
+    pub fn forget_args(&self, marks: &[usize], levels: usize) {
+        let mut s = Some(self);
+        for &m in marks.iter().take(levels) {
+            let Some(scope) = s else { return };
+            scope.args.borrow_mut().truncate(m);
+            s = scope.parent;
+        }
+    }
+
+    /// `e`, an expression in the terms of the scope `levels` queries out,
+    /// passed down to this one as an outer value (through each query in
+    /// between, as a column of an enclosing query is).
+    pub fn pass_down(&self, levels: usize, e: Expr) -> Expr {
+        let Some(parent) = self.parent.filter(|_| levels > 0) else { return e };
+        let e = parent.pass_down(levels - 1, e);
+        let mut args = self.args.borrow_mut();
+        let k = match args.iter().position(|a| *a == e) {
+            Some(k) => k,
+            None => {
+                args.push(e);
+                args.len() - 1
+            }
+        };
+        Expr::Outer(k)
+    }
+
     /// Resolves `qualifier.name` or `name` here or in an enclosing scope.
     pub fn column(&self, qualifier: Option<&str>, name: &str) -> Result<(Expr, SqlType), SqlError> {
-        match self.lookup(qualifier, name)? {
+        self.column_at(qualifier, name, None)
+    }
+
+    /// [`Scope::column`], the name written at `at`.
+    pub fn column_at(
+        &self,
+        qualifier: Option<&str>,
+        name: &str,
+        at: Option<Location>,
+    ) -> Result<(Expr, SqlType), SqlError> {
+        match self.lookup(qualifier, name, at)? {
             Some(found) => Ok(found),
             None => Err(match qualifier {
                 Some(q) if !self.has_alias(q) => SqlError::new(
@@ -119,12 +194,20 @@ impl<'a> Scope<'a> {
     }
 
     /// The column in this scope's terms, or `None` if no scope has it.
-    fn lookup(&self, qualifier: Option<&str>, name: &str) -> Result<Option<(Expr, SqlType)>, SqlError> {
+    fn lookup(
+        &self,
+        qualifier: Option<&str>,
+        name: &str,
+        at: Option<Location>,
+    ) -> Result<Option<(Expr, SqlType)>, SqlError> {
         if let Some(found) = self.here(qualifier, name)? {
+            if let Some(at) = at {
+                self.named_at.borrow_mut().push((found.0.clone(), at));
+            }
             return Ok(Some(found));
         }
         let Some(parent) = self.parent else { return Ok(None) };
-        let Some((expr, ty)) = parent.lookup(qualifier, name)? else { return Ok(None) };
+        let Some((expr, ty)) = parent.lookup(qualifier, name, at)? else { return Ok(None) };
         let mut args = self.args.borrow_mut();
         let k = match args.iter().position(|a| *a == expr) {
             Some(k) => k,
@@ -178,6 +261,11 @@ impl<'a> Scope<'a> {
                 )
             }),
         }
+    }
+
+    /// Where the column `e` of this scope was first named.
+    pub fn named_at(&self, e: &Expr) -> Option<Location> {
+        self.named_at.borrow().iter().find(|(c, _)| c == e).map(|(_, at)| *at)
     }
 
     /// The name of the column an expression reads, if it is one of ours

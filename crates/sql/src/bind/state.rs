@@ -11,7 +11,9 @@
 //!   set-returning calls found in its expressions (each `None` where the
 //!   clause being bound does not allow them), its WINDOW clause, and which
 //!   outputs have no type of their own yet. A SELECT nested in another
-//!   saves its outer query's state and puts it back when it is done.
+//!   saves its outer query's state and puts it back when it is done; a
+//!   subquery's enclosing queries' aggregate lists stay reachable for the
+//!   aggregates that belong to them (outer_agg.rs).
 
 use snapscale_engine::RowLockMode;
 use snapscale_values::SqlType;
@@ -86,4 +88,14 @@ pub(super) struct QueryState {
     /// Binding the select list of a top-level SELECT without FROM, whose
     /// expressions are evaluated once (PL-CALLS).
     pub(super) once: bool,
+    /// The aggregate lists of the queries enclosing the subquery being
+    /// bound, innermost last, each under the address of the scope its
+    /// subquery was bound in (`None` where the clause holding the subquery
+    /// allows no aggregates): where an outer-level aggregate goes
+    /// (outer_agg.rs).
+    pub(super) enclosing: Vec<(usize, Option<Vec<Aggregate>>)>,
+    /// The outer-level aggregates placed so far: the enclosing scope's
+    /// address, the slot, and where the call is in the query string (for
+    /// "cannot be nested" errors found later).
+    pub(super) placed: Vec<(usize, usize, Option<usize>)>,
 }

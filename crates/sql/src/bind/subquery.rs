@@ -26,7 +26,7 @@ impl<R: Resolver> Binder<'_, R> {
     ) -> Result<(usize, Vec<Expr>, Vec<SqlType>), SqlError> {
         let child = scope.child();
         self.sublink_depth += 1;
-        let select = self.query_scoped(q, &child);
+        let select = self.enclosing_aggs(scope, |b| b.query_scoped(q, &child));
         self.sublink_depth -= 1;
         let select = select?;
         let args = child.take_args();
