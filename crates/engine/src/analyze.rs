@@ -185,7 +185,7 @@ pub fn column_stats(
     // sort is stable: equal counts in value order).
     let mut track: Vec<(usize, usize)> =
         counts.runs.iter().enumerate().filter(|(_, r)| r.1 > 1).map(|(i, r)| (i, r.1)).collect();
-    track.sort_by(|a, b| b.1.cmp(&a.1));
+    track.sort_by_key(|t| std::cmp::Reverse(t.1));
     let all_fit =
         track.len() == counts.runs.len() && too_wide == 0 && distinct > 0.0 && track.len() <= target;
     let keep = if all_fit {
