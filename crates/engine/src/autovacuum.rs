@@ -375,6 +375,9 @@ impl Database {
                 vacuumed.push(id);
             }
         }
+        // Autoanalyze after the vacuums, under a snapshot of its own (the
+        // vacuums' cutoffs are not held back by it).
+        let analyzed = self.autoanalyze(session);
         if next.0.saturating_sub(self.catalog.table.frozen_xid().0) > limits.freeze_max_age {
             let mark = VacuumOptions { freeze_min_age: limits.freeze_min_age, remove: false };
             self.catalog.table.vacuum_with(session, mark, |_| {});
@@ -385,7 +388,7 @@ impl Database {
         self.autovacuum.rounds.fetch_add(1, Relaxed);
         self.warn_if_nearly_full(&limits, &frozen);
         let lagging = next.0.saturating_sub(frozen.frozen.0) > limits.freeze_max_age;
-        if !vacuumed.is_empty() || lagging {
+        if !vacuumed.is_empty() || analyzed > 0 || lagging {
             let state = self.xid_log_state();
             let message = "autovacuum round";
             let (heaps, ms) = (vacuumed.len(), started.elapsed().as_millis() as u64);

@@ -542,6 +542,8 @@ pub struct Heap {
     pub sequence: OnceLock<Sequence>,
     /// Its vacuum passes (pg_stat_user_tables).
     pub vacuums: VacuumRecord,
+    /// Its planner statistics and analyze counters (STATS-SLOT).
+    pub stats: crate::stats::StatsSlot,
 }
 
 /// How often and when a heap was vacuumed, by VACUUM and by autovacuum
@@ -633,6 +635,7 @@ impl Heap {
             next_row_id: AtomicI64::new(1),
             sequence: OnceLock::new(),
             vacuums: VacuumRecord::default(),
+            stats: crate::stats::StatsSlot::default(),
         }
     }
 

@@ -28,6 +28,8 @@
 
 pub mod activity;
 pub mod advisory;
+pub mod analyze;
+pub mod autoanalyze;
 pub mod autovacuum;
 pub mod cancel;
 pub mod catalog;
@@ -43,6 +45,7 @@ pub mod relcache;
 pub mod routines;
 pub mod sequence;
 pub mod session_view;
+pub mod stats;
 pub mod triggers;
 pub mod user_types;
 pub mod vacuum_state;

@@ -23,6 +23,12 @@ pub struct AutovacuumConfig {
     pub vacuum_threshold: u64,
     /// `autovacuum_vacuum_scale_factor`: and this fraction of its versions.
     pub vacuum_scale_factor: f64,
+    /// `autovacuum_analyze_threshold`: rows changed since a table's last
+    /// ANALYZE before its scale factor counts (autoanalyze).
+    pub analyze_threshold: u64,
+    /// `autovacuum_analyze_scale_factor`: and this fraction of its rows
+    /// (reltuples).
+    pub analyze_scale_factor: f64,
     /// `vacuum_freeze_min_age`: xids younger than this are not frozen.
     pub freeze_min_age: u64,
     /// `autovacuum_freeze_max_age`: a heap whose frozen xid is older is
@@ -37,6 +43,8 @@ impl Default for AutovacuumConfig {
             naptime: Duration::from_secs(60),
             vacuum_threshold: 50,
             vacuum_scale_factor: 0.2,
+            analyze_threshold: 50,
+            analyze_scale_factor: 0.1,
             freeze_min_age: 50_000_000,
             freeze_max_age: 200_000_000,
         }

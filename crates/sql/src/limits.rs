@@ -42,6 +42,8 @@ pub(crate) struct StatementLimits {
     pub(crate) max_stack_depth: usize,
     pub(crate) max_message_size: usize,
     pub(crate) temp_file_limit: Option<u64>,
+    /// default_statistics_target: ANALYZE's sample and lists.
+    pub(crate) statistics_target: i32,
 }
 
 impl Default for StatementLimits {
@@ -50,6 +52,7 @@ impl Default for StatementLimits {
             max_stack_depth: DEFAULT_MAX_STACK_DEPTH,
             max_message_size: 64 << 20,
             temp_file_limit: Some(DEFAULT_TEMP_FILE_LIMIT),
+            statistics_target: snapscale_engine::analyze::DEFAULT_TARGET,
         }
     }
 }

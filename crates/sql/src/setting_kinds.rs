@@ -42,8 +42,9 @@ pub(crate) enum Kind {
 }
 
 /// Every tunable with its kind and its default as SHOW prints it, by name.
-pub(crate) const TUNABLES: [(&str, Kind, &str); 28] = [
+pub(crate) const TUNABLES: [(&str, Kind, &str); 29] = [
     ("constraint_exclusion", Kind::Enum(&["partition", "on", "off"]), "partition"),
+    ("default_statistics_target", Kind::Int { min: 1, max: 10_000 }, "100"),
     ("default_table_access_method", Kind::OneOf { values: &["heap"], what: "Table access method" }, "heap"),
     ("default_tablespace", Kind::OneOf { values: &["", "pg_default"], what: "Tablespace" }, ""),
     ("default_toast_compression", Kind::Enum(&["pglz", "lz4"]), "pglz"),

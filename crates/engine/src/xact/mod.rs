@@ -654,6 +654,8 @@ impl Xact {
 
     /// A heap this transaction changed: pruned after commit if due.
     pub fn touch(&mut self, heap: &Arc<Heap>) {
+        // Each written row counts towards autoanalyze (STATS-SLOT).
+        heap.stats.note_change();
         if !self.touched.iter().any(|h| Arc::ptr_eq(h, heap)) {
             self.touched.push(Arc::clone(heap));
         }

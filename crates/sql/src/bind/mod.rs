@@ -877,7 +877,31 @@ pub fn bind_parsed<R: Resolver>(
         Parsed::Sql(s) => bind_ast(resolver, s, declared, max_stack_depth),
         // EXPLAIN plans the statement it explains (explain/).
         Parsed::Explain(e) => bind_parsed(resolver, &e.statement, declared, max_stack_depth),
-        Parsed::Analyze => Ok(utility(Utility::Analyze, Vec::new())),
+        Parsed::Analyze { verbose, targets } => {
+            let mut bound = Vec::new();
+            let mut deps = Vec::new();
+            for (t, columns) in targets {
+                let rel = resolve(resolver, t)?;
+                let mut picked = Vec::new();
+                for c in columns {
+                    let Some(i) = rel.entry.column(c) else {
+                        return Err(SqlError::new(
+                            SqlState::UNDEFINED_COLUMN,
+                            format!("column \"{c}\" of relation \"{}\" does not exist", rel.entry.name),
+                        ));
+                    };
+                    picked.push(i);
+                }
+                deps.push(Dep {
+                    name: t.clone(),
+                    rel: rel.clone(),
+                    mode: LockMode::ShareUpdateExclusive,
+                    nowait: false,
+                });
+                bound.push((rel, picked));
+            }
+            Ok(utility(Utility::Analyze { targets: bound, verbose: *verbose }, deps))
+        }
         Parsed::Checkpoint => Ok(utility(Utility::Checkpoint, Vec::new())),
         Parsed::AlterDomain(a) => {
             let mut b = Binder::new(resolver, max_stack_depth, declared.to_vec());

@@ -18,6 +18,10 @@ const INT2: SqlType = SqlType::Int2;
 const INT4: SqlType = SqlType::Int4;
 const INT8: SqlType = SqlType::Int8;
 const FLOAT: SqlType = SqlType::Float8;
+const REAL: SqlType = SqlType::Float4;
+const REALS: SqlType = SqlType::Array(Elem::Float4);
+/// anyarray, shown as its text.
+const ANYARRAY: SqlType = SqlType::Text;
 const TEXT: SqlType = SqlType::Text;
 const CHAR: SqlType = SqlType::Char1;
 const XID: SqlType = SqlType::Int8;
@@ -52,7 +56,7 @@ pub(super) const PG_CLASS: &[ViewColumn] = &[
     c("relfilenode", OID),
     c("reltablespace", OID),
     c("relpages", INT4),
-    c("reltuples", FLOAT),
+    c("reltuples", REAL),
     c("relallvisible", INT4),
     c("reltoastrelid", OID),
     c("relhasindex", BOOL),
@@ -727,4 +731,55 @@ pub(super) const PG_LOCKS: &[ViewColumn] = &[
     c("granted", BOOL),
     c("fastpath", BOOL),
     c("waitstart", TSTZ),
+];
+
+pub(super) const PG_STATISTIC: &[ViewColumn] = &[
+    c("starelid", OID),
+    c("staattnum", INT2),
+    c("stainherit", BOOL),
+    c("stanullfrac", REAL),
+    c("stawidth", INT4),
+    c("stadistinct", REAL),
+    c("stakind1", INT2),
+    c("stakind2", INT2),
+    c("stakind3", INT2),
+    c("stakind4", INT2),
+    c("stakind5", INT2),
+    c("staop1", OID),
+    c("staop2", OID),
+    c("staop3", OID),
+    c("staop4", OID),
+    c("staop5", OID),
+    c("stacoll1", OID),
+    c("stacoll2", OID),
+    c("stacoll3", OID),
+    c("stacoll4", OID),
+    c("stacoll5", OID),
+    c("stanumbers1", REALS),
+    c("stanumbers2", REALS),
+    c("stanumbers3", REALS),
+    c("stanumbers4", REALS),
+    c("stanumbers5", REALS),
+    c("stavalues1", ANYARRAY),
+    c("stavalues2", ANYARRAY),
+    c("stavalues3", ANYARRAY),
+    c("stavalues4", ANYARRAY),
+    c("stavalues5", ANYARRAY),
+];
+
+pub(super) const PG_STATS: &[ViewColumn] = &[
+    c("schemaname", NAME),
+    c("tablename", NAME),
+    c("attname", NAME),
+    c("inherited", BOOL),
+    c("null_frac", REAL),
+    c("avg_width", INT4),
+    c("n_distinct", REAL),
+    c("most_common_vals", ANYARRAY),
+    c("most_common_freqs", REALS),
+    c("histogram_bounds", ANYARRAY),
+    c("correlation", REAL),
+    c("most_common_elems", ANYARRAY),
+    c("most_common_elem_freqs", REALS),
+    c("elem_count_histogram", REALS),
 ];

@@ -29,6 +29,7 @@ pub(crate) use functions::index_key_parts;
 mod info_schema;
 mod relations;
 mod routines;
+mod statistics;
 mod system;
 mod triggers;
 mod types;
@@ -135,6 +136,8 @@ static VIEWS: &[ViewDef] = &[
     view(PG, "pg_stat_user_tables", 12011, 'v', defs::PG_STAT_USER_TABLES),
     view(PG, "pg_cursors", 12012, 'v', defs::PG_CURSORS),
     view(PG, "pg_stat_ssl", 12040, 'v', defs::PG_STAT_SSL),
+    view(PG, "pg_statistic", 2619, 'r', defs::PG_STATISTIC),
+    view(PG, "pg_stats", 12013, 'v', defs::PG_STATS),
     view(IS, "schemata", 13001, 'v', info_schema::INFO_SCHEMATA),
     view(IS, "tables", 13002, 'v', info_schema::INFO_TABLES),
     view(IS, "columns", 13003, 'v', info_schema::INFO_COLUMNS),
@@ -439,6 +442,8 @@ pub(crate) fn rows(view: View, state: &CatalogState) -> Result<Vec<Row>, SqlErro
         (PG, "pg_cursors") => system::cursors(state),
         (PG, "pg_locks") => activity::locks(state),
         (PG, "pg_stat_user_tables") => relations::stat_user_tables(state),
+        (PG, "pg_statistic") => statistics::statistic(state),
+        (PG, "pg_stats") => statistics::stats_view(state),
         (PG, "pg_rewrite") => relations::rewrites(state),
         (PG, "pg_trigger") => triggers::triggers(state),
         (IS, "schemata") => info_schema::schemata(state),

@@ -41,7 +41,7 @@ fn class(oid: u32, name: &str, namespace: u32, kind: char, natts: usize) -> RowB
         .set("relfilenode", if kind == 'v' { 0 } else { oid })
         .set("reltablespace", 0u32)
         .set("relpages", 0)
-        .set("reltuples", Value::Float(-1.0))
+        .set("reltuples", Value::Float4(-1.0))
         .set("relallvisible", 0)
         .set("reltoastrelid", 0u32)
         .set("relhasindex", false)
@@ -106,8 +106,12 @@ pub(super) fn classes(state: &CatalogState) -> Vec<Vec<Value>> {
             continue;
         }
         let kind = if e.is_matview() { 'm' } else { 'r' };
+        // ANALYZE's count and pages; -1 and 0 until the first (STATS-SLOT).
+        let analyzed = state.db.catalog.storage(e.storage).and_then(|h| h.stats.get());
         out.push(
             class(e.oid, &e.name, ns, kind, e.columns.len())
+                .set("reltuples", Value::Float4(analyzed.as_ref().map_or(-1.0, |s| s.reltuples as f32)))
+                .set("relpages", analyzed.as_ref().map_or(0, |s| s.relpages as i64))
                 .set("relpersistence", persistence)
                 .set("relhasindex", !e.indexes.is_empty())
                 .set("relchecks", e.checks.len() as i64)
@@ -163,6 +167,14 @@ pub(super) fn stat_user_tables(state: &CatalogState) -> Vec<Vec<Value>> {
                 .set("last_autovacuum", when(v.last_auto.load(std::sync::atomic::Ordering::Relaxed)))
                 .set("vacuum_count", v.count.load(std::sync::atomic::Ordering::Relaxed) as i64)
                 .set("autovacuum_count", v.auto_count.load(std::sync::atomic::Ordering::Relaxed) as i64);
+            let a = &heap.stats;
+            // Relaxed (all): statistics counters (STATS-SLOT).
+            row = row
+                .set("n_mod_since_analyze", a.changes_since_analyze() as i64)
+                .set("last_analyze", when(a.last.load(std::sync::atomic::Ordering::Relaxed)))
+                .set("last_autoanalyze", when(a.last_auto.load(std::sync::atomic::Ordering::Relaxed)))
+                .set("analyze_count", a.count.load(std::sync::atomic::Ordering::Relaxed) as i64)
+                .set("autoanalyze_count", a.auto_count.load(std::sync::atomic::Ordering::Relaxed) as i64);
             for counter in [
                 "seq_scan",
                 "seq_tup_read",
@@ -172,10 +184,7 @@ pub(super) fn stat_user_tables(state: &CatalogState) -> Vec<Vec<Value>> {
                 "n_tup_upd",
                 "n_tup_del",
                 "n_tup_hot_upd",
-                "n_mod_since_analyze",
                 "n_ins_since_vacuum",
-                "analyze_count",
-                "autoanalyze_count",
             ] {
                 row = row.set(counter, 0i64);
             }

@@ -121,6 +121,15 @@ impl Executor<'_> {
                 Arc::clone(&rel.heap)
             }
         };
+        // Statistics of the columns still there with their types stay
+        // (STATS-SLOT): a dropped or retyped column's go.
+        let kept: Vec<(String, snapscale_values::SqlType)> =
+            entry.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+        if a.rewrite.is_some() {
+            heap.stats.inherit(&rel.heap.stats, &kept);
+        } else {
+            heap.stats.retain_columns(&kept);
+        }
         // A rewritten table's indexes are built anew in its new storage.
         for def in &entry.indexes {
             heap.index(&entry, def);

@@ -15,6 +15,7 @@
 
 mod agg;
 mod alter_table;
+mod analyze;
 mod copy;
 mod ddl;
 mod group;
@@ -721,7 +722,7 @@ impl Executor<'_> {
                 Ok(Output::Command((*tag).into()))
             }
             Utility::Vacuum { rels, analyze, freeze } => self.vacuum(rels, *analyze, *freeze),
-            Utility::Analyze => Ok(Output::Command("ANALYZE".into())),
+            Utility::Analyze { targets, verbose } => self.analyze(targets, *verbose),
             Utility::Checkpoint => self.checkpoint().await,
             Utility::LockTable { .. } => Ok(Output::Command("LOCK TABLE".into())),
             Utility::CopyTo { rel, columns, options } => self.copy_to(rel, columns, options),

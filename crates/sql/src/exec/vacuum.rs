@@ -15,7 +15,8 @@ impl Executor<'_> {
     /// catalog's own table too; FREEZE freezes every version all snapshots
     /// see. Then the database's frozen xid advances (FROZEN-XID). Not
     /// inside a transaction block, as in PostgreSQL.
-    pub(crate) fn vacuum(&mut self, rels: &[Rel], _analyze: bool, freeze: bool) -> Result<Output, SqlError> {
+    /// With ANALYZE, the relations are analyzed after their vacuum.
+    pub(crate) fn vacuum(&mut self, rels: &[Rel], analyze: bool, freeze: bool) -> Result<Output, SqlError> {
         self.refuse_in_block("VACUUM")?;
         let heaps = (!rels.is_empty()).then(|| rels.iter().map(|r| Arc::clone(&r.heap)).collect());
         let db = Arc::clone(&self.xact.db);
@@ -24,6 +25,10 @@ impl Executor<'_> {
             true => Err(cancel.error()),
             false => Ok(()),
         })?;
+        if analyze {
+            let targets: Vec<(Rel, Vec<usize>)> = rels.iter().map(|r| (r.clone(), Vec::new())).collect();
+            self.analyze(&targets, false)?;
+        }
         Ok(Output::Command("VACUUM".into()))
     }
 }

@@ -14,8 +14,8 @@
 //! the address of each operator of the plan, which lives as long as the
 //! statement.
 
-mod cost;
 pub(crate) mod deparse;
+mod estimates;
 mod json;
 mod text;
 mod tree;

@@ -18,10 +18,12 @@ use std::ops::Bound;
 use snapscale_sqlstate::SqlState;
 use snapscale_values::SqlError;
 
-use super::cost::{self, Cost};
 use super::deparse::{and_of, ident, Col, Deparser};
+use super::estimates::{self, Scanned, Tables};
 use crate::expr::{Expr, SubKind};
+use crate::plan::cost::{self, Cost};
 use crate::plan::physical::{Access, IndexArm, JoinNode, Node, Query, ScanNode, Source, Statement};
+use crate::plan::selectivity::{self, TableInfo};
 use crate::plan::{JoinKind, SetOpKind, Srf};
 use crate::stack::StackDepth;
 
@@ -139,6 +141,9 @@ pub(crate) struct Builder<'a> {
     /// The index join's equalities, as its join condition writes them.
     index_join_conds: Vec<String>,
     work_tables: HashMap<usize, (Vec<Col>, Vec<u32>)>,
+    /// The tables scanned so far, by the name their columns carry, for
+    /// the upper nodes' estimates.
+    tables: Tables,
     stack: StackDepth,
 }
 
@@ -165,6 +170,7 @@ impl<'a> Builder<'a> {
             rendered: HashSet::new(),
             referenced: RefCell::new(Vec::new()),
             work_tables: HashMap::new(),
+            tables: Tables::new(),
             outer: Vec::new(),
             index_join_conds: Vec::new(),
             stack,
@@ -188,7 +194,17 @@ impl<'a> Builder<'a> {
         Ok(match statement {
             Statement::Query(q) => {
                 let mut built = self.node(&q.root)?;
-                built.node.cost.width = q.columns.iter().map(|c| cost::type_width(c.ty)).sum();
+                // A column read from a table has its width from below
+                // (its statistics'); others their types' widths.
+                built.node.cost.width = q
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| match (built.cols.get(i), built.widths.get(i)) {
+                        (Some(Col::Var { .. }), Some(&w)) if built.cols.len() == q.columns.len() => w,
+                        _ => cost::type_width(c.ty),
+                    })
+                    .sum();
                 built.node
             }
             Statement::Insert { rel, source, on_conflict, .. } => {
@@ -429,7 +445,7 @@ impl<'a> Builder<'a> {
                         n.kind_props.push(("Command", Prop::Text(format!("{word}{all}"))));
                         n
                     };
-                    node.cost = cost::hash_aggregate(&append.cost, cols.len());
+                    node.cost = cost::hash_aggregate(&append.cost, cols.len(), None);
                     node.children.push(append.child("Outer"));
                     Built { node, cols, widths }
                 }
@@ -530,7 +546,24 @@ impl<'a> Builder<'a> {
                 }
                 let mut hash = PlanNode::new("Hash", "Hash");
                 hash.cost = cost::hash(&r.node.cost);
-                node.cost = cost::hash_join(&l.node.cost, &hash.cost, left_keys.len());
+                let traced = |cols: &[Col], k: &Expr| match k {
+                    Expr::Column(i) => cols.get(*i).cloned(),
+                    _ => None,
+                };
+                let pairs: Vec<(Option<Col>, Option<Col>)> = left_keys
+                    .iter()
+                    .zip(right_keys)
+                    .map(|(a, b)| (traced(&l.cols, a), traced(&r.cols, b)))
+                    .collect();
+                let pairs: Vec<(Option<&Col>, Option<&Col>)> =
+                    pairs.iter().map(|(a, b)| (a.as_ref(), b.as_ref())).collect();
+                let sel = estimates::join_selectivity(&self.tables, &pairs);
+                let bucket = estimates::bucket_fraction(
+                    &self.tables,
+                    pairs.first().and_then(|p| p.1),
+                    r.node.cost.rows,
+                );
+                node.cost = cost::hash_join(&l.node.cost, &hash.cost, left_keys.len(), sel, bucket);
                 hash.children.push(r.node.child("Outer"));
                 node.children.push(l.node.child("Outer"));
                 node.children.push(hash.child("Inner"));
@@ -553,7 +586,15 @@ impl<'a> Builder<'a> {
                 } else {
                     let mut n = PlanNode::new("Aggregate", "HashAggregate");
                     n.kind_props.push(("Strategy", Prop::Text("Hashed".into())));
-                    n.cost = cost::hash_aggregate(&b.node.cost, keys.len() + aggs.len());
+                    let traced: Vec<Option<&Col>> = keys
+                        .iter()
+                        .map(|k| match k {
+                            Expr::Column(i) => b.cols.get(*i),
+                            _ => None,
+                        })
+                        .collect();
+                    let groups = estimates::groups(&self.tables, &traced, b.node.cost.rows);
+                    n.cost = cost::hash_aggregate(&b.node.cost, keys.len() + aggs.len(), groups);
                     let texts = self.with_deparser(&b.cols, self.prefix, |d| {
                         keys.iter().map(|k| d.expr(k)).collect::<Vec<_>>()
                     });
@@ -704,7 +745,9 @@ impl<'a> Builder<'a> {
             Node::Unique { input, .. } => {
                 let b = self.node(input)?;
                 let mut node = PlanNode::new("Unique", "Unique");
-                node.cost = cost::unique(&b.node.cost);
+                let traced: Vec<Option<&Col>> = b.cols.iter().map(Some).collect();
+                let groups = estimates::groups(&self.tables, &traced, b.node.cost.rows);
+                node.cost = cost::unique(&b.node.cost, groups);
                 node.children.push(b.node.child("Outer"));
                 Built { node, cols: b.cols, widths: b.widths }
             }
@@ -733,6 +776,13 @@ impl<'a> Builder<'a> {
         let mut widths: Vec<u32> = entry.columns.iter().map(|c| cost::type_width(c.ty)).collect();
         widths.push(6);
         let rows = cost::table_rows(&s.rel);
+        let info = TableInfo::new(&s.rel, rows.0);
+        // Widths from the statistics where the columns have them.
+        for (i, w) in widths.iter_mut().enumerate().take(entry.columns.len()) {
+            if let Some(c) = info.column(i) {
+                *w = c.avg_width.max(0) as u32;
+            }
+        }
         let width: u32 = widths.iter().take(entry.columns.len()).sum();
         let index_name = |index: &std::sync::Arc<snapscale_engine::index::Index>| {
             entry
@@ -783,7 +833,8 @@ impl<'a> Builder<'a> {
                 let mut n =
                     PlanNode::new("Seq Scan", format!("Seq Scan on {}", self.target(&entry.name, &alias)));
                 n.target_props = self.target_props(&entry.name, &alias);
-                n.cost = cost::seq_scan(rows, width);
+                let ops = s.filter.as_ref().map_or(0.0, cost::qual_ops);
+                n.cost = cost::seq_scan(rows, width, ops);
                 (n, Vec::new())
             }
             (None, Access::IndexEq { index, probes }) => {
@@ -879,10 +930,13 @@ impl<'a> Builder<'a> {
             let written = self.with_deparser(&built.cols, self.verbose, |d| d.conjuncts(f));
             let rest: Vec<String> = written.into_iter().filter(|c| !index_conds.contains(c)).collect();
             if !rest.is_empty() {
-                built.node.cost.rows = cost::filtered(built.node.cost.rows, rest.len());
                 built.node.text("Filter", and_of(&rest));
             }
+            // The rows the whole condition keeps, index conditions
+            // included (they are in the filter too).
+            built.node.cost.rows = cost::selected(rows.0, selectivity::selectivity(f, &info));
         }
+        self.tables.insert(alias.clone(), Scanned { info, rows: built.node.cost.rows });
         built.node.key = Some(s as *const ScanNode as usize);
         Ok(built)
     }

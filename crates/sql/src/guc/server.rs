@@ -55,6 +55,7 @@ pub struct Settings {
     pub max_wal_senders: usize,
     /// Freezing and autovacuum (`autovacuum`, `autovacuum_naptime`,
     /// `autovacuum_vacuum_threshold`, `autovacuum_vacuum_scale_factor`,
+    /// `autovacuum_analyze_threshold`, `autovacuum_analyze_scale_factor`,
     /// `vacuum_freeze_min_age`, `autovacuum_freeze_max_age`).
     pub autovacuum: AutovacuumConfig,
     /// The xid logs' sizes (`status_log_pages`, `csn_log_pages`,
@@ -148,7 +149,7 @@ impl std::error::Error for ConfigError {}
 
 /// The server's own settings: `SHOW` shows them, only a restart changes
 /// them (55P02 for `SET`).
-const SERVER_NAMES: [&str; 27] = [
+const SERVER_NAMES: [&str; 29] = [
     "auth_method",
     "password",
     "listen_addresses",
@@ -169,6 +170,8 @@ const SERVER_NAMES: [&str; 27] = [
     "autovacuum_naptime",
     "autovacuum_vacuum_threshold",
     "autovacuum_vacuum_scale_factor",
+    "autovacuum_analyze_threshold",
+    "autovacuum_analyze_scale_factor",
     "vacuum_freeze_min_age",
     "autovacuum_freeze_max_age",
     "status_log_pages",
@@ -346,6 +349,17 @@ impl Settings {
                     .filter(|f| (0.0..=100.0).contains(f))
                     .ok_or_else(|| invalid(name, value, "expected a number from 0 to 100"))?
             }
+            "autovacuum_analyze_threshold" => {
+                self.autovacuum.analyze_threshold = parse_count(name, value, 0)?
+            }
+            "autovacuum_analyze_scale_factor" => {
+                self.autovacuum.analyze_scale_factor = value
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|f| (0.0..=100.0).contains(f))
+                    .ok_or_else(|| invalid(name, value, "expected a number from 0 to 100"))?
+            }
             "vacuum_freeze_min_age" => self.autovacuum.freeze_min_age = parse_count(name, value, 0)?,
             "autovacuum_freeze_max_age" => self.autovacuum.freeze_max_age = parse_count(name, value, 1)?,
             "status_log_pages" => self.xid_logs.status_log_pages = parse_pages(name, value)?,
@@ -387,6 +401,8 @@ impl Settings {
             "autovacuum_naptime" => format_duration(self.autovacuum.naptime),
             "autovacuum_vacuum_threshold" => self.autovacuum.vacuum_threshold.to_string(),
             "autovacuum_vacuum_scale_factor" => self.autovacuum.vacuum_scale_factor.to_string(),
+            "autovacuum_analyze_threshold" => self.autovacuum.analyze_threshold.to_string(),
+            "autovacuum_analyze_scale_factor" => self.autovacuum.analyze_scale_factor.to_string(),
             "vacuum_freeze_min_age" => self.autovacuum.freeze_min_age.to_string(),
             "autovacuum_freeze_max_age" => self.autovacuum.freeze_max_age.to_string(),
             "status_log_pages" => self.xid_logs.status_log_pages.to_string(),

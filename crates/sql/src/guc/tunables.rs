@@ -6,7 +6,8 @@
 //! '64MB'` before a report is ordinary), so each is accepted, checked as
 //! PostgreSQL checks it (its type, units, range and values, with
 //! PostgreSQL's messages), kept per session, shown and reset; none of them
-//! changes what a statement computes or how it is run.
+//! changes what a statement computes or how it is run, except
+//! `default_statistics_target`, which ANALYZE reads (`exec/analyze.rs`).
 
 use std::collections::BTreeMap;
 

@@ -87,7 +87,12 @@ pub enum Parsed {
         analyze: bool,
         freeze: bool,
     },
-    Analyze,
+    /// ANALYZE [VERBOSE] [table [(column, …)], …]: the tables, each with
+    /// the columns named (none: all).
+    Analyze {
+        verbose: bool,
+        targets: Vec<(String, Vec<String>)>,
+    },
     Checkpoint,
     Copy(crate::copy::CopyStatement),
     AlterDomain(domain_syntax::AlterDomain),
@@ -1209,11 +1214,61 @@ fn hand_parse(s: &str) -> Result<Parsed, SqlError> {
             Some(other) => Err(syntax(other)),
         },
         Some("analyze" | "analyse") => {
-            // Statistics are not used by this planner: accepted, nothing done.
-            Ok(Parsed::Analyze)
+            let mut verbose = false;
+            if t.peek() == Some(&"(") {
+                t.next();
+                loop {
+                    match t.next() {
+                        Some(")") => break,
+                        Some(",") => {}
+                        Some("verbose") => verbose = true,
+                        Some("skip_locked") => {}
+                        Some(w @ ("true" | "false" | "on" | "off" | "1" | "0")) => {
+                            verbose &= snapscale_values::pg_bool(w) != Some(false);
+                        }
+                        Some(other) => {
+                            return Err(SqlError::new(
+                                SqlState::SYNTAX_ERROR,
+                                format!("unrecognized ANALYZE option \"{other}\""),
+                            ))
+                        }
+                        None => return Err(syntax("end of input")),
+                    }
+                }
+            } else if t.peek() == Some(&"verbose") {
+                t.next();
+                verbose = true;
+            }
+            Ok(Parsed::Analyze { verbose, targets: analyze_targets(&mut t)? })
         }
         _ => Err(syntax(s)),
     }
+}
+
+/// `table [(column, …)], …`, as ANALYZE names what it analyzes.
+fn analyze_targets<'a>(
+    t: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>,
+) -> Result<Vec<(String, Vec<String>)>, SqlError> {
+    let mut targets: Vec<(String, Vec<String>)> = Vec::new();
+    while let Some(w) = t.next() {
+        match w {
+            "," => {}
+            "(" => {
+                let Some(last) = targets.last_mut() else { return Err(SyntaxNear(w).into()) };
+                loop {
+                    match t.next() {
+                        Some(")") => break,
+                        Some(",") => {}
+                        Some("(") | None => return Err(syntax("end of input")),
+                        Some(c) => last.1.push(name(c)),
+                    }
+                }
+            }
+            ")" => return Err(SyntaxNear(w).into()),
+            w => targets.push((name(w), Vec::new())),
+        }
+    }
+    Ok(targets)
 }
 
 fn table_list<'a>(t: &mut impl Iterator<Item = &'a str>) -> Result<Vec<String>, SqlError> {

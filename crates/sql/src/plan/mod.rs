@@ -5,12 +5,14 @@
 //! operators ([`physical::Node`]) for the executor.
 
 mod bounded;
+pub(crate) mod cost;
 pub(crate) mod implied;
 mod index_any;
 pub(crate) mod index_key;
 mod join;
 pub mod physical;
 pub mod planner;
+pub(crate) mod selectivity;
 mod stable;
 pub mod switches;
 
@@ -838,7 +840,12 @@ pub enum Utility {
         analyze: bool,
         freeze: bool,
     },
-    Analyze,
+    /// ANALYZE: the relations (every table if empty), each with the
+    /// columns it analyzes (none named: all); VERBOSE.
+    Analyze {
+        targets: Vec<(Rel, Vec<usize>)>,
+        verbose: bool,
+    },
     /// CHECKPOINT: one now.
     Checkpoint,
     CopyFrom {

@@ -441,9 +441,10 @@ impl Statement {
                 Utility::DropSchema { .. } => Some("DROP SCHEMA"),
                 Utility::AlterSchema { .. } => Some("ALTER SCHEMA"),
                 Utility::SetSchema { tag, .. } => Some(tag),
-                Utility::Analyze | Utility::Checkpoint | Utility::CopyTo { .. } | Utility::Skip { .. } => {
-                    None
-                }
+                Utility::Analyze { .. }
+                | Utility::Checkpoint
+                | Utility::CopyTo { .. }
+                | Utility::Skip { .. } => None,
             },
         }
     }

@@ -270,6 +270,12 @@ impl<G: Gucs> Conn<G> {
             max_stack_depth: self.gucs.max_stack_depth(),
             max_message_size: self.gucs.max_message_size(),
             temp_file_limit: self.gucs.temp_file_limit(),
+            statistics_target: self
+                .gucs
+                .show("default_statistics_target")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(snapscale_engine::analyze::DEFAULT_TARGET),
         };
     }
 

@@ -1,13 +1,16 @@
-//! EXPLAIN's estimates: a deliberately simple cost model with
-//! PostgreSQL's constants (seq_page_cost 1, random_page_cost 4,
-//! cpu_tuple_cost 0.01, cpu_index_tuple_cost 0.005, cpu_operator_cost
-//! 0.0025) and its default selectivities. A table's row count is the
-//! number of row versions its storage holds now (no statistics are kept
-//! yet: ANALYZE does not sample), and a table that holds none is assumed
-//! to fill ten pages, as PostgreSQL assumes of a table never vacuumed.
-//! Widths are PostgreSQL's average widths of the columns' types. The
-//! executor does not read these numbers: the planner's choices are its
-//! rules (plan/), not costs.
+//! The cost model: a simple one with PostgreSQL's constants
+//! (seq_page_cost 1, random_page_cost 4, cpu_tuple_cost 0.01,
+//! cpu_index_tuple_cost 0.005, cpu_operator_cost 0.0025), reading
+//! ANALYZE's statistics where a table has them (`selectivity.rs`).
+//!
+//! A table's rows and pages are its last ANALYZE's reltuples and
+//! relpages, scaled by how many row versions its storage holds now
+//! against then (as PostgreSQL scales them by its pages now); a table
+//! never analyzed counts the versions it holds, and one that holds none
+//! is assumed to fill ten pages, as PostgreSQL assumes of a table never
+//! vacuumed. Widths are the columns' average widths from the statistics,
+//! else PostgreSQL's average widths of their types. EXPLAIN shows these
+//! numbers; the planner reads them for the grouping strategy.
 
 use snapscale_values::SqlType;
 
@@ -57,10 +60,18 @@ pub(crate) fn type_width(ty: SqlType) -> u32 {
 /// Estimated rows and pages of a table: the versions its storage holds
 /// (ten pages' worth when it holds none).
 fn table_size(rel: &Rel) -> (f64, f64) {
+    let versions = rel.heap.table.versions_present() as f64;
+    if let Some(stats) = rel.heap.stats.get() {
+        // The statistics scaled to the storage's size now.
+        let scale = if stats.versions > 0.0 { versions / stats.versions } else { 1.0 };
+        let pages = if stats.versions > 0.0 { (stats.relpages * scale).ceil() } else { stats.relpages };
+        if stats.versions > 0.0 || versions == 0.0 {
+            return (stats.reltuples * scale, pages);
+        }
+    }
     let width: u32 = rel.entry.columns.iter().map(|c| type_width(c.ty)).sum();
     // A row's header and line pointer, as PostgreSQL's page holds them.
     let per_page = ((PAGE - 24.0) / f64::from(width + 28)).floor().max(1.0);
-    let versions = rel.heap.table.versions_present() as f64;
     if versions == 0.0 {
         (10.0 * per_page, 10.0)
     } else {
@@ -73,12 +84,37 @@ pub(crate) fn table_rows(rel: &Rel) -> (f64, f64) {
     table_size(rel)
 }
 
+/// A row estimate as PostgreSQL rounds one (to even, at least one).
 fn rows(n: f64) -> f64 {
-    n.round().max(1.0)
+    n.round_ties_even().max(1.0)
 }
 
-pub(crate) fn seq_scan((rows_in, pages): (f64, f64), width: u32) -> Cost {
-    Cost { startup: 0.0, total: pages * SEQ_PAGE + rows_in * CPU_TUPLE, rows: rows(rows_in), width }
+/// The operator calls evaluating `e` costs, as PostgreSQL counts them
+/// (cost_qual_eval): one per operator or function, none for a NULL test,
+/// half the list's length for `= ANY` / IN.
+pub(crate) fn qual_ops(e: &crate::expr::Expr) -> f64 {
+    use crate::expr::Expr;
+    match e {
+        Expr::And(parts) | Expr::Or(parts) => parts.iter().map(qual_ops).sum(),
+        Expr::Not(a) | Expr::IsNull(a, _) | Expr::Cast(a, _, _) => qual_ops(a),
+        Expr::Compare(a, _, b, _) | Expr::Like(a, b, _) => 1.0 + qual_ops(a) + qual_ops(b),
+        Expr::InList(a, items, _) => qual_ops(a) + 0.5 * items.len() as f64,
+        Expr::Func(_, args) => 1.0 + args.iter().map(qual_ops).sum::<f64>(),
+        Expr::Neg(a, _) => 1.0 + qual_ops(a),
+        Expr::Chain(a, steps) => qual_ops(a) + steps.len() as f64,
+        _ => 0.0,
+    }
+}
+
+/// A sequential scan of a table of `rows_in` rows in `pages` pages,
+/// evaluating `ops` operators on each row (`qual_ops`).
+pub(crate) fn seq_scan((rows_in, pages): (f64, f64), width: u32, ops: f64) -> Cost {
+    Cost {
+        startup: 0.0,
+        total: pages * SEQ_PAGE + rows_in * (CPU_TUPLE + CPU_OPERATOR * ops),
+        rows: rows(rows_in),
+        width,
+    }
 }
 
 /// A relation without storage (a catalog view): `n` rows.
@@ -109,9 +145,14 @@ pub(crate) fn index_range((rows_in, pages): (f64, f64), width: u32) -> Cost {
     }
 }
 
-/// Rows left by `quals` more conditions.
+/// Rows left by `quals` more conditions nothing is known of.
 pub(crate) fn filtered(n: f64, quals: usize) -> f64 {
     rows(n * DEFAULT_SEL.powi(quals as i32))
+}
+
+/// Rows of a table of `n` rows that pass a condition of selectivity `sel`.
+pub(crate) fn selected(n: f64, sel: f64) -> f64 {
+    rows(n * sel)
 }
 
 pub(crate) fn result() -> Cost {
@@ -152,14 +193,16 @@ pub(crate) fn plain_aggregate(input: &Cost, aggs: usize) -> Cost {
     Cost { startup: total, total: total + CPU_TUPLE, rows: 1.0, width: 0 }
 }
 
-pub(crate) fn hash_aggregate(input: &Cost, exprs: usize) -> Cost {
-    let groups = input.rows.min(DEFAULT_DISTINCT);
+/// A hashed grouping into `groups` groups (`None`: unknown, PostgreSQL's
+/// default of 200 at most).
+pub(crate) fn hash_aggregate(input: &Cost, exprs: usize, groups: Option<f64>) -> Cost {
+    let groups = groups.unwrap_or(DEFAULT_DISTINCT).min(input.rows);
     let startup = input.total + input.rows * CPU_OPERATOR * exprs as f64;
     Cost { startup, total: startup + groups * CPU_TUPLE, rows: rows(groups), width: input.width }
 }
 
-pub(crate) fn unique(input: &Cost) -> Cost {
-    Cost { rows: rows(input.rows.min(DEFAULT_DISTINCT)), ..pass(input, 1.0) }
+pub(crate) fn unique(input: &Cost, groups: Option<f64>) -> Cost {
+    Cost { rows: rows(input.rows.min(groups.unwrap_or(DEFAULT_DISTINCT))), ..pass(input, 1.0) }
 }
 
 pub(crate) fn project_set(input: &Cost) -> Cost {
@@ -188,14 +231,30 @@ pub(crate) fn hash(input: &Cost) -> Cost {
     Cost { startup: input.total, ..*input }
 }
 
-/// A hash join with PostgreSQL's default equality selectivity per key.
-pub(crate) fn hash_join(outer: &Cost, hash: &Cost, keys: usize) -> Cost {
-    let n = rows(outer.rows * hash.rows * (1.0 / DEFAULT_DISTINCT).powi(keys as i32));
-    let startup = hash.total + outer.startup;
+/// A hash join on `keys` equalities of selectivity `sel` together
+/// (`None`: PostgreSQL's default per key), the inner side's rows
+/// spreading over hash buckets each holding `bucket` of them (`None`:
+/// PostgreSQL's guess without statistics, a tenth). The build hashes
+/// every inner row; each outer row is hashed and compared with its
+/// bucket's rows.
+pub(crate) fn hash_join(
+    outer: &Cost,
+    hash: &Cost,
+    keys: usize,
+    sel: Option<f64>,
+    bucket: Option<f64>,
+) -> Cost {
+    let sel = sel.unwrap_or_else(|| (1.0 / DEFAULT_DISTINCT).powi(keys as i32));
+    let n = rows(outer.rows * hash.rows * sel);
+    let per_key = CPU_OPERATOR * keys as f64;
+    let startup = hash.total + (per_key + CPU_TUPLE) * hash.rows + outer.startup;
+    let bucket = bucket.unwrap_or(0.1).max(1.0e-6);
+    let compared = outer.rows * (hash.rows * bucket).round_ties_even() * 0.5;
     Cost {
         startup,
         total: startup + outer.total - outer.startup
-            + outer.rows * CPU_OPERATOR * keys as f64
+            + per_key * outer.rows
+            + per_key * compared
             + n * CPU_TUPLE,
         rows: n,
         width: outer.width + hash.width,
