@@ -77,13 +77,63 @@ impl Planner {
                             on.push(cond);
                         }
                     }
-                    let on = Expr::conjunction(on);
-                    from = From::Join(Box::new(Join { left: from, right, kind, on }));
+                    let mut outer = Vec::new();
+                    for c in &on {
+                        outer.extend(c.columns(&self.stack)?.into_iter().filter(|&i| i < width));
+                    }
+                    from = self.attach(from, 0, width, right, kind, on, &outer)?;
                 }
                 None => rest.push(c),
             }
         }
         Ok((from, Expr::conjunction(rest)))
+    }
+
+    /// `from` (at `offset`, ending at `end`) with a semi or anti join to
+    /// `right` on `on` (its right columns from `end`), placed as low as
+    /// the FROM row columns it reads (`outer`) allow: into the side of an
+    /// inner join (or the preserved side of a left join) that holds them
+    /// all, so that it filters that side's rows before they are joined
+    /// further, as PostgreSQL places a semi join among the others.
+    #[allow(clippy::too_many_arguments)]
+    fn attach(
+        &self,
+        from: From,
+        offset: usize,
+        end: usize,
+        right: From,
+        kind: JoinKind,
+        on: Vec<Expr>,
+        outer: &[usize],
+    ) -> Result<From, SqlError> {
+        self.stack.check()?;
+        let within = |lo: usize, hi: usize| !outer.is_empty() && outer.iter().all(|&i| lo <= i && i < hi);
+        let From::Join(mut j) = from else {
+            return Ok(From::Join(Box::new(Join { left: from, right, kind, on: Expr::conjunction(on) })));
+        };
+        let split = offset + j.left.width();
+        if matches!(j.kind, JoinKind::Inner | JoinKind::Left) && within(offset, split) {
+            // Its right columns now start where the left side ends.
+            let back = end - split;
+            let shift = |e: Expr| e.remap_columns(&self.stack, &|i| if i >= end { i - back } else { i });
+            let on = on.into_iter().map(shift).collect::<Result<Vec<_>, _>>()?;
+            let right = self.copy_from(&right, &shift)?.ok_or_else(|| {
+                SqlError::new(
+                    snapscale_sqlstate::SqlState::INTERNAL_ERROR,
+                    "a pulled-up subquery lost its tables",
+                )
+            })?;
+            let left = std::mem::replace(&mut j.left, From::Values { rows: Vec::new(), columns: Vec::new() });
+            j.left = self.attach(left, offset, split, right, kind, on, outer)?;
+            return Ok(From::Join(j));
+        }
+        if j.kind == JoinKind::Inner && within(split, end) && !matches!(j.right, From::Lateral { .. }) {
+            let inner =
+                std::mem::replace(&mut j.right, From::Values { rows: Vec::new(), columns: Vec::new() });
+            j.right = self.attach(inner, split, end, right, kind, on, outer)?;
+            return Ok(From::Join(j));
+        }
+        Ok(From::Join(Box::new(Join { left: From::Join(j), right, kind, on: Expr::conjunction(on) })))
     }
 
     /// The right side and condition of the semi or anti join that answers
