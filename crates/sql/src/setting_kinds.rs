@@ -42,19 +42,27 @@ pub(crate) enum Kind {
 }
 
 /// Every tunable with its kind and its default as SHOW prints it, by name.
-pub(crate) const TUNABLES: [(&str, Kind, &str); 29] = [
+pub(crate) const TUNABLES: [(&str, Kind, &str); 33] = [
     ("constraint_exclusion", Kind::Enum(&["partition", "on", "off"]), "partition"),
     ("default_statistics_target", Kind::Int { min: 1, max: 10_000 }, "100"),
     ("default_table_access_method", Kind::OneOf { values: &["heap"], what: "Table access method" }, "heap"),
     ("default_tablespace", Kind::OneOf { values: &["", "pg_default"], what: "Tablespace" }, ""),
     ("default_toast_compression", Kind::Enum(&["pglz", "lz4"]), "pglz"),
     ("force_parallel_mode", Kind::Enum(&["off", "on", "regress"]), "off"),
+    // The planner joins FROM items in their written order (and semi joins
+    // after them), whatever these say: as PostgreSQL does with
+    // join_collapse_limit 1, and planning time grows with the number of
+    // items, not exponentially.
+    ("from_collapse_limit", Kind::Int { min: 1, max: i32::MAX as i64 }, "8"),
+    ("geqo", Kind::Bool, "on"),
+    ("geqo_threshold", Kind::Int { min: 2, max: i32::MAX as i64 }, "12"),
     ("gin_fuzzy_search_limit", Kind::Int { min: 0, max: i32::MAX as i64 }, "0"),
     ("hash_mem_multiplier", Kind::Real { min: 1.0, max: 1000.0 }, "2"),
     ("jit", Kind::Bool, "on"),
     ("jit_above_cost", Kind::Real { min: -1.0, max: f64::MAX }, "100000"),
     ("jit_inline_above_cost", Kind::Real { min: -1.0, max: f64::MAX }, "500000"),
     ("jit_optimize_above_cost", Kind::Real { min: -1.0, max: f64::MAX }, "500000"),
+    ("join_collapse_limit", Kind::Int { min: 1, max: i32::MAX as i64 }, "8"),
     ("logical_decoding_work_mem", Kind::Memory { unit_kb: 1, min: 64, max: i32::MAX as i64 }, "64MB"),
     ("maintenance_work_mem", Kind::Memory { unit_kb: 1, min: 1024, max: i32::MAX as i64 }, "64MB"),
     ("max_parallel_maintenance_workers", Kind::Int { min: 0, max: 1024 }, "2"),

@@ -198,7 +198,8 @@ impl<R: Resolver> Binder<'_, R> {
             let typed = |c: &Col| Typed { e: c.expr.clone(), ty: Some(c.ty) };
             conditions.push(self.compare_typed(typed(&l), crate::expr::Cmp::Eq, typed(&r))?);
             let expr = match kind {
-                JoinKind::Inner | JoinKind::Left => l.expr.clone(),
+                // The binder makes no semi or anti joins (the planner does).
+                JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti => l.expr.clone(),
                 JoinKind::Right => r.expr.clone(),
                 JoinKind::Full => {
                     let a = self.coerce(typed(&l), ty, Coercion::Implicit, "JOIN/USING")?;

@@ -1,5 +1,6 @@
 //! Joins: nested loop, hash join and index join, each for inner, left,
-//! right and full joins (the index join for inner and left).
+//! right and full joins (the index join for inner and left), and for semi
+//! and anti joins, whose rows are the left rows with (without) a partner.
 //!
 //! A joined row is the left row then the right row. A row of the preserved
 //! side without a partner is completed with NULLs.
@@ -28,6 +29,18 @@ fn nulls(n: usize) -> Vec<Value> {
     vec![Value::Null; n]
 }
 
+/// What a left row gives once its partners are found (`matched`: it has
+/// one): a left or full join's row without a partner completed with
+/// NULLs; a semi join's row with one, and an anti join's without, alone.
+fn finish_left(kind: JoinKind, left: &Row, matched: bool, right_width: usize, out: &mut Vec<Row>) {
+    match kind {
+        JoinKind::Left | JoinKind::Full if !matched => out.push(joined(left, &nulls(right_width))),
+        JoinKind::Semi if matched => out.push(left.clone()),
+        JoinKind::Anti if !matched => out.push(left.clone()),
+        _ => {}
+    }
+}
+
 impl Run<'_, '_> {
     fn holds(&self, cond: Option<&Expr>, row: &[Value]) -> Result<bool, SqlError> {
         match cond {
@@ -49,13 +62,14 @@ impl Run<'_, '_> {
                 let row = joined(l, r);
                 if self.holds(j.cond.as_ref(), &row)? {
                     matched = true;
+                    if j.kind.left_only() {
+                        break;
+                    }
                     *seen = true;
                     out.push(row);
                 }
             }
-            if !matched && matches!(j.kind, JoinKind::Left | JoinKind::Full) {
-                out.push(joined(l, &nulls(j.right_width)));
-            }
+            finish_left(j.kind, l, matched, j.right_width, &mut out);
         }
         self.unmatched_right(j, &right, &right_matched, &mut out);
         Ok(out)
@@ -124,14 +138,15 @@ impl Run<'_, '_> {
                     let row = joined(l, &right[i]);
                     if self.holds(j.cond.as_ref(), &row)? {
                         matched = true;
+                        if j.kind.left_only() {
+                            break;
+                        }
                         right_matched[i] = true;
                         out.push(row);
                     }
                 }
             }
-            if !matched && matches!(j.kind, JoinKind::Left | JoinKind::Full) {
-                out.push(joined(l, &nulls(j.right_width)));
-            }
+            finish_left(j.kind, l, matched, j.right_width, &mut out);
         }
         self.unmatched_right(j, &right, &right_matched, &mut out);
         Ok(out)
@@ -186,13 +201,14 @@ impl Run<'_, '_> {
                     let row = joined(l, &r);
                     if self.holds(cond, &row)? {
                         matched = true;
+                        if kind.left_only() {
+                            break;
+                        }
                         out.push(row);
                     }
                 }
             }
-            if !matched && kind == JoinKind::Left {
-                out.push(joined(l, &nulls(right_width)));
-            }
+            finish_left(kind, l, matched, right_width, &mut out);
         }
         Ok(out)
     }

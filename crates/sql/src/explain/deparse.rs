@@ -238,12 +238,8 @@ impl Deparser<'_> {
                 match &s.kind {
                     SubKind::Any { op: Cmp::Eq, .. } if s.args.is_empty() => format!("({name})"),
                     SubKind::All { op: Cmp::Ne, .. } if s.args.is_empty() => format!("(NOT ({name}))"),
-                    SubKind::Any { lhs, op, .. } => {
-                        format!("({} {} ANY ({name}))", self.expr(lhs), cmp_op(*op))
-                    }
-                    SubKind::All { lhs, op, .. } => {
-                        format!("({} {} ALL ({name}))", self.expr(lhs), cmp_op(*op))
-                    }
+                    // PostgreSQL 15 names the subplan alone; its
+                    // comparison is the subplan's own.
                     SubKind::Exists | SubKind::Scalar if s.args.is_empty() => name,
                     _ => format!("({name})"),
                 }

@@ -505,8 +505,7 @@ impl<'a> Builder<'a> {
                 let mut node = PlanNode::new("Nested Loop", join_heading("Nested Loop", *kind));
                 node.target_props.push(("Join Type", Prop::Text(join_type(*kind).into())));
                 node.cost = cost::index_join(&l.node.cost, &r.node.cost);
-                let cols: Vec<Col> = l.cols.iter().chain(&r.cols).cloned().collect();
-                let widths: Vec<u32> = l.widths.iter().chain(&r.widths).copied().collect();
+                let (cols, widths) = joined_cols(&l, &r);
                 if let Some(c) = cond {
                     // The index's equality is checked again over the
                     // joined row; PostgreSQL shows it once, as the
@@ -521,6 +520,7 @@ impl<'a> Builder<'a> {
                         node.text("Join Filter", and_of(&rest));
                     }
                 }
+                let (cols, widths) = output_cols(*kind, &l, cols, widths);
                 node.children.push(l.node.child("Outer"));
                 node.children.push(r.node.child("Inner"));
                 Built { node, cols, widths }
@@ -538,8 +538,7 @@ impl<'a> Builder<'a> {
                 });
                 let conds: Vec<String> = lk.iter().zip(&rk).map(|(a, b)| format!("({a} = {b})")).collect();
                 node.text("Hash Cond", and_of(&conds));
-                let cols: Vec<Col> = l.cols.iter().chain(&r.cols).cloned().collect();
-                let widths: Vec<u32> = l.widths.iter().chain(&r.widths).copied().collect();
+                let (cols, widths) = joined_cols(&l, &r);
                 if let Some(c) = &join.cond {
                     let parts = self.with_deparser(&cols, self.prefix, |d| d.conjuncts(c));
                     node.text("Join Filter", and_of(&parts));
@@ -565,6 +564,7 @@ impl<'a> Builder<'a> {
                 );
                 node.cost = cost::hash_join(&l.node.cost, &hash.cost, left_keys.len(), sel, bucket);
                 hash.children.push(r.node.child("Outer"));
+                let (cols, widths) = output_cols(join.kind, &l, cols, widths);
                 node.children.push(l.node.child("Outer"));
                 node.children.push(hash.child("Inner"));
                 Built { node, cols, widths }
@@ -1037,12 +1037,12 @@ impl<'a> Builder<'a> {
         let r = self.node(&join.right)?;
         let mut node = PlanNode::new("Nested Loop", join_heading("Nested Loop", join.kind));
         node.target_props.push(("Join Type", Prop::Text(join_type(join.kind).into())));
-        let cols: Vec<Col> = l.cols.iter().chain(&r.cols).cloned().collect();
-        let widths: Vec<u32> = l.widths.iter().chain(&r.widths).copied().collect();
+        let (cols, widths) = joined_cols(&l, &r);
         if let Some(c) = &join.cond {
             let parts = self.with_deparser(&cols, self.prefix, |d| d.conjuncts(c));
             node.text("Join Filter", and_of(&parts));
         }
+        let (cols, widths) = output_cols(join.kind, &l, cols, widths);
         let inner = if !lateral && r.node.node_type == "Seq Scan" {
             let mut m = PlanNode::new("Materialize", "Materialize");
             m.cost = cost::materialize(&r.node.cost);
@@ -1070,16 +1070,34 @@ fn is_ctid(c: &Col) -> bool {
     matches!(c, Col::Var { name, .. } if name == "ctid")
 }
 
+/// The columns of a join's two rows side by side, as its conditions read
+/// them.
+fn joined_cols(l: &Built, r: &Built) -> (Vec<Col>, Vec<u32>) {
+    (l.cols.iter().chain(&r.cols).cloned().collect(), l.widths.iter().chain(&r.widths).copied().collect())
+}
+
+/// The columns a join gives: a semi or anti join's are its left row's.
+fn output_cols(kind: JoinKind, l: &Built, cols: Vec<Col>, widths: Vec<u32>) -> (Vec<Col>, Vec<u32>) {
+    if kind.left_only() {
+        (l.cols.clone(), l.widths.clone())
+    } else {
+        (cols, widths)
+    }
+}
+
 fn join_type(kind: JoinKind) -> &'static str {
     match kind {
         JoinKind::Inner => "Inner",
         JoinKind::Left => "Left",
         JoinKind::Right => "Right",
         JoinKind::Full => "Full",
+        JoinKind::Semi => "Semi",
+        JoinKind::Anti => "Anti",
     }
 }
 
-/// "Hash Join", "Hash Left Join", "Nested Loop", "Nested Loop Left Join".
+/// "Hash Join", "Hash Left Join", "Nested Loop", "Nested Loop Left Join",
+/// "Hash Semi Join", "Nested Loop Anti Join".
 fn join_heading(base: &str, kind: JoinKind) -> String {
     match (kind, base) {
         (JoinKind::Inner, "Nested Loop") => base.to_owned(),

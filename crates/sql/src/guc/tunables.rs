@@ -1,7 +1,8 @@
 //! Settings that tune machinery this engine does not have, or has in
 //! another shape: the memory budgets of sorts and hashes (rows live in
 //! memory here and nothing spills), parallel query, JIT, the cost-based
-//! vacuum delay, TOAST compression, the plan cache's mode. Applications,
+//! vacuum delay, TOAST compression, the plan cache's mode, the limits on
+//! join reordering (joins are planned in their written order). Applications,
 //! migration tools and PostgreSQL's own tests SET them (`SET work_mem =
 //! '64MB'` before a report is ordinary), so each is accepted, checked as
 //! PostgreSQL checks it (its type, units, range and values, with

@@ -15,7 +15,8 @@
 //! index whose leading columns the condition equates with values of the
 //! left row (one index lookup per left row), else a hash join on the
 //! equated columns, else a nested loop over both sides' rows. The written
-//! order of the tables is kept.
+//! order of the tables is kept. Semi and anti joins (subqueries of WHERE
+//! pulled up, plan/semijoin.rs) are done the same three ways.
 
 use std::sync::Arc;
 
@@ -123,6 +124,7 @@ impl Planner {
     fn item_width(&self, from: &From, offset: usize, tids: &[usize]) -> usize {
         match from {
             From::Table(rel) => width(rel) + usize::from(tids.contains(&offset)),
+            From::Join(j) if j.kind.left_only() => self.item_width(&j.left, offset, tids),
             From::Join(j) => {
                 let left = self.item_width(&j.left, offset, tids);
                 left + self.item_width(&j.right, offset + left, tids)
@@ -223,23 +225,30 @@ impl Planner {
         };
         let (mut to_left, mut to_right, mut at_join, mut above) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        // Conditions from above (WHERE, or an enclosing inner join's).
+        // Conditions from above (WHERE, or an enclosing inner join's); a
+        // semi or anti join's row is its left row.
         for c in conds {
             match (kind, side(&c)?) {
-                (JoinKind::Inner | JoinKind::Left, Side::Left | Side::Neither) => to_left.push(c),
+                (
+                    JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti,
+                    Side::Left | Side::Neither,
+                ) => to_left.push(c),
                 (JoinKind::Inner | JoinKind::Right, Side::Right) => to_right.push(c),
                 (JoinKind::Right, Side::Neither) => to_right.push(c),
                 (JoinKind::Inner, Side::Both) => at_join.push(c),
                 _ => above.push(c),
             }
         }
-        // The join's own ON conditions.
+        // The join's own ON conditions. A semi join's left-only condition
+        // filters its left rows; an anti join keeps a row that fails it,
+        // so it is checked at the join.
         for c in on.map(Expr::into_conjuncts).unwrap_or_default() {
             match (kind, side(&c)?) {
-                (JoinKind::Inner, Side::Left | Side::Neither) | (JoinKind::Right, Side::Left) => {
-                    to_left.push(c)
+                (JoinKind::Inner | JoinKind::Semi, Side::Left | Side::Neither)
+                | (JoinKind::Right, Side::Left) => to_left.push(c),
+                (JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti, Side::Right) => {
+                    to_right.push(c)
                 }
-                (JoinKind::Inner | JoinKind::Left, Side::Right) => to_right.push(c),
                 _ => at_join.push(c),
             }
         }
@@ -311,7 +320,7 @@ impl Planner {
         // way, as PostgreSQL costs a disabled method out, not away).
         let s = self.settings;
         let hash_instead = !keys.is_empty() && s.hash_joins() && !s.nested_loops();
-        if matches!(kind, JoinKind::Inner | JoinKind::Left) && s.index_scans() && !hash_instead {
+        if !matches!(kind, JoinKind::Right | JoinKind::Full) && s.index_scans() && !hash_instead {
             if let Node::Scan(scan) = &right {
                 if let Some((index, probes)) = index_for(scan, &keys) {
                     let Node::Scan(scan) = right else { unreachable!("matched above") };

@@ -13,6 +13,7 @@ mod join;
 pub mod physical;
 pub mod planner;
 pub(crate) mod selectivity;
+mod semijoin;
 mod stable;
 pub mod switches;
 
@@ -343,6 +344,19 @@ pub enum JoinKind {
     Right,
     /// Both.
     Full,
+    /// Each left row that has a partner, once, without the right's
+    /// columns (EXISTS and IN pulled up from WHERE, plan/semijoin.rs).
+    Semi,
+    /// Each left row that has no partner, without the right's columns
+    /// (NOT EXISTS).
+    Anti,
+}
+
+impl JoinKind {
+    /// True if the join's rows are its left rows alone.
+    pub fn left_only(self) -> bool {
+        matches!(self, JoinKind::Semi | JoinKind::Anti)
+    }
 }
 
 impl From {
@@ -352,6 +366,7 @@ impl From {
             From::Table(rel) => rel.entry.columns.len() + 1,
             From::Computed(view) => view.columns().len(),
             From::Derived(select) => select.outputs.len(),
+            From::Join(j) if j.kind.left_only() => j.left.width(),
             From::Join(j) => j.left.width() + j.right.width(),
             From::SetOp(s) => s.columns.len(),
             From::Values { columns, .. } => columns.len(),

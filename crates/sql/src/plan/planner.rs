@@ -5,6 +5,7 @@
 //! else a sequential scan), and lays a query out as a tree of operators
 //! (see [`super::physical`]). Joins, when they come, are chosen here.
 
+use std::cell::RefCell;
 use std::ops::Bound;
 
 use snapscale_engine::catalog::IndexDef;
@@ -29,15 +30,29 @@ pub fn plan(
     stack: StackDepth,
     settings: PlannerSettings,
 ) -> Result<(Statement, Vec<Query>), SqlError> {
-    let planner = Planner { stack, settings };
-    let subplans = subqueries.into_iter().map(|s| planner.query(s)).collect::<Result<Vec<_>, _>>()?;
+    let n = subqueries.len();
+    let planner =
+        Planner { stack, settings, pending: RefCell::new(subqueries.into_iter().map(Some).collect()) };
+    // The statement first, then the subqueries from the last bound: a
+    // subquery's own subqueries were bound before it, so each is still
+    // there to be pulled up into a join (plan/semijoin.rs) when the
+    // query that uses it is planned. One pulled up is planned all the
+    // same (it is then not run).
+    let statement = planner.statement(logical)?;
+    let mut subplans = Vec::with_capacity(n);
+    for i in (0..n).rev() {
+        let select = planner.pending.borrow_mut()[i].take();
+        let select =
+            select.ok_or_else(|| SqlError::new(SqlState::INTERNAL_ERROR, "a subquery was planned twice"))?;
+        subplans.push(planner.query(select)?);
+    }
+    subplans.reverse();
     if subplans.iter().any(|q| q.root.locks_rows()) {
         return Err(SqlError::new(
             SqlState::FEATURE_NOT_SUPPORTED,
             "FOR UPDATE in a subquery is not supported",
         ));
     }
-    let statement = planner.statement(logical)?;
     Ok((statement, subplans))
 }
 
@@ -199,6 +214,9 @@ pub(super) struct Planner {
     pub(super) stack: StackDepth,
     /// The session's enable_* switches.
     pub(super) settings: PlannerSettings,
+    /// The statement's subqueries not yet planned, by their plan numbers:
+    /// what a semi join pulled up from WHERE is copied from.
+    pub(super) pending: RefCell<Vec<Option<Select>>>,
 }
 
 impl Planner {
@@ -235,6 +253,16 @@ impl Planner {
             lock,
             distinct_on,
         } = s;
+        // EXISTS, NOT EXISTS and IN (subquery) conjuncts of WHERE as semi
+        // and anti joins (not under row locks, whose targets are the FROM
+        // clause's tables as written).
+        let (from, filter) = match (from, filter) {
+            (Some(from), Some(filter)) if lock.is_none() => {
+                let (from, filter) = self.pull_up_sublinks(from, filter)?;
+                (Some(from), filter)
+            }
+            other => other,
+        };
         let from_width = from.as_ref().map_or(0, From::width);
         let mut input = match from {
             None => match filter {
@@ -583,6 +611,54 @@ mod tests {
         assert_eq!(probe(PlannerSettings::default()), "IndexJoin");
         assert_eq!(probe(with(&[("enable_nestloop", "off")])), "HashJoin");
         assert_eq!(probe(no_index), "HashJoin");
+    }
+
+    /// EXISTS, NOT EXISTS and IN conjuncts of WHERE become semi and anti
+    /// joins; under OR, NOT IN, or with a LIMIT 0 they stay subplans.
+    #[test]
+    fn where_sublinks_become_semi_and_anti_joins() {
+        let join = |sql: &str| {
+            let b = bound(sql);
+            let Statement::Query(q) =
+                plan(b.plan, b.subqueries, StackDepth::here(1 << 20), PlannerSettings::default()).unwrap().0
+            else {
+                panic!()
+            };
+            let mut node = &q.root;
+            loop {
+                match node {
+                    Node::HashJoin { join, .. } | Node::NestLoop { join } => {
+                        break format!("{} {:?}", node.name(), join.kind)
+                    }
+                    Node::IndexJoin { kind, .. } => break format!("IndexJoin {kind:?}"),
+                    _ => match node.inputs().first() {
+                        Some(n) => node = n,
+                        None => break "none".into(),
+                    },
+                }
+            }
+        };
+        let exists = "SELECT a FROM t x WHERE EXISTS (SELECT 1 FROM t y WHERE y.b = x.b)";
+        assert_eq!(join(exists), "HashJoin Semi");
+        assert_eq!(
+            join("SELECT a FROM t x WHERE NOT EXISTS (SELECT 1 FROM t y WHERE y.b < x.b)"),
+            "NestLoop Anti"
+        );
+        assert_eq!(join("SELECT a FROM t x WHERE b IN (SELECT b FROM t y WHERE y.a > x.a)"), "HashJoin Semi");
+        assert_eq!(
+            join("SELECT a FROM t x WHERE EXISTS (SELECT 1 FROM t y WHERE y.a = length(x.b))"),
+            "IndexJoin Semi"
+        );
+        assert_eq!(
+            join("SELECT a FROM t x WHERE a = 1 OR EXISTS (SELECT 1 FROM t y WHERE y.b = x.b)"),
+            "none"
+        );
+        assert_eq!(join("SELECT a FROM t x WHERE b NOT IN (SELECT b FROM t y)"), "none");
+        assert_eq!(
+            join("SELECT a FROM t x WHERE EXISTS (SELECT 1 FROM t y WHERE y.b = x.b LIMIT 0)"),
+            "none"
+        );
+        assert_eq!(join("SELECT a FROM t x WHERE EXISTS (SELECT count(*) FROM t y WHERE y.b = x.b)"), "none");
     }
 
     #[test]
