@@ -6,7 +6,8 @@
 //!   parse/explain_syntax.rs   the header: EXPLAIN [ANALYZE] [VERBOSE] or (options)
 //!   tree.rs                   the physical plan as PostgreSQL's nodes
 //!   deparse.rs                expressions written as PostgreSQL writes them
-//!   cost.rs                   the estimates (a simple model, no statistics)
+//!   estimates.rs              each node's estimate, from plan/cost.rs and the
+//!                             statistics ANALYZE keeps (plan/selectivity.rs)
 //!   text.rs, json.rs          the two formats
 //! ```
 //!
