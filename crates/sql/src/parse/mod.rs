@@ -87,7 +87,7 @@ pub enum Parsed {
         analyze: bool,
         freeze: bool,
     },
-    /// ANALYZE [VERBOSE] [table [(column, …)], …]: the tables, each with
+    /// `ANALYZE [VERBOSE] [table [(column, …)], …]`: the tables, each with
     /// the columns named (none: all).
     Analyze {
         verbose: bool,
